@@ -1,0 +1,120 @@
+// Package pipeline holds the domain values every stage of deidcorpus works on
+// (documents and their PHI spans) and the code-point offset arithmetic shared by
+// all of them. Its subpackages hold the science: tag sets (phi), file formats
+// (formats), scoring (evaluate), resynthesis (surrogate), tagging (tagger) and
+// statistics (stats). Nothing under pipeline imports storage or transport.
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Span is one annotated PHI mention. Start and End are Unicode code-point
+// offsets into the document text, End exclusive, as every corpus of the field
+// counts them.
+type Span struct {
+	ID       string // identifier in the source file (i2b2 "P3", BRAT "T12"); optional
+	Start    int
+	End      int
+	Text     string
+	Category string // coarse class, e.g. NAME; equal to Type in open tag sets
+	Type     string // fine label, e.g. DOCTOR
+	Comment  string
+}
+
+// Label is the span's label as written in i2b2 files: CATEGORY/TYPE, or the
+// bare type where the category is the type itself.
+func (s Span) Label() string {
+	if s.Category == "" || s.Category == s.Type {
+		return s.Type
+	}
+	return s.Category + "/" + s.Type
+}
+
+// Document is one clinical note with one layer of spans.
+type Document struct {
+	ID          string // external id, unique in its corpus (e.g. "100-02")
+	Patient     string // external patient id (e.g. "100")
+	RecordOrder int    // position in the patient's record set, from 1; 0 if unknown
+	NoteType    string
+	Created     time.Time // zero if unknown
+	Split       string    // train, dev, test or "" (unassigned)
+	Text        string
+	Spans       []Span
+}
+
+// SortSpans orders spans by start, then end, then type, so that every writer and
+// comparison sees them in one canonical order.
+func (d *Document) SortSpans() {
+	sort.SliceStable(d.Spans, func(i, j int) bool {
+		a, b := d.Spans[i], d.Spans[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.End != b.End {
+			return a.End < b.End
+		}
+		return a.Type < b.Type
+	})
+}
+
+// SpanError locates a problem with one span of a document.
+type SpanError struct {
+	Span Span
+	Msg  string
+}
+
+func (e *SpanError) Error() string {
+	id := e.Span.ID
+	if id == "" {
+		id = fmt.Sprintf("%s[%d:%d]", e.Span.Label(), e.Span.Start, e.Span.End)
+	} else {
+		id = fmt.Sprintf("%s (%s [%d:%d])", id, e.Span.Label(), e.Span.Start, e.Span.End)
+	}
+	return "span " + id + ": " + e.Msg
+}
+
+// Validate checks that every span lies inside the text, is not empty, and that
+// its Text (when given) equals the text at its offsets. Overlapping spans are
+// reported unless allowOverlap is set. It returns the first problem found.
+func (d *Document) Validate(allowOverlap bool) error {
+	ix := NewIndex(d.Text)
+	n := ix.Len()
+	for _, s := range d.Spans {
+		switch {
+		case s.Type == "":
+			return &SpanError{s, "missing label"}
+		case s.Start < 0 || s.End < 0:
+			return &SpanError{s, "negative offset"}
+		case s.Start >= s.End:
+			return &SpanError{s, fmt.Sprintf("start %d is not before end %d", s.Start, s.End)}
+		case s.End > n:
+			return &SpanError{s, fmt.Sprintf("end %d is past the end of the text (%d code points)", s.End, n)}
+		}
+		if got := ix.Slice(s.Start, s.End); s.Text != "" && got != s.Text {
+			return &SpanError{s, fmt.Sprintf("text %q does not match the document text %q at its offsets", s.Text, got)}
+		}
+	}
+	if allowOverlap {
+		return nil
+	}
+	sorted := append([]Span(nil), d.Spans...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Start < sorted[i-1].End {
+			return &SpanError{sorted[i], fmt.Sprintf("overlaps %s [%d:%d]", sorted[i-1].Label(), sorted[i-1].Start, sorted[i-1].End)}
+		}
+	}
+	return nil
+}
+
+// FillText sets every span's Text from the document text at its offsets. It
+// assumes the offsets are valid.
+func (d *Document) FillText() {
+	ix := NewIndex(d.Text)
+	for i := range d.Spans {
+		d.Spans[i].Text = ix.Slice(d.Spans[i].Start, d.Spans[i].End)
+	}
+}

@@ -1,0 +1,144 @@
+// Package formats reads and writes the corpus file formats of the
+// de-identification field (i2b2 2014 XML, and the others registered in
+// Formats) as pipeline.Documents. Inputs are plain files, directories or .zip
+// archives; every parse error names the file, the line and the field at fault.
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"deidcorpus/pipeline"
+)
+
+// File is one named input or output file. Name is a slash-separated path,
+// relative to the directory or archive it came from (zip members are named
+// "archive.zip:member").
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Format is one corpus file format.
+type Format struct {
+	Name string
+	// Exts are the file extensions the reader consumes (with the dot); files
+	// with other extensions in a directory or archive are ignored.
+	Exts []string
+	Doc  string
+	// Read parses files into documents; a document's spans are sorted.
+	Read func(files []File, opt ReadOptions) ([]pipeline.Document, error)
+	// Write renders documents as files, named by document id.
+	Write func(docs []pipeline.Document) ([]File, error)
+}
+
+var registry = map[string]*Format{}
+
+// Register adds a format; formats register themselves in init.
+func Register(f *Format) {
+	if _, dup := registry[f.Name]; dup {
+		panic("formats: duplicate format " + f.Name)
+	}
+	registry[f.Name] = f
+}
+
+// Lookup returns the named format or an error that lists the known ones.
+func Lookup(name string) (*Format, error) {
+	if f, ok := registry[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the registered formats.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Error is a parse or validation error located in an input file.
+type Error struct {
+	File  string
+	Line  int    // 1-based; 0 if unknown
+	Field string // the tag, attribute, column or span at fault; may be empty
+	Err   error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errorf(file string, line int, field, format string, args ...any) error {
+	return &Error{File: file, Line: line, Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// ErrNoDocuments is returned when the inputs hold no file the format reads.
+var ErrNoDocuments = errors.New("no documents found")
+
+var recordName = regexp.MustCompile(`^(.+)-(\d+)$`)
+
+// DocumentID derives a document's id, patient and record order from its file
+// name: "100-02.xml" is record 2 of patient "100"; a name without a numeric
+// suffix is its own patient's first record.
+func DocumentID(name string) (id, patient string, order int) {
+	base := path.Base(name)
+	if i := strings.LastIndexByte(base, ':'); i >= 0 {
+		base = base[i+1:]
+	}
+	id = strings.TrimSuffix(base, path.Ext(base))
+	if m := recordName.FindStringSubmatch(id); m != nil {
+		n, err := strconv.Atoi(m[2])
+		if err == nil {
+			return id, m[1], n
+		}
+	}
+	return id, id, 1
+}
+
+// filterExt keeps the files whose extension the format reads.
+func filterExt(files []File, exts ...string) []File {
+	var out []File
+	for _, f := range files {
+		for _, e := range exts {
+			if strings.EqualFold(path.Ext(f.Name), e) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkUnique rejects two documents with the same id.
+func checkUnique(docs []pipeline.Document, source map[string]string) error {
+	seen := map[string]string{}
+	for _, d := range docs {
+		if prev, dup := seen[d.ID]; dup {
+			return errorf(source[d.ID], 0, "", "document id %q also comes from %s", d.ID, prev)
+		}
+		seen[d.ID] = source[d.ID]
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestIndexRoundTrip(t *testing.T) {
+	for _, text := range []string{"", "plain ascii", "País: España.", "a\u00e9\U0001F600b", "bad\xffbyte"} {
+		ix := NewIndex(text)
+		if want := utf8.RuneCountInString(text); ix.Len() != want {
+			t.Fatalf("%q: Len = %d, want %d", text, ix.Len(), want)
+		}
+		cp := 0
+		for b := range text {
+			if got := ix.Byte(cp); got != b {
+				t.Fatalf("%q: Byte(%d) = %d, want %d", text, cp, got, b)
+			}
+			if got := ix.CodePoint(b); got != cp {
+				t.Fatalf("%q: CodePoint(%d) = %d, want %d", text, b, got, cp)
+			}
+			cp++
+		}
+		if ix.Byte(cp) != len(text) || ix.CodePoint(len(text)) != cp {
+			t.Fatalf("%q: end offsets do not map", text)
+		}
+	}
+	ix := NewIndex("País: España.")
+	if got := ix.Slice(6, 12); got != "España" {
+		t.Fatalf("Slice = %q", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	d := Document{Text: "Seen by Dr. Núñez on 3/4.", Spans: []Span{
+		{Start: 12, End: 17, Text: "Núñez", Category: "NAME", Type: "DOCTOR"},
+		{Start: 21, End: 24, Text: "3/4", Category: "DATE", Type: "DATE"},
+	}}
+	if err := d.Validate(false); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]Span{
+		"past the end":    {Start: 21, End: 40, Type: "DATE"},
+		"does not match":  {Start: 21, End: 24, Text: "3/5", Type: "DATE"},
+		"not before end":  {Start: 5, End: 5, Type: "DATE"},
+		"missing label":   {Start: 1, End: 2},
+		"overlaps":        {Start: 15, End: 19, Type: "DATE"},
+		"negative offset": {Start: -1, End: 2, Type: "DATE"},
+	}
+	for want, s := range cases {
+		bad := d
+		bad.Spans = append(append([]Span(nil), d.Spans...), s)
+		err := bad.Validate(false)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+}
