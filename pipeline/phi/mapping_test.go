@@ -1,0 +1,185 @@
+package phi
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"deidcorpus/pipeline"
+)
+
+func TestBuiltinMappingsLoad(t *testing.T) {
+	names := BuiltinMappings()
+	want := []string{"i2b2-cchmc", "i2b2-hipaa", "meddocan-i2b2", "mimic-i2b2", "physionet-i2b2"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("BuiltinMappings = %v, want %v", names, want)
+	}
+	for _, n := range names {
+		m, err := LoadMapping(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if m.Name != n || !strings.HasPrefix(m.Hash, "sha256:") || len(m.Hash) != 71 {
+			t.Errorf("%s: name %q hash %q", n, m.Name, m.Hash)
+		}
+	}
+}
+
+// mapsTotally checks that a mapping has a rule (not the error default) for
+// every type of its source tag set.
+func mapsTotally(t *testing.T, name string, from *TagSet) {
+	t.Helper()
+	m, err := LoadMapping(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range from.Categories {
+		for _, typ := range c.Types {
+			if _, _, _, err := m.Map(c.Name, typ); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+func TestMappingsAreTotal(t *testing.T) {
+	mapsTotally(t, "meddocan-i2b2", MEDDOCAN())
+	mapsTotally(t, "i2b2-cchmc", I2B2())
+	mapsTotally(t, "physionet-i2b2", PhysioNet())
+}
+
+func TestHIPAAMappingKeepsThePaperSubset(t *testing.T) {
+	m, err := LoadMapping("i2b2-hipaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, c := range I2B2().Categories {
+		for _, typ := range c.Types {
+			cat, got, keep, err := m.Map(c.Name, typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keep {
+				if cat != c.Name || got != typ {
+					t.Errorf("%s/%s became %s/%s", c.Name, typ, cat, got)
+				}
+				kept[typ] = true
+			}
+		}
+	}
+	if !reflect.DeepEqual(kept, HIPAATypes(true)) {
+		t.Errorf("kept %v, want %v", SortedKeys(kept), SortedKeys(HIPAATypes(true)))
+	}
+}
+
+func TestCCHMCMappingMergesAndDrops(t *testing.T) {
+	m, err := LoadMapping("i2b2-cchmc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := pipeline.Document{ID: "1-01", Text: "Dr. Lee saw Ann Ho, a lawyer, at MGH.", Spans: []pipeline.Span{
+		{Start: 4, End: 7, Category: "NAME", Type: "DOCTOR"},
+		{Start: 12, End: 18, Category: "NAME", Type: "PATIENT"},
+		{Start: 22, End: 28, Category: "PROFESSION", Type: "PROFESSION"},
+		{Start: 33, End: 36, Category: "LOCATION", Type: "HOSPITAL"},
+	}}
+	before := append([]pipeline.Span(nil), doc.Spans...)
+	got, err := m.Apply(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Spans, before) {
+		t.Error("Apply modified its input")
+	}
+	var labels []string
+	for _, s := range got.Spans {
+		labels = append(labels, s.Label())
+	}
+	if want := []string{"NAME", "NAME", "INSTITUTION"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("labels %v, want %v", labels, want)
+	}
+	if err := got.Validate(false); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMappingRuleSpecificity(t *testing.T) {
+	m, err := ParseMapping("t", []byte(`
+@default keep
+LOCATION/*      PLACE          # merge a category
+LOCATION/CITY   TOWN           # but a category/type rule wins
+HOSPITAL        -              # and so does a type rule
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cat, typ, want string }{
+		{"LOCATION", "STREET", "PLACE"},
+		{"LOCATION", "CITY", "TOWN"},
+		{"LOCATION", "HOSPITAL", ""},
+		{"NAME", "DOCTOR", "NAME/DOCTOR"},
+	} {
+		cat, typ, keep, err := m.Map(c.cat, c.typ)
+		got := ""
+		if keep {
+			got = pipeline.Span{Category: cat, Type: typ}.Label()
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Map(%s, %s) = %q, %v; want %q", c.cat, c.typ, got, err, c.want)
+		}
+	}
+}
+
+func TestMappingErrors(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"@from i2b2-2014\nDOCTORS NAME\n", "t:2: source DOCTORS: no type DOCTORS in tag set i2b2-2014"},
+		{"@from i2b2-2014\nLOCATION/DOCTOR NAME\n", "t:2: source LOCATION/DOCTOR: type DOCTOR belongs to category NAME"},
+		{"@to i2b2-2014\nX NAME/HOSPITAL\n", "t:2: target NAME/HOSPITAL: type HOSPITAL belongs to category LOCATION, not NAME"},
+		{"@to i2b2-2014\nX NOPE\n", `t:2: target NOPE: unknown type "NOPE"`},
+		{"A B\nA C\n", "t:2: source A already mapped on line 1"},
+		{"A B C\n", "t:1: want 2 fields"},
+		{"@colour red\n", "t:1: unknown directive @colour"},
+		{"A B\n@to i2b2-2014\n", "t:2: directive @to must come before the first rule"},
+		{"# nothing\n", "t: no rules and no @default"},
+		{"@default maybe/\n", "t:1: @default: want TYPE"},
+		{"A \xff\n", "t: not UTF-8 text"},
+	}
+	for _, c := range cases {
+		_, err := ParseMapping("t", []byte(c.text))
+		var me *MappingError
+		if err == nil || !errors.As(err, &me) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to contain %q", c.text, err, c.want)
+		}
+	}
+}
+
+func TestLoadMappingFromFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "names.map")
+	if err := os.WriteFile(p, []byte("@default keep\nPATIENT NAME\nDOCTOR NAME\nBAD\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadMapping(p)
+	if err == nil || !strings.Contains(err.Error(), p+":4: want 2 fields") {
+		t.Fatalf("error %v does not name the file and line", err)
+	}
+	if err := os.WriteFile(p, []byte("@default keep\nPATIENT NAME\nDOCTOR NAME\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadMapping(p)
+	if err != nil || m.Name != "names" {
+		t.Fatalf("LoadMapping: %v %v", m, err)
+	}
+	doc := pipeline.Document{Text: "Ann", Spans: []pipeline.Span{{Start: 0, End: 3, Category: "NAME", Type: "PATIENT"}}}
+	_, err = (&Mapping{Name: "strict"}).Apply(doc)
+	if err == nil || !strings.Contains(err.Error(), "mapping strict has no rule for label NAME/PATIENT") {
+		t.Errorf("strict mapping: %v", err)
+	}
+	if _, err := LoadMapping("no-such-mapping"); err == nil || !strings.Contains(err.Error(), "meddocan-i2b2") {
+		t.Errorf("unknown mapping: %v", err)
+	}
+}
