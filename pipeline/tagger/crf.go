@@ -1,0 +1,479 @@
+package tagger
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// crf is a linear-chain CRF laid out as CRFsuite lays it out: a state feature
+// is an (attribute, label) pair seen in the training data; the state features
+// of attribute a are the range attrStart[a]..attrStart[a+1] of featLabel and
+// of the weights; L*L transition weights follow the state weights.
+type crf struct {
+	L         int
+	attrStart []int32
+	featLabel []uint16
+	w         []float64
+}
+
+func (c *crf) nState() int { return len(c.featLabel) }
+
+// sequence is one training or tagging sequence as attribute ids: token t's
+// attributes are attrs[off[t]:off[t+1]].
+type sequence struct {
+	attrs []int32
+	off   []int32
+	y     []int // gold labels; nil when tagging
+}
+
+func (s *sequence) len() int { return len(s.off) - 1 }
+
+// stateScores fills score[t*L+j] with the summed weights of token t's state
+// features for label j.
+func (c *crf) stateScores(s *sequence, score []float64) {
+	L := c.L
+	clear(score[:s.len()*L])
+	for t := 0; t < s.len(); t++ {
+		row := score[t*L : (t+1)*L]
+		for _, a := range s.attrs[s.off[t]:s.off[t+1]] {
+			for f := c.attrStart[a]; f < c.attrStart[a+1]; f++ {
+				row[c.featLabel[f]] += c.w[f]
+			}
+		}
+	}
+}
+
+// viterbi returns the best label sequence. bias is added to every label's
+// state score (MIST's recall bias: a positive bias on the non-O labels trades
+// precision for recall); nil for none.
+func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32) []int {
+	T, L := s.len(), c.L
+	if T == 0 {
+		return nil
+	}
+	c.stateScores(s, score)
+	if bias != nil {
+		for t := 0; t < T; t++ {
+			row := score[t*L : (t+1)*L]
+			for j := range row {
+				row[j] += bias[j]
+			}
+		}
+	}
+	trans := c.w[c.nState():]
+	prev := make([]float64, L)
+	cur := make([]float64, L)
+	copy(prev, score[:L])
+	for t := 1; t < T; t++ {
+		row := score[t*L : (t+1)*L]
+		for j := 0; j < L; j++ {
+			best, arg := math.Inf(-1), 0
+			for i := 0; i < L; i++ {
+				if v := prev[i] + trans[i*L+j]; v > best {
+					best, arg = v, i
+				}
+			}
+			cur[j] = best + row[j]
+			back[t*L+j] = int32(arg)
+		}
+		prev, cur = cur, prev
+	}
+	y := make([]int, T)
+	best := math.Inf(-1)
+	for j := 0; j < L; j++ {
+		if prev[j] > best {
+			best, y[T-1] = prev[j], j
+		}
+	}
+	for t := T - 1; t > 0; t-- {
+		y[t-1] = int(back[t*L+y[t]])
+	}
+	return y
+}
+
+// workspace is one worker's scratch memory for forward-backward.
+type workspace struct {
+	state, alpha, beta []float64
+	scale              []float64
+	u                  []float64
+	transAcc           []float64
+	grad               []float64
+	loss               float64
+}
+
+func (ws *workspace) ensure(T, L int) {
+	if cap(ws.state) < T*L {
+		ws.state = make([]float64, T*L)
+		ws.alpha = make([]float64, T*L)
+		ws.beta = make([]float64, T*L)
+		ws.scale = make([]float64, T)
+	}
+	ws.state, ws.alpha, ws.beta, ws.scale = ws.state[:T*L], ws.alpha[:T*L], ws.beta[:T*L], ws.scale[:T]
+}
+
+// addSequence adds one sequence's negative log-likelihood to ws.loss and its
+// model expectations to ws.grad (state part) and ws.transAcc (transitions,
+// before multiplying by exp(w)). expTrans holds exp of the transition weights.
+func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
+	T, L := s.len(), c.L
+	if T == 0 {
+		return
+	}
+	ws.ensure(T, L)
+	st := ws.state
+	c.stateScores(s, st)
+	// Gold path score, then exp of the state scores shifted by their maximum
+	// (kept in logZ) so that no exp overflows.
+	gold := 0.0
+	trans := c.w[c.nState():]
+	logZ := 0.0
+	for t := 0; t < T; t++ {
+		row := st[t*L : (t+1)*L]
+		gold += row[s.y[t]]
+		if t > 0 {
+			gold += trans[s.y[t-1]*L+s.y[t]]
+		}
+		m := row[0]
+		for _, v := range row[1:] {
+			m = max(m, v)
+		}
+		logZ += m
+		for j := range row {
+			row[j] = math.Exp(row[j] - m)
+		}
+	}
+	// Forward pass with per-position normalization.
+	al := ws.alpha
+	for t := 0; t < T; t++ {
+		a := al[t*L : (t+1)*L]
+		if t == 0 {
+			copy(a, st[:L])
+		} else {
+			clear(a)
+			prev := al[(t-1)*L : t*L]
+			for i, pi := range prev {
+				if pi == 0 {
+					continue
+				}
+				et := expTrans[i*L : (i+1)*L]
+				for j := range a {
+					a[j] += pi * et[j]
+				}
+			}
+			srow := st[t*L : (t+1)*L]
+			for j := range a {
+				a[j] *= srow[j]
+			}
+		}
+		z := 0.0
+		for _, v := range a {
+			z += v
+		}
+		logZ += math.Log(z)
+		ws.scale[t] = 1 / z
+		for j := range a {
+			a[j] *= ws.scale[t]
+		}
+	}
+	ws.loss += logZ - gold
+	// Backward pass; transition expectations accumulate alpha_t(i)*u_{t+1}(j)
+	// and are multiplied by exp(w_ij) once at the end.
+	be := ws.beta
+	last := be[(T-1)*L : T*L]
+	for j := range last {
+		last[j] = 1
+	}
+	if cap(ws.u) < L {
+		ws.u = make([]float64, L)
+	}
+	u := ws.u[:L]
+	for t := T - 2; t >= 0; t-- {
+		nb := be[(t+1)*L : (t+2)*L]
+		srow := st[(t+1)*L : (t+2)*L]
+		sc := ws.scale[t+1]
+		for j := range u {
+			u[j] = srow[j] * nb[j] * sc
+		}
+		b := be[t*L : (t+1)*L]
+		a := al[t*L : (t+1)*L]
+		for i := 0; i < L; i++ {
+			et := expTrans[i*L : (i+1)*L]
+			acc := ws.transAcc[i*L : (i+1)*L]
+			ai := a[i]
+			sum := 0.0
+			for j, uj := range u {
+				sum += et[j] * uj
+				acc[j] += ai * uj
+			}
+			b[i] = sum
+		}
+	}
+	// State expectations: marginal p_t(j) = alpha_t(j) * beta_t(j).
+	for t := 0; t < T; t++ {
+		a := al[t*L : (t+1)*L]
+		b := be[t*L : (t+1)*L]
+		for _, at := range s.attrs[s.off[t]:s.off[t+1]] {
+			for f := c.attrStart[at]; f < c.attrStart[at+1]; f++ {
+				l := c.featLabel[f]
+				ws.grad[f] += a[l] * b[l]
+			}
+		}
+	}
+}
+
+// TrainOptions are the CRF's training hyperparameters.
+type TrainOptions struct {
+	// L2 is the coefficient c2 of the penalty c2*||w||^2 (CRFsuite's c2).
+	L2 float64 `json:"l2"`
+	// MaxIterations bounds L-BFGS's major iterations.
+	MaxIterations int `json:"max_iterations"`
+	// Epsilon stops training when the objective improved by less than this
+	// fraction over Period iterations (CRFsuite's delta and period).
+	Epsilon float64 `json:"epsilon"`
+	Period  int     `json:"period"`
+	// GradientThreshold stops training when the gradient's infinity norm is
+	// below it.
+	GradientThreshold float64 `json:"gradient_threshold"`
+	// Memory is the number of L-BFGS correction pairs.
+	Memory int `json:"memory"`
+	// Workers is the number of goroutines computing the gradient. The sums are
+	// taken over fixed shards in a fixed order, so a model depends on Workers
+	// but never on scheduling: the same data and options give the same model.
+	Workers int `json:"workers"`
+	// MinFreq drops attributes seen fewer times in training.
+	MinFreq int `json:"min_freq"`
+}
+
+// DefaultTraining are the training options the accuracy figures were
+// measured with.
+func DefaultTraining() TrainOptions {
+	return TrainOptions{
+		L2: 0.05, MaxIterations: 150, Epsilon: 1e-4, Period: 10,
+		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1,
+	}
+}
+
+func (o TrainOptions) validate() error {
+	switch {
+	case o.L2 < 0 || math.IsNaN(o.L2):
+		return fmt.Errorf("l2 must be >= 0")
+	case o.MaxIterations < 1:
+		return fmt.Errorf("max_iterations must be >= 1")
+	case o.Period < 1 || o.Epsilon < 0:
+		return fmt.Errorf("period must be >= 1 and epsilon >= 0")
+	case o.Memory < 1:
+		return fmt.Errorf("memory must be >= 1")
+	case o.Workers < 1 || o.Workers > 256:
+		return fmt.Errorf("workers %d out of range [1, 256]", o.Workers)
+	case o.MinFreq < 1:
+		return fmt.Errorf("min_freq must be >= 1")
+	}
+	return nil
+}
+
+// IterationInfo reports one L-BFGS iteration to a progress callback.
+type IterationInfo struct {
+	Iteration int
+	Loss      float64 // objective: negative log-likelihood plus penalty
+	GradNorm  float64 // infinity norm of the gradient
+}
+
+// objective evaluates the penalized negative log-likelihood and its gradient
+// over the training sequences, spread over workers.
+type objective struct {
+	c      *crf
+	seqs   []sequence
+	shards [][2]int // sequence ranges, one per worker
+	emp    []float64
+	l2     float64
+	ws     []*workspace
+
+	lastX    []float64
+	lastF    float64
+	lastGrad []float64
+	have     bool
+}
+
+func newObjective(c *crf, seqs []sequence, l2 float64, workers int) *objective {
+	o := &objective{c: c, seqs: seqs, l2: l2}
+	// Shards of about equal token counts, contiguous so that each worker
+	// sums its sequences in corpus order.
+	total := 0
+	for i := range seqs {
+		total += seqs[i].len()
+	}
+	start, acc := 0, 0
+	for i := range seqs {
+		acc += seqs[i].len()
+		if acc*workers >= total*(len(o.shards)+1) && len(o.shards) < workers-1 {
+			o.shards = append(o.shards, [2]int{start, i + 1})
+			start = i + 1
+		}
+	}
+	o.shards = append(o.shards, [2]int{start, len(seqs)})
+	n := len(c.w)
+	L := c.L
+	for range o.shards {
+		o.ws = append(o.ws, &workspace{grad: make([]float64, n), transAcc: make([]float64, L*L)})
+	}
+	// Empirical counts do not depend on the weights.
+	o.emp = make([]float64, n)
+	ns := c.nState()
+	for si := range seqs {
+		s := &seqs[si]
+		for t := 0; t < s.len(); t++ {
+			y := uint16(s.y[t])
+			for _, a := range s.attrs[s.off[t]:s.off[t+1]] {
+				for f := c.attrStart[a]; f < c.attrStart[a+1]; f++ {
+					if c.featLabel[f] == y {
+						o.emp[f]++
+					}
+				}
+			}
+			if t > 0 {
+				o.emp[ns+s.y[t-1]*L+s.y[t]]++
+			}
+		}
+	}
+	return o
+}
+
+func (o *objective) evaluate(x []float64) {
+	if o.have && equal(x, o.lastX) {
+		return
+	}
+	c := o.c
+	copy(c.w, x)
+	L := c.L
+	ns := c.nState()
+	expTrans := make([]float64, L*L)
+	for i := range expTrans {
+		expTrans[i] = math.Exp(c.w[ns+i])
+	}
+	var wg sync.WaitGroup
+	for k, sh := range o.shards {
+		ws := o.ws[k]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clear(ws.grad)
+			clear(ws.transAcc)
+			ws.loss = 0
+			for i := sh[0]; i < sh[1]; i++ {
+				c.addSequence(&o.seqs[i], expTrans, ws)
+			}
+		}()
+	}
+	wg.Wait()
+	if o.lastGrad == nil {
+		o.lastGrad = make([]float64, len(x))
+		o.lastX = make([]float64, len(x))
+	}
+	g := o.lastGrad
+	f := 0.0
+	copy(g, o.ws[0].grad)
+	f += o.ws[0].loss
+	for k := 1; k < len(o.ws); k++ {
+		f += o.ws[k].loss
+		for i, v := range o.ws[k].grad[:ns] {
+			g[i] += v
+		}
+	}
+	for i := ns; i < len(g); i++ {
+		g[i] = 0
+	}
+	for _, ws := range o.ws {
+		for i, v := range ws.transAcc {
+			g[ns+i] += v * expTrans[i]
+		}
+	}
+	for i, wi := range x {
+		g[i] += 2*o.l2*wi - o.emp[i]
+		f += o.l2 * wi * wi
+	}
+	o.lastF = f
+	copy(o.lastX, x)
+	o.have = true
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder forwards major iterations to the progress callback and stops the
+// optimizer when the context is cancelled.
+type recorder struct {
+	ctx      context.Context
+	progress func(IterationInfo)
+	iter     int
+}
+
+func (r *recorder) Init() error { return nil }
+
+func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *optimize.Stats) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if op == optimize.MajorIteration {
+		r.iter++
+		if r.progress != nil {
+			gn := 0.0
+			for _, v := range loc.Gradient {
+				gn = max(gn, math.Abs(v))
+			}
+			r.progress(IterationInfo{Iteration: r.iter, Loss: loc.F, GradNorm: gn})
+		}
+	}
+	return nil
+}
+
+// fit trains c's weights (starting from zero) on seqs with L-BFGS.
+func (c *crf) fit(ctx context.Context, seqs []sequence, opt TrainOptions, progress func(IterationInfo)) (iterations int, loss float64, err error) {
+	obj := newObjective(c, seqs, opt.L2, opt.Workers)
+	p := optimize.Problem{
+		Func: func(x []float64) float64 {
+			obj.evaluate(x)
+			return obj.lastF
+		},
+		Grad: func(g, x []float64) {
+			obj.evaluate(x)
+			copy(g, obj.lastGrad)
+		},
+	}
+	rec := &recorder{ctx: ctx, progress: progress}
+	settings := &optimize.Settings{
+		GradientThreshold: opt.GradientThreshold,
+		MajorIterations:   opt.MaxIterations,
+		Converger:         &optimize.FunctionConverge{Relative: opt.Epsilon, Iterations: opt.Period},
+		Recorder:          rec,
+	}
+	x0 := make([]float64, len(c.w))
+	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Store: opt.Memory})
+	if err != nil && res == nil {
+		return rec.iter, 0, err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return rec.iter, 0, cerr
+	}
+	if err != nil {
+		// A failed line search near the optimum still leaves the best point
+		// found, which is what CRFsuite keeps too.
+		if res.X == nil {
+			return rec.iter, 0, err
+		}
+	}
+	copy(c.w, res.X)
+	return rec.iter, res.F, nil
+}

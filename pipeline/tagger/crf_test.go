@@ -1,0 +1,154 @@
+package tagger
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomProblem builds a small CRF whose every attribute has features for a
+// random subset of labels, and random sequences over it.
+func randomProblem(r *rand.Rand, L, A, nseq int) (*crf, []sequence) {
+	c := &crf{L: L, attrStart: []int32{0}}
+	for a := 0; a < A; a++ {
+		for y := 0; y < L; y++ {
+			if y == 0 || r.IntN(2) == 0 {
+				c.featLabel = append(c.featLabel, uint16(y))
+			}
+		}
+		c.attrStart = append(c.attrStart, int32(len(c.featLabel)))
+	}
+	c.w = make([]float64, len(c.featLabel)+L*L)
+	var seqs []sequence
+	for k := 0; k < nseq; k++ {
+		T := 1 + r.IntN(7)
+		s := sequence{off: []int32{0}}
+		for t := 0; t < T; t++ {
+			for n := 1 + r.IntN(4); n > 0; n-- {
+				s.attrs = append(s.attrs, int32(r.IntN(A)))
+			}
+			s.off = append(s.off, int32(len(s.attrs)))
+			s.y = append(s.y, r.IntN(L))
+		}
+		seqs = append(seqs, s)
+	}
+	return c, seqs
+}
+
+func TestGradientMatchesFiniteDifferences(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	c, seqs := randomProblem(r, 5, 12, 9)
+	for _, workers := range []int{1, 3} {
+		obj := newObjective(c, seqs, 0.3, workers)
+		x := make([]float64, len(c.w))
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		obj.evaluate(x)
+		grad := append([]float64(nil), obj.lastGrad...)
+		const h = 1e-5
+		for i := range x {
+			xp := append([]float64(nil), x...)
+			xp[i] += h
+			obj.evaluate(xp)
+			fp := obj.lastF
+			xp[i] -= 2 * h
+			obj.evaluate(xp)
+			fm := obj.lastF
+			num := (fp - fm) / (2 * h)
+			if math.Abs(num-grad[i]) > 1e-6*math.Max(1, math.Abs(num)) {
+				t.Errorf("workers %d: d/dw[%d]: analytic %.8f, numeric %.8f", workers, i, grad[i], num)
+			}
+		}
+	}
+}
+
+// The log-partition must equal brute-force enumeration of all label paths.
+func TestLossMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	c, seqs := randomProblem(r, 3, 6, 4)
+	for i := range c.w {
+		c.w[i] = r.NormFloat64()
+	}
+	obj := newObjective(c, seqs, 0, 1)
+	obj.evaluate(c.w)
+	want := 0.0
+	score := make([]float64, 64)
+	for si := range seqs {
+		s := &seqs[si]
+		T, L := s.len(), c.L
+		c.stateScores(s, score)
+		path := func(y []int) float64 {
+			v := 0.0
+			for t := range y {
+				v += score[t*L+y[t]]
+				if t > 0 {
+					v += c.w[c.nState()+y[t-1]*L+y[t]]
+				}
+			}
+			return v
+		}
+		z := 0.0
+		y := make([]int, T)
+		for {
+			z += math.Exp(path(y))
+			k := 0
+			for k < T && y[k] == L-1 {
+				y[k] = 0
+				k++
+			}
+			if k == T {
+				break
+			}
+			y[k]++
+		}
+		want += math.Log(z) - path(s.y)
+	}
+	if math.Abs(obj.lastF-want) > 1e-9 {
+		t.Errorf("loss %.12f, brute force %.12f", obj.lastF, want)
+	}
+}
+
+// Training fits a separable toy problem and Viterbi recovers its labels.
+func TestFitAndViterbi(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c, seqs := randomProblem(r, 3, 3, 30)
+	// One attribute per token, and the label is a function of it.
+	for si := range seqs {
+		s := &seqs[si]
+		var attrs []int32
+		off := []int32{0}
+		for tt := 0; tt < s.len(); tt++ {
+			a := s.attrs[s.off[tt]]
+			attrs = append(attrs, a)
+			off = append(off, int32(len(attrs)))
+			s.y[tt] = int(a)
+		}
+		s.attrs, s.off = attrs, off
+	}
+	c.featLabel = c.featLabel[:0]
+	c.attrStart = []int32{0}
+	for a := 0; a < 3; a++ {
+		for y := 0; y < 3; y++ {
+			c.featLabel = append(c.featLabel, uint16(y))
+		}
+		c.attrStart = append(c.attrStart, int32(len(c.featLabel)))
+	}
+	c.w = make([]float64, len(c.featLabel)+9)
+	opt := DefaultTraining()
+	opt.L2 = 0.01
+	if _, _, err := c.fit(context.Background(), seqs, opt, nil); err != nil {
+		t.Fatal(err)
+	}
+	score := make([]float64, 64*3)
+	back := make([]int32, 64*3)
+	for si := range seqs {
+		got := c.viterbi(&seqs[si], nil, score, back)
+		for tt := range got {
+			if got[tt] != seqs[si].y[tt] {
+				t.Fatalf("sequence %d token %d: label %d, want %d", si, tt, got[tt], seqs[si].y[tt])
+			}
+		}
+	}
+}

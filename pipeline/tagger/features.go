@@ -1,0 +1,388 @@
+package tagger
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FeatureConfig chooses the features generated for every token. Generation is
+// a step of its own (as in CRFsuite): the same attributes feed training,
+// tagging and the CRFsuite export.
+type FeatureConfig struct {
+	// Window is how many neighbouring tokens on each side contribute their
+	// words and shapes. It crosses line breaks (Boag et al. 2.2): a field's
+	// value often sits on the line after its name.
+	Window int `json:"window"`
+	// Affixes is the longest prefix and suffix, in code points.
+	Affixes int `json:"affixes"`
+	// Bigrams adds the word pairs around the token.
+	Bigrams bool `json:"bigrams"`
+	// Templates adds the regular-expression templates (Yang Table 2).
+	Templates bool `json:"templates"`
+	// Lexicon names a registered Lexicon (RegisterLexicon) for dictionary
+	// membership features; "" for none.
+	Lexicon string `json:"lexicon,omitempty"`
+	// Gazetteer adds membership in the PHI phrases seen in training, per type.
+	// Training documents see a gazetteer built from the other folds only, so
+	// that the CRF learns how far to trust an unseen document's matches.
+	Gazetteer      bool `json:"gazetteer"`
+	GazetteerFolds int  `json:"gazetteer_folds"`
+	// Triggers adds trigger words learnt from the training data: words that
+	// precede PHI of one type within TriggerWindow words, at least TriggerMin
+	// times and in at least TriggerPrecision of their occurrences.
+	Triggers         bool    `json:"triggers"`
+	TriggerWindow    int     `json:"trigger_window"`
+	TriggerMin       int     `json:"trigger_min"`
+	TriggerPrecision float64 `json:"trigger_precision"`
+	// Layout adds line keys ("Nombre: ..."), section headings, sentence and
+	// line starts and the position in the document.
+	Layout bool `json:"layout"`
+}
+
+// DefaultFeatures is the feature set the accuracy figures were measured with.
+func DefaultFeatures() FeatureConfig {
+	return FeatureConfig{
+		Window: 2, Affixes: 4, Bigrams: true, Templates: true,
+		Gazetteer: true, GazetteerFolds: 5,
+		Triggers: true, TriggerWindow: 3, TriggerMin: 3, TriggerPrecision: 0.05,
+		Layout: true,
+	}
+}
+
+func (c FeatureConfig) validate() error {
+	switch {
+	case c.Window < 0 || c.Window > 10:
+		return fmt.Errorf("window %d out of range [0, 10]", c.Window)
+	case c.Affixes < 0 || c.Affixes > 10:
+		return fmt.Errorf("affixes %d out of range [0, 10]", c.Affixes)
+	case c.Triggers && (c.TriggerWindow < 1 || c.TriggerMin < 1 || c.TriggerPrecision < 0 || c.TriggerPrecision > 1):
+		return fmt.Errorf("trigger options out of range (window >= 1, min >= 1, precision in [0, 1])")
+	case c.Gazetteer && c.GazetteerFolds < 2:
+		return fmt.Errorf("gazetteer_folds %d: need at least 2", c.GazetteerFolds)
+	}
+	if c.Lexicon != "" {
+		if _, ok := lookupLexicon(c.Lexicon); !ok {
+			return fmt.Errorf("unknown lexicon %q (registered: %s)", c.Lexicon, strings.Join(lexiconNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// extractor generates the attributes of a document's tokens. It holds what
+// was learnt from the training data (trigger words, the gazetteer), never
+// labels.
+type extractor struct {
+	cfg      FeatureConfig
+	types    []SpanType
+	triggers map[string][]int // word -> type indices it announces
+	gaz      *phraseSet
+	lex      Lexicon
+}
+
+// docFeatures is what a document's tokens need computed once: lower-cased
+// words, shapes, and which templates and lists cover each token.
+type docFeatures struct {
+	tk     *Tokens
+	lower  []string
+	shape  []string
+	tmpl   []uint32 // template bits covering the token
+	tmplB  []uint32 // templates whose match starts at the token
+	lists  [][]listHit
+	lineOf []int
+}
+
+type listHit struct {
+	name  string
+	begin bool
+}
+
+func (x *extractor) prepare(tk *Tokens) *docFeatures {
+	n := len(tk.Tokens)
+	d := &docFeatures{tk: tk, lower: make([]string, n), shape: make([]string, n)}
+	for i := range tk.Tokens {
+		w := tk.Word(i)
+		d.lower[i] = strings.ToLower(w)
+		d.shape[i] = shapeOf(w)
+	}
+	if x.cfg.Templates {
+		d.tmpl, d.tmplB = make([]uint32, n), make([]uint32, n)
+		for k, t := range templates {
+			for _, m := range t.re.FindAllStringIndex(tk.Text, -1) {
+				markTokens(tk, m[0], m[1], func(i int, begin bool) {
+					d.tmpl[i] |= 1 << k
+					if begin {
+						d.tmplB[i] |= 1 << k
+					}
+				})
+			}
+		}
+	}
+	if x.lex != nil || x.gaz != nil {
+		d.lists = make([][]listHit, n)
+		if x.lex != nil {
+			matchPhrases(d, x.lex.MaxWords(), func(p string) []string { return x.lex.Lookup(p) }, "d=")
+		}
+		if x.gaz != nil {
+			matchPhrases(d, x.gaz.maxWords, x.gaz.lookup, "g=")
+		}
+	}
+	return d
+}
+
+// markTokens calls f for every token lying inside the byte range [s, e).
+func markTokens(tk *Tokens, s, e int, f func(i int, begin bool)) {
+	i := sort.Search(len(tk.Tokens), func(i int) bool { return tk.Tokens[i].Start >= s })
+	for first := true; i < len(tk.Tokens) && tk.Tokens[i].End <= e; i++ {
+		f(i, first)
+		first = false
+	}
+}
+
+// matchPhrases finds, at every token, the longest phrase of up to maxWords
+// tokens that lookup knows, and marks its tokens with the lists it is in.
+func matchPhrases(d *docFeatures, maxWords int, lookup func(string) []string, prefix string) {
+	tk := d.tk
+	var b strings.Builder
+	for i := 0; i < len(tk.Tokens); i++ {
+		if !isWordy(d.lower[i]) {
+			continue
+		}
+		for n := min(maxWords, len(tk.Tokens)-i); n >= 1; n-- {
+			b.Reset()
+			for k := i; k < i+n; k++ {
+				if k > i && tk.Tokens[k].Flags&SpaceBefore != 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(d.lower[k])
+			}
+			names := lookup(b.String())
+			if len(names) == 0 {
+				continue
+			}
+			for k := i; k < i+n; k++ {
+				for _, name := range names {
+					d.lists[k] = append(d.lists[k], listHit{prefix + name, k == i})
+				}
+			}
+			break
+		}
+	}
+}
+
+func isWordy(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// shapeOf maps upper-case letters to X, lower-case to x, digits to d and keeps
+// other characters, collapsing repeats ("Núñez" -> "Xx", "03/03" -> "d/d").
+func shapeOf(w string) string {
+	var buf [16]byte
+	b := buf[:0]
+	var last byte
+	for _, r := range w {
+		var c byte
+		switch {
+		case unicode.IsUpper(r):
+			c = 'X'
+		case unicode.IsLower(r) || unicode.IsLetter(r):
+			c = 'x'
+		case unicode.IsDigit(r):
+			c = 'd'
+		case r < utf8.RuneSelf:
+			c = byte(r)
+		default:
+			c = '*'
+		}
+		if c != last {
+			b = append(b, c)
+			last = c
+		}
+	}
+	return string(b)
+}
+
+// emit calls f with every attribute of token i. The slice passed to f is
+// reused: f must copy it to keep it.
+func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
+	put := func(parts ...string) {
+		buf = buf[:0]
+		for _, p := range parts {
+			buf = append(buf, p...)
+		}
+		f(buf)
+	}
+	tk := d.tk
+	n := len(tk.Tokens)
+	w := tk.Word(i)
+	lw := d.lower[i]
+	put("bias")
+	put("w=", lw)
+	if w != lw {
+		put("W=", w)
+	}
+	put("s=", d.shape[i])
+	if r, _ := utf8.DecodeRuneInString(w); unicode.IsDigit(r) {
+		put("dl=", strconv.Itoa(len(w)))
+	}
+	if x.cfg.Affixes > 0 && isWordy(lw) {
+		runes := utf8.RuneCountInString(lw)
+		for k := 1; k <= x.cfg.Affixes && k < runes; k++ {
+			put("p"+strconv.Itoa(k)+"=", prefixRunes(lw, k))
+			put("x"+strconv.Itoa(k)+"=", suffixRunes(lw, k))
+		}
+	}
+	for k := 1; k <= x.cfg.Window; k++ {
+		ks := strconv.Itoa(k)
+		if i-k >= 0 {
+			put("w[-"+ks+"]=", d.lower[i-k])
+			if k == 1 {
+				put("s[-1]=", d.shape[i-1])
+			}
+		} else {
+			put("w[-"+ks+"]=", "<s>")
+		}
+		if i+k < n {
+			put("w["+ks+"]=", d.lower[i+k])
+			if k == 1 {
+				put("s[1]=", d.shape[i+1])
+			}
+		} else {
+			put("w["+ks+"]=", "</s>")
+		}
+	}
+	if x.cfg.Bigrams {
+		if i > 0 {
+			put("b[-1]=", d.lower[i-1], "|", lw)
+		}
+		if i+1 < n {
+			put("b[1]=", lw, "|", d.lower[i+1])
+		}
+	}
+	if d.tmpl != nil {
+		for k, t := range templates {
+			if d.tmpl[i]&(1<<k) != 0 {
+				if d.tmplB[i]&(1<<k) != 0 {
+					put("reB=", t.Name)
+				} else {
+					put("reI=", t.Name)
+				}
+			}
+			if i > 0 && d.tmpl[i-1]&(1<<k) != 0 && d.tmpl[i]&(1<<k) == 0 {
+				put("re[-1]=", t.Name)
+			}
+			if i+1 < n && d.tmpl[i+1]&(1<<k) != 0 && d.tmpl[i]&(1<<k) == 0 {
+				put("re[1]=", t.Name)
+			}
+		}
+	}
+	if d.lists != nil {
+		for _, h := range d.lists[i] {
+			if h.begin {
+				put(h.name, "/B")
+			} else {
+				put(h.name, "/I")
+			}
+		}
+		if i > 0 {
+			for _, h := range d.lists[i-1] {
+				put(h.name, "[-1]")
+			}
+		}
+		if i+1 < n {
+			for _, h := range d.lists[i+1] {
+				put(h.name, "[1]")
+			}
+		}
+	}
+	if x.cfg.Triggers && len(x.triggers) > 0 {
+		var seen [8]int
+		ns := 0
+		for k, back := i-1, 0; k >= 0 && back < x.cfg.TriggerWindow; k-- {
+			if !isWordy(d.lower[k]) {
+				continue
+			}
+			back++
+			for _, ty := range x.triggers[d.lower[k]] {
+				name := x.types[ty].Type
+				if back == 1 {
+					put("tr1=", name)
+				}
+				dup := false
+				for _, s := range seen[:ns] {
+					dup = dup || s == ty
+				}
+				if !dup && ns < len(seen) {
+					seen[ns] = ty
+					ns++
+					put("tr=", name)
+				}
+			}
+		}
+	}
+	if x.cfg.Layout {
+		tok := tk.Tokens[i]
+		if tok.Flags&LineStart != 0 {
+			put("ls")
+		}
+		if tok.Flags&SentStart != 0 {
+			put("ss")
+		}
+		if tok.Flags&BlankBefore != 0 {
+			put("bl")
+		}
+		if i > 0 && tok.Flags&SpaceBefore == 0 {
+			put("glued")
+		}
+		ln := &tk.Lines[tok.Line]
+		if ln.Key != "" {
+			if i >= ln.KeyEnd {
+				put("k=", clip(ln.Key, 40))
+				put("kp=", strconv.Itoa(min(i-ln.KeyEnd, 4)))
+			} else {
+				put("inkey")
+			}
+		}
+		if ln.Section != "" {
+			put("sec=", clip(ln.Section, 40))
+		}
+		put("ln=", strconv.Itoa(min(tok.Line, 12)))
+		if tok.Line == len(tk.Lines)-1 {
+			put("lastline")
+		}
+	}
+	return buf
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func prefixRunes(s string, k int) string {
+	for i := range s {
+		if k == 0 {
+			return s[:i]
+		}
+		k--
+	}
+	return s
+}
+
+func suffixRunes(s string, k int) string {
+	i := len(s)
+	for ; k > 0 && i > 0; k-- {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s[i:]
+}

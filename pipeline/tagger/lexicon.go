@@ -1,0 +1,115 @@
+package tagger
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"deidcorpus/pipeline"
+)
+
+// Lexicon is a set of word lists (first names by sex, surnames, cities,
+// countries, hospitals, months, professions...) the dictionary features test
+// phrases against. Implementations are registered by name so that a saved
+// model names the lexicon it was trained with and Load finds it again.
+type Lexicon interface {
+	// Lookup returns the names of the lists holding phrase: lower-cased,
+	// tokens joined by one space where the text had whitespace.
+	Lookup(phrase string) []string
+	// MaxWords is the longest phrase, in tokens, worth looking up.
+	MaxWords() int
+}
+
+var (
+	lexMu    sync.RWMutex
+	lexicons = map[string]Lexicon{}
+)
+
+// RegisterLexicon makes a lexicon available to FeatureConfig.Lexicon under
+// name. Registering a name twice replaces the earlier lexicon.
+func RegisterLexicon(name string, l Lexicon) {
+	lexMu.Lock()
+	defer lexMu.Unlock()
+	lexicons[name] = l
+}
+
+func lookupLexicon(name string) (Lexicon, bool) {
+	lexMu.RLock()
+	defer lexMu.RUnlock()
+	l, ok := lexicons[name]
+	return l, ok
+}
+
+func lexiconNames() []string {
+	lexMu.RLock()
+	defer lexMu.RUnlock()
+	names := make([]string, 0, len(lexicons))
+	for n := range lexicons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// phraseSet maps lower-cased phrases to the span types they were annotated
+// with: the gazetteer learnt from training spans, and the trusted terms of
+// post-processing.
+type phraseSet struct {
+	types    map[string][]string
+	maxWords int
+}
+
+func (p *phraseSet) lookup(s string) []string { return p.types[s] }
+
+// gazetteerOf collects the phrases of docs' spans, keyed the way matchPhrases
+// builds them. Phrases of one character, or without a letter or digit, are
+// left out: they match everywhere.
+func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phraseSet {
+	p := &phraseSet{types: map[string][]string{}, maxWords: 1}
+	for di, d := range docs {
+		tk := toks[di]
+		ix := pipeline.NewIndex(d.Text)
+		for _, s := range d.Spans {
+			bs, be := ix.Byte(s.Start), ix.Byte(s.End)
+			var b strings.Builder
+			n := 0
+			markTokens(tk, bs, be, func(i int, begin bool) {
+				if !begin && tk.Tokens[i].Flags&SpaceBefore != 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(strings.ToLower(tk.Word(i)))
+				n++
+			})
+			key := b.String()
+			if n == 0 || n > maxWords || len([]rune(key)) < 2 || !hasAlnum(key) {
+				continue
+			}
+			p.maxWords = max(p.maxWords, n)
+			if !contains(p.types[key], s.Type) {
+				p.types[key] = append(p.types[key], s.Type)
+			}
+		}
+	}
+	for _, v := range p.types {
+		sort.Strings(v)
+	}
+	return p
+}
+
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if isWordy(string(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
