@@ -1,0 +1,50 @@
+// Package schema is the hand-written data model of deidcorpus; everything else
+// under ent/ is generated from it by `go generate ./...`.
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// Corpus is a named collection of patients' notes with a declared tag set.
+type Corpus struct {
+	ent.Schema
+}
+
+func (Corpus) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().Unique().
+			Annotations(entgql.OrderField("NAME")),
+		field.Text("description").Default(""),
+		field.String("tagset").Default("open").
+			Comment(`"i2b2-2014" (labels validated) or "open" (any label)`),
+		field.JSON("provenance", map[string]any{}).Optional().
+			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
+			Annotations(entgql.Type("Map")),
+		field.Time("created_at").Default(time.Now).Immutable().
+			Annotations(entgql.OrderField("CREATED_AT")),
+	}
+}
+
+func (Corpus) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("patients", Patient.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		edge.To("documents", Document.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		edge.To("annotation_sets", AnnotationSet.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Corpus) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entsql.Table("corpora"),
+		entgql.RelayConnection(),
+		entgql.QueryField("corpora"),
+	}
+}

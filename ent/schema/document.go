@@ -1,0 +1,68 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Document is one clinical note of a patient. Its text never changes after
+// import; annotation layers live in spans.
+type Document struct {
+	ent.Schema
+}
+
+func (Document) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("corpus_id").Immutable(),
+		field.Int("patient_id").Immutable(),
+		field.String("external_id").NotEmpty().
+			Comment(`the note's id in the source ("100-02")`).
+			Annotations(entgql.OrderField("EXTERNAL_ID")),
+		field.Int("record_order").Default(0).
+			Comment("position in the patient's record set, from 1; 0 if unknown").
+			Annotations(entgql.OrderField("RECORD_ORDER")),
+		field.String("note_type").Default("").
+			Annotations(entgql.OrderField("NOTE_TYPE")),
+		field.Time("created").Optional().Nillable().
+			Comment("when the note was written, if known"),
+		field.Enum("split").Values("train", "dev", "test", "unassigned").Default("unassigned").
+			Annotations(entgql.OrderField("SPLIT")),
+		field.Text("text").Immutable(),
+		field.Int("char_count").Comment("length of the text in Unicode code points").
+			Annotations(entgql.OrderField("CHAR_COUNT")),
+		field.Int("token_count").Comment("whitespace-separated tokens"),
+		field.String("checksum").Comment("SHA-256 of the text, hex"),
+		field.Time("imported_at").Default(time.Now).Immutable(),
+	}
+}
+
+func (Document) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("corpus", Corpus.Type).Ref("documents").Field("corpus_id").Unique().Required().Immutable(),
+		edge.From("patient", Patient.Type).Ref("documents").Field("patient_id").Unique().Required().Immutable(),
+		edge.To("spans", Span.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+	}
+}
+
+func (Document) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("corpus_id", "external_id").Unique(),
+		index.Fields("corpus_id", "split"),
+		index.Fields("corpus_id", "note_type"),
+		index.Fields("patient_id", "record_order"),
+	}
+}
+
+func (Document) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+	}
+}

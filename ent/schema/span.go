@@ -1,0 +1,53 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Span is one PHI mention in one annotation set. Offsets are Unicode code
+// points, end exclusive.
+type Span struct {
+	ent.Schema
+}
+
+func (Span) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("document_id").Immutable(),
+		field.Int("annotation_set_id").Immutable(),
+		field.Int("start").NonNegative().Annotations(entgql.OrderField("START")),
+		field.Int("end").NonNegative(),
+		field.Text("text"),
+		field.String("category").Annotations(entgql.OrderField("CATEGORY")),
+		field.String("type").Annotations(entgql.OrderField("TYPE")),
+		field.String("comment").Default(""),
+		field.String("source_id").Default("").Comment(`the tag's id in the source file ("P3", "T12")`),
+	}
+}
+
+func (Span) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("document", Document.Type).Ref("spans").Field("document_id").Unique().Required().Immutable(),
+		edge.From("annotation_set", AnnotationSet.Type).Ref("spans").Field("annotation_set_id").Unique().Required().Immutable(),
+	}
+}
+
+func (Span) Indexes() []ent.Index {
+	return []ent.Index{
+		// The statistics group a set's spans by label and count distinct texts:
+		// this index answers that from the index alone.
+		index.Fields("annotation_set_id", "category", "type", "text"),
+		index.Fields("document_id", "annotation_set_id", "start"),
+	}
+}
+
+func (Span) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField(),
+	}
+}

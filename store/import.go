@@ -1,0 +1,360 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/patient"
+	"deidcorpus/ent/span"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
+)
+
+// ImportOptions say where imported documents go.
+type ImportOptions struct {
+	Corpus string
+	// TagSet is the tag set of a new corpus ("" means open); for an existing
+	// corpus it must be empty or equal to the corpus's.
+	TagSet string
+	Format string // default "i2b2"
+	// Split overrides the split the files give; "" keeps theirs.
+	Split string
+	Set   string // annotation set for the files' spans; default "gold"
+	// Kind of a new annotation set; default "gold" for the set named gold,
+	// "annotator" otherwise.
+	Kind    string
+	Replace bool
+	// Progress, if set, is called as documents are written.
+	Progress func(done, total int)
+}
+
+// ImportResult tells what an import did.
+type ImportResult struct {
+	Corpus        *ent.Corpus
+	CreatedCorpus bool
+	Documents     int
+	Spans         int
+	Replaced      int
+}
+
+// batch sizes keep each INSERT well under SQLite's and PostgreSQL's limits on
+// bound parameters.
+const (
+	docBatch  = 200
+	spanBatch = 1000
+)
+
+// Import parses files and writes their documents into a corpus, creating the
+// corpus and the annotation set when needed. It is all or nothing: every file
+// is parsed and checked before anything is written, and the writes happen in
+// one transaction.
+func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.File) (*ImportResult, error) {
+	if opt.Corpus == "" {
+		return nil, apperr.New(apperr.Invalid, "a corpus name is required")
+	}
+	if opt.Format == "" {
+		opt.Format = "i2b2"
+	}
+	if opt.Set == "" {
+		opt.Set = "gold"
+	}
+	if opt.Kind == "" {
+		opt.Kind = "annotator"
+		if opt.Set == "gold" {
+			opt.Kind = "gold"
+		}
+	}
+	if err := annotationset.KindValidator(annotationset.Kind(opt.Kind)); err != nil {
+		return nil, apperr.New(apperr.Invalid, "unknown annotation set kind %q", opt.Kind)
+	}
+	format, err := formats.Lookup(opt.Format)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	var split *document.Split
+	if opt.Split != "" {
+		sp, err := normalizeSplit(opt.Split)
+		if err != nil {
+			return nil, err
+		}
+		split = &sp
+	}
+
+	existing, err := s.Client.Corpus.Query().Where(corpus.Name(opt.Corpus)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	tagset := opt.TagSet
+	if existing != nil {
+		if tagset != "" && tagset != existing.Tagset {
+			return nil, apperr.New(apperr.Invalid, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
+		}
+		tagset = existing.Tagset
+	}
+	if tagset == "" {
+		tagset = phi.Open
+	}
+	ts, ok := phi.Lookup(tagset)
+	if !ok {
+		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
+	}
+
+	docs, err := format.Read(files, formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
+		return phi.Normalize(ts, cat, typ)
+	}})
+	if errors.Is(err, formats.ErrNoDocuments) {
+		return nil, apperr.New(apperr.Invalid, "no %s documents in the given input", opt.Format)
+	}
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	for i := range docs {
+		if split != nil {
+			docs[i].Split = string(*split)
+		} else if _, err := normalizeSplit(docs[i].Split); err != nil {
+			return nil, apperr.New(apperr.Invalid, "document %s: %v", docs[i].ID, err)
+		}
+	}
+
+	res := &ImportResult{}
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		c := existing
+		if c == nil {
+			c, err = tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).
+				SetProvenance(map[string]any{"source": "import", "format": opt.Format}).Save(ctx)
+			if err != nil {
+				return err
+			}
+			res.CreatedCorpus = true
+		}
+		res.Corpus = c
+		set, err := getOrCreateSet(ctx, tx, c.ID, opt.Set, opt.Kind)
+		if err != nil {
+			return err
+		}
+		return writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Reload outside the committed transaction so callers can follow edges.
+	res.Corpus, err = s.Client.Corpus.Get(ctx, res.Corpus.ID)
+	return res, err
+}
+
+func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind string) (*ent.AnnotationSet, error) {
+	set, err := tx.AnnotationSet.Query().Where(annotationset.CorpusID(corpusID), annotationset.Name(name)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return tx.AnnotationSet.Create().SetCorpusID(corpusID).SetName(name).
+			SetKind(annotationset.Kind(kind)).Save(ctx)
+	}
+	return set, err
+}
+
+// writeDocuments inserts docs and their spans into set. Existing documents
+// conflict unless replace is set; a replaced document whose text is unchanged
+// keeps its other annotation layers, one whose text changed loses them, since
+// their offsets no longer hold.
+func writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	old := map[string]*ent.Document{}
+	for start := 0; start < len(ids); start += docBatch {
+		rows, err := tx.Document.Query().
+			Where(document.CorpusID(corpusID), document.ExternalIDIn(ids[start:min(start+docBatch, len(ids))]...)).
+			Select(document.FieldID, document.FieldExternalID, document.FieldChecksum).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			old[r.ExternalID] = r
+		}
+	}
+	// A document that exists with the same text only gains this layer, unless
+	// the layer already covers it; one whose text differs is replaced whole.
+	var sameText []int
+	for _, d := range docs {
+		if o, ok := old[d.ID]; ok && o.Checksum == checksum(d.Text) {
+			sameText = append(sameText, o.ID)
+		}
+	}
+	layered := map[int]bool{}
+	for start := 0; start < len(sameText); start += docBatch {
+		ids, err := tx.Span.Query().
+			Where(span.AnnotationSetID(setID), span.DocumentIDIn(sameText[start:min(start+docBatch, len(sameText))]...)).
+			GroupBy(span.FieldDocumentID).Ints(ctx)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			layered[id] = true
+		}
+	}
+	var conflicts []string
+	for _, d := range docs {
+		if o, ok := old[d.ID]; ok && (layered[o.ID] || o.Checksum != checksum(d.Text)) {
+			conflicts = append(conflicts, d.ID)
+		}
+	}
+	if len(conflicts) > 0 && !opt.Replace {
+		sort.Strings(conflicts)
+		more := ""
+		if len(conflicts) > 5 {
+			more = fmt.Sprintf(" and %d more", len(conflicts)-5)
+			conflicts = conflicts[:5]
+		}
+		return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (use replace to overwrite)",
+			opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
+	}
+
+	patients, err := patientIDs(ctx, tx, corpusID, docs)
+	if err != nil {
+		return err
+	}
+
+	var fresh []pipeline.Document
+	keep := map[string]int{} // external id -> existing row id, text unchanged
+	for _, d := range docs {
+		o, ok := old[d.ID]
+		switch {
+		case !ok:
+			fresh = append(fresh, d)
+		case o.Checksum == checksum(d.Text):
+			keep[d.ID] = o.ID
+			if layered[o.ID] {
+				res.Replaced++
+			}
+		default:
+			if err := tx.Document.DeleteOneID(o.ID).Exec(ctx); err != nil {
+				return err
+			}
+			fresh = append(fresh, d)
+			res.Replaced++
+		}
+	}
+	replacedIDs := make([]int, 0, len(layered))
+	for id := range layered {
+		replacedIDs = append(replacedIDs, id)
+	}
+	for start := 0; start < len(replacedIDs); start += docBatch {
+		_, err := tx.Span.Delete().
+			Where(span.AnnotationSetID(setID), span.DocumentIDIn(replacedIDs[start:min(start+docBatch, len(replacedIDs))]...)).Exec(ctx)
+		if err != nil {
+			return err
+		}
+	}
+
+	rowID := make(map[string]int, len(docs))
+	for id, r := range keep {
+		rowID[id] = r
+	}
+	total := len(docs)
+	done := len(keep)
+	for start := 0; start < len(fresh); start += docBatch {
+		chunk := fresh[start:min(start+docBatch, len(fresh))]
+		builders := make([]*ent.DocumentCreate, len(chunk))
+		for i, d := range chunk {
+			sp, _ := normalizeSplit(d.Split) // validated by Import
+			b := tx.Document.Create().
+				SetCorpusID(corpusID).SetPatientID(patients[d.Patient]).
+				SetExternalID(d.ID).SetRecordOrder(d.RecordOrder).SetNoteType(d.NoteType).
+				SetSplit(sp).SetText(d.Text).
+				SetCharCount(charCount(d.Text)).SetTokenCount(whitespaceTokens(d.Text)).
+				SetChecksum(checksum(d.Text))
+			if !d.Created.IsZero() {
+				b.SetCreated(d.Created)
+			}
+			builders[i] = b
+		}
+		rows, err := tx.Document.CreateBulk(builders...).Save(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			rowID[r.ExternalID] = r.ID
+		}
+		done += len(chunk)
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+
+	var builders []*ent.SpanCreate
+	flush := func() error {
+		if len(builders) == 0 {
+			return nil
+		}
+		err := tx.Span.CreateBulk(builders...).Exec(ctx)
+		builders = builders[:0]
+		return err
+	}
+	for _, d := range docs {
+		for _, sp := range d.Spans {
+			builders = append(builders, tx.Span.Create().
+				SetDocumentID(rowID[d.ID]).SetAnnotationSetID(setID).
+				SetStart(sp.Start).SetEnd(sp.End).SetText(sp.Text).
+				SetCategory(sp.Category).SetType(sp.Type).SetComment(sp.Comment).SetSourceID(sp.ID))
+			res.Spans++
+			if len(builders) == spanBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	res.Documents = len(docs)
+	return flush()
+}
+
+// patientIDs returns the row id of every patient the documents name,
+// creating the missing ones.
+func patientIDs(ctx context.Context, tx *ent.Tx, corpusID int, docs []pipeline.Document) (map[string]int, error) {
+	ids := map[string]int{}
+	var names []string
+	for _, d := range docs {
+		if _, ok := ids[d.Patient]; !ok {
+			ids[d.Patient] = 0
+			names = append(names, d.Patient)
+		}
+	}
+	for start := 0; start < len(names); start += docBatch {
+		rows, err := tx.Patient.Query().
+			Where(patient.CorpusID(corpusID), patient.ExternalIDIn(names[start:min(start+docBatch, len(names))]...)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids[r.ExternalID] = r.ID
+		}
+	}
+	var missing []*ent.PatientCreate
+	for _, n := range names {
+		if n == "" {
+			return nil, apperr.New(apperr.Invalid, "a document has no patient id")
+		}
+		if ids[n] == 0 {
+			missing = append(missing, tx.Patient.Create().SetCorpusID(corpusID).SetExternalID(n))
+		}
+	}
+	for start := 0; start < len(missing); start += docBatch {
+		rows, err := tx.Patient.CreateBulk(missing[start:min(start+docBatch, len(missing))]...).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids[r.ExternalID] = r.ID
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,142 @@
+// Package store keeps corpora in the project's database (embedded SQLite by
+// default, PostgreSQL for several machines) and is the one place where ent rows
+// become pipeline values and back. Its public methods are the services the
+// CLI, the GraphQL resolvers and the jobs call; each owns its transaction.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+
+	"deidcorpus/ent"
+	"deidcorpus/ent/migrate"
+)
+
+// DefaultDSN is the database used when none is given.
+const DefaultDSN = "deidcorpus.db"
+
+// Store is an open database.
+type Store struct {
+	Client  *ent.Client
+	DB      *sql.DB
+	Dialect string // dialect.SQLite or dialect.Postgres
+	DSN     string
+}
+
+// IsPostgres tells whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open connects to dsn (a PostgreSQL URL, or a SQLite file path, optionally
+// with "file:" and query parameters) and brings the schema up to date.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	s := &Store{DSN: dsn}
+	var err error
+	if IsPostgres(dsn) {
+		s.Dialect = dialect.Postgres
+		s.DB, err = sql.Open("pgx", dsn)
+	} else {
+		s.Dialect = dialect.SQLite
+		s.DB, err = sql.Open("sqlite", sqliteDSN(dsn))
+		// One writer at a time is what SQLite does anyway; a small pool keeps
+		// readers concurrent with WAL.
+		s.DB.SetMaxOpenConns(8)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := s.DB.PingContext(ctx); err != nil {
+		s.DB.Close()
+		return nil, fmt.Errorf("connect to database %s: %w", redact(dsn), err)
+	}
+	s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
+	if err := s.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate database schema: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.Client.Close() }
+
+// sqliteDSN adds the pragmas the project relies on: foreign keys (cascading
+// deletes), WAL (readers beside a writer), a busy timeout and immediate
+// transactions (no upgrade deadlocks between writers).
+func sqliteDSN(dsn string) string {
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	q, _ := url.ParseQuery(query)
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+		name, _, _ := strings.Cut(p, "(")
+		if !strings.Contains(query, name) {
+			q.Add("_pragma", p)
+		}
+	}
+	if q.Get("_txlock") == "" {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// redact hides a password in a DSN for messages.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// rebind turns "?" placeholders into "$n" for PostgreSQL.
+func (s *Store) rebind(query string) string {
+	if s.Dialect != dialect.Postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// withTx runs fn in a transaction, rolling back on error or panic.
+func (s *Store) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	tx, err := s.Client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			tx.Rollback()
+			panic(v)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			return fmt.Errorf("%w (rollback: %v)", err, rerr)
+		}
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,85 @@
+// Package storetest opens throwaway stores for tests: a SQLite file in a
+// temporary directory, and, when DEIDCORPUS_TEST_POSTGRES names a server, a
+// fresh PostgreSQL database dropped after the test.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"deidcorpus/store"
+)
+
+// PostgresEnv names the environment variable holding an administrative
+// PostgreSQL DSN (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable).
+const PostgresEnv = "DEIDCORPUS_TEST_POSTGRES"
+
+// Backend is a database kind tests run against.
+type Backend string
+
+const (
+	SQLite   Backend = "sqlite"
+	Postgres Backend = "postgres"
+)
+
+// Backends lists SQLite and, when configured, PostgreSQL. Without PostgreSQL
+// it logs why, so a laptop run says what it did not test.
+func Backends(tb testing.TB) []Backend {
+	if os.Getenv(PostgresEnv) == "" {
+		tb.Logf("%s is not set: PostgreSQL variant skipped", PostgresEnv)
+		return []Backend{SQLite}
+	}
+	return []Backend{SQLite, Postgres}
+}
+
+// DSN returns the DSN of a new, empty database of the given backend.
+func DSN(tb testing.TB, b Backend) string {
+	tb.Helper()
+	if b == SQLite {
+		return filepath.Join(tb.TempDir(), "test.db")
+	}
+	admin := os.Getenv(PostgresEnv)
+	if admin == "" {
+		tb.Skipf("%s is not set: PostgreSQL test skipped", PostgresEnv)
+	}
+	buf := make([]byte, 6)
+	rand.Read(buf)
+	name := "deidcorpus_test_" + hex.EncodeToString(buf)
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		db.Close()
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		db.Close()
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Open opens a new, empty store of the given backend, closed after the test.
+func Open(tb testing.TB, b Backend) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), DSN(tb, b))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
