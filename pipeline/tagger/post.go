@@ -1,0 +1,467 @@
+package tagger
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"deidcorpus/pipeline"
+)
+
+// PostConfig tunes the rules for rare types and the post-processing of Yang
+// & Garibaldi section 3.4.
+type PostConfig struct {
+	// RuleMinPrecision is the share of a rule's matches in the training data
+	// that must be gold spans of one type for the rule to be bound to it.
+	RuleMinPrecision float64 `json:"rule_min_precision"`
+	// PropagatePrecision: a type's terms are trusted when, in the training
+	// gold, at least this share of the other occurrences of its span texts in
+	// the same document are annotated with the type too; PropagateMinSpans is
+	// the evidence needed.
+	PropagatePrecision float64 `json:"propagate_precision"`
+	PropagateMinSpans  int     `json:"propagate_min_spans"`
+	// AcrossRecords looks for a patient's trusted terms in all of the
+	// patient's records, not only the one they were found in.
+	AcrossRecords bool `json:"across_records"`
+	// NameCategory is the category whose trusted terms also yield name
+	// permutations ("Harlan Valdez" -> "Valdez, Harlan", "H. Valdez",
+	// "Valdez"); "" for none.
+	NameCategory string `json:"name_category"`
+}
+
+// DefaultPost is the post-processing the reported figures were measured with.
+func DefaultPost() PostConfig {
+	return PostConfig{
+		RuleMinPrecision: 0.5, PropagatePrecision: 0.9, PropagateMinSpans: 10,
+		AcrossRecords: true, NameCategory: "NAME",
+	}
+}
+
+func (c PostConfig) validate() error {
+	if c.RuleMinPrecision < 0 || c.RuleMinPrecision > 1 || c.PropagatePrecision < 0 || c.PropagatePrecision > 1 {
+		return fmt.Errorf("precisions must lie in [0, 1]")
+	}
+	if c.PropagateMinSpans < 0 {
+		return fmt.Errorf("propagate_min_spans must be >= 0")
+	}
+	return nil
+}
+
+// rule finds one rare kind of PHI by pattern. Which of a corpus's types a
+// rule emits is learnt from the training data (bindRules), so the rules serve
+// any label set.
+type rule struct {
+	Kind string
+	re   *regexp.Regexp
+	// keyword, when set, must occur (case-insensitively) in the few bytes
+	// before a match.
+	keyword string
+}
+
+var rules = []rule{
+	{Kind: "EMAIL", re: emailRe},
+	{Kind: "URL", re: urlRe},
+	{Kind: "IPADDR", re: ipRe},
+	{Kind: "SSN", re: ssnRe},
+	{Kind: "FAX", re: regexp.MustCompile(`(?:\+\s?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*)?\d[\d\s.-]{5,}\d`), keyword: "fax"},
+}
+
+// keywordReach is how far before a match a rule's keyword may be.
+const keywordReach = 24
+
+// RuleBinding ties a rule to the type it emits.
+type RuleBinding struct {
+	Kind string `json:"kind"`
+	Type int    `json:"type"` // index into Model.Types
+	// Precision is the share of the rule's training matches that were gold
+	// spans of Type; 0 when the training data had no match and the rule was
+	// bound by name. Rules at least overridePrecision precise replace the
+	// CRF's overlapping spans; others only fill gaps.
+	Precision float64 `json:"precision"`
+	Matches   int     `json:"matches"`
+}
+
+const overridePrecision = 0.9
+
+// matches returns the token ranges of a rule's matches that fall on token
+// boundaries.
+func (r *rule) matches(tk *Tokens) [][2]int {
+	var out [][2]int
+	lower := ""
+	for _, m := range r.re.FindAllStringIndex(tk.Text, -1) {
+		if r.keyword != "" {
+			if lower == "" {
+				lower = strings.ToLower(tk.Text)
+			}
+			if !strings.Contains(lower[max(0, m[0]-keywordReach):m[0]], r.keyword) {
+				continue
+			}
+		}
+		first, last := -1, -1
+		markTokens(tk, m[0], m[1], func(i int, begin bool) {
+			if begin {
+				first = i
+			}
+			last = i + 1
+		})
+		if first >= 0 && tk.Tokens[first].Start == m[0] && tk.Tokens[last-1].End == m[1] {
+			out = append(out, [2]int{first, last})
+		}
+	}
+	return out
+}
+
+// bindRules learns which type each rule's matches are in the training gold.
+func bindRules(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []RuleBinding {
+	var out []RuleBinding
+	for _, r := range rules {
+		counts := make([]int, len(types))
+		n := 0
+		for di, d := range docs {
+			gold := goldTokenSpans(&d, toks[di], types)
+			for _, m := range r.matches(toks[di]) {
+				n++
+				if ty, ok := gold[m]; ok {
+					counts[ty]++
+				}
+			}
+		}
+		best := -1
+		for ty, c := range counts {
+			if c > 0 && (best < 0 || c > counts[best]) {
+				best = ty
+			}
+		}
+		switch {
+		case best >= 0 && float64(counts[best]) >= cfg.RuleMinPrecision*float64(n):
+			out = append(out, RuleBinding{Kind: r.Kind, Type: best, Precision: float64(counts[best]) / float64(n), Matches: n})
+		case n == 0:
+			for ty, t := range types {
+				if strings.EqualFold(t.Type, r.Kind) {
+					out = append(out, RuleBinding{Kind: r.Kind, Type: ty})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// goldTokenSpans maps the token range of each gold span to its type index.
+func goldTokenSpans(d *pipeline.Document, tk *Tokens, types []SpanType) map[[2]int]int {
+	index := map[SpanType]int{}
+	for i, t := range types {
+		index[t] = i
+	}
+	ix := pipeline.NewIndex(d.Text)
+	out := map[[2]int]int{}
+	for _, s := range d.Spans {
+		ty, ok := index[SpanType{s.Category, s.Type}]
+		if !ok {
+			continue
+		}
+		first, last := -1, -1
+		markTokens(tk, ix.Byte(s.Start), ix.Byte(s.End), func(i int, begin bool) {
+			if begin {
+				first = i
+			}
+			last = i + 1
+		})
+		if first >= 0 {
+			out[[2]int{first, last}] = ty
+		}
+	}
+	return out
+}
+
+func (m *Model) applyRules(td *taggedDoc) {
+	for _, b := range m.learnt.Rules {
+		var r *rule
+		for k := range rules {
+			if rules[k].Kind == b.Kind {
+				r = &rules[k]
+			}
+		}
+		if r == nil {
+			continue
+		}
+		for _, mt := range r.matches(td.tk) {
+			sp := tokSpan{mt[0], mt[1], b.Type}
+			if b.Precision >= overridePrecision {
+				td.pred = removeOverlapping(td.pred, sp)
+				td.pred = append(td.pred, sp)
+			} else if !overlapsAny(td.pred, sp) {
+				td.pred = append(td.pred, sp)
+			}
+		}
+	}
+}
+
+func removeOverlapping(pred []tokSpan, sp tokSpan) []tokSpan {
+	out := pred[:0]
+	for _, p := range pred {
+		if p.last <= sp.first || sp.last <= p.first {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func overlapsAny(pred []tokSpan, sp tokSpan) bool {
+	for _, p := range pred {
+		if p.first < sp.last && sp.first < p.last {
+			return true
+		}
+	}
+	return false
+}
+
+// trimmedTypes lists the types whose gold spans almost never begin or end
+// with punctuation: the CRF's spans of these types lose such edges.
+func trimmedTypes(docs []pipeline.Document, toks []*Tokens, types []SpanType) []string {
+	edge := make([]int, len(types))
+	total := make([]int, len(types))
+	for di, d := range docs {
+		tk := toks[di]
+		for r, ty := range goldTokenSpans(&d, tk, types) {
+			total[ty]++
+			if !isWordy(tk.Word(r[0])) || !isWordy(tk.Word(r[1]-1)) {
+				edge[ty]++
+			}
+		}
+	}
+	var out []string
+	for ty, t := range types {
+		if total[ty] > 0 && edge[ty]*50 <= total[ty] {
+			out = append(out, t.Type)
+		}
+	}
+	return out
+}
+
+// trim extracts PHI from inside the tokens the CRF marked (Yang 3.4 step 1):
+// punctuation at the edges of spans of types that never have it goes.
+func (m *Model) trim(td *taggedDoc) {
+	out := td.pred[:0]
+	for _, p := range td.pred {
+		if contains(m.learnt.TrimEdges, m.Types[p.typ].Type) {
+			for p.first < p.last && !isWordy(td.tk.Word(p.first)) {
+				p.first++
+			}
+			for p.last > p.first && !isWordy(td.tk.Word(p.last-1)) {
+				p.last--
+			}
+		}
+		if p.first < p.last {
+			out = append(out, p)
+		}
+	}
+	td.pred = out
+}
+
+// propagatingTypes learns which types' terms can be trusted: those whose
+// gold span texts, wherever else they occur in the same document, are
+// annotated with the same type.
+func propagatingTypes(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []string {
+	hits := make([]int, len(types))
+	occ := make([]int, len(types))
+	spans := make([]int, len(types))
+	for di, d := range docs {
+		tk := toks[di]
+		gold := goldTokenSpans(&d, tk, types)
+		al := newAlignment(tk)
+		terms := map[string]int{}
+		for r, ty := range gold {
+			spans[ty]++
+			terms[tk.Text[tk.Tokens[r[0]].Start:tk.Tokens[r[1]-1].End]] = ty
+		}
+		for term, ty := range terms {
+			if !trustworthy(term) {
+				continue
+			}
+			for _, r := range al.find(term) {
+				occ[ty]++
+				if g, ok := gold[r]; ok && g == ty {
+					hits[ty]++
+				}
+			}
+		}
+	}
+	var out []string
+	for ty, t := range types {
+		if spans[ty] >= cfg.PropagateMinSpans && occ[ty] > 0 && float64(hits[ty]) >= cfg.PropagatePrecision*float64(occ[ty]) {
+			out = append(out, t.Type)
+		}
+	}
+	return out
+}
+
+// trustworthy rules out terms too short or too bare to propagate.
+func trustworthy(term string) bool {
+	return utf8.RuneCountInString(term) >= 2 && hasAlnum(term)
+}
+
+// alignment finds a term's occurrences that fall on token boundaries.
+type alignment struct {
+	tk       *Tokens
+	startTok map[int]int
+	endTok   map[int]int
+}
+
+func newAlignment(tk *Tokens) *alignment {
+	a := &alignment{tk: tk, startTok: make(map[int]int, len(tk.Tokens)), endTok: make(map[int]int, len(tk.Tokens))}
+	for i, t := range tk.Tokens {
+		a.startTok[t.Start] = i
+		a.endTok[t.End] = i + 1
+	}
+	return a
+}
+
+func (a *alignment) find(term string) [][2]int {
+	var out [][2]int
+	text := a.tk.Text
+	for from := 0; ; {
+		k := strings.Index(text[from:], term)
+		if k < 0 {
+			return out
+		}
+		s := from + k
+		e := s + len(term)
+		first, ok1 := a.startTok[s]
+		last, ok2 := a.endTok[e]
+		if ok1 && ok2 {
+			out = append(out, [2]int{first, last})
+		}
+		from = s + 1
+	}
+}
+
+// propagate marks every occurrence of a patient's trusted terms (Yang 3.4
+// steps 2 and 3): the spans of trusted types found anywhere in the patient's
+// records, with name permutations, are looked for in every record (or only
+// their own, without AcrossRecords).
+func (m *Model) propagate(docs []pipeline.Document, tagged []*taggedDoc) {
+	if len(m.learnt.Propagate) == 0 {
+		return
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i, d := range docs {
+		key := "\x00" + d.ID
+		if d.Patient != "" && m.Config.Post.AcrossRecords {
+			key = d.Patient
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	for _, key := range order {
+		members := groups[key]
+		terms := m.trustedTerms(tagged, members)
+		for _, i := range members {
+			td := tagged[i]
+			al := newAlignment(td.tk)
+			for _, t := range terms {
+				for _, r := range al.find(t.text) {
+					sp := tokSpan{r[0], r[1], t.typ}
+					if !overlapsAny(td.pred, sp) {
+						td.pred = append(td.pred, sp)
+					}
+				}
+			}
+		}
+	}
+}
+
+type trustedTerm struct {
+	text string
+	typ  int
+}
+
+// trustedTerms collects the terms of trusted types predicted in a patient's
+// records, longest first so that a full name is marked before its parts. A
+// term predicted with several types keeps the most frequent.
+func (m *Model) trustedTerms(tagged []*taggedDoc, members []int) []trustedTerm {
+	votes := map[string]map[int]int{}
+	add := func(text string, ty int) {
+		if !trustworthy(text) {
+			return
+		}
+		if votes[text] == nil {
+			votes[text] = map[int]int{}
+		}
+		votes[text][ty]++
+	}
+	for _, i := range members {
+		td := tagged[i]
+		for _, p := range td.pred {
+			t := m.Types[p.typ]
+			if !contains(m.learnt.Propagate, t.Type) {
+				continue
+			}
+			text := td.tk.Text[td.tk.Tokens[p.first].Start:td.tk.Tokens[p.last-1].End]
+			add(text, p.typ)
+			if m.Config.Post.NameCategory != "" && t.Category == m.Config.Post.NameCategory {
+				for _, v := range namePermutations(td.tk, p.first, p.last) {
+					add(v, p.typ)
+				}
+			}
+		}
+	}
+	out := make([]trustedTerm, 0, len(votes))
+	for text, v := range votes {
+		best := -1
+		for ty, c := range v {
+			if best < 0 || c > v[best] || (c == v[best] && ty < best) {
+				best = ty
+			}
+		}
+		out = append(out, trustedTerm{text, best})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i].text) != len(out[j].text) {
+			return len(out[i].text) > len(out[j].text)
+		}
+		return out[i].text < out[j].text
+	})
+	return out
+}
+
+// namePermutations generates the other ways a full name is written (Yang
+// 3.4): "Harlan Valdez" -> "Valdez, Harlan", "H. Valdez", "Valdez"; with two
+// surnames, as Spanish names have, also the first surname alone.
+func namePermutations(tk *Tokens, first, last int) []string {
+	var words []string
+	for i := first; i < last; i++ {
+		w := tk.Word(i)
+		if !isCapitalized(w) {
+			if isWordy(w) {
+				return nil
+			}
+			continue
+		}
+		words = append(words, w)
+	}
+	if len(words) < 2 {
+		return nil
+	}
+	given := words[0]
+	rest := strings.Join(words[1:], " ")
+	initial, _ := utf8.DecodeRuneInString(given)
+	out := []string{rest + ", " + given, string(initial) + ". " + rest}
+	if utf8.RuneCountInString(rest) >= 3 {
+		out = append(out, rest)
+	}
+	if len(words) >= 3 && utf8.RuneCountInString(words[1]) >= 3 {
+		out = append(out, words[1])
+	}
+	return out
+}
+
+func isCapitalized(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r)
+}

@@ -1,0 +1,103 @@
+package tagger
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	"deidcorpus/pipeline"
+)
+
+// A hand-built longitudinal corpus: patient 100 has three records, patient
+// 200 one. The CRF found "Harlan Valdez" only in record 100-01; propagation
+// must recover the name (and its permutations) in 100-02, and leave patient
+// 200's record alone.
+func TestPropagationRecoversNameMissedInAnotherRecord(t *testing.T) {
+	types := []SpanType{{"DATE", "DATE"}, {"NAME", "DOCTOR"}, {"NAME", "PATIENT"}}
+	m := &Model{Config: DefaultConfig(), Types: types}
+	m.labels = newLabels(types)
+	m.learnt.Propagate = []string{"PATIENT", "DOCTOR"}
+	docs := []pipeline.Document{
+		{ID: "100-01", Patient: "100", Text: "Harlan Valdez, 67, seen by Dr. Ruiz. Harlan Valdez is well."},
+		{ID: "100-02", Patient: "100", Text: "Follow-up.\nValdez, Harlan called; H. Valdez reports pain. Valdez stable."},
+		{ID: "100-03", Patient: "100", Text: "No names here."},
+		{ID: "200-01", Patient: "200", Text: "Harlan Valdez is another patient's neighbour."},
+	}
+	tagged := make([]*taggedDoc, len(docs))
+	for i := range docs {
+		tk := Tokenize(docs[i].Text)
+		tagged[i] = &taggedDoc{doc: &docs[i], tk: tk, ix: pipeline.NewIndex(docs[i].Text), model: m}
+	}
+	// What the CRF found: the first mention in 100-01 only, and a doctor.
+	tagged[0].pred = []tokSpan{{0, 2, 2}, {9, 10, 1}}
+
+	m.propagate(docs, tagged)
+
+	texts := func(td *taggedDoc) []string {
+		var out []string
+		for _, s := range td.spans() {
+			out = append(out, s.Type+":"+s.Text)
+		}
+		sort.Strings(out)
+		return out
+	}
+	want := map[string][]string{
+		"100-01": {"DOCTOR:Ruiz", "PATIENT:Harlan Valdez", "PATIENT:Harlan Valdez"},
+		"100-02": {"PATIENT:H. Valdez", "PATIENT:Valdez", "PATIENT:Valdez, Harlan"},
+		"100-03": nil,
+		"200-01": nil,
+	}
+	for i, d := range docs {
+		if got := texts(tagged[i]); !reflect.DeepEqual(got, want[d.ID]) {
+			t.Errorf("%s: spans %q, want %q", d.ID, got, want[d.ID])
+		}
+	}
+	// Offsets are code points and match the text.
+	for i := range docs {
+		d := docs[i]
+		d.Spans = tagged[i].spans()
+		if err := d.Validate(false); err != nil {
+			t.Errorf("%s: %v", d.ID, err)
+		}
+	}
+
+	// Without AcrossRecords a record only sees its own terms.
+	m.Config.Post.AcrossRecords = false
+	for _, td := range tagged {
+		td.pred = nil
+	}
+	tagged[0].pred = []tokSpan{{0, 2, 2}}
+	m.propagate(docs, tagged)
+	if got := texts(tagged[1]); got != nil {
+		t.Errorf("100-02 without across_records: %q, want nothing", got)
+	}
+}
+
+func TestNamePermutations(t *testing.T) {
+	cases := map[string][]string{
+		"Harlan Valdez":           {"Valdez, Harlan", "H. Valdez", "Valdez"},
+		"Ignacio Navarro Cuéllar": {"Navarro Cuéllar, Ignacio", "I. Navarro Cuéllar", "Navarro Cuéllar", "Navarro"},
+		"Ernesto":                 nil,
+		"the patient":             nil,
+	}
+	for in, want := range cases {
+		tk := Tokenize(in)
+		if got := namePermutations(tk, 0, len(tk.Tokens)); !reflect.DeepEqual(got, want) {
+			t.Errorf("namePermutations(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRulesNeedTheirKeyword(t *testing.T) {
+	var fax *rule
+	for i := range rules {
+		if rules[i].Kind == "FAX" {
+			fax = &rules[i]
+		}
+	}
+	tk := Tokenize("Tel: 91 555 12 34. Fax: 91 555 12 35.")
+	got := fax.matches(tk)
+	if len(got) != 1 || tk.Text[tk.Tokens[got[0][0]].Start:tk.Tokens[got[0][1]-1].End] != "91 555 12 35" {
+		t.Errorf("fax matches %v", got)
+	}
+}

@@ -1,0 +1,550 @@
+package tagger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"deidcorpus/pipeline"
+)
+
+// Config is everything that shapes a model: features, training and
+// post-processing. It is stored in the model; read one from JSON with
+// ReadConfig, which starts from DefaultConfig so a file need only name what
+// it changes.
+type Config struct {
+	Features FeatureConfig `json:"features"`
+	Training TrainOptions  `json:"training"`
+	Post     PostConfig    `json:"post"`
+	// RecallBias is added at decoding to the scores of the B- and I- labels
+	// of a type (keyed by type, "*" for every type not named): MIST's knob to
+	// trade precision for recall. Tag options can override it per run.
+	RecallBias map[string]float64 `json:"recall_bias,omitempty"`
+}
+
+// DefaultConfig is the configuration the reported figures were measured with.
+func DefaultConfig() Config {
+	return Config{Features: DefaultFeatures(), Training: DefaultTraining(), Post: DefaultPost()}
+}
+
+// ReadConfig reads a JSON configuration over the defaults; unknown fields are
+// an error so that a misspelt option is not silently ignored.
+func ReadConfig(r io.Reader) (Config, error) {
+	cfg := DefaultConfig()
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("tagger config: %w", err)
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate reports the first option out of range.
+func (c Config) Validate() error {
+	if err := c.Features.validate(); err != nil {
+		return fmt.Errorf("tagger config: features: %w", err)
+	}
+	if err := c.Training.validate(); err != nil {
+		return fmt.Errorf("tagger config: training: %w", err)
+	}
+	if err := c.Post.validate(); err != nil {
+		return fmt.Errorf("tagger config: post: %w", err)
+	}
+	for k, v := range c.RecallBias {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("tagger config: recall_bias[%s] is not finite", k)
+		}
+	}
+	return nil
+}
+
+// Model is a trained tagger: the artifact Save writes and Load reads.
+type Model struct {
+	Config Config
+	Types  []SpanType // the label set, O and B-/I- of each type
+	Meta   Meta
+
+	attrs     []string
+	attrIndex map[string]int32
+	crf       *crf
+	learnt    learnt
+	labels    *Labels
+	ext       *extractor
+}
+
+// learnt is what training found beside the weights: trigger words, the
+// gazetteer, and the post-processing decisions.
+type learnt struct {
+	Triggers  map[string][]int    `json:"triggers,omitempty"`  // word -> type indices
+	Gazetteer map[string][]string `json:"gazetteer,omitempty"` // phrase -> types
+	Rules     []RuleBinding       `json:"rules,omitempty"`
+	Propagate []string            `json:"propagate,omitempty"` // types whose terms are trusted
+	TrimEdges []string            `json:"trim_edges,omitempty"`
+}
+
+// Meta records how a model was trained. It is not part of the model's hash:
+// two trainings on the same data with the same options hash the same even
+// though they took different times.
+type Meta struct {
+	Documents  int           `json:"documents"`
+	Tokens     int           `json:"tokens"`
+	Spans      int           `json:"spans"`
+	Attributes int           `json:"attributes"`
+	Features   int           `json:"features"`
+	Iterations int           `json:"iterations"`
+	Loss       float64       `json:"loss"`
+	Duration   time.Duration `json:"duration_ns"`
+	Trained    time.Time     `json:"trained"`
+}
+
+// Progress reports training to the caller (the job layer's progress bar).
+type Progress struct {
+	Stage     string // "features", "train", "post"
+	Done      int    // documents prepared, or L-BFGS iterations done
+	Total     int    // documents, or the iteration limit
+	Loss      float64
+	GradNorm  float64
+	Attribute int // attributes so far
+}
+
+// Train fits a model on documents with gold spans. Every span type present
+// becomes a label; documents of the same Patient are treated as one
+// patient's records. progress may be nil. Cancelling ctx stops training with
+// ctx's error.
+func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress func(Progress)) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, errors.New("tagger: no training documents")
+	}
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	started := time.Now()
+	m := &Model{Config: cfg}
+	ts, err := m.prepareTraining(docs)
+	if err != nil {
+		return nil, err
+	}
+	// Attribute ids in order of first appearance: deterministic for a given
+	// document order.
+	m.attrIndex = map[string]int32{}
+	var counts []int
+	seqs := make([]sequence, len(docs))
+	var buf []byte
+	for i := range docs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := sequence{off: make([]int32, 1, len(ts.toks[i].Tokens)+1), y: ts.ys[i]}
+		buf = m.trainingAttributes(ts, i, buf, func(t int, b []byte) {
+			if t+1 > s.len() {
+				s.off = append(s.off, int32(len(s.attrs)))
+			}
+			id, ok := m.attrIndex[string(b)]
+			if !ok {
+				id = int32(len(m.attrs))
+				m.attrs = append(m.attrs, string(b))
+				m.attrIndex[m.attrs[id]] = id
+				counts = append(counts, 0)
+			}
+			counts[id]++
+			s.attrs = append(s.attrs, id)
+			s.off[t+1] = int32(len(s.attrs))
+		})
+		seqs[i] = s
+		if i%50 == 0 || i == len(docs)-1 {
+			progress(Progress{Stage: "features", Done: i + 1, Total: len(docs), Attribute: len(m.attrs)})
+		}
+	}
+	if cfg.Training.MinFreq > 1 {
+		m.dropRare(seqs, counts, cfg.Training.MinFreq)
+	}
+	m.crf = buildCRF(seqs, len(m.attrs), m.labels.N())
+	iters, loss, err := m.crf.fit(ctx, seqs, cfg.Training, func(it IterationInfo) {
+		progress(Progress{Stage: "train", Done: it.Iteration, Total: cfg.Training.MaxIterations, Loss: it.Loss, GradNorm: it.GradNorm})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tagger: training: %w", err)
+	}
+	progress(Progress{Stage: "post", Done: 0, Total: 1})
+	m.learnt.Rules = bindRules(docs, ts.toks, m.Types, cfg.Post)
+	m.learnt.Propagate = propagatingTypes(docs, ts.toks, m.Types, cfg.Post)
+	m.learnt.TrimEdges = trimmedTypes(docs, ts.toks, m.Types)
+	progress(Progress{Stage: "post", Done: 1, Total: 1})
+	tokens, spans := 0, 0
+	for i, t := range ts.toks {
+		tokens += len(t.Tokens)
+		spans += len(docs[i].Spans)
+	}
+	m.Meta = Meta{
+		Documents: len(docs), Tokens: tokens, Spans: spans,
+		Attributes: len(m.attrs), Features: len(m.crf.w),
+		Iterations: iters, Loss: loss,
+		Duration: time.Since(started), Trained: started.UTC().Truncate(time.Second),
+	}
+	return m, nil
+}
+
+// trainingSet is the training documents made ready for feature generation:
+// what Train and WriteCRFsuite share, so that the export holds exactly the
+// features the CRF trains on.
+type trainingSet struct {
+	toks    []*Tokens
+	ys      [][]int
+	foldGaz []*phraseSet // gazetteer of the other folds, by fold
+}
+
+// prepareTraining tokenizes and labels docs and learns the label set, the
+// trigger words and the gazetteer.
+func (m *Model) prepareTraining(docs []pipeline.Document) (*trainingSet, error) {
+	cfg := m.Config
+	m.labels = labelsOf(docs)
+	m.Types = m.labels.Types
+	if m.labels.N() > math.MaxUint16 {
+		return nil, fmt.Errorf("tagger: %d span types are too many", len(m.Types))
+	}
+	ts := &trainingSet{toks: make([]*Tokens, len(docs)), ys: make([][]int, len(docs))}
+	for i, d := range docs {
+		ts.toks[i] = Tokenize(d.Text)
+		ts.ys[i] = m.labels.encode(ts.toks[i], pipeline.NewIndex(d.Text), d.Spans)
+	}
+	if cfg.Features.Triggers {
+		m.learnt.Triggers = learnTriggers(ts.toks, ts.ys, len(m.Types), cfg.Features)
+	}
+	if cfg.Features.Gazetteer {
+		m.learnt.Gazetteer = gazetteerOf(docs, ts.toks, gazetteerMaxWords).types
+		k := cfg.Features.GazetteerFolds
+		for f := 0; f < k; f++ {
+			var ds []pipeline.Document
+			var tks []*Tokens
+			for i := range docs {
+				if i%k != f {
+					ds, tks = append(ds, docs[i]), append(tks, ts.toks[i])
+				}
+			}
+			ts.foldGaz = append(ts.foldGaz, gazetteerOf(ds, tks, gazetteerMaxWords))
+		}
+	}
+	return ts, m.init()
+}
+
+// trainingAttributes calls f with every attribute of every token of
+// training document i, tokens in order. A training document sees the
+// gazetteer of the other folds only.
+func (m *Model) trainingAttributes(ts *trainingSet, i int, buf []byte, f func(t int, attr []byte)) []byte {
+	x := m.ext
+	if ts.foldGaz != nil {
+		xc := *m.ext
+		xc.gaz = ts.foldGaz[i%len(ts.foldGaz)]
+		x = &xc
+	}
+	d := x.prepare(ts.toks[i])
+	for t := range ts.toks[i].Tokens {
+		buf = x.emit(d, t, buf, func(b []byte) { f(t, b) })
+	}
+	return buf
+}
+
+// gazetteerMaxWords bounds the phrases the learnt gazetteer keeps.
+const gazetteerMaxWords = 6
+
+// init builds the extractor and label set from the model's stored parts.
+func (m *Model) init() error {
+	m.labels = newLabels(m.Types)
+	m.ext = &extractor{cfg: m.Config.Features, types: m.Types, triggers: m.learnt.Triggers}
+	if m.learnt.Gazetteer != nil {
+		p := &phraseSet{types: m.learnt.Gazetteer, maxWords: 1}
+		for k := range p.types {
+			p.maxWords = max(p.maxWords, strings.Count(k, " ")+1)
+		}
+		p.maxWords = min(p.maxWords, gazetteerMaxWords)
+		m.ext.gaz = p
+	}
+	if name := m.Config.Features.Lexicon; name != "" {
+		lex, ok := lookupLexicon(name)
+		if !ok {
+			return fmt.Errorf("tagger: model needs lexicon %q, which is not registered", name)
+		}
+		m.ext.lex = lex
+	}
+	return nil
+}
+
+// dropRare renumbers attributes, keeping those seen at least minFreq times.
+func (m *Model) dropRare(seqs []sequence, counts []int, minFreq int) {
+	remap := make([]int32, len(m.attrs))
+	var kept []string
+	for id, a := range m.attrs {
+		if counts[id] >= minFreq {
+			remap[id] = int32(len(kept))
+			kept = append(kept, a)
+		} else {
+			remap[id] = -1
+		}
+	}
+	for si := range seqs {
+		s := &seqs[si]
+		attrs := s.attrs[:0]
+		off := s.off
+		start := int32(0)
+		for t := 0; t < s.len(); t++ {
+			from, to := start, off[t+1]
+			start = to
+			for _, a := range s.attrs[from:to] {
+				if r := remap[a]; r >= 0 {
+					attrs = append(attrs, r)
+				}
+			}
+			off[t+1] = int32(len(attrs))
+		}
+		s.attrs = attrs
+	}
+	m.attrs = kept
+	m.attrIndex = make(map[string]int32, len(kept))
+	for i, a := range kept {
+		m.attrIndex[a] = int32(i)
+	}
+}
+
+// buildCRF creates the state features: every (attribute, label) pair the
+// training data shows, as CRFsuite does without its "possible states" option.
+func buildCRF(seqs []sequence, nAttrs, L int) *crf {
+	words := (L + 63) / 64
+	seen := make([]uint64, nAttrs*words)
+	for si := range seqs {
+		s := &seqs[si]
+		for t := 0; t < s.len(); t++ {
+			y := s.y[t]
+			for _, a := range s.attrs[s.off[t]:s.off[t+1]] {
+				seen[int(a)*words+y/64] |= 1 << (y % 64)
+			}
+		}
+	}
+	c := &crf{L: L, attrStart: make([]int32, 1, nAttrs+1)}
+	for a := 0; a < nAttrs; a++ {
+		for y := 0; y < L; y++ {
+			if seen[a*words+y/64]&(1<<(y%64)) != 0 {
+				c.featLabel = append(c.featLabel, uint16(y))
+			}
+		}
+		c.attrStart = append(c.attrStart, int32(len(c.featLabel)))
+	}
+	c.w = make([]float64, len(c.featLabel)+L*L)
+	return c
+}
+
+// learnTriggers finds, per type, the words that precede its spans within the
+// configured window often enough and in a large enough share of their
+// occurrences (Yang 3.2's lexical cues, learnt rather than listed, which is
+// what a Spanish corpus needs).
+func learnTriggers(toks []*Tokens, ys [][]int, nTypes int, cfg FeatureConfig) map[string][]int {
+	total := map[string]int{}
+	before := map[string][]int{}
+	for di, tk := range toks {
+		y := ys[di]
+		for i := range tk.Tokens {
+			lw := strings.ToLower(tk.Word(i))
+			if !isWordy(lw) {
+				continue
+			}
+			total[lw]++
+		}
+		for i := range tk.Tokens {
+			if y[i] == 0 || y[i]%2 == 0 {
+				continue
+			}
+			ty := typeOf(y[i])
+			seen := map[string]bool{}
+			for k, back := i-1, 0; k >= 0 && back < cfg.TriggerWindow; k-- {
+				lw := strings.ToLower(tk.Word(k))
+				if !isWordy(lw) {
+					continue
+				}
+				back++
+				if y[k] != 0 || seen[lw] {
+					continue
+				}
+				seen[lw] = true
+				if before[lw] == nil {
+					before[lw] = make([]int, nTypes)
+				}
+				before[lw][ty]++
+			}
+		}
+	}
+	out := map[string][]int{}
+	for w, counts := range before {
+		for ty, c := range counts {
+			if c >= cfg.TriggerMin && float64(c) >= cfg.TriggerPrecision*float64(total[w]) {
+				out[w] = append(out[w], ty)
+			}
+		}
+	}
+	return out
+}
+
+// TagOptions tune one tagging run.
+type TagOptions struct {
+	// Workers tags documents in parallel; 0 means GOMAXPROCS.
+	Workers int
+	// NoPostProcess skips trimming and trusted-term propagation (the
+	// "before post-processing" column of Yang's Table 7).
+	NoPostProcess bool
+	// RecallBias, when not nil, replaces the model's configured bias.
+	RecallBias map[string]float64
+}
+
+// Tag annotates documents and returns copies whose Spans are the model's
+// predictions (the input is left untouched). Documents sharing a Patient are
+// one patient's records: trusted terms found in one are looked for in all.
+func (m *Model) Tag(ctx context.Context, docs []pipeline.Document, opt TagOptions) ([]pipeline.Document, error) {
+	bias := m.biasVector(m.Config.RecallBias)
+	if opt.RecallBias != nil {
+		bias = m.biasVector(opt.RecallBias)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]pipeline.Document, len(docs))
+	tagged := make([]*taggedDoc, len(docs))
+	var (
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tg tagScratch
+			for i := range next {
+				tagged[i] = m.tagOne(&docs[i], bias, &tg, !opt.NoPostProcess)
+			}
+		}()
+	}
+	var err error
+	for i := range docs {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if !opt.NoPostProcess {
+		m.propagate(docs, tagged)
+	}
+	for i := range docs {
+		out[i] = docs[i]
+		out[i].Spans = tagged[i].spans()
+	}
+	return out, nil
+}
+
+// biasVector expands per-type biases to per-label ones.
+func (m *Model) biasVector(b map[string]float64) []float64 {
+	if len(b) == 0 {
+		return nil
+	}
+	v := make([]float64, m.labels.N())
+	for k, t := range m.Types {
+		bias, ok := b[t.Type]
+		if !ok {
+			bias = b["*"]
+		}
+		v[1+2*k], v[2+2*k] = bias, bias
+	}
+	return v
+}
+
+// tagScratch is one worker's reusable buffers.
+type tagScratch struct {
+	buf   []byte
+	score []float64
+	back  []int32
+}
+
+// taggedDoc is one document during tagging: its tokens and current spans in
+// byte offsets, so that post-processing need not convert back and forth.
+type taggedDoc struct {
+	doc   *pipeline.Document
+	tk    *Tokens
+	ix    *pipeline.Index
+	model *Model
+	pred  []tokSpan
+}
+
+// tokSpan is a predicted span over tokens [first, last) of type typ (an
+// index into Model.Types).
+type tokSpan struct {
+	first, last int
+	typ         int
+}
+
+func (td *taggedDoc) spans() []pipeline.Span {
+	sort.Slice(td.pred, func(i, j int) bool { return td.pred[i].first < td.pred[j].first })
+	out := make([]pipeline.Span, 0, len(td.pred))
+	for _, p := range td.pred {
+		out = append(out, td.model.labels.span(td.tk, td.ix, p.first, p.last, p.typ))
+	}
+	return out
+}
+
+// sequenceOf maps a prepared document's attributes to the model's ids;
+// attributes unseen in training are dropped, as CRFsuite drops them.
+func (m *Model) sequenceOf(x *extractor, d *docFeatures, buf []byte) (sequence, []byte) {
+	n := len(d.tk.Tokens)
+	s := sequence{off: make([]int32, 1, n+1), attrs: make([]int32, 0, n*32)}
+	for t := 0; t < n; t++ {
+		buf = x.emit(d, t, buf, func(b []byte) {
+			if id, ok := m.attrIndex[string(b)]; ok {
+				s.attrs = append(s.attrs, id)
+			}
+		})
+		s.off = append(s.off, int32(len(s.attrs)))
+	}
+	return s, buf
+}
+
+func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool) *taggedDoc {
+	tk := Tokenize(doc.Text)
+	td := &taggedDoc{doc: doc, tk: tk, ix: pipeline.NewIndex(doc.Text), model: m}
+	var s sequence
+	s, tg.buf = m.sequenceOf(m.ext, m.ext.prepare(tk), tg.buf)
+	n := len(tk.Tokens) * m.crf.L
+	if cap(tg.score) < n {
+		tg.score, tg.back = make([]float64, n), make([]int32, n)
+	}
+	y := m.crf.viterbi(&s, bias, tg.score[:n], tg.back[:n])
+	for i := 0; i < len(y); {
+		if y[i] == 0 {
+			i++
+			continue
+		}
+		k := typeOf(y[i])
+		j := i + 1
+		for j < len(y) && y[j] == 2+2*k {
+			j++
+		}
+		td.pred = append(td.pred, tokSpan{i, j, k})
+		i = j
+	}
+	m.applyRules(td)
+	if post {
+		m.trim(td)
+	}
+	return td
+}
