@@ -1,0 +1,274 @@
+package formats
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"deidcorpus/pipeline"
+)
+
+func init() {
+	Register(&Format{
+		Name: "brat",
+		Exts: []string{".txt", ".ann"},
+		Doc: "BRAT standoff: NAME.txt with the text and NAME.ann with text-bound annotations (T lines, code-point offsets); " +
+			"fragments split only by whitespace become one span, other discontinuous spans are an error; " +
+			"AnnotatorNotes become span comments; relations, events, attributes and normalizations are ignored",
+		Read:  ReadBRAT,
+		Write: WriteBRAT,
+	})
+}
+
+// ReadBRAT parses BRAT standoff pairs: each NAME.txt with its NAME.ann (a
+// .txt without an .ann is a document without spans; an .ann without a .txt is
+// an error). What BRAT can say that a span cannot hold is handled so:
+//   - text-bound annotations (T) become spans; the type is the label;
+//   - a discontinuous annotation whose fragments are separated only by
+//     whitespace (BRAT splits spans at line breaks) becomes one span from the
+//     first fragment's start to the last one's end; any other discontinuous
+//     annotation is an error, since one span cannot hold it;
+//   - AnnotatorNotes (#) on a T annotation become the span's comment;
+//   - relations (R), events (E), attributes (A, M), normalizations (N) and
+//     equivalences (*) carry no PHI span of their own and are ignored.
+func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
+	type pair struct{ txt, ann *File }
+	pairs := map[string]*pair{}
+	for _, f := range filterExt(files, ".txt", ".ann") {
+		key := strings.TrimSuffix(f.Name, path.Ext(f.Name))
+		p := pairs[key]
+		if p == nil {
+			p = &pair{}
+			pairs[key] = p
+		}
+		if strings.EqualFold(path.Ext(f.Name), ".txt") {
+			p.txt = &f
+		} else {
+			p.ann = &f
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, ErrNoDocuments
+	}
+	keys := make([]string, 0, len(pairs))
+	for k := range pairs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	docs := make([]pipeline.Document, 0, len(keys))
+	source := map[string]string{}
+	for _, k := range keys {
+		p := pairs[k]
+		if p.txt == nil {
+			return nil, errorf(p.ann.Name, 0, "", "annotation file without its text file %s.txt", path.Base(k))
+		}
+		d, err := ReadBRATPair(*p.txt, p.ann, opt)
+		if err != nil {
+			return nil, err
+		}
+		source[d.ID] = p.txt.Name
+		docs = append(docs, d)
+	}
+	return unique(docs, source)
+}
+
+// ReadBRATPair parses one document: its text file and its annotation file
+// (nil for none).
+func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, error) {
+	var doc pipeline.Document
+	doc.ID, doc.Patient, doc.RecordOrder = DocumentID(txt.Name)
+	if err := checkUTF8(txt); err != nil {
+		return doc, err
+	}
+	doc.Text = string(txt.Data)
+	if ann == nil {
+		return doc, nil
+	}
+	if err := checkUTF8(*ann); err != nil {
+		return doc, err
+	}
+	ix := pipeline.NewIndex(doc.Text)
+	var (
+		lines []int
+		byID  = map[string]int{} // T id -> index in doc.Spans
+		notes []bratNote
+	)
+	for i, raw := range splitLines(ann.Data) {
+		n := i + 1
+		line := string(raw)
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		id, rest, ok := strings.Cut(line, "\t")
+		if !ok || id == "" {
+			return doc, errorf(ann.Name, n, "", "want an id, a tab and the annotation, got %q", line)
+		}
+		switch id[0] {
+		case 'T':
+			s, err := parseTextBound(id, rest, ix)
+			if err != nil {
+				return doc, &Error{File: ann.Name, Line: n, Field: id, Err: err}
+			}
+			if _, dup := byID[id]; dup {
+				return doc, errorf(ann.Name, n, id, "annotation id used twice")
+			}
+			byID[id] = len(doc.Spans)
+			doc.Spans = append(doc.Spans, s)
+			lines = append(lines, n)
+		case '#':
+			kind, note, _ := strings.Cut(rest, "\t")
+			k, target, _ := strings.Cut(kind, " ")
+			if k == "AnnotatorNotes" && strings.HasPrefix(target, "T") {
+				notes = append(notes, bratNote{line: n, target: target, text: note})
+			}
+		case 'R', 'E', 'A', 'M', 'N', '*':
+			// No span of their own: see ReadBRAT.
+		default:
+			return doc, errorf(ann.Name, n, id, "unknown annotation kind %q (want T, R, E, A, M, N, * or #)", id[:1])
+		}
+	}
+	for _, nt := range notes {
+		i, ok := byID[nt.target]
+		if !ok {
+			return doc, errorf(ann.Name, nt.line, nt.target, "note on an annotation that does not exist")
+		}
+		if c := doc.Spans[i].Comment; c != "" {
+			doc.Spans[i].Comment = c + "; " + nt.text
+		} else {
+			doc.Spans[i].Comment = nt.text
+		}
+	}
+	return doc, finishFlat(&doc, ann.Name, lines, opt)
+}
+
+type bratNote struct {
+	line         int
+	target, text string
+}
+
+// parseTextBound parses "TYPE START END[;START END...]\tTEXT".
+func parseTextBound(id, rest string, ix *pipeline.Index) (pipeline.Span, error) {
+	s := pipeline.Span{ID: id}
+	spec, text, hasText := strings.Cut(rest, "\t")
+	typ, offsets, _ := strings.Cut(spec, " ")
+	if typ == "" {
+		return s, fmt.Errorf("missing label")
+	}
+	s.Type = typ
+	var frags [][2]int
+	for _, fr := range strings.Split(offsets, ";") {
+		f := strings.Fields(fr)
+		if len(f) != 2 {
+			return s, fmt.Errorf("offsets %q: want START END pairs separated by ';'", offsets)
+		}
+		a, err1 := strconv.Atoi(f[0])
+		b, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			return s, fmt.Errorf("offsets %q are not integers", offsets)
+		}
+		if a < 0 || b < a {
+			return s, fmt.Errorf("fragment %d %d: start must be at least 0 and not after end", a, b)
+		}
+		if b > ix.Len() {
+			return s, fmt.Errorf("end %d is past the end of the text (%d code points)", b, ix.Len())
+		}
+		frags = append(frags, [2]int{a, b})
+	}
+	sort.Slice(frags, func(i, j int) bool { return frags[i][0] < frags[j][0] })
+	for i := 1; i < len(frags); i++ {
+		if frags[i][0] < frags[i-1][1] {
+			return s, fmt.Errorf("fragments %v overlap", frags)
+		}
+		if gap := ix.Slice(frags[i-1][1], frags[i][0]); strings.TrimSpace(gap) != "" {
+			return s, fmt.Errorf("discontinuous span: fragments are separated by %q, which one span cannot leave out", gap)
+		}
+	}
+	s.Start, s.End = frags[0][0], frags[len(frags)-1][1]
+	if len(frags) == 1 && hasText {
+		s.Text = text // checked against the document text
+	}
+	return s, nil
+}
+
+var bratID = regexp.MustCompile(`^T[0-9]+$`)
+
+// WriteBRAT renders each document as ID.txt and ID.ann. Span ids are kept
+// when all are BRAT ids (T1, T2, ...), else renumbered; a span that crosses a
+// line break is written as fragments split there, as BRAT itself does, and
+// reads back as one span.
+func WriteBRAT(docs []pipeline.Document) ([]File, error) {
+	out := make([]File, 0, 2*len(docs))
+	for _, d := range docs {
+		txtName, err := fileName(d.ID, ".txt")
+		if err != nil {
+			return nil, err
+		}
+		ann, err := marshalANN(d)
+		if err != nil {
+			return nil, fmt.Errorf("document %s: %w", d.ID, err)
+		}
+		out = append(out, File{Name: txtName, Data: []byte(d.Text)}, File{Name: d.ID + ".ann", Data: ann})
+	}
+	return out, nil
+}
+
+func marshalANN(d pipeline.Document) ([]byte, error) {
+	sorted := pipeline.Document{Spans: append([]pipeline.Span(nil), d.Spans...)}
+	sorted.SortSpans()
+	spans := sorted.Spans
+	keepIDs := true
+	seen := map[string]bool{}
+	for _, s := range spans {
+		if !bratID.MatchString(s.ID) || seen[s.ID] {
+			keepIDs = false
+			break
+		}
+		seen[s.ID] = true
+	}
+	ix := pipeline.NewIndex(d.Text)
+	var b bytes.Buffer
+	notes := 0
+	for i, s := range spans {
+		if s.Type == "" || strings.ContainsAny(s.Type, " \t\r\n") {
+			return nil, fmt.Errorf("span %d [%d:%d]: label %q cannot be a BRAT type (empty or with white space)", i, s.Start, s.End, s.Type)
+		}
+		if s.Start < 0 || s.End > ix.Len() || s.Start >= s.End {
+			return nil, &pipeline.SpanError{Span: s, Msg: "offsets outside the text"}
+		}
+		id := s.ID
+		if !keepIDs {
+			id = "T" + strconv.Itoa(i+1)
+		}
+		var offs, texts []string
+		start := s.Start
+		flush := func(end int) {
+			if t := ix.Slice(start, end); strings.Trim(t, "\r\n") != "" {
+				offs = append(offs, fmt.Sprintf("%d %d", start, end))
+				texts = append(texts, t)
+			}
+		}
+		for cp := s.Start; cp < s.End; cp++ {
+			if c := ix.Slice(cp, cp+1); c == "\n" || c == "\r" {
+				flush(cp)
+				start = cp + 1
+			}
+		}
+		flush(s.End)
+		if len(offs) == 0 {
+			return nil, &pipeline.SpanError{Span: s, Msg: "covers only line breaks, which BRAT cannot annotate"}
+		}
+		fmt.Fprintf(&b, "%s\t%s %s\t%s\n", id, s.Type, strings.Join(offs, ";"), strings.Join(texts, " "))
+		if s.Comment != "" {
+			if strings.ContainsAny(s.Comment, "\r\n") {
+				return nil, &pipeline.SpanError{Span: s, Msg: "comment holds a line break, which a BRAT note cannot"}
+			}
+			notes++
+			fmt.Fprintf(&b, "#%d\tAnnotatorNotes %s\t%s\n", notes, id, s.Comment)
+		}
+	}
+	return b.Bytes(), nil
+}

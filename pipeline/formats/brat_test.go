@@ -1,0 +1,132 @@
+package formats
+
+import (
+	"testing"
+
+	"deidcorpus/internal/shared"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
+)
+
+func TestBRATRoundTrip(t *testing.T) {
+	docs := sampleDocs()
+	files, err := WriteBRAT(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadBRAT(files, i2b2Labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDocs(t, got, docs, compareOpts{comments: true})
+	// The street crosses a line break: BRAT fragments, read back as one span.
+	if ann := string(files[5].Data); ann[:33] != "T1\tSTREET 9 16;17 23\t12 Main Stre" {
+		t.Errorf("street written as %q", ann)
+	}
+	// Written ids are BRAT ids, and kept on a second round trip.
+	again, err := WriteBRAT(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadBRAT(again, i2b2Labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDocs(t, back, got, compareOpts{ids: true, comments: true})
+}
+
+// TestMEDDOCANBRATEqualsXML reads MEDDOCAN dev from its BRAT files and from
+// its XML files: with the MEDDOCAN tag set supplying BRAT's missing
+// categories, documents and spans (ids, offsets, labels, text) are identical.
+func TestMEDDOCANBRATEqualsXML(t *testing.T) {
+	brat := shared.Path(t, "meddocan/corpus/dev/brat")
+	xmlDir := shared.Path(t, "meddocan/corpus/dev/xml")
+	opt := ReadOptions{Label: func(c, t string) (string, string, error) { return phi.Normalize(phi.MEDDOCAN(), c, t) }}
+	read := func(dir string, r func([]File, ReadOptions) ([]pipeline.Document, error)) []pipeline.Document {
+		files, err := ReadPaths(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := r(files, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return docs
+	}
+	fromBRAT := read(brat, ReadBRAT)
+	fromXML := read(xmlDir, ReadI2B2)
+	if len(fromBRAT) != 250 {
+		t.Fatalf("%d BRAT documents, want 250", len(fromBRAT))
+	}
+	sameDocs(t, fromBRAT, fromXML, compareOpts{ids: true, comments: true, meta: true})
+	spans := 0
+	for _, d := range fromBRAT {
+		spans += len(d.Spans)
+	}
+	if spans != 5801 {
+		t.Errorf("%d spans, want 5801 (data/README.md)", spans)
+	}
+}
+
+func TestBRATChoices(t *testing.T) {
+	txt := File{Name: "d/1.txt", Data: []byte("Ann Lee\nSmith saw Bob.")}
+	ann := File{Name: "d/1.ann", Data: []byte(
+		"T1\tPATIENT 0 7;8 13\tAnn Lee Smith\n" + // fragments split by a line break: one span
+			"T2\tDOCTOR 18 21\tBob\n" +
+			"R1\tSame Arg1:T1 Arg2:T2\n" + // relations, attributes, events: ignored
+			"A1\tNegated T2\n" +
+			"E1\tVisit:T2\n" +
+			"#1\tAnnotatorNotes T2\tattending\n" +
+			"#2\tAnnotatorNotes R1\tno span to hold it\n")}
+	docs, err := ReadBRAT([]File{txt, ann}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0]
+	if d.ID != "1" || len(d.Spans) != 2 || d.Spans[0].Text != "Ann Lee\nSmith" || d.Spans[1].Comment != "attending" || d.Spans[1].Category != "DOCTOR" {
+		t.Errorf("got %+v", d)
+	}
+}
+
+func TestBRATErrors(t *testing.T) {
+	txt := File{Name: "c/9.txt", Data: []byte("Ann saw Bob today.")}
+	cases := []struct {
+		name, ann  string
+		line       int
+		field, msg string
+	}{
+		{name: "past the text", ann: "T1\tPATIENT 0 3\tAnn\nT2\tDOCTOR 8 40\tBob\n", line: 2, field: "T2", msg: "past the end of the text"},
+		{name: "missing label", ann: "T1\t 0 3\tAnn\n", line: 1, field: "T1", msg: "missing label"},
+		{name: "text mismatch", ann: "T1\tPATIENT 0 3\tAnne\n", line: 1, field: "T1", msg: "does not match"},
+		{name: "discontinuous", ann: "T1\tPATIENT 0 3;8 11\tAnn Bob\n", line: 1, field: "T1", msg: "discontinuous span"},
+		{name: "bad offsets", ann: "T1\tPATIENT zero 3\tAnn\n", line: 1, field: "T1", msg: "not integers"},
+		{name: "no tab", ann: "T1 PATIENT 0 3 Ann\n", line: 1, msg: "want an id, a tab"},
+		{name: "unknown kind", ann: "X1\tfoo\n", line: 1, field: "X1", msg: "unknown annotation kind"},
+		{name: "duplicate id", ann: "T1\tPATIENT 0 3\tAnn\nT1\tDOCTOR 8 11\tBob\n", line: 2, field: "T1", msg: "used twice"},
+		{name: "note on nothing", ann: "#1\tAnnotatorNotes T7\thm\n", line: 1, field: "T7", msg: "does not exist"},
+		{name: "overlap", ann: "T1\tPATIENT 0 7\tAnn saw\nT2\tDOCTOR 4 11\tsaw Bob\n", line: 2, field: "T2", msg: "overlaps"},
+	}
+	for _, c := range cases {
+		docs, err := ReadBRAT([]File{txt, {Name: "c/9.ann", Data: []byte(c.ann)}}, ReadOptions{})
+		wantError(t, c.name, docs, err, "c/9.ann", c.line, c.field, c.msg)
+	}
+	docs, err := ReadBRAT([]File{{Name: "c/8.ann", Data: []byte("T1\tX 0 1\tA\n")}}, ReadOptions{})
+	wantError(t, "orphan .ann", docs, err, "c/8.ann", 0, "", "without its text file 8.txt")
+	docs, err = ReadBRAT([]File{txt, {Name: "c/9.ann", Data: []byte("T1\tNOPE 0 3\tAnn\n")}}, i2b2Labels)
+	wantError(t, "unknown label", docs, err, "c/9.ann", 1, "T1", `unknown type "NOPE"`)
+}
+
+func FuzzBRAT(f *testing.F) {
+	f.Add("Ann saw Bob.", "T1\tPATIENT 0 3\tAnn\n#1\tAnnotatorNotes T1\tx\n")
+	f.Add("Ann\nLee", "T1\tPATIENT 0 3;4 7\tAnn Lee\nR1\tRel Arg1:T1 Arg2:T1\n")
+	f.Add("País", "T1\tCOUNTRY 0 4\tPaís\n")
+	f.Add("x", "T1\tX 0 9\tx\n")
+	brat, _ := Lookup("brat")
+	f.Fuzz(func(t *testing.T, txt, ann string) {
+		docs, err := ReadBRAT([]File{{Name: "f.txt", Data: []byte(txt)}, {Name: "f.ann", Data: []byte(ann)}}, ReadOptions{})
+		if err != nil {
+			return
+		}
+		checkReadable(t, brat, docs, ReadOptions{}, false)
+	})
+}
