@@ -56,7 +56,9 @@ Dr. <PHI TYPE="DOCTOR">Zúñiga</PHI> &amp; <PHI TYPE="PATIENT">Ms. Lee</PHI>
 }
 
 func TestI2B22006Errors(t *testing.T) {
-	wrap := func(body string) string { return "<ROOT>\n<RECORD ID=\"1\">\n<TEXT>" + body + "</TEXT>\n</RECORD>\n</ROOT>\n" }
+	wrap := func(body string) string {
+		return "<ROOT>\n<RECORD ID=\"1\">\n<TEXT>" + body + "</TEXT>\n</RECORD>\n</ROOT>\n"
+	}
 	cases := []struct {
 		name, data string
 		line       int
