@@ -1,0 +1,356 @@
+package surrogate
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+)
+
+// A name is split into words, initials and literals (spaces, punctuation,
+// titles, suffixes, a possessive "'s"), and each word is replaced on its own
+// through the scope's mappings, so that "Angie Ferrerro", "A. Ferrerro",
+// "FERRERRO, ANGIE" and "Ferrerro's" become "Grace Dollard", "G. Dollard",
+// "DOLLARD, GRACE" and "Dollard's" (Stubbs & Uzuner 5.2). As Stubbs & Uzuner
+// do, letters are first mapped to letters in each scope and a word's surrogate
+// starts with the letter its initial maps to, which keeps initials coherent.
+
+type nameRole uint8
+
+const (
+	roleLiteral nameRole = iota
+	roleFirst
+	roleLast
+	roleInitial
+)
+
+type nameWord struct {
+	text string
+	role nameRole
+}
+
+var (
+	titles   = setOf("dr", "dra", "mr", "mrs", "ms", "miss", "mx", "prof", "sr", "sra", "srta", "don", "dona", "dña", "mme", "mlle", "herr", "frau", "sir", "dame", "nurse")
+	suffixes = setOf("jr", "sr", "ii", "iii", "iv", "md", "phd", "rn", "np", "dds", "dmd", "do", "pa", "esq")
+)
+
+func setOf(words ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// splitName parses a name into words with their roles (roles of words are
+// settled by assignRoles).
+func splitName(s string) []nameWord {
+	var out []nameWord
+	rs := s
+	for i := 0; i < len(rs); {
+		r, size := utf8.DecodeRuneInString(rs[i:])
+		if !unicode.IsLetter(r) {
+			j := i + size
+			for j < len(rs) {
+				r2, sz := utf8.DecodeRuneInString(rs[j:])
+				if unicode.IsLetter(r2) {
+					break
+				}
+				j += sz
+			}
+			out = append(out, nameWord{rs[i:j], roleLiteral})
+			i = j
+			continue
+		}
+		j := i
+		for j < len(rs) {
+			r2, sz := utf8.DecodeRuneInString(rs[j:])
+			if unicode.IsLetter(r2) || unicode.IsMark(r2) {
+				j += sz
+				continue
+			}
+			// O'Brien: an apostrophe between letters, unless it starts a final "'s".
+			if (r2 == '\'' || r2 == '’') && j+sz < len(rs) {
+				r3, _ := utf8.DecodeRuneInString(rs[j+sz:])
+				rest := rs[j+sz:]
+				possessive := (rest == "s" || strings.HasPrefix(rest, "s ") || strings.HasPrefix(rest, "s,"))
+				if unicode.IsLetter(r3) && !possessive {
+					j += sz
+					continue
+				}
+			}
+			break
+		}
+		w := rs[i:j]
+		role := roleFirst
+		f := resources.Fold(w)
+		switch {
+		case utf8.RuneCountInString(w) == 1:
+			role = roleInitial
+		case titles[f] && (len(out) == 0 || j < len(rs) && rs[j] == '.'):
+			role = roleLiteral
+		case suffixes[f] && len(out) > 0:
+			role = roleLiteral
+		}
+		// A possessive "s" after an apostrophe is not a word of the name.
+		if len(out) > 0 && (w == "s") && strings.HasSuffix(out[len(out)-1].text, "'") || len(out) > 0 && w == "s" && strings.HasSuffix(out[len(out)-1].text, "’") {
+			role = roleLiteral
+		}
+		out = append(out, nameWord{w, role})
+		i = j
+	}
+	return out
+}
+
+// assignRoles decides which words are first and which last names: before a
+// comma, last names ("Smith, Brian K."); otherwise the final word, and any
+// word the lists know only as a surname ("Francisco Javier Torres Gómez"). A
+// word alone is a first name when the lists know it as one and it follows no
+// title ("Dr. Thomas").
+func assignRoles(ws []nameWord, res *resources.Set, titled bool) {
+	var idx []int
+	comma := -1
+	for i, w := range ws {
+		switch w.role {
+		case roleFirst:
+			idx = append(idx, i)
+		case roleLiteral:
+			if strings.Contains(w.text, ",") && comma < 0 && len(idx) > 0 {
+				comma = len(idx)
+			}
+		}
+	}
+	for k, i := range idx {
+		w := ws[i].text
+		switch {
+		case comma >= 0:
+			if k < comma {
+				ws[i].role = roleLast
+			}
+		case len(idx) == 1:
+			if titled || !res.IsFirstName(w) {
+				ws[i].role = roleLast
+			}
+		case k == len(idx)-1:
+			ws[i].role = roleLast
+		case res.IsSurname(w) && !res.IsFirstName(w): // "Rivera Bueno": two surnames
+			ws[i].role = roleLast
+		}
+	}
+}
+
+// name replaces a name span word by word.
+func (g *gen) name(tab *table, s pipeline.Span, before string) string {
+	ws := splitName(s.Text)
+	b := strings.TrimRight(before, " ")
+	titled := false
+	if k := strings.LastIndexAny(b, " \n\t("); true {
+		titled = titles[resources.Fold(strings.TrimSuffix(b[k+1:], "."))]
+	}
+	for _, w := range ws {
+		if w.role == roleLiteral && titles[resources.Fold(w.text)] {
+			titled = true
+		}
+	}
+	assignRoles(ws, g.e.res, titled)
+	var out strings.Builder
+	for _, w := range ws {
+		switch w.role {
+		case roleLiteral:
+			out.WriteString(w.text)
+		case roleInitial:
+			out.WriteString(withCase(g.letter(tab, s, w.text), caseOf(w.text)))
+		default:
+			out.WriteString(withCase(g.nameWord(tab, s, w), caseOf(w.text)))
+		}
+	}
+	return out.String()
+}
+
+// letter maps a letter through the scope's letter map, drawing a new letter
+// (different from it and, while any is left, from the letters already used).
+func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
+	up := strings.ToUpper(resources.Fold(l))
+	if m, ok := tab.get("INITIAL", up); ok {
+		return m.Surrogate
+	}
+	var c string
+	for i := 0; i < tries; i++ {
+		c = string(rune('A' + g.rng.IntN(26)))
+		if c != up && (i > tries/2 || !tab.isTaken("INITIAL", c)) {
+			break
+		}
+	}
+	tab.add(Mapping{Category: "NAME", Type: "INITIAL", Original: up, Surrogate: c, Strategy: "letter-map"})
+	return c
+}
+
+// nameWord replaces one word of a name: a Census name of the same role, sex
+// and mapped initial; a word the lists do not know becomes a listed name with
+// two letters changed, so that it is unknown too (Deleger et al.).
+func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
+	if m, ok := tab.get(s.Type, w.text); ok {
+		return m.Surrogate
+	}
+	res := g.e.res
+	first := firstLetter(w.text)
+	target := first
+	if first != 0 {
+		target = g.letter(tab, s, string(first))[0]
+	}
+	sex, known := res.SexOf(w.text)
+	pool, strategy := g.e.pools.first[sex], "name-first"
+	if w.role == roleLast {
+		pool, strategy = g.e.pools.last, "name-last"
+		known = res.IsSurname(w.text) || known
+	}
+	if !known {
+		strategy = "name-altered"
+	}
+	var c string
+	for i := 0; i < 4*tries; i++ {
+		letter := target
+		if i >= 2*tries { // the letter's names are exhausted: any letter
+			letter = 0
+		}
+		c = pool.draw(g.rng, letter)
+		if !known {
+			c = g.alter(c)
+		}
+		f := resources.Fold(c)
+		if f == resources.Fold(w.text) || g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excl.within(c) {
+			continue
+		}
+		if !known && (res.IsFirstName(c) || res.IsSurname(c)) {
+			continue
+		}
+		break
+	}
+	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+	return c
+}
+
+func firstLetter(w string) byte {
+	f := strings.ToUpper(resources.Fold(w))
+	if f != "" && f[0] >= 'A' && f[0] <= 'Z' {
+		return f[0]
+	}
+	return 0
+}
+
+// alter replaces two letters (not the first) of a name by other letters.
+func (g *gen) alter(name string) string {
+	b := []byte(name)
+	if len(b) < 3 {
+		return name
+	}
+	i := 1 + g.rng.IntN(len(b)-1)
+	j := 1 + g.rng.IntN(len(b)-1)
+	for j == i && len(b) > 2 {
+		j = 1 + g.rng.IntN(len(b)-1)
+	}
+	for _, k := range []int{i, j} {
+		c := byte('a' + g.rng.IntN(26))
+		for c == b[k]|0x20 {
+			c = byte('a' + g.rng.IntN(26))
+		}
+		b[k] = c
+	}
+	return string(b)
+}
+
+// username maps the letters of a username through the scope's letter map and
+// draws its digits (Stubbs & Uzuner: "keeping consistent initials").
+func (g *gen) username(tab *table, s pipeline.Span) string {
+	if m, ok := tab.get(s.Type, s.Text); ok {
+		return transferCase(s.Text, m.Surrogate)
+	}
+	var c string
+	for i := 0; i < tries; i++ {
+		var b strings.Builder
+		for _, r := range s.Text {
+			switch {
+			case r < utf8.RuneSelf && unicode.IsLetter(r):
+				b.WriteString(withCase(g.letter(tab, s, string(r)), caseOf(string(r))))
+			case r >= '0' && r <= '9':
+				b.WriteByte(byte('0' + g.rng.IntN(10)))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		c = b.String()
+		if resources.Fold(c) != resources.Fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) {
+			break
+		}
+	}
+	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: Username})
+	return c
+}
+
+// namePool draws names by frequency, optionally only those starting with a letter.
+type namePool struct {
+	all      []resources.Name
+	cum      []float64
+	byLetter [26][]int // indices into all
+	cumL     [26][]float64
+}
+
+func newNamePool(names []resources.Name) *namePool {
+	p := &namePool{}
+	for _, n := range names {
+		if !isLetters(n.Text) || len(n.Text) < 2 {
+			continue
+		}
+		p.all = append(p.all, n)
+	}
+	total := 0.0
+	tl := [26]float64{}
+	for i, n := range p.all {
+		total += n.Freq + 1e-4
+		p.cum = append(p.cum, total)
+		if l := firstLetter(n.Text); l != 0 {
+			k := l - 'A'
+			tl[k] += n.Freq + 1e-4
+			p.byLetter[k] = append(p.byLetter[k], i)
+			p.cumL[k] = append(p.cumL[k], tl[k])
+		}
+	}
+	return p
+}
+
+type randSource interface{ Float64() float64 }
+
+func (p *namePool) draw(rng randSource, letter byte) string {
+	if letter >= 'A' && letter <= 'Z' {
+		k := letter - 'A'
+		if cum := p.cumL[k]; len(cum) > 0 {
+			i := sort.SearchFloat64s(cum, rng.Float64()*cum[len(cum)-1])
+			return p.all[p.byLetter[k][min(i, len(cum)-1)]].Text
+		}
+	}
+	i := sort.SearchFloat64s(p.cum, rng.Float64()*p.cum[len(p.cum)-1])
+	return p.all[min(i, len(p.all)-1)].Text
+}
+
+type pools struct {
+	first [3]*namePool
+	last  *namePool
+}
+
+var poolCache sync.Map // *resources.Set -> *pools
+
+func poolsFor(res *resources.Set) *pools {
+	if p, ok := poolCache.Load(res); ok {
+		return p.(*pools)
+	}
+	p := &pools{last: newNamePool(res.SurrogateSurnames())}
+	for sex := resources.Either; sex <= resources.Male; sex++ {
+		p.first[sex] = newNamePool(res.FirstNames(sex))
+	}
+	poolCache.Store(res, p)
+	return p
+}

@@ -1,0 +1,166 @@
+package surrogate
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Strategies a policy can choose for a type.
+const (
+	Keep         = "keep"         // left as is (listed by the check, not counted as a leak)
+	Name         = "name"         // Census names of the same sex and shape
+	Username     = "username"     // letters through the scope's letter map, digits at random (Stubbs)
+	DateShift    = "date-shift"   // one shift per patient, each date in its own format
+	DateShuffle  = "date-shuffle" // a date of the same pattern from another document (Deleger)
+	Age          = "age"          // 90 and over become 90; the patient's other ages move with them
+	Street       = "street"       // number, name and suffix of the same pattern
+	City         = "city"         // a US city (digits: a number of the same shape)
+	StateS       = "state"        // a US state, name or abbreviation as the original
+	ZIP          = "zip"          // a real ZIP code, 5 or 9 digits as the original
+	CountryS     = "country"      // a country, or nationality adjective, in the same language
+	HospitalS    = "hospital"     // a listed hospital
+	Organization = "organization" // a listed organization
+	Profession   = "profession"   // a listed profession
+	DepartmentS  = "department"   // the generic department (Stubbs & Uzuner Appendix A)
+	Shape        = "shape"        // letters for letters, digits for digits, no leading zero
+	Phone        = "phone"        // shape, with a real US area code where there is one
+	Email        = "email"        // random letters of the same lengths, top-level domain kept
+	URL          = "url"          // random letters of the same lengths, scheme, www and TLD kept
+	IP           = "ip"           // a random address of the same family
+	SSN          = "ssn"          // random digits of the same format, a valid area number
+	SSNMask      = "ssn-mask"     // every digit becomes x (Deleger et al.)
+)
+
+var strategies = map[string]bool{Keep: true, Name: true, Username: true, DateShift: true, DateShuffle: true,
+	Age: true, Street: true, City: true, StateS: true, ZIP: true, CountryS: true, HospitalS: true,
+	Organization: true, Profession: true, DepartmentS: true, Shape: true, Phone: true, Email: true, URL: true,
+	IP: true, SSN: true, SSNMask: true}
+
+// Scopes a surrogate is consistent within.
+const (
+	ScopePatient = "patient" // the same original gets the same surrogate in one patient's records
+	ScopeCorpus  = "corpus"  // ... in the whole corpus (doctors, hospitals, phone numbers)
+)
+
+// Rule is a policy's choice for one type.
+type Rule struct {
+	Strategy string `json:"strategy"`
+	Scope    string `json:"scope"`
+}
+
+// Policy says how each PHI type is replaced. Types are keyed by the span's
+// Type, then its Category, then "*".
+type Policy struct {
+	// Language of the notes for the surrogates that depend on it (month names,
+	// professions, departments, nationality forms): "en", "es" or "auto"
+	// (detected from the corpus text).
+	Language string `json:"language"`
+	// DateOrder of numeric dates: "MDY", "DMY" or "auto" (DMY for Spanish).
+	DateOrder string `json:"dateOrder"`
+	// DateShift bounds the per-patient shift in days. The defaults (one to ten
+	// years forward) change every year, so that a year written alone never
+	// survives (Stubbs & Uzuner shifted by random years, months and days).
+	DateShift struct {
+		MinDays int `json:"minDays"`
+		MaxDays int `json:"maxDays"`
+	} `json:"dateShift"`
+	Types map[string]Rule `json:"types"`
+}
+
+//go:embed policy.json
+var defaultPolicy []byte
+
+// DefaultPolicy returns the policy of SPEC section 5, from the papers: names,
+// dates, locations, contacts and IDs replaced, OTHER kept (Deleger et al.).
+func DefaultPolicy() *Policy {
+	p, err := ParsePolicy(defaultPolicy)
+	if err != nil {
+		panic("surrogate: default policy: " + err.Error())
+	}
+	return p
+}
+
+// ParsePolicy reads a policy file (JSON). Types it does not name take the
+// default policy's rule.
+func ParsePolicy(data []byte) (*Policy, error) {
+	var p Policy
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if p.Types == nil {
+		p.Types = map[string]Rule{}
+	}
+	if p.Language == "" {
+		p.Language = "auto"
+	}
+	if p.DateOrder == "" {
+		p.DateOrder = "auto"
+	}
+	var def Policy
+	if err := json.Unmarshal(defaultPolicy, &def); err != nil {
+		return nil, err
+	}
+	for t, r := range def.Types {
+		if _, ok := p.Types[t]; !ok {
+			p.Types[t] = r
+		}
+	}
+	if p.DateShift.MinDays == 0 && p.DateShift.MaxDays == 0 {
+		p.DateShift = def.DateShift
+	}
+	return &p, p.Validate()
+}
+
+// Validate checks every rule's strategy and scope and the shift bounds.
+func (p *Policy) Validate() error {
+	switch p.Language {
+	case "auto", "en", "es":
+	default:
+		return fmt.Errorf("policy: language %q: want auto, en or es", p.Language)
+	}
+	switch p.DateOrder {
+	case "auto", "MDY", "DMY":
+	default:
+		return fmt.Errorf("policy: dateOrder %q: want auto, MDY or DMY", p.DateOrder)
+	}
+	if p.DateShift.MinDays > p.DateShift.MaxDays {
+		return fmt.Errorf("policy: dateShift minDays %d > maxDays %d", p.DateShift.MinDays, p.DateShift.MaxDays)
+	}
+	if p.DateShift.MinDays <= 0 && p.DateShift.MaxDays >= 0 {
+		return fmt.Errorf("policy: dateShift [%d, %d] allows a shift of 0 days", p.DateShift.MinDays, p.DateShift.MaxDays)
+	}
+	keys := make([]string, 0, len(p.Types))
+	for k := range p.Types {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, t := range keys {
+		r := p.Types[t]
+		if !strategies[r.Strategy] {
+			return fmt.Errorf("policy: type %s: unknown strategy %q", t, r.Strategy)
+		}
+		if r.Scope != ScopePatient && r.Scope != ScopeCorpus {
+			return fmt.Errorf("policy: type %s: scope %q: want patient or corpus", t, r.Scope)
+		}
+	}
+	return nil
+}
+
+// Rule returns the rule for a span's type and category.
+func (p *Policy) Rule(category, typ string) Rule {
+	if r, ok := p.Types[typ]; ok {
+		return r
+	}
+	if r, ok := p.Types[category]; ok {
+		return r
+	}
+	if r, ok := p.Types["*"]; ok {
+		return r
+	}
+	return Rule{Strategy: Shape, Scope: ScopePatient}
+}

@@ -1,0 +1,443 @@
+// Package surrogate replaces the PHI of a corpus with realistic surrogates
+// (resynthesis) and checks the result. A Policy (policy.json by default, from
+// Stubbs & Uzuner 2015 section 5.2, Deleger et al. 2014 section 2.2 and
+// Yeniterzi et al. 2010) chooses a strategy per PHI type; a Resynthesizer
+// applies it to documents grouped by patient, keeping every patient's names,
+// date shift and ages consistent across their records, reusing the mappings
+// of earlier runs, and re-aligning spans to the new text; Check verifies the
+// output (alignment, leaks, consistency, date intervals, name patterns).
+//
+// The package is pure: it works on pipeline.Documents and plain values, and a
+// seed makes a run byte-for-byte reproducible.
+package surrogate
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+)
+
+// Resynthesizer replaces the PHI of documents. Its fields are read-only
+// during Run.
+type Resynthesizer struct {
+	Policy    *Policy
+	Resources *resources.Set
+	Seed      uint64
+	// Context holds original documents of the corpus that this run does not
+	// rewrite (earlier notes, when resynthesizing new notes of known
+	// patients): their PHI still constrains the surrogates, which must differ
+	// from every original value in the corpus.
+	Context []pipeline.Document
+}
+
+// New returns a Resynthesizer with the default policy and lists when nil.
+func New(policy *Policy, res *resources.Set, seed uint64) *Resynthesizer {
+	if policy == nil {
+		policy = DefaultPolicy()
+	}
+	if res == nil {
+		res = resources.Default()
+	}
+	return &Resynthesizer{Policy: policy, Resources: res, Seed: seed}
+}
+
+// ReviewItem is a replacement a person should look at: an ambiguous date read
+// one way, a value no strategy could parse, a constraint that could not be met.
+type ReviewItem struct {
+	Doc       string
+	Start     int // code points in the original document
+	End       int
+	Type      string
+	Original  string
+	Surrogate string
+	Reason    string
+	Kept      bool // the original was left in place (it is listed by Check, not counted as a leak)
+}
+
+// Result is what a run returns: the new documents (in input order, spans in
+// their input order, re-aligned), every mapping it used (New marks those the
+// job must store), the patients' shifts and the items for review.
+type Result struct {
+	Docs     []pipeline.Document
+	Mappings []Mapping
+	Shifts   []PatientShift
+	Review   []ReviewItem
+	Language string // the language the surrogates were written for
+}
+
+// Run resynthesizes docs. Documents are grouped by their Patient field; store
+// holds the mappings and shifts of earlier runs, which are reused.
+func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, error) {
+	if err := r.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	for i := range docs {
+		if err := checkSpans(&docs[i]); err != nil {
+			return nil, fmt.Errorf("document %s: %w", docs[i].ID, err)
+		}
+	}
+	e := r.prepare(docs, store)
+
+	// Corpus-scope values first, in sorted order, from one generator: they are
+	// shared by all patients and must not depend on how patients are scheduled.
+	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
+	for _, v := range e.corpusValues(docs) {
+		corpusGen.surrogate(v.doc, v.span, v.rule, "")
+	}
+	e.review = append(e.review, corpusGen.review...)
+
+	patients := groupByPatient(docs)
+	results := make([]patientResult, len(patients))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = e.runPatient(docs, patients[i])
+			}
+		}()
+	}
+	for i := range patients {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang}
+	res.Review = append(res.Review, e.review...)
+	for _, pr := range results {
+		for i, d := range pr.docs {
+			res.Docs[pr.idx[i]] = d
+		}
+		res.Mappings = append(res.Mappings, pr.mappings...)
+		res.Shifts = append(res.Shifts, pr.shift)
+		res.Review = append(res.Review, pr.review...)
+	}
+	res.Mappings = append(res.Mappings, e.corpus.used()...)
+	sortMappings(res.Mappings)
+	sort.Slice(res.Shifts, func(i, j int) bool { return res.Shifts[i].Patient < res.Shifts[j].Patient })
+	return res, nil
+}
+
+// checkSpans rejects spans a rewrite cannot place: outside the text or
+// overlapping another (a nested span would be replaced twice).
+func checkSpans(d *pipeline.Document) error {
+	if err := d.Validate(false); err != nil {
+		return fmt.Errorf("%w (resolve overlapping or invalid spans before resynthesis)", err)
+	}
+	return nil
+}
+
+type patientGroup struct {
+	id   string
+	docs []int // indices into docs, in record order
+}
+
+func groupByPatient(docs []pipeline.Document) []patientGroup {
+	by := map[string][]int{}
+	for i, d := range docs {
+		by[patientOf(d)] = append(by[patientOf(d)], i)
+	}
+	out := make([]patientGroup, 0, len(by))
+	for id, idx := range by {
+		sort.Slice(idx, func(a, b int) bool {
+			da, db := docs[idx[a]], docs[idx[b]]
+			if da.RecordOrder != db.RecordOrder {
+				return da.RecordOrder < db.RecordOrder
+			}
+			return da.ID < db.ID
+		})
+		out = append(out, patientGroup{id, idx})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// patientOf is a document's patient; a document without one is its own patient.
+func patientOf(d pipeline.Document) string {
+	if d.Patient != "" {
+		return d.Patient
+	}
+	return d.ID
+}
+
+// engine holds what a run knows about the whole corpus.
+type engine struct {
+	r       *Resynthesizer
+	res     *resources.Set
+	lang    string
+	dmy     bool
+	pools   *pools
+	orig    *valueSet            // every replaced original value of the corpus
+	perPat  map[string]*valueSet // ... of each patient
+	names   map[string]bool      // folded original name words of the corpus
+	streets map[string]bool      // folded "name\x00suffix" pairs of original streets
+	dates   map[string][]dateRef // date-shuffle pools by pattern
+	corpus  *table
+	stored  map[string]*table // patient scope -> stored mappings
+	shifts  map[string]PatientShift
+	review  []ReviewItem
+}
+
+type dateRef struct{ doc, text string }
+
+func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
+	e := &engine{r: r, res: r.Resources, orig: newValueSet(), perPat: map[string]*valueSet{},
+		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
+		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}}
+	e.pools = poolsFor(r.Resources)
+	all := append(append([]pipeline.Document(nil), docs...), r.Context...)
+	e.lang = r.Policy.Language
+	if e.lang == "auto" {
+		texts := make([]string, 0, 50)
+		for i := 0; i < len(all) && i < 50; i++ {
+			texts = append(texts, all[i].Text)
+		}
+		e.lang = detectLanguage(texts)
+	}
+	e.dmy = r.Policy.DateOrder == "DMY" || r.Policy.DateOrder == "auto" && e.lang == "es"
+	for _, d := range all {
+		p := patientOf(d)
+		pv := e.perPat[p]
+		if pv == nil {
+			pv = newValueSet()
+			e.perPat[p] = pv
+		}
+		for _, s := range d.Spans {
+			rule := r.Policy.Rule(s.Category, s.Type)
+			if rule.Strategy == Keep {
+				continue
+			}
+			e.orig.add(s.Text)
+			pv.add(s.Text)
+			switch rule.Strategy {
+			case Name:
+				for _, w := range splitName(s.Text) {
+					if w.role != roleLiteral && len([]rune(w.text)) > 1 {
+						e.names[resources.Fold(w.text)] = true
+					}
+				}
+			case Street:
+				for _, p := range streetPairs(e.res, s.Text) {
+					e.streets[p] = true
+				}
+			case DateShuffle:
+				if dt, ok := parseDate(s.Text, e.dmy); ok {
+					e.dates[dt.pattern()] = append(e.dates[dt.pattern()], dateRef{d.ID, s.Text})
+				}
+			}
+		}
+	}
+	for _, k := range slices.Sorted(mapsKeys(e.dates)) {
+		refs := e.dates[k]
+		sort.Slice(refs, func(i, j int) bool { return refs[i].doc+refs[i].text < refs[j].doc+refs[j].text })
+	}
+	for _, m := range store.Mappings {
+		t := e.corpus
+		if m.Scope != ScopeCorpus {
+			if t = e.stored[m.Scope]; t == nil {
+				t = newTable(m.Scope)
+				e.stored[m.Scope] = t
+			}
+		}
+		m.New = false
+		t.put(m)
+	}
+	for _, s := range store.Shifts {
+		s.New = false
+		e.shifts[s.Patient] = s
+	}
+	return e
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// rngFor derives an independent generator from the seed and a name, so that
+// each patient's surrogates depend on the seed and that patient only.
+func (e *engine) rngFor(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(e.r.Seed, h.Sum64()))
+}
+
+type spanRef struct {
+	doc  *pipeline.Document
+	span pipeline.Span
+	rule Rule
+}
+
+// corpusValues lists the distinct corpus-scope values of docs, sorted.
+func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
+	seen := map[string]bool{}
+	var out []spanRef
+	for i := range docs {
+		for _, s := range docs[i].Spans {
+			rule := e.r.Policy.Rule(s.Category, s.Type)
+			if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
+				continue
+			}
+			k := s.Type + "\x00" + s.Text
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, spanRef{&docs[i], s, rule})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].span, out[j].span
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
+	})
+	return out
+}
+
+// patientOnly strategies depend on a patient's shift and ignore a corpus scope.
+var patientOnly = map[string]bool{DateShift: true, DateShuffle: true, Age: true}
+
+type patientResult struct {
+	idx      []int
+	docs     []pipeline.Document
+	mappings []Mapping
+	shift    PatientShift
+	review   []ReviewItem
+}
+
+func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientResult {
+	scope := PatientScope(p.id)
+	tab := newTable(scope)
+	if st := e.stored[scope]; st != nil {
+		for _, k := range st.order {
+			tab.put(*st.m[k])
+		}
+	}
+	g := e.newGen(tab, e.rngFor(scope), e.perPat[p.id], e.corpus)
+	g.patient = p.id
+	g.chooseShifts(docs, p)
+	out := patientResult{idx: p.docs}
+	for _, i := range p.docs {
+		out.docs = append(out.docs, g.rewrite(&docs[i]))
+	}
+	out.mappings = tab.used()
+	out.shift = g.shift
+	out.review = g.review
+	return out
+}
+
+// rewrite returns a copy of d with every span replaced and re-aligned.
+func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
+	ix := pipeline.NewIndex(d.Text)
+	order := make([]int, len(d.Spans))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return d.Spans[order[a]].Start < d.Spans[order[b]].Start })
+	var b strings.Builder
+	b.Grow(len(d.Text) + len(d.Text)/8)
+	starts := make([]int, len(d.Spans))
+	ends := make([]int, len(d.Spans))
+	texts := make([]string, len(d.Spans))
+	prev := 0
+	for _, i := range order {
+		s := d.Spans[i]
+		bs, be := ix.Byte(s.Start), ix.Byte(s.End)
+		b.WriteString(d.Text[prev:bs])
+		s.Text = d.Text[bs:be]
+		before := d.Text[max(0, bs-16):bs]
+		sur := g.surrogate(d, s, g.e.r.Policy.Rule(s.Category, s.Type), before)
+		starts[i] = b.Len()
+		b.WriteString(sur)
+		ends[i] = b.Len()
+		texts[i] = sur
+		prev = be
+	}
+	b.WriteString(d.Text[prev:])
+	nd := *d
+	nd.Text = b.String()
+	nix := pipeline.NewIndex(nd.Text)
+	nd.Spans = make([]pipeline.Span, len(d.Spans))
+	for i, s := range d.Spans {
+		s.Start, s.End, s.Text = nix.CodePoint(starts[i]), nix.CodePoint(ends[i]), texts[i]
+		nd.Spans[i] = s
+	}
+	return nd
+}
+
+// table is the mappings of one scope.
+type table struct {
+	scope string
+	m     map[string]*Mapping // type \x00 folded original
+	taken map[string]bool     // type \x00 folded surrogate: keeps the mapping one-to-one
+	order []string            // keys in insertion order
+	hit   map[string]bool     // keys used by this run
+	mu    sync.Mutex          // the corpus table is read by all patients at once
+}
+
+func newTable(scope string) *table {
+	return &table{scope: scope, m: map[string]*Mapping{}, taken: map[string]bool{}, hit: map[string]bool{}}
+}
+
+func mapKey(typ, s string) string { return typ + "\x00" + resources.Fold(s) }
+
+func (t *table) put(m Mapping) {
+	k := mapKey(m.Type, m.Original)
+	if _, dup := t.m[k]; !dup {
+		t.order = append(t.order, k)
+	}
+	m.Scope = t.scope
+	t.m[k] = &m
+	t.taken[mapKey(m.Type, m.Surrogate)] = true
+}
+
+func (t *table) get(typ, orig string) (*Mapping, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := mapKey(typ, orig)
+	m, ok := t.m[k]
+	if ok {
+		t.hit[k] = true
+	}
+	return m, ok
+}
+
+func (t *table) add(m Mapping) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m.New = true
+	t.put(m)
+	t.hit[mapKey(m.Type, m.Original)] = true
+}
+
+func (t *table) isTaken(typ, sur string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.taken[mapKey(typ, sur)]
+}
+
+// used returns the mappings this run looked up or made.
+func (t *table) used() []Mapping {
+	var out []Mapping
+	for _, k := range t.order {
+		if t.hit[k] {
+			out = append(out, *t.m[k])
+		}
+	}
+	return out
+}

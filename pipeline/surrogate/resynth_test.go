@@ -1,0 +1,120 @@
+package surrogate
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+
+	"deidcorpus/internal/shared"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+)
+
+var (
+	meddocanOnce sync.Once
+	meddocanDocs []pipeline.Document
+	meddocanErr  error
+)
+
+// meddocan reads MEDDOCAN train in its i2b2 form (one patient per document).
+func meddocan(tb testing.TB) []pipeline.Document {
+	dir := shared.Path(tb, "meddocan-i2b2/train")
+	meddocanOnce.Do(func() {
+		files, err := formats.ReadPaths(dir)
+		if err != nil {
+			meddocanErr = err
+			return
+		}
+		meddocanDocs, meddocanErr = formats.ReadI2B2(files, formats.ReadOptions{})
+	})
+	if meddocanErr != nil {
+		tb.Fatal(meddocanErr)
+	}
+	return meddocanDocs
+}
+
+// assertClean fails on every problem Check reports and logs what it lists.
+func assertClean(t *testing.T, orig []pipeline.Document, res *Result, pol *Policy) *Report {
+	t.Helper()
+	rep := Check(orig, res, pol)
+	for i, p := range rep.Misaligned {
+		if i < 5 {
+			t.Errorf("misaligned: %s %+v at offsets %q", p.Doc, p.Span, p.AtOffsets)
+		}
+	}
+	for i, l := range rep.Leaks {
+		if i < 10 {
+			t.Errorf("leak: %s %s %q at %d", l.Doc, l.Type, l.Value, l.Start)
+		}
+	}
+	for i, c := range rep.Inconsistent {
+		if i < 5 {
+			t.Errorf("inconsistent: %+v", c)
+		}
+	}
+	for i, e := range rep.IntervalErrors {
+		if i < 5 {
+			t.Errorf("interval: %+v", e)
+		}
+	}
+	for i, e := range rep.EqualToOriginal {
+		if i < 5 {
+			t.Errorf("surrogate equals an original: %+v", e)
+		}
+	}
+	for _, row := range rep.NamePatterns {
+		if row.Original != row.Surrogate {
+			t.Errorf("name pattern %q: %d original, %d surrogate", row.Pattern, row.Original, row.Surrogate)
+		}
+	}
+	t.Logf("%d docs, %d spans, %d replaced, %d dates checked, %d kept values, %d unannotated finds, %d for review, %d name patterns",
+		rep.Documents, rep.Spans, rep.Replaced, rep.DatesChecked, len(rep.Kept), len(rep.Unannotated), rep.Review, len(rep.NamePatterns))
+	return rep
+}
+
+func TestMEDDOCAN(t *testing.T) {
+	docs := meddocan(t)
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 1).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Language != "es" {
+		t.Errorf("language %q, want es", res.Language)
+	}
+	rep := assertClean(t, docs, res, pol)
+	for i, l := range rep.Unannotated {
+		if i < 10 {
+			t.Logf("unannotated: %s %q at %d", l.Doc, l.Value, l.Start)
+		}
+	}
+	for i, it := range res.Review {
+		if i < 10 {
+			t.Logf("review: %+v", it)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		t.Logf("%s:\n%.600s", res.Docs[i].ID, res.Docs[i].Text)
+	}
+
+	again, err := New(pol, nil, 1).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res, again) {
+		t.Error("two runs with one seed differ")
+	}
+	other, err := New(pol, nil, 2).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for i := range res.Docs {
+		if res.Docs[i].Text == other.Docs[i].Text {
+			same++
+		}
+	}
+	if same > len(docs)/100 {
+		t.Errorf("%d of %d documents identical under another seed", same, len(docs))
+	}
+}
