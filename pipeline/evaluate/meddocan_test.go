@@ -90,3 +90,27 @@ func TestMergedSpansJoinAcrossPunctuationOnly(t *testing.T) {
 	}}
 	require.Equal(t, []offsets{{4, 20}, {23, 27}}, mergedSpans(d, ""))
 }
+
+// runStat on the PhysioNet corpus: id.deid against deid.pl's own output.
+func TestOverlapMatchesRunStat(t *testing.T) {
+	dir := shared.Path(t, "physionet-deid")
+	read := func(p string) []pipeline.Document {
+		files, err := formats.ReadPaths(filepath.Join(dir, p))
+		require.NoError(t, err)
+		docs, err := formats.ReadPhysioNet(files, formats.ReadOptions{AllowOverlap: true})
+		require.NoError(t, err)
+		return docs
+	}
+	got := Overlap(read("id.deid"), read("GSoutput/id.phi"))
+	require.Equal(t, Counts{TP: 1720, FP: 546, FN: 59}, got.Counts)
+	require.Equal(t, 1779, got.GoldSpans)
+	require.Equal(t, 2169, got.SystemSpans)
+	var out strings.Builder
+	require.NoError(t, RenderOverlap(&out, got))
+	want, err := os.ReadFile(filepath.Join(dir, "expected_runStat_id.deid_vs_GSoutput_id.phi.txt"))
+	require.NoError(t, err)
+	// The expected file's statistics block, which this package's version of
+	// runStat prints alone.
+	block := string(want)[strings.Index(string(want), "\n\n==========================") : strings.LastIndex(string(want), "==========================\n")+len("==========================\n")]
+	require.Equal(t, block, strings.TrimSuffix(out.String(), "\n"))
+}
