@@ -32,7 +32,7 @@ type Report struct {
 	// IntervalErrors are shifted dates that are not the original moved by the
 	// patient's shift (so an interval between two dates changed).
 	IntervalErrors  []SurrogateProblem
-	DatesChecked    int // shifted dates whose interval to every other was verified
+	DatesChecked    int                // shifted dates whose interval to every other was verified
 	EqualToOriginal []SurrogateProblem // a surrogate equal to an original value of its patient
 	NamePatterns    []PatternRow       // Yeniterzi et al. Table 7, original beside surrogate
 	Review          int                // items the run listed for review
@@ -141,6 +141,13 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 			}
 			if os.Text != ss.Text {
 				r.Replaced++
+			}
+			// HIPAA counts ages of 90 and over only: a younger original age
+			// (replaced because the patient's ages moved) identifies no one.
+			if n, _, _, ok := ageYears(os.Text); rule.Strategy == Age && (!ok || n <= 90) {
+				kept[[2]string{os.Type, os.Text}]++
+				keptBy[p].add(os.Text)
+				continue
 			}
 			replaced[p].add(os.Text)
 			scope := ScopeCorpus
@@ -317,7 +324,7 @@ func (r *Report) scan(patient string, d pipeline.Document, vals *valueSet) {
 			}
 			b.WriteString(toks[j].text)
 			v := b.String()
-			if !vals.m[v] || j == i && len([]rune(v)) < 2 {
+			if !vals.m[v] || j == i && (len([]rune(v)) < 2 || vals.abbreviation(v, d.Text[toks[i].start:toks[i].end])) {
 				continue
 			}
 			bs, be := toks[i].start, toks[j].end

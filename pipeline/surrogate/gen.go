@@ -75,10 +75,10 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 
 // leaks reports whether a candidate contains an original value: any of the
 // corpus's for values from open-ended lists, the patient's own for the closed
-// lists (states, countries) that a corpus may exhaust.
+// lists (states, countries, professions) that a corpus may exhaust.
 func (g *gen) leaks(c, strategy string) bool {
 	switch strategy {
-	case StateS, CountryS:
+	case StateS, CountryS, Profession:
 		return g.excl.within(c)
 	}
 	return g.e.orig.within(c) || g.excl.within(c)

@@ -120,7 +120,8 @@ func (g *gen) street(orig string, try int) string {
 			var name string
 			for k := 0; k < tries; k++ {
 				name = streets[g.rng.IntN(len(streets))].Name
-				if (k > tries/2 || strings.Count(name, " ")+1 == words) && !g.e.streets[resources.Fold(name)+"\x00"+suffix] {
+				if (k > tries/2 || strings.Count(name, " ")+1 == words) && !g.e.streets[resources.Fold(name)+"\x00"+suffix] &&
+					!g.e.orig.within(name) && !g.excl.within(name) {
 					break
 				}
 			}

@@ -216,7 +216,8 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		}
 		for _, s := range d.Spans {
 			rule := r.Policy.Rule(s.Category, s.Type)
-			if rule.Strategy == Keep {
+			// Ages of 90 or less are not identifiers (HIPAA): they constrain nothing.
+			if n, _, _, ok := ageYears(s.Text); rule.Strategy == Keep || rule.Strategy == Age && (!ok || n <= 90) {
 				continue
 			}
 			e.orig.add(s.Text)

@@ -118,3 +118,33 @@ func TestMEDDOCAN(t *testing.T) {
 		t.Errorf("%d of %d documents identical under another seed", same, len(docs))
 	}
 }
+
+// BenchmarkMEDDOCAN measures the pipeline alone (no database) on MEDDOCAN
+// train; docs/s is the figure the README quotes.
+func BenchmarkMEDDOCAN(b *testing.B) {
+	docs := meddocan(b)
+	pol := DefaultPolicy()
+	r := New(pol, nil, 1)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := r.Run(docs, Store{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkCheck measures the check over MEDDOCAN train.
+func BenchmarkCheck(b *testing.B) {
+	docs := meddocan(b)
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 1).Run(docs, Store{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		Check(docs, res, pol)
+	}
+	b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+}

@@ -32,10 +32,11 @@ func tokens(s string) []string {
 // valueSet holds original values as folded token sequences.
 type valueSet struct {
 	m       map[string]bool
+	exact   map[string]bool // short upper-case values ("IN", "OR"), as written
 	longest int
 }
 
-func newValueSet() *valueSet { return &valueSet{m: map[string]bool{}} }
+func newValueSet() *valueSet { return &valueSet{m: map[string]bool{}, exact: map[string]bool{}} }
 
 func (v *valueSet) add(s string) {
 	t := tokens(s)
@@ -44,6 +45,16 @@ func (v *valueSet) add(s string) {
 	}
 	v.m[strings.Join(t, " ")] = true
 	v.longest = max(v.longest, len(t))
+	if w := strings.TrimSpace(s); len(t) == 1 && len([]rune(w)) <= 3 && isLetters(w) && strings.ToUpper(w) == w {
+		v.exact[w] = true
+	}
+}
+
+// abbreviation reports whether a folded single-token value was only seen as a
+// short upper-case abbreviation, which the leak check matches with its case:
+// the state "IN" is not the word "in".
+func (v *valueSet) abbreviation(folded, asWritten string) bool {
+	return v.exact[strings.ToUpper(folded)] && !v.exact[asWritten] && len([]rune(folded)) <= 3
 }
 
 func (v *valueSet) has(s string) bool { return v.m[strings.Join(tokens(s), " ")] }
