@@ -32,15 +32,16 @@ type item struct {
 	grp        int32
 }
 
-// group is one interned (category, type) label.
-type group struct {
+// Label is one (category, type) label found in the scored documents, and
+// whether its type is in the HIPAA subset in use.
+type Label struct {
 	Category, Type string
 	HIPAA          bool
 }
 
 // labelSet interns the labels of a set of pairs.
 type labelSet struct {
-	groups []group
+	groups []Label
 	index  map[[2]string]int32
 }
 
@@ -62,7 +63,7 @@ func (ls *labelSet) intern(cat, typ string, hipaa map[string]bool) int32 {
 		return g
 	}
 	g := int32(len(ls.groups))
-	ls.groups = append(ls.groups, group{Category: cat, Type: typ, HIPAA: hipaa[typ]})
+	ls.groups = append(ls.groups, Label{Category: cat, Type: typ, HIPAA: hipaa[typ]})
 	ls.index[k] = g
 	return g
 }

@@ -136,12 +136,12 @@ func (s *Scorer) Categories() []string {
 
 // Groups lists the (category, type) labels found, i2b2 types first in tag-set
 // order, then the others sorted.
-func (s *Scorer) Groups() []group {
+func (s *Scorer) Groups() []Label {
 	order := map[string]int{}
 	for i, t := range phi.I2B2().Types() {
 		order[t] = i
 	}
-	gs := append([]group(nil), s.labels.groups...)
+	gs := append([]Label(nil), s.labels.groups...)
 	sort.Slice(gs, func(i, j int) bool {
 		oi, iok := order[gs[i].Type]
 		oj, jok := order[gs[j].Type]

@@ -1,0 +1,273 @@
+package evaluate
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
+)
+
+// Metric names the headline scorer of a report.
+type Metric string
+
+const (
+	MetricI2B2      Metric = "i2b2"      // the official i2b2 2014 script's measures
+	MetricMeddocan  Metric = "meddocan"  // the MEDDOCAN track's measures
+	MetricPhysioNet Metric = "physionet" // PhysioNet deid's runStat overlap rule
+)
+
+// Metrics lists the metrics Evaluate knows.
+func Metrics() []Metric { return []Metric{MetricI2B2, MetricMeddocan, MetricPhysioNet} }
+
+// HIPAA list names, as a Report records them.
+const (
+	HIPAAScript = "script" // the official script's list, without IDNUM
+	HIPAAPaper  = "paper"  // Stubbs & Uzuner 2015 section 8, with IDNUM
+)
+
+// Options tune Evaluate.
+type Options struct {
+	Metric Metric // default MetricI2B2
+	// PaperHIPAA uses the paper's HIPAA list (with IDNUM) instead of the
+	// script's everywhere the HIPAA subset is used.
+	PaperHIPAA bool
+	// HIPAAOnly restricts the analyses (per-type scores, confusion matrix,
+	// error taxonomy, token accuracy) to HIPAA tags. The headline measures
+	// keep the script's layout, which has its own HIPAA sections.
+	HIPAAOnly bool
+}
+
+// TypeScores are one label's micro scores in each mode.
+type TypeScores struct {
+	Category string `json:"category"`
+	Type     string `json:"type"`
+	HIPAA    bool   `json:"hipaa"`
+	Token    Score  `json:"token"`
+	Strict   Score  `json:"strict"`
+	Relaxed  Score  `json:"relaxed"`
+}
+
+// Report is everything one evaluation found. It is plain data, stored by the
+// server as JSON and rendered by Render.
+type Report struct {
+	Metric     Metric   `json:"metric"`
+	HIPAAList  string   `json:"hipaa_list"` // HIPAAScript or HIPAAPaper
+	HIPAATypes []string `json:"hipaa_types"`
+	HIPAAOnly  bool     `json:"hipaa_only_analyses"`
+	Documents  int      `json:"documents"` // paired documents
+	GoldOnly   []string `json:"gold_only,omitempty"`
+	SystemOnly []string `json:"system_only,omitempty"`
+
+	// Measures are the i2b2 script's evaluations, in its order (i2b2 metric).
+	Measures []Measure       `json:"measures,omitempty"`
+	Meddocan *MeddocanScores `json:"meddocan,omitempty"`
+	Overlap  *OverlapScores  `json:"overlap,omitempty"`
+
+	PerType   []TypeScores  `json:"per_type,omitempty"`
+	Confusion Confusion     `json:"confusion"`
+	Errors    ErrorAnalysis `json:"errors"`
+	Accuracy  TokenAccuracy `json:"token_accuracy"`
+}
+
+// Evaluate scores a system's documents against gold ones. Documents pair by
+// ID; those on one side only are listed in the report and, except under the
+// PhysioNet metric (whose runStat counts them), left out. Offsets-only
+// documents (empty text) score under the PhysioNet and MEDDOCAN span rules;
+// token measures need text, so the i2b2 metric then needs span texts.
+func Evaluate(gold, system []pipeline.Document, opt Options) (*Report, error) {
+	if opt.Metric == "" {
+		opt.Metric = MetricI2B2
+	}
+	pairs, goldOnly, sysOnly, err := PairDocuments(gold, system)
+	if err != nil {
+		return nil, err
+	}
+	hipaa := phi.HIPAATypes(opt.PaperHIPAA)
+	r := &Report{Metric: opt.Metric, HIPAAList: HIPAAScript, HIPAATypes: phi.SortedKeys(hipaa), HIPAAOnly: opt.HIPAAOnly,
+		Documents: len(pairs), GoldOnly: goldOnly, SystemOnly: sysOnly}
+	if opt.PaperHIPAA {
+		r.HIPAAList = HIPAAPaper
+	}
+	sc := NewScorer(pairs, opt.PaperHIPAA)
+	switch opt.Metric {
+	case MetricI2B2:
+		if r.Measures, err = sc.Run(I2B2Specs(sc.Categories())); err != nil {
+			return nil, err
+		}
+		if r.PerType, err = perType(sc, opt.HIPAAOnly); err != nil {
+			return nil, err
+		}
+	case MetricMeddocan:
+		m := Meddocan(pairs)
+		r.Meddocan = &m
+	case MetricPhysioNet:
+		o := Overlap(gold, system)
+		r.Overlap = &o
+	default:
+		return nil, inputErrorf("unknown metric %q (known: i2b2, meddocan, physionet)", opt.Metric)
+	}
+	var keep func(pipeline.Span) bool
+	if opt.HIPAAOnly {
+		keep = func(s pipeline.Span) bool { return hipaa[s.Type] }
+	}
+	var order []string
+	for _, g := range sc.Groups() {
+		order = append(order, g.Type)
+	}
+	r.Confusion, r.Errors, r.Accuracy = Analyze(pairs, order, keep)
+	return r, nil
+}
+
+// perType scores each label on its own in every mode, when the documents
+// allow token scoring (else token scores stay zero).
+func perType(sc *Scorer, hipaaOnly bool) ([]TypeScores, error) {
+	var specs []Spec
+	var groups []Label
+	for _, g := range sc.Groups() {
+		if hipaaOnly && !g.HIPAA {
+			continue
+		}
+		groups = append(groups, g)
+		for _, m := range []Mode{Token, Strict, Relaxed} {
+			specs = append(specs, Spec{Label: g.Type + " " + string(m), Mode: m, Category: g.Category, Type: g.Type})
+		}
+	}
+	counts, err := sc.DocCounts(specs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TypeScores, len(groups))
+	for i, g := range groups {
+		out[i] = TypeScores{Category: g.Category, Type: g.Type, HIPAA: g.HIPAA,
+			Token: scoreOf(total(counts[3*i])), Strict: scoreOf(total(counts[3*i+1])), Relaxed: scoreOf(total(counts[3*i+2]))}
+	}
+	return out, nil
+}
+
+// Agreement measures how far two annotation sets of the same documents agree,
+// with the same scorer as system evaluation: a is taken as the reference,
+// and F1 (symmetric under exact matching) is the pairwise agreement. It
+// reports token, strict and relaxed matching, label-aware and label-blind,
+// micro and macro.
+func Agreement(a, b []pipeline.Document, paperHIPAA bool) (*AgreementReport, error) {
+	pairs, aOnly, bOnly, err := PairDocuments(a, b)
+	if err != nil {
+		return nil, err
+	}
+	sc := NewScorer(pairs, paperHIPAA)
+	ms, err := sc.Run([]Spec{
+		{Label: "Token", Mode: Token},
+		{Label: "Strict", Mode: Strict},
+		{Label: "Relaxed", Mode: Relaxed},
+		{Label: "Binary Token", Mode: Token, Binary: true},
+		{Label: "Binary Strict", Mode: Strict, Binary: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &AgreementReport{Documents: len(pairs), AOnly: aOnly, BOnly: bOnly, Measures: ms}, nil
+}
+
+// AgreementReport is the result of Agreement.
+type AgreementReport struct {
+	Documents int       `json:"documents"`
+	AOnly     []string  `json:"a_only,omitempty"`
+	BOnly     []string  `json:"b_only,omitempty"`
+	Measures  []Measure `json:"measures"`
+}
+
+// Render writes a report's headline measures in the layout of the scorer
+// they come from (the i2b2 script, the MEDDOCAN script or runStat), so that
+// it compares line by line with that scorer's output.
+func Render(w io.Writer, r *Report, verbose bool) error {
+	switch r.Metric {
+	case MetricMeddocan:
+		if r.Meddocan != nil {
+			return RenderMeddocan(w, *r.Meddocan)
+		}
+	case MetricPhysioNet:
+		if r.Overlap != nil {
+			return RenderOverlap(w, *r.Overlap)
+		}
+	default:
+		return RenderI2B2(w, r.Measures, verbose)
+	}
+	return nil
+}
+
+// RenderAnalysis writes the analyses no official scorer prints: per-type
+// scores, the confusion matrix, the error taxonomy with exposure, and token
+// accuracy.
+func RenderAnalysis(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	f4 := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	fmt.Fprintf(ew, "HIPAA list: %s (%d types)", r.HIPAAList, len(r.HIPAATypes))
+	if r.HIPAAOnly {
+		fmt.Fprint(ew, "; analyses below cover HIPAA tags only")
+	}
+	fmt.Fprintf(ew, "\nDocuments scored: %d", r.Documents)
+	if len(r.GoldOnly)+len(r.SystemOnly) > 0 {
+		fmt.Fprintf(ew, " (not scored: %d gold only, %d system only)", len(r.GoldOnly), len(r.SystemOnly))
+	}
+	fmt.Fprint(ew, "\n\n")
+	if len(r.PerType) > 0 {
+		fmt.Fprintf(ew, "%s%s%s%s\n", pad("Type", 20), pad("Token P/R/F1", 24), pad("Strict P/R/F1", 24), "Relaxed P/R/F1")
+		for _, t := range r.PerType {
+			prf := func(s Score) string { return f4(s.Precision) + " " + f4(s.Recall) + " " + f4(s.F1) }
+			fmt.Fprintf(ew, "%s%s%s%s\n", pad(t.Type, 20), pad(prf(t.Token), 24), pad(prf(t.Strict), 24), prf(t.Relaxed))
+		}
+		fmt.Fprintln(ew)
+	}
+	c := r.Confusion
+	if len(c.Types) > 0 {
+		fmt.Fprintln(ew, "Confusion matrix, strict offsets (rows gold, columns system):")
+		width := 9
+		for _, t := range c.Types {
+			width = max(width, len(t)+1)
+		}
+		fmt.Fprint(ew, pad("", width))
+		for _, t := range c.Types {
+			fmt.Fprint(ew, pad(t, width))
+		}
+		fmt.Fprintln(ew, Missing)
+		for i, row := range c.Cells {
+			name := Spurious
+			if i < len(c.Types) {
+				name = c.Types[i]
+			}
+			fmt.Fprint(ew, pad(name, width))
+			for _, v := range row {
+				fmt.Fprint(ew, pad(strconv.Itoa(v), width))
+			}
+			fmt.Fprintln(ew)
+		}
+		fmt.Fprintln(ew)
+	}
+	e := r.Errors
+	fmt.Fprintln(ew, "Gold tags by outcome (exposed = leaves PHI characters uncovered by every system tag):")
+	fmt.Fprintf(ew, "%s%s%s%s%s%s%s%s\n", pad("Type", 20), pad("gold", 8), pad("correct", 9), pad("missed", 8),
+		pad("span", 8), pad("tag", 8), pad("both", 8), "exposed (chars)")
+	line := func(name string, x ErrorCounts) {
+		fmt.Fprintf(ew, "%s%s%s%s%s%s%s%d (%d/%d)\n", pad(name, 20), pad(strconv.Itoa(x.Gold), 8), pad(strconv.Itoa(x.Correct), 9),
+			pad(strconv.Itoa(x.Missed), 8), pad(strconv.Itoa(x.SpanClash), 8), pad(strconv.Itoa(x.TagClash), 8),
+			pad(strconv.Itoa(x.BothClash), 8), x.Exposed, x.ExposedChars, x.GoldChars)
+	}
+	types := make([]string, 0, len(e.ByType))
+	for t := range e.ByType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		line(t, e.ByType[t])
+	}
+	line("ALL", e.Total)
+	a := r.Accuracy
+	if a.Documents > 0 {
+		fmt.Fprintf(ew, "\nToken accuracy over %d words of %d documents: %s (label-blind %s); PHI words left unmasked: %d of %d (exposure %s)\n",
+			a.Words, a.Documents, f4(a.Accuracy), f4(a.LabelBlind), a.PHIWords-a.MaskedPHIWords, a.PHIWords, f4(a.Exposure))
+	}
+	return ew.err
+}
