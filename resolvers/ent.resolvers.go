@@ -9,39 +9,38 @@ import (
 	"context"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 )
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id int) (ent.Noder, error) {
-	panic(fmt.Errorf("not implemented: Node - node"))
+	return r.client.Noder(ctx, id)
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []int) ([]ent.Noder, error) {
-	panic(fmt.Errorf("not implemented: Nodes - nodes"))
+	return r.client.Noders(ctx, ids)
 }
 
 // Corpora is the resolver for the corpora field.
 func (r *queryResolver) Corpora(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) (*ent.CorpusConnection, error) {
-	panic(fmt.Errorf("not implemented: Corpora - corpora"))
+	return r.client.Corpus.Query().Paginate(ctx, after, first, before, last, ent.WithCorpusOrder(orderBy), ent.WithCorpusFilter(where.Filter))
 }
 
 // Documents is the resolver for the documents field.
 func (r *queryResolver) Documents(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) (*ent.DocumentConnection, error) {
-	panic(fmt.Errorf("not implemented: Documents - documents"))
+	return r.client.Document.Query().Paginate(ctx, after, first, before, last, ent.WithDocumentOrder(orderBy), ent.WithDocumentFilter(where.Filter))
 }
 
 // Patients is the resolver for the patients field.
 func (r *queryResolver) Patients(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) (*ent.PatientConnection, error) {
-	panic(fmt.Errorf("not implemented: Patients - patients"))
+	return r.client.Patient.Query().Paginate(ctx, after, first, before, last, ent.WithPatientOrder(orderBy), ent.WithPatientFilter(where.Filter))
 }
 
 // Spans is the resolver for the spans field.
 func (r *queryResolver) Spans(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) (*ent.SpanConnection, error) {
-	panic(fmt.Errorf("not implemented: Spans - spans"))
+	return r.client.Span.Query().Paginate(ctx, after, first, before, last, ent.WithSpanOrder(orderBy), ent.WithSpanFilter(where.Filter))
 }
 
 // Document returns graph.DocumentResolver implementation.

@@ -7,57 +7,167 @@ package resolvers
 
 import (
 	"context"
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
-	"fmt"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
+	"deidcorpus/store"
+	"io"
+	"net/url"
 
 	"github.com/99designs/gqlgen/graphql"
 )
 
 // Annotations is the resolver for the annotations field.
 func (r *documentResolver) Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error) {
-	panic(fmt.Errorf("not implemented: Annotations - annotations"))
+	return r.store.DocumentSpans(ctx, obj, set)
 }
 
 // CreateCorpus is the resolver for the createCorpus field.
 func (r *mutationResolver) CreateCorpus(ctx context.Context, name string, tagset string, description string) (*ent.Corpus, error) {
-	panic(fmt.Errorf("not implemented: CreateCorpus - createCorpus"))
+	return r.store.CreateCorpus(ctx, name, tagset, description)
 }
 
 // ImportDocuments is the resolver for the importDocuments field.
 func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error) {
-	panic(fmt.Errorf("not implemented: ImportDocuments - importDocuments"))
+	if len(files) == 0 {
+		return nil, apperr.New(apperr.Invalid, "no files uploaded")
+	}
+	var in []formats.File
+	for _, f := range files {
+		data, err := io.ReadAll(f.File)
+		if err != nil {
+			return nil, apperr.New(apperr.Invalid, "upload %s: %v", f.Filename, err)
+		}
+		expanded, err := formats.Expand(f.Filename, data)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		in = append(in, expanded...)
+	}
+	opt := store.ImportOptions{Corpus: input.Corpus, Format: input.Format, Set: input.Set, Replace: input.Replace}
+	if input.Tagset != nil {
+		opt.TagSet = *input.Tagset
+	}
+	if input.Split != nil {
+		opt.Split = string(*input.Split)
+	}
+	res, err := r.store.Import(ctx, opt, in)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced}, nil
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.
 func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error) {
-	panic(fmt.Errorf("not implemented: ExportCorpus - exportCorpus"))
+	f, err := formats.Lookup(format)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	if f.Write == nil {
+		return nil, apperr.New(apperr.Invalid, "format %s cannot be written", format)
+	}
+	c, err := r.store.CorpusByName(ctx, corpus)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.store.DocumentSpans(ctx, &ent.Document{CorpusID: c.ID}, set); err != nil {
+		return nil, err
+	}
+	q := url.Values{"set": {set}, "format": {format}}
+	return &model.Download{
+		URL:      "/download/corpora/" + url.PathEscape(corpus) + "?" + q.Encode(),
+		Filename: corpus + "-" + set + "-" + format + ".zip",
+	}, nil
 }
 
 // DeleteCorpus is the resolver for the deleteCorpus field.
 func (r *mutationResolver) DeleteCorpus(ctx context.Context, name string) (bool, error) {
-	panic(fmt.Errorf("not implemented: DeleteCorpus - deleteCorpus"))
+	if err := r.store.DeleteCorpus(ctx, name); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // CorpusByName is the resolver for the corpusByName field.
 func (r *queryResolver) CorpusByName(ctx context.Context, name string) (*ent.Corpus, error) {
-	panic(fmt.Errorf("not implemented: CorpusByName - corpusByName"))
+	c, err := r.store.CorpusByName(ctx, name)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, nil
+	}
+	return c, err
 }
 
 // CorpusStatistics is the resolver for the corpusStatistics field.
 func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error) {
-	panic(fmt.Errorf("not implemented: CorpusStatistics - corpusStatistics"))
+	dims := make([]store.Dimension, len(by))
+	for i, b := range by {
+		d, err := store.ParseDimension(string(b))
+		if err != nil {
+			return nil, err
+		}
+		dims[i] = d
+	}
+	st, err := r.store.StatisticsByID(ctx, corpus, set, dims)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.CorpusByName(ctx, st.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.CorpusStatistics{
+		Corpus: c, AnnotationSet: st.AnnotationSet, Documents: st.Documents, Patients: st.Patients,
+		Characters: st.Characters, Tokens: st.Tokens, Spans: st.Spans, UniqueSpans: st.UniqueSpans,
+		DocumentsWithPhi: st.DocumentsWithPHI, PhiPerDocument: st.PHIPerDocument(),
+		ShareOfDocumentsWithPhi: st.ShareWithPHI(), By: by, Groups: make([]*model.StatGroup, len(st.Groups)),
+	}
+	for i, g := range st.Groups {
+		sg := &model.StatGroup{Total: g.Total, Unique: g.Unique}
+		for _, d := range dims {
+			v, _ := st.Key(g, d)
+			switch d {
+			case store.ByCategory:
+				sg.Category = &v
+			case store.ByType:
+				sg.Type = &v
+			case store.BySplit:
+				sg.Split = &v
+			case store.ByNoteType:
+				sg.NoteType = &v
+			}
+		}
+		out.Groups[i] = sg
+	}
+	return out, nil
 }
 
 // TagSets is the resolver for the tagSets field.
 func (r *queryResolver) TagSets(ctx context.Context) ([]*model.TagSetInfo, error) {
-	panic(fmt.Errorf("not implemented: TagSets - tagSets"))
+	var out []*model.TagSetInfo
+	for _, name := range phi.Names() {
+		info := &model.TagSetInfo{Name: name, Categories: []*model.TagCategory{}}
+		if ts, _ := phi.Lookup(name); ts != nil {
+			for _, c := range ts.Categories {
+				info.Categories = append(info.Categories, &model.TagCategory{Name: c.Name, Types: c.Types})
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }
 
 // Formats is the resolver for the formats field.
 func (r *queryResolver) Formats(ctx context.Context) ([]*model.FormatInfo, error) {
-	panic(fmt.Errorf("not implemented: Formats - formats"))
+	var out []*model.FormatInfo
+	for _, name := range formats.Names() {
+		f, _ := formats.Lookup(name)
+		out = append(out, &model.FormatInfo{Name: f.Name, Extensions: f.Exts, Description: f.Doc})
+	}
+	return out, nil
 }
 
 // Mutation returns graph.MutationResolver implementation.

@@ -59,8 +59,20 @@ type Statistics struct {
 	Spans            int         `json:"spans"`
 	UniqueSpans      int         `json:"uniqueSpans"`
 	DocumentsWithPHI int         `json:"documentsWithPHI"`
-	By               []Dimension `json:"by"`
-	Groups           []Group     `json:"groups"`
+	// Splits and NoteTypes count documents and tokens per split and per note
+	// type (Boag Table 1, Deleger Table 1).
+	Splits    []DocumentCount `json:"splits"`
+	NoteTypes []DocumentCount `json:"noteTypes"`
+	By        []Dimension     `json:"by"`
+	Groups    []Group         `json:"groups"`
+}
+
+// DocumentCount is the size of one split or note type.
+type DocumentCount struct {
+	Name      string `json:"name"`
+	Documents int    `json:"documents"`
+	Tokens    int    `json:"tokens"`
+	Spans     int    `json:"spans"`
 }
 
 // PHIPerDocument is the mean number of spans per document.
@@ -140,6 +152,12 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 		[]any{set.ID}, &st.Spans, &st.UniqueSpans, &st.DocumentsWithPHI); err != nil {
 		return nil, fmt.Errorf("count spans: %w", err)
 	}
+	if st.Splits, err = s.documentCounts(ctx, "split", c.ID, set.ID); err != nil {
+		return nil, err
+	}
+	if st.NoteTypes, err = s.documentCounts(ctx, "note_type", c.ID, set.ID); err != nil {
+		return nil, err
+	}
 	if len(by) == 0 {
 		return st, nil
 	}
@@ -179,4 +197,26 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 		st.Groups = append(st.Groups, g)
 	}
 	return st, rows.Err()
+}
+
+// documentCounts counts documents, tokens and spans per value of a document
+// column (split or note_type).
+func (s *Store) documentCounts(ctx context.Context, column string, corpusID, setID int) ([]DocumentCount, error) {
+	query := "SELECT d." + column + ", COUNT(*), SUM(d.token_count), " +
+		"SUM((SELECT COUNT(*) FROM spans s WHERE s.document_id = d.id AND s.annotation_set_id = ?)) " +
+		"FROM documents d WHERE d.corpus_id = ? GROUP BY d." + column + " ORDER BY d." + column
+	rows, err := s.DB.QueryContext(ctx, s.rebind(query), setID, corpusID)
+	if err != nil {
+		return nil, fmt.Errorf("count documents by %s: %w", column, err)
+	}
+	defer rows.Close()
+	out := []DocumentCount{}
+	for rows.Next() {
+		var dc DocumentCount
+		if err := rows.Scan(&dc.Name, &dc.Documents, &dc.Tokens, &dc.Spans); err != nil {
+			return nil, err
+		}
+		out = append(out, dc)
+	}
+	return out, rows.Err()
 }

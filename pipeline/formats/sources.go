@@ -64,6 +64,11 @@ func readFile(fp, name string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Expand(name, data)
+}
+
+// Expand returns a file as itself, or a .zip archive as its members.
+func Expand(name string, data []byte) ([]File, error) {
 	if strings.EqualFold(path.Ext(name), ".zip") {
 		return Unzip(name, data)
 	}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/formats"
+)
+
+func init() {
+	register("eval", "score system annotations against gold ones (i2b2 2014, MEDDOCAN, PhysioNet scorers)", runEval)
+}
+
+// evalOutput is what --json prints.
+type evalOutput struct {
+	Report     *evaluate.Report     `json:"report"`
+	Comparison *evaluate.Comparison `json:"comparison,omitempty"`
+}
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval", "--gold PATH --system PATH [--format i2b2|brat|physionet] [--metric i2b2|meddocan|physionet] [-v] [--json] [--hipaa] [--paper-hipaa] [--analysis] [--compare PATH]")
+	gold := fs.String("gold", "", "gold annotations: a file, a directory or a .zip")
+	system := fs.String("system", "", "system annotations: a file, a directory or a .zip")
+	format := fs.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
+	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
+	verbose := fs.Bool("v", false, "per-document scores, as the i2b2 script's -v")
+	asJSON := fs.Bool("json", false, "print every figure as JSON")
+	hipaaOnly := fs.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
+	paperHIPAA := fs.Bool("paper-hipaa", false, "use the paper's HIPAA list (with IDNUM) instead of the official script's")
+	analysis := fs.Bool("analysis", false, "after the scorer's report, print per-type scores, confusion matrix, error taxonomy and token accuracy")
+	compare := fs.String("compare", "", "a second system to test against --system for significance (approximate randomization, bootstrap)")
+	shuffles := fs.Int("shuffles", 9999, "approximate randomization shuffles (with --compare)")
+	bootstrap := fs.Int("bootstrap", 1000, "bootstrap resamples (with --compare)")
+	seed := fs.Uint64("seed", 1, "random seed (with --compare)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flagErrHelp) {
+			return err
+		}
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	if *gold == "" || *system == "" {
+		return apperr.New(apperr.Invalid, "both --gold and --system are required")
+	}
+	if fs.NArg() > 0 {
+		return apperr.New(apperr.Invalid, "unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	f, err := formats.Lookup(*format)
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	m := evaluate.Metric(*metric)
+	if m == "" {
+		m = evaluate.MetricI2B2
+		if f.Name == "physionet" {
+			m = evaluate.MetricPhysioNet
+		}
+	}
+	golds, err := readAnnotations(f, *gold)
+	if err != nil {
+		return err
+	}
+	systems, err := readAnnotations(f, *system)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	report, err := evaluate.Evaluate(golds, systems, evaluate.Options{Metric: m, PaperHIPAA: *paperHIPAA, HIPAAOnly: *hipaaOnly})
+	if err != nil {
+		return evalError(err)
+	}
+	out := evalOutput{Report: report}
+	if *compare != "" {
+		others, err := readAnnotations(f, *compare)
+		if err != nil {
+			return err
+		}
+		mode := evaluate.Strict
+		if m == evaluate.MetricI2B2 && *hipaaOnly {
+			mode = evaluate.Strict
+		}
+		out.Comparison, err = evaluate.Compare(golds, systems, others, evaluate.CompareOptions{
+			Mode: mode, Shuffles: *shuffles, Bootstrap: *bootstrap, Seed: *seed, PaperHIPAA: *paperHIPAA})
+		if err != nil {
+			return evalError(err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if err := evaluate.Render(e.stdout, report, *verbose); err != nil {
+		return err
+	}
+	if *analysis {
+		if err := evaluate.RenderAnalysis(e.stdout, report); err != nil {
+			return err
+		}
+	}
+	if out.Comparison != nil {
+		fmt.Fprintln(e.stdout)
+		return evaluate.RenderComparison(e.stdout, out.Comparison)
+	}
+	return nil
+}
+
+// readAnnotations reads one annotation set. System output may overlap, and
+// gold sets sometimes do (PhysioNet's does), so overlaps are accepted.
+func readAnnotations(f *formats.Format, p string) ([]pipeline.Document, error) {
+	files, err := formats.ReadPaths(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, apperr.Wrap(apperr.NotFound, err)
+		}
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
+	if err != nil {
+		if errors.Is(err, formats.ErrNoDocuments) {
+			return nil, apperr.New(apperr.Invalid, "%s: no %s files found", p, f.Name)
+		}
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	return docs, nil
+}
+
+func evalError(err error) error {
+	if errors.Is(err, evaluate.ErrInput) {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	return err
+}

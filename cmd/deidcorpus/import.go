@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+)
+
+func init() {
+	register("import", "import documents and their PHI spans into a corpus (all or nothing)", runImport)
+}
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "import", "--corpus NAME [--tagset i2b2-2014|open] [--format i2b2] [--split SPLIT] [--set gold] [--replace] PATH...")
+	db := dbFlag(fs, e)
+	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
+	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 (validated) or open (default open)")
+	format := fs.String("format", "i2b2", fmt.Sprintf("input format (%v)", formats.Names()))
+	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
+	set := fs.String("set", "gold", "annotation set the files' spans go to")
+	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")
+	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *corpus == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return apperr.New(apperr.Invalid, "--corpus and at least one PATH are required")
+	}
+	files, err := formats.ReadPaths(fs.Args()...)
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	update, finish := progress(e.stderr, "importing")
+	res, err := st.Import(ctx, store.ImportOptions{
+		Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
+		Replace: *replace, Progress: update,
+	}, files)
+	finish()
+	if err != nil {
+		return err
+	}
+	verb := "into existing corpus"
+	if res.CreatedCorpus {
+		verb = "into new corpus"
+	}
+	fmt.Fprintf(e.stdout, "imported %d documents and %d spans (set %s) %s %q", res.Documents, res.Spans, *set, verb, res.Corpus.Name)
+	if res.Replaced > 0 {
+		fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+)
+
+// handleCorpusDownload serves a corpus's documents with one annotation set as
+// a zip archive (?set=gold&format=i2b2), the link exportCorpus returns.
+func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		set := r.URL.Query().Get("set")
+		if set == "" {
+			set = "gold"
+		}
+		format := r.URL.Query().Get("format")
+		if format == "" {
+			format = "i2b2"
+		}
+		files, err := st.Export(r.Context(), name, set, format)
+		if err != nil {
+			httpError(w, logger, err)
+			return
+		}
+		var buf bytes.Buffer
+		if err := formats.WriteZip(&buf, files); err != nil {
+			httpError(w, logger, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/zip")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(name+"-"+set+"-"+format)+`.zip"`)
+		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+		w.Write(buf.Bytes())
+	})
+}
+
+// httpError writes a coded error as plain text; internal errors are logged
+// and not shown.
+func httpError(w http.ResponseWriter, logger *slog.Logger, err error) {
+	code := apperr.CodeOf(err)
+	status := map[apperr.Code]int{
+		apperr.Invalid: http.StatusBadRequest, apperr.NotFound: http.StatusNotFound,
+		apperr.Conflict: http.StatusConflict, apperr.Unauthorized: http.StatusUnauthorized,
+		apperr.Forbidden: http.StatusForbidden,
+	}[code]
+	msg := err.Error()
+	if status == 0 {
+		logger.Error("request failed", "err", err)
+		status, msg = http.StatusInternalServerError, "internal error"
+	}
+	http.Error(w, string(code)+": "+msg, status)
+}
+
+func safeFilename(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,18 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+
+	"deidcorpus/store"
+)
+
+// addRoutes is the whole HTTP surface of the server.
+func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg Config, st *store.Store) {
+	mux.Handle("/graphql", graphqlHandler(logger, cfg, st))
+	mux.Handle("GET /graphiql/", graphiqlHandler())
+	mux.Handle("GET /graphiql", http.RedirectHandler("/graphiql/", http.StatusMovedPermanently))
+	mux.Handle("GET /download/corpora/{name}", handleCorpusDownload(logger, st))
+	mux.Handle("GET /healthz", handleHealthz(st))
+	mux.Handle("GET /{$}", http.RedirectHandler("/graphiql/", http.StatusFound))
+}

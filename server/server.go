@@ -1,0 +1,101 @@
+// Package server is deidcorpus's HTTP surface: the GraphQL API, the embedded
+// GraphQL IDE, downloads and health checks. routes.go lists every route.
+package server
+
+import (
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"deidcorpus/resolvers"
+	"deidcorpus/store"
+)
+
+// Config tunes the server.
+type Config struct {
+	// MaxUploadBytes bounds one multipart request (imports).
+	MaxUploadBytes int64
+	// MaxComplexity bounds a GraphQL query's complexity.
+	MaxComplexity int
+}
+
+// DefaultConfig is what `serve` uses unless told otherwise.
+var DefaultConfig = Config{MaxUploadBytes: 512 << 20, MaxComplexity: 5000}
+
+//go:embed assets
+var assets embed.FS
+
+// NewServer returns the HTTP handler of the whole server.
+func NewServer(logger *slog.Logger, cfg Config, st *store.Store) http.Handler {
+	mux := http.NewServeMux()
+	addRoutes(mux, logger, cfg, st)
+	return logRequests(logger, mux)
+}
+
+func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store) http.Handler {
+	srv := handler.New(resolvers.NewSchema(st))
+	// The default websocket implementation refuses cross-origin browser pages.
+	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second})
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: 64 << 20})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
+	return srv
+}
+
+func graphiqlHandler() http.Handler {
+	sub, err := fs.Sub(assets, "assets/graphiql")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return http.StripPrefix("/graphiql/", http.FileServerFS(sub))
+}
+
+func handleHealthz(st *store.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := st.DB.PingContext(r.Context()); err != nil {
+			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+}
+
+// statusRecorder remembers a response's status for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer
+// (websocket hijacking, SSE flushing).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+	})
+}

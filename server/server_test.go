@@ -1,0 +1,195 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/server"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+func newServer(t *testing.T, b storetest.Backend) (*store.Store, *httptest.Server, *client.Client) {
+	t.Helper()
+	st := storetest.Open(t, b)
+	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), server.DefaultConfig, st)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return st, ts, client.New(h, client.Path("/graphql"))
+}
+
+func TestGraphQLCorpusAPI(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			st, ts, c := newServer(t, b)
+			ctx := context.Background()
+			files, err := formats.ReadPaths("../testdata/i2b2")
+			require.NoError(t, err)
+
+			// Import through the multipart upload mutation.
+			var imp struct {
+				ImportDocuments struct {
+					Corpus        struct{ ID, Name string }
+					CreatedCorpus bool
+					Documents     int
+					Spans         int
+				}
+			}
+			uploads := make([]*os.File, len(files))
+			for i, f := range files {
+				p := t.TempDir() + "/" + f.Name
+				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+				uploads[i], err = os.Open(p)
+				require.NoError(t, err)
+				defer uploads[i].Close()
+			}
+			c.MustPost(`mutation($files: [Upload!]!) {
+				importDocuments(input: {corpus: "demo", tagset: "i2b2-2014", split: train}, files: $files) {
+					corpus { id name } createdCorpus documents spans
+				}}`, &imp, client.Var("files", uploads), client.WithFiles())
+			assert.True(t, imp.ImportDocuments.CreatedCorpus)
+			assert.Equal(t, 3, imp.ImportDocuments.Documents)
+			assert.Equal(t, 13, imp.ImportDocuments.Spans)
+			corpusID := imp.ImportDocuments.Corpus.ID
+
+			// Statistics are grouped in the database and add up.
+			var stats struct {
+				CorpusStatistics struct {
+					Documents, Patients, Spans, UniqueSpans, DocumentsWithPHI int
+					PhiPerDocument                                            float64
+					Groups                                                    []struct {
+						Category, Type string
+						Total, Unique  int
+					}
+				}
+			}
+			c.MustPost(`query($id: ID!) { corpusStatistics(corpus: $id) {
+				documents patients spans uniqueSpans documentsWithPHI phiPerDocument
+				groups { category type total unique } } }`, &stats, client.Var("id", corpusID))
+			cs := stats.CorpusStatistics
+			assert.Equal(t, 3, cs.Documents)
+			assert.Equal(t, 2, cs.Patients)
+			assert.Equal(t, 13, cs.Spans)
+			assert.InDelta(t, 13.0/3, cs.PhiPerDocument, 1e-9)
+			sum := 0
+			for _, g := range cs.Groups {
+				sum += g.Total
+				if g.Type == "DOCTOR" {
+					assert.Equal(t, 2, g.Total)
+					assert.Equal(t, 2, g.Unique) // "Ines Okafor" and "Okafor"
+					assert.Equal(t, "NAME", g.Category)
+				}
+			}
+			assert.Equal(t, 13, sum)
+
+			// Documents are a Relay connection with filters; spans come in text order
+			// with code-point offsets.
+			var docs struct {
+				Documents struct {
+					TotalCount int
+					Edges      []struct {
+						Node struct {
+							ID, ExternalID, Text string
+							Annotations          []struct {
+								Start, End int
+								Text, Type string
+							}
+						}
+					}
+				}
+			}
+			c.MustPost(`{ documents(where: {externalID: "102-01"}) { totalCount edges { node {
+				id externalID text annotations(set: "gold") { start end text type } } } } }`, &docs)
+			require.Equal(t, 1, docs.Documents.TotalCount)
+			node := docs.Documents.Edges[0].Node
+			runes := []rune(node.Text)
+			require.Len(t, node.Annotations, 4)
+			for _, a := range node.Annotations {
+				assert.Equal(t, a.Text, string(runes[a.Start:a.End]))
+			}
+			assert.Equal(t, "Núñez Peña", node.Annotations[1].Text)
+
+			// The Node interface resolves the same document by its global id.
+			var n struct{ Node struct{ ExternalID string } }
+			c.MustPost(`query($id: ID!) { node(id: $id) { ... on Document { externalID } } }`, &n, client.Var("id", node.ID))
+			assert.Equal(t, "102-01", n.Node.ExternalID)
+
+			// Errors carry codes.
+			var ignored map[string]any
+			err = c.Post(`mutation { createCorpus(name: "demo") { id } }`, &ignored)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "conflict")
+			err = c.Post(`{ documents(first: 1) { edges { node { annotations(set: "nope") { id } } } } }`, &ignored)
+			assert.Contains(t, err.Error(), "not_found")
+
+			// Export returns a link; the link serves a zip that re-imports to the same corpus.
+			var exp struct {
+				ExportCorpus struct{ URL, Filename string }
+			}
+			c.MustPost(`mutation { exportCorpus(corpus: "demo") { url filename } }`, &exp)
+			resp, err := http.Get(ts.URL + exp.ExportCorpus.URL)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, "application/zip", resp.Header.Get("Content-Type"))
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			members, err := formats.Unzip("export.zip", body)
+			require.NoError(t, err)
+			_, err = st.Import(ctx, store.ImportOptions{Corpus: "copy", TagSet: "i2b2-2014", Split: "train"}, members)
+			require.NoError(t, err)
+			orig, _ := st.CorpusByName(ctx, "demo")
+			copied, _ := st.CorpusByName(ctx, "copy")
+			a, _ := st.LoadDocuments(ctx, orig, "gold")
+			bb, _ := st.LoadDocuments(ctx, copied, "gold")
+			assert.Equal(t, a, bb)
+		})
+	}
+}
+
+func TestHTTPSurface(t *testing.T) {
+	_, ts, _ := newServer(t, storetest.SQLite)
+	for path, want := range map[string]string{
+		"/healthz":                  "ok",
+		"/graphiql/":                "graphiql.min.js",
+		"/graphiql/graphiql.min.js": "",
+	} {
+		resp, err := http.Get(ts.URL + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Contains(t, string(body), want, path)
+	}
+	resp, err := http.Get(ts.URL + "/download/corpora/missing")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	// An oversized upload is refused with a clear error, not a crash.
+	small := server.DefaultConfig
+	small.MaxUploadBytes = 1 << 10
+	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), small, storetest.Open(t, storetest.SQLite))
+	var body bytes.Buffer
+	body.WriteString("--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x\r\nContent-Disposition: form-data; name=\"0\"; filename=\"a.xml\"\r\n\r\n")
+	body.Write(bytes.Repeat([]byte("a"), 4<<10))
+	body.WriteString("\r\n--x--\r\n")
+	req := httptest.NewRequest("POST", "/graphql", &body)
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	req.Header.Set("Content-Length", strconv.Itoa(body.Len()))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Contains(t, rec.Body.String(), "too large")
+}

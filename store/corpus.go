@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/span"
+	"deidcorpus/pipeline/phi"
+)
+
+// CreateCorpus makes an empty corpus with a declared tag set.
+func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description string) (*ent.Corpus, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, apperr.New(apperr.Invalid, "a corpus name is required")
+	}
+	if _, ok := phi.Lookup(tagset); !ok {
+		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
+	}
+	c, err := s.Client.Corpus.Create().SetName(name).SetTagset(tagset).SetDescription(description).
+		SetProvenance(map[string]any{"source": "created"}).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", name)
+	}
+	return c, err
+}
+
+// DocumentSpans returns a document's spans in the named annotation set of its
+// corpus, in text order; a set the corpus lacks is not_found.
+func (s *Store) DocumentSpans(ctx context.Context, doc *ent.Document, setName string) ([]*ent.Span, error) {
+	set, err := s.Client.AnnotationSet.Query().
+		Where(annotationset.CorpusID(doc.CorpusID), annotationset.Name(setName)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "the document's corpus has no annotation set %q", setName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Client.Span.Query().
+		Where(span.DocumentID(doc.ID), span.AnnotationSetID(set.ID)).
+		Order(ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
+}
