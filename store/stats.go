@@ -50,15 +50,15 @@ func ParseDimension(s string) (Dimension, error) {
 // Statistics is the PHI distribution of one annotation set of a corpus, in the
 // shape of Stubbs & Uzuner Table 3 and Deleger Tables 3-4.
 type Statistics struct {
-	Corpus           string      `json:"corpus"`
-	AnnotationSet    string      `json:"annotationSet"`
-	Documents        int         `json:"documents"`
-	Patients         int         `json:"patients"`
-	Characters       int         `json:"characters"`
-	Tokens           int         `json:"tokens"` // whitespace-separated
-	Spans            int         `json:"spans"`
-	UniqueSpans      int         `json:"uniqueSpans"`
-	DocumentsWithPHI int         `json:"documentsWithPHI"`
+	Corpus           string `json:"corpus"`
+	AnnotationSet    string `json:"annotationSet"`
+	Documents        int    `json:"documents"`
+	Patients         int    `json:"patients"`
+	Characters       int    `json:"characters"`
+	Tokens           int    `json:"tokens"` // whitespace-separated
+	Spans            int    `json:"spans"`
+	UniqueSpans      int    `json:"uniqueSpans"`
+	DocumentsWithPHI int    `json:"documentsWithPHI"`
 	// Splits and NoteTypes count documents and tokens per split and per note
 	// type (Boag Table 1, Deleger Table 1).
 	Splits    []DocumentCount `json:"splits"`
