@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"deidcorpus/apperr"
@@ -25,37 +26,43 @@ type evalOutput struct {
 }
 
 func runEval(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "eval", "--gold PATH --system PATH [--format i2b2|brat|physionet] [--metric i2b2|meddocan|physionet] [-v] [--json] [--hipaa] [--paper-hipaa] [--analysis] [--compare PATH]")
-	gold := fs.String("gold", "", "gold annotations: a file, a directory or a .zip")
-	system := fs.String("system", "", "system annotations: a file, a directory or a .zip")
-	format := fs.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
-	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
-	verbose := fs.Bool("v", false, "per-document scores, as the i2b2 script's -v")
-	asJSON := fs.Bool("json", false, "print every figure as JSON")
-	hipaaOnly := fs.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
-	paperHIPAA := fs.Bool("paper-hipaa", false, "use the paper's HIPAA list (with IDNUM) instead of the official script's")
-	analysis := fs.Bool("analysis", false, "after the scorer's report, print per-type scores, confusion matrix, error taxonomy and token accuracy")
-	compare := fs.String("compare", "", "a second system to test against --system for significance (approximate randomization, bootstrap)")
-	shuffles := fs.Int("shuffles", 9999, "approximate randomization shuffles (with --compare)")
-	bootstrap := fs.Int("bootstrap", 1000, "bootstrap resamples (with --compare)")
-	seed := fs.Uint64("seed", 1, "random seed (with --compare)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flagErrHelp) {
-			return err
-		}
-		return apperr.Wrap(apperr.Invalid, err)
+	flags := newFlags(e, "eval", "--gold PATH --system PATH [--format i2b2|brat|physionet] [--metric i2b2|meddocan|physionet] [-v] [--json] [--hipaa] [--paper-hipaa] [--analysis] [--compare PATH]")
+	gold := flags.String("gold", "", "gold annotations: a file, a directory or a .zip")
+	system := flags.String("system", "", "system annotations: a file, a directory or a .zip")
+	format := flags.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
+	metric := flags.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
+	verbose := flags.Bool("v", false, "per-document scores, as the i2b2 script's -v")
+	asJSON := flags.Bool("json", false, "print every figure as JSON")
+	hipaaOnly := flags.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
+	paperHIPAA := flags.Bool("paper-hipaa", false, "use the paper's HIPAA list (with IDNUM) instead of the official script's")
+	analysis := flags.Bool("analysis", false, "after the scorer's report, print per-type scores, confusion matrix, error taxonomy and token accuracy")
+	compare := flags.String("compare", "", "a second system to test against --system for significance (approximate randomization, bootstrap)")
+	shuffles := flags.Int("shuffles", 9999, "approximate randomization shuffles (with --compare)")
+	bootstrap := flags.Int("bootstrap", 1000, "bootstrap resamples (with --compare)")
+	compareMode := flags.String("compare-mode", "strict", "matching for --compare: token, strict or relaxed")
+	seed := flags.Uint64("seed", 1, "random seed (with --compare)")
+	if err := flags.Parse(args); err != nil {
+		return apperr.Wrap(apperr.Invalid, err) // -h stays flag.ErrHelp underneath
+	}
+	switch evaluate.Mode(*compareMode) {
+	case evaluate.Token, evaluate.Strict, evaluate.Relaxed:
+	default:
+		return apperr.New(apperr.Invalid, "--compare-mode %q: want token, strict or relaxed", *compareMode)
 	}
 	if *gold == "" || *system == "" {
 		return apperr.New(apperr.Invalid, "both --gold and --system are required")
 	}
-	if fs.NArg() > 0 {
-		return apperr.New(apperr.Invalid, "unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	if flags.NArg() > 0 {
+		return apperr.New(apperr.Invalid, "unexpected arguments: %s", strings.Join(flags.Args(), " "))
 	}
 	f, err := formats.Lookup(*format)
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
 	m := evaluate.Metric(*metric)
+	if m != "" && !slices.Contains(evaluate.Metrics(), m) {
+		return apperr.New(apperr.Invalid, "--metric %q: want i2b2, meddocan or physionet", *metric)
+	}
 	if m == "" {
 		m = evaluate.MetricI2B2
 		if f.Name == "physionet" {
@@ -83,12 +90,8 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		mode := evaluate.Strict
-		if m == evaluate.MetricI2B2 && *hipaaOnly {
-			mode = evaluate.Strict
-		}
 		out.Comparison, err = evaluate.Compare(golds, systems, others, evaluate.CompareOptions{
-			Mode: mode, Shuffles: *shuffles, Bootstrap: *bootstrap, Seed: *seed, PaperHIPAA: *paperHIPAA})
+			Mode: evaluate.Mode(*compareMode), Shuffles: *shuffles, Bootstrap: *bootstrap, Seed: *seed, PaperHIPAA: *paperHIPAA})
 		if err != nil {
 			return evalError(err)
 		}

@@ -115,7 +115,9 @@ func Evaluate(gold, system []pipeline.Document, opt Options) (*Report, error) {
 	}
 	var order []string
 	for _, g := range sc.Groups() {
-		order = append(order, g.Type)
+		if !opt.HIPAAOnly || g.HIPAA {
+			order = append(order, g.Type)
+		}
 	}
 	r.Confusion, r.Errors, r.Accuracy = Analyze(pairs, order, keep)
 	return r, nil

@@ -1,9 +1,12 @@
 package evaluate
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"deidcorpus/pipeline"
 )
@@ -221,4 +224,29 @@ func bootstrap(docs []Counts, samples int, confidence float64, rng *rand.Rand) B
 		return Interval{Low: x[max(lo, 0)], High: x[min(max(hi, 0), len(x)-1)]}
 	}
 	return BootstrapCI{Precision: iv(ps), Recall: iv(rs), F1: iv(fs)}
+}
+
+// RenderComparison writes a comparison as a table.
+func RenderComparison(w io.Writer, c *Comparison) error {
+	ew := &errWriter{w: w}
+	f4 := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	fmt.Fprintf(ew, "Approximate randomization, %s matching, %d documents, %d shuffles (seed %d); Bonferroni over %d tests: significant when p < %s\n",
+		c.Mode, c.Documents, c.Shuffles, c.Seed, len(c.Tests), strconv.FormatFloat(c.Threshold, 'g', 4, 64))
+	fmt.Fprintf(ew, "%s%s%s%s%s%s\n", pad("Scope", 14), pad("F1 A", 10), pad("F1 B", 10), pad("B-A", 10), pad("p", 10), "p adjusted")
+	for _, t := range c.Tests {
+		mark := ""
+		if t.Significant {
+			mark = " *"
+		}
+		fmt.Fprintf(ew, "%s%s%s%s%s%s%s\n", pad(t.Scope, 14), pad(f4(t.F1A), 10), pad(f4(t.F1B), 10), pad(f4(t.Diff), 10),
+			pad(f4(t.P), 10), f4(t.PAdjusted), mark)
+	}
+	ci := func(name string, b BootstrapCI) {
+		fmt.Fprintf(ew, "%s P [%s, %s]  R [%s, %s]  F1 [%s, %s]\n", name, f4(b.Precision.Low), f4(b.Precision.High),
+			f4(b.Recall.Low), f4(b.Recall.High), f4(b.F1.Low), f4(b.F1.High))
+	}
+	fmt.Fprintf(ew, "Bootstrap %g%% intervals over %d resamples of documents:\n", c.Confidence*100, c.Bootstrap)
+	ci("A", c.A)
+	ci("B", c.B)
+	return ew.err
 }
