@@ -150,3 +150,24 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	b.ReportMetric(float64(notes)/b.Elapsed().Seconds(), "notes/s")
 }
+
+// BenchmarkGenerateI2B2 adds rendering as i2b2 XML, what `deidcorpus synth`
+// does before writing files.
+func BenchmarkGenerateI2B2(b *testing.B) {
+	notes, bytes := 0, 0
+	for i := 0; i < b.N; i++ {
+		err := Generate(Options{Patients: 1000, Seed: uint64(i)}, func(p Patient) error {
+			files, err := formats.WriteI2B2(p.Docs)
+			for _, f := range files {
+				bytes += len(f.Data)
+			}
+			notes += len(p.Docs)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(notes)/b.Elapsed().Seconds(), "notes/s")
+	b.SetBytes(int64(bytes / b.N))
+}
