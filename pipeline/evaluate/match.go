@@ -81,11 +81,8 @@ func (ls *labelSet) spanItems(d *pipeline.Document) []item {
 // or the span's own text for offsets-only documents. A span without any
 // ASCII letter or digit yields one empty token at its end, as the script's
 // tokenizer does.
-func (ls *labelSet) tokenItems(d *pipeline.Document, text string) ([]item, error) {
-	var ix *pipeline.Index
-	if text != "" {
-		ix = pipeline.NewIndex(text)
-	}
+// ix indexes the pair's text (nil without one).
+func (ls *labelSet) tokenItems(d *pipeline.Document, ix *pipeline.Index) ([]item, error) {
 	out := make([]item, 0, 2*len(d.Spans))
 	for _, s := range d.Spans {
 		g := ls.index[[2]string{s.Category, s.Type}]

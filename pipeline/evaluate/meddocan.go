@@ -52,8 +52,8 @@ func Meddocan(pairs []Pair) MeddocanScores {
 		s1 = s1.Add(labelledSetCounts(p.Gold.Spans, p.System.Spans))
 		gs, ss := spanSet(p.Gold.Spans), spanSet(p.System.Spans)
 		s2 = s2.Add(offsetSetCounts(gs, ss))
-		gm := mergedSpans(p.Gold, p.text())
-		sm := mergedSpans(p.System, p.text())
+		ix := pipeline.NewIndex(p.text())
+		gm, sm := mergedSpans(p.Gold, ix), mergedSpans(p.System, ix)
 		s2m = s2m.Add(mergedCounts(gs, ss, gm, sm))
 	}
 	return MeddocanScores{Subtask1: scoreOf(s1), Subtask2Strict: scoreOf(s2), Subtask2Merged: scoreOf(s2m)}
@@ -109,13 +109,9 @@ func offsetSetCounts(g, s []offsets) Counts {
 // one when the text between them holds no letter or digit (Python's
 // str.isalnum). Like the script it takes the later span's end even when
 // that span lies inside the previous one, and an overlap counts as an empty
-// gap.
-func mergedSpans(d *pipeline.Document, pairText string) []offsets {
-	text := d.Text
-	if text == "" {
-		text = pairText
-	}
-	ix := pipeline.NewIndex(text)
+// gap. ix indexes the note text (the script reads each side's own copy, which
+// PairDocuments has checked to be the same).
+func mergedSpans(d *pipeline.Document, ix *pipeline.Index) []offsets {
 	sorted := make([]offsets, len(d.Spans))
 	for i, s := range d.Spans {
 		sorted[i] = offsets{s.Start, s.End}

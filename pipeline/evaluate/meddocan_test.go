@@ -88,7 +88,7 @@ func TestMergedSpansJoinAcrossPunctuationOnly(t *testing.T) {
 		{Start: 14, End: 20, Type: "T", Category: "T"}, // Madrid: gap ", " joins
 		{Start: 23, End: 27, Type: "T", Category: "T"}, // Lugo: gap " y " does not
 	}}
-	require.Equal(t, []offsets{{4, 20}, {23, 27}}, mergedSpans(d, ""))
+	require.Equal(t, []offsets{{4, 20}, {23, 27}}, mergedSpans(d, pipeline.NewIndex(d.Text)))
 }
 
 // runStat on the PhysioNet corpus: id.deid against deid.pl's own output.

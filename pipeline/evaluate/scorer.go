@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
 )
 
@@ -99,12 +100,15 @@ func (s *Scorer) ensureTokens() error {
 	}
 	tokens := make([][2][]item, len(s.pairs))
 	for i, p := range s.pairs {
-		text := p.text()
-		g, err := s.labels.tokenItems(p.Gold, text)
+		var ix *pipeline.Index // one index for both sides: building it is the costly part
+		if text := p.text(); text != "" {
+			ix = pipeline.NewIndex(text)
+		}
+		g, err := s.labels.tokenItems(p.Gold, ix)
 		if err != nil {
 			return err
 		}
-		sy, err := s.labels.tokenItems(p.System, text)
+		sy, err := s.labels.tokenItems(p.System, ix)
 		if err != nil {
 			return err
 		}
