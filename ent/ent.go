@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"errors"
@@ -80,6 +81,7 @@ func checkColumn(t, c string) error {
 			annotationset.Table: annotationset.ValidColumn,
 			corpus.Table:        corpus.ValidColumn,
 			document.Table:      document.ValidColumn,
+			job.Table:           job.ValidColumn,
 			patient.Table:       patient.ValidColumn,
 			span.Table:          span.ValidColumn,
 		})

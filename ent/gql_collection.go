@@ -8,6 +8,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"fmt"
@@ -794,6 +795,160 @@ func newDocumentPaginateArgs(rv map[string]any) *documentPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*DocumentWhereInput); ok {
 		args.opts = append(args.opts, WithDocumentFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *JobQuery) CollectFields(ctx context.Context, satisfies ...string) (*JobQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *JobQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(job.Columns))
+		selectedFields = []string{job.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "kind":
+			if _, ok := fieldSeen[job.FieldKind]; !ok {
+				selectedFields = append(selectedFields, job.FieldKind)
+				fieldSeen[job.FieldKind] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[job.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, job.FieldStatus)
+				fieldSeen[job.FieldStatus] = struct{}{}
+			}
+		case "params":
+			if _, ok := fieldSeen[job.FieldParams]; !ok {
+				selectedFields = append(selectedFields, job.FieldParams)
+				fieldSeen[job.FieldParams] = struct{}{}
+			}
+		case "result":
+			if _, ok := fieldSeen[job.FieldResult]; !ok {
+				selectedFields = append(selectedFields, job.FieldResult)
+				fieldSeen[job.FieldResult] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[job.FieldError]; !ok {
+				selectedFields = append(selectedFields, job.FieldError)
+				fieldSeen[job.FieldError] = struct{}{}
+			}
+		case "progressDone":
+			if _, ok := fieldSeen[job.FieldProgressDone]; !ok {
+				selectedFields = append(selectedFields, job.FieldProgressDone)
+				fieldSeen[job.FieldProgressDone] = struct{}{}
+			}
+		case "progressTotal":
+			if _, ok := fieldSeen[job.FieldProgressTotal]; !ok {
+				selectedFields = append(selectedFields, job.FieldProgressTotal)
+				fieldSeen[job.FieldProgressTotal] = struct{}{}
+			}
+		case "message":
+			if _, ok := fieldSeen[job.FieldMessage]; !ok {
+				selectedFields = append(selectedFields, job.FieldMessage)
+				fieldSeen[job.FieldMessage] = struct{}{}
+			}
+		case "attempts":
+			if _, ok := fieldSeen[job.FieldAttempts]; !ok {
+				selectedFields = append(selectedFields, job.FieldAttempts)
+				fieldSeen[job.FieldAttempts] = struct{}{}
+			}
+		case "cancelRequested":
+			if _, ok := fieldSeen[job.FieldCancelRequested]; !ok {
+				selectedFields = append(selectedFields, job.FieldCancelRequested)
+				fieldSeen[job.FieldCancelRequested] = struct{}{}
+			}
+		case "createdBy":
+			if _, ok := fieldSeen[job.FieldCreatedBy]; !ok {
+				selectedFields = append(selectedFields, job.FieldCreatedBy)
+				fieldSeen[job.FieldCreatedBy] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[job.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, job.FieldCreatedAt)
+				fieldSeen[job.FieldCreatedAt] = struct{}{}
+			}
+		case "startedAt":
+			if _, ok := fieldSeen[job.FieldStartedAt]; !ok {
+				selectedFields = append(selectedFields, job.FieldStartedAt)
+				fieldSeen[job.FieldStartedAt] = struct{}{}
+			}
+		case "finishedAt":
+			if _, ok := fieldSeen[job.FieldFinishedAt]; !ok {
+				selectedFields = append(selectedFields, job.FieldFinishedAt)
+				fieldSeen[job.FieldFinishedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type jobPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []JobPaginateOption
+}
+
+func newJobPaginateArgs(rv map[string]any) *jobPaginateArgs {
+	args := &jobPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &JobOrder{Field: &JobOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithJobOrder(order))
+			}
+		case *JobOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithJobOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*JobWhereInput); ok {
+		args.opts = append(args.opts, WithJobFilter(v.Filter))
 	}
 	return args
 }

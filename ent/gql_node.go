@@ -8,6 +8,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/internal"
+	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"encoding/json"
@@ -37,6 +38,11 @@ var documentImplementors = []string{"Document", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Document) IsNode() {}
+
+var jobImplementors = []string{"Job", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Job) IsNode() {}
 
 var patientImplementors = []string{"Patient", "Node"}
 
@@ -148,6 +154,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(document.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, documentImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case job.Table:
+		query := c.Job.Query().
+			Where(job.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, jobImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -279,6 +294,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Document.Query().
 			Where(document.IDIn(ids...))
 		query, err := query.CollectFields(ctx, documentImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case job.Table:
+		query := c.Job.Query().
+			Where(job.IDIn(ids...))
+		query, err := query.CollectFields(ctx, jobImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"errors"
@@ -1075,6 +1076,338 @@ func (_m *Document) ToEdge(order *DocumentOrder) *DocumentEdge {
 		order = DefaultDocumentOrder
 	}
 	return &DocumentEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// JobEdge is the edge representation of Job.
+type JobEdge struct {
+	Node   *Job   `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// JobConnection is the connection containing edges to Job.
+type JobConnection struct {
+	Edges      []*JobEdge `json:"edges"`
+	PageInfo   PageInfo   `json:"pageInfo"`
+	TotalCount int        `json:"totalCount"`
+}
+
+func (c *JobConnection) build(nodes []*Job, pager *jobPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Job
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Job {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Job {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*JobEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &JobEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// JobPaginateOption enables pagination customization.
+type JobPaginateOption func(*jobPager) error
+
+// WithJobOrder configures pagination ordering.
+func WithJobOrder(order *JobOrder) JobPaginateOption {
+	if order == nil {
+		order = DefaultJobOrder
+	}
+	o := *order
+	return func(pager *jobPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultJobOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithJobFilter configures pagination filter.
+func WithJobFilter(filter func(*JobQuery) (*JobQuery, error)) JobPaginateOption {
+	return func(pager *jobPager) error {
+		if filter == nil {
+			return errors.New("JobQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type jobPager struct {
+	reverse bool
+	order   *JobOrder
+	filter  func(*JobQuery) (*JobQuery, error)
+}
+
+func newJobPager(opts []JobPaginateOption, reverse bool) (*jobPager, error) {
+	pager := &jobPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultJobOrder
+	}
+	return pager, nil
+}
+
+func (p *jobPager) applyFilter(query *JobQuery) (*JobQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *jobPager) toCursor(_m *Job) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *jobPager) applyCursors(query *JobQuery, after, before *Cursor) (*JobQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultJobOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *jobPager) applyOrder(query *JobQuery) *JobQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultJobOrder.Field {
+		query = query.Order(DefaultJobOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *jobPager) orderExpr(query *JobQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultJobOrder.Field {
+			b.Comma().Ident(DefaultJobOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Job.
+func (_m *JobQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...JobPaginateOption,
+) (*JobConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newJobPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &JobConnection{Edges: []*JobEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// JobOrderFieldKind orders Job by kind.
+	JobOrderFieldKind = &JobOrderField{
+		Value: func(_m *Job) (ent.Value, error) {
+			return _m.Kind, nil
+		},
+		column: job.FieldKind,
+		toTerm: job.ByKind,
+		toCursor: func(_m *Job) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Kind,
+			}
+		},
+	}
+	// JobOrderFieldStatus orders Job by status.
+	JobOrderFieldStatus = &JobOrderField{
+		Value: func(_m *Job) (ent.Value, error) {
+			return _m.Status, nil
+		},
+		column: job.FieldStatus,
+		toTerm: job.ByStatus,
+		toCursor: func(_m *Job) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Status,
+			}
+		},
+	}
+	// JobOrderFieldCreatedAt orders Job by created_at.
+	JobOrderFieldCreatedAt = &JobOrderField{
+		Value: func(_m *Job) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: job.FieldCreatedAt,
+		toTerm: job.ByCreatedAt,
+		toCursor: func(_m *Job) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f JobOrderField) String() string {
+	var str string
+	switch f.column {
+	case JobOrderFieldKind.column:
+		str = "KIND"
+	case JobOrderFieldStatus.column:
+		str = "STATUS"
+	case JobOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f JobOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *JobOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("JobOrderField %T must be a string", v)
+	}
+	switch str {
+	case "KIND":
+		*f = *JobOrderFieldKind
+	case "STATUS":
+		*f = *JobOrderFieldStatus
+	case "CREATED_AT":
+		*f = *JobOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid JobOrderField", str)
+	}
+	return nil
+}
+
+// JobOrderField defines the ordering field of Job.
+type JobOrderField struct {
+	// Value extracts the ordering value from the given Job.
+	Value    func(*Job) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) job.OrderOption
+	toCursor func(*Job) Cursor
+}
+
+// JobOrder defines the ordering of Job.
+type JobOrder struct {
+	Direction OrderDirection `json:"direction"`
+	Field     *JobOrderField `json:"field"`
+}
+
+// DefaultJobOrder is the default ordering of Job.
+var DefaultJobOrder = &JobOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &JobOrderField{
+		Value: func(_m *Job) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: job.FieldID,
+		toTerm: job.ByID,
+		toCursor: func(_m *Job) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Job into JobEdge.
+func (_m *Job) ToEdge(order *JobOrder) *JobEdge {
+	if order == nil {
+		order = DefaultJobOrder
+	}
+	return &JobEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

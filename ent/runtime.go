@@ -6,6 +6,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
@@ -66,6 +67,44 @@ func init() {
 	documentDescImportedAt := documentFields[11].Descriptor()
 	// document.DefaultImportedAt holds the default value on creation for the imported_at field.
 	document.DefaultImportedAt = documentDescImportedAt.Default.(func() time.Time)
+	jobFields := schema.Job{}.Fields()
+	_ = jobFields
+	// jobDescKind is the schema descriptor for kind field.
+	jobDescKind := jobFields[0].Descriptor()
+	// job.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	job.KindValidator = jobDescKind.Validators[0].(func(string) error)
+	// jobDescError is the schema descriptor for error field.
+	jobDescError := jobFields[4].Descriptor()
+	// job.DefaultError holds the default value on creation for the error field.
+	job.DefaultError = jobDescError.Default.(string)
+	// jobDescProgressDone is the schema descriptor for progress_done field.
+	jobDescProgressDone := jobFields[5].Descriptor()
+	// job.DefaultProgressDone holds the default value on creation for the progress_done field.
+	job.DefaultProgressDone = jobDescProgressDone.Default.(int)
+	// jobDescProgressTotal is the schema descriptor for progress_total field.
+	jobDescProgressTotal := jobFields[6].Descriptor()
+	// job.DefaultProgressTotal holds the default value on creation for the progress_total field.
+	job.DefaultProgressTotal = jobDescProgressTotal.Default.(int)
+	// jobDescMessage is the schema descriptor for message field.
+	jobDescMessage := jobFields[7].Descriptor()
+	// job.DefaultMessage holds the default value on creation for the message field.
+	job.DefaultMessage = jobDescMessage.Default.(string)
+	// jobDescAttempts is the schema descriptor for attempts field.
+	jobDescAttempts := jobFields[8].Descriptor()
+	// job.DefaultAttempts holds the default value on creation for the attempts field.
+	job.DefaultAttempts = jobDescAttempts.Default.(int)
+	// jobDescCancelRequested is the schema descriptor for cancel_requested field.
+	jobDescCancelRequested := jobFields[10].Descriptor()
+	// job.DefaultCancelRequested holds the default value on creation for the cancel_requested field.
+	job.DefaultCancelRequested = jobDescCancelRequested.Default.(bool)
+	// jobDescCreatedBy is the schema descriptor for created_by field.
+	jobDescCreatedBy := jobFields[11].Descriptor()
+	// job.DefaultCreatedBy holds the default value on creation for the created_by field.
+	job.DefaultCreatedBy = jobDescCreatedBy.Default.(string)
+	// jobDescCreatedAt is the schema descriptor for created_at field.
+	jobDescCreatedAt := jobFields[12].Descriptor()
+	// job.DefaultCreatedAt holds the default value on creation for the created_at field.
+	job.DefaultCreatedAt = jobDescCreatedAt.Default.(func() time.Time)
 	patientFields := schema.Patient{}.Fields()
 	_ = patientFields
 	// patientDescExternalID is the schema descriptor for external_id field.

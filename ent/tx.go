@@ -20,6 +20,8 @@ type Tx struct {
 	Corpus *CorpusClient
 	// Document is the client for interacting with the Document builders.
 	Document *DocumentClient
+	// Job is the client for interacting with the Job builders.
+	Job *JobClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
 	// Span is the client for interacting with the Span builders.
@@ -158,6 +160,7 @@ func (tx *Tx) init() {
 	tx.AnnotationSet = NewAnnotationSetClient(tx.config)
 	tx.Corpus = NewCorpusClient(tx.config)
 	tx.Document = NewDocumentClient(tx.config)
+	tx.Job = NewJobClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
+	"fmt"
 
 	"entgo.io/contrib/entgql"
 )
@@ -31,6 +32,11 @@ func (r *queryResolver) Corpora(ctx context.Context, after *entgql.Cursor[int], 
 // Documents is the resolver for the documents field.
 func (r *queryResolver) Documents(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) (*ent.DocumentConnection, error) {
 	return r.client.Document.Query().Paginate(ctx, after, first, before, last, ent.WithDocumentOrder(orderBy), ent.WithDocumentFilter(where.Filter))
+}
+
+// Jobs is the resolver for the jobs field.
+func (r *queryResolver) Jobs(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) (*ent.JobConnection, error) {
+	panic(fmt.Errorf("not implemented: Jobs - jobs"))
 }
 
 // Patients is the resolver for the patients field.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,8 @@ type ImportOptions struct {
 	// "annotator" otherwise.
 	Kind    string
 	Replace bool
+	// Provenance of a new corpus; default {"source": "import", "format": ...}.
+	Provenance map[string]any
 	// Progress, if set, is called as documents are written.
 	Progress func(done, total int)
 }
@@ -46,20 +49,10 @@ type ImportResult struct {
 	Replaced      int
 }
 
-// batch sizes keep each INSERT well under SQLite's and PostgreSQL's limits on
-// bound parameters.
-const (
-	docBatch  = 200
-	spanBatch = 1000
-)
-
-// Import parses files and writes their documents into a corpus, creating the
-// corpus and the annotation set when needed. It is all or nothing: every file
-// is parsed and checked before anything is written, and the writes happen in
-// one transaction.
-func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.File) (*ImportResult, error) {
+// defaults fills in and checks the options shared by every import.
+func (opt *ImportOptions) defaults() error {
 	if opt.Corpus == "" {
-		return nil, apperr.New(apperr.Invalid, "a corpus name is required")
+		return apperr.New(apperr.Invalid, "a corpus name is required")
 	}
 	if opt.Format == "" {
 		opt.Format = "i2b2"
@@ -74,40 +67,34 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 		}
 	}
 	if err := annotationset.KindValidator(annotationset.Kind(opt.Kind)); err != nil {
-		return nil, apperr.New(apperr.Invalid, "unknown annotation set kind %q", opt.Kind)
+		return apperr.New(apperr.Invalid, "unknown annotation set kind %q", opt.Kind)
+	}
+	return nil
+}
+
+// batch sizes keep each INSERT well under SQLite's and PostgreSQL's limits on
+// bound parameters.
+const (
+	docBatch  = 200
+	spanBatch = 1000
+)
+
+// Import parses files and writes their documents into a corpus, creating the
+// corpus and the annotation set when needed. It is all or nothing: every file
+// is parsed and checked before anything is written, and the writes happen in
+// one transaction.
+func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.File) (*ImportResult, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
 	}
 	format, err := formats.Lookup(opt.Format)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	var split *document.Split
-	if opt.Split != "" {
-		sp, err := normalizeSplit(opt.Split)
-		if err != nil {
-			return nil, err
-		}
-		split = &sp
-	}
-
-	existing, err := s.Client.Corpus.Query().Where(corpus.Name(opt.Corpus)).Only(ctx)
-	if err != nil && !ent.IsNotFound(err) {
+	existing, ts, tagset, err := s.importTarget(ctx, opt)
+	if err != nil {
 		return nil, err
 	}
-	tagset := opt.TagSet
-	if existing != nil {
-		if tagset != "" && tagset != existing.Tagset {
-			return nil, apperr.New(apperr.Invalid, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
-		}
-		tagset = existing.Tagset
-	}
-	if tagset == "" {
-		tagset = phi.Open
-	}
-	ts, ok := phi.Lookup(tagset)
-	if !ok {
-		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
-	}
-
 	docs, err := format.Read(files, formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		return phi.Normalize(ts, cat, typ)
 	}})
@@ -117,6 +104,72 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
+	return s.importDocuments(ctx, opt, existing, tagset, docs)
+}
+
+// ImportDocuments writes documents that are already parsed (generated ones,
+// or a pipeline's output) as Import does, checking their labels against the
+// corpus's tag set and their spans against their text first.
+func (s *Store) ImportDocuments(ctx context.Context, opt ImportOptions, docs []pipeline.Document) (*ImportResult, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	existing, ts, tagset, err := s.importTarget(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	docs = slices.Clone(docs)
+	for i := range docs {
+		d := &docs[i]
+		d.Spans = slices.Clone(d.Spans)
+		for j := range d.Spans {
+			sp := &d.Spans[j]
+			if sp.Category, sp.Type, err = phi.Normalize(ts, sp.Category, sp.Type); err != nil {
+				return nil, apperr.New(apperr.Invalid, "document %s: span %d: %v", d.ID, j, err)
+			}
+		}
+		if err := d.Validate(false); err != nil {
+			return nil, apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
+		}
+		d.FillText()
+		d.SortSpans()
+	}
+	return s.importDocuments(ctx, opt, existing, tagset, docs)
+}
+
+// importTarget finds the corpus an import goes to (nil if it is new) and the
+// tag set its labels are checked against.
+func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpus, *phi.TagSet, string, error) {
+	existing, err := s.Client.Corpus.Query().Where(corpus.Name(opt.Corpus)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, nil, "", err
+	}
+	tagset := opt.TagSet
+	if existing != nil {
+		if tagset != "" && tagset != existing.Tagset {
+			return nil, nil, "", apperr.New(apperr.Invalid, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
+		}
+		tagset = existing.Tagset
+	}
+	if tagset == "" {
+		tagset = phi.Open
+	}
+	ts, ok := phi.Lookup(tagset)
+	if !ok {
+		return nil, nil, "", apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
+	}
+	return existing, ts, tagset, nil
+}
+
+func (s *Store) importDocuments(ctx context.Context, opt ImportOptions, existing *ent.Corpus, tagset string, docs []pipeline.Document) (*ImportResult, error) {
+	var split *document.Split
+	if opt.Split != "" {
+		sp, err := normalizeSplit(opt.Split)
+		if err != nil {
+			return nil, err
+		}
+		split = &sp
+	}
 	for i := range docs {
 		if split != nil {
 			docs[i].Split = string(*split)
@@ -124,13 +177,16 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 			return nil, apperr.New(apperr.Invalid, "document %s: %v", docs[i].ID, err)
 		}
 	}
-
+	provenance := opt.Provenance
+	if provenance == nil {
+		provenance = map[string]any{"source": "import", "format": opt.Format}
+	}
 	res := &ImportResult{}
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		c := existing
 		if c == nil {
-			c, err = tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).
-				SetProvenance(map[string]any{"source": "import", "format": opt.Format}).Save(ctx)
+			var err error
+			c, err = tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance).Save(ctx)
 			if err != nil {
 				return err
 			}

@@ -113,6 +113,44 @@ var (
 			},
 		},
 	}
+	// JobsColumns holds the columns for the "jobs" table.
+	JobsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"queued", "running", "succeeded", "failed", "cancelled"}, Default: "queued"},
+		{Name: "params", Type: field.TypeJSON, Nullable: true},
+		{Name: "result", Type: field.TypeJSON, Nullable: true},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "progress_done", Type: field.TypeInt, Default: 0},
+		{Name: "progress_total", Type: field.TypeInt, Default: 0},
+		{Name: "message", Type: field.TypeString, Default: ""},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "river_job_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "cancel_requested", Type: field.TypeBool, Default: false},
+		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "started_at", Type: field.TypeTime, Nullable: true},
+		{Name: "finished_at", Type: field.TypeTime, Nullable: true},
+		{Name: "heartbeat_at", Type: field.TypeTime, Nullable: true},
+	}
+	// JobsTable holds the schema information for the "jobs" table.
+	JobsTable = &schema.Table{
+		Name:       "jobs",
+		Columns:    JobsColumns,
+		PrimaryKey: []*schema.Column{JobsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "job_status_heartbeat_at",
+				Unique:  false,
+				Columns: []*schema.Column{JobsColumns[2], JobsColumns[16]},
+			},
+			{
+				Name:    "job_kind_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{JobsColumns[1], JobsColumns[13]},
+			},
+		},
+	}
 	// PatientsColumns holds the columns for the "patients" table.
 	PatientsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -190,6 +228,7 @@ var (
 		AnnotationSetsTable,
 		CorporaTable,
 		DocumentsTable,
+		JobsTable,
 		PatientsTable,
 		SpansTable,
 	}
@@ -208,6 +247,9 @@ func init() {
 	DocumentsTable.ForeignKeys[1].RefTable = PatientsTable
 	DocumentsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(8589934592),
+	}
+	JobsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(21474836480),
 	}
 	PatientsTable.ForeignKeys[0].RefTable = CorporaTable
 	PatientsTable.Annotation = &entsql.Annotation{

@@ -15,6 +15,9 @@ type Corpus func(*sql.Selector)
 // Document is the predicate function for document builders.
 type Document func(*sql.Selector)
 
+// Job is the predicate function for job builders.
+type Job func(*sql.Selector)
+
 // Patient is the predicate function for patient builders.
 type Patient func(*sql.Selector)
 
