@@ -60,7 +60,7 @@ func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 	}
 	sort.Strings(keys)
 	docs := make([]pipeline.Document, 0, len(keys))
-	source := map[string]string{}
+	var source []string // source[i] is the file docs[i] came from
 	for _, k := range keys {
 		p := pairs[k]
 		if p.txt == nil {
@@ -70,7 +70,7 @@ func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 		if err != nil {
 			return nil, err
 		}
-		source[d.ID] = p.txt.Name
+		source = append(source, p.txt.Name)
 		docs = append(docs, d)
 	}
 	return unique(docs, source)

@@ -47,14 +47,14 @@ func ReadCoNLL(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 		return nil, ErrNoDocuments
 	}
 	var docs []pipeline.Document
-	source := map[string]string{}
+	var source []string // source[i] is the file docs[i] came from
 	for _, f := range files {
 		got, err := readCoNLLFile(f, opt)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range got {
-			source[d.ID] = f.Name
+		for range got {
+			source = append(source, f.Name)
 		}
 		docs = append(docs, got...)
 	}

@@ -53,12 +53,3 @@ func splitLines(data []byte) [][]byte {
 	}
 	return lines
 }
-
-// unique rejects two documents with the same id; on error it returns no
-// documents, since an import is all-or-nothing.
-func unique(docs []pipeline.Document, source map[string]string) ([]pipeline.Document, error) {
-	if err := checkUnique(docs, source); err != nil {
-		return nil, err
-	}
-	return docs, nil
-}

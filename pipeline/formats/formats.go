@@ -131,14 +131,16 @@ func filterExt(files []File, exts ...string) []File {
 	return out
 }
 
-// checkUnique rejects two documents with the same id.
-func checkUnique(docs []pipeline.Document, source map[string]string) error {
-	seen := map[string]string{}
-	for _, d := range docs {
+// unique rejects two documents with the same id (source[i] names the file
+// docs[i] came from); on error it returns no documents, since an import is
+// all-or-nothing.
+func unique(docs []pipeline.Document, source []string) ([]pipeline.Document, error) {
+	seen := make(map[string]string, len(docs))
+	for i, d := range docs {
 		if prev, dup := seen[d.ID]; dup {
-			return errorf(source[d.ID], 0, "", "document id %q also comes from %s", d.ID, prev)
+			return nil, errorf(source[i], 0, "", "document id %q also comes from %s", d.ID, prev)
 		}
-		seen[d.ID] = source[d.ID]
+		seen[d.ID] = source[i]
 	}
-	return nil
+	return docs, nil
 }

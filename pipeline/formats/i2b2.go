@@ -41,16 +41,16 @@ func ReadI2B2(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 		return nil, ErrNoDocuments
 	}
 	docs := make([]pipeline.Document, 0, len(files))
-	source := map[string]string{}
+	var source []string // source[i] is the file docs[i] came from
 	for _, f := range files {
 		d, err := ReadI2B2File(f, opt)
 		if err != nil {
 			return nil, err
 		}
-		source[d.ID] = f.Name
+		source = append(source, f.Name)
 		docs = append(docs, d)
 	}
-	return docs, checkUnique(docs, source)
+	return unique(docs, source)
 }
 
 // ReadI2B2File parses one i2b2 2014 XML document.

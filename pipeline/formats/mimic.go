@@ -34,13 +34,13 @@ func ReadMIMIC(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 		return nil, ErrNoDocuments
 	}
 	docs := make([]pipeline.Document, 0, len(files))
-	source := map[string]string{}
+	var source []string // source[i] is the file docs[i] came from
 	for _, f := range files {
 		d, err := readMIMICFile(f, opt)
 		if err != nil {
 			return nil, err
 		}
-		source[d.ID] = f.Name
+		source = append(source, f.Name)
 		docs = append(docs, d)
 	}
 	return unique(docs, source)

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cli runs the command line as main would, with the environment isolated.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(string) string { return "" }
+	code = run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestServeDemoAnswersStatistics(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--db", db},
+			func(string) string { return "" }, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+	}()
+	// The server prints where it listens; logs follow on the same stream.
+	var base string
+	sc := bufio.NewScanner(pr)
+	re := regexp.MustCompile(`serving on (http://\S+)`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	require.NotEmpty(t, base, "server never said where it listens")
+
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond)
+
+	query := func(q string, vars map[string]any) map[string]any {
+		body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+		resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		require.Nil(t, out["errors"])
+		return out["data"].(map[string]any)
+	}
+	data := query(`{ corpusByName(name: "demo") { id } }`, nil)
+	id := data["corpusByName"].(map[string]any)["id"]
+	data = query(`query($id: ID!) { corpusStatistics(corpus: $id, by: [TYPE, SPLIT]) { documents patients spans groups { type split total } } }`,
+		map[string]any{"id": id})
+	st := data["corpusStatistics"].(map[string]any)
+	assert.Equal(t, float64(demoPatients), st["patients"])
+	assert.Greater(t, st["documents"].(float64), float64(2*demoPatients-1))
+	sum := 0.0
+	for _, g := range st["groups"].([]any) {
+		sum += g.(map[string]any)["total"].(float64)
+	}
+	assert.Equal(t, st["spans"], sum)
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, "graceful shutdown exits 0")
+	case <-time.After(15 * time.Second):
+		t.Fatal("server did not shut down")
+	}
+}
+
+func TestImportStatsExportRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, out, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "imported 3 documents and 13 spans")
+
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "a", "../../testdata/i2b2")
+	assert.Equal(t, 4, code, "re-import is a conflict")
+	assert.Contains(t, errs, "already has document(s) 101-01, 101-02, 102-01")
+
+	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "a")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `NAME: DOCTOR\s+2\s+2`, out)
+	assert.Regexp(t, `Total # of tags\s+13\s+13`, out)
+
+	code, out, errs = cli(t, "export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "out"))
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "wrote 3 files")
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "b", "--tagset", "i2b2-2014", "--split", "train", filepath.Join(dir, "out"))
+	require.Equal(t, 0, code, errs)
+
+	stats := func(corpus string) map[string]any {
+		code, out, errs := cli(t, "stats", "--db", db, "--corpus", corpus, "--by", "category,type,split,note-type", "--json")
+		require.Equal(t, 0, code, errs)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		delete(m, "corpus")
+		return m
+	}
+	assert.Equal(t, stats("a"), stats("b"))
+
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "a.zip"))
+	require.Equal(t, 0, code, errs)
+	zipped, err := os.Stat(filepath.Join(dir, "a.zip"))
+	require.NoError(t, err)
+	assert.Greater(t, zipped.Size(), int64(100))
+}
+
+func TestCLIErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	bad := filepath.Join(t.TempDir(), "100-01.xml")
+	require.NoError(t, os.WriteFile(bad, []byte(`<r><TEXT>abc</TEXT><TAGS><NAME id="P0" start="1" end="9" TYPE="DOCTOR"/></TAGS></r>`), 0o644))
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", bad)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "100-01.xml:1: tag P0 (NAME/DOCTOR): end 9 is past the end of the text")
+
+	code, _, errs = cli(t, "stats", "--db", db, "--corpus", "missing")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errs, `no corpus named "missing"`)
+
+	code, _, _ = cli(t, "frobnicate")
+	assert.Equal(t, 2, code)
+	code, out, _ := cli(t, "help")
+	assert.Equal(t, 0, code)
+	for _, c := range []string{"import", "export", "stats", "serve"} {
+		assert.Contains(t, out, c)
+	}
+}
