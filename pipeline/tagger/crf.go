@@ -64,21 +64,38 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 			}
 		}
 	}
-	trans := c.w[c.nState():]
+	// Transposed so that the inner loop over previous labels reads memory
+	// in order. Decoding keeps to valid BIO sequences: an I- label only
+	// continues a B- or I- of its own type.
+	tr := c.w[c.nState():]
+	transT := make([]float64, L*L)
+	for i := 0; i < L; i++ {
+		for j := 0; j < L; j++ {
+			transT[j*L+i] = tr[i*L+j]
+			if !validTransition(i, j) {
+				transT[j*L+i] = math.Inf(-1)
+			}
+		}
+	}
 	prev := make([]float64, L)
 	cur := make([]float64, L)
 	copy(prev, score[:L])
+	for j := 2; j < L; j += 2 {
+		prev[j] = math.Inf(-1)
+	}
 	for t := 1; t < T; t++ {
 		row := score[t*L : (t+1)*L]
+		bk := back[t*L : (t+1)*L]
 		for j := 0; j < L; j++ {
-			best, arg := math.Inf(-1), 0
-			for i := 0; i < L; i++ {
-				if v := prev[i] + trans[i*L+j]; v > best {
+			col := transT[j*L : (j+1)*L]
+			best, arg := prev[0]+col[0], 0
+			for i := 1; i < L; i++ {
+				if v := prev[i] + col[i]; v > best {
 					best, arg = v, i
 				}
 			}
 			cur[j] = best + row[j]
-			back[t*L+j] = int32(arg)
+			bk[j] = int32(arg)
 		}
 		prev, cur = cur, prev
 	}
@@ -93,6 +110,15 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 		y[t-1] = int(back[t*L+y[t]])
 	}
 	return y
+}
+
+// validTransition tells whether label j may follow label i in BIO: I-k
+// (even j > 0) only after B-k or I-k.
+func validTransition(i, j int) bool {
+	if j == 0 || j%2 == 1 {
+		return true
+	}
+	return i == j || i == j-1
 }
 
 // workspace is one worker's scratch memory for forward-backward.

@@ -110,16 +110,7 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 	}
 	if x.cfg.Templates {
 		d.tmpl, d.tmplB = make([]uint32, n), make([]uint32, n)
-		for k, t := range templates {
-			for _, m := range t.re.FindAllStringIndex(tk.Text, -1) {
-				markTokens(tk, m[0], m[1], func(i int, begin bool) {
-					d.tmpl[i] |= 1 << k
-					if begin {
-						d.tmplB[i] |= 1 << k
-					}
-				})
-			}
-		}
+		matchTemplates(tk, d.tmpl, d.tmplB)
 	}
 	if x.lex != nil || x.gaz != nil {
 		d.lists = make([][]listHit, n)
@@ -131,6 +122,47 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 		}
 	}
 	return d
+}
+
+// matchTemplates marks the tokens each template's matches cover. Matches of
+// one template do not overlap: a token inside an earlier match is not tried,
+// as FindAll would not try it.
+func matchTemplates(tk *Tokens, tmpl, tmplB []uint32) {
+	text := tk.Text
+	for k, t := range templates {
+		if t.gate != "" && !strings.Contains(text, t.gate) {
+			continue
+		}
+		covered := 0
+		for i, tok := range tk.Tokens {
+			if tok.Start < covered || !t.start(text[tok.Start:tok.End]) {
+				continue
+			}
+			lineEnd := tk.Tokens[tk.Lines[tok.Line].Last-1].End
+			end := min(lineEnd, tok.Start+templateReach)
+			for end < lineEnd && !utf8.RuneStart(text[end]) {
+				end++
+			}
+			m := t.anchored.FindStringIndex(text[tok.Start:end])
+			if m == nil || m[1] == 0 {
+				continue
+			}
+			e := tok.Start + m[1]
+			if e == end && end < lineEnd {
+				// The window cut the text: a \b there may be false.
+				if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+					continue
+				}
+			}
+			covered = e
+			for j := i; j < len(tk.Tokens) && tk.Tokens[j].End <= e; j++ {
+				tmpl[j] |= 1 << k
+				if j == i {
+					tmplB[j] |= 1 << k
+				}
+			}
+		}
+	}
 }
 
 // markTokens calls f for every token lying inside the byte range [s, e).
@@ -209,18 +241,15 @@ func shapeOf(w string) string {
 // emit calls f with every attribute of token i. The slice passed to f is
 // reused: f must copy it to keep it.
 func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
-	put := func(parts ...string) {
-		buf = buf[:0]
-		for _, p := range parts {
-			buf = append(buf, p...)
-		}
+	put := func(name, value string) {
+		buf = append(append(buf[:0], name...), value...)
 		f(buf)
 	}
 	tk := d.tk
 	n := len(tk.Tokens)
 	w := tk.Word(i)
 	lw := d.lower[i]
-	put("bias")
+	put("bias", "")
 	put("w=", lw)
 	if w != lw {
 		put("W=", w)
@@ -232,35 +261,36 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 	if x.cfg.Affixes > 0 && isWordy(lw) {
 		runes := utf8.RuneCountInString(lw)
 		for k := 1; k <= x.cfg.Affixes && k < runes; k++ {
-			put("p"+strconv.Itoa(k)+"=", prefixRunes(lw, k))
-			put("x"+strconv.Itoa(k)+"=", suffixRunes(lw, k))
+			put(names.prefix[k], prefixRunes(lw, k))
+			put(names.suffix[k], suffixRunes(lw, k))
 		}
 	}
 	for k := 1; k <= x.cfg.Window; k++ {
-		ks := strconv.Itoa(k)
 		if i-k >= 0 {
-			put("w[-"+ks+"]=", d.lower[i-k])
+			put(names.before[k], d.lower[i-k])
 			if k == 1 {
 				put("s[-1]=", d.shape[i-1])
 			}
 		} else {
-			put("w[-"+ks+"]=", "<s>")
+			put(names.before[k], "<s>")
 		}
 		if i+k < n {
-			put("w["+ks+"]=", d.lower[i+k])
+			put(names.after[k], d.lower[i+k])
 			if k == 1 {
 				put("s[1]=", d.shape[i+1])
 			}
 		} else {
-			put("w["+ks+"]=", "</s>")
+			put(names.after[k], "</s>")
 		}
 	}
 	if x.cfg.Bigrams {
 		if i > 0 {
-			put("b[-1]=", d.lower[i-1], "|", lw)
+			buf = append(append(append(append(buf[:0], "b[-1]="...), d.lower[i-1]...), '|'), lw...)
+			f(buf)
 		}
 		if i+1 < n {
-			put("b[1]=", lw, "|", d.lower[i+1])
+			buf = append(append(append(append(buf[:0], "b[1]="...), lw...), '|'), d.lower[i+1]...)
+			f(buf)
 		}
 	}
 	if d.tmpl != nil {
@@ -327,36 +357,53 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 	if x.cfg.Layout {
 		tok := tk.Tokens[i]
 		if tok.Flags&LineStart != 0 {
-			put("ls")
+			put("ls", "")
 		}
 		if tok.Flags&SentStart != 0 {
-			put("ss")
+			put("ss", "")
 		}
 		if tok.Flags&BlankBefore != 0 {
-			put("bl")
+			put("bl", "")
 		}
 		if i > 0 && tok.Flags&SpaceBefore == 0 {
-			put("glued")
+			put("glued", "")
 		}
 		ln := &tk.Lines[tok.Line]
 		if ln.Key != "" {
 			if i >= ln.KeyEnd {
 				put("k=", clip(ln.Key, 40))
-				put("kp=", strconv.Itoa(min(i-ln.KeyEnd, 4)))
+				put("kp=", smallInts[min(i-ln.KeyEnd, 4)])
 			} else {
-				put("inkey")
+				put("inkey", "")
 			}
 		}
 		if ln.Section != "" {
 			put("sec=", clip(ln.Section, 40))
 		}
-		put("ln=", strconv.Itoa(min(tok.Line, 12)))
+		put("ln=", smallInts[min(tok.Line, 12)])
 		if tok.Line == len(tk.Lines)-1 {
-			put("lastline")
+			put("lastline", "")
 		}
 	}
 	return buf
 }
+
+// names are the attribute prefixes that carry a number, built once.
+var names = func() (n struct{ prefix, suffix, before, after [11]string }) {
+	for k := 1; k <= 10; k++ {
+		ks := strconv.Itoa(k)
+		n.prefix[k], n.suffix[k] = "p"+ks+"=", "x"+ks+"="
+		n.before[k], n.after[k] = "w[-"+ks+"]=", "w["+ks+"]="
+	}
+	return n
+}()
+
+var smallInts = func() (s [13]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
 
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -1,49 +1,94 @@
 package tagger
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // template is one regular-expression template of Yang & Garibaldi's Table 2,
 // widened to the Spanish of MEDDOCAN. A template is a feature, not a
 // decision: the CRF learns how far to trust each one for each label.
+//
+// Templates are tried anchored at the tokens that can start a match rather
+// than scanned over the whole text: most need a digit first, and scanning
+// every template over every byte cost half the tagging time.
 type template struct {
-	Name string
-	re   *regexp.Regexp
+	Name     string
+	anchored *regexp.Regexp
+	start    func(w string) bool // whether a match can begin at a token
+	gate     string              // the document must contain this, if set
+}
+
+func newTemplate(name, pattern string, start func(string) bool, gate string) template {
+	return template{Name: name, anchored: regexp.MustCompile(`^(?:` + pattern + `)`), start: start, gate: gate}
 }
 
 const (
 	monthsRe = `(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|` +
 		`ene(?:ro)?|febrero|marzo|abr(?:il)?|mayo|junio|julio|ago(?:sto)?|sep(?:tiembre)?|set(?:iembre)?|oct(?:ubre)?|nov(?:iembre)?|dic(?:iembre)?)`
+	emailPattern = `[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+`
+	urlPattern   = `(?i)\b(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:)]`
+	ipPattern    = `\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`
+	ssnPattern   = `\b\d{3}-\d{2}-\d{4}\b`
 )
 
-// templates are matched against a document's whole text (case-insensitively
-// where letters matter); every token a match covers gets the feature.
-var templates = []template{
-	{"DATE_ISO", regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b`)},
-	{"DATE_NUM", regexp.MustCompile(`\b\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})\b`)},
-	{"DATE_MY", regexp.MustCompile(`\b\d{1,2}/(?:\d{4}|\d{2})\b`)},
-	{"DATE_TEXT", regexp.MustCompile(`(?i)\b(?:\d{1,2}(?:\s*de)?[\s.-]*)?` + monthsRe + `\.?(?:[\s,.-]*(?:de|del|of)?\s*'?(?:\d{4}|\d{2}))?\b`)},
-	{"YEAR", regexp.MustCompile(`\b(?:19|20)\d{2}\b`)},
-	{"DECADE", regexp.MustCompile(`\b(?:\d{2}|\d{4})\s?'?s\b`)},
-	{"AGE", regexp.MustCompile(`(?i)\b\d{1,3}\s*(?:-\s*)?(?:años|año|a\.|yo|y/o|y\.o\.?|ym|years?(?:[- ]old)?|yrs?(?:[- ]old)?|meses|mes|months?|mos|semanas|weeks?|días|days?)\b`)},
-	{"USERNAME", regexp.MustCompile(`\b[A-Za-z]{2,3}\d{1,3}\b`)},
-	{"PHONE_US", regexp.MustCompile(`(?:\(\d{3}\)\s*|\b\d{3}[-. ])\d{3}[-. ]\d{4}\b`)},
-	{"PHONE_ES", regexp.MustCompile(`(?:\+\s?34[\s.-]?|\b)[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`)},
-	{"MRN", regexp.MustCompile(`\b\d{6,8}\b`)},
-	{"MRN_ALNUM", regexp.MustCompile(`\b(?:\d{3,4}[A-Za-z]{1,2}\d{4,5}|[A-Z]{2,4}\d{3,8})\b`)},
-	{"IDNUM", regexp.MustCompile(`\b\d{1,2}[- ]\d{6,8}\b`)},
-	{"ID_MIXED", regexp.MustCompile(`\b(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`)},
-	{"ID_SPACED", regexp.MustCompile(`\b\d{2}(?: \d{2,8}){1,3}\b`)},
-	{"ZIP", regexp.MustCompile(`\b\d{5}(?:-\d{4})?\b`)},
-	{"EMAIL", emailRe},
-	{"URL", urlRe},
-	{"IPADDR", ipRe},
-	{"SSN", ssnRe},
+func digitStart(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
+
+func alnumStart(w string) bool { return isWordy(w) }
+
+func monthOrDigitStart(w string) bool {
+	if digitStart(w) {
+		return true
+	}
+	if len(w) < 3 {
+		return false
+	}
+	return monthPrefixes[strings.ToLower(w[:3])]
 }
+
+var monthPrefixes = map[string]bool{}
+
+func init() {
+	for _, p := range strings.Fields("jan feb mar apr may jun jul aug sep oct nov dec ene abr ago dic set") {
+		monthPrefixes[p] = true
+	}
+}
+
+// templates are tried at every token their start function admits; every
+// token a match covers gets the feature.
+var templates = []template{
+	newTemplate("DATE_ISO", `\d{4}-\d{1,2}-\d{1,2}\b`, digitStart, ""),
+	newTemplate("DATE_NUM", `\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})\b`, digitStart, ""),
+	newTemplate("DATE_MY", `\d{1,2}/(?:\d{4}|\d{2})\b`, digitStart, ""),
+	newTemplate("DATE_TEXT", `(?i)(?:\d{1,2}(?:\s*de)?[\s.-]*)?`+monthsRe+`\.?(?:[\s,.-]*(?:de|del|of)?\s*'?(?:\d{4}|\d{2}))?\b`, monthOrDigitStart, ""),
+	newTemplate("YEAR", `(?:19|20)\d{2}\b`, digitStart, ""),
+	newTemplate("DECADE", `(?:\d{2}|\d{4})\s?'?s\b`, digitStart, ""),
+	newTemplate("AGE", `(?i)\d{1,3}\s*(?:-\s*)?(?:años|año|a\.|yo|y/o|y\.o\.?|ym|years?(?:[- ]old)?|yrs?(?:[- ]old)?|meses|mes|months?|mos|semanas|weeks?|días|days?)\b`, digitStart, ""),
+	newTemplate("USERNAME", `[A-Za-z]{2,3}\d{1,3}\b`, alnumStart, ""),
+	newTemplate("PHONE_US", `(?:\(\d{3}\)\s*|\d{3}[-. ])\d{3}[-. ]\d{4}\b`, func(w string) bool { return digitStart(w) || w == "(" }, ""),
+	newTemplate("PHONE_ES", `(?:\+\s?34[\s.-]?)?[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`, func(w string) bool { return digitStart(w) || w == "+" }, ""),
+	newTemplate("MRN", `\d{6,8}\b`, digitStart, ""),
+	newTemplate("MRN_ALNUM", `(?:\d{3,4}[A-Za-z]{1,2}\d{4,5}|[A-Z]{2,4}\d{3,8})\b`, alnumStart, ""),
+	newTemplate("IDNUM", `\d{1,2}[- ]\d{6,8}\b`, digitStart, ""),
+	newTemplate("ID_MIXED", `(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`, alnumStart, ""),
+	newTemplate("ID_SPACED", `\d{2}(?: \d{2,8}){1,3}\b`, digitStart, ""),
+	newTemplate("ZIP", `\d{5}(?:-\d{4})?\b`, digitStart, ""),
+	newTemplate("EMAIL", emailPattern, alnumStart, "@"),
+	newTemplate("URL", urlPattern, func(w string) bool {
+		return strings.EqualFold(w, "www") || strings.HasPrefix(strings.ToLower(w), "http")
+	}, ""),
+	newTemplate("IPADDR", ipPattern, digitStart, ""),
+	newTemplate("SSN", ssnPattern, digitStart, ""),
+}
+
+// templateReach bounds how far past its first token a template match may
+// run.
+const templateReach = 64
 
 // Patterns shared by the templates and the rules for rare types.
 var (
-	emailRe = regexp.MustCompile(`[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+`)
-	urlRe   = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:)]`)
-	ipRe    = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)
-	ssnRe   = regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)
+	emailRe = regexp.MustCompile(emailPattern)
+	urlRe   = regexp.MustCompile(urlPattern)
+	ipRe    = regexp.MustCompile(ipPattern)
+	ssnRe   = regexp.MustCompile(ssnPattern)
 )
