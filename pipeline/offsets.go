@@ -74,3 +74,32 @@ func (ix *Index) CodePoint(b int) int {
 func (ix *Index) Slice(start, end int) string {
 	return ix.text[ix.Byte(start):ix.Byte(end)]
 }
+
+// byteOffsets returns the byte offset of each code point in cps (sorted,
+// without repeats) in one walk over text, which stops at the last of them;
+// offsets outside [0, length in code points] get -1. Invalid UTF-8 bytes count
+// as one code point each, as in NewIndex.
+func byteOffsets(text string, cps []int) []int {
+	bytes := make([]int, len(cps))
+	k := 0
+	for ; k < len(cps) && cps[k] < 0; k++ {
+		bytes[k] = -1
+	}
+	cp := 0
+	for b := range text {
+		if k == len(cps) {
+			return bytes
+		}
+		for ; k < len(cps) && cps[k] == cp; k++ {
+			bytes[k] = b
+		}
+		cp++
+	}
+	for ; k < len(cps) && cps[k] == cp; k++ {
+		bytes[k] = len(text)
+	}
+	for ; k < len(cps); k++ {
+		bytes[k] = -1
+	}
+	return bytes
+}

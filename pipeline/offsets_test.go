@@ -57,3 +57,27 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// byteOffsets must agree with Index on every offset, including invalid UTF-8
+// and offsets outside the text.
+func TestByteOffsetsAgreeWithIndex(t *testing.T) {
+	for _, text := range []string{"", "plain ascii", "País: España.", "a\u00e9\U0001F600b", "bad\xffbyte"} {
+		ix := NewIndex(text)
+		var cps []int
+		for cp := -2; cp <= ix.Len()+2; cp++ {
+			cps = append(cps, cp)
+		}
+		for _, sub := range [][]int{cps, cps[2:3], cps[len(cps)-3:]} {
+			bytes := byteOffsets(text, sub)
+			for i, cp := range sub {
+				want := -1
+				if cp >= 0 && cp <= ix.Len() {
+					want = ix.Byte(cp)
+				}
+				if bytes[i] != want {
+					t.Fatalf("%q: byte offset of %d = %d, want %d", text, cp, bytes[i], want)
+				}
+			}
+		}
+	}
+}
