@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"deidcorpus/store"
+	"deidcorpus/web"
 )
 
 // addRoutes is the whole HTTP surface of the server.
@@ -14,5 +15,5 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg Config, st *store.St
 	mux.Handle("GET /graphiql", http.RedirectHandler("/graphiql/", http.StatusMovedPermanently))
 	mux.Handle("GET /download/corpora/{name}", handleCorpusDownload(logger, st))
 	mux.Handle("GET /healthz", handleHealthz(st))
-	mux.Handle("GET /{$}", http.RedirectHandler("/graphiql/", http.StatusFound))
+	mux.Handle("/", web.Handler()) // the dashboard; GET and HEAD only
 }

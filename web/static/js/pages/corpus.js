@@ -1,0 +1,201 @@
+// #/corpus/:name?set= — a corpus's PHI distribution (by category, type,
+// split and note type) as charts and tables, and its patients.
+
+import { gql, notFound } from '../api.js';
+import { h, num, pct, dec, href, table, card, figures, breadcrumbs } from '../dom.js';
+import { barChart } from '../charts.js';
+import { categoryColor } from '../colors.js';
+
+const CORPUS = `query Corpus($name: String!) {
+  corpusByName(name: $name) {
+    id name tagset description provenance createdAt
+    annotationSets { id name kind description }
+  }
+}`;
+
+const STATS = `query CorpusStats($id: ID!, $set: String!) {
+  cat: corpusStatistics(corpus: $id, set: $set, by: [CATEGORY]) {
+    documents patients characters tokens spans uniqueSpans documentsWithPHI phiPerDocument shareOfDocumentsWithPHI
+    groups { category total unique }
+  }
+  type: corpusStatistics(corpus: $id, set: $set, by: [CATEGORY, TYPE]) { groups { category type total unique } }
+  split: corpusStatistics(corpus: $id, set: $set, by: [SPLIT]) { groups { split total unique } }
+  note: corpusStatistics(corpus: $id, set: $set, by: [NOTE_TYPE]) { groups { noteType total unique } }
+  cross: corpusStatistics(corpus: $id, set: $set, by: [CATEGORY, TYPE, SPLIT]) { groups { category type split total unique } }
+  train: documents(where: {corpusID: $id, split: train}) { totalCount }
+  dev: documents(where: {corpusID: $id, split: dev}) { totalCount }
+  test: documents(where: {corpusID: $id, split: test}) { totalCount }
+  unassigned: documents(where: {corpusID: $id, split: unassigned}) { totalCount }
+}`;
+
+const PATIENTS = `query Patients($id: ID!, $after: Cursor) {
+  patients(first: 100, after: $after, where: {corpusID: $id}, orderBy: {field: EXTERNAL_ID}) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id externalID documents { totalCount } } }
+  }
+}`;
+
+const SPLITS = ['train', 'dev', 'test', 'unassigned'];
+const noteLabel = (t) => t || '(no note type)';
+
+export async function render({ params, query, signal, title }) {
+  const name = params.name;
+  title(name);
+  const { corpusByName: corpus } = await gql(CORPUS, { name }, { signal });
+  if (!corpus) throw notFound(`There is no corpus named “${name}”.`);
+  const sets = corpus.annotationSets || [];
+  const set = query.set || (sets.some((s) => s.name === 'gold') ? 'gold' : sets[0]?.name);
+
+  const [stats, patients] = await Promise.all([
+    set ? gql(STATS, { id: corpus.id, set }, { signal }) : null,
+    gql(PATIENTS, { id: corpus.id }, { signal }),
+  ]);
+
+  const setPicker = sets.length > 1
+    ? h('label', { class: 'inline' }, 'Annotation set ',
+      h('select', {
+        id: 'set-picker',
+        onchange: (e) => { location.hash = href(['corpus', name], { set: e.target.value }); },
+      }, sets.map((s) => h('option', { value: s.name, selected: s.name === set }, `${s.name} (${s.kind})`))))
+    : null;
+
+  return h('div', { class: 'page' },
+    breadcrumbs([['Corpora', '#/'], [name]]),
+    h('div', { class: 'title-row' },
+      h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset)),
+      h('div', { class: 'actions' }, setPicker,
+        set ? h('a', { class: 'button', href: `/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, download: '' }, 'Download (i2b2 zip)') : null)),
+    corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
+    provenance(corpus.provenance),
+    stats ? statistics(name, set, stats) : card(null, h('p', { class: 'empty' }, 'This corpus has no annotation sets, so no PHI statistics.')),
+    patientsCard(name, corpus.id, set, patients.patients, signal),
+  );
+}
+
+function provenance(p) {
+  if (!p || !Object.keys(p).length) return null;
+  return h('p', { class: 'provenance' }, 'Provenance: ',
+    Object.entries(p).map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)))]));
+}
+
+function statistics(name, set, st) {
+  const c = st.cat;
+  const docsBySplit = Object.fromEntries(SPLITS.map((s) => [s, st[s].totalCount]));
+  const cats = [...c.groups].sort((a, b) => b.total - a.total);
+  const catOrder = new Map(cats.map((g, i) => [g.category, i]));
+  const types = [...st.type.groups].sort((a, b) => (catOrder.get(a.category) ?? 99) - (catOrder.get(b.category) ?? 99) || b.total - a.total);
+  const splits = [...st.split.groups].sort((a, b) => SPLITS.indexOf(a.split) - SPLITS.indexOf(b.split));
+  const notes = [...st.note.groups].sort((a, b) => b.total - a.total);
+  const share = (g) => (c.spans ? g.total / c.spans : 0);
+
+  const catChart = barChart({
+    id: 'category', title: `PHI by category (${set})`,
+    data: cats.map((g) => ({ label: g.category, value: g.total, unique: g.unique, color: categoryColor(g.category) })),
+  });
+  const typeChart = barChart({
+    id: 'type', title: `PHI by type (${set})`,
+    data: types.map((g) => ({ label: g.type, value: g.total, unique: g.unique, color: categoryColor(g.category), group: g.category })),
+  });
+  const splitChart = barChart({
+    id: 'split', title: `PHI by split (${set})`,
+    data: splits.map((g) => ({ label: g.split, value: g.total, unique: g.unique, color: '#1f3a5f' })),
+  });
+  const noteChart = barChart({
+    id: 'note-type', title: `PHI by note type (${set})`,
+    data: notes.map((g) => ({ label: noteLabel(g.noteType), value: g.total, unique: g.unique, color: '#5c6f82' })),
+  });
+  const groupCols = (label, key) => [
+    { label, value: (g) => key(g) },
+    { label: 'Total', num: true, value: (g) => num(g.total) },
+    { label: 'Unique', num: true, value: (g) => num(g.unique) },
+    { label: 'Share', num: true, value: (g) => pct(share(g)) },
+  ];
+
+  return h('div', { class: 'stats' },
+    figures([
+      ['Patients', num(c.patients)],
+      ['Documents', num(c.documents)],
+      ['Tokens', num(c.tokens), 'whitespace-separated'],
+      ['PHI spans', num(c.spans)],
+      ['Unique PHI', num(c.uniqueSpans), 'distinct span texts'],
+      ['PHI per document', dec(c.phiPerDocument)],
+      ['Documents with PHI', `${num(c.documentsWithPHI)} (${pct(c.shareOfDocumentsWithPHI)})`],
+    ]),
+    h('div', { class: 'grid' },
+      card('By category', catChart, table(groupCols('Category', (g) => swatch(g.category, g.category)), cats, { cls: 'compact', caption: 'PHI by category' })),
+      card('By split', splitChart,
+        table([
+          { label: 'Split', value: (g) => g.split },
+          { label: 'Documents', num: true, value: (g) => num(docsBySplit[g.split]) },
+          { label: 'PHI', num: true, value: (g) => num(g.total) },
+          { label: 'Unique', num: true, value: (g) => num(g.unique) },
+          { label: 'PHI / doc', num: true, value: (g) => (docsBySplit[g.split] ? dec(g.total / docsBySplit[g.split]) : '—') },
+        ], splits, { cls: 'compact', caption: 'PHI by split' }),
+        noteChart,
+        table(groupCols('Note type', (g) => noteLabel(g.noteType)), notes, { cls: 'compact', caption: 'PHI by note type' })),
+    ),
+    h('div', { class: 'grid' },
+      card('By type', typeChart),
+      card('By type and split', crossTable(st.cross.groups, splits.map((g) => g.split), catOrder))),
+  );
+}
+
+function swatch(cat, label) {
+  return h('span', { class: 'swatch-label' }, h('span', { class: 'swatch', vars: { '--c': categoryColor(cat) }, 'aria-hidden': 'true' }), label);
+}
+
+// Stubbs & Uzuner Table 3's layout: one row per type, a column per split.
+function crossTable(groups, splits, catOrder) {
+  const rows = new Map();
+  for (const g of groups) {
+    const key = `${g.category}\u0000${g.type}`;
+    if (!rows.has(key)) rows.set(key, { category: g.category, type: g.type, total: 0, unique: 0, by: {} });
+    const r = rows.get(key);
+    r.by[g.split] = g;
+    r.total += g.total;
+  }
+  const list = [...rows.values()].sort((a, b) => (catOrder.get(a.category) ?? 99) - (catOrder.get(b.category) ?? 99) || b.total - a.total);
+  return table([
+    { label: 'Category', value: (r) => swatch(r.category, r.category) },
+    { label: 'Type', value: (r) => r.type, rowHeader: false },
+    ...splits.map((s) => ({ label: s, num: true, value: (r) => (r.by[s] ? num(r.by[s].total) : '0') })),
+    { label: 'Total', num: true, value: (r) => num(r.total) },
+  ], list, { cls: 'compact cross', caption: 'PHI spans by type and split (Stubbs & Uzuner, Table 3)' });
+}
+
+function patientsCard(name, corpusId, set, conn, signal) {
+  const rowsOf = (c) => c.edges.map((e) => e.node);
+  const link = (p) => h('a', { href: href(['corpus', name, 'patient', p.externalID], { set }) }, p.externalID);
+  const list = h('ul', { class: 'patients' });
+  const addRows = (c) => list.append(...rowsOf(c).map((p) =>
+    h('li', {}, link(p), h('span', { class: 'muted' }, ` ${p.documents.totalCount} note${p.documents.totalCount === 1 ? '' : 's'}`))));
+  addRows(conn);
+  let page = conn.pageInfo;
+  const more = h('button', {
+    type: 'button', class: 'more', hidden: !page.hasNextPage,
+    onclick: async () => {
+      more.disabled = true;
+      try {
+        const { patients } = await gql(PATIENTS, { id: corpusId, after: page.endCursor }, { signal });
+        addRows(patients);
+        page = patients.pageInfo;
+        more.hidden = !page.hasNextPage;
+      } catch (e) {
+        more.replaceWith(h('p', { class: 'error', role: 'alert' }, `Could not load more patients: ${e.message}`));
+      } finally {
+        more.disabled = false;
+      }
+    },
+  }, 'Show more patients');
+
+  const docInput = h('input', { id: 'doc-id', name: 'doc', placeholder: 'e.g. 100-01', required: true, autocomplete: 'off' });
+  const open = h('form', {
+    class: 'inline-form', onsubmit: (e) => {
+      e.preventDefault();
+      location.hash = href(['corpus', name, 'doc', docInput.value.trim()], { set });
+    },
+  }, h('label', { for: 'doc-id' }, 'Open document '), docInput, h('button', { type: 'submit' }, 'Open'));
+
+  return card(`Patients (${num(conn.totalCount)})`, open, list, more);
+}

@@ -1,0 +1,40 @@
+// Every page of the dashboard: a hash path pattern and the module that
+// renders it. A page module exports `render(ctx)` returning a Node, where
+// ctx = {params, query, signal, title(t)}; ctx.signal aborts when the user
+// leaves the page (cancel fetches, close subscriptions on it).
+//
+// `requires` names a root Query field the page needs: the page is routed
+// and shown in the navigation only once the server's schema has it, so the
+// jobs, evaluation and release pages can land before or after their API
+// without a dead link in between.
+
+export const routes = [
+  { path: '', nav: 'Corpora', page: () => import('./pages/corpora.js') },
+  { path: 'corpus/:name', page: () => import('./pages/corpus.js') },
+  { path: 'corpus/:name/patient/:patient', page: () => import('./pages/patient.js') },
+  { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },
+  // Next, one module each:
+  // { path: 'runs', nav: 'Runs', requires: 'jobs', page: () => import('./pages/runs.js') },
+  // { path: 'runs/:id', requires: 'jobs', page: () => import('./pages/run.js') },
+  // { path: 'evaluations/:id', requires: 'evaluation', page: () => import('./pages/evaluation.js') },
+  // { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
+  { path: 'settings', nav: 'Settings', page: () => import('./pages/settings.js') },
+];
+
+/** match finds the route of a hash path ("corpus/demo") and its params. */
+export function match(path, available = () => true) {
+  const parts = path.split('/').filter(Boolean);
+  for (const r of routes) {
+    if (r.requires && !available(r.requires)) continue;
+    const pat = r.path.split('/').filter(Boolean);
+    if (pat.length !== parts.length) continue;
+    const params = {};
+    let ok = true;
+    pat.forEach((p, i) => {
+      if (p.startsWith(':')) params[p.slice(1)] = decodeURIComponent(parts[i]);
+      else if (p !== parts[i]) ok = false;
+    });
+    if (ok) return { route: r, params };
+  }
+  return null;
+}
