@@ -277,3 +277,13 @@ test('failures show a message, not a blank page', async () => {
   await page.unroute('**/graphql');
   await ready('home', () => page.locator('[role="alert"] button', { hasText: 'Try again' }).click());
 });
+
+test('a token saved in Settings goes with every request as a Bearer header', async () => {
+  await ready('settings', () => page.evaluate(() => { location.hash = '#/settings'; }));
+  await page.fill('#token', 'e2e-token');
+  await page.click('button[type="submit"]');
+  const req = page.waitForRequest((r) => r.url().endsWith('/graphql') && r.method() === 'POST');
+  await ready('home', () => page.evaluate(() => { location.hash = '#/'; }));
+  assert.equal((await req).headers().authorization, 'Bearer e2e-token');
+  await page.evaluate(() => localStorage.removeItem('deidcorpus.token'));
+});

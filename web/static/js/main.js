@@ -7,7 +7,14 @@ import { h } from './dom.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
-let fields = null; // root Query fields, once known
+let api = null; // the server's root fields, once known ({query, mutation, subscription} sets)
+
+// has tells whether the API offers what a route requires: 'jobs' (a Query
+// field), 'mutation:startTagging', 'subscription:job', or a list of them.
+const has = (req) => [].concat(req).every((r) => {
+  const [kind, name] = r.includes(':') ? r.split(':') : ['query', r];
+  return Boolean(api?.[kind]?.has(name));
+});
 let current = null; // {controller, path}
 
 function parseHash() {
@@ -17,7 +24,7 @@ function parseHash() {
 }
 
 function drawNav(path) {
-  const items = routes.filter((r) => r.nav && (!r.requires || fields?.has(r.requires)));
+  const items = routes.filter((r) => r.nav && (!r.requires || has(r.requires)));
   nav.replaceChildren(...items.map((r) => {
     const active = r.path === '' ? path === '' || path.startsWith('corpus/') : path === r.path || path.startsWith(r.path + '/');
     return h('li', {}, h('a', { href: '#/' + r.path, 'aria-current': active ? 'page' : undefined }, r.nav));
@@ -55,12 +62,12 @@ async function render() {
   let view;
   let routePath = 'error';
   try {
-    let found = match(path, (f) => fields?.has(f));
-    if (!found && fields === null) {
+    let found = match(path, has);
+    if (!found && api === null) {
       // A page behind an API feature: learn the schema, then try again.
-      fields = await schema().then((s) => s.query, () => new Set());
+      api = await schema().catch(() => ({}));
       drawNav(path);
-      found = match(path, (f) => fields.has(f));
+      found = match(path, has);
     }
     if (!found) throw new ApiError(`There is no page at #/${path}.`, { errors: [{ extensions: { code: 'not_found' } }] });
     const mod = await found.route.page();
@@ -97,6 +104,6 @@ async function render() {
 window.addEventListener('hashchange', render);
 render();
 schema().then((s) => {
-  fields = s.query;
+  api = s;
   drawNav(parseHash().path);
 }, () => {});

@@ -3,10 +3,11 @@
 // ctx = {params, query, signal, title(t)}; ctx.signal aborts when the user
 // leaves the page (cancel fetches, close subscriptions on it).
 //
-// `requires` names a root Query field the page needs: the page is routed
-// and shown in the navigation only once the server's schema has it, so the
-// jobs, evaluation and release pages can land before or after their API
-// without a dead link in between.
+// `requires` names the root fields a page needs ('jobs' for a Query field,
+// 'mutation:startTagging', 'subscription:job', or a list): the page is
+// routed and shown in the navigation only once the server's schema has them,
+// so the jobs, evaluation and release pages can land before or after their
+// API without a dead link in between.
 
 export const routes = [
   { path: '', nav: 'Corpora', page: () => import('./pages/corpora.js') },
@@ -14,8 +15,8 @@ export const routes = [
   { path: 'corpus/:name/patient/:patient', page: () => import('./pages/patient.js') },
   { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },
   // Next, one module each:
-  // { path: 'runs', nav: 'Runs', requires: 'jobs', page: () => import('./pages/runs.js') },
-  // { path: 'runs/:id', requires: 'jobs', page: () => import('./pages/run.js') },
+  // { path: 'runs', nav: 'Runs', requires: ['jobs', 'mutation:startTagging'], page: () => import('./pages/runs.js') },
+  // { path: 'runs/:id', requires: ['jobs', 'subscription:job'], page: () => import('./pages/run.js') },
   // { path: 'evaluations/:id', requires: 'evaluation', page: () => import('./pages/evaluation.js') },
   // { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
   { path: 'settings', nav: 'Settings', page: () => import('./pages/settings.js') },
@@ -23,6 +24,7 @@ export const routes = [
 
 /** match finds the route of a hash path ("corpus/demo") and its params. */
 export function match(path, available = () => true) {
+  // available(requires) -> bool, see main.js
   const parts = path.split('/').filter(Boolean);
   for (const r of routes) {
     if (r.requires && !available(r.requires)) continue;
