@@ -12,11 +12,15 @@ import (
 	"deidcorpus/ent/migrate"
 
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -33,16 +37,24 @@ type Client struct {
 	Schema *migrate.Schema
 	// AnnotationSet is the client for interacting with the AnnotationSet builders.
 	AnnotationSet *AnnotationSetClient
+	// Artifact is the client for interacting with the Artifact builders.
+	Artifact *ArtifactClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
+	// DateShift is the client for interacting with the DateShift builders.
+	DateShift *DateShiftClient
 	// Document is the client for interacting with the Document builders.
 	Document *DocumentClient
+	// Evaluation is the client for interacting with the Evaluation builders.
+	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
 	Job *JobClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
+	SurrogateMapping *SurrogateMappingClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -55,11 +67,15 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AnnotationSet = NewAnnotationSetClient(c.config)
+	c.Artifact = NewArtifactClient(c.config)
 	c.Corpus = NewCorpusClient(c.config)
+	c.DateShift = NewDateShiftClient(c.config)
 	c.Document = NewDocumentClient(c.config)
+	c.Evaluation = NewEvaluationClient(c.config)
 	c.Job = NewJobClient(c.config)
 	c.Patient = NewPatientClient(c.config)
 	c.Span = NewSpanClient(c.config)
+	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
 }
 
 type (
@@ -150,14 +166,18 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:           ctx,
-		config:        cfg,
-		AnnotationSet: NewAnnotationSetClient(cfg),
-		Corpus:        NewCorpusClient(cfg),
-		Document:      NewDocumentClient(cfg),
-		Job:           NewJobClient(cfg),
-		Patient:       NewPatientClient(cfg),
-		Span:          NewSpanClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		AnnotationSet:    NewAnnotationSetClient(cfg),
+		Artifact:         NewArtifactClient(cfg),
+		Corpus:           NewCorpusClient(cfg),
+		DateShift:        NewDateShiftClient(cfg),
+		Document:         NewDocumentClient(cfg),
+		Evaluation:       NewEvaluationClient(cfg),
+		Job:              NewJobClient(cfg),
+		Patient:          NewPatientClient(cfg),
+		Span:             NewSpanClient(cfg),
+		SurrogateMapping: NewSurrogateMappingClient(cfg),
 	}, nil
 }
 
@@ -175,14 +195,18 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:           ctx,
-		config:        cfg,
-		AnnotationSet: NewAnnotationSetClient(cfg),
-		Corpus:        NewCorpusClient(cfg),
-		Document:      NewDocumentClient(cfg),
-		Job:           NewJobClient(cfg),
-		Patient:       NewPatientClient(cfg),
-		Span:          NewSpanClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		AnnotationSet:    NewAnnotationSetClient(cfg),
+		Artifact:         NewArtifactClient(cfg),
+		Corpus:           NewCorpusClient(cfg),
+		DateShift:        NewDateShiftClient(cfg),
+		Document:         NewDocumentClient(cfg),
+		Evaluation:       NewEvaluationClient(cfg),
+		Job:              NewJobClient(cfg),
+		Patient:          NewPatientClient(cfg),
+		Span:             NewSpanClient(cfg),
+		SurrogateMapping: NewSurrogateMappingClient(cfg),
 	}, nil
 }
 
@@ -212,7 +236,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AnnotationSet, c.Corpus, c.Document, c.Job, c.Patient, c.Span,
+		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
+		c.Job, c.Patient, c.Span, c.SurrogateMapping,
 	} {
 		n.Use(hooks...)
 	}
@@ -222,7 +247,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AnnotationSet, c.Corpus, c.Document, c.Job, c.Patient, c.Span,
+		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
+		c.Job, c.Patient, c.Span, c.SurrogateMapping,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -233,16 +259,24 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *AnnotationSetMutation:
 		return c.AnnotationSet.mutate(ctx, m)
+	case *ArtifactMutation:
+		return c.Artifact.mutate(ctx, m)
 	case *CorpusMutation:
 		return c.Corpus.mutate(ctx, m)
+	case *DateShiftMutation:
+		return c.DateShift.mutate(ctx, m)
 	case *DocumentMutation:
 		return c.Document.mutate(ctx, m)
+	case *EvaluationMutation:
+		return c.Evaluation.mutate(ctx, m)
 	case *JobMutation:
 		return c.Job.mutate(ctx, m)
 	case *PatientMutation:
 		return c.Patient.mutate(ctx, m)
 	case *SpanMutation:
 		return c.Span.mutate(ctx, m)
+	case *SurrogateMappingMutation:
+		return c.SurrogateMapping.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -413,6 +447,139 @@ func (c *AnnotationSetClient) mutate(ctx context.Context, m *AnnotationSetMutati
 	}
 }
 
+// ArtifactClient is a client for the Artifact schema.
+type ArtifactClient struct {
+	config
+}
+
+// NewArtifactClient returns a client for the Artifact from the given config.
+func NewArtifactClient(c config) *ArtifactClient {
+	return &ArtifactClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `artifact.Hooks(f(g(h())))`.
+func (c *ArtifactClient) Use(hooks ...Hook) {
+	c.hooks.Artifact = append(c.hooks.Artifact, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `artifact.Intercept(f(g(h())))`.
+func (c *ArtifactClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Artifact = append(c.inters.Artifact, interceptors...)
+}
+
+// Create returns a builder for creating a Artifact entity.
+func (c *ArtifactClient) Create() *ArtifactCreate {
+	mutation := newArtifactMutation(c.config, OpCreate)
+	return &ArtifactCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Artifact entities.
+func (c *ArtifactClient) CreateBulk(builders ...*ArtifactCreate) *ArtifactCreateBulk {
+	return &ArtifactCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ArtifactClient) MapCreateBulk(slice any, setFunc func(*ArtifactCreate, int)) *ArtifactCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ArtifactCreateBulk{err: fmt.Errorf("calling to ArtifactClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ArtifactCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ArtifactCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Artifact.
+func (c *ArtifactClient) Update() *ArtifactUpdate {
+	mutation := newArtifactMutation(c.config, OpUpdate)
+	return &ArtifactUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ArtifactClient) UpdateOne(_m *Artifact) *ArtifactUpdateOne {
+	mutation := newArtifactMutation(c.config, OpUpdateOne, withArtifact(_m))
+	return &ArtifactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ArtifactClient) UpdateOneID(id int) *ArtifactUpdateOne {
+	mutation := newArtifactMutation(c.config, OpUpdateOne, withArtifactID(id))
+	return &ArtifactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Artifact.
+func (c *ArtifactClient) Delete() *ArtifactDelete {
+	mutation := newArtifactMutation(c.config, OpDelete)
+	return &ArtifactDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ArtifactClient) DeleteOne(_m *Artifact) *ArtifactDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ArtifactClient) DeleteOneID(id int) *ArtifactDeleteOne {
+	builder := c.Delete().Where(artifact.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ArtifactDeleteOne{builder}
+}
+
+// Query returns a query builder for Artifact.
+func (c *ArtifactClient) Query() *ArtifactQuery {
+	return &ArtifactQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeArtifact},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Artifact entity by its id.
+func (c *ArtifactClient) Get(ctx context.Context, id int) (*Artifact, error) {
+	return c.Query().Where(artifact.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ArtifactClient) GetX(ctx context.Context, id int) *Artifact {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ArtifactClient) Hooks() []Hook {
+	return c.hooks.Artifact
+}
+
+// Interceptors returns the client interceptors.
+func (c *ArtifactClient) Interceptors() []Interceptor {
+	return c.inters.Artifact
+}
+
+func (c *ArtifactClient) mutate(ctx context.Context, m *ArtifactMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ArtifactCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ArtifactUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ArtifactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ArtifactDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Artifact mutation op: %q", m.Op())
+	}
+}
+
 // CorpusClient is a client for the Corpus schema.
 type CorpusClient struct {
 	config
@@ -569,6 +736,22 @@ func (c *CorpusClient) QueryAnnotationSets(_m *Corpus) *AnnotationSetQuery {
 	return query
 }
 
+// QueryEvaluations queries the evaluations edge of a Corpus.
+func (c *CorpusClient) QueryEvaluations(_m *Corpus) *EvaluationQuery {
+	query := (&EvaluationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(corpus.Table, corpus.FieldID, id),
+			sqlgraph.To(evaluation.Table, evaluation.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, corpus.EvaluationsTable, corpus.EvaluationsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *CorpusClient) Hooks() []Hook {
 	return c.hooks.Corpus
@@ -591,6 +774,139 @@ func (c *CorpusClient) mutate(ctx context.Context, m *CorpusMutation) (Value, er
 		return (&CorpusDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Corpus mutation op: %q", m.Op())
+	}
+}
+
+// DateShiftClient is a client for the DateShift schema.
+type DateShiftClient struct {
+	config
+}
+
+// NewDateShiftClient returns a client for the DateShift from the given config.
+func NewDateShiftClient(c config) *DateShiftClient {
+	return &DateShiftClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `dateshift.Hooks(f(g(h())))`.
+func (c *DateShiftClient) Use(hooks ...Hook) {
+	c.hooks.DateShift = append(c.hooks.DateShift, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `dateshift.Intercept(f(g(h())))`.
+func (c *DateShiftClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DateShift = append(c.inters.DateShift, interceptors...)
+}
+
+// Create returns a builder for creating a DateShift entity.
+func (c *DateShiftClient) Create() *DateShiftCreate {
+	mutation := newDateShiftMutation(c.config, OpCreate)
+	return &DateShiftCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DateShift entities.
+func (c *DateShiftClient) CreateBulk(builders ...*DateShiftCreate) *DateShiftCreateBulk {
+	return &DateShiftCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DateShiftClient) MapCreateBulk(slice any, setFunc func(*DateShiftCreate, int)) *DateShiftCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DateShiftCreateBulk{err: fmt.Errorf("calling to DateShiftClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DateShiftCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DateShiftCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DateShift.
+func (c *DateShiftClient) Update() *DateShiftUpdate {
+	mutation := newDateShiftMutation(c.config, OpUpdate)
+	return &DateShiftUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DateShiftClient) UpdateOne(_m *DateShift) *DateShiftUpdateOne {
+	mutation := newDateShiftMutation(c.config, OpUpdateOne, withDateShift(_m))
+	return &DateShiftUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DateShiftClient) UpdateOneID(id int) *DateShiftUpdateOne {
+	mutation := newDateShiftMutation(c.config, OpUpdateOne, withDateShiftID(id))
+	return &DateShiftUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DateShift.
+func (c *DateShiftClient) Delete() *DateShiftDelete {
+	mutation := newDateShiftMutation(c.config, OpDelete)
+	return &DateShiftDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DateShiftClient) DeleteOne(_m *DateShift) *DateShiftDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DateShiftClient) DeleteOneID(id int) *DateShiftDeleteOne {
+	builder := c.Delete().Where(dateshift.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DateShiftDeleteOne{builder}
+}
+
+// Query returns a query builder for DateShift.
+func (c *DateShiftClient) Query() *DateShiftQuery {
+	return &DateShiftQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDateShift},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DateShift entity by its id.
+func (c *DateShiftClient) Get(ctx context.Context, id int) (*DateShift, error) {
+	return c.Query().Where(dateshift.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DateShiftClient) GetX(ctx context.Context, id int) *DateShift {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DateShiftClient) Hooks() []Hook {
+	return c.hooks.DateShift
+}
+
+// Interceptors returns the client interceptors.
+func (c *DateShiftClient) Interceptors() []Interceptor {
+	return c.inters.DateShift
+}
+
+func (c *DateShiftClient) mutate(ctx context.Context, m *DateShiftMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DateShiftCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DateShiftUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DateShiftUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DateShiftDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DateShift mutation op: %q", m.Op())
 	}
 }
 
@@ -772,6 +1088,155 @@ func (c *DocumentClient) mutate(ctx context.Context, m *DocumentMutation) (Value
 		return (&DocumentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Document mutation op: %q", m.Op())
+	}
+}
+
+// EvaluationClient is a client for the Evaluation schema.
+type EvaluationClient struct {
+	config
+}
+
+// NewEvaluationClient returns a client for the Evaluation from the given config.
+func NewEvaluationClient(c config) *EvaluationClient {
+	return &EvaluationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `evaluation.Hooks(f(g(h())))`.
+func (c *EvaluationClient) Use(hooks ...Hook) {
+	c.hooks.Evaluation = append(c.hooks.Evaluation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `evaluation.Intercept(f(g(h())))`.
+func (c *EvaluationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Evaluation = append(c.inters.Evaluation, interceptors...)
+}
+
+// Create returns a builder for creating a Evaluation entity.
+func (c *EvaluationClient) Create() *EvaluationCreate {
+	mutation := newEvaluationMutation(c.config, OpCreate)
+	return &EvaluationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Evaluation entities.
+func (c *EvaluationClient) CreateBulk(builders ...*EvaluationCreate) *EvaluationCreateBulk {
+	return &EvaluationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EvaluationClient) MapCreateBulk(slice any, setFunc func(*EvaluationCreate, int)) *EvaluationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EvaluationCreateBulk{err: fmt.Errorf("calling to EvaluationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EvaluationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EvaluationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Evaluation.
+func (c *EvaluationClient) Update() *EvaluationUpdate {
+	mutation := newEvaluationMutation(c.config, OpUpdate)
+	return &EvaluationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EvaluationClient) UpdateOne(_m *Evaluation) *EvaluationUpdateOne {
+	mutation := newEvaluationMutation(c.config, OpUpdateOne, withEvaluation(_m))
+	return &EvaluationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EvaluationClient) UpdateOneID(id int) *EvaluationUpdateOne {
+	mutation := newEvaluationMutation(c.config, OpUpdateOne, withEvaluationID(id))
+	return &EvaluationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Evaluation.
+func (c *EvaluationClient) Delete() *EvaluationDelete {
+	mutation := newEvaluationMutation(c.config, OpDelete)
+	return &EvaluationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EvaluationClient) DeleteOne(_m *Evaluation) *EvaluationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EvaluationClient) DeleteOneID(id int) *EvaluationDeleteOne {
+	builder := c.Delete().Where(evaluation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EvaluationDeleteOne{builder}
+}
+
+// Query returns a query builder for Evaluation.
+func (c *EvaluationClient) Query() *EvaluationQuery {
+	return &EvaluationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEvaluation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Evaluation entity by its id.
+func (c *EvaluationClient) Get(ctx context.Context, id int) (*Evaluation, error) {
+	return c.Query().Where(evaluation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EvaluationClient) GetX(ctx context.Context, id int) *Evaluation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryCorpus queries the corpus edge of a Evaluation.
+func (c *EvaluationClient) QueryCorpus(_m *Evaluation) *CorpusQuery {
+	query := (&CorpusClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(evaluation.Table, evaluation.FieldID, id),
+			sqlgraph.To(corpus.Table, corpus.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, evaluation.CorpusTable, evaluation.CorpusColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *EvaluationClient) Hooks() []Hook {
+	return c.hooks.Evaluation
+}
+
+// Interceptors returns the client interceptors.
+func (c *EvaluationClient) Interceptors() []Interceptor {
+	return c.inters.Evaluation
+}
+
+func (c *EvaluationClient) mutate(ctx context.Context, m *EvaluationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EvaluationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EvaluationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EvaluationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EvaluationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Evaluation mutation op: %q", m.Op())
 	}
 }
 
@@ -1238,13 +1703,148 @@ func (c *SpanClient) mutate(ctx context.Context, m *SpanMutation) (Value, error)
 	}
 }
 
+// SurrogateMappingClient is a client for the SurrogateMapping schema.
+type SurrogateMappingClient struct {
+	config
+}
+
+// NewSurrogateMappingClient returns a client for the SurrogateMapping from the given config.
+func NewSurrogateMappingClient(c config) *SurrogateMappingClient {
+	return &SurrogateMappingClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `surrogatemapping.Hooks(f(g(h())))`.
+func (c *SurrogateMappingClient) Use(hooks ...Hook) {
+	c.hooks.SurrogateMapping = append(c.hooks.SurrogateMapping, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `surrogatemapping.Intercept(f(g(h())))`.
+func (c *SurrogateMappingClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SurrogateMapping = append(c.inters.SurrogateMapping, interceptors...)
+}
+
+// Create returns a builder for creating a SurrogateMapping entity.
+func (c *SurrogateMappingClient) Create() *SurrogateMappingCreate {
+	mutation := newSurrogateMappingMutation(c.config, OpCreate)
+	return &SurrogateMappingCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SurrogateMapping entities.
+func (c *SurrogateMappingClient) CreateBulk(builders ...*SurrogateMappingCreate) *SurrogateMappingCreateBulk {
+	return &SurrogateMappingCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SurrogateMappingClient) MapCreateBulk(slice any, setFunc func(*SurrogateMappingCreate, int)) *SurrogateMappingCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SurrogateMappingCreateBulk{err: fmt.Errorf("calling to SurrogateMappingClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SurrogateMappingCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SurrogateMappingCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SurrogateMapping.
+func (c *SurrogateMappingClient) Update() *SurrogateMappingUpdate {
+	mutation := newSurrogateMappingMutation(c.config, OpUpdate)
+	return &SurrogateMappingUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SurrogateMappingClient) UpdateOne(_m *SurrogateMapping) *SurrogateMappingUpdateOne {
+	mutation := newSurrogateMappingMutation(c.config, OpUpdateOne, withSurrogateMapping(_m))
+	return &SurrogateMappingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SurrogateMappingClient) UpdateOneID(id int) *SurrogateMappingUpdateOne {
+	mutation := newSurrogateMappingMutation(c.config, OpUpdateOne, withSurrogateMappingID(id))
+	return &SurrogateMappingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SurrogateMapping.
+func (c *SurrogateMappingClient) Delete() *SurrogateMappingDelete {
+	mutation := newSurrogateMappingMutation(c.config, OpDelete)
+	return &SurrogateMappingDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SurrogateMappingClient) DeleteOne(_m *SurrogateMapping) *SurrogateMappingDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SurrogateMappingClient) DeleteOneID(id int) *SurrogateMappingDeleteOne {
+	builder := c.Delete().Where(surrogatemapping.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SurrogateMappingDeleteOne{builder}
+}
+
+// Query returns a query builder for SurrogateMapping.
+func (c *SurrogateMappingClient) Query() *SurrogateMappingQuery {
+	return &SurrogateMappingQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSurrogateMapping},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SurrogateMapping entity by its id.
+func (c *SurrogateMappingClient) Get(ctx context.Context, id int) (*SurrogateMapping, error) {
+	return c.Query().Where(surrogatemapping.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SurrogateMappingClient) GetX(ctx context.Context, id int) *SurrogateMapping {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SurrogateMappingClient) Hooks() []Hook {
+	return c.hooks.SurrogateMapping
+}
+
+// Interceptors returns the client interceptors.
+func (c *SurrogateMappingClient) Interceptors() []Interceptor {
+	return c.inters.SurrogateMapping
+}
+
+func (c *SurrogateMappingClient) mutate(ctx context.Context, m *SurrogateMappingMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SurrogateMappingCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SurrogateMappingUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SurrogateMappingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SurrogateMappingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SurrogateMapping mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AnnotationSet, Corpus, Document, Job, Patient, Span []ent.Hook
+		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Patient,
+		Span, SurrogateMapping []ent.Hook
 	}
 	inters struct {
-		AnnotationSet, Corpus, Document, Job, Patient, Span []ent.Interceptor
+		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Patient,
+		Span, SurrogateMapping []ent.Interceptor
 	}
 )
 

@@ -42,15 +42,18 @@ type CorpusEdges struct {
 	Documents []*Document `json:"documents,omitempty"`
 	// AnnotationSets holds the value of the annotation_sets edge.
 	AnnotationSets []*AnnotationSet `json:"annotation_sets,omitempty"`
+	// Evaluations holds the value of the evaluations edge.
+	Evaluations []*Evaluation `json:"evaluations,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
-	totalCount [3]map[string]int
+	totalCount [4]map[string]int
 
 	namedPatients       map[string][]*Patient
 	namedDocuments      map[string][]*Document
 	namedAnnotationSets map[string][]*AnnotationSet
+	namedEvaluations    map[string][]*Evaluation
 }
 
 // PatientsOrErr returns the Patients value or an error if the edge
@@ -78,6 +81,15 @@ func (e CorpusEdges) AnnotationSetsOrErr() ([]*AnnotationSet, error) {
 		return e.AnnotationSets, nil
 	}
 	return nil, &NotLoadedError{edge: "annotation_sets"}
+}
+
+// EvaluationsOrErr returns the Evaluations value or an error if the edge
+// was not loaded in eager-loading.
+func (e CorpusEdges) EvaluationsOrErr() ([]*Evaluation, error) {
+	if e.loadedTypes[3] {
+		return e.Evaluations, nil
+	}
+	return nil, &NotLoadedError{edge: "evaluations"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -172,6 +184,11 @@ func (_m *Corpus) QueryDocuments() *DocumentQuery {
 // QueryAnnotationSets queries the "annotation_sets" edge of the Corpus entity.
 func (_m *Corpus) QueryAnnotationSets() *AnnotationSetQuery {
 	return NewCorpusClient(_m.config).QueryAnnotationSets(_m)
+}
+
+// QueryEvaluations queries the "evaluations" edge of the Corpus entity.
+func (_m *Corpus) QueryEvaluations() *EvaluationQuery {
+	return NewCorpusClient(_m.config).QueryEvaluations(_m)
 }
 
 // Update returns a builder for updating this Corpus.
@@ -284,6 +301,30 @@ func (_m *Corpus) appendNamedAnnotationSets(name string, edges ...*AnnotationSet
 		_m.Edges.namedAnnotationSets[name] = []*AnnotationSet{}
 	} else {
 		_m.Edges.namedAnnotationSets[name] = append(_m.Edges.namedAnnotationSets[name], edges...)
+	}
+}
+
+// NamedEvaluations returns the Evaluations named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Corpus) NamedEvaluations(name string) ([]*Evaluation, error) {
+	if _m.Edges.namedEvaluations == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedEvaluations[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Corpus) appendNamedEvaluations(name string, edges ...*Evaluation) {
+	if _m.Edges.namedEvaluations == nil {
+		_m.Edges.namedEvaluations = make(map[string][]*Evaluation)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedEvaluations[name] = []*Evaluation{}
+	} else {
+		_m.Edges.namedEvaluations[name] = append(_m.Edges.namedEvaluations[name], edges...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"errors"
 	"fmt"
@@ -122,6 +123,21 @@ func (_c *CorpusCreate) AddAnnotationSets(v ...*AnnotationSet) *CorpusCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddAnnotationSetIDs(ids...)
+}
+
+// AddEvaluationIDs adds the "evaluations" edge to the Evaluation entity by IDs.
+func (_c *CorpusCreate) AddEvaluationIDs(ids ...int) *CorpusCreate {
+	_c.mutation.AddEvaluationIDs(ids...)
+	return _c
+}
+
+// AddEvaluations adds the "evaluations" edges to the Evaluation entity.
+func (_c *CorpusCreate) AddEvaluations(v ...*Evaluation) *CorpusCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddEvaluationIDs(ids...)
 }
 
 // Mutation returns the CorpusMutation object of the builder.
@@ -280,6 +296,22 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(annotationset.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EvaluationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

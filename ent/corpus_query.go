@@ -8,6 +8,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"fmt"
@@ -30,11 +31,13 @@ type CorpusQuery struct {
 	withPatients            *PatientQuery
 	withDocuments           *DocumentQuery
 	withAnnotationSets      *AnnotationSetQuery
+	withEvaluations         *EvaluationQuery
 	loadTotal               []func(context.Context, []*Corpus) error
 	modifiers               []func(*sql.Selector)
 	withNamedPatients       map[string]*PatientQuery
 	withNamedDocuments      map[string]*DocumentQuery
 	withNamedAnnotationSets map[string]*AnnotationSetQuery
+	withNamedEvaluations    map[string]*EvaluationQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -130,6 +133,28 @@ func (_q *CorpusQuery) QueryAnnotationSets() *AnnotationSetQuery {
 			sqlgraph.From(corpus.Table, corpus.FieldID, selector),
 			sqlgraph.To(annotationset.Table, annotationset.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, corpus.AnnotationSetsTable, corpus.AnnotationSetsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEvaluations chains the current query on the "evaluations" edge.
+func (_q *CorpusQuery) QueryEvaluations() *EvaluationQuery {
+	query := (&EvaluationClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(corpus.Table, corpus.FieldID, selector),
+			sqlgraph.To(evaluation.Table, evaluation.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, corpus.EvaluationsTable, corpus.EvaluationsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -332,6 +357,7 @@ func (_q *CorpusQuery) Clone() *CorpusQuery {
 		withPatients:       _q.withPatients.Clone(),
 		withDocuments:      _q.withDocuments.Clone(),
 		withAnnotationSets: _q.withAnnotationSets.Clone(),
+		withEvaluations:    _q.withEvaluations.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -368,6 +394,17 @@ func (_q *CorpusQuery) WithAnnotationSets(opts ...func(*AnnotationSetQuery)) *Co
 		opt(query)
 	}
 	_q.withAnnotationSets = query
+	return _q
+}
+
+// WithEvaluations tells the query-builder to eager-load the nodes that are connected to
+// the "evaluations" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CorpusQuery) WithEvaluations(opts ...func(*EvaluationQuery)) *CorpusQuery {
+	query := (&EvaluationClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEvaluations = query
 	return _q
 }
 
@@ -449,10 +486,11 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 	var (
 		nodes       = []*Corpus{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withPatients != nil,
 			_q.withDocuments != nil,
 			_q.withAnnotationSets != nil,
+			_q.withEvaluations != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -497,6 +535,13 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 			return nil, err
 		}
 	}
+	if query := _q.withEvaluations; query != nil {
+		if err := _q.loadEvaluations(ctx, query, nodes,
+			func(n *Corpus) { n.Edges.Evaluations = []*Evaluation{} },
+			func(n *Corpus, e *Evaluation) { n.Edges.Evaluations = append(n.Edges.Evaluations, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedPatients {
 		if err := _q.loadPatients(ctx, query, nodes,
 			func(n *Corpus) { n.appendNamedPatients(name) },
@@ -515,6 +560,13 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 		if err := _q.loadAnnotationSets(ctx, query, nodes,
 			func(n *Corpus) { n.appendNamedAnnotationSets(name) },
 			func(n *Corpus, e *AnnotationSet) { n.appendNamedAnnotationSets(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedEvaluations {
+		if err := _q.loadEvaluations(ctx, query, nodes,
+			func(n *Corpus) { n.appendNamedEvaluations(name) },
+			func(n *Corpus, e *Evaluation) { n.appendNamedEvaluations(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -601,6 +653,36 @@ func (_q *CorpusQuery) loadAnnotationSets(ctx context.Context, query *Annotation
 	}
 	query.Where(predicate.AnnotationSet(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(corpus.AnnotationSetsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.CorpusID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "corpus_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *CorpusQuery) loadEvaluations(ctx context.Context, query *EvaluationQuery, nodes []*Corpus, init func(*Corpus), assign func(*Corpus, *Evaluation)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Corpus)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(evaluation.FieldCorpusID)
+	}
+	query.Where(predicate.Evaluation(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(corpus.EvaluationsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -769,6 +851,20 @@ func (_q *CorpusQuery) WithNamedAnnotationSets(name string, opts ...func(*Annota
 		_q.withNamedAnnotationSets = make(map[string]*AnnotationSetQuery)
 	}
 	_q.withNamedAnnotationSets[name] = query
+	return _q
+}
+
+// WithNamedEvaluations tells the query-builder to eager-load the nodes that are connected to the "evaluations"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CorpusQuery) WithNamedEvaluations(name string, opts ...func(*EvaluationQuery)) *CorpusQuery {
+	query := (&EvaluationClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedEvaluations == nil {
+		_q.withNamedEvaluations = make(map[string]*EvaluationQuery)
+	}
+	_q.withNamedEvaluations[name] = query
 	return _q
 }
 

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"errors"
@@ -129,6 +130,21 @@ func (_u *CorpusUpdate) AddAnnotationSets(v ...*AnnotationSet) *CorpusUpdate {
 	return _u.AddAnnotationSetIDs(ids...)
 }
 
+// AddEvaluationIDs adds the "evaluations" edge to the Evaluation entity by IDs.
+func (_u *CorpusUpdate) AddEvaluationIDs(ids ...int) *CorpusUpdate {
+	_u.mutation.AddEvaluationIDs(ids...)
+	return _u
+}
+
+// AddEvaluations adds the "evaluations" edges to the Evaluation entity.
+func (_u *CorpusUpdate) AddEvaluations(v ...*Evaluation) *CorpusUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEvaluationIDs(ids...)
+}
+
 // Mutation returns the CorpusMutation object of the builder.
 func (_u *CorpusUpdate) Mutation() *CorpusMutation {
 	return _u.mutation
@@ -195,6 +211,27 @@ func (_u *CorpusUpdate) RemoveAnnotationSets(v ...*AnnotationSet) *CorpusUpdate 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAnnotationSetIDs(ids...)
+}
+
+// ClearEvaluations clears all "evaluations" edges to the Evaluation entity.
+func (_u *CorpusUpdate) ClearEvaluations() *CorpusUpdate {
+	_u.mutation.ClearEvaluations()
+	return _u
+}
+
+// RemoveEvaluationIDs removes the "evaluations" edge to Evaluation entities by IDs.
+func (_u *CorpusUpdate) RemoveEvaluationIDs(ids ...int) *CorpusUpdate {
+	_u.mutation.RemoveEvaluationIDs(ids...)
+	return _u
+}
+
+// RemoveEvaluations removes "evaluations" edges to Evaluation entities.
+func (_u *CorpusUpdate) RemoveEvaluations(v ...*Evaluation) *CorpusUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEvaluationIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -396,6 +433,51 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.EvaluationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEvaluationsIDs(); len(nodes) > 0 && !_u.mutation.EvaluationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EvaluationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{corpus.Label}
@@ -515,6 +597,21 @@ func (_u *CorpusUpdateOne) AddAnnotationSets(v ...*AnnotationSet) *CorpusUpdateO
 	return _u.AddAnnotationSetIDs(ids...)
 }
 
+// AddEvaluationIDs adds the "evaluations" edge to the Evaluation entity by IDs.
+func (_u *CorpusUpdateOne) AddEvaluationIDs(ids ...int) *CorpusUpdateOne {
+	_u.mutation.AddEvaluationIDs(ids...)
+	return _u
+}
+
+// AddEvaluations adds the "evaluations" edges to the Evaluation entity.
+func (_u *CorpusUpdateOne) AddEvaluations(v ...*Evaluation) *CorpusUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEvaluationIDs(ids...)
+}
+
 // Mutation returns the CorpusMutation object of the builder.
 func (_u *CorpusUpdateOne) Mutation() *CorpusMutation {
 	return _u.mutation
@@ -581,6 +678,27 @@ func (_u *CorpusUpdateOne) RemoveAnnotationSets(v ...*AnnotationSet) *CorpusUpda
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveAnnotationSetIDs(ids...)
+}
+
+// ClearEvaluations clears all "evaluations" edges to the Evaluation entity.
+func (_u *CorpusUpdateOne) ClearEvaluations() *CorpusUpdateOne {
+	_u.mutation.ClearEvaluations()
+	return _u
+}
+
+// RemoveEvaluationIDs removes the "evaluations" edge to Evaluation entities by IDs.
+func (_u *CorpusUpdateOne) RemoveEvaluationIDs(ids ...int) *CorpusUpdateOne {
+	_u.mutation.RemoveEvaluationIDs(ids...)
+	return _u
+}
+
+// RemoveEvaluations removes "evaluations" edges to Evaluation entities.
+func (_u *CorpusUpdateOne) RemoveEvaluations(v ...*Evaluation) *CorpusUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEvaluationIDs(ids...)
 }
 
 // Where appends a list predicates to the CorpusUpdate builder.
@@ -805,6 +923,51 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(annotationset.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EvaluationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEvaluationsIDs(); len(nodes) > 0 && !_u.mutation.EvaluationsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EvaluationsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   corpus.EvaluationsTable,
+			Columns: []string{corpus.EvaluationsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -5,11 +5,15 @@ package ent
 import (
 	"context"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
 	"errors"
 	"fmt"
 	"reflect"
@@ -78,12 +82,16 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			annotationset.Table: annotationset.ValidColumn,
-			corpus.Table:        corpus.ValidColumn,
-			document.Table:      document.ValidColumn,
-			job.Table:           job.ValidColumn,
-			patient.Table:       patient.ValidColumn,
-			span.Table:          span.ValidColumn,
+			annotationset.Table:    annotationset.ValidColumn,
+			artifact.Table:         artifact.ValidColumn,
+			corpus.Table:           corpus.ValidColumn,
+			dateshift.Table:        dateshift.ValidColumn,
+			document.Table:         document.ValidColumn,
+			evaluation.Table:       evaluation.ValidColumn,
+			job.Table:              job.ValidColumn,
+			patient.Table:          patient.ValidColumn,
+			span.Table:             span.ValidColumn,
+			surrogatemapping.Table: surrogatemapping.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -6,8 +6,10 @@ import (
 	"context"
 	"database/sql/driver"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
@@ -237,6 +239,98 @@ func newAnnotationSetPaginateArgs(rv map[string]any) *annotationsetPaginateArgs 
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ArtifactQuery) CollectFields(ctx context.Context, satisfies ...string) (*ArtifactQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ArtifactQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(artifact.Columns))
+		selectedFields = []string{artifact.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "name":
+			if _, ok := fieldSeen[artifact.FieldName]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldName)
+				fieldSeen[artifact.FieldName] = struct{}{}
+			}
+		case "contentType":
+			if _, ok := fieldSeen[artifact.FieldContentType]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldContentType)
+				fieldSeen[artifact.FieldContentType] = struct{}{}
+			}
+		case "size":
+			if _, ok := fieldSeen[artifact.FieldSize]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldSize)
+				fieldSeen[artifact.FieldSize] = struct{}{}
+			}
+		case "sha256":
+			if _, ok := fieldSeen[artifact.FieldSha256]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldSha256)
+				fieldSeen[artifact.FieldSha256] = struct{}{}
+			}
+		case "jobID":
+			if _, ok := fieldSeen[artifact.FieldJobID]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldJobID)
+				fieldSeen[artifact.FieldJobID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[artifact.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, artifact.FieldCreatedAt)
+				fieldSeen[artifact.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type artifactPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ArtifactPaginateOption
+}
+
+func newArtifactPaginateArgs(rv map[string]any) *artifactPaginateArgs {
+	args := &artifactPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*ArtifactWhereInput); ok {
+		args.opts = append(args.opts, WithArtifactFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *CorpusQuery) CollectFields(ctx context.Context, satisfies ...string) (*CorpusQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -446,6 +540,95 @@ func (_q *CorpusQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				return err
 			}
 			_q.WithNamedAnnotationSets(alias, func(wq *AnnotationSetQuery) {
+				*wq = *query
+			})
+
+		case "evaluations":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&EvaluationClient{config: _q.config}).Query()
+			)
+			args := newEvaluationPaginateArgs(fieldArgs(ctx, new(EvaluationWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newEvaluationPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Corpus) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID int `sql:"corpus_id"`
+							Count  int `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(corpus.EvaluationsColumn), ids...))
+						})
+						if err := query.GroupBy(corpus.EvaluationsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[int]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Corpus) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Evaluations)
+							if nodes[i].Edges.totalCount[3] == nil {
+								nodes[i].Edges.totalCount[3] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[3][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, evaluationImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(corpus.EvaluationsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedEvaluations(alias, func(wq *EvaluationQuery) {
 				*wq = *query
 			})
 		case "name":
@@ -795,6 +978,160 @@ func newDocumentPaginateArgs(rv map[string]any) *documentPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*DocumentWhereInput); ok {
 		args.opts = append(args.opts, WithDocumentFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *EvaluationQuery) CollectFields(ctx context.Context, satisfies ...string) (*EvaluationQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *EvaluationQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(evaluation.Columns))
+		selectedFields = []string{evaluation.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "corpus":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CorpusClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, corpusImplementors)...); err != nil {
+				return err
+			}
+			_q.withCorpus = query
+			if _, ok := fieldSeen[evaluation.FieldCorpusID]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldCorpusID)
+				fieldSeen[evaluation.FieldCorpusID] = struct{}{}
+			}
+		case "corpusID":
+			if _, ok := fieldSeen[evaluation.FieldCorpusID]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldCorpusID)
+				fieldSeen[evaluation.FieldCorpusID] = struct{}{}
+			}
+		case "goldSet":
+			if _, ok := fieldSeen[evaluation.FieldGoldSet]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldGoldSet)
+				fieldSeen[evaluation.FieldGoldSet] = struct{}{}
+			}
+		case "systemSet":
+			if _, ok := fieldSeen[evaluation.FieldSystemSet]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldSystemSet)
+				fieldSeen[evaluation.FieldSystemSet] = struct{}{}
+			}
+		case "metric":
+			if _, ok := fieldSeen[evaluation.FieldMetric]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldMetric)
+				fieldSeen[evaluation.FieldMetric] = struct{}{}
+			}
+		case "options":
+			if _, ok := fieldSeen[evaluation.FieldOptions]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldOptions)
+				fieldSeen[evaluation.FieldOptions] = struct{}{}
+			}
+		case "precision":
+			if _, ok := fieldSeen[evaluation.FieldPrecision]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldPrecision)
+				fieldSeen[evaluation.FieldPrecision] = struct{}{}
+			}
+		case "recall":
+			if _, ok := fieldSeen[evaluation.FieldRecall]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldRecall)
+				fieldSeen[evaluation.FieldRecall] = struct{}{}
+			}
+		case "f1":
+			if _, ok := fieldSeen[evaluation.FieldF1]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldF1)
+				fieldSeen[evaluation.FieldF1] = struct{}{}
+			}
+		case "jobID":
+			if _, ok := fieldSeen[evaluation.FieldJobID]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldJobID)
+				fieldSeen[evaluation.FieldJobID] = struct{}{}
+			}
+		case "createdBy":
+			if _, ok := fieldSeen[evaluation.FieldCreatedBy]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldCreatedBy)
+				fieldSeen[evaluation.FieldCreatedBy] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[evaluation.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, evaluation.FieldCreatedAt)
+				fieldSeen[evaluation.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type evaluationPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []EvaluationPaginateOption
+}
+
+func newEvaluationPaginateArgs(rv map[string]any) *evaluationPaginateArgs {
+	args := &evaluationPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &EvaluationOrder{Field: &EvaluationOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithEvaluationOrder(order))
+			}
+		case *EvaluationOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithEvaluationOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*EvaluationWhereInput); ok {
+		args.opts = append(args.opts, WithEvaluationFilter(v.Filter))
 	}
 	return args
 }

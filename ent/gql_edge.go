@@ -91,6 +91,27 @@ func (_m *Corpus) AnnotationSets(ctx context.Context) (result []*AnnotationSet, 
 	return result, err
 }
 
+func (_m *Corpus) Evaluations(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *EvaluationOrder, where *EvaluationWhereInput,
+) (*EvaluationConnection, error) {
+	opts := []EvaluationPaginateOption{
+		WithEvaluationOrder(orderBy),
+		WithEvaluationFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[3][alias]
+	if nodes, err := _m.NamedEvaluations(alias); err == nil || hasTotalCount {
+		pager, err := newEvaluationPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &EvaluationConnection{Edges: []*EvaluationEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryEvaluations().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Document) Corpus(ctx context.Context) (*Corpus, error) {
 	result, err := _m.Edges.CorpusOrErr()
 	if IsNotLoaded(err) {
@@ -126,6 +147,14 @@ func (_m *Document) Spans(
 		return conn, nil
 	}
 	return _m.QuerySpans().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *Evaluation) Corpus(ctx context.Context) (*Corpus, error) {
+	result, err := _m.Edges.CorpusOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCorpus().Only(ctx)
+	}
+	return result, err
 }
 
 func (_m *Patient) Corpus(ctx context.Context) (*Corpus, error) {

@@ -5,8 +5,10 @@ package ent
 import (
 	"context"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/internal"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
@@ -29,6 +31,11 @@ var annotationsetImplementors = []string{"AnnotationSet", "Node"}
 // IsNode implements the Node interface check for GQLGen.
 func (*AnnotationSet) IsNode() {}
 
+var artifactImplementors = []string{"Artifact", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Artifact) IsNode() {}
+
 var corpusImplementors = []string{"Corpus", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
@@ -38,6 +45,11 @@ var documentImplementors = []string{"Document", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Document) IsNode() {}
+
+var evaluationImplementors = []string{"Evaluation", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Evaluation) IsNode() {}
 
 var jobImplementors = []string{"Job", "Node"}
 
@@ -140,6 +152,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			}
 		}
 		return query.Only(ctx)
+	case artifact.Table:
+		query := c.Artifact.Query().
+			Where(artifact.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, artifactImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case corpus.Table:
 		query := c.Corpus.Query().
 			Where(corpus.ID(id))
@@ -154,6 +175,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(document.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, documentImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case evaluation.Table:
+		query := c.Evaluation.Query().
+			Where(evaluation.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, evaluationImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -274,6 +304,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 				*noder = node
 			}
 		}
+	case artifact.Table:
+		query := c.Artifact.Query().
+			Where(artifact.IDIn(ids...))
+		query, err := query.CollectFields(ctx, artifactImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case corpus.Table:
 		query := c.Corpus.Query().
 			Where(corpus.IDIn(ids...))
@@ -294,6 +340,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Document.Query().
 			Where(document.IDIn(ids...))
 		query, err := query.CollectFields(ctx, documentImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case evaluation.Table:
+		query := c.Evaluation.Query().
+			Where(evaluation.IDIn(ids...))
+		query, err := query.CollectFields(ctx, evaluationImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -4,8 +4,10 @@ package ent
 
 import (
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
@@ -361,6 +363,402 @@ func (i *AnnotationSetWhereInput) P() (predicate.AnnotationSet, error) {
 	}
 }
 
+// ArtifactWhereInput represents a where input for filtering Artifact queries.
+type ArtifactWhereInput struct {
+	Predicates []predicate.Artifact  `json:"-"`
+	Not        *ArtifactWhereInput   `json:"not,omitempty"`
+	Or         []*ArtifactWhereInput `json:"or,omitempty"`
+	And        []*ArtifactWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "content_type" field predicates.
+	ContentType             *string  `json:"contentType,omitempty"`
+	ContentTypeNEQ          *string  `json:"contentTypeNEQ,omitempty"`
+	ContentTypeIn           []string `json:"contentTypeIn,omitempty"`
+	ContentTypeNotIn        []string `json:"contentTypeNotIn,omitempty"`
+	ContentTypeGT           *string  `json:"contentTypeGT,omitempty"`
+	ContentTypeGTE          *string  `json:"contentTypeGTE,omitempty"`
+	ContentTypeLT           *string  `json:"contentTypeLT,omitempty"`
+	ContentTypeLTE          *string  `json:"contentTypeLTE,omitempty"`
+	ContentTypeContains     *string  `json:"contentTypeContains,omitempty"`
+	ContentTypeHasPrefix    *string  `json:"contentTypeHasPrefix,omitempty"`
+	ContentTypeHasSuffix    *string  `json:"contentTypeHasSuffix,omitempty"`
+	ContentTypeEqualFold    *string  `json:"contentTypeEqualFold,omitempty"`
+	ContentTypeContainsFold *string  `json:"contentTypeContainsFold,omitempty"`
+
+	// "size" field predicates.
+	Size      *int  `json:"size,omitempty"`
+	SizeNEQ   *int  `json:"sizeNEQ,omitempty"`
+	SizeIn    []int `json:"sizeIn,omitempty"`
+	SizeNotIn []int `json:"sizeNotIn,omitempty"`
+	SizeGT    *int  `json:"sizeGT,omitempty"`
+	SizeGTE   *int  `json:"sizeGTE,omitempty"`
+	SizeLT    *int  `json:"sizeLT,omitempty"`
+	SizeLTE   *int  `json:"sizeLTE,omitempty"`
+
+	// "sha256" field predicates.
+	Sha256             *string  `json:"sha256,omitempty"`
+	Sha256NEQ          *string  `json:"sha256NEQ,omitempty"`
+	Sha256In           []string `json:"sha256In,omitempty"`
+	Sha256NotIn        []string `json:"sha256NotIn,omitempty"`
+	Sha256GT           *string  `json:"sha256GT,omitempty"`
+	Sha256GTE          *string  `json:"sha256GTE,omitempty"`
+	Sha256LT           *string  `json:"sha256LT,omitempty"`
+	Sha256LTE          *string  `json:"sha256LTE,omitempty"`
+	Sha256Contains     *string  `json:"sha256Contains,omitempty"`
+	Sha256HasPrefix    *string  `json:"sha256HasPrefix,omitempty"`
+	Sha256HasSuffix    *string  `json:"sha256HasSuffix,omitempty"`
+	Sha256EqualFold    *string  `json:"sha256EqualFold,omitempty"`
+	Sha256ContainsFold *string  `json:"sha256ContainsFold,omitempty"`
+
+	// "job_id" field predicates.
+	JobID       *int  `json:"jobID,omitempty"`
+	JobIDNEQ    *int  `json:"jobIDNEQ,omitempty"`
+	JobIDIn     []int `json:"jobIDIn,omitempty"`
+	JobIDNotIn  []int `json:"jobIDNotIn,omitempty"`
+	JobIDGT     *int  `json:"jobIDGT,omitempty"`
+	JobIDGTE    *int  `json:"jobIDGTE,omitempty"`
+	JobIDLT     *int  `json:"jobIDLT,omitempty"`
+	JobIDLTE    *int  `json:"jobIDLTE,omitempty"`
+	JobIDIsNil  bool  `json:"jobIDIsNil,omitempty"`
+	JobIDNotNil bool  `json:"jobIDNotNil,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ArtifactWhereInput) AddPredicates(predicates ...predicate.Artifact) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ArtifactWhereInput filter on the ArtifactQuery builder.
+func (i *ArtifactWhereInput) Filter(q *ArtifactQuery) (*ArtifactQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyArtifactWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyArtifactWhereInput is returned in case the ArtifactWhereInput is empty.
+var ErrEmptyArtifactWhereInput = errors.New("ent: empty predicate ArtifactWhereInput")
+
+// P returns a predicate for filtering artifacts.
+// An error is returned if the input is empty or invalid.
+func (i *ArtifactWhereInput) P() (predicate.Artifact, error) {
+	var predicates []predicate.Artifact
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, artifact.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Artifact, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, artifact.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Artifact, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, artifact.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, artifact.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, artifact.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, artifact.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, artifact.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, artifact.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, artifact.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, artifact.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, artifact.IDLTE(*i.IDLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, artifact.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, artifact.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, artifact.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, artifact.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, artifact.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, artifact.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, artifact.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, artifact.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, artifact.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, artifact.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, artifact.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, artifact.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, artifact.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.ContentType != nil {
+		predicates = append(predicates, artifact.ContentTypeEQ(*i.ContentType))
+	}
+	if i.ContentTypeNEQ != nil {
+		predicates = append(predicates, artifact.ContentTypeNEQ(*i.ContentTypeNEQ))
+	}
+	if len(i.ContentTypeIn) > 0 {
+		predicates = append(predicates, artifact.ContentTypeIn(i.ContentTypeIn...))
+	}
+	if len(i.ContentTypeNotIn) > 0 {
+		predicates = append(predicates, artifact.ContentTypeNotIn(i.ContentTypeNotIn...))
+	}
+	if i.ContentTypeGT != nil {
+		predicates = append(predicates, artifact.ContentTypeGT(*i.ContentTypeGT))
+	}
+	if i.ContentTypeGTE != nil {
+		predicates = append(predicates, artifact.ContentTypeGTE(*i.ContentTypeGTE))
+	}
+	if i.ContentTypeLT != nil {
+		predicates = append(predicates, artifact.ContentTypeLT(*i.ContentTypeLT))
+	}
+	if i.ContentTypeLTE != nil {
+		predicates = append(predicates, artifact.ContentTypeLTE(*i.ContentTypeLTE))
+	}
+	if i.ContentTypeContains != nil {
+		predicates = append(predicates, artifact.ContentTypeContains(*i.ContentTypeContains))
+	}
+	if i.ContentTypeHasPrefix != nil {
+		predicates = append(predicates, artifact.ContentTypeHasPrefix(*i.ContentTypeHasPrefix))
+	}
+	if i.ContentTypeHasSuffix != nil {
+		predicates = append(predicates, artifact.ContentTypeHasSuffix(*i.ContentTypeHasSuffix))
+	}
+	if i.ContentTypeEqualFold != nil {
+		predicates = append(predicates, artifact.ContentTypeEqualFold(*i.ContentTypeEqualFold))
+	}
+	if i.ContentTypeContainsFold != nil {
+		predicates = append(predicates, artifact.ContentTypeContainsFold(*i.ContentTypeContainsFold))
+	}
+	if i.Size != nil {
+		predicates = append(predicates, artifact.SizeEQ(*i.Size))
+	}
+	if i.SizeNEQ != nil {
+		predicates = append(predicates, artifact.SizeNEQ(*i.SizeNEQ))
+	}
+	if len(i.SizeIn) > 0 {
+		predicates = append(predicates, artifact.SizeIn(i.SizeIn...))
+	}
+	if len(i.SizeNotIn) > 0 {
+		predicates = append(predicates, artifact.SizeNotIn(i.SizeNotIn...))
+	}
+	if i.SizeGT != nil {
+		predicates = append(predicates, artifact.SizeGT(*i.SizeGT))
+	}
+	if i.SizeGTE != nil {
+		predicates = append(predicates, artifact.SizeGTE(*i.SizeGTE))
+	}
+	if i.SizeLT != nil {
+		predicates = append(predicates, artifact.SizeLT(*i.SizeLT))
+	}
+	if i.SizeLTE != nil {
+		predicates = append(predicates, artifact.SizeLTE(*i.SizeLTE))
+	}
+	if i.Sha256 != nil {
+		predicates = append(predicates, artifact.Sha256EQ(*i.Sha256))
+	}
+	if i.Sha256NEQ != nil {
+		predicates = append(predicates, artifact.Sha256NEQ(*i.Sha256NEQ))
+	}
+	if len(i.Sha256In) > 0 {
+		predicates = append(predicates, artifact.Sha256In(i.Sha256In...))
+	}
+	if len(i.Sha256NotIn) > 0 {
+		predicates = append(predicates, artifact.Sha256NotIn(i.Sha256NotIn...))
+	}
+	if i.Sha256GT != nil {
+		predicates = append(predicates, artifact.Sha256GT(*i.Sha256GT))
+	}
+	if i.Sha256GTE != nil {
+		predicates = append(predicates, artifact.Sha256GTE(*i.Sha256GTE))
+	}
+	if i.Sha256LT != nil {
+		predicates = append(predicates, artifact.Sha256LT(*i.Sha256LT))
+	}
+	if i.Sha256LTE != nil {
+		predicates = append(predicates, artifact.Sha256LTE(*i.Sha256LTE))
+	}
+	if i.Sha256Contains != nil {
+		predicates = append(predicates, artifact.Sha256Contains(*i.Sha256Contains))
+	}
+	if i.Sha256HasPrefix != nil {
+		predicates = append(predicates, artifact.Sha256HasPrefix(*i.Sha256HasPrefix))
+	}
+	if i.Sha256HasSuffix != nil {
+		predicates = append(predicates, artifact.Sha256HasSuffix(*i.Sha256HasSuffix))
+	}
+	if i.Sha256EqualFold != nil {
+		predicates = append(predicates, artifact.Sha256EqualFold(*i.Sha256EqualFold))
+	}
+	if i.Sha256ContainsFold != nil {
+		predicates = append(predicates, artifact.Sha256ContainsFold(*i.Sha256ContainsFold))
+	}
+	if i.JobID != nil {
+		predicates = append(predicates, artifact.JobIDEQ(*i.JobID))
+	}
+	if i.JobIDNEQ != nil {
+		predicates = append(predicates, artifact.JobIDNEQ(*i.JobIDNEQ))
+	}
+	if len(i.JobIDIn) > 0 {
+		predicates = append(predicates, artifact.JobIDIn(i.JobIDIn...))
+	}
+	if len(i.JobIDNotIn) > 0 {
+		predicates = append(predicates, artifact.JobIDNotIn(i.JobIDNotIn...))
+	}
+	if i.JobIDGT != nil {
+		predicates = append(predicates, artifact.JobIDGT(*i.JobIDGT))
+	}
+	if i.JobIDGTE != nil {
+		predicates = append(predicates, artifact.JobIDGTE(*i.JobIDGTE))
+	}
+	if i.JobIDLT != nil {
+		predicates = append(predicates, artifact.JobIDLT(*i.JobIDLT))
+	}
+	if i.JobIDLTE != nil {
+		predicates = append(predicates, artifact.JobIDLTE(*i.JobIDLTE))
+	}
+	if i.JobIDIsNil {
+		predicates = append(predicates, artifact.JobIDIsNil())
+	}
+	if i.JobIDNotNil {
+		predicates = append(predicates, artifact.JobIDNotNil())
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, artifact.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, artifact.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, artifact.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, artifact.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, artifact.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, artifact.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, artifact.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, artifact.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyArtifactWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return artifact.And(predicates...), nil
+	}
+}
+
 // CorpusWhereInput represents a where input for filtering Corpus queries.
 type CorpusWhereInput struct {
 	Predicates []predicate.Corpus  `json:"-"`
@@ -444,6 +842,10 @@ type CorpusWhereInput struct {
 	// "annotation_sets" edge predicates.
 	HasAnnotationSets     *bool                      `json:"hasAnnotationSets,omitempty"`
 	HasAnnotationSetsWith []*AnnotationSetWhereInput `json:"hasAnnotationSetsWith,omitempty"`
+
+	// "evaluations" edge predicates.
+	HasEvaluations     *bool                   `json:"hasEvaluations,omitempty"`
+	HasEvaluationsWith []*EvaluationWhereInput `json:"hasEvaluationsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -736,6 +1138,24 @@ func (i *CorpusWhereInput) P() (predicate.Corpus, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, corpus.HasAnnotationSetsWith(with...))
+	}
+	if i.HasEvaluations != nil {
+		p := corpus.HasEvaluations()
+		if !*i.HasEvaluations {
+			p = corpus.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasEvaluationsWith) > 0 {
+		with := make([]predicate.Evaluation, 0, len(i.HasEvaluationsWith))
+		for _, w := range i.HasEvaluationsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasEvaluationsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, corpus.HasEvaluationsWith(with...))
 	}
 	switch len(predicates) {
 	case 0:
@@ -1382,6 +1802,564 @@ func (i *DocumentWhereInput) P() (predicate.Document, error) {
 		return predicates[0], nil
 	default:
 		return document.And(predicates...), nil
+	}
+}
+
+// EvaluationWhereInput represents a where input for filtering Evaluation queries.
+type EvaluationWhereInput struct {
+	Predicates []predicate.Evaluation  `json:"-"`
+	Not        *EvaluationWhereInput   `json:"not,omitempty"`
+	Or         []*EvaluationWhereInput `json:"or,omitempty"`
+	And        []*EvaluationWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "corpus_id" field predicates.
+	CorpusID      *int  `json:"corpusID,omitempty"`
+	CorpusIDNEQ   *int  `json:"corpusIDNEQ,omitempty"`
+	CorpusIDIn    []int `json:"corpusIDIn,omitempty"`
+	CorpusIDNotIn []int `json:"corpusIDNotIn,omitempty"`
+
+	// "gold_set" field predicates.
+	GoldSet             *string  `json:"goldSet,omitempty"`
+	GoldSetNEQ          *string  `json:"goldSetNEQ,omitempty"`
+	GoldSetIn           []string `json:"goldSetIn,omitempty"`
+	GoldSetNotIn        []string `json:"goldSetNotIn,omitempty"`
+	GoldSetGT           *string  `json:"goldSetGT,omitempty"`
+	GoldSetGTE          *string  `json:"goldSetGTE,omitempty"`
+	GoldSetLT           *string  `json:"goldSetLT,omitempty"`
+	GoldSetLTE          *string  `json:"goldSetLTE,omitempty"`
+	GoldSetContains     *string  `json:"goldSetContains,omitempty"`
+	GoldSetHasPrefix    *string  `json:"goldSetHasPrefix,omitempty"`
+	GoldSetHasSuffix    *string  `json:"goldSetHasSuffix,omitempty"`
+	GoldSetEqualFold    *string  `json:"goldSetEqualFold,omitempty"`
+	GoldSetContainsFold *string  `json:"goldSetContainsFold,omitempty"`
+
+	// "system_set" field predicates.
+	SystemSet             *string  `json:"systemSet,omitempty"`
+	SystemSetNEQ          *string  `json:"systemSetNEQ,omitempty"`
+	SystemSetIn           []string `json:"systemSetIn,omitempty"`
+	SystemSetNotIn        []string `json:"systemSetNotIn,omitempty"`
+	SystemSetGT           *string  `json:"systemSetGT,omitempty"`
+	SystemSetGTE          *string  `json:"systemSetGTE,omitempty"`
+	SystemSetLT           *string  `json:"systemSetLT,omitempty"`
+	SystemSetLTE          *string  `json:"systemSetLTE,omitempty"`
+	SystemSetContains     *string  `json:"systemSetContains,omitempty"`
+	SystemSetHasPrefix    *string  `json:"systemSetHasPrefix,omitempty"`
+	SystemSetHasSuffix    *string  `json:"systemSetHasSuffix,omitempty"`
+	SystemSetEqualFold    *string  `json:"systemSetEqualFold,omitempty"`
+	SystemSetContainsFold *string  `json:"systemSetContainsFold,omitempty"`
+
+	// "metric" field predicates.
+	Metric             *string  `json:"metric,omitempty"`
+	MetricNEQ          *string  `json:"metricNEQ,omitempty"`
+	MetricIn           []string `json:"metricIn,omitempty"`
+	MetricNotIn        []string `json:"metricNotIn,omitempty"`
+	MetricGT           *string  `json:"metricGT,omitempty"`
+	MetricGTE          *string  `json:"metricGTE,omitempty"`
+	MetricLT           *string  `json:"metricLT,omitempty"`
+	MetricLTE          *string  `json:"metricLTE,omitempty"`
+	MetricContains     *string  `json:"metricContains,omitempty"`
+	MetricHasPrefix    *string  `json:"metricHasPrefix,omitempty"`
+	MetricHasSuffix    *string  `json:"metricHasSuffix,omitempty"`
+	MetricEqualFold    *string  `json:"metricEqualFold,omitempty"`
+	MetricContainsFold *string  `json:"metricContainsFold,omitempty"`
+
+	// "precision" field predicates.
+	Precision      *float64  `json:"precision,omitempty"`
+	PrecisionNEQ   *float64  `json:"precisionNEQ,omitempty"`
+	PrecisionIn    []float64 `json:"precisionIn,omitempty"`
+	PrecisionNotIn []float64 `json:"precisionNotIn,omitempty"`
+	PrecisionGT    *float64  `json:"precisionGT,omitempty"`
+	PrecisionGTE   *float64  `json:"precisionGTE,omitempty"`
+	PrecisionLT    *float64  `json:"precisionLT,omitempty"`
+	PrecisionLTE   *float64  `json:"precisionLTE,omitempty"`
+
+	// "recall" field predicates.
+	Recall      *float64  `json:"recall,omitempty"`
+	RecallNEQ   *float64  `json:"recallNEQ,omitempty"`
+	RecallIn    []float64 `json:"recallIn,omitempty"`
+	RecallNotIn []float64 `json:"recallNotIn,omitempty"`
+	RecallGT    *float64  `json:"recallGT,omitempty"`
+	RecallGTE   *float64  `json:"recallGTE,omitempty"`
+	RecallLT    *float64  `json:"recallLT,omitempty"`
+	RecallLTE   *float64  `json:"recallLTE,omitempty"`
+
+	// "f1" field predicates.
+	F1      *float64  `json:"f1,omitempty"`
+	F1NEQ   *float64  `json:"f1NEQ,omitempty"`
+	F1In    []float64 `json:"f1In,omitempty"`
+	F1NotIn []float64 `json:"f1NotIn,omitempty"`
+	F1GT    *float64  `json:"f1GT,omitempty"`
+	F1GTE   *float64  `json:"f1GTE,omitempty"`
+	F1LT    *float64  `json:"f1LT,omitempty"`
+	F1LTE   *float64  `json:"f1LTE,omitempty"`
+
+	// "job_id" field predicates.
+	JobID       *int  `json:"jobID,omitempty"`
+	JobIDNEQ    *int  `json:"jobIDNEQ,omitempty"`
+	JobIDIn     []int `json:"jobIDIn,omitempty"`
+	JobIDNotIn  []int `json:"jobIDNotIn,omitempty"`
+	JobIDGT     *int  `json:"jobIDGT,omitempty"`
+	JobIDGTE    *int  `json:"jobIDGTE,omitempty"`
+	JobIDLT     *int  `json:"jobIDLT,omitempty"`
+	JobIDLTE    *int  `json:"jobIDLTE,omitempty"`
+	JobIDIsNil  bool  `json:"jobIDIsNil,omitempty"`
+	JobIDNotNil bool  `json:"jobIDNotNil,omitempty"`
+
+	// "created_by" field predicates.
+	CreatedBy             *string  `json:"createdBy,omitempty"`
+	CreatedByNEQ          *string  `json:"createdByNEQ,omitempty"`
+	CreatedByIn           []string `json:"createdByIn,omitempty"`
+	CreatedByNotIn        []string `json:"createdByNotIn,omitempty"`
+	CreatedByGT           *string  `json:"createdByGT,omitempty"`
+	CreatedByGTE          *string  `json:"createdByGTE,omitempty"`
+	CreatedByLT           *string  `json:"createdByLT,omitempty"`
+	CreatedByLTE          *string  `json:"createdByLTE,omitempty"`
+	CreatedByContains     *string  `json:"createdByContains,omitempty"`
+	CreatedByHasPrefix    *string  `json:"createdByHasPrefix,omitempty"`
+	CreatedByHasSuffix    *string  `json:"createdByHasSuffix,omitempty"`
+	CreatedByEqualFold    *string  `json:"createdByEqualFold,omitempty"`
+	CreatedByContainsFold *string  `json:"createdByContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "corpus" edge predicates.
+	HasCorpus     *bool               `json:"hasCorpus,omitempty"`
+	HasCorpusWith []*CorpusWhereInput `json:"hasCorpusWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *EvaluationWhereInput) AddPredicates(predicates ...predicate.Evaluation) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the EvaluationWhereInput filter on the EvaluationQuery builder.
+func (i *EvaluationWhereInput) Filter(q *EvaluationQuery) (*EvaluationQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyEvaluationWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyEvaluationWhereInput is returned in case the EvaluationWhereInput is empty.
+var ErrEmptyEvaluationWhereInput = errors.New("ent: empty predicate EvaluationWhereInput")
+
+// P returns a predicate for filtering evaluations.
+// An error is returned if the input is empty or invalid.
+func (i *EvaluationWhereInput) P() (predicate.Evaluation, error) {
+	var predicates []predicate.Evaluation
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, evaluation.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Evaluation, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, evaluation.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Evaluation, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, evaluation.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, evaluation.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, evaluation.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, evaluation.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, evaluation.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, evaluation.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, evaluation.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, evaluation.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, evaluation.IDLTE(*i.IDLTE))
+	}
+	if i.CorpusID != nil {
+		predicates = append(predicates, evaluation.CorpusIDEQ(*i.CorpusID))
+	}
+	if i.CorpusIDNEQ != nil {
+		predicates = append(predicates, evaluation.CorpusIDNEQ(*i.CorpusIDNEQ))
+	}
+	if len(i.CorpusIDIn) > 0 {
+		predicates = append(predicates, evaluation.CorpusIDIn(i.CorpusIDIn...))
+	}
+	if len(i.CorpusIDNotIn) > 0 {
+		predicates = append(predicates, evaluation.CorpusIDNotIn(i.CorpusIDNotIn...))
+	}
+	if i.GoldSet != nil {
+		predicates = append(predicates, evaluation.GoldSetEQ(*i.GoldSet))
+	}
+	if i.GoldSetNEQ != nil {
+		predicates = append(predicates, evaluation.GoldSetNEQ(*i.GoldSetNEQ))
+	}
+	if len(i.GoldSetIn) > 0 {
+		predicates = append(predicates, evaluation.GoldSetIn(i.GoldSetIn...))
+	}
+	if len(i.GoldSetNotIn) > 0 {
+		predicates = append(predicates, evaluation.GoldSetNotIn(i.GoldSetNotIn...))
+	}
+	if i.GoldSetGT != nil {
+		predicates = append(predicates, evaluation.GoldSetGT(*i.GoldSetGT))
+	}
+	if i.GoldSetGTE != nil {
+		predicates = append(predicates, evaluation.GoldSetGTE(*i.GoldSetGTE))
+	}
+	if i.GoldSetLT != nil {
+		predicates = append(predicates, evaluation.GoldSetLT(*i.GoldSetLT))
+	}
+	if i.GoldSetLTE != nil {
+		predicates = append(predicates, evaluation.GoldSetLTE(*i.GoldSetLTE))
+	}
+	if i.GoldSetContains != nil {
+		predicates = append(predicates, evaluation.GoldSetContains(*i.GoldSetContains))
+	}
+	if i.GoldSetHasPrefix != nil {
+		predicates = append(predicates, evaluation.GoldSetHasPrefix(*i.GoldSetHasPrefix))
+	}
+	if i.GoldSetHasSuffix != nil {
+		predicates = append(predicates, evaluation.GoldSetHasSuffix(*i.GoldSetHasSuffix))
+	}
+	if i.GoldSetEqualFold != nil {
+		predicates = append(predicates, evaluation.GoldSetEqualFold(*i.GoldSetEqualFold))
+	}
+	if i.GoldSetContainsFold != nil {
+		predicates = append(predicates, evaluation.GoldSetContainsFold(*i.GoldSetContainsFold))
+	}
+	if i.SystemSet != nil {
+		predicates = append(predicates, evaluation.SystemSetEQ(*i.SystemSet))
+	}
+	if i.SystemSetNEQ != nil {
+		predicates = append(predicates, evaluation.SystemSetNEQ(*i.SystemSetNEQ))
+	}
+	if len(i.SystemSetIn) > 0 {
+		predicates = append(predicates, evaluation.SystemSetIn(i.SystemSetIn...))
+	}
+	if len(i.SystemSetNotIn) > 0 {
+		predicates = append(predicates, evaluation.SystemSetNotIn(i.SystemSetNotIn...))
+	}
+	if i.SystemSetGT != nil {
+		predicates = append(predicates, evaluation.SystemSetGT(*i.SystemSetGT))
+	}
+	if i.SystemSetGTE != nil {
+		predicates = append(predicates, evaluation.SystemSetGTE(*i.SystemSetGTE))
+	}
+	if i.SystemSetLT != nil {
+		predicates = append(predicates, evaluation.SystemSetLT(*i.SystemSetLT))
+	}
+	if i.SystemSetLTE != nil {
+		predicates = append(predicates, evaluation.SystemSetLTE(*i.SystemSetLTE))
+	}
+	if i.SystemSetContains != nil {
+		predicates = append(predicates, evaluation.SystemSetContains(*i.SystemSetContains))
+	}
+	if i.SystemSetHasPrefix != nil {
+		predicates = append(predicates, evaluation.SystemSetHasPrefix(*i.SystemSetHasPrefix))
+	}
+	if i.SystemSetHasSuffix != nil {
+		predicates = append(predicates, evaluation.SystemSetHasSuffix(*i.SystemSetHasSuffix))
+	}
+	if i.SystemSetEqualFold != nil {
+		predicates = append(predicates, evaluation.SystemSetEqualFold(*i.SystemSetEqualFold))
+	}
+	if i.SystemSetContainsFold != nil {
+		predicates = append(predicates, evaluation.SystemSetContainsFold(*i.SystemSetContainsFold))
+	}
+	if i.Metric != nil {
+		predicates = append(predicates, evaluation.MetricEQ(*i.Metric))
+	}
+	if i.MetricNEQ != nil {
+		predicates = append(predicates, evaluation.MetricNEQ(*i.MetricNEQ))
+	}
+	if len(i.MetricIn) > 0 {
+		predicates = append(predicates, evaluation.MetricIn(i.MetricIn...))
+	}
+	if len(i.MetricNotIn) > 0 {
+		predicates = append(predicates, evaluation.MetricNotIn(i.MetricNotIn...))
+	}
+	if i.MetricGT != nil {
+		predicates = append(predicates, evaluation.MetricGT(*i.MetricGT))
+	}
+	if i.MetricGTE != nil {
+		predicates = append(predicates, evaluation.MetricGTE(*i.MetricGTE))
+	}
+	if i.MetricLT != nil {
+		predicates = append(predicates, evaluation.MetricLT(*i.MetricLT))
+	}
+	if i.MetricLTE != nil {
+		predicates = append(predicates, evaluation.MetricLTE(*i.MetricLTE))
+	}
+	if i.MetricContains != nil {
+		predicates = append(predicates, evaluation.MetricContains(*i.MetricContains))
+	}
+	if i.MetricHasPrefix != nil {
+		predicates = append(predicates, evaluation.MetricHasPrefix(*i.MetricHasPrefix))
+	}
+	if i.MetricHasSuffix != nil {
+		predicates = append(predicates, evaluation.MetricHasSuffix(*i.MetricHasSuffix))
+	}
+	if i.MetricEqualFold != nil {
+		predicates = append(predicates, evaluation.MetricEqualFold(*i.MetricEqualFold))
+	}
+	if i.MetricContainsFold != nil {
+		predicates = append(predicates, evaluation.MetricContainsFold(*i.MetricContainsFold))
+	}
+	if i.Precision != nil {
+		predicates = append(predicates, evaluation.PrecisionEQ(*i.Precision))
+	}
+	if i.PrecisionNEQ != nil {
+		predicates = append(predicates, evaluation.PrecisionNEQ(*i.PrecisionNEQ))
+	}
+	if len(i.PrecisionIn) > 0 {
+		predicates = append(predicates, evaluation.PrecisionIn(i.PrecisionIn...))
+	}
+	if len(i.PrecisionNotIn) > 0 {
+		predicates = append(predicates, evaluation.PrecisionNotIn(i.PrecisionNotIn...))
+	}
+	if i.PrecisionGT != nil {
+		predicates = append(predicates, evaluation.PrecisionGT(*i.PrecisionGT))
+	}
+	if i.PrecisionGTE != nil {
+		predicates = append(predicates, evaluation.PrecisionGTE(*i.PrecisionGTE))
+	}
+	if i.PrecisionLT != nil {
+		predicates = append(predicates, evaluation.PrecisionLT(*i.PrecisionLT))
+	}
+	if i.PrecisionLTE != nil {
+		predicates = append(predicates, evaluation.PrecisionLTE(*i.PrecisionLTE))
+	}
+	if i.Recall != nil {
+		predicates = append(predicates, evaluation.RecallEQ(*i.Recall))
+	}
+	if i.RecallNEQ != nil {
+		predicates = append(predicates, evaluation.RecallNEQ(*i.RecallNEQ))
+	}
+	if len(i.RecallIn) > 0 {
+		predicates = append(predicates, evaluation.RecallIn(i.RecallIn...))
+	}
+	if len(i.RecallNotIn) > 0 {
+		predicates = append(predicates, evaluation.RecallNotIn(i.RecallNotIn...))
+	}
+	if i.RecallGT != nil {
+		predicates = append(predicates, evaluation.RecallGT(*i.RecallGT))
+	}
+	if i.RecallGTE != nil {
+		predicates = append(predicates, evaluation.RecallGTE(*i.RecallGTE))
+	}
+	if i.RecallLT != nil {
+		predicates = append(predicates, evaluation.RecallLT(*i.RecallLT))
+	}
+	if i.RecallLTE != nil {
+		predicates = append(predicates, evaluation.RecallLTE(*i.RecallLTE))
+	}
+	if i.F1 != nil {
+		predicates = append(predicates, evaluation.F1EQ(*i.F1))
+	}
+	if i.F1NEQ != nil {
+		predicates = append(predicates, evaluation.F1NEQ(*i.F1NEQ))
+	}
+	if len(i.F1In) > 0 {
+		predicates = append(predicates, evaluation.F1In(i.F1In...))
+	}
+	if len(i.F1NotIn) > 0 {
+		predicates = append(predicates, evaluation.F1NotIn(i.F1NotIn...))
+	}
+	if i.F1GT != nil {
+		predicates = append(predicates, evaluation.F1GT(*i.F1GT))
+	}
+	if i.F1GTE != nil {
+		predicates = append(predicates, evaluation.F1GTE(*i.F1GTE))
+	}
+	if i.F1LT != nil {
+		predicates = append(predicates, evaluation.F1LT(*i.F1LT))
+	}
+	if i.F1LTE != nil {
+		predicates = append(predicates, evaluation.F1LTE(*i.F1LTE))
+	}
+	if i.JobID != nil {
+		predicates = append(predicates, evaluation.JobIDEQ(*i.JobID))
+	}
+	if i.JobIDNEQ != nil {
+		predicates = append(predicates, evaluation.JobIDNEQ(*i.JobIDNEQ))
+	}
+	if len(i.JobIDIn) > 0 {
+		predicates = append(predicates, evaluation.JobIDIn(i.JobIDIn...))
+	}
+	if len(i.JobIDNotIn) > 0 {
+		predicates = append(predicates, evaluation.JobIDNotIn(i.JobIDNotIn...))
+	}
+	if i.JobIDGT != nil {
+		predicates = append(predicates, evaluation.JobIDGT(*i.JobIDGT))
+	}
+	if i.JobIDGTE != nil {
+		predicates = append(predicates, evaluation.JobIDGTE(*i.JobIDGTE))
+	}
+	if i.JobIDLT != nil {
+		predicates = append(predicates, evaluation.JobIDLT(*i.JobIDLT))
+	}
+	if i.JobIDLTE != nil {
+		predicates = append(predicates, evaluation.JobIDLTE(*i.JobIDLTE))
+	}
+	if i.JobIDIsNil {
+		predicates = append(predicates, evaluation.JobIDIsNil())
+	}
+	if i.JobIDNotNil {
+		predicates = append(predicates, evaluation.JobIDNotNil())
+	}
+	if i.CreatedBy != nil {
+		predicates = append(predicates, evaluation.CreatedByEQ(*i.CreatedBy))
+	}
+	if i.CreatedByNEQ != nil {
+		predicates = append(predicates, evaluation.CreatedByNEQ(*i.CreatedByNEQ))
+	}
+	if len(i.CreatedByIn) > 0 {
+		predicates = append(predicates, evaluation.CreatedByIn(i.CreatedByIn...))
+	}
+	if len(i.CreatedByNotIn) > 0 {
+		predicates = append(predicates, evaluation.CreatedByNotIn(i.CreatedByNotIn...))
+	}
+	if i.CreatedByGT != nil {
+		predicates = append(predicates, evaluation.CreatedByGT(*i.CreatedByGT))
+	}
+	if i.CreatedByGTE != nil {
+		predicates = append(predicates, evaluation.CreatedByGTE(*i.CreatedByGTE))
+	}
+	if i.CreatedByLT != nil {
+		predicates = append(predicates, evaluation.CreatedByLT(*i.CreatedByLT))
+	}
+	if i.CreatedByLTE != nil {
+		predicates = append(predicates, evaluation.CreatedByLTE(*i.CreatedByLTE))
+	}
+	if i.CreatedByContains != nil {
+		predicates = append(predicates, evaluation.CreatedByContains(*i.CreatedByContains))
+	}
+	if i.CreatedByHasPrefix != nil {
+		predicates = append(predicates, evaluation.CreatedByHasPrefix(*i.CreatedByHasPrefix))
+	}
+	if i.CreatedByHasSuffix != nil {
+		predicates = append(predicates, evaluation.CreatedByHasSuffix(*i.CreatedByHasSuffix))
+	}
+	if i.CreatedByEqualFold != nil {
+		predicates = append(predicates, evaluation.CreatedByEqualFold(*i.CreatedByEqualFold))
+	}
+	if i.CreatedByContainsFold != nil {
+		predicates = append(predicates, evaluation.CreatedByContainsFold(*i.CreatedByContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, evaluation.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, evaluation.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, evaluation.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, evaluation.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, evaluation.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, evaluation.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, evaluation.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, evaluation.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+
+	if i.HasCorpus != nil {
+		p := evaluation.HasCorpus()
+		if !*i.HasCorpus {
+			p = evaluation.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCorpusWith) > 0 {
+		with := make([]predicate.Corpus, 0, len(i.HasCorpusWith))
+		for _, w := range i.HasCorpusWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCorpusWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, evaluation.HasCorpusWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyEvaluationWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return evaluation.And(predicates...), nil
 	}
 }
 

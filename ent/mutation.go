@@ -5,12 +5,16 @@ package ent
 import (
 	"context"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,12 +33,16 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAnnotationSet = "AnnotationSet"
-	TypeCorpus        = "Corpus"
-	TypeDocument      = "Document"
-	TypeJob           = "Job"
-	TypePatient       = "Patient"
-	TypeSpan          = "Span"
+	TypeAnnotationSet    = "AnnotationSet"
+	TypeArtifact         = "Artifact"
+	TypeCorpus           = "Corpus"
+	TypeDateShift        = "DateShift"
+	TypeDocument         = "Document"
+	TypeEvaluation       = "Evaluation"
+	TypeJob              = "Job"
+	TypePatient          = "Patient"
+	TypeSpan             = "Span"
+	TypeSurrogateMapping = "SurrogateMapping"
 )
 
 // AnnotationSetMutation represents an operation that mutates the AnnotationSet nodes in the graph.
@@ -797,6 +805,748 @@ func (m *AnnotationSetMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AnnotationSet edge %s", name)
 }
 
+// ArtifactMutation represents an operation that mutates the Artifact nodes in the graph.
+type ArtifactMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	name          *string
+	content_type  *string
+	size          *int
+	addsize       *int
+	sha256        *string
+	data          *[]byte
+	job_id        *int
+	addjob_id     *int
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Artifact, error)
+	predicates    []predicate.Artifact
+}
+
+var _ ent.Mutation = (*ArtifactMutation)(nil)
+
+// artifactOption allows management of the mutation configuration using functional options.
+type artifactOption func(*ArtifactMutation)
+
+// newArtifactMutation creates new mutation for the Artifact entity.
+func newArtifactMutation(c config, op Op, opts ...artifactOption) *ArtifactMutation {
+	m := &ArtifactMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeArtifact,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withArtifactID sets the ID field of the mutation.
+func withArtifactID(id int) artifactOption {
+	return func(m *ArtifactMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Artifact
+		)
+		m.oldValue = func(ctx context.Context) (*Artifact, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Artifact.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withArtifact sets the old Artifact of the mutation.
+func withArtifact(node *Artifact) artifactOption {
+	return func(m *ArtifactMutation) {
+		m.oldValue = func(context.Context) (*Artifact, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ArtifactMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ArtifactMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ArtifactMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ArtifactMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Artifact.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *ArtifactMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ArtifactMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ArtifactMutation) ResetName() {
+	m.name = nil
+}
+
+// SetContentType sets the "content_type" field.
+func (m *ArtifactMutation) SetContentType(s string) {
+	m.content_type = &s
+}
+
+// ContentType returns the value of the "content_type" field in the mutation.
+func (m *ArtifactMutation) ContentType() (r string, exists bool) {
+	v := m.content_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentType returns the old "content_type" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldContentType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentType: %w", err)
+	}
+	return oldValue.ContentType, nil
+}
+
+// ResetContentType resets all changes to the "content_type" field.
+func (m *ArtifactMutation) ResetContentType() {
+	m.content_type = nil
+}
+
+// SetSize sets the "size" field.
+func (m *ArtifactMutation) SetSize(i int) {
+	m.size = &i
+	m.addsize = nil
+}
+
+// Size returns the value of the "size" field in the mutation.
+func (m *ArtifactMutation) Size() (r int, exists bool) {
+	v := m.size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSize returns the old "size" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldSize(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSize: %w", err)
+	}
+	return oldValue.Size, nil
+}
+
+// AddSize adds i to the "size" field.
+func (m *ArtifactMutation) AddSize(i int) {
+	if m.addsize != nil {
+		*m.addsize += i
+	} else {
+		m.addsize = &i
+	}
+}
+
+// AddedSize returns the value that was added to the "size" field in this mutation.
+func (m *ArtifactMutation) AddedSize() (r int, exists bool) {
+	v := m.addsize
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSize resets all changes to the "size" field.
+func (m *ArtifactMutation) ResetSize() {
+	m.size = nil
+	m.addsize = nil
+}
+
+// SetSha256 sets the "sha256" field.
+func (m *ArtifactMutation) SetSha256(s string) {
+	m.sha256 = &s
+}
+
+// Sha256 returns the value of the "sha256" field in the mutation.
+func (m *ArtifactMutation) Sha256() (r string, exists bool) {
+	v := m.sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSha256 returns the old "sha256" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldSha256(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSha256: %w", err)
+	}
+	return oldValue.Sha256, nil
+}
+
+// ResetSha256 resets all changes to the "sha256" field.
+func (m *ArtifactMutation) ResetSha256() {
+	m.sha256 = nil
+}
+
+// SetData sets the "data" field.
+func (m *ArtifactMutation) SetData(b []byte) {
+	m.data = &b
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *ArtifactMutation) Data() (r []byte, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldData(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *ArtifactMutation) ResetData() {
+	m.data = nil
+}
+
+// SetJobID sets the "job_id" field.
+func (m *ArtifactMutation) SetJobID(i int) {
+	m.job_id = &i
+	m.addjob_id = nil
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *ArtifactMutation) JobID() (r int, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldJobID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// AddJobID adds i to the "job_id" field.
+func (m *ArtifactMutation) AddJobID(i int) {
+	if m.addjob_id != nil {
+		*m.addjob_id += i
+	} else {
+		m.addjob_id = &i
+	}
+}
+
+// AddedJobID returns the value that was added to the "job_id" field in this mutation.
+func (m *ArtifactMutation) AddedJobID() (r int, exists bool) {
+	v := m.addjob_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearJobID clears the value of the "job_id" field.
+func (m *ArtifactMutation) ClearJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+	m.clearedFields[artifact.FieldJobID] = struct{}{}
+}
+
+// JobIDCleared returns if the "job_id" field was cleared in this mutation.
+func (m *ArtifactMutation) JobIDCleared() bool {
+	_, ok := m.clearedFields[artifact.FieldJobID]
+	return ok
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *ArtifactMutation) ResetJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+	delete(m.clearedFields, artifact.FieldJobID)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ArtifactMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ArtifactMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ArtifactMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the ArtifactMutation builder.
+func (m *ArtifactMutation) Where(ps ...predicate.Artifact) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ArtifactMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ArtifactMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Artifact, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ArtifactMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ArtifactMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Artifact).
+func (m *ArtifactMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ArtifactMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.name != nil {
+		fields = append(fields, artifact.FieldName)
+	}
+	if m.content_type != nil {
+		fields = append(fields, artifact.FieldContentType)
+	}
+	if m.size != nil {
+		fields = append(fields, artifact.FieldSize)
+	}
+	if m.sha256 != nil {
+		fields = append(fields, artifact.FieldSha256)
+	}
+	if m.data != nil {
+		fields = append(fields, artifact.FieldData)
+	}
+	if m.job_id != nil {
+		fields = append(fields, artifact.FieldJobID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, artifact.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ArtifactMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case artifact.FieldName:
+		return m.Name()
+	case artifact.FieldContentType:
+		return m.ContentType()
+	case artifact.FieldSize:
+		return m.Size()
+	case artifact.FieldSha256:
+		return m.Sha256()
+	case artifact.FieldData:
+		return m.Data()
+	case artifact.FieldJobID:
+		return m.JobID()
+	case artifact.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ArtifactMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case artifact.FieldName:
+		return m.OldName(ctx)
+	case artifact.FieldContentType:
+		return m.OldContentType(ctx)
+	case artifact.FieldSize:
+		return m.OldSize(ctx)
+	case artifact.FieldSha256:
+		return m.OldSha256(ctx)
+	case artifact.FieldData:
+		return m.OldData(ctx)
+	case artifact.FieldJobID:
+		return m.OldJobID(ctx)
+	case artifact.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Artifact field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ArtifactMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case artifact.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case artifact.FieldContentType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentType(v)
+		return nil
+	case artifact.FieldSize:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSize(v)
+		return nil
+	case artifact.FieldSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSha256(v)
+		return nil
+	case artifact.FieldData:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	case artifact.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	case artifact.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Artifact field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ArtifactMutation) AddedFields() []string {
+	var fields []string
+	if m.addsize != nil {
+		fields = append(fields, artifact.FieldSize)
+	}
+	if m.addjob_id != nil {
+		fields = append(fields, artifact.FieldJobID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ArtifactMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case artifact.FieldSize:
+		return m.AddedSize()
+	case artifact.FieldJobID:
+		return m.AddedJobID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ArtifactMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case artifact.FieldSize:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSize(v)
+		return nil
+	case artifact.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddJobID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Artifact numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ArtifactMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(artifact.FieldJobID) {
+		fields = append(fields, artifact.FieldJobID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ArtifactMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ArtifactMutation) ClearField(name string) error {
+	switch name {
+	case artifact.FieldJobID:
+		m.ClearJobID()
+		return nil
+	}
+	return fmt.Errorf("unknown Artifact nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ArtifactMutation) ResetField(name string) error {
+	switch name {
+	case artifact.FieldName:
+		m.ResetName()
+		return nil
+	case artifact.FieldContentType:
+		m.ResetContentType()
+		return nil
+	case artifact.FieldSize:
+		m.ResetSize()
+		return nil
+	case artifact.FieldSha256:
+		m.ResetSha256()
+		return nil
+	case artifact.FieldData:
+		m.ResetData()
+		return nil
+	case artifact.FieldJobID:
+		m.ResetJobID()
+		return nil
+	case artifact.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Artifact field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ArtifactMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ArtifactMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ArtifactMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ArtifactMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ArtifactMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ArtifactMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ArtifactMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Artifact unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ArtifactMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Artifact edge %s", name)
+}
+
 // CorpusMutation represents an operation that mutates the Corpus nodes in the graph.
 type CorpusMutation struct {
 	config
@@ -818,6 +1568,9 @@ type CorpusMutation struct {
 	annotation_sets        map[int]struct{}
 	removedannotation_sets map[int]struct{}
 	clearedannotation_sets bool
+	evaluations            map[int]struct{}
+	removedevaluations     map[int]struct{}
+	clearedevaluations     bool
 	done                   bool
 	oldValue               func(context.Context) (*Corpus, error)
 	predicates             []predicate.Corpus
@@ -1276,6 +2029,60 @@ func (m *CorpusMutation) ResetAnnotationSets() {
 	m.removedannotation_sets = nil
 }
 
+// AddEvaluationIDs adds the "evaluations" edge to the Evaluation entity by ids.
+func (m *CorpusMutation) AddEvaluationIDs(ids ...int) {
+	if m.evaluations == nil {
+		m.evaluations = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.evaluations[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEvaluations clears the "evaluations" edge to the Evaluation entity.
+func (m *CorpusMutation) ClearEvaluations() {
+	m.clearedevaluations = true
+}
+
+// EvaluationsCleared reports if the "evaluations" edge to the Evaluation entity was cleared.
+func (m *CorpusMutation) EvaluationsCleared() bool {
+	return m.clearedevaluations
+}
+
+// RemoveEvaluationIDs removes the "evaluations" edge to the Evaluation entity by IDs.
+func (m *CorpusMutation) RemoveEvaluationIDs(ids ...int) {
+	if m.removedevaluations == nil {
+		m.removedevaluations = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.evaluations, ids[i])
+		m.removedevaluations[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEvaluations returns the removed IDs of the "evaluations" edge to the Evaluation entity.
+func (m *CorpusMutation) RemovedEvaluationsIDs() (ids []int) {
+	for id := range m.removedevaluations {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EvaluationsIDs returns the "evaluations" edge IDs in the mutation.
+func (m *CorpusMutation) EvaluationsIDs() (ids []int) {
+	for id := range m.evaluations {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEvaluations resets all changes to the "evaluations" edge.
+func (m *CorpusMutation) ResetEvaluations() {
+	m.evaluations = nil
+	m.clearedevaluations = false
+	m.removedevaluations = nil
+}
+
 // Where appends a list predicates to the CorpusMutation builder.
 func (m *CorpusMutation) Where(ps ...predicate.Corpus) {
 	m.predicates = append(m.predicates, ps...)
@@ -1486,7 +2293,7 @@ func (m *CorpusMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *CorpusMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.patients != nil {
 		edges = append(edges, corpus.EdgePatients)
 	}
@@ -1495,6 +2302,9 @@ func (m *CorpusMutation) AddedEdges() []string {
 	}
 	if m.annotation_sets != nil {
 		edges = append(edges, corpus.EdgeAnnotationSets)
+	}
+	if m.evaluations != nil {
+		edges = append(edges, corpus.EdgeEvaluations)
 	}
 	return edges
 }
@@ -1521,13 +2331,19 @@ func (m *CorpusMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case corpus.EdgeEvaluations:
+		ids := make([]ent.Value, 0, len(m.evaluations))
+		for id := range m.evaluations {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *CorpusMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedpatients != nil {
 		edges = append(edges, corpus.EdgePatients)
 	}
@@ -1536,6 +2352,9 @@ func (m *CorpusMutation) RemovedEdges() []string {
 	}
 	if m.removedannotation_sets != nil {
 		edges = append(edges, corpus.EdgeAnnotationSets)
+	}
+	if m.removedevaluations != nil {
+		edges = append(edges, corpus.EdgeEvaluations)
 	}
 	return edges
 }
@@ -1562,13 +2381,19 @@ func (m *CorpusMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case corpus.EdgeEvaluations:
+		ids := make([]ent.Value, 0, len(m.removedevaluations))
+		for id := range m.removedevaluations {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *CorpusMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedpatients {
 		edges = append(edges, corpus.EdgePatients)
 	}
@@ -1577,6 +2402,9 @@ func (m *CorpusMutation) ClearedEdges() []string {
 	}
 	if m.clearedannotation_sets {
 		edges = append(edges, corpus.EdgeAnnotationSets)
+	}
+	if m.clearedevaluations {
+		edges = append(edges, corpus.EdgeEvaluations)
 	}
 	return edges
 }
@@ -1591,6 +2419,8 @@ func (m *CorpusMutation) EdgeCleared(name string) bool {
 		return m.cleareddocuments
 	case corpus.EdgeAnnotationSets:
 		return m.clearedannotation_sets
+	case corpus.EdgeEvaluations:
+		return m.clearedevaluations
 	}
 	return false
 }
@@ -1616,8 +2446,688 @@ func (m *CorpusMutation) ResetEdge(name string) error {
 	case corpus.EdgeAnnotationSets:
 		m.ResetAnnotationSets()
 		return nil
+	case corpus.EdgeEvaluations:
+		m.ResetEvaluations()
+		return nil
 	}
 	return fmt.Errorf("unknown Corpus edge %s", name)
+}
+
+// DateShiftMutation represents an operation that mutates the DateShift nodes in the graph.
+type DateShiftMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	corpus_id     *int
+	addcorpus_id  *int
+	patient       *string
+	days          *int
+	adddays       *int
+	age_shift     *int
+	addage_shift  *int
+	job_id        *int
+	addjob_id     *int
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DateShift, error)
+	predicates    []predicate.DateShift
+}
+
+var _ ent.Mutation = (*DateShiftMutation)(nil)
+
+// dateshiftOption allows management of the mutation configuration using functional options.
+type dateshiftOption func(*DateShiftMutation)
+
+// newDateShiftMutation creates new mutation for the DateShift entity.
+func newDateShiftMutation(c config, op Op, opts ...dateshiftOption) *DateShiftMutation {
+	m := &DateShiftMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDateShift,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDateShiftID sets the ID field of the mutation.
+func withDateShiftID(id int) dateshiftOption {
+	return func(m *DateShiftMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DateShift
+		)
+		m.oldValue = func(ctx context.Context) (*DateShift, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DateShift.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDateShift sets the old DateShift of the mutation.
+func withDateShift(node *DateShift) dateshiftOption {
+	return func(m *DateShiftMutation) {
+		m.oldValue = func(context.Context) (*DateShift, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DateShiftMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DateShiftMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DateShiftMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DateShiftMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DateShift.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *DateShiftMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *DateShiftMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the DateShift entity.
+// If the DateShift object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DateShiftMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *DateShiftMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *DateShiftMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *DateShiftMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+}
+
+// SetPatient sets the "patient" field.
+func (m *DateShiftMutation) SetPatient(s string) {
+	m.patient = &s
+}
+
+// Patient returns the value of the "patient" field in the mutation.
+func (m *DateShiftMutation) Patient() (r string, exists bool) {
+	v := m.patient
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPatient returns the old "patient" field's value of the DateShift entity.
+// If the DateShift object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DateShiftMutation) OldPatient(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPatient is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPatient requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPatient: %w", err)
+	}
+	return oldValue.Patient, nil
+}
+
+// ResetPatient resets all changes to the "patient" field.
+func (m *DateShiftMutation) ResetPatient() {
+	m.patient = nil
+}
+
+// SetDays sets the "days" field.
+func (m *DateShiftMutation) SetDays(i int) {
+	m.days = &i
+	m.adddays = nil
+}
+
+// Days returns the value of the "days" field in the mutation.
+func (m *DateShiftMutation) Days() (r int, exists bool) {
+	v := m.days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDays returns the old "days" field's value of the DateShift entity.
+// If the DateShift object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DateShiftMutation) OldDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDays: %w", err)
+	}
+	return oldValue.Days, nil
+}
+
+// AddDays adds i to the "days" field.
+func (m *DateShiftMutation) AddDays(i int) {
+	if m.adddays != nil {
+		*m.adddays += i
+	} else {
+		m.adddays = &i
+	}
+}
+
+// AddedDays returns the value that was added to the "days" field in this mutation.
+func (m *DateShiftMutation) AddedDays() (r int, exists bool) {
+	v := m.adddays
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDays resets all changes to the "days" field.
+func (m *DateShiftMutation) ResetDays() {
+	m.days = nil
+	m.adddays = nil
+}
+
+// SetAgeShift sets the "age_shift" field.
+func (m *DateShiftMutation) SetAgeShift(i int) {
+	m.age_shift = &i
+	m.addage_shift = nil
+}
+
+// AgeShift returns the value of the "age_shift" field in the mutation.
+func (m *DateShiftMutation) AgeShift() (r int, exists bool) {
+	v := m.age_shift
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgeShift returns the old "age_shift" field's value of the DateShift entity.
+// If the DateShift object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DateShiftMutation) OldAgeShift(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgeShift is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgeShift requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgeShift: %w", err)
+	}
+	return oldValue.AgeShift, nil
+}
+
+// AddAgeShift adds i to the "age_shift" field.
+func (m *DateShiftMutation) AddAgeShift(i int) {
+	if m.addage_shift != nil {
+		*m.addage_shift += i
+	} else {
+		m.addage_shift = &i
+	}
+}
+
+// AddedAgeShift returns the value that was added to the "age_shift" field in this mutation.
+func (m *DateShiftMutation) AddedAgeShift() (r int, exists bool) {
+	v := m.addage_shift
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAgeShift resets all changes to the "age_shift" field.
+func (m *DateShiftMutation) ResetAgeShift() {
+	m.age_shift = nil
+	m.addage_shift = nil
+}
+
+// SetJobID sets the "job_id" field.
+func (m *DateShiftMutation) SetJobID(i int) {
+	m.job_id = &i
+	m.addjob_id = nil
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *DateShiftMutation) JobID() (r int, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the DateShift entity.
+// If the DateShift object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DateShiftMutation) OldJobID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// AddJobID adds i to the "job_id" field.
+func (m *DateShiftMutation) AddJobID(i int) {
+	if m.addjob_id != nil {
+		*m.addjob_id += i
+	} else {
+		m.addjob_id = &i
+	}
+}
+
+// AddedJobID returns the value that was added to the "job_id" field in this mutation.
+func (m *DateShiftMutation) AddedJobID() (r int, exists bool) {
+	v := m.addjob_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *DateShiftMutation) ResetJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+}
+
+// Where appends a list predicates to the DateShiftMutation builder.
+func (m *DateShiftMutation) Where(ps ...predicate.DateShift) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DateShiftMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DateShiftMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DateShift, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DateShiftMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DateShiftMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DateShift).
+func (m *DateShiftMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DateShiftMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.corpus_id != nil {
+		fields = append(fields, dateshift.FieldCorpusID)
+	}
+	if m.patient != nil {
+		fields = append(fields, dateshift.FieldPatient)
+	}
+	if m.days != nil {
+		fields = append(fields, dateshift.FieldDays)
+	}
+	if m.age_shift != nil {
+		fields = append(fields, dateshift.FieldAgeShift)
+	}
+	if m.job_id != nil {
+		fields = append(fields, dateshift.FieldJobID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DateShiftMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case dateshift.FieldCorpusID:
+		return m.CorpusID()
+	case dateshift.FieldPatient:
+		return m.Patient()
+	case dateshift.FieldDays:
+		return m.Days()
+	case dateshift.FieldAgeShift:
+		return m.AgeShift()
+	case dateshift.FieldJobID:
+		return m.JobID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DateShiftMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case dateshift.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case dateshift.FieldPatient:
+		return m.OldPatient(ctx)
+	case dateshift.FieldDays:
+		return m.OldDays(ctx)
+	case dateshift.FieldAgeShift:
+		return m.OldAgeShift(ctx)
+	case dateshift.FieldJobID:
+		return m.OldJobID(ctx)
+	}
+	return nil, fmt.Errorf("unknown DateShift field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DateShiftMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case dateshift.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case dateshift.FieldPatient:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPatient(v)
+		return nil
+	case dateshift.FieldDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDays(v)
+		return nil
+	case dateshift.FieldAgeShift:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgeShift(v)
+		return nil
+	case dateshift.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DateShift field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DateShiftMutation) AddedFields() []string {
+	var fields []string
+	if m.addcorpus_id != nil {
+		fields = append(fields, dateshift.FieldCorpusID)
+	}
+	if m.adddays != nil {
+		fields = append(fields, dateshift.FieldDays)
+	}
+	if m.addage_shift != nil {
+		fields = append(fields, dateshift.FieldAgeShift)
+	}
+	if m.addjob_id != nil {
+		fields = append(fields, dateshift.FieldJobID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DateShiftMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case dateshift.FieldCorpusID:
+		return m.AddedCorpusID()
+	case dateshift.FieldDays:
+		return m.AddedDays()
+	case dateshift.FieldAgeShift:
+		return m.AddedAgeShift()
+	case dateshift.FieldJobID:
+		return m.AddedJobID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DateShiftMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case dateshift.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
+	case dateshift.FieldDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDays(v)
+		return nil
+	case dateshift.FieldAgeShift:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAgeShift(v)
+		return nil
+	case dateshift.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddJobID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DateShift numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DateShiftMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DateShiftMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DateShiftMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown DateShift nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DateShiftMutation) ResetField(name string) error {
+	switch name {
+	case dateshift.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case dateshift.FieldPatient:
+		m.ResetPatient()
+		return nil
+	case dateshift.FieldDays:
+		m.ResetDays()
+		return nil
+	case dateshift.FieldAgeShift:
+		m.ResetAgeShift()
+		return nil
+	case dateshift.FieldJobID:
+		m.ResetJobID()
+		return nil
+	}
+	return fmt.Errorf("unknown DateShift field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DateShiftMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DateShiftMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DateShiftMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DateShiftMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DateShiftMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DateShiftMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DateShiftMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DateShift unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DateShiftMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DateShift edge %s", name)
 }
 
 // DocumentMutation represents an operation that mutates the Document nodes in the graph.
@@ -2847,6 +4357,1157 @@ func (m *DocumentMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Document edge %s", name)
+}
+
+// EvaluationMutation represents an operation that mutates the Evaluation nodes in the graph.
+type EvaluationMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	gold_set      *string
+	system_set    *string
+	metric        *string
+	options       *map[string]interface{}
+	precision     *float64
+	addprecision  *float64
+	recall        *float64
+	addrecall     *float64
+	f1            *float64
+	addf1         *float64
+	report        *[]byte
+	job_id        *int
+	addjob_id     *int
+	created_by    *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	corpus        *int
+	clearedcorpus bool
+	done          bool
+	oldValue      func(context.Context) (*Evaluation, error)
+	predicates    []predicate.Evaluation
+}
+
+var _ ent.Mutation = (*EvaluationMutation)(nil)
+
+// evaluationOption allows management of the mutation configuration using functional options.
+type evaluationOption func(*EvaluationMutation)
+
+// newEvaluationMutation creates new mutation for the Evaluation entity.
+func newEvaluationMutation(c config, op Op, opts ...evaluationOption) *EvaluationMutation {
+	m := &EvaluationMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeEvaluation,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withEvaluationID sets the ID field of the mutation.
+func withEvaluationID(id int) evaluationOption {
+	return func(m *EvaluationMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Evaluation
+		)
+		m.oldValue = func(ctx context.Context) (*Evaluation, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Evaluation.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withEvaluation sets the old Evaluation of the mutation.
+func withEvaluation(node *Evaluation) evaluationOption {
+	return func(m *EvaluationMutation) {
+		m.oldValue = func(context.Context) (*Evaluation, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m EvaluationMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m EvaluationMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *EvaluationMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *EvaluationMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Evaluation.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *EvaluationMutation) SetCorpusID(i int) {
+	m.corpus = &i
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *EvaluationMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *EvaluationMutation) ResetCorpusID() {
+	m.corpus = nil
+}
+
+// SetGoldSet sets the "gold_set" field.
+func (m *EvaluationMutation) SetGoldSet(s string) {
+	m.gold_set = &s
+}
+
+// GoldSet returns the value of the "gold_set" field in the mutation.
+func (m *EvaluationMutation) GoldSet() (r string, exists bool) {
+	v := m.gold_set
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoldSet returns the old "gold_set" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldGoldSet(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoldSet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoldSet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoldSet: %w", err)
+	}
+	return oldValue.GoldSet, nil
+}
+
+// ResetGoldSet resets all changes to the "gold_set" field.
+func (m *EvaluationMutation) ResetGoldSet() {
+	m.gold_set = nil
+}
+
+// SetSystemSet sets the "system_set" field.
+func (m *EvaluationMutation) SetSystemSet(s string) {
+	m.system_set = &s
+}
+
+// SystemSet returns the value of the "system_set" field in the mutation.
+func (m *EvaluationMutation) SystemSet() (r string, exists bool) {
+	v := m.system_set
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSystemSet returns the old "system_set" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldSystemSet(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSystemSet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSystemSet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSystemSet: %w", err)
+	}
+	return oldValue.SystemSet, nil
+}
+
+// ResetSystemSet resets all changes to the "system_set" field.
+func (m *EvaluationMutation) ResetSystemSet() {
+	m.system_set = nil
+}
+
+// SetMetric sets the "metric" field.
+func (m *EvaluationMutation) SetMetric(s string) {
+	m.metric = &s
+}
+
+// Metric returns the value of the "metric" field in the mutation.
+func (m *EvaluationMutation) Metric() (r string, exists bool) {
+	v := m.metric
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMetric returns the old "metric" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldMetric(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMetric is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMetric requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMetric: %w", err)
+	}
+	return oldValue.Metric, nil
+}
+
+// ResetMetric resets all changes to the "metric" field.
+func (m *EvaluationMutation) ResetMetric() {
+	m.metric = nil
+}
+
+// SetOptions sets the "options" field.
+func (m *EvaluationMutation) SetOptions(value map[string]interface{}) {
+	m.options = &value
+}
+
+// Options returns the value of the "options" field in the mutation.
+func (m *EvaluationMutation) Options() (r map[string]interface{}, exists bool) {
+	v := m.options
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOptions returns the old "options" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldOptions(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOptions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOptions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOptions: %w", err)
+	}
+	return oldValue.Options, nil
+}
+
+// ClearOptions clears the value of the "options" field.
+func (m *EvaluationMutation) ClearOptions() {
+	m.options = nil
+	m.clearedFields[evaluation.FieldOptions] = struct{}{}
+}
+
+// OptionsCleared returns if the "options" field was cleared in this mutation.
+func (m *EvaluationMutation) OptionsCleared() bool {
+	_, ok := m.clearedFields[evaluation.FieldOptions]
+	return ok
+}
+
+// ResetOptions resets all changes to the "options" field.
+func (m *EvaluationMutation) ResetOptions() {
+	m.options = nil
+	delete(m.clearedFields, evaluation.FieldOptions)
+}
+
+// SetPrecision sets the "precision" field.
+func (m *EvaluationMutation) SetPrecision(f float64) {
+	m.precision = &f
+	m.addprecision = nil
+}
+
+// Precision returns the value of the "precision" field in the mutation.
+func (m *EvaluationMutation) Precision() (r float64, exists bool) {
+	v := m.precision
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrecision returns the old "precision" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldPrecision(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrecision is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrecision requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrecision: %w", err)
+	}
+	return oldValue.Precision, nil
+}
+
+// AddPrecision adds f to the "precision" field.
+func (m *EvaluationMutation) AddPrecision(f float64) {
+	if m.addprecision != nil {
+		*m.addprecision += f
+	} else {
+		m.addprecision = &f
+	}
+}
+
+// AddedPrecision returns the value that was added to the "precision" field in this mutation.
+func (m *EvaluationMutation) AddedPrecision() (r float64, exists bool) {
+	v := m.addprecision
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPrecision resets all changes to the "precision" field.
+func (m *EvaluationMutation) ResetPrecision() {
+	m.precision = nil
+	m.addprecision = nil
+}
+
+// SetRecall sets the "recall" field.
+func (m *EvaluationMutation) SetRecall(f float64) {
+	m.recall = &f
+	m.addrecall = nil
+}
+
+// Recall returns the value of the "recall" field in the mutation.
+func (m *EvaluationMutation) Recall() (r float64, exists bool) {
+	v := m.recall
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecall returns the old "recall" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldRecall(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecall is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecall requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecall: %w", err)
+	}
+	return oldValue.Recall, nil
+}
+
+// AddRecall adds f to the "recall" field.
+func (m *EvaluationMutation) AddRecall(f float64) {
+	if m.addrecall != nil {
+		*m.addrecall += f
+	} else {
+		m.addrecall = &f
+	}
+}
+
+// AddedRecall returns the value that was added to the "recall" field in this mutation.
+func (m *EvaluationMutation) AddedRecall() (r float64, exists bool) {
+	v := m.addrecall
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRecall resets all changes to the "recall" field.
+func (m *EvaluationMutation) ResetRecall() {
+	m.recall = nil
+	m.addrecall = nil
+}
+
+// SetF1 sets the "f1" field.
+func (m *EvaluationMutation) SetF1(f float64) {
+	m.f1 = &f
+	m.addf1 = nil
+}
+
+// F1 returns the value of the "f1" field in the mutation.
+func (m *EvaluationMutation) F1() (r float64, exists bool) {
+	v := m.f1
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldF1 returns the old "f1" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldF1(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldF1 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldF1 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldF1: %w", err)
+	}
+	return oldValue.F1, nil
+}
+
+// AddF1 adds f to the "f1" field.
+func (m *EvaluationMutation) AddF1(f float64) {
+	if m.addf1 != nil {
+		*m.addf1 += f
+	} else {
+		m.addf1 = &f
+	}
+}
+
+// AddedF1 returns the value that was added to the "f1" field in this mutation.
+func (m *EvaluationMutation) AddedF1() (r float64, exists bool) {
+	v := m.addf1
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetF1 resets all changes to the "f1" field.
+func (m *EvaluationMutation) ResetF1() {
+	m.f1 = nil
+	m.addf1 = nil
+}
+
+// SetReport sets the "report" field.
+func (m *EvaluationMutation) SetReport(b []byte) {
+	m.report = &b
+}
+
+// Report returns the value of the "report" field in the mutation.
+func (m *EvaluationMutation) Report() (r []byte, exists bool) {
+	v := m.report
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReport returns the old "report" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldReport(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReport is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReport requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReport: %w", err)
+	}
+	return oldValue.Report, nil
+}
+
+// ResetReport resets all changes to the "report" field.
+func (m *EvaluationMutation) ResetReport() {
+	m.report = nil
+}
+
+// SetJobID sets the "job_id" field.
+func (m *EvaluationMutation) SetJobID(i int) {
+	m.job_id = &i
+	m.addjob_id = nil
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *EvaluationMutation) JobID() (r int, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldJobID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// AddJobID adds i to the "job_id" field.
+func (m *EvaluationMutation) AddJobID(i int) {
+	if m.addjob_id != nil {
+		*m.addjob_id += i
+	} else {
+		m.addjob_id = &i
+	}
+}
+
+// AddedJobID returns the value that was added to the "job_id" field in this mutation.
+func (m *EvaluationMutation) AddedJobID() (r int, exists bool) {
+	v := m.addjob_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearJobID clears the value of the "job_id" field.
+func (m *EvaluationMutation) ClearJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+	m.clearedFields[evaluation.FieldJobID] = struct{}{}
+}
+
+// JobIDCleared returns if the "job_id" field was cleared in this mutation.
+func (m *EvaluationMutation) JobIDCleared() bool {
+	_, ok := m.clearedFields[evaluation.FieldJobID]
+	return ok
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *EvaluationMutation) ResetJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+	delete(m.clearedFields, evaluation.FieldJobID)
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *EvaluationMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *EvaluationMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *EvaluationMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *EvaluationMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *EvaluationMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Evaluation entity.
+// If the Evaluation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EvaluationMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *EvaluationMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// ClearCorpus clears the "corpus" edge to the Corpus entity.
+func (m *EvaluationMutation) ClearCorpus() {
+	m.clearedcorpus = true
+	m.clearedFields[evaluation.FieldCorpusID] = struct{}{}
+}
+
+// CorpusCleared reports if the "corpus" edge to the Corpus entity was cleared.
+func (m *EvaluationMutation) CorpusCleared() bool {
+	return m.clearedcorpus
+}
+
+// CorpusIDs returns the "corpus" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CorpusID instead. It exists only for internal usage by the builders.
+func (m *EvaluationMutation) CorpusIDs() (ids []int) {
+	if id := m.corpus; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCorpus resets all changes to the "corpus" edge.
+func (m *EvaluationMutation) ResetCorpus() {
+	m.corpus = nil
+	m.clearedcorpus = false
+}
+
+// Where appends a list predicates to the EvaluationMutation builder.
+func (m *EvaluationMutation) Where(ps ...predicate.Evaluation) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the EvaluationMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *EvaluationMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Evaluation, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *EvaluationMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *EvaluationMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Evaluation).
+func (m *EvaluationMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *EvaluationMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.corpus != nil {
+		fields = append(fields, evaluation.FieldCorpusID)
+	}
+	if m.gold_set != nil {
+		fields = append(fields, evaluation.FieldGoldSet)
+	}
+	if m.system_set != nil {
+		fields = append(fields, evaluation.FieldSystemSet)
+	}
+	if m.metric != nil {
+		fields = append(fields, evaluation.FieldMetric)
+	}
+	if m.options != nil {
+		fields = append(fields, evaluation.FieldOptions)
+	}
+	if m.precision != nil {
+		fields = append(fields, evaluation.FieldPrecision)
+	}
+	if m.recall != nil {
+		fields = append(fields, evaluation.FieldRecall)
+	}
+	if m.f1 != nil {
+		fields = append(fields, evaluation.FieldF1)
+	}
+	if m.report != nil {
+		fields = append(fields, evaluation.FieldReport)
+	}
+	if m.job_id != nil {
+		fields = append(fields, evaluation.FieldJobID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, evaluation.FieldCreatedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, evaluation.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *EvaluationMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case evaluation.FieldCorpusID:
+		return m.CorpusID()
+	case evaluation.FieldGoldSet:
+		return m.GoldSet()
+	case evaluation.FieldSystemSet:
+		return m.SystemSet()
+	case evaluation.FieldMetric:
+		return m.Metric()
+	case evaluation.FieldOptions:
+		return m.Options()
+	case evaluation.FieldPrecision:
+		return m.Precision()
+	case evaluation.FieldRecall:
+		return m.Recall()
+	case evaluation.FieldF1:
+		return m.F1()
+	case evaluation.FieldReport:
+		return m.Report()
+	case evaluation.FieldJobID:
+		return m.JobID()
+	case evaluation.FieldCreatedBy:
+		return m.CreatedBy()
+	case evaluation.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *EvaluationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case evaluation.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case evaluation.FieldGoldSet:
+		return m.OldGoldSet(ctx)
+	case evaluation.FieldSystemSet:
+		return m.OldSystemSet(ctx)
+	case evaluation.FieldMetric:
+		return m.OldMetric(ctx)
+	case evaluation.FieldOptions:
+		return m.OldOptions(ctx)
+	case evaluation.FieldPrecision:
+		return m.OldPrecision(ctx)
+	case evaluation.FieldRecall:
+		return m.OldRecall(ctx)
+	case evaluation.FieldF1:
+		return m.OldF1(ctx)
+	case evaluation.FieldReport:
+		return m.OldReport(ctx)
+	case evaluation.FieldJobID:
+		return m.OldJobID(ctx)
+	case evaluation.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case evaluation.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Evaluation field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EvaluationMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case evaluation.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case evaluation.FieldGoldSet:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoldSet(v)
+		return nil
+	case evaluation.FieldSystemSet:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSystemSet(v)
+		return nil
+	case evaluation.FieldMetric:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMetric(v)
+		return nil
+	case evaluation.FieldOptions:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOptions(v)
+		return nil
+	case evaluation.FieldPrecision:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrecision(v)
+		return nil
+	case evaluation.FieldRecall:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecall(v)
+		return nil
+	case evaluation.FieldF1:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetF1(v)
+		return nil
+	case evaluation.FieldReport:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReport(v)
+		return nil
+	case evaluation.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	case evaluation.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case evaluation.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *EvaluationMutation) AddedFields() []string {
+	var fields []string
+	if m.addprecision != nil {
+		fields = append(fields, evaluation.FieldPrecision)
+	}
+	if m.addrecall != nil {
+		fields = append(fields, evaluation.FieldRecall)
+	}
+	if m.addf1 != nil {
+		fields = append(fields, evaluation.FieldF1)
+	}
+	if m.addjob_id != nil {
+		fields = append(fields, evaluation.FieldJobID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *EvaluationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case evaluation.FieldPrecision:
+		return m.AddedPrecision()
+	case evaluation.FieldRecall:
+		return m.AddedRecall()
+	case evaluation.FieldF1:
+		return m.AddedF1()
+	case evaluation.FieldJobID:
+		return m.AddedJobID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EvaluationMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case evaluation.FieldPrecision:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPrecision(v)
+		return nil
+	case evaluation.FieldRecall:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRecall(v)
+		return nil
+	case evaluation.FieldF1:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddF1(v)
+		return nil
+	case evaluation.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddJobID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *EvaluationMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(evaluation.FieldOptions) {
+		fields = append(fields, evaluation.FieldOptions)
+	}
+	if m.FieldCleared(evaluation.FieldJobID) {
+		fields = append(fields, evaluation.FieldJobID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *EvaluationMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *EvaluationMutation) ClearField(name string) error {
+	switch name {
+	case evaluation.FieldOptions:
+		m.ClearOptions()
+		return nil
+	case evaluation.FieldJobID:
+		m.ClearJobID()
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *EvaluationMutation) ResetField(name string) error {
+	switch name {
+	case evaluation.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case evaluation.FieldGoldSet:
+		m.ResetGoldSet()
+		return nil
+	case evaluation.FieldSystemSet:
+		m.ResetSystemSet()
+		return nil
+	case evaluation.FieldMetric:
+		m.ResetMetric()
+		return nil
+	case evaluation.FieldOptions:
+		m.ResetOptions()
+		return nil
+	case evaluation.FieldPrecision:
+		m.ResetPrecision()
+		return nil
+	case evaluation.FieldRecall:
+		m.ResetRecall()
+		return nil
+	case evaluation.FieldF1:
+		m.ResetF1()
+		return nil
+	case evaluation.FieldReport:
+		m.ResetReport()
+		return nil
+	case evaluation.FieldJobID:
+		m.ResetJobID()
+		return nil
+	case evaluation.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case evaluation.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *EvaluationMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.corpus != nil {
+		edges = append(edges, evaluation.EdgeCorpus)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *EvaluationMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case evaluation.EdgeCorpus:
+		if id := m.corpus; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *EvaluationMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *EvaluationMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *EvaluationMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedcorpus {
+		edges = append(edges, evaluation.EdgeCorpus)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *EvaluationMutation) EdgeCleared(name string) bool {
+	switch name {
+	case evaluation.EdgeCorpus:
+		return m.clearedcorpus
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *EvaluationMutation) ClearEdge(name string) error {
+	switch name {
+	case evaluation.EdgeCorpus:
+		m.ClearCorpus()
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *EvaluationMutation) ResetEdge(name string) error {
+	switch name {
+	case evaluation.EdgeCorpus:
+		m.ResetCorpus()
+		return nil
+	}
+	return fmt.Errorf("unknown Evaluation edge %s", name)
 }
 
 // JobMutation represents an operation that mutates the Job nodes in the graph.
@@ -5685,4 +8346,831 @@ func (m *SpanMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Span edge %s", name)
+}
+
+// SurrogateMappingMutation represents an operation that mutates the SurrogateMapping nodes in the graph.
+type SurrogateMappingMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	corpus_id     *int
+	addcorpus_id  *int
+	scope         *string
+	category      *string
+	_type         *string
+	original      *string
+	surrogate     *string
+	strategy      *string
+	job_id        *int
+	addjob_id     *int
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SurrogateMapping, error)
+	predicates    []predicate.SurrogateMapping
+}
+
+var _ ent.Mutation = (*SurrogateMappingMutation)(nil)
+
+// surrogatemappingOption allows management of the mutation configuration using functional options.
+type surrogatemappingOption func(*SurrogateMappingMutation)
+
+// newSurrogateMappingMutation creates new mutation for the SurrogateMapping entity.
+func newSurrogateMappingMutation(c config, op Op, opts ...surrogatemappingOption) *SurrogateMappingMutation {
+	m := &SurrogateMappingMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSurrogateMapping,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSurrogateMappingID sets the ID field of the mutation.
+func withSurrogateMappingID(id int) surrogatemappingOption {
+	return func(m *SurrogateMappingMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SurrogateMapping
+		)
+		m.oldValue = func(ctx context.Context) (*SurrogateMapping, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SurrogateMapping.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSurrogateMapping sets the old SurrogateMapping of the mutation.
+func withSurrogateMapping(node *SurrogateMapping) surrogatemappingOption {
+	return func(m *SurrogateMappingMutation) {
+		m.oldValue = func(context.Context) (*SurrogateMapping, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SurrogateMappingMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SurrogateMappingMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SurrogateMappingMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SurrogateMappingMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SurrogateMapping.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *SurrogateMappingMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *SurrogateMappingMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *SurrogateMappingMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *SurrogateMappingMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *SurrogateMappingMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+}
+
+// SetScope sets the "scope" field.
+func (m *SurrogateMappingMutation) SetScope(s string) {
+	m.scope = &s
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *SurrogateMappingMutation) Scope() (r string, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldScope(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *SurrogateMappingMutation) ResetScope() {
+	m.scope = nil
+}
+
+// SetCategory sets the "category" field.
+func (m *SurrogateMappingMutation) SetCategory(s string) {
+	m.category = &s
+}
+
+// Category returns the value of the "category" field in the mutation.
+func (m *SurrogateMappingMutation) Category() (r string, exists bool) {
+	v := m.category
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCategory returns the old "category" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldCategory(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCategory is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCategory requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCategory: %w", err)
+	}
+	return oldValue.Category, nil
+}
+
+// ResetCategory resets all changes to the "category" field.
+func (m *SurrogateMappingMutation) ResetCategory() {
+	m.category = nil
+}
+
+// SetType sets the "type" field.
+func (m *SurrogateMappingMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *SurrogateMappingMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *SurrogateMappingMutation) ResetType() {
+	m._type = nil
+}
+
+// SetOriginal sets the "original" field.
+func (m *SurrogateMappingMutation) SetOriginal(s string) {
+	m.original = &s
+}
+
+// Original returns the value of the "original" field in the mutation.
+func (m *SurrogateMappingMutation) Original() (r string, exists bool) {
+	v := m.original
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOriginal returns the old "original" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldOriginal(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOriginal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOriginal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOriginal: %w", err)
+	}
+	return oldValue.Original, nil
+}
+
+// ResetOriginal resets all changes to the "original" field.
+func (m *SurrogateMappingMutation) ResetOriginal() {
+	m.original = nil
+}
+
+// SetSurrogate sets the "surrogate" field.
+func (m *SurrogateMappingMutation) SetSurrogate(s string) {
+	m.surrogate = &s
+}
+
+// Surrogate returns the value of the "surrogate" field in the mutation.
+func (m *SurrogateMappingMutation) Surrogate() (r string, exists bool) {
+	v := m.surrogate
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSurrogate returns the old "surrogate" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldSurrogate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSurrogate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSurrogate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSurrogate: %w", err)
+	}
+	return oldValue.Surrogate, nil
+}
+
+// ResetSurrogate resets all changes to the "surrogate" field.
+func (m *SurrogateMappingMutation) ResetSurrogate() {
+	m.surrogate = nil
+}
+
+// SetStrategy sets the "strategy" field.
+func (m *SurrogateMappingMutation) SetStrategy(s string) {
+	m.strategy = &s
+}
+
+// Strategy returns the value of the "strategy" field in the mutation.
+func (m *SurrogateMappingMutation) Strategy() (r string, exists bool) {
+	v := m.strategy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStrategy returns the old "strategy" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldStrategy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStrategy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStrategy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStrategy: %w", err)
+	}
+	return oldValue.Strategy, nil
+}
+
+// ResetStrategy resets all changes to the "strategy" field.
+func (m *SurrogateMappingMutation) ResetStrategy() {
+	m.strategy = nil
+}
+
+// SetJobID sets the "job_id" field.
+func (m *SurrogateMappingMutation) SetJobID(i int) {
+	m.job_id = &i
+	m.addjob_id = nil
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *SurrogateMappingMutation) JobID() (r int, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldJobID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// AddJobID adds i to the "job_id" field.
+func (m *SurrogateMappingMutation) AddJobID(i int) {
+	if m.addjob_id != nil {
+		*m.addjob_id += i
+	} else {
+		m.addjob_id = &i
+	}
+}
+
+// AddedJobID returns the value that was added to the "job_id" field in this mutation.
+func (m *SurrogateMappingMutation) AddedJobID() (r int, exists bool) {
+	v := m.addjob_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *SurrogateMappingMutation) ResetJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SurrogateMappingMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SurrogateMappingMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SurrogateMappingMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the SurrogateMappingMutation builder.
+func (m *SurrogateMappingMutation) Where(ps ...predicate.SurrogateMapping) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SurrogateMappingMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SurrogateMappingMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SurrogateMapping, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SurrogateMappingMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SurrogateMappingMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SurrogateMapping).
+func (m *SurrogateMappingMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SurrogateMappingMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.corpus_id != nil {
+		fields = append(fields, surrogatemapping.FieldCorpusID)
+	}
+	if m.scope != nil {
+		fields = append(fields, surrogatemapping.FieldScope)
+	}
+	if m.category != nil {
+		fields = append(fields, surrogatemapping.FieldCategory)
+	}
+	if m._type != nil {
+		fields = append(fields, surrogatemapping.FieldType)
+	}
+	if m.original != nil {
+		fields = append(fields, surrogatemapping.FieldOriginal)
+	}
+	if m.surrogate != nil {
+		fields = append(fields, surrogatemapping.FieldSurrogate)
+	}
+	if m.strategy != nil {
+		fields = append(fields, surrogatemapping.FieldStrategy)
+	}
+	if m.job_id != nil {
+		fields = append(fields, surrogatemapping.FieldJobID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, surrogatemapping.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SurrogateMappingMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		return m.CorpusID()
+	case surrogatemapping.FieldScope:
+		return m.Scope()
+	case surrogatemapping.FieldCategory:
+		return m.Category()
+	case surrogatemapping.FieldType:
+		return m.GetType()
+	case surrogatemapping.FieldOriginal:
+		return m.Original()
+	case surrogatemapping.FieldSurrogate:
+		return m.Surrogate()
+	case surrogatemapping.FieldStrategy:
+		return m.Strategy()
+	case surrogatemapping.FieldJobID:
+		return m.JobID()
+	case surrogatemapping.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SurrogateMappingMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case surrogatemapping.FieldScope:
+		return m.OldScope(ctx)
+	case surrogatemapping.FieldCategory:
+		return m.OldCategory(ctx)
+	case surrogatemapping.FieldType:
+		return m.OldType(ctx)
+	case surrogatemapping.FieldOriginal:
+		return m.OldOriginal(ctx)
+	case surrogatemapping.FieldSurrogate:
+		return m.OldSurrogate(ctx)
+	case surrogatemapping.FieldStrategy:
+		return m.OldStrategy(ctx)
+	case surrogatemapping.FieldJobID:
+		return m.OldJobID(ctx)
+	case surrogatemapping.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SurrogateMapping field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SurrogateMappingMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case surrogatemapping.FieldScope:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
+		return nil
+	case surrogatemapping.FieldCategory:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCategory(v)
+		return nil
+	case surrogatemapping.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case surrogatemapping.FieldOriginal:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOriginal(v)
+		return nil
+	case surrogatemapping.FieldSurrogate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSurrogate(v)
+		return nil
+	case surrogatemapping.FieldStrategy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStrategy(v)
+		return nil
+	case surrogatemapping.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	case surrogatemapping.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SurrogateMapping field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SurrogateMappingMutation) AddedFields() []string {
+	var fields []string
+	if m.addcorpus_id != nil {
+		fields = append(fields, surrogatemapping.FieldCorpusID)
+	}
+	if m.addjob_id != nil {
+		fields = append(fields, surrogatemapping.FieldJobID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SurrogateMappingMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		return m.AddedCorpusID()
+	case surrogatemapping.FieldJobID:
+		return m.AddedJobID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SurrogateMappingMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
+	case surrogatemapping.FieldJobID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddJobID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SurrogateMapping numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SurrogateMappingMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SurrogateMappingMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SurrogateMappingMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SurrogateMapping nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SurrogateMappingMutation) ResetField(name string) error {
+	switch name {
+	case surrogatemapping.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case surrogatemapping.FieldScope:
+		m.ResetScope()
+		return nil
+	case surrogatemapping.FieldCategory:
+		m.ResetCategory()
+		return nil
+	case surrogatemapping.FieldType:
+		m.ResetType()
+		return nil
+	case surrogatemapping.FieldOriginal:
+		m.ResetOriginal()
+		return nil
+	case surrogatemapping.FieldSurrogate:
+		m.ResetSurrogate()
+		return nil
+	case surrogatemapping.FieldStrategy:
+		m.ResetStrategy()
+		return nil
+	case surrogatemapping.FieldJobID:
+		m.ResetJobID()
+		return nil
+	case surrogatemapping.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SurrogateMapping field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SurrogateMappingMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SurrogateMappingMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SurrogateMappingMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SurrogateMappingMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SurrogateMappingMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SurrogateMappingMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SurrogateMappingMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SurrogateMapping unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SurrogateMappingMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SurrogateMapping edge %s", name)
 }

@@ -4,12 +4,15 @@ package ent
 
 import (
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
 	"time"
 )
 
@@ -31,6 +34,20 @@ func init() {
 	annotationsetDescCreatedAt := annotationsetFields[5].Descriptor()
 	// annotationset.DefaultCreatedAt holds the default value on creation for the created_at field.
 	annotationset.DefaultCreatedAt = annotationsetDescCreatedAt.Default.(func() time.Time)
+	artifactFields := schema.Artifact{}.Fields()
+	_ = artifactFields
+	// artifactDescName is the schema descriptor for name field.
+	artifactDescName := artifactFields[0].Descriptor()
+	// artifact.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	artifact.NameValidator = artifactDescName.Validators[0].(func(string) error)
+	// artifactDescContentType is the schema descriptor for content_type field.
+	artifactDescContentType := artifactFields[1].Descriptor()
+	// artifact.DefaultContentType holds the default value on creation for the content_type field.
+	artifact.DefaultContentType = artifactDescContentType.Default.(string)
+	// artifactDescCreatedAt is the schema descriptor for created_at field.
+	artifactDescCreatedAt := artifactFields[6].Descriptor()
+	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
+	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
 	corpusFields := schema.Corpus{}.Fields()
 	_ = corpusFields
 	// corpusDescName is the schema descriptor for name field.
@@ -67,6 +84,32 @@ func init() {
 	documentDescImportedAt := documentFields[11].Descriptor()
 	// document.DefaultImportedAt holds the default value on creation for the imported_at field.
 	document.DefaultImportedAt = documentDescImportedAt.Default.(func() time.Time)
+	evaluationFields := schema.Evaluation{}.Fields()
+	_ = evaluationFields
+	// evaluationDescMetric is the schema descriptor for metric field.
+	evaluationDescMetric := evaluationFields[3].Descriptor()
+	// evaluation.DefaultMetric holds the default value on creation for the metric field.
+	evaluation.DefaultMetric = evaluationDescMetric.Default.(string)
+	// evaluationDescPrecision is the schema descriptor for precision field.
+	evaluationDescPrecision := evaluationFields[5].Descriptor()
+	// evaluation.DefaultPrecision holds the default value on creation for the precision field.
+	evaluation.DefaultPrecision = evaluationDescPrecision.Default.(float64)
+	// evaluationDescRecall is the schema descriptor for recall field.
+	evaluationDescRecall := evaluationFields[6].Descriptor()
+	// evaluation.DefaultRecall holds the default value on creation for the recall field.
+	evaluation.DefaultRecall = evaluationDescRecall.Default.(float64)
+	// evaluationDescF1 is the schema descriptor for f1 field.
+	evaluationDescF1 := evaluationFields[7].Descriptor()
+	// evaluation.DefaultF1 holds the default value on creation for the f1 field.
+	evaluation.DefaultF1 = evaluationDescF1.Default.(float64)
+	// evaluationDescCreatedBy is the schema descriptor for created_by field.
+	evaluationDescCreatedBy := evaluationFields[10].Descriptor()
+	// evaluation.DefaultCreatedBy holds the default value on creation for the created_by field.
+	evaluation.DefaultCreatedBy = evaluationDescCreatedBy.Default.(string)
+	// evaluationDescCreatedAt is the schema descriptor for created_at field.
+	evaluationDescCreatedAt := evaluationFields[11].Descriptor()
+	// evaluation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	evaluation.DefaultCreatedAt = evaluationDescCreatedAt.Default.(func() time.Time)
 	jobFields := schema.Job{}.Fields()
 	_ = jobFields
 	// jobDescKind is the schema descriptor for kind field.
@@ -129,4 +172,10 @@ func init() {
 	spanDescSourceID := spanFields[8].Descriptor()
 	// span.DefaultSourceID holds the default value on creation for the source_id field.
 	span.DefaultSourceID = spanDescSourceID.Default.(string)
+	surrogatemappingFields := schema.SurrogateMapping{}.Fields()
+	_ = surrogatemappingFields
+	// surrogatemappingDescCreatedAt is the schema descriptor for created_at field.
+	surrogatemappingDescCreatedAt := surrogatemappingFields[8].Descriptor()
+	// surrogatemapping.DefaultCreatedAt holds the default value on creation for the created_at field.
+	surrogatemapping.DefaultCreatedAt = surrogatemappingDescCreatedAt.Default.(func() time.Time)
 }

@@ -16,16 +16,24 @@ type Tx struct {
 	config
 	// AnnotationSet is the client for interacting with the AnnotationSet builders.
 	AnnotationSet *AnnotationSetClient
+	// Artifact is the client for interacting with the Artifact builders.
+	Artifact *ArtifactClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
+	// DateShift is the client for interacting with the DateShift builders.
+	DateShift *DateShiftClient
 	// Document is the client for interacting with the Document builders.
 	Document *DocumentClient
+	// Evaluation is the client for interacting with the Evaluation builders.
+	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
 	Job *JobClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
+	SurrogateMapping *SurrogateMappingClient
 
 	// lazily loaded.
 	client     *Client
@@ -158,11 +166,15 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.AnnotationSet = NewAnnotationSetClient(tx.config)
+	tx.Artifact = NewArtifactClient(tx.config)
 	tx.Corpus = NewCorpusClient(tx.config)
+	tx.DateShift = NewDateShiftClient(tx.config)
 	tx.Document = NewDocumentClient(tx.config)
+	tx.Evaluation = NewEvaluationClient(tx.config)
 	tx.Job = NewJobClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
+	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -34,6 +34,11 @@ func (r *queryResolver) Documents(ctx context.Context, after *entgql.Cursor[int]
 	return r.client.Document.Query().Paginate(ctx, after, first, before, last, ent.WithDocumentOrder(orderBy), ent.WithDocumentFilter(where.Filter))
 }
 
+// Evaluations is the resolver for the evaluations field.
+func (r *queryResolver) Evaluations(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) (*ent.EvaluationConnection, error) {
+	panic(fmt.Errorf("not implemented: Evaluations - evaluations"))
+}
+
 // Jobs is the resolver for the jobs field.
 func (r *queryResolver) Jobs(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) (*ent.JobConnection, error) {
 	panic(fmt.Errorf("not implemented: Jobs - jobs"))

@@ -30,6 +30,8 @@ const (
 	EdgeDocuments = "documents"
 	// EdgeAnnotationSets holds the string denoting the annotation_sets edge name in mutations.
 	EdgeAnnotationSets = "annotation_sets"
+	// EdgeEvaluations holds the string denoting the evaluations edge name in mutations.
+	EdgeEvaluations = "evaluations"
 	// Table holds the table name of the corpus in the database.
 	Table = "corpora"
 	// PatientsTable is the table that holds the patients relation/edge.
@@ -53,6 +55,13 @@ const (
 	AnnotationSetsInverseTable = "annotation_sets"
 	// AnnotationSetsColumn is the table column denoting the annotation_sets relation/edge.
 	AnnotationSetsColumn = "corpus_id"
+	// EvaluationsTable is the table that holds the evaluations relation/edge.
+	EvaluationsTable = "evaluations"
+	// EvaluationsInverseTable is the table name for the Evaluation entity.
+	// It exists in this package in order to avoid circular dependency with the "evaluation" package.
+	EvaluationsInverseTable = "evaluations"
+	// EvaluationsColumn is the table column denoting the evaluations relation/edge.
+	EvaluationsColumn = "corpus_id"
 )
 
 // Columns holds all SQL columns for corpus fields.
@@ -155,6 +164,20 @@ func ByAnnotationSets(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newAnnotationSetsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByEvaluationsCount orders the results by evaluations count.
+func ByEvaluationsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEvaluationsStep(), opts...)
+	}
+}
+
+// ByEvaluations orders the results by evaluations terms.
+func ByEvaluations(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEvaluationsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newPatientsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -174,5 +197,12 @@ func newAnnotationSetsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(AnnotationSetsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, AnnotationSetsTable, AnnotationSetsColumn),
+	)
+}
+func newEvaluationsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EvaluationsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EvaluationsTable, EvaluationsColumn),
 	)
 }

@@ -389,6 +389,29 @@ func HasAnnotationSetsWith(preds ...predicate.AnnotationSet) predicate.Corpus {
 	})
 }
 
+// HasEvaluations applies the HasEdge predicate on the "evaluations" edge.
+func HasEvaluations() predicate.Corpus {
+	return predicate.Corpus(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, EvaluationsTable, EvaluationsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEvaluationsWith applies the HasEdge predicate on the "evaluations" edge with a given conditions (other predicates).
+func HasEvaluationsWith(preds ...predicate.Evaluation) predicate.Corpus {
+	return predicate.Corpus(func(s *sql.Selector) {
+		step := newEvaluationsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Corpus) predicate.Corpus {
 	return predicate.Corpus(sql.AndPredicates(predicates...))

@@ -20,6 +20,18 @@ func (f AnnotationSetFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AnnotationSetMutation", m)
 }
 
+// The ArtifactFunc type is an adapter to allow the use of ordinary
+// function as Artifact mutator.
+type ArtifactFunc func(context.Context, *ent.ArtifactMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ArtifactFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ArtifactMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ArtifactMutation", m)
+}
+
 // The CorpusFunc type is an adapter to allow the use of ordinary
 // function as Corpus mutator.
 type CorpusFunc func(context.Context, *ent.CorpusMutation) (ent.Value, error)
@@ -32,6 +44,18 @@ func (f CorpusFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CorpusMutation", m)
 }
 
+// The DateShiftFunc type is an adapter to allow the use of ordinary
+// function as DateShift mutator.
+type DateShiftFunc func(context.Context, *ent.DateShiftMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DateShiftFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DateShiftMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DateShiftMutation", m)
+}
+
 // The DocumentFunc type is an adapter to allow the use of ordinary
 // function as Document mutator.
 type DocumentFunc func(context.Context, *ent.DocumentMutation) (ent.Value, error)
@@ -42,6 +66,18 @@ func (f DocumentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DocumentMutation", m)
+}
+
+// The EvaluationFunc type is an adapter to allow the use of ordinary
+// function as Evaluation mutator.
+type EvaluationFunc func(context.Context, *ent.EvaluationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EvaluationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EvaluationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EvaluationMutation", m)
 }
 
 // The JobFunc type is an adapter to allow the use of ordinary
@@ -78,6 +114,18 @@ func (f SpanFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SpanMutation", m)
+}
+
+// The SurrogateMappingFunc type is an adapter to allow the use of ordinary
+// function as SurrogateMapping mutator.
+type SurrogateMappingFunc func(context.Context, *ent.SurrogateMappingMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SurrogateMappingFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SurrogateMappingMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SurrogateMappingMutation", m)
 }
 
 // Condition is a hook condition function.

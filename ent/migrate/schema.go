@@ -40,6 +40,23 @@ var (
 			},
 		},
 	}
+	// ArtifactsColumns holds the columns for the "artifacts" table.
+	ArtifactsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString},
+		{Name: "content_type", Type: field.TypeString, Default: "application/octet-stream"},
+		{Name: "size", Type: field.TypeInt},
+		{Name: "sha256", Type: field.TypeString},
+		{Name: "data", Type: field.TypeBytes},
+		{Name: "job_id", Type: field.TypeInt, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ArtifactsTable holds the schema information for the "artifacts" table.
+	ArtifactsTable = &schema.Table{
+		Name:       "artifacts",
+		Columns:    ArtifactsColumns,
+		PrimaryKey: []*schema.Column{ArtifactsColumns[0]},
+	}
 	// CorporaColumns holds the columns for the "corpora" table.
 	CorporaColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -54,6 +71,28 @@ var (
 		Name:       "corpora",
 		Columns:    CorporaColumns,
 		PrimaryKey: []*schema.Column{CorporaColumns[0]},
+	}
+	// DateShiftsColumns holds the columns for the "date_shifts" table.
+	DateShiftsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "corpus_id", Type: field.TypeInt},
+		{Name: "patient", Type: field.TypeString},
+		{Name: "days", Type: field.TypeInt},
+		{Name: "age_shift", Type: field.TypeInt},
+		{Name: "job_id", Type: field.TypeInt},
+	}
+	// DateShiftsTable holds the schema information for the "date_shifts" table.
+	DateShiftsTable = &schema.Table{
+		Name:       "date_shifts",
+		Columns:    DateShiftsColumns,
+		PrimaryKey: []*schema.Column{DateShiftsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "dateshift_corpus_id_patient",
+				Unique:  true,
+				Columns: []*schema.Column{DateShiftsColumns[1], DateShiftsColumns[2]},
+			},
+		},
 	}
 	// DocumentsColumns holds the columns for the "documents" table.
 	DocumentsColumns = []*schema.Column{
@@ -110,6 +149,36 @@ var (
 				Name:    "document_patient_id_record_order",
 				Unique:  false,
 				Columns: []*schema.Column{DocumentsColumns[12], DocumentsColumns[2]},
+			},
+		},
+	}
+	// EvaluationsColumns holds the columns for the "evaluations" table.
+	EvaluationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "gold_set", Type: field.TypeString},
+		{Name: "system_set", Type: field.TypeString},
+		{Name: "metric", Type: field.TypeString, Default: "i2b2"},
+		{Name: "options", Type: field.TypeJSON, Nullable: true},
+		{Name: "precision", Type: field.TypeFloat64, Default: 0},
+		{Name: "recall", Type: field.TypeFloat64, Default: 0},
+		{Name: "f1", Type: field.TypeFloat64, Default: 0},
+		{Name: "report", Type: field.TypeBytes},
+		{Name: "job_id", Type: field.TypeInt, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "corpus_id", Type: field.TypeInt},
+	}
+	// EvaluationsTable holds the schema information for the "evaluations" table.
+	EvaluationsTable = &schema.Table{
+		Name:       "evaluations",
+		Columns:    EvaluationsColumns,
+		PrimaryKey: []*schema.Column{EvaluationsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "evaluations_corpora_evaluations",
+				Columns:    []*schema.Column{EvaluationsColumns[12]},
+				RefColumns: []*schema.Column{CorporaColumns[0]},
+				OnDelete:   schema.Cascade,
 			},
 		},
 	}
@@ -223,14 +292,49 @@ var (
 			},
 		},
 	}
+	// SurrogateMappingsColumns holds the columns for the "surrogate_mappings" table.
+	SurrogateMappingsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "corpus_id", Type: field.TypeInt},
+		{Name: "scope", Type: field.TypeString},
+		{Name: "category", Type: field.TypeString},
+		{Name: "type", Type: field.TypeString},
+		{Name: "original", Type: field.TypeString, Size: 2147483647},
+		{Name: "surrogate", Type: field.TypeString, Size: 2147483647},
+		{Name: "strategy", Type: field.TypeString},
+		{Name: "job_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// SurrogateMappingsTable holds the schema information for the "surrogate_mappings" table.
+	SurrogateMappingsTable = &schema.Table{
+		Name:       "surrogate_mappings",
+		Columns:    SurrogateMappingsColumns,
+		PrimaryKey: []*schema.Column{SurrogateMappingsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "surrogatemapping_corpus_id_scope",
+				Unique:  false,
+				Columns: []*schema.Column{SurrogateMappingsColumns[1], SurrogateMappingsColumns[2]},
+			},
+			{
+				Name:    "surrogatemapping_job_id",
+				Unique:  false,
+				Columns: []*schema.Column{SurrogateMappingsColumns[8]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AnnotationSetsTable,
+		ArtifactsTable,
 		CorporaTable,
+		DateShiftsTable,
 		DocumentsTable,
+		EvaluationsTable,
 		JobsTable,
 		PatientsTable,
 		SpansTable,
+		SurrogateMappingsTable,
 	}
 )
 
@@ -239,14 +343,24 @@ func init() {
 	AnnotationSetsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(0),
 	}
+	ArtifactsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(25769803776),
+	}
 	CorporaTable.Annotation = &entsql.Annotation{
 		Table:          "corpora",
 		IncrementStart: func(i int) *int { return &i }(4294967296),
+	}
+	DateShiftsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(30064771072),
 	}
 	DocumentsTable.ForeignKeys[0].RefTable = CorporaTable
 	DocumentsTable.ForeignKeys[1].RefTable = PatientsTable
 	DocumentsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(8589934592),
+	}
+	EvaluationsTable.ForeignKeys[0].RefTable = CorporaTable
+	EvaluationsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(34359738368),
 	}
 	JobsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(21474836480),
@@ -259,5 +373,8 @@ func init() {
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable
 	SpansTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(17179869184),
+	}
+	SurrogateMappingsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(38654705664),
 	}
 }

@@ -9,11 +9,20 @@ import (
 // AnnotationSet is the predicate function for annotationset builders.
 type AnnotationSet func(*sql.Selector)
 
+// Artifact is the predicate function for artifact builders.
+type Artifact func(*sql.Selector)
+
 // Corpus is the predicate function for corpus builders.
 type Corpus func(*sql.Selector)
 
+// DateShift is the predicate function for dateshift builders.
+type DateShift func(*sql.Selector)
+
 // Document is the predicate function for document builders.
 type Document func(*sql.Selector)
+
+// Evaluation is the predicate function for evaluation builders.
+type Evaluation func(*sql.Selector)
 
 // Job is the predicate function for job builders.
 type Job func(*sql.Selector)
@@ -23,3 +32,6 @@ type Patient func(*sql.Selector)
 
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)
+
+// SurrogateMapping is the predicate function for surrogatemapping builders.
+type SurrogateMapping func(*sql.Selector)

@@ -38,6 +38,7 @@ func (Corpus) Edges() []ent.Edge {
 		edge.To("patients", Patient.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
 		edge.To("documents", Document.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
 		edge.To("annotation_sets", AnnotationSet.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
+		edge.To("evaluations", Evaluation.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

@@ -273,3 +273,26 @@ func RenderAnalysis(w io.Writer, r *Report) error {
 	}
 	return ew.err
 }
+
+// Headline is the figure a list of evaluations shows: strict entity micro
+// scores for the i2b2 metric, Subtask 1 for MEDDOCAN, and overlap recall and
+// PPV (as precision) for PhysioNet.
+func (r *Report) Headline() (precision, recall, f1 float64) {
+	switch {
+	case r.Meddocan != nil:
+		s := r.Meddocan.Subtask1
+		return s.Precision, s.Recall, s.F1
+	case r.Overlap != nil:
+		p, rc := r.Overlap.PPV, r.Overlap.Recall
+		if p+rc == 0 {
+			return p, rc, 0
+		}
+		return p, rc, 2 * p * rc / (p + rc)
+	}
+	for _, m := range r.Measures {
+		if m.Label == "Strict" {
+			return m.MicroPrecision, m.MicroRecall, m.MicroF1
+		}
+	}
+	return 0, 0, 0
+}

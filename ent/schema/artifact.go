@@ -1,0 +1,33 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+)
+
+// Artifact is a file a job produced (an export archive, ...). It lives in the
+// database so that any server sharing the database can serve it, whichever
+// machine's worker made it.
+type Artifact struct {
+	ent.Schema
+}
+
+func (Artifact) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty(),
+		field.String("content_type").Default("application/octet-stream"),
+		field.Int("size"),
+		field.String("sha256"),
+		field.Bytes("data").Annotations(entgql.Skip()),
+		field.Int("job_id").Optional().Nillable(),
+		field.Time("created_at").Default(time.Now).Immutable(),
+	}
+}
+
+func (Artifact) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.RelayConnection()}
+}

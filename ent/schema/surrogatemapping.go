@@ -1,0 +1,72 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// SurrogateMapping records that, in a scope of a source corpus (a patient, or
+// the whole corpus), an original PHI value was replaced by a surrogate. Later
+// resynthesis jobs over the same corpus reuse it, so a patient's new notes get
+// the same surrogates. Original values are PHI.
+type SurrogateMapping struct {
+	ent.Schema
+}
+
+func (SurrogateMapping) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("corpus_id").Immutable().Comment("the source corpus whose PHI was replaced"),
+		field.String("scope").Immutable().Comment(`"corpus" or "patient:<external id>"`),
+		field.String("category").Immutable(),
+		field.String("type").Immutable(),
+		field.Text("original").Immutable(),
+		field.Text("surrogate").Immutable(),
+		field.String("strategy").Immutable(),
+		field.Int("job_id").Immutable(),
+		field.Time("created_at").Default(time.Now).Immutable(),
+	}
+}
+
+// Annotations keep mappings out of the generated GraphQL types: originals are
+// PHI and are served only through the authorized mappings query.
+func (SurrogateMapping) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
+}
+
+func (SurrogateMapping) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("corpus_id", "scope"),
+		index.Fields("job_id"),
+	}
+}
+
+// DateShift is a patient's resynthesis state besides the mappings: the number
+// of days every date moves, and how many years the ages moved down.
+type DateShift struct {
+	ent.Schema
+}
+
+func (DateShift) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("corpus_id").Immutable(),
+		field.String("patient").Immutable().Comment("the patient's external id"),
+		field.Int("days").Immutable(),
+		field.Int("age_shift").Immutable(),
+		field.Int("job_id").Immutable(),
+	}
+}
+
+func (DateShift) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
+}
+
+func (DateShift) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("corpus_id", "patient").Unique(),
+	}
+}

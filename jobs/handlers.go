@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+)
+
+// Handlers are the job kinds deidcorpus runs. Every process that works jobs
+// registers the same set.
+func Handlers() map[string]Handler {
+	return map[string]Handler{
+		"ping":         ping,
+		"export":       export,
+		"evaluate":     evaluateSets,
+		"resynthesize": resynthesize,
+	}
+}
+
+// ping does nothing; it measures the queue itself (benchmarks, health checks).
+func ping(ctx context.Context, run *Run) (Result, error) {
+	return Result{"pong": true}, nil
+}
+
+// ExportParams are an export job's parameters.
+type ExportParams struct {
+	Corpus string `json:"corpus"`
+	Set    string `json:"set"`
+	Format string `json:"format"`
+}
+
+// export writes a corpus with one annotation set as a zip archive artifact.
+func export(ctx context.Context, run *Run) (Result, error) {
+	var p ExportParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	run.Progress(0, 2, "reading the corpus")
+	files, err := run.Store.Export(ctx, p.Corpus, p.Set, p.Format)
+	if err != nil {
+		return nil, err
+	}
+	run.Progress(1, 2, "writing the archive")
+	var buf bytes.Buffer
+	if err := formats.WriteZip(&buf, files); err != nil {
+		return nil, err
+	}
+	a, err := run.Store.SaveArtifact(ctx, run.Job.ID, p.Corpus+"-"+p.Set+"-"+p.Format+".zip", "application/zip", buf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return Result{"artifact": a.ID, "files": len(files), "bytes": a.Size, "sha256": a.Sha256}, nil
+}
+
+// EvaluateParams are an evaluation job's parameters.
+type EvaluateParams struct {
+	Corpus     string `json:"corpus"`
+	Gold       string `json:"gold"`
+	System     string `json:"system"`
+	Metric     string `json:"metric,omitempty"`
+	PaperHIPAA bool   `json:"paperHIPAA,omitempty"`
+	HIPAAOnly  bool   `json:"hipaaOnly,omitempty"`
+}
+
+// evaluateSets scores one annotation set of a corpus against another and
+// stores the report as an Evaluation.
+func evaluateSets(ctx context.Context, run *Run) (Result, error) {
+	var p EvaluateParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	c, err := run.Store.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	run.Progress(0, 3, "loading "+p.Gold)
+	gold, err := run.Store.LoadDocuments(ctx, c, p.Gold)
+	if err != nil {
+		return nil, err
+	}
+	run.Progress(1, 3, "loading "+p.System)
+	sys, err := run.Store.LoadDocuments(ctx, c, p.System)
+	if err != nil {
+		return nil, err
+	}
+	run.Progress(2, 3, "scoring")
+	opt := evaluate.Options{Metric: evaluate.Metric(p.Metric), PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly}
+	report, err := evaluate.Evaluate(gold, sys, opt)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	ev, err := run.Store.SaveEvaluation(ctx, store.EvaluationInput{
+		CorpusID: c.ID, Gold: p.Gold, System: p.System, Options: opt, JobID: run.Job.ID,
+		CreatedBy: run.Job.CreatedBy, Report: report,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return Result{"evaluation": ev.ID, "precision": ev.Precision, "recall": ev.Recall, "f1": ev.F1}, nil
+}

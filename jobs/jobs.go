@@ -1,0 +1,319 @@
+// Package jobs runs deidcorpus's long operations (exports, evaluations,
+// resynthesis, training, tagging, ...) in the background on River, in the
+// project's own database. A Job row is what users see (status, progress,
+// result, error); River's tables hold the queue. Every job is enqueued in the
+// same transaction as the write that asks for it, survives a crash of its
+// worker (a stale heartbeat requeues it), and can be cancelled.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/job"
+	"deidcorpus/store"
+)
+
+// Handler does the work of one kind of job. It reports progress through run
+// and returns references to what it produced. It must be idempotent: a job
+// whose worker died is run again from the start, so a handler writes its
+// output in one transaction and, when it finds the output of an earlier
+// attempt, returns that instead of writing it twice.
+type Handler func(ctx context.Context, run *Run) (Result, error)
+
+// Result references what a job produced (ids of corpora, annotation sets,
+// evaluations, artifacts, ...) and small summaries.
+type Result map[string]any
+
+// Options configure a Manager.
+type Options struct {
+	// Work runs workers in this process; without it the manager only enqueues
+	// (the CLI's --async, a server started with --no-workers).
+	Work bool
+	// Concurrency is the number of jobs this process runs at once (default 2).
+	Concurrency int
+	// HeartbeatEvery and StaleAfter tune crash detection: a running job whose
+	// heartbeat is older than StaleAfter is requeued (defaults 500ms and 10s).
+	HeartbeatEvery time.Duration
+	StaleAfter     time.Duration
+	// MaxAttempts bounds retries of failing jobs (default 3).
+	MaxAttempts int
+	Logger      *slog.Logger
+}
+
+// Manager enqueues, runs, cancels and watches jobs.
+type Manager struct {
+	store    *store.Store
+	opt      Options
+	logger   *slog.Logger
+	queue    queue
+	handlers map[string]Handler
+	worker   string
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     sync.WaitGroup
+}
+
+// New opens the queue on the store's database (creating River's tables when
+// missing). handlers maps job kinds to their work.
+func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt Options) (*Manager, error) {
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 2
+	}
+	if opt.HeartbeatEvery <= 0 {
+		opt.HeartbeatEvery = 500 * time.Millisecond
+	}
+	if opt.StaleAfter <= 0 {
+		opt.StaleAfter = 10 * time.Second
+	}
+	if opt.MaxAttempts <= 0 {
+		opt.MaxAttempts = 3
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	host, _ := os.Hostname()
+	m := &Manager{
+		store: st, opt: opt, logger: opt.Logger, handlers: handlers,
+		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
+	}
+	q, err := newQueue(ctx, st, m)
+	if err != nil {
+		return nil, err
+	}
+	m.queue = q
+	return m, nil
+}
+
+// Start begins working jobs (when Options.Work) and watching for jobs whose
+// worker died.
+func (m *Manager) Start(ctx context.Context) error {
+	if !m.opt.Work {
+		return nil
+	}
+	if err := m.queue.start(ctx); err != nil {
+		return err
+	}
+	m.done.Add(1)
+	go m.reapLoop()
+	return nil
+}
+
+// Stop stops working: running jobs get grace to finish, then their contexts
+// are cancelled and they are requeued for another worker.
+func (m *Manager) Stop(ctx context.Context) error {
+	m.stopOnce.Do(func() { close(m.stop) })
+	m.done.Wait()
+	if !m.opt.Work {
+		return nil
+	}
+	return m.queue.stop(ctx)
+}
+
+// Kinds lists the job kinds this manager can run.
+func (m *Manager) Kinds() []string {
+	kinds := make([]string, 0, len(m.handlers))
+	for k := range m.handlers {
+		kinds = append(kinds, k)
+	}
+	return kinds
+}
+
+// Enqueue records a job of a kind with its parameters and queues it, in one
+// transaction with whatever prepare writes (prepare may be nil). by names who
+// asked.
+func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by string, prepare func(ctx context.Context, tx *ent.Client) error) (*ent.Job, error) {
+	if _, ok := m.handlers[kind]; !ok {
+		return nil, apperr.New(apperr.Invalid, "unknown job kind %q", kind)
+	}
+	p, err := toMap(params)
+	if err != nil {
+		return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
+	}
+	j, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+		if prepare != nil {
+			if err := prepare(ctx, tx); err != nil {
+				return nil, err
+			}
+		}
+		return tx.Job.Create().SetKind(kind).SetParams(p).SetCreatedBy(by).Save(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.logger.Info("job queued", "job", j.ID, "kind", kind)
+	return m.store.Client.Job.Get(ctx, j.ID)
+}
+
+// Get returns a job.
+func (m *Manager) Get(ctx context.Context, id int) (*ent.Job, error) {
+	j, err := m.store.Client.Job.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no job %d", id)
+	}
+	return j, err
+}
+
+// Cancel asks a job to stop. A queued job is cancelled at once; a running one
+// stops within about a heartbeat, wherever its worker runs, and leaves no
+// partial output. Cancelling a finished job is an error.
+func (m *Manager) Cancel(ctx context.Context, id int) (*ent.Job, error) {
+	j, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if finished(j.Status) {
+		return nil, apperr.New(apperr.Conflict, "job %d has already %s", id, j.Status)
+	}
+	n, err := m.store.Client.Job.Update().
+		Where(job.ID(id), job.StatusIn(job.StatusQueued, job.StatusRunning)).
+		SetCancelRequested(true).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return m.Get(ctx, id) // it finished meanwhile
+	}
+	// A queued job never reaches a worker: mark it now.
+	_, err = m.store.Client.Job.Update().Where(job.ID(id), job.StatusEQ(job.StatusQueued)).
+		SetStatus(job.StatusCancelled).SetFinishedAt(time.Now()).SetMessage("cancelled before it started").Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if j.RiverJobID != nil {
+		if err := m.queue.cancel(ctx, *j.RiverJobID); err != nil {
+			m.logger.Warn("cancel queue entry", "job", id, "err", err)
+		}
+	}
+	return m.Get(ctx, id)
+}
+
+// Retry queues a failed or cancelled job again, keeping its id and parameters.
+func (m *Manager) Retry(ctx context.Context, id int) (*ent.Job, error) {
+	j, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if j.Status != job.StatusFailed && j.Status != job.StatusCancelled {
+		return nil, apperr.New(apperr.Conflict, "job %d is %s; only failed or cancelled jobs can be retried", id, j.Status)
+	}
+	_, err = m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+		n, err := tx.Job.Update().Where(job.ID(id), job.StatusIn(job.StatusFailed, job.StatusCancelled)).
+			SetStatus(job.StatusQueued).SetCancelRequested(false).SetError("").SetMessage("retried").
+			SetProgressDone(0).ClearFinishedAt().ClearResult().Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, apperr.New(apperr.Conflict, "job %d changed state meanwhile", id)
+		}
+		return tx.Job.Get(ctx, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.Get(ctx, id)
+}
+
+// Watch streams a job's state: the current state at once, then every change,
+// until the job finishes or ctx ends. It polls the database, so it sees jobs
+// run by workers in other processes.
+func (m *Manager) Watch(ctx context.Context, id int) (<-chan *ent.Job, error) {
+	first, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *ent.Job, 1)
+	go func() {
+		defer close(ch)
+		last := first
+		select {
+		case ch <- first:
+		case <-ctx.Done():
+			return
+		}
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for !finished(last.Status) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			j, err := m.store.Client.Job.Get(ctx, id)
+			if err != nil {
+				return
+			}
+			if changed(last, j) {
+				select {
+				case ch <- j:
+				case <-ctx.Done():
+					return
+				}
+				last = j
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// Wait blocks until every given job has finished, and returns them.
+func (m *Manager) Wait(ctx context.Context, ids []int) ([]*ent.Job, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		js, err := m.store.Client.Job.Query().Where(job.IDIn(ids...)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(js) != len(ids) {
+			return nil, apperr.New(apperr.NotFound, "some of jobs %v do not exist", ids)
+		}
+		all := true
+		for _, j := range js {
+			all = all && finished(j.Status)
+		}
+		if all {
+			return js, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func finished(s job.Status) bool {
+	return s == job.StatusSucceeded || s == job.StatusFailed || s == job.StatusCancelled
+}
+
+func changed(a, b *ent.Job) bool {
+	return a.Status != b.Status || a.ProgressDone != b.ProgressDone || a.ProgressTotal != b.ProgressTotal ||
+		a.Message != b.Message || a.Attempts != b.Attempts || a.Error != b.Error
+}
+
+// toMap turns parameters (a struct or map) into the JSON object stored with the job.
+func toMap(v any) (map[string]any, error) {
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, errors.New("parameters must be a JSON object")
+	}
+	return m, nil
+}

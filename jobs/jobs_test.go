@@ -1,0 +1,260 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/job"
+	"deidcorpus/jobs"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// slow counts to n, reporting progress, until done or cancelled.
+func slow(n int, step time.Duration) jobs.Handler {
+	return func(ctx context.Context, run *jobs.Run) (jobs.Result, error) {
+		for i := 0; i < n; i++ {
+			run.Progress(i, n, "counting")
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(step):
+			}
+		}
+		return jobs.Result{"counted": n}, nil
+	}
+}
+
+func newManager(t *testing.T, st *store.Store, extra map[string]jobs.Handler, opt jobs.Options) *jobs.Manager {
+	t.Helper()
+	h := jobs.Handlers()
+	for k, v := range extra {
+		h[k] = v
+	}
+	opt.Work = true
+	if opt.HeartbeatEvery == 0 {
+		opt.HeartbeatEvery = 100 * time.Millisecond
+	}
+	m, err := jobs.New(context.Background(), st, h, opt)
+	require.NoError(t, err)
+	require.NoError(t, m.Start(context.Background()))
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	return m
+}
+
+func wait(t *testing.T, m *jobs.Manager, ids ...int) []*ent.Job {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	js, err := m.Wait(ctx, ids)
+	require.NoError(t, err)
+	return js
+}
+
+func TestJobLifecycle(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			m := newManager(t, st, map[string]jobs.Handler{
+				"slow": slow(1000, 10*time.Millisecond),
+				"fail": func(context.Context, *jobs.Run) (jobs.Result, error) {
+					return nil, apperr.New(apperr.Invalid, "bad parameters")
+				},
+			}, jobs.Options{})
+
+			j, err := m.Enqueue(ctx, "ping", nil, "tester", nil)
+			require.NoError(t, err)
+			assert.Equal(t, job.StatusQueued, j.Status)
+			done := wait(t, m, j.ID)[0]
+			assert.Equal(t, job.StatusSucceeded, done.Status)
+			assert.Equal(t, true, done.Result["pong"])
+			assert.Equal(t, 1, done.Attempts)
+			assert.Equal(t, "tester", done.CreatedBy)
+			assert.NotNil(t, done.StartedAt)
+			assert.NotNil(t, done.FinishedAt)
+
+			// Invalid input fails at once, without retries.
+			f, err := m.Enqueue(ctx, "fail", nil, "", nil)
+			require.NoError(t, err)
+			failed := wait(t, m, f.ID)[0]
+			assert.Equal(t, job.StatusFailed, failed.Status)
+			assert.Equal(t, "bad parameters", failed.Error)
+			assert.Equal(t, 1, failed.Attempts)
+
+			// A subscriber sees progress move, then the end.
+			s, err := m.Enqueue(ctx, "slow", nil, "", nil)
+			require.NoError(t, err)
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			updates, err := m.Watch(wctx, s.ID)
+			require.NoError(t, err)
+			var seen []*ent.Job
+			progressed := false
+			for u := range updates {
+				seen = append(seen, u)
+				if u.Status == job.StatusRunning && u.ProgressDone > 0 {
+					progressed = true
+					if len(seen) > 3 {
+						_, err := m.Cancel(ctx, s.ID)
+						require.NoError(t, err)
+					}
+				}
+			}
+			require.True(t, progressed, "no progress update seen")
+			last := seen[len(seen)-1]
+			assert.Equal(t, job.StatusCancelled, last.Status)
+			assert.Nil(t, last.Result, "a cancelled job leaves no result")
+			require.NotNil(t, last.FinishedAt)
+
+			// A cancelled job can be retried; a succeeded one cannot.
+			_, err = m.Retry(ctx, done.ID)
+			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+			_, err = m.Cancel(ctx, done.ID)
+			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+
+			_, err = m.Enqueue(ctx, "nope", nil, "", nil)
+			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+		})
+	}
+}
+
+func TestCancelStopsRunningJobPromptly(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var started atomic.Bool
+	m := newManager(t, st, map[string]jobs.Handler{
+		"forever": func(ctx context.Context, run *jobs.Run) (jobs.Result, error) {
+			started.Store(true)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}, jobs.Options{})
+	j, err := m.Enqueue(ctx, "forever", nil, "", nil)
+	require.NoError(t, err)
+	require.Eventually(t, started.Load, 10*time.Second, 10*time.Millisecond)
+	asked := time.Now()
+	_, err = m.Cancel(ctx, j.ID)
+	require.NoError(t, err)
+	got := wait(t, m, j.ID)[0]
+	assert.Equal(t, job.StatusCancelled, got.Status)
+	t.Logf("cancelled after %v", got.FinishedAt.Sub(asked))
+	assert.WithinDuration(t, asked, *got.FinishedAt, 2*time.Second)
+}
+
+func TestEnqueueIsTransactional(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
+			require.NoError(t, err)
+			boom := errors.New("boom")
+			_, err = m.Enqueue(ctx, "ping", nil, "", func(ctx context.Context, tx *ent.Client) error {
+				if _, err := tx.Corpus.Create().SetName("written-with-the-job").Save(ctx); err != nil {
+					return err
+				}
+				return boom
+			})
+			require.ErrorIs(t, err, boom)
+			n, err := st.Client.Job.Query().Count(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n, "no job row after a failed prepare")
+			_, err = st.CorpusByName(ctx, "written-with-the-job")
+			assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "the prepare's write is rolled back too")
+			var queued int
+			require.NoError(t, st.DB.QueryRow("SELECT COUNT(*) FROM river_job").Scan(&queued))
+			assert.Zero(t, queued)
+
+			_, err = m.Enqueue(ctx, "ping", nil, "", func(ctx context.Context, tx *ent.Client) error {
+				_, err := tx.Corpus.Create().SetName("written-with-the-job").Save(ctx)
+				return err
+			})
+			require.NoError(t, err)
+			require.NoError(t, st.DB.QueryRow("SELECT COUNT(*) FROM river_job").Scan(&queued))
+			assert.Equal(t, 1, queued)
+			_, err = st.CorpusByName(ctx, "written-with-the-job")
+			assert.NoError(t, err)
+		})
+	}
+}
+
+func TestStaleRunningJobIsRequeued(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var runs atomic.Int32
+	handlers := map[string]jobs.Handler{"count": func(ctx context.Context, run *jobs.Run) (jobs.Result, error) {
+		runs.Add(1)
+		return jobs.Result{"ok": true}, nil
+	}}
+	// A job that a dead worker left running: its heartbeat is old.
+	enq, err := jobs.New(ctx, st, handlers, jobs.Options{})
+	require.NoError(t, err)
+	j, err := enq.Enqueue(ctx, "count", nil, "", nil)
+	require.NoError(t, err)
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, st.Client.Job.UpdateOneID(j.ID).SetStatus(job.StatusRunning).SetHeartbeatAt(old).Exec(ctx))
+	_, err = st.DB.Exec("UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?", *j.RiverJobID)
+	require.NoError(t, err)
+
+	m := newManager(t, st, handlers, jobs.Options{StaleAfter: time.Second})
+	got := wait(t, m, j.ID)[0]
+	assert.Equal(t, job.StatusSucceeded, got.Status)
+	assert.Equal(t, int32(1), runs.Load())
+	assert.NotEqual(t, *j.RiverJobID, *got.RiverJobID, "requeued as a new queue entry")
+}
+
+func TestExportAndEvaluateJobs(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	// A "system" that is the gold with one document's spans missing.
+	var sys []formats.File
+	for _, f := range files {
+		if f.Name == "101-02.xml" {
+			continue
+		}
+		sys = append(sys, f)
+	}
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", Set: "run1", Kind: "system"}, sys)
+	require.NoError(t, err)
+
+	m := newManager(t, st, nil, jobs.Options{})
+	ex, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "", nil)
+	require.NoError(t, err)
+	ev, err := m.Enqueue(ctx, "evaluate", jobs.EvaluateParams{Corpus: "c", Gold: "gold", System: "run1"}, "", nil)
+	require.NoError(t, err)
+	js := wait(t, m, ex.ID, ev.ID)
+	for _, j := range js {
+		require.Equal(t, job.StatusSucceeded, j.Status, "%s: %s", j.Kind, j.Error)
+	}
+
+	exJob, _ := m.Get(ctx, ex.ID)
+	a, err := st.Artifact(ctx, int(exJob.Result["artifact"].(float64)))
+	require.NoError(t, err)
+	members, err := formats.Unzip(a.Name, a.Data)
+	require.NoError(t, err)
+	assert.Len(t, members, 3)
+
+	evJob, _ := m.Get(ctx, ev.ID)
+	e, err := st.Client.Evaluation.Get(ctx, int(evJob.Result["evaluation"].(float64)))
+	require.NoError(t, err)
+	// 101-02 has 3 gold spans the system missed: 10 of 13 found, all correct.
+	assert.InDelta(t, 1.0, e.Precision, 1e-9)
+	assert.InDelta(t, 10.0/13, e.Recall, 1e-9)
+	report, err := st.EvaluationReport(e)
+	require.NoError(t, err)
+	assert.Equal(t, 3, report.Documents-0)
+}

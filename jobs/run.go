@@ -1,0 +1,274 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/job"
+	"deidcorpus/store"
+)
+
+// Run is a running job as its handler sees it.
+type Run struct {
+	Job    *ent.Job
+	Store  *store.Store
+	Logger *slog.Logger
+
+	mu          sync.Mutex
+	done, total int
+	message     string
+}
+
+// Params decodes the job's parameters into v.
+func (r *Run) Params(v any) error {
+	data, err := json.Marshal(r.Job.Params)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return apperr.New(apperr.Invalid, "job %d parameters: %v", r.Job.ID, err)
+	}
+	return nil
+}
+
+// Progress records how far the job is; the heartbeat writes it to the job
+// row, so calling it often is cheap.
+func (r *Run) Progress(done, total int, message string) {
+	r.mu.Lock()
+	r.done, r.total = done, total
+	if message != "" {
+		r.message = message
+	}
+	r.mu.Unlock()
+}
+
+// Step returns a progress callback for one phase of the job, in the shape the
+// store and the pipeline take.
+func (r *Run) Step(message string) func(done, total int) {
+	return func(done, total int) { r.Progress(done, total, message) }
+}
+
+func (r *Run) snapshot() (int, int, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done, r.total, r.message
+}
+
+// errCancelRequested is the cause of a job context cancelled at a user's request.
+var errCancelRequested = errors.New("cancelled at a user's request")
+
+// errSuperseded is the cause when another worker took the job over.
+var errSuperseded = errors.New("job taken over by another worker")
+
+// work runs one attempt of job jobID, delivered as River job riverID.
+func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
+	client := m.store.Client
+	j, err := client.Job.Get(ctx, jobID)
+	if ent.IsNotFound(err) {
+		return nil // deleted: nothing to do
+	}
+	if err != nil {
+		return err
+	}
+	if j.RiverJobID == nil || *j.RiverJobID != riverID || finished(j.Status) {
+		return nil // a stale queue entry of a job requeued or finished elsewhere
+	}
+	if j.CancelRequested {
+		m.finish(ctx, jobID, job.StatusCancelled, nil, "", "cancelled")
+		return river.JobCancel(errCancelRequested)
+	}
+	handler, ok := m.handlers[j.Kind]
+	if !ok {
+		m.finish(ctx, jobID, job.StatusFailed, nil, fmt.Sprintf("no handler for job kind %q in this worker", j.Kind), "")
+		return river.JobCancel(fmt.Errorf("unknown kind %s", j.Kind))
+	}
+	now := time.Now()
+	upd := client.Job.UpdateOneID(jobID).SetStatus(job.StatusRunning).AddAttempts(1).
+		SetHeartbeatAt(now).SetError("").SetMessage("started on " + m.worker)
+	if j.StartedAt == nil {
+		upd.SetStartedAt(now)
+	}
+	if j, err = upd.Save(ctx); err != nil {
+		return err
+	}
+
+	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind)}
+	workCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		m.heartbeat(workCtx, cancel, run, riverID)
+	}()
+	result, err := runHandler(workCtx, handler, run)
+	cancel(nil)
+	<-beatDone
+
+	cause := context.Cause(workCtx)
+	switch {
+	case errors.Is(cause, errSuperseded):
+		return nil
+	case err == nil:
+		done, total, _ := run.snapshot()
+		if total > 0 {
+			done = total
+		}
+		m.finishWith(ctx, jobID, job.StatusSucceeded, result, "", "done", done, total)
+		run.Logger.Info("job succeeded")
+		return nil
+	case errors.Is(cause, errCancelRequested):
+		m.finish(ctx, jobID, job.StatusCancelled, nil, "", "cancelled")
+		run.Logger.Info("job cancelled")
+		return river.JobCancel(errCancelRequested)
+	case ctx.Err() != nil:
+		// This worker is shutting down: hand the job back to the queue.
+		m.requeue(context.WithoutCancel(ctx), jobID, "interrupted by a worker shutdown; will resume")
+		return err
+	}
+	code := apperr.CodeOf(err)
+	msg := err.Error()
+	if code == apperr.Internal {
+		run.Logger.Error("job failed", "err", err)
+	}
+	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts {
+		// Bad parameters or input fail the same way every time: no retry.
+		m.finish(ctx, jobID, job.StatusFailed, nil, msg, "failed")
+		return river.JobCancel(err)
+	}
+	m.requeue(ctx, jobID, fmt.Sprintf("attempt %d failed; retrying: %s", j.Attempts, msg))
+	return err
+}
+
+// runHandler turns a handler's panic into an error, so one bad job cannot
+// take the worker down.
+func runHandler(ctx context.Context, h Handler, run *Run) (res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("job panicked: %v", v)
+		}
+	}()
+	return h(ctx, run)
+}
+
+// heartbeat writes the job's heartbeat and progress, and cancels the work
+// when a user asked for it or another worker took the job over.
+func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, run *Run, riverID int64) {
+	tick := time.NewTicker(m.opt.HeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		done, total, msg := run.snapshot()
+		n, err := m.store.Client.Job.Update().
+			Where(job.ID(run.Job.ID), job.RiverJobID(riverID), job.StatusEQ(job.StatusRunning)).
+			SetHeartbeatAt(time.Now()).SetProgressDone(done).SetProgressTotal(total).SetMessage(msg).
+			Save(context.WithoutCancel(ctx))
+		if err != nil {
+			m.logger.Warn("job heartbeat", "job", run.Job.ID, "err", err)
+			continue
+		}
+		if n == 0 {
+			cancel(errSuperseded)
+			return
+		}
+		j, err := m.store.Client.Job.Get(ctx, run.Job.ID)
+		if err == nil && j.CancelRequested {
+			cancel(errCancelRequested)
+			return
+		}
+	}
+}
+
+func (m *Manager) finish(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string) {
+	m.finishWith(ctx, id, status, result, errMsg, msg, -1, -1)
+}
+
+func (m *Manager) finishWith(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string, done, total int) {
+	upd := m.store.Client.Job.UpdateOneID(id).SetStatus(status).SetFinishedAt(time.Now()).
+		SetError(errMsg).SetMessage(msg)
+	if result != nil {
+		upd.SetResult(result)
+	}
+	if done >= 0 {
+		upd.SetProgressDone(done).SetProgressTotal(total)
+	}
+	if err := upd.Exec(context.WithoutCancel(ctx)); err != nil {
+		m.logger.Error("record job outcome", "job", id, "status", status, "err", err)
+	}
+}
+
+func (m *Manager) requeue(ctx context.Context, id int, msg string) {
+	err := m.store.Client.Job.UpdateOneID(id).SetStatus(job.StatusQueued).SetMessage(msg).Exec(ctx)
+	if err != nil {
+		m.logger.Error("requeue job", "job", id, "err", err)
+	}
+}
+
+// reapLoop requeues jobs whose worker stopped sending heartbeats (a crash, a
+// killed process, a lost machine), so that no job stays running forever.
+func (m *Manager) reapLoop() {
+	defer m.done.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-m.stop; cancel() }()
+	tick := time.NewTicker(m.opt.StaleAfter / 4)
+	defer tick.Stop()
+	for {
+		if err := m.reap(ctx); err != nil && ctx.Err() == nil {
+			m.logger.Warn("requeue stale jobs", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+var errSkip = errors.New("nothing to do")
+
+func (m *Manager) reap(ctx context.Context) error {
+	cutoff := time.Now().Add(-m.opt.StaleAfter)
+	stale, err := m.store.Client.Job.Query().
+		Where(job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, j := range stale {
+		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+			n, err := tx.Job.Update().
+				Where(job.ID(j.ID), job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).
+				SetStatus(job.StatusQueued).SetMessage("its worker stopped responding; requeued").Save(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				return nil, errSkip // another process requeued it, or it came back to life
+			}
+			return tx.Job.Get(ctx, j.ID)
+		})
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		m.logger.Warn("requeued a job whose worker died", "job", j.ID, "kind", j.Kind)
+		if j.RiverJobID != nil {
+			m.queue.cancel(ctx, *j.RiverJobID) // the dead attempt's queue entry; best effort
+		}
+	}
+	return nil
+}

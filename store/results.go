@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/evaluation"
+	"deidcorpus/pipeline/evaluate"
+)
+
+// EvaluationInput says what an evaluation scored.
+type EvaluationInput struct {
+	CorpusID  int
+	Gold      string
+	System    string
+	Options   evaluate.Options
+	JobID     int
+	CreatedBy string
+	Report    *evaluate.Report
+}
+
+// SaveEvaluation stores an evaluation's report, once per job: a retried job
+// finds the evaluation its earlier attempt saved.
+func (s *Store) SaveEvaluation(ctx context.Context, in EvaluationInput) (*ent.Evaluation, error) {
+	if in.JobID != 0 {
+		ev, err := s.Client.Evaluation.Query().Where(evaluation.JobID(in.JobID)).First(ctx)
+		if err == nil {
+			return ev, nil
+		}
+		if !ent.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	report, err := json.Marshal(in.Report)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := toJSONMap(in.Options)
+	if err != nil {
+		return nil, err
+	}
+	p, r, f := in.Report.Headline()
+	c := s.Client.Evaluation.Create().SetCorpusID(in.CorpusID).SetGoldSet(in.Gold).SetSystemSet(in.System).
+		SetMetric(string(in.Report.Metric)).SetOptions(opts).SetPrecision(p).SetRecall(r).SetF1(f).
+		SetReport(report).SetCreatedBy(in.CreatedBy)
+	if in.JobID != 0 {
+		c.SetJobID(in.JobID)
+	}
+	return c.Save(ctx)
+}
+
+// EvaluationReport decodes an evaluation's full report.
+func (s *Store) EvaluationReport(ev *ent.Evaluation) (*evaluate.Report, error) {
+	var r evaluate.Report
+	if err := json.Unmarshal(ev.Report, &r); err != nil {
+		return nil, apperr.New(apperr.Internal, "evaluation %d: damaged report: %v", ev.ID, err)
+	}
+	return &r, nil
+}
+
+// SaveArtifact stores a file a job produced, once per job and name.
+func (s *Store) SaveArtifact(ctx context.Context, jobID int, name, contentType string, data []byte) (*ent.Artifact, error) {
+	a, err := s.Client.Artifact.Query().Where(artifact.JobID(jobID), artifact.Name(name)).First(ctx)
+	if err == nil {
+		return a, nil
+	}
+	if !ent.IsNotFound(err) {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	return s.Client.Artifact.Create().SetJobID(jobID).SetName(name).SetContentType(contentType).
+		SetSize(len(data)).SetSha256(hex.EncodeToString(sum[:])).SetData(data).Save(ctx)
+}
+
+// Artifact returns a stored file.
+func (s *Store) Artifact(ctx context.Context, id int) (*ent.Artifact, error) {
+	a, err := s.Client.Artifact.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no artifact %d", id)
+	}
+	return a, err
+}
+
+func toJSONMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
+}
