@@ -286,6 +286,11 @@ var (
 				Columns: []*schema.Column{SpansColumns[8], SpansColumns[4], SpansColumns[5], SpansColumns[3]},
 			},
 			{
+				Name:    "span_annotation_set_id_text",
+				Unique:  false,
+				Columns: []*schema.Column{SpansColumns[8], SpansColumns[3]},
+			},
+			{
 				Name:    "span_document_id_annotation_set_id_start",
 				Unique:  false,
 				Columns: []*schema.Column{SpansColumns[9], SpansColumns[8], SpansColumns[1]},

@@ -41,6 +41,8 @@ func (Span) Indexes() []ent.Index {
 		// The statistics group a set's spans by label and count distinct texts:
 		// this index answers that from the index alone.
 		index.Fields("annotation_set_id", "category", "type", "text"),
+		// Distinct texts over a whole set, without sorting them.
+		index.Fields("annotation_set_id", "text"),
 		index.Fields("document_id", "annotation_set_id", "start"),
 	}
 }
