@@ -36,8 +36,11 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Document() DocumentResolver
+	Evaluation() EvaluationResolver
+	Job() JobResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -177,6 +180,7 @@ type ComplexityRoot struct {
 		Options   func(childComplexity int) int
 		Precision func(childComplexity int) int
 		Recall    func(childComplexity int) int
+		Report    func(childComplexity int) int
 		SystemSet func(childComplexity int) int
 	}
 
@@ -216,6 +220,7 @@ type ComplexityRoot struct {
 		Kind            func(childComplexity int) int
 		Message         func(childComplexity int) int
 		Params          func(childComplexity int) int
+		Progress        func(childComplexity int) int
 		ProgressDone    func(childComplexity int) int
 		ProgressTotal   func(childComplexity int) int
 		Result          func(childComplexity int) int
@@ -235,10 +240,15 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateCorpus    func(childComplexity int, name string, tagset string, description string) int
-		DeleteCorpus    func(childComplexity int, name string) int
-		ExportCorpus    func(childComplexity int, corpus string, set string, format string) int
-		ImportDocuments func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
+		CancelJob        func(childComplexity int, id int) int
+		CreateCorpus     func(childComplexity int, name string, tagset string, description string) int
+		DeleteCorpus     func(childComplexity int, name string) int
+		ExportCorpus     func(childComplexity int, corpus string, set string, format string) int
+		ImportDocuments  func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
+		RetryJob         func(childComplexity int, id int) int
+		StartEvaluation  func(childComplexity int, input model.EvaluationInput) int
+		StartExport      func(childComplexity int, corpus string, set string, format string) int
+		StartResynthesis func(childComplexity int, input model.ResynthesisInput) int
 	}
 
 	PageInfo struct {
@@ -268,18 +278,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Corpora          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
-		CorpusByName     func(childComplexity int, name string) int
-		CorpusStatistics func(childComplexity int, corpus int, set string, by []model.StatDimension) int
-		Documents        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
-		Evaluations      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
-		Formats          func(childComplexity int) int
-		Jobs             func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) int
-		Node             func(childComplexity int, id int) int
-		Nodes            func(childComplexity int, ids []int) int
-		Patients         func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) int
-		Spans            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
-		TagSets          func(childComplexity int) int
+		CompareEvaluations func(childComplexity int, a int, b int, shuffles int, bootstrap int, seed int) int
+		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
+		CorpusByName       func(childComplexity int, name string) int
+		CorpusStatistics   func(childComplexity int, corpus int, set string, by []model.StatDimension) int
+		Documents          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
+		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
+		Formats            func(childComplexity int) int
+		Jobs               func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) int
+		Node               func(childComplexity int, id int) int
+		Nodes              func(childComplexity int, ids []int) int
+		Patients           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) int
+		Spans              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
+		SurrogateMappings  func(childComplexity int, corpus string, scope *string, first int, offset int) int
+		TagSets            func(childComplexity int) int
 	}
 
 	Span struct {
@@ -317,6 +329,20 @@ type ComplexityRoot struct {
 		Unique   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Job func(childComplexity int, id int) int
+	}
+
+	SurrogateMapping struct {
+		Category  func(childComplexity int) int
+		JobID     func(childComplexity int) int
+		Original  func(childComplexity int) int
+		Scope     func(childComplexity int) int
+		Strategy  func(childComplexity int) int
+		Surrogate func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	TagCategory struct {
 		Name  func(childComplexity int) int
 		Types func(childComplexity int) int
@@ -335,11 +361,22 @@ type ComplexityRoot struct {
 type DocumentResolver interface {
 	Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error)
 }
+type EvaluationResolver interface {
+	Report(ctx context.Context, obj *ent.Evaluation) (map[string]any, error)
+}
+type JobResolver interface {
+	Progress(ctx context.Context, obj *ent.Job) (*float64, error)
+}
 type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string) (*ent.Corpus, error)
 	ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error)
 	ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error)
 	DeleteCorpus(ctx context.Context, name string) (bool, error)
+	CancelJob(ctx context.Context, id int) (*ent.Job, error)
+	RetryJob(ctx context.Context, id int) (*ent.Job, error)
+	StartExport(ctx context.Context, corpus string, set string, format string) (*ent.Job, error)
+	StartEvaluation(ctx context.Context, input model.EvaluationInput) (*ent.Job, error)
+	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id int) (ent.Noder, error)
@@ -350,10 +387,15 @@ type QueryResolver interface {
 	Jobs(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) (*ent.JobConnection, error)
 	Patients(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) (*ent.PatientConnection, error)
 	Spans(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) (*ent.SpanConnection, error)
+	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
+	SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error)
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
 	CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
 	TagSets(ctx context.Context) ([]*model.TagSetInfo, error)
 	Formats(ctx context.Context) ([]*model.FormatInfo, error)
+}
+type SubscriptionResolver interface {
+	Job(ctx context.Context, id int) (<-chan *ent.Job, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -958,6 +1000,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Evaluation.Recall(childComplexity), true
+	case "Evaluation.report":
+		if e.ComplexityRoot.Evaluation.Report == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evaluation.Report(childComplexity), true
 	case "Evaluation.systemSet":
 		if e.ComplexityRoot.Evaluation.SystemSet == nil {
 			break
@@ -1107,6 +1155,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Params(childComplexity), true
+	case "Job.progress":
+		if e.ComplexityRoot.Job.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Progress(childComplexity), true
 	case "Job.progressDone":
 		if e.ComplexityRoot.Job.ProgressDone == nil {
 			break
@@ -1170,6 +1224,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.JobEdge.Node(childComplexity), true
 
+	case "Mutation.cancelJob":
+		if e.ComplexityRoot.Mutation.CancelJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelJob(childComplexity, args["id"].(int)), true
 	case "Mutation.createCorpus":
 		if e.ComplexityRoot.Mutation.CreateCorpus == nil {
 			break
@@ -1214,6 +1279,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportDocuments(childComplexity, args["input"].(model.ImportInput), args["files"].([]*graphql.Upload)), true
+	case "Mutation.retryJob":
+		if e.ComplexityRoot.Mutation.RetryJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryJob(childComplexity, args["id"].(int)), true
+	case "Mutation.startEvaluation":
+		if e.ComplexityRoot.Mutation.StartEvaluation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startEvaluation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartEvaluation(childComplexity, args["input"].(model.EvaluationInput)), true
+	case "Mutation.startExport":
+		if e.ComplexityRoot.Mutation.StartExport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startExport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartExport(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string)), true
+	case "Mutation.startResynthesis":
+		if e.ComplexityRoot.Mutation.StartResynthesis == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startResynthesis_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartResynthesis(childComplexity, args["input"].(model.ResynthesisInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1308,6 +1417,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PatientEdge.Node(childComplexity), true
 
+	case "Query.compareEvaluations":
+		if e.ComplexityRoot.Query.CompareEvaluations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_compareEvaluations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CompareEvaluations(childComplexity, args["a"].(int), args["b"].(int), args["shuffles"].(int), args["bootstrap"].(int), args["seed"].(int)), true
 	case "Query.corpora":
 		if e.ComplexityRoot.Query.Corpora == nil {
 			break
@@ -1425,6 +1545,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Spans(childComplexity, args["after"].(*entgql.Cursor[int]), args["first"].(*int), args["before"].(*entgql.Cursor[int]), args["last"].(*int), args["orderBy"].(*ent.SpanOrder), args["where"].(*ent.SpanWhereInput)), true
+	case "Query.surrogateMappings":
+		if e.ComplexityRoot.Query.SurrogateMappings == nil {
+			break
+		}
+
+		args, err := ec.field_Query_surrogateMappings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SurrogateMappings(childComplexity, args["corpus"].(string), args["scope"].(*string), args["first"].(int), args["offset"].(int)), true
 	case "Query.tagSets":
 		if e.ComplexityRoot.Query.TagSets == nil {
 			break
@@ -1574,6 +1705,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatGroup.Unique(childComplexity), true
 
+	case "Subscription.job":
+		if e.ComplexityRoot.Subscription.Job == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_job_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Job(childComplexity, args["id"].(int)), true
+
+	case "SurrogateMapping.category":
+		if e.ComplexityRoot.SurrogateMapping.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Category(childComplexity), true
+	case "SurrogateMapping.jobID":
+		if e.ComplexityRoot.SurrogateMapping.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.JobID(childComplexity), true
+	case "SurrogateMapping.original":
+		if e.ComplexityRoot.SurrogateMapping.Original == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Original(childComplexity), true
+	case "SurrogateMapping.scope":
+		if e.ComplexityRoot.SurrogateMapping.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Scope(childComplexity), true
+	case "SurrogateMapping.strategy":
+		if e.ComplexityRoot.SurrogateMapping.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Strategy(childComplexity), true
+	case "SurrogateMapping.surrogate":
+		if e.ComplexityRoot.SurrogateMapping.Surrogate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Surrogate(childComplexity), true
+	case "SurrogateMapping.type":
+		if e.ComplexityRoot.SurrogateMapping.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SurrogateMapping.Type(childComplexity), true
+
 	case "TagCategory.name":
 		if e.ComplexityRoot.TagCategory.Name == nil {
 			break
@@ -1615,6 +1801,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCorpusWhereInput,
 		ec.unmarshalInputDocumentOrder,
 		ec.unmarshalInputDocumentWhereInput,
+		ec.unmarshalInputEvaluationInput,
 		ec.unmarshalInputEvaluationOrder,
 		ec.unmarshalInputEvaluationWhereInput,
 		ec.unmarshalInputImportInput,
@@ -1622,6 +1809,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputJobWhereInput,
 		ec.unmarshalInputPatientOrder,
 		ec.unmarshalInputPatientWhereInput,
+		ec.unmarshalInputResynthesisInput,
 		ec.unmarshalInputSpanOrder,
 		ec.unmarshalInputSpanWhereInput,
 	)
@@ -1673,6 +1861,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1698,7 +1903,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema.graphqls" "ent.graphql"
+//go:embed "jobs.graphqls" "schema.graphqls" "ent.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -1710,6 +1915,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 }
@@ -1963,6 +2169,8 @@ func (ec *executionContext) childFields_Evaluation(ctx context.Context, field gr
 		return ec.fieldContext_Evaluation_createdAt(ctx, field)
 	case "corpus":
 		return ec.fieldContext_Evaluation_corpus(ctx, field)
+	case "report":
+		return ec.fieldContext_Evaluation_report(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Evaluation", field.Name)
 }
@@ -2049,6 +2257,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_startedAt(ctx, field)
 	case "finishedAt":
 		return ec.fieldContext_Job_finishedAt(ctx, field)
+	case "progress":
+		return ec.fieldContext_Job_progress(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
 }
@@ -2195,6 +2405,26 @@ func (ec *executionContext) childFields_StatGroup(ctx context.Context, field gra
 		return ec.fieldContext_StatGroup_unique(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_SurrogateMapping(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scope":
+		return ec.fieldContext_SurrogateMapping_scope(ctx, field)
+	case "category":
+		return ec.fieldContext_SurrogateMapping_category(ctx, field)
+	case "type":
+		return ec.fieldContext_SurrogateMapping_type(ctx, field)
+	case "original":
+		return ec.fieldContext_SurrogateMapping_original(ctx, field)
+	case "surrogate":
+		return ec.fieldContext_SurrogateMapping_surrogate(ctx, field)
+	case "strategy":
+		return ec.fieldContext_SurrogateMapping_strategy(ctx, field)
+	case "jobID":
+		return ec.fieldContext_SurrogateMapping_jobID(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SurrogateMapping", field.Name)
 }
 
 func (ec *executionContext) childFields_TagCategory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2617,6 +2847,20 @@ func (ec *executionContext) field_Document_spans_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCorpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2713,6 +2957,78 @@ func (ec *executionContext) field_Mutation_importDocuments_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_retryJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startEvaluation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.EvaluationInput, error) {
+			return ec.unmarshalNEvaluationInput2deidcorpusᚋgraphᚋmodelᚐEvaluationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startExport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "format",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["format"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startResynthesis_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResynthesisInput, error) {
+			return ec.unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmodelᚐResynthesisInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Patient_documents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2778,6 +3094,52 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_compareEvaluations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "a",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["a"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "b",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["b"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "shuffles",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["shuffles"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "bootstrap",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bootstrap"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "seed",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seed"] = arg4
 	return args, nil
 }
 
@@ -3174,6 +3536,58 @@ func (ec *executionContext) field_Query_spans_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_surrogateMappings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_job_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5627,6 +6041,29 @@ func (ec *executionContext) fieldContext_Evaluation_corpus(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Evaluation_report(ctx context.Context, field graphql.CollectedField, obj *ent.Evaluation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evaluation_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Evaluation().Report(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evaluation_report(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evaluation", field, true, true, errors.New("field of type Map does not have child fields"))
+}
+
 func (ec *executionContext) _EvaluationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.EvaluationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6307,6 +6744,29 @@ func (ec *executionContext) fieldContext_Job_finishedAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Job_progress(ctx context.Context, field graphql.CollectedField, obj *ent.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Progress(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _JobConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.JobConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6619,6 +7079,226 @@ func (ec *executionContext) fieldContext_Mutation_deleteCorpus(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteCorpus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelJob(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryJob(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startExport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startExport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartExport(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["format"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startExport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startExport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startEvaluation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startEvaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartEvaluation(ctx, fc.Args["input"].(model.EvaluationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startEvaluation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startEvaluation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startResynthesis(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startResynthesis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartResynthesis(ctx, fc.Args["input"].(model.ResynthesisInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startResynthesis(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startResynthesis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7350,6 +8030,94 @@ func (ec *executionContext) fieldContext_Query_spans(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_spans_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_compareEvaluations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_compareEvaluations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CompareEvaluations(ctx, fc.Args["a"].(int), fc.Args["b"].(int), fc.Args["shuffles"].(int), fc.Args["bootstrap"].(int), fc.Args["seed"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_compareEvaluations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Map does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_compareEvaluations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_surrogateMappings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_surrogateMappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SurrogateMappings(ctx, fc.Args["corpus"].(string), fc.Args["scope"].(*string), fc.Args["first"].(int), fc.Args["offset"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.SurrogateMapping) graphql.Marshaler {
+			return ec.marshalNSurrogateMapping2ᚕᚖdeidcorpusᚋentᚐSurrogateMappingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_surrogateMappings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SurrogateMapping(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_surrogateMappings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8156,6 +8924,211 @@ func (ec *executionContext) _StatGroup_unique(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_StatGroup_unique(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_job(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Job(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_job(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_job_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SurrogateMapping_scope(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_category(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_type(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_original(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_original(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Original, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_original(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_surrogate(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_surrogate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Surrogate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_surrogate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_strategy(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SurrogateMapping_jobID(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SurrogateMapping_jobID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SurrogateMapping_jobID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TagCategory_name(ctx context.Context, field graphql.CollectedField, obj *model.TagCategory) (ret graphql.Marshaler) {
@@ -11787,6 +12760,84 @@ func (ec *executionContext) unmarshalInputDocumentWhereInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputEvaluationInput(ctx context.Context, obj any) (model.EvaluationInput, error) {
+	var it model.EvaluationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["gold"]; !present {
+		asMap["gold"] = "gold"
+	}
+	if _, present := asMap["metric"]; !present {
+		asMap["metric"] = "i2b2"
+	}
+	if _, present := asMap["paperHIPAA"]; !present {
+		asMap["paperHIPAA"] = false
+	}
+	if _, present := asMap["hipaaOnly"]; !present {
+		asMap["hipaaOnly"] = false
+	}
+
+	fieldsInOrder := [...]string{"corpus", "gold", "system", "metric", "paperHIPAA", "hipaaOnly"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "gold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gold"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gold = data
+		case "system":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("system"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.System = data
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = data
+		case "paperHIPAA":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paperHIPAA"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaperHipaa = data
+		case "hipaaOnly":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hipaaOnly"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HipaaOnly = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputEvaluationOrder(ctx context.Context, obj any) (ent.EvaluationOrder, error) {
 	var it ent.EvaluationOrder
 	if obj == nil {
@@ -13897,6 +14948,71 @@ func (ec *executionContext) unmarshalInputPatientWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.HasDocumentsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputResynthesisInput(ctx context.Context, obj any) (model.ResynthesisInput, error) {
+	var it model.ResynthesisInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["set"]; !present {
+		asMap["set"] = "gold"
+	}
+	if _, present := asMap["seed"]; !present {
+		asMap["seed"] = 1
+	}
+
+	fieldsInOrder := [...]string{"corpus", "out", "set", "seed", "policy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "out":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("out"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Out = data
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "seed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seed"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seed = data
+		case "policy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("policy"))
+			data, err := ec.unmarshalOMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Policy = data
 		}
 	}
 	return it, nil
@@ -16047,6 +17163,44 @@ func (ec *executionContext) _Evaluation(ctx context.Context, sel ast.SelectionSe
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "report":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Evaluation_report(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16280,78 +17434,116 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 		case "id":
 			out.Values[i] = ec._Job_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._Job_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Job_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "params":
 			out.Values[i] = ec._Job_params(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "result":
 			out.Values[i] = ec._Job_result(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "error":
 			out.Values[i] = ec._Job_error(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "progressDone":
 			out.Values[i] = ec._Job_progressDone(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "progressTotal":
 			out.Values[i] = ec._Job_progressTotal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
 			out.Values[i] = ec._Job_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attempts":
 			out.Values[i] = ec._Job_attempts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cancelRequested":
 			out.Values[i] = ec._Job_cancelRequested(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdBy":
 			out.Values[i] = ec._Job_createdBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Job_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "startedAt":
 			out.Values[i] = ec._Job_startedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "finishedAt":
 			out.Values[i] = ec._Job_finishedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "progress":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Job_progress(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16508,6 +17700,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteCorpus":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteCorpus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startExport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startExport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startEvaluation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startEvaluation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startResynthesis":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startResynthesis(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16997,6 +18224,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "compareEvaluations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_compareEvaluations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "surrogateMappings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_surrogateMappings(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "corpusByName":
 			field := field
 
@@ -17409,6 +18680,94 @@ func (ec *executionContext) _StatGroup(ctx context.Context, sel ast.SelectionSet
 			}
 		case "unique":
 			out.Values[i] = ec._StatGroup_unique(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "job":
+		return ec._Subscription_job(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
+var surrogateMappingImplementors = []string{"SurrogateMapping"}
+
+func (ec *executionContext) _SurrogateMapping(ctx context.Context, sel ast.SelectionSet, obj *ent.SurrogateMapping) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, surrogateMappingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SurrogateMapping")
+		case "scope":
+			out.Values[i] = ec._SurrogateMapping_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._SurrogateMapping_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SurrogateMapping_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "original":
+			out.Values[i] = ec._SurrogateMapping_original(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "surrogate":
+			out.Values[i] = ec._SurrogateMapping_surrogate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "strategy":
+			out.Values[i] = ec._SurrogateMapping_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobID":
+			out.Values[i] = ec._SurrogateMapping_jobID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18105,6 +19464,11 @@ func (ec *executionContext) marshalNEvaluationConnection2ᚖdeidcorpusᚋentᚐE
 	return ec._EvaluationConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNEvaluationInput2deidcorpusᚋgraphᚋmodelᚐEvaluationInput(ctx context.Context, v any) (model.EvaluationInput, error) {
+	res, err := ec.unmarshalInputEvaluationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNEvaluationOrderField2ᚖdeidcorpusᚋentᚐEvaluationOrderField(ctx context.Context, v any) (*ent.EvaluationOrderField, error) {
 	var res = new(ent.EvaluationOrderField)
 	err := res.UnmarshalGQL(v)
@@ -18244,6 +19608,16 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx context.Context, sel ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Job(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNJobConnection2ᚖdeidcorpusᚋentᚐJobConnection(ctx context.Context, sel ast.SelectionSet, v *ent.JobConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18283,6 +19657,28 @@ func (ec *executionContext) marshalNJobStatus2deidcorpusᚋentᚋjobᚐStatus(ct
 func (ec *executionContext) unmarshalNJobWhereInput2ᚖdeidcorpusᚋentᚐJobWhereInput(ctx context.Context, v any) (*ent.JobWhereInput, error) {
 	res, err := ec.unmarshalInputJobWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNNode2ᚕdeidcorpusᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
@@ -18348,6 +19744,11 @@ func (ec *executionContext) marshalNPatientOrderField2ᚖdeidcorpusᚋentᚐPati
 func (ec *executionContext) unmarshalNPatientWhereInput2ᚖdeidcorpusᚋentᚐPatientWhereInput(ctx context.Context, v any) (*ent.PatientWhereInput, error) {
 	res, err := ec.unmarshalInputPatientWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmodelᚐResynthesisInput(ctx context.Context, v any) (model.ResynthesisInput, error) {
+	res, err := ec.unmarshalInputResynthesisInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
@@ -18516,6 +19917,32 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSurrogateMapping2ᚕᚖdeidcorpusᚋentᚐSurrogateMappingᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.SurrogateMapping) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSurrogateMapping2ᚖdeidcorpusᚋentᚐSurrogateMapping(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSurrogateMapping2ᚖdeidcorpusᚋentᚐSurrogateMapping(ctx context.Context, sel ast.SelectionSet, v *ent.SurrogateMapping) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SurrogateMapping(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTagCategory2ᚕᚖdeidcorpusᚋgraphᚋmodelᚐTagCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TagCategory) graphql.Marshaler {

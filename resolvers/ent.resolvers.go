@@ -9,7 +9,6 @@ import (
 	"context"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 )
@@ -36,12 +35,12 @@ func (r *queryResolver) Documents(ctx context.Context, after *entgql.Cursor[int]
 
 // Evaluations is the resolver for the evaluations field.
 func (r *queryResolver) Evaluations(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) (*ent.EvaluationConnection, error) {
-	panic(fmt.Errorf("not implemented: Evaluations - evaluations"))
+	return r.client.Evaluation.Query().Paginate(ctx, after, first, before, last, ent.WithEvaluationOrder(orderBy), ent.WithEvaluationFilter(where.Filter))
 }
 
 // Jobs is the resolver for the jobs field.
 func (r *queryResolver) Jobs(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) (*ent.JobConnection, error) {
-	panic(fmt.Errorf("not implemented: Jobs - jobs"))
+	return r.client.Job.Query().Paginate(ctx, after, first, before, last, ent.WithJobOrder(orderBy), ent.WithJobFilter(where.Filter))
 }
 
 // Patients is the resolver for the patients field.
@@ -57,10 +56,18 @@ func (r *queryResolver) Spans(ctx context.Context, after *entgql.Cursor[int], fi
 // Document returns graph.DocumentResolver implementation.
 func (r *Resolver) Document() graph.DocumentResolver { return &documentResolver{r} }
 
+// Evaluation returns graph.EvaluationResolver implementation.
+func (r *Resolver) Evaluation() graph.EvaluationResolver { return &evaluationResolver{r} }
+
+// Job returns graph.JobResolver implementation.
+func (r *Resolver) Job() graph.JobResolver { return &jobResolver{r} }
+
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 type (
-	documentResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	documentResolver   struct{ *Resolver }
+	evaluationResolver struct{ *Resolver }
+	jobResolver        struct{ *Resolver }
+	queryResolver      struct{ *Resolver }
 )

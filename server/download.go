@@ -41,6 +41,27 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 	})
 }
 
+// handleArtifactDownload serves a file a job produced (an export archive).
+func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.Atoi(r.PathValue("id"))
+		if err != nil {
+			httpError(w, logger, apperr.New(apperr.Invalid, "artifact id %q is not a number", r.PathValue("id")))
+			return
+		}
+		a, err := st.Artifact(r.Context(), id)
+		if err != nil {
+			httpError(w, logger, err)
+			return
+		}
+		w.Header().Set("Content-Type", a.ContentType)
+		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(a.Name)+`"`)
+		w.Header().Set("Content-Length", strconv.Itoa(a.Size))
+		w.Header().Set("ETag", `"`+a.Sha256+`"`)
+		w.Write(a.Data)
+	})
+}
+
 // httpError writes a coded error as plain text; internal errors are logged
 // and not shown.
 func httpError(w http.ResponseWriter, logger *slog.Logger, err error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"deidcorpus/jobs"
 	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
@@ -33,15 +34,16 @@ var DefaultConfig = Config{MaxUploadBytes: 512 << 20, MaxComplexity: 5000}
 //go:embed assets
 var assets embed.FS
 
-// NewServer returns the HTTP handler of the whole server.
-func NewServer(logger *slog.Logger, cfg Config, st *store.Store) http.Handler {
+// NewServer returns the HTTP handler of the whole server. jm enqueues and
+// watches jobs; whether this process also works them is the caller's choice.
+func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
 	mux := http.NewServeMux()
-	addRoutes(mux, logger, cfg, st)
+	addRoutes(mux, logger, cfg, st, jm)
 	return logRequests(logger, mux)
 }
 
-func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store) http.Handler {
-	srv := handler.New(resolvers.NewSchema(st))
+func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
+	srv := handler.New(resolvers.NewSchema(st, jm))
 	// The default websocket implementation refuses cross-origin browser pages.
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second})
 	srv.AddTransport(transport.SSE{})

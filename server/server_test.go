@@ -10,11 +10,13 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/server"
 	"deidcorpus/store"
@@ -24,10 +26,20 @@ import (
 func newServer(t *testing.T, b storetest.Backend) (*store.Store, *httptest.Server, *client.Client) {
 	t.Helper()
 	st := storetest.Open(t, b)
-	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), server.DefaultConfig, st)
+	jm := newJobs(t, st)
+	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), server.DefaultConfig, st, jm)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return st, ts, client.New(h, client.Path("/graphql"))
+}
+
+func newJobs(t *testing.T, st *store.Store) *jobs.Manager {
+	t.Helper()
+	jm, err := jobs.New(context.Background(), st, jobs.Handlers(), jobs.Options{Work: true, HeartbeatEvery: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, jm.Start(context.Background()))
+	t.Cleanup(func() { jm.Stop(context.Background()) })
+	return jm
 }
 
 func TestGraphQLCorpusAPI(t *testing.T) {
@@ -181,7 +193,8 @@ func TestHTTPSurface(t *testing.T) {
 	// An oversized upload is refused with a clear error, not a crash.
 	small := server.DefaultConfig
 	small.MaxUploadBytes = 1 << 10
-	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), small, storetest.Open(t, storetest.SQLite))
+	st := storetest.Open(t, storetest.SQLite)
+	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), small, st, newJobs(t, st))
 	var body bytes.Buffer
 	body.WriteString("--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x\r\nContent-Disposition: form-data; name=\"0\"; filename=\"a.xml\"\r\n\r\n")
 	body.Write(bytes.Repeat([]byte("a"), 4<<10))

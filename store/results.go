@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/evaluation"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 )
 
@@ -93,4 +94,32 @@ func toJSONMap(v any) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(data, &m)
+}
+
+// CompareEvaluations tests whether two systems scored against the same gold
+// set differ significantly (pipeline/evaluate.Compare).
+func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.CompareOptions) (*evaluate.Comparison, error) {
+	ea, err := s.Client.Evaluation.Get(ctx, a)
+	if err != nil {
+		return nil, apperr.New(apperr.NotFound, "no evaluation %d", a)
+	}
+	eb, err := s.Client.Evaluation.Get(ctx, b)
+	if err != nil {
+		return nil, apperr.New(apperr.NotFound, "no evaluation %d", b)
+	}
+	if ea.CorpusID != eb.CorpusID || ea.GoldSet != eb.GoldSet {
+		return nil, apperr.New(apperr.Invalid, "evaluations %d and %d did not score the same gold set", a, b)
+	}
+	c, err := s.Client.Corpus.Get(ctx, ea.CorpusID)
+	if err != nil {
+		return nil, err
+	}
+	var docs [3][]pipeline.Document
+	for i, set := range []string{ea.GoldSet, ea.SystemSet, eb.SystemSet} {
+		if docs[i], err = s.LoadDocuments(ctx, c, set); err != nil {
+			return nil, err
+		}
+	}
+	cmp, err := evaluate.Compare(docs[0], docs[1], docs[2], opt)
+	return cmp, apperr.Wrap(apperr.Invalid, err)
 }

@@ -146,3 +146,20 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 	c, err := s.Client.Corpus.Get(ctx, target.ID)
 	return c, true, err
 }
+
+// SurrogateMappings lists a source corpus's stored mappings, optionally of one
+// scope, in the order they were made.
+func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string, limit, offset int) ([]*ent.SurrogateMapping, error) {
+	c, err := s.CorpusByName(ctx, corpusName)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 10000 {
+		return nil, apperr.New(apperr.Invalid, "first must be between 1 and 10000")
+	}
+	q := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(c.ID))
+	if scope != "" {
+		q.Where(surrogatemapping.Scope(scope))
+	}
+	return q.Order(ent.Asc(surrogatemapping.FieldID)).Limit(limit).Offset(offset).All(ctx)
+}

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"deidcorpus/apperr"
@@ -139,23 +139,16 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	row := func(query string, args []any, dest ...any) error {
 		return s.DB.QueryRowContext(ctx, s.rebind(query), args...).Scan(dest...)
 	}
-	var chars, tokens sql.NullInt64
-	if err := row(`SELECT COUNT(*), SUM(char_count), SUM(token_count) FROM documents WHERE corpus_id = ?`,
-		[]any{c.ID}, &st.Documents, &chars, &tokens); err != nil {
-		return nil, fmt.Errorf("count documents: %w", err)
-	}
-	st.Characters, st.Tokens = int(chars.Int64), int(tokens.Int64)
 	if err := row(`SELECT COUNT(*) FROM patients WHERE corpus_id = ?`, []any{c.ID}, &st.Patients); err != nil {
 		return nil, fmt.Errorf("count patients: %w", err)
 	}
-	if err := row(`SELECT COUNT(*), COUNT(DISTINCT text), COUNT(DISTINCT document_id) FROM spans WHERE annotation_set_id = ?`,
-		[]any{set.ID}, &st.Spans, &st.UniqueSpans, &st.DocumentsWithPHI); err != nil {
+	// Distinct texts over the whole set: an ordered scan of the
+	// (annotation_set_id, text) index.
+	if err := row(`SELECT COUNT(DISTINCT text) FROM spans WHERE annotation_set_id = ?`,
+		[]any{set.ID}, &st.UniqueSpans); err != nil {
 		return nil, fmt.Errorf("count spans: %w", err)
 	}
-	if st.Splits, err = s.documentCounts(ctx, "split", c.ID, set.ID); err != nil {
-		return nil, err
-	}
-	if st.NoteTypes, err = s.documentCounts(ctx, "note_type", c.ID, set.ID); err != nil {
+	if err := s.documentCounts(ctx, st, c.ID, set.ID); err != nil {
 		return nil, err
 	}
 	if len(by) == 0 {
@@ -199,24 +192,60 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	return st, rows.Err()
 }
 
-// documentCounts counts documents, tokens and spans per value of a document
-// column (split or note_type).
-func (s *Store) documentCounts(ctx context.Context, column string, corpusID, setID int) ([]DocumentCount, error) {
-	query := "SELECT d." + column + ", COUNT(*), SUM(d.token_count), " +
-		"SUM((SELECT COUNT(*) FROM spans s WHERE s.document_id = d.id AND s.annotation_set_id = ?)) " +
-		"FROM documents d WHERE d.corpus_id = ? GROUP BY d." + column + " ORDER BY d." + column
+// documentCounts fills in the document totals, the spans per document, and
+// the per-split and per-note-type counts from one pass over the corpus's
+// documents, grouped by split and note type in the database (a handful of
+// rows) and summed here. Each document's span count is one seek in the
+// (document_id, annotation_set_id) index, done once: MATERIALIZED keeps the
+// planner from evaluating the subquery again for every aggregate that uses it.
+func (s *Store) documentCounts(ctx context.Context, st *Statistics, corpusID, setID int) error {
+	query := `WITH d AS MATERIALIZED (
+		SELECT d.split, d.note_type, d.token_count, d.char_count,
+			(SELECT COUNT(*) FROM spans s WHERE s.document_id = d.id AND s.annotation_set_id = ?) AS n
+		FROM documents d WHERE d.corpus_id = ?)
+	SELECT split, note_type, COUNT(*), SUM(token_count), SUM(char_count), SUM(n), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END)
+	FROM d GROUP BY split, note_type`
 	rows, err := s.DB.QueryContext(ctx, s.rebind(query), setID, corpusID)
 	if err != nil {
-		return nil, fmt.Errorf("count documents by %s: %w", column, err)
+		return fmt.Errorf("count documents: %w", err)
 	}
 	defer rows.Close()
-	out := []DocumentCount{}
-	for rows.Next() {
-		var dc DocumentCount
-		if err := rows.Scan(&dc.Name, &dc.Documents, &dc.Tokens, &dc.Spans); err != nil {
-			return nil, err
+	splits, noteTypes := map[string]*DocumentCount{}, map[string]*DocumentCount{}
+	add := func(m map[string]*DocumentCount, name string, dc DocumentCount) {
+		if m[name] == nil {
+			m[name] = &DocumentCount{Name: name}
 		}
-		out = append(out, dc)
+		m[name].Documents += dc.Documents
+		m[name].Tokens += dc.Tokens
+		m[name].Spans += dc.Spans
 	}
-	return out, rows.Err()
+	for rows.Next() {
+		var split, noteType string
+		var dc DocumentCount
+		var chars, withPHI int
+		if err := rows.Scan(&split, &noteType, &dc.Documents, &dc.Tokens, &chars, &dc.Spans, &withPHI); err != nil {
+			return err
+		}
+		st.Documents += dc.Documents
+		st.Tokens += dc.Tokens
+		st.Characters += chars
+		st.Spans += dc.Spans
+		st.DocumentsWithPHI += withPHI
+		add(splits, split, dc)
+		add(noteTypes, noteType, dc)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	st.Splits, st.NoteTypes = sortedCounts(splits), sortedCounts(noteTypes)
+	return nil
+}
+
+func sortedCounts(m map[string]*DocumentCount) []DocumentCount {
+	out := make([]DocumentCount, 0, len(m))
+	for _, dc := range m {
+		out = append(out, *dc)
+	}
+	slices.SortFunc(out, func(a, b DocumentCount) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

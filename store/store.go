@@ -74,11 +74,15 @@ func (s *Store) Close() error { return s.Client.Close() }
 
 // sqliteDSN adds the pragmas the project relies on: foreign keys (cascading
 // deletes), WAL (readers beside a writer), a busy timeout and immediate
-// transactions (no upgrade deadlocks between writers).
+// transactions (no upgrade deadlocks between writers). Reads go through a
+// memory map of up to 1 GiB (shared by the connections through the OS page
+// cache; without it the statistics spent as long in read(2) as in SQLite),
+// with a 32 MiB page cache per connection for the pages written.
 func sqliteDSN(dsn string) string {
 	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
 	q, _ := url.ParseQuery(query)
-	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)",
+		"mmap_size(1073741824)", "cache_size(-32768)"} {
 		name, _, _ := strings.Cut(p, "(")
 		if !strings.Contains(query, name) {
 			q.Add("_pragma", p)

@@ -21,6 +21,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", ":8080", "address to listen on")
 	db := dbFlag(fs, e)
 	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing")
+	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
+	concurrency, staleAfter := workerFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,12 +40,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		logger.Info("demo corpus ready", "corpus", demoCorpus, "loaded_now", created)
 	}
 
+	jm, err := openManager(ctx, st, logger, !*noWorkers, *concurrency, *staleAfter)
+	if err != nil {
+		return err
+	}
+	if err := jm.Start(ctx); err != nil {
+		return err
+	}
+	defer jm.Stop(context.Background())
+
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           server.NewServer(logger, server.DefaultConfig, st),
+		Handler:           server.NewServer(logger, server.DefaultConfig, st, jm),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	url := "http://" + displayAddr(ln.Addr())

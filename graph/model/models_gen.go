@@ -34,6 +34,17 @@ type Download struct {
 	Filename string `json:"filename"`
 }
 
+type EvaluationInput struct {
+	Corpus string `json:"corpus"`
+	Gold   string `json:"gold"`
+	System string `json:"system"`
+	// i2b2 (the official 2014 script's figures), meddocan or physionet.
+	Metric string `json:"metric"`
+	// Use the paper's HIPAA list (with IDNUM) instead of the script's.
+	PaperHipaa bool `json:"paperHIPAA"`
+	HipaaOnly  bool `json:"hipaaOnly"`
+}
+
 type FormatInfo struct {
 	Name        string   `json:"name"`
 	Extensions  []string `json:"extensions"`
@@ -61,6 +72,15 @@ type ImportResult struct {
 	Replaced int `json:"replaced"`
 }
 
+type ResynthesisInput struct {
+	Corpus string `json:"corpus"`
+	Out    string `json:"out"`
+	Set    string `json:"set"`
+	Seed   int    `json:"seed"`
+	// A resynthesis policy (see pipeline/surrogate/policy.json); the default policy when null.
+	Policy map[string]any `json:"policy,omitempty"`
+}
+
 // One group of the statistics; the dimensions not grouped by are null.
 type StatGroup struct {
 	Category *string `json:"category,omitempty"`
@@ -69,6 +89,9 @@ type StatGroup struct {
 	NoteType *string `json:"noteType,omitempty"`
 	Total    int     `json:"total"`
 	Unique   int     `json:"unique"`
+}
+
+type Subscription struct {
 }
 
 type TagCategory struct {

@@ -149,6 +149,13 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 				keptBy[p].add(os.Text)
 				continue
 			}
+			// A weekday, month or season alone names one of a handful of
+			// values: it identifies no one, and the shifted value often equals
+			// another of the patient's originals. Its shift is still checked
+			// below; it is neither a leak nor a surrogate equal to an original.
+			if rule.Strategy == DateShift && vague(os.Text, dmy) {
+				continue
+			}
 			replaced[p].add(os.Text)
 			scope := ScopeCorpus
 			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
@@ -343,4 +350,10 @@ func (r *Report) scan(patient string, d pipeline.Document, vals *valueSet) {
 			}
 		}
 	}
+}
+
+// vague reports a date without day and year: a weekday, month or season alone.
+func vague(text string, dmy bool) bool {
+	d, ok := parseDate(text, dmy)
+	return ok && !d.hasY && !d.hasD && !d.hasDecade
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"deidcorpus/apperr"
+	"deidcorpus/jobs"
+)
+
+func init() {
+	register("resynth", "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks", runResynth)
+}
+
+func runResynth(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "resynth", "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]")
+	db := dbFlag(fs, e)
+	corpus := fs.String("corpus", "", "source corpus (required)")
+	out := fs.String("out", "", "surrogate corpus to write, or to add the source's new notes to (required)")
+	set := fs.String("set", "gold", "the source's annotation set")
+	policyFile := fs.String("policy", "", "resynthesis policy (JSON; default: the built-in policy from the papers)")
+	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
+	async := fs.Bool("async", false, "queue the job, print its id and return")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *corpus == "" || *out == "" {
+		fs.Usage()
+		return apperr.New(apperr.Invalid, "--corpus and --out are required")
+	}
+	p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed}
+	if *policyFile != "" {
+		data, err := os.ReadFile(*policyFile)
+		if err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		var policy map[string]any
+		if err := json.Unmarshal(data, &policy); err != nil {
+			return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
+		}
+		p.Policy = policy
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	j, err := runJob(ctx, e, st, "resynthesize", p, *async)
+	if err != nil || *async {
+		return err
+	}
+	check, _ := j.Result["check"].(map[string]any)
+	fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", j.Result["documents"], *out, j.ID)
+	if check != nil {
+		fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
+			check["ok"], check["spans"], check["replaced"], check["misaligned"], check["leaks"], check["inconsistent"],
+			check["intervalErrors"], check["datesChecked"], check["review"])
+		if ok, _ := check["ok"].(bool); !ok {
+			return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; see artifact %v", j.Result["checkReport"])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+type jobState struct {
+	ID, Status, Message, Error string
+	ProgressDone, ProgressTotal int
+	Result                      map[string]any
+}
+
+// follow subscribes to a job over the websocket transport and returns every
+// state it was sent, the last one finished.
+func follow(t *testing.T, c *client.Client, id string) []jobState {
+	t.Helper()
+	sub := c.Websocket(`subscription($id: ID!) { job(id: $id) { id status message error progressDone progressTotal result } }`, client.Var("id", id))
+	defer sub.Close()
+	var states []jobState
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var resp struct{ Job jobState }
+		require.NoError(t, sub.Next(&resp))
+		states = append(states, resp.Job)
+		switch resp.Job.Status {
+		case "succeeded", "failed", "cancelled":
+			return states
+		}
+	}
+	t.Fatal("job did not finish")
+	return nil
+}
+
+func TestJobsThroughGraphQL(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			st, ts, c := newServer(t, b)
+			ctx := context.Background()
+			var docs []pipeline.Document
+			require.NoError(t, synth.Generate(synth.Options{Patients: 30, Seed: 5}, func(p synth.Patient) error {
+				docs = append(docs, p.Docs...)
+				return nil
+			}))
+			_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
+			require.NoError(t, err)
+
+			// Resynthesis, watched live over the websocket subscription.
+			var start struct{ StartResynthesis struct{ ID, Status string } }
+			c.MustPost(`mutation { startResynthesis(input: {corpus: "notes", out: "notes-surrogate", seed: 7}) { id status } }`, &start)
+			assert.Equal(t, "queued", start.StartResynthesis.Status)
+			states := follow(t, c, start.StartResynthesis.ID)
+			last := states[len(states)-1]
+			require.Equal(t, "succeeded", last.Status, last.Error)
+			check := last.Result["check"].(map[string]any)
+			assert.Equal(t, true, check["ok"])
+			assert.Equal(t, float64(0), check["leaks"])
+			assert.Equal(t, float64(0), check["misaligned"])
+			assert.Equal(t, float64(len(docs)), last.Result["documents"])
+
+			var maps struct {
+				SurrogateMappings []struct{ Scope, Type, Original, Surrogate string }
+			}
+			c.MustPost(`{ surrogateMappings(corpus: "notes", first: 500) { scope type original surrogate } }`, &maps)
+			require.NotEmpty(t, maps.SurrogateMappings)
+			for _, m := range maps.SurrogateMappings {
+				assert.NotEqual(t, m.Original, m.Surrogate, "%s %s", m.Scope, m.Type)
+			}
+
+			// The surrogate corpus is a real corpus: its gold scores 1 against itself.
+			var ev struct{ StartEvaluation struct{ ID string } }
+			c.MustPost(`mutation { startEvaluation(input: {corpus: "notes-surrogate", gold: "gold", system: "gold"}) { id } }`, &ev)
+			done := follow(t, c, ev.StartEvaluation.ID)
+			require.Equal(t, "succeeded", done[len(done)-1].Status, done[len(done)-1].Error)
+			var evals struct {
+				Evaluations struct {
+					Edges []struct {
+						Node struct {
+							ID        string
+							F1        float64
+							Precision float64
+							Report    map[string]any
+						}
+					}
+				}
+			}
+			c.MustPost(`{ evaluations { edges { node { id f1 precision report } } } }`, &evals)
+			require.Len(t, evals.Evaluations.Edges, 1)
+			e := evals.Evaluations.Edges[0].Node
+			assert.Equal(t, 1.0, e.F1)
+			assert.Equal(t, "i2b2", e.Report["metric"])
+
+			var cmp struct{ CompareEvaluations map[string]any }
+			c.MustPost(`query($a: ID!) { compareEvaluations(a: $a, b: $a, shuffles: 99, bootstrap: 50) }`, &cmp, client.Var("a", e.ID))
+			for _, test := range cmp.CompareEvaluations["tests"].([]any) {
+				assert.Equal(t, 1.0, test.(map[string]any)["p"], "a system against itself")
+			}
+
+			// Export as a job; the artifact downloads as a zip.
+			var ex struct{ StartExport struct{ ID string } }
+			c.MustPost(`mutation { startExport(corpus: "notes-surrogate") { id } }`, &ex)
+			exDone := follow(t, c, ex.StartExport.ID)
+			res := exDone[len(exDone)-1].Result
+			resp, err := http.Get(ts.URL + "/download/artifacts/" + formatID(res["artifact"]))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			members, err := formats.Unzip("x.zip", body)
+			require.NoError(t, err)
+			assert.Len(t, members, len(docs))
+
+			// Jobs are listed and filtered.
+			var list struct {
+				Jobs struct{ TotalCount int }
+			}
+			c.MustPost(`{ jobs(where: {status: succeeded}) { totalCount } }`, &list)
+			assert.Equal(t, 3, list.Jobs.TotalCount)
+
+			// Finished jobs cannot be cancelled.
+			var ignored map[string]any
+			err = c.Post(`mutation($id: ID!) { cancelJob(id: $id) { id } }`, &ignored, client.Var("id", ex.StartExport.ID))
+			assert.ErrorContains(t, err, "conflict")
+		})
+	}
+}
+
+func formatID(v any) string {
+	return strconv.Itoa(int(v.(float64)))
+}
