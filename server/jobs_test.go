@@ -20,7 +20,7 @@ import (
 )
 
 type jobState struct {
-	ID, Status, Message, Error string
+	ID, Status, Message, Error  string
 	ProgressDone, ProgressTotal int
 	Result                      map[string]any
 }
