@@ -1212,6 +1212,11 @@ func (_q *JobQuery) collectField(ctx context.Context, oneNode bool, opCtx *graph
 				selectedFields = append(selectedFields, job.FieldCreatedBy)
 				fieldSeen[job.FieldCreatedBy] = struct{}{}
 			}
+		case "worker":
+			if _, ok := fieldSeen[job.FieldWorker]; !ok {
+				selectedFields = append(selectedFields, job.FieldWorker)
+				fieldSeen[job.FieldWorker] = struct{}{}
+			}
 		case "createdAt":
 			if _, ok := fieldSeen[job.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, job.FieldCreatedAt)

@@ -2480,6 +2480,21 @@ type JobWhereInput struct {
 	CreatedByEqualFold    *string  `json:"createdByEqualFold,omitempty"`
 	CreatedByContainsFold *string  `json:"createdByContainsFold,omitempty"`
 
+	// "worker" field predicates.
+	Worker             *string  `json:"worker,omitempty"`
+	WorkerNEQ          *string  `json:"workerNEQ,omitempty"`
+	WorkerIn           []string `json:"workerIn,omitempty"`
+	WorkerNotIn        []string `json:"workerNotIn,omitempty"`
+	WorkerGT           *string  `json:"workerGT,omitempty"`
+	WorkerGTE          *string  `json:"workerGTE,omitempty"`
+	WorkerLT           *string  `json:"workerLT,omitempty"`
+	WorkerLTE          *string  `json:"workerLTE,omitempty"`
+	WorkerContains     *string  `json:"workerContains,omitempty"`
+	WorkerHasPrefix    *string  `json:"workerHasPrefix,omitempty"`
+	WorkerHasSuffix    *string  `json:"workerHasSuffix,omitempty"`
+	WorkerEqualFold    *string  `json:"workerEqualFold,omitempty"`
+	WorkerContainsFold *string  `json:"workerContainsFold,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -2855,6 +2870,45 @@ func (i *JobWhereInput) P() (predicate.Job, error) {
 	}
 	if i.CreatedByContainsFold != nil {
 		predicates = append(predicates, job.CreatedByContainsFold(*i.CreatedByContainsFold))
+	}
+	if i.Worker != nil {
+		predicates = append(predicates, job.WorkerEQ(*i.Worker))
+	}
+	if i.WorkerNEQ != nil {
+		predicates = append(predicates, job.WorkerNEQ(*i.WorkerNEQ))
+	}
+	if len(i.WorkerIn) > 0 {
+		predicates = append(predicates, job.WorkerIn(i.WorkerIn...))
+	}
+	if len(i.WorkerNotIn) > 0 {
+		predicates = append(predicates, job.WorkerNotIn(i.WorkerNotIn...))
+	}
+	if i.WorkerGT != nil {
+		predicates = append(predicates, job.WorkerGT(*i.WorkerGT))
+	}
+	if i.WorkerGTE != nil {
+		predicates = append(predicates, job.WorkerGTE(*i.WorkerGTE))
+	}
+	if i.WorkerLT != nil {
+		predicates = append(predicates, job.WorkerLT(*i.WorkerLT))
+	}
+	if i.WorkerLTE != nil {
+		predicates = append(predicates, job.WorkerLTE(*i.WorkerLTE))
+	}
+	if i.WorkerContains != nil {
+		predicates = append(predicates, job.WorkerContains(*i.WorkerContains))
+	}
+	if i.WorkerHasPrefix != nil {
+		predicates = append(predicates, job.WorkerHasPrefix(*i.WorkerHasPrefix))
+	}
+	if i.WorkerHasSuffix != nil {
+		predicates = append(predicates, job.WorkerHasSuffix(*i.WorkerHasSuffix))
+	}
+	if i.WorkerEqualFold != nil {
+		predicates = append(predicates, job.WorkerEqualFold(*i.WorkerEqualFold))
+	}
+	if i.WorkerContainsFold != nil {
+		predicates = append(predicates, job.WorkerContainsFold(*i.WorkerContainsFold))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, job.CreatedAtEQ(*i.CreatedAt))

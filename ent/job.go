@@ -42,6 +42,8 @@ type Job struct {
 	CancelRequested bool `json:"cancel_requested,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
 	CreatedBy string `json:"created_by,omitempty"`
+	// host:pid of the process that ran the latest attempt
+	Worker string `json:"worker,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// StartedAt holds the value of the "started_at" field.
@@ -64,7 +66,7 @@ func (*Job) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case job.FieldID, job.FieldProgressDone, job.FieldProgressTotal, job.FieldAttempts, job.FieldRiverJobID:
 			values[i] = new(sql.NullInt64)
-		case job.FieldKind, job.FieldStatus, job.FieldError, job.FieldMessage, job.FieldCreatedBy:
+		case job.FieldKind, job.FieldStatus, job.FieldError, job.FieldMessage, job.FieldCreatedBy, job.FieldWorker:
 			values[i] = new(sql.NullString)
 		case job.FieldCreatedAt, job.FieldStartedAt, job.FieldFinishedAt, job.FieldHeartbeatAt:
 			values[i] = new(sql.NullTime)
@@ -166,6 +168,12 @@ func (_m *Job) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedBy = value.String
 			}
+		case job.FieldWorker:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field worker", values[i])
+			} else if value.Valid {
+				_m.Worker = value.String
+			}
 		case job.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -266,6 +274,9 @@ func (_m *Job) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_by=")
 	builder.WriteString(_m.CreatedBy)
+	builder.WriteString(", ")
+	builder.WriteString("worker=")
+	builder.WriteString(_m.Worker)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

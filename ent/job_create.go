@@ -166,6 +166,20 @@ func (_c *JobCreate) SetNillableCreatedBy(v *string) *JobCreate {
 	return _c
 }
 
+// SetWorker sets the "worker" field.
+func (_c *JobCreate) SetWorker(v string) *JobCreate {
+	_c.mutation.SetWorker(v)
+	return _c
+}
+
+// SetNillableWorker sets the "worker" field if the given value is not nil.
+func (_c *JobCreate) SetNillableWorker(v *string) *JobCreate {
+	if v != nil {
+		_c.SetWorker(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *JobCreate) SetCreatedAt(v time.Time) *JobCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -289,6 +303,10 @@ func (_c *JobCreate) defaults() {
 		v := job.DefaultCreatedBy
 		_c.mutation.SetCreatedBy(v)
 	}
+	if _, ok := _c.mutation.Worker(); !ok {
+		v := job.DefaultWorker
+		_c.mutation.SetWorker(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := job.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -333,6 +351,9 @@ func (_c *JobCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Job.created_by"`)}
+	}
+	if _, ok := _c.mutation.Worker(); !ok {
+		return &ValidationError{Name: "worker", err: errors.New(`ent: missing required field "Job.worker"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Job.created_at"`)}
@@ -411,6 +432,10 @@ func (_c *JobCreate) createSpec() (*Job, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CreatedBy(); ok {
 		_spec.SetField(job.FieldCreatedBy, field.TypeString, value)
 		_node.CreatedBy = value
+	}
+	if value, ok := _c.mutation.Worker(); ok {
+		_spec.SetField(job.FieldWorker, field.TypeString, value)
+		_node.Worker = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(job.FieldCreatedAt, field.TypeTime, value)
@@ -633,6 +658,18 @@ func (u *JobUpsert) SetCreatedBy(v string) *JobUpsert {
 // UpdateCreatedBy sets the "created_by" field to the value that was provided on create.
 func (u *JobUpsert) UpdateCreatedBy() *JobUpsert {
 	u.SetExcluded(job.FieldCreatedBy)
+	return u
+}
+
+// SetWorker sets the "worker" field.
+func (u *JobUpsert) SetWorker(v string) *JobUpsert {
+	u.Set(job.FieldWorker, v)
+	return u
+}
+
+// UpdateWorker sets the "worker" field to the value that was provided on create.
+func (u *JobUpsert) UpdateWorker() *JobUpsert {
+	u.SetExcluded(job.FieldWorker)
 	return u
 }
 
@@ -920,6 +957,20 @@ func (u *JobUpsertOne) SetCreatedBy(v string) *JobUpsertOne {
 func (u *JobUpsertOne) UpdateCreatedBy() *JobUpsertOne {
 	return u.Update(func(s *JobUpsert) {
 		s.UpdateCreatedBy()
+	})
+}
+
+// SetWorker sets the "worker" field.
+func (u *JobUpsertOne) SetWorker(v string) *JobUpsertOne {
+	return u.Update(func(s *JobUpsert) {
+		s.SetWorker(v)
+	})
+}
+
+// UpdateWorker sets the "worker" field to the value that was provided on create.
+func (u *JobUpsertOne) UpdateWorker() *JobUpsertOne {
+	return u.Update(func(s *JobUpsert) {
+		s.UpdateWorker()
 	})
 }
 
@@ -1382,6 +1433,20 @@ func (u *JobUpsertBulk) SetCreatedBy(v string) *JobUpsertBulk {
 func (u *JobUpsertBulk) UpdateCreatedBy() *JobUpsertBulk {
 	return u.Update(func(s *JobUpsert) {
 		s.UpdateCreatedBy()
+	})
+}
+
+// SetWorker sets the "worker" field.
+func (u *JobUpsertBulk) SetWorker(v string) *JobUpsertBulk {
+	return u.Update(func(s *JobUpsert) {
+		s.SetWorker(v)
+	})
+}
+
+// UpdateWorker sets the "worker" field to the value that was provided on create.
+func (u *JobUpsertBulk) UpdateWorker() *JobUpsertBulk {
+	return u.Update(func(s *JobUpsert) {
+		s.UpdateWorker()
 	})
 }
 

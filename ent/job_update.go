@@ -200,6 +200,20 @@ func (_u *JobUpdate) SetNillableCreatedBy(v *string) *JobUpdate {
 	return _u
 }
 
+// SetWorker sets the "worker" field.
+func (_u *JobUpdate) SetWorker(v string) *JobUpdate {
+	_u.mutation.SetWorker(v)
+	return _u
+}
+
+// SetNillableWorker sets the "worker" field if the given value is not nil.
+func (_u *JobUpdate) SetNillableWorker(v *string) *JobUpdate {
+	if v != nil {
+		_u.SetWorker(*v)
+	}
+	return _u
+}
+
 // SetStartedAt sets the "started_at" field.
 func (_u *JobUpdate) SetStartedAt(v time.Time) *JobUpdate {
 	_u.mutation.SetStartedAt(v)
@@ -364,6 +378,9 @@ func (_u *JobUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(job.FieldCreatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Worker(); ok {
+		_spec.SetField(job.FieldWorker, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.StartedAt(); ok {
 		_spec.SetField(job.FieldStartedAt, field.TypeTime, value)
@@ -575,6 +592,20 @@ func (_u *JobUpdateOne) SetNillableCreatedBy(v *string) *JobUpdateOne {
 	return _u
 }
 
+// SetWorker sets the "worker" field.
+func (_u *JobUpdateOne) SetWorker(v string) *JobUpdateOne {
+	_u.mutation.SetWorker(v)
+	return _u
+}
+
+// SetNillableWorker sets the "worker" field if the given value is not nil.
+func (_u *JobUpdateOne) SetNillableWorker(v *string) *JobUpdateOne {
+	if v != nil {
+		_u.SetWorker(*v)
+	}
+	return _u
+}
+
 // SetStartedAt sets the "started_at" field.
 func (_u *JobUpdateOne) SetStartedAt(v time.Time) *JobUpdateOne {
 	_u.mutation.SetStartedAt(v)
@@ -769,6 +800,9 @@ func (_u *JobUpdateOne) sqlSave(ctx context.Context) (_node *Job, err error) {
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(job.FieldCreatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Worker(); ok {
+		_spec.SetField(job.FieldWorker, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.StartedAt(); ok {
 		_spec.SetField(job.FieldStartedAt, field.TypeTime, value)

@@ -5532,6 +5532,7 @@ type JobMutation struct {
 	addriver_job_id   *int64
 	cancel_requested  *bool
 	created_by        *string
+	worker            *string
 	created_at        *time.Time
 	started_at        *time.Time
 	finished_at       *time.Time
@@ -6192,6 +6193,42 @@ func (m *JobMutation) ResetCreatedBy() {
 	m.created_by = nil
 }
 
+// SetWorker sets the "worker" field.
+func (m *JobMutation) SetWorker(s string) {
+	m.worker = &s
+}
+
+// Worker returns the value of the "worker" field in the mutation.
+func (m *JobMutation) Worker() (r string, exists bool) {
+	v := m.worker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorker returns the old "worker" field's value of the Job entity.
+// If the Job object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JobMutation) OldWorker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorker: %w", err)
+	}
+	return oldValue.Worker, nil
+}
+
+// ResetWorker resets all changes to the "worker" field.
+func (m *JobMutation) ResetWorker() {
+	m.worker = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *JobMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -6409,7 +6446,7 @@ func (m *JobMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *JobMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.kind != nil {
 		fields = append(fields, job.FieldKind)
 	}
@@ -6445,6 +6482,9 @@ func (m *JobMutation) Fields() []string {
 	}
 	if m.created_by != nil {
 		fields = append(fields, job.FieldCreatedBy)
+	}
+	if m.worker != nil {
+		fields = append(fields, job.FieldWorker)
 	}
 	if m.created_at != nil {
 		fields = append(fields, job.FieldCreatedAt)
@@ -6490,6 +6530,8 @@ func (m *JobMutation) Field(name string) (ent.Value, bool) {
 		return m.CancelRequested()
 	case job.FieldCreatedBy:
 		return m.CreatedBy()
+	case job.FieldWorker:
+		return m.Worker()
 	case job.FieldCreatedAt:
 		return m.CreatedAt()
 	case job.FieldStartedAt:
@@ -6531,6 +6573,8 @@ func (m *JobMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldCancelRequested(ctx)
 	case job.FieldCreatedBy:
 		return m.OldCreatedBy(ctx)
+	case job.FieldWorker:
+		return m.OldWorker(ctx)
 	case job.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case job.FieldStartedAt:
@@ -6631,6 +6675,13 @@ func (m *JobMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedBy(v)
+		return nil
+	case job.FieldWorker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorker(v)
 		return nil
 	case job.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -6834,6 +6885,9 @@ func (m *JobMutation) ResetField(name string) error {
 		return nil
 	case job.FieldCreatedBy:
 		m.ResetCreatedBy()
+		return nil
+	case job.FieldWorker:
+		m.ResetWorker()
 		return nil
 	case job.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -144,8 +144,12 @@ func init() {
 	jobDescCreatedBy := jobFields[11].Descriptor()
 	// job.DefaultCreatedBy holds the default value on creation for the created_by field.
 	job.DefaultCreatedBy = jobDescCreatedBy.Default.(string)
+	// jobDescWorker is the schema descriptor for worker field.
+	jobDescWorker := jobFields[12].Descriptor()
+	// job.DefaultWorker holds the default value on creation for the worker field.
+	job.DefaultWorker = jobDescWorker.Default.(string)
 	// jobDescCreatedAt is the schema descriptor for created_at field.
-	jobDescCreatedAt := jobFields[12].Descriptor()
+	jobDescCreatedAt := jobFields[13].Descriptor()
 	// job.DefaultCreatedAt holds the default value on creation for the created_at field.
 	job.DefaultCreatedAt = jobDescCreatedAt.Default.(func() time.Time)
 	patientFields := schema.Patient{}.Fields()

@@ -226,6 +226,7 @@ type ComplexityRoot struct {
 		Result          func(childComplexity int) int
 		StartedAt       func(childComplexity int) int
 		Status          func(childComplexity int) int
+		Worker          func(childComplexity int) int
 	}
 
 	JobConnection struct {
@@ -1191,6 +1192,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Status(childComplexity), true
+	case "Job.worker":
+		if e.ComplexityRoot.Job.Worker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Worker(childComplexity), true
 
 	case "JobConnection.edges":
 		if e.ComplexityRoot.JobConnection.Edges == nil {
@@ -2251,6 +2258,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_cancelRequested(ctx, field)
 	case "createdBy":
 		return ec.fieldContext_Job_createdBy(ctx, field)
+	case "worker":
+		return ec.fieldContext_Job_worker(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Job_createdAt(ctx, field)
 	case "startedAt":
@@ -6672,6 +6681,29 @@ func (ec *executionContext) _Job_createdBy(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Job_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Job_worker(ctx context.Context, field graphql.CollectedField, obj *ent.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_worker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_worker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Job", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -13806,7 +13838,7 @@ func (ec *executionContext) unmarshalInputJobWhereInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "kind", "kindNEQ", "kindIn", "kindNotIn", "kindGT", "kindGTE", "kindLT", "kindLTE", "kindContains", "kindHasPrefix", "kindHasSuffix", "kindEqualFold", "kindContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "error", "errorNEQ", "errorIn", "errorNotIn", "errorGT", "errorGTE", "errorLT", "errorLTE", "errorContains", "errorHasPrefix", "errorHasSuffix", "errorEqualFold", "errorContainsFold", "progressDone", "progressDoneNEQ", "progressDoneIn", "progressDoneNotIn", "progressDoneGT", "progressDoneGTE", "progressDoneLT", "progressDoneLTE", "progressTotal", "progressTotalNEQ", "progressTotalIn", "progressTotalNotIn", "progressTotalGT", "progressTotalGTE", "progressTotalLT", "progressTotalLTE", "message", "messageNEQ", "messageIn", "messageNotIn", "messageGT", "messageGTE", "messageLT", "messageLTE", "messageContains", "messageHasPrefix", "messageHasSuffix", "messageEqualFold", "messageContainsFold", "attempts", "attemptsNEQ", "attemptsIn", "attemptsNotIn", "attemptsGT", "attemptsGTE", "attemptsLT", "attemptsLTE", "cancelRequested", "cancelRequestedNEQ", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "startedAtIsNil", "startedAtNotNil", "finishedAt", "finishedAtNEQ", "finishedAtIn", "finishedAtNotIn", "finishedAtGT", "finishedAtGTE", "finishedAtLT", "finishedAtLTE", "finishedAtIsNil", "finishedAtNotNil"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "kind", "kindNEQ", "kindIn", "kindNotIn", "kindGT", "kindGTE", "kindLT", "kindLTE", "kindContains", "kindHasPrefix", "kindHasSuffix", "kindEqualFold", "kindContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "error", "errorNEQ", "errorIn", "errorNotIn", "errorGT", "errorGTE", "errorLT", "errorLTE", "errorContains", "errorHasPrefix", "errorHasSuffix", "errorEqualFold", "errorContainsFold", "progressDone", "progressDoneNEQ", "progressDoneIn", "progressDoneNotIn", "progressDoneGT", "progressDoneGTE", "progressDoneLT", "progressDoneLTE", "progressTotal", "progressTotalNEQ", "progressTotalIn", "progressTotalNotIn", "progressTotalGT", "progressTotalGTE", "progressTotalLT", "progressTotalLTE", "message", "messageNEQ", "messageIn", "messageNotIn", "messageGT", "messageGTE", "messageLT", "messageLTE", "messageContains", "messageHasPrefix", "messageHasSuffix", "messageEqualFold", "messageContainsFold", "attempts", "attemptsNEQ", "attemptsIn", "attemptsNotIn", "attemptsGT", "attemptsGTE", "attemptsLT", "attemptsLTE", "cancelRequested", "cancelRequestedNEQ", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "worker", "workerNEQ", "workerIn", "workerNotIn", "workerGT", "workerGTE", "workerLT", "workerLTE", "workerContains", "workerHasPrefix", "workerHasSuffix", "workerEqualFold", "workerContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "startedAtIsNil", "startedAtNotNil", "finishedAt", "finishedAtNEQ", "finishedAtIn", "finishedAtNotIn", "finishedAtGT", "finishedAtGTE", "finishedAtLT", "finishedAtLTE", "finishedAtIsNil", "finishedAtNotNil"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14464,6 +14496,97 @@ func (ec *executionContext) unmarshalInputJobWhereInput(ctx context.Context, obj
 				return it, err
 			}
 			it.CreatedByContainsFold = data
+		case "worker":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worker"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Worker = data
+		case "workerNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerNEQ = data
+		case "workerIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerIn = data
+		case "workerNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerNotIn = data
+		case "workerGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerGT = data
+		case "workerGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerGTE = data
+		case "workerLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerLT = data
+		case "workerLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerLTE = data
+		case "workerContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerContains = data
+		case "workerHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerHasPrefix = data
+		case "workerHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerHasSuffix = data
+		case "workerEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerEqualFold = data
+		case "workerContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -17488,6 +17611,11 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "createdBy":
 			out.Values[i] = ec._Job_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "worker":
+			out.Values[i] = ec._Job_worker(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

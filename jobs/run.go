@@ -93,7 +93,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	}
 	now := time.Now()
 	upd := client.Job.UpdateOneID(jobID).SetStatus(job.StatusRunning).AddAttempts(1).
-		SetHeartbeatAt(now).SetError("").SetMessage("started on " + m.worker)
+		SetHeartbeatAt(now).SetError("").SetWorker(m.worker).SetMessage("started")
 	if j.StartedAt == nil {
 		upd.SetStartedAt(now)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
@@ -52,14 +53,24 @@ func runResynth(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	check, _ := j.Result["check"].(map[string]any)
-	fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", j.Result["documents"], *out, j.ID)
+	fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
 	if check != nil {
 		fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
-			check["ok"], check["spans"], check["replaced"], check["misaligned"], check["leaks"], check["inconsistent"],
-			check["intervalErrors"], check["datesChecked"], check["review"])
+			check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
+			number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
 		if ok, _ := check["ok"].(bool); !ok {
-			return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; see artifact %v", j.Result["checkReport"])
+			return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; the full report is artifact %v (/download/artifacts/%v)",
+				number(j.Result["checkReport"]), number(j.Result["checkReport"]))
 		}
 	}
 	return nil
+}
+
+// number prints a JSON number from a job result (decoded as float64) as an
+// integer when it is one: ids are too large for %v's default form.
+func number(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(v)
 }

@@ -40,6 +40,8 @@ const (
 	FieldCancelRequested = "cancel_requested"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
 	FieldCreatedBy = "created_by"
+	// FieldWorker holds the string denoting the worker field in the database.
+	FieldWorker = "worker"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldStartedAt holds the string denoting the started_at field in the database.
@@ -67,6 +69,7 @@ var Columns = []string{
 	FieldRiverJobID,
 	FieldCancelRequested,
 	FieldCreatedBy,
+	FieldWorker,
 	FieldCreatedAt,
 	FieldStartedAt,
 	FieldFinishedAt,
@@ -100,6 +103,8 @@ var (
 	DefaultCancelRequested bool
 	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
 	DefaultCreatedBy string
+	// DefaultWorker holds the default value on creation for the "worker" field.
+	DefaultWorker string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -189,6 +194,11 @@ func ByCancelRequested(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedBy orders the results by the created_by field.
 func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
+}
+
+// ByWorker orders the results by the worker field.
+func ByWorker(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWorker, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -99,6 +99,11 @@ func CreatedBy(v string) predicate.Job {
 	return predicate.Job(sql.FieldEQ(FieldCreatedBy, v))
 }
 
+// Worker applies equality check predicate on the "worker" field. It's identical to WorkerEQ.
+func Worker(v string) predicate.Job {
+	return predicate.Job(sql.FieldEQ(FieldWorker, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Job {
 	return predicate.Job(sql.FieldEQ(FieldCreatedAt, v))
@@ -597,6 +602,71 @@ func CreatedByEqualFold(v string) predicate.Job {
 // CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
 func CreatedByContainsFold(v string) predicate.Job {
 	return predicate.Job(sql.FieldContainsFold(FieldCreatedBy, v))
+}
+
+// WorkerEQ applies the EQ predicate on the "worker" field.
+func WorkerEQ(v string) predicate.Job {
+	return predicate.Job(sql.FieldEQ(FieldWorker, v))
+}
+
+// WorkerNEQ applies the NEQ predicate on the "worker" field.
+func WorkerNEQ(v string) predicate.Job {
+	return predicate.Job(sql.FieldNEQ(FieldWorker, v))
+}
+
+// WorkerIn applies the In predicate on the "worker" field.
+func WorkerIn(vs ...string) predicate.Job {
+	return predicate.Job(sql.FieldIn(FieldWorker, vs...))
+}
+
+// WorkerNotIn applies the NotIn predicate on the "worker" field.
+func WorkerNotIn(vs ...string) predicate.Job {
+	return predicate.Job(sql.FieldNotIn(FieldWorker, vs...))
+}
+
+// WorkerGT applies the GT predicate on the "worker" field.
+func WorkerGT(v string) predicate.Job {
+	return predicate.Job(sql.FieldGT(FieldWorker, v))
+}
+
+// WorkerGTE applies the GTE predicate on the "worker" field.
+func WorkerGTE(v string) predicate.Job {
+	return predicate.Job(sql.FieldGTE(FieldWorker, v))
+}
+
+// WorkerLT applies the LT predicate on the "worker" field.
+func WorkerLT(v string) predicate.Job {
+	return predicate.Job(sql.FieldLT(FieldWorker, v))
+}
+
+// WorkerLTE applies the LTE predicate on the "worker" field.
+func WorkerLTE(v string) predicate.Job {
+	return predicate.Job(sql.FieldLTE(FieldWorker, v))
+}
+
+// WorkerContains applies the Contains predicate on the "worker" field.
+func WorkerContains(v string) predicate.Job {
+	return predicate.Job(sql.FieldContains(FieldWorker, v))
+}
+
+// WorkerHasPrefix applies the HasPrefix predicate on the "worker" field.
+func WorkerHasPrefix(v string) predicate.Job {
+	return predicate.Job(sql.FieldHasPrefix(FieldWorker, v))
+}
+
+// WorkerHasSuffix applies the HasSuffix predicate on the "worker" field.
+func WorkerHasSuffix(v string) predicate.Job {
+	return predicate.Job(sql.FieldHasSuffix(FieldWorker, v))
+}
+
+// WorkerEqualFold applies the EqualFold predicate on the "worker" field.
+func WorkerEqualFold(v string) predicate.Job {
+	return predicate.Job(sql.FieldEqualFold(FieldWorker, v))
+}
+
+// WorkerContainsFold applies the ContainsFold predicate on the "worker" field.
+func WorkerContainsFold(v string) predicate.Job {
+	return predicate.Job(sql.FieldContainsFold(FieldWorker, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

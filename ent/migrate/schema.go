@@ -197,6 +197,7 @@ var (
 		{Name: "river_job_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "cancel_requested", Type: field.TypeBool, Default: false},
 		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "worker", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "started_at", Type: field.TypeTime, Nullable: true},
 		{Name: "finished_at", Type: field.TypeTime, Nullable: true},
@@ -211,12 +212,12 @@ var (
 			{
 				Name:    "job_status_heartbeat_at",
 				Unique:  false,
-				Columns: []*schema.Column{JobsColumns[2], JobsColumns[16]},
+				Columns: []*schema.Column{JobsColumns[2], JobsColumns[17]},
 			},
 			{
 				Name:    "job_kind_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{JobsColumns[1], JobsColumns[13]},
+				Columns: []*schema.Column{JobsColumns[1], JobsColumns[14]},
 			},
 		},
 	}

@@ -37,6 +37,7 @@ func (Job) Fields() []ent.Field {
 			Annotations(entgql.Skip()),
 		field.Bool("cancel_requested").Default(false),
 		field.String("created_by").Default(""),
+		field.String("worker").Default("").Comment("host:pid of the process that ran the latest attempt"),
 		field.Time("created_at").Default(time.Now).Immutable().
 			Annotations(entgql.OrderField("CREATED_AT")),
 		field.Time("started_at").Optional().Nillable(),
