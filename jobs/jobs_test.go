@@ -34,7 +34,7 @@ func slow(n int, step time.Duration) jobs.Handler {
 	}
 }
 
-func newManager(t *testing.T, st *store.Store, extra map[string]jobs.Handler, opt jobs.Options) *jobs.Manager {
+func newManager(t testing.TB, st *store.Store, extra map[string]jobs.Handler, opt jobs.Options) *jobs.Manager {
 	t.Helper()
 	h := jobs.Handlers()
 	for k, v := range extra {
