@@ -18,6 +18,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
@@ -49,6 +50,8 @@ type Client struct {
 	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
 	Job *JobClient
+	// Model is the client for interacting with the Model builders.
+	Model *ModelClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
 	// Span is the client for interacting with the Span builders.
@@ -73,6 +76,7 @@ func (c *Client) init() {
 	c.Document = NewDocumentClient(c.config)
 	c.Evaluation = NewEvaluationClient(c.config)
 	c.Job = NewJobClient(c.config)
+	c.Model = NewModelClient(c.config)
 	c.Patient = NewPatientClient(c.config)
 	c.Span = NewSpanClient(c.config)
 	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
@@ -175,6 +179,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Document:         NewDocumentClient(cfg),
 		Evaluation:       NewEvaluationClient(cfg),
 		Job:              NewJobClient(cfg),
+		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
@@ -204,6 +209,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Document:         NewDocumentClient(cfg),
 		Evaluation:       NewEvaluationClient(cfg),
 		Job:              NewJobClient(cfg),
+		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
@@ -237,7 +243,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
-		c.Job, c.Patient, c.Span, c.SurrogateMapping,
+		c.Job, c.Model, c.Patient, c.Span, c.SurrogateMapping,
 	} {
 		n.Use(hooks...)
 	}
@@ -248,7 +254,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
-		c.Job, c.Patient, c.Span, c.SurrogateMapping,
+		c.Job, c.Model, c.Patient, c.Span, c.SurrogateMapping,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -271,6 +277,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Evaluation.mutate(ctx, m)
 	case *JobMutation:
 		return c.Job.mutate(ctx, m)
+	case *ModelMutation:
+		return c.Model.mutate(ctx, m)
 	case *PatientMutation:
 		return c.Patient.mutate(ctx, m)
 	case *SpanMutation:
@@ -1373,6 +1381,139 @@ func (c *JobClient) mutate(ctx context.Context, m *JobMutation) (Value, error) {
 	}
 }
 
+// ModelClient is a client for the Model schema.
+type ModelClient struct {
+	config
+}
+
+// NewModelClient returns a client for the Model from the given config.
+func NewModelClient(c config) *ModelClient {
+	return &ModelClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `model.Hooks(f(g(h())))`.
+func (c *ModelClient) Use(hooks ...Hook) {
+	c.hooks.Model = append(c.hooks.Model, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `model.Intercept(f(g(h())))`.
+func (c *ModelClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Model = append(c.inters.Model, interceptors...)
+}
+
+// Create returns a builder for creating a Model entity.
+func (c *ModelClient) Create() *ModelCreate {
+	mutation := newModelMutation(c.config, OpCreate)
+	return &ModelCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Model entities.
+func (c *ModelClient) CreateBulk(builders ...*ModelCreate) *ModelCreateBulk {
+	return &ModelCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ModelClient) MapCreateBulk(slice any, setFunc func(*ModelCreate, int)) *ModelCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ModelCreateBulk{err: fmt.Errorf("calling to ModelClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ModelCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ModelCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Model.
+func (c *ModelClient) Update() *ModelUpdate {
+	mutation := newModelMutation(c.config, OpUpdate)
+	return &ModelUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ModelClient) UpdateOne(_m *Model) *ModelUpdateOne {
+	mutation := newModelMutation(c.config, OpUpdateOne, withModel(_m))
+	return &ModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ModelClient) UpdateOneID(id int) *ModelUpdateOne {
+	mutation := newModelMutation(c.config, OpUpdateOne, withModelID(id))
+	return &ModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Model.
+func (c *ModelClient) Delete() *ModelDelete {
+	mutation := newModelMutation(c.config, OpDelete)
+	return &ModelDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ModelClient) DeleteOne(_m *Model) *ModelDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ModelClient) DeleteOneID(id int) *ModelDeleteOne {
+	builder := c.Delete().Where(model.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ModelDeleteOne{builder}
+}
+
+// Query returns a query builder for Model.
+func (c *ModelClient) Query() *ModelQuery {
+	return &ModelQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeModel},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Model entity by its id.
+func (c *ModelClient) Get(ctx context.Context, id int) (*Model, error) {
+	return c.Query().Where(model.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ModelClient) GetX(ctx context.Context, id int) *Model {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ModelClient) Hooks() []Hook {
+	return c.hooks.Model
+}
+
+// Interceptors returns the client interceptors.
+func (c *ModelClient) Interceptors() []Interceptor {
+	return c.inters.Model
+}
+
+func (c *ModelClient) mutate(ctx context.Context, m *ModelMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ModelCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ModelUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ModelUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ModelDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Model mutation op: %q", m.Op())
+	}
+}
+
 // PatientClient is a client for the Patient schema.
 type PatientClient struct {
 	config
@@ -1839,12 +1980,12 @@ func (c *SurrogateMappingClient) mutate(ctx context.Context, m *SurrogateMapping
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Patient,
-		Span, SurrogateMapping []ent.Hook
+		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Model,
+		Patient, Span, SurrogateMapping []ent.Hook
 	}
 	inters struct {
-		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Patient,
-		Span, SurrogateMapping []ent.Interceptor
+		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Model,
+		Patient, Span, SurrogateMapping []ent.Interceptor
 	}
 )
 

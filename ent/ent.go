@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
@@ -89,6 +90,7 @@ func checkColumn(t, c string) error {
 			document.Table:         document.ValidColumn,
 			evaluation.Table:       evaluation.ValidColumn,
 			job.Table:              job.ValidColumn,
+			model.Table:            model.ValidColumn,
 			patient.Table:          patient.ValidColumn,
 			span.Table:             span.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,

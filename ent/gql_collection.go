@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"fmt"
@@ -1291,6 +1292,160 @@ func newJobPaginateArgs(rv map[string]any) *jobPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*JobWhereInput); ok {
 		args.opts = append(args.opts, WithJobFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ModelQuery) CollectFields(ctx context.Context, satisfies ...string) (*ModelQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ModelQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(model.Columns))
+		selectedFields = []string{model.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "name":
+			if _, ok := fieldSeen[model.FieldName]; !ok {
+				selectedFields = append(selectedFields, model.FieldName)
+				fieldSeen[model.FieldName] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[model.FieldKind]; !ok {
+				selectedFields = append(selectedFields, model.FieldKind)
+				fieldSeen[model.FieldKind] = struct{}{}
+			}
+		case "labels":
+			if _, ok := fieldSeen[model.FieldLabels]; !ok {
+				selectedFields = append(selectedFields, model.FieldLabels)
+				fieldSeen[model.FieldLabels] = struct{}{}
+			}
+		case "config":
+			if _, ok := fieldSeen[model.FieldConfig]; !ok {
+				selectedFields = append(selectedFields, model.FieldConfig)
+				fieldSeen[model.FieldConfig] = struct{}{}
+			}
+		case "trainingCorpus":
+			if _, ok := fieldSeen[model.FieldTrainingCorpus]; !ok {
+				selectedFields = append(selectedFields, model.FieldTrainingCorpus)
+				fieldSeen[model.FieldTrainingCorpus] = struct{}{}
+			}
+		case "trainingSplit":
+			if _, ok := fieldSeen[model.FieldTrainingSplit]; !ok {
+				selectedFields = append(selectedFields, model.FieldTrainingSplit)
+				fieldSeen[model.FieldTrainingSplit] = struct{}{}
+			}
+		case "trainingSet":
+			if _, ok := fieldSeen[model.FieldTrainingSet]; !ok {
+				selectedFields = append(selectedFields, model.FieldTrainingSet)
+				fieldSeen[model.FieldTrainingSet] = struct{}{}
+			}
+		case "metrics":
+			if _, ok := fieldSeen[model.FieldMetrics]; !ok {
+				selectedFields = append(selectedFields, model.FieldMetrics)
+				fieldSeen[model.FieldMetrics] = struct{}{}
+			}
+		case "hash":
+			if _, ok := fieldSeen[model.FieldHash]; !ok {
+				selectedFields = append(selectedFields, model.FieldHash)
+				fieldSeen[model.FieldHash] = struct{}{}
+			}
+		case "format":
+			if _, ok := fieldSeen[model.FieldFormat]; !ok {
+				selectedFields = append(selectedFields, model.FieldFormat)
+				fieldSeen[model.FieldFormat] = struct{}{}
+			}
+		case "endpoint":
+			if _, ok := fieldSeen[model.FieldEndpoint]; !ok {
+				selectedFields = append(selectedFields, model.FieldEndpoint)
+				fieldSeen[model.FieldEndpoint] = struct{}{}
+			}
+		case "jobID":
+			if _, ok := fieldSeen[model.FieldJobID]; !ok {
+				selectedFields = append(selectedFields, model.FieldJobID)
+				fieldSeen[model.FieldJobID] = struct{}{}
+			}
+		case "createdBy":
+			if _, ok := fieldSeen[model.FieldCreatedBy]; !ok {
+				selectedFields = append(selectedFields, model.FieldCreatedBy)
+				fieldSeen[model.FieldCreatedBy] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[model.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, model.FieldCreatedAt)
+				fieldSeen[model.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type modelPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ModelPaginateOption
+}
+
+func newModelPaginateArgs(rv map[string]any) *modelPaginateArgs {
+	args := &modelPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &ModelOrder{Field: &ModelOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithModelOrder(order))
+			}
+		case *ModelOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithModelOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*ModelWhereInput); ok {
+		args.opts = append(args.opts, WithModelFilter(v.Filter))
 	}
 	return args
 }

@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/internal"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
 	"encoding/json"
@@ -55,6 +56,11 @@ var jobImplementors = []string{"Job", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Job) IsNode() {}
+
+var modelImplementors = []string{"Model", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Model) IsNode() {}
 
 var patientImplementors = []string{"Patient", "Node"}
 
@@ -193,6 +199,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(job.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, jobImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case model.Table:
+		query := c.Model.Query().
+			Where(model.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, modelImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -372,6 +387,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Job.Query().
 			Where(job.IDIn(ids...))
 		query, err := query.CollectFields(ctx, jobImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case model.Table:
+		query := c.Model.Query().
+			Where(model.IDIn(ids...))
+		query, err := query.CollectFields(ctx, modelImplementors...)
 		if err != nil {
 			return nil, err
 		}

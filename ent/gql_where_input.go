@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
@@ -3002,6 +3003,656 @@ func (i *JobWhereInput) P() (predicate.Job, error) {
 		return predicates[0], nil
 	default:
 		return job.And(predicates...), nil
+	}
+}
+
+// ModelWhereInput represents a where input for filtering Model queries.
+type ModelWhereInput struct {
+	Predicates []predicate.Model  `json:"-"`
+	Not        *ModelWhereInput   `json:"not,omitempty"`
+	Or         []*ModelWhereInput `json:"or,omitempty"`
+	And        []*ModelWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *model.Kind  `json:"kind,omitempty"`
+	KindNEQ   *model.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []model.Kind `json:"kindIn,omitempty"`
+	KindNotIn []model.Kind `json:"kindNotIn,omitempty"`
+
+	// "training_corpus" field predicates.
+	TrainingCorpus             *string  `json:"trainingCorpus,omitempty"`
+	TrainingCorpusNEQ          *string  `json:"trainingCorpusNEQ,omitempty"`
+	TrainingCorpusIn           []string `json:"trainingCorpusIn,omitempty"`
+	TrainingCorpusNotIn        []string `json:"trainingCorpusNotIn,omitempty"`
+	TrainingCorpusGT           *string  `json:"trainingCorpusGT,omitempty"`
+	TrainingCorpusGTE          *string  `json:"trainingCorpusGTE,omitempty"`
+	TrainingCorpusLT           *string  `json:"trainingCorpusLT,omitempty"`
+	TrainingCorpusLTE          *string  `json:"trainingCorpusLTE,omitempty"`
+	TrainingCorpusContains     *string  `json:"trainingCorpusContains,omitempty"`
+	TrainingCorpusHasPrefix    *string  `json:"trainingCorpusHasPrefix,omitempty"`
+	TrainingCorpusHasSuffix    *string  `json:"trainingCorpusHasSuffix,omitempty"`
+	TrainingCorpusEqualFold    *string  `json:"trainingCorpusEqualFold,omitempty"`
+	TrainingCorpusContainsFold *string  `json:"trainingCorpusContainsFold,omitempty"`
+
+	// "training_split" field predicates.
+	TrainingSplit             *string  `json:"trainingSplit,omitempty"`
+	TrainingSplitNEQ          *string  `json:"trainingSplitNEQ,omitempty"`
+	TrainingSplitIn           []string `json:"trainingSplitIn,omitempty"`
+	TrainingSplitNotIn        []string `json:"trainingSplitNotIn,omitempty"`
+	TrainingSplitGT           *string  `json:"trainingSplitGT,omitempty"`
+	TrainingSplitGTE          *string  `json:"trainingSplitGTE,omitempty"`
+	TrainingSplitLT           *string  `json:"trainingSplitLT,omitempty"`
+	TrainingSplitLTE          *string  `json:"trainingSplitLTE,omitempty"`
+	TrainingSplitContains     *string  `json:"trainingSplitContains,omitempty"`
+	TrainingSplitHasPrefix    *string  `json:"trainingSplitHasPrefix,omitempty"`
+	TrainingSplitHasSuffix    *string  `json:"trainingSplitHasSuffix,omitempty"`
+	TrainingSplitEqualFold    *string  `json:"trainingSplitEqualFold,omitempty"`
+	TrainingSplitContainsFold *string  `json:"trainingSplitContainsFold,omitempty"`
+
+	// "training_set" field predicates.
+	TrainingSet             *string  `json:"trainingSet,omitempty"`
+	TrainingSetNEQ          *string  `json:"trainingSetNEQ,omitempty"`
+	TrainingSetIn           []string `json:"trainingSetIn,omitempty"`
+	TrainingSetNotIn        []string `json:"trainingSetNotIn,omitempty"`
+	TrainingSetGT           *string  `json:"trainingSetGT,omitempty"`
+	TrainingSetGTE          *string  `json:"trainingSetGTE,omitempty"`
+	TrainingSetLT           *string  `json:"trainingSetLT,omitempty"`
+	TrainingSetLTE          *string  `json:"trainingSetLTE,omitempty"`
+	TrainingSetContains     *string  `json:"trainingSetContains,omitempty"`
+	TrainingSetHasPrefix    *string  `json:"trainingSetHasPrefix,omitempty"`
+	TrainingSetHasSuffix    *string  `json:"trainingSetHasSuffix,omitempty"`
+	TrainingSetEqualFold    *string  `json:"trainingSetEqualFold,omitempty"`
+	TrainingSetContainsFold *string  `json:"trainingSetContainsFold,omitempty"`
+
+	// "hash" field predicates.
+	Hash             *string  `json:"hash,omitempty"`
+	HashNEQ          *string  `json:"hashNEQ,omitempty"`
+	HashIn           []string `json:"hashIn,omitempty"`
+	HashNotIn        []string `json:"hashNotIn,omitempty"`
+	HashGT           *string  `json:"hashGT,omitempty"`
+	HashGTE          *string  `json:"hashGTE,omitempty"`
+	HashLT           *string  `json:"hashLT,omitempty"`
+	HashLTE          *string  `json:"hashLTE,omitempty"`
+	HashContains     *string  `json:"hashContains,omitempty"`
+	HashHasPrefix    *string  `json:"hashHasPrefix,omitempty"`
+	HashHasSuffix    *string  `json:"hashHasSuffix,omitempty"`
+	HashEqualFold    *string  `json:"hashEqualFold,omitempty"`
+	HashContainsFold *string  `json:"hashContainsFold,omitempty"`
+
+	// "format" field predicates.
+	Format             *string  `json:"format,omitempty"`
+	FormatNEQ          *string  `json:"formatNEQ,omitempty"`
+	FormatIn           []string `json:"formatIn,omitempty"`
+	FormatNotIn        []string `json:"formatNotIn,omitempty"`
+	FormatGT           *string  `json:"formatGT,omitempty"`
+	FormatGTE          *string  `json:"formatGTE,omitempty"`
+	FormatLT           *string  `json:"formatLT,omitempty"`
+	FormatLTE          *string  `json:"formatLTE,omitempty"`
+	FormatContains     *string  `json:"formatContains,omitempty"`
+	FormatHasPrefix    *string  `json:"formatHasPrefix,omitempty"`
+	FormatHasSuffix    *string  `json:"formatHasSuffix,omitempty"`
+	FormatEqualFold    *string  `json:"formatEqualFold,omitempty"`
+	FormatContainsFold *string  `json:"formatContainsFold,omitempty"`
+
+	// "endpoint" field predicates.
+	Endpoint             *string  `json:"endpoint,omitempty"`
+	EndpointNEQ          *string  `json:"endpointNEQ,omitempty"`
+	EndpointIn           []string `json:"endpointIn,omitempty"`
+	EndpointNotIn        []string `json:"endpointNotIn,omitempty"`
+	EndpointGT           *string  `json:"endpointGT,omitempty"`
+	EndpointGTE          *string  `json:"endpointGTE,omitempty"`
+	EndpointLT           *string  `json:"endpointLT,omitempty"`
+	EndpointLTE          *string  `json:"endpointLTE,omitempty"`
+	EndpointContains     *string  `json:"endpointContains,omitempty"`
+	EndpointHasPrefix    *string  `json:"endpointHasPrefix,omitempty"`
+	EndpointHasSuffix    *string  `json:"endpointHasSuffix,omitempty"`
+	EndpointEqualFold    *string  `json:"endpointEqualFold,omitempty"`
+	EndpointContainsFold *string  `json:"endpointContainsFold,omitempty"`
+
+	// "job_id" field predicates.
+	JobID       *int  `json:"jobID,omitempty"`
+	JobIDNEQ    *int  `json:"jobIDNEQ,omitempty"`
+	JobIDIn     []int `json:"jobIDIn,omitempty"`
+	JobIDNotIn  []int `json:"jobIDNotIn,omitempty"`
+	JobIDGT     *int  `json:"jobIDGT,omitempty"`
+	JobIDGTE    *int  `json:"jobIDGTE,omitempty"`
+	JobIDLT     *int  `json:"jobIDLT,omitempty"`
+	JobIDLTE    *int  `json:"jobIDLTE,omitempty"`
+	JobIDIsNil  bool  `json:"jobIDIsNil,omitempty"`
+	JobIDNotNil bool  `json:"jobIDNotNil,omitempty"`
+
+	// "created_by" field predicates.
+	CreatedBy             *string  `json:"createdBy,omitempty"`
+	CreatedByNEQ          *string  `json:"createdByNEQ,omitempty"`
+	CreatedByIn           []string `json:"createdByIn,omitempty"`
+	CreatedByNotIn        []string `json:"createdByNotIn,omitempty"`
+	CreatedByGT           *string  `json:"createdByGT,omitempty"`
+	CreatedByGTE          *string  `json:"createdByGTE,omitempty"`
+	CreatedByLT           *string  `json:"createdByLT,omitempty"`
+	CreatedByLTE          *string  `json:"createdByLTE,omitempty"`
+	CreatedByContains     *string  `json:"createdByContains,omitempty"`
+	CreatedByHasPrefix    *string  `json:"createdByHasPrefix,omitempty"`
+	CreatedByHasSuffix    *string  `json:"createdByHasSuffix,omitempty"`
+	CreatedByEqualFold    *string  `json:"createdByEqualFold,omitempty"`
+	CreatedByContainsFold *string  `json:"createdByContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ModelWhereInput) AddPredicates(predicates ...predicate.Model) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ModelWhereInput filter on the ModelQuery builder.
+func (i *ModelWhereInput) Filter(q *ModelQuery) (*ModelQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyModelWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyModelWhereInput is returned in case the ModelWhereInput is empty.
+var ErrEmptyModelWhereInput = errors.New("ent: empty predicate ModelWhereInput")
+
+// P returns a predicate for filtering models.
+// An error is returned if the input is empty or invalid.
+func (i *ModelWhereInput) P() (predicate.Model, error) {
+	var predicates []predicate.Model
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, model.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Model, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, model.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Model, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, model.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, model.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, model.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, model.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, model.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, model.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, model.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, model.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, model.IDLTE(*i.IDLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, model.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, model.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, model.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, model.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, model.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, model.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, model.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, model.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, model.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, model.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, model.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, model.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, model.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, model.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, model.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, model.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, model.KindNotIn(i.KindNotIn...))
+	}
+	if i.TrainingCorpus != nil {
+		predicates = append(predicates, model.TrainingCorpusEQ(*i.TrainingCorpus))
+	}
+	if i.TrainingCorpusNEQ != nil {
+		predicates = append(predicates, model.TrainingCorpusNEQ(*i.TrainingCorpusNEQ))
+	}
+	if len(i.TrainingCorpusIn) > 0 {
+		predicates = append(predicates, model.TrainingCorpusIn(i.TrainingCorpusIn...))
+	}
+	if len(i.TrainingCorpusNotIn) > 0 {
+		predicates = append(predicates, model.TrainingCorpusNotIn(i.TrainingCorpusNotIn...))
+	}
+	if i.TrainingCorpusGT != nil {
+		predicates = append(predicates, model.TrainingCorpusGT(*i.TrainingCorpusGT))
+	}
+	if i.TrainingCorpusGTE != nil {
+		predicates = append(predicates, model.TrainingCorpusGTE(*i.TrainingCorpusGTE))
+	}
+	if i.TrainingCorpusLT != nil {
+		predicates = append(predicates, model.TrainingCorpusLT(*i.TrainingCorpusLT))
+	}
+	if i.TrainingCorpusLTE != nil {
+		predicates = append(predicates, model.TrainingCorpusLTE(*i.TrainingCorpusLTE))
+	}
+	if i.TrainingCorpusContains != nil {
+		predicates = append(predicates, model.TrainingCorpusContains(*i.TrainingCorpusContains))
+	}
+	if i.TrainingCorpusHasPrefix != nil {
+		predicates = append(predicates, model.TrainingCorpusHasPrefix(*i.TrainingCorpusHasPrefix))
+	}
+	if i.TrainingCorpusHasSuffix != nil {
+		predicates = append(predicates, model.TrainingCorpusHasSuffix(*i.TrainingCorpusHasSuffix))
+	}
+	if i.TrainingCorpusEqualFold != nil {
+		predicates = append(predicates, model.TrainingCorpusEqualFold(*i.TrainingCorpusEqualFold))
+	}
+	if i.TrainingCorpusContainsFold != nil {
+		predicates = append(predicates, model.TrainingCorpusContainsFold(*i.TrainingCorpusContainsFold))
+	}
+	if i.TrainingSplit != nil {
+		predicates = append(predicates, model.TrainingSplitEQ(*i.TrainingSplit))
+	}
+	if i.TrainingSplitNEQ != nil {
+		predicates = append(predicates, model.TrainingSplitNEQ(*i.TrainingSplitNEQ))
+	}
+	if len(i.TrainingSplitIn) > 0 {
+		predicates = append(predicates, model.TrainingSplitIn(i.TrainingSplitIn...))
+	}
+	if len(i.TrainingSplitNotIn) > 0 {
+		predicates = append(predicates, model.TrainingSplitNotIn(i.TrainingSplitNotIn...))
+	}
+	if i.TrainingSplitGT != nil {
+		predicates = append(predicates, model.TrainingSplitGT(*i.TrainingSplitGT))
+	}
+	if i.TrainingSplitGTE != nil {
+		predicates = append(predicates, model.TrainingSplitGTE(*i.TrainingSplitGTE))
+	}
+	if i.TrainingSplitLT != nil {
+		predicates = append(predicates, model.TrainingSplitLT(*i.TrainingSplitLT))
+	}
+	if i.TrainingSplitLTE != nil {
+		predicates = append(predicates, model.TrainingSplitLTE(*i.TrainingSplitLTE))
+	}
+	if i.TrainingSplitContains != nil {
+		predicates = append(predicates, model.TrainingSplitContains(*i.TrainingSplitContains))
+	}
+	if i.TrainingSplitHasPrefix != nil {
+		predicates = append(predicates, model.TrainingSplitHasPrefix(*i.TrainingSplitHasPrefix))
+	}
+	if i.TrainingSplitHasSuffix != nil {
+		predicates = append(predicates, model.TrainingSplitHasSuffix(*i.TrainingSplitHasSuffix))
+	}
+	if i.TrainingSplitEqualFold != nil {
+		predicates = append(predicates, model.TrainingSplitEqualFold(*i.TrainingSplitEqualFold))
+	}
+	if i.TrainingSplitContainsFold != nil {
+		predicates = append(predicates, model.TrainingSplitContainsFold(*i.TrainingSplitContainsFold))
+	}
+	if i.TrainingSet != nil {
+		predicates = append(predicates, model.TrainingSetEQ(*i.TrainingSet))
+	}
+	if i.TrainingSetNEQ != nil {
+		predicates = append(predicates, model.TrainingSetNEQ(*i.TrainingSetNEQ))
+	}
+	if len(i.TrainingSetIn) > 0 {
+		predicates = append(predicates, model.TrainingSetIn(i.TrainingSetIn...))
+	}
+	if len(i.TrainingSetNotIn) > 0 {
+		predicates = append(predicates, model.TrainingSetNotIn(i.TrainingSetNotIn...))
+	}
+	if i.TrainingSetGT != nil {
+		predicates = append(predicates, model.TrainingSetGT(*i.TrainingSetGT))
+	}
+	if i.TrainingSetGTE != nil {
+		predicates = append(predicates, model.TrainingSetGTE(*i.TrainingSetGTE))
+	}
+	if i.TrainingSetLT != nil {
+		predicates = append(predicates, model.TrainingSetLT(*i.TrainingSetLT))
+	}
+	if i.TrainingSetLTE != nil {
+		predicates = append(predicates, model.TrainingSetLTE(*i.TrainingSetLTE))
+	}
+	if i.TrainingSetContains != nil {
+		predicates = append(predicates, model.TrainingSetContains(*i.TrainingSetContains))
+	}
+	if i.TrainingSetHasPrefix != nil {
+		predicates = append(predicates, model.TrainingSetHasPrefix(*i.TrainingSetHasPrefix))
+	}
+	if i.TrainingSetHasSuffix != nil {
+		predicates = append(predicates, model.TrainingSetHasSuffix(*i.TrainingSetHasSuffix))
+	}
+	if i.TrainingSetEqualFold != nil {
+		predicates = append(predicates, model.TrainingSetEqualFold(*i.TrainingSetEqualFold))
+	}
+	if i.TrainingSetContainsFold != nil {
+		predicates = append(predicates, model.TrainingSetContainsFold(*i.TrainingSetContainsFold))
+	}
+	if i.Hash != nil {
+		predicates = append(predicates, model.HashEQ(*i.Hash))
+	}
+	if i.HashNEQ != nil {
+		predicates = append(predicates, model.HashNEQ(*i.HashNEQ))
+	}
+	if len(i.HashIn) > 0 {
+		predicates = append(predicates, model.HashIn(i.HashIn...))
+	}
+	if len(i.HashNotIn) > 0 {
+		predicates = append(predicates, model.HashNotIn(i.HashNotIn...))
+	}
+	if i.HashGT != nil {
+		predicates = append(predicates, model.HashGT(*i.HashGT))
+	}
+	if i.HashGTE != nil {
+		predicates = append(predicates, model.HashGTE(*i.HashGTE))
+	}
+	if i.HashLT != nil {
+		predicates = append(predicates, model.HashLT(*i.HashLT))
+	}
+	if i.HashLTE != nil {
+		predicates = append(predicates, model.HashLTE(*i.HashLTE))
+	}
+	if i.HashContains != nil {
+		predicates = append(predicates, model.HashContains(*i.HashContains))
+	}
+	if i.HashHasPrefix != nil {
+		predicates = append(predicates, model.HashHasPrefix(*i.HashHasPrefix))
+	}
+	if i.HashHasSuffix != nil {
+		predicates = append(predicates, model.HashHasSuffix(*i.HashHasSuffix))
+	}
+	if i.HashEqualFold != nil {
+		predicates = append(predicates, model.HashEqualFold(*i.HashEqualFold))
+	}
+	if i.HashContainsFold != nil {
+		predicates = append(predicates, model.HashContainsFold(*i.HashContainsFold))
+	}
+	if i.Format != nil {
+		predicates = append(predicates, model.FormatEQ(*i.Format))
+	}
+	if i.FormatNEQ != nil {
+		predicates = append(predicates, model.FormatNEQ(*i.FormatNEQ))
+	}
+	if len(i.FormatIn) > 0 {
+		predicates = append(predicates, model.FormatIn(i.FormatIn...))
+	}
+	if len(i.FormatNotIn) > 0 {
+		predicates = append(predicates, model.FormatNotIn(i.FormatNotIn...))
+	}
+	if i.FormatGT != nil {
+		predicates = append(predicates, model.FormatGT(*i.FormatGT))
+	}
+	if i.FormatGTE != nil {
+		predicates = append(predicates, model.FormatGTE(*i.FormatGTE))
+	}
+	if i.FormatLT != nil {
+		predicates = append(predicates, model.FormatLT(*i.FormatLT))
+	}
+	if i.FormatLTE != nil {
+		predicates = append(predicates, model.FormatLTE(*i.FormatLTE))
+	}
+	if i.FormatContains != nil {
+		predicates = append(predicates, model.FormatContains(*i.FormatContains))
+	}
+	if i.FormatHasPrefix != nil {
+		predicates = append(predicates, model.FormatHasPrefix(*i.FormatHasPrefix))
+	}
+	if i.FormatHasSuffix != nil {
+		predicates = append(predicates, model.FormatHasSuffix(*i.FormatHasSuffix))
+	}
+	if i.FormatEqualFold != nil {
+		predicates = append(predicates, model.FormatEqualFold(*i.FormatEqualFold))
+	}
+	if i.FormatContainsFold != nil {
+		predicates = append(predicates, model.FormatContainsFold(*i.FormatContainsFold))
+	}
+	if i.Endpoint != nil {
+		predicates = append(predicates, model.EndpointEQ(*i.Endpoint))
+	}
+	if i.EndpointNEQ != nil {
+		predicates = append(predicates, model.EndpointNEQ(*i.EndpointNEQ))
+	}
+	if len(i.EndpointIn) > 0 {
+		predicates = append(predicates, model.EndpointIn(i.EndpointIn...))
+	}
+	if len(i.EndpointNotIn) > 0 {
+		predicates = append(predicates, model.EndpointNotIn(i.EndpointNotIn...))
+	}
+	if i.EndpointGT != nil {
+		predicates = append(predicates, model.EndpointGT(*i.EndpointGT))
+	}
+	if i.EndpointGTE != nil {
+		predicates = append(predicates, model.EndpointGTE(*i.EndpointGTE))
+	}
+	if i.EndpointLT != nil {
+		predicates = append(predicates, model.EndpointLT(*i.EndpointLT))
+	}
+	if i.EndpointLTE != nil {
+		predicates = append(predicates, model.EndpointLTE(*i.EndpointLTE))
+	}
+	if i.EndpointContains != nil {
+		predicates = append(predicates, model.EndpointContains(*i.EndpointContains))
+	}
+	if i.EndpointHasPrefix != nil {
+		predicates = append(predicates, model.EndpointHasPrefix(*i.EndpointHasPrefix))
+	}
+	if i.EndpointHasSuffix != nil {
+		predicates = append(predicates, model.EndpointHasSuffix(*i.EndpointHasSuffix))
+	}
+	if i.EndpointEqualFold != nil {
+		predicates = append(predicates, model.EndpointEqualFold(*i.EndpointEqualFold))
+	}
+	if i.EndpointContainsFold != nil {
+		predicates = append(predicates, model.EndpointContainsFold(*i.EndpointContainsFold))
+	}
+	if i.JobID != nil {
+		predicates = append(predicates, model.JobIDEQ(*i.JobID))
+	}
+	if i.JobIDNEQ != nil {
+		predicates = append(predicates, model.JobIDNEQ(*i.JobIDNEQ))
+	}
+	if len(i.JobIDIn) > 0 {
+		predicates = append(predicates, model.JobIDIn(i.JobIDIn...))
+	}
+	if len(i.JobIDNotIn) > 0 {
+		predicates = append(predicates, model.JobIDNotIn(i.JobIDNotIn...))
+	}
+	if i.JobIDGT != nil {
+		predicates = append(predicates, model.JobIDGT(*i.JobIDGT))
+	}
+	if i.JobIDGTE != nil {
+		predicates = append(predicates, model.JobIDGTE(*i.JobIDGTE))
+	}
+	if i.JobIDLT != nil {
+		predicates = append(predicates, model.JobIDLT(*i.JobIDLT))
+	}
+	if i.JobIDLTE != nil {
+		predicates = append(predicates, model.JobIDLTE(*i.JobIDLTE))
+	}
+	if i.JobIDIsNil {
+		predicates = append(predicates, model.JobIDIsNil())
+	}
+	if i.JobIDNotNil {
+		predicates = append(predicates, model.JobIDNotNil())
+	}
+	if i.CreatedBy != nil {
+		predicates = append(predicates, model.CreatedByEQ(*i.CreatedBy))
+	}
+	if i.CreatedByNEQ != nil {
+		predicates = append(predicates, model.CreatedByNEQ(*i.CreatedByNEQ))
+	}
+	if len(i.CreatedByIn) > 0 {
+		predicates = append(predicates, model.CreatedByIn(i.CreatedByIn...))
+	}
+	if len(i.CreatedByNotIn) > 0 {
+		predicates = append(predicates, model.CreatedByNotIn(i.CreatedByNotIn...))
+	}
+	if i.CreatedByGT != nil {
+		predicates = append(predicates, model.CreatedByGT(*i.CreatedByGT))
+	}
+	if i.CreatedByGTE != nil {
+		predicates = append(predicates, model.CreatedByGTE(*i.CreatedByGTE))
+	}
+	if i.CreatedByLT != nil {
+		predicates = append(predicates, model.CreatedByLT(*i.CreatedByLT))
+	}
+	if i.CreatedByLTE != nil {
+		predicates = append(predicates, model.CreatedByLTE(*i.CreatedByLTE))
+	}
+	if i.CreatedByContains != nil {
+		predicates = append(predicates, model.CreatedByContains(*i.CreatedByContains))
+	}
+	if i.CreatedByHasPrefix != nil {
+		predicates = append(predicates, model.CreatedByHasPrefix(*i.CreatedByHasPrefix))
+	}
+	if i.CreatedByHasSuffix != nil {
+		predicates = append(predicates, model.CreatedByHasSuffix(*i.CreatedByHasSuffix))
+	}
+	if i.CreatedByEqualFold != nil {
+		predicates = append(predicates, model.CreatedByEqualFold(*i.CreatedByEqualFold))
+	}
+	if i.CreatedByContainsFold != nil {
+		predicates = append(predicates, model.CreatedByContainsFold(*i.CreatedByContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, model.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, model.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, model.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, model.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, model.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, model.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, model.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, model.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyModelWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return model.And(predicates...), nil
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
@@ -152,6 +153,44 @@ func init() {
 	jobDescCreatedAt := jobFields[13].Descriptor()
 	// job.DefaultCreatedAt holds the default value on creation for the created_at field.
 	job.DefaultCreatedAt = jobDescCreatedAt.Default.(func() time.Time)
+	modelFields := schema.Model{}.Fields()
+	_ = modelFields
+	// modelDescName is the schema descriptor for name field.
+	modelDescName := modelFields[0].Descriptor()
+	// model.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	model.NameValidator = modelDescName.Validators[0].(func(string) error)
+	// modelDescTrainingCorpus is the schema descriptor for training_corpus field.
+	modelDescTrainingCorpus := modelFields[4].Descriptor()
+	// model.DefaultTrainingCorpus holds the default value on creation for the training_corpus field.
+	model.DefaultTrainingCorpus = modelDescTrainingCorpus.Default.(string)
+	// modelDescTrainingSplit is the schema descriptor for training_split field.
+	modelDescTrainingSplit := modelFields[5].Descriptor()
+	// model.DefaultTrainingSplit holds the default value on creation for the training_split field.
+	model.DefaultTrainingSplit = modelDescTrainingSplit.Default.(string)
+	// modelDescTrainingSet is the schema descriptor for training_set field.
+	modelDescTrainingSet := modelFields[6].Descriptor()
+	// model.DefaultTrainingSet holds the default value on creation for the training_set field.
+	model.DefaultTrainingSet = modelDescTrainingSet.Default.(string)
+	// modelDescHash is the schema descriptor for hash field.
+	modelDescHash := modelFields[8].Descriptor()
+	// model.DefaultHash holds the default value on creation for the hash field.
+	model.DefaultHash = modelDescHash.Default.(string)
+	// modelDescFormat is the schema descriptor for format field.
+	modelDescFormat := modelFields[9].Descriptor()
+	// model.DefaultFormat holds the default value on creation for the format field.
+	model.DefaultFormat = modelDescFormat.Default.(string)
+	// modelDescEndpoint is the schema descriptor for endpoint field.
+	modelDescEndpoint := modelFields[11].Descriptor()
+	// model.DefaultEndpoint holds the default value on creation for the endpoint field.
+	model.DefaultEndpoint = modelDescEndpoint.Default.(string)
+	// modelDescCreatedBy is the schema descriptor for created_by field.
+	modelDescCreatedBy := modelFields[13].Descriptor()
+	// model.DefaultCreatedBy holds the default value on creation for the created_by field.
+	model.DefaultCreatedBy = modelDescCreatedBy.Default.(string)
+	// modelDescCreatedAt is the schema descriptor for created_at field.
+	modelDescCreatedAt := modelFields[14].Descriptor()
+	// model.DefaultCreatedAt holds the default value on creation for the created_at field.
+	model.DefaultCreatedAt = modelDescCreatedAt.Default.(func() time.Time)
 	patientFields := schema.Patient{}.Fields()
 	_ = patientFields
 	// patientDescExternalID is the schema descriptor for external_id field.

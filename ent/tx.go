@@ -28,6 +28,8 @@ type Tx struct {
 	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
 	Job *JobClient
+	// Model is the client for interacting with the Model builders.
+	Model *ModelClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
 	// Span is the client for interacting with the Span builders.
@@ -172,6 +174,7 @@ func (tx *Tx) init() {
 	tx.Document = NewDocumentClient(tx.config)
 	tx.Evaluation = NewEvaluationClient(tx.config)
 	tx.Job = NewJobClient(tx.config)
+	tx.Model = NewModelClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)

@@ -18,6 +18,8 @@ func Handlers() map[string]Handler {
 		"export":       export,
 		"evaluate":     evaluateSets,
 		"resynthesize": resynthesize,
+		"train":        train,
+		"tag":          tag,
 	}
 }
 

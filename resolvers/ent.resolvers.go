@@ -43,6 +43,11 @@ func (r *queryResolver) Jobs(ctx context.Context, after *entgql.Cursor[int], fir
 	return r.client.Job.Query().Paginate(ctx, after, first, before, last, ent.WithJobOrder(orderBy), ent.WithJobFilter(where.Filter))
 }
 
+// Models is the resolver for the models field.
+func (r *queryResolver) Models(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ModelOrder, where *ent.ModelWhereInput) (*ent.ModelConnection, error) {
+	return r.client.Model.Query().Paginate(ctx, after, first, before, last, ent.WithModelOrder(orderBy), ent.WithModelFilter(where.Filter))
+}
+
 // Patients is the resolver for the patients field.
 func (r *queryResolver) Patients(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) (*ent.PatientConnection, error) {
 	return r.client.Patient.Query().Paginate(ctx, after, first, before, last, ent.WithPatientOrder(orderBy), ent.WithPatientFilter(where.Filter))

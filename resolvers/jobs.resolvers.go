@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
@@ -49,6 +50,44 @@ func (r *mutationResolver) StartEvaluation(ctx context.Context, input model.Eval
 		Corpus: input.Corpus, Gold: input.Gold, System: input.System, Metric: input.Metric,
 		PaperHIPAA: input.PaperHipaa, HIPAAOnly: input.HipaaOnly,
 	}, caller(ctx), nil)
+}
+
+// StartTraining is the resolver for the startTraining field.
+func (r *mutationResolver) StartTraining(ctx context.Context, input model.TrainingInput) (*ent.Job, error) {
+	return r.jobs.Enqueue(ctx, "train", jobs.TrainParams{Corpus: input.Corpus, Split: input.Split, Set: input.Set,
+		Model: input.Model, Config: input.Config}, caller(ctx), nil)
+}
+
+// StartTagging is the resolver for the startTagging field.
+func (r *mutationResolver) StartTagging(ctx context.Context, input model.TaggingInput) (*ent.Job, error) {
+	p := jobs.TagParams{Model: input.Model, Corpus: input.Corpus}
+	if input.Split != nil {
+		p.Split = *input.Split
+	}
+	if input.Set != nil {
+		p.Set = *input.Set
+	}
+	if input.RecallBias != nil {
+		p.RecallBias = map[string]float64{}
+		for k, v := range input.RecallBias {
+			f, ok := v.(float64)
+			if !ok {
+				if n, isInt := v.(int64); isInt {
+					f, ok = float64(n), true
+				}
+			}
+			if !ok {
+				return nil, apperr.New(apperr.Invalid, "recallBias[%s] must be a number", k)
+			}
+			p.RecallBias[k] = f
+		}
+	}
+	return r.jobs.Enqueue(ctx, "tag", p, caller(ctx), nil)
+}
+
+// RegisterExternalModel is the resolver for the registerExternalModel field.
+func (r *mutationResolver) RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error) {
+	return r.store.RegisterExternalModel(ctx, name, endpoint, labels, caller(ctx))
 }
 
 // StartResynthesis is the resolver for the startResynthesis field.

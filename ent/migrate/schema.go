@@ -221,6 +221,31 @@ var (
 			},
 		},
 	}
+	// ModelsColumns holds the columns for the "models" table.
+	ModelsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString, Unique: true},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"crf", "external"}, Default: "crf"},
+		{Name: "labels", Type: field.TypeJSON, Nullable: true},
+		{Name: "config", Type: field.TypeJSON, Nullable: true},
+		{Name: "training_corpus", Type: field.TypeString, Default: ""},
+		{Name: "training_split", Type: field.TypeString, Default: ""},
+		{Name: "training_set", Type: field.TypeString, Default: ""},
+		{Name: "metrics", Type: field.TypeJSON, Nullable: true},
+		{Name: "hash", Type: field.TypeString, Default: ""},
+		{Name: "format", Type: field.TypeString, Default: ""},
+		{Name: "artifact", Type: field.TypeBytes, Nullable: true},
+		{Name: "endpoint", Type: field.TypeString, Default: ""},
+		{Name: "job_id", Type: field.TypeInt, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ModelsTable holds the schema information for the "models" table.
+	ModelsTable = &schema.Table{
+		Name:       "models",
+		Columns:    ModelsColumns,
+		PrimaryKey: []*schema.Column{ModelsColumns[0]},
+	}
 	// PatientsColumns holds the columns for the "patients" table.
 	PatientsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -338,6 +363,7 @@ var (
 		DocumentsTable,
 		EvaluationsTable,
 		JobsTable,
+		ModelsTable,
 		PatientsTable,
 		SpansTable,
 		SurrogateMappingsTable,
@@ -370,6 +396,9 @@ func init() {
 	}
 	JobsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(21474836480),
+	}
+	ModelsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(42949672960),
 	}
 	PatientsTable.ForeignKeys[0].RefTable = CorporaTable
 	PatientsTable.Annotation = &entsql.Annotation{

@@ -27,6 +27,9 @@ type Evaluation func(*sql.Selector)
 // Job is the predicate function for job builders.
 type Job func(*sql.Selector)
 
+// Model is the predicate function for model builders.
+type Model func(*sql.Selector)
+
 // Patient is the predicate function for patient builders.
 type Patient func(*sql.Selector)
 

@@ -104,6 +104,27 @@ type TagSetInfo struct {
 	Categories []*TagCategory `json:"categories"`
 }
 
+type TaggingInput struct {
+	Model  string `json:"model"`
+	Corpus string `json:"corpus"`
+	// Only this split; every document when null.
+	Split *string `json:"split,omitempty"`
+	// The system annotation set to write; "system-MODEL" when null.
+	Set *string `json:"set,omitempty"`
+	// Added to a type's B-/I- scores at decoding (MIST's recall knob); "*" for every type.
+	RecallBias map[string]any `json:"recallBias,omitempty"`
+}
+
+type TrainingInput struct {
+	Corpus string `json:"corpus"`
+	// Split to train on; "all" for every document.
+	Split string `json:"split"`
+	Set   string `json:"set"`
+	Model string `json:"model"`
+	// Tagger configuration over the defaults (features, training, post, recall_bias).
+	Config map[string]any `json:"config,omitempty"`
+}
+
 type StatDimension string
 
 const (

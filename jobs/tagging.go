@@ -1,0 +1,317 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/model"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/tagger"
+	"deidcorpus/store"
+	"deidcorpus/version"
+)
+
+// TrainParams are a training job's parameters.
+type TrainParams struct {
+	Corpus string         `json:"corpus"`
+	Split  string         `json:"split,omitempty"` // default train; "all" for every split
+	Set    string         `json:"set,omitempty"`   // default gold
+	Model  string         `json:"model"`
+	Config map[string]any `json:"config,omitempty"` // over tagger.DefaultConfig
+}
+
+// train fits the built-in hybrid tagger on a corpus split and stores it.
+func train(ctx context.Context, run *Run) (Result, error) {
+	var p TrainParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	if p.Model == "" {
+		return nil, apperr.New(apperr.Invalid, "a model name is required")
+	}
+	if p.Set == "" {
+		p.Set = "gold"
+	}
+	split := p.Split
+	switch split {
+	case "":
+		split, p.Split = "train", "train"
+	case "all":
+		split = ""
+	}
+	cfg, err := tagger.ReadConfig(bytes.NewReader(mustJSON(p.Config)))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	c, err := run.Store.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	run.Progress(0, 1, "loading "+p.Corpus)
+	docs, err := run.Store.LoadSplit(ctx, c, p.Set, split)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", p.Corpus, p.Split)
+	}
+	start := time.Now()
+	m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
+		msg := pr.Stage
+		if pr.Stage == "train" {
+			msg = fmt.Sprintf("training: iteration %d, loss %.1f", pr.Done, pr.Loss)
+		}
+		run.Progress(pr.Done, pr.Total, msg)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	var buf bytes.Buffer
+	if err := m.Save(&buf); err != nil {
+		return nil, err
+	}
+	types := make([]string, len(m.Types))
+	for i, t := range m.Types {
+		types[i] = t.Type
+	}
+	metrics := map[string]any{
+		"documents": m.Meta.Documents, "tokens": m.Meta.Tokens, "spans": m.Meta.Spans,
+		"attributes": m.Meta.Attributes, "features": m.Meta.Features, "iterations": m.Meta.Iterations,
+		"loss": m.Meta.Loss, "seconds": time.Since(start).Seconds(), "codeVersion": version.String(),
+	}
+	saved, err := run.Store.SaveModel(ctx, run.Job.ID, p.Model, func(mc *ent.ModelCreate) *ent.ModelCreate {
+		return mc.SetKind(model.KindCrf).SetLabels(types).SetConfig(toJSONObject(cfg)).
+			SetTrainingCorpus(p.Corpus).SetTrainingSplit(p.Split).SetTrainingSet(p.Set).
+			SetMetrics(metrics).SetHash(m.Hash()).
+			SetArtifact(buf.Bytes()).SetCreatedBy(run.Job.CreatedBy)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return Result{"model": saved.ID, "modelName": saved.Name, "hash": saved.Hash, "metrics": metrics}, nil
+}
+
+// TagParams are a tagging job's parameters.
+type TagParams struct {
+	Model  string `json:"model"`
+	Corpus string `json:"corpus"`
+	Split  string `json:"split,omitempty"` // "" for every document
+	// Set names the system annotation set written; default "system-" + model.
+	Set        string             `json:"set,omitempty"`
+	RecallBias map[string]float64 `json:"recallBias,omitempty"`
+	// Gold, when the corpus has it, is scored against; default "gold".
+	Gold string `json:"gold,omitempty"`
+}
+
+// tagBatch is how many documents (whole patients at a time) are tagged
+// between progress reports and cancellation checks.
+const tagBatch = 200
+
+// tag runs a model over a corpus (or one split of it), writes its output as a
+// system annotation set and, where the corpus has gold spans, evaluates it.
+func tag(ctx context.Context, run *Run) (Result, error) {
+	var p TagParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	if p.Set == "" {
+		p.Set = "system-" + p.Model
+	}
+	if p.Gold == "" {
+		p.Gold = "gold"
+	}
+	st := run.Store
+	mrow, err := st.ModelByName(ctx, p.Model)
+	if err != nil {
+		return nil, err
+	}
+	c, err := st.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := st.LoadSplit(ctx, c, "", p.Split)
+	if err != nil {
+		return nil, err
+	}
+	tagFn, err := modelTagger(mrow, p.RecallBias)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pipeline.Document, 0, len(docs))
+	for _, batch := range patientBatches(docs, tagBatch) {
+		run.Progress(len(out), len(docs), fmt.Sprintf("tagging with %s", p.Model))
+		tagged, err := tagFn(ctx, batch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		out = append(out, tagged...)
+	}
+	run.Progress(len(out), len(docs), "saving")
+	prov := map[string]any{"source": "tagging", "model": p.Model, "modelHash": mrow.Hash, "job": run.Job.ID,
+		"split": p.Split, "recallBias": p.RecallBias, "codeVersion": version.String()}
+	set, err := st.SaveAnnotations(ctx, c, p.Set, "system", prov, run.Job.ID, out)
+	if err != nil {
+		return nil, err
+	}
+	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": len(out)}
+	gold, err := st.LoadSplit(ctx, c, p.Gold, p.Split)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return res, nil // no gold to score against
+	}
+	if err != nil {
+		return nil, err
+	}
+	report, err := evaluate.Evaluate(gold, out, evaluate.Options{})
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: c.ID, Gold: p.Gold, System: p.Set,
+		JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
+	if err != nil {
+		return nil, err
+	}
+	res["evaluation"], res["precision"], res["recall"], res["f1"] = ev.ID, ev.Precision, ev.Recall, ev.F1
+	return res, nil
+}
+
+// modelTagger returns the tagging function of a stored model.
+func modelTagger(m *ent.Model, bias map[string]float64) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), error) {
+	switch m.Kind {
+	case model.KindExternal:
+		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+			return tagExternal(ctx, m.Endpoint, docs)
+		}, nil
+	default:
+		tm, err := tagger.Load(bytes.NewReader(m.Artifact))
+		if err != nil {
+			return nil, apperr.New(apperr.Internal, "model %s: %v", m.Name, err)
+		}
+		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+			return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
+		}, nil
+	}
+}
+
+// patientBatches cuts documents into batches of about n, never splitting a
+// patient: propagation of trusted terms needs all of a patient's records.
+func patientBatches(docs []pipeline.Document, n int) [][]pipeline.Document {
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].Patient < docs[j].Patient })
+	var out [][]pipeline.Document
+	start := 0
+	for i := 1; i <= len(docs); i++ {
+		if i == len(docs) || (i-start >= n && docs[i].Patient != docs[i-1].Patient) {
+			out = append(out, docs[start:i])
+			start = i
+		}
+	}
+	return out
+}
+
+// ExternalRequest and ExternalResponse are the protocol of external taggers:
+// deidcorpus POSTs the documents as JSON to the model's endpoint and reads
+// back spans, offsets in Unicode code points, end exclusive. Documents of one
+// patient are always sent in the same request.
+type ExternalRequest struct {
+	Documents []ExternalDocument `json:"documents"`
+}
+
+// ExternalDocument is one note sent to an external tagger.
+type ExternalDocument struct {
+	ID      string `json:"id"`
+	Patient string `json:"patient"`
+	Text    string `json:"text"`
+}
+
+// ExternalResponse is what an external tagger answers.
+type ExternalResponse struct {
+	Documents []struct {
+		ID    string `json:"id"`
+		Spans []struct {
+			Start int    `json:"start"`
+			End   int    `json:"end"`
+			Label string `json:"label"`
+		} `json:"spans"`
+	} `json:"documents"`
+}
+
+func tagExternal(ctx context.Context, endpoint string, docs []pipeline.Document) ([]pipeline.Document, error) {
+	req := ExternalRequest{Documents: make([]ExternalDocument, len(docs))}
+	for i, d := range docs {
+		req.Documents[i] = ExternalDocument{ID: d.ID, Patient: d.Patient, Text: d.Text}
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, apperr.New(apperr.Invalid, "external tagger %s: %v", endpoint, err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return nil, fmt.Errorf("external tagger %s: %w", endpoint, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("external tagger %s answered %s", endpoint, resp.Status)
+	}
+	var out ExternalResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, apperr.New(apperr.Invalid, "external tagger %s: bad response: %v", endpoint, err)
+	}
+	byID := make(map[string]int, len(docs))
+	for i, d := range docs {
+		byID[d.ID] = i
+	}
+	tagged := make([]pipeline.Document, len(docs))
+	for i, d := range docs {
+		tagged[i] = d
+		tagged[i].Spans = nil
+	}
+	for _, od := range out.Documents {
+		i, ok := byID[od.ID]
+		if !ok {
+			return nil, apperr.New(apperr.Invalid, "external tagger %s returned unknown document %q", endpoint, od.ID)
+		}
+		for _, s := range od.Spans {
+			tagged[i].Spans = append(tagged[i].Spans, pipeline.Span{Start: s.Start, End: s.End, Category: s.Label, Type: s.Label})
+		}
+	}
+	for i := range tagged {
+		d := &tagged[i]
+		if err := d.Validate(true); err != nil {
+			return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: %v", endpoint, d.ID, err)
+		}
+		d.FillText()
+		d.SortSpans()
+	}
+	return tagged, nil
+}
+
+func mustJSON(v any) []byte {
+	if v == nil {
+		return []byte("{}")
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return []byte("{}")
+	}
+	return data
+}
+
+func toJSONObject(v any) map[string]any {
+	m, _ := toMap(v)
+	return m
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"net/url"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/model"
+	"deidcorpus/pipeline"
+)
+
+// ModelByName returns the named model or a not_found error.
+func (s *Store) ModelByName(ctx context.Context, name string) (*ent.Model, error) {
+	m, err := s.Client.Model.Query().Where(model.Name(name)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no model named %q", name)
+	}
+	return m, err
+}
+
+// SaveModel stores a model made by a job, once: a retried job finds the model
+// its earlier attempt saved. create fills in the fields.
+func (s *Store) SaveModel(ctx context.Context, jobID int, name string, create func(*ent.ModelCreate) *ent.ModelCreate) (*ent.Model, error) {
+	if m, err := s.Client.Model.Query().Where(model.Name(name), model.JobID(jobID)).Only(ctx); err == nil {
+		return m, nil
+	}
+	m, err := create(s.Client.Model.Create().SetName(name).SetJobID(jobID)).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, apperr.New(apperr.Conflict, "a model named %q exists", name)
+	}
+	return m, err
+}
+
+// RegisterExternalModel records an external tagger reached at endpoint.
+func (s *Store) RegisterExternalModel(ctx context.Context, name, endpoint string, labels []string, by string) (*ent.Model, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, apperr.New(apperr.Invalid, "endpoint %q is not an http(s) URL", endpoint)
+	}
+	m, err := s.Client.Model.Create().SetName(name).SetKind(model.KindExternal).SetEndpoint(endpoint).
+		SetLabels(labels).SetCreatedBy(by).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, apperr.New(apperr.Conflict, "a model named %q exists", name)
+	}
+	return m, err
+}
+
+// LoadSplit is LoadDocuments restricted to one split ("" for all).
+func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split string) ([]pipeline.Document, error) {
+	docs, err := s.LoadDocuments(ctx, c, setName)
+	if err != nil || split == "" {
+		return docs, err
+	}
+	if _, err := normalizeSplit(split); err != nil {
+		return nil, err
+	}
+	out := docs[:0]
+	for _, d := range docs {
+		if d.Split == split || (split == string(document.SplitUnassigned) && d.Split == "") {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// SaveAnnotations writes a new annotation set over existing documents of a
+// corpus (matched by document id), in one transaction. A set of that name
+// made by the same job is returned as it is (a retried job); one made
+// otherwise is a conflict.
+func (s *Store) SaveAnnotations(ctx context.Context, c *ent.Corpus, setName, kind string, provenance map[string]any, jobID int, docs []pipeline.Document) (*ent.AnnotationSet, error) {
+	if set, err := s.Client.AnnotationSet.Query().Where(annotationset.CorpusID(c.ID), annotationset.Name(setName)).Only(ctx); err == nil {
+		if job, _ := set.Provenance["job"].(float64); jobID != 0 && int(job) == jobID {
+			return set, nil
+		}
+		return nil, apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, setName)
+	}
+	opt := ImportOptions{Corpus: c.Name, Set: setName, Kind: kind}
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	var out *ent.AnnotationSet
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		set, err := tx.AnnotationSet.Create().SetCorpusID(c.ID).SetName(setName).
+			SetKind(annotationset.Kind(kind)).SetProvenance(provenance).Save(ctx)
+		if err != nil {
+			return err
+		}
+		out = set
+		return writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, &ImportResult{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Client.AnnotationSet.Get(ctx, out.ID)
+}
