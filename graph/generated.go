@@ -274,6 +274,7 @@ type ComplexityRoot struct {
 		CancelJob             func(childComplexity int, id int) int
 		CreateCorpus          func(childComplexity int, name string, tagset string, description string) int
 		DeleteCorpus          func(childComplexity int, name string) int
+		DeriveCorpus          func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
@@ -320,6 +321,7 @@ type ComplexityRoot struct {
 		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		Formats            func(childComplexity int) int
 		Jobs               func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) int
+		Mappings           func(childComplexity int) int
 		Models             func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ModelOrder, where *ent.ModelWhereInput) int
 		Node               func(childComplexity int, id int) int
 		Nodes              func(childComplexity int, ids []int) int
@@ -406,6 +408,7 @@ type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string) (*ent.Corpus, error)
 	ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error)
 	ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error)
+	DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error)
 	DeleteCorpus(ctx context.Context, name string) (bool, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
@@ -431,6 +434,7 @@ type QueryResolver interface {
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
 	CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
 	TagSets(ctx context.Context) ([]*model.TagSetInfo, error)
+	Mappings(ctx context.Context) ([]string, error)
 	Formats(ctx context.Context) ([]*model.FormatInfo, error)
 }
 type SubscriptionResolver interface {
@@ -1425,6 +1429,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteCorpus(childComplexity, args["name"].(string)), true
+	case "Mutation.deriveCorpus":
+		if e.ComplexityRoot.Mutation.DeriveCorpus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deriveCorpus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeriveCorpus(childComplexity, args["corpus"].(string), args["out"].(string), args["mapping"].(*string), args["mappingText"].(*string), args["set"].(string)), true
 	case "Mutation.exportCorpus":
 		if e.ComplexityRoot.Mutation.ExportCorpus == nil {
 			break
@@ -1702,6 +1717,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Jobs(childComplexity, args["after"].(*entgql.Cursor[int]), args["first"].(*int), args["before"].(*entgql.Cursor[int]), args["last"].(*int), args["orderBy"].(*ent.JobOrder), args["where"].(*ent.JobWhereInput)), true
+	case "Query.mappings":
+		if e.ComplexityRoot.Query.Mappings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Mappings(childComplexity), true
 	case "Query.models":
 		if e.ComplexityRoot.Query.Models == nil {
 			break
@@ -3178,6 +3199,52 @@ func (ec *executionContext) field_Mutation_deleteCorpus_args(ctx context.Context
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deriveCorpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "out",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["out"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "mapping",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mapping"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "mappingText",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mappingText"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg4
 	return args, nil
 }
 
@@ -7939,6 +8006,50 @@ func (ec *executionContext) fieldContext_Mutation_exportCorpus(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_deriveCorpus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deriveCorpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeriveCorpus(ctx, fc.Args["corpus"].(string), fc.Args["out"].(string), fc.Args["mapping"].(*string), fc.Args["mappingText"].(*string), fc.Args["set"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportResult) graphql.Marshaler {
+			return ec.marshalNImportResult2ᚖdeidcorpusᚋgraphᚋmodelᚐImportResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deriveCorpus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deriveCorpus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deleteCorpus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9316,6 +9427,29 @@ func (ec *executionContext) fieldContext_Query_tagSets(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Query_mappings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Mappings(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mappings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_formats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -20217,6 +20351,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "deriveCorpus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deriveCorpus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deleteCorpus":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteCorpus(ctx, field)
@@ -20885,6 +21026,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_tagSets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "mappings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_mappings(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

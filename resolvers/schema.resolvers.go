@@ -16,6 +16,7 @@ import (
 	"deidcorpus/store"
 	"io"
 	"net/url"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -82,6 +83,32 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 		URL:      "/download/corpora/" + url.PathEscape(corpus) + "?" + q.Encode(),
 		Filename: corpus + "-" + set + "-" + format + ".zip",
 	}, nil
+}
+
+// DeriveCorpus is the resolver for the deriveCorpus field.
+func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error) {
+	var m *phi.Mapping
+	var err error
+	switch {
+	case mapping != nil && mappingText == nil:
+		// Only built-in names: a path would read files on the server.
+		if !slices.Contains(phi.BuiltinMappings(), *mapping) {
+			return nil, apperr.New(apperr.Invalid, "no built-in mapping %q (known: %v); send a file's text as mappingText", *mapping, phi.BuiltinMappings())
+		}
+		m, err = phi.LoadMapping(*mapping)
+	case mappingText != nil && mapping == nil:
+		m, err = phi.ParseMapping("uploaded", []byte(*mappingText))
+	default:
+		return nil, apperr.New(apperr.Invalid, "give exactly one of mapping and mappingText")
+	}
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	res, err := r.store.Derive(ctx, corpus, set, m, out)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans}, nil
 }
 
 // DeleteCorpus is the resolver for the deleteCorpus field.
@@ -158,6 +185,11 @@ func (r *queryResolver) TagSets(ctx context.Context) ([]*model.TagSetInfo, error
 		out = append(out, info)
 	}
 	return out, nil
+}
+
+// Mappings is the resolver for the mappings field.
+func (r *queryResolver) Mappings(ctx context.Context) ([]string, error) {
+	return phi.BuiltinMappings(), nil
 }
 
 // Formats is the resolver for the formats field.

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/phi"
+)
+
+func init() {
+	register("derive", "make a corpus with labels rewritten by a tag-set mapping", runDerive)
+}
+
+func runDerive(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "derive", "--corpus A --mapping NAME|FILE --out B [--set gold]")
+	db := dbFlag(fs, e)
+	corpus := fs.String("corpus", "", "source corpus (required)")
+	mapping := fs.String("mapping", "", fmt.Sprintf("a built-in mapping (%s) or a mapping file (required)", strings.Join(phi.BuiltinMappings(), ", ")))
+	out := fs.String("out", "", "corpus to create (required)")
+	set := fs.String("set", "gold", "annotation set to map")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *corpus == "" || *mapping == "" || *out == "" {
+		fs.Usage()
+		return apperr.New(apperr.Invalid, "--corpus, --mapping and --out are required")
+	}
+	m, err := phi.LoadMapping(*mapping)
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := st.Derive(ctx, *corpus, *set, m, *out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %d documents, %d spans\n", *out, *corpus, m, res.Documents, res.Spans)
+	return nil
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
+)
+
+// Derive makes a new corpus from one annotation set of another, its labels
+// rewritten by a tag-set mapping (merging, renaming or dropping classes). The
+// new corpus's provenance names the source and the mapping with its hash.
+func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, out string) (*ImportResult, error) {
+	if out == "" || out == source {
+		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
+	}
+	if _, err := s.CorpusByName(ctx, out); err == nil {
+		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", out)
+	}
+	src, err := s.CorpusByName(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := s.LoadDocuments(ctx, src, set)
+	if err != nil {
+		return nil, err
+	}
+	mapped := make([]pipeline.Document, len(docs))
+	for i, d := range docs {
+		if mapped[i], err = m.Apply(d); err != nil {
+			return nil, apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
+		}
+	}
+	tagset := phi.Open
+	if _, ok := phi.Lookup(m.To); ok && m.To != "" {
+		tagset = m.To
+	}
+	res, err := s.ImportDocuments(ctx, ImportOptions{
+		Corpus: out, TagSet: tagset, Set: set,
+		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
+			"mapping": m.Name, "mappingHash": m.Hash},
+	}, mapped)
+	var ae *apperr.Error
+	if errors.As(err, &ae) && ae.Code == apperr.Invalid {
+		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
+	}
+	return res, err
+}

@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/apperr"
+	"deidcorpus/internal/shared"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestDeriveMEDDOCAN maps the native MEDDOCAN corpus to i2b2 2014 and checks
+// it against the i2b2 rendering of the same documents.
+func TestDeriveMEDDOCAN(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	native, err := formats.ReadPaths(shared.Path(t, "meddocan/corpus/dev/brat"))
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "native", Format: "brat", TagSet: "open"}, native)
+	require.NoError(t, err)
+	i2b2, err := formats.ReadPaths(shared.Path(t, "meddocan-i2b2/dev"))
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "reference", TagSet: "i2b2-2014"}, i2b2)
+	require.NoError(t, err)
+
+	m, err := phi.LoadMapping("meddocan-i2b2")
+	require.NoError(t, err)
+	res, err := st.Derive(ctx, "native", "gold", m, "derived")
+	require.NoError(t, err)
+	assert.Equal(t, 250, res.Documents)
+	assert.Equal(t, "i2b2-2014", res.Corpus.Tagset)
+	assert.Equal(t, "meddocan-i2b2", res.Corpus.Provenance["mapping"])
+	assert.Equal(t, m.Hash, res.Corpus.Provenance["mappingHash"])
+
+	by := []store.Dimension{store.ByCategory, store.ByType}
+	got, err := st.Statistics(ctx, "derived", "gold", by)
+	require.NoError(t, err)
+	want, err := st.Statistics(ctx, "reference", "gold", by)
+	require.NoError(t, err)
+	assert.Equal(t, want.Groups, got.Groups)
+	assert.Equal(t, want.Spans, got.Spans)
+
+	_, err = st.Derive(ctx, "native", "gold", m, "derived")
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+}
