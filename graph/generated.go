@@ -281,6 +281,7 @@ type ComplexityRoot struct {
 		RetryJob              func(childComplexity int, id int) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
 		StartExport           func(childComplexity int, corpus string, set string, format string) int
+		StartImport           func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		StartResynthesis      func(childComplexity int, input model.ResynthesisInput) int
 		StartTagging          func(childComplexity int, input model.TaggingInput) int
 		StartTraining         func(childComplexity int, input model.TrainingInput) int
@@ -407,6 +408,7 @@ type JobResolver interface {
 type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string) (*ent.Corpus, error)
 	ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error)
+	StartImport(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*ent.Job, error)
 	ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error)
 	DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error)
 	DeleteCorpus(ctx context.Context, name string) (bool, error)
@@ -1506,6 +1508,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartExport(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string)), true
+	case "Mutation.startImport":
+		if e.ComplexityRoot.Mutation.StartImport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startImport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartImport(childComplexity, args["input"].(model.ImportInput), args["files"].([]*graphql.Upload)), true
 	case "Mutation.startResynthesis":
 		if e.ComplexityRoot.Mutation.StartResynthesis == nil {
 			break
@@ -3385,6 +3398,28 @@ func (ec *executionContext) field_Mutation_startExport_args(ctx context.Context,
 		return nil, err
 	}
 	args["format"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startImport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ImportInput, error) {
+			return ec.unmarshalNImportInput2deidcorpusᚋgraphᚋmodelᚐImportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "files",
+		func(ctx context.Context, v any) ([]*graphql.Upload, error) {
+			return ec.unmarshalNUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["files"] = arg1
 	return args, nil
 }
 
@@ -7956,6 +7991,50 @@ func (ec *executionContext) fieldContext_Mutation_importDocuments(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_importDocuments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startImport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startImport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartImport(ctx, fc.Args["input"].(model.ImportInput), fc.Args["files"].([]*graphql.Upload))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startImport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startImport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20340,6 +20419,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "importDocuments":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_importDocuments(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startImport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startImport(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -15,6 +15,7 @@ import (
 func Handlers() map[string]Handler {
 	return map[string]Handler{
 		"ping":         ping,
+		"import":       importFiles,
 		"export":       export,
 		"evaluate":     evaluateSets,
 		"resynthesize": resynthesize,

@@ -129,21 +129,22 @@ func (m *Manager) Kinds() []string {
 }
 
 // Enqueue records a job of a kind with its parameters and queues it, in one
-// transaction with whatever prepare writes (prepare may be nil). by names who
-// asked.
+// transaction with whatever prepare writes (prepare may be nil; params are
+// encoded after it runs). by names who asked.
 func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by string, prepare func(ctx context.Context, tx *ent.Client) error) (*ent.Job, error) {
 	if _, ok := m.handlers[kind]; !ok {
 		return nil, apperr.New(apperr.Invalid, "unknown job kind %q", kind)
-	}
-	p, err := toMap(params)
-	if err != nil {
-		return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
 	}
 	j, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
 		if prepare != nil {
 			if err := prepare(ctx, tx); err != nil {
 				return nil, err
 			}
+		}
+		// Encoded after prepare, which may fill in parameters (an input's id).
+		p, err := toMap(params)
+		if err != nil {
+			return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
 		}
 		return tx.Job.Create().SetKind(kind).SetParams(p).SetCreatedBy(by).Save(ctx)
 	})

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,4 +258,42 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 	report, err := st.EvaluationReport(e)
 	require.NoError(t, err)
 	assert.Equal(t, 3, report.Documents-0)
+}
+
+func TestImportJob(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{})
+	p := jobs.ImportParams{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}
+	j, err := m.EnqueueImport(ctx, p, files, "tester")
+	require.NoError(t, err)
+	assert.NotZero(t, j.Params["artifact"], "the files are stored with the job")
+	done := wait(t, m, j.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	assert.Equal(t, float64(3), done.Result["documents"])
+	assert.Equal(t, float64(13), done.Result["spans"])
+
+	// What a retried attempt checks when its predecessor committed.
+	opt := store.ImportOptions{Corpus: "c", Set: "gold"}
+	imported, err := st.AlreadyImported(ctx, opt, files)
+	require.NoError(t, err)
+	assert.True(t, imported)
+	changed := append([]formats.File(nil), files...)
+	changed[0].Data = []byte(strings.Replace(string(changed[0].Data), "Record date", "Record Date", 1))
+	imported, err = st.AlreadyImported(ctx, opt, changed)
+	require.NoError(t, err)
+	assert.False(t, imported, "a changed text is not the same import")
+
+	// A bad file fails the job with the file's name and changes nothing.
+	bad := []formats.File{{Name: "900-01.xml", Data: []byte("<r><TEXT>x</TEXT><TAGS><DATE id=\"P0\" start=\"0\" end=\"5\" TYPE=\"DATE\"/></TAGS></r>")}}
+	j, err = m.EnqueueImport(ctx, p, bad, "tester")
+	require.NoError(t, err)
+	failed := wait(t, m, j.ID)[0]
+	assert.Equal(t, job.StatusFailed, failed.Status)
+	assert.Contains(t, failed.Error, "900-01.xml")
+	n, err := st.Client.Document.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
 }

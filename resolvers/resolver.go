@@ -7,12 +7,16 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
+	"deidcorpus/graph/model"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
 
@@ -47,4 +51,35 @@ func jsonMap(data []byte) (map[string]any, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// readUploads reads uploaded files, expanding .zip archives.
+func readUploads(files []*graphql.Upload) ([]formats.File, error) {
+	if len(files) == 0 {
+		return nil, apperr.New(apperr.Invalid, "no files uploaded")
+	}
+	var in []formats.File
+	for _, f := range files {
+		data, err := io.ReadAll(f.File)
+		if err != nil {
+			return nil, apperr.New(apperr.Invalid, "upload %s: %v", f.Filename, err)
+		}
+		expanded, err := formats.Expand(f.Filename, data)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		in = append(in, expanded...)
+	}
+	return in, nil
+}
+
+func importOptions(input model.ImportInput) store.ImportOptions {
+	opt := store.ImportOptions{Corpus: input.Corpus, Format: input.Format, Set: input.Set, Replace: input.Replace}
+	if input.Tagset != nil {
+		opt.TagSet = *input.Tagset
+	}
+	if input.Split != nil {
+		opt.Split = string(*input.Split)
+	}
+	return opt
 }

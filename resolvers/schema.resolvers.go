@@ -11,10 +11,10 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
-	"io"
 	"net/url"
 	"slices"
 
@@ -33,33 +33,26 @@ func (r *mutationResolver) CreateCorpus(ctx context.Context, name string, tagset
 
 // ImportDocuments is the resolver for the importDocuments field.
 func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error) {
-	if len(files) == 0 {
-		return nil, apperr.New(apperr.Invalid, "no files uploaded")
+	in, err := readUploads(files)
+	if err != nil {
+		return nil, err
 	}
-	var in []formats.File
-	for _, f := range files {
-		data, err := io.ReadAll(f.File)
-		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "upload %s: %v", f.Filename, err)
-		}
-		expanded, err := formats.Expand(f.Filename, data)
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
-		in = append(in, expanded...)
-	}
-	opt := store.ImportOptions{Corpus: input.Corpus, Format: input.Format, Set: input.Set, Replace: input.Replace}
-	if input.Tagset != nil {
-		opt.TagSet = *input.Tagset
-	}
-	if input.Split != nil {
-		opt.Split = string(*input.Split)
-	}
-	res, err := r.store.Import(ctx, opt, in)
+	res, err := r.store.Import(ctx, importOptions(input), in)
 	if err != nil {
 		return nil, err
 	}
 	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced}, nil
+}
+
+// StartImport is the resolver for the startImport field.
+func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*ent.Job, error) {
+	in, err := readUploads(files)
+	if err != nil {
+		return nil, err
+	}
+	o := importOptions(input)
+	return r.jobs.EnqueueImport(ctx, jobs.ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format,
+		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, caller(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

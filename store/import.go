@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"entgo.io/ent/dialect"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -197,7 +200,7 @@ func (s *Store) importDocuments(ctx context.Context, opt ImportOptions, existing
 		if err != nil {
 			return err
 		}
-		return writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, res)
+		return s.writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, res)
 	})
 	if err != nil {
 		return nil, err
@@ -220,7 +223,7 @@ func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind st
 // conflict unless replace is set; a replaced document whose text is unchanged
 // keeps its other annotation layers, one whose text changed loses them, since
 // their offsets no longer hold.
-func writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
+func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.ID
@@ -346,31 +349,77 @@ func writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs [
 		}
 	}
 
-	var builders []*ent.SpanCreate
-	flush := func() error {
-		if len(builders) == 0 {
-			return nil
-		}
-		err := tx.Span.CreateBulk(builders...).Exec(ctx)
-		builders = builders[:0]
-		return err
-	}
+	// Spans go in as raw multi-row INSERTs: ent's bulk builders cost more than
+	// SQLite's own work here (a builder, a mutation and a spec per span).
+	args := make([]any, 0, spanBatch*spanColumns)
 	for _, d := range docs {
+		docID := rowID[d.ID]
 		for _, sp := range d.Spans {
-			builders = append(builders, tx.Span.Create().
-				SetDocumentID(rowID[d.ID]).SetAnnotationSetID(setID).
-				SetStart(sp.Start).SetEnd(sp.End).SetText(sp.Text).
-				SetCategory(sp.Category).SetType(sp.Type).SetComment(sp.Comment).SetSourceID(sp.ID))
+			if sp.Start < 0 || sp.End < 0 {
+				return apperr.New(apperr.Invalid, "document %s: span %s: negative offset", d.ID, sp.Label())
+			}
+			args = append(args, docID, setID, sp.Start, sp.End, sp.Text, sp.Category, sp.Type, sp.Comment, sp.ID)
 			res.Spans++
-			if len(builders) == spanBatch {
-				if err := flush(); err != nil {
+			if len(args) == cap(args) {
+				if err := s.insertSpans(ctx, tx, args); err != nil {
 					return err
 				}
+				args = args[:0]
 			}
 		}
 	}
 	res.Documents = len(docs)
-	return flush()
+	return s.insertSpans(ctx, tx, args)
+}
+
+// spanColumns is the number of columns insertSpans writes per span.
+const spanColumns = 9
+
+// insertSpans writes spans given as spanColumns arguments each (document,
+// set, start, end, text, category, type, comment, source id) in one INSERT.
+func (s *Store) insertSpans(ctx context.Context, tx *ent.Tx, args []any) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, s.spanInsert(len(args)/spanColumns), args...); err != nil {
+		return fmt.Errorf("insert spans: %w", err)
+	}
+	return nil
+}
+
+// spanInsert returns the INSERT statement for n spans in the store's
+// placeholder style; the full-batch statement is built once.
+func (s *Store) spanInsert(n int) string {
+	build := func() string {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO spans (document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id) VALUES `)
+		p := 0
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for j := range spanColumns {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				p++
+				if s.Dialect == dialect.Postgres {
+					b.WriteByte('$')
+					b.WriteString(strconv.Itoa(p))
+				} else {
+					b.WriteByte('?')
+				}
+			}
+			b.WriteByte(')')
+		}
+		return b.String()
+	}
+	if n != spanBatch {
+		return build()
+	}
+	s.spanInsertOnce.Do(func() { s.spanInsertFull = build() })
+	return s.spanInsertFull
 }
 
 // patientIDs returns the row id of every patient the documents name,
@@ -413,4 +462,48 @@ func patientIDs(ctx context.Context, tx *ent.Tx, corpusID int, docs []pipeline.D
 		}
 	}
 	return ids, nil
+}
+
+// AlreadyImported reports whether every document of files is in the corpus
+// with the same text and has spans in the set: how a retried import job tells
+// that its earlier attempt committed before its worker died.
+func (s *Store) AlreadyImported(ctx context.Context, opt ImportOptions, files []formats.File) (bool, error) {
+	if err := opt.defaults(); err != nil {
+		return false, err
+	}
+	format, err := formats.Lookup(opt.Format)
+	if err != nil {
+		return false, apperr.Wrap(apperr.Invalid, err)
+	}
+	c, err := s.CorpusByName(ctx, opt.Corpus)
+	if err != nil {
+		return false, nil
+	}
+	docs, err := format.Read(files, formats.ReadOptions{AllowOverlap: true})
+	if err != nil {
+		return false, apperr.Wrap(apperr.Invalid, err)
+	}
+	set, err := s.annotationSet(ctx, c, opt.Set)
+	if err != nil {
+		return false, nil
+	}
+	for _, d := range docs {
+		row, err := s.Client.Document.Query().Where(document.CorpusID(c.ID), document.ExternalID(d.ID)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if row.Checksum != checksum(d.Text) {
+			return false, nil
+		}
+		if len(d.Spans) > 0 {
+			n, err := s.Client.Span.Query().Where(span.DocumentID(row.ID), span.AnnotationSetID(set.ID)).Count(ctx)
+			if err != nil || n != len(d.Spans) {
+				return false, err
+			}
+		}
+	}
+	return true, nil
 }

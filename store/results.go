@@ -73,9 +73,19 @@ func (s *Store) SaveArtifact(ctx context.Context, jobID int, name, contentType s
 	if !ent.IsNotFound(err) {
 		return nil, err
 	}
+	return newArtifact(s.Client, name, contentType, data).SetJobID(jobID).Save(ctx)
+}
+
+// CreateArtifact stores a file with client (which may be bound to a
+// transaction), for a job's input written with the job.
+func CreateArtifact(ctx context.Context, client *ent.Client, name, contentType string, data []byte) (*ent.Artifact, error) {
+	return newArtifact(client, name, contentType, data).Save(ctx)
+}
+
+func newArtifact(client *ent.Client, name, contentType string, data []byte) *ent.ArtifactCreate {
 	sum := sha256.Sum256(data)
-	return s.Client.Artifact.Create().SetJobID(jobID).SetName(name).SetContentType(contentType).
-		SetSize(len(data)).SetSha256(hex.EncodeToString(sum[:])).SetData(data).Save(ctx)
+	return client.Artifact.Create().SetName(name).SetContentType(contentType).
+		SetSize(len(data)).SetSha256(hex.EncodeToString(sum[:])).SetData(data)
 }
 
 // Artifact returns a stored file.

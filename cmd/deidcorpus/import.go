@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"deidcorpus/apperr"
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
@@ -23,6 +24,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	set := fs.String("set", "gold", "annotation set the files' spans go to")
 	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
+	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +41,19 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if *async {
+		jm, err := openManager(ctx, st, nil, false, 0, 0)
+		if err != nil {
+			return err
+		}
+		j, err := jm.EnqueueImport(ctx, jobs.ImportParams{Corpus: *corpus, TagSet: *tagset, Format: *format,
+			Split: *split, Set: *set, Kind: *kind, Replace: *replace}, files, "cli")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "job %d queued (import of %d files); follow it with: deidcorpus jobs wait %d\n", j.ID, len(files), j.ID)
+		return nil
+	}
 	update, finish := progress(e.stderr, "importing")
 	res, err := st.Import(ctx, store.ImportOptions{
 		Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,

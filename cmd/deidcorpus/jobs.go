@@ -31,6 +31,9 @@ func workerFlags(fs *flag.FlagSet) (concurrency *int, staleAfter *time.Duration)
 }
 
 func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work bool, concurrency int, staleAfter time.Duration) (*jobs.Manager, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return jobs.New(ctx, st, jobs.Handlers(), jobs.Options{
 		Work: work, Concurrency: concurrency, StaleAfter: staleAfter, Logger: logger,
 	})
@@ -82,7 +85,7 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m, err := openManager(ctx, st, slog.New(slog.DiscardHandler), false, 0, 0)
+	m, err := openManager(ctx, st, nil, false, 0, 0)
 	if err != nil {
 		return err
 	}

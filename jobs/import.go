@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+)
+
+// ImportParams are an import job's parameters; the files travel as a zip
+// artifact stored with the job, so any worker can read them.
+type ImportParams struct {
+	Artifact int    `json:"artifact"`
+	Corpus   string `json:"corpus"`
+	TagSet   string `json:"tagset,omitempty"`
+	Format   string `json:"format,omitempty"`
+	Split    string `json:"split,omitempty"`
+	Set      string `json:"set,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	Replace  bool   `json:"replace,omitempty"`
+}
+
+func (p ImportParams) options() store.ImportOptions {
+	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
+		Set: p.Set, Kind: p.Kind, Replace: p.Replace}
+}
+
+// EnqueueImport stores files as the job's input and queues their import, in
+// one transaction.
+func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, files []formats.File, by string) (*ent.Job, error) {
+	var buf bytes.Buffer
+	if err := formats.WriteZip(&buf, files); err != nil {
+		return nil, err
+	}
+	return m.Enqueue(ctx, "import", &p, by, func(ctx context.Context, tx *ent.Client) error {
+		a, err := store.CreateArtifact(ctx, tx, "import-input.zip", "application/zip", buf.Bytes())
+		if err != nil {
+			return err
+		}
+		p.Artifact = a.ID
+		return nil
+	})
+}
+
+// importFiles imports the files of an import job.
+func importFiles(ctx context.Context, run *Run) (Result, error) {
+	var p ImportParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	a, err := run.Store.Artifact(ctx, p.Artifact)
+	if err != nil {
+		return nil, err
+	}
+	files, err := formats.Unzip(a.Name, a.Data)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	opt := p.options()
+	opt.Progress = run.Step("importing")
+	res, err := run.Store.Import(ctx, opt, files)
+	if apperr.CodeOf(err) == apperr.Conflict && run.Job.Attempts > 1 {
+		// The earlier attempt may have committed before its worker died.
+		if done, derr := run.Store.AlreadyImported(ctx, p.options(), files); derr == nil && done {
+			return Result{"corpusName": p.Corpus, "message": "imported by an earlier attempt"}, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
+		"spans": res.Spans, "replaced": res.Replaced, "createdCorpus": res.CreatedCorpus}, nil
+}
