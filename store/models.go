@@ -89,7 +89,7 @@ func (s *Store) SaveAnnotations(ctx context.Context, c *ent.Corpus, setName, kin
 			return err
 		}
 		out = set
-		return writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, &ImportResult{})
+		return s.writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, &ImportResult{})
 	})
 	if err != nil {
 		return nil, err

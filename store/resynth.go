@@ -100,7 +100,7 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 		if err != nil {
 			return err
 		}
-		if err := writeDocuments(ctx, tx, c.ID, set.ID, in.Docs, opt, &ImportResult{}); err != nil {
+		if err := s.writeDocuments(ctx, tx, c.ID, set.ID, in.Docs, opt, &ImportResult{}); err != nil {
 			return err
 		}
 		var ms []*ent.SurrogateMappingCreate
