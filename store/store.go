@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -29,6 +30,9 @@ type Store struct {
 	DB      *sql.DB
 	Dialect string // dialect.SQLite or dialect.Postgres
 	DSN     string
+
+	spanInsertOnce sync.Once
+	spanInsertFull string // INSERT of spanBatch spans
 }
 
 // IsPostgres tells whether dsn names a PostgreSQL database.
