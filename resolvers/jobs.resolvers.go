@@ -108,6 +108,15 @@ func (r *queryResolver) CompareEvaluations(ctx context.Context, a int, b int, sh
 	return toMap(cmp)
 }
 
+// CheckReport is the resolver for the checkReport field.
+func (r *queryResolver) CheckReport(ctx context.Context, corpus string) (map[string]any, error) {
+	data, err := r.store.CheckReport(ctx, corpus)
+	if err != nil {
+		return nil, err
+	}
+	return jsonMap(data)
+}
+
 // SurrogateMappings is the resolver for the surrogateMappings field.
 func (r *queryResolver) SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error) {
 	s := ""

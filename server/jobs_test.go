@@ -72,6 +72,10 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			assert.Equal(t, float64(0), check["misaligned"])
 			assert.Equal(t, float64(len(docs)), last.Result["documents"])
 
+			var report struct{ CheckReport map[string]any }
+			c.MustPost(`{ checkReport(corpus: "notes-surrogate") }`, &report)
+			assert.NotEmpty(t, report.CheckReport["report"].(map[string]any)["NamePatterns"])
+
 			var maps struct {
 				SurrogateMappings []struct{ Scope, Type, Original, Surrogate string }
 			}

@@ -133,3 +133,25 @@ func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.C
 	cmp, err := evaluate.Compare(docs[0], docs[1], docs[2], opt)
 	return cmp, apperr.Wrap(apperr.Invalid, err)
 }
+
+// CheckReport returns the full check report (JSON) of the resynthesis job
+// that made a surrogate corpus. It names original values: it is PHI.
+func (s *Store) CheckReport(ctx context.Context, corpusName string) ([]byte, error) {
+	c, err := s.CorpusByName(ctx, corpusName)
+	if err != nil {
+		return nil, err
+	}
+	job, ok := c.Provenance["job"].(float64)
+	if c.Provenance["source"] != "resynthesis" || !ok {
+		return nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
+	}
+	a, err := s.Client.Artifact.Query().
+		Where(artifact.JobID(int(job)), artifact.NameHasSuffix("-check-report.json")).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no check report for corpus %q", corpusName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.Data, nil
+}
