@@ -1,13 +1,17 @@
 package surrogate
 
 import (
-	"fmt"
+	"cmp"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/stats"
 )
 
@@ -89,10 +93,14 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	for i := range orig {
 		byID[orig[i].ID] = &orig[i]
 	}
-	keptForReview := map[string]bool{}
+	type at struct {
+		doc   string
+		start int
+	}
+	keptForReview := map[at]bool{}
 	for _, it := range res.Review {
 		if it.Kept {
-			keptForReview[fmt.Sprintf("%s\x00%d", it.Doc, it.Start)] = true
+			keptForReview[at{it.Doc, it.Start}] = true
 		}
 	}
 	shift := map[string]int{}
@@ -134,7 +142,7 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 			r.Spans++
 			rule := pol.Rule(os.Category, os.Type)
 			if os.Text == ss.Text && (rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DepartmentS ||
-				keptForReview[fmt.Sprintf("%s\x00%d", d.ID, os.Start)]) {
+				keptForReview[at{d.ID, os.Start}]) {
 				kept[[2]string{os.Type, os.Text}]++
 				keptBy[p].add(os.Text)
 				continue
@@ -156,16 +164,16 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 			if rule.Strategy == DateShift && vague(os.Text, dmy) {
 				continue
 			}
-			replaced[p].add(os.Text)
+			replaced[p].addTyped(os.Text, os.Type)
 			scope := ScopeCorpus
 			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
 				scope = PatientScope(p)
 			}
-			k := [3]string{scope, os.Type, resources.Fold(os.Text)}
+			k := [3]string{scope, os.Type, fold(os.Text)}
 			if seen[k] == nil {
 				seen[k] = map[string]bool{}
 			}
-			seen[k][resources.Fold(ss.Text)] = true
+			seen[k][fold(ss.Text)] = true
 			if rule.Strategy == Name {
 				origNames = append(origNames, os.Text)
 				surNames = append(surNames, ss.Text)
@@ -202,12 +210,21 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 			delete(replaced[p].m, v)
 		}
 	}
-	for di, d := range res.Docs {
+	// The scan reads every output document: documents are independent, so
+	// it runs on every core, and the finds are merged in document order.
+	finds := make([]docFinds, len(res.Docs))
+	parallel(len(res.Docs), func(di int) {
+		d := res.Docs[di]
 		if o := byID[d.ID]; o != nil && len(pairs[di]) > 0 {
-			r.scan(patientOf(*o), d, replaced[patientOf(*o)])
+			p := patientOf(*o)
+			finds[di] = scan(p, d, replaced[p], pol)
 		}
+	})
+	for _, f := range finds {
+		r.Leaks = append(r.Leaks, f.leaks...)
+		r.Unannotated = append(r.Unannotated, f.unannotated...)
 	}
-	for _, k := range sortedKeys3(seen) {
+	for _, k := range inconsistentKeys(seen) {
 		if len(seen[k]) > 1 {
 			var s []string
 			for v := range seen[k] {
@@ -219,13 +236,13 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	}
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
-		k := [3]string{m.Scope, m.Type, resources.Fold(m.Original)}
+		k := [3]string{m.Scope, m.Type, fold(m.Original)}
 		if byMap[k] == nil {
 			byMap[k] = map[string]bool{}
 		}
-		byMap[k][resources.Fold(m.Surrogate)] = true
+		byMap[k][fold(m.Surrogate)] = true
 	}
-	for _, k := range sortedKeys3(byMap) {
+	for _, k := range inconsistentKeys(byMap) {
 		if len(byMap[k]) > 1 {
 			var s []string
 			for v := range byMap[k] {
@@ -249,13 +266,16 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	return r
 }
 
-func sortedKeys3[V any](m map[[3]string]V) [][3]string {
-	keys := make([][3]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// inconsistentKeys returns, sorted, the keys with more than one surrogate.
+func inconsistentKeys(m map[[3]string]map[string]bool) [][3]string {
+	var keys [][3]string
+	for k, v := range m {
+		if len(v) > 1 {
+			keys = append(keys, k)
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i][0]+"\x00"+keys[i][1]+"\x00"+keys[i][2] < keys[j][0]+"\x00"+keys[j][1]+"\x00"+keys[j][2]
+	slices.SortFunc(keys, func(a, b [3]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
 	})
 	return keys
 }
@@ -284,72 +304,147 @@ func patternRows(orig, sur []string) []PatternRow {
 	return out
 }
 
-// posToken is a folded token with its byte offsets.
-type posToken struct {
-	text       string
-	start, end int
-}
+// docFinds are one document's finds.
+type docFinds struct{ leaks, unannotated []Leak }
 
-func tokensAt(s string) []posToken {
-	var out []posToken
-	start := -1
-	for i, r := range s {
-		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
-		if alnum && start < 0 {
-			start = i
-		} else if !alnum && start >= 0 {
-			out = append(out, posToken{resources.Fold(s[start:i]), start, i})
-			start = -1
-		}
+// parallel calls fn(0) ... fn(n-1) on every core.
+func parallel(n int, fn func(int)) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
 	}
-	if start >= 0 {
-		out = append(out, posToken{resources.Fold(s[start:]), start, len(s)})
-	}
-	return out
+	wg.Wait()
 }
 
 // scan looks for the patient's replaced values in one output document. A
 // single letter alone (an initial) is not searched: it occurs everywhere and
 // identifies no one.
-func (r *Report) scan(patient string, d pipeline.Document, vals *valueSet) {
+func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docFinds {
+	var out docFinds
 	if vals == nil || len(vals.m) == 0 {
-		return
+		return out
 	}
-	ix := pipeline.NewIndex(d.Text)
-	type rng struct{ s, e int }
-	spans := make([]rng, len(d.Spans))
-	for i, s := range d.Spans {
-		spans[i] = rng{ix.Byte(s.Start), ix.Byte(s.End)}
+	// The document's tokens, folded into one buffer.
+	type tok struct{ start, end, fs, fe int } // bytes in the text, then in folded
+	var toks []tok
+	folded := make([]byte, 0, len(d.Text))
+	start := -1
+	for i, r := range d.Text {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		if alnum && start < 0 {
+			start = i
+		} else if !alnum && start >= 0 {
+			fs := len(folded)
+			folded = appendFold(folded, d.Text[start:i])
+			toks = append(toks, tok{start, i, fs, len(folded)})
+			start = -1
+		}
 	}
-	toks := tokensAt(d.Text)
-	var b strings.Builder
+	if start >= 0 {
+		fs := len(folded)
+		folded = appendFold(folded, d.Text[start:])
+		toks = append(toks, tok{start, len(d.Text), fs, len(folded)})
+	}
+	var ix *pipeline.Index
+	var spans [][2]int
+	var arr [256]byte
+	buf := arr[:0]
 	for i := range toks {
-		b.Reset()
+		buf = buf[:0]
 		for j := i; j < len(toks) && j-i < vals.longest; j++ {
 			if j > i {
-				b.WriteByte(' ')
+				buf = append(buf, ' ')
 			}
-			b.WriteString(toks[j].text)
-			v := b.String()
-			if !vals.m[v] || j == i && (len([]rune(v)) < 2 || vals.abbreviation(v, d.Text[toks[i].start:toks[i].end])) {
+			buf = append(buf, folded[toks[j].fs:toks[j].fe]...)
+			if !vals.m[string(buf)] {
+				if !vals.prefix[string(buf)] {
+					break
+				}
 				continue
+			}
+			v := string(buf)
+			if j == i && (utf8.RuneCountInString(v) < 2 || vals.abbreviation(v, d.Text[toks[i].start:toks[i].end])) {
+				continue
+			}
+			if ix == nil {
+				ix = pipeline.NewIndex(d.Text)
+				spans = make([][2]int, len(d.Spans))
+				for k, s := range d.Spans {
+					spans[k] = [2]int{ix.Byte(s.Start), ix.Byte(s.End)}
+				}
 			}
 			bs, be := toks[i].start, toks[j].end
 			l := Leak{Patient: patient, Doc: d.ID, Value: d.Text[bs:be], Start: ix.CodePoint(bs), End: ix.CodePoint(be)}
 			inSurrogate := false
 			for k, s := range spans {
-				if bs < s.e && s.s < be {
+				if bs < s[1] && s[0] < be {
 					inSurrogate = true
 					l.Type = d.Spans[k].Type
 				}
 			}
 			if inSurrogate {
-				r.Leaks = append(r.Leaks, l)
-			} else {
-				r.Unannotated = append(r.Unannotated, l)
+				out.leaks = append(out.leaks, l)
+			} else if l.Type = vals.typ[v]; spelled(vals, v, l.Type, d.Text, bs, be, pol) {
+				out.unannotated = append(out.unannotated, l)
 			}
 		}
 	}
+	return out
+}
+
+// spelled reports whether a find in text copied from the original is the
+// value rather than an ordinary word or number that spells it: a surname
+// "White" written "white" ("white matter"), the state "CT" or "PA" outside an
+// address ("CT HEAD", "CHEST, PA AND LATERAL"), an age of 95 that is a
+// saturation ("SpO2 95%"), a date "3/2" that is a list's "3" and "2" on two
+// lines. Finds that touch a surrogate are leaks and are never judged so.
+func spelled(vals *valueSet, v, typ, text string, bs, be int, pol *Policy) bool {
+	w := text[bs:be]
+	if !vals.lower[v] && strings.ContainsFunc(w, unicode.IsLetter) && !strings.ContainsFunc(w, unicode.IsUpper) {
+		return false
+	}
+	if !strings.Contains(v, " ") && vals.exact[strings.ToUpper(v)] && len(v) <= 3 {
+		// A state or country abbreviation: after "City, " and before no
+		// word, or before a ZIP code.
+		prev := strings.TrimRight(text[:bs], " \t")
+		next := nextWord(text[be:])
+		return strings.HasSuffix(prev, ",") && !isLetters(next) || len(next) == 5 && isDigits(next)
+	}
+	if isDigits(strings.ReplaceAll(v, " ", "")) {
+		if strings.ContainsAny(w, "\n\r") {
+			return false
+		}
+		if pol.Rule("", typ).Strategy == Age {
+			// An age is a number of years: "95 yo", "95-year-old", "aged 95".
+			next := fold(nextWord(text[be:]))
+			prevWords := strings.Fields(fold(text[max(0, bs-12):bs]))
+			prev := ""
+			if len(prevWords) > 0 {
+				prev = strings.Trim(prevWords[len(prevWords)-1], ":")
+			}
+			return strings.HasPrefix(next, "y") || strings.HasPrefix(next, "ano") || strings.HasPrefix(next, "a") && len(next) == 1 ||
+				prev == "age" || prev == "aged" || prev == "edad"
+		}
+	}
+	return true
+}
+
+// nextWord returns the run of letters or digits after spaces and hyphens at
+// the start of s.
+func nextWord(s string) string {
+	s = strings.TrimLeft(s, " \t-")
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if end < 0 {
+		end = len(s)
+	}
+	return s[:end]
 }
 
 // vague reports a date without day and year: a weekday, month or season alone.

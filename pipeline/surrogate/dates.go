@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"deidcorpus/pipeline/resources"
 )
 
 // A date is parsed into parts, each a literal to copy or a field to write back
@@ -77,7 +75,7 @@ func init() {
 	add := func(names map[string][]string, kind fieldKind, base int) {
 		for lang, list := range names {
 			for i, n := range list {
-				f := resources.Fold(n)
+				f := fold(n)
 				dateWords[f] = dateWord{kind, i + base, lang, 0}
 				if kind == fSeason {
 					continue
@@ -137,7 +135,7 @@ func parseDate(s string, dmy bool) (*date, bool) {
 			}
 			w := string(rs[i:j])
 			p := datePart{kind: fLit, lit: w}
-			if dw, ok := dateWords[resources.Fold(w)]; ok {
+			if dw, ok := dateWords[fold(w)]; ok {
 				p = datePart{kind: dw.kind, abbr: dw.abbr, lc: caseOf(w), lang: dw.lang}
 				if len([]rune(w)) == 1 {
 					p.lc = caseTitle
@@ -429,7 +427,7 @@ func (d *date) pattern() string {
 			if isDigits(p.lit) {
 				b.WriteString("9")
 			} else {
-				b.WriteString(resources.Fold(p.lit))
+				b.WriteString(fold(p.lit))
 			}
 		default:
 			fmt.Fprintf(&b, "<%d:%d:%v>", p.kind, p.abbr, p.pad)

@@ -7,7 +7,6 @@ import (
 	"unicode"
 
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/resources"
 )
 
 // gen makes the surrogates of one scope: the corpus, or one patient.
@@ -23,6 +22,9 @@ type gen struct {
 	review  []ReviewItem
 	doc     *pipeline.Document
 	span    pipeline.Span
+
+	streetOf            string // the address streetToks splits
+	streetToks, toksBuf []streetToken
 }
 
 func (e *engine) newGen(tab *table, rng *rand.Rand, excl *valueSet, corpus *table) *gen {
@@ -62,7 +64,7 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 	for i := 0; i < tries; i++ {
 		c := g.make(rule.Strategy, s.Text, i)
 		last = c
-		if c == "" || resources.Fold(c) == resources.Fold(s.Text) || tab.isTaken(s.Type, c) || g.leaks(c, rule.Strategy) {
+		if c == "" || fold(c) == fold(s.Text) || tab.isTaken(s.Type, c) || g.leaks(c, rule.Strategy) {
 			continue
 		}
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
@@ -76,12 +78,28 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 // leaks reports whether a candidate contains an original value: any of the
 // corpus's for values from open-ended lists, the patient's own for the closed
 // lists (states, countries, professions) that a corpus may exhaust.
+//
+// The patient's set also holds every word of the patient's original names, so
+// that no token of a surrogate is one of them. A corpus-scope value lands in
+// many patients' records: it must contain no name word of the corpus.
 func (g *gen) leaks(c, strategy string) bool {
 	switch strategy {
 	case StateS, CountryS, Profession:
 		return g.excl.within(c)
+	case Street:
+		return g.excl.within(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
 	}
-	return g.e.orig.within(c) || g.excl.within(c)
+	if g.e.orig.within(c) || g.excl.within(c) {
+		return true
+	}
+	if g.patient == "" {
+		for _, t := range tokens(c) {
+			if g.e.names[t] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (g *gen) flag(sur, reason string, kept bool) {
@@ -348,9 +366,9 @@ func (g *gen) country(orig string) string {
 		form = 1
 	}
 	if c, ok := res.CountryOf(orig); ok {
-		f := resources.Fold(orig)
+		f := fold(orig)
 		for i, v := range []string{c.EN, c.ES, c.NationalityEN, c.NationalityES, c.FemES} {
-			if resources.Fold(v) == f {
+			if fold(v) == f {
 				form = i
 				break
 			}
@@ -368,7 +386,7 @@ func (g *gen) country(orig string) string {
 func (g *gen) age(s pipeline.Span) string {
 	n, at, width, ok := ageYears(s.Text)
 	if !ok {
-		if strings.Contains(resources.Fold(s.Text), "novent") || strings.Contains(resources.Fold(s.Text), "ninet") {
+		if strings.Contains(fold(s.Text), "novent") || strings.Contains(fold(s.Text), "ninet") {
 			g.flag(s.Text, "an age in words of 90 or more: replace it by hand", true)
 		}
 		return s.Text
@@ -394,7 +412,7 @@ func (g *gen) age(s pipeline.Span) string {
 
 // ageYears finds the number of years in an age phrase ("70 años", "92-year-old").
 func ageYears(s string) (n, at, width int, ok bool) {
-	f := resources.Fold(s)
+	f := fold(s)
 	for _, unit := range []string{"mes", "month", "seman", "week", "dia", "day", "hora", "hour", "mo", "wk"} {
 		if strings.Contains(f, unit) {
 			return 0, 0, 0, false

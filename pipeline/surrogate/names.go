@@ -36,7 +36,14 @@ type nameWord struct {
 var (
 	titles   = setOf("dr", "dra", "mr", "mrs", "ms", "miss", "mx", "prof", "sr", "sra", "srta", "don", "dona", "dña", "mme", "mlle", "herr", "frau", "sir", "dame", "nurse")
 	suffixes = setOf("jr", "sr", "ii", "iii", "iv", "md", "phd", "rn", "np", "dds", "dmd", "do", "pa", "esq")
+	// Spanish titles that are English first names: "Don Rodriquez" is Mr.
+	// Rodriquez in a Spanish note and Don Rodriquez in an English one.
+	spanishTitles = setOf("don", "dona")
 )
+
+func isTitle(folded, lang string) bool {
+	return titles[folded] && (lang == "es" || !spanishTitles[folded])
+}
 
 func setOf(words ...string) map[string]bool {
 	m := map[string]bool{}
@@ -47,8 +54,8 @@ func setOf(words ...string) map[string]bool {
 }
 
 // splitName parses a name into words with their roles (roles of words are
-// settled by assignRoles).
-func splitName(s string) []nameWord {
+// settled by assignRoles); lang tells titles from names.
+func splitName(s, lang string) []nameWord {
 	var out []nameWord
 	rs := s
 	for i := 0; i < len(rs); {
@@ -87,11 +94,11 @@ func splitName(s string) []nameWord {
 		}
 		w := rs[i:j]
 		role := roleFirst
-		f := resources.Fold(w)
+		f := fold(w)
 		switch {
 		case utf8.RuneCountInString(w) == 1:
 			role = roleInitial
-		case titles[f] && (len(out) == 0 || j < len(rs) && rs[j] == '.'):
+		case isTitle(f, lang) && (len(out) == 0 || j < len(rs) && rs[j] == '.'):
 			role = roleLiteral
 		case suffixes[f] && len(out) > 0:
 			role = roleLiteral
@@ -145,14 +152,14 @@ func assignRoles(ws []nameWord, res *resources.Set, titled bool) {
 
 // name replaces a name span word by word.
 func (g *gen) name(tab *table, s pipeline.Span, before string) string {
-	ws := splitName(s.Text)
+	ws := splitName(s.Text, g.e.lang)
 	b := strings.TrimRight(before, " ")
 	titled := false
 	if k := strings.LastIndexAny(b, " \n\t("); true {
-		titled = titles[resources.Fold(strings.TrimSuffix(b[k+1:], "."))]
+		titled = isTitle(fold(strings.TrimSuffix(b[k+1:], ".")), g.e.lang)
 	}
 	for _, w := range ws {
-		if w.role == roleLiteral && titles[resources.Fold(w.text)] {
+		if w.role == roleLiteral && isTitle(fold(w.text), g.e.lang) {
 			titled = true
 		}
 	}
@@ -174,7 +181,7 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 // letter maps a letter through the scope's letter map, drawing a new letter
 // (different from it and, while any is left, from the letters already used).
 func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
-	up := strings.ToUpper(resources.Fold(l))
+	up := strings.ToUpper(fold(l))
 	if m, ok := tab.get("INITIAL", up); ok {
 		return m.Surrogate
 	}
@@ -221,8 +228,8 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		if !known {
 			c = g.alter(c)
 		}
-		f := resources.Fold(c)
-		if f == resources.Fold(w.text) || g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excl.within(c) {
+		f := fold(c)
+		if f == fold(w.text) || g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excl.within(c) {
 			continue
 		}
 		if !known && (res.IsFirstName(c) || res.IsSurname(c)) {
@@ -235,7 +242,7 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 }
 
 func firstLetter(w string) byte {
-	f := strings.ToUpper(resources.Fold(w))
+	f := strings.ToUpper(fold(w))
 	if f != "" && f[0] >= 'A' && f[0] <= 'Z' {
 		return f[0]
 	}
@@ -283,7 +290,7 @@ func (g *gen) username(tab *table, s pipeline.Span) string {
 			}
 		}
 		c = b.String()
-		if resources.Fold(c) != resources.Fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) {
+		if fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) {
 			break
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/resources"
 )
 
 // chooseShifts settles a patient's date shift and age shift before any of the
@@ -117,7 +116,7 @@ func (g *gen) shuffled(s pipeline.Span, d *date) string {
 	}
 	for k := 0; k < tries; k++ {
 		r := refs[g.rng.IntN(len(refs))]
-		if r.doc == g.doc.ID || resources.Fold(r.text) == resources.Fold(s.Text) || g.excl.within(r.text) || g.tab.isTaken(s.Type, r.text) {
+		if r.doc == g.doc.ID || fold(r.text) == fold(s.Text) || g.excl.within(r.text) || g.tab.isTaken(s.Type, r.text) {
 			continue
 		}
 		return r.text

@@ -35,7 +35,7 @@ func splitStreet(res *resources.Set, s string) []streetToken {
 			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsMark(rs[j])) {
 				j++
 			}
-			f := resources.Fold(string(rs[i:j]))
+			f := fold(string(rs[i:j]))
 			kind = 'n'
 			switch {
 			case streetWords[f] || res.IsStreetSuffix(f):
@@ -52,7 +52,82 @@ func splitStreet(res *resources.Set, s string) []streetToken {
 		out = append(out, streetToken{string(rs[i:j]), kind})
 		i = j
 	}
+	// A suffix word followed by a street type names the street ("Union St.",
+	// "Park Avenue", "Lake Shore Drive"): only the last of a run is its type.
+	next := -1 // index of the next letter token, or -1
+	for i := len(out) - 1; i >= 0; i-- {
+		t := &out[i]
+		if t.kind == 'p' {
+			if strings.TrimSpace(t.text) != "" && t.text != "." {
+				next = -1
+			}
+			continue
+		}
+		if t.kind == 'k' && next >= 0 {
+			f := fold(t.text)
+			if nf := fold(out[next].text); !streetWords[f] && res.IsStreetSuffix(f) &&
+				(out[next].kind == 'n' || out[next].kind == 'k' && isStreetType(res, nf)) {
+				t.kind = 'n'
+			}
+		}
+		next = i
+		if t.kind == 'd' {
+			next = -1
+		}
+	}
 	return out
+}
+
+// streetTypes are the usual street types, in groups of one form: a kept type
+// that must be replaced is replaced by another of its group.
+var streetTypes = [][]string{
+	{"St", "Ave", "Rd", "Dr", "Ln", "Ct", "Pl", "Blvd", "Way"},
+	{"Street", "Avenue", "Road", "Drive", "Lane", "Court", "Place", "Boulevard", "Terrace", "Way", "Circle"},
+	{"Calle", "Avenida", "Paseo", "Plaza", "Camino", "Ronda", "Travesía", "Carretera"},
+}
+
+// streetTypeGroup is the group of each type, and of the abbreviations of
+// streetWords that the groups do not list.
+var streetTypeGroup = func() map[string]int {
+	m := map[string]int{"hwy": 0, "pkwy": 0, "av": 2, "avda": 2, "pza": 2, "ctra": 2}
+	for i, g := range streetTypes {
+		for _, t := range g {
+			if _, dup := m[fold(t)]; !dup {
+				m[fold(t)] = i
+			}
+		}
+	}
+	return m
+}()
+
+func isStreetType(res *resources.Set, folded string) bool {
+	_, ok := streetTypeGroup[folded]
+	return ok || res.IsStreetSuffix(folded)
+}
+
+// otherStreetType draws a street type of the same form as t ("Lane" ->
+// "Court", "St" -> "Rd") that is none of the patient's original values; ""
+// if there is none.
+func (g *gen) otherStreetType(t string) string {
+	f := fold(t)
+	group := streetTypes[1]
+	if k, ok := streetTypeGroup[f]; ok {
+		group = streetTypes[k]
+	}
+	start := g.rng.IntN(len(group))
+	for k := range group {
+		c := group[(start+k)%len(group)]
+		if fc := fold(c); fc != f && !g.excl.hasToken(fc) {
+			return withCaseOf(c, t)
+		}
+	}
+	return ""
+}
+
+// keptStreetWord reports whether a folded token is one an address keeps
+// from its original (a type, a unit or function word).
+func (g *gen) keptStreetWord(folded string) bool {
+	return streetWords[folded] || g.e.res.IsStreetSuffix(folded)
 }
 
 // streetPairs returns an original address's (street name, following suffix)
@@ -81,7 +156,7 @@ func streetPairs(res *resources.Set, s string) []string {
 				break
 			}
 		}
-		out = append(out, resources.Fold(strings.Join(name, " "))+"\x00"+resources.Fold(suffix))
+		out = append(out, fold(strings.Join(name, " "))+"\x00"+fold(suffix))
 		i = j
 	}
 	return out
@@ -89,10 +164,23 @@ func streetPairs(res *resources.Set, s string) []string {
 
 // street keeps an address's pattern: numbers become random numbers of the
 // same length, street types and unit words stay, and each run of name words
-// becomes a listed street name of as many words where one exists.
+// becomes a listed street name of as many words where one exists. A kept
+// word that is one of the patient's original values or name words (a "Lane"
+// beside a Dr. Lane) is swapped for another street type of its form.
 func (g *gen) street(orig string, try int) string {
 	res := g.e.res
-	toks := splitStreet(res, orig)
+	if g.streetOf != orig { // the tries of one address split it once
+		g.streetOf, g.streetToks = orig, splitStreet(res, orig)
+	}
+	toks := append(g.toksBuf[:0], g.streetToks...)
+	g.toksBuf = toks
+	for i, t := range toks {
+		if t.kind == 'k' && g.excl.hasToken(fold(t.text)) && isStreetType(res, fold(t.text)) {
+			if alt := g.otherStreetType(t.text); alt != "" {
+				toks[i].text = alt
+			}
+		}
+	}
 	var b strings.Builder
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -109,7 +197,7 @@ func (g *gen) street(orig string, try int) string {
 			suffix := ""
 			for k := j; k < len(toks); k++ {
 				if toks[k].kind == 'k' {
-					suffix = resources.Fold(toks[k].text)
+					suffix = fold(toks[k].text)
 					break
 				}
 				if toks[k].kind != 'p' {
@@ -117,13 +205,24 @@ func (g *gen) street(orig string, try int) string {
 				}
 			}
 			streets := res.Streets()
-			var name string
-			for k := 0; k < tries; k++ {
-				name = streets[g.rng.IntN(len(streets))].Name
-				if (k > tries/2 || strings.Count(name, " ")+1 == words) && !g.e.streets[resources.Fold(name)+"\x00"+suffix] &&
-					!g.e.orig.within(name) && !g.excl.within(name) {
-					break
+			// A name of as many words, else any name that passes.
+			name, fallback := "", ""
+			for k := 0; k < tries && name == ""; k++ {
+				c := streets[g.rng.IntN(len(streets))].Name
+				if g.e.streets[fold(c)+"\x00"+suffix] || g.e.orig.within(c) || g.excl.within(c) {
+					continue
 				}
+				if strings.Count(c, " ")+1 == words {
+					name = c
+				} else if fallback == "" {
+					fallback = c
+				}
+			}
+			if name == "" {
+				name = fallback
+			}
+			if name == "" { // every draw was excluded: the candidate's own check rejects this one
+				name = streets[g.rng.IntN(len(streets))].Name
 			}
 			b.WriteString(withCaseOf(name, toks[i].text))
 			i = j - 1

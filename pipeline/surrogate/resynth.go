@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
@@ -216,17 +217,23 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		}
 		for _, s := range d.Spans {
 			rule := r.Policy.Rule(s.Category, s.Type)
+			if rule.Strategy == Keep {
+				continue
+			}
 			// Ages of 90 or less are not identifiers (HIPAA): they constrain nothing.
-			if n, _, _, ok := ageYears(s.Text); rule.Strategy == Keep || rule.Strategy == Age && (!ok || n <= 90) {
+			if n, _, _, ok := ageYears(s.Text); rule.Strategy == Age && (!ok || n <= 90) {
 				continue
 			}
 			e.orig.add(s.Text)
 			pv.add(s.Text)
 			switch rule.Strategy {
 			case Name:
-				for _, w := range splitName(s.Text) {
+				// Each word of a name is a value of the patient's too: no
+				// surrogate token may equal one (Deleger et al.).
+				for _, w := range splitName(s.Text, e.lang) {
 					if w.role != roleLiteral && len([]rune(w.text)) > 1 {
-						e.names[resources.Fold(w.text)] = true
+						e.names[fold(w.text)] = true
+						pv.add(w.text)
 					}
 				}
 			case Street:
@@ -325,8 +332,8 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	scope := PatientScope(p.id)
 	tab := newTable(scope)
 	if st := e.stored[scope]; st != nil {
-		for _, k := range st.order {
-			tab.put(*st.m[k])
+		for _, m := range st.maps {
+			tab.put(m)
 		}
 	}
 	g := e.newGen(tab, e.rngFor(scope), e.perPat[p.id], e.corpus)
@@ -343,8 +350,9 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 }
 
 // rewrite returns a copy of d with every span replaced and re-aligned.
+// Spans do not overlap, so one pass over the text in span order converts
+// code points to bytes and back.
 func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
-	ix := pipeline.NewIndex(d.Text)
 	order := make([]int, len(d.Spans))
 	for i := range order {
 		order[i] = i
@@ -352,92 +360,110 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 	sort.SliceStable(order, func(a, b int) bool { return d.Spans[order[a]].Start < d.Spans[order[b]].Start })
 	var b strings.Builder
 	b.Grow(len(d.Text) + len(d.Text)/8)
-	starts := make([]int, len(d.Spans))
-	ends := make([]int, len(d.Spans))
-	texts := make([]string, len(d.Spans))
-	prev := 0
+	nd := *d
+	nd.Spans = make([]pipeline.Span, len(d.Spans))
+	cp, at := 0, 0 // the original's cursor: code point cp is at byte at
+	byteOf := func(c int) int {
+		for ; cp < c && at < len(d.Text); cp++ {
+			if d.Text[at] < utf8.RuneSelf {
+				at++
+			} else {
+				_, size := utf8.DecodeRuneInString(d.Text[at:])
+				at += size
+			}
+		}
+		return at
+	}
+	prev, ncp := 0, 0 // bytes of the original written; code points written
 	for _, i := range order {
 		s := d.Spans[i]
-		bs, be := ix.Byte(s.Start), ix.Byte(s.End)
+		bs := byteOf(s.Start)
+		be := byteOf(s.End)
 		b.WriteString(d.Text[prev:bs])
+		ncp += utf8.RuneCountInString(d.Text[prev:bs])
 		s.Text = d.Text[bs:be]
 		before := d.Text[max(0, bs-16):bs]
 		sur := g.surrogate(d, s, g.e.r.Policy.Rule(s.Category, s.Type), before)
-		starts[i] = b.Len()
 		b.WriteString(sur)
-		ends[i] = b.Len()
-		texts[i] = sur
+		s.Start = ncp
+		ncp += utf8.RuneCountInString(sur)
+		s.End, s.Text = ncp, sur
+		nd.Spans[i] = s
 		prev = be
 	}
 	b.WriteString(d.Text[prev:])
-	nd := *d
 	nd.Text = b.String()
-	nix := pipeline.NewIndex(nd.Text)
-	nd.Spans = make([]pipeline.Span, len(d.Spans))
-	for i, s := range d.Spans {
-		s.Start, s.End, s.Text = nix.CodePoint(starts[i]), nix.CodePoint(ends[i]), texts[i]
-		nd.Spans[i] = s
-	}
 	return nd
 }
 
 // table is the mappings of one scope.
 type table struct {
 	scope string
-	m     map[string]*Mapping // type \x00 folded original
-	taken map[string]bool     // type \x00 folded surrogate: keeps the mapping one-to-one
-	order []string            // keys in insertion order
-	hit   map[string]bool     // keys used by this run
-	mu    sync.Mutex          // the corpus table is read by all patients at once
+	maps  []Mapping                  // in insertion order
+	index map[string]map[string]int  // type -> folded original -> index in maps
+	taken map[string]map[string]bool // type -> folded surrogate: keeps the mapping one-to-one
+	hit   []bool                     // mappings used by this run
+	mu    sync.Mutex                 // the corpus table is read by all patients at once
 }
 
 func newTable(scope string) *table {
-	return &table{scope: scope, m: map[string]*Mapping{}, taken: map[string]bool{}, hit: map[string]bool{}}
+	return &table{scope: scope, index: map[string]map[string]int{}, taken: map[string]map[string]bool{}}
 }
 
-func mapKey(typ, s string) string { return typ + "\x00" + resources.Fold(s) }
-
-func (t *table) put(m Mapping) {
-	k := mapKey(m.Type, m.Original)
-	if _, dup := t.m[k]; !dup {
-		t.order = append(t.order, k)
-	}
+func (t *table) put(m Mapping) int {
 	m.Scope = t.scope
-	t.m[k] = &m
-	t.taken[mapKey(m.Type, m.Surrogate)] = true
+	byType := t.index[m.Type]
+	if byType == nil {
+		byType = map[string]int{}
+		t.index[m.Type] = byType
+		t.taken[m.Type] = map[string]bool{}
+	}
+	k := fold(m.Original)
+	i, dup := byType[k]
+	if dup {
+		t.maps[i] = m
+	} else {
+		i = len(t.maps)
+		t.maps = append(t.maps, m)
+		t.hit = append(t.hit, false)
+		byType[k] = i
+	}
+	t.taken[m.Type][fold(m.Surrogate)] = true
+	return i
 }
 
-func (t *table) get(typ, orig string) (*Mapping, bool) {
+func (t *table) get(typ, orig string) (Mapping, bool) {
+	var arr [64]byte
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := mapKey(typ, orig)
-	m, ok := t.m[k]
-	if ok {
-		t.hit[k] = true
+	i, ok := t.index[typ][string(appendFold(arr[:0], orig))]
+	if !ok {
+		return Mapping{}, false
 	}
-	return m, ok
+	t.hit[i] = true
+	return t.maps[i], true
 }
 
 func (t *table) add(m Mapping) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.New = true
-	t.put(m)
-	t.hit[mapKey(m.Type, m.Original)] = true
+	t.hit[t.put(m)] = true
 }
 
 func (t *table) isTaken(typ, sur string) bool {
+	var arr [64]byte
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.taken[mapKey(typ, sur)]
+	return t.taken[typ][string(appendFold(arr[:0], sur))]
 }
 
 // used returns the mappings this run looked up or made.
 func (t *table) used() []Mapping {
 	var out []Mapping
-	for _, k := range t.order {
-		if t.hit[k] {
-			out = append(out, *t.m[k])
+	for i, m := range t.maps {
+		if t.hit[i] {
+			out = append(out, m)
 		}
 	}
 	return out

@@ -9,6 +9,33 @@ import (
 	"deidcorpus/pipeline/resources"
 )
 
+// fold is resources.Fold with a fast path for ASCII, which most values of
+// English and Spanish notes are: one allocation instead of one per letter.
+func fold(s string) string {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return string(appendFoldRunes(make([]byte, 0, len(s)+2), s))
+		}
+		if c >= 'A' && c <= 'Z' {
+			upper = true
+		}
+	}
+	if !upper {
+		return s
+	}
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b)
+}
+
 // tokens splits s into folded runs of letters and digits: the units the leak
 // check compares, so that "Rivera, Bueno" and "RIVERA BUENO" are one sequence.
 func tokens(s string) []string {
@@ -19,12 +46,12 @@ func tokens(s string) []string {
 		if alnum && start < 0 {
 			start = i
 		} else if !alnum && start >= 0 {
-			out = append(out, resources.Fold(s[start:i]))
+			out = append(out, fold(s[start:i]))
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, resources.Fold(s[start:]))
+		out = append(out, fold(s[start:]))
 	}
 	return out
 }
@@ -34,19 +61,53 @@ type valueSet struct {
 	m       map[string]bool
 	exact   map[string]bool // short upper-case values ("IN", "OR"), as written
 	longest int
+	// What Check keeps to judge finds in unannotated text: the type of each
+	// value's first span, and the values written somewhere without a capital.
+	typ   map[string]string
+	lower map[string]bool
+	raw   map[string]bool // values added, as written: most recur (a set is filled by add or by addTyped, not both)
+	// prefix holds the proper prefixes of multi-token values ("john" of
+	// "john smith"): a scan stops extending a sequence that is none.
+	prefix map[string]bool
 }
 
-func newValueSet() *valueSet { return &valueSet{m: map[string]bool{}, exact: map[string]bool{}} }
+func newValueSet() *valueSet {
+	return &valueSet{m: map[string]bool{}, exact: map[string]bool{}, raw: map[string]bool{}, prefix: map[string]bool{}}
+}
 
-func (v *valueSet) add(s string) {
+func (v *valueSet) add(s string) { v.addTyped(s, "") }
+
+// addTyped adds a value with its span's type.
+func (v *valueSet) addTyped(s, typ string) {
+	if v.raw[s] {
+		return
+	}
+	v.raw[s] = true
 	t := tokens(s)
 	if len(t) == 0 {
 		return
 	}
-	v.m[strings.Join(t, " ")] = true
+	k := strings.Join(t, " ")
+	v.m[k] = true
 	v.longest = max(v.longest, len(t))
+	for i, n := 0, 0; i < len(t)-1; i++ {
+		n += len(t[i])
+		v.prefix[k[:n]] = true
+		n++ // the space
+	}
 	if w := strings.TrimSpace(s); len(t) == 1 && len([]rune(w)) <= 3 && isLetters(w) && strings.ToUpper(w) == w {
 		v.exact[w] = true
+	}
+	if typ != "" {
+		if v.typ == nil {
+			v.typ, v.lower = map[string]string{}, map[string]bool{}
+		}
+		if _, ok := v.typ[k]; !ok {
+			v.typ[k] = typ
+		}
+		if !strings.ContainsFunc(s, unicode.IsUpper) {
+			v.lower[k] = true
+		}
 	}
 }
 
@@ -57,29 +118,124 @@ func (v *valueSet) abbreviation(folded, asWritten string) bool {
 	return v.exact[strings.ToUpper(folded)] && !v.exact[asWritten] && len([]rune(folded)) <= 3
 }
 
-func (v *valueSet) has(s string) bool { return v.m[strings.Join(tokens(s), " ")] }
+func (v *valueSet) has(s string) bool {
+	var arr [128]byte
+	return v.m[string(appendKey(arr[:0], s))]
+}
+
+// appendKey appends the folded tokens of s, joined by spaces: a value's key
+// in a valueSet.
+func appendKey(b []byte, s string) []byte {
+	start, n := -1, 0
+	for i, r := range s {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		if alnum && start < 0 {
+			start = i
+		} else if !alnum && start >= 0 {
+			if n > 0 {
+				b = append(b, ' ')
+			}
+			b = appendFold(b, s[start:i])
+			n++
+			start = -1
+		}
+	}
+	if start >= 0 {
+		if n > 0 {
+			b = append(b, ' ')
+		}
+		b = appendFold(b, s[start:])
+	}
+	return b
+}
+
+// hasToken reports whether a folded token is a value of its own.
+func (v *valueSet) hasToken(folded string) bool { return v != nil && v.m[folded] }
 
 // within reports whether any original value occurs in s as a whole token
 // sequence: a surrogate that contains one would leak it.
-func (v *valueSet) within(s string) bool {
+func (v *valueSet) within(s string) bool { return v.withinSkip(s, nil) }
+
+// withinSkip is within, except that a single token for which skip is true
+// does not count alone (an address's kept street type, which the original
+// had too, is no leak of another patient's value that spells it). It runs for
+// every candidate surrogate, so it folds into one buffer and allocates
+// nothing for ASCII text.
+func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
 	if v == nil || len(v.m) == 0 {
 		return false
 	}
-	t := tokens(s)
-	var b strings.Builder
+	var bounds [32][2]int
+	t := bounds[:0]
+	start := -1
+	for i, r := range s {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		if alnum && start < 0 {
+			start = i
+		} else if !alnum && start >= 0 {
+			t = append(t, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		t = append(t, [2]int{start, len(s)})
+	}
+	var arr [128]byte
+	buf := arr[:0]
 	for i := range t {
-		b.Reset()
+		buf = buf[:0]
 		for j := i; j < len(t) && j-i < v.longest; j++ {
 			if j > i {
-				b.WriteByte(' ')
+				buf = append(buf, ' ')
 			}
-			b.WriteString(t[j])
-			if v.m[b.String()] {
+			at := len(buf)
+			buf = appendFold(buf, s[t[j][0]:t[j][1]])
+			if v.m[string(buf)] && (j > i || skip == nil || !skip(string(buf[at:]))) {
 				return true
+			}
+			if !v.prefix[string(buf)] {
+				break
 			}
 		}
 	}
 	return false
+}
+
+// appendFold appends fold(s) to b.
+func appendFold(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return appendFoldRunes(b, s[i:])
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// latinFold is resources.Fold of each rune below U+0180 (Latin-1 and Latin
+// Extended-A, the accented letters of Spanish and most European names), so
+// that folding them allocates nothing; it is Fold's own table, so the two
+// cannot disagree.
+var latinFold = func() (t [0x180]string) {
+	for r := range t {
+		t[r] = resources.Fold(string(rune(r)))
+	}
+	return t
+}()
+
+func appendFoldRunes(b []byte, s string) []byte {
+	for _, r := range s {
+		if r < rune(len(latinFold)) {
+			b = append(b, latinFold[r]...)
+		} else {
+			b = append(b, resources.Fold(string(r))...)
+		}
+	}
+	return b
 }
 
 // letterCase is the case pattern of a word.
