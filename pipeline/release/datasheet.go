@@ -1,0 +1,116 @@
+package release
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Datasheet is what a release's DATASHEET.md tells a reader: what the corpus
+// is, how it was made, what is in it, and how systems scored on it.
+type Datasheet struct {
+	Name, Version, Corpus, Description, TagSet string
+	Sets                                       []string
+	Parent                                     string
+	Root                                       string
+	Created                                    time.Time
+	Share                                      bool
+	Provenance                                 map[string]any
+	Documents, Patients, Characters, Tokens    int
+	Spans, UniqueSpans                         int
+	Splits, NoteTypes                          []Count
+	Labels                                     []LabelCount
+	Evaluations                                []EvaluationLine
+}
+
+// Count is the size of one split or note type.
+type Count struct {
+	Name                     string
+	Documents, Tokens, Spans int
+}
+
+// LabelCount is one label's total and distinct-text count.
+type LabelCount struct {
+	Category, Type string
+	Total, Unique  int
+}
+
+// EvaluationLine is one evaluation made on the corpus.
+type EvaluationLine struct {
+	Gold, System, Metric string
+	Precision, Recall    float64
+	F1                   float64
+}
+
+// Markdown renders the datasheet.
+func (d Datasheet) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s@%s\n\n", d.Name, d.Version)
+	if d.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", d.Description)
+	}
+	fmt.Fprintf(&b, "| | |\n|---|---|\n| corpus | %s |\n| tag set | %s |\n| annotation sets | %s |\n| created | %s |\n| root hash (SHA-256) | `%s` |\n",
+		d.Corpus, d.TagSet, strings.Join(d.Sets, ", "), d.Created.UTC().Format(time.RFC3339), d.Root)
+	if d.Parent != "" {
+		fmt.Fprintf(&b, "| parent release | %s |\n", d.Parent)
+	}
+	fmt.Fprintf(&b, "| for outside sharing | %v |\n\n", d.Share)
+
+	b.WriteString("## Size\n\n")
+	fmt.Fprintf(&b, "%d documents of %d patients, %d characters, %d whitespace tokens; %d PHI spans (%d distinct texts)",
+		d.Documents, d.Patients, d.Characters, d.Tokens, d.Spans, d.UniqueSpans)
+	if d.Documents > 0 {
+		fmt.Fprintf(&b, ", %.2f per document", float64(d.Spans)/float64(d.Documents))
+	}
+	b.WriteString(".\n\n")
+	counts := func(title string, cs []Count) {
+		if len(cs) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "| %s | documents | tokens | PHI |\n|---|---:|---:|---:|\n", title)
+		for _, c := range cs {
+			name := c.Name
+			if name == "" {
+				name = "(none)"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", name, c.Documents, c.Tokens, c.Spans)
+		}
+		b.WriteString("\n")
+	}
+	counts("split", d.Splits)
+	counts("note type", d.NoteTypes)
+
+	if len(d.Labels) > 0 {
+		b.WriteString("## PHI by type\n\n| category | type | total | unique |\n|---|---|---:|---:|\n")
+		for _, l := range d.Labels {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", l.Category, l.Type, l.Total, l.Unique)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Provenance\n\n")
+	if check, ok := d.Provenance["check"].(map[string]any); ok {
+		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.\n\n",
+			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], check["misaligned"],
+			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
+	}
+	if m, ok := d.Provenance["mapping"]; ok {
+		fmt.Fprintf(&b, "Derived from `%v` with the tag-set mapping `%v` (%v).\n\n", d.Provenance["from"], m, d.Provenance["mappingHash"])
+	}
+	prov, _ := json.MarshalIndent(d.Provenance, "", "  ")
+	fmt.Fprintf(&b, "```json\n%s\n```\n\n", prov)
+
+	if len(d.Evaluations) > 0 {
+		b.WriteString("## Evaluations on this corpus\n\n| gold | system | metric | P | R | F1 |\n|---|---|---|---:|---:|---:|\n")
+		evs := append([]EvaluationLine(nil), d.Evaluations...)
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].F1 > evs[j].F1 })
+		for _, e := range evs {
+			fmt.Fprintf(&b, "| %s | %s | %s | %.4f | %.4f | %.4f |\n", e.Gold, e.System, e.Metric, e.Precision, e.Recall, e.F1)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Verify an archive of this release with `deidcorpus release verify FILE.zip`: it recomputes every file's SHA-256 against MANIFEST and every document's content hash against the root hash.\n")
+	return b.String()
+}

@@ -1,0 +1,153 @@
+// Package release freezes corpora into verifiable snapshots: a canonical
+// content hash per document and a root hash over them (the manifest), the
+// diff between two snapshots, and release archives with a MANIFEST that
+// `deidcorpus release verify` checks byte for byte.
+package release
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"deidcorpus/pipeline"
+)
+
+// Snapshot is the frozen content of a release: for each annotation set, the
+// documents with that set's spans.
+type Snapshot struct {
+	Sets map[string][]pipeline.Document `json:"sets"`
+}
+
+// Entry is one document's line in a manifest.
+type Entry struct {
+	Set  string `json:"set"`
+	ID   string `json:"id"`
+	Hash string `json:"sha256"`
+}
+
+// Manifest lists every document's content hash, sorted by set and id, and
+// the root hash over them.
+type Manifest struct {
+	Entries []Entry `json:"documents"`
+	Root    string  `json:"root"`
+}
+
+// DocHash is a document's content hash: its id, its text and its spans
+// (offsets and type), which every archive format carries, so that an archive
+// in any format verifies against the release.
+func DocHash(d pipeline.Document) string {
+	h := sha256.New()
+	io.WriteString(h, d.ID)
+	h.Write([]byte{0})
+	io.WriteString(h, d.Text)
+	h.Write([]byte{0})
+	spans := append([]pipeline.Span(nil), d.Spans...)
+	sort.Slice(spans, func(i, j int) bool {
+		a, b := spans[i], spans[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.End != b.End {
+			return a.End < b.End
+		}
+		return a.Type < b.Type
+	})
+	for _, s := range spans {
+		fmt.Fprintf(h, "%d %d %s\n", s.Start, s.End, s.Type)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Build computes the manifest of a snapshot.
+func (s Snapshot) Manifest() Manifest {
+	var m Manifest
+	for set, docs := range s.Sets {
+		for _, d := range docs {
+			m.Entries = append(m.Entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
+		}
+	}
+	sort.Slice(m.Entries, func(i, j int) bool {
+		a, b := m.Entries[i], m.Entries[j]
+		if a.Set != b.Set {
+			return a.Set < b.Set
+		}
+		return a.ID < b.ID
+	})
+	m.Root = rootHash(m.Entries)
+	return m
+}
+
+func rootHash(entries []Entry) string {
+	h := sha256.New()
+	for _, e := range entries {
+		fmt.Fprintf(h, "%s\t%s\t%s\n", e.Set, e.ID, e.Hash)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Encode writes a snapshot compactly (gzipped JSON) for storage.
+func (s Snapshot) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(s); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a snapshot written by Encode.
+func Decode(data []byte) (Snapshot, error) {
+	var s Snapshot
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return s, fmt.Errorf("release snapshot: %w", err)
+	}
+	defer zr.Close()
+	if err := json.NewDecoder(zr).Decode(&s); err != nil {
+		return s, fmt.Errorf("release snapshot: %w", err)
+	}
+	return s, nil
+}
+
+var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$`)
+
+// ValidVersion reports whether v is a semantic version (MAJOR.MINOR.PATCH,
+// optional pre-release and build).
+func ValidVersion(v string) bool { return semver.MatchString(v) }
+
+// CompareVersions orders two semantic versions by precedence (build metadata
+// ignored): negative if a < b.
+func CompareVersions(a, b string) int {
+	ma, mb := semver.FindStringSubmatch(a), semver.FindStringSubmatch(b)
+	if ma == nil || mb == nil {
+		return bytesCompare(a, b)
+	}
+	for i := 1; i <= 3; i++ {
+		x, _ := strconv.Atoi(ma[i])
+		y, _ := strconv.Atoi(mb[i])
+		if x != y {
+			return x - y
+		}
+	}
+	switch {
+	case ma[4] == mb[4]:
+		return 0
+	case ma[4] == "":
+		return 1 // a release outranks its pre-releases
+	case mb[4] == "":
+		return -1
+	}
+	return bytesCompare(ma[4], mb[4])
+}
+
+func bytesCompare(a, b string) int { return bytes.Compare([]byte(a), []byte(b)) }

@@ -1,0 +1,142 @@
+package release
+
+import (
+	"strings"
+	"testing"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+)
+
+func sample() Snapshot {
+	return Snapshot{Sets: map[string][]pipeline.Document{"gold": {
+		{ID: "100-01", Patient: "100", RecordOrder: 1, Text: "Seen by Dr. Lee on 3/4.", Spans: []pipeline.Span{
+			{Start: 12, End: 15, Text: "Lee", Category: "NAME", Type: "DOCTOR"},
+			{Start: 19, End: 22, Text: "3/4", Category: "DATE", Type: "DATE"},
+		}},
+		{ID: "100-02", Patient: "100", RecordOrder: 2, Text: "Dr. Lee again.", Spans: []pipeline.Span{
+			{Start: 4, End: 7, Text: "Lee", Category: "NAME", Type: "DOCTOR"},
+		}},
+	}}}
+}
+
+func clone(s Snapshot) Snapshot {
+	out := Snapshot{Sets: map[string][]pipeline.Document{}}
+	for k, docs := range s.Sets {
+		for _, d := range docs {
+			d.Spans = append([]pipeline.Span(nil), d.Spans...)
+			out.Sets[k] = append(out.Sets[k], d)
+		}
+	}
+	return out
+}
+
+func TestRootHash(t *testing.T) {
+	a := sample()
+	b := clone(a)
+	// order does not matter
+	b.Sets["gold"][0].Spans[0], b.Sets["gold"][0].Spans[1] = b.Sets["gold"][0].Spans[1], b.Sets["gold"][0].Spans[0]
+	b.Sets["gold"][0], b.Sets["gold"][1] = b.Sets["gold"][1], b.Sets["gold"][0]
+	if a.Manifest().Root != b.Manifest().Root {
+		t.Fatal("the same content gave two root hashes")
+	}
+	for name, change := range map[string]func(*Snapshot){
+		"text":   func(s *Snapshot) { s.Sets["gold"][0].Text = strings.Replace(s.Sets["gold"][0].Text, "Seen", "seen", 1) },
+		"label":  func(s *Snapshot) { s.Sets["gold"][0].Spans[0].Type = "PATIENT" },
+		"offset": func(s *Snapshot) { s.Sets["gold"][1].Spans[0].End = 6 },
+		"drop":   func(s *Snapshot) { s.Sets["gold"] = s.Sets["gold"][:1] },
+		"set":    func(s *Snapshot) { s.Sets["other"] = s.Sets["gold"]; delete(s.Sets, "gold") },
+	} {
+		c := clone(a)
+		change(&c)
+		if c.Manifest().Root == a.Manifest().Root {
+			t.Errorf("changing the %s kept the root hash", name)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := sample()
+	b := clone(a)
+	b.Sets["gold"][0].Spans[0].Type = "PATIENT"                                                                             // relabelled
+	b.Sets["gold"][1].Spans = nil                                                                                           // removed
+	b.Sets["gold"][0].Spans = append(b.Sets["gold"][0].Spans, pipeline.Span{Start: 0, End: 4, Text: "Seen", Type: "OTHER"}) // added
+	b.Sets["gold"] = append(b.Sets["gold"], pipeline.Document{ID: "101-01", Text: "new"})
+	d := Compare(a, b)
+	if len(d.DocumentsAdded) != 1 || d.DocumentsAdded[0] != "101-01" || len(d.DocumentsRemoved) != 0 || len(d.DocumentsChanged) != 0 {
+		t.Errorf("documents: %+v", d)
+	}
+	if len(d.SpansRelabelled) != 1 || d.SpansRelabelled[0].WasType != "DOCTOR" || d.SpansRelabelled[0].Type != "PATIENT" {
+		t.Errorf("relabelled: %+v", d.SpansRelabelled)
+	}
+	if len(d.SpansRemoved) != 1 || d.SpansRemoved[0].Document != "100-02" {
+		t.Errorf("removed: %+v", d.SpansRemoved)
+	}
+	if len(d.SpansAdded) != 1 || d.SpansAdded[0].Type != "OTHER" {
+		t.Errorf("added: %+v", d.SpansAdded)
+	}
+	if !Compare(a, clone(a)).Empty() {
+		t.Error("a snapshot differs from its copy")
+	}
+}
+
+func TestPackVerify(t *testing.T) {
+	for _, format := range []string{"i2b2", "brat", "jsonl"} {
+		f, err := formats.Lookup(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := sample()
+		files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+		if err != nil {
+			t.Fatal(format, err)
+		}
+		v, err := Verify(files)
+		if err != nil {
+			t.Fatalf("%s: a fresh archive does not verify: %v", format, err)
+		}
+		if v.Root != snap.Manifest().Root || v.Documents != 2 {
+			t.Errorf("%s: %+v", format, v)
+		}
+		tamper := func(name string, mutate func([]formats.File) []formats.File, want string) {
+			t.Helper()
+			c := append([]formats.File(nil), files...)
+			_, err := Verify(mutate(c))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s, %s: want an error with %q, got %v", format, name, want, err)
+			}
+		}
+		tamper("changed document", func(c []formats.File) []formats.File {
+			for i := range c {
+				if strings.HasPrefix(c[i].Name, "gold/") {
+					c[i].Data = []byte(strings.Replace(string(c[i].Data), "Lee", "Lea", 1))
+					break
+				}
+			}
+			return c
+		}, "was changed")
+		tamper("added file", func(c []formats.File) []formats.File {
+			return append(c, formats.File{Name: "gold/extra.txt", Data: []byte("x")})
+		}, "was added")
+		tamper("removed file", func(c []formats.File) []formats.File {
+			for i := range c {
+				if strings.HasPrefix(c[i].Name, "gold/") {
+					return append(c[:i], c[i+1:]...)
+				}
+			}
+			return c
+		}, "missing")
+		tamper("no manifest", func(c []formats.File) []formats.File { return c[:len(c)-1] }, "no MANIFEST")
+	}
+}
+
+func TestVersions(t *testing.T) {
+	for v, ok := range map[string]bool{"1.0.0": true, "0.2.10-rc.1+b5": true, "1.0": false, "01.0.0": false, "v1.0.0": false} {
+		if ValidVersion(v) != ok {
+			t.Errorf("ValidVersion(%q) = %v", v, !ok)
+		}
+	}
+	if CompareVersions("1.10.0", "1.9.3") <= 0 || CompareVersions("1.0.0-rc.1", "1.0.0") >= 0 || CompareVersions("2.0.0", "2.0.0+x") != 0 {
+		t.Error("version precedence wrong")
+	}
+}
