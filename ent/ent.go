@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"errors"
@@ -92,6 +93,7 @@ func checkColumn(t, c string) error {
 			job.Table:              job.ValidColumn,
 			model.Table:            model.ValidColumn,
 			patient.Table:          patient.ValidColumn,
+			release.Table:          release.ValidColumn,
 			span.Table:             span.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
 		})

@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"fmt"
 
@@ -1644,6 +1645,188 @@ func newPatientPaginateArgs(rv map[string]any) *patientPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*PatientWhereInput); ok {
 		args.opts = append(args.opts, WithPatientFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ReleaseQuery) CollectFields(ctx context.Context, satisfies ...string) (*ReleaseQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ReleaseQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(release.Columns))
+		selectedFields = []string{release.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "parent":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ReleaseClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, releaseImplementors)...); err != nil {
+				return err
+			}
+			_q.withParent = query
+			if _, ok := fieldSeen[release.FieldParentID]; !ok {
+				selectedFields = append(selectedFields, release.FieldParentID)
+				fieldSeen[release.FieldParentID] = struct{}{}
+			}
+
+		case "children":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ReleaseClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, releaseImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedChildren(alias, func(wq *ReleaseQuery) {
+				*wq = *query
+			})
+		case "name":
+			if _, ok := fieldSeen[release.FieldName]; !ok {
+				selectedFields = append(selectedFields, release.FieldName)
+				fieldSeen[release.FieldName] = struct{}{}
+			}
+		case "version":
+			if _, ok := fieldSeen[release.FieldVersion]; !ok {
+				selectedFields = append(selectedFields, release.FieldVersion)
+				fieldSeen[release.FieldVersion] = struct{}{}
+			}
+		case "corpus":
+			if _, ok := fieldSeen[release.FieldCorpus]; !ok {
+				selectedFields = append(selectedFields, release.FieldCorpus)
+				fieldSeen[release.FieldCorpus] = struct{}{}
+			}
+		case "corpusID":
+			if _, ok := fieldSeen[release.FieldCorpusID]; !ok {
+				selectedFields = append(selectedFields, release.FieldCorpusID)
+				fieldSeen[release.FieldCorpusID] = struct{}{}
+			}
+		case "sets":
+			if _, ok := fieldSeen[release.FieldSets]; !ok {
+				selectedFields = append(selectedFields, release.FieldSets)
+				fieldSeen[release.FieldSets] = struct{}{}
+			}
+		case "rootHash":
+			if _, ok := fieldSeen[release.FieldRootHash]; !ok {
+				selectedFields = append(selectedFields, release.FieldRootHash)
+				fieldSeen[release.FieldRootHash] = struct{}{}
+			}
+		case "documents":
+			if _, ok := fieldSeen[release.FieldDocuments]; !ok {
+				selectedFields = append(selectedFields, release.FieldDocuments)
+				fieldSeen[release.FieldDocuments] = struct{}{}
+			}
+		case "spans":
+			if _, ok := fieldSeen[release.FieldSpans]; !ok {
+				selectedFields = append(selectedFields, release.FieldSpans)
+				fieldSeen[release.FieldSpans] = struct{}{}
+			}
+		case "share":
+			if _, ok := fieldSeen[release.FieldShare]; !ok {
+				selectedFields = append(selectedFields, release.FieldShare)
+				fieldSeen[release.FieldShare] = struct{}{}
+			}
+		case "datasheet":
+			if _, ok := fieldSeen[release.FieldDatasheet]; !ok {
+				selectedFields = append(selectedFields, release.FieldDatasheet)
+				fieldSeen[release.FieldDatasheet] = struct{}{}
+			}
+		case "provenance":
+			if _, ok := fieldSeen[release.FieldProvenance]; !ok {
+				selectedFields = append(selectedFields, release.FieldProvenance)
+				fieldSeen[release.FieldProvenance] = struct{}{}
+			}
+		case "createdBy":
+			if _, ok := fieldSeen[release.FieldCreatedBy]; !ok {
+				selectedFields = append(selectedFields, release.FieldCreatedBy)
+				fieldSeen[release.FieldCreatedBy] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[release.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, release.FieldCreatedAt)
+				fieldSeen[release.FieldCreatedAt] = struct{}{}
+			}
+		case "parentID":
+			if _, ok := fieldSeen[release.FieldParentID]; !ok {
+				selectedFields = append(selectedFields, release.FieldParentID)
+				fieldSeen[release.FieldParentID] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type releasePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ReleasePaginateOption
+}
+
+func newReleasePaginateArgs(rv map[string]any) *releasePaginateArgs {
+	args := &releasePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &ReleaseOrder{Field: &ReleaseOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithReleaseOrder(order))
+			}
+		case *ReleaseOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithReleaseOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*ReleaseWhereInput); ok {
+		args.opts = append(args.opts, WithReleaseFilter(v.Filter))
 	}
 	return args
 }

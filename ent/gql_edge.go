@@ -186,6 +186,26 @@ func (_m *Patient) Documents(
 	return _m.QueryDocuments().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Release) Parent(ctx context.Context) (*Release, error) {
+	result, err := _m.Edges.ParentOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryParent().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
+func (_m *Release) Children(ctx context.Context) (result []*Release, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedChildren(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.ChildrenOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryChildren().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *Span) Document(ctx context.Context) (*Document, error) {
 	result, err := _m.Edges.DocumentOrErr()
 	if IsNotLoaded(err) {

@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"encoding/json"
 	"fmt"
@@ -66,6 +67,11 @@ var patientImplementors = []string{"Patient", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Patient) IsNode() {}
+
+var releaseImplementors = []string{"Release", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Release) IsNode() {}
 
 var spanImplementors = []string{"Span", "Node"}
 
@@ -217,6 +223,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(patient.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, patientImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case release.Table:
+		query := c.Release.Query().
+			Where(release.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, releaseImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -419,6 +434,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Patient.Query().
 			Where(patient.IDIn(ids...))
 		query, err := query.CollectFields(ctx, patientImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case release.Table:
+		query := c.Release.Query().
+			Where(release.IDIn(ids...))
+		query, err := query.CollectFields(ctx, releaseImplementors...)
 		if err != nil {
 			return nil, err
 		}

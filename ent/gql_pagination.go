@@ -12,6 +12,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"errors"
 	"fmt"
@@ -2584,6 +2585,320 @@ func (_m *Patient) ToEdge(order *PatientOrder) *PatientEdge {
 		order = DefaultPatientOrder
 	}
 	return &PatientEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ReleaseEdge is the edge representation of Release.
+type ReleaseEdge struct {
+	Node   *Release `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// ReleaseConnection is the connection containing edges to Release.
+type ReleaseConnection struct {
+	Edges      []*ReleaseEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *ReleaseConnection) build(nodes []*Release, pager *releasePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Release
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Release {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Release {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ReleaseEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ReleaseEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ReleasePaginateOption enables pagination customization.
+type ReleasePaginateOption func(*releasePager) error
+
+// WithReleaseOrder configures pagination ordering.
+func WithReleaseOrder(order *ReleaseOrder) ReleasePaginateOption {
+	if order == nil {
+		order = DefaultReleaseOrder
+	}
+	o := *order
+	return func(pager *releasePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultReleaseOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithReleaseFilter configures pagination filter.
+func WithReleaseFilter(filter func(*ReleaseQuery) (*ReleaseQuery, error)) ReleasePaginateOption {
+	return func(pager *releasePager) error {
+		if filter == nil {
+			return errors.New("ReleaseQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type releasePager struct {
+	reverse bool
+	order   *ReleaseOrder
+	filter  func(*ReleaseQuery) (*ReleaseQuery, error)
+}
+
+func newReleasePager(opts []ReleasePaginateOption, reverse bool) (*releasePager, error) {
+	pager := &releasePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultReleaseOrder
+	}
+	return pager, nil
+}
+
+func (p *releasePager) applyFilter(query *ReleaseQuery) (*ReleaseQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *releasePager) toCursor(_m *Release) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *releasePager) applyCursors(query *ReleaseQuery, after, before *Cursor) (*ReleaseQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultReleaseOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *releasePager) applyOrder(query *ReleaseQuery) *ReleaseQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultReleaseOrder.Field {
+		query = query.Order(DefaultReleaseOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *releasePager) orderExpr(query *ReleaseQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultReleaseOrder.Field {
+			b.Comma().Ident(DefaultReleaseOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Release.
+func (_m *ReleaseQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ReleasePaginateOption,
+) (*ReleaseConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newReleasePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ReleaseConnection{Edges: []*ReleaseEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// ReleaseOrderFieldName orders Release by name.
+	ReleaseOrderFieldName = &ReleaseOrderField{
+		Value: func(_m *Release) (ent.Value, error) {
+			return _m.Name, nil
+		},
+		column: release.FieldName,
+		toTerm: release.ByName,
+		toCursor: func(_m *Release) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.Name,
+			}
+		},
+	}
+	// ReleaseOrderFieldCreatedAt orders Release by created_at.
+	ReleaseOrderFieldCreatedAt = &ReleaseOrderField{
+		Value: func(_m *Release) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: release.FieldCreatedAt,
+		toTerm: release.ByCreatedAt,
+		toCursor: func(_m *Release) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ReleaseOrderField) String() string {
+	var str string
+	switch f.column {
+	case ReleaseOrderFieldName.column:
+		str = "NAME"
+	case ReleaseOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ReleaseOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ReleaseOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ReleaseOrderField %T must be a string", v)
+	}
+	switch str {
+	case "NAME":
+		*f = *ReleaseOrderFieldName
+	case "CREATED_AT":
+		*f = *ReleaseOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid ReleaseOrderField", str)
+	}
+	return nil
+}
+
+// ReleaseOrderField defines the ordering field of Release.
+type ReleaseOrderField struct {
+	// Value extracts the ordering value from the given Release.
+	Value    func(*Release) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) release.OrderOption
+	toCursor func(*Release) Cursor
+}
+
+// ReleaseOrder defines the ordering of Release.
+type ReleaseOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *ReleaseOrderField `json:"field"`
+}
+
+// DefaultReleaseOrder is the default ordering of Release.
+var DefaultReleaseOrder = &ReleaseOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ReleaseOrderField{
+		Value: func(_m *Release) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: release.FieldID,
+		toTerm: release.ByID,
+		toCursor: func(_m *Release) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Release into ReleaseEdge.
+func (_m *Release) ToEdge(order *ReleaseOrder) *ReleaseEdge {
+	if order == nil {
+		order = DefaultReleaseOrder
+	}
+	return &ReleaseEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -12,6 +12,7 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"errors"
 	"fmt"
@@ -3893,6 +3894,678 @@ func (i *PatientWhereInput) P() (predicate.Patient, error) {
 		return predicates[0], nil
 	default:
 		return patient.And(predicates...), nil
+	}
+}
+
+// ReleaseWhereInput represents a where input for filtering Release queries.
+type ReleaseWhereInput struct {
+	Predicates []predicate.Release  `json:"-"`
+	Not        *ReleaseWhereInput   `json:"not,omitempty"`
+	Or         []*ReleaseWhereInput `json:"or,omitempty"`
+	And        []*ReleaseWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "version" field predicates.
+	Version             *string  `json:"version,omitempty"`
+	VersionNEQ          *string  `json:"versionNEQ,omitempty"`
+	VersionIn           []string `json:"versionIn,omitempty"`
+	VersionNotIn        []string `json:"versionNotIn,omitempty"`
+	VersionGT           *string  `json:"versionGT,omitempty"`
+	VersionGTE          *string  `json:"versionGTE,omitempty"`
+	VersionLT           *string  `json:"versionLT,omitempty"`
+	VersionLTE          *string  `json:"versionLTE,omitempty"`
+	VersionContains     *string  `json:"versionContains,omitempty"`
+	VersionHasPrefix    *string  `json:"versionHasPrefix,omitempty"`
+	VersionHasSuffix    *string  `json:"versionHasSuffix,omitempty"`
+	VersionEqualFold    *string  `json:"versionEqualFold,omitempty"`
+	VersionContainsFold *string  `json:"versionContainsFold,omitempty"`
+
+	// "corpus" field predicates.
+	Corpus             *string  `json:"corpus,omitempty"`
+	CorpusNEQ          *string  `json:"corpusNEQ,omitempty"`
+	CorpusIn           []string `json:"corpusIn,omitempty"`
+	CorpusNotIn        []string `json:"corpusNotIn,omitempty"`
+	CorpusGT           *string  `json:"corpusGT,omitempty"`
+	CorpusGTE          *string  `json:"corpusGTE,omitempty"`
+	CorpusLT           *string  `json:"corpusLT,omitempty"`
+	CorpusLTE          *string  `json:"corpusLTE,omitempty"`
+	CorpusContains     *string  `json:"corpusContains,omitempty"`
+	CorpusHasPrefix    *string  `json:"corpusHasPrefix,omitempty"`
+	CorpusHasSuffix    *string  `json:"corpusHasSuffix,omitempty"`
+	CorpusEqualFold    *string  `json:"corpusEqualFold,omitempty"`
+	CorpusContainsFold *string  `json:"corpusContainsFold,omitempty"`
+
+	// "corpus_id" field predicates.
+	CorpusID       *int  `json:"corpusID,omitempty"`
+	CorpusIDNEQ    *int  `json:"corpusIDNEQ,omitempty"`
+	CorpusIDIn     []int `json:"corpusIDIn,omitempty"`
+	CorpusIDNotIn  []int `json:"corpusIDNotIn,omitempty"`
+	CorpusIDGT     *int  `json:"corpusIDGT,omitempty"`
+	CorpusIDGTE    *int  `json:"corpusIDGTE,omitempty"`
+	CorpusIDLT     *int  `json:"corpusIDLT,omitempty"`
+	CorpusIDLTE    *int  `json:"corpusIDLTE,omitempty"`
+	CorpusIDIsNil  bool  `json:"corpusIDIsNil,omitempty"`
+	CorpusIDNotNil bool  `json:"corpusIDNotNil,omitempty"`
+
+	// "root_hash" field predicates.
+	RootHash             *string  `json:"rootHash,omitempty"`
+	RootHashNEQ          *string  `json:"rootHashNEQ,omitempty"`
+	RootHashIn           []string `json:"rootHashIn,omitempty"`
+	RootHashNotIn        []string `json:"rootHashNotIn,omitempty"`
+	RootHashGT           *string  `json:"rootHashGT,omitempty"`
+	RootHashGTE          *string  `json:"rootHashGTE,omitempty"`
+	RootHashLT           *string  `json:"rootHashLT,omitempty"`
+	RootHashLTE          *string  `json:"rootHashLTE,omitempty"`
+	RootHashContains     *string  `json:"rootHashContains,omitempty"`
+	RootHashHasPrefix    *string  `json:"rootHashHasPrefix,omitempty"`
+	RootHashHasSuffix    *string  `json:"rootHashHasSuffix,omitempty"`
+	RootHashEqualFold    *string  `json:"rootHashEqualFold,omitempty"`
+	RootHashContainsFold *string  `json:"rootHashContainsFold,omitempty"`
+
+	// "documents" field predicates.
+	Documents      *int  `json:"documents,omitempty"`
+	DocumentsNEQ   *int  `json:"documentsNEQ,omitempty"`
+	DocumentsIn    []int `json:"documentsIn,omitempty"`
+	DocumentsNotIn []int `json:"documentsNotIn,omitempty"`
+	DocumentsGT    *int  `json:"documentsGT,omitempty"`
+	DocumentsGTE   *int  `json:"documentsGTE,omitempty"`
+	DocumentsLT    *int  `json:"documentsLT,omitempty"`
+	DocumentsLTE   *int  `json:"documentsLTE,omitempty"`
+
+	// "spans" field predicates.
+	Spans      *int  `json:"spans,omitempty"`
+	SpansNEQ   *int  `json:"spansNEQ,omitempty"`
+	SpansIn    []int `json:"spansIn,omitempty"`
+	SpansNotIn []int `json:"spansNotIn,omitempty"`
+	SpansGT    *int  `json:"spansGT,omitempty"`
+	SpansGTE   *int  `json:"spansGTE,omitempty"`
+	SpansLT    *int  `json:"spansLT,omitempty"`
+	SpansLTE   *int  `json:"spansLTE,omitempty"`
+
+	// "share" field predicates.
+	Share    *bool `json:"share,omitempty"`
+	ShareNEQ *bool `json:"shareNEQ,omitempty"`
+
+	// "datasheet" field predicates.
+	Datasheet             *string  `json:"datasheet,omitempty"`
+	DatasheetNEQ          *string  `json:"datasheetNEQ,omitempty"`
+	DatasheetIn           []string `json:"datasheetIn,omitempty"`
+	DatasheetNotIn        []string `json:"datasheetNotIn,omitempty"`
+	DatasheetGT           *string  `json:"datasheetGT,omitempty"`
+	DatasheetGTE          *string  `json:"datasheetGTE,omitempty"`
+	DatasheetLT           *string  `json:"datasheetLT,omitempty"`
+	DatasheetLTE          *string  `json:"datasheetLTE,omitempty"`
+	DatasheetContains     *string  `json:"datasheetContains,omitempty"`
+	DatasheetHasPrefix    *string  `json:"datasheetHasPrefix,omitempty"`
+	DatasheetHasSuffix    *string  `json:"datasheetHasSuffix,omitempty"`
+	DatasheetEqualFold    *string  `json:"datasheetEqualFold,omitempty"`
+	DatasheetContainsFold *string  `json:"datasheetContainsFold,omitempty"`
+
+	// "created_by" field predicates.
+	CreatedBy             *string  `json:"createdBy,omitempty"`
+	CreatedByNEQ          *string  `json:"createdByNEQ,omitempty"`
+	CreatedByIn           []string `json:"createdByIn,omitempty"`
+	CreatedByNotIn        []string `json:"createdByNotIn,omitempty"`
+	CreatedByGT           *string  `json:"createdByGT,omitempty"`
+	CreatedByGTE          *string  `json:"createdByGTE,omitempty"`
+	CreatedByLT           *string  `json:"createdByLT,omitempty"`
+	CreatedByLTE          *string  `json:"createdByLTE,omitempty"`
+	CreatedByContains     *string  `json:"createdByContains,omitempty"`
+	CreatedByHasPrefix    *string  `json:"createdByHasPrefix,omitempty"`
+	CreatedByHasSuffix    *string  `json:"createdByHasSuffix,omitempty"`
+	CreatedByEqualFold    *string  `json:"createdByEqualFold,omitempty"`
+	CreatedByContainsFold *string  `json:"createdByContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "parent_id" field predicates.
+	ParentID       *int  `json:"parentID,omitempty"`
+	ParentIDNEQ    *int  `json:"parentIDNEQ,omitempty"`
+	ParentIDIn     []int `json:"parentIDIn,omitempty"`
+	ParentIDNotIn  []int `json:"parentIDNotIn,omitempty"`
+	ParentIDIsNil  bool  `json:"parentIDIsNil,omitempty"`
+	ParentIDNotNil bool  `json:"parentIDNotNil,omitempty"`
+
+	// "parent" edge predicates.
+	HasParent     *bool                `json:"hasParent,omitempty"`
+	HasParentWith []*ReleaseWhereInput `json:"hasParentWith,omitempty"`
+
+	// "children" edge predicates.
+	HasChildren     *bool                `json:"hasChildren,omitempty"`
+	HasChildrenWith []*ReleaseWhereInput `json:"hasChildrenWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ReleaseWhereInput) AddPredicates(predicates ...predicate.Release) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ReleaseWhereInput filter on the ReleaseQuery builder.
+func (i *ReleaseWhereInput) Filter(q *ReleaseQuery) (*ReleaseQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyReleaseWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyReleaseWhereInput is returned in case the ReleaseWhereInput is empty.
+var ErrEmptyReleaseWhereInput = errors.New("ent: empty predicate ReleaseWhereInput")
+
+// P returns a predicate for filtering releases.
+// An error is returned if the input is empty or invalid.
+func (i *ReleaseWhereInput) P() (predicate.Release, error) {
+	var predicates []predicate.Release
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, release.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Release, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, release.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Release, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, release.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, release.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, release.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, release.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, release.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, release.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, release.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, release.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, release.IDLTE(*i.IDLTE))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, release.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, release.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, release.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, release.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, release.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, release.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, release.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, release.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, release.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, release.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, release.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, release.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, release.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Version != nil {
+		predicates = append(predicates, release.VersionEQ(*i.Version))
+	}
+	if i.VersionNEQ != nil {
+		predicates = append(predicates, release.VersionNEQ(*i.VersionNEQ))
+	}
+	if len(i.VersionIn) > 0 {
+		predicates = append(predicates, release.VersionIn(i.VersionIn...))
+	}
+	if len(i.VersionNotIn) > 0 {
+		predicates = append(predicates, release.VersionNotIn(i.VersionNotIn...))
+	}
+	if i.VersionGT != nil {
+		predicates = append(predicates, release.VersionGT(*i.VersionGT))
+	}
+	if i.VersionGTE != nil {
+		predicates = append(predicates, release.VersionGTE(*i.VersionGTE))
+	}
+	if i.VersionLT != nil {
+		predicates = append(predicates, release.VersionLT(*i.VersionLT))
+	}
+	if i.VersionLTE != nil {
+		predicates = append(predicates, release.VersionLTE(*i.VersionLTE))
+	}
+	if i.VersionContains != nil {
+		predicates = append(predicates, release.VersionContains(*i.VersionContains))
+	}
+	if i.VersionHasPrefix != nil {
+		predicates = append(predicates, release.VersionHasPrefix(*i.VersionHasPrefix))
+	}
+	if i.VersionHasSuffix != nil {
+		predicates = append(predicates, release.VersionHasSuffix(*i.VersionHasSuffix))
+	}
+	if i.VersionEqualFold != nil {
+		predicates = append(predicates, release.VersionEqualFold(*i.VersionEqualFold))
+	}
+	if i.VersionContainsFold != nil {
+		predicates = append(predicates, release.VersionContainsFold(*i.VersionContainsFold))
+	}
+	if i.Corpus != nil {
+		predicates = append(predicates, release.CorpusEQ(*i.Corpus))
+	}
+	if i.CorpusNEQ != nil {
+		predicates = append(predicates, release.CorpusNEQ(*i.CorpusNEQ))
+	}
+	if len(i.CorpusIn) > 0 {
+		predicates = append(predicates, release.CorpusIn(i.CorpusIn...))
+	}
+	if len(i.CorpusNotIn) > 0 {
+		predicates = append(predicates, release.CorpusNotIn(i.CorpusNotIn...))
+	}
+	if i.CorpusGT != nil {
+		predicates = append(predicates, release.CorpusGT(*i.CorpusGT))
+	}
+	if i.CorpusGTE != nil {
+		predicates = append(predicates, release.CorpusGTE(*i.CorpusGTE))
+	}
+	if i.CorpusLT != nil {
+		predicates = append(predicates, release.CorpusLT(*i.CorpusLT))
+	}
+	if i.CorpusLTE != nil {
+		predicates = append(predicates, release.CorpusLTE(*i.CorpusLTE))
+	}
+	if i.CorpusContains != nil {
+		predicates = append(predicates, release.CorpusContains(*i.CorpusContains))
+	}
+	if i.CorpusHasPrefix != nil {
+		predicates = append(predicates, release.CorpusHasPrefix(*i.CorpusHasPrefix))
+	}
+	if i.CorpusHasSuffix != nil {
+		predicates = append(predicates, release.CorpusHasSuffix(*i.CorpusHasSuffix))
+	}
+	if i.CorpusEqualFold != nil {
+		predicates = append(predicates, release.CorpusEqualFold(*i.CorpusEqualFold))
+	}
+	if i.CorpusContainsFold != nil {
+		predicates = append(predicates, release.CorpusContainsFold(*i.CorpusContainsFold))
+	}
+	if i.CorpusID != nil {
+		predicates = append(predicates, release.CorpusIDEQ(*i.CorpusID))
+	}
+	if i.CorpusIDNEQ != nil {
+		predicates = append(predicates, release.CorpusIDNEQ(*i.CorpusIDNEQ))
+	}
+	if len(i.CorpusIDIn) > 0 {
+		predicates = append(predicates, release.CorpusIDIn(i.CorpusIDIn...))
+	}
+	if len(i.CorpusIDNotIn) > 0 {
+		predicates = append(predicates, release.CorpusIDNotIn(i.CorpusIDNotIn...))
+	}
+	if i.CorpusIDGT != nil {
+		predicates = append(predicates, release.CorpusIDGT(*i.CorpusIDGT))
+	}
+	if i.CorpusIDGTE != nil {
+		predicates = append(predicates, release.CorpusIDGTE(*i.CorpusIDGTE))
+	}
+	if i.CorpusIDLT != nil {
+		predicates = append(predicates, release.CorpusIDLT(*i.CorpusIDLT))
+	}
+	if i.CorpusIDLTE != nil {
+		predicates = append(predicates, release.CorpusIDLTE(*i.CorpusIDLTE))
+	}
+	if i.CorpusIDIsNil {
+		predicates = append(predicates, release.CorpusIDIsNil())
+	}
+	if i.CorpusIDNotNil {
+		predicates = append(predicates, release.CorpusIDNotNil())
+	}
+	if i.RootHash != nil {
+		predicates = append(predicates, release.RootHashEQ(*i.RootHash))
+	}
+	if i.RootHashNEQ != nil {
+		predicates = append(predicates, release.RootHashNEQ(*i.RootHashNEQ))
+	}
+	if len(i.RootHashIn) > 0 {
+		predicates = append(predicates, release.RootHashIn(i.RootHashIn...))
+	}
+	if len(i.RootHashNotIn) > 0 {
+		predicates = append(predicates, release.RootHashNotIn(i.RootHashNotIn...))
+	}
+	if i.RootHashGT != nil {
+		predicates = append(predicates, release.RootHashGT(*i.RootHashGT))
+	}
+	if i.RootHashGTE != nil {
+		predicates = append(predicates, release.RootHashGTE(*i.RootHashGTE))
+	}
+	if i.RootHashLT != nil {
+		predicates = append(predicates, release.RootHashLT(*i.RootHashLT))
+	}
+	if i.RootHashLTE != nil {
+		predicates = append(predicates, release.RootHashLTE(*i.RootHashLTE))
+	}
+	if i.RootHashContains != nil {
+		predicates = append(predicates, release.RootHashContains(*i.RootHashContains))
+	}
+	if i.RootHashHasPrefix != nil {
+		predicates = append(predicates, release.RootHashHasPrefix(*i.RootHashHasPrefix))
+	}
+	if i.RootHashHasSuffix != nil {
+		predicates = append(predicates, release.RootHashHasSuffix(*i.RootHashHasSuffix))
+	}
+	if i.RootHashEqualFold != nil {
+		predicates = append(predicates, release.RootHashEqualFold(*i.RootHashEqualFold))
+	}
+	if i.RootHashContainsFold != nil {
+		predicates = append(predicates, release.RootHashContainsFold(*i.RootHashContainsFold))
+	}
+	if i.Documents != nil {
+		predicates = append(predicates, release.DocumentsEQ(*i.Documents))
+	}
+	if i.DocumentsNEQ != nil {
+		predicates = append(predicates, release.DocumentsNEQ(*i.DocumentsNEQ))
+	}
+	if len(i.DocumentsIn) > 0 {
+		predicates = append(predicates, release.DocumentsIn(i.DocumentsIn...))
+	}
+	if len(i.DocumentsNotIn) > 0 {
+		predicates = append(predicates, release.DocumentsNotIn(i.DocumentsNotIn...))
+	}
+	if i.DocumentsGT != nil {
+		predicates = append(predicates, release.DocumentsGT(*i.DocumentsGT))
+	}
+	if i.DocumentsGTE != nil {
+		predicates = append(predicates, release.DocumentsGTE(*i.DocumentsGTE))
+	}
+	if i.DocumentsLT != nil {
+		predicates = append(predicates, release.DocumentsLT(*i.DocumentsLT))
+	}
+	if i.DocumentsLTE != nil {
+		predicates = append(predicates, release.DocumentsLTE(*i.DocumentsLTE))
+	}
+	if i.Spans != nil {
+		predicates = append(predicates, release.SpansEQ(*i.Spans))
+	}
+	if i.SpansNEQ != nil {
+		predicates = append(predicates, release.SpansNEQ(*i.SpansNEQ))
+	}
+	if len(i.SpansIn) > 0 {
+		predicates = append(predicates, release.SpansIn(i.SpansIn...))
+	}
+	if len(i.SpansNotIn) > 0 {
+		predicates = append(predicates, release.SpansNotIn(i.SpansNotIn...))
+	}
+	if i.SpansGT != nil {
+		predicates = append(predicates, release.SpansGT(*i.SpansGT))
+	}
+	if i.SpansGTE != nil {
+		predicates = append(predicates, release.SpansGTE(*i.SpansGTE))
+	}
+	if i.SpansLT != nil {
+		predicates = append(predicates, release.SpansLT(*i.SpansLT))
+	}
+	if i.SpansLTE != nil {
+		predicates = append(predicates, release.SpansLTE(*i.SpansLTE))
+	}
+	if i.Share != nil {
+		predicates = append(predicates, release.ShareEQ(*i.Share))
+	}
+	if i.ShareNEQ != nil {
+		predicates = append(predicates, release.ShareNEQ(*i.ShareNEQ))
+	}
+	if i.Datasheet != nil {
+		predicates = append(predicates, release.DatasheetEQ(*i.Datasheet))
+	}
+	if i.DatasheetNEQ != nil {
+		predicates = append(predicates, release.DatasheetNEQ(*i.DatasheetNEQ))
+	}
+	if len(i.DatasheetIn) > 0 {
+		predicates = append(predicates, release.DatasheetIn(i.DatasheetIn...))
+	}
+	if len(i.DatasheetNotIn) > 0 {
+		predicates = append(predicates, release.DatasheetNotIn(i.DatasheetNotIn...))
+	}
+	if i.DatasheetGT != nil {
+		predicates = append(predicates, release.DatasheetGT(*i.DatasheetGT))
+	}
+	if i.DatasheetGTE != nil {
+		predicates = append(predicates, release.DatasheetGTE(*i.DatasheetGTE))
+	}
+	if i.DatasheetLT != nil {
+		predicates = append(predicates, release.DatasheetLT(*i.DatasheetLT))
+	}
+	if i.DatasheetLTE != nil {
+		predicates = append(predicates, release.DatasheetLTE(*i.DatasheetLTE))
+	}
+	if i.DatasheetContains != nil {
+		predicates = append(predicates, release.DatasheetContains(*i.DatasheetContains))
+	}
+	if i.DatasheetHasPrefix != nil {
+		predicates = append(predicates, release.DatasheetHasPrefix(*i.DatasheetHasPrefix))
+	}
+	if i.DatasheetHasSuffix != nil {
+		predicates = append(predicates, release.DatasheetHasSuffix(*i.DatasheetHasSuffix))
+	}
+	if i.DatasheetEqualFold != nil {
+		predicates = append(predicates, release.DatasheetEqualFold(*i.DatasheetEqualFold))
+	}
+	if i.DatasheetContainsFold != nil {
+		predicates = append(predicates, release.DatasheetContainsFold(*i.DatasheetContainsFold))
+	}
+	if i.CreatedBy != nil {
+		predicates = append(predicates, release.CreatedByEQ(*i.CreatedBy))
+	}
+	if i.CreatedByNEQ != nil {
+		predicates = append(predicates, release.CreatedByNEQ(*i.CreatedByNEQ))
+	}
+	if len(i.CreatedByIn) > 0 {
+		predicates = append(predicates, release.CreatedByIn(i.CreatedByIn...))
+	}
+	if len(i.CreatedByNotIn) > 0 {
+		predicates = append(predicates, release.CreatedByNotIn(i.CreatedByNotIn...))
+	}
+	if i.CreatedByGT != nil {
+		predicates = append(predicates, release.CreatedByGT(*i.CreatedByGT))
+	}
+	if i.CreatedByGTE != nil {
+		predicates = append(predicates, release.CreatedByGTE(*i.CreatedByGTE))
+	}
+	if i.CreatedByLT != nil {
+		predicates = append(predicates, release.CreatedByLT(*i.CreatedByLT))
+	}
+	if i.CreatedByLTE != nil {
+		predicates = append(predicates, release.CreatedByLTE(*i.CreatedByLTE))
+	}
+	if i.CreatedByContains != nil {
+		predicates = append(predicates, release.CreatedByContains(*i.CreatedByContains))
+	}
+	if i.CreatedByHasPrefix != nil {
+		predicates = append(predicates, release.CreatedByHasPrefix(*i.CreatedByHasPrefix))
+	}
+	if i.CreatedByHasSuffix != nil {
+		predicates = append(predicates, release.CreatedByHasSuffix(*i.CreatedByHasSuffix))
+	}
+	if i.CreatedByEqualFold != nil {
+		predicates = append(predicates, release.CreatedByEqualFold(*i.CreatedByEqualFold))
+	}
+	if i.CreatedByContainsFold != nil {
+		predicates = append(predicates, release.CreatedByContainsFold(*i.CreatedByContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, release.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, release.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, release.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, release.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, release.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, release.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, release.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, release.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.ParentID != nil {
+		predicates = append(predicates, release.ParentIDEQ(*i.ParentID))
+	}
+	if i.ParentIDNEQ != nil {
+		predicates = append(predicates, release.ParentIDNEQ(*i.ParentIDNEQ))
+	}
+	if len(i.ParentIDIn) > 0 {
+		predicates = append(predicates, release.ParentIDIn(i.ParentIDIn...))
+	}
+	if len(i.ParentIDNotIn) > 0 {
+		predicates = append(predicates, release.ParentIDNotIn(i.ParentIDNotIn...))
+	}
+	if i.ParentIDIsNil {
+		predicates = append(predicates, release.ParentIDIsNil())
+	}
+	if i.ParentIDNotNil {
+		predicates = append(predicates, release.ParentIDNotNil())
+	}
+
+	if i.HasParent != nil {
+		p := release.HasParent()
+		if !*i.HasParent {
+			p = release.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasParentWith) > 0 {
+		with := make([]predicate.Release, 0, len(i.HasParentWith))
+		for _, w := range i.HasParentWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasParentWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, release.HasParentWith(with...))
+	}
+	if i.HasChildren != nil {
+		p := release.HasChildren()
+		if !*i.HasChildren {
+			p = release.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasChildrenWith) > 0 {
+		with := make([]predicate.Release, 0, len(i.HasChildrenWith))
+		for _, w := range i.HasChildrenWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasChildrenWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, release.HasChildrenWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyReleaseWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return release.And(predicates...), nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
+	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"errors"
@@ -43,6 +44,7 @@ const (
 	TypeJob              = "Job"
 	TypeModel            = "Model"
 	TypePatient          = "Patient"
+	TypeRelease          = "Release"
 	TypeSpan             = "Span"
 	TypeSurrogateMapping = "SurrogateMapping"
 )
@@ -8709,6 +8711,1406 @@ func (m *PatientMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Patient edge %s", name)
+}
+
+// ReleaseMutation represents an operation that mutates the Release nodes in the graph.
+type ReleaseMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int
+	name            *string
+	version         *string
+	corpus          *string
+	corpus_id       *int
+	addcorpus_id    *int
+	sets            *[]string
+	appendsets      []string
+	root_hash       *string
+	documents       *int
+	adddocuments    *int
+	spans           *int
+	addspans        *int
+	share           *bool
+	datasheet       *string
+	content         *[]byte
+	provenance      *map[string]interface{}
+	created_by      *string
+	created_at      *time.Time
+	clearedFields   map[string]struct{}
+	parent          *int
+	clearedparent   bool
+	children        map[int]struct{}
+	removedchildren map[int]struct{}
+	clearedchildren bool
+	done            bool
+	oldValue        func(context.Context) (*Release, error)
+	predicates      []predicate.Release
+}
+
+var _ ent.Mutation = (*ReleaseMutation)(nil)
+
+// releaseOption allows management of the mutation configuration using functional options.
+type releaseOption func(*ReleaseMutation)
+
+// newReleaseMutation creates new mutation for the Release entity.
+func newReleaseMutation(c config, op Op, opts ...releaseOption) *ReleaseMutation {
+	m := &ReleaseMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeRelease,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withReleaseID sets the ID field of the mutation.
+func withReleaseID(id int) releaseOption {
+	return func(m *ReleaseMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Release
+		)
+		m.oldValue = func(ctx context.Context) (*Release, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Release.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withRelease sets the old Release of the mutation.
+func withRelease(node *Release) releaseOption {
+	return func(m *ReleaseMutation) {
+		m.oldValue = func(context.Context) (*Release, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ReleaseMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ReleaseMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ReleaseMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ReleaseMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Release.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *ReleaseMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ReleaseMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ReleaseMutation) ResetName() {
+	m.name = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *ReleaseMutation) SetVersion(s string) {
+	m.version = &s
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *ReleaseMutation) Version() (r string, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *ReleaseMutation) ResetVersion() {
+	m.version = nil
+}
+
+// SetCorpus sets the "corpus" field.
+func (m *ReleaseMutation) SetCorpus(s string) {
+	m.corpus = &s
+}
+
+// Corpus returns the value of the "corpus" field in the mutation.
+func (m *ReleaseMutation) Corpus() (r string, exists bool) {
+	v := m.corpus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpus returns the old "corpus" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldCorpus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpus: %w", err)
+	}
+	return oldValue.Corpus, nil
+}
+
+// ResetCorpus resets all changes to the "corpus" field.
+func (m *ReleaseMutation) ResetCorpus() {
+	m.corpus = nil
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *ReleaseMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *ReleaseMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *ReleaseMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *ReleaseMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (m *ReleaseMutation) ClearCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+	m.clearedFields[release.FieldCorpusID] = struct{}{}
+}
+
+// CorpusIDCleared returns if the "corpus_id" field was cleared in this mutation.
+func (m *ReleaseMutation) CorpusIDCleared() bool {
+	_, ok := m.clearedFields[release.FieldCorpusID]
+	return ok
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *ReleaseMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+	delete(m.clearedFields, release.FieldCorpusID)
+}
+
+// SetSets sets the "sets" field.
+func (m *ReleaseMutation) SetSets(s []string) {
+	m.sets = &s
+	m.appendsets = nil
+}
+
+// Sets returns the value of the "sets" field in the mutation.
+func (m *ReleaseMutation) Sets() (r []string, exists bool) {
+	v := m.sets
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSets returns the old "sets" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldSets(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSets is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSets requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSets: %w", err)
+	}
+	return oldValue.Sets, nil
+}
+
+// AppendSets adds s to the "sets" field.
+func (m *ReleaseMutation) AppendSets(s []string) {
+	m.appendsets = append(m.appendsets, s...)
+}
+
+// AppendedSets returns the list of values that were appended to the "sets" field in this mutation.
+func (m *ReleaseMutation) AppendedSets() ([]string, bool) {
+	if len(m.appendsets) == 0 {
+		return nil, false
+	}
+	return m.appendsets, true
+}
+
+// ResetSets resets all changes to the "sets" field.
+func (m *ReleaseMutation) ResetSets() {
+	m.sets = nil
+	m.appendsets = nil
+}
+
+// SetRootHash sets the "root_hash" field.
+func (m *ReleaseMutation) SetRootHash(s string) {
+	m.root_hash = &s
+}
+
+// RootHash returns the value of the "root_hash" field in the mutation.
+func (m *ReleaseMutation) RootHash() (r string, exists bool) {
+	v := m.root_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRootHash returns the old "root_hash" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldRootHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRootHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRootHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRootHash: %w", err)
+	}
+	return oldValue.RootHash, nil
+}
+
+// ResetRootHash resets all changes to the "root_hash" field.
+func (m *ReleaseMutation) ResetRootHash() {
+	m.root_hash = nil
+}
+
+// SetDocuments sets the "documents" field.
+func (m *ReleaseMutation) SetDocuments(i int) {
+	m.documents = &i
+	m.adddocuments = nil
+}
+
+// Documents returns the value of the "documents" field in the mutation.
+func (m *ReleaseMutation) Documents() (r int, exists bool) {
+	v := m.documents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDocuments returns the old "documents" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldDocuments(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDocuments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDocuments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDocuments: %w", err)
+	}
+	return oldValue.Documents, nil
+}
+
+// AddDocuments adds i to the "documents" field.
+func (m *ReleaseMutation) AddDocuments(i int) {
+	if m.adddocuments != nil {
+		*m.adddocuments += i
+	} else {
+		m.adddocuments = &i
+	}
+}
+
+// AddedDocuments returns the value that was added to the "documents" field in this mutation.
+func (m *ReleaseMutation) AddedDocuments() (r int, exists bool) {
+	v := m.adddocuments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDocuments resets all changes to the "documents" field.
+func (m *ReleaseMutation) ResetDocuments() {
+	m.documents = nil
+	m.adddocuments = nil
+}
+
+// SetSpans sets the "spans" field.
+func (m *ReleaseMutation) SetSpans(i int) {
+	m.spans = &i
+	m.addspans = nil
+}
+
+// Spans returns the value of the "spans" field in the mutation.
+func (m *ReleaseMutation) Spans() (r int, exists bool) {
+	v := m.spans
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSpans returns the old "spans" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldSpans(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSpans is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSpans requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSpans: %w", err)
+	}
+	return oldValue.Spans, nil
+}
+
+// AddSpans adds i to the "spans" field.
+func (m *ReleaseMutation) AddSpans(i int) {
+	if m.addspans != nil {
+		*m.addspans += i
+	} else {
+		m.addspans = &i
+	}
+}
+
+// AddedSpans returns the value that was added to the "spans" field in this mutation.
+func (m *ReleaseMutation) AddedSpans() (r int, exists bool) {
+	v := m.addspans
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSpans resets all changes to the "spans" field.
+func (m *ReleaseMutation) ResetSpans() {
+	m.spans = nil
+	m.addspans = nil
+}
+
+// SetShare sets the "share" field.
+func (m *ReleaseMutation) SetShare(b bool) {
+	m.share = &b
+}
+
+// Share returns the value of the "share" field in the mutation.
+func (m *ReleaseMutation) Share() (r bool, exists bool) {
+	v := m.share
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShare returns the old "share" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldShare(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShare is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShare requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShare: %w", err)
+	}
+	return oldValue.Share, nil
+}
+
+// ResetShare resets all changes to the "share" field.
+func (m *ReleaseMutation) ResetShare() {
+	m.share = nil
+}
+
+// SetDatasheet sets the "datasheet" field.
+func (m *ReleaseMutation) SetDatasheet(s string) {
+	m.datasheet = &s
+}
+
+// Datasheet returns the value of the "datasheet" field in the mutation.
+func (m *ReleaseMutation) Datasheet() (r string, exists bool) {
+	v := m.datasheet
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDatasheet returns the old "datasheet" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldDatasheet(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDatasheet is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDatasheet requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDatasheet: %w", err)
+	}
+	return oldValue.Datasheet, nil
+}
+
+// ResetDatasheet resets all changes to the "datasheet" field.
+func (m *ReleaseMutation) ResetDatasheet() {
+	m.datasheet = nil
+}
+
+// SetContent sets the "content" field.
+func (m *ReleaseMutation) SetContent(b []byte) {
+	m.content = &b
+}
+
+// Content returns the value of the "content" field in the mutation.
+func (m *ReleaseMutation) Content() (r []byte, exists bool) {
+	v := m.content
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContent returns the old "content" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldContent(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContent: %w", err)
+	}
+	return oldValue.Content, nil
+}
+
+// ResetContent resets all changes to the "content" field.
+func (m *ReleaseMutation) ResetContent() {
+	m.content = nil
+}
+
+// SetProvenance sets the "provenance" field.
+func (m *ReleaseMutation) SetProvenance(value map[string]interface{}) {
+	m.provenance = &value
+}
+
+// Provenance returns the value of the "provenance" field in the mutation.
+func (m *ReleaseMutation) Provenance() (r map[string]interface{}, exists bool) {
+	v := m.provenance
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvenance returns the old "provenance" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldProvenance(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvenance is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvenance requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvenance: %w", err)
+	}
+	return oldValue.Provenance, nil
+}
+
+// ClearProvenance clears the value of the "provenance" field.
+func (m *ReleaseMutation) ClearProvenance() {
+	m.provenance = nil
+	m.clearedFields[release.FieldProvenance] = struct{}{}
+}
+
+// ProvenanceCleared returns if the "provenance" field was cleared in this mutation.
+func (m *ReleaseMutation) ProvenanceCleared() bool {
+	_, ok := m.clearedFields[release.FieldProvenance]
+	return ok
+}
+
+// ResetProvenance resets all changes to the "provenance" field.
+func (m *ReleaseMutation) ResetProvenance() {
+	m.provenance = nil
+	delete(m.clearedFields, release.FieldProvenance)
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *ReleaseMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *ReleaseMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *ReleaseMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ReleaseMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ReleaseMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ReleaseMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetParentID sets the "parent_id" field.
+func (m *ReleaseMutation) SetParentID(i int) {
+	m.parent = &i
+}
+
+// ParentID returns the value of the "parent_id" field in the mutation.
+func (m *ReleaseMutation) ParentID() (r int, exists bool) {
+	v := m.parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentID returns the old "parent_id" field's value of the Release entity.
+// If the Release object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReleaseMutation) OldParentID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentID: %w", err)
+	}
+	return oldValue.ParentID, nil
+}
+
+// ClearParentID clears the value of the "parent_id" field.
+func (m *ReleaseMutation) ClearParentID() {
+	m.parent = nil
+	m.clearedFields[release.FieldParentID] = struct{}{}
+}
+
+// ParentIDCleared returns if the "parent_id" field was cleared in this mutation.
+func (m *ReleaseMutation) ParentIDCleared() bool {
+	_, ok := m.clearedFields[release.FieldParentID]
+	return ok
+}
+
+// ResetParentID resets all changes to the "parent_id" field.
+func (m *ReleaseMutation) ResetParentID() {
+	m.parent = nil
+	delete(m.clearedFields, release.FieldParentID)
+}
+
+// ClearParent clears the "parent" edge to the Release entity.
+func (m *ReleaseMutation) ClearParent() {
+	m.clearedparent = true
+	m.clearedFields[release.FieldParentID] = struct{}{}
+}
+
+// ParentCleared reports if the "parent" edge to the Release entity was cleared.
+func (m *ReleaseMutation) ParentCleared() bool {
+	return m.ParentIDCleared() || m.clearedparent
+}
+
+// ParentIDs returns the "parent" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ParentID instead. It exists only for internal usage by the builders.
+func (m *ReleaseMutation) ParentIDs() (ids []int) {
+	if id := m.parent; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetParent resets all changes to the "parent" edge.
+func (m *ReleaseMutation) ResetParent() {
+	m.parent = nil
+	m.clearedparent = false
+}
+
+// AddChildIDs adds the "children" edge to the Release entity by ids.
+func (m *ReleaseMutation) AddChildIDs(ids ...int) {
+	if m.children == nil {
+		m.children = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.children[ids[i]] = struct{}{}
+	}
+}
+
+// ClearChildren clears the "children" edge to the Release entity.
+func (m *ReleaseMutation) ClearChildren() {
+	m.clearedchildren = true
+}
+
+// ChildrenCleared reports if the "children" edge to the Release entity was cleared.
+func (m *ReleaseMutation) ChildrenCleared() bool {
+	return m.clearedchildren
+}
+
+// RemoveChildIDs removes the "children" edge to the Release entity by IDs.
+func (m *ReleaseMutation) RemoveChildIDs(ids ...int) {
+	if m.removedchildren == nil {
+		m.removedchildren = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.children, ids[i])
+		m.removedchildren[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedChildren returns the removed IDs of the "children" edge to the Release entity.
+func (m *ReleaseMutation) RemovedChildrenIDs() (ids []int) {
+	for id := range m.removedchildren {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ChildrenIDs returns the "children" edge IDs in the mutation.
+func (m *ReleaseMutation) ChildrenIDs() (ids []int) {
+	for id := range m.children {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetChildren resets all changes to the "children" edge.
+func (m *ReleaseMutation) ResetChildren() {
+	m.children = nil
+	m.clearedchildren = false
+	m.removedchildren = nil
+}
+
+// Where appends a list predicates to the ReleaseMutation builder.
+func (m *ReleaseMutation) Where(ps ...predicate.Release) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ReleaseMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ReleaseMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Release, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ReleaseMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ReleaseMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Release).
+func (m *ReleaseMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ReleaseMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.name != nil {
+		fields = append(fields, release.FieldName)
+	}
+	if m.version != nil {
+		fields = append(fields, release.FieldVersion)
+	}
+	if m.corpus != nil {
+		fields = append(fields, release.FieldCorpus)
+	}
+	if m.corpus_id != nil {
+		fields = append(fields, release.FieldCorpusID)
+	}
+	if m.sets != nil {
+		fields = append(fields, release.FieldSets)
+	}
+	if m.root_hash != nil {
+		fields = append(fields, release.FieldRootHash)
+	}
+	if m.documents != nil {
+		fields = append(fields, release.FieldDocuments)
+	}
+	if m.spans != nil {
+		fields = append(fields, release.FieldSpans)
+	}
+	if m.share != nil {
+		fields = append(fields, release.FieldShare)
+	}
+	if m.datasheet != nil {
+		fields = append(fields, release.FieldDatasheet)
+	}
+	if m.content != nil {
+		fields = append(fields, release.FieldContent)
+	}
+	if m.provenance != nil {
+		fields = append(fields, release.FieldProvenance)
+	}
+	if m.created_by != nil {
+		fields = append(fields, release.FieldCreatedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, release.FieldCreatedAt)
+	}
+	if m.parent != nil {
+		fields = append(fields, release.FieldParentID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ReleaseMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case release.FieldName:
+		return m.Name()
+	case release.FieldVersion:
+		return m.Version()
+	case release.FieldCorpus:
+		return m.Corpus()
+	case release.FieldCorpusID:
+		return m.CorpusID()
+	case release.FieldSets:
+		return m.Sets()
+	case release.FieldRootHash:
+		return m.RootHash()
+	case release.FieldDocuments:
+		return m.Documents()
+	case release.FieldSpans:
+		return m.Spans()
+	case release.FieldShare:
+		return m.Share()
+	case release.FieldDatasheet:
+		return m.Datasheet()
+	case release.FieldContent:
+		return m.Content()
+	case release.FieldProvenance:
+		return m.Provenance()
+	case release.FieldCreatedBy:
+		return m.CreatedBy()
+	case release.FieldCreatedAt:
+		return m.CreatedAt()
+	case release.FieldParentID:
+		return m.ParentID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ReleaseMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case release.FieldName:
+		return m.OldName(ctx)
+	case release.FieldVersion:
+		return m.OldVersion(ctx)
+	case release.FieldCorpus:
+		return m.OldCorpus(ctx)
+	case release.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case release.FieldSets:
+		return m.OldSets(ctx)
+	case release.FieldRootHash:
+		return m.OldRootHash(ctx)
+	case release.FieldDocuments:
+		return m.OldDocuments(ctx)
+	case release.FieldSpans:
+		return m.OldSpans(ctx)
+	case release.FieldShare:
+		return m.OldShare(ctx)
+	case release.FieldDatasheet:
+		return m.OldDatasheet(ctx)
+	case release.FieldContent:
+		return m.OldContent(ctx)
+	case release.FieldProvenance:
+		return m.OldProvenance(ctx)
+	case release.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case release.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case release.FieldParentID:
+		return m.OldParentID(ctx)
+	}
+	return nil, fmt.Errorf("unknown Release field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReleaseMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case release.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case release.FieldVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case release.FieldCorpus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpus(v)
+		return nil
+	case release.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case release.FieldSets:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSets(v)
+		return nil
+	case release.FieldRootHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRootHash(v)
+		return nil
+	case release.FieldDocuments:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDocuments(v)
+		return nil
+	case release.FieldSpans:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSpans(v)
+		return nil
+	case release.FieldShare:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShare(v)
+		return nil
+	case release.FieldDatasheet:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDatasheet(v)
+		return nil
+	case release.FieldContent:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContent(v)
+		return nil
+	case release.FieldProvenance:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvenance(v)
+		return nil
+	case release.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case release.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case release.FieldParentID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Release field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ReleaseMutation) AddedFields() []string {
+	var fields []string
+	if m.addcorpus_id != nil {
+		fields = append(fields, release.FieldCorpusID)
+	}
+	if m.adddocuments != nil {
+		fields = append(fields, release.FieldDocuments)
+	}
+	if m.addspans != nil {
+		fields = append(fields, release.FieldSpans)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ReleaseMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case release.FieldCorpusID:
+		return m.AddedCorpusID()
+	case release.FieldDocuments:
+		return m.AddedDocuments()
+	case release.FieldSpans:
+		return m.AddedSpans()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ReleaseMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case release.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
+	case release.FieldDocuments:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDocuments(v)
+		return nil
+	case release.FieldSpans:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSpans(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Release numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ReleaseMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(release.FieldCorpusID) {
+		fields = append(fields, release.FieldCorpusID)
+	}
+	if m.FieldCleared(release.FieldProvenance) {
+		fields = append(fields, release.FieldProvenance)
+	}
+	if m.FieldCleared(release.FieldParentID) {
+		fields = append(fields, release.FieldParentID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ReleaseMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ReleaseMutation) ClearField(name string) error {
+	switch name {
+	case release.FieldCorpusID:
+		m.ClearCorpusID()
+		return nil
+	case release.FieldProvenance:
+		m.ClearProvenance()
+		return nil
+	case release.FieldParentID:
+		m.ClearParentID()
+		return nil
+	}
+	return fmt.Errorf("unknown Release nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ReleaseMutation) ResetField(name string) error {
+	switch name {
+	case release.FieldName:
+		m.ResetName()
+		return nil
+	case release.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case release.FieldCorpus:
+		m.ResetCorpus()
+		return nil
+	case release.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case release.FieldSets:
+		m.ResetSets()
+		return nil
+	case release.FieldRootHash:
+		m.ResetRootHash()
+		return nil
+	case release.FieldDocuments:
+		m.ResetDocuments()
+		return nil
+	case release.FieldSpans:
+		m.ResetSpans()
+		return nil
+	case release.FieldShare:
+		m.ResetShare()
+		return nil
+	case release.FieldDatasheet:
+		m.ResetDatasheet()
+		return nil
+	case release.FieldContent:
+		m.ResetContent()
+		return nil
+	case release.FieldProvenance:
+		m.ResetProvenance()
+		return nil
+	case release.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case release.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case release.FieldParentID:
+		m.ResetParentID()
+		return nil
+	}
+	return fmt.Errorf("unknown Release field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ReleaseMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.parent != nil {
+		edges = append(edges, release.EdgeParent)
+	}
+	if m.children != nil {
+		edges = append(edges, release.EdgeChildren)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ReleaseMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case release.EdgeParent:
+		if id := m.parent; id != nil {
+			return []ent.Value{*id}
+		}
+	case release.EdgeChildren:
+		ids := make([]ent.Value, 0, len(m.children))
+		for id := range m.children {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ReleaseMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.removedchildren != nil {
+		edges = append(edges, release.EdgeChildren)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ReleaseMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case release.EdgeChildren:
+		ids := make([]ent.Value, 0, len(m.removedchildren))
+		for id := range m.removedchildren {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ReleaseMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedparent {
+		edges = append(edges, release.EdgeParent)
+	}
+	if m.clearedchildren {
+		edges = append(edges, release.EdgeChildren)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ReleaseMutation) EdgeCleared(name string) bool {
+	switch name {
+	case release.EdgeParent:
+		return m.clearedparent
+	case release.EdgeChildren:
+		return m.clearedchildren
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ReleaseMutation) ClearEdge(name string) error {
+	switch name {
+	case release.EdgeParent:
+		m.ClearParent()
+		return nil
+	}
+	return fmt.Errorf("unknown Release unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ReleaseMutation) ResetEdge(name string) error {
+	switch name {
+	case release.EdgeParent:
+		m.ResetParent()
+		return nil
+	case release.EdgeChildren:
+		m.ResetChildren()
+		return nil
+	}
+	return fmt.Errorf("unknown Release edge %s", name)
 }
 
 // SpanMutation represents an operation that mutates the Span nodes in the graph.

@@ -32,6 +32,8 @@ type Tx struct {
 	Model *ModelClient
 	// Patient is the client for interacting with the Patient builders.
 	Patient *PatientClient
+	// Release is the client for interacting with the Release builders.
+	Release *ReleaseClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -176,6 +178,7 @@ func (tx *Tx) init() {
 	tx.Job = NewJobClient(tx.config)
 	tx.Model = NewModelClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
+	tx.Release = NewReleaseClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 }

@@ -19,6 +19,7 @@ import (
 
 	"deidcorpus/ent"
 	"deidcorpus/ent/migrate"
+	_ "deidcorpus/ent/runtime" // schema defaults, validators and hooks (the release immutability hook)
 )
 
 // DefaultDSN is the database used when none is given.

@@ -136,9 +136,9 @@ var (
 				Columns: []*schema.Column{DocumentsColumns[11], DocumentsColumns[1]},
 			},
 			{
-				Name:    "document_corpus_id_split",
+				Name:    "document_corpus_id_split_note_type_token_count_char_count",
 				Unique:  false,
-				Columns: []*schema.Column{DocumentsColumns[11], DocumentsColumns[5]},
+				Columns: []*schema.Column{DocumentsColumns[11], DocumentsColumns[5], DocumentsColumns[3], DocumentsColumns[8], DocumentsColumns[7]},
 			},
 			{
 				Name:    "document_corpus_id_note_type",
@@ -273,6 +273,46 @@ var (
 			},
 		},
 	}
+	// ReleasesColumns holds the columns for the "releases" table.
+	ReleasesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString},
+		{Name: "version", Type: field.TypeString},
+		{Name: "corpus", Type: field.TypeString},
+		{Name: "corpus_id", Type: field.TypeInt, Nullable: true},
+		{Name: "sets", Type: field.TypeJSON},
+		{Name: "root_hash", Type: field.TypeString},
+		{Name: "documents", Type: field.TypeInt},
+		{Name: "spans", Type: field.TypeInt},
+		{Name: "share", Type: field.TypeBool, Default: false},
+		{Name: "datasheet", Type: field.TypeString, Size: 2147483647},
+		{Name: "content", Type: field.TypeBytes},
+		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "parent_id", Type: field.TypeInt, Nullable: true},
+	}
+	// ReleasesTable holds the schema information for the "releases" table.
+	ReleasesTable = &schema.Table{
+		Name:       "releases",
+		Columns:    ReleasesColumns,
+		PrimaryKey: []*schema.Column{ReleasesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "releases_releases_children",
+				Columns:    []*schema.Column{ReleasesColumns[15]},
+				RefColumns: []*schema.Column{ReleasesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "release_name_version",
+				Unique:  true,
+				Columns: []*schema.Column{ReleasesColumns[1], ReleasesColumns[2]},
+			},
+		},
+	}
 	// SpansColumns holds the columns for the "spans" table.
 	SpansColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -307,9 +347,9 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "span_annotation_set_id_category_type_text",
+				Name:    "span_annotation_set_id_category_type_text_document_id",
 				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[8], SpansColumns[4], SpansColumns[5], SpansColumns[3]},
+				Columns: []*schema.Column{SpansColumns[8], SpansColumns[4], SpansColumns[5], SpansColumns[3], SpansColumns[9]},
 			},
 			{
 				Name:    "span_annotation_set_id_text",
@@ -365,6 +405,7 @@ var (
 		JobsTable,
 		ModelsTable,
 		PatientsTable,
+		ReleasesTable,
 		SpansTable,
 		SurrogateMappingsTable,
 	}
@@ -403,6 +444,10 @@ func init() {
 	PatientsTable.ForeignKeys[0].RefTable = CorporaTable
 	PatientsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(12884901888),
+	}
+	ReleasesTable.ForeignKeys[0].RefTable = ReleasesTable
+	ReleasesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(47244640256),
 	}
 	SpansTable.ForeignKeys[0].RefTable = AnnotationSetsTable
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable

@@ -33,6 +33,9 @@ type Model func(*sql.Selector)
 // Patient is the predicate function for patient builders.
 type Patient func(*sql.Selector)
 
+// Release is the predicate function for release builders.
+type Release func(*sql.Selector)
+
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)
 

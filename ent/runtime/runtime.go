@@ -2,7 +2,251 @@
 
 package runtime
 
-// The schema-stitching logic is generated in deidcorpus/ent/runtime.go
+import (
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
+	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
+	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
+	"deidcorpus/ent/schema"
+	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
+	"time"
+)
+
+// The init function reads all schema descriptors with runtime code
+// (default values, validators, hooks and policies) and stitches it
+// to their package variables.
+func init() {
+	annotationsetFields := schema.AnnotationSet{}.Fields()
+	_ = annotationsetFields
+	// annotationsetDescName is the schema descriptor for name field.
+	annotationsetDescName := annotationsetFields[1].Descriptor()
+	// annotationset.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	annotationset.NameValidator = annotationsetDescName.Validators[0].(func(string) error)
+	// annotationsetDescDescription is the schema descriptor for description field.
+	annotationsetDescDescription := annotationsetFields[3].Descriptor()
+	// annotationset.DefaultDescription holds the default value on creation for the description field.
+	annotationset.DefaultDescription = annotationsetDescDescription.Default.(string)
+	// annotationsetDescCreatedAt is the schema descriptor for created_at field.
+	annotationsetDescCreatedAt := annotationsetFields[5].Descriptor()
+	// annotationset.DefaultCreatedAt holds the default value on creation for the created_at field.
+	annotationset.DefaultCreatedAt = annotationsetDescCreatedAt.Default.(func() time.Time)
+	artifactFields := schema.Artifact{}.Fields()
+	_ = artifactFields
+	// artifactDescName is the schema descriptor for name field.
+	artifactDescName := artifactFields[0].Descriptor()
+	// artifact.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	artifact.NameValidator = artifactDescName.Validators[0].(func(string) error)
+	// artifactDescContentType is the schema descriptor for content_type field.
+	artifactDescContentType := artifactFields[1].Descriptor()
+	// artifact.DefaultContentType holds the default value on creation for the content_type field.
+	artifact.DefaultContentType = artifactDescContentType.Default.(string)
+	// artifactDescCreatedAt is the schema descriptor for created_at field.
+	artifactDescCreatedAt := artifactFields[6].Descriptor()
+	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
+	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
+	corpusFields := schema.Corpus{}.Fields()
+	_ = corpusFields
+	// corpusDescName is the schema descriptor for name field.
+	corpusDescName := corpusFields[0].Descriptor()
+	// corpus.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	corpus.NameValidator = corpusDescName.Validators[0].(func(string) error)
+	// corpusDescDescription is the schema descriptor for description field.
+	corpusDescDescription := corpusFields[1].Descriptor()
+	// corpus.DefaultDescription holds the default value on creation for the description field.
+	corpus.DefaultDescription = corpusDescDescription.Default.(string)
+	// corpusDescTagset is the schema descriptor for tagset field.
+	corpusDescTagset := corpusFields[2].Descriptor()
+	// corpus.DefaultTagset holds the default value on creation for the tagset field.
+	corpus.DefaultTagset = corpusDescTagset.Default.(string)
+	// corpusDescCreatedAt is the schema descriptor for created_at field.
+	corpusDescCreatedAt := corpusFields[4].Descriptor()
+	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
+	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
+	documentFields := schema.Document{}.Fields()
+	_ = documentFields
+	// documentDescExternalID is the schema descriptor for external_id field.
+	documentDescExternalID := documentFields[2].Descriptor()
+	// document.ExternalIDValidator is a validator for the "external_id" field. It is called by the builders before save.
+	document.ExternalIDValidator = documentDescExternalID.Validators[0].(func(string) error)
+	// documentDescRecordOrder is the schema descriptor for record_order field.
+	documentDescRecordOrder := documentFields[3].Descriptor()
+	// document.DefaultRecordOrder holds the default value on creation for the record_order field.
+	document.DefaultRecordOrder = documentDescRecordOrder.Default.(int)
+	// documentDescNoteType is the schema descriptor for note_type field.
+	documentDescNoteType := documentFields[4].Descriptor()
+	// document.DefaultNoteType holds the default value on creation for the note_type field.
+	document.DefaultNoteType = documentDescNoteType.Default.(string)
+	// documentDescImportedAt is the schema descriptor for imported_at field.
+	documentDescImportedAt := documentFields[11].Descriptor()
+	// document.DefaultImportedAt holds the default value on creation for the imported_at field.
+	document.DefaultImportedAt = documentDescImportedAt.Default.(func() time.Time)
+	evaluationFields := schema.Evaluation{}.Fields()
+	_ = evaluationFields
+	// evaluationDescMetric is the schema descriptor for metric field.
+	evaluationDescMetric := evaluationFields[3].Descriptor()
+	// evaluation.DefaultMetric holds the default value on creation for the metric field.
+	evaluation.DefaultMetric = evaluationDescMetric.Default.(string)
+	// evaluationDescPrecision is the schema descriptor for precision field.
+	evaluationDescPrecision := evaluationFields[5].Descriptor()
+	// evaluation.DefaultPrecision holds the default value on creation for the precision field.
+	evaluation.DefaultPrecision = evaluationDescPrecision.Default.(float64)
+	// evaluationDescRecall is the schema descriptor for recall field.
+	evaluationDescRecall := evaluationFields[6].Descriptor()
+	// evaluation.DefaultRecall holds the default value on creation for the recall field.
+	evaluation.DefaultRecall = evaluationDescRecall.Default.(float64)
+	// evaluationDescF1 is the schema descriptor for f1 field.
+	evaluationDescF1 := evaluationFields[7].Descriptor()
+	// evaluation.DefaultF1 holds the default value on creation for the f1 field.
+	evaluation.DefaultF1 = evaluationDescF1.Default.(float64)
+	// evaluationDescCreatedBy is the schema descriptor for created_by field.
+	evaluationDescCreatedBy := evaluationFields[10].Descriptor()
+	// evaluation.DefaultCreatedBy holds the default value on creation for the created_by field.
+	evaluation.DefaultCreatedBy = evaluationDescCreatedBy.Default.(string)
+	// evaluationDescCreatedAt is the schema descriptor for created_at field.
+	evaluationDescCreatedAt := evaluationFields[11].Descriptor()
+	// evaluation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	evaluation.DefaultCreatedAt = evaluationDescCreatedAt.Default.(func() time.Time)
+	jobFields := schema.Job{}.Fields()
+	_ = jobFields
+	// jobDescKind is the schema descriptor for kind field.
+	jobDescKind := jobFields[0].Descriptor()
+	// job.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	job.KindValidator = jobDescKind.Validators[0].(func(string) error)
+	// jobDescError is the schema descriptor for error field.
+	jobDescError := jobFields[4].Descriptor()
+	// job.DefaultError holds the default value on creation for the error field.
+	job.DefaultError = jobDescError.Default.(string)
+	// jobDescProgressDone is the schema descriptor for progress_done field.
+	jobDescProgressDone := jobFields[5].Descriptor()
+	// job.DefaultProgressDone holds the default value on creation for the progress_done field.
+	job.DefaultProgressDone = jobDescProgressDone.Default.(int)
+	// jobDescProgressTotal is the schema descriptor for progress_total field.
+	jobDescProgressTotal := jobFields[6].Descriptor()
+	// job.DefaultProgressTotal holds the default value on creation for the progress_total field.
+	job.DefaultProgressTotal = jobDescProgressTotal.Default.(int)
+	// jobDescMessage is the schema descriptor for message field.
+	jobDescMessage := jobFields[7].Descriptor()
+	// job.DefaultMessage holds the default value on creation for the message field.
+	job.DefaultMessage = jobDescMessage.Default.(string)
+	// jobDescAttempts is the schema descriptor for attempts field.
+	jobDescAttempts := jobFields[8].Descriptor()
+	// job.DefaultAttempts holds the default value on creation for the attempts field.
+	job.DefaultAttempts = jobDescAttempts.Default.(int)
+	// jobDescCancelRequested is the schema descriptor for cancel_requested field.
+	jobDescCancelRequested := jobFields[10].Descriptor()
+	// job.DefaultCancelRequested holds the default value on creation for the cancel_requested field.
+	job.DefaultCancelRequested = jobDescCancelRequested.Default.(bool)
+	// jobDescCreatedBy is the schema descriptor for created_by field.
+	jobDescCreatedBy := jobFields[11].Descriptor()
+	// job.DefaultCreatedBy holds the default value on creation for the created_by field.
+	job.DefaultCreatedBy = jobDescCreatedBy.Default.(string)
+	// jobDescWorker is the schema descriptor for worker field.
+	jobDescWorker := jobFields[12].Descriptor()
+	// job.DefaultWorker holds the default value on creation for the worker field.
+	job.DefaultWorker = jobDescWorker.Default.(string)
+	// jobDescCreatedAt is the schema descriptor for created_at field.
+	jobDescCreatedAt := jobFields[13].Descriptor()
+	// job.DefaultCreatedAt holds the default value on creation for the created_at field.
+	job.DefaultCreatedAt = jobDescCreatedAt.Default.(func() time.Time)
+	modelFields := schema.Model{}.Fields()
+	_ = modelFields
+	// modelDescName is the schema descriptor for name field.
+	modelDescName := modelFields[0].Descriptor()
+	// model.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	model.NameValidator = modelDescName.Validators[0].(func(string) error)
+	// modelDescTrainingCorpus is the schema descriptor for training_corpus field.
+	modelDescTrainingCorpus := modelFields[4].Descriptor()
+	// model.DefaultTrainingCorpus holds the default value on creation for the training_corpus field.
+	model.DefaultTrainingCorpus = modelDescTrainingCorpus.Default.(string)
+	// modelDescTrainingSplit is the schema descriptor for training_split field.
+	modelDescTrainingSplit := modelFields[5].Descriptor()
+	// model.DefaultTrainingSplit holds the default value on creation for the training_split field.
+	model.DefaultTrainingSplit = modelDescTrainingSplit.Default.(string)
+	// modelDescTrainingSet is the schema descriptor for training_set field.
+	modelDescTrainingSet := modelFields[6].Descriptor()
+	// model.DefaultTrainingSet holds the default value on creation for the training_set field.
+	model.DefaultTrainingSet = modelDescTrainingSet.Default.(string)
+	// modelDescHash is the schema descriptor for hash field.
+	modelDescHash := modelFields[8].Descriptor()
+	// model.DefaultHash holds the default value on creation for the hash field.
+	model.DefaultHash = modelDescHash.Default.(string)
+	// modelDescFormat is the schema descriptor for format field.
+	modelDescFormat := modelFields[9].Descriptor()
+	// model.DefaultFormat holds the default value on creation for the format field.
+	model.DefaultFormat = modelDescFormat.Default.(string)
+	// modelDescEndpoint is the schema descriptor for endpoint field.
+	modelDescEndpoint := modelFields[11].Descriptor()
+	// model.DefaultEndpoint holds the default value on creation for the endpoint field.
+	model.DefaultEndpoint = modelDescEndpoint.Default.(string)
+	// modelDescCreatedBy is the schema descriptor for created_by field.
+	modelDescCreatedBy := modelFields[13].Descriptor()
+	// model.DefaultCreatedBy holds the default value on creation for the created_by field.
+	model.DefaultCreatedBy = modelDescCreatedBy.Default.(string)
+	// modelDescCreatedAt is the schema descriptor for created_at field.
+	modelDescCreatedAt := modelFields[14].Descriptor()
+	// model.DefaultCreatedAt holds the default value on creation for the created_at field.
+	model.DefaultCreatedAt = modelDescCreatedAt.Default.(func() time.Time)
+	patientFields := schema.Patient{}.Fields()
+	_ = patientFields
+	// patientDescExternalID is the schema descriptor for external_id field.
+	patientDescExternalID := patientFields[1].Descriptor()
+	// patient.ExternalIDValidator is a validator for the "external_id" field. It is called by the builders before save.
+	patient.ExternalIDValidator = patientDescExternalID.Validators[0].(func(string) error)
+	releaseHooks := schema.Release{}.Hooks()
+	release.Hooks[0] = releaseHooks[0]
+	releaseFields := schema.Release{}.Fields()
+	_ = releaseFields
+	// releaseDescName is the schema descriptor for name field.
+	releaseDescName := releaseFields[0].Descriptor()
+	// release.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	release.NameValidator = releaseDescName.Validators[0].(func(string) error)
+	// releaseDescVersion is the schema descriptor for version field.
+	releaseDescVersion := releaseFields[1].Descriptor()
+	// release.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	release.VersionValidator = releaseDescVersion.Validators[0].(func(string) error)
+	// releaseDescShare is the schema descriptor for share field.
+	releaseDescShare := releaseFields[8].Descriptor()
+	// release.DefaultShare holds the default value on creation for the share field.
+	release.DefaultShare = releaseDescShare.Default.(bool)
+	// releaseDescCreatedBy is the schema descriptor for created_by field.
+	releaseDescCreatedBy := releaseFields[12].Descriptor()
+	// release.DefaultCreatedBy holds the default value on creation for the created_by field.
+	release.DefaultCreatedBy = releaseDescCreatedBy.Default.(string)
+	// releaseDescCreatedAt is the schema descriptor for created_at field.
+	releaseDescCreatedAt := releaseFields[13].Descriptor()
+	// release.DefaultCreatedAt holds the default value on creation for the created_at field.
+	release.DefaultCreatedAt = releaseDescCreatedAt.Default.(func() time.Time)
+	spanFields := schema.Span{}.Fields()
+	_ = spanFields
+	// spanDescStart is the schema descriptor for start field.
+	spanDescStart := spanFields[2].Descriptor()
+	// span.StartValidator is a validator for the "start" field. It is called by the builders before save.
+	span.StartValidator = spanDescStart.Validators[0].(func(int) error)
+	// spanDescEnd is the schema descriptor for end field.
+	spanDescEnd := spanFields[3].Descriptor()
+	// span.EndValidator is a validator for the "end" field. It is called by the builders before save.
+	span.EndValidator = spanDescEnd.Validators[0].(func(int) error)
+	// spanDescComment is the schema descriptor for comment field.
+	spanDescComment := spanFields[7].Descriptor()
+	// span.DefaultComment holds the default value on creation for the comment field.
+	span.DefaultComment = spanDescComment.Default.(string)
+	// spanDescSourceID is the schema descriptor for source_id field.
+	spanDescSourceID := spanFields[8].Descriptor()
+	// span.DefaultSourceID holds the default value on creation for the source_id field.
+	span.DefaultSourceID = spanDescSourceID.Default.(string)
+	surrogatemappingFields := schema.SurrogateMapping{}.Fields()
+	_ = surrogatemappingFields
+	// surrogatemappingDescCreatedAt is the schema descriptor for created_at field.
+	surrogatemappingDescCreatedAt := surrogatemappingFields[8].Descriptor()
+	// surrogatemapping.DefaultCreatedAt holds the default value on creation for the created_at field.
+	surrogatemapping.DefaultCreatedAt = surrogatemappingDescCreatedAt.Default.(func() time.Time)
+}
 
 const (
 	Version = "v0.14.5"                                         // Version of ent codegen.

@@ -54,7 +54,9 @@ func (Document) Edges() []ent.Edge {
 func (Document) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("corpus_id", "external_id").Unique(),
-		index.Fields("corpus_id", "split"),
+		// Covers the statistics' per-split and per-note-type document totals,
+		// so they never read the rows that carry the note text.
+		index.Fields("corpus_id", "split", "note_type", "token_count", "char_count"),
 		index.Fields("corpus_id", "note_type"),
 		index.Fields("patient_id", "record_order"),
 	}

@@ -1,0 +1,72 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Release is an immutable, versioned snapshot of a corpus and chosen
+// annotation sets: its content (frozen when made), the manifest of content
+// hashes and their root hash, and a datasheet.
+type Release struct {
+	ent.Schema
+}
+
+func (Release) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().Immutable().Annotations(entgql.OrderField("NAME")),
+		field.String("version").NotEmpty().Immutable().Comment("semantic version"),
+		field.String("corpus").Immutable().Comment("name of the corpus it was frozen from"),
+		field.Int("corpus_id").Optional().Immutable().Comment("the corpus's id when frozen (the corpus may be deleted since)"),
+		field.Strings("sets").Immutable(),
+		field.String("root_hash").Immutable(),
+		field.Int("documents").Immutable(),
+		field.Int("spans").Immutable(),
+		field.Bool("share").Default(false).Immutable().Comment("released for outside sharing (surrogate text that passed its check)"),
+		field.Text("datasheet").Immutable(),
+		field.Bytes("content").Immutable().Annotations(entgql.Skip()).Comment("the snapshot, gzipped JSON"),
+		field.JSON("provenance", map[string]any{}).Optional().Immutable().Annotations(entgql.Type("Map")),
+		field.String("created_by").Default("").Immutable(),
+		field.Time("created_at").Default(time.Now).Immutable().Annotations(entgql.OrderField("CREATED_AT")),
+		field.Int("parent_id").Optional().Nillable().Immutable(),
+	}
+}
+
+func (Release) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("children", Release.Type).From("parent").Field("parent_id").Unique().Immutable(),
+	}
+}
+
+func (Release) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("name", "version").Unique()}
+}
+
+func (Release) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.RelayConnection(), entgql.QueryField()}
+}
+
+// ErrReleaseImmutable is returned by any attempt to change or delete a release.
+var ErrReleaseImmutable = errors.New("releases are immutable: make a new version instead")
+
+// Hooks refuse every update and delete: a release, once made, never changes.
+func (Release) Hooks() []ent.Hook {
+	return []ent.Hook{
+		func(next ent.Mutator) ent.Mutator {
+			return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+				if !m.Op().Is(ent.OpCreate) {
+					return nil, ErrReleaseImmutable
+				}
+				return next.Mutate(ctx, m)
+			})
+		},
+	}
+}

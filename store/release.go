@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/evaluation"
+	entrelease "deidcorpus/ent/release"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/release"
+	"deidcorpus/version"
+)
+
+// ReleaseOptions say what a new release freezes.
+type ReleaseOptions struct {
+	Corpus, Name, Version string
+	Sets                  []string // annotation sets to include; default gold
+	Parent                string   // name@version of the release this one follows
+	// Share marks the release for outside sharing: refused unless the corpus
+	// is surrogate text whose check found no leak and no misaligned span.
+	Share       bool
+	Description string
+	By          string
+}
+
+// ParseRef splits "name@version".
+func ParseRef(ref string) (name, ver string, err error) {
+	name, ver, ok := strings.Cut(ref, "@")
+	if !ok || name == "" || ver == "" {
+		return "", "", apperr.New(apperr.Invalid, "release %q is not name@version", ref)
+	}
+	return name, ver, nil
+}
+
+// CreateRelease freezes a corpus's documents and annotation sets into an
+// immutable release with its manifest and datasheet.
+func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Release, error) {
+	if opt.Name == "" || strings.ContainsAny(opt.Name, "@/ ") {
+		return nil, apperr.New(apperr.Invalid, "release name %q must be non-empty, without '@', '/' or spaces", opt.Name)
+	}
+	if !release.ValidVersion(opt.Version) {
+		return nil, apperr.New(apperr.Invalid, "version %q is not a semantic version (MAJOR.MINOR.PATCH)", opt.Version)
+	}
+	if len(opt.Sets) == 0 {
+		opt.Sets = []string{"gold"}
+	}
+	c, err := s.CorpusByName(ctx, opt.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Share {
+		if err := shareable(c); err != nil {
+			return nil, err
+		}
+	}
+	var parent *ent.Release
+	if opt.Parent != "" {
+		if parent, err = s.ReleaseByRef(ctx, opt.Parent); err != nil {
+			return nil, err
+		}
+		if parent.Name == opt.Name && release.CompareVersions(opt.Version, parent.Version) <= 0 {
+			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s@%s", opt.Version, parent.Name, parent.Version)
+		}
+	}
+	snap := release.Snapshot{Sets: map[string][]pipeline.Document{}}
+	for _, set := range opt.Sets {
+		if snap.Sets[set], err = s.LoadDocuments(ctx, c, set); err != nil {
+			return nil, err
+		}
+	}
+	manifest := snap.Manifest()
+	content, err := snap.Encode()
+	if err != nil {
+		return nil, err
+	}
+	sheet, err := s.datasheet(ctx, c, opt, parent, manifest)
+	if err != nil {
+		return nil, err
+	}
+	spans := 0
+	for _, docs := range snap.Sets {
+		for _, d := range docs {
+			spans += len(d.Spans)
+		}
+	}
+	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
+		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(len(snap.Sets[opt.Sets[0]])).SetSpans(spans).
+		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content).SetCreatedBy(opt.By).
+		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
+	if parent != nil {
+		create.SetParentID(parent.ID)
+	}
+	r, err := create.Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, apperr.New(apperr.Conflict, "release %s@%s exists", opt.Name, opt.Version)
+	}
+	return r, err
+}
+
+// shareable refuses outside sharing of anything but surrogate text that
+// passed its check, and says why.
+func shareable(c *ent.Corpus) error {
+	if c.Provenance["source"] != "resynthesis" {
+		return apperr.New(apperr.Invalid, "corpus %q holds original text (it was not made by resynthesis): it cannot be released for outside sharing", c.Name)
+	}
+	check, _ := c.Provenance["check"].(map[string]any)
+	if check == nil {
+		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
+	}
+	if n, _ := check["leaks"].(float64); n > 0 {
+		return apperr.New(apperr.Invalid, "the check of corpus %q found %v leaked PHI values: fix them before sharing", c.Name, n)
+	}
+	if n, _ := check["misaligned"].(float64); n > 0 {
+		return apperr.New(apperr.Invalid, "the check of corpus %q found %v misaligned spans: fix them before sharing", c.Name, n)
+	}
+	if ok, _ := check["ok"].(bool); !ok {
+		return apperr.New(apperr.Invalid, "the check of corpus %q did not pass (inconsistent mappings, interval errors or surrogates equal to originals): see its check report", c.Name)
+	}
+	return nil
+}
+
+func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
+	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
+	if err != nil {
+		return release.Datasheet{}, err
+	}
+	d := release.Datasheet{Name: opt.Name, Version: opt.Version, Corpus: c.Name, Description: opt.Description,
+		TagSet: c.Tagset, Sets: opt.Sets, Root: m.Root, Share: opt.Share, Provenance: c.Provenance,
+		Documents: st.Documents, Patients: st.Patients, Characters: st.Characters, Tokens: st.Tokens,
+		Spans: st.Spans, UniqueSpans: st.UniqueSpans}
+	d.Created = time.Now()
+	if parent != nil {
+		d.Parent = parent.Name + "@" + parent.Version
+	}
+	for _, sp := range st.Splits {
+		d.Splits = append(d.Splits, release.Count{Name: sp.Name, Documents: sp.Documents, Tokens: sp.Tokens, Spans: sp.Spans})
+	}
+	for _, nt := range st.NoteTypes {
+		d.NoteTypes = append(d.NoteTypes, release.Count{Name: nt.Name, Documents: nt.Documents, Tokens: nt.Tokens, Spans: nt.Spans})
+	}
+	for _, g := range st.Groups {
+		d.Labels = append(d.Labels, release.LabelCount{Category: g.Keys[0], Type: g.Keys[1], Total: g.Total, Unique: g.Unique})
+	}
+	evs, err := s.Client.Evaluation.Query().Where(evaluation.CorpusID(c.ID)).All(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, e := range evs {
+		d.Evaluations = append(d.Evaluations, release.EvaluationLine{Gold: e.GoldSet, System: e.SystemSet,
+			Metric: e.Metric, Precision: e.Precision, Recall: e.Recall, F1: e.F1})
+	}
+	return d, nil
+}
+
+// ReleaseByRef returns the release "name@version".
+func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, error) {
+	name, ver, err := ParseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Client.Release.Query().Where(entrelease.Name(name), entrelease.Version(ver)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no release %s", ref)
+	}
+	return r, err
+}
+
+func (s *Store) releaseSnapshot(ctx context.Context, ref string) (*ent.Release, release.Snapshot, error) {
+	r, err := s.ReleaseByRef(ctx, ref)
+	if err != nil {
+		return nil, release.Snapshot{}, err
+	}
+	snap, err := release.Decode(r.Content)
+	if err != nil {
+		return nil, snap, apperr.New(apperr.Internal, "release %s: %v", ref, err)
+	}
+	return r, snap, nil
+}
+
+// DiffReleases lists what changed from release a to release b.
+func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, error) {
+	_, sa, err := s.releaseSnapshot(ctx, a)
+	if err != nil {
+		return release.Diff{}, err
+	}
+	_, sb, err := s.releaseSnapshot(ctx, b)
+	if err != nil {
+		return release.Diff{}, err
+	}
+	return release.Compare(sa, sb), nil
+}
+
+// ExportRelease renders a release as archive files in a format, with its
+// MANIFEST and DATASHEET.md.
+func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]formats.File, error) {
+	f, err := formats.Lookup(format)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	r, snap, err := s.releaseSnapshot(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus}
+	if r.ParentID != nil {
+		if p, err := s.Client.Release.Get(ctx, *r.ParentID); err == nil {
+			meta.Parent = p.Name + "@" + p.Version
+		}
+	}
+	files, err := release.Pack(meta, snap, f, r.Datasheet)
+	return files, apperr.Wrap(apperr.Invalid, err)
+}
