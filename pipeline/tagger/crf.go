@@ -9,7 +9,8 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// crf is a linear-chain CRF laid out as CRFsuite lays it out: a state feature
+// crf is a linear-chain CRF over BIO labels (label 0 is O, then B- and I- of
+// each type; see Labels), laid out as CRFsuite lays it out: a state feature
 // is an (attribute, label) pair seen in the training data; the state features
 // of attribute a are the range attrStart[a]..attrStart[a+1] of featLabel and
 // of the weights; L*L transition weights follow the state weights.
@@ -178,17 +179,22 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
 		a := al[t*L : (t+1)*L]
 		if t == 0 {
 			copy(a, st[:L])
+			for j := 2; j < L; j += 2 {
+				a[j] = 0 // no I- label opens a sequence
+			}
 		} else {
+			// O and B- labels may follow any label; I-k only B-k or I-k.
 			clear(a)
 			prev := al[(t-1)*L : t*L]
 			for i, pi := range prev {
-				if pi == 0 {
-					continue
-				}
 				et := expTrans[i*L : (i+1)*L]
-				for j := range a {
+				a[0] += pi * et[0]
+				for j := 1; j < L; j += 2 {
 					a[j] += pi * et[j]
 				}
+			}
+			for j := 2; j < L; j += 2 {
+				a[j] = prev[j-1]*expTrans[(j-1)*L+j] + prev[j]*expTrans[j*L+j]
 			}
 			srow := st[t*L : (t+1)*L]
 			for j := range a {
@@ -230,10 +236,16 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
 			et := expTrans[i*L : (i+1)*L]
 			acc := ws.transAcc[i*L : (i+1)*L]
 			ai := a[i]
-			sum := 0.0
-			for j, uj := range u {
-				sum += et[j] * uj
-				acc[j] += ai * uj
+			sum := et[0] * u[0]
+			acc[0] += ai * u[0]
+			for j := 1; j < L; j += 2 {
+				sum += et[j] * u[j]
+				acc[j] += ai * u[j]
+			}
+			if i > 0 {
+				j := i + i%2 // the I- label of i's type
+				sum += et[j] * u[j]
+				acc[j] += ai * u[j]
 			}
 			b[i] = sum
 		}
@@ -376,9 +388,16 @@ func (o *objective) evaluate(x []float64) {
 	copy(c.w, x)
 	L := c.L
 	ns := c.nState()
+	// Invalid BIO transitions get probability 0: training normalizes over
+	// the label sequences decoding can produce, and their weights, which
+	// no gold sequence uses, stay at 0.
 	expTrans := make([]float64, L*L)
-	for i := range expTrans {
-		expTrans[i] = math.Exp(c.w[ns+i])
+	for i := 0; i < L; i++ {
+		for j := 0; j < L; j++ {
+			if validTransition(i, j) {
+				expTrans[i*L+j] = math.Exp(c.w[ns+i*L+j])
+			}
+		}
 	}
 	var wg sync.WaitGroup
 	for k, sh := range o.shards {

@@ -21,6 +21,10 @@ type FeatureConfig struct {
 	Affixes int `json:"affixes"`
 	// Bigrams adds the word pairs around the token.
 	Bigrams bool `json:"bigrams"`
+	// ChunkShape adds the shape of the whitespace-delimited chunk a token is
+	// part of ("22-7-04" -> d-d-d for each of its five tokens): the
+	// tokenizer splits glued PHI apart, this keeps the gestalt.
+	ChunkShape bool `json:"chunk_shape"`
 	// Templates adds the regular-expression templates (Yang Table 2).
 	Templates bool `json:"templates"`
 	// Lexicon names a registered Lexicon (RegisterLexicon) for dictionary
@@ -46,7 +50,7 @@ type FeatureConfig struct {
 // DefaultFeatures is the feature set the accuracy figures were measured with.
 func DefaultFeatures() FeatureConfig {
 	return FeatureConfig{
-		Window: 2, Affixes: 4, Bigrams: true, Templates: true,
+		Window: 2, Affixes: 4, Bigrams: true, ChunkShape: true, Templates: true,
 		Gazetteer: true, GazetteerFolds: 5,
 		Triggers: true, TriggerWindow: 3, TriggerMin: 3, TriggerPrecision: 0.05,
 		Layout: true,
@@ -86,13 +90,17 @@ type extractor struct {
 // docFeatures is what a document's tokens need computed once: lower-cased
 // words, shapes, and which templates and lists cover each token.
 type docFeatures struct {
-	tk     *Tokens
-	lower  []string
-	shape  []string
-	tmpl   []uint32 // template bits covering the token
-	tmplB  []uint32 // templates whose match starts at the token
-	lists  [][]listHit
-	lineOf []int
+	tk    *Tokens
+	lower []string
+	shape []string
+	tmpl  []uint32 // template bits covering the token
+	tmplB []uint32 // templates whose match starts at the token
+	// matches are the templates' token ranges, by template; the trusted
+	// templates of post-processing reuse them.
+	matches [][][2]int
+	chunk   []string // shape of the token's whitespace-delimited chunk, "" for a lone token
+	lists   [][]listHit
+	lineOf  []int
 }
 
 type listHit struct {
@@ -108,9 +116,33 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 		d.lower[i] = strings.ToLower(w)
 		d.shape[i] = shapeOf(w)
 	}
+	if x.cfg.ChunkShape {
+		d.chunk = make([]string, n)
+		for i := 0; i < n; {
+			j := i + 1
+			for j < n && tk.Tokens[j].Flags&SpaceBefore == 0 {
+				j++
+			}
+			if j-i > 1 {
+				cs := clip(shapeOf(tk.Text[tk.Tokens[i].Start:tk.Tokens[j-1].End]), 12)
+				for k := i; k < j; k++ {
+					d.chunk[k] = cs
+				}
+			}
+			i = j
+		}
+	}
 	if x.cfg.Templates {
 		d.tmpl, d.tmplB = make([]uint32, n), make([]uint32, n)
-		matchTemplates(tk, d.tmpl, d.tmplB)
+		d.matches = matchTemplates(tk)
+		for k, ms := range d.matches {
+			for _, r := range ms {
+				d.tmplB[r[0]] |= 1 << k
+				for j := r[0]; j < r[1]; j++ {
+					d.tmpl[j] |= 1 << k
+				}
+			}
+		}
 	}
 	if x.lex != nil || x.gaz != nil {
 		d.lists = make([][]listHit, n)
@@ -124,11 +156,12 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 	return d
 }
 
-// matchTemplates marks the tokens each template's matches cover. Matches of
-// one template do not overlap: a token inside an earlier match is not tried,
-// as FindAll would not try it.
-func matchTemplates(tk *Tokens, tmpl, tmplB []uint32) {
+// matchTemplates returns, per template, the token ranges [first, last) of
+// its matches. Matches of one template do not overlap: a token inside an
+// earlier match is not tried, as FindAll would not try it.
+func matchTemplates(tk *Tokens) [][][2]int {
 	text := tk.Text
+	out := make([][][2]int, len(templates))
 	for k, t := range templates {
 		if t.gate != "" && !strings.Contains(text, t.gate) {
 			continue
@@ -155,14 +188,16 @@ func matchTemplates(tk *Tokens, tmpl, tmplB []uint32) {
 				}
 			}
 			covered = e
-			for j := i; j < len(tk.Tokens) && tk.Tokens[j].End <= e; j++ {
-				tmpl[j] |= 1 << k
-				if j == i {
-					tmplB[j] |= 1 << k
-				}
+			j := i
+			for j < len(tk.Tokens) && tk.Tokens[j].End <= e {
+				j++
+			}
+			if j > i {
+				out[k] = append(out[k], [2]int{i, j})
 			}
 		}
 	}
+	return out
 }
 
 // markTokens calls f for every token lying inside the byte range [s, e).
@@ -283,6 +318,9 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 			put(names.after[k], "</s>")
 		}
 	}
+	if d.chunk != nil && d.chunk[i] != "" {
+		put("cs=", d.chunk[i])
+	}
 	if x.cfg.Bigrams {
 		if i > 0 {
 			buf = append(append(append(append(buf[:0], "b[-1]="...), d.lower[i-1]...), '|'), lw...)
@@ -308,6 +346,11 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 			if i+1 < n && d.tmpl[i+1]&(1<<k) != 0 && d.tmpl[i]&(1<<k) == 0 {
 				put("re[1]=", t.Name)
 			}
+		}
+	}
+	if x.gaz != nil {
+		for _, ty := range x.gaz.parts[lw] {
+			put("gp=", ty)
 		}
 	}
 	if d.lists != nil {

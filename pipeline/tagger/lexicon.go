@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 )
@@ -51,11 +52,13 @@ func lexiconNames() []string {
 	return names
 }
 
-// phraseSet maps lower-cased phrases to the span types they were annotated
-// with: the gazetteer learnt from training spans, and the trusted terms of
-// post-processing.
+// phraseSet is the gazetteer learnt from training spans: lower-cased
+// phrases mapped to the span types they were annotated with, and the words
+// inside those phrases (parts) mapped likewise, which catch the Spanish
+// given names and surnames no US list holds.
 type phraseSet struct {
 	types    map[string][]string
+	parts    map[string][]string
 	maxWords int
 }
 
@@ -65,7 +68,7 @@ func (p *phraseSet) lookup(s string) []string { return p.types[s] }
 // builds them. Phrases of one character, or without a letter or digit, are
 // left out: they match everywhere.
 func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phraseSet {
-	p := &phraseSet{types: map[string][]string{}, maxWords: 1}
+	p := &phraseSet{types: map[string][]string{}, parts: map[string][]string{}, maxWords: 1}
 	for di, d := range docs {
 		tk := toks[di]
 		ix := pipeline.NewIndex(d.Text)
@@ -77,8 +80,12 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 				if !begin && tk.Tokens[i].Flags&SpaceBefore != 0 {
 					b.WriteByte(' ')
 				}
-				b.WriteString(strings.ToLower(tk.Word(i)))
+				w := strings.ToLower(tk.Word(i))
+				b.WriteString(w)
 				n++
+				if utf8.RuneCountInString(w) >= 2 && isWordy(w) && !contains(p.parts[w], s.Type) {
+					p.parts[w] = append(p.parts[w], s.Type)
+				}
 			})
 			key := b.String()
 			if n == 0 || n > maxWords || len([]rune(key)) < 2 || !hasAlnum(key) {
@@ -91,6 +98,9 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 		}
 	}
 	for _, v := range p.types {
+		sort.Strings(v)
+	}
+	for _, v := range p.parts {
 		sort.Strings(v)
 	}
 	return p

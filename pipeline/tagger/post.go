@@ -26,6 +26,13 @@ type PostConfig struct {
 	// AcrossRecords looks for a patient's trusted terms in all of the
 	// patient's records, not only the one they were found in.
 	AcrossRecords bool `json:"across_records"`
+	// TemplatePrecision: a template (Yang Table 2) whose matches in the
+	// training data are gold spans of one type at least this often, and at
+	// least TemplateMinMatches times, is trusted: its matches the CRF left
+	// unlabelled become spans of that type (Yang 3.4, the first strategy
+	// for trusted terms).
+	TemplatePrecision  float64 `json:"template_precision"`
+	TemplateMinMatches int     `json:"template_min_matches"`
 	// NameCategory is the category whose trusted terms also yield name
 	// permutations ("Harlan Valdez" -> "Valdez, Harlan", "H. Valdez",
 	// "Valdez"); "" for none.
@@ -36,12 +43,14 @@ type PostConfig struct {
 func DefaultPost() PostConfig {
 	return PostConfig{
 		RuleMinPrecision: 0.5, PropagatePrecision: 0.9, PropagateMinSpans: 10,
+		TemplatePrecision: 0.95, TemplateMinMatches: 20,
 		AcrossRecords: true, NameCategory: "NAME",
 	}
 }
 
 func (c PostConfig) validate() error {
-	if c.RuleMinPrecision < 0 || c.RuleMinPrecision > 1 || c.PropagatePrecision < 0 || c.PropagatePrecision > 1 {
+	if c.RuleMinPrecision < 0 || c.RuleMinPrecision > 1 || c.PropagatePrecision < 0 || c.PropagatePrecision > 1 ||
+		c.TemplatePrecision < 0 || c.TemplatePrecision > 1 || c.TemplateMinMatches < 0 {
 		return fmt.Errorf("precisions must lie in [0, 1]")
 	}
 	if c.PropagateMinSpans < 0 {
@@ -149,6 +158,63 @@ func bindRules(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg P
 	return out
 }
 
+// bindTemplates finds the trusted templates: those whose training matches
+// are, almost always, gold spans of one type.
+func bindTemplates(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []RuleBinding {
+	counts := make([][]int, len(templates))
+	n := make([]int, len(templates))
+	for k := range counts {
+		counts[k] = make([]int, len(types))
+	}
+	for di := range docs {
+		gold := goldTokenSpans(&docs[di], toks[di], types)
+		for k, ms := range matchTemplates(toks[di]) {
+			for _, r := range ms {
+				n[k]++
+				if ty, ok := gold[r]; ok {
+					counts[k][ty]++
+				}
+			}
+		}
+	}
+	var out []RuleBinding
+	for k, t := range templates {
+		best := 0
+		for ty, c := range counts[k] {
+			if c > counts[k][best] {
+				best = ty
+			}
+		}
+		c := counts[k][best]
+		if n[k] >= cfg.TemplateMinMatches && n[k] > 0 && float64(c) >= cfg.TemplatePrecision*float64(n[k]) {
+			out = append(out, RuleBinding{Kind: t.Name, Type: best, Precision: float64(c) / float64(n[k]), Matches: n[k]})
+		}
+	}
+	return out
+}
+
+// applyTemplates marks the trusted templates' matches that no span covers.
+func (m *Model) applyTemplates(td *taggedDoc, matches [][][2]int) {
+	if len(m.learnt.Templates) == 0 {
+		return
+	}
+	if matches == nil {
+		matches = matchTemplates(td.tk)
+	}
+	for _, b := range m.learnt.Templates {
+		for k, t := range templates {
+			if t.Name != b.Kind {
+				continue
+			}
+			for _, r := range matches[k] {
+				if sp := (tokSpan{r[0], r[1], b.Type}); !overlapsAny(td.pred, sp) {
+					td.pred = append(td.pred, sp)
+				}
+			}
+		}
+	}
+}
+
 // goldTokenSpans maps the token range of each gold span to its type index.
 func goldTokenSpans(d *pipeline.Document, tk *Tokens, types []SpanType) map[[2]int]int {
 	index := map[SpanType]int{}
@@ -250,7 +316,7 @@ func (m *Model) trim(td *taggedDoc) {
 			for p.first < p.last && !isWordy(td.tk.Word(p.first)) {
 				p.first++
 			}
-			for p.last > p.first && !isWordy(td.tk.Word(p.last-1)) {
+			for p.last > p.first && !isWordy(td.tk.Word(p.last-1)) && !abbreviationEnd(td.tk, p.first, p.last) {
 				p.last--
 			}
 		}
@@ -259,6 +325,17 @@ func (m *Model) trim(td *taggedDoc) {
 		}
 	}
 	td.pred = out
+}
+
+// abbreviationEnd tells whether the span's final '.' closes an abbreviation
+// with inner periods ("EE.UU.", "D.F.", "S.A."), which keeps it.
+func abbreviationEnd(tk *Tokens, first, last int) bool {
+	if tk.Word(last-1) != "." || last-first < 4 {
+		return false
+	}
+	piece := tk.Word(last - 2)
+	return tk.Tokens[last-1].Flags&SpaceBefore == 0 && tk.Tokens[last-2].Flags&SpaceBefore == 0 &&
+		utf8.RuneCountInString(piece) <= 3 && isWordy(piece) && tk.Word(last-3) == "."
 }
 
 // propagatingTypes learns which types' terms can be trusted: those whose

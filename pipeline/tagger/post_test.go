@@ -101,3 +101,57 @@ func TestRulesNeedTheirKeyword(t *testing.T) {
 		t.Errorf("fax matches %v", got)
 	}
 }
+
+func TestTemplatesTellDatesFromDosing(t *testing.T) {
+	var dateNum int
+	for k, tp := range templates {
+		if tp.Name == "DATE_NUM" {
+			dateNum = k
+		}
+	}
+	for text, want := range map[string]string{
+		"El 22-7-04 se implantó":      "22-7-04",
+		"TC (16/09/03), sin cambios":  "16/09/03",
+		"morfina (10-0-10 mg)":        "",
+		"EVA 2-3/10":                  "",
+		"nacido el 3.12.1999.":        "3.12.1999",
+		"el 12/25/2090 a las 10:00 h": "12/25/2090",
+	} {
+		tk := Tokenize(text)
+		got := ""
+		for _, r := range matchTemplates(tk)[dateNum] {
+			got = text[tk.Tokens[r[0]].Start:tk.Tokens[r[1]-1].End]
+		}
+		if got != want {
+			t.Errorf("DATE_NUM in %q: %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestTrimKeepsAbbreviations(t *testing.T) {
+	types := []SpanType{{"LOCATION", "PAIS"}}
+	m := &Model{Config: DefaultConfig(), Types: types}
+	m.labels = newLabels(types)
+	m.learnt.TrimEdges = []string{"PAIS"}
+	for text, want := range map[string]string{
+		"California, EE.UU.) En": "EE.UU.",
+		"Vive en España. Vino":   "España",
+	} {
+		tk := Tokenize(text)
+		td := &taggedDoc{tk: tk, ix: pipeline.NewIndex(text), model: m}
+		// The CRF's span runs from the country to the next '.' or ')'.
+		first, last := 0, 0
+		for i := range tk.Tokens {
+			if w := tk.Word(i); w == "EE" || w == "España" {
+				first = i
+			}
+		}
+		for last = first + 1; tk.Word(last) != ")" && tk.Word(last) != "Vino"; last++ {
+		}
+		td.pred = []tokSpan{{first, last, 0}}
+		m.trim(td)
+		if got := td.spans()[0].Text; got != want {
+			t.Errorf("trim in %q: %q, want %q", text, got, want)
+		}
+	}
+}

@@ -83,9 +83,11 @@ type Model struct {
 // learnt is what training found beside the weights: trigger words, the
 // gazetteer, and the post-processing decisions.
 type learnt struct {
-	Triggers  map[string][]int    `json:"triggers,omitempty"`  // word -> type indices
-	Gazetteer map[string][]string `json:"gazetteer,omitempty"` // phrase -> types
+	Triggers  map[string][]int    `json:"triggers,omitempty"`        // word -> type indices
+	Gazetteer map[string][]string `json:"gazetteer,omitempty"`       // phrase -> types
+	Parts     map[string][]string `json:"gazetteer_parts,omitempty"` // word of a phrase -> types
 	Rules     []RuleBinding       `json:"rules,omitempty"`
+	Templates []RuleBinding       `json:"templates,omitempty"` // trusted templates
 	Propagate []string            `json:"propagate,omitempty"` // types whose terms are trusted
 	TrimEdges []string            `json:"trim_edges,omitempty"`
 }
@@ -135,36 +137,9 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	if err != nil {
 		return nil, err
 	}
-	// Attribute ids in order of first appearance: deterministic for a given
-	// document order.
-	m.attrIndex = map[string]int32{}
-	var counts []int
-	seqs := make([]sequence, len(docs))
-	var buf []byte
-	for i := range docs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s := sequence{off: make([]int32, 1, len(ts.toks[i].Tokens)+1), y: ts.ys[i]}
-		buf = m.trainingAttributes(ts, i, buf, func(t int, b []byte) {
-			if t+1 > s.len() {
-				s.off = append(s.off, int32(len(s.attrs)))
-			}
-			id, ok := m.attrIndex[string(b)]
-			if !ok {
-				id = int32(len(m.attrs))
-				m.attrs = append(m.attrs, string(b))
-				m.attrIndex[m.attrs[id]] = id
-				counts = append(counts, 0)
-			}
-			counts[id]++
-			s.attrs = append(s.attrs, id)
-			s.off[t+1] = int32(len(s.attrs))
-		})
-		seqs[i] = s
-		if i%50 == 0 || i == len(docs)-1 {
-			progress(Progress{Stage: "features", Done: i + 1, Total: len(docs), Attribute: len(m.attrs)})
-		}
+	seqs, counts, err := m.trainingSequences(ctx, ts, progress)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Training.MinFreq > 1 {
 		m.dropRare(seqs, counts, cfg.Training.MinFreq)
@@ -178,6 +153,7 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	}
 	progress(Progress{Stage: "post", Done: 0, Total: 1})
 	m.learnt.Rules = bindRules(docs, ts.toks, m.Types, cfg.Post)
+	m.learnt.Templates = bindTemplates(docs, ts.toks, m.Types, cfg.Post)
 	m.learnt.Propagate = propagatingTypes(docs, ts.toks, m.Types, cfg.Post)
 	m.learnt.TrimEdges = trimmedTypes(docs, ts.toks, m.Types)
 	progress(Progress{Stage: "post", Done: 1, Total: 1})
@@ -222,7 +198,8 @@ func (m *Model) prepareTraining(docs []pipeline.Document) (*trainingSet, error) 
 		m.learnt.Triggers = learnTriggers(ts.toks, ts.ys, len(m.Types), cfg.Features)
 	}
 	if cfg.Features.Gazetteer {
-		m.learnt.Gazetteer = gazetteerOf(docs, ts.toks, gazetteerMaxWords).types
+		full := gazetteerOf(docs, ts.toks, gazetteerMaxWords)
+		m.learnt.Gazetteer, m.learnt.Parts = full.types, full.parts
 		k := cfg.Features.GazetteerFolds
 		for f := 0; f < k; f++ {
 			var ds []pipeline.Document
@@ -255,6 +232,41 @@ func (m *Model) trainingAttributes(ts *trainingSet, i int, buf []byte, f func(t 
 	return buf
 }
 
+// trainingSequences generates the training documents' attributes and
+// numbers them in order of first appearance (deterministic for a given
+// document order); counts[id] is how often attribute id occurs.
+func (m *Model) trainingSequences(ctx context.Context, ts *trainingSet, progress func(Progress)) (seqs []sequence, counts []int, err error) {
+	m.attrIndex = map[string]int32{}
+	seqs = make([]sequence, len(ts.toks))
+	var buf []byte
+	for i := range ts.toks {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		s := sequence{off: make([]int32, 1, len(ts.toks[i].Tokens)+1), y: ts.ys[i]}
+		buf = m.trainingAttributes(ts, i, buf, func(t int, b []byte) {
+			if t+1 > s.len() {
+				s.off = append(s.off, int32(len(s.attrs)))
+			}
+			id, ok := m.attrIndex[string(b)]
+			if !ok {
+				id = int32(len(m.attrs))
+				m.attrs = append(m.attrs, string(b))
+				m.attrIndex[m.attrs[id]] = id
+				counts = append(counts, 0)
+			}
+			counts[id]++
+			s.attrs = append(s.attrs, id)
+			s.off[t+1] = int32(len(s.attrs))
+		})
+		seqs[i] = s
+		if i%50 == 0 || i == len(ts.toks)-1 {
+			progress(Progress{Stage: "features", Done: i + 1, Total: len(ts.toks), Attribute: len(m.attrs)})
+		}
+	}
+	return seqs, counts, nil
+}
+
 // gazetteerMaxWords bounds the phrases the learnt gazetteer keeps.
 const gazetteerMaxWords = 6
 
@@ -263,7 +275,7 @@ func (m *Model) init() error {
 	m.labels = newLabels(m.Types)
 	m.ext = &extractor{cfg: m.Config.Features, types: m.Types, triggers: m.learnt.Triggers}
 	if m.learnt.Gazetteer != nil {
-		p := &phraseSet{types: m.learnt.Gazetteer, maxWords: 1}
+		p := &phraseSet{types: m.learnt.Gazetteer, parts: m.learnt.Parts, maxWords: 1}
 		for k := range p.types {
 			p.maxWords = max(p.maxWords, strings.Count(k, " ")+1)
 		}
@@ -397,8 +409,8 @@ func learnTriggers(toks []*Tokens, ys [][]int, nTypes int, cfg FeatureConfig) ma
 type TagOptions struct {
 	// Workers tags documents in parallel; 0 means GOMAXPROCS.
 	Workers int
-	// NoPostProcess skips trimming and trusted-term propagation (the
-	// "before post-processing" column of Yang's Table 7).
+	// NoPostProcess skips trimming, trusted templates and trusted-term
+	// propagation (the "before post-processing" column of Yang's Table 7).
 	NoPostProcess bool
 	// RecallBias, when not nil, replaces the model's configured bias.
 	RecallBias map[string]float64
@@ -522,8 +534,9 @@ func (m *Model) sequenceOf(x *extractor, d *docFeatures, buf []byte) (sequence, 
 func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool) *taggedDoc {
 	tk := Tokenize(doc.Text)
 	td := &taggedDoc{doc: doc, tk: tk, ix: pipeline.NewIndex(doc.Text), model: m}
+	df := m.ext.prepare(tk)
 	var s sequence
-	s, tg.buf = m.sequenceOf(m.ext, m.ext.prepare(tk), tg.buf)
+	s, tg.buf = m.sequenceOf(m.ext, df, tg.buf)
 	n := len(tk.Tokens) * m.crf.L
 	if cap(tg.score) < n {
 		tg.score, tg.back = make([]float64, n), make([]int32, n)
@@ -545,6 +558,7 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 	m.applyRules(td)
 	if post {
 		m.trim(td)
+		m.applyTemplates(td, df.matches)
 	}
 	return td
 }

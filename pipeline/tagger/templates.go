@@ -32,6 +32,18 @@ const (
 	ssnPattern   = `\b\d{3}-\d{2}-\d{4}\b`
 )
 
+// dateNumPattern is a numeric date with one separator throughout and
+// plausible day and month numbers (either order), so that dosing schedules
+// ("10-0-10") and scores ("2-3/10") are not dates.
+var dateNumPattern = func() string {
+	dm := `(?:0?[1-9]|[12]\d|3[01])`
+	var alts []string
+	for _, sep := range []string{"/", "-", `\.`} {
+		alts = append(alts, dm+sep+dm+sep+`(?:\d{4}|\d{2})`)
+	}
+	return `(?:` + strings.Join(alts, "|") + `)\b`
+}()
+
 func digitStart(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
 
 func alnumStart(w string) bool { return isWordy(w) }
@@ -58,7 +70,7 @@ func init() {
 // token a match covers gets the feature.
 var templates = []template{
 	newTemplate("DATE_ISO", `\d{4}-\d{1,2}-\d{1,2}\b`, digitStart, ""),
-	newTemplate("DATE_NUM", `\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})\b`, digitStart, ""),
+	newTemplate("DATE_NUM", dateNumPattern, digitStart, ""),
 	newTemplate("DATE_MY", `\d{1,2}/(?:\d{4}|\d{2})\b`, digitStart, ""),
 	newTemplate("DATE_TEXT", `(?i)(?:\d{1,2}(?:\s*de)?[\s.-]*)?`+monthsRe+`\.?(?:[\s,.-]*(?:de|del|of)?\s*'?(?:\d{4}|\d{2}))?\b`, monthOrDigitStart, ""),
 	newTemplate("YEAR", `(?:19|20)\d{2}\b`, digitStart, ""),
