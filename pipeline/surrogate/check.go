@@ -109,130 +109,82 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	}
 	dmy := pol.DateOrder == "DMY" || pol.DateOrder == "auto" && res.Language == "es"
 
-	type pair struct{ o, s pipeline.Span }
-	replaced := map[string]*valueSet{} // patient -> replaced originals
-	keptBy := map[string]*valueSet{}   // patient -> values kept somewhere in their records
-	kept := map[[2]string]int{}
-	seen := map[[3]string]map[string]bool{}
-	var origNames, surNames []string
-	pairs := make([][]pair, len(res.Docs))
+	// A patient's documents are checked together, patients on every core;
+	// the findings are merged in document order.
+	var groups [][]int // indices into res.Docs
+	groupOf := map[string]int{}
 	for di, d := range res.Docs {
-		ix := pipeline.NewIndex(d.Text)
-		for _, s := range d.Spans {
-			if s.Start < 0 || s.End > ix.Len() || s.Start > s.End || ix.Slice(s.Start, s.End) != s.Text {
-				got := ""
-				if s.Start >= 0 && s.End <= ix.Len() && s.Start <= s.End {
-					got = ix.Slice(s.Start, s.End)
-				}
-				r.Misaligned = append(r.Misaligned, SpanProblem{d.ID, s, got})
-			}
+		key := "\x00" + d.ID // a document without its original is checked alone
+		if o := byID[d.ID]; o != nil && len(o.Spans) == len(d.Spans) {
+			key = patientOf(*o)
 		}
-		o := byID[d.ID]
-		if o == nil || len(o.Spans) != len(d.Spans) {
-			r.Misaligned = append(r.Misaligned, SpanProblem{Doc: d.ID, AtOffsets: "no original document with as many spans"})
-			continue
+		g, ok := groupOf[key]
+		if !ok {
+			g = len(groups)
+			groupOf[key] = g
+			groups = append(groups, nil)
 		}
-		p := patientOf(*o)
-		if replaced[p] == nil {
-			replaced[p], keptBy[p] = newValueSet(), newValueSet()
-		}
-		for i, os := range o.Spans {
-			ss := d.Spans[i]
-			pairs[di] = append(pairs[di], pair{os, ss})
-			r.Spans++
-			rule := pol.Rule(os.Category, os.Type)
-			if os.Text == ss.Text && (rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DepartmentS ||
-				keptForReview[at{d.ID, os.Start}]) {
-				kept[[2]string{os.Type, os.Text}]++
-				keptBy[p].add(os.Text)
-				continue
-			}
-			if os.Text != ss.Text {
-				r.Replaced++
-			}
-			// HIPAA counts ages of 90 and over only: a younger original age
-			// (replaced because the patient's ages moved) identifies no one.
-			if n, _, _, ok := ageYears(os.Text); rule.Strategy == Age && (!ok || n <= 90) {
-				kept[[2]string{os.Type, os.Text}]++
-				keptBy[p].add(os.Text)
-				continue
-			}
-			// A weekday, month or season alone names one of a handful of
-			// values: it identifies no one, and the shifted value often equals
-			// another of the patient's originals. Its shift is still checked
-			// below; it is neither a leak nor a surrogate equal to an original.
-			if rule.Strategy == DateShift && vague(os.Text, dmy) {
-				continue
-			}
-			replaced[p].addTyped(os.Text, os.Type)
-			scope := ScopeCorpus
-			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
-				scope = PatientScope(p)
-			}
-			k := [3]string{scope, os.Type, fold(os.Text)}
-			if seen[k] == nil {
-				seen[k] = map[string]bool{}
-			}
-			seen[k][fold(ss.Text)] = true
-			if rule.Strategy == Name {
-				origNames = append(origNames, os.Text)
-				surNames = append(surNames, ss.Text)
-			}
-		}
+		groups[g] = append(groups[g], di)
 	}
-	for di, d := range res.Docs {
-		o := byID[d.ID]
-		if o == nil || len(pairs[di]) == 0 {
-			continue
-		}
-		p := patientOf(*o)
-		for _, pr := range pairs[di] {
-			rule := pol.Rule(pr.o.Category, pr.o.Type)
-			if pr.o.Text != pr.s.Text && replaced[p].has(pr.s.Text) {
-				r.EqualToOriginal = append(r.EqualToOriginal, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, ""})
-			}
-			if rule.Strategy == DateShift {
-				if od, ok := parseDate(pr.o.Text, dmy); ok {
-					if want := od.shifted(shift[p]); want != pr.s.Text {
-						r.IntervalErrors = append(r.IntervalErrors, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, want})
-					} else {
-						r.DatesChecked++
-					}
-				}
-			}
-		}
-	}
-	// A value kept in one span of a patient's records (an age under 90, a
-	// mislabelled OTHER) is in the output by the policy's choice: it is listed
-	// as kept, not counted as a leak where another span replaced it.
-	for p, kv := range keptBy {
-		for v := range kv.m {
-			delete(replaced[p].m, v)
-		}
-	}
-	// The scan reads every output document: documents are independent, so
-	// it runs on every core, and the finds are merged in document order.
-	finds := make([]docFinds, len(res.Docs))
-	parallel(len(res.Docs), func(di int) {
-		d := res.Docs[di]
-		if o := byID[d.ID]; o != nil && len(pairs[di]) > 0 {
-			p := patientOf(*o)
-			finds[di] = scan(p, d, replaced[p], pol)
-		}
+	docs := make([]docCheck, len(res.Docs))
+	pats := make([]patientCheck, len(groups))
+	parallel(len(groups), func(g int) {
+		pats[g] = checkPatient(byID, res, groups[g], docs, pol, dmy, shift, func(doc string, start int) bool {
+			return keptForReview[at{doc, start}]
+		})
 	})
-	for _, f := range finds {
-		r.Leaks = append(r.Leaks, f.leaks...)
-		r.Unannotated = append(r.Unannotated, f.unannotated...)
-	}
-	for _, k := range inconsistentKeys(seen) {
-		if len(seen[k]) > 1 {
-			var s []string
-			for v := range seen[k] {
-				s = append(s, v)
-			}
-			sort.Strings(s)
-			r.Inconsistent = append(r.Inconsistent, Inconsistency{k[0], k[1], k[2], s})
+	kept := map[[2]string]int{}
+	seen := map[[3]string]map[string]bool{} // corpus scope: every patient's surrogates
+	var inconsistent [][3]string
+	var origNames, surNames []string
+	for _, pc := range pats {
+		r.Spans += pc.spans
+		r.Replaced += pc.replaced
+		r.DatesChecked += pc.datesChecked
+		for k, n := range pc.kept {
+			kept[k] += n
 		}
+		for k, v := range pc.seen {
+			if k[0] != ScopeCorpus {
+				if len(v) > 1 {
+					inconsistent = append(inconsistent, k)
+				}
+				continue
+			}
+			if seen[k] == nil {
+				seen[k] = v
+				continue
+			}
+			for sur := range v {
+				seen[k][sur] = true
+			}
+		}
+		origNames = append(origNames, pc.origNames...)
+		surNames = append(surNames, pc.surNames...)
+	}
+	for _, dc := range docs {
+		r.Misaligned = append(r.Misaligned, dc.misaligned...)
+		r.EqualToOriginal = append(r.EqualToOriginal, dc.equal...)
+		r.IntervalErrors = append(r.IntervalErrors, dc.interval...)
+		r.Leaks = append(r.Leaks, dc.finds.leaks...)
+		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
+	}
+	for k, v := range seen {
+		if len(v) > 1 {
+			inconsistent = append(inconsistent, k)
+		}
+	}
+	for _, k := range sortKeys3(inconsistent) {
+		merged := seen[k]
+		if k[0] != ScopeCorpus {
+			merged = pats[groupOf[strings.TrimPrefix(k[0], "patient:")]].seen[k]
+		}
+		var s []string
+		for v := range merged {
+			s = append(s, v)
+		}
+		sort.Strings(s)
+		r.Inconsistent = append(r.Inconsistent, Inconsistency{k[0], k[1], k[2], s})
 	}
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
@@ -243,7 +195,7 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 		byMap[k][fold(m.Surrogate)] = true
 	}
 	for _, k := range inconsistentKeys(byMap) {
-		if len(byMap[k]) > 1 {
+		{
 			var s []string
 			for v := range byMap[k] {
 				s = append(s, v)
@@ -274,10 +226,138 @@ func inconsistentKeys(m map[[3]string]map[string]bool) [][3]string {
 			keys = append(keys, k)
 		}
 	}
+	return sortKeys3(keys)
+}
+
+func sortKeys3(keys [][3]string) [][3]string {
 	slices.SortFunc(keys, func(a, b [3]string) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
 	})
 	return keys
+}
+
+// docCheck is what the check found in one document.
+type docCheck struct {
+	misaligned []SpanProblem
+	equal      []SurrogateProblem
+	interval   []SurrogateProblem
+	finds      docFinds
+}
+
+// patientCheck is what the check counted in one patient's documents.
+type patientCheck struct {
+	spans, replaced, datesChecked int
+	kept                          map[[2]string]int
+	seen                          map[[3]string]map[string]bool // scope, type, folded original -> folded surrogates
+	origNames, surNames           []string
+}
+
+// checkPatient checks the documents idx of res, one patient's (or one
+// document without its original), writing each document's findings to docs.
+func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, docs []docCheck, pol *Policy, dmy bool,
+	shift map[string]int, keptForReview func(doc string, start int) bool) patientCheck {
+	pc := patientCheck{kept: map[[2]string]int{}, seen: map[[3]string]map[string]bool{}}
+	type pair struct{ o, s pipeline.Span }
+	pairs := make([][]pair, len(idx))
+	replaced := newValueSet() // the patient's replaced originals
+	keptBy := newValueSet()   // values kept somewhere in their records
+	p, scope := "", ""
+	for n, di := range idx {
+		d := res.Docs[di]
+		dc := &docs[di]
+		ix := pipeline.NewIndex(d.Text)
+		for _, s := range d.Spans {
+			if s.Start < 0 || s.End > ix.Len() || s.Start > s.End || ix.Slice(s.Start, s.End) != s.Text {
+				got := ""
+				if s.Start >= 0 && s.End <= ix.Len() && s.Start <= s.End {
+					got = ix.Slice(s.Start, s.End)
+				}
+				dc.misaligned = append(dc.misaligned, SpanProblem{d.ID, s, got})
+			}
+		}
+		o := byID[d.ID]
+		if o == nil || len(o.Spans) != len(d.Spans) {
+			dc.misaligned = append(dc.misaligned, SpanProblem{Doc: d.ID, AtOffsets: "no original document with as many spans"})
+			continue
+		}
+		if p == "" {
+			p = patientOf(*o)
+			scope = PatientScope(p)
+		}
+		for i, os := range o.Spans {
+			ss := d.Spans[i]
+			pairs[n] = append(pairs[n], pair{os, ss})
+			pc.spans++
+			rule := pol.Rule(os.Category, os.Type)
+			if os.Text == ss.Text && (rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DepartmentS ||
+				keptForReview(d.ID, os.Start)) {
+				pc.kept[[2]string{os.Type, os.Text}]++
+				keptBy.add(os.Text)
+				continue
+			}
+			if os.Text != ss.Text {
+				pc.replaced++
+			}
+			// HIPAA counts ages of 90 and over only: a younger original age
+			// (replaced because the patient's ages moved) identifies no one.
+			if n, _, _, ok := ageYears(os.Text); rule.Strategy == Age && (!ok || n <= 90) {
+				pc.kept[[2]string{os.Type, os.Text}]++
+				keptBy.add(os.Text)
+				continue
+			}
+			// A weekday, month or season alone names one of a handful of
+			// values: it identifies no one, and the shifted value often equals
+			// another of the patient's originals. Its shift is still checked
+			// below; it is neither a leak nor a surrogate equal to an original.
+			if rule.Strategy == DateShift && vague(os.Text, dmy) {
+				continue
+			}
+			replaced.addTyped(os.Text, os.Type)
+			sc := ScopeCorpus
+			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
+				sc = scope
+			}
+			k := [3]string{sc, os.Type, fold(os.Text)}
+			if pc.seen[k] == nil {
+				pc.seen[k] = map[string]bool{}
+			}
+			pc.seen[k][fold(ss.Text)] = true
+			if rule.Strategy == Name {
+				pc.origNames = append(pc.origNames, os.Text)
+				pc.surNames = append(pc.surNames, ss.Text)
+			}
+		}
+	}
+	for n, di := range idx {
+		d := res.Docs[di]
+		for _, pr := range pairs[n] {
+			rule := pol.Rule(pr.o.Category, pr.o.Type)
+			if pr.o.Text != pr.s.Text && replaced.has(pr.s.Text) {
+				docs[di].equal = append(docs[di].equal, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, ""})
+			}
+			if rule.Strategy == DateShift {
+				if od, ok := parseDate(pr.o.Text, dmy); ok {
+					if want := od.shifted(shift[p]); want != pr.s.Text {
+						docs[di].interval = append(docs[di].interval, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, want})
+					} else {
+						pc.datesChecked++
+					}
+				}
+			}
+		}
+	}
+	// A value kept in one span of a patient's records (an age under 90, a
+	// mislabelled OTHER) is in the output by the policy's choice: it is listed
+	// as kept, not counted as a leak where another span replaced it.
+	for v := range keptBy.m {
+		delete(replaced.m, v)
+	}
+	for n, di := range idx {
+		if len(pairs[n]) > 0 {
+			docs[di].finds = scan(p, res.Docs[di], replaced, pol)
+		}
+	}
+	return pc
 }
 
 func patternRows(orig, sur []string) []PatternRow {

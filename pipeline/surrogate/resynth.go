@@ -208,43 +208,22 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		e.lang = detectLanguage(texts)
 	}
 	e.dmy = r.Policy.DateOrder == "DMY" || r.Policy.DateOrder == "auto" && e.lang == "es"
-	for _, d := range all {
-		p := patientOf(d)
-		pv := e.perPat[p]
-		if pv == nil {
-			pv = newValueSet()
-			e.perPat[p] = pv
+	// Each patient's values are read on every core; the corpus's are the
+	// union of the patients'.
+	groups := groupByPatient(all)
+	preps := make([]patientPrep, len(groups))
+	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
+	for i, pp := range preps {
+		e.perPat[groups[i].id] = pp.values
+		e.orig.merge(pp.values)
+		for _, w := range pp.names {
+			e.names[w] = true
 		}
-		for _, s := range d.Spans {
-			rule := r.Policy.Rule(s.Category, s.Type)
-			if rule.Strategy == Keep {
-				continue
-			}
-			// Ages of 90 or less are not identifiers (HIPAA): they constrain nothing.
-			if n, _, _, ok := ageYears(s.Text); rule.Strategy == Age && (!ok || n <= 90) {
-				continue
-			}
-			e.orig.add(s.Text)
-			pv.add(s.Text)
-			switch rule.Strategy {
-			case Name:
-				// Each word of a name is a value of the patient's too: no
-				// surrogate token may equal one (Deleger et al.).
-				for _, w := range splitName(s.Text, e.lang) {
-					if w.role != roleLiteral && len([]rune(w.text)) > 1 {
-						e.names[fold(w.text)] = true
-						pv.add(w.text)
-					}
-				}
-			case Street:
-				for _, p := range streetPairs(e.res, s.Text) {
-					e.streets[p] = true
-				}
-			case DateShuffle:
-				if dt, ok := parseDate(s.Text, e.dmy); ok {
-					e.dates[dt.pattern()] = append(e.dates[dt.pattern()], dateRef{d.ID, s.Text})
-				}
-			}
+		for _, st := range pp.streets {
+			e.streets[st] = true
+		}
+		for _, d := range pp.dates {
+			e.dates[d.pattern] = append(e.dates[d.pattern], d.ref)
 		}
 	}
 	for _, k := range slices.Sorted(mapsKeys(e.dates)) {
@@ -267,6 +246,60 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		e.shifts[s.Patient] = s
 	}
 	return e
+}
+
+// patientPrep is what prepare reads from one patient's records.
+type patientPrep struct {
+	values  *valueSet // replaced originals, and name words as words
+	names   []string  // folded name words
+	streets []string  // street name and suffix pairs
+	dates   []struct {
+		pattern string
+		ref     dateRef
+	}
+}
+
+func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep {
+	pp := patientPrep{values: newValueSet()}
+	pol := e.r.Policy
+	for _, i := range idx {
+		d := &all[i]
+		for _, s := range d.Spans {
+			rule := pol.Rule(s.Category, s.Type)
+			if rule.Strategy == Keep {
+				continue
+			}
+			// Ages of 90 or less are not identifiers (HIPAA): they constrain nothing.
+			if n, _, _, ok := ageYears(s.Text); rule.Strategy == Age && (!ok || n <= 90) {
+				continue
+			}
+			if pp.values.raw[s.Text] && rule.Strategy != DateShuffle {
+				continue // seen: its words and pairs are in too
+			}
+			pp.values.add(s.Text)
+			switch rule.Strategy {
+			case Name:
+				// Each word of a name is a value of the patient's too: no
+				// surrogate token may equal one (Deleger et al.).
+				for _, w := range splitName(s.Text, e.lang) {
+					if w.role != roleLiteral && utf8.RuneCountInString(w.text) > 1 {
+						pp.names = append(pp.names, fold(w.text))
+						pp.values.addWord(w.text)
+					}
+				}
+			case Street:
+				pp.streets = append(pp.streets, streetPairs(e.res, s.Text)...)
+			case DateShuffle:
+				if dt, ok := parseDate(s.Text, e.dmy); ok {
+					pp.dates = append(pp.dates, struct {
+						pattern string
+						ref     dateRef
+					}{dt.pattern(), dateRef{d.ID, s.Text}})
+				}
+			}
+		}
+	}
+	return pp
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {

@@ -69,6 +69,31 @@ type valueSet struct {
 	// prefix holds the proper prefixes of multi-token values ("john" of
 	// "john smith"): a scan stops extending a sequence that is none.
 	prefix map[string]bool
+	// words are folded single words that count as values of this set alone
+	// (a patient's name words), not of the corpus's union of the sets.
+	words map[string]bool
+}
+
+// addWord adds a word that counts as a value of this set only.
+func (v *valueSet) addWord(w string) {
+	if v.words == nil {
+		v.words = map[string]bool{}
+	}
+	v.words[fold(w)] = true
+}
+
+// merge adds the values of o (not its words) to v.
+func (v *valueSet) merge(o *valueSet) {
+	for k := range o.m {
+		v.m[k] = true
+	}
+	for k := range o.prefix {
+		v.prefix[k] = true
+	}
+	for k := range o.exact {
+		v.exact[k] = true
+	}
+	v.longest = max(v.longest, o.longest)
 }
 
 func newValueSet() *valueSet {
@@ -150,7 +175,7 @@ func appendKey(b []byte, s string) []byte {
 }
 
 // hasToken reports whether a folded token is a value of its own.
-func (v *valueSet) hasToken(folded string) bool { return v != nil && v.m[folded] }
+func (v *valueSet) hasToken(folded string) bool { return v != nil && (v.m[folded] || v.words[folded]) }
 
 // within reports whether any original value occurs in s as a whole token
 // sequence: a surrogate that contains one would leak it.
@@ -162,7 +187,7 @@ func (v *valueSet) within(s string) bool { return v.withinSkip(s, nil) }
 // every candidate surrogate, so it folds into one buffer and allocates
 // nothing for ASCII text.
 func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
-	if v == nil || len(v.m) == 0 {
+	if v == nil || len(v.m) == 0 && len(v.words) == 0 {
 		return false
 	}
 	var bounds [32][2]int
@@ -184,13 +209,13 @@ func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
 	buf := arr[:0]
 	for i := range t {
 		buf = buf[:0]
-		for j := i; j < len(t) && j-i < v.longest; j++ {
+		for j := i; j < len(t) && j-i < max(v.longest, 1); j++ {
 			if j > i {
 				buf = append(buf, ' ')
 			}
 			at := len(buf)
 			buf = appendFold(buf, s[t[j][0]:t[j][1]])
-			if v.m[string(buf)] && (j > i || skip == nil || !skip(string(buf[at:]))) {
+			if (v.m[string(buf)] || j == i && v.words[string(buf)]) && (j > i || skip == nil || !skip(string(buf[at:]))) {
 				return true
 			}
 			if !v.prefix[string(buf)] {
