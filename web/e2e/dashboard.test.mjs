@@ -287,3 +287,228 @@ test('a token saved in Settings goes with every request as a Bearer header', asy
   assert.equal((await req).headers().authorization, 'Bearer e2e-token');
   await page.evaluate(() => localStorage.removeItem('deidcorpus.token'));
 });
+
+// ---- Runs, evaluations, models, surrogates ---------------------------------
+// The demo has no model: train one from the form (10 iterations, a second or
+// so), watch it reach 100% through the job(id) subscription, tag the demo
+// corpus with it, and read the evaluation it produced.
+
+const sockets = [];
+const progressSeen = [];
+
+/** runRow waits until the runs table's row for a job of this kind, newer than `after`, is final. */
+async function finishedRow(kind, after, timeout = 30_000) {
+  const handle = await page.waitForFunction(([k, a]) => {
+    const err = [...document.querySelectorAll('form.run-form:not([hidden]) .form-status.error-inline')].map((e) => e.textContent).join(' ');
+    if (err) return `form: ${err}`;
+    const rows = [...document.querySelectorAll(`table.jobs tr[data-kind="${k}"]`)].filter((r) => !a.includes(r.dataset.job));
+    const r = rows[0];
+    return r && ['succeeded', 'failed', 'cancelled'].includes(r.dataset.status) && r.dataset.job;
+  }, [kind, after], { timeout, polling: 100 });
+  const id = await handle.jsonValue();
+  assert.ok(!id.startsWith('form: '), `the ${kind} form failed: ${id}`);
+  return { id, row: page.locator(`table.jobs tr[data-job="${id}"]`) };
+}
+const jobIds = () => page.locator('table.jobs tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.job));
+const jobQuery = (id) => gql(`query($id: ID!) { jobs(where: {id: $id}) { edges { node { status error progress result } } } }`, { id }).then((d) => d.jobs.edges[0].node);
+
+let model;
+
+test('a training run started from the form (keyboard only) is followed live to 100%', async () => {
+  page.on('websocket', (ws) => {
+    const s = { frames: [] };
+    sockets.push(s);
+    ws.on('framereceived', (f) => s.frames.push(String(f.payload)));
+  });
+  const ms = await ready('runs', () => page.evaluate(() => { location.hash = '#/runs'; }));
+  timed('runs', ms);
+  assert.ok(await page.locator('#nav a', { hasText: 'Runs' }).isVisible(), 'Runs is in the navigation');
+  const before = await jobIds();
+  // Record every progress value the row shows, as it changes.
+  await page.evaluate(() => {
+    window.__progress = [];
+    new MutationObserver(() => {
+      for (const el of document.querySelectorAll('table.jobs tr[data-kind="train"] [role="progressbar"]')) {
+        const v = el.dataset.progress;
+        if (v && window.__progress.at(-1) !== v) window.__progress.push(v);
+      }
+    }).observe(document.querySelector('table.jobs tbody'), { childList: true, subtree: true });
+  });
+  model = `e2e-crf-${Date.now() % 100000}`;
+  await page.locator('button[data-kind="train"]').focus();
+  await page.keyboard.press('Enter');
+  await page.selectOption('#train-corpus', corpus.name);
+  await page.locator('#train-model').focus();
+  await page.keyboard.type(model);
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('10');
+  await page.keyboard.press('Enter'); // submits the form
+  const { id, row } = await finishedRow('train', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded', `training: ${await row.innerText()}`);
+  const bar = row.locator('[role="progressbar"]');
+  assert.equal(await bar.getAttribute('aria-valuenow'), '100');
+  assert.equal(await bar.locator('.pct').innerText(), '100%');
+  progressSeen.push(...await page.evaluate(() => window.__progress));
+  const events = sockets.flatMap((s) => s.frames).map((f) => JSON.parse(f)).filter((m) => m.type === 'next' && m.payload?.data?.job?.id === id);
+  console.log(`training job ${id}: ${events.length} subscription events, progress ${events.map((m) => m.payload.data.job.progress ?? '·').join(' → ')}; shown ${progressSeen.join(' → ')}`);
+  const nums = progressSeen.map(Number);
+  assert.equal(nums.at(-1), 1, `progress reached 1: ${progressSeen}`);
+  assert.deepEqual(nums, [...nums].sort((a, b) => a - b), 'progress never went back');
+  assert.ok(sockets.some((s) => s.frames.some((f) => f.includes('"next"') && f.includes(id))), 'the job came through the job(id) subscription');
+  const j = await jobQuery(id);
+  assert.equal(j.status, 'succeeded');
+  assert.equal(j.result.modelName, model);
+  const { jobs } = await gql(`query($id: ID!) { jobs(where: {id: $id}) { edges { node { params } } } }`, { id });
+  assert.deepEqual(jobs.edges[0].node.params, { corpus: corpus.name, split: 'train', set: 'gold', model, config: { training: { max_iterations: 10 } } });
+  assert.ok(await row.locator('a.result-model').isVisible(), 'the row links to the model');
+});
+
+let evaluationId;
+
+test('tagging with that model from the form produces an evaluation with per-type bars', async () => {
+  const before = await jobIds();
+  await page.click('button[data-kind="tag"]');
+  await page.waitForFunction((m) => [...document.querySelectorAll('#tag-model option')].some((o) => o.value === m), model, { timeout: 5000 });
+  await page.selectOption('#tag-model', model);
+  await page.selectOption('#tag-corpus', corpus.name);
+  await page.click('#form-tag button[type="submit"]');
+  const { id, row } = await finishedRow('tag', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded', `tagging: ${await row.innerText()}`);
+  assert.equal(await row.locator('[role="progressbar"]').getAttribute('aria-valuenow'), '100');
+  const j = await jobQuery(id);
+  evaluationId = String(j.result.evaluation);
+  assert.ok(evaluationId, 'tagging a corpus with gold scores it');
+  await shot('runs.png');
+
+  const ms = await ready('evaluations/:id', () => row.locator('a.result-evaluation').click());
+  timed('evaluation', ms);
+  const { evaluations } = await gql(`query($id: ID!) { evaluations(where: {id: $id}) { edges { node { precision recall f1 report } } } }`, { id: evaluationId });
+  const ev = evaluations.edges[0].node;
+  // A number from the i2b2 table: the Strict row's micro F1 is the evaluation's F1.
+  const strict = page.locator('table.measures tr[data-measure="Strict"]');
+  assert.equal(await strict.locator('td.micro-f1').innerText(), ev.f1.toFixed(4));
+  assert.equal(await strict.locator('td.micro-p').innerText(), ev.precision.toFixed(4));
+  const token = ev.report.measures.find((m) => m.label === 'Token');
+  assert.equal(await page.locator('table.measures tr[data-measure="Token"] td.micro-r').innerText(), token.micro_recall.toFixed(4));
+  // Per-type bars: one per type, each the type's strict F1.
+  const bars = await page.locator('figure[data-chart="per-type-f1"] g.bar').evaluateAll((gs) => gs.map((g) => ({ label: g.dataset.label, value: Number(g.dataset.value) })));
+  assert.equal(bars.length, ev.report.per_type.length, 'one bar per type');
+  for (const t of ev.report.per_type) {
+    const b = bars.find((x) => x.label === t.type);
+    assert.ok(b, `a bar for ${t.type}`);
+    assert.ok(Math.abs(b.value - t.strict.f1) < 1e-9, `${t.type} F1 ${b.value} = ${t.strict.f1}`);
+  }
+  // The heat map and the error taxonomy carry the report's numbers.
+  const types = ev.report.confusion.types;
+  const diag = await page.locator(`figure[data-chart="confusion"] g.cell[data-row="${types[0]}"][data-col="${types[0]}"]`).getAttribute('data-value');
+  assert.equal(Number(diag), ev.report.confusion.cells[0][0]);
+  assert.equal(await page.locator('.error-kinds li[data-kind="missed"] .count').innerText(), ev.report.errors.total.missed.toLocaleString('en-US'));
+  await shot('evaluation.png');
+});
+
+test('evaluations and models pages list what the runs made', async () => {
+  let ms = await ready('evaluations', () => page.evaluate(() => { location.hash = '#/evaluations'; }));
+  timed('evaluations', ms);
+  const link = page.locator('a.eval-link', { hasText: `#${evaluationId}` });
+  assert.ok(await link.isVisible(), 'the new evaluation is listed');
+  ms = await ready('models', () => page.evaluate(() => { location.hash = '#/models'; }));
+  timed('models', ms);
+  const { models } = await gql(`query($n: String!) { models(where: {name: $n}) { edges { node { hash trainingSplit labels } } } }`, { n: model });
+  const m = models.edges[0].node;
+  const row = page.locator(`table.models tr[data-model="${model}"]`);
+  assert.equal(await row.locator('code.hash').innerText(), m.hash.slice(0, 12));
+  await shot('models.png');
+});
+
+test('two taggings compared with significance tests', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=tag'; }));
+  const before = await jobIds();
+  await page.selectOption('#tag-model', model);
+  await page.fill('#tag-set', 'system-e2e-biased');
+  await page.fill('#tag-bias', '2');
+  await page.click('#form-tag button[type="submit"]');
+  const { id, row } = await finishedRow('tag', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded', `biased tagging: ${await row.innerText()}`);
+  const biased = String((await jobQuery(id)).result.evaluation);
+  await ready('evaluations', () => page.evaluate(() => { location.hash = '#/evaluations'; }));
+  await page.selectOption('#cmp-a', evaluationId);
+  await page.selectOption('#cmp-b', biased);
+  const ms = await ready('evaluations/:a/vs/:b', () => page.click('.compare-form button[type="submit"]'));
+  timed('compare', ms);
+  const { compareEvaluations: c } = await gql(`query($a: ID!, $b: ID!) { compareEvaluations(a: $a, b: $b) }`, { a: evaluationId, b: biased });
+  const all = c.tests.find((t) => t.scope === 'ALL');
+  const shown = await page.locator('table.tests tr[data-scope="ALL"] td.p').innerText();
+  assert.equal(Number(shown), Number(all.p < 0.0001 ? all.p.toExponential(1) : all.p.toFixed(4)), 'p of the all-tags test');
+  assert.match(await page.locator('table.tests caption').innerText(), /Bonferroni threshold/);
+  assert.equal(await page.locator('figure[data-chart="ci"] g.interval').count(), 6, 'P, R, F1 intervals for both systems');
+  await shot('compare.png');
+});
+
+test('resynthesis from the form: the surrogate corpus shows its check, and the original beside a surrogate note', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }));
+  const before = await jobIds();
+  await page.selectOption('#resynth-corpus', corpus.name);
+  const out = await page.inputValue('#resynth-out');
+  await page.click('#form-resynthesize button[type="submit"]');
+  const { row } = await finishedRow('resynthesize', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded', `resynthesis: ${await row.innerText()}`);
+  const ms = await ready('corpus/:name', () => row.locator('a', { hasText: `Corpus ${out}` }).click());
+  timed('surrogate corpus', ms);
+  const { corpusByName: sc } = await gql(`query($n: String!) { corpusByName(name: $n) { provenance } }`, { n: out });
+  const check = sc.provenance.check;
+  assert.equal(await page.locator('[data-ok]').getAttribute('data-ok'), String(check.ok));
+  assert.equal(await page.locator('table.name-patterns tbody tr').count(), check.namePatterns.length);
+  await page.locator('table.name-patterns').scrollIntoViewIfNeeded();
+  await shot('surrogate-corpus.png');
+  await ready('corpus/:name/doc/:doc', () => page.evaluate(([c, d]) => { location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`; }, [out, doc.externalID]));
+  await ready('corpus/:name/doc/:doc/original', () => page.click('a.original-link'));
+  const left = await page.locator('pre[data-side="org"] mark[tabindex="0"]').count();
+  const right = await page.locator('pre[data-side="sur"] mark[tabindex="0"]').count();
+  assert.equal(left, spans.length, 'the original shows its gold spans');
+  assert.equal(right, spans.length, 'the surrogate has as many spans');
+  assert.equal(await page.locator('table.replacements tbody tr').count(), spans.length);
+  await page.locator('pre[data-side="sur"] mark[tabindex="0"]').first().focus();
+  assert.equal(await page.locator('mark.paired').count() >= 2, true, 'focusing a surrogate span marks its original');
+  await shot('original-beside-surrogate.png');
+});
+
+test('an export run ends with a download link', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=export'; }));
+  const before = await jobIds();
+  await page.selectOption('#export-corpus', corpus.name);
+  await page.click('#form-export button[type="submit"]');
+  const { row } = await finishedRow('export', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded');
+  const hrefAttr = await row.locator('a.result-download').getAttribute('href');
+  assert.match(hrefAttr, /^\/download\/artifacts\/\d+$/);
+  const res = await fetch(base + hrefAttr);
+  assert.equal(res.status, 200);
+  assert.equal((await res.arrayBuffer()).byteLength > 100, true);
+});
+
+test('a run can be cancelled and retried from its row', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=train'; }));
+  const before = await jobIds();
+  await page.selectOption('#train-corpus', corpus.name);
+  await page.fill('#train-model', `${model}-long`);
+  await page.fill('#train-iterations', '5000');
+  await page.click('#form-train button[type="submit"]');
+  const cancel = page.locator('table.jobs tbody tr').first().locator('button[data-action="cancel"]');
+  await cancel.click();
+  const { id, row } = await finishedRow('train', before, 20_000);
+  assert.equal(await row.getAttribute('data-status'), 'cancelled', `cancelled: ${await row.innerText()}`);
+  await row.locator('button[data-action="retry"]').click();
+  await page.waitForFunction((i) => ['queued', 'running'].includes(document.querySelector(`tr[data-job="${i}"]`)?.dataset.status), id, { timeout: 10_000 });
+  await page.locator(`tr[data-job="${id}"] button[data-action="cancel"]`).click();
+  await page.waitForFunction((i) => document.querySelector(`tr[data-job="${i}"]`)?.dataset.status === 'cancelled', id, { timeout: 20_000 });
+  const j = await gql(`query($id: ID!) { jobs(where: {id: $id}) { edges { node { status attempts } } } }`, { id });
+  assert.equal(j.jobs.edges[0].node.status, 'cancelled');
+  assert.equal(await page.locator(`tr[data-job="${id}"] td.num`).innerText(), String(j.jobs.edges[0].node.attempts));
+});
+
+test('a missing evaluation shows a message; no script errors on the new pages', async () => {
+  await ready('error', () => page.evaluate(() => { location.hash = '#/evaluations/999999999'; }));
+  assert.match(await page.locator('[role="alert"]').innerText(), /no evaluation/i);
+  // The refused connections are the failure test's own doing.
+  assert.deepEqual(pageErrors.filter((e) => !e.includes('net::ERR_CONNECTION_REFUSED')), []);
+});

@@ -9,7 +9,7 @@ import { s, h, fmt } from './dom.js';
  * darker inner bar. data: [{label, value, unique?, color?, group?, href?}].
  * A bar with href is a link (focusable). Returns a <figure>.
  */
-export function barChart({ id, title, data, unit = 'spans', labelWidth, showUnique = true }) {
+export function barChart({ id, title, data, unit = 'spans', labelWidth, showUnique = true, max: maxValue, format = (v) => fmt.format(v), key }) {
   const rowH = 22;
   const gap = 6;
   const width = 640;
@@ -17,11 +17,11 @@ export function barChart({ id, title, data, unit = 'spans', labelWidth, showUniq
   const lw = labelWidth ?? Math.min(240, Math.max(70, 14 + 8.5 * Math.max(0, ...data.map((d) => String(d.label).length))));
   const valueW = showUnique ? 120 : 60;
   const barW = width - lw - valueW - 16;
-  const max = Math.max(1, ...data.map((d) => d.value));
+  const max = maxValue ?? Math.max(1, ...data.map((d) => d.value));
   const height = data.length * (rowH + gap) + gap;
   const svg = s('svg', {
     viewBox: `0 0 ${width} ${height}`, width, height, class: 'chart', role: 'img',
-    'aria-label': `${title}: ` + data.map((d) => `${d.label} ${fmt.format(d.value)}`).join(', '),
+    'aria-label': `${title}: ` + data.map((d) => `${d.label} ${format(d.value)}`).join(', '),
   });
   data.forEach((d, i) => {
     const y = gap + i * (rowH + gap);
@@ -29,19 +29,19 @@ export function barChart({ id, title, data, unit = 'spans', labelWidth, showUniq
     const color = d.color || '#3d7dd8';
     const g = s('g', { class: 'bar', 'data-label': d.label, 'data-value': d.value, 'data-unique': d.unique ?? undefined });
     g.append(
-      s('title', {}, `${d.label}: ${fmt.format(d.value)} ${unit}${d.unique !== undefined ? `, ${fmt.format(d.unique)} unique` : ''}`),
+      s('title', {}, d.title || `${d.label}: ${format(d.value)} ${unit}${d.unique !== undefined ? `, ${fmt.format(d.unique)} unique` : ''}`),
       s('text', { x: lw - 8, y: y + rowH / 2, class: 'label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, d.label),
       s('rect', { x: lw, y, width: w, height: rowH, rx: 3, fill: color, 'fill-opacity': showUnique && d.unique !== undefined ? 0.45 : 0.9 }),
       showUnique && d.unique !== undefined
         ? s('rect', { x: lw, y: y + 5, width: Math.max(1, (d.unique / max) * barW), height: rowH - 10, rx: 2, fill: color })
         : null,
       s('text', { x: lw + w + 6, y: y + rowH / 2, class: 'value', 'dominant-baseline': 'central' },
-        fmt.format(d.value), showUnique && d.unique !== undefined ? s('tspan', { class: 'unique' }, ` (${fmt.format(d.unique)})`) : null),
+        format(d.value), showUnique && d.unique !== undefined ? s('tspan', { class: 'unique' }, ` (${fmt.format(d.unique)})`) : null),
     );
     svg.append(d.href ? s('a', { href: d.href, 'aria-label': `${d.label}: ${d.value}` }, g) : g);
   });
   return h('figure', { class: 'chart-fig', 'data-chart': id },
-    h('figcaption', {}, title, showUnique ? h('span', { class: 'key' }, ' · bar: total, inner bar and (n): unique') : null),
+    h('figcaption', {}, title, key ? h('span', { class: 'key' }, ` · ${key}`) : showUnique ? h('span', { class: 'key' }, ' · bar: total, inner bar and (n): unique') : null),
     data.length ? h('div', { class: 'chart-scroll' }, svg) : h('p', { class: 'empty' }, 'No spans.'));
 }
 
@@ -71,4 +71,80 @@ export function timeline({ notes, title }) {
       s('text', { x: cx, y: 68, class: 'dot-caption', 'text-anchor': 'middle' }, n.caption || '')));
   });
   return h('figure', { class: 'timeline-fig' }, h('figcaption', {}, title, dated ? ' (by note date)' : ' (in record order)'), svg);
+}
+
+/**
+ * heatmap draws a confusion matrix: rows and columns labelled, each cell
+ * shaded by its count (log scale), the diagonal in one hue and errors in
+ * another, every non-zero count written in its cell. cells[r][c];
+ * diagonal(r, c) says which cells are agreement. Returns a <figure>.
+ */
+export function heatmap({ id, title, rows, cols, cells, diagonal = (r, c) => r === c, rowTitle = 'rows', colTitle = 'columns' }) {
+  const cell = 30;
+  const lw = Math.min(170, 16 + 7.5 * Math.max(4, ...rows.map((r) => r.length)));
+  const th = Math.min(150, 16 + 6.5 * Math.max(4, ...cols.map((c) => c.length)));
+  const width = lw + cols.length * cell + 8;
+  const height = th + rows.length * cell + 8;
+  const max = Math.max(1, ...cells.flat());
+  const shade = (v) => (v ? 0.15 + 0.85 * (Math.log1p(v) / Math.log1p(max)) : 0);
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`, width, height, class: 'chart heatmap', role: 'img',
+    'aria-label': `${title}; ${rowTitle} by ${colTitle}. The table below has the same numbers.`,
+  });
+  cols.forEach((c, j) => {
+    const x = lw + j * cell + cell / 2;
+    svg.append(s('text', { x, y: th - 6, class: 'col-label', transform: `rotate(-55 ${x} ${th - 6})` }, c));
+  });
+  rows.forEach((r, i) => {
+    const y = th + i * cell;
+    svg.append(s('text', { x: lw - 6, y: y + cell / 2, class: 'label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, r));
+    cols.forEach((c, j) => {
+      const v = cells[i]?.[j] ?? 0;
+      const x = lw + j * cell;
+      const diag = diagonal(i, j);
+      const a = shade(v);
+      const g = s('g', { class: 'cell', 'data-row': r, 'data-col': c, 'data-value': v },
+        s('title', {}, `${rowTitle} ${r}, ${colTitle} ${c}: ${fmt.format(v)}`),
+        s('rect', { x: x + 1, y: y + 1, width: cell - 2, height: cell - 2, rx: 2,
+          class: v ? (diag ? 'hit' : 'miss') : 'zero', 'fill-opacity': v ? a : 1 }),
+        v ? s('text', { x: x + cell / 2, y: y + cell / 2, 'text-anchor': 'middle', 'dominant-baseline': 'central',
+          class: a > 0.55 ? 'count light' : 'count' }, v > 999 ? `${Math.round(v / 100) / 10}k` : String(v)) : null);
+      svg.append(g);
+    });
+  });
+  return h('figure', { class: 'chart-fig', 'data-chart': id },
+    h('figcaption', {}, title, h('span', { class: 'key' },
+      ' · ', h('span', { class: 'swatch hit', 'aria-hidden': 'true' }), 'agreement ',
+      h('span', { class: 'swatch miss', 'aria-hidden': 'true' }), 'error; darker is more (log scale)')),
+    h('div', { class: 'chart-scroll' }, svg));
+}
+
+/**
+ * intervals draws confidence intervals on a 0..1 axis, one line per item:
+ * [{label, low, high, point?, color?}]. Returns a <figure>.
+ */
+export function intervals({ id, title, data }) {
+  const rowH = 22;
+  const width = 640;
+  const lw = Math.min(200, Math.max(80, 14 + 7.5 * Math.max(0, ...data.map((d) => d.label.length))));
+  const aw = width - lw - 30;
+  const lo = Math.max(0, Math.floor(10 * Math.min(...data.map((d) => d.low))) / 10 - 0.05);
+  const hi = Math.min(1, Math.ceil(10 * Math.max(...data.map((d) => d.high))) / 10);
+  const X = (v) => lw + ((v - lo) / Math.max(1e-9, hi - lo)) * aw;
+  const height = data.length * rowH + 30;
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'chart intervals', role: 'img',
+    'aria-label': `${title}: ` + data.map((d) => `${d.label} ${d.low.toFixed(3)} to ${d.high.toFixed(3)}`).join(', ') });
+  for (let t = Math.ceil(lo * 10) / 10; t <= hi + 1e-9; t += 0.1) {
+    svg.append(s('line', { x1: X(t), x2: X(t), y1: 4, y2: height - 22, class: 'grid' }),
+      s('text', { x: X(t), y: height - 6, 'text-anchor': 'middle', class: 'tick' }, t.toFixed(1)));
+  }
+  data.forEach((d, i) => {
+    const y = 8 + i * rowH + rowH / 2;
+    svg.append(s('g', { class: 'interval', 'data-label': d.label, 'data-low': d.low, 'data-high': d.high },
+      s('title', {}, `${d.label}: ${d.low.toFixed(4)} – ${d.high.toFixed(4)}`),
+      s('text', { x: lw - 8, y, class: 'label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, d.label),
+      s('line', { x1: X(d.low), x2: X(d.high), y1: y, y2: y, stroke: d.color || '#1f3a5f', 'stroke-width': 4, 'stroke-linecap': 'round' }),
+      d.point !== undefined ? s('circle', { cx: X(d.point), cy: y, r: 4.5, fill: '#fff', stroke: d.color || '#1f3a5f', 'stroke-width': 2 }) : null));
+  });
+  return h('figure', { class: 'chart-fig', 'data-chart': id }, h('figcaption', {}, title), h('div', { class: 'chart-scroll' }, svg));
 }

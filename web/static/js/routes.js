@@ -14,11 +14,13 @@ export const routes = [
   { path: 'corpus/:name', page: () => import('./pages/corpus.js') },
   { path: 'corpus/:name/patient/:patient', page: () => import('./pages/patient.js') },
   { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },
-  // Next, one module each:
-  // { path: 'runs', nav: 'Runs', requires: ['jobs', 'mutation:startTagging'], page: () => import('./pages/runs.js') },
-  // { path: 'runs/:id', requires: ['jobs', 'subscription:job'], page: () => import('./pages/run.js') },
-  // { path: 'evaluations/:id', requires: 'evaluation', page: () => import('./pages/evaluation.js') },
-  // { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
+  { path: 'corpus/:name/doc/:doc/original', page: () => import('./pages/original.js') },
+  { path: 'runs', nav: 'Runs', requires: ['jobs', 'mutation:startTagging', 'subscription:job'], page: () => import('./pages/runs.js') },
+  { path: 'evaluations', nav: 'Evaluations', requires: 'evaluations', page: () => import('./pages/evaluations.js') },
+  { path: 'evaluations/:id', requires: 'evaluations', page: () => import('./pages/evaluation.js') },
+  { path: 'evaluations/:a/vs/:b', requires: ['evaluations', 'compareEvaluations'], page: () => import('./pages/compare.js') },
+  { path: 'models', nav: 'Models', requires: 'models', page: () => import('./pages/models.js') },
+  // Next: { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
   { path: 'settings', nav: 'Settings', page: () => import('./pages/settings.js') },
 ];
 

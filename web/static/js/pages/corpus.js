@@ -68,6 +68,7 @@ export async function render({ params, query, signal, title }) {
         set ? h('a', { class: 'button', href: `/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, download: '' }, 'Download (i2b2 zip)') : null)),
     corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
     provenance(corpus.provenance),
+    corpus.provenance?.source === 'resynthesis' ? checkCard(corpus.provenance) : null,
     stats ? statistics(name, set, stats) : card(null, h('p', { class: 'empty' }, 'This corpus has no annotation sets, so no PHI statistics.')),
     patientsCard(name, corpus.id, set, patients.patients, signal),
   );
@@ -75,8 +76,48 @@ export async function render({ params, query, signal, title }) {
 
 function provenance(p) {
   if (!p || !Object.keys(p).length) return null;
+  const surrogate = p.source === 'resynthesis';
+  const value = (k, v) => (surrogate && k === 'from' && typeof v === 'string'
+    ? h('a', { href: href(['corpus', v]) }, v)
+    : h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)));
   return h('p', { class: 'provenance' }, 'Provenance: ',
-    Object.entries(p).map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)))]));
+    Object.entries(p).filter(([k]) => !(surrogate && k === 'check'))
+      .map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, value(k, v))]));
+}
+
+// A surrogate corpus's resynthesis check (provenance.check): PHI-free counts
+// and the name-pattern table, original beside surrogate.
+function checkCard(p) {
+  const c = p.check;
+  if (!c) return card('Resynthesis check', h('p', { class: 'empty' }, 'This surrogate corpus records no check summary.'));
+  const bad = (n) => (n ? h('span', { class: 'bad' }, num(n)) : '0');
+  const patterns = c.namePatterns || [];
+  return card('Resynthesis check',
+    h('p', { class: c.ok ? 'check-ok' : 'check-failed', 'data-ok': String(Boolean(c.ok)) },
+      c.ok ? '✓ The check passed: ' : '✗ The check failed: ',
+      `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced from `,
+      h('a', { href: href(['corpus', p.from]) }, p.from), ` (seed ${p.seed ?? '?'}).`),
+    h('div', { class: 'grid' },
+      table([
+        { label: 'Check', value: (r) => r[0] },
+        { label: 'Count', num: true, value: (r) => r[1] },
+        { label: '', value: (r) => h('span', { class: 'muted' }, r[2]) },
+      ], [
+        ['Leaks', bad(c.leaks), 'an original value still in a surrogate note'],
+        ['Misaligned', bad(c.misaligned), 'spans whose offsets do not cover their surrogate text'],
+        ['Inconsistent', bad(c.inconsistent), 'one original value given different surrogates'],
+        ['Interval errors', bad(c.intervalErrors), `date intervals not preserved (${num(c.datesChecked)} dates checked)`],
+        ['Equal to original', num(c.equalToOriginal), 'surrogates that happen to equal the original'],
+        ['Unannotated', num(c.unannotated), 'possible PHI outside the gold spans'],
+        ['For review', num(c.review), 'replacements flagged for a human'],
+      ], { cls: 'compact check', caption: 'Counts only: the full report names original values and is an artifact of the job.' }),
+      patterns.length ? table([
+        { label: 'Name pattern', value: (r) => h('code', {}, r.pattern) },
+        { label: 'Tokens', num: true, value: (r) => num(r.tokens) },
+        { label: 'Original', num: true, value: (r) => num(r.original) },
+        { label: 'Surrogate', num: true, value: (r) => num(r.surrogate) },
+        { label: 'Δ', num: true, value: (r) => (r.surrogate - r.original ? h('span', { class: 'bad' }, `${r.surrogate - r.original > 0 ? '+' : ''}${r.surrogate - r.original}`) : '0') },
+      ], patterns, { cls: 'compact name-patterns', caption: 'Shapes of names (A: a word; punctuation kept), original vs surrogate' }) : null));
 }
 
 function statistics(name, set, st) {

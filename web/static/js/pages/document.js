@@ -13,7 +13,7 @@ const DOC = `query Document($corpus: String!, $doc: String!, $set: String!, $vs:
   documents(first: 1, where: {externalID: $doc, hasCorpusWith: {name: $corpus}}) {
     edges { node {
       id externalID recordOrder noteType created split charCount tokenCount text
-      corpus { annotationSets { name kind } }
+      corpus { provenance annotationSets { name kind } }
       patient { externalID documents(orderBy: {field: RECORD_ORDER}) { edges { node { externalID recordOrder } } } }
       ref: annotations(set: $set) { ${SPAN} }
       hyp: annotations(set: $vs) @include(if: $compare) { ${SPAN} }
@@ -55,7 +55,11 @@ export async function render({ params, query, signal, title }) {
       h('h1', {}, d.externalID,
         h('span', { class: 'tag' }, d.split),
         d.noteType ? h('span', { class: 'tag' }, d.noteType) : null),
-      h('nav', { class: 'actions', 'aria-label': "The patient's other notes" }, docLink(siblings[at - 1], 'prev'), docLink(siblings[at + 1], 'next'))),
+      h('div', { class: 'actions' },
+        d.corpus.provenance?.source === 'resynthesis' && d.corpus.provenance.from
+          ? h('a', { class: 'button original-link', href: href(['corpus', name, 'doc', doc, 'original'], { set: query.set }) }, `Original (${d.corpus.provenance.from}) beside it`)
+          : null,
+        h('nav', { class: 'actions', 'aria-label': "The patient's other notes" }, docLink(siblings[at - 1], 'prev'), docLink(siblings[at + 1], 'next')))),
     h('p', { class: 'meta' },
       `Note ${d.recordOrder || '?'} of ${siblings.length} · ${num(d.tokenCount)} tokens · ${num(d.charCount)} characters`,
       d.created ? ` · written ${date(d.created)}` : ''),
@@ -66,7 +70,7 @@ export async function render({ params, query, signal, title }) {
 }
 
 /** markText renders text with pieces wrapped by mark(piece) where covered. */
-function markText(text, pieces, mark) {
+export function markText(text, pieces, mark) {
   const idx = codePointIndex(text);
   const cp = (i) => idx[Math.min(i, idx.length - 1)];
   const out = [];

@@ -1,0 +1,109 @@
+// Background jobs on the dashboard: the fields every view asks for, a
+// progress bar, what a finished job produced as links, and watch(), which
+// follows a job through the `job(id)` subscription (falling back to polling
+// when the websocket fails).
+
+import { gql, subscribe } from './api.js';
+import { h, href, num } from './dom.js';
+
+export const JOB_FIELDS = `id kind status progress progressDone progressTotal message error attempts
+  cancelRequested createdBy createdAt startedAt finishedAt params result`;
+
+export const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+export const KINDS = ['train', 'tag', 'evaluate', 'resynthesize', 'export'];
+
+/** The fraction done of a job: 1 once it succeeded, null while unknown. */
+export function fraction(job) {
+  if (job.status === 'succeeded') return 1;
+  if (typeof job.progress === 'number') return Math.max(0, Math.min(1, job.progress));
+  return null;
+}
+
+/** A progress bar (role=progressbar); indeterminate while the total is unknown. */
+export function progressBar(job) {
+  const f = fraction(job);
+  const pctText = f === null ? (job.status === 'queued' ? 'queued' : '…') : `${Math.round(100 * f)}%`;
+  return h('div', {
+    class: `progress s-${job.status}${f === null ? ' indeterminate' : ''}`,
+    role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 100,
+    'aria-valuenow': f === null ? undefined : Math.round(100 * f),
+    'aria-label': `Job ${job.id} progress`,
+    'data-progress': f === null ? '' : String(f),
+    vars: { '--p': f === null ? '0%' : `${(100 * f).toFixed(1)}%` },
+  }, h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar' })), h('span', { class: 'pct' }, pctText));
+}
+
+export function statusBadge(status) {
+  return h('span', { class: `status s-${status}` }, status);
+}
+
+/** Links to what a finished job produced (model, annotation set, evaluation, corpus, download). */
+export function resultLinks(job) {
+  const r = job.result || {};
+  const p = job.params || {};
+  const out = [];
+  if (r.evaluation !== undefined) {
+    const f1 = typeof r.f1 === 'number' ? ` (F1 ${r.f1.toFixed(3)})` : '';
+    out.push(h('a', { href: href(['evaluations', String(r.evaluation)]), class: 'result-evaluation' }, `Evaluation${f1}`));
+  }
+  if (r.modelName) out.push(h('a', { href: href(['models'], { model: r.modelName }), class: 'result-model' }, `Model ${r.modelName}`));
+  if (r.setName && p.corpus) out.push(h('a', { href: href(['corpus', p.corpus], { set: r.setName }) }, `Set ${r.setName}`));
+  if (r.corpusName) out.push(h('a', { href: href(['corpus', r.corpusName]) }, `Corpus ${r.corpusName}`));
+  if (r.artifact !== undefined) {
+    out.push(h('a', { href: `/download/artifacts/${encodeURIComponent(r.artifact)}`, download: '', class: 'result-download' },
+      `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`));
+  }
+  if (r.checkReport !== undefined) {
+    out.push(h('a', { href: `/download/artifacts/${encodeURIComponent(r.checkReport)}`, download: '', title: 'The full check report names original values: it is PHI.' }, 'Check report (PHI)'));
+  }
+  if (r.message) out.push(h('span', { class: 'muted' }, r.message));
+  return out;
+}
+
+/** A one-line description of what a job works on, from its parameters. */
+export function describe(job) {
+  const p = job.params || {};
+  switch (job.kind) {
+    case 'train': return `${p.model} on ${p.corpus}/${p.split || 'train'}${p.config?.training?.max_iterations ? `, ≤${p.config.training.max_iterations} iterations` : ''}`;
+    case 'tag': return `${p.corpus}${p.split ? '/' + p.split : ''} with ${p.model}`;
+    case 'evaluate': return `${p.corpus}: ${p.system} vs ${p.gold || 'gold'} (${p.metric || 'i2b2'})`;
+    case 'resynthesize': return `${p.corpus} → ${p.out} (seed ${p.seed ?? 1})`;
+    case 'export': return `${p.corpus}/${p.set || 'gold'} as ${p.format || 'i2b2'}`;
+    default: return Object.entries(p).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ');
+  }
+}
+
+const JOB = `query Job($id: ID!) { jobs(where: {id: $id}) { edges { node { ${JOB_FIELDS} } } } }`;
+const WATCH = `subscription Watch($id: ID!) { job(id: $id) { ${JOB_FIELDS} } }`;
+
+/**
+ * watch follows a job until it finishes or signal aborts: update(job) on
+ * every change, live through the subscription; if the websocket fails, by
+ * polling every 1.5 s (and onLive(false) says so).
+ */
+export function watch(id, { signal, update, onLive = () => {} }) {
+  let stop = () => {};
+  let timer;
+  const poll = async () => {
+    if (signal?.aborted) return;
+    try {
+      const { jobs } = await gql(JOB, { id }, { signal });
+      const j = jobs.edges[0]?.node;
+      if (j) update(j);
+      if (j && FINAL.has(j.status)) return;
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+    }
+    timer = setTimeout(poll, 1500);
+  };
+  let last = null;
+  stop = subscribe(WATCH, { id }, {
+    next: (d) => { last = d.job; update(d.job); },
+    error: () => { onLive(false); poll(); },
+    complete: () => { if (!last || !FINAL.has(last.status)) poll(); },
+  });
+  onLive(true);
+  signal?.addEventListener('abort', () => { stop(); clearTimeout(timer); });
+  return () => { stop(); clearTimeout(timer); };
+}
