@@ -41,6 +41,7 @@ type ResolverRoot interface {
 	Job() JobResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Release() ReleaseResolver
 	Subscription() SubscriptionResolver
 }
 
@@ -273,6 +274,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CancelJob             func(childComplexity int, id int) int
 		CreateCorpus          func(childComplexity int, name string, tagset string, description string) int
+		CreateRelease         func(childComplexity int, input model.ReleaseInput) int
 		DeleteCorpus          func(childComplexity int, name string) int
 		DeriveCorpus          func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string) int
@@ -328,6 +330,8 @@ type ComplexityRoot struct {
 		Node               func(childComplexity int, id int) int
 		Nodes              func(childComplexity int, ids []int) int
 		Patients           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) int
+		Release            func(childComplexity int, ref string) int
+		ReleaseDiff        func(childComplexity int, a string, b string) int
 		Releases           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ReleaseOrder, where *ent.ReleaseWhereInput) int
 		Spans              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
 		SurrogateMappings  func(childComplexity int, corpus string, scope *string, first int, offset int) int
@@ -335,23 +339,26 @@ type ComplexityRoot struct {
 	}
 
 	Release struct {
-		Children   func(childComplexity int) int
-		Corpus     func(childComplexity int) int
-		CorpusID   func(childComplexity int) int
-		CreatedAt  func(childComplexity int) int
-		CreatedBy  func(childComplexity int) int
-		Datasheet  func(childComplexity int) int
-		Documents  func(childComplexity int) int
-		ID         func(childComplexity int) int
-		Name       func(childComplexity int) int
-		Parent     func(childComplexity int) int
-		ParentID   func(childComplexity int) int
-		Provenance func(childComplexity int) int
-		RootHash   func(childComplexity int) int
-		Sets       func(childComplexity int) int
-		Share      func(childComplexity int) int
-		Spans      func(childComplexity int) int
-		Version    func(childComplexity int) int
+		Children    func(childComplexity int) int
+		Corpus      func(childComplexity int) int
+		CorpusID    func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		CreatedBy   func(childComplexity int) int
+		Datasheet   func(childComplexity int) int
+		Documents   func(childComplexity int) int
+		DownloadURL func(childComplexity int, format string) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Parent      func(childComplexity int) int
+		ParentID    func(childComplexity int) int
+		ParentRef   func(childComplexity int) int
+		Provenance  func(childComplexity int) int
+		Ref         func(childComplexity int) int
+		RootHash    func(childComplexity int) int
+		Sets        func(childComplexity int) int
+		Share       func(childComplexity int) int
+		Spans       func(childComplexity int) int
+		Version     func(childComplexity int) int
 	}
 
 	ReleaseConnection struct {
@@ -453,6 +460,7 @@ type MutationResolver interface {
 	StartTagging(ctx context.Context, input model.TaggingInput) (*ent.Job, error)
 	RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error)
 	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
+	CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id int) (ent.Noder, error)
@@ -468,11 +476,18 @@ type QueryResolver interface {
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string) (map[string]any, error)
 	SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error)
+	Release(ctx context.Context, ref string) (*ent.Release, error)
+	ReleaseDiff(ctx context.Context, a string, b string) (map[string]any, error)
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
 	CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
 	TagSets(ctx context.Context) ([]*model.TagSetInfo, error)
 	Mappings(ctx context.Context) ([]string, error)
 	Formats(ctx context.Context) ([]*model.FormatInfo, error)
+}
+type ReleaseResolver interface {
+	Ref(ctx context.Context, obj *ent.Release) (string, error)
+	ParentRef(ctx context.Context, obj *ent.Release) (*string, error)
+	DownloadURL(ctx context.Context, obj *ent.Release, format string) (string, error)
 }
 type SubscriptionResolver interface {
 	Job(ctx context.Context, id int) (<-chan *ent.Job, error)
@@ -1455,6 +1470,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCorpus(childComplexity, args["name"].(string), args["tagset"].(string), args["description"].(string)), true
+	case "Mutation.createRelease":
+		if e.ComplexityRoot.Mutation.CreateRelease == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRelease_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRelease(childComplexity, args["input"].(model.ReleaseInput)), true
 	case "Mutation.deleteCorpus":
 		if e.ComplexityRoot.Mutation.DeleteCorpus == nil {
 			break
@@ -1826,6 +1852,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Patients(childComplexity, args["after"].(*entgql.Cursor[int]), args["first"].(*int), args["before"].(*entgql.Cursor[int]), args["last"].(*int), args["orderBy"].(*ent.PatientOrder), args["where"].(*ent.PatientWhereInput)), true
+	case "Query.release":
+		if e.ComplexityRoot.Query.Release == nil {
+			break
+		}
+
+		args, err := ec.field_Query_release_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Release(childComplexity, args["ref"].(string)), true
+	case "Query.releaseDiff":
+		if e.ComplexityRoot.Query.ReleaseDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Query_releaseDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReleaseDiff(childComplexity, args["a"].(string), args["b"].(string)), true
 	case "Query.releases":
 		if e.ComplexityRoot.Query.Releases == nil {
 			break
@@ -1908,6 +1956,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.Documents(childComplexity), true
+	case "Release.downloadURL":
+		if e.ComplexityRoot.Release.DownloadURL == nil {
+			break
+		}
+
+		args, err := ec.field_Release_downloadURL_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Release.DownloadURL(childComplexity, args["format"].(string)), true
 	case "Release.id":
 		if e.ComplexityRoot.Release.ID == nil {
 			break
@@ -1932,12 +1991,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.ParentID(childComplexity), true
+	case "Release.parentRef":
+		if e.ComplexityRoot.Release.ParentRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Release.ParentRef(childComplexity), true
 	case "Release.provenance":
 		if e.ComplexityRoot.Release.Provenance == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Release.Provenance(childComplexity), true
+	case "Release.ref":
+		if e.ComplexityRoot.Release.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Release.Ref(childComplexity), true
 	case "Release.rootHash":
 		if e.ComplexityRoot.Release.RootHash == nil {
 			break
@@ -2249,6 +2320,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputModelWhereInput,
 		ec.unmarshalInputPatientOrder,
 		ec.unmarshalInputPatientWhereInput,
+		ec.unmarshalInputReleaseInput,
 		ec.unmarshalInputReleaseOrder,
 		ec.unmarshalInputReleaseWhereInput,
 		ec.unmarshalInputResynthesisInput,
@@ -2347,7 +2419,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "jobs.graphqls" "schema.graphqls" "ent.graphql"
+//go:embed "jobs.graphqls" "releases.graphqls" "schema.graphqls" "ent.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2360,6 +2432,7 @@ func sourceData(filename string) string {
 
 var sources = []*ast.Source{
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
+	{Name: "releases.graphqls", Input: sourceData("releases.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 }
@@ -2877,6 +2950,12 @@ func (ec *executionContext) childFields_Release(ctx context.Context, field graph
 		return ec.fieldContext_Release_parent(ctx, field)
 	case "children":
 		return ec.fieldContext_Release_children(ctx, field)
+	case "ref":
+		return ec.fieldContext_Release_ref(ctx, field)
+	case "parentRef":
+		return ec.fieldContext_Release_parentRef(ctx, field)
+	case "downloadURL":
+		return ec.fieldContext_Release_downloadURL(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Release", field.Name)
 }
@@ -3454,6 +3533,20 @@ func (ec *executionContext) field_Mutation_createCorpus_args(ctx context.Context
 		return nil, err
 	}
 	args["description"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createRelease_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReleaseInput, error) {
+			return ec.unmarshalNReleaseInput2deidcorpusᚋgraphᚋmodelᚐReleaseInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4245,6 +4338,42 @@ func (ec *executionContext) field_Query_patients_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_releaseDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "a",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["a"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "b",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["b"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_release_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ref",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ref"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_releases_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4388,6 +4517,20 @@ func (ec *executionContext) field_Query_surrogateMappings_args(ctx context.Conte
 		return nil, err
 	}
 	args["offset"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Release_downloadURL_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "format",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["format"] = arg0
 	return args, nil
 }
 
@@ -8849,6 +8992,50 @@ func (ec *executionContext) fieldContext_Mutation_startResynthesis(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createRelease(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRelease(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRelease(ctx, fc.Args["input"].(model.ReleaseInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Release) graphql.Marshaler {
+			return ec.marshalNRelease2ᚖdeidcorpusᚋentᚐRelease(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRelease(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createRelease_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[int]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9800,6 +9987,94 @@ func (ec *executionContext) fieldContext_Query_surrogateMappings(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_release(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_release(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Release(ctx, fc.Args["ref"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Release) graphql.Marshaler {
+			return ec.marshalORelease2ᚖdeidcorpusᚋentᚐRelease(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_release(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_release_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_releaseDiff(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_releaseDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReleaseDiff(ctx, fc.Args["a"].(string), fc.Args["b"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_releaseDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Map does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_releaseDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_corpusByName(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10456,6 +10731,96 @@ func (ec *executionContext) fieldContext_Release_children(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Release(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Release_ref(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Release_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Release().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Release_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Release", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Release_parentRef(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Release_parentRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Release().ParentRef(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Release_parentRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Release", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Release_downloadURL(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Release_downloadURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Release().DownloadURL(ctx, obj, fc.Args["format"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Release_downloadURL(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Release",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Release_downloadURL_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18317,6 +18682,88 @@ func (ec *executionContext) unmarshalInputPatientWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj any) (model.ReleaseInput, error) {
+	var it model.ReleaseInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["sets"]; !present {
+		asMap["sets"] = []any{"gold"}
+	}
+	if _, present := asMap["share"]; !present {
+		asMap["share"] = false
+	}
+	if _, present := asMap["description"]; !present {
+		asMap["description"] = ""
+	}
+
+	fieldsInOrder := [...]string{"corpus", "name", "version", "sets", "parent", "share", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "sets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sets"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sets = data
+		case "parent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parent"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parent = data
+		case "share":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("share"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Share = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputReleaseOrder(ctx context.Context, obj any) (ent.ReleaseOrder, error) {
 	var it ent.ReleaseOrder
 	if obj == nil {
@@ -22484,6 +22931,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createRelease":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRelease(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23079,6 +23533,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "release":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_release(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "releaseDiff":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_releaseDiff(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "corpusByName":
 			field := field
 
@@ -23360,6 +23858,120 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Release_children(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Release_ref(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parentRef":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Release_parentRef(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "downloadURL":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Release_downloadURL(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -24923,6 +25535,11 @@ func (ec *executionContext) marshalNReleaseConnection2ᚖdeidcorpusᚋentᚐRele
 		return graphql.Null
 	}
 	return ec._ReleaseConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReleaseInput2deidcorpusᚋgraphᚋmodelᚐReleaseInput(ctx context.Context, v any) (model.ReleaseInput, error) {
+	res, err := ec.unmarshalInputReleaseInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNReleaseOrderField2ᚖdeidcorpusᚋentᚐReleaseOrderField(ctx context.Context, v any) (*ent.ReleaseOrderField, error) {

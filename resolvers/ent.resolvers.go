@@ -53,6 +53,11 @@ func (r *queryResolver) Patients(ctx context.Context, after *entgql.Cursor[int],
 	return r.client.Patient.Query().Paginate(ctx, after, first, before, last, ent.WithPatientOrder(orderBy), ent.WithPatientFilter(where.Filter))
 }
 
+// Releases is the resolver for the releases field.
+func (r *queryResolver) Releases(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ReleaseOrder, where *ent.ReleaseWhereInput) (*ent.ReleaseConnection, error) {
+	return r.client.Release.Query().Paginate(ctx, after, first, before, last, ent.WithReleaseOrder(orderBy), ent.WithReleaseFilter(where.Filter))
+}
+
 // Spans is the resolver for the spans field.
 func (r *queryResolver) Spans(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) (*ent.SpanConnection, error) {
 	return r.client.Span.Query().Paginate(ctx, after, first, before, last, ent.WithSpanOrder(orderBy), ent.WithSpanFilter(where.Filter))
@@ -70,9 +75,13 @@ func (r *Resolver) Job() graph.JobResolver { return &jobResolver{r} }
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+// Release returns graph.ReleaseResolver implementation.
+func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} }
+
 type (
 	documentResolver   struct{ *Resolver }
 	evaluationResolver struct{ *Resolver }
 	jobResolver        struct{ *Resolver }
 	queryResolver      struct{ *Resolver }
+	releaseResolver    struct{ *Resolver }
 )

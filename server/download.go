@@ -29,15 +29,38 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		var buf bytes.Buffer
-		if err := formats.WriteZip(&buf, files); err != nil {
+		serveZip(w, logger, safeFilename(name+"-"+set+"-"+format)+".zip", files)
+	})
+}
+
+// serveZip writes files as a zip archive download.
+func serveZip(w http.ResponseWriter, logger *slog.Logger, filename string, files []formats.File) {
+	var buf bytes.Buffer
+	if err := formats.WriteZip(&buf, files); err != nil {
+		httpError(w, logger, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Write(buf.Bytes())
+}
+
+// handleReleaseDownload serves a release as a zip archive with MANIFEST and
+// DATASHEET.md (?format=i2b2|brat|jsonl|...).
+func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ref := r.PathValue("ref")
+		format := r.URL.Query().Get("format")
+		if format == "" {
+			format = "i2b2"
+		}
+		files, err := st.ExportRelease(r.Context(), ref, format)
+		if err != nil {
 			httpError(w, logger, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/zip")
-		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(name+"-"+set+"-"+format)+`.zip"`)
-		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-		w.Write(buf.Bytes())
+		serveZip(w, logger, safeFilename(ref+"-"+format)+".zip", files)
 	})
 }
 

@@ -16,6 +16,7 @@ func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg Config, st *store.St
 	mux.Handle("GET /graphiql", http.RedirectHandler("/graphiql/", http.StatusMovedPermanently))
 	mux.Handle("GET /download/corpora/{name}", handleCorpusDownload(logger, st))
 	mux.Handle("GET /download/artifacts/{id}", handleArtifactDownload(logger, st))
+	mux.Handle("GET /download/releases/{ref}", handleReleaseDownload(logger, st))
 	mux.Handle("GET /healthz", handleHealthz(st))
 	mux.Handle("/", web.Handler()) // the dashboard; GET and HEAD only
 }

@@ -72,6 +72,19 @@ type ImportResult struct {
 	Replaced int `json:"replaced"`
 }
 
+type ReleaseInput struct {
+	Corpus string `json:"corpus"`
+	Name   string `json:"name"`
+	// A semantic version, MAJOR.MINOR.PATCH.
+	Version string   `json:"version"`
+	Sets    []string `json:"sets"`
+	// name@version of the release this one follows.
+	Parent *string `json:"parent,omitempty"`
+	// For outside sharing: refused unless the corpus is surrogate text whose check found no leak and no misaligned span.
+	Share       bool   `json:"share"`
+	Description string `json:"description"`
+}
+
 type ResynthesisInput struct {
 	Corpus string `json:"corpus"`
 	Out    string `json:"out"`
