@@ -70,12 +70,7 @@ func (r *mutationResolver) StartTagging(ctx context.Context, input model.Tagging
 	if input.RecallBias != nil {
 		p.RecallBias = map[string]float64{}
 		for k, v := range input.RecallBias {
-			f, ok := v.(float64)
-			if !ok {
-				if n, isInt := v.(int64); isInt {
-					f, ok = float64(n), true
-				}
-			}
+			f, ok := number(v)
 			if !ok {
 				return nil, apperr.New(apperr.Invalid, "recallBias[%s] must be a number", k)
 			}

@@ -83,3 +83,20 @@ func importOptions(input model.ImportInput) store.ImportOptions {
 	}
 	return opt
 }
+
+// number reads a number out of a Map argument, which arrives as float64,
+// int64 or json.Number depending on the transport and literal.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
