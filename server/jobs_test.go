@@ -14,6 +14,7 @@ import (
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -71,6 +72,31 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			assert.Equal(t, float64(0), check["leaks"])
 			assert.Equal(t, float64(0), check["misaligned"])
 			assert.Equal(t, float64(len(docs)), last.Result["documents"])
+
+			// A surrogate corpus that passed its check may be released for
+			// outside sharing; its archive verifies.
+			var rel struct {
+				CreateRelease struct {
+					Ref, RootHash, DownloadURL, Datasheet string
+					Share                                 bool
+				}
+			}
+			c.MustPost(`mutation { createRelease(input: {corpus: "notes-surrogate", name: "notes", version: "1.0.0", share: true}) {
+				ref rootHash share datasheet downloadURL(format: "jsonl") } }`, &rel)
+			assert.True(t, rel.CreateRelease.Share)
+			assert.Contains(t, rel.CreateRelease.Datasheet, "A surrogate corpus")
+			zipResp, err := http.Get(ts.URL + rel.CreateRelease.DownloadURL)
+			require.NoError(t, err)
+			zipped, _ := io.ReadAll(zipResp.Body)
+			zipResp.Body.Close()
+			archive, err := formats.Unzip("notes.zip", zipped)
+			require.NoError(t, err)
+			v, err := release.Verify(archive)
+			require.NoError(t, err)
+			assert.Equal(t, rel.CreateRelease.RootHash, v.Root)
+			var refused map[string]any
+			err = c.Post(`mutation { createRelease(input: {corpus: "notes", name: "notes-original", version: "1.0.0", share: true}) { ref } }`, &refused)
+			assert.ErrorContains(t, err, "original text")
 
 			var report struct{ CheckReport map[string]any }
 			c.MustPost(`{ checkReport(corpus: "notes-surrogate") }`, &report)
