@@ -127,23 +127,39 @@ func finishDocument(doc *pipeline.Document, file string, lines []int, opt ReadOp
 		}
 		return 0
 	}
-	for i := range doc.Spans {
-		s := &doc.Spans[i]
-		if opt.Label != nil {
+	// Labels first, stopping at the first bad one; then the offsets and texts
+	// of the spans before it in one walk over the text (a walk per span made
+	// reading quadratic in the note's length). The first problem in file order
+	// is reported, as a span-by-span check would.
+	checked := len(doc.Spans)
+	var labelErr error
+	if opt.Label != nil {
+		for i := range doc.Spans {
+			s := &doc.Spans[i]
 			cat, typ, err := opt.Label(s.Category, s.Type)
 			if err != nil {
-				return &Error{File: file, Line: lineOf(i), Field: spanName(*s), Err: err}
+				checked = i
+				labelErr = &Error{File: file, Line: lineOf(i), Field: spanName(*s), Err: err}
+				break
 			}
 			s.Category, s.Type = cat, typ
 		}
-		one := pipeline.Document{Text: doc.Text, Spans: []pipeline.Span{*s}}
-		if err := one.Validate(true); err != nil {
-			var se *pipeline.SpanError
-			if errors.As(err, &se) {
-				return &Error{File: file, Line: lineOf(i), Field: spanName(*s), Err: errors.New(se.Msg)}
+	}
+	prefix := pipeline.Document{Text: doc.Text, Spans: doc.Spans[:checked]}
+	if err := prefix.Validate(true); err != nil {
+		var se *pipeline.SpanError
+		if errors.As(err, &se) {
+			for i, s := range prefix.Spans {
+				if s == se.Span {
+					return &Error{File: file, Line: lineOf(i), Field: spanName(s), Err: errors.New(se.Msg)}
+				}
 			}
-			return &Error{File: file, Line: lineOf(i), Err: err}
+			return &Error{File: file, Field: spanName(se.Span), Err: errors.New(se.Msg)}
 		}
+		return &Error{File: file, Err: err}
+	}
+	if labelErr != nil {
+		return labelErr
 	}
 	doc.FillText() // spans without a text attribute get theirs; the rest are unchanged
 	if !opt.AllowOverlap {
