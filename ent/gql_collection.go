@@ -1219,6 +1219,11 @@ func (_q *JobQuery) collectField(ctx context.Context, oneNode bool, opCtx *graph
 				selectedFields = append(selectedFields, job.FieldWorker)
 				fieldSeen[job.FieldWorker] = struct{}{}
 			}
+		case "codeVersion":
+			if _, ok := fieldSeen[job.FieldCodeVersion]; !ok {
+				selectedFields = append(selectedFields, job.FieldCodeVersion)
+				fieldSeen[job.FieldCodeVersion] = struct{}{}
+			}
 		case "createdAt":
 			if _, ok := fieldSeen[job.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, job.FieldCreatedAt)

@@ -2497,6 +2497,21 @@ type JobWhereInput struct {
 	WorkerEqualFold    *string  `json:"workerEqualFold,omitempty"`
 	WorkerContainsFold *string  `json:"workerContainsFold,omitempty"`
 
+	// "code_version" field predicates.
+	CodeVersion             *string  `json:"codeVersion,omitempty"`
+	CodeVersionNEQ          *string  `json:"codeVersionNEQ,omitempty"`
+	CodeVersionIn           []string `json:"codeVersionIn,omitempty"`
+	CodeVersionNotIn        []string `json:"codeVersionNotIn,omitempty"`
+	CodeVersionGT           *string  `json:"codeVersionGT,omitempty"`
+	CodeVersionGTE          *string  `json:"codeVersionGTE,omitempty"`
+	CodeVersionLT           *string  `json:"codeVersionLT,omitempty"`
+	CodeVersionLTE          *string  `json:"codeVersionLTE,omitempty"`
+	CodeVersionContains     *string  `json:"codeVersionContains,omitempty"`
+	CodeVersionHasPrefix    *string  `json:"codeVersionHasPrefix,omitempty"`
+	CodeVersionHasSuffix    *string  `json:"codeVersionHasSuffix,omitempty"`
+	CodeVersionEqualFold    *string  `json:"codeVersionEqualFold,omitempty"`
+	CodeVersionContainsFold *string  `json:"codeVersionContainsFold,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -2911,6 +2926,45 @@ func (i *JobWhereInput) P() (predicate.Job, error) {
 	}
 	if i.WorkerContainsFold != nil {
 		predicates = append(predicates, job.WorkerContainsFold(*i.WorkerContainsFold))
+	}
+	if i.CodeVersion != nil {
+		predicates = append(predicates, job.CodeVersionEQ(*i.CodeVersion))
+	}
+	if i.CodeVersionNEQ != nil {
+		predicates = append(predicates, job.CodeVersionNEQ(*i.CodeVersionNEQ))
+	}
+	if len(i.CodeVersionIn) > 0 {
+		predicates = append(predicates, job.CodeVersionIn(i.CodeVersionIn...))
+	}
+	if len(i.CodeVersionNotIn) > 0 {
+		predicates = append(predicates, job.CodeVersionNotIn(i.CodeVersionNotIn...))
+	}
+	if i.CodeVersionGT != nil {
+		predicates = append(predicates, job.CodeVersionGT(*i.CodeVersionGT))
+	}
+	if i.CodeVersionGTE != nil {
+		predicates = append(predicates, job.CodeVersionGTE(*i.CodeVersionGTE))
+	}
+	if i.CodeVersionLT != nil {
+		predicates = append(predicates, job.CodeVersionLT(*i.CodeVersionLT))
+	}
+	if i.CodeVersionLTE != nil {
+		predicates = append(predicates, job.CodeVersionLTE(*i.CodeVersionLTE))
+	}
+	if i.CodeVersionContains != nil {
+		predicates = append(predicates, job.CodeVersionContains(*i.CodeVersionContains))
+	}
+	if i.CodeVersionHasPrefix != nil {
+		predicates = append(predicates, job.CodeVersionHasPrefix(*i.CodeVersionHasPrefix))
+	}
+	if i.CodeVersionHasSuffix != nil {
+		predicates = append(predicates, job.CodeVersionHasSuffix(*i.CodeVersionHasSuffix))
+	}
+	if i.CodeVersionEqualFold != nil {
+		predicates = append(predicates, job.CodeVersionEqualFold(*i.CodeVersionEqualFold))
+	}
+	if i.CodeVersionContainsFold != nil {
+		predicates = append(predicates, job.CodeVersionContainsFold(*i.CodeVersionContainsFold))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, job.CreatedAtEQ(*i.CreatedAt))

@@ -44,6 +44,8 @@ type Job struct {
 	CreatedBy string `json:"created_by,omitempty"`
 	// host:pid of the process that ran the latest attempt
 	Worker string `json:"worker,omitempty"`
+	// version of the code that ran the latest attempt
+	CodeVersion string `json:"code_version,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// StartedAt holds the value of the "started_at" field.
@@ -66,7 +68,7 @@ func (*Job) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case job.FieldID, job.FieldProgressDone, job.FieldProgressTotal, job.FieldAttempts, job.FieldRiverJobID:
 			values[i] = new(sql.NullInt64)
-		case job.FieldKind, job.FieldStatus, job.FieldError, job.FieldMessage, job.FieldCreatedBy, job.FieldWorker:
+		case job.FieldKind, job.FieldStatus, job.FieldError, job.FieldMessage, job.FieldCreatedBy, job.FieldWorker, job.FieldCodeVersion:
 			values[i] = new(sql.NullString)
 		case job.FieldCreatedAt, job.FieldStartedAt, job.FieldFinishedAt, job.FieldHeartbeatAt:
 			values[i] = new(sql.NullTime)
@@ -174,6 +176,12 @@ func (_m *Job) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Worker = value.String
 			}
+		case job.FieldCodeVersion:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field code_version", values[i])
+			} else if value.Valid {
+				_m.CodeVersion = value.String
+			}
 		case job.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -277,6 +285,9 @@ func (_m *Job) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("worker=")
 	builder.WriteString(_m.Worker)
+	builder.WriteString(", ")
+	builder.WriteString("code_version=")
+	builder.WriteString(_m.CodeVersion)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -180,6 +180,20 @@ func (_c *JobCreate) SetNillableWorker(v *string) *JobCreate {
 	return _c
 }
 
+// SetCodeVersion sets the "code_version" field.
+func (_c *JobCreate) SetCodeVersion(v string) *JobCreate {
+	_c.mutation.SetCodeVersion(v)
+	return _c
+}
+
+// SetNillableCodeVersion sets the "code_version" field if the given value is not nil.
+func (_c *JobCreate) SetNillableCodeVersion(v *string) *JobCreate {
+	if v != nil {
+		_c.SetCodeVersion(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *JobCreate) SetCreatedAt(v time.Time) *JobCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -307,6 +321,10 @@ func (_c *JobCreate) defaults() {
 		v := job.DefaultWorker
 		_c.mutation.SetWorker(v)
 	}
+	if _, ok := _c.mutation.CodeVersion(); !ok {
+		v := job.DefaultCodeVersion
+		_c.mutation.SetCodeVersion(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := job.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -354,6 +372,9 @@ func (_c *JobCreate) check() error {
 	}
 	if _, ok := _c.mutation.Worker(); !ok {
 		return &ValidationError{Name: "worker", err: errors.New(`ent: missing required field "Job.worker"`)}
+	}
+	if _, ok := _c.mutation.CodeVersion(); !ok {
+		return &ValidationError{Name: "code_version", err: errors.New(`ent: missing required field "Job.code_version"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Job.created_at"`)}
@@ -436,6 +457,10 @@ func (_c *JobCreate) createSpec() (*Job, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Worker(); ok {
 		_spec.SetField(job.FieldWorker, field.TypeString, value)
 		_node.Worker = value
+	}
+	if value, ok := _c.mutation.CodeVersion(); ok {
+		_spec.SetField(job.FieldCodeVersion, field.TypeString, value)
+		_node.CodeVersion = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(job.FieldCreatedAt, field.TypeTime, value)
@@ -670,6 +695,18 @@ func (u *JobUpsert) SetWorker(v string) *JobUpsert {
 // UpdateWorker sets the "worker" field to the value that was provided on create.
 func (u *JobUpsert) UpdateWorker() *JobUpsert {
 	u.SetExcluded(job.FieldWorker)
+	return u
+}
+
+// SetCodeVersion sets the "code_version" field.
+func (u *JobUpsert) SetCodeVersion(v string) *JobUpsert {
+	u.Set(job.FieldCodeVersion, v)
+	return u
+}
+
+// UpdateCodeVersion sets the "code_version" field to the value that was provided on create.
+func (u *JobUpsert) UpdateCodeVersion() *JobUpsert {
+	u.SetExcluded(job.FieldCodeVersion)
 	return u
 }
 
@@ -971,6 +1008,20 @@ func (u *JobUpsertOne) SetWorker(v string) *JobUpsertOne {
 func (u *JobUpsertOne) UpdateWorker() *JobUpsertOne {
 	return u.Update(func(s *JobUpsert) {
 		s.UpdateWorker()
+	})
+}
+
+// SetCodeVersion sets the "code_version" field.
+func (u *JobUpsertOne) SetCodeVersion(v string) *JobUpsertOne {
+	return u.Update(func(s *JobUpsert) {
+		s.SetCodeVersion(v)
+	})
+}
+
+// UpdateCodeVersion sets the "code_version" field to the value that was provided on create.
+func (u *JobUpsertOne) UpdateCodeVersion() *JobUpsertOne {
+	return u.Update(func(s *JobUpsert) {
+		s.UpdateCodeVersion()
 	})
 }
 
@@ -1447,6 +1498,20 @@ func (u *JobUpsertBulk) SetWorker(v string) *JobUpsertBulk {
 func (u *JobUpsertBulk) UpdateWorker() *JobUpsertBulk {
 	return u.Update(func(s *JobUpsert) {
 		s.UpdateWorker()
+	})
+}
+
+// SetCodeVersion sets the "code_version" field.
+func (u *JobUpsertBulk) SetCodeVersion(v string) *JobUpsertBulk {
+	return u.Update(func(s *JobUpsert) {
+		s.SetCodeVersion(v)
+	})
+}
+
+// UpdateCodeVersion sets the "code_version" field to the value that was provided on create.
+func (u *JobUpsertBulk) UpdateCodeVersion() *JobUpsertBulk {
+	return u.Update(func(s *JobUpsert) {
+		s.UpdateCodeVersion()
 	})
 }
 

@@ -214,6 +214,20 @@ func (_u *JobUpdate) SetNillableWorker(v *string) *JobUpdate {
 	return _u
 }
 
+// SetCodeVersion sets the "code_version" field.
+func (_u *JobUpdate) SetCodeVersion(v string) *JobUpdate {
+	_u.mutation.SetCodeVersion(v)
+	return _u
+}
+
+// SetNillableCodeVersion sets the "code_version" field if the given value is not nil.
+func (_u *JobUpdate) SetNillableCodeVersion(v *string) *JobUpdate {
+	if v != nil {
+		_u.SetCodeVersion(*v)
+	}
+	return _u
+}
+
 // SetStartedAt sets the "started_at" field.
 func (_u *JobUpdate) SetStartedAt(v time.Time) *JobUpdate {
 	_u.mutation.SetStartedAt(v)
@@ -381,6 +395,9 @@ func (_u *JobUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Worker(); ok {
 		_spec.SetField(job.FieldWorker, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CodeVersion(); ok {
+		_spec.SetField(job.FieldCodeVersion, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.StartedAt(); ok {
 		_spec.SetField(job.FieldStartedAt, field.TypeTime, value)
@@ -606,6 +623,20 @@ func (_u *JobUpdateOne) SetNillableWorker(v *string) *JobUpdateOne {
 	return _u
 }
 
+// SetCodeVersion sets the "code_version" field.
+func (_u *JobUpdateOne) SetCodeVersion(v string) *JobUpdateOne {
+	_u.mutation.SetCodeVersion(v)
+	return _u
+}
+
+// SetNillableCodeVersion sets the "code_version" field if the given value is not nil.
+func (_u *JobUpdateOne) SetNillableCodeVersion(v *string) *JobUpdateOne {
+	if v != nil {
+		_u.SetCodeVersion(*v)
+	}
+	return _u
+}
+
 // SetStartedAt sets the "started_at" field.
 func (_u *JobUpdateOne) SetStartedAt(v time.Time) *JobUpdateOne {
 	_u.mutation.SetStartedAt(v)
@@ -803,6 +834,9 @@ func (_u *JobUpdateOne) sqlSave(ctx context.Context) (_node *Job, err error) {
 	}
 	if value, ok := _u.mutation.Worker(); ok {
 		_spec.SetField(job.FieldWorker, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CodeVersion(); ok {
+		_spec.SetField(job.FieldCodeVersion, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.StartedAt(); ok {
 		_spec.SetField(job.FieldStartedAt, field.TypeTime, value)

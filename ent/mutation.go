@@ -5537,6 +5537,7 @@ type JobMutation struct {
 	cancel_requested  *bool
 	created_by        *string
 	worker            *string
+	code_version      *string
 	created_at        *time.Time
 	started_at        *time.Time
 	finished_at       *time.Time
@@ -6233,6 +6234,42 @@ func (m *JobMutation) ResetWorker() {
 	m.worker = nil
 }
 
+// SetCodeVersion sets the "code_version" field.
+func (m *JobMutation) SetCodeVersion(s string) {
+	m.code_version = &s
+}
+
+// CodeVersion returns the value of the "code_version" field in the mutation.
+func (m *JobMutation) CodeVersion() (r string, exists bool) {
+	v := m.code_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeVersion returns the old "code_version" field's value of the Job entity.
+// If the Job object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *JobMutation) OldCodeVersion(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeVersion: %w", err)
+	}
+	return oldValue.CodeVersion, nil
+}
+
+// ResetCodeVersion resets all changes to the "code_version" field.
+func (m *JobMutation) ResetCodeVersion() {
+	m.code_version = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *JobMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -6450,7 +6487,7 @@ func (m *JobMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *JobMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.kind != nil {
 		fields = append(fields, job.FieldKind)
 	}
@@ -6489,6 +6526,9 @@ func (m *JobMutation) Fields() []string {
 	}
 	if m.worker != nil {
 		fields = append(fields, job.FieldWorker)
+	}
+	if m.code_version != nil {
+		fields = append(fields, job.FieldCodeVersion)
 	}
 	if m.created_at != nil {
 		fields = append(fields, job.FieldCreatedAt)
@@ -6536,6 +6576,8 @@ func (m *JobMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedBy()
 	case job.FieldWorker:
 		return m.Worker()
+	case job.FieldCodeVersion:
+		return m.CodeVersion()
 	case job.FieldCreatedAt:
 		return m.CreatedAt()
 	case job.FieldStartedAt:
@@ -6579,6 +6621,8 @@ func (m *JobMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldCreatedBy(ctx)
 	case job.FieldWorker:
 		return m.OldWorker(ctx)
+	case job.FieldCodeVersion:
+		return m.OldCodeVersion(ctx)
 	case job.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case job.FieldStartedAt:
@@ -6686,6 +6730,13 @@ func (m *JobMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetWorker(v)
+		return nil
+	case job.FieldCodeVersion:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeVersion(v)
 		return nil
 	case job.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -6892,6 +6943,9 @@ func (m *JobMutation) ResetField(name string) error {
 		return nil
 	case job.FieldWorker:
 		m.ResetWorker()
+		return nil
+	case job.FieldCodeVersion:
+		m.ResetCodeVersion()
 		return nil
 	case job.FieldCreatedAt:
 		m.ResetCreatedAt()

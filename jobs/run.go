@@ -15,6 +15,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/store"
+	"deidcorpus/version"
 )
 
 // Run is a running job as its handler sees it.
@@ -93,7 +94,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	}
 	now := time.Now()
 	upd := client.Job.UpdateOneID(jobID).SetStatus(job.StatusRunning).AddAttempts(1).
-		SetHeartbeatAt(now).SetError("").SetWorker(m.worker).SetMessage("started")
+		SetHeartbeatAt(now).SetError("").SetWorker(m.worker).SetCodeVersion(version.String()).SetMessage("started")
 	if j.StartedAt == nil {
 		upd.SetStartedAt(now)
 	}

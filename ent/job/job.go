@@ -42,6 +42,8 @@ const (
 	FieldCreatedBy = "created_by"
 	// FieldWorker holds the string denoting the worker field in the database.
 	FieldWorker = "worker"
+	// FieldCodeVersion holds the string denoting the code_version field in the database.
+	FieldCodeVersion = "code_version"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldStartedAt holds the string denoting the started_at field in the database.
@@ -70,6 +72,7 @@ var Columns = []string{
 	FieldCancelRequested,
 	FieldCreatedBy,
 	FieldWorker,
+	FieldCodeVersion,
 	FieldCreatedAt,
 	FieldStartedAt,
 	FieldFinishedAt,
@@ -105,6 +108,8 @@ var (
 	DefaultCreatedBy string
 	// DefaultWorker holds the default value on creation for the "worker" field.
 	DefaultWorker string
+	// DefaultCodeVersion holds the default value on creation for the "code_version" field.
+	DefaultCodeVersion string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -199,6 +204,11 @@ func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
 // ByWorker orders the results by the worker field.
 func ByWorker(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldWorker, opts...).ToFunc()
+}
+
+// ByCodeVersion orders the results by the code_version field.
+func ByCodeVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCodeVersion, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -104,6 +104,11 @@ func Worker(v string) predicate.Job {
 	return predicate.Job(sql.FieldEQ(FieldWorker, v))
 }
 
+// CodeVersion applies equality check predicate on the "code_version" field. It's identical to CodeVersionEQ.
+func CodeVersion(v string) predicate.Job {
+	return predicate.Job(sql.FieldEQ(FieldCodeVersion, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Job {
 	return predicate.Job(sql.FieldEQ(FieldCreatedAt, v))
@@ -667,6 +672,71 @@ func WorkerEqualFold(v string) predicate.Job {
 // WorkerContainsFold applies the ContainsFold predicate on the "worker" field.
 func WorkerContainsFold(v string) predicate.Job {
 	return predicate.Job(sql.FieldContainsFold(FieldWorker, v))
+}
+
+// CodeVersionEQ applies the EQ predicate on the "code_version" field.
+func CodeVersionEQ(v string) predicate.Job {
+	return predicate.Job(sql.FieldEQ(FieldCodeVersion, v))
+}
+
+// CodeVersionNEQ applies the NEQ predicate on the "code_version" field.
+func CodeVersionNEQ(v string) predicate.Job {
+	return predicate.Job(sql.FieldNEQ(FieldCodeVersion, v))
+}
+
+// CodeVersionIn applies the In predicate on the "code_version" field.
+func CodeVersionIn(vs ...string) predicate.Job {
+	return predicate.Job(sql.FieldIn(FieldCodeVersion, vs...))
+}
+
+// CodeVersionNotIn applies the NotIn predicate on the "code_version" field.
+func CodeVersionNotIn(vs ...string) predicate.Job {
+	return predicate.Job(sql.FieldNotIn(FieldCodeVersion, vs...))
+}
+
+// CodeVersionGT applies the GT predicate on the "code_version" field.
+func CodeVersionGT(v string) predicate.Job {
+	return predicate.Job(sql.FieldGT(FieldCodeVersion, v))
+}
+
+// CodeVersionGTE applies the GTE predicate on the "code_version" field.
+func CodeVersionGTE(v string) predicate.Job {
+	return predicate.Job(sql.FieldGTE(FieldCodeVersion, v))
+}
+
+// CodeVersionLT applies the LT predicate on the "code_version" field.
+func CodeVersionLT(v string) predicate.Job {
+	return predicate.Job(sql.FieldLT(FieldCodeVersion, v))
+}
+
+// CodeVersionLTE applies the LTE predicate on the "code_version" field.
+func CodeVersionLTE(v string) predicate.Job {
+	return predicate.Job(sql.FieldLTE(FieldCodeVersion, v))
+}
+
+// CodeVersionContains applies the Contains predicate on the "code_version" field.
+func CodeVersionContains(v string) predicate.Job {
+	return predicate.Job(sql.FieldContains(FieldCodeVersion, v))
+}
+
+// CodeVersionHasPrefix applies the HasPrefix predicate on the "code_version" field.
+func CodeVersionHasPrefix(v string) predicate.Job {
+	return predicate.Job(sql.FieldHasPrefix(FieldCodeVersion, v))
+}
+
+// CodeVersionHasSuffix applies the HasSuffix predicate on the "code_version" field.
+func CodeVersionHasSuffix(v string) predicate.Job {
+	return predicate.Job(sql.FieldHasSuffix(FieldCodeVersion, v))
+}
+
+// CodeVersionEqualFold applies the EqualFold predicate on the "code_version" field.
+func CodeVersionEqualFold(v string) predicate.Job {
+	return predicate.Job(sql.FieldEqualFold(FieldCodeVersion, v))
+}
+
+// CodeVersionContainsFold applies the ContainsFold predicate on the "code_version" field.
+func CodeVersionContainsFold(v string) predicate.Job {
+	return predicate.Job(sql.FieldContainsFold(FieldCodeVersion, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -198,6 +198,7 @@ var (
 		{Name: "cancel_requested", Type: field.TypeBool, Default: false},
 		{Name: "created_by", Type: field.TypeString, Default: ""},
 		{Name: "worker", Type: field.TypeString, Default: ""},
+		{Name: "code_version", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "started_at", Type: field.TypeTime, Nullable: true},
 		{Name: "finished_at", Type: field.TypeTime, Nullable: true},
@@ -212,12 +213,12 @@ var (
 			{
 				Name:    "job_status_heartbeat_at",
 				Unique:  false,
-				Columns: []*schema.Column{JobsColumns[2], JobsColumns[17]},
+				Columns: []*schema.Column{JobsColumns[2], JobsColumns[18]},
 			},
 			{
 				Name:    "job_kind_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{JobsColumns[1], JobsColumns[14]},
+				Columns: []*schema.Column{JobsColumns[1], JobsColumns[15]},
 			},
 		},
 	}

@@ -150,8 +150,12 @@ func init() {
 	jobDescWorker := jobFields[12].Descriptor()
 	// job.DefaultWorker holds the default value on creation for the worker field.
 	job.DefaultWorker = jobDescWorker.Default.(string)
+	// jobDescCodeVersion is the schema descriptor for code_version field.
+	jobDescCodeVersion := jobFields[13].Descriptor()
+	// job.DefaultCodeVersion holds the default value on creation for the code_version field.
+	job.DefaultCodeVersion = jobDescCodeVersion.Default.(string)
 	// jobDescCreatedAt is the schema descriptor for created_at field.
-	jobDescCreatedAt := jobFields[13].Descriptor()
+	jobDescCreatedAt := jobFields[14].Descriptor()
 	// job.DefaultCreatedAt holds the default value on creation for the created_at field.
 	job.DefaultCreatedAt = jobDescCreatedAt.Default.(func() time.Time)
 	modelFields := schema.Model{}.Fields()

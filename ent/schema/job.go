@@ -38,6 +38,7 @@ func (Job) Fields() []ent.Field {
 		field.Bool("cancel_requested").Default(false),
 		field.String("created_by").Default(""),
 		field.String("worker").Default("").Comment("host:pid of the process that ran the latest attempt"),
+		field.String("code_version").Default("").Comment("version of the code that ran the latest attempt"),
 		field.Time("created_at").Default(time.Now).Immutable().
 			Annotations(entgql.OrderField("CREATED_AT")),
 		field.Time("started_at").Optional().Nillable(),
