@@ -94,6 +94,28 @@ func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.Res
 	return r.jobs.Enqueue(ctx, "resynthesize", p, caller(ctx), nil)
 }
 
+// Lineage is the resolver for the lineage field.
+func (r *queryResolver) Lineage(ctx context.Context, id int) ([]*model.LineageStep, error) {
+	steps, err := r.store.Lineage(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.LineageStep, len(steps))
+	for i, st := range steps {
+		ls := &model.LineageStep{Kind: st.Kind, ID: st.ID, Name: st.Name, Provenance: st.Provenance, Parameters: st.Parameters}
+		if st.CodeVersion != "" {
+			ls.CodeVersion = &st.CodeVersion
+		}
+		if st.JobID != 0 {
+			if ls.Job, err = r.client.Job.Get(ctx, st.JobID); err != nil && !ent.IsNotFound(err) {
+				return nil, err
+			}
+		}
+		out[i] = ls
+	}
+	return out, nil
+}
+
 // CompareEvaluations is the resolver for the compareEvaluations field.
 func (r *queryResolver) CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error) {
 	cmp, err := r.store.CompareEvaluations(ctx, a, b, evaluate.CompareOptions{Shuffles: shuffles, Bootstrap: bootstrap, Seed: uint64(seed)})

@@ -98,6 +98,28 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			err = c.Post(`mutation { createRelease(input: {corpus: "notes", name: "notes-original", version: "1.0.0", share: true}) { ref } }`, &refused)
 			assert.ErrorContains(t, err, "original text")
 
+			// The release's lineage walks back to the imported notes through the
+			// resynthesis job and its seed.
+			var lin struct {
+				Lineage []struct {
+					Kind, Name  string
+					Parameters  map[string]any
+					CodeVersion *string
+					Job         *struct{ Kind string }
+				}
+			}
+			var relID struct{ Release struct{ ID string } }
+			c.MustPost(`{ release(ref: "notes@1.0.0") { id } }`, &relID)
+			c.MustPost(`query($id: ID!) { lineage(id: $id) { kind name parameters codeVersion job { kind } } }`, &lin, client.Var("id", relID.Release.ID))
+			var kinds []string
+			for _, l := range lin.Lineage {
+				kinds = append(kinds, l.Kind+":"+l.Name)
+			}
+			assert.Equal(t, []string{"Release:notes@1.0.0", "Corpus:notes-surrogate", "Corpus:notes"}, kinds)
+			assert.Equal(t, "resynthesize", lin.Lineage[1].Job.Kind)
+			assert.Equal(t, float64(7), lin.Lineage[1].Parameters["seed"])
+			require.NotNil(t, lin.Lineage[1].CodeVersion)
+
 			var report struct{ CheckReport map[string]any }
 			c.MustPost(`{ checkReport(corpus: "notes-surrogate") }`, &report)
 			assert.NotEmpty(t, report.CheckReport["report"].(map[string]any)["NamePatterns"])

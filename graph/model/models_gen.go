@@ -72,6 +72,17 @@ type ImportResult struct {
 	Replaced int `json:"replaced"`
 }
 
+type LineageStep struct {
+	Kind string `json:"kind"`
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+	// The object's own record of how it was made.
+	Provenance  map[string]any `json:"provenance,omitempty"`
+	Job         *ent.Job       `json:"job,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	CodeVersion *string        `json:"codeVersion,omitempty"`
+}
+
 type ReleaseInput struct {
 	Corpus string `json:"corpus"`
 	Name   string `json:"name"`
