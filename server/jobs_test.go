@@ -193,3 +193,31 @@ func TestJobsThroughGraphQL(t *testing.T) {
 func formatID(v any) string {
 	return strconv.Itoa(int(v.(float64)))
 }
+
+// TestJobSubscriptionOverSSE follows a job with server-sent events, for
+// clients without websockets.
+func TestJobSubscriptionOverSSE(t *testing.T) {
+	st, _, c := newServer(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(context.Background(), store.ImportOptions{Corpus: "c"}, files)
+	require.NoError(t, err)
+	var ex struct{ StartExport struct{ ID string } }
+	c.MustPost(`mutation { startExport(corpus: "c") { id } }`, &ex)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sse := c.SSE(ctx, `subscription($id: ID!) { job(id: $id) { status progressDone progressTotal } }`, client.Var("id", ex.StartExport.ID))
+	defer sse.Close()
+	var statuses []string
+	for {
+		var resp map[string]any
+		require.NoError(t, sse.Next(&resp))
+		require.Nil(t, resp["errors"])
+		status := resp["data"].(map[string]any)["job"].(map[string]any)["status"].(string)
+		statuses = append(statuses, status)
+		if status == "succeeded" {
+			break
+		}
+	}
+	assert.Equal(t, "succeeded", statuses[len(statuses)-1])
+}

@@ -90,8 +90,16 @@ func (r *statusRecorder) WriteHeader(code int) {
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer
-// (websocket hijacking, SSE flushing).
+// (websocket hijacking).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush passes flushes through: server-sent events assert http.Flusher
+// directly rather than through a ResponseController.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
