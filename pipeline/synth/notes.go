@@ -187,7 +187,8 @@ func clinicNote(w *writer, r *rand.Rand, p *persona, date time.Time) {
 		w.s(medications[k])
 	}
 	w.s(".\n\nSOCIAL: ")
-	w.s(strings.ToUpper(p.profession[:1]), p.profession[1:], ". Lives at ")
+	w.phi("PROFESSION", "PROFESSION", strings.ToUpper(p.profession[:1])+p.profession[1:])
+	w.s(". Lives at ")
 	w.phi("LOCATION", "STREET", p.streetNo+" "+p.street)
 	w.s(", ")
 	w.phi("LOCATION", "CITY", p.home.city)
