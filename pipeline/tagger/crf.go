@@ -290,7 +290,7 @@ type TrainOptions struct {
 // measured with.
 func DefaultTraining() TrainOptions {
 	return TrainOptions{
-		L2: 0.05, MaxIterations: 150, Epsilon: 1e-4, Period: 10,
+		L2: 0.1, MaxIterations: 150, Epsilon: 1e-4, Period: 10,
 		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1,
 	}
 }

@@ -27,15 +27,15 @@ func strictF1(tb testing.TB, gold, system []pipeline.Document) evaluate.Score {
 // smallConfig trains quickly for the normal test run.
 func smallConfig() Config {
 	cfg := DefaultConfig()
-	cfg.Training.MaxIterations = 40
+	cfg.Training.MaxIterations = 30
 	return cfg
 }
 
 // A small model trained on a slice of MEDDOCAN train must already tag dev
 // sensibly.
 func TestTrainOnASliceTagsDev(t *testing.T) {
-	train := readMeddocan(t, "train")[:80]
-	dev := readMeddocan(t, "dev")[:40]
+	train := readMeddocan(t, "train")[:60]
+	dev := readMeddocan(t, "dev")[:30]
 	m, err := Train(context.Background(), train, smallConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestTrainOnASliceTagsDev(t *testing.T) {
 		}
 	}
 	s := strictF1(t, dev, out)
-	t.Logf("80 train docs, 40 dev docs: strict P %.4f R %.4f F1 %.4f", s.Precision, s.Recall, s.F1)
+	t.Logf("60 train docs, 30 dev docs: strict P %.4f R %.4f F1 %.4f", s.Precision, s.Recall, s.F1)
 	if s.F1 < 0.85 {
 		t.Errorf("strict F1 %.4f on a slice, want >= 0.85", s.F1)
 	}
@@ -61,9 +61,9 @@ func TestTrainOnASliceTagsDev(t *testing.T) {
 
 // Same data and options give the same model, and the artifact round-trips.
 func TestTrainingIsDeterministicAndArtifactRoundTrips(t *testing.T) {
-	docs := readMeddocan(t, "train")[:25]
+	docs := readMeddocan(t, "train")[:15]
 	cfg := DefaultConfig()
-	cfg.Training.MaxIterations = 15
+	cfg.Training.MaxIterations = 10
 	a, err := Train(context.Background(), docs, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +151,9 @@ func TestReadConfig(t *testing.T) {
 // The recall bias trades precision for recall: a large positive bias finds
 // at least as many spans.
 func TestRecallBiasRaisesRecall(t *testing.T) {
-	docs := readMeddocan(t, "train")[:30]
+	docs := readMeddocan(t, "train")[:20]
 	cfg := DefaultConfig()
-	cfg.Training.MaxIterations = 20
+	cfg.Training.MaxIterations = 15
 	m, err := Train(context.Background(), docs, cfg, nil)
 	if err != nil {
 		t.Fatal(err)

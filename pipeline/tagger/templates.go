@@ -84,7 +84,8 @@ var templates = []template{
 	newTemplate("IDNUM", `\d{1,2}[- ]\d{6,8}\b`, digitStart, ""),
 	newTemplate("ID_MIXED", `(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`, alnumStart, ""),
 	newTemplate("ID_SPACED", `\d{2}(?: \d{2,8}){1,3}\b`, digitStart, ""),
-	newTemplate("ZIP", `\d{5}(?:-\d{4})?\b`, digitStart, ""),
+	// Spanish postal codes are written "E-41013" as often as "41013".
+	newTemplate("ZIP", `(?:E-)?\d{5}(?:-\d{4})?\b`, func(w string) bool { return digitStart(w) || w == "E" }, ""),
 	newTemplate("EMAIL", emailPattern, alnumStart, "@"),
 	newTemplate("URL", urlPattern, func(w string) bool {
 		return strings.EqualFold(w, "www") || strings.HasPrefix(strings.ToLower(w), "http")
