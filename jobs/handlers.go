@@ -21,6 +21,7 @@ func Handlers() map[string]Handler {
 		"resynthesize": resynthesize,
 		"train":        train,
 		"tag":          tag,
+		"experiment":   runExperiment,
 	}
 }
 

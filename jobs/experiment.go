@@ -1,0 +1,259 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/experiment"
+	"deidcorpus/pipeline/phi"
+	"deidcorpus/pipeline/tagger"
+	"deidcorpus/version"
+)
+
+// ExperimentParams are an experiment job's parameters. Corpus is the corpus
+// tested on; Other is the second corpus: the outside training corpus X of
+// "cross" and "curve" (train on X, test on Corpus), or the resynthesized twin
+// R of "or" (Corpus is then the original O).
+type ExperimentParams struct {
+	Kind     string `json:"kind"` // cv, cross, curve or or
+	Corpus   string `json:"corpus"`
+	Other    string `json:"other,omitempty"`
+	Set      string `json:"set,omitempty"`      // gold annotation set of Corpus; default gold
+	OtherSet string `json:"otherSet,omitempty"` // of Other; default gold
+	// TrainSplit is the split of Corpus the experiment draws on: default
+	// train, "all" for every document. TestSplit, when set, is its test
+	// split; when not, TestFraction (default 0.2) of TrainSplit's documents,
+	// whole patients chosen by Seed, is held out for testing (cross, curve
+	// and or; cv folds TrainSplit itself).
+	TrainSplit   string  `json:"trainSplit,omitempty"`
+	TestSplit    string  `json:"testSplit,omitempty"`
+	TestFraction float64 `json:"testFraction,omitempty"`
+	// OtherSplit is the split of Other used for training in cross and curve
+	// (default train, "all" for every document). In or, Other's documents
+	// are split exactly as Corpus's, by document id.
+	OtherSplit string `json:"otherSplit,omitempty"`
+	K          int    `json:"k,omitempty"`     // cv folds; default 10
+	Steps      int    `json:"steps,omitempty"` // curve steps; default 10 (10%, 20%, ...)
+	// Shares of Corpus's training documents added to Other's in cross
+	// (Deleger Figures 2-4), e.g. [0.1, 0.5].
+	Shares []float64 `json:"shares,omitempty"`
+	Seed   uint64    `json:"seed"`
+	// Mapping and OtherMapping map Corpus's and Other's spans to a common
+	// label set: a built-in mapping's name or a mapping file's text. In or,
+	// Mapping maps both.
+	Mapping      string `json:"mapping,omitempty"`
+	OtherMapping string `json:"otherMapping,omitempty"`
+	// Config is the tagger configuration over tagger.DefaultConfig (e.g.
+	// {"training": {"max_iterations": 30}}).
+	Config    map[string]any `json:"config,omitempty"`
+	Bootstrap int            `json:"bootstrap,omitempty"` // default 1,000
+	Shuffles  int            `json:"shuffles,omitempty"`  // default 9,999
+}
+
+// runExperiment runs one of the evaluation designs of pipeline/experiment
+// with the built-in tagger and returns its table: a row per configuration
+// (strict micro P, R, F1 with bootstrap intervals) and significance tests
+// between configurations. It writes nothing, so a retried job simply runs
+// again.
+func runExperiment(ctx context.Context, run *Run) (Result, error) {
+	var p ExperimentParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	if p.Corpus == "" {
+		return nil, apperr.New(apperr.Invalid, "an experiment needs a corpus")
+	}
+	if p.TestFraction == 0 {
+		p.TestFraction = 0.2
+	}
+	cfg, err := tagger.ReadConfig(bytes.NewReader(mustJSON(p.Config)))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	run.Progress(0, 1, "loading "+p.Corpus)
+	plan, err := experimentPlan(ctx, run, &p)
+	if err != nil {
+		return nil, err
+	}
+
+	var mu sync.Mutex
+	var done, total int
+	var step string
+	progress := func(d, t int, msg string) {
+		mu.Lock()
+		done, total, step = d, t, msg
+		mu.Unlock()
+		run.Progress(d, t, msg)
+	}
+	train := func(ctx context.Context, docs []pipeline.Document) (experiment.TagFunc, error) {
+		m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
+			if pr.Stage != "train" {
+				return
+			}
+			mu.Lock()
+			d, t, msg := done, total, step
+			mu.Unlock()
+			run.Progress(d, t, fmt.Sprintf("%s: iteration %d of at most %d, loss %.1f", msg, pr.Done, pr.Total, pr.Loss))
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+			return m.Tag(ctx, docs, tagger.TagOptions{})
+		}, nil
+	}
+	res, err := experiment.Run(ctx, plan, train, experiment.Options{Seed: p.Seed, Bootstrap: p.Bootstrap,
+		Shuffles: p.Shuffles, Progress: progress})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	out, err := toMap(res)
+	if err != nil {
+		return nil, err
+	}
+	out["corpus"], out["other"], out["codeVersion"] = p.Corpus, p.Other, version.String()
+	out["tagger"] = toJSONObject(cfg)
+	return Result(out), nil
+}
+
+// experimentPlan loads the documents and builds the plan a job asks for.
+func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experiment.Plan, error) {
+	needOther := p.Kind == "cross" || p.Kind == "or"
+	switch {
+	case !slices.Contains([]string{"cv", "cross", "curve", "or"}, p.Kind):
+		return nil, apperr.New(apperr.Invalid, "unknown experiment kind %q (known: cv, cross, curve, or)", p.Kind)
+	case needOther && p.Other == "":
+		return nil, apperr.New(apperr.Invalid, "a %s experiment needs a second corpus (other)", p.Kind)
+	case p.Other != "" && p.Other == p.Corpus:
+		return nil, apperr.New(apperr.Invalid, "the second corpus must differ from the first")
+	case p.Kind == "cv" && p.Other != "":
+		return nil, apperr.New(apperr.Invalid, "cross-validation takes one corpus")
+	}
+	mapping, err := experimentMapping(p.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	otherMapping := mapping
+	if p.Kind != "or" {
+		if otherMapping, err = experimentMapping(p.OtherMapping); err != nil {
+			return nil, err
+		}
+	}
+	load := func(name, set, split string, m *phi.Mapping) ([]pipeline.Document, error) {
+		c, err := run.Store.CorpusByName(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if set == "" {
+			set = "gold"
+		}
+		switch split {
+		case "":
+			split = "train"
+		case "all":
+			split = ""
+		}
+		docs, err := run.Store.LoadSplit(ctx, c, set, split)
+		if err != nil {
+			return nil, err
+		}
+		if len(docs) == 0 {
+			return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", name, split)
+		}
+		docs, err = experiment.Harmonize(docs, m)
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return docs, nil
+	}
+	docs, err := load(p.Corpus, p.Set, p.TrainSplit, mapping)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind == "cv" {
+		k := p.K
+		if k == 0 {
+			k = 10
+		}
+		plan, err := experiment.CrossValidation(p.Corpus, docs, k, p.Seed)
+		return plan, apperr.Wrap(apperr.Invalid, err)
+	}
+	y := experiment.Data{Name: p.Corpus}
+	if p.TestSplit != "" {
+		y.Train = docs
+		if y.Test, err = load(p.Corpus, p.Set, p.TestSplit, mapping); err != nil {
+			return nil, err
+		}
+	} else {
+		if y.Train, y.Test, err = experiment.SplitByPatient(docs, p.TestFraction, p.Seed); err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		from := p.TrainSplit
+		if from == "" {
+			from = "train"
+		}
+		held := fmt.Sprintf("%g%% of its patients", p.TestFraction*100)
+		y.TrainLabel = fmt.Sprintf("%s %s, less %s", p.Corpus, from, held)
+		y.TestLabel = fmt.Sprintf("%s %s, held-out %s", p.Corpus, from, held)
+	}
+	var x *experiment.Data
+	if p.Other != "" {
+		split := p.OtherSplit
+		if p.Kind == "or" {
+			split = "all" // split like the original, by id
+		}
+		odocs, err := load(p.Other, p.OtherSet, split, otherMapping)
+		if err != nil {
+			return nil, err
+		}
+		x = &experiment.Data{Name: p.Other, Train: odocs}
+		if p.Kind == "or" {
+			x.Train, x.Test = experiment.PartitionLike(odocs, y)
+			x.TrainLabel = strings.Replace(y.TrainLabel, p.Corpus, p.Other, 1)
+			x.TestLabel = strings.Replace(y.TestLabel, p.Corpus, p.Other, 1)
+		}
+	}
+	var plan *experiment.Plan
+	switch p.Kind {
+	case "cross":
+		plan, err = experiment.Cross(*x, y, p.Shares, p.Seed)
+	case "curve":
+		steps := p.Steps
+		if steps == 0 {
+			steps = 10
+		}
+		plan, err = experiment.LearningCurve(y, x, steps, p.Seed)
+	case "or":
+		plan, err = experiment.OriginalResynthesized(y, *x)
+	}
+	return plan, apperr.Wrap(apperr.Invalid, err)
+}
+
+// experimentMapping resolves a mapping parameter: a built-in mapping's name,
+// or a mapping file's text (never a path on the server).
+func experimentMapping(s string) (*phi.Mapping, error) {
+	switch {
+	case s == "":
+		return nil, nil
+	case slices.Contains(phi.BuiltinMappings(), s):
+		m, err := phi.LoadMapping(s)
+		return m, apperr.Wrap(apperr.Invalid, err)
+	case strings.Contains(s, "\n"):
+		m, err := phi.ParseMapping("mapping", []byte(s))
+		return m, apperr.Wrap(apperr.Invalid, err)
+	}
+	return nil, apperr.New(apperr.Invalid, "mapping %q is neither a built-in mapping (%s) nor a mapping's text",
+		s, strings.Join(phi.BuiltinMappings(), ", "))
+}

@@ -1,0 +1,150 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/ent/job"
+	"deidcorpus/jobs"
+	"deidcorpus/pipeline/experiment"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// experimentResult reads a finished experiment job's table back.
+func experimentResult(t *testing.T, result map[string]any) experiment.Result {
+	t.Helper()
+	data, err := json.Marshal(result)
+	require.NoError(t, err)
+	var res experiment.Result
+	require.NoError(t, json.Unmarshal(data, &res))
+	return res
+}
+
+func TestExperimentJobORDesign(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 6)
+	m := newManager(t, st, nil, jobs.Options{})
+
+	rs, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 1}, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, job.StatusSucceeded, wait(t, m, rs.ID)[0].Status)
+
+	start := time.Now()
+	ex, err := m.Enqueue(ctx, "experiment", jobs.ExperimentParams{Kind: "or", Corpus: "notes", Other: "notes-r",
+		TrainSplit: "all", TestFraction: 0.3, Seed: 5, Bootstrap: 100, Shuffles: 199,
+		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, ex.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	t.Logf("O/R experiment on 6 synthetic patients: %s", time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, done.ProgressTotal, done.ProgressDone)
+
+	res := experimentResult(t, done.Result)
+	assert.Equal(t, "or", res.Kind)
+	require.Len(t, res.Rows, 4)
+	var names []string
+	for _, row := range res.Rows {
+		names = append(names, row.Configuration)
+		t.Logf("%-4s P %.3f [%.3f, %.3f]  R %.3f  F1 %.3f [%.3f, %.3f]", row.Configuration, row.Precision,
+			row.PrecisionCI.Low, row.PrecisionCI.High, row.Recall, row.F1, row.F1CI.Low, row.F1CI.High)
+		assert.Positive(t, row.TestDocuments)
+		assert.Positive(t, row.TrainDocuments)
+		assert.Positive(t, row.F1, row.Configuration)
+		assert.LessOrEqual(t, row.F1CI.Low, row.F1+1e-9)
+		assert.GreaterOrEqual(t, row.F1CI.High, row.F1-1e-9)
+	}
+	assert.Equal(t, []string{"O⇒O", "R⇒R", "O⇒R", "R⇒O"}, names)
+	assert.Equal(t, res.Rows[0].TestDocuments, res.Rows[1].TestDocuments, "the twins are split alike")
+	require.Len(t, res.Tests, 2)
+	assert.Equal(t, [2]string{"O⇒O", "R⇒O"}, [2]string{res.Tests[0].A, res.Tests[0].B})
+	assert.Equal(t, "notes-r", done.Result["other"])
+	assert.Equal(t, 5.0, done.Result["tagger"].(map[string]any)["training"].(map[string]any)["max_iterations"])
+}
+
+func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 6)
+	m := newManager(t, st, nil, jobs.Options{})
+
+	ex, err := m.Enqueue(ctx, "experiment", jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all",
+		K: 2, Seed: 1, Bootstrap: 100, Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, ex.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	res := experimentResult(t, done.Result)
+	require.Len(t, res.Rows, 1)
+	assert.Equal(t, 2, res.Rows[0].Runs)
+	assert.Equal(t, "notes 2-fold CV", res.Rows[0].Configuration)
+	assert.Positive(t, res.Rows[0].F1)
+
+	for _, bad := range []jobs.ExperimentParams{
+		{Kind: "nope", Corpus: "notes"},
+		{Kind: "or", Corpus: "notes"},
+		{Kind: "cv", Corpus: "notes", K: 50},
+		{Kind: "cross", Corpus: "notes", Other: "missing"},
+		{Kind: "cv", Corpus: "notes", Mapping: "/etc/passwd"},
+	} {
+		j, err := m.Enqueue(ctx, "experiment", bad, "", nil)
+		require.NoError(t, err)
+		failed := wait(t, m, j.ID)[0]
+		assert.Equal(t, job.StatusFailed, failed.Status, "%+v", bad)
+		t.Logf("%s: %s", bad.Kind, failed.Error)
+	}
+}
+
+// TestExperimentWorkedExample runs an experiment job on an existing database
+// and prints its table as Markdown: the README's worked example. It runs only
+// when DEIDCORPUS_EXPERIMENT_DB names the database and
+// DEIDCORPUS_EXPERIMENT_PARAMS holds the job's parameters as JSON, e.g.
+//
+//	DEIDCORPUS_EXPERIMENT_DB=/tmp/exp.db \
+//	DEIDCORPUS_EXPERIMENT_PARAMS='{"kind":"or","corpus":"meddocan","other":"meddocan-r","seed":1}' \
+//	go test -run WorkedExample -v -timeout 2h ./jobs
+func TestExperimentWorkedExample(t *testing.T) {
+	dsn, params := os.Getenv("DEIDCORPUS_EXPERIMENT_DB"), os.Getenv("DEIDCORPUS_EXPERIMENT_PARAMS")
+	if dsn == "" || params == "" {
+		t.Skip("set DEIDCORPUS_EXPERIMENT_DB and DEIDCORPUS_EXPERIMENT_PARAMS to run an experiment")
+	}
+	var p jobs.ExperimentParams
+	require.NoError(t, json.Unmarshal([]byte(params), &p))
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer st.Close()
+	m := newManager(t, st, nil, jobs.Options{Concurrency: 1})
+	start := time.Now()
+	j, err := m.Enqueue(ctx, "experiment", p, "worked-example", nil)
+	require.NoError(t, err)
+	t.Logf("job %d", j.ID)
+	ch, err := m.Watch(ctx, j.ID)
+	require.NoError(t, err)
+	var last string
+	for js := range ch {
+		if js.Message != last && !strings.Contains(js.Message, "iteration") {
+			t.Logf("%s %d/%d %s", time.Since(start).Round(time.Second), js.ProgressDone, js.ProgressTotal, js.Message)
+			last = js.Message
+		}
+	}
+	done, err := m.Get(ctx, j.ID)
+	require.NoError(t, err)
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	res := experimentResult(t, done.Result)
+	var b strings.Builder
+	require.NoError(t, experiment.RenderMarkdown(&b, &res))
+	t.Logf("job %d took %s\n%s", j.ID, time.Since(start).Round(time.Second), b.String())
+	if out := os.Getenv("DEIDCORPUS_EXPERIMENT_OUT"); out != "" {
+		data, _ := json.MarshalIndent(done.Result, "", "  ")
+		require.NoError(t, os.WriteFile(out, data, 0o644))
+		require.NoError(t, os.WriteFile(out+".md", []byte(b.String()), 0o644))
+	}
+}
