@@ -39,15 +39,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	p := jobs.TrainParams{Corpus: *corpus, Split: *split, Set: *set, Model: *name}
 	if *configFile != "" {
-		data, err := os.ReadFile(*configFile)
-		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
-		}
-		if _, err := tagger.ReadConfig(bytes.NewReader(data)); err != nil {
-			return apperr.New(apperr.Invalid, "%s: %v", *configFile, err)
-		}
-		if err := json.Unmarshal(data, &p.Config); err != nil {
-			return apperr.New(apperr.Invalid, "%s: %v", *configFile, err)
+		var err error
+		if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+			return err
 		}
 	}
 	st, err := openStore(ctx, *db)
@@ -165,12 +159,9 @@ func runFeatures(ctx context.Context, e *env, args []string) error {
 	}
 	cfg := tagger.DefaultConfig()
 	if *configFile != "" {
-		data, err := os.ReadFile(*configFile)
-		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
-		}
-		if cfg, err = tagger.ReadConfig(bytes.NewReader(data)); err != nil {
-			return apperr.New(apperr.Invalid, "%s: %v", *configFile, err)
+		var err error
+		if cfg, _, err = readTaggerConfig(*configFile); err != nil {
+			return err
 		}
 	}
 	st, err := openStore(ctx, *db)
@@ -261,6 +252,24 @@ func runModels(ctx context.Context, e *env, args []string) error {
 		return os.WriteFile(*out, m.Artifact, 0o644)
 	}
 	return apperr.New(apperr.Invalid, "unknown models subcommand %q (list, register, export)", sub)
+}
+
+// readTaggerConfig reads a tagger configuration file: the configuration it
+// gives over the defaults, and the file's own object (what a job stores).
+func readTaggerConfig(path string) (tagger.Config, map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return tagger.Config{}, nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	cfg, err := tagger.ReadConfig(bytes.NewReader(data))
+	if err != nil {
+		return cfg, nil, apperr.New(apperr.Invalid, "%s: %v", path, err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return cfg, nil, apperr.New(apperr.Invalid, "%s: %v", path, err)
+	}
+	return cfg, raw, nil
 }
 
 func compactJSON(v any) string {
