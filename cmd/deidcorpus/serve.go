@@ -58,8 +58,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	url := "http://" + displayAddr(ln.Addr())
-	logger.Info("serving", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
-	fmt.Fprintf(e.stderr, "deidcorpus serving on %s (GraphQL IDE: %s/graphiql/)\n", url, url)
+	logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
+	fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
