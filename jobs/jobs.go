@@ -184,13 +184,16 @@ func (m *Manager) Cancel(ctx context.Context, id int) (*ent.Job, error) {
 	if n == 0 {
 		return m.Get(ctx, id) // it finished meanwhile
 	}
-	// A queued job never reaches a worker: mark it now.
-	_, err = m.store.Client.Job.Update().Where(job.ID(id), job.StatusEQ(job.StatusQueued)).
+	// A queued job never reaches a worker: mark it now, and take it off the
+	// queue. A running one is stopped by its own heartbeat, which sees the
+	// request; River's cancellation is not used for it, since River would
+	// cancel the work's context without saying why.
+	queued, err := m.store.Client.Job.Update().Where(job.ID(id), job.StatusEQ(job.StatusQueued)).
 		SetStatus(job.StatusCancelled).SetFinishedAt(time.Now()).SetMessage("cancelled before it started").Save(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if j.RiverJobID != nil {
+	if queued > 0 && j.RiverJobID != nil {
 		if err := m.queue.cancel(ctx, *j.RiverJobID); err != nil {
 			m.logger.Warn("cancel queue entry", "job", id, "err", err)
 		}

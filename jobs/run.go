@@ -115,6 +115,13 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	<-beatDone
 
 	cause := context.Cause(workCtx)
+	if err != nil && ctx.Err() != nil && !errors.Is(cause, errSuperseded) {
+		// The worker's own context ended (shutdown): if a user had asked to
+		// cancel meanwhile, that is what happened to the job.
+		if cur, gerr := client.Job.Get(context.WithoutCancel(ctx), jobID); gerr == nil && cur.CancelRequested {
+			cause = errCancelRequested
+		}
+	}
 	switch {
 	case errors.Is(cause, errSuperseded):
 		return nil
@@ -127,7 +134,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		run.Logger.Info("job succeeded")
 		return nil
 	case errors.Is(cause, errCancelRequested):
-		m.finish(ctx, jobID, job.StatusCancelled, nil, "", "cancelled")
+		m.finish(context.WithoutCancel(ctx), jobID, job.StatusCancelled, nil, "", "cancelled")
 		run.Logger.Info("job cancelled")
 		return river.JobCancel(errCancelRequested)
 	case ctx.Err() != nil:

@@ -1,0 +1,81 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/ent/job"
+	"deidcorpus/jobs"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestResynthesizeNewNotes resynthesizes a corpus, then the notes that arrive
+// later for the same patients: the second job rewrites only the new notes and
+// reuses the patients' mappings and date shifts.
+func TestResynthesizeNewNotes(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var first, later []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 40, Seed: 2, NotesMin: 3, NotesMax: 4}, func(p synth.Patient) error {
+		first = append(first, p.Docs[:len(p.Docs)-1]...)
+		later = append(later, p.Docs[len(p.Docs)-1])
+		return nil
+	}))
+	opt := store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}
+	_, err := st.ImportDocuments(ctx, opt, first)
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{})
+	params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 3}
+	run := func() *jobsResult {
+		j, err := m.Enqueue(ctx, "resynthesize", params, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, j.ID)[0]
+		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		return &jobsResult{done.Result}
+	}
+	r1 := run()
+	assert.Equal(t, float64(len(first)), r1.Result["documents"])
+	shifts1, err := st.Client.DateShift.Query().Count(ctx)
+	require.NoError(t, err)
+
+	_, err = st.ImportDocuments(ctx, opt, later)
+	require.NoError(t, err)
+	r2 := run()
+	assert.Equal(t, float64(len(later)), r2.Result["documents"], "only the new notes are rewritten")
+	check := r2.Result["check"].(map[string]any)
+	assert.Equal(t, true, check["ok"], "%v", check)
+
+	shifts2, err := st.Client.DateShift.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, shifts1, shifts2, "the patients' date shifts are reused, not drawn again")
+	state, err := st.SurrogateState(ctx, mustCorpusID(t, st, "notes"))
+	require.NoError(t, err)
+	seen := map[[3]string]string{}
+	for _, mp := range state.Mappings {
+		k := [3]string{mp.Scope, mp.Type, mp.Original}
+		if prev, ok := seen[k]; ok && prev != mp.Surrogate {
+			t.Errorf("%v mapped to both %q and %q", k, prev, mp.Surrogate)
+		}
+		seen[k] = mp.Surrogate
+	}
+	out, err := st.CorpusByName(ctx, "notes-r")
+	require.NoError(t, err)
+	ids, err := st.DocumentIDs(ctx, out.ID)
+	require.NoError(t, err)
+	assert.Len(t, ids, len(first)+len(later))
+}
+
+type jobsResult struct{ Result map[string]any }
+
+func mustCorpusID(t *testing.T, st *store.Store, name string) int {
+	t.Helper()
+	c, err := st.CorpusByName(context.Background(), name)
+	require.NoError(t, err)
+	return c.ID
+}
