@@ -17,6 +17,10 @@ type PostConfig struct {
 	// RuleMinPrecision is the share of a rule's matches in the training data
 	// that must be gold spans of one type for the rule to be bound to it.
 	RuleMinPrecision float64 `json:"rule_min_precision"`
+	// RuleOverridePrecision: a rule at least this precise in training
+	// replaces the CRF's overlapping spans; a less precise one only fills
+	// gaps.
+	RuleOverridePrecision float64 `json:"rule_override_precision"`
 	// PropagatePrecision: a type's terms are trusted when, in the training
 	// gold, at least this share of the other occurrences of its span texts in
 	// the same document are annotated with the type too; PropagateMinSpans is
@@ -42,14 +46,15 @@ type PostConfig struct {
 // DefaultPost is the post-processing the reported figures were measured with.
 func DefaultPost() PostConfig {
 	return PostConfig{
-		RuleMinPrecision: 0.5, PropagatePrecision: 0.9, PropagateMinSpans: 10,
-		TemplatePrecision: 0.95, TemplateMinMatches: 20,
+		RuleMinPrecision: 0.5, RuleOverridePrecision: 0.8, PropagatePrecision: 0.9, PropagateMinSpans: 10,
+		TemplatePrecision: 0.9, TemplateMinMatches: 20,
 		AcrossRecords: true, NameCategory: "NAME",
 	}
 }
 
 func (c PostConfig) validate() error {
-	if c.RuleMinPrecision < 0 || c.RuleMinPrecision > 1 || c.PropagatePrecision < 0 || c.PropagatePrecision > 1 ||
+	if c.RuleMinPrecision < 0 || c.RuleMinPrecision > 1 || c.RuleOverridePrecision < 0 || c.RuleOverridePrecision > 1 ||
+		c.PropagatePrecision < 0 || c.PropagatePrecision > 1 ||
 		c.TemplatePrecision < 0 || c.TemplatePrecision > 1 || c.TemplateMinMatches < 0 {
 		return fmt.Errorf("precisions must lie in [0, 1]")
 	}
@@ -87,13 +92,10 @@ type RuleBinding struct {
 	Type int    `json:"type"` // index into Model.Types
 	// Precision is the share of the rule's training matches that were gold
 	// spans of Type; 0 when the training data had no match and the rule was
-	// bound by name. Rules at least overridePrecision precise replace the
-	// CRF's overlapping spans; others only fill gaps.
+	// bound by name.
 	Precision float64 `json:"precision"`
 	Matches   int     `json:"matches"`
 }
-
-const overridePrecision = 0.9
 
 // matches returns the token ranges of a rule's matches that fall on token
 // boundaries.
@@ -177,6 +179,9 @@ func bindTemplates(docs []pipeline.Document, toks []*Tokens, types []SpanType, c
 			}
 		}
 	}
+	if len(types) == 0 {
+		return nil
+	}
 	var out []RuleBinding
 	for k, t := range templates {
 		best := 0
@@ -255,7 +260,7 @@ func (m *Model) applyRules(td *taggedDoc) {
 		}
 		for _, mt := range r.matches(td.tk) {
 			sp := tokSpan{mt[0], mt[1], b.Type}
-			if b.Precision >= overridePrecision {
+			if b.Precision >= m.Config.Post.RuleOverridePrecision {
 				td.pred = removeOverlapping(td.pred, sp)
 				td.pred = append(td.pred, sp)
 			} else if !overlapsAny(td.pred, sp) {

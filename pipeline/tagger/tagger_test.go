@@ -306,3 +306,26 @@ func BenchmarkTrainMeddocan(b *testing.B) {
 		b.ReportMetric(float64(m.Meta.Iterations), "iterations")
 	}
 }
+
+// Degenerate inputs: empty documents and a corpus without any span.
+func TestEmptyDocumentsAndNoSpans(t *testing.T) {
+	docs := []pipeline.Document{{ID: "a", Text: ""}, {ID: "b", Text: "Sin datos personales.\n"}}
+	cfg := DefaultConfig()
+	cfg.Training.MaxIterations = 5
+	m, err := Train(context.Background(), docs, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Tag(context.Background(), append(docs, pipeline.Document{ID: "c", Text: "Paciente de 70 años."}), TagOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range out {
+		if len(d.Spans) != 0 {
+			t.Errorf("%s: spans %v from a model without labels", d.ID, d.Spans)
+		}
+	}
+	if _, err := Train(context.Background(), nil, cfg, nil); err == nil {
+		t.Error("training on nothing succeeded")
+	}
+}

@@ -73,6 +73,9 @@ var templates = []template{
 	newTemplate("DATE_NUM", dateNumPattern, digitStart, ""),
 	newTemplate("DATE_MY", `\d{1,2}/(?:\d{4}|\d{2})\b`, digitStart, ""),
 	newTemplate("DATE_TEXT", `(?i)(?:\d{1,2}(?:\s*de)?[\s.-]*)?`+monthsRe+`\.?(?:[\s,.-]*(?:de|del|of)?\s*'?(?:\d{4}|\d{2}))?\b`, monthOrDigitStart, ""),
+	// A month with its year ("enero 2001", "abril de 2002", "sep-04"): as a
+	// trusted template it catches the dates written in words the CRF misses.
+	newTemplate("DATE_MY_TEXT", `(?i)`+monthsRe+`\.?[\s,.-]*(?:de|del|of)?\s*'?(?:\d{4}|\d{2})\b`, monthOrDigitStart, ""),
 	newTemplate("YEAR", `(?:19|20)\d{2}\b`, digitStart, ""),
 	newTemplate("DECADE", `(?:\d{2}|\d{4})\s?'?s\b`, digitStart, ""),
 	newTemplate("AGE", `(?i)\d{1,3}\s*(?:-\s*)?(?:años|año|a\.|yo|y/o|y\.o\.?|ym|years?(?:[- ]old)?|yrs?(?:[- ]old)?|meses|mes|months?|mos|semanas|weeks?|días|days?)\b`, digitStart, ""),

@@ -3,6 +3,7 @@ package tagger
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
@@ -112,4 +113,43 @@ func TestTokenizerKeepsGoldSpans(t *testing.T) {
 			t.Errorf("%s: only %.4f of gold spans survive tokenization, want >= 0.999", split, frac)
 		}
 	}
+}
+
+// Tokens are in order, non-empty, inside the text, never hold whitespace and,
+// joined, give back the text without its whitespace; every token belongs to
+// the line that lists it.
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"70yoM", "Nombre:  Ernesto.\nEdad: 70 años", "T-Th-Sa\n\nHTMLParser ÁÉÍ 3041023MARY", "\xff\xfe a", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		tk := Tokenize(text)
+		var joined strings.Builder
+		prev := 0
+		for i, tok := range tk.Tokens {
+			if tok.Start < prev || tok.End <= tok.Start || tok.End > len(text) {
+				t.Fatalf("token %d [%d:%d] out of order or empty", i, tok.Start, tok.End)
+			}
+			if strings.ContainsAny(tk.Word(i), " \t\n\r") {
+				t.Fatalf("token %d %q holds whitespace", i, tk.Word(i))
+			}
+			ln := tk.Lines[tok.Line]
+			if i < ln.First || i >= ln.Last {
+				t.Fatalf("token %d not in its line %+v", i, ln)
+			}
+			joined.WriteString(tk.Word(i))
+			prev = tok.End
+		}
+		var want strings.Builder
+		for i := 0; i < len(text); {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if c := classify(r); c != clSpace && c != clNewline {
+				want.WriteString(text[i : i+size])
+			}
+			i += size
+		}
+		if joined.String() != want.String() {
+			t.Fatalf("tokens join to %q, want %q", joined.String(), want.String())
+		}
+	})
 }
