@@ -293,6 +293,7 @@ type ComplexityRoot struct {
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
 		RetryJob              func(childComplexity int, id int) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
+		StartExperiment       func(childComplexity int, input model.ExperimentInput) int
 		StartExport           func(childComplexity int, corpus string, set string, format string) int
 		StartImport           func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		StartResynthesis      func(childComplexity int, input model.ResynthesisInput) int
@@ -471,6 +472,7 @@ type MutationResolver interface {
 	StartTraining(ctx context.Context, input model.TrainingInput) (*ent.Job, error)
 	StartTagging(ctx context.Context, input model.TaggingInput) (*ent.Job, error)
 	RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error)
+	StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error)
 	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
 	CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error)
 }
@@ -1620,6 +1622,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartEvaluation(childComplexity, args["input"].(model.EvaluationInput)), true
+	case "Mutation.startExperiment":
+		if e.ComplexityRoot.Mutation.StartExperiment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startExperiment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartExperiment(childComplexity, args["input"].(model.ExperimentInput)), true
 	case "Mutation.startExport":
 		if e.ComplexityRoot.Mutation.StartExport == nil {
 			break
@@ -2386,6 +2399,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEvaluationInput,
 		ec.unmarshalInputEvaluationOrder,
 		ec.unmarshalInputEvaluationWhereInput,
+		ec.unmarshalInputExperimentInput,
 		ec.unmarshalInputImportInput,
 		ec.unmarshalInputJobOrder,
 		ec.unmarshalInputJobWhereInput,
@@ -3807,6 +3821,20 @@ func (ec *executionContext) field_Mutation_startEvaluation_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.EvaluationInput, error) {
 			return ec.unmarshalNEvaluationInput2deidcorpusᚋgraphᚋmodelᚐEvaluationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startExperiment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExperimentInput, error) {
+			return ec.unmarshalNExperimentInput2deidcorpusᚋgraphᚋmodelᚐExperimentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -9244,6 +9272,50 @@ func (ec *executionContext) fieldContext_Mutation_registerExternalModel(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_registerExternalModel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startExperiment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startExperiment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartExperiment(ctx, fc.Args["input"].(model.ExperimentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startExperiment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startExperiment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16640,6 +16712,131 @@ func (ec *executionContext) unmarshalInputEvaluationWhereInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, obj any) (model.ExperimentInput, error) {
+	var it model.ExperimentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["seed"]; !present {
+		asMap["seed"] = 1
+	}
+
+	fieldsInOrder := [...]string{"kind", "corpus", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "otherMapping", "config"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "other":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("other"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Other = data
+		case "trainSplit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trainSplit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrainSplit = data
+		case "testSplit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testSplit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TestSplit = data
+		case "testFraction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testFraction"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TestFraction = data
+		case "otherSplit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherSplit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherSplit = data
+		case "k":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("k"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.K = data
+		case "steps":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("steps"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Steps = data
+		case "shares":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("shares"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Shares = data
+		case "seed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seed"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seed = data
+		case "mapping":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mapping"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mapping = data
+		case "otherMapping":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherMapping"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherMapping = data
+		case "config":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
+			data, err := ec.unmarshalOMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Config = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputImportInput(ctx context.Context, obj any) (model.ImportInput, error) {
 	var it model.ImportInput
 	if obj == nil {
@@ -23434,6 +23631,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startExperiment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startExperiment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "startResynthesis":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startResynthesis(ctx, field)
@@ -25740,6 +25944,11 @@ func (ec *executionContext) marshalNEvaluationOrderField2ᚖdeidcorpusᚋentᚐE
 func (ec *executionContext) unmarshalNEvaluationWhereInput2ᚖdeidcorpusᚋentᚐEvaluationWhereInput(ctx context.Context, v any) (*ent.EvaluationWhereInput, error) {
 	res, err := ec.unmarshalInputEvaluationWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNExperimentInput2deidcorpusᚋgraphᚋmodelᚐExperimentInput(ctx context.Context, v any) (model.ExperimentInput, error) {
+	res, err := ec.unmarshalInputExperimentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {

@@ -85,6 +85,27 @@ func (r *mutationResolver) RegisterExternalModel(ctx context.Context, name strin
 	return r.store.RegisterExternalModel(ctx, name, endpoint, labels, caller(ctx))
 }
 
+// StartExperiment is the resolver for the startExperiment field.
+func (r *mutationResolver) StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error) {
+	p := jobs.ExperimentParams{Kind: input.Kind, Corpus: input.Corpus, Shares: input.Shares, Seed: uint64(input.Seed), Config: input.Config}
+	for dst, src := range map[*string]*string{&p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
+		&p.OtherSplit: input.OtherSplit, &p.Mapping: input.Mapping, &p.OtherMapping: input.OtherMapping} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	if input.TestFraction != nil {
+		p.TestFraction = *input.TestFraction
+	}
+	if input.K != nil {
+		p.K = *input.K
+	}
+	if input.Steps != nil {
+		p.Steps = *input.Steps
+	}
+	return r.jobs.Enqueue(ctx, "experiment", p, caller(ctx), nil)
+}
+
 // StartResynthesis is the resolver for the startResynthesis field.
 func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error) {
 	p := jobs.ResynthesizeParams{Corpus: input.Corpus, Out: input.Out, Set: input.Set, Seed: uint64(input.Seed)}

@@ -45,6 +45,26 @@ type EvaluationInput struct {
 	HipaaOnly  bool `json:"hipaaOnly"`
 }
 
+type ExperimentInput struct {
+	// cv, cross, curve or or.
+	Kind         string    `json:"kind"`
+	Corpus       string    `json:"corpus"`
+	Other        *string   `json:"other,omitempty"`
+	TrainSplit   *string   `json:"trainSplit,omitempty"`
+	TestSplit    *string   `json:"testSplit,omitempty"`
+	TestFraction *float64  `json:"testFraction,omitempty"`
+	OtherSplit   *string   `json:"otherSplit,omitempty"`
+	K            *int      `json:"k,omitempty"`
+	Steps        *int      `json:"steps,omitempty"`
+	Shares       []float64 `json:"shares,omitempty"`
+	Seed         int       `json:"seed"`
+	// Built-in tag-set mapping names, or mapping files' text.
+	Mapping      *string `json:"mapping,omitempty"`
+	OtherMapping *string `json:"otherMapping,omitempty"`
+	// Tagger configuration over the defaults.
+	Config map[string]any `json:"config,omitempty"`
+}
+
 type FormatInfo struct {
 	Name        string   `json:"name"`
 	Extensions  []string `json:"extensions"`

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"deidcorpus/apperr"
+	"deidcorpus/jobs"
+	"deidcorpus/pipeline/experiment"
+)
+
+func init() {
+	register("experiment", "cross-validation, cross-corpus, learning-curve and original/resynthesized experiments", runExperiment)
+}
+
+func runExperiment(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "experiment", "--kind cv|cross|curve|or --corpus NAME [--other NAME] [flags] [--async]")
+	db := dbFlag(fs, e)
+	var p jobs.ExperimentParams
+	fs.StringVar(&p.Kind, "kind", "", "cv (k-fold by patient), cross (train on --other, test on --corpus), curve (learning curve in 10% steps) or or (O=>O, R=>R, O=>R, R=>O with --other the resynthesized twin)")
+	fs.StringVar(&p.Corpus, "corpus", "", "the corpus tested on (required)")
+	fs.StringVar(&p.Other, "other", "", "the second corpus (cross, curve with added data, or)")
+	fs.StringVar(&p.TrainSplit, "train-split", "", `split drawn on (default train; "all" for every document)`)
+	fs.StringVar(&p.TestSplit, "test-split", "", "test split; when empty, --test-fraction of the patients is held out")
+	fs.Float64Var(&p.TestFraction, "test-fraction", 0, "share of patients held out for testing (default 0.2)")
+	fs.StringVar(&p.OtherSplit, "other-split", "", "split of --other used for training (default train)")
+	fs.IntVar(&p.K, "k", 0, "cv: folds (default 10)")
+	fs.IntVar(&p.Steps, "steps", 0, "curve: steps (default 10)")
+	shares := listFlag{}
+	fs.Var(&shares, "shares", "cross: shares of --corpus's training patients added to --other's, e.g. 0.1,0.5")
+	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the splits, bootstrap and shuffles")
+	fs.StringVar(&p.Mapping, "mapping", "", "built-in tag-set mapping applied to --corpus (both corpora in or)")
+	fs.StringVar(&p.OtherMapping, "other-mapping", "", "built-in tag-set mapping applied to --other")
+	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults)")
+	async := fs.Bool("async", false, "queue the job, print its id and return")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if p.Kind == "" || p.Corpus == "" {
+		fs.Usage()
+		return apperr.New(apperr.Invalid, "--kind and --corpus are required")
+	}
+	for _, s := range shares {
+		var f float64
+		if err := json.Unmarshal([]byte(s), &f); err != nil {
+			return apperr.New(apperr.Invalid, "--shares: %q is not a number", s)
+		}
+		p.Shares = append(p.Shares, f)
+	}
+	if *configFile != "" {
+		var err error
+		if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+			return err
+		}
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	j, err := runJob(ctx, e, st, "experiment", p, *async)
+	if err != nil || *async {
+		return err
+	}
+	var res experiment.Result
+	data, err := json.Marshal(j.Result)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return err
+	}
+	return experiment.RenderMarkdown(e.stdout, &res)
+}
