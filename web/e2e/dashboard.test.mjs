@@ -444,11 +444,14 @@ test('two taggings compared with significance tests', async () => {
   await shot('compare.png');
 });
 
+let surrogate; // the surrogate corpus's name
+
 test('resynthesis from the form: the surrogate corpus shows its check, and the original beside a surrogate note', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }));
   const before = await jobIds();
   await page.selectOption('#resynth-corpus', corpus.name);
   const out = await page.inputValue('#resynth-out');
+  surrogate = out;
   await page.click('#form-resynthesize button[type="submit"]');
   const { row } = await finishedRow('resynthesize', before);
   assert.equal(await row.getAttribute('data-status'), 'succeeded', `resynthesis: ${await row.innerText()}`);
@@ -504,6 +507,162 @@ test('a run can be cancelled and retried from its row', async () => {
   const j = await gql(`query($id: ID!) { jobs(where: {id: $id}) { edges { node { status attempts } } } }`, { id });
   assert.equal(j.jobs.edges[0].node.status, 'cancelled');
   assert.equal(await page.locator(`tr[data-job="${id}"] td.num`).innerText(), String(j.jobs.edges[0].node.attempts));
+});
+
+// ---- Releases and provenance ---------------------------------------------
+// Freeze the demo corpus from the form, read its datasheet and download it,
+// freeze it again unchanged and see the diff say so, be refused sharing of
+// original text, and follow lineage chains on the object pages.
+
+let rel; // the first release's name
+const refOf = (v) => `${rel}@${v}`;
+const releaseQuery = (ref) => gql(`query($r: String!) { release(ref: $r) { id ref documents spans rootHash parentRef datasheet } }`, { r: ref }).then((d) => d.release);
+
+/** createFromForm fills the release form (name typed, so the version and parent are suggested) and submits it with the keyboard. */
+async function createFromForm(name, { share = false } = {}) {
+  await page.selectOption('#rel-corpus', corpus.name);
+  await page.fill('#rel-name', '');
+  await page.locator('#rel-name').focus();
+  await page.keyboard.type(name);
+  if (share) await page.check('#rel-share');
+  await page.fill('#rel-description', 'made by the browser tests');
+  await page.locator('#form-release button[type="submit"]').focus();
+  await page.keyboard.press('Enter');
+}
+
+test('a release of the demo corpus made from the form is listed, and its datasheet shows its document count', async () => {
+  let ms = await ready('releases', () => page.evaluate(() => { location.hash = '#/releases'; }));
+  timed('releases', ms);
+  assert.ok(await page.locator('#nav a', { hasText: 'Releases' }).isVisible(), 'Releases is in the navigation');
+  rel = `e2e-${corpus.name}-${Date.now() % 100000}`;
+  await ready('releases', () => createFromForm(rel));
+  const r = await releaseQuery(refOf('1.0.0'));
+  assert.ok(r, `${refOf('1.0.0')} was created`);
+  const row = page.locator(`table.releases tr[data-ref="${r.ref}"]`);
+  assert.ok(await row.isVisible(), 'the new release is listed');
+  assert.equal(await row.locator('td.documents').innerText(), r.documents.toLocaleString('en-US'));
+  assert.equal(await row.locator('td.spans').innerText(), r.spans.toLocaleString('en-US'));
+  assert.equal(await row.locator('code.hash').innerText(), r.rootHash.slice(0, 12));
+  assert.match(await page.locator('#created-note').innerText(), new RegExp(`Release ${r.ref} created`));
+  await shot('releases.png');
+
+  ms = await ready('releases/:ref', () => row.locator('a.release-link').click());
+  timed('release', ms);
+  const { corpusByName: c } = await gql(`query($n: String!) { corpusByName(name: $n) { documents { totalCount } } }`, { n: corpus.name });
+  assert.equal(r.documents, c.documents.totalCount, 'the release holds every document of the corpus');
+  const n = r.documents.toLocaleString('en-US');
+  assert.equal(await page.locator('.figures .documents').innerText(), n);
+  const sheet = page.locator('.datasheet');
+  assert.match(await sheet.locator('p', { hasText: 'documents of' }).innerText(), new RegExp(`^${r.documents} documents of \\d+ patients`));
+  // The Markdown is rendered: headings, tables, the provenance code block.
+  assert.equal(await sheet.locator('h3').first().innerText(), r.ref);
+  assert.ok(await sheet.locator('h4', { hasText: 'PHI by type' }).isVisible());
+  assert.ok(await sheet.locator('table').count() >= 3, 'the datasheet tables are tables');
+  assert.equal(await sheet.locator('pre.code').count(), 1);
+  assert.equal(await sheet.locator('tr', { hasText: 'root hash (SHA-256)' }).locator('code').innerText(), r.rootHash);
+  assert.equal(await sheet.evaluate((el) => el.innerHTML.includes('```') || el.innerHTML.includes('|---')), false, 'no raw Markdown left');
+  // Provenance: the release, then the corpus it froze, linked.
+  const steps = page.locator('#provenance li.step');
+  assert.equal(await steps.first().getAttribute('data-kind'), 'Release');
+  assert.equal(await page.locator('#provenance li.step[data-kind="Corpus"] a.step-link').first().innerText(), corpus.name);
+  assert.match(await steps.first().locator('.code-version').innerText(), /code version \S+/);
+  await shot('release.png');
+
+  // Every format downloads as a zip.
+  for (const f of ['i2b2', 'brat', 'jsonl']) {
+    const link = page.locator(`a.download[data-format="${f}"]`);
+    const url = await link.getAttribute('href');
+    assert.match(url, new RegExp(`^/download/releases/.+format=${f}$`));
+    const res = await fetch(base + url);
+    assert.equal(res.status, 200, `${f} download`);
+    assert.equal(res.headers.get('content-type'), 'application/zip', `${f} content type`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    assert.equal(String.fromCharCode(bytes[0], bytes[1]), 'PK', `${f}: a zip archive`);
+  }
+});
+
+test('a second version with nothing changed: its parent is suggested, and the diff says no changes', async () => {
+  await ready('releases', () => page.evaluate(() => { location.hash = '#/releases'; }));
+  await page.selectOption('#rel-corpus', corpus.name);
+  await page.fill('#rel-name', rel);
+  assert.equal(await page.inputValue('#rel-version'), '1.0.1', 'the next patch version is suggested');
+  assert.equal(await page.inputValue('#rel-parent'), refOf('1.0.0'), 'the newest release of the name is the parent');
+  await ready('releases', () => page.click('#form-release button[type="submit"]'));
+  const r2 = await releaseQuery(refOf('1.0.1'));
+  assert.equal(r2.parentRef, refOf('1.0.0'));
+  await ready('releases/:ref', () => page.locator(`table.releases tr[data-ref="${r2.ref}"] a.release-link`).click());
+  assert.equal(await page.locator('a.parent-link').innerText(), refOf('1.0.0'));
+  assert.equal(await page.inputValue('#diff-other'), refOf('1.0.0'));
+  const ms = await ready('releases/:a/diff/:b', () => page.click('.diff-form button[type="submit"]'));
+  timed('release diff', ms);
+  const { releaseDiff: d } = await gql(`query($a: String!, $b: String!) { releaseDiff(a: $a, b: $b) }`, { a: refOf('1.0.0'), b: refOf('1.0.1') });
+  for (const k of ['documentsAdded', 'documentsRemoved', 'documentsChanged', 'spansAdded', 'spansRemoved', 'spansRelabelled']) {
+    assert.deepEqual(d[k], [], `${k} is empty`);
+    assert.equal(await page.locator(`.figures .count.${k}`).innerText(), '0');
+  }
+  assert.equal(await page.locator('.diff-page').getAttribute('data-changes'), '0');
+  assert.match(await page.locator('.no-changes').innerText(), /^No changes: .*same documents and spans.*same root hash/);
+  await shot('release-diff.png');
+});
+
+test('sharing the original-text demo corpus is refused with a visible message', async () => {
+  await ready('releases', () => page.evaluate(() => { location.hash = '#/releases'; }));
+  const name = `${rel}-shared`;
+  await createFromForm(name, { share: true });
+  const msg = page.locator('#rel-status.refused[role="alert"]');
+  await msg.waitFor({ state: 'visible', timeout: 10_000 });
+  const text = await msg.innerText();
+  assert.match(text, /^Sharing refused: /);
+  assert.match(text, /holds original text .*cannot be released for outside sharing/);
+  assert.equal(await releaseQuery(`${name}@1.0.0`), null, 'nothing was released');
+  await msg.scrollIntoViewIfNeeded();
+  await shot('release-refused.png');
+});
+
+test('provenance on the evaluation, model and surrogate corpus pages: jobs, parameters, code versions, links', async () => {
+  // The evaluation: made by the tagging job, of the model, trained on the corpus.
+  let ms = await ready('evaluations/:id', () => page.evaluate((id) => { location.hash = `#/evaluations/${id}`; }, evaluationId));
+  timed('evaluation with provenance', ms);
+  const { lineage } = await gql(`query($id: ID!) { lineage(id: $id) { kind name job { id kind status } codeVersion } }`, { id: evaluationId });
+  const shown = await page.locator('#provenance li.step').evaluateAll((ls) => ls.map((l) => ({
+    kind: l.dataset.kind, name: l.querySelector('.step-head a, .step-head .step-name').textContent,
+    job: l.querySelector('.step-job')?.dataset.job, status: l.querySelector('.step-job')?.dataset.status,
+  })));
+  assert.deepEqual(shown.map((s) => s.kind), lineage.map((s) => s.kind));
+  assert.deepEqual(shown.map((s) => s.name), lineage.map((s) => s.name));
+  assert.deepEqual(shown.map((s) => s.job), lineage.map((s) => s.job?.id));
+  assert.equal(shown[0].status, 'succeeded');
+  assert.equal(lineage.at(-1).kind, 'Corpus', 'the chain reaches the corpus');
+  assert.equal(await page.locator('#provenance li.step[data-kind="Corpus"] a.step-link').last().getAttribute('href'), `#/corpus/${encodeURIComponent(corpus.name)}`);
+  await page.locator('#provenance').scrollIntoViewIfNeeded();
+  await shot('evaluation-provenance.png');
+  // The model: its training job's parameters; its corpus step opened from the keyboard.
+  await ready('models', () => page.evaluate(() => { location.hash = '#/models'; }));
+  ms = await ready('models/:name', () => page.locator(`table.models tr[data-model="${model}"] a.model-name`).click());
+  timed('model', ms);
+  const m = page.locator('#provenance li.step').first();
+  assert.equal(await m.getAttribute('data-kind'), 'Model');
+  assert.equal(await m.locator('.step-job .status').innerText(), 'succeeded');
+  assert.equal(await m.locator('dl.params [data-key="model"] dd').innerText(), model);
+  assert.match(await m.locator('dl.params [data-key="config"] dd').innerText(), /max_iterations/);
+  await shot('model.png');
+  await page.locator('#provenance li.step[data-kind="Corpus"] a.step-link').focus();
+  ms = await ready('corpus/:name', () => page.keyboard.press('Enter'));
+  assert.ok(await page.locator('#provenance li.step[data-kind="Corpus"]').first().isVisible());
+  // The surrogate corpus: the resynthesis job with its seed, then the source corpus.
+  await ready('corpus/:name', () => page.evaluate((n) => { location.hash = `#/corpus/${encodeURIComponent(n)}`; }, surrogate));
+  const first = page.locator('#provenance li.step').first();
+  assert.equal(await first.locator('.step-job').innerText().then((t) => t.includes('(resynthesize)')), true);
+  assert.equal(await first.locator('dl.params [data-key="seed"] dd').innerText(), '1');
+  assert.match(await first.locator('.code-version').innerText(), /code version \S+/);
+  assert.equal(await page.locator('#provenance li.step[data-kind="Corpus"] a.step-link').nth(1).innerText(), corpus.name);
+  await page.locator('#provenance').scrollIntoViewIfNeeded();
+  await shot('corpus-provenance.png');
+});
+
+test('a missing release shows a message', async () => {
+  await ready('error', () => page.evaluate(() => { location.hash = '#/releases/nothing@9.9.9'; }));
+  assert.match(await page.locator('[role="alert"]').innerText(), /no release nothing@9\.9\.9/i);
 });
 
 test('a missing evaluation shows a message; no script errors on the new pages', async () => {

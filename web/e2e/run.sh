@@ -26,5 +26,5 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 fi
 
-node --test overlay.test.mjs
+node --test overlay.test.mjs markdown.test.mjs
 node --test --test-reporter=spec dashboard.test.mjs

@@ -20,7 +20,10 @@ export const routes = [
   { path: 'evaluations/:id', requires: 'evaluations', page: () => import('./pages/evaluation.js') },
   { path: 'evaluations/:a/vs/:b', requires: ['evaluations', 'compareEvaluations'], page: () => import('./pages/compare.js') },
   { path: 'models', nav: 'Models', requires: 'models', page: () => import('./pages/models.js') },
-  // Next: { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
+  { path: 'models/:name', requires: 'models', page: () => import('./pages/model.js') },
+  { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
+  { path: 'releases/:ref', requires: ['releases', 'release'], page: () => import('./pages/release.js') },
+  { path: 'releases/:a/diff/:b', requires: ['release', 'releaseDiff'], page: () => import('./pages/release-diff.js') },
   { path: 'settings', nav: 'Settings', page: () => import('./pages/settings.js') },
 ];
 

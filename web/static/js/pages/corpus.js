@@ -5,6 +5,7 @@ import { gql, notFound } from '../api.js';
 import { h, num, pct, dec, href, table, card, figures, breadcrumbs } from '../dom.js';
 import { barChart } from '../charts.js';
 import { categoryColor } from '../colors.js';
+import { provenanceCard } from '../lineage.js';
 
 const CORPUS = `query Corpus($name: String!) {
   corpusByName(name: $name) {
@@ -47,9 +48,10 @@ export async function render({ params, query, signal, title }) {
   const sets = corpus.annotationSets || [];
   const set = query.set || (sets.some((s) => s.name === 'gold') ? 'gold' : sets[0]?.name);
 
-  const [stats, patients] = await Promise.all([
+  const [stats, patients, lineage] = await Promise.all([
     set ? gql(STATS, { id: corpus.id, set }, { signal }) : null,
     gql(PATIENTS, { id: corpus.id }, { signal }),
+    provenanceCard(corpus.id, { signal }),
   ]);
 
   const setPicker = sets.length > 1
@@ -71,6 +73,7 @@ export async function render({ params, query, signal, title }) {
     corpus.provenance?.source === 'resynthesis' ? checkCard(corpus.provenance) : null,
     stats ? statistics(name, set, stats) : card(null, h('p', { class: 'empty' }, 'This corpus has no annotation sets, so no PHI statistics.')),
     patientsCard(name, corpus.id, set, patients.patients, signal),
+    lineage,
   );
 }
 

@@ -7,6 +7,7 @@ import { gql, notFound } from '../api.js';
 import { h, num, pct, date, href, card, table, figures, breadcrumbs } from '../dom.js';
 import { barChart, heatmap } from '../charts.js';
 import { categoryColor, ERROR_KINDS } from '../colors.js';
+import { provenanceCard } from '../lineage.js';
 
 const EVALUATION = `query Evaluation($id: ID!) {
   evaluations(where: {id: $id}) { edges { node {
@@ -26,6 +27,7 @@ export async function render({ params, signal, title }) {
   const ev = evaluations.edges[0]?.node;
   if (!ev) throw notFound(`There is no evaluation “${params.id}”.`);
   const r = ev.report || {};
+  const lineage = provenanceCard(ev.id, { signal });
 
   return h('div', { class: 'page evaluation-page' },
     breadcrumbs([['Evaluations', '#/evaluations'], [`#${ev.id}`]]),
@@ -48,7 +50,8 @@ export async function render({ params, signal, title }) {
     headline(r),
     perTypeCard(r),
     h('div', { class: 'grid' }, errorsCard(r), accuracyCard(r)),
-    confusionCard(r));
+    confusionCard(r),
+    await lineage);
 }
 
 function notScored(r) {

@@ -20,7 +20,7 @@ export async function render({ query, signal, title }) {
   const { models } = await gql(MODELS, {}, { signal });
   const list = models.edges.map((e) => e.node);
   const t = table([
-    { label: 'Model', value: (m) => h('span', { class: 'model-name', id: `model-${m.name}`, tabindex: m.name === query.model ? '-1' : undefined }, m.name) },
+    { label: 'Model', value: (m) => h('a', { class: 'model-name', id: `model-${m.name}`, href: href(['models', m.name]) }, m.name) },
     { label: 'Kind', value: (m) => m.kind, rowHeader: false },
     { label: 'Trained on', value: (m) => (m.kind === 'external'
       ? h('span', { class: 'muted', title: m.endpoint }, m.endpoint || 'external')

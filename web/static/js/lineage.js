@@ -1,0 +1,99 @@
+// The "Provenance" section of the corpus, evaluation, model and release
+// pages: the lineage(id) chain from the object back to its imported sources,
+// each step with the job that made it (kind, status, parameters such as the
+// seed) and the code version, linked to the step's own page where it has one.
+
+import { gql, schema } from './api.js';
+import { h, href, card, date } from './dom.js';
+import { statusBadge } from './jobs.js';
+
+const LINEAGE = `query Lineage($id: ID!) {
+  lineage(id: $id) { kind id name provenance parameters codeVersion job { id kind status codeVersion createdAt finishedAt } }
+}`;
+
+/** The page of a lineage step, or null. */
+export function stepLink(step) {
+  const p = step.parameters || {};
+  const prov = step.provenance || {};
+  switch (step.kind) {
+    case 'Corpus': return href(['corpus', step.name]);
+    case 'AnnotationSet': {
+      const corpus = prov.corpus || p.corpus;
+      return typeof corpus === 'string' ? href(['corpus', corpus], { set: step.name }) : null;
+    }
+    case 'Model': return href(['models', step.name]);
+    case 'Evaluation': return href(['evaluations', step.id]);
+    case 'Release': return href(['releases', step.name]);
+    case 'Job': return href(['runs'], { kind: step.name });
+    default: return null;
+  }
+}
+
+const LABELS = { Corpus: 'corpus', AnnotationSet: 'annotation set', Model: 'model', Evaluation: 'evaluation', Release: 'release', Job: 'job' };
+
+function value(v) {
+  if (v === null || v === undefined) return '—';
+  if (typeof v !== 'object') return String(v);
+  const s = JSON.stringify(v);
+  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+}
+
+// keyValues lists a map as "key value" pairs; objects in one line, shortened
+// (the title holds the whole value).
+function keyValues(map, cls, skip = () => false) {
+  const entries = Object.entries(map || {}).filter(([k, v]) => !skip(k, v));
+  if (!entries.length) return null;
+  return h('dl', { class: `kv ${cls}` }, entries.map(([k, v]) => h('div', { 'data-key': k },
+    h('dt', {}, k),
+    h('dd', { title: typeof v === 'object' && v !== null ? JSON.stringify(v, null, 1) : undefined }, h('code', {}, value(v))))));
+}
+
+function stepView(step, i) {
+  const link = stepLink(step);
+  const name = link ? h('a', { href: link, class: 'step-link' }, step.name) : h('span', { class: 'step-name' }, step.name);
+  const j = step.job;
+  const code = step.codeVersion || j?.codeVersion;
+  // A step made by no job records how it came (imported, synthesized, frozen).
+  const prov = j ? null : keyValues(step.provenance, 'provenance-kv', (k, v) => k === 'codeVersion' || (typeof v === 'object' && v !== null && k !== 'options'));
+  return h('li', { class: 'step', 'data-kind': step.kind, 'data-id': step.id },
+    h('div', { class: 'step-head' },
+      h('span', { class: `kind k-${step.kind}` }, LABELS[step.kind] || step.kind), ' ', name,
+      i === 0 ? h('span', { class: 'muted' }, ' (this page)') : null),
+    j
+      ? h('div', { class: 'step-job', 'data-job': j.id, 'data-status': j.status },
+        'made by job ', h('a', { href: href(['runs'], { kind: j.kind }), title: `Runs of kind ${j.kind}` }, `#${j.id}`),
+        ` (${j.kind}) `, statusBadge(j.status),
+        j.finishedAt ? h('span', { class: 'muted' }, ` finished ${date(j.finishedAt)}`) : null)
+      : h('div', { class: 'step-job muted' }, step.kind === 'Release' ? 'frozen by createRelease' : 'made by no job (imported or loaded)'),
+    keyValues(step.parameters, 'params'),
+    prov,
+    code ? h('div', { class: 'code-version' }, 'code version ', h('code', {}, code)) : null);
+}
+
+/** lineageView draws a chain of steps. */
+export function lineageView(steps) {
+  if (!steps.length) return h('p', { class: 'empty' }, 'No provenance is recorded for this object.');
+  return h('ol', { class: 'lineage', 'aria-label': 'Provenance chain, newest first' }, steps.map(stepView));
+}
+
+/**
+ * provenanceCard resolves to the Provenance section of the object with this
+ * global id; it never rejects (but for an abort): a failure becomes a message
+ * in the section, and a server without the lineage query gives null.
+ */
+export async function provenanceCard(id, { signal } = {}) {
+  try {
+    const api = await schema();
+    if (!api.query.has('lineage')) return null;
+    const { lineage } = await gql(LINEAGE, { id: String(id) }, { signal });
+    return h('section', { class: 'card provenance-card', id: 'provenance' },
+      h('h2', {}, 'Provenance'),
+      h('p', { class: 'muted' }, 'Where this came from: each object, the job that made it with its parameters, and the code version, back to the imported sources.'),
+      lineageView(lineage));
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    return h('section', { class: 'card provenance-card', id: 'provenance' },
+      h('h2', {}, 'Provenance'),
+      h('p', { class: 'error-inline', role: 'alert' }, `Could not load the provenance: ${e.message}`));
+  }
+}
