@@ -41,7 +41,8 @@ func DefaultConfig() Config {
 }
 
 // ReadConfig reads a JSON configuration over the defaults; unknown fields are
-// an error so that a misspelt option is not silently ignored.
+// an error so that a misspelt option is not silently ignored. recall_bias
+// entries are added to the default one ("*": 0.4); set "*" to 0 to drop it.
 func ReadConfig(r io.Reader) (Config, error) {
 	cfg := DefaultConfig()
 	dec := json.NewDecoder(r)

@@ -268,15 +268,28 @@ func TestMeddocanDevAccuracy(t *testing.T) {
 
 // BenchmarkTag measures tagging end to end (tokenizing, features, Viterbi,
 // rules and post-processing) on MEDDOCAN dev with one worker, in tokens per
-// second per core.
+// second per core. The model is DEIDCORPUS_MODEL (a saved artifact, e.g. the
+// full MEDDOCAN model) or else one trained on 100 documents.
 func BenchmarkTag(b *testing.B) {
-	train := readMeddocan(b, "train")[:100]
 	dev := readMeddocan(b, "dev")
-	cfg := DefaultConfig()
-	cfg.Training.MaxIterations = 30
-	m, err := Train(context.Background(), train, cfg, nil)
-	if err != nil {
-		b.Fatal(err)
+	var m *Model
+	if path := os.Getenv("DEIDCORPUS_MODEL"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err = Load(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		cfg := DefaultConfig()
+		cfg.Training.MaxIterations = 30
+		var err error
+		if m, err = Train(context.Background(), readMeddocan(b, "train")[:100], cfg, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 	tokens := 0
 	for _, d := range dev {
