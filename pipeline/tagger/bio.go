@@ -97,10 +97,18 @@ func (l *Labels) encode(tk *Tokens, ix *pipeline.Index, spans []pipeline.Span) [
 }
 
 // decode turns a BIO label sequence back into spans with code-point offsets.
-// An I- label that does not continue a span of its type starts one, as
-// conlleval reads it.
 func (l *Labels) decode(tk *Tokens, ix *pipeline.Index, y []int) []pipeline.Span {
 	var out []pipeline.Span
+	for _, p := range bioSpans(y) {
+		out = append(out, l.span(tk, ix, p.first, p.last, p.typ))
+	}
+	return out
+}
+
+// bioSpans reads the token spans of a BIO label sequence. An I- label that
+// does not continue a span of its type starts one, as conlleval reads it.
+func bioSpans(y []int) []tokSpan {
+	var out []tokSpan
 	for i := 0; i < len(y); {
 		if y[i] == 0 {
 			i++
@@ -111,7 +119,7 @@ func (l *Labels) decode(tk *Tokens, ix *pipeline.Index, y []int) []pipeline.Span
 		for j < len(y) && y[j] == 2+2*k {
 			j++
 		}
-		out = append(out, l.span(tk, ix, i, j, k))
+		out = append(out, tokSpan{i, j, k})
 		i = j
 	}
 	return out

@@ -547,20 +547,7 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 	if cap(tg.score) < n {
 		tg.score, tg.back = make([]float64, n), make([]int32, n)
 	}
-	y := m.crf.viterbi(&s, bias, tg.score[:n], tg.back[:n])
-	for i := 0; i < len(y); {
-		if y[i] == 0 {
-			i++
-			continue
-		}
-		k := typeOf(y[i])
-		j := i + 1
-		for j < len(y) && y[j] == 2+2*k {
-			j++
-		}
-		td.pred = append(td.pred, tokSpan{i, j, k})
-		i = j
-	}
+	td.pred = bioSpans(m.crf.viterbi(&s, bias, tg.score[:n], tg.back[:n]))
 	m.applyRules(td)
 	if post {
 		m.trim(td)
