@@ -3,7 +3,7 @@ package tagger
 import (
 	"bufio"
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -20,7 +20,7 @@ func WriteCRFsuite(ctx context.Context, w io.Writer, docs []pipeline.Document, c
 		return err
 	}
 	if len(docs) == 0 {
-		return errors.New("tagger: no documents to export")
+		return fmt.Errorf("%w: no documents to export", ErrInput)
 	}
 	m := &Model{Config: cfg}
 	ts, err := m.prepareTraining(docs)

@@ -40,6 +40,13 @@ func DefaultConfig() Config {
 	}
 }
 
+// ErrConfig marks an invalid configuration and ErrInput unusable training
+// input (no documents, too many types); callers map both to "invalid".
+var (
+	ErrConfig = errors.New("invalid tagger config")
+	ErrInput  = errors.New("invalid tagger input")
+)
+
 // ReadConfig reads a JSON configuration over the defaults; unknown fields are
 // an error so that a misspelt option is not silently ignored. recall_bias
 // entries are added to the default one ("*": 0.4); set "*" to 0 to drop it.
@@ -48,7 +55,7 @@ func ReadConfig(r io.Reader) (Config, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("tagger config: %w", err)
+		return cfg, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return cfg, cfg.Validate()
 }
@@ -56,17 +63,17 @@ func ReadConfig(r io.Reader) (Config, error) {
 // Validate reports the first option out of range.
 func (c Config) Validate() error {
 	if err := c.Features.validate(); err != nil {
-		return fmt.Errorf("tagger config: features: %w", err)
+		return fmt.Errorf("%w: features: %v", ErrConfig, err)
 	}
 	if err := c.Training.validate(); err != nil {
-		return fmt.Errorf("tagger config: training: %w", err)
+		return fmt.Errorf("%w: training: %v", ErrConfig, err)
 	}
 	if err := c.Post.validate(); err != nil {
-		return fmt.Errorf("tagger config: post: %w", err)
+		return fmt.Errorf("%w: post: %v", ErrConfig, err)
 	}
 	for k, v := range c.RecallBias {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("tagger config: recall_bias[%s] is not finite", k)
+			return fmt.Errorf("%w: recall_bias[%s] is not finite", ErrConfig, k)
 		}
 	}
 	return nil
@@ -132,7 +139,7 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 		return nil, err
 	}
 	if len(docs) == 0 {
-		return nil, errors.New("tagger: no training documents")
+		return nil, fmt.Errorf("%w: no training documents", ErrInput)
 	}
 	if progress == nil {
 		progress = func(Progress) {}
@@ -193,7 +200,7 @@ func (m *Model) prepareTraining(docs []pipeline.Document) (*trainingSet, error) 
 	m.labels = labelsOf(docs)
 	m.Types = m.labels.Types
 	if m.labels.N() > math.MaxUint16 {
-		return nil, fmt.Errorf("tagger: %d span types are too many", len(m.Types))
+		return nil, fmt.Errorf("%w: %d span types are too many", ErrInput, len(m.Types))
 	}
 	ts := &trainingSet{toks: make([]*Tokens, len(docs)), ys: make([][]int, len(docs))}
 	for i, d := range docs {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -142,8 +143,8 @@ func TestReadConfig(t *testing.T) {
 		t.Errorf("config %+v", cfg)
 	}
 	for _, bad := range []string{`{"training": {"l2": -1}}`, `{"featurez": {}}`, `{"features": {"lexicon": "nope"}}`} {
-		if _, err := ReadConfig(strings.NewReader(bad)); err == nil {
-			t.Errorf("config %s accepted", bad)
+		if _, err := ReadConfig(strings.NewReader(bad)); !errors.Is(err, ErrConfig) {
+			t.Errorf("config %s: error %v, want ErrConfig", bad, err)
 		}
 	}
 }
@@ -338,7 +339,7 @@ func TestEmptyDocumentsAndNoSpans(t *testing.T) {
 			t.Errorf("%s: spans %v from a model without labels", d.ID, d.Spans)
 		}
 	}
-	if _, err := Train(context.Background(), nil, cfg, nil); err == nil {
+	if _, err := Train(context.Background(), nil, cfg, nil); !errors.Is(err, ErrInput) {
 		t.Error("training on nothing succeeded")
 	}
 }

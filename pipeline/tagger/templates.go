@@ -6,8 +6,10 @@ import (
 )
 
 // template is one regular-expression template of Yang & Garibaldi's Table 2,
-// widened to the Spanish of MEDDOCAN. A template is a feature, not a
-// decision: the CRF learns how far to trust each one for each label.
+// widened to the Spanish of MEDDOCAN. A template is first a feature: the CRF
+// learns how far to trust it for each label. Those whose training matches
+// are almost always gold spans of one type also become trusted patterns in
+// post-processing (bindTemplates).
 //
 // Templates are tried anchored at the tokens that can start a match rather
 // than scanned over the whole text: most need a digit first, and scanning
