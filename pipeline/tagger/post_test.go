@@ -1,6 +1,8 @@
 package tagger
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"sort"
 	"testing"
@@ -153,5 +155,67 @@ func TestTrimKeepsAbbreviations(t *testing.T) {
 		if got := td.spans()[0].Text; got != want {
 			t.Errorf("trim in %q: %q, want %q", text, got, want)
 		}
+	}
+}
+
+// End to end on a synthetic longitudinal corpus: the model learns names only
+// from "Paciente:" fields, so it misses a bare name in another record's
+// narrative; propagation across the patient's records recovers it, and does
+// not spill into another patient's record.
+func TestTagRecoversNameAcrossRecords(t *testing.T) {
+	given := []string{"Ernesto", "Lucía", "Marta", "Jorge", "Pilar", "Andrés", "Elena", "Tomás", "Rosa", "Iván"}
+	family := []string{"Rivera", "Bueno", "Navarro", "Castro", "Molina", "Ortega", "Prieto", "Vidal", "Soler", "Campos"}
+	narrative := []string{"Refiere dolor abdominal desde ayer.", "Presenta fiebre y tos.", "Acude a control rutinario.", "Niega alergias conocidas."}
+	var train []pipeline.Document
+	for i := 0; i < 40; i++ {
+		name := given[i%len(given)] + " " + family[(i*3+1)%len(family)]
+		head := "Paciente: "
+		text := head + name + ".\n" + narrative[i%len(narrative)] + "\n" + narrative[(i+1)%len(narrative)] + "\n"
+		train = append(train, pipeline.Document{ID: fmt.Sprintf("t%d", i), Text: text, Spans: []pipeline.Span{
+			{Start: len(head), End: len(head) + len([]rune(name)), Category: "NAME", Type: "PATIENT"},
+		}})
+	}
+	cfg := DefaultConfig()
+	cfg.Features.Lexicon = "" // only what the corpus teaches
+	cfg.Training.MaxIterations = 50
+	cfg.Post.PropagateMinSpans = 1
+	m, err := Train(context.Background(), train, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(m.learnt.Propagate, "PATIENT") {
+		t.Fatalf("PATIENT not learnt as a trusted type: %v", m.learnt.Propagate)
+	}
+	docs := []pipeline.Document{
+		{ID: "500-01", Patient: "500", Text: "Paciente: Harlan Valdez.\nAcude a control rutinario.\n"},
+		{ID: "500-02", Patient: "500", Text: "Control.\nHoy Harlan Valdez refiere dolor abdominal.\n"},
+		{ID: "600-01", Patient: "600", Text: "Control.\nHoy Harlan Valdez refiere dolor abdominal.\n"},
+	}
+	names := func(out []pipeline.Document) map[string][]string {
+		got := map[string][]string{}
+		for _, d := range out {
+			for _, s := range d.Spans {
+				got[d.ID] = append(got[d.ID], s.Type+":"+s.Text)
+			}
+		}
+		return got
+	}
+	before, err := m.Tag(context.Background(), docs, TagOptions{NoPostProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Tag(context.Background(), docs, TagOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, a := names(before), names(after)
+	if !reflect.DeepEqual(b["500-01"], []string{"PATIENT:Harlan Valdez"}) || len(b["500-02"]) != 0 {
+		t.Fatalf("the CRF alone should find the field and miss the narrative: %q", b)
+	}
+	if !reflect.DeepEqual(a["500-02"], []string{"PATIENT:Harlan Valdez"}) {
+		t.Errorf("record 500-02 after propagation: %q, want the name", a["500-02"])
+	}
+	if len(a["600-01"]) != 0 {
+		t.Errorf("another patient's record got %q", a["600-01"])
 	}
 }
