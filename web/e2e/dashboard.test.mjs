@@ -490,12 +490,15 @@ test('an export run ends with a download link', async () => {
 });
 
 test('a run can be cancelled and retried from its row', async () => {
-  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=train'; }));
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs'; }));
   const before = await jobIds();
-  await page.selectOption('#train-corpus', corpus.name);
-  await page.fill('#train-model', `${model}-long`);
-  await page.fill('#train-iterations', '5000');
-  await page.click('#form-train button[type="submit"]');
+  // A training that cannot stop early (no convergence test), so the job is
+  // still running when Cancel is pressed; the form sets iterations only.
+  await gql(`mutation($c: String!, $m: String!) { startTraining(input: {corpus: $c, model: $m,
+    config: {training: {max_iterations: 100000, epsilon: 0, gradient_threshold: 0}}}) { id } }`,
+  { c: corpus.name, m: `${model}-long` });
+  await ready(null, () => page.evaluate(() => { location.hash = '#/models'; }));
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs'; }));
   const cancel = page.locator('table.jobs tbody tr').first().locator('button[data-action="cancel"]');
   await cancel.click();
   const { id, row } = await finishedRow('train', before, 20_000);
