@@ -6,6 +6,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/model"
 )
@@ -99,6 +100,13 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			step.Provenance = map[string]any{"gold": e.GoldSet, "system": e.SystemSet, "metric": e.Metric, "options": e.Options}
 			if e.JobID != nil {
 				step.JobID = *e.JobID
+			}
+			// The system set leads to the model that tagged it and its training.
+			for _, name := range []string{e.SystemSet, e.GoldSet} {
+				if set, err := s.Client.AnnotationSet.Query().
+					Where(annotationset.CorpusID(e.CorpusID), annotationset.Name(name)).Only(ctx); err == nil {
+					next = append(next, func() error { return visit("AnnotationSet", set.ID) })
+				}
 			}
 			next = append(next, func() error { return visit("Corpus", e.CorpusID) })
 		case "Release":

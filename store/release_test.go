@@ -10,6 +10,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent/schema"
+	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/store"
@@ -100,4 +101,32 @@ func TestReleases(t *testing.T) {
 			assert.Contains(t, err.Error(), "original text")
 		})
 	}
+}
+
+func TestLineageOfATaggedEvaluation(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	c, _ := st.CorpusByName(ctx, "c")
+	docs, err := st.LoadDocuments(ctx, c, "gold")
+	require.NoError(t, err)
+	m, err := st.RegisterExternalModel(ctx, "ext", "http://127.0.0.1:1/tag", nil, "")
+	require.NoError(t, err)
+	_, err = st.SaveAnnotations(ctx, c, "system-ext", "system", map[string]any{"model": "ext"}, 0, docs)
+	require.NoError(t, err)
+	report, err := evaluate.Evaluate(docs, docs, evaluate.Options{})
+	require.NoError(t, err)
+	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: c.ID, Gold: "gold", System: "system-ext", Report: report})
+	require.NoError(t, err)
+	steps, err := st.Lineage(ctx, ev.ID)
+	require.NoError(t, err)
+	var got []string
+	for _, s := range steps {
+		got = append(got, s.Kind+":"+s.Name)
+	}
+	assert.Equal(t, []string{"Evaluation:system-ext vs gold", "AnnotationSet:system-ext", "Model:ext", "Corpus:c", "AnnotationSet:gold"}, got)
+	assert.Equal(t, m.Name, steps[2].Name)
 }
