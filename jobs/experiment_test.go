@@ -3,8 +3,6 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -102,49 +100,3 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	}
 }
 
-// TestExperimentWorkedExample runs an experiment job on an existing database
-// and prints its table as Markdown: the README's worked example. It runs only
-// when DEIDCORPUS_EXPERIMENT_DB names the database and
-// DEIDCORPUS_EXPERIMENT_PARAMS holds the job's parameters as JSON, e.g.
-//
-//	DEIDCORPUS_EXPERIMENT_DB=/tmp/exp.db \
-//	DEIDCORPUS_EXPERIMENT_PARAMS='{"kind":"or","corpus":"meddocan","other":"meddocan-r","seed":1}' \
-//	go test -run WorkedExample -v -timeout 2h ./jobs
-func TestExperimentWorkedExample(t *testing.T) {
-	dsn, params := os.Getenv("DEIDCORPUS_EXPERIMENT_DB"), os.Getenv("DEIDCORPUS_EXPERIMENT_PARAMS")
-	if dsn == "" || params == "" {
-		t.Skip("set DEIDCORPUS_EXPERIMENT_DB and DEIDCORPUS_EXPERIMENT_PARAMS to run an experiment")
-	}
-	var p jobs.ExperimentParams
-	require.NoError(t, json.Unmarshal([]byte(params), &p))
-	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
-	require.NoError(t, err)
-	defer st.Close()
-	m := newManager(t, st, nil, jobs.Options{Concurrency: 1})
-	start := time.Now()
-	j, err := m.Enqueue(ctx, "experiment", p, "worked-example", nil)
-	require.NoError(t, err)
-	t.Logf("job %d", j.ID)
-	ch, err := m.Watch(ctx, j.ID)
-	require.NoError(t, err)
-	var last string
-	for js := range ch {
-		if js.Message != last && !strings.Contains(js.Message, "iteration") {
-			t.Logf("%s %d/%d %s", time.Since(start).Round(time.Second), js.ProgressDone, js.ProgressTotal, js.Message)
-			last = js.Message
-		}
-	}
-	done, err := m.Get(ctx, j.ID)
-	require.NoError(t, err)
-	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
-	res := experimentResult(t, done.Result)
-	var b strings.Builder
-	require.NoError(t, experiment.RenderMarkdown(&b, &res))
-	t.Logf("job %d took %s\n%s", j.ID, time.Since(start).Round(time.Second), b.String())
-	if out := os.Getenv("DEIDCORPUS_EXPERIMENT_OUT"); out != "" {
-		data, _ := json.MarshalIndent(done.Result, "", "  ")
-		require.NoError(t, os.WriteFile(out, data, 0o644))
-		require.NoError(t, os.WriteFile(out+".md", []byte(b.String()), 0o644))
-	}
-}
