@@ -12,7 +12,6 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/experiment"
-	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
 
@@ -99,4 +98,3 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 		t.Logf("%s: %s", bad.Kind, failed.Error)
 	}
 }
-
