@@ -20,16 +20,29 @@ import (
 	"deidcorpus/store"
 )
 
-// Config tunes the server.
+// Config tunes the server and its limits.
 type Config struct {
 	// MaxUploadBytes bounds one multipart request (imports).
 	MaxUploadBytes int64
-	// MaxComplexity bounds a GraphQL query's complexity.
+	// MaxRequestBytes bounds any other request's body.
+	MaxRequestBytes int64
+	// MaxComplexity and MaxDepth bound a GraphQL operation.
 	MaxComplexity int
+	MaxDepth      int
+	// RatePerSecond and RateBurst bound each client's requests (by token,
+	// else by address); 0 turns the limit off.
+	RatePerSecond, RateBurst int
+	// RequestTimeout bounds a request that is not a stream (websocket, SSE).
+	RequestTimeout time.Duration
 }
 
 // DefaultConfig is what `serve` uses unless told otherwise.
-var DefaultConfig = Config{MaxUploadBytes: 512 << 20, MaxComplexity: 5000}
+var DefaultConfig = Config{
+	MaxUploadBytes: 512 << 20, MaxRequestBytes: 8 << 20,
+	MaxComplexity: 5000, MaxDepth: 12,
+	RatePerSecond: 50, RateBurst: 200,
+	RequestTimeout: 2 * time.Minute,
+}
 
 //go:embed assets
 var assets embed.FS
@@ -39,7 +52,7 @@ var assets embed.FS
 func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
 	mux := http.NewServeMux()
 	addRoutes(mux, logger, cfg, st, jm)
-	return logRequests(logger, mux)
+	return logRequests(logger, limitRequests(cfg, mux))
 }
 
 func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
@@ -55,6 +68,7 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
 	return srv
 }
