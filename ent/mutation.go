@@ -11105,7 +11105,9 @@ type SurrogateMappingMutation struct {
 	scope         *string
 	category      *string
 	_type         *string
-	original      *string
+	original_enc  *[]byte
+	original_hash *string
+	key_id        *string
 	surrogate     *string
 	strategy      *string
 	job_id        *int
@@ -11379,40 +11381,125 @@ func (m *SurrogateMappingMutation) ResetType() {
 	m._type = nil
 }
 
-// SetOriginal sets the "original" field.
-func (m *SurrogateMappingMutation) SetOriginal(s string) {
-	m.original = &s
+// SetOriginalEnc sets the "original_enc" field.
+func (m *SurrogateMappingMutation) SetOriginalEnc(b []byte) {
+	m.original_enc = &b
 }
 
-// Original returns the value of the "original" field in the mutation.
-func (m *SurrogateMappingMutation) Original() (r string, exists bool) {
-	v := m.original
+// OriginalEnc returns the value of the "original_enc" field in the mutation.
+func (m *SurrogateMappingMutation) OriginalEnc() (r []byte, exists bool) {
+	v := m.original_enc
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldOriginal returns the old "original" field's value of the SurrogateMapping entity.
+// OldOriginalEnc returns the old "original_enc" field's value of the SurrogateMapping entity.
 // If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *SurrogateMappingMutation) OldOriginal(ctx context.Context) (v string, err error) {
+func (m *SurrogateMappingMutation) OldOriginalEnc(ctx context.Context) (v []byte, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldOriginal is only allowed on UpdateOne operations")
+		return v, errors.New("OldOriginalEnc is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldOriginal requires an ID field in the mutation")
+		return v, errors.New("OldOriginalEnc requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldOriginal: %w", err)
+		return v, fmt.Errorf("querying old value for OldOriginalEnc: %w", err)
 	}
-	return oldValue.Original, nil
+	return oldValue.OriginalEnc, nil
 }
 
-// ResetOriginal resets all changes to the "original" field.
-func (m *SurrogateMappingMutation) ResetOriginal() {
-	m.original = nil
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (m *SurrogateMappingMutation) ClearOriginalEnc() {
+	m.original_enc = nil
+	m.clearedFields[surrogatemapping.FieldOriginalEnc] = struct{}{}
+}
+
+// OriginalEncCleared returns if the "original_enc" field was cleared in this mutation.
+func (m *SurrogateMappingMutation) OriginalEncCleared() bool {
+	_, ok := m.clearedFields[surrogatemapping.FieldOriginalEnc]
+	return ok
+}
+
+// ResetOriginalEnc resets all changes to the "original_enc" field.
+func (m *SurrogateMappingMutation) ResetOriginalEnc() {
+	m.original_enc = nil
+	delete(m.clearedFields, surrogatemapping.FieldOriginalEnc)
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (m *SurrogateMappingMutation) SetOriginalHash(s string) {
+	m.original_hash = &s
+}
+
+// OriginalHash returns the value of the "original_hash" field in the mutation.
+func (m *SurrogateMappingMutation) OriginalHash() (r string, exists bool) {
+	v := m.original_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOriginalHash returns the old "original_hash" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldOriginalHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOriginalHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOriginalHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOriginalHash: %w", err)
+	}
+	return oldValue.OriginalHash, nil
+}
+
+// ResetOriginalHash resets all changes to the "original_hash" field.
+func (m *SurrogateMappingMutation) ResetOriginalHash() {
+	m.original_hash = nil
+}
+
+// SetKeyID sets the "key_id" field.
+func (m *SurrogateMappingMutation) SetKeyID(s string) {
+	m.key_id = &s
+}
+
+// KeyID returns the value of the "key_id" field in the mutation.
+func (m *SurrogateMappingMutation) KeyID() (r string, exists bool) {
+	v := m.key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeyID returns the old "key_id" field's value of the SurrogateMapping entity.
+// If the SurrogateMapping object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SurrogateMappingMutation) OldKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeyID: %w", err)
+	}
+	return oldValue.KeyID, nil
+}
+
+// ResetKeyID resets all changes to the "key_id" field.
+func (m *SurrogateMappingMutation) ResetKeyID() {
+	m.key_id = nil
 }
 
 // SetSurrogate sets the "surrogate" field.
@@ -11613,7 +11700,7 @@ func (m *SurrogateMappingMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SurrogateMappingMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.corpus_id != nil {
 		fields = append(fields, surrogatemapping.FieldCorpusID)
 	}
@@ -11626,8 +11713,14 @@ func (m *SurrogateMappingMutation) Fields() []string {
 	if m._type != nil {
 		fields = append(fields, surrogatemapping.FieldType)
 	}
-	if m.original != nil {
-		fields = append(fields, surrogatemapping.FieldOriginal)
+	if m.original_enc != nil {
+		fields = append(fields, surrogatemapping.FieldOriginalEnc)
+	}
+	if m.original_hash != nil {
+		fields = append(fields, surrogatemapping.FieldOriginalHash)
+	}
+	if m.key_id != nil {
+		fields = append(fields, surrogatemapping.FieldKeyID)
 	}
 	if m.surrogate != nil {
 		fields = append(fields, surrogatemapping.FieldSurrogate)
@@ -11657,8 +11750,12 @@ func (m *SurrogateMappingMutation) Field(name string) (ent.Value, bool) {
 		return m.Category()
 	case surrogatemapping.FieldType:
 		return m.GetType()
-	case surrogatemapping.FieldOriginal:
-		return m.Original()
+	case surrogatemapping.FieldOriginalEnc:
+		return m.OriginalEnc()
+	case surrogatemapping.FieldOriginalHash:
+		return m.OriginalHash()
+	case surrogatemapping.FieldKeyID:
+		return m.KeyID()
 	case surrogatemapping.FieldSurrogate:
 		return m.Surrogate()
 	case surrogatemapping.FieldStrategy:
@@ -11684,8 +11781,12 @@ func (m *SurrogateMappingMutation) OldField(ctx context.Context, name string) (e
 		return m.OldCategory(ctx)
 	case surrogatemapping.FieldType:
 		return m.OldType(ctx)
-	case surrogatemapping.FieldOriginal:
-		return m.OldOriginal(ctx)
+	case surrogatemapping.FieldOriginalEnc:
+		return m.OldOriginalEnc(ctx)
+	case surrogatemapping.FieldOriginalHash:
+		return m.OldOriginalHash(ctx)
+	case surrogatemapping.FieldKeyID:
+		return m.OldKeyID(ctx)
 	case surrogatemapping.FieldSurrogate:
 		return m.OldSurrogate(ctx)
 	case surrogatemapping.FieldStrategy:
@@ -11731,12 +11832,26 @@ func (m *SurrogateMappingMutation) SetField(name string, value ent.Value) error 
 		}
 		m.SetType(v)
 		return nil
-	case surrogatemapping.FieldOriginal:
+	case surrogatemapping.FieldOriginalEnc:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOriginalEnc(v)
+		return nil
+	case surrogatemapping.FieldOriginalHash:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetOriginal(v)
+		m.SetOriginalHash(v)
+		return nil
+	case surrogatemapping.FieldKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeyID(v)
 		return nil
 	case surrogatemapping.FieldSurrogate:
 		v, ok := value.(string)
@@ -11822,7 +11937,11 @@ func (m *SurrogateMappingMutation) AddField(name string, value ent.Value) error 
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *SurrogateMappingMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(surrogatemapping.FieldOriginalEnc) {
+		fields = append(fields, surrogatemapping.FieldOriginalEnc)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -11835,6 +11954,11 @@ func (m *SurrogateMappingMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *SurrogateMappingMutation) ClearField(name string) error {
+	switch name {
+	case surrogatemapping.FieldOriginalEnc:
+		m.ClearOriginalEnc()
+		return nil
+	}
 	return fmt.Errorf("unknown SurrogateMapping nullable field %s", name)
 }
 
@@ -11854,8 +11978,14 @@ func (m *SurrogateMappingMutation) ResetField(name string) error {
 	case surrogatemapping.FieldType:
 		m.ResetType()
 		return nil
-	case surrogatemapping.FieldOriginal:
-		m.ResetOriginal()
+	case surrogatemapping.FieldOriginalEnc:
+		m.ResetOriginalEnc()
+		return nil
+	case surrogatemapping.FieldOriginalHash:
+		m.ResetOriginalHash()
+		return nil
+	case surrogatemapping.FieldKeyID:
+		m.ResetKeyID()
 		return nil
 	case surrogatemapping.FieldSurrogate:
 		m.ResetSurrogate()

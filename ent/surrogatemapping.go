@@ -25,8 +25,12 @@ type SurrogateMapping struct {
 	Category string `json:"category,omitempty"`
 	// Type holds the value of the "type" field.
 	Type string `json:"type,omitempty"`
-	// Original holds the value of the "original" field.
-	Original string `json:"original,omitempty"`
+	// the original value, encrypted (nonce + AES-GCM ciphertext)
+	OriginalEnc []byte `json:"original_enc,omitempty"`
+	// HMAC-SHA256 of the original value under the lookup key (hex)
+	OriginalHash string `json:"original_hash,omitempty"`
+	// id of the key that encrypted original_enc
+	KeyID string `json:"key_id,omitempty"`
 	// Surrogate holds the value of the "surrogate" field.
 	Surrogate string `json:"surrogate,omitempty"`
 	// Strategy holds the value of the "strategy" field.
@@ -43,9 +47,11 @@ func (*SurrogateMapping) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case surrogatemapping.FieldOriginalEnc:
+			values[i] = new([]byte)
 		case surrogatemapping.FieldID, surrogatemapping.FieldCorpusID, surrogatemapping.FieldJobID:
 			values[i] = new(sql.NullInt64)
-		case surrogatemapping.FieldScope, surrogatemapping.FieldCategory, surrogatemapping.FieldType, surrogatemapping.FieldOriginal, surrogatemapping.FieldSurrogate, surrogatemapping.FieldStrategy:
+		case surrogatemapping.FieldScope, surrogatemapping.FieldCategory, surrogatemapping.FieldType, surrogatemapping.FieldOriginalHash, surrogatemapping.FieldKeyID, surrogatemapping.FieldSurrogate, surrogatemapping.FieldStrategy:
 			values[i] = new(sql.NullString)
 		case surrogatemapping.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -94,11 +100,23 @@ func (_m *SurrogateMapping) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Type = value.String
 			}
-		case surrogatemapping.FieldOriginal:
+		case surrogatemapping.FieldOriginalEnc:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field original_enc", values[i])
+			} else if value != nil {
+				_m.OriginalEnc = *value
+			}
+		case surrogatemapping.FieldOriginalHash:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field original", values[i])
+				return fmt.Errorf("unexpected type %T for field original_hash", values[i])
 			} else if value.Valid {
-				_m.Original = value.String
+				_m.OriginalHash = value.String
+			}
+		case surrogatemapping.FieldKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field key_id", values[i])
+			} else if value.Valid {
+				_m.KeyID = value.String
 			}
 		case surrogatemapping.FieldSurrogate:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -172,8 +190,14 @@ func (_m *SurrogateMapping) String() string {
 	builder.WriteString("type=")
 	builder.WriteString(_m.Type)
 	builder.WriteString(", ")
-	builder.WriteString("original=")
-	builder.WriteString(_m.Original)
+	builder.WriteString("original_enc=")
+	builder.WriteString(fmt.Sprintf("%v", _m.OriginalEnc))
+	builder.WriteString(", ")
+	builder.WriteString("original_hash=")
+	builder.WriteString(_m.OriginalHash)
+	builder.WriteString(", ")
+	builder.WriteString("key_id=")
+	builder.WriteString(_m.KeyID)
 	builder.WriteString(", ")
 	builder.WriteString("surrogate=")
 	builder.WriteString(_m.Surrogate)

@@ -46,9 +46,37 @@ func (_c *SurrogateMappingCreate) SetType(v string) *SurrogateMappingCreate {
 	return _c
 }
 
-// SetOriginal sets the "original" field.
-func (_c *SurrogateMappingCreate) SetOriginal(v string) *SurrogateMappingCreate {
-	_c.mutation.SetOriginal(v)
+// SetOriginalEnc sets the "original_enc" field.
+func (_c *SurrogateMappingCreate) SetOriginalEnc(v []byte) *SurrogateMappingCreate {
+	_c.mutation.SetOriginalEnc(v)
+	return _c
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (_c *SurrogateMappingCreate) SetOriginalHash(v string) *SurrogateMappingCreate {
+	_c.mutation.SetOriginalHash(v)
+	return _c
+}
+
+// SetNillableOriginalHash sets the "original_hash" field if the given value is not nil.
+func (_c *SurrogateMappingCreate) SetNillableOriginalHash(v *string) *SurrogateMappingCreate {
+	if v != nil {
+		_c.SetOriginalHash(*v)
+	}
+	return _c
+}
+
+// SetKeyID sets the "key_id" field.
+func (_c *SurrogateMappingCreate) SetKeyID(v string) *SurrogateMappingCreate {
+	_c.mutation.SetKeyID(v)
+	return _c
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_c *SurrogateMappingCreate) SetNillableKeyID(v *string) *SurrogateMappingCreate {
+	if v != nil {
+		_c.SetKeyID(*v)
+	}
 	return _c
 }
 
@@ -119,6 +147,14 @@ func (_c *SurrogateMappingCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *SurrogateMappingCreate) defaults() {
+	if _, ok := _c.mutation.OriginalHash(); !ok {
+		v := surrogatemapping.DefaultOriginalHash
+		_c.mutation.SetOriginalHash(v)
+	}
+	if _, ok := _c.mutation.KeyID(); !ok {
+		v := surrogatemapping.DefaultKeyID
+		_c.mutation.SetKeyID(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := surrogatemapping.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -139,8 +175,11 @@ func (_c *SurrogateMappingCreate) check() error {
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "SurrogateMapping.type"`)}
 	}
-	if _, ok := _c.mutation.Original(); !ok {
-		return &ValidationError{Name: "original", err: errors.New(`ent: missing required field "SurrogateMapping.original"`)}
+	if _, ok := _c.mutation.OriginalHash(); !ok {
+		return &ValidationError{Name: "original_hash", err: errors.New(`ent: missing required field "SurrogateMapping.original_hash"`)}
+	}
+	if _, ok := _c.mutation.KeyID(); !ok {
+		return &ValidationError{Name: "key_id", err: errors.New(`ent: missing required field "SurrogateMapping.key_id"`)}
 	}
 	if _, ok := _c.mutation.Surrogate(); !ok {
 		return &ValidationError{Name: "surrogate", err: errors.New(`ent: missing required field "SurrogateMapping.surrogate"`)}
@@ -197,9 +236,17 @@ func (_c *SurrogateMappingCreate) createSpec() (*SurrogateMapping, *sqlgraph.Cre
 		_spec.SetField(surrogatemapping.FieldType, field.TypeString, value)
 		_node.Type = value
 	}
-	if value, ok := _c.mutation.Original(); ok {
-		_spec.SetField(surrogatemapping.FieldOriginal, field.TypeString, value)
-		_node.Original = value
+	if value, ok := _c.mutation.OriginalEnc(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalEnc, field.TypeBytes, value)
+		_node.OriginalEnc = value
+	}
+	if value, ok := _c.mutation.OriginalHash(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalHash, field.TypeString, value)
+		_node.OriginalHash = value
+	}
+	if value, ok := _c.mutation.KeyID(); ok {
+		_spec.SetField(surrogatemapping.FieldKeyID, field.TypeString, value)
+		_node.KeyID = value
 	}
 	if value, ok := _c.mutation.Surrogate(); ok {
 		_spec.SetField(surrogatemapping.FieldSurrogate, field.TypeString, value)
@@ -269,6 +316,48 @@ type (
 	}
 )
 
+// SetOriginalEnc sets the "original_enc" field.
+func (u *SurrogateMappingUpsert) SetOriginalEnc(v []byte) *SurrogateMappingUpsert {
+	u.Set(surrogatemapping.FieldOriginalEnc, v)
+	return u
+}
+
+// UpdateOriginalEnc sets the "original_enc" field to the value that was provided on create.
+func (u *SurrogateMappingUpsert) UpdateOriginalEnc() *SurrogateMappingUpsert {
+	u.SetExcluded(surrogatemapping.FieldOriginalEnc)
+	return u
+}
+
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (u *SurrogateMappingUpsert) ClearOriginalEnc() *SurrogateMappingUpsert {
+	u.SetNull(surrogatemapping.FieldOriginalEnc)
+	return u
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (u *SurrogateMappingUpsert) SetOriginalHash(v string) *SurrogateMappingUpsert {
+	u.Set(surrogatemapping.FieldOriginalHash, v)
+	return u
+}
+
+// UpdateOriginalHash sets the "original_hash" field to the value that was provided on create.
+func (u *SurrogateMappingUpsert) UpdateOriginalHash() *SurrogateMappingUpsert {
+	u.SetExcluded(surrogatemapping.FieldOriginalHash)
+	return u
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *SurrogateMappingUpsert) SetKeyID(v string) *SurrogateMappingUpsert {
+	u.Set(surrogatemapping.FieldKeyID, v)
+	return u
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *SurrogateMappingUpsert) UpdateKeyID() *SurrogateMappingUpsert {
+	u.SetExcluded(surrogatemapping.FieldKeyID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -291,9 +380,6 @@ func (u *SurrogateMappingUpsertOne) UpdateNewValues() *SurrogateMappingUpsertOne
 		}
 		if _, exists := u.create.mutation.GetType(); exists {
 			s.SetIgnore(surrogatemapping.FieldType)
-		}
-		if _, exists := u.create.mutation.Original(); exists {
-			s.SetIgnore(surrogatemapping.FieldOriginal)
 		}
 		if _, exists := u.create.mutation.Surrogate(); exists {
 			s.SetIgnore(surrogatemapping.FieldSurrogate)
@@ -336,6 +422,55 @@ func (u *SurrogateMappingUpsertOne) Update(set func(*SurrogateMappingUpsert)) *S
 		set(&SurrogateMappingUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetOriginalEnc sets the "original_enc" field.
+func (u *SurrogateMappingUpsertOne) SetOriginalEnc(v []byte) *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetOriginalEnc(v)
+	})
+}
+
+// UpdateOriginalEnc sets the "original_enc" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertOne) UpdateOriginalEnc() *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateOriginalEnc()
+	})
+}
+
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (u *SurrogateMappingUpsertOne) ClearOriginalEnc() *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.ClearOriginalEnc()
+	})
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (u *SurrogateMappingUpsertOne) SetOriginalHash(v string) *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetOriginalHash(v)
+	})
+}
+
+// UpdateOriginalHash sets the "original_hash" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertOne) UpdateOriginalHash() *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateOriginalHash()
+	})
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *SurrogateMappingUpsertOne) SetKeyID(v string) *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetKeyID(v)
+	})
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertOne) UpdateKeyID() *SurrogateMappingUpsertOne {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateKeyID()
+	})
 }
 
 // Exec executes the query.
@@ -526,9 +661,6 @@ func (u *SurrogateMappingUpsertBulk) UpdateNewValues() *SurrogateMappingUpsertBu
 			if _, exists := b.mutation.GetType(); exists {
 				s.SetIgnore(surrogatemapping.FieldType)
 			}
-			if _, exists := b.mutation.Original(); exists {
-				s.SetIgnore(surrogatemapping.FieldOriginal)
-			}
 			if _, exists := b.mutation.Surrogate(); exists {
 				s.SetIgnore(surrogatemapping.FieldSurrogate)
 			}
@@ -571,6 +703,55 @@ func (u *SurrogateMappingUpsertBulk) Update(set func(*SurrogateMappingUpsert)) *
 		set(&SurrogateMappingUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetOriginalEnc sets the "original_enc" field.
+func (u *SurrogateMappingUpsertBulk) SetOriginalEnc(v []byte) *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetOriginalEnc(v)
+	})
+}
+
+// UpdateOriginalEnc sets the "original_enc" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertBulk) UpdateOriginalEnc() *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateOriginalEnc()
+	})
+}
+
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (u *SurrogateMappingUpsertBulk) ClearOriginalEnc() *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.ClearOriginalEnc()
+	})
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (u *SurrogateMappingUpsertBulk) SetOriginalHash(v string) *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetOriginalHash(v)
+	})
+}
+
+// UpdateOriginalHash sets the "original_hash" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertBulk) UpdateOriginalHash() *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateOriginalHash()
+	})
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *SurrogateMappingUpsertBulk) SetKeyID(v string) *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.SetKeyID(v)
+	})
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *SurrogateMappingUpsertBulk) UpdateKeyID() *SurrogateMappingUpsertBulk {
+	return u.Update(func(s *SurrogateMappingUpsert) {
+		s.UpdateKeyID()
+	})
 }
 
 // Exec executes the query.

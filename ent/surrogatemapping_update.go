@@ -27,6 +27,46 @@ func (_u *SurrogateMappingUpdate) Where(ps ...predicate.SurrogateMapping) *Surro
 	return _u
 }
 
+// SetOriginalEnc sets the "original_enc" field.
+func (_u *SurrogateMappingUpdate) SetOriginalEnc(v []byte) *SurrogateMappingUpdate {
+	_u.mutation.SetOriginalEnc(v)
+	return _u
+}
+
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (_u *SurrogateMappingUpdate) ClearOriginalEnc() *SurrogateMappingUpdate {
+	_u.mutation.ClearOriginalEnc()
+	return _u
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (_u *SurrogateMappingUpdate) SetOriginalHash(v string) *SurrogateMappingUpdate {
+	_u.mutation.SetOriginalHash(v)
+	return _u
+}
+
+// SetNillableOriginalHash sets the "original_hash" field if the given value is not nil.
+func (_u *SurrogateMappingUpdate) SetNillableOriginalHash(v *string) *SurrogateMappingUpdate {
+	if v != nil {
+		_u.SetOriginalHash(*v)
+	}
+	return _u
+}
+
+// SetKeyID sets the "key_id" field.
+func (_u *SurrogateMappingUpdate) SetKeyID(v string) *SurrogateMappingUpdate {
+	_u.mutation.SetKeyID(v)
+	return _u
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_u *SurrogateMappingUpdate) SetNillableKeyID(v *string) *SurrogateMappingUpdate {
+	if v != nil {
+		_u.SetKeyID(*v)
+	}
+	return _u
+}
+
 // Mutation returns the SurrogateMappingMutation object of the builder.
 func (_u *SurrogateMappingUpdate) Mutation() *SurrogateMappingMutation {
 	return _u.mutation
@@ -68,6 +108,18 @@ func (_u *SurrogateMappingUpdate) sqlSave(ctx context.Context) (_node int, err e
 			}
 		}
 	}
+	if value, ok := _u.mutation.OriginalEnc(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalEnc, field.TypeBytes, value)
+	}
+	if _u.mutation.OriginalEncCleared() {
+		_spec.ClearField(surrogatemapping.FieldOriginalEnc, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.OriginalHash(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalHash, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.KeyID(); ok {
+		_spec.SetField(surrogatemapping.FieldKeyID, field.TypeString, value)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{surrogatemapping.Label}
@@ -86,6 +138,46 @@ type SurrogateMappingUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *SurrogateMappingMutation
+}
+
+// SetOriginalEnc sets the "original_enc" field.
+func (_u *SurrogateMappingUpdateOne) SetOriginalEnc(v []byte) *SurrogateMappingUpdateOne {
+	_u.mutation.SetOriginalEnc(v)
+	return _u
+}
+
+// ClearOriginalEnc clears the value of the "original_enc" field.
+func (_u *SurrogateMappingUpdateOne) ClearOriginalEnc() *SurrogateMappingUpdateOne {
+	_u.mutation.ClearOriginalEnc()
+	return _u
+}
+
+// SetOriginalHash sets the "original_hash" field.
+func (_u *SurrogateMappingUpdateOne) SetOriginalHash(v string) *SurrogateMappingUpdateOne {
+	_u.mutation.SetOriginalHash(v)
+	return _u
+}
+
+// SetNillableOriginalHash sets the "original_hash" field if the given value is not nil.
+func (_u *SurrogateMappingUpdateOne) SetNillableOriginalHash(v *string) *SurrogateMappingUpdateOne {
+	if v != nil {
+		_u.SetOriginalHash(*v)
+	}
+	return _u
+}
+
+// SetKeyID sets the "key_id" field.
+func (_u *SurrogateMappingUpdateOne) SetKeyID(v string) *SurrogateMappingUpdateOne {
+	_u.mutation.SetKeyID(v)
+	return _u
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_u *SurrogateMappingUpdateOne) SetNillableKeyID(v *string) *SurrogateMappingUpdateOne {
+	if v != nil {
+		_u.SetKeyID(*v)
+	}
+	return _u
 }
 
 // Mutation returns the SurrogateMappingMutation object of the builder.
@@ -158,6 +250,18 @@ func (_u *SurrogateMappingUpdateOne) sqlSave(ctx context.Context) (_node *Surrog
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.OriginalEnc(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalEnc, field.TypeBytes, value)
+	}
+	if _u.mutation.OriginalEncCleared() {
+		_spec.ClearField(surrogatemapping.FieldOriginalEnc, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.OriginalHash(); ok {
+		_spec.SetField(surrogatemapping.FieldOriginalHash, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.KeyID(); ok {
+		_spec.SetField(surrogatemapping.FieldKeyID, field.TypeString, value)
 	}
 	_node = &SurrogateMapping{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Release() ReleaseResolver
 	Subscription() SubscriptionResolver
+	SurrogateMapping() SurrogateMappingResolver
 }
 
 type DirectiveRoot struct {
@@ -506,6 +507,9 @@ type ReleaseResolver interface {
 }
 type SubscriptionResolver interface {
 	Job(ctx context.Context, id int) (<-chan *ent.Job, error)
+}
+type SurrogateMappingResolver interface {
+	Original(ctx context.Context, obj *ent.SurrogateMapping) (string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -12081,7 +12085,7 @@ func (ec *executionContext) _SurrogateMapping_original(ctx context.Context, fiel
 			return ec.fieldContext_SurrogateMapping_original(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Original, nil
+			return ec.Resolvers.SurrogateMapping().Original(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -12092,7 +12096,7 @@ func (ec *executionContext) _SurrogateMapping_original(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_SurrogateMapping_original(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SurrogateMapping", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SurrogateMapping", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SurrogateMapping_surrogate(ctx context.Context, field graphql.CollectedField, obj *ent.SurrogateMapping) (ret graphql.Marshaler) {
@@ -25195,37 +25199,70 @@ func (ec *executionContext) _SurrogateMapping(ctx context.Context, sel ast.Selec
 		case "scope":
 			out.Values[i] = ec._SurrogateMapping_scope(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "category":
 			out.Values[i] = ec._SurrogateMapping_category(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._SurrogateMapping_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "original":
-			out.Values[i] = ec._SurrogateMapping_original(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SurrogateMapping_original(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "surrogate":
 			out.Values[i] = ec._SurrogateMapping_surrogate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "strategy":
 			out.Values[i] = ec._SurrogateMapping_strategy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "jobID":
 			out.Values[i] = ec._SurrogateMapping_jobID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

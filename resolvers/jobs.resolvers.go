@@ -169,7 +169,20 @@ func (r *subscriptionResolver) Job(ctx context.Context, id int) (<-chan *ent.Job
 	return r.jobs.Watch(ctx, id)
 }
 
+// Original is the resolver for the original field.
+func (r *surrogateMappingResolver) Original(ctx context.Context, obj *ent.SurrogateMapping) (string, error) {
+	return r.store.MappingOriginal(ctx, obj)
+}
+
 // Subscription returns graph.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
-type subscriptionResolver struct{ *Resolver }
+// SurrogateMapping returns graph.SurrogateMappingResolver implementation.
+func (r *Resolver) SurrogateMapping() graph.SurrogateMappingResolver {
+	return &surrogateMappingResolver{r}
+}
+
+type (
+	subscriptionResolver     struct{ *Resolver }
+	surrogateMappingResolver struct{ *Resolver }
+)

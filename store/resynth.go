@@ -8,6 +8,7 @@ import (
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/surrogatemapping"
+	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/surrogate"
 )
@@ -21,9 +22,19 @@ func (s *Store) SurrogateState(ctx context.Context, sourceID int) (surrogate.Sto
 	if err != nil {
 		return out, err
 	}
+	var ring *keys.Ring
+	if len(ms) > 0 {
+		if ring, err = s.KeyRing(); err != nil {
+			return out, err
+		}
+	}
 	for _, m := range ms {
+		original, err := openOriginal(ring, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash)
+		if err != nil {
+			return out, err
+		}
 		out.Mappings = append(out.Mappings, surrogate.Mapping{Scope: m.Scope, Category: m.Category, Type: m.Type,
-			Original: m.Original, Surrogate: m.Surrogate, Strategy: m.Strategy})
+			Original: original, Surrogate: m.Surrogate, Strategy: m.Strategy})
 	}
 	shifts, err := s.Client.DateShift.Query().Where(dateshift.CorpusID(sourceID)).
 		Order(ent.Asc(dateshift.FieldPatient)).All(ctx)
@@ -83,6 +94,10 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 	if err := opt.defaults(); err != nil {
 		return nil, false, err
 	}
+	ring, err := s.KeyRing()
+	if err != nil {
+		return nil, false, err
+	}
 	existing, _, tagset, err := s.importTarget(ctx, opt)
 	if err != nil {
 		return nil, false, err
@@ -108,9 +123,10 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 			if !m.New {
 				continue
 			}
+			enc, hash, keyID := sealOriginal(ring, m.Original)
 			ms = append(ms, tx.SurrogateMapping.Create().SetCorpusID(in.SourceID).SetScope(m.Scope).
-				SetCategory(m.Category).SetType(m.Type).SetOriginal(m.Original).SetSurrogate(m.Surrogate).
-				SetStrategy(m.Strategy).SetJobID(in.JobID))
+				SetCategory(m.Category).SetType(m.Type).SetOriginalEnc(enc).SetOriginalHash(hash).SetKeyID(keyID).
+				SetSurrogate(m.Surrogate).SetStrategy(m.Strategy).SetJobID(in.JobID))
 			if len(ms) == spanBatch {
 				if err := tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx); err != nil {
 					return err
@@ -148,7 +164,8 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 }
 
 // SurrogateMappings lists a source corpus's stored mappings, optionally of one
-// scope, in the order they were made.
+// scope, in the order they were made. Their original values are encrypted:
+// MappingOriginal decrypts one.
 func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string, limit, offset int) ([]*ent.SurrogateMapping, error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -20,6 +22,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/migrate"
 	_ "deidcorpus/ent/runtime" // schema defaults, validators and hooks (the release immutability hook)
+	"deidcorpus/internal/keys"
 )
 
 // DefaultDSN is the database used when none is given.
@@ -34,7 +37,38 @@ type Store struct {
 
 	spanInsertOnce sync.Once
 	spanInsertFull string // INSERT of spanBatch spans
+
+	keyCfg keys.Config
+	logger *slog.Logger
+	ringMu sync.Mutex
+	ring   *keys.Ring // loaded on first use (see Keys)
 }
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	keys    keys.Config
+	keysSet bool
+	ring    *keys.Ring
+	logger  *slog.Logger
+}
+
+// WithKeys says where the key ring encrypting the surrogate mappings comes
+// from. Without it, Open reads DEIDCORPUS_KEY_FILE and DEIDCORPUS_KEY from the
+// process environment. When neither names a key, a SQLite database keeps its
+// key in a file next to it (DSN path + ".key"), made on first use; PostgreSQL
+// then refuses to read or write mappings.
+func WithKeys(c keys.Config) Option {
+	return func(o *options) { o.keys, o.keysSet = c, true }
+}
+
+// WithKeyRing uses a ring made by the caller (tests).
+func WithKeyRing(r *keys.Ring) Option { return func(o *options) { o.ring = r } }
+
+// WithLogger sets where the store logs (the creation of a key file); default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // IsPostgres tells whether dsn names a PostgreSQL database.
 func IsPostgres(dsn string) bool {
@@ -43,11 +77,24 @@ func IsPostgres(dsn string) bool {
 
 // Open connects to dsn (a PostgreSQL URL, or a SQLite file path, optionally
 // with "file:" and query parameters) and brings the schema up to date.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if dsn == "" {
 		dsn = DefaultDSN
 	}
-	s := &Store{DSN: dsn}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.keysSet {
+		o.keys = keys.FromEnv(os.Getenv)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring}
+	if !IsPostgres(dsn) {
+		s.keyCfg.DefaultFile = sqliteKeyFile(dsn)
+	}
 	var err error
 	if IsPostgres(dsn) {
 		s.Dialect = dialect.Postgres
@@ -67,9 +114,28 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("connect to database %s: %w", redact(dsn), err)
 	}
 	s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
+	// A database from before encryption has its originals in clear: encrypt
+	// them before the schema migration (which, on SQLite, would rebuild the
+	// table without them).
+	legacy, err := s.hasLegacyMappings(ctx)
+	if err == nil && legacy {
+		if err = s.encryptLegacyMappings(ctx); err != nil {
+			err = fmt.Errorf("encrypt the surrogate mappings: %w", err)
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate database schema: %w", err)
+	}
+	if legacy {
+		if err := s.compact(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("compact the database: %w", err)
+		}
 	}
 	return s, nil
 }

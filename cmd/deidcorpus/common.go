@@ -4,11 +4,13 @@ import (
 	"context"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"deidcorpus/internal/keys"
 	"deidcorpus/store"
 )
 
@@ -18,11 +20,22 @@ func dbFlag(fs *flag.FlagSet, e *env) *string {
 	if def == "" {
 		def = store.DefaultDSN
 	}
+	e.keyFile = fs.String("key-file", "", "key file encrypting the surrogate mappings (env "+keys.FileEnv+
+		"; or a base64 key in "+keys.KeyEnv+"; default for SQLite: the database path + .key, made on first use)")
 	return fs.String("db", def, "database: a SQLite file path or a postgres:// URL (env DEIDCORPUS_DB)")
 }
 
-func openStore(ctx context.Context, dsn string) (*store.Store, error) {
-	return store.Open(ctx, dsn)
+// keyConfig is where the key ring comes from: --key-file, else the environment.
+func keyConfig(e *env) keys.Config {
+	c := keys.FromEnv(e.getenv)
+	if e.keyFile != nil && *e.keyFile != "" {
+		c.File, c.Key = *e.keyFile, ""
+	}
+	return c
+}
+
+func openStore(ctx context.Context, e *env, dsn string) (*store.Store, error) {
+	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil))))
 }
 
 // progress returns a callback that draws a progress bar on a terminal and

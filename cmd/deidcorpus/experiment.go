@@ -53,7 +53,7 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return apperr.New(apperr.Invalid, "--corpus and --out are required")
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

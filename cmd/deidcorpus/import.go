@@ -36,7 +36,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

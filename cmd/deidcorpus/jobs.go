@@ -47,11 +47,14 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := announceKeys(st, logger); err != nil {
+		return err
+	}
 	m, err := openManager(ctx, st, logger, true, *concurrency, *staleAfter)
 	if err != nil {
 		return err
@@ -80,7 +83,7 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

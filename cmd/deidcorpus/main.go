@@ -24,6 +24,8 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	keyFile *string // --key-file, registered by dbFlag
 }
 
 // command is one subcommand.

@@ -151,3 +151,40 @@ func TestCLIErrors(t *testing.T) {
 		assert.Contains(t, out, c)
 	}
 }
+
+// TestKeysRotate resynthesizes the test notes, then rotates the key: every
+// mapping moves to the new key and a second resynthesis still reads them.
+func TestKeysRotate(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
+	require.Equal(t, 0, code, errs)
+	fi, err := os.Stat(db + ".key")
+	require.NoError(t, err, "the SQLite key file is made next to the database")
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	code, out, errs := cli(t, "keys", "status", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `k1\s+\S+ \S+\s+[1-9]\d*\s+encrypts new mappings`, out)
+
+	code, out, errs = cli(t, "keys", "rotate", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `added key k2 .* re-encrypted [1-9]\d* mappings`, out)
+	assert.Regexp(t, `k1\s+\S+ \S+\s+0\s*\n`, out)
+	assert.Regexp(t, `k2\s+\S+ \S+\s+[1-9]\d*\s+encrypts new mappings`, out)
+
+	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
+	require.Equal(t, 0, code, errs)
+
+	// Another key file cannot read the mappings, and says so.
+	other := filepath.Join(dir, "other.key")
+	code, _, errs = cli(t, "keys", "init", "--key-file", other)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "keys", "status", "--db", db, "--key-file", other)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errs, "k2")
+	code, _, errs = cli(t, "keys", "init", "--key-file", other)
+	assert.Equal(t, 4, code, errs)
+}

@@ -46,7 +46,7 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	if sub == "verify" {
 		return verifyArchive(e, fs.Args())
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func runResynth(ctx context.Context, e *env, args []string) error {
 		}
 		p.Policy = policy
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

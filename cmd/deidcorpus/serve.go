@@ -27,11 +27,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := announceKeys(st, logger); err != nil {
+		return err
+	}
 	if *demo {
 		created, err := loadDemo(ctx, st)
 		if err != nil {

@@ -44,7 +44,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 		}
 		dims[i] = d
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

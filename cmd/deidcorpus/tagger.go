@@ -44,7 +44,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func runTag(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return apperr.New(apperr.Invalid, "--model and --corpus are required (or --model-file, --in and --out)")
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func runFeatures(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func runModels(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, e, *db)
 	if err != nil {
 		return err
 	}

@@ -371,7 +371,9 @@ var (
 		{Name: "scope", Type: field.TypeString},
 		{Name: "category", Type: field.TypeString},
 		{Name: "type", Type: field.TypeString},
-		{Name: "original", Type: field.TypeString, Size: 2147483647},
+		{Name: "original_enc", Type: field.TypeBytes, Nullable: true},
+		{Name: "original_hash", Type: field.TypeString, Default: ""},
+		{Name: "key_id", Type: field.TypeString, Default: ""},
 		{Name: "surrogate", Type: field.TypeString, Size: 2147483647},
 		{Name: "strategy", Type: field.TypeString},
 		{Name: "job_id", Type: field.TypeInt},
@@ -391,7 +393,17 @@ var (
 			{
 				Name:    "surrogatemapping_job_id",
 				Unique:  false,
-				Columns: []*schema.Column{SurrogateMappingsColumns[8]},
+				Columns: []*schema.Column{SurrogateMappingsColumns[10]},
+			},
+			{
+				Name:    "surrogatemapping_original_hash",
+				Unique:  false,
+				Columns: []*schema.Column{SurrogateMappingsColumns[6]},
+			},
+			{
+				Name:    "surrogatemapping_key_id",
+				Unique:  false,
+				Columns: []*schema.Column{SurrogateMappingsColumns[7]},
 			},
 		},
 	}

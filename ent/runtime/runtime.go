@@ -246,8 +246,16 @@ func init() {
 	span.DefaultSourceID = spanDescSourceID.Default.(string)
 	surrogatemappingFields := schema.SurrogateMapping{}.Fields()
 	_ = surrogatemappingFields
+	// surrogatemappingDescOriginalHash is the schema descriptor for original_hash field.
+	surrogatemappingDescOriginalHash := surrogatemappingFields[5].Descriptor()
+	// surrogatemapping.DefaultOriginalHash holds the default value on creation for the original_hash field.
+	surrogatemapping.DefaultOriginalHash = surrogatemappingDescOriginalHash.Default.(string)
+	// surrogatemappingDescKeyID is the schema descriptor for key_id field.
+	surrogatemappingDescKeyID := surrogatemappingFields[6].Descriptor()
+	// surrogatemapping.DefaultKeyID holds the default value on creation for the key_id field.
+	surrogatemapping.DefaultKeyID = surrogatemappingDescKeyID.Default.(string)
 	// surrogatemappingDescCreatedAt is the schema descriptor for created_at field.
-	surrogatemappingDescCreatedAt := surrogatemappingFields[8].Descriptor()
+	surrogatemappingDescCreatedAt := surrogatemappingFields[10].Descriptor()
 	// surrogatemapping.DefaultCreatedAt holds the default value on creation for the created_at field.
 	surrogatemapping.DefaultCreatedAt = surrogatemappingDescCreatedAt.Default.(func() time.Time)
 }

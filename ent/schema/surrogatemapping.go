@@ -13,7 +13,10 @@ import (
 // SurrogateMapping records that, in a scope of a source corpus (a patient, or
 // the whole corpus), an original PHI value was replaced by a surrogate. Later
 // resynthesis jobs over the same corpus reuse it, so a patient's new notes get
-// the same surrogates. Original values are PHI.
+// the same surrogates. Original values are PHI: they are stored only
+// encrypted (AES-256-GCM under the key ring of internal/keys, original_enc and
+// key_id) and found through a keyed hash (original_hash), so the database alone
+// does not reveal them. Surrogates are not PHI and stay in clear.
 type SurrogateMapping struct {
 	ent.Schema
 }
@@ -24,7 +27,11 @@ func (SurrogateMapping) Fields() []ent.Field {
 		field.String("scope").Immutable().Comment(`"corpus" or "patient:<external id>"`),
 		field.String("category").Immutable(),
 		field.String("type").Immutable(),
-		field.Text("original").Immutable(),
+		// Optional and the defaults only let the migration of a database from
+		// before encryption add the columns; store always sets all three.
+		field.Bytes("original_enc").Optional().Comment("the original value, encrypted (nonce + AES-GCM ciphertext)"),
+		field.String("original_hash").Default("").Comment("HMAC-SHA256 of the original value under the lookup key (hex)"),
+		field.String("key_id").Default("").Comment("id of the key that encrypted original_enc"),
 		field.Text("surrogate").Immutable(),
 		field.String("strategy").Immutable(),
 		field.Int("job_id").Immutable(),
@@ -42,6 +49,8 @@ func (SurrogateMapping) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("corpus_id", "scope"),
 		index.Fields("job_id"),
+		index.Fields("original_hash"),
+		index.Fields("key_id"),
 	}
 }
 

@@ -21,8 +21,12 @@ const (
 	FieldCategory = "category"
 	// FieldType holds the string denoting the type field in the database.
 	FieldType = "type"
-	// FieldOriginal holds the string denoting the original field in the database.
-	FieldOriginal = "original"
+	// FieldOriginalEnc holds the string denoting the original_enc field in the database.
+	FieldOriginalEnc = "original_enc"
+	// FieldOriginalHash holds the string denoting the original_hash field in the database.
+	FieldOriginalHash = "original_hash"
+	// FieldKeyID holds the string denoting the key_id field in the database.
+	FieldKeyID = "key_id"
 	// FieldSurrogate holds the string denoting the surrogate field in the database.
 	FieldSurrogate = "surrogate"
 	// FieldStrategy holds the string denoting the strategy field in the database.
@@ -42,7 +46,9 @@ var Columns = []string{
 	FieldScope,
 	FieldCategory,
 	FieldType,
-	FieldOriginal,
+	FieldOriginalEnc,
+	FieldOriginalHash,
+	FieldKeyID,
 	FieldSurrogate,
 	FieldStrategy,
 	FieldJobID,
@@ -60,6 +66,10 @@ func ValidColumn(column string) bool {
 }
 
 var (
+	// DefaultOriginalHash holds the default value on creation for the "original_hash" field.
+	DefaultOriginalHash string
+	// DefaultKeyID holds the default value on creation for the "key_id" field.
+	DefaultKeyID string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -92,9 +102,14 @@ func ByType(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldType, opts...).ToFunc()
 }
 
-// ByOriginal orders the results by the original field.
-func ByOriginal(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldOriginal, opts...).ToFunc()
+// ByOriginalHash orders the results by the original_hash field.
+func ByOriginalHash(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOriginalHash, opts...).ToFunc()
+}
+
+// ByKeyID orders the results by the key_id field.
+func ByKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKeyID, opts...).ToFunc()
 }
 
 // BySurrogate orders the results by the surrogate field.

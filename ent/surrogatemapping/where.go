@@ -74,9 +74,19 @@ func Type(v string) predicate.SurrogateMapping {
 	return predicate.SurrogateMapping(sql.FieldEQ(FieldType, v))
 }
 
-// Original applies equality check predicate on the "original" field. It's identical to OriginalEQ.
-func Original(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginal, v))
+// OriginalEnc applies equality check predicate on the "original_enc" field. It's identical to OriginalEncEQ.
+func OriginalEnc(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginalEnc, v))
+}
+
+// OriginalHash applies equality check predicate on the "original_hash" field. It's identical to OriginalHashEQ.
+func OriginalHash(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginalHash, v))
+}
+
+// KeyID applies equality check predicate on the "key_id" field. It's identical to KeyIDEQ.
+func KeyID(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldKeyID, v))
 }
 
 // Surrogate applies equality check predicate on the "surrogate" field. It's identical to SurrogateEQ.
@@ -334,69 +344,184 @@ func TypeContainsFold(v string) predicate.SurrogateMapping {
 	return predicate.SurrogateMapping(sql.FieldContainsFold(FieldType, v))
 }
 
-// OriginalEQ applies the EQ predicate on the "original" field.
-func OriginalEQ(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginal, v))
+// OriginalEncEQ applies the EQ predicate on the "original_enc" field.
+func OriginalEncEQ(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginalEnc, v))
 }
 
-// OriginalNEQ applies the NEQ predicate on the "original" field.
-func OriginalNEQ(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldNEQ(FieldOriginal, v))
+// OriginalEncNEQ applies the NEQ predicate on the "original_enc" field.
+func OriginalEncNEQ(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNEQ(FieldOriginalEnc, v))
 }
 
-// OriginalIn applies the In predicate on the "original" field.
-func OriginalIn(vs ...string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldIn(FieldOriginal, vs...))
+// OriginalEncIn applies the In predicate on the "original_enc" field.
+func OriginalEncIn(vs ...[]byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldIn(FieldOriginalEnc, vs...))
 }
 
-// OriginalNotIn applies the NotIn predicate on the "original" field.
-func OriginalNotIn(vs ...string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldNotIn(FieldOriginal, vs...))
+// OriginalEncNotIn applies the NotIn predicate on the "original_enc" field.
+func OriginalEncNotIn(vs ...[]byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNotIn(FieldOriginalEnc, vs...))
 }
 
-// OriginalGT applies the GT predicate on the "original" field.
-func OriginalGT(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldGT(FieldOriginal, v))
+// OriginalEncGT applies the GT predicate on the "original_enc" field.
+func OriginalEncGT(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGT(FieldOriginalEnc, v))
 }
 
-// OriginalGTE applies the GTE predicate on the "original" field.
-func OriginalGTE(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldGTE(FieldOriginal, v))
+// OriginalEncGTE applies the GTE predicate on the "original_enc" field.
+func OriginalEncGTE(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGTE(FieldOriginalEnc, v))
 }
 
-// OriginalLT applies the LT predicate on the "original" field.
-func OriginalLT(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldLT(FieldOriginal, v))
+// OriginalEncLT applies the LT predicate on the "original_enc" field.
+func OriginalEncLT(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLT(FieldOriginalEnc, v))
 }
 
-// OriginalLTE applies the LTE predicate on the "original" field.
-func OriginalLTE(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldLTE(FieldOriginal, v))
+// OriginalEncLTE applies the LTE predicate on the "original_enc" field.
+func OriginalEncLTE(v []byte) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLTE(FieldOriginalEnc, v))
 }
 
-// OriginalContains applies the Contains predicate on the "original" field.
-func OriginalContains(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldContains(FieldOriginal, v))
+// OriginalEncIsNil applies the IsNil predicate on the "original_enc" field.
+func OriginalEncIsNil() predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldIsNull(FieldOriginalEnc))
 }
 
-// OriginalHasPrefix applies the HasPrefix predicate on the "original" field.
-func OriginalHasPrefix(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldHasPrefix(FieldOriginal, v))
+// OriginalEncNotNil applies the NotNil predicate on the "original_enc" field.
+func OriginalEncNotNil() predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNotNull(FieldOriginalEnc))
 }
 
-// OriginalHasSuffix applies the HasSuffix predicate on the "original" field.
-func OriginalHasSuffix(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldHasSuffix(FieldOriginal, v))
+// OriginalHashEQ applies the EQ predicate on the "original_hash" field.
+func OriginalHashEQ(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldOriginalHash, v))
 }
 
-// OriginalEqualFold applies the EqualFold predicate on the "original" field.
-func OriginalEqualFold(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldEqualFold(FieldOriginal, v))
+// OriginalHashNEQ applies the NEQ predicate on the "original_hash" field.
+func OriginalHashNEQ(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNEQ(FieldOriginalHash, v))
 }
 
-// OriginalContainsFold applies the ContainsFold predicate on the "original" field.
-func OriginalContainsFold(v string) predicate.SurrogateMapping {
-	return predicate.SurrogateMapping(sql.FieldContainsFold(FieldOriginal, v))
+// OriginalHashIn applies the In predicate on the "original_hash" field.
+func OriginalHashIn(vs ...string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldIn(FieldOriginalHash, vs...))
+}
+
+// OriginalHashNotIn applies the NotIn predicate on the "original_hash" field.
+func OriginalHashNotIn(vs ...string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNotIn(FieldOriginalHash, vs...))
+}
+
+// OriginalHashGT applies the GT predicate on the "original_hash" field.
+func OriginalHashGT(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGT(FieldOriginalHash, v))
+}
+
+// OriginalHashGTE applies the GTE predicate on the "original_hash" field.
+func OriginalHashGTE(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGTE(FieldOriginalHash, v))
+}
+
+// OriginalHashLT applies the LT predicate on the "original_hash" field.
+func OriginalHashLT(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLT(FieldOriginalHash, v))
+}
+
+// OriginalHashLTE applies the LTE predicate on the "original_hash" field.
+func OriginalHashLTE(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLTE(FieldOriginalHash, v))
+}
+
+// OriginalHashContains applies the Contains predicate on the "original_hash" field.
+func OriginalHashContains(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldContains(FieldOriginalHash, v))
+}
+
+// OriginalHashHasPrefix applies the HasPrefix predicate on the "original_hash" field.
+func OriginalHashHasPrefix(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldHasPrefix(FieldOriginalHash, v))
+}
+
+// OriginalHashHasSuffix applies the HasSuffix predicate on the "original_hash" field.
+func OriginalHashHasSuffix(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldHasSuffix(FieldOriginalHash, v))
+}
+
+// OriginalHashEqualFold applies the EqualFold predicate on the "original_hash" field.
+func OriginalHashEqualFold(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEqualFold(FieldOriginalHash, v))
+}
+
+// OriginalHashContainsFold applies the ContainsFold predicate on the "original_hash" field.
+func OriginalHashContainsFold(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldContainsFold(FieldOriginalHash, v))
+}
+
+// KeyIDEQ applies the EQ predicate on the "key_id" field.
+func KeyIDEQ(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEQ(FieldKeyID, v))
+}
+
+// KeyIDNEQ applies the NEQ predicate on the "key_id" field.
+func KeyIDNEQ(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNEQ(FieldKeyID, v))
+}
+
+// KeyIDIn applies the In predicate on the "key_id" field.
+func KeyIDIn(vs ...string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldIn(FieldKeyID, vs...))
+}
+
+// KeyIDNotIn applies the NotIn predicate on the "key_id" field.
+func KeyIDNotIn(vs ...string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldNotIn(FieldKeyID, vs...))
+}
+
+// KeyIDGT applies the GT predicate on the "key_id" field.
+func KeyIDGT(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGT(FieldKeyID, v))
+}
+
+// KeyIDGTE applies the GTE predicate on the "key_id" field.
+func KeyIDGTE(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldGTE(FieldKeyID, v))
+}
+
+// KeyIDLT applies the LT predicate on the "key_id" field.
+func KeyIDLT(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLT(FieldKeyID, v))
+}
+
+// KeyIDLTE applies the LTE predicate on the "key_id" field.
+func KeyIDLTE(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldLTE(FieldKeyID, v))
+}
+
+// KeyIDContains applies the Contains predicate on the "key_id" field.
+func KeyIDContains(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldContains(FieldKeyID, v))
+}
+
+// KeyIDHasPrefix applies the HasPrefix predicate on the "key_id" field.
+func KeyIDHasPrefix(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldHasPrefix(FieldKeyID, v))
+}
+
+// KeyIDHasSuffix applies the HasSuffix predicate on the "key_id" field.
+func KeyIDHasSuffix(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldHasSuffix(FieldKeyID, v))
+}
+
+// KeyIDEqualFold applies the EqualFold predicate on the "key_id" field.
+func KeyIDEqualFold(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldEqualFold(FieldKeyID, v))
+}
+
+// KeyIDContainsFold applies the ContainsFold predicate on the "key_id" field.
+func KeyIDContainsFold(v string) predicate.SurrogateMapping {
+	return predicate.SurrogateMapping(sql.FieldContainsFold(FieldKeyID, v))
 }
 
 // SurrogateEQ applies the EQ predicate on the "surrogate" field.

@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"deidcorpus/internal/keys"
 	"deidcorpus/store"
 )
 
@@ -74,9 +75,10 @@ func DSN(tb testing.TB, b Backend) string {
 }
 
 // Open opens a new, empty store of the given backend, closed after the test.
+// Its surrogate mappings are encrypted under a fresh key of its own.
 func Open(tb testing.TB, b Backend) *store.Store {
 	tb.Helper()
-	s, err := store.Open(context.Background(), DSN(tb, b))
+	s, err := store.Open(context.Background(), DSN(tb, b), store.WithKeyRing(keys.New()))
 	if err != nil {
 		tb.Fatal(err)
 	}

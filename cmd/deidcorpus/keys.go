@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"deidcorpus/apperr"
+	"deidcorpus/internal/keys"
+	"deidcorpus/store"
+)
+
+func init() {
+	register("keys", "the keys encrypting the surrogate mappings: init, status, rotate", runKeys)
+}
+
+func runKeys(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, "usage: deidcorpus keys init|status|rotate [--db DSN] [--key-file PATH]")
+		return apperr.New(apperr.Invalid, "a keys subcommand is required")
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlags(e, "keys "+sub, "[--db DSN] [--key-file PATH]")
+	db := dbFlag(fs, e)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch sub {
+	case "init":
+		path := keyConfig(e).File
+		if path == "" {
+			return apperr.New(apperr.Invalid, "keys init needs --key-file PATH (or %s)", keys.FileEnv)
+		}
+		r, err := keys.Create(path)
+		if errors.Is(err, os.ErrExist) {
+			return apperr.New(apperr.Conflict, "key file %s exists already", path)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "created key file %s (key %s); keep it apart from the database and its backups\n", path, r.Current())
+		return nil
+	case "status":
+		st, err := openStore(ctx, e, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return keyStatus(ctx, e, st)
+	case "rotate":
+		return rotateKeys(ctx, e, *db)
+	}
+	return apperr.New(apperr.Invalid, "unknown keys subcommand %q (init, status or rotate)", sub)
+}
+
+// keyStatus lists the ring's keys and how many mappings each encrypts, and
+// the key ids the database uses that the ring lacks.
+func keyStatus(ctx context.Context, e *env, st *store.Store) error {
+	r, err := st.KeyRing()
+	if err != nil {
+		return err
+	}
+	use, err := st.KeyUsage(ctx)
+	if err != nil {
+		return err
+	}
+	count := map[string]int{}
+	for _, u := range use {
+		count[u.KeyID] = u.Mappings
+	}
+	fmt.Fprintf(e.stdout, "key ring: %s\n", r.Source)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tCREATED\tMAPPINGS\t")
+	for _, k := range r.Keys() {
+		created, note := "-", ""
+		if !k.Created.IsZero() {
+			created = k.Created.Format("2006-01-02 15:04:05Z")
+		}
+		if k.ID == r.Current() {
+			note = "encrypts new mappings"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", k.ID, created, count[k.ID], note)
+	}
+	var missing []string
+	for _, u := range use {
+		if !r.Has(u.KeyID) {
+			fmt.Fprintf(tw, "%s\t-\t%d\tNOT IN THE KEY RING: these mappings cannot be decrypted\n", u.KeyID, u.Mappings)
+			missing = append(missing, u.KeyID)
+		}
+	}
+	tw.Flush()
+	if len(missing) > 0 {
+		return apperr.New(apperr.Invalid, "the database uses keys the key ring lacks: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// rotateKeys adds a new key to the key file, then re-encrypts every mapping
+// with it in one transaction. The file is written first: should the
+// re-encryption fail, the old keys are all still there and it can be rerun.
+// A key from DEIDCORPUS_KEY is carried over into a new key file named by
+// --key-file (then use DEIDCORPUS_KEY_FILE instead of DEIDCORPUS_KEY).
+func rotateKeys(ctx context.Context, e *env, dsn string) error {
+	cfg := keyConfig(e)
+	envKey := e.getenv(keys.KeyEnv)
+	var ring *keys.Ring
+	path := cfg.File
+	if path != "" && envKey != "" {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			r, err := keys.FromBase64(envKey)
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+			ring = r
+		}
+	} else if cfg.Key != "" {
+		return apperr.New(apperr.Invalid, "the key in %s cannot be rotated in place: name a new key file with --key-file PATH, "+
+			"which gets that key and a new one; then set %s=PATH instead of %s", keys.KeyEnv, keys.FileEnv, keys.KeyEnv)
+	}
+	opts := []store.Option{store.WithKeys(cfg), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil)))}
+	if ring != nil {
+		opts = []store.Option{store.WithKeyRing(ring)}
+	}
+	st, err := store.Open(ctx, dsn, opts...)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if ring == nil {
+		if ring, err = st.KeyRing(); err != nil {
+			return err
+		}
+		path = ring.Path
+	}
+	if path == "" {
+		return apperr.New(apperr.Invalid, "this database has no key file to rotate")
+	}
+	old := ring.Current()
+	id, err := ring.Rotate()
+	if err != nil {
+		return err
+	}
+	if err := ring.Save(path); err != nil {
+		return err
+	}
+	n, err := st.Reencrypt(ctx, ring)
+	if err != nil {
+		return fmt.Errorf("key %s is in %s, but re-encrypting the mappings failed (rerun 'deidcorpus keys rotate' or keep using the older keys): %w", id, path, err)
+	}
+	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %d mappings\n", id, path, old, n)
+	return keyStatus(ctx, e, st)
+}
+
+// announceKeys loads the key ring when a server or worker starts, so that a
+// new SQLite key file is made (and logged) at once, a broken key file stops
+// the start, and a database without a key says so before a job needs it.
+func announceKeys(st *store.Store, logger *slog.Logger) error {
+	r, err := st.KeyRing()
+	if errors.Is(err, keys.ErrNoKey) {
+		logger.Warn("no key for the surrogate mappings: resynthesis and mapping queries will fail until one is set", "error", err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	logger.Info("surrogate mappings key ring", "source", r.Source, "current", r.Current())
+	return nil
+}

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"crypto/hmac"
+	"errors"
+	"fmt"
+	"strings"
+
+	"entgo.io/ent/dialect"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/surrogatemapping"
+	"deidcorpus/internal/keys"
+)
+
+// The original values of surrogate mappings are PHI. They are stored
+// encrypted under the store's key ring (original_enc, key_id), bound to their
+// keyed hash (original_hash), which is how they are looked up. Nothing here
+// puts an original value into an error or a log.
+
+// sqliteKeyFile is where a SQLite database keeps its key when none is
+// configured: next to the database file. An in-memory database gets none.
+func sqliteKeyFile(dsn string) string {
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
+		return ""
+	}
+	return path + ".key"
+}
+
+// KeyRing returns the ring that encrypts the mappings, loading it (or, for
+// a SQLite database without a configured key, creating its key file) on first
+// use.
+func (s *Store) KeyRing() (*keys.Ring, error) {
+	s.ringMu.Lock()
+	defer s.ringMu.Unlock()
+	if s.ring != nil {
+		return s.ring, nil
+	}
+	cfg := s.keyCfg
+	if s.Dialect == dialect.SQLite && cfg.File == "" && cfg.Key == "" && cfg.DefaultFile == "" {
+		// An in-memory database dies with the process, and so may its key.
+		s.ring = keys.New()
+		return s.ring, nil
+	}
+	r, created, err := cfg.Open()
+	if err != nil {
+		if errors.Is(err, keys.ErrNoKey) {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return nil, err
+	}
+	if created {
+		s.logger.Info("created the key file that encrypts the surrogate mappings; back it up with the database and keep it apart from copies of it",
+			"keyFile", r.Path)
+	}
+	s.ring = r
+	return r, nil
+}
+
+// sealOriginal encrypts an original value under the ring's current key and
+// returns what a mapping row stores.
+func sealOriginal(r *keys.Ring, original string) (enc []byte, hash, keyID string) {
+	hash = r.Hash(original)
+	keyID, enc = r.Encrypt([]byte(original), []byte(hash))
+	return enc, hash, keyID
+}
+
+// openOriginal decrypts a mapping row's original value and checks it against
+// the row's keyed hash.
+func openOriginal(r *keys.Ring, id int, keyID string, enc []byte, hash string) (string, error) {
+	pt, err := r.Decrypt(keyID, enc, []byte(hash))
+	if err != nil {
+		return "", fmt.Errorf("surrogate mapping %d: %w", id, err)
+	}
+	if !hmac.Equal([]byte(r.Hash(string(pt))), []byte(hash)) {
+		return "", fmt.Errorf("surrogate mapping %d: the original value does not match its lookup hash (a different lookup key?)", id)
+	}
+	return string(pt), nil
+}
+
+// MappingOriginal decrypts a stored mapping's original value.
+func (s *Store) MappingOriginal(_ context.Context, m *ent.SurrogateMapping) (string, error) {
+	r, err := s.KeyRing()
+	if err != nil {
+		return "", err
+	}
+	return openOriginal(r, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash)
+}
+
+// MappingsOf finds a source corpus's mappings of one original value through
+// its keyed hash, in the order they were made.
+func (s *Store) MappingsOf(ctx context.Context, corpusID int, original string) ([]*ent.SurrogateMapping, error) {
+	r, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	return s.Client.SurrogateMapping.Query().
+		Where(surrogatemapping.CorpusID(corpusID), surrogatemapping.OriginalHash(r.Hash(original))).
+		Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
+}
+
+// KeyUse is how many mappings one key encrypts.
+type KeyUse struct {
+	KeyID    string `json:"key_id"`
+	Mappings int    `json:"count"`
+}
+
+// KeyUsage counts the mappings under each key id.
+func (s *Store) KeyUsage(ctx context.Context) ([]KeyUse, error) {
+	var out []KeyUse
+	err := s.Client.SurrogateMapping.Query().GroupBy(surrogatemapping.FieldKeyID).
+		Aggregate(ent.Count()).Scan(ctx, &out)
+	return out, err
+}
+
+// Reencrypt makes r the store's ring and re-encrypts, in one transaction,
+// every mapping not yet under r's current key. Every key those mappings use
+// must still be in r. It returns how many mappings it re-encrypted.
+func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (int, error) {
+	cur := r.Current()
+	n := 0
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		ms, err := tx.SurrogateMapping.Query().Where(surrogatemapping.KeyIDNEQ(cur)).
+			Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			original, err := openOriginal(r, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash)
+			if err != nil {
+				return err
+			}
+			enc, hash, keyID := sealOriginal(r, original)
+			if err := tx.SurrogateMapping.UpdateOneID(m.ID).SetOriginalEnc(enc).SetOriginalHash(hash).
+				SetKeyID(keyID).Exec(ctx); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.ringMu.Lock()
+	s.ring = r
+	s.ringMu.Unlock()
+	return n, nil
+}
+
+// hasLegacyMappings tells whether surrogate_mappings still has the clear-text
+// column "original" of the schema before encryption.
+func (s *Store) hasLegacyMappings(ctx context.Context) (bool, error) {
+	q := `SELECT COUNT(*) FROM pragma_table_info('surrogate_mappings') WHERE name = 'original'`
+	if s.Dialect == dialect.Postgres {
+		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = 'surrogate_mappings' AND column_name = 'original'`
+	}
+	var n int
+	if err := s.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// encryptLegacyMappings encrypts the clear-text originals of a database made
+// before encryption into new columns and drops the clear-text column, in one
+// transaction.
+func (s *Store) encryptLegacyMappings(ctx context.Context) error {
+	r, err := s.KeyRing()
+	if err != nil {
+		return err
+	}
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	blob := "blob"
+	if s.Dialect == dialect.Postgres {
+		blob = "bytea"
+	}
+	for _, q := range []string{
+		`ALTER TABLE surrogate_mappings ADD COLUMN original_enc ` + blob + ` NULL`,
+		`ALTER TABLE surrogate_mappings ADD COLUMN original_hash varchar(255) NOT NULL DEFAULT ''`,
+		`ALTER TABLE surrogate_mappings ADD COLUMN key_id varchar(255) NOT NULL DEFAULT ''`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	type row struct {
+		id       int
+		original string
+	}
+	var rows []row
+	rs, err := tx.QueryContext(ctx, `SELECT id, original FROM surrogate_mappings`)
+	if err != nil {
+		return err
+	}
+	for rs.Next() {
+		var x row
+		if err := rs.Scan(&x.id, &x.original); err != nil {
+			rs.Close()
+			return err
+		}
+		rows = append(rows, x)
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	update := s.rebind(`UPDATE surrogate_mappings SET original_enc = ?, original_hash = ?, key_id = ? WHERE id = ?`)
+	for _, x := range rows {
+		enc, hash, keyID := sealOriginal(r, x.original)
+		if _, err := tx.ExecContext(ctx, update, enc, hash, keyID, x.id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE surrogate_mappings DROP COLUMN original`); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.logger.Info("encrypted the original values of the surrogate mappings", "mappings", len(rows), "key", r.Current())
+	return nil
+}
+
+// compact rewrites the database after the clear-text originals went, so that
+// no free page (or, on PostgreSQL, dead tuple) still holds them.
+func (s *Store) compact(ctx context.Context) error {
+	if s.Dialect == dialect.Postgres {
+		_, err := s.DB.ExecContext(ctx, `VACUUM FULL surrogate_mappings`)
+		return err
+	}
+	if _, err := s.DB.ExecContext(ctx, `VACUUM`); err != nil {
+		return err
+	}
+	_, err := s.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}

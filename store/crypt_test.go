@@ -1,0 +1,342 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/internal/keys"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// mappingTableBytes is everything the surrogate_mappings table holds, every
+// text and blob column of every row as raw bytes: what a copy of the database
+// gives away. Numbers and times (ids, created_at) are left out: they are not
+// PHI, and a short numeric original could turn up in one by chance.
+func mappingTableBytes(t *testing.T, db *sql.DB) []byte {
+	t.Helper()
+	rows, err := db.Query(`SELECT * FROM surrogate_mappings`)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		for _, v := range vals {
+			switch v := v.(type) {
+			case []byte:
+				out.Write(v)
+			case string:
+				out.WriteString(v)
+			}
+			out.WriteByte(0)
+		}
+	}
+	require.NoError(t, rows.Err())
+	return out.Bytes()
+}
+
+// pgDump is pg_dump's output for the surrogate_mappings table, or nil (with a
+// message) when pg_dump is missing.
+func pgDump(t *testing.T, dsn string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("pg_dump"); err != nil {
+		t.Log("pg_dump is not installed: the dump is not searched")
+		return nil
+	}
+	out, err := exec.Command("pg_dump", "--data-only", "--table=surrogate_mappings", dsn).Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "COPY public.surrogate_mappings")
+	// Numbers and times are left out, as in mappingTableBytes; bytea
+	// columns come hex-encoded: decode them, so that the search sees the
+	// bytes stored.
+	var kept [][]byte
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var fields [][]byte
+		for _, f := range bytes.Split(line, []byte("\t")) {
+			if !numberOrTime.Match(f) {
+				fields = append(fields, f)
+			}
+		}
+		kept = append(kept, bytes.Join(fields, []byte("\t")))
+	}
+	out = bytes.Join(kept, []byte("\n"))
+	return byteaHex.ReplaceAllFunc(out, func(m []byte) []byte {
+		b, err := hex.DecodeString(string(bytes.TrimLeft(m, `\x`)))
+		if err != nil {
+			return m
+		}
+		return b
+	})
+}
+
+var (
+	byteaHex  = regexp.MustCompile(`\\\\?x([0-9a-f]{2})+`)
+	keyedHash = regexp.MustCompile(`[0-9a-f]{64}`)
+	// A COPY field that is an integer or a timestamp.
+	numberOrTime = regexp.MustCompile(`^(-?\d+|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?([+-]\d\d(:\d\d)?)?)$`)
+)
+
+// leaked lists the originals (of 4 characters or more) found in data. The
+// keyed hashes (64 hex digits) are taken out first: a short number could
+// turn up in one by chance.
+func leaked(data []byte, originals []string) []int {
+	data = keyedHash.ReplaceAll(data, []byte{0})
+	var out []int // indexes, not values: the test output must not print PHI either
+	for i, o := range originals {
+		if bytes.Contains(data, []byte(o)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TestMappingsEncryptedAtRest resynthesizes a synthetic corpus and checks
+// that the mapping table, read raw and dumped by pg_dump, holds none of the
+// original values; that they read back; that a lookup by value finds them;
+// that another key cannot read them; and that after a rotation they are all
+// under the new key and still read back.
+func TestMappingsEncryptedAtRest(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			cfg := keys.Config{} // SQLite: the default key file next to the database
+			if b == storetest.Postgres {
+				cfg.File = filepath.Join(t.TempDir(), "pg.key")
+				_, err := keys.Create(cfg.File)
+				require.NoError(t, err)
+			}
+			st, err := store.Open(ctx, dsn, store.WithKeys(cfg))
+			require.NoError(t, err)
+			defer st.Close()
+
+			var docs []pipeline.Document
+			require.NoError(t, synth.Generate(synth.Options{Patients: 8, Seed: 5}, func(p synth.Patient) error {
+				docs = append(docs, p.Docs...)
+				return nil
+			}))
+			_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
+			require.NoError(t, err)
+			src, err := st.CorpusByName(ctx, "notes")
+			require.NoError(t, err)
+			docs, err = st.LoadDocuments(ctx, src, "gold")
+			require.NoError(t, err)
+			res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
+			require.NoError(t, err)
+			_, created, err := st.SaveResynthesis(ctx, store.Resynthesis{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
+				Provenance: map[string]any{"from": "notes"}, Docs: res.Docs, Result: res, JobID: 1})
+			require.NoError(t, err)
+			require.True(t, created)
+
+			if b == storetest.SQLite {
+				fi, err := os.Stat(dsn + ".key")
+				require.NoError(t, err, "the key file is made next to the database")
+				assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+			}
+
+			// The originals to look for: 4 characters or more, and not
+			// inside a value the table keeps in clear by design (a weekday
+			// or a profession can be another mapping's surrogate too).
+			want := map[string]bool{}
+			var clear bytes.Buffer
+			var originals, surrogates []string
+			for _, m := range res.Mappings {
+				if m.New {
+					want[m.Scope+"\x00"+m.Type+"\x00"+m.Original+"\x00"+m.Surrogate] = true
+					fmt.Fprintf(&clear, "%s\x00%s\x00%s\x00%s\x00%s\x00", m.Scope, m.Category, m.Type, m.Surrogate, m.Strategy)
+					if len(m.Surrogate) >= 4 {
+						surrogates = append(surrogates, m.Surrogate)
+					}
+				}
+			}
+			inClear := 0
+			for _, m := range res.Mappings {
+				switch {
+				case !m.New || len(m.Original) < 4 || want[m.Original]:
+				case bytes.Contains(clear.Bytes(), []byte(m.Original)):
+					inClear++
+				default:
+					want[m.Original] = true
+					originals = append(originals, m.Original)
+				}
+			}
+			require.Greater(t, len(originals), 20)
+			require.Less(t, inClear, len(originals)/5, "most originals are searched for")
+
+			check := func(stage string) {
+				t.Helper()
+				raw := mappingTableBytes(t, st.DB)
+				assert.NotEmpty(t, raw)
+				assert.Empty(t, leaked(raw, originals), "%s: original values in the mapping table", stage)
+
+				assert.NotEmpty(t, leaked(raw, surrogates), "%s: the search finds clear values (surrogates)", stage)
+				if b == storetest.Postgres {
+					if dump := pgDump(t, dsn); dump != nil {
+						assert.Empty(t, leaked(dump, originals), "%s: original values in pg_dump's output", stage)
+
+						assert.NotEmpty(t, leaked(dump, surrogates), "%s: the dump holds the surrogates", stage)
+					}
+				}
+				state, err := st.SurrogateState(ctx, src.ID)
+				require.NoError(t, err)
+				got := map[string]bool{}
+				for _, m := range state.Mappings {
+					got[m.Scope+"\x00"+m.Type+"\x00"+m.Original+"\x00"+m.Surrogate] = true
+				}
+				for k := range got {
+					assert.True(t, want[k], "%s: a mapping read back that was not written", stage)
+				}
+				assert.Len(t, state.Mappings, len(got))
+				n := 0
+				for k := range want {
+					if strings.Count(k, "\x00") == 3 {
+						n++
+						assert.True(t, got[k], "%s: a mapping written did not read back", stage)
+					}
+				}
+				assert.Equal(t, n, len(got))
+
+				ms, err := st.MappingsOf(ctx, src.ID, originals[0])
+				require.NoError(t, err)
+				require.NotEmpty(t, ms, "%s: lookup by keyed hash", stage)
+				for _, m := range ms {
+					o, err := st.MappingOriginal(ctx, m)
+					require.NoError(t, err)
+					assert.True(t, o == originals[0], "%s: lookup found another value", stage)
+				}
+			}
+			check("after resynthesis")
+
+			ring, err := st.KeyRing()
+			require.NoError(t, err)
+			first := ring.Current()
+			use, err := st.KeyUsage(ctx)
+			require.NoError(t, err)
+			require.Len(t, use, 1)
+			assert.Equal(t, first, use[0].KeyID)
+			total := use[0].Mappings
+
+			// Another key cannot read them, and says so without the values.
+			other, err := store.Open(ctx, dsn, store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			_, err = other.SurrogateState(ctx, src.ID)
+			other.Close()
+			require.ErrorIs(t, err, keys.ErrDecrypt)
+			assert.Empty(t, leaked([]byte(err.Error()), originals))
+
+			// Rotation: a new key in the file, every mapping under it.
+			id, err := ring.Rotate()
+			require.NoError(t, err)
+			require.NoError(t, ring.Save(ring.Path))
+			n, err := st.Reencrypt(ctx, ring)
+			require.NoError(t, err)
+			assert.Equal(t, total, n)
+			use, err = st.KeyUsage(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, []store.KeyUse{{KeyID: id, Mappings: total}}, use)
+			check("after rotation")
+
+			// A store opened afresh reads the rotated file.
+			again, err := store.Open(ctx, dsn, store.WithKeys(cfg))
+			require.NoError(t, err)
+			defer again.Close()
+			state, err := again.SurrogateState(ctx, src.ID)
+			require.NoError(t, err)
+			assert.Len(t, state.Mappings, total)
+			r2, err := again.KeyRing()
+			require.NoError(t, err)
+			assert.Equal(t, []string{first, id}, r2.IDs())
+
+			// A ring without the new key names the key it lacks.
+			old, err := store.Open(ctx, dsn, store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			defer old.Close()
+			_, err = old.SurrogateState(ctx, src.ID)
+			require.ErrorIs(t, err, keys.ErrUnknownKey)
+		})
+	}
+}
+
+// TestPostgresNeedsAKey: without a configured key, a PostgreSQL store opens
+// but refuses to touch mappings, with a message that says what to set.
+func TestPostgresNeedsAKey(t *testing.T) {
+	dsn := storetest.DSN(t, storetest.Postgres)
+	st, err := store.Open(context.Background(), dsn, store.WithKeys(keys.Config{}))
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.KeyRing()
+	require.ErrorIs(t, err, keys.ErrNoKey)
+	assert.Contains(t, err.Error(), keys.FileEnv)
+}
+
+// TestLegacyMappingsEncrypted: a database from before encryption, with its
+// originals in clear, is encrypted when opened, and the file keeps no trace
+// of them.
+func TestLegacyMappingsEncrypted(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "old.db")
+	st, err := store.Open(ctx, dsn)
+	require.NoError(t, err)
+	c, err := st.Client.Corpus.Create().SetName("old").SetTagset("i2b2-2014").Save(ctx)
+	require.NoError(t, err)
+	// The table as the schema before encryption made it.
+	_, err = st.DB.Exec(`DROP TABLE surrogate_mappings`)
+	require.NoError(t, err)
+	_, err = st.DB.Exec(`CREATE TABLE surrogate_mappings (id integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+		corpus_id integer NOT NULL, scope text NOT NULL, category text NOT NULL, type text NOT NULL,
+		original text NOT NULL, surrogate text NOT NULL, strategy text NOT NULL, job_id integer NOT NULL,
+		created_at datetime NOT NULL)`)
+	require.NoError(t, err)
+	secrets := []string{"Quentin Legacyperson", "Zebulon Oldtimer"}
+	for i, s := range secrets {
+		_, err = st.DB.Exec(`INSERT INTO surrogate_mappings (corpus_id, scope, category, type, original, surrogate, strategy, job_id, created_at)
+			VALUES (?, 'corpus', 'NAME', 'PATIENT', ?, ?, 'table', 1, CURRENT_TIMESTAMP)`, c.ID, s, fmt.Sprintf("Surrogate %d", i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
+
+	st, err = store.Open(ctx, dsn)
+	require.NoError(t, err)
+	state, err := st.SurrogateState(ctx, c.ID)
+	require.NoError(t, err)
+	var got []string
+	for _, m := range state.Mappings {
+		got = append(got, m.Original)
+	}
+	sort.Strings(got)
+	assert.Equal(t, secrets, got)
+	require.NoError(t, st.Close())
+
+	for _, f := range []string{dsn, dsn + "-wal"} {
+		data, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		assert.Empty(t, leaked(data, secrets), "%s keeps a clear original", filepath.Base(f))
+	}
+}
