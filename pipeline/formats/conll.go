@@ -42,26 +42,7 @@ func init() {
 // one line feed, nothing before the first or after the last. Offsets refer to
 // that text. Reading what WriteCoNLL wrote gives this same text back.
 func ReadCoNLL(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	files = filterExt(files, ".conll", ".bio")
-	if len(files) == 0 {
-		return nil, ErrNoDocuments
-	}
-	var docs []pipeline.Document
-	var source []string // source[i] is the file docs[i] came from
-	for _, f := range files {
-		got, err := readCoNLLFile(f, opt)
-		if err != nil {
-			return nil, err
-		}
-		for range got {
-			source = append(source, f.Name)
-		}
-		docs = append(docs, got...)
-	}
-	if len(docs) == 0 {
-		return nil, ErrNoDocuments
-	}
-	return unique(docs, source)
+	return readEach(files, opt, readCoNLLFile, ".conll", ".bio")
 }
 
 // conllDoc is a document being read: text built in bytes, spans in bytes

@@ -131,6 +131,39 @@ func filterExt(files []File, exts ...string) []File {
 	return out
 }
 
+// readEach reads every file with one of exts through read (which may give
+// several documents per file) and rejects duplicate document ids.
+func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), exts ...string) ([]pipeline.Document, error) {
+	files = filterExt(files, exts...)
+	var docs []pipeline.Document
+	var source []string // source[i] is the file docs[i] came from
+	for _, f := range files {
+		got, err := read(f, opt)
+		if err != nil {
+			return nil, err
+		}
+		for range got {
+			source = append(source, f.Name)
+		}
+		docs = append(docs, got...)
+	}
+	if len(docs) == 0 {
+		return nil, ErrNoDocuments
+	}
+	return unique(docs, source)
+}
+
+// one adapts a one-document-per-file reader to readEach.
+func one(read func(File, ReadOptions) (pipeline.Document, error)) func(File, ReadOptions) ([]pipeline.Document, error) {
+	return func(f File, opt ReadOptions) ([]pipeline.Document, error) {
+		d, err := read(f, opt)
+		if err != nil {
+			return nil, err
+		}
+		return []pipeline.Document{d}, nil
+	}
+}
+
 // unique rejects two documents with the same id (source[i] names the file
 // docs[i] came from); on error it returns no documents, since an import is
 // all-or-nothing.

@@ -36,21 +36,7 @@ type ReadOptions struct {
 // ReadI2B2 parses i2b2 2014 XML files (files with other extensions are
 // ignored).
 func ReadI2B2(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	files = filterExt(files, ".xml")
-	if len(files) == 0 {
-		return nil, ErrNoDocuments
-	}
-	docs := make([]pipeline.Document, 0, len(files))
-	var source []string // source[i] is the file docs[i] came from
-	for _, f := range files {
-		d, err := ReadI2B2File(f, opt)
-		if err != nil {
-			return nil, err
-		}
-		source = append(source, f.Name)
-		docs = append(docs, d)
-	}
-	return unique(docs, source)
+	return readEach(files, opt, one(ReadI2B2File), ".xml")
 }
 
 // ReadI2B2File parses one i2b2 2014 XML document.

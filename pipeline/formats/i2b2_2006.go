@@ -29,26 +29,7 @@ func init() {
 // just after <TEXT>. A record's ID is the document id; patient and record
 // order come from it as from i2b2 2014 file names ("100-02").
 func ReadI2B22006(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	files = filterExt(files, ".xml")
-	if len(files) == 0 {
-		return nil, ErrNoDocuments
-	}
-	var docs []pipeline.Document
-	var source []string // source[i] is the file docs[i] came from
-	for _, f := range files {
-		got, err := readI2B22006File(f, opt)
-		if err != nil {
-			return nil, err
-		}
-		for range got {
-			source = append(source, f.Name)
-		}
-		docs = append(docs, got...)
-	}
-	if len(docs) == 0 {
-		return nil, ErrNoDocuments
-	}
-	return unique(docs, source)
+	return readEach(files, opt, readI2B22006File, ".xml")
 }
 
 func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {

@@ -29,21 +29,7 @@ func init() {
 // 2014 labels. A placeholder must close on its own line: "[**" without "**]"
 // is an error, as is a placeholder inside a placeholder or an empty one.
 func ReadMIMIC(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	files = filterExt(files, ".txt")
-	if len(files) == 0 {
-		return nil, ErrNoDocuments
-	}
-	docs := make([]pipeline.Document, 0, len(files))
-	var source []string // source[i] is the file docs[i] came from
-	for _, f := range files {
-		d, err := readMIMICFile(f, opt)
-		if err != nil {
-			return nil, err
-		}
-		source = append(source, f.Name)
-		docs = append(docs, d)
-	}
-	return unique(docs, source)
+	return readEach(files, opt, one(readMIMICFile), ".txt")
 }
 
 func readMIMICFile(f File, opt ReadOptions) (pipeline.Document, error) {
