@@ -13,6 +13,7 @@ import (
 
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -41,6 +42,8 @@ type Client struct {
 	AnnotationSet *AnnotationSetClient
 	// Artifact is the client for interacting with the Artifact builders.
 	Artifact *ArtifactClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
 	// DateShift is the client for interacting with the DateShift builders.
@@ -74,6 +77,7 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.AnnotationSet = NewAnnotationSetClient(c.config)
 	c.Artifact = NewArtifactClient(c.config)
+	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.Corpus = NewCorpusClient(c.config)
 	c.DateShift = NewDateShiftClient(c.config)
 	c.Document = NewDocumentClient(c.config)
@@ -178,6 +182,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:           cfg,
 		AnnotationSet:    NewAnnotationSetClient(cfg),
 		Artifact:         NewArtifactClient(cfg),
+		AuditEntry:       NewAuditEntryClient(cfg),
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
@@ -209,6 +214,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:           cfg,
 		AnnotationSet:    NewAnnotationSetClient(cfg),
 		Artifact:         NewArtifactClient(cfg),
+		AuditEntry:       NewAuditEntryClient(cfg),
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
@@ -248,8 +254,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
-		c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
+		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
+		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
 	} {
 		n.Use(hooks...)
 	}
@@ -259,8 +265,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AnnotationSet, c.Artifact, c.Corpus, c.DateShift, c.Document, c.Evaluation,
-		c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
+		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
+		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -273,6 +279,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.AnnotationSet.mutate(ctx, m)
 	case *ArtifactMutation:
 		return c.Artifact.mutate(ctx, m)
+	case *AuditEntryMutation:
+		return c.AuditEntry.mutate(ctx, m)
 	case *CorpusMutation:
 		return c.Corpus.mutate(ctx, m)
 	case *DateShiftMutation:
@@ -593,6 +601,140 @@ func (c *ArtifactClient) mutate(ctx context.Context, m *ArtifactMutation) (Value
 		return (&ArtifactDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Artifact mutation op: %q", m.Op())
+	}
+}
+
+// AuditEntryClient is a client for the AuditEntry schema.
+type AuditEntryClient struct {
+	config
+}
+
+// NewAuditEntryClient returns a client for the AuditEntry from the given config.
+func NewAuditEntryClient(c config) *AuditEntryClient {
+	return &AuditEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `auditentry.Hooks(f(g(h())))`.
+func (c *AuditEntryClient) Use(hooks ...Hook) {
+	c.hooks.AuditEntry = append(c.hooks.AuditEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `auditentry.Intercept(f(g(h())))`.
+func (c *AuditEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuditEntry = append(c.inters.AuditEntry, interceptors...)
+}
+
+// Create returns a builder for creating a AuditEntry entity.
+func (c *AuditEntryClient) Create() *AuditEntryCreate {
+	mutation := newAuditEntryMutation(c.config, OpCreate)
+	return &AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuditEntry entities.
+func (c *AuditEntryClient) CreateBulk(builders ...*AuditEntryCreate) *AuditEntryCreateBulk {
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuditEntryClient) MapCreateBulk(slice any, setFunc func(*AuditEntryCreate, int)) *AuditEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuditEntryCreateBulk{err: fmt.Errorf("calling to AuditEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuditEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuditEntry.
+func (c *AuditEntryClient) Update() *AuditEntryUpdate {
+	mutation := newAuditEntryMutation(c.config, OpUpdate)
+	return &AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuditEntryClient) UpdateOne(_m *AuditEntry) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntry(_m))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuditEntryClient) UpdateOneID(id int) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntryID(id))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuditEntry.
+func (c *AuditEntryClient) Delete() *AuditEntryDelete {
+	mutation := newAuditEntryMutation(c.config, OpDelete)
+	return &AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuditEntryClient) DeleteOne(_m *AuditEntry) *AuditEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuditEntryClient) DeleteOneID(id int) *AuditEntryDeleteOne {
+	builder := c.Delete().Where(auditentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuditEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for AuditEntry.
+func (c *AuditEntryClient) Query() *AuditEntryQuery {
+	return &AuditEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuditEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuditEntry entity by its id.
+func (c *AuditEntryClient) Get(ctx context.Context, id int) (*AuditEntry, error) {
+	return c.Query().Where(auditentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuditEntryClient) GetX(ctx context.Context, id int) *AuditEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuditEntryClient) Hooks() []Hook {
+	hooks := c.hooks.AuditEntry
+	return append(hooks[:len(hooks):len(hooks)], auditentry.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuditEntryClient) Interceptors() []Interceptor {
+	return c.inters.AuditEntry
+}
+
+func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AuditEntry mutation op: %q", m.Op())
 	}
 }
 
@@ -2154,12 +2296,12 @@ func (c *SurrogateMappingClient) mutate(ctx context.Context, m *SurrogateMapping
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Model,
-		Patient, Release, Span, SurrogateMapping []ent.Hook
+		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
+		Job, Model, Patient, Release, Span, SurrogateMapping []ent.Hook
 	}
 	inters struct {
-		AnnotationSet, Artifact, Corpus, DateShift, Document, Evaluation, Job, Model,
-		Patient, Release, Span, SurrogateMapping []ent.Interceptor
+		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
+		Job, Model, Patient, Release, Span, SurrogateMapping []ent.Interceptor
 	}
 )
 

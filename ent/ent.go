@@ -6,6 +6,7 @@ import (
 	"context"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -86,6 +87,7 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			annotationset.Table:    annotationset.ValidColumn,
 			artifact.Table:         artifact.ValidColumn,
+			auditentry.Table:       auditentry.ValidColumn,
 			corpus.Table:           corpus.ValidColumn,
 			dateshift.Table:        dateshift.ValidColumn,
 			document.Table:         document.ValidColumn,

@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
@@ -328,6 +329,135 @@ func newArtifactPaginateArgs(rv map[string]any) *artifactPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*ArtifactWhereInput); ok {
 		args.opts = append(args.opts, WithArtifactFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AuditEntryQuery) CollectFields(ctx context.Context, satisfies ...string) (*AuditEntryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AuditEntryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(auditentry.Columns))
+		selectedFields = []string{auditentry.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "seq":
+			if _, ok := fieldSeen[auditentry.FieldSeq]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldSeq)
+				fieldSeen[auditentry.FieldSeq] = struct{}{}
+			}
+		case "at":
+			if _, ok := fieldSeen[auditentry.FieldAt]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldAt)
+				fieldSeen[auditentry.FieldAt] = struct{}{}
+			}
+		case "actor":
+			if _, ok := fieldSeen[auditentry.FieldActor]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldActor)
+				fieldSeen[auditentry.FieldActor] = struct{}{}
+			}
+		case "action":
+			if _, ok := fieldSeen[auditentry.FieldAction]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldAction)
+				fieldSeen[auditentry.FieldAction] = struct{}{}
+			}
+		case "target":
+			if _, ok := fieldSeen[auditentry.FieldTarget]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldTarget)
+				fieldSeen[auditentry.FieldTarget] = struct{}{}
+			}
+		case "ids":
+			if _, ok := fieldSeen[auditentry.FieldIds]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldIds)
+				fieldSeen[auditentry.FieldIds] = struct{}{}
+			}
+		case "detail":
+			if _, ok := fieldSeen[auditentry.FieldDetail]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldDetail)
+				fieldSeen[auditentry.FieldDetail] = struct{}{}
+			}
+		case "prevHash":
+			if _, ok := fieldSeen[auditentry.FieldPrevHash]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldPrevHash)
+				fieldSeen[auditentry.FieldPrevHash] = struct{}{}
+			}
+		case "hash":
+			if _, ok := fieldSeen[auditentry.FieldHash]; !ok {
+				selectedFields = append(selectedFields, auditentry.FieldHash)
+				fieldSeen[auditentry.FieldHash] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type auditentryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AuditEntryPaginateOption
+}
+
+func newAuditEntryPaginateArgs(rv map[string]any) *auditentryPaginateArgs {
+	args := &auditentryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &AuditEntryOrder{Field: &AuditEntryOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithAuditEntryOrder(order))
+			}
+		case *AuditEntryOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithAuditEntryOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*AuditEntryWhereInput); ok {
+		args.opts = append(args.opts, WithAuditEntryFilter(v.Filter))
 	}
 	return args
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
@@ -37,6 +38,11 @@ var artifactImplementors = []string{"Artifact", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Artifact) IsNode() {}
+
+var auditentryImplementors = []string{"AuditEntry", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*AuditEntry) IsNode() {}
 
 var corpusImplementors = []string{"Corpus", "Node"}
 
@@ -169,6 +175,15 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(artifact.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, artifactImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case auditentry.Table:
+		query := c.AuditEntry.Query().
+			Where(auditentry.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, auditentryImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -338,6 +353,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Artifact.Query().
 			Where(artifact.IDIn(ids...))
 		query, err := query.CollectFields(ctx, artifactImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case auditentry.Table:
+		query := c.AuditEntry.Query().
+			Where(auditentry.IDIn(ids...))
+		query, err := query.CollectFields(ctx, auditentryImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ package ent
 import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
@@ -758,6 +759,522 @@ func (i *ArtifactWhereInput) P() (predicate.Artifact, error) {
 		return predicates[0], nil
 	default:
 		return artifact.And(predicates...), nil
+	}
+}
+
+// AuditEntryWhereInput represents a where input for filtering AuditEntry queries.
+type AuditEntryWhereInput struct {
+	Predicates []predicate.AuditEntry  `json:"-"`
+	Not        *AuditEntryWhereInput   `json:"not,omitempty"`
+	Or         []*AuditEntryWhereInput `json:"or,omitempty"`
+	And        []*AuditEntryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID      *int  `json:"id,omitempty"`
+	IDNEQ   *int  `json:"idNEQ,omitempty"`
+	IDIn    []int `json:"idIn,omitempty"`
+	IDNotIn []int `json:"idNotIn,omitempty"`
+	IDGT    *int  `json:"idGT,omitempty"`
+	IDGTE   *int  `json:"idGTE,omitempty"`
+	IDLT    *int  `json:"idLT,omitempty"`
+	IDLTE   *int  `json:"idLTE,omitempty"`
+
+	// "seq" field predicates.
+	Seq      *int64  `json:"seq,omitempty"`
+	SeqNEQ   *int64  `json:"seqNEQ,omitempty"`
+	SeqIn    []int64 `json:"seqIn,omitempty"`
+	SeqNotIn []int64 `json:"seqNotIn,omitempty"`
+	SeqGT    *int64  `json:"seqGT,omitempty"`
+	SeqGTE   *int64  `json:"seqGTE,omitempty"`
+	SeqLT    *int64  `json:"seqLT,omitempty"`
+	SeqLTE   *int64  `json:"seqLTE,omitempty"`
+
+	// "at" field predicates.
+	At      *time.Time  `json:"at,omitempty"`
+	AtNEQ   *time.Time  `json:"atNEQ,omitempty"`
+	AtIn    []time.Time `json:"atIn,omitempty"`
+	AtNotIn []time.Time `json:"atNotIn,omitempty"`
+	AtGT    *time.Time  `json:"atGT,omitempty"`
+	AtGTE   *time.Time  `json:"atGTE,omitempty"`
+	AtLT    *time.Time  `json:"atLT,omitempty"`
+	AtLTE   *time.Time  `json:"atLTE,omitempty"`
+
+	// "actor" field predicates.
+	Actor             *string  `json:"actor,omitempty"`
+	ActorNEQ          *string  `json:"actorNEQ,omitempty"`
+	ActorIn           []string `json:"actorIn,omitempty"`
+	ActorNotIn        []string `json:"actorNotIn,omitempty"`
+	ActorGT           *string  `json:"actorGT,omitempty"`
+	ActorGTE          *string  `json:"actorGTE,omitempty"`
+	ActorLT           *string  `json:"actorLT,omitempty"`
+	ActorLTE          *string  `json:"actorLTE,omitempty"`
+	ActorContains     *string  `json:"actorContains,omitempty"`
+	ActorHasPrefix    *string  `json:"actorHasPrefix,omitempty"`
+	ActorHasSuffix    *string  `json:"actorHasSuffix,omitempty"`
+	ActorEqualFold    *string  `json:"actorEqualFold,omitempty"`
+	ActorContainsFold *string  `json:"actorContainsFold,omitempty"`
+
+	// "action" field predicates.
+	Action             *string  `json:"action,omitempty"`
+	ActionNEQ          *string  `json:"actionNEQ,omitempty"`
+	ActionIn           []string `json:"actionIn,omitempty"`
+	ActionNotIn        []string `json:"actionNotIn,omitempty"`
+	ActionGT           *string  `json:"actionGT,omitempty"`
+	ActionGTE          *string  `json:"actionGTE,omitempty"`
+	ActionLT           *string  `json:"actionLT,omitempty"`
+	ActionLTE          *string  `json:"actionLTE,omitempty"`
+	ActionContains     *string  `json:"actionContains,omitempty"`
+	ActionHasPrefix    *string  `json:"actionHasPrefix,omitempty"`
+	ActionHasSuffix    *string  `json:"actionHasSuffix,omitempty"`
+	ActionEqualFold    *string  `json:"actionEqualFold,omitempty"`
+	ActionContainsFold *string  `json:"actionContainsFold,omitempty"`
+
+	// "target" field predicates.
+	Target             *string  `json:"target,omitempty"`
+	TargetNEQ          *string  `json:"targetNEQ,omitempty"`
+	TargetIn           []string `json:"targetIn,omitempty"`
+	TargetNotIn        []string `json:"targetNotIn,omitempty"`
+	TargetGT           *string  `json:"targetGT,omitempty"`
+	TargetGTE          *string  `json:"targetGTE,omitempty"`
+	TargetLT           *string  `json:"targetLT,omitempty"`
+	TargetLTE          *string  `json:"targetLTE,omitempty"`
+	TargetContains     *string  `json:"targetContains,omitempty"`
+	TargetHasPrefix    *string  `json:"targetHasPrefix,omitempty"`
+	TargetHasSuffix    *string  `json:"targetHasSuffix,omitempty"`
+	TargetEqualFold    *string  `json:"targetEqualFold,omitempty"`
+	TargetContainsFold *string  `json:"targetContainsFold,omitempty"`
+
+	// "detail" field predicates.
+	Detail             *string  `json:"detail,omitempty"`
+	DetailNEQ          *string  `json:"detailNEQ,omitempty"`
+	DetailIn           []string `json:"detailIn,omitempty"`
+	DetailNotIn        []string `json:"detailNotIn,omitempty"`
+	DetailGT           *string  `json:"detailGT,omitempty"`
+	DetailGTE          *string  `json:"detailGTE,omitempty"`
+	DetailLT           *string  `json:"detailLT,omitempty"`
+	DetailLTE          *string  `json:"detailLTE,omitempty"`
+	DetailContains     *string  `json:"detailContains,omitempty"`
+	DetailHasPrefix    *string  `json:"detailHasPrefix,omitempty"`
+	DetailHasSuffix    *string  `json:"detailHasSuffix,omitempty"`
+	DetailEqualFold    *string  `json:"detailEqualFold,omitempty"`
+	DetailContainsFold *string  `json:"detailContainsFold,omitempty"`
+
+	// "prev_hash" field predicates.
+	PrevHash             *string  `json:"prevHash,omitempty"`
+	PrevHashNEQ          *string  `json:"prevHashNEQ,omitempty"`
+	PrevHashIn           []string `json:"prevHashIn,omitempty"`
+	PrevHashNotIn        []string `json:"prevHashNotIn,omitempty"`
+	PrevHashGT           *string  `json:"prevHashGT,omitempty"`
+	PrevHashGTE          *string  `json:"prevHashGTE,omitempty"`
+	PrevHashLT           *string  `json:"prevHashLT,omitempty"`
+	PrevHashLTE          *string  `json:"prevHashLTE,omitempty"`
+	PrevHashContains     *string  `json:"prevHashContains,omitempty"`
+	PrevHashHasPrefix    *string  `json:"prevHashHasPrefix,omitempty"`
+	PrevHashHasSuffix    *string  `json:"prevHashHasSuffix,omitempty"`
+	PrevHashEqualFold    *string  `json:"prevHashEqualFold,omitempty"`
+	PrevHashContainsFold *string  `json:"prevHashContainsFold,omitempty"`
+
+	// "hash" field predicates.
+	Hash             *string  `json:"hash,omitempty"`
+	HashNEQ          *string  `json:"hashNEQ,omitempty"`
+	HashIn           []string `json:"hashIn,omitempty"`
+	HashNotIn        []string `json:"hashNotIn,omitempty"`
+	HashGT           *string  `json:"hashGT,omitempty"`
+	HashGTE          *string  `json:"hashGTE,omitempty"`
+	HashLT           *string  `json:"hashLT,omitempty"`
+	HashLTE          *string  `json:"hashLTE,omitempty"`
+	HashContains     *string  `json:"hashContains,omitempty"`
+	HashHasPrefix    *string  `json:"hashHasPrefix,omitempty"`
+	HashHasSuffix    *string  `json:"hashHasSuffix,omitempty"`
+	HashEqualFold    *string  `json:"hashEqualFold,omitempty"`
+	HashContainsFold *string  `json:"hashContainsFold,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *AuditEntryWhereInput) AddPredicates(predicates ...predicate.AuditEntry) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the AuditEntryWhereInput filter on the AuditEntryQuery builder.
+func (i *AuditEntryWhereInput) Filter(q *AuditEntryQuery) (*AuditEntryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyAuditEntryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyAuditEntryWhereInput is returned in case the AuditEntryWhereInput is empty.
+var ErrEmptyAuditEntryWhereInput = errors.New("ent: empty predicate AuditEntryWhereInput")
+
+// P returns a predicate for filtering auditentries.
+// An error is returned if the input is empty or invalid.
+func (i *AuditEntryWhereInput) P() (predicate.AuditEntry, error) {
+	var predicates []predicate.AuditEntry
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, auditentry.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.AuditEntry, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, auditentry.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.AuditEntry, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, auditentry.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, auditentry.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, auditentry.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, auditentry.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, auditentry.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, auditentry.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, auditentry.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, auditentry.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, auditentry.IDLTE(*i.IDLTE))
+	}
+	if i.Seq != nil {
+		predicates = append(predicates, auditentry.SeqEQ(*i.Seq))
+	}
+	if i.SeqNEQ != nil {
+		predicates = append(predicates, auditentry.SeqNEQ(*i.SeqNEQ))
+	}
+	if len(i.SeqIn) > 0 {
+		predicates = append(predicates, auditentry.SeqIn(i.SeqIn...))
+	}
+	if len(i.SeqNotIn) > 0 {
+		predicates = append(predicates, auditentry.SeqNotIn(i.SeqNotIn...))
+	}
+	if i.SeqGT != nil {
+		predicates = append(predicates, auditentry.SeqGT(*i.SeqGT))
+	}
+	if i.SeqGTE != nil {
+		predicates = append(predicates, auditentry.SeqGTE(*i.SeqGTE))
+	}
+	if i.SeqLT != nil {
+		predicates = append(predicates, auditentry.SeqLT(*i.SeqLT))
+	}
+	if i.SeqLTE != nil {
+		predicates = append(predicates, auditentry.SeqLTE(*i.SeqLTE))
+	}
+	if i.At != nil {
+		predicates = append(predicates, auditentry.AtEQ(*i.At))
+	}
+	if i.AtNEQ != nil {
+		predicates = append(predicates, auditentry.AtNEQ(*i.AtNEQ))
+	}
+	if len(i.AtIn) > 0 {
+		predicates = append(predicates, auditentry.AtIn(i.AtIn...))
+	}
+	if len(i.AtNotIn) > 0 {
+		predicates = append(predicates, auditentry.AtNotIn(i.AtNotIn...))
+	}
+	if i.AtGT != nil {
+		predicates = append(predicates, auditentry.AtGT(*i.AtGT))
+	}
+	if i.AtGTE != nil {
+		predicates = append(predicates, auditentry.AtGTE(*i.AtGTE))
+	}
+	if i.AtLT != nil {
+		predicates = append(predicates, auditentry.AtLT(*i.AtLT))
+	}
+	if i.AtLTE != nil {
+		predicates = append(predicates, auditentry.AtLTE(*i.AtLTE))
+	}
+	if i.Actor != nil {
+		predicates = append(predicates, auditentry.ActorEQ(*i.Actor))
+	}
+	if i.ActorNEQ != nil {
+		predicates = append(predicates, auditentry.ActorNEQ(*i.ActorNEQ))
+	}
+	if len(i.ActorIn) > 0 {
+		predicates = append(predicates, auditentry.ActorIn(i.ActorIn...))
+	}
+	if len(i.ActorNotIn) > 0 {
+		predicates = append(predicates, auditentry.ActorNotIn(i.ActorNotIn...))
+	}
+	if i.ActorGT != nil {
+		predicates = append(predicates, auditentry.ActorGT(*i.ActorGT))
+	}
+	if i.ActorGTE != nil {
+		predicates = append(predicates, auditentry.ActorGTE(*i.ActorGTE))
+	}
+	if i.ActorLT != nil {
+		predicates = append(predicates, auditentry.ActorLT(*i.ActorLT))
+	}
+	if i.ActorLTE != nil {
+		predicates = append(predicates, auditentry.ActorLTE(*i.ActorLTE))
+	}
+	if i.ActorContains != nil {
+		predicates = append(predicates, auditentry.ActorContains(*i.ActorContains))
+	}
+	if i.ActorHasPrefix != nil {
+		predicates = append(predicates, auditentry.ActorHasPrefix(*i.ActorHasPrefix))
+	}
+	if i.ActorHasSuffix != nil {
+		predicates = append(predicates, auditentry.ActorHasSuffix(*i.ActorHasSuffix))
+	}
+	if i.ActorEqualFold != nil {
+		predicates = append(predicates, auditentry.ActorEqualFold(*i.ActorEqualFold))
+	}
+	if i.ActorContainsFold != nil {
+		predicates = append(predicates, auditentry.ActorContainsFold(*i.ActorContainsFold))
+	}
+	if i.Action != nil {
+		predicates = append(predicates, auditentry.ActionEQ(*i.Action))
+	}
+	if i.ActionNEQ != nil {
+		predicates = append(predicates, auditentry.ActionNEQ(*i.ActionNEQ))
+	}
+	if len(i.ActionIn) > 0 {
+		predicates = append(predicates, auditentry.ActionIn(i.ActionIn...))
+	}
+	if len(i.ActionNotIn) > 0 {
+		predicates = append(predicates, auditentry.ActionNotIn(i.ActionNotIn...))
+	}
+	if i.ActionGT != nil {
+		predicates = append(predicates, auditentry.ActionGT(*i.ActionGT))
+	}
+	if i.ActionGTE != nil {
+		predicates = append(predicates, auditentry.ActionGTE(*i.ActionGTE))
+	}
+	if i.ActionLT != nil {
+		predicates = append(predicates, auditentry.ActionLT(*i.ActionLT))
+	}
+	if i.ActionLTE != nil {
+		predicates = append(predicates, auditentry.ActionLTE(*i.ActionLTE))
+	}
+	if i.ActionContains != nil {
+		predicates = append(predicates, auditentry.ActionContains(*i.ActionContains))
+	}
+	if i.ActionHasPrefix != nil {
+		predicates = append(predicates, auditentry.ActionHasPrefix(*i.ActionHasPrefix))
+	}
+	if i.ActionHasSuffix != nil {
+		predicates = append(predicates, auditentry.ActionHasSuffix(*i.ActionHasSuffix))
+	}
+	if i.ActionEqualFold != nil {
+		predicates = append(predicates, auditentry.ActionEqualFold(*i.ActionEqualFold))
+	}
+	if i.ActionContainsFold != nil {
+		predicates = append(predicates, auditentry.ActionContainsFold(*i.ActionContainsFold))
+	}
+	if i.Target != nil {
+		predicates = append(predicates, auditentry.TargetEQ(*i.Target))
+	}
+	if i.TargetNEQ != nil {
+		predicates = append(predicates, auditentry.TargetNEQ(*i.TargetNEQ))
+	}
+	if len(i.TargetIn) > 0 {
+		predicates = append(predicates, auditentry.TargetIn(i.TargetIn...))
+	}
+	if len(i.TargetNotIn) > 0 {
+		predicates = append(predicates, auditentry.TargetNotIn(i.TargetNotIn...))
+	}
+	if i.TargetGT != nil {
+		predicates = append(predicates, auditentry.TargetGT(*i.TargetGT))
+	}
+	if i.TargetGTE != nil {
+		predicates = append(predicates, auditentry.TargetGTE(*i.TargetGTE))
+	}
+	if i.TargetLT != nil {
+		predicates = append(predicates, auditentry.TargetLT(*i.TargetLT))
+	}
+	if i.TargetLTE != nil {
+		predicates = append(predicates, auditentry.TargetLTE(*i.TargetLTE))
+	}
+	if i.TargetContains != nil {
+		predicates = append(predicates, auditentry.TargetContains(*i.TargetContains))
+	}
+	if i.TargetHasPrefix != nil {
+		predicates = append(predicates, auditentry.TargetHasPrefix(*i.TargetHasPrefix))
+	}
+	if i.TargetHasSuffix != nil {
+		predicates = append(predicates, auditentry.TargetHasSuffix(*i.TargetHasSuffix))
+	}
+	if i.TargetEqualFold != nil {
+		predicates = append(predicates, auditentry.TargetEqualFold(*i.TargetEqualFold))
+	}
+	if i.TargetContainsFold != nil {
+		predicates = append(predicates, auditentry.TargetContainsFold(*i.TargetContainsFold))
+	}
+	if i.Detail != nil {
+		predicates = append(predicates, auditentry.DetailEQ(*i.Detail))
+	}
+	if i.DetailNEQ != nil {
+		predicates = append(predicates, auditentry.DetailNEQ(*i.DetailNEQ))
+	}
+	if len(i.DetailIn) > 0 {
+		predicates = append(predicates, auditentry.DetailIn(i.DetailIn...))
+	}
+	if len(i.DetailNotIn) > 0 {
+		predicates = append(predicates, auditentry.DetailNotIn(i.DetailNotIn...))
+	}
+	if i.DetailGT != nil {
+		predicates = append(predicates, auditentry.DetailGT(*i.DetailGT))
+	}
+	if i.DetailGTE != nil {
+		predicates = append(predicates, auditentry.DetailGTE(*i.DetailGTE))
+	}
+	if i.DetailLT != nil {
+		predicates = append(predicates, auditentry.DetailLT(*i.DetailLT))
+	}
+	if i.DetailLTE != nil {
+		predicates = append(predicates, auditentry.DetailLTE(*i.DetailLTE))
+	}
+	if i.DetailContains != nil {
+		predicates = append(predicates, auditentry.DetailContains(*i.DetailContains))
+	}
+	if i.DetailHasPrefix != nil {
+		predicates = append(predicates, auditentry.DetailHasPrefix(*i.DetailHasPrefix))
+	}
+	if i.DetailHasSuffix != nil {
+		predicates = append(predicates, auditentry.DetailHasSuffix(*i.DetailHasSuffix))
+	}
+	if i.DetailEqualFold != nil {
+		predicates = append(predicates, auditentry.DetailEqualFold(*i.DetailEqualFold))
+	}
+	if i.DetailContainsFold != nil {
+		predicates = append(predicates, auditentry.DetailContainsFold(*i.DetailContainsFold))
+	}
+	if i.PrevHash != nil {
+		predicates = append(predicates, auditentry.PrevHashEQ(*i.PrevHash))
+	}
+	if i.PrevHashNEQ != nil {
+		predicates = append(predicates, auditentry.PrevHashNEQ(*i.PrevHashNEQ))
+	}
+	if len(i.PrevHashIn) > 0 {
+		predicates = append(predicates, auditentry.PrevHashIn(i.PrevHashIn...))
+	}
+	if len(i.PrevHashNotIn) > 0 {
+		predicates = append(predicates, auditentry.PrevHashNotIn(i.PrevHashNotIn...))
+	}
+	if i.PrevHashGT != nil {
+		predicates = append(predicates, auditentry.PrevHashGT(*i.PrevHashGT))
+	}
+	if i.PrevHashGTE != nil {
+		predicates = append(predicates, auditentry.PrevHashGTE(*i.PrevHashGTE))
+	}
+	if i.PrevHashLT != nil {
+		predicates = append(predicates, auditentry.PrevHashLT(*i.PrevHashLT))
+	}
+	if i.PrevHashLTE != nil {
+		predicates = append(predicates, auditentry.PrevHashLTE(*i.PrevHashLTE))
+	}
+	if i.PrevHashContains != nil {
+		predicates = append(predicates, auditentry.PrevHashContains(*i.PrevHashContains))
+	}
+	if i.PrevHashHasPrefix != nil {
+		predicates = append(predicates, auditentry.PrevHashHasPrefix(*i.PrevHashHasPrefix))
+	}
+	if i.PrevHashHasSuffix != nil {
+		predicates = append(predicates, auditentry.PrevHashHasSuffix(*i.PrevHashHasSuffix))
+	}
+	if i.PrevHashEqualFold != nil {
+		predicates = append(predicates, auditentry.PrevHashEqualFold(*i.PrevHashEqualFold))
+	}
+	if i.PrevHashContainsFold != nil {
+		predicates = append(predicates, auditentry.PrevHashContainsFold(*i.PrevHashContainsFold))
+	}
+	if i.Hash != nil {
+		predicates = append(predicates, auditentry.HashEQ(*i.Hash))
+	}
+	if i.HashNEQ != nil {
+		predicates = append(predicates, auditentry.HashNEQ(*i.HashNEQ))
+	}
+	if len(i.HashIn) > 0 {
+		predicates = append(predicates, auditentry.HashIn(i.HashIn...))
+	}
+	if len(i.HashNotIn) > 0 {
+		predicates = append(predicates, auditentry.HashNotIn(i.HashNotIn...))
+	}
+	if i.HashGT != nil {
+		predicates = append(predicates, auditentry.HashGT(*i.HashGT))
+	}
+	if i.HashGTE != nil {
+		predicates = append(predicates, auditentry.HashGTE(*i.HashGTE))
+	}
+	if i.HashLT != nil {
+		predicates = append(predicates, auditentry.HashLT(*i.HashLT))
+	}
+	if i.HashLTE != nil {
+		predicates = append(predicates, auditentry.HashLTE(*i.HashLTE))
+	}
+	if i.HashContains != nil {
+		predicates = append(predicates, auditentry.HashContains(*i.HashContains))
+	}
+	if i.HashHasPrefix != nil {
+		predicates = append(predicates, auditentry.HashHasPrefix(*i.HashHasPrefix))
+	}
+	if i.HashHasSuffix != nil {
+		predicates = append(predicates, auditentry.HashHasSuffix(*i.HashHasSuffix))
+	}
+	if i.HashEqualFold != nil {
+		predicates = append(predicates, auditentry.HashEqualFold(*i.HashEqualFold))
+	}
+	if i.HashContainsFold != nil {
+		predicates = append(predicates, auditentry.HashContainsFold(*i.HashContainsFold))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyAuditEntryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return auditentry.And(predicates...), nil
 	}
 }
 

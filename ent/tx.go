@@ -18,6 +18,8 @@ type Tx struct {
 	AnnotationSet *AnnotationSetClient
 	// Artifact is the client for interacting with the Artifact builders.
 	Artifact *ArtifactClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
 	// DateShift is the client for interacting with the DateShift builders.
@@ -171,6 +173,7 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.AnnotationSet = NewAnnotationSetClient(tx.config)
 	tx.Artifact = NewArtifactClient(tx.config)
+	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.Corpus = NewCorpusClient(tx.config)
 	tx.DateShift = NewDateShiftClient(tx.config)
 	tx.Document = NewDocumentClient(tx.config)

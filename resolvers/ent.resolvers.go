@@ -23,6 +23,11 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []int) ([]ent.Noder, erro
 	return r.client.Noders(ctx, ids)
 }
 
+// AuditEntries is the resolver for the auditEntries field.
+func (r *queryResolver) AuditEntries(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) (*ent.AuditEntryConnection, error) {
+	return r.client.AuditEntry.Query().Paginate(ctx, after, first, before, last, ent.WithAuditEntryOrder(orderBy), ent.WithAuditEntryFilter(where.Filter))
+}
+
 // Corpora is the resolver for the corpora field.
 func (r *queryResolver) Corpora(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) (*ent.CorpusConnection, error) {
 	return r.client.Corpus.Query().Paginate(ctx, after, first, before, last, ent.WithCorpusOrder(orderBy), ent.WithCorpusFilter(where.Filter))

@@ -29,6 +29,7 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
+		auditDownload(r, st, logger, "corpus", name+"/"+set)
 		serveZip(w, logger, safeFilename(name+"-"+set+"-"+format)+".zip", files)
 	})
 }
@@ -60,6 +61,7 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
+		auditDownload(r, st, logger, "release", ref)
 		serveZip(w, logger, safeFilename(ref+"-"+format)+".zip", files)
 	})
 }
@@ -77,12 +79,22 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
+		auditDownload(r, st, logger, "artifact", strconv.Itoa(id))
 		w.Header().Set("Content-Type", a.ContentType)
 		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(a.Name)+`"`)
 		w.Header().Set("Content-Length", strconv.Itoa(a.Size))
 		w.Header().Set("ETag", `"`+a.Sha256+`"`)
 		w.Write(a.Data)
 	})
+}
+
+// auditDownload records an export in the audit log.
+func auditDownload(r *http.Request, st *store.Store, logger *slog.Logger, what, id string) {
+	err := st.Audit(r.Context(), store.AuditRecord{Actor: actorOf(r.Context()), Action: "export",
+		Target: "download." + what, IDs: []string{id}, Detail: r.URL.RawQuery})
+	if err != nil {
+		logger.Error("write audit log", "target", "download."+what, "err", err)
+	}
 }
 
 // httpError writes a coded error as plain text; internal errors are logged

@@ -70,6 +70,7 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
 	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
+	auditGraphQL(srv, st, logger)
 	return srv
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"deidcorpus/store"
 )
 
 // cli runs the command line as main would, with the environment isolated.
@@ -187,4 +189,22 @@ func TestKeysRotate(t *testing.T) {
 	assert.Contains(t, errs, "k2")
 	code, _, errs = cli(t, "keys", "init", "--key-file", other)
 	assert.Equal(t, 4, code, errs)
+}
+
+func TestAuditVerifyCLI(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "a.db")
+	st, err := store.Open(context.Background(), db)
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, st.Audit(context.Background(), store.AuditRecord{Action: "read", Target: "Document.text", IDs: []string{"1"}}))
+	}
+	code, out, errs := cli(t, "audit", "verify", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "audit log OK: 3 entries")
+	_, err = st.DB.Exec("UPDATE audit_entries SET target = 'nothing' WHERE seq = 3")
+	require.NoError(t, err)
+	st.Close()
+	code, _, errs = cli(t, "audit", "verify", "--db", db)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "broken at entry 3")
 }

@@ -32,6 +32,18 @@ func (f ArtifactFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ArtifactMutation", m)
 }
 
+// The AuditEntryFunc type is an adapter to allow the use of ordinary
+// function as AuditEntry mutator.
+type AuditEntryFunc func(context.Context, *ent.AuditEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuditEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AuditEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditEntryMutation", m)
+}
+
 // The CorpusFunc type is an adapter to allow the use of ordinary
 // function as Corpus mutator.
 type CorpusFunc func(context.Context, *ent.CorpusMutation) (ent.Value, error)

@@ -57,6 +57,25 @@ var (
 		Columns:    ArtifactsColumns,
 		PrimaryKey: []*schema.Column{ArtifactsColumns[0]},
 	}
+	// AuditEntriesColumns holds the columns for the "audit_entries" table.
+	AuditEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "seq", Type: field.TypeInt64, Unique: true},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "actor", Type: field.TypeString},
+		{Name: "action", Type: field.TypeString},
+		{Name: "target", Type: field.TypeString},
+		{Name: "ids", Type: field.TypeJSON, Nullable: true},
+		{Name: "detail", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "prev_hash", Type: field.TypeString},
+		{Name: "hash", Type: field.TypeString},
+	}
+	// AuditEntriesTable holds the schema information for the "audit_entries" table.
+	AuditEntriesTable = &schema.Table{
+		Name:       "audit_entries",
+		Columns:    AuditEntriesColumns,
+		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
+	}
 	// CorporaColumns holds the columns for the "corpora" table.
 	CorporaColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -411,6 +430,7 @@ var (
 	Tables = []*schema.Table{
 		AnnotationSetsTable,
 		ArtifactsTable,
+		AuditEntriesTable,
 		CorporaTable,
 		DateShiftsTable,
 		DocumentsTable,
@@ -431,6 +451,9 @@ func init() {
 	}
 	ArtifactsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(25769803776),
+	}
+	AuditEntriesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(51539607552),
 	}
 	CorporaTable.Annotation = &entsql.Annotation{
 		Table:          "corpora",

@@ -12,6 +12,9 @@ type AnnotationSet func(*sql.Selector)
 // Artifact is the predicate function for artifact builders.
 type Artifact func(*sql.Selector)
 
+// AuditEntry is the predicate function for auditentry builders.
+type AuditEntry func(*sql.Selector)
+
 // Corpus is the predicate function for corpus builders.
 type Corpus func(*sql.Selector)
 

@@ -5,6 +5,7 @@ package runtime
 import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/auditentry"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
@@ -50,6 +51,18 @@ func init() {
 	artifactDescCreatedAt := artifactFields[6].Descriptor()
 	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
+	auditentryHooks := schema.AuditEntry{}.Hooks()
+	auditentry.Hooks[0] = auditentryHooks[0]
+	auditentryFields := schema.AuditEntry{}.Fields()
+	_ = auditentryFields
+	// auditentryDescAt is the schema descriptor for at field.
+	auditentryDescAt := auditentryFields[1].Descriptor()
+	// auditentry.DefaultAt holds the default value on creation for the at field.
+	auditentry.DefaultAt = auditentryDescAt.Default.(func() time.Time)
+	// auditentryDescDetail is the schema descriptor for detail field.
+	auditentryDescDetail := auditentryFields[6].Descriptor()
+	// auditentry.DefaultDetail holds the default value on creation for the detail field.
+	auditentry.DefaultDetail = auditentryDescDetail.Default.(string)
 	corpusFields := schema.Corpus{}.Fields()
 	_ = corpusFields
 	// corpusDescName is the schema descriptor for name field.

@@ -1,0 +1,56 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+)
+
+// AuditEntry is one record of the append-only audit log: a read of original
+// PHI or a write, by whom, of what, which ids, when. Each entry's hash covers
+// its content and the previous entry's hash, so that changing, removing or
+// reordering any entry breaks the chain (`deidcorpus audit verify`).
+type AuditEntry struct {
+	ent.Schema
+}
+
+func (AuditEntry) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("seq").Unique().Immutable().Comment("position in the chain, from 1").
+			Annotations(entgql.OrderField("SEQ")),
+		field.Time("at").Default(time.Now).Immutable(),
+		field.String("actor").Immutable().Comment("who: an account, or anonymous, or cli:<user>"),
+		field.String("action").Immutable().Comment("read, write or export"),
+		field.String("target").Immutable().Comment(`what: "Document.text", "Mutation.importDocuments", "download"...`),
+		field.Strings("ids").Optional().Immutable().Comment("the ids read or written"),
+		field.Text("detail").Default("").Immutable().Comment("PHI-free context: argument names, a corpus name"),
+		field.String("prev_hash").Immutable(),
+		field.String("hash").Immutable(),
+	}
+}
+
+func (AuditEntry) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.RelayConnection(), entgql.QueryField("auditEntries")}
+}
+
+// ErrAuditAppendOnly is returned by any attempt to change or delete an entry.
+var ErrAuditAppendOnly = errors.New("the audit log is append-only")
+
+// Hooks refuse every update and delete.
+func (AuditEntry) Hooks() []ent.Hook {
+	return []ent.Hook{
+		func(next ent.Mutator) ent.Mutator {
+			return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+				if !m.Op().Is(ent.OpCreate) {
+					return nil, ErrAuditAppendOnly
+				}
+				return next.Mutate(ctx, m)
+			})
+		},
+	}
+}

@@ -1,0 +1,79 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/ent"
+	"deidcorpus/ent/auditentry"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestEachPHIReadLeavesOneAuditRecord: a query reading the text of every
+// document leaves one record naming them all; a query reading no PHI leaves
+// none; a mutation and a download leave one each; the chain verifies.
+func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
+	ctx := context.Background()
+	st, ts, c := newServer(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	entries := func() []*ent.AuditEntry {
+		es, err := st.Client.AuditEntry.Query().Order(ent.Asc(auditentry.FieldSeq)).All(ctx)
+		require.NoError(t, err)
+		return es
+	}
+
+	var ids struct {
+		Documents struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
+	}
+	c.MustPost(`{ documents { edges { node { id } } } }`, &ids)
+	assert.Empty(t, entries(), "no PHI read, no record")
+
+	var texts map[string]any
+	c.MustPost(`{ documents { edges { node { id text annotations(set: "gold") { start } } } } }`, &texts)
+	es := entries()
+	require.Len(t, es, 1)
+	assert.Equal(t, "read", es[0].Action)
+	assert.Equal(t, "Document.text", es[0].Target)
+	var want []string
+	for _, e := range ids.Documents.Edges {
+		want = append(want, e.Node.ID)
+	}
+	assert.ElementsMatch(t, want, es[0].Ids)
+
+	c.MustPost(`{ spans(first: 2) { edges { node { text } } } }`, &texts)
+	es = entries()
+	require.Len(t, es, 2)
+	assert.Equal(t, "Span.text", es[1].Target)
+	assert.Len(t, es[1].Ids, 2)
+
+	c.MustPost(`mutation { createCorpus(name: "new") { id } }`, &texts)
+	es = entries()
+	require.Len(t, es, 3)
+	assert.Equal(t, "write", es[2].Action)
+	assert.Equal(t, "Mutation.createCorpus", es[2].Target)
+
+	resp, err := http.Get(ts.URL + "/download/corpora/c")
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	es = entries()
+	require.Len(t, es, 4)
+	assert.Equal(t, "export", es[3].Action)
+	assert.Equal(t, []string{"c/gold"}, es[3].Ids)
+
+	n, err := st.VerifyAudit(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
+}
