@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
 	"deidcorpus/pipeline"
 )
@@ -66,7 +67,21 @@ func (s *Store) annotationSet(ctx context.Context, c *ent.Corpus, name string) (
 // LoadDocuments returns a corpus's documents with the spans of one annotation
 // set, ordered by patient and record order. An empty set name loads text only.
 func (s *Store) LoadDocuments(ctx context.Context, c *ent.Corpus, setName string) ([]pipeline.Document, error) {
-	rows, err := s.Client.Document.Query().Where(document.CorpusID(c.ID)).
+	return s.LoadSplit(ctx, c, setName, "")
+}
+
+// LoadSplit is LoadDocuments restricted to one split ("" for every
+// document); the database does the restricting.
+func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split string) ([]pipeline.Document, error) {
+	docWhere := []predicate.Document{document.CorpusID(c.ID)}
+	if split != "" {
+		sp, err := normalizeSplit(split)
+		if err != nil {
+			return nil, err
+		}
+		docWhere = append(docWhere, document.SplitEQ(sp))
+	}
+	rows, err := s.Client.Document.Query().Where(docWhere...).
 		WithPatient().Order(ent.Asc(document.FieldExternalID)).All(ctx)
 	if err != nil {
 		return nil, err
@@ -82,8 +97,11 @@ func (s *Store) LoadDocuments(ctx context.Context, c *ent.Corpus, setName string
 		if err != nil {
 			return nil, err
 		}
-		spans, err := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID)).
-			Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
+		q := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID))
+		if split != "" {
+			q.Where(span.HasDocumentWith(docWhere...))
+		}
+		spans, err := q.Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
 		if err != nil {
 			return nil, err
 		}

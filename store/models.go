@@ -7,7 +7,6 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
-	"deidcorpus/ent/document"
 	"deidcorpus/ent/model"
 	"deidcorpus/pipeline"
 )
@@ -46,24 +45,6 @@ func (s *Store) RegisterExternalModel(ctx context.Context, name, endpoint string
 		return nil, apperr.New(apperr.Conflict, "a model named %q exists", name)
 	}
 	return m, err
-}
-
-// LoadSplit is LoadDocuments restricted to one split ("" for all).
-func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split string) ([]pipeline.Document, error) {
-	docs, err := s.LoadDocuments(ctx, c, setName)
-	if err != nil || split == "" {
-		return docs, err
-	}
-	if _, err := normalizeSplit(split); err != nil {
-		return nil, err
-	}
-	out := docs[:0]
-	for _, d := range docs {
-		if d.Split == split || (split == string(document.SplitUnassigned) && d.Split == "") {
-			out = append(out, d)
-		}
-	}
-	return out, nil
 }
 
 // SaveAnnotations writes a new annotation set over existing documents of a

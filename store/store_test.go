@@ -117,6 +117,16 @@ func TestImportMEDDOCAN(t *testing.T) {
 				}
 			}
 			assert.Equal(t, 17134, n)
+
+			devDocs, err := s.LoadSplit(ctx, c, "gold", "dev")
+			require.NoError(t, err)
+			devSpans := 0
+			for _, d := range devDocs {
+				assert.Equal(t, "dev", d.Split)
+				devSpans += len(d.Spans)
+			}
+			assert.Len(t, devDocs, 250)
+			assert.Equal(t, 5801, devSpans)
 		})
 	}
 }
