@@ -32,9 +32,10 @@ func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
 	return graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{store: s, client: s.Client, jobs: jm}})
 }
 
-// caller names who made a request, for the records it writes. Requests are
-// anonymous until accounts exist.
-func caller(ctx context.Context) string { return "" }
+// Caller names who made a request, for the records it writes and the audit
+// log: the one place accounts will plug in. Requests are anonymous until
+// accounts exist.
+func Caller(ctx context.Context) string { return "anonymous" }
 
 // toMap turns a result struct into the JSON object a Map field returns.
 func toMap(v any) (map[string]any, error) {

@@ -52,7 +52,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 	}
 	o := importOptions(input)
 	return r.jobs.EnqueueImport(ctx, jobs.ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format,
-		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, caller(ctx))
+		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, Caller(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

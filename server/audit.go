@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"deidcorpus/ent"
+	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
 
@@ -95,7 +96,7 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 			resp := respond(ctx)
 			if !done {
 				done = true
-				for _, r := range log.records(actorOf(ctx)) {
+				for _, r := range log.records(resolvers.Caller(ctx)) {
 					if err := st.Audit(context.WithoutCancel(ctx), r); err != nil {
 						logger.Error("write audit log", "target", r.Target, "err", err)
 					}
@@ -152,7 +153,3 @@ func parentID(fc *graphql.FieldContext) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-// actorOf names who made a request. Requests are anonymous until accounts
-// exist.
-func actorOf(ctx context.Context) string { return "anonymous" }

@@ -8,6 +8,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
 
@@ -90,7 +91,7 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 
 // auditDownload records an export in the audit log.
 func auditDownload(r *http.Request, st *store.Store, logger *slog.Logger, what, id string) {
-	err := st.Audit(r.Context(), store.AuditRecord{Actor: actorOf(r.Context()), Action: "export",
+	err := st.Audit(r.Context(), store.AuditRecord{Actor: resolvers.Caller(r.Context()), Action: "export",
 		Target: "download." + what, IDs: []string{id}, Detail: r.URL.RawQuery})
 	if err != nil {
 		logger.Error("write audit log", "target", "download."+what, "err", err)
