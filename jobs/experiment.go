@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -72,9 +71,9 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 	if p.TestFraction == 0 {
 		p.TestFraction = 0.2
 	}
-	cfg, err := tagger.ReadConfig(bytes.NewReader(mustJSON(p.Config)))
+	cfg, err := taggerConfig(p.Config)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return nil, err
 	}
 	run.Progress(0, 1, "loading "+p.Corpus)
 	plan, err := experimentPlan(ctx, run, &p)

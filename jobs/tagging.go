@@ -47,9 +47,9 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	case "all":
 		split = ""
 	}
-	cfg, err := tagger.ReadConfig(bytes.NewReader(mustJSON(p.Config)))
+	cfg, err := taggerConfig(p.Config)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return nil, err
 	}
 	c, err := run.Store.CorpusByName(ctx, p.Corpus)
 	if err != nil {
@@ -300,17 +300,22 @@ func tagExternal(ctx context.Context, endpoint string, docs []pipeline.Document)
 	return tagged, nil
 }
 
-func mustJSON(v any) []byte {
-	if v == nil {
-		return []byte("{}")
+// taggerConfig reads a job's tagger configuration (JSON object over the
+// defaults; nil for the defaults).
+func taggerConfig(m map[string]any) (tagger.Config, error) {
+	if m == nil {
+		return tagger.DefaultConfig(), nil
 	}
-	data, err := json.Marshal(v)
+	data, err := json.Marshal(m)
 	if err != nil {
-		return []byte("{}")
+		return tagger.Config{}, apperr.New(apperr.Invalid, "tagger config: %v", err)
 	}
-	return data
+	cfg, err := tagger.ReadConfig(bytes.NewReader(data))
+	return cfg, apperr.Wrap(apperr.Invalid, err)
 }
 
+// toJSONObject records a configuration as the JSON object stored with a
+// model or result; a Config always encodes.
 func toJSONObject(v any) map[string]any {
 	m, _ := toMap(v)
 	return m

@@ -30,6 +30,21 @@ func workerFlags(fs *flag.FlagSet) (concurrency *int, staleAfter *time.Duration)
 	return
 }
 
+// openServing opens the store for a long-running process (serve, worker),
+// with JSON logs, and says where the mapping keys come from.
+func openServing(ctx context.Context, e *env, dsn string) (*store.Store, *slog.Logger, error) {
+	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	st, err := openStore(ctx, e, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := announceKeys(st, logger); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, logger, nil
+}
+
 func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work bool, concurrency int, staleAfter time.Duration) (*jobs.Manager, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -46,15 +61,11 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openStore(ctx, e, *db)
+	st, logger, err := openServing(ctx, e, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := announceKeys(st, logger); err != nil {
-		return err
-	}
 	m, err := openManager(ctx, st, logger, true, *concurrency, *staleAfter)
 	if err != nil {
 		return err

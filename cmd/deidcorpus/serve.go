@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -26,15 +25,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openStore(ctx, e, *db)
+	st, logger, err := openServing(ctx, e, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := announceKeys(st, logger); err != nil {
-		return err
-	}
 	if *demo {
 		created, err := loadDemo(ctx, st)
 		if err != nil {
