@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"deidcorpus/apperr"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
@@ -118,7 +119,7 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 		}
 		return nil, err
 	}
-	out, err := toMap(res)
+	out, err := jsonmap.Of(res)
 	if err != nil {
 		return nil, err
 	}

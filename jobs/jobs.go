@@ -8,8 +8,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/store"
 )
 
@@ -142,7 +141,7 @@ func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by strin
 			}
 		}
 		// Encoded after prepare, which may fill in parameters (an input's id).
-		p, err := toMap(params)
+		p, err := jsonmap.Of(params)
 		if err != nil {
 			return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
 		}
@@ -304,20 +303,4 @@ func finished(s job.Status) bool {
 func changed(a, b *ent.Job) bool {
 	return a.Status != b.Status || a.ProgressDone != b.ProgressDone || a.ProgressTotal != b.ProgressTotal ||
 		a.Message != b.Message || a.Attempts != b.Attempts || a.Error != b.Error
-}
-
-// toMap turns parameters (a struct or map) into the JSON object stored with the job.
-func toMap(v any) (map[string]any, error) {
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, errors.New("parameters must be a JSON object")
-	}
-	return m, nil
 }

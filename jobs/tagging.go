@@ -12,6 +12,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/model"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/tagger"
@@ -317,6 +318,6 @@ func taggerConfig(m map[string]any) (tagger.Config, error) {
 // toJSONObject records a configuration as the JSON object stored with a
 // model or result; a Config always encodes.
 func toJSONObject(v any) map[string]any {
-	m, _ := toMap(v)
+	m, _ := jsonmap.Of(v)
 	return m
 }

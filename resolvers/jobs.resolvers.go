@@ -11,13 +11,14 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/evaluate"
 )
 
 // Report is the resolver for the report field.
 func (r *evaluationResolver) Report(ctx context.Context, obj *ent.Evaluation) (map[string]any, error) {
-	return jsonMap(obj.Report)
+	return jsonmap.Decode(obj.Report)
 }
 
 // Progress is the resolver for the progress field.
@@ -143,7 +144,7 @@ func (r *queryResolver) CompareEvaluations(ctx context.Context, a int, b int, sh
 	if err != nil {
 		return nil, err
 	}
-	return toMap(cmp)
+	return jsonmap.Of(cmp)
 }
 
 // CheckReport is the resolver for the checkReport field.
@@ -152,7 +153,7 @@ func (r *queryResolver) CheckReport(ctx context.Context, corpus string) (map[str
 	if err != nil {
 		return nil, err
 	}
-	return jsonMap(data)
+	return jsonmap.Decode(data)
 }
 
 // SurrogateMappings is the resolver for the surrogateMappings field.

@@ -10,6 +10,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/graph/model"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 	"net/url"
@@ -40,7 +41,7 @@ func (r *queryResolver) ReleaseDiff(ctx context.Context, a string, b string) (ma
 	if err != nil {
 		return nil, err
 	}
-	return toMap(d)
+	return jsonmap.Of(d)
 }
 
 // Ref is the resolver for the ref field.

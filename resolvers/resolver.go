@@ -37,23 +37,6 @@ func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
 // accounts exist.
 func Caller(ctx context.Context) string { return "anonymous" }
 
-// toMap turns a result struct into the JSON object a Map field returns.
-func toMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return jsonMap(data)
-}
-
-func jsonMap(data []byte) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // readUploads reads uploaded files, expanding .zip archives.
 func readUploads(files []*graphql.Upload) ([]formats.File, error) {
 	if len(files) == 0 {

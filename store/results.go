@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/evaluation"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 )
@@ -41,7 +42,7 @@ func (s *Store) SaveEvaluation(ctx context.Context, in EvaluationInput) (*ent.Ev
 	if err != nil {
 		return nil, err
 	}
-	opts, err := toJSONMap(in.Options)
+	opts, err := jsonmap.Of(in.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +96,6 @@ func (s *Store) Artifact(ctx context.Context, id int) (*ent.Artifact, error) {
 		return nil, apperr.New(apperr.NotFound, "no artifact %d", id)
 	}
 	return a, err
-}
-
-func toJSONMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(data, &m)
 }
 
 // CompareEvaluations tests whether two systems scored against the same gold
