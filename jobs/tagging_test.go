@@ -54,6 +54,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, model.Artifact)
 	assert.NotEmpty(t, model.Hash)
+	assert.Equal(t, "deidtag/1", model.Format)
 	assert.Contains(t, model.Labels, "DATE")
 	assert.Equal(t, "train", model.TrainingSplit)
 

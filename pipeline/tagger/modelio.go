@@ -25,10 +25,13 @@ import (
 // The hash covers exactly what tagging depends on, so two trainings with the
 // same data and options give the same hash, and Load detects corruption.
 const (
-	magic         = "DEIDTAG\n"
-	formatVersion = 1
-	maxHeader     = 1 << 30
+	magic     = "DEIDTAG\n"
+	maxHeader = 1 << 30
 )
+
+// FormatVersion is the version of the model file format that Save writes and
+// Load reads; the Model row records it.
+const FormatVersion = 1
 
 type header struct {
 	Config     Config     `json:"config"`
@@ -98,7 +101,7 @@ func (m *Model) Save(w io.Writer) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(magic)
-	writeU32(&b, formatVersion)
+	writeU32(&b, FormatVersion)
 	sum := sha256.Sum256(c)
 	b.Write(sum[:])
 	writeU32(&b, uint32(len(meta)))
@@ -125,8 +128,8 @@ func Load(r io.Reader) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	if version != formatVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrFormat, version, formatVersion)
+	if version != FormatVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrFormat, version, FormatVersion)
 	}
 	var want [sha256.Size]byte
 	if _, err := io.ReadFull(br, want[:]); err != nil {
