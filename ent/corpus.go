@@ -24,6 +24,8 @@ type Corpus struct {
 	Description string `json:"description,omitempty"`
 	// "i2b2-2014" (labels validated) or "open" (any label)
 	Tagset string `json:"tagset,omitempty"`
+	// surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these
+	Kind corpus.Kind `json:"kind,omitempty"`
 	// how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -44,16 +46,19 @@ type CorpusEdges struct {
 	AnnotationSets []*AnnotationSet `json:"annotation_sets,omitempty"`
 	// Evaluations holds the value of the evaluations edge.
 	Evaluations []*Evaluation `json:"evaluations,omitempty"`
+	// Annotators holds the value of the annotators edge.
+	Annotators []*User `json:"annotators,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
-	totalCount [4]map[string]int
+	totalCount [5]map[string]int
 
 	namedPatients       map[string][]*Patient
 	namedDocuments      map[string][]*Document
 	namedAnnotationSets map[string][]*AnnotationSet
 	namedEvaluations    map[string][]*Evaluation
+	namedAnnotators     map[string][]*User
 }
 
 // PatientsOrErr returns the Patients value or an error if the edge
@@ -92,6 +97,15 @@ func (e CorpusEdges) EvaluationsOrErr() ([]*Evaluation, error) {
 	return nil, &NotLoadedError{edge: "evaluations"}
 }
 
+// AnnotatorsOrErr returns the Annotators value or an error if the edge
+// was not loaded in eager-loading.
+func (e CorpusEdges) AnnotatorsOrErr() ([]*User, error) {
+	if e.loadedTypes[4] {
+		return e.Annotators, nil
+	}
+	return nil, &NotLoadedError{edge: "annotators"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Corpus) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -101,7 +115,7 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case corpus.FieldID:
 			values[i] = new(sql.NullInt64)
-		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset:
+		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind:
 			values[i] = new(sql.NullString)
 		case corpus.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -143,6 +157,12 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field tagset", values[i])
 			} else if value.Valid {
 				_m.Tagset = value.String
+			}
+		case corpus.FieldKind:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field kind", values[i])
+			} else if value.Valid {
+				_m.Kind = corpus.Kind(value.String)
 			}
 		case corpus.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -191,6 +211,11 @@ func (_m *Corpus) QueryEvaluations() *EvaluationQuery {
 	return NewCorpusClient(_m.config).QueryEvaluations(_m)
 }
 
+// QueryAnnotators queries the "annotators" edge of the Corpus entity.
+func (_m *Corpus) QueryAnnotators() *UserQuery {
+	return NewCorpusClient(_m.config).QueryAnnotators(_m)
+}
+
 // Update returns a builder for updating this Corpus.
 // Note that you need to call Corpus.Unwrap() before calling this method if this Corpus
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -222,6 +247,9 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("tagset=")
 	builder.WriteString(_m.Tagset)
+	builder.WriteString(", ")
+	builder.WriteString("kind=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Kind))
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))
@@ -325,6 +353,30 @@ func (_m *Corpus) appendNamedEvaluations(name string, edges ...*Evaluation) {
 		_m.Edges.namedEvaluations[name] = []*Evaluation{}
 	} else {
 		_m.Edges.namedEvaluations[name] = append(_m.Edges.namedEvaluations[name], edges...)
+	}
+}
+
+// NamedAnnotators returns the Annotators named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Corpus) NamedAnnotators(name string) ([]*User, error) {
+	if _m.Edges.namedAnnotators == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAnnotators[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Corpus) appendNamedAnnotators(name string, edges ...*User) {
+	if _m.Edges.namedAnnotators == nil {
+		_m.Edges.namedAnnotators = make(map[string][]*User)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAnnotators[name] = []*User{}
+	} else {
+		_m.Edges.namedAnnotators[name] = append(_m.Edges.namedAnnotators[name], edges...)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
+	"deidcorpus/ent/user"
 	"errors"
 	"fmt"
 	"time"
@@ -56,6 +57,20 @@ func (_c *CorpusCreate) SetTagset(v string) *CorpusCreate {
 func (_c *CorpusCreate) SetNillableTagset(v *string) *CorpusCreate {
 	if v != nil {
 		_c.SetTagset(*v)
+	}
+	return _c
+}
+
+// SetKind sets the "kind" field.
+func (_c *CorpusCreate) SetKind(v corpus.Kind) *CorpusCreate {
+	_c.mutation.SetKind(v)
+	return _c
+}
+
+// SetNillableKind sets the "kind" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableKind(v *corpus.Kind) *CorpusCreate {
+	if v != nil {
+		_c.SetKind(*v)
 	}
 	return _c
 }
@@ -140,6 +155,21 @@ func (_c *CorpusCreate) AddEvaluations(v ...*Evaluation) *CorpusCreate {
 	return _c.AddEvaluationIDs(ids...)
 }
 
+// AddAnnotatorIDs adds the "annotators" edge to the User entity by IDs.
+func (_c *CorpusCreate) AddAnnotatorIDs(ids ...int) *CorpusCreate {
+	_c.mutation.AddAnnotatorIDs(ids...)
+	return _c
+}
+
+// AddAnnotators adds the "annotators" edges to the User entity.
+func (_c *CorpusCreate) AddAnnotators(v ...*User) *CorpusCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAnnotatorIDs(ids...)
+}
+
 // Mutation returns the CorpusMutation object of the builder.
 func (_c *CorpusCreate) Mutation() *CorpusMutation {
 	return _c.mutation
@@ -183,6 +213,10 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultTagset
 		_c.mutation.SetTagset(v)
 	}
+	if _, ok := _c.mutation.Kind(); !ok {
+		v := corpus.DefaultKind
+		_c.mutation.SetKind(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := corpus.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -204,6 +238,14 @@ func (_c *CorpusCreate) check() error {
 	}
 	if _, ok := _c.mutation.Tagset(); !ok {
 		return &ValidationError{Name: "tagset", err: errors.New(`ent: missing required field "Corpus.tagset"`)}
+	}
+	if _, ok := _c.mutation.Kind(); !ok {
+		return &ValidationError{Name: "kind", err: errors.New(`ent: missing required field "Corpus.kind"`)}
+	}
+	if v, ok := _c.mutation.Kind(); ok {
+		if err := corpus.KindValidator(v); err != nil {
+			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Corpus.created_at"`)}
@@ -246,6 +288,10 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Tagset(); ok {
 		_spec.SetField(corpus.FieldTagset, field.TypeString, value)
 		_node.Tagset = value
+	}
+	if value, ok := _c.mutation.Kind(); ok {
+		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
+		_node.Kind = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -312,6 +358,22 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AnnotatorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -404,6 +466,18 @@ func (u *CorpusUpsert) SetTagset(v string) *CorpusUpsert {
 // UpdateTagset sets the "tagset" field to the value that was provided on create.
 func (u *CorpusUpsert) UpdateTagset() *CorpusUpsert {
 	u.SetExcluded(corpus.FieldTagset)
+	return u
+}
+
+// SetKind sets the "kind" field.
+func (u *CorpusUpsert) SetKind(v corpus.Kind) *CorpusUpsert {
+	u.Set(corpus.FieldKind, v)
+	return u
+}
+
+// UpdateKind sets the "kind" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateKind() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldKind)
 	return u
 }
 
@@ -509,6 +583,20 @@ func (u *CorpusUpsertOne) SetTagset(v string) *CorpusUpsertOne {
 func (u *CorpusUpsertOne) UpdateTagset() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateTagset()
+	})
+}
+
+// SetKind sets the "kind" field.
+func (u *CorpusUpsertOne) SetKind(v corpus.Kind) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetKind(v)
+	})
+}
+
+// UpdateKind sets the "kind" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateKind() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateKind()
 	})
 }
 
@@ -783,6 +871,20 @@ func (u *CorpusUpsertBulk) SetTagset(v string) *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) UpdateTagset() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateTagset()
+	})
+}
+
+// SetKind sets the "kind" field.
+func (u *CorpusUpsertBulk) SetKind(v corpus.Kind) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetKind(v)
+	})
+}
+
+// UpdateKind sets the "kind" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateKind() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateKind()
 	})
 }
 

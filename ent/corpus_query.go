@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
+	"deidcorpus/ent/user"
 	"fmt"
 	"math"
 
@@ -32,12 +33,14 @@ type CorpusQuery struct {
 	withDocuments           *DocumentQuery
 	withAnnotationSets      *AnnotationSetQuery
 	withEvaluations         *EvaluationQuery
+	withAnnotators          *UserQuery
 	loadTotal               []func(context.Context, []*Corpus) error
 	modifiers               []func(*sql.Selector)
 	withNamedPatients       map[string]*PatientQuery
 	withNamedDocuments      map[string]*DocumentQuery
 	withNamedAnnotationSets map[string]*AnnotationSetQuery
 	withNamedEvaluations    map[string]*EvaluationQuery
+	withNamedAnnotators     map[string]*UserQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -155,6 +158,28 @@ func (_q *CorpusQuery) QueryEvaluations() *EvaluationQuery {
 			sqlgraph.From(corpus.Table, corpus.FieldID, selector),
 			sqlgraph.To(evaluation.Table, evaluation.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, corpus.EvaluationsTable, corpus.EvaluationsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAnnotators chains the current query on the "annotators" edge.
+func (_q *CorpusQuery) QueryAnnotators() *UserQuery {
+	query := (&UserClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(corpus.Table, corpus.FieldID, selector),
+			sqlgraph.To(user.Table, user.FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, corpus.AnnotatorsTable, corpus.AnnotatorsPrimaryKey...),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -358,6 +383,7 @@ func (_q *CorpusQuery) Clone() *CorpusQuery {
 		withDocuments:      _q.withDocuments.Clone(),
 		withAnnotationSets: _q.withAnnotationSets.Clone(),
 		withEvaluations:    _q.withEvaluations.Clone(),
+		withAnnotators:     _q.withAnnotators.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -405,6 +431,17 @@ func (_q *CorpusQuery) WithEvaluations(opts ...func(*EvaluationQuery)) *CorpusQu
 		opt(query)
 	}
 	_q.withEvaluations = query
+	return _q
+}
+
+// WithAnnotators tells the query-builder to eager-load the nodes that are connected to
+// the "annotators" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *CorpusQuery) WithAnnotators(opts ...func(*UserQuery)) *CorpusQuery {
+	query := (&UserClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAnnotators = query
 	return _q
 }
 
@@ -486,11 +523,12 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 	var (
 		nodes       = []*Corpus{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withPatients != nil,
 			_q.withDocuments != nil,
 			_q.withAnnotationSets != nil,
 			_q.withEvaluations != nil,
+			_q.withAnnotators != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -542,6 +580,13 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 			return nil, err
 		}
 	}
+	if query := _q.withAnnotators; query != nil {
+		if err := _q.loadAnnotators(ctx, query, nodes,
+			func(n *Corpus) { n.Edges.Annotators = []*User{} },
+			func(n *Corpus, e *User) { n.Edges.Annotators = append(n.Edges.Annotators, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedPatients {
 		if err := _q.loadPatients(ctx, query, nodes,
 			func(n *Corpus) { n.appendNamedPatients(name) },
@@ -567,6 +612,13 @@ func (_q *CorpusQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Corpu
 		if err := _q.loadEvaluations(ctx, query, nodes,
 			func(n *Corpus) { n.appendNamedEvaluations(name) },
 			func(n *Corpus, e *Evaluation) { n.appendNamedEvaluations(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedAnnotators {
+		if err := _q.loadAnnotators(ctx, query, nodes,
+			func(n *Corpus) { n.appendNamedAnnotators(name) },
+			func(n *Corpus, e *User) { n.appendNamedAnnotators(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -695,6 +747,67 @@ func (_q *CorpusQuery) loadEvaluations(ctx context.Context, query *EvaluationQue
 			return fmt.Errorf(`unexpected referenced foreign-key "corpus_id" returned %v for node %v`, fk, n.ID)
 		}
 		assign(node, n)
+	}
+	return nil
+}
+func (_q *CorpusQuery) loadAnnotators(ctx context.Context, query *UserQuery, nodes []*Corpus, init func(*Corpus), assign func(*Corpus, *User)) error {
+	edgeIDs := make([]driver.Value, len(nodes))
+	byID := make(map[int]*Corpus)
+	nids := make(map[int]map[*Corpus]struct{})
+	for i, node := range nodes {
+		edgeIDs[i] = node.ID
+		byID[node.ID] = node
+		if init != nil {
+			init(node)
+		}
+	}
+	query.Where(func(s *sql.Selector) {
+		joinT := sql.Table(corpus.AnnotatorsTable)
+		s.Join(joinT).On(s.C(user.FieldID), joinT.C(corpus.AnnotatorsPrimaryKey[0]))
+		s.Where(sql.InValues(joinT.C(corpus.AnnotatorsPrimaryKey[1]), edgeIDs...))
+		columns := s.SelectedColumns()
+		s.Select(joinT.C(corpus.AnnotatorsPrimaryKey[1]))
+		s.AppendSelect(columns...)
+		s.SetDistinct(false)
+	})
+	if err := query.prepareQuery(ctx); err != nil {
+		return err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		return query.sqlAll(ctx, func(_ context.Context, spec *sqlgraph.QuerySpec) {
+			assign := spec.Assign
+			values := spec.ScanValues
+			spec.ScanValues = func(columns []string) ([]any, error) {
+				values, err := values(columns[1:])
+				if err != nil {
+					return nil, err
+				}
+				return append([]any{new(sql.NullInt64)}, values...), nil
+			}
+			spec.Assign = func(columns []string, values []any) error {
+				outValue := int(values[0].(*sql.NullInt64).Int64)
+				inValue := int(values[1].(*sql.NullInt64).Int64)
+				if nids[inValue] == nil {
+					nids[inValue] = map[*Corpus]struct{}{byID[outValue]: {}}
+					return assign(columns[1:], values[1:])
+				}
+				nids[inValue][byID[outValue]] = struct{}{}
+				return nil
+			}
+		})
+	})
+	neighbors, err := withInterceptors[[]*User](ctx, query, qr, query.inters)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected "annotators" node returned %v`, n.ID)
+		}
+		for kn := range nodes {
+			assign(kn, n)
+		}
 	}
 	return nil
 }
@@ -865,6 +978,20 @@ func (_q *CorpusQuery) WithNamedEvaluations(name string, opts ...func(*Evaluatio
 		_q.withNamedEvaluations = make(map[string]*EvaluationQuery)
 	}
 	_q.withNamedEvaluations[name] = query
+	return _q
+}
+
+// WithNamedAnnotators tells the query-builder to eager-load the nodes that are connected to the "annotators"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *CorpusQuery) WithNamedAnnotators(name string, opts ...func(*UserQuery)) *CorpusQuery {
+	query := (&UserClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedAnnotators == nil {
+		_q.withNamedAnnotators = make(map[string]*UserQuery)
+	}
+	_q.withNamedAnnotators[name] = query
 	return _q
 }
 

@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
+	"deidcorpus/ent/user"
 	"errors"
 	"fmt"
 
@@ -69,6 +70,20 @@ func (_u *CorpusUpdate) SetTagset(v string) *CorpusUpdate {
 func (_u *CorpusUpdate) SetNillableTagset(v *string) *CorpusUpdate {
 	if v != nil {
 		_u.SetTagset(*v)
+	}
+	return _u
+}
+
+// SetKind sets the "kind" field.
+func (_u *CorpusUpdate) SetKind(v corpus.Kind) *CorpusUpdate {
+	_u.mutation.SetKind(v)
+	return _u
+}
+
+// SetNillableKind sets the "kind" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableKind(v *corpus.Kind) *CorpusUpdate {
+	if v != nil {
+		_u.SetKind(*v)
 	}
 	return _u
 }
@@ -143,6 +158,21 @@ func (_u *CorpusUpdate) AddEvaluations(v ...*Evaluation) *CorpusUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddEvaluationIDs(ids...)
+}
+
+// AddAnnotatorIDs adds the "annotators" edge to the User entity by IDs.
+func (_u *CorpusUpdate) AddAnnotatorIDs(ids ...int) *CorpusUpdate {
+	_u.mutation.AddAnnotatorIDs(ids...)
+	return _u
+}
+
+// AddAnnotators adds the "annotators" edges to the User entity.
+func (_u *CorpusUpdate) AddAnnotators(v ...*User) *CorpusUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAnnotatorIDs(ids...)
 }
 
 // Mutation returns the CorpusMutation object of the builder.
@@ -234,6 +264,27 @@ func (_u *CorpusUpdate) RemoveEvaluations(v ...*Evaluation) *CorpusUpdate {
 	return _u.RemoveEvaluationIDs(ids...)
 }
 
+// ClearAnnotators clears all "annotators" edges to the User entity.
+func (_u *CorpusUpdate) ClearAnnotators() *CorpusUpdate {
+	_u.mutation.ClearAnnotators()
+	return _u
+}
+
+// RemoveAnnotatorIDs removes the "annotators" edge to User entities by IDs.
+func (_u *CorpusUpdate) RemoveAnnotatorIDs(ids ...int) *CorpusUpdate {
+	_u.mutation.RemoveAnnotatorIDs(ids...)
+	return _u
+}
+
+// RemoveAnnotators removes "annotators" edges to User entities.
+func (_u *CorpusUpdate) RemoveAnnotators(v ...*User) *CorpusUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAnnotatorIDs(ids...)
+}
+
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *CorpusUpdate) Save(ctx context.Context) (int, error) {
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
@@ -268,6 +319,11 @@ func (_u *CorpusUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Corpus.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Kind(); ok {
+		if err := corpus.KindValidator(v); err != nil {
+			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -291,6 +347,9 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Tagset(); ok {
 		_spec.SetField(corpus.FieldTagset, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Kind(); ok {
+		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -478,6 +537,51 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.AnnotatorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAnnotatorsIDs(); len(nodes) > 0 && !_u.mutation.AnnotatorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AnnotatorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{corpus.Label}
@@ -536,6 +640,20 @@ func (_u *CorpusUpdateOne) SetTagset(v string) *CorpusUpdateOne {
 func (_u *CorpusUpdateOne) SetNillableTagset(v *string) *CorpusUpdateOne {
 	if v != nil {
 		_u.SetTagset(*v)
+	}
+	return _u
+}
+
+// SetKind sets the "kind" field.
+func (_u *CorpusUpdateOne) SetKind(v corpus.Kind) *CorpusUpdateOne {
+	_u.mutation.SetKind(v)
+	return _u
+}
+
+// SetNillableKind sets the "kind" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableKind(v *corpus.Kind) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetKind(*v)
 	}
 	return _u
 }
@@ -610,6 +728,21 @@ func (_u *CorpusUpdateOne) AddEvaluations(v ...*Evaluation) *CorpusUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddEvaluationIDs(ids...)
+}
+
+// AddAnnotatorIDs adds the "annotators" edge to the User entity by IDs.
+func (_u *CorpusUpdateOne) AddAnnotatorIDs(ids ...int) *CorpusUpdateOne {
+	_u.mutation.AddAnnotatorIDs(ids...)
+	return _u
+}
+
+// AddAnnotators adds the "annotators" edges to the User entity.
+func (_u *CorpusUpdateOne) AddAnnotators(v ...*User) *CorpusUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAnnotatorIDs(ids...)
 }
 
 // Mutation returns the CorpusMutation object of the builder.
@@ -701,6 +834,27 @@ func (_u *CorpusUpdateOne) RemoveEvaluations(v ...*Evaluation) *CorpusUpdateOne 
 	return _u.RemoveEvaluationIDs(ids...)
 }
 
+// ClearAnnotators clears all "annotators" edges to the User entity.
+func (_u *CorpusUpdateOne) ClearAnnotators() *CorpusUpdateOne {
+	_u.mutation.ClearAnnotators()
+	return _u
+}
+
+// RemoveAnnotatorIDs removes the "annotators" edge to User entities by IDs.
+func (_u *CorpusUpdateOne) RemoveAnnotatorIDs(ids ...int) *CorpusUpdateOne {
+	_u.mutation.RemoveAnnotatorIDs(ids...)
+	return _u
+}
+
+// RemoveAnnotators removes "annotators" edges to User entities.
+func (_u *CorpusUpdateOne) RemoveAnnotators(v ...*User) *CorpusUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAnnotatorIDs(ids...)
+}
+
 // Where appends a list predicates to the CorpusUpdate builder.
 func (_u *CorpusUpdateOne) Where(ps ...predicate.Corpus) *CorpusUpdateOne {
 	_u.mutation.Where(ps...)
@@ -748,6 +902,11 @@ func (_u *CorpusUpdateOne) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Corpus.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Kind(); ok {
+		if err := corpus.KindValidator(v); err != nil {
+			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -788,6 +947,9 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if value, ok := _u.mutation.Tagset(); ok {
 		_spec.SetField(corpus.FieldTagset, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Kind(); ok {
+		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -968,6 +1130,51 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(evaluation.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AnnotatorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAnnotatorsIDs(); len(nodes) > 0 && !_u.mutation.AnnotatorsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AnnotatorsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2M,
+			Inverse: true,
+			Table:   corpus.AnnotatorsTable,
+			Columns: corpus.AnnotatorsPrimaryKey,
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(user.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -17,6 +17,8 @@ import (
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
+	"deidcorpus/ent/token"
+	"deidcorpus/ent/user"
 	"errors"
 	"fmt"
 	"reflect"
@@ -98,6 +100,8 @@ func checkColumn(t, c string) error {
 			release.Table:          release.ValidColumn,
 			span.Table:             span.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
+			token.Table:            token.ValidColumn,
+			user.Table:             user.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

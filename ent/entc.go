@@ -26,7 +26,7 @@ func main() {
 	err = entc.Generate("./ent/schema", &gen.Config{
 		Target:   "./ent",
 		Package:  "deidcorpus/ent",
-		Features: []gen.Feature{gen.FeatureGlobalID, gen.FeatureUpsert, gen.FeatureExecQuery, gen.FeatureLock},
+		Features: []gen.Feature{gen.FeatureGlobalID, gen.FeatureUpsert, gen.FeatureExecQuery, gen.FeatureLock, gen.FeatureIntercept},
 	}, entc.Extensions(ex))
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)

@@ -16,6 +16,8 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/token"
+	"deidcorpus/ent/user"
 	"fmt"
 
 	"entgo.io/contrib/entgql"
@@ -763,6 +765,19 @@ func (_q *CorpusQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			_q.WithNamedEvaluations(alias, func(wq *EvaluationQuery) {
 				*wq = *query
 			})
+
+		case "annotators":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&UserClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, userImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedAnnotators(alias, func(wq *UserQuery) {
+				*wq = *query
+			})
 		case "name":
 			if _, ok := fieldSeen[corpus.FieldName]; !ok {
 				selectedFields = append(selectedFields, corpus.FieldName)
@@ -777,6 +792,11 @@ func (_q *CorpusQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 			if _, ok := fieldSeen[corpus.FieldTagset]; !ok {
 				selectedFields = append(selectedFields, corpus.FieldTagset)
 				fieldSeen[corpus.FieldTagset] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[corpus.FieldKind]; !ok {
+				selectedFields = append(selectedFields, corpus.FieldKind)
+				fieldSeen[corpus.FieldKind] = struct{}{}
 			}
 		case "provenance":
 			if _, ok := fieldSeen[corpus.FieldProvenance]; !ok {
@@ -2121,6 +2141,248 @@ func newSpanPaginateArgs(rv map[string]any) *spanPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*SpanWhereInput); ok {
 		args.opts = append(args.opts, WithSpanFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *TokenQuery) CollectFields(ctx context.Context, satisfies ...string) (*TokenQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *TokenQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(token.Columns))
+		selectedFields = []string{token.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "user":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&UserClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, userImplementors)...); err != nil {
+				return err
+			}
+			_q.withUser = query
+			if _, ok := fieldSeen[token.FieldUserID]; !ok {
+				selectedFields = append(selectedFields, token.FieldUserID)
+				fieldSeen[token.FieldUserID] = struct{}{}
+			}
+		case "userID":
+			if _, ok := fieldSeen[token.FieldUserID]; !ok {
+				selectedFields = append(selectedFields, token.FieldUserID)
+				fieldSeen[token.FieldUserID] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[token.FieldName]; !ok {
+				selectedFields = append(selectedFields, token.FieldName)
+				fieldSeen[token.FieldName] = struct{}{}
+			}
+		case "prefix":
+			if _, ok := fieldSeen[token.FieldPrefix]; !ok {
+				selectedFields = append(selectedFields, token.FieldPrefix)
+				fieldSeen[token.FieldPrefix] = struct{}{}
+			}
+		case "expiresAt":
+			if _, ok := fieldSeen[token.FieldExpiresAt]; !ok {
+				selectedFields = append(selectedFields, token.FieldExpiresAt)
+				fieldSeen[token.FieldExpiresAt] = struct{}{}
+			}
+		case "revokedAt":
+			if _, ok := fieldSeen[token.FieldRevokedAt]; !ok {
+				selectedFields = append(selectedFields, token.FieldRevokedAt)
+				fieldSeen[token.FieldRevokedAt] = struct{}{}
+			}
+		case "lastUsedAt":
+			if _, ok := fieldSeen[token.FieldLastUsedAt]; !ok {
+				selectedFields = append(selectedFields, token.FieldLastUsedAt)
+				fieldSeen[token.FieldLastUsedAt] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[token.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, token.FieldCreatedAt)
+				fieldSeen[token.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type tokenPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []TokenPaginateOption
+}
+
+func newTokenPaginateArgs(rv map[string]any) *tokenPaginateArgs {
+	args := &tokenPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*TokenWhereInput); ok {
+		args.opts = append(args.opts, WithTokenFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *UserQuery) CollectFields(ctx context.Context, satisfies ...string) (*UserQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *UserQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(user.Columns))
+		selectedFields = []string{user.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "tokens":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&TokenClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, tokenImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedTokens(alias, func(wq *TokenQuery) {
+				*wq = *query
+			})
+
+		case "assignedCorpora":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CorpusClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, corpusImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedAssignedCorpora(alias, func(wq *CorpusQuery) {
+				*wq = *query
+			})
+		case "name":
+			if _, ok := fieldSeen[user.FieldName]; !ok {
+				selectedFields = append(selectedFields, user.FieldName)
+				fieldSeen[user.FieldName] = struct{}{}
+			}
+		case "role":
+			if _, ok := fieldSeen[user.FieldRole]; !ok {
+				selectedFields = append(selectedFields, user.FieldRole)
+				fieldSeen[user.FieldRole] = struct{}{}
+			}
+		case "disabled":
+			if _, ok := fieldSeen[user.FieldDisabled]; !ok {
+				selectedFields = append(selectedFields, user.FieldDisabled)
+				fieldSeen[user.FieldDisabled] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[user.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, user.FieldCreatedAt)
+				fieldSeen[user.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type userPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []UserPaginateOption
+}
+
+func newUserPaginateArgs(rv map[string]any) *userPaginateArgs {
+	args := &userPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &UserOrder{Field: &UserOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithUserOrder(order))
+			}
+		case *UserOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithUserOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*UserWhereInput); ok {
+		args.opts = append(args.opts, WithUserFilter(v.Filter))
 	}
 	return args
 }

@@ -112,6 +112,18 @@ func (_m *Corpus) Evaluations(
 	return _m.QueryEvaluations().Paginate(ctx, after, first, before, last, opts...)
 }
 
+func (_m *Corpus) Annotators(ctx context.Context) (result []*User, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedAnnotators(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.AnnotatorsOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAnnotators().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *Document) Corpus(ctx context.Context) (*Corpus, error) {
 	result, err := _m.Edges.CorpusOrErr()
 	if IsNotLoaded(err) {
@@ -218,6 +230,38 @@ func (_m *Span) AnnotationSet(ctx context.Context) (*AnnotationSet, error) {
 	result, err := _m.Edges.AnnotationSetOrErr()
 	if IsNotLoaded(err) {
 		result, err = _m.QueryAnnotationSet().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *Token) User(ctx context.Context) (*User, error) {
+	result, err := _m.Edges.UserOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryUser().Only(ctx)
+	}
+	return result, err
+}
+
+func (_m *User) Tokens(ctx context.Context) (result []*Token, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedTokens(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.TokensOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryTokens().All(ctx)
+	}
+	return result, err
+}
+
+func (_m *User) AssignedCorpora(ctx context.Context) (result []*Corpus, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedAssignedCorpora(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.AssignedCorporaOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAssignedCorpora().All(ctx)
 	}
 	return result, err
 }

@@ -16,6 +16,8 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/token"
+	"deidcorpus/ent/user"
 	"encoding/json"
 	"fmt"
 
@@ -83,6 +85,16 @@ var spanImplementors = []string{"Span", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Span) IsNode() {}
+
+var tokenImplementors = []string{"Token", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Token) IsNode() {}
+
+var userImplementors = []string{"User", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*User) IsNode() {}
 
 var errNodeInvalidID = &NotFoundError{"node"}
 
@@ -256,6 +268,24 @@ func (c *Client) noder(ctx context.Context, table string, id int) (Noder, error)
 			Where(span.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, spanImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case token.Table:
+		query := c.Token.Query().
+			Where(token.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, tokenImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case user.Table:
+		query := c.User.Query().
+			Where(user.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, userImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -497,6 +527,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []int) ([]Noder, 
 		query := c.Span.Query().
 			Where(span.IDIn(ids...))
 		query, err := query.CollectFields(ctx, spanImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case token.Table:
+		query := c.Token.Query().
+			Where(token.IDIn(ids...))
+		query, err := query.CollectFields(ctx, tokenImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case user.Table:
+		query := c.User.Query().
+			Where(user.IDIn(ids...))
+		query, err := query.CollectFields(ctx, userImplementors...)
 		if err != nil {
 			return nil, err
 		}

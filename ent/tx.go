@@ -40,6 +40,10 @@ type Tx struct {
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
 	SurrogateMapping *SurrogateMappingClient
+	// Token is the client for interacting with the Token builders.
+	Token *TokenClient
+	// User is the client for interacting with the User builders.
+	User *UserClient
 
 	// lazily loaded.
 	client     *Client
@@ -184,6 +188,8 @@ func (tx *Tx) init() {
 	tx.Release = NewReleaseClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
+	tx.Token = NewTokenClient(tx.config)
+	tx.User = NewUserClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -68,6 +68,16 @@ func (r *queryResolver) Spans(ctx context.Context, after *entgql.Cursor[int], fi
 	return r.client.Span.Query().Paginate(ctx, after, first, before, last, ent.WithSpanOrder(orderBy), ent.WithSpanFilter(where.Filter))
 }
 
+// Tokens is the resolver for the tokens field.
+func (r *queryResolver) Tokens(ctx context.Context) ([]*ent.Token, error) {
+	return r.store.Tokens(ctx, "")
+}
+
+// Users is the resolver for the users field.
+func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) (*ent.UserConnection, error) {
+	return r.client.User.Query().Paginate(ctx, after, first, before, last, ent.WithUserOrder(orderBy), ent.WithUserFilter(where.Filter))
+}
+
 // Document returns graph.DocumentResolver implementation.
 func (r *Resolver) Document() graph.DocumentResolver { return &documentResolver{r} }
 

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
@@ -42,7 +43,7 @@ func (r *mutationResolver) RetryJob(ctx context.Context, id int) (*ent.Job, erro
 
 // StartExport is the resolver for the startExport field.
 func (r *mutationResolver) StartExport(ctx context.Context, corpus string, set string, format string) (*ent.Job, error) {
-	return r.jobs.Enqueue(ctx, "export", jobs.ExportParams{Corpus: corpus, Set: set, Format: format}, Caller(ctx), nil)
+	return r.jobs.Enqueue(ctx, "export", jobs.ExportParams{Corpus: corpus, Set: set, Format: format}, auth.Name(ctx), nil)
 }
 
 // StartEvaluation is the resolver for the startEvaluation field.
@@ -50,13 +51,13 @@ func (r *mutationResolver) StartEvaluation(ctx context.Context, input model.Eval
 	return r.jobs.Enqueue(ctx, "evaluate", jobs.EvaluateParams{
 		Corpus: input.Corpus, Gold: input.Gold, System: input.System, Metric: input.Metric,
 		PaperHIPAA: input.PaperHipaa, HIPAAOnly: input.HipaaOnly,
-	}, Caller(ctx), nil)
+	}, auth.Name(ctx), nil)
 }
 
 // StartTraining is the resolver for the startTraining field.
 func (r *mutationResolver) StartTraining(ctx context.Context, input model.TrainingInput) (*ent.Job, error) {
 	return r.jobs.Enqueue(ctx, "train", jobs.TrainParams{Corpus: input.Corpus, Split: input.Split, Set: input.Set,
-		Model: input.Model, Config: input.Config}, Caller(ctx), nil)
+		Model: input.Model, Config: input.Config}, auth.Name(ctx), nil)
 }
 
 // StartTagging is the resolver for the startTagging field.
@@ -78,12 +79,12 @@ func (r *mutationResolver) StartTagging(ctx context.Context, input model.Tagging
 			p.RecallBias[k] = f
 		}
 	}
-	return r.jobs.Enqueue(ctx, "tag", p, Caller(ctx), nil)
+	return r.jobs.Enqueue(ctx, "tag", p, auth.Name(ctx), nil)
 }
 
 // RegisterExternalModel is the resolver for the registerExternalModel field.
 func (r *mutationResolver) RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error) {
-	return r.store.RegisterExternalModel(ctx, name, endpoint, labels, Caller(ctx))
+	return r.store.RegisterExternalModel(ctx, name, endpoint, labels, auth.Name(ctx))
 }
 
 // StartExperiment is the resolver for the startExperiment field.
@@ -104,7 +105,7 @@ func (r *mutationResolver) StartExperiment(ctx context.Context, input model.Expe
 	if input.Steps != nil {
 		p.Steps = *input.Steps
 	}
-	return r.jobs.Enqueue(ctx, "experiment", p, Caller(ctx), nil)
+	return r.jobs.Enqueue(ctx, "experiment", p, auth.Name(ctx), nil)
 }
 
 // StartResynthesis is the resolver for the startResynthesis field.
@@ -113,7 +114,7 @@ func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.Res
 	if input.Policy != nil {
 		p.Policy = input.Policy
 	}
-	return r.jobs.Enqueue(ctx, "resynthesize", p, Caller(ctx), nil)
+	return r.jobs.Enqueue(ctx, "resynthesize", p, auth.Name(ctx), nil)
 }
 
 // Lineage is the resolver for the lineage field.

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/graph/model"
 	"deidcorpus/internal/jsonmap"
@@ -19,7 +20,7 @@ import (
 // CreateRelease is the resolver for the createRelease field.
 func (r *mutationResolver) CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error) {
 	opt := store.ReleaseOptions{Corpus: input.Corpus, Name: input.Name, Version: input.Version, Sets: input.Sets,
-		Share: input.Share, Description: input.Description, By: Caller(ctx)}
+		Share: input.Share, Description: input.Description, By: auth.Name(ctx)}
 	if input.Parent != nil {
 		opt.Parent = *input.Parent
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
@@ -32,10 +33,17 @@ func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
 	return graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{store: s, client: s.Client, jobs: jm}})
 }
 
-// Caller names who made a request, for the records it writes and the audit
-// log: the one place accounts will plug in. Requests are anonymous until
-// accounts exist.
-func Caller(ctx context.Context) string { return "anonymous" }
+// DefaultTokenDays is how long a token made without an expiry lasts.
+const DefaultTokenDays = 90
+
+// viewer is who the request acts for; the server authenticates every
+// request, so only a test calling resolvers directly has none.
+func viewer(ctx context.Context) *auth.Viewer {
+	if v := auth.FromContext(ctx); v != nil {
+		return v
+	}
+	return auth.NewViewer(0, auth.Name(ctx), auth.Admin)
+}
 
 // readUploads reads uploaded files, expanding .zip archives.
 func readUploads(files []*graphql.Upload) ([]formats.File, error) {
@@ -59,6 +67,9 @@ func readUploads(files []*graphql.Upload) ([]formats.File, error) {
 
 func importOptions(input model.ImportInput) store.ImportOptions {
 	opt := store.ImportOptions{Corpus: input.Corpus, Format: input.Format, Set: input.Set, Replace: input.Replace}
+	if input.Kind != nil {
+		opt.CorpusKind = string(*input.Kind)
+	}
 	if input.Tagset != nil {
 		opt.TagSet = *input.Tagset
 	}

@@ -8,7 +8,9 @@ package resolvers
 import (
 	"context"
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
 	"deidcorpus/jobs"
@@ -27,8 +29,8 @@ func (r *documentResolver) Annotations(ctx context.Context, obj *ent.Document, s
 }
 
 // CreateCorpus is the resolver for the createCorpus field.
-func (r *mutationResolver) CreateCorpus(ctx context.Context, name string, tagset string, description string) (*ent.Corpus, error) {
-	return r.store.CreateCorpus(ctx, name, tagset, description)
+func (r *mutationResolver) CreateCorpus(ctx context.Context, name string, tagset string, description string, kind corpus.Kind) (*ent.Corpus, error) {
+	return r.store.CreateCorpus(ctx, name, tagset, description, kind)
 }
 
 // ImportDocuments is the resolver for the importDocuments field.
@@ -52,7 +54,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 	}
 	o := importOptions(input)
 	return r.jobs.EnqueueImport(ctx, jobs.ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format,
-		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, Caller(ctx))
+		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, auth.Name(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

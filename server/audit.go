@@ -13,8 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"deidcorpus/auth"
 	"deidcorpus/ent"
-	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
 
@@ -96,7 +96,7 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 			resp := respond(ctx)
 			if !done {
 				done = true
-				for _, r := range log.records(resolvers.Caller(ctx)) {
+				for _, r := range log.records(auth.Name(ctx)) {
 					if err := st.Audit(context.WithoutCancel(ctx), r); err != nil {
 						logger.Error("write audit log", "target", r.Target, "err", err)
 					}

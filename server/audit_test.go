@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,7 +63,7 @@ func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
 	assert.Equal(t, "write", es[2].Action)
 	assert.Equal(t, "Mutation.createCorpus", es[2].Target)
 
-	resp, err := http.Get(ts.URL + "/download/corpora/c")
+	resp, err := ts.get("/download/corpora/c")
 	require.NoError(t, err)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()

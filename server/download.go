@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/pipeline/formats"
-	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
 
@@ -24,6 +24,10 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		format := r.URL.Query().Get("format")
 		if format == "" {
 			format = "i2b2"
+		}
+		if err := auth.Check(r.Context(), st.Client, "download.corpus", map[string]any{"name": name}); err != nil {
+			httpError(w, logger, err)
+			return
 		}
 		files, err := st.Export(r.Context(), name, set, format)
 		if err != nil {
@@ -57,6 +61,10 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		if format == "" {
 			format = "i2b2"
 		}
+		if err := auth.Check(r.Context(), st.Client, "download.release", map[string]any{"ref": ref}); err != nil {
+			httpError(w, logger, err)
+			return
+		}
 		files, err := st.ExportRelease(r.Context(), ref, format)
 		if err != nil {
 			httpError(w, logger, err)
@@ -75,6 +83,10 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, apperr.New(apperr.Invalid, "artifact id %q is not a number", r.PathValue("id")))
 			return
 		}
+		if err := auth.Check(r.Context(), st.Client, "download.artifact", map[string]any{"id": id}); err != nil {
+			httpError(w, logger, err)
+			return
+		}
 		a, err := st.Artifact(r.Context(), id)
 		if err != nil {
 			httpError(w, logger, err)
@@ -91,7 +103,7 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 
 // auditDownload records an export in the audit log.
 func auditDownload(r *http.Request, st *store.Store, logger *slog.Logger, what, id string) {
-	err := st.Audit(r.Context(), store.AuditRecord{Actor: resolvers.Caller(r.Context()), Action: "export",
+	err := st.Audit(r.Context(), store.AuditRecord{Action: "export",
 		Target: "download." + what, IDs: []string{id}, Detail: r.URL.RawQuery})
 	if err != nil {
 		logger.Error("write audit log", "target", "download."+what, "err", err)

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -85,7 +84,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 				ref rootHash share datasheet downloadURL(format: "jsonl") } }`, &rel)
 			assert.True(t, rel.CreateRelease.Share)
 			assert.Contains(t, rel.CreateRelease.Datasheet, "A surrogate corpus")
-			zipResp, err := http.Get(ts.URL + rel.CreateRelease.DownloadURL)
+			zipResp, err := ts.get(rel.CreateRelease.DownloadURL)
 			require.NoError(t, err)
 			zipped, _ := io.ReadAll(zipResp.Body)
 			zipResp.Body.Close()
@@ -167,7 +166,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			c.MustPost(`mutation { startExport(corpus: "notes-surrogate") { id } }`, &ex)
 			exDone := follow(t, c, ex.StartExport.ID)
 			res := exDone[len(exDone)-1].Result
-			resp, err := http.Get(ts.URL + "/download/artifacts/" + formatID(res["artifact"]))
+			resp, err := ts.get("/download/artifacts/" + formatID(res["artifact"]))
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)

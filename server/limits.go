@@ -68,13 +68,13 @@ func selectionDepth(set ast.SelectionSet, frags ast.FragmentDefinitionList, visi
 
 // limitRequests bounds a JSON request's body, gives each request without a
 // stream (not a websocket, not server-sent events) a deadline, and refuses
-// clients that send more than the rate allows with 429.
-func limitRequests(cfg Config, next http.Handler) http.Handler {
-	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst)
+// clients that send more than the rate allows with 429. Requests with a token
+// are rated per token once it is known good (authenticate), others per
+// address.
+func limitRequests(cfg Config, limiter *rateLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && !limiter.allow(clientKey(r)) {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "too many requests: slow down", http.StatusTooManyRequests)
+		if r.URL.Path != "/healthz" && r.Header.Get("Authorization") == "" && !limiter.allow("addr:"+clientAddress(r)) {
+			tooMany(w)
 			return
 		}
 		streaming := strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
@@ -96,12 +96,13 @@ func limitRequests(cfg Config, next http.Handler) http.Handler {
 	})
 }
 
-// clientKey is who a rate applies to: the bearer token when there is one,
-// else the client's address.
-func clientKey(r *http.Request) string {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		return auth
-	}
+func tooMany(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "too many requests: slow down", http.StatusTooManyRequests)
+}
+
+// clientAddress is the client's address, without its port.
+func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

@@ -15,13 +15,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/auth"
 	"deidcorpus/server"
 	"deidcorpus/store/storetest"
 )
 
-func post(t *testing.T, url, body string) (int, string) {
+// post sends a GraphQL request with an API token.
+func post(t *testing.T, url, token, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url+"/graphql", "application/json", strings.NewReader(body))
+	req, err := http.NewRequest("POST", url+"/graphql", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -37,22 +43,23 @@ func TestLimits(t *testing.T) {
 	cfg.RatePerSecond, cfg.RateBurst = 20, 20
 	ts := httptest.NewServer(server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, st, newJobs(t, st)))
 	defer ts.Close()
+	token := storetest.Token(t, st, "admin", auth.Admin)
 
 	// Deep and complex queries are refused with a message saying why;
 	// introspection does not count toward the depth.
-	_, body := post(t, ts.URL, `{"query":"{ corpora { edges { node { documents { edges { node { id } } } } } } }"}`)
+	_, body := post(t, ts.URL, token, `{"query":"{ corpora { edges { node { documents { edges { node { id } } } } } } }"}`)
 	assert.Contains(t, body, "over the limit of 4")
-	_, body = post(t, ts.URL, `{"query":"{ __schema { types { fields { type { ofType { ofType { name } } } } } } }"}`)
+	_, body = post(t, ts.URL, token, `{"query":"{ __schema { types { fields { type { ofType { ofType { name } } } } } } }"}`)
 	assert.NotContains(t, body, "over the limit")
-	_, body = post(t, ts.URL, `{"query":"{ a: corpora(first: 1) { totalCount } b: corpora(first: 1) { totalCount } c: corpora(first: 1) { totalCount } d: documents { totalCount } e: spans { totalCount } f: jobs { totalCount } g: models { totalCount } h: releases { totalCount } i: patients { totalCount } j: evaluations { totalCount } k: corpora { totalCount } l: corpora { totalCount } m: corpora { totalCount } n: corpora { totalCount } o: corpora { totalCount } p: corpora { totalCount } q: corpora { totalCount } r: corpora { totalCount } s: corpora { totalCount } t: corpora { totalCount } u: corpora { totalCount } v: corpora { totalCount } w: corpora { totalCount } x: corpora { totalCount } y: corpora { totalCount } z: corpora { totalCount } }"}`)
+	_, body = post(t, ts.URL, token, `{"query":"{ a: corpora(first: 1) { totalCount } b: corpora(first: 1) { totalCount } c: corpora(first: 1) { totalCount } d: documents { totalCount } e: spans { totalCount } f: jobs { totalCount } g: models { totalCount } h: releases { totalCount } i: patients { totalCount } j: evaluations { totalCount } k: corpora { totalCount } l: corpora { totalCount } m: corpora { totalCount } n: corpora { totalCount } o: corpora { totalCount } p: corpora { totalCount } q: corpora { totalCount } r: corpora { totalCount } s: corpora { totalCount } t: corpora { totalCount } u: corpora { totalCount } v: corpora { totalCount } w: corpora { totalCount } x: corpora { totalCount } y: corpora { totalCount } z: corpora { totalCount } }"}`)
 	assert.Contains(t, body, "exceeds the limit of 50")
 
 	// An oversized body is refused before it is read.
 	big := `{"query":"{ corpora { totalCount } }","variables":{"x":"` + strings.Repeat("a", 8<<10) + `"}}`
-	code, _ := post(t, ts.URL, big)
+	code, _ := post(t, ts.URL, token, big)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, code)
 
-	// A flood from one client is refused with 429 and the server stays up:
+	// A flood with one token is refused with 429 and the server stays up:
 	// bounded in count and time, loopback only.
 	time.Sleep(time.Second) // let the bucket refill after the requests above
 	var ok, limited atomic.Int32
@@ -63,7 +70,10 @@ func TestLimits(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50 && time.Now().Before(deadline); i++ {
-				resp, err := http.Post(ts.URL+"/graphql", "application/json", bytes.NewReader([]byte(`{"query":"{ corpora { totalCount } }"}`)))
+				req, _ := http.NewRequest("POST", ts.URL+"/graphql", bytes.NewReader([]byte(`{"query":"{ corpora { totalCount } }"}`)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					continue
 				}

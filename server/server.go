@@ -51,14 +51,15 @@ var assets embed.FS
 // watches jobs; whether this process also works them is the caller's choice.
 func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
 	mux := http.NewServeMux()
-	addRoutes(mux, logger, cfg, st, jm)
-	return logRequests(logger, limitRequests(cfg, mux))
+	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst)
+	addRoutes(mux, logger, cfg, st, jm, limiter)
+	return logRequests(logger, limitRequests(cfg, limiter, mux))
 }
 
 func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
 	srv := handler.New(resolvers.NewSchema(st, jm))
 	// The default websocket implementation refuses cross-origin browser pages.
-	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second})
+	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitFunc: websocketInit(st)})
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -70,6 +71,7 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
 	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
+	authorizeGraphQL(srv, st, logger)
 	auditGraphQL(srv, st, logger)
 	return srv
 }

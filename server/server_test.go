@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/server"
@@ -23,14 +24,31 @@ import (
 	"deidcorpus/store/storetest"
 )
 
-func newServer(t *testing.T, b storetest.Backend) (*store.Store, *httptest.Server, *client.Client) {
+// testServer is a running server with an admin's API token.
+type testServer struct {
+	*httptest.Server
+	Token string
+}
+
+// get requests path with the admin's token.
+func (s *testServer) get(path string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", s.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	return http.DefaultClient.Do(req)
+}
+
+// newServer serves a new store; the client and get act as an admin.
+func newServer(t *testing.T, b storetest.Backend) (*store.Store, *testServer, *client.Client) {
 	t.Helper()
 	st := storetest.Open(t, b)
 	jm := newJobs(t, st)
 	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), server.DefaultConfig, st, jm)
-	ts := httptest.NewServer(h)
+	ts := &testServer{Server: httptest.NewServer(h), Token: storetest.Token(t, st, "admin", auth.Admin)}
 	t.Cleanup(ts.Close)
-	return st, ts, client.New(h, client.Path("/graphql"))
+	return st, ts, client.New(h, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+ts.Token))
 }
 
 func newJobs(t *testing.T, st *store.Store) *jobs.Manager {
@@ -151,7 +169,7 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 				ExportCorpus struct{ URL, Filename string }
 			}
 			c.MustPost(`mutation { exportCorpus(corpus: "demo") { url filename } }`, &exp)
-			resp, err := http.Get(ts.URL + exp.ExportCorpus.URL)
+			resp, err := ts.get(exp.ExportCorpus.URL)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -178,22 +196,41 @@ func TestHTTPSurface(t *testing.T) {
 		"/graphiql/":                "graphiql.min.js",
 		"/graphiql/graphiql.min.js": "",
 	} {
-		resp, err := http.Get(ts.URL + path)
+		resp, err := ts.get(path)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
 		assert.Contains(t, string(body), want, path)
 	}
-	resp, err := http.Get(ts.URL + "/download/corpora/missing")
+	resp, err := ts.get("/download/corpora/missing")
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	// The API and downloads need a valid token; the IDE and health checks
+	// do not.
+	for _, path := range []string{"/graphql?query={corpora{totalCount}}", "/download/corpora/missing"} {
+		for _, header := range []string{"", "Bearer dct_notatoken", "Bearer " + ts.Token + "x"} {
+			req, _ := http.NewRequest("GET", ts.URL+path, nil)
+			if header != "" {
+				req.Header.Set("Authorization", header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s with %q", path, header)
+			assert.Contains(t, string(body), "unauthorized")
+			assert.NotContains(t, string(body), ts.Token, "a refusal does not echo the token")
+		}
+	}
 
 	// An oversized upload is refused with a clear error, not a crash.
 	small := server.DefaultConfig
 	small.MaxUploadBytes = 1 << 10
 	st := storetest.Open(t, storetest.SQLite)
+	token := storetest.Token(t, st, "admin", auth.Admin)
 	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), small, st, newJobs(t, st))
 	var body bytes.Buffer
 	body.WriteString("--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x\r\nContent-Disposition: form-data; name=\"0\"; filename=\"a.xml\"\r\n\r\n")
@@ -201,6 +238,7 @@ func TestHTTPSurface(t *testing.T) {
 	body.WriteString("\r\n--x--\r\n")
 	req := httptest.NewRequest("POST", "/graphql", &body)
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Length", strconv.Itoa(body.Len()))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

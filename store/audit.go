@@ -12,13 +12,14 @@ import (
 	"entgo.io/ent/dialect"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/auditentry"
 )
 
 // AuditRecord is what one audit entry says.
 type AuditRecord struct {
-	Actor  string // who; "anonymous" until accounts exist
+	Actor  string // who; default the context's viewer (auth.Name)
 	Action string // read, write or export
 	Target string // what was read or written
 	IDs    []string
@@ -30,8 +31,9 @@ type AuditRecord struct {
 // so concurrent writers never fork the chain.
 func (s *Store) Audit(ctx context.Context, r AuditRecord) error {
 	if r.Actor == "" {
-		r.Actor = "anonymous"
+		r.Actor = auth.Name(ctx)
 	}
+	ctx = auth.System(ctx) // the chain's tail is read whoever writes
 	ids := append([]string(nil), r.IDs...)
 	sort.Strings(ids)
 	return s.withTx(ctx, func(tx *ent.Tx) error {

@@ -7,19 +7,24 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/span"
 	"deidcorpus/pipeline/phi"
 )
 
-// CreateCorpus makes an empty corpus with a declared tag set.
-func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description string) (*ent.Corpus, error) {
+// CreateCorpus makes an empty corpus with a declared tag set. Its kind is
+// original unless a curator attests that its text is surrogate already.
+func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description string, kind corpus.Kind) (*ent.Corpus, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, apperr.New(apperr.Invalid, "a corpus name is required")
 	}
 	if _, ok := phi.Lookup(tagset); !ok {
 		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
 	}
-	c, err := s.Client.Corpus.Create().SetName(name).SetTagset(tagset).SetDescription(description).
+	if err := corpus.KindValidator(kind); err != nil {
+		return nil, apperr.New(apperr.Invalid, "unknown corpus kind %q (original or surrogate)", kind)
+	}
+	c, err := s.Client.Corpus.Create().SetName(name).SetTagset(tagset).SetDescription(description).SetKind(kind).
 		SetProvenance(map[string]any{"source": "created"}).Save(ctx)
 	if ent.IsConstraintError(err) {
 		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", name)

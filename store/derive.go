@@ -38,7 +38,7 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 		tagset = m.To
 	}
 	res, err := s.ImportDocuments(ctx, ImportOptions{
-		Corpus: out, TagSet: tagset, Set: set,
+		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind),
 		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
 			"mapping": m.Name, "mappingHash": m.Hash},
 	}, mapped)

@@ -39,6 +39,10 @@ type ImportOptions struct {
 	Replace bool
 	// Provenance of a new corpus; default {"source": "import", "format": ...}.
 	Provenance map[string]any
+	// CorpusKind of a new corpus: "original" (the default) or "surrogate"
+	// (text whose PHI was already replaced, which researchers may see). For
+	// an existing corpus it must be empty or equal to the corpus's.
+	CorpusKind string
 	// Progress, if set, is called as documents are written.
 	Progress func(done, total int)
 }
@@ -71,6 +75,9 @@ func (opt *ImportOptions) defaults() error {
 	}
 	if err := annotationset.KindValidator(annotationset.Kind(opt.Kind)); err != nil {
 		return apperr.New(apperr.Invalid, "unknown annotation set kind %q", opt.Kind)
+	}
+	if opt.CorpusKind != "" && corpus.KindValidator(corpus.Kind(opt.CorpusKind)) != nil {
+		return apperr.New(apperr.Invalid, "unknown corpus kind %q (original or surrogate)", opt.CorpusKind)
 	}
 	return nil
 }
@@ -153,6 +160,9 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 			return nil, nil, "", apperr.New(apperr.Invalid, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
 		}
 		tagset = existing.Tagset
+		if opt.CorpusKind != "" && opt.CorpusKind != string(existing.Kind) {
+			return nil, nil, "", apperr.New(apperr.Invalid, "corpus %q is %s, not %s", opt.Corpus, existing.Kind, opt.CorpusKind)
+		}
 	}
 	if tagset == "" {
 		tagset = phi.Open
@@ -189,7 +199,11 @@ func (s *Store) importDocuments(ctx context.Context, opt ImportOptions, existing
 		c := existing
 		if c == nil {
 			var err error
-			c, err = tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance).Save(ctx)
+			create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance)
+			if opt.CorpusKind != "" {
+				create.SetKind(corpus.Kind(opt.CorpusKind))
+			}
+			c, err = create.Save(ctx)
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "Corpus":
 			c, err := s.Client.Corpus.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name, step.Provenance = c.Name, c.Provenance
 			step.JobID = intOf(c.Provenance["job"])
@@ -63,7 +63,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "AnnotationSet":
 			a, err := s.Client.AnnotationSet.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name, step.Provenance = a.Name, a.Provenance
 			step.JobID = intOf(a.Provenance["job"])
@@ -80,7 +80,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "Model":
 			m, err := s.Client.Model.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name = m.Name
 			step.Provenance = map[string]any{"kind": m.Kind, "hash": m.Hash, "trainingCorpus": m.TrainingCorpus,
@@ -94,7 +94,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "Evaluation":
 			e, err := s.Client.Evaluation.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name = e.SystemSet + " vs " + e.GoldSet
 			step.Provenance = map[string]any{"gold": e.GoldSet, "system": e.SystemSet, "metric": e.Metric, "options": e.Options}
@@ -112,7 +112,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "Release":
 			r, err := s.Client.Release.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name, step.Provenance = r.Name+"@"+r.Version, r.Provenance
 			step.CodeVersion, _ = r.Provenance["codeVersion"].(string)
@@ -123,7 +123,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		case "Job":
 			j, err := s.Client.Job.Get(ctx, id)
 			if err != nil {
-				return err
+				return hiddenOK(err)
 			}
 			step.Name, step.JobID = j.Kind, j.ID
 			if c, ok := j.Params["corpus"].(string); ok {
@@ -153,6 +153,15 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 		return nil, err
 	}
 	return steps, nil
+}
+
+// hiddenOK ends a branch of the walk quietly at an object that was deleted
+// since or that the viewer may not see.
+func hiddenOK(err error) error {
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // kindOf names the type of a global id.

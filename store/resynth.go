@@ -5,6 +5,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/surrogatemapping"
@@ -102,11 +103,15 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 	if err != nil {
 		return nil, false, err
 	}
+	if existing != nil && existing.Kind != corpus.KindSurrogate {
+		return nil, false, apperr.New(apperr.Conflict, "corpus %q exists and holds original text: choose another name for the surrogate corpus", in.Target)
+	}
 	var target *ent.Corpus
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		c := existing
 		if c == nil {
-			if c, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetProvenance(in.Provenance).Save(ctx); err != nil {
+			if c, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).
+				SetProvenance(in.Provenance).Save(ctx); err != nil {
 				return err
 			}
 		}

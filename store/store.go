@@ -19,7 +19,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
+	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/migrate"
 	_ "deidcorpus/ent/runtime" // schema defaults, validators and hooks (the release immutability hook)
 	"deidcorpus/internal/keys"
@@ -131,6 +133,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("migrate database schema: %w", err)
 	}
+	auth.Install(s.Client)
+	if err := s.markSurrogateCorpora(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("mark surrogate corpora: %w", err)
+	}
 	if legacy {
 		if err := s.compact(ctx); err != nil {
 			s.Close()
@@ -138,6 +145,24 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// markSurrogateCorpora gives corpora made by resynthesis before corpora had
+// a kind the surrogate kind (researchers see them by it).
+func (s *Store) markSurrogateCorpora(ctx context.Context) error {
+	rows, err := s.Client.Corpus.Query().Where(corpus.KindEQ(corpus.KindOriginal)).
+		Select(corpus.FieldID, corpus.FieldProvenance).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range rows {
+		if c.Provenance["source"] == "resynthesis" {
+			if err := s.Client.Corpus.UpdateOneID(c.ID).SetKind(corpus.KindSurrogate).Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Close releases the database.

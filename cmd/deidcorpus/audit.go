@@ -28,7 +28,7 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.audit", map[string]any{"subcommand": sub})
 	if err != nil {
 		return err
 	}

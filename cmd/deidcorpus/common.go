@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/internal/keys"
 	"deidcorpus/store"
 )
@@ -20,6 +25,8 @@ func dbFlag(fs *flag.FlagSet, e *env) *string {
 	if def == "" {
 		def = store.DefaultDSN
 	}
+	e.token = fs.String("token", "", "act as the account of this API token (env DEIDCORPUS_TOKEN); "+
+		"without one the command acts as the local operator, with the admin role")
 	e.keyFile = fs.String("key-file", "", "key file encrypting the surrogate mappings (env "+keys.FileEnv+
 		"; or a base64 key in "+keys.KeyEnv+"; default for SQLite: the database path + .key, made on first use)")
 	return fs.String("db", def, "database: a SQLite file path or a postgres:// URL (env DEIDCORPUS_DB)")
@@ -34,8 +41,79 @@ func keyConfig(e *env) keys.Config {
 	return c
 }
 
-func openStore(ctx context.Context, e *env, dsn string) (*store.Store, error) {
+// openDB opens the database for the process itself (serve, worker).
+func openDB(ctx context.Context, e *env, dsn string) (*store.Store, error) {
 	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil))))
+}
+
+// openStore opens the database for a command that acts for someone (see
+// actAs).
+func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any) (*store.Store, context.Context, error) {
+	st, err := openDB(ctx, e, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ctx, err = actAs(ctx, e, st, op, args); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, ctx, nil
+}
+
+// actAs returns ctx acting for the command's viewer: the account of --token
+// (or DEIDCORPUS_TOKEN), else the local operator as an admin (whoever can
+// read the database file and its key has the data anyway). The command's
+// operation op (a rule of package auth) is checked with args and the command
+// is written to the audit log; every query made with the returned context is
+// filtered to what the viewer may see.
+func actAs(ctx context.Context, e *env, st *store.Store, op string, args map[string]any) (context.Context, error) {
+	v, err := cliViewer(ctx, e, st)
+	if err != nil {
+		return nil, err
+	}
+	ctx = auth.NewContext(ctx, v)
+	err = auth.Check(ctx, st.Client, op, args)
+	action := "cli"
+	if apperr.CodeOf(err) == apperr.Forbidden {
+		action = "denied"
+	}
+	if aerr := st.Audit(ctx, store.AuditRecord{Action: action, Target: op, Detail: describeArgs(args)}); err == nil {
+		err = aerr
+	}
+	return ctx, err
+}
+
+// cliViewer is who a command acts for.
+func cliViewer(ctx context.Context, e *env, st *store.Store) (*auth.Viewer, error) {
+	token := e.getenv("DEIDCORPUS_TOKEN")
+	if e.token != nil && *e.token != "" {
+		token = *e.token
+	}
+	if token != "" {
+		return st.Authenticate(ctx, token)
+	}
+	who := e.getenv("USER")
+	if who == "" {
+		who = "unknown"
+	}
+	return auth.NewViewer(0, "local:"+who, auth.Admin), nil
+}
+
+// describeArgs renders a command's arguments for the audit log: names of
+// corpora, models, files; never text.
+func describeArgs(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k, v := range args {
+		if v != nil && v != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, args[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 // progress returns a callback that draws a progress bar on a terminal and

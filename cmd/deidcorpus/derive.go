@@ -31,7 +31,7 @@ func runDerive(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.derive", map[string]any{"corpus": *corpus, "out": *out, "mapping": *mapping})
 	if err != nil {
 		return err
 	}

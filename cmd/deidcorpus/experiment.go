@@ -53,7 +53,7 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.experiment", map[string]any{"corpus": p.Corpus, "other": p.Other, "kind": p.Kind})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return apperr.New(apperr.Invalid, "--corpus and --out are required")
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
@@ -36,7 +37,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "files": len(files)})
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		j, err := jm.EnqueueImport(ctx, jobs.ImportParams{Corpus: *corpus, TagSet: *tagset, Format: *format,
-			Split: *split, Set: *set, Kind: *kind, Replace: *replace}, files, "cli")
+			Split: *split, Set: *set, Kind: *kind, Replace: *replace}, files, auth.Name(ctx))
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -34,7 +35,7 @@ func workerFlags(fs *flag.FlagSet) (concurrency *int, staleAfter *time.Duration)
 // with JSON logs, and says where the mapping keys come from.
 func openServing(ctx context.Context, e *env, dsn string) (*store.Store, *slog.Logger, error) {
 	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openStore(ctx, e, dsn)
+	st, err := openDB(ctx, e, dsn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,16 +95,20 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, e, *db)
+	ids, err := jobIDs(fs.Args())
+	if err != nil {
+		return err
+	}
+	op, opArgs := "cli.jobs", map[string]any{"subcommand": sub}
+	if (sub == "cancel" || sub == "retry") && len(ids) == 1 {
+		op, opArgs["id"] = "cli.jobs.change", ids[0]
+	}
+	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	m, err := openManager(ctx, st, nil, false, 0, 0)
-	if err != nil {
-		return err
-	}
-	ids, err := jobIDs(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -226,7 +231,7 @@ func runJob(ctx context.Context, e *env, st *store.Store, kind string, params an
 	if err != nil {
 		return nil, err
 	}
-	j, err := m.Enqueue(ctx, kind, params, "cli", nil)
+	j, err := m.Enqueue(ctx, kind, params, auth.Name(ctx), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func runKeys(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "created key file %s (key %s); keep it apart from the database and its backups\n", path, r.Current())
 		return nil
 	case "status":
-		st, err := openStore(ctx, e, *db)
+		st, ctx, err := openStore(ctx, e, *db, "cli.keys", map[string]any{"subcommand": sub})
 		if err != nil {
 			return err
 		}
@@ -130,6 +130,9 @@ func rotateKeys(ctx context.Context, e *env, dsn string) error {
 		return err
 	}
 	defer st.Close()
+	if ctx, err = actAs(ctx, e, st, "cli.keys", map[string]any{"subcommand": "rotate"}); err != nil {
+		return err
+	}
 	if ring == nil {
 		if ring, err = st.KeyRing(); err != nil {
 			return err

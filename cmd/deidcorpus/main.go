@@ -26,6 +26,7 @@ type env struct {
 	stderr io.Writer
 
 	keyFile *string // --key-file, registered by dbFlag
+	token   *string // --token, registered by dbFlag
 }
 
 // command is one subcommand.

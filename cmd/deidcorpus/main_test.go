@@ -62,9 +62,19 @@ func TestServeDemoAnswersStatistics(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	}, 10*time.Second, 50*time.Millisecond)
 
+	// The first start wrote the admin's token beside the database.
+	token, err := os.ReadFile(db + ".admin-token")
+	require.NoError(t, err)
+	info, err := os.Stat(db + ".admin-token")
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the token file is the owner's only")
 	query := func(q string, vars map[string]any) map[string]any {
 		body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-		resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+		req, err := http.NewRequest("POST", base+"/graphql", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var out map[string]any
@@ -200,7 +210,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 	}
 	code, out, errs := cli(t, "audit", "verify", "--db", db)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "audit log OK: 3 entries")
+	assert.Contains(t, out, "audit log OK: 4 entries", "three records and the command's own")
 	_, err = st.DB.Exec("UPDATE audit_entries SET target = 'nothing' WHERE seq = 3")
 	require.NoError(t, err)
 	st.Close()

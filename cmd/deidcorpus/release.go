@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	entrelease "deidcorpus/ent/release"
 	"deidcorpus/pipeline/formats"
@@ -46,7 +47,16 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	if sub == "verify" {
 		return verifyArchive(e, fs.Args())
 	}
-	st, err := openStore(ctx, e, *db)
+	op, opArgs := "cli.release.read", map[string]any{"ref": *ref}
+	switch sub {
+	case "create":
+		op, opArgs = "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver}
+	case "list":
+		op = "cli.release.list"
+	case "diff":
+		opArgs = map[string]any{"ref": fs.Arg(0), "other": fs.Arg(1)}
+	}
+	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
 	if err != nil {
 		return err
 	}
@@ -54,7 +64,7 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 	switch sub {
 	case "create":
 		r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: *corpus, Name: *name, Version: *ver, Sets: sets,
-			Parent: *parent, Share: *share, Description: *description, By: "cli"})
+			Parent: *parent, Share: *share, Description: *description, By: auth.Name(ctx)})
 		if err != nil {
 			return err
 		}

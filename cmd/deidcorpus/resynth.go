@@ -43,7 +43,7 @@ func runResynth(ctx context.Context, e *env, args []string) error {
 		}
 		p.Policy = policy
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.resynth", map[string]any{"corpus": *corpus, "out": *out, "seed": *seed})
 	if err != nil {
 		return err
 	}

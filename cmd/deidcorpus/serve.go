@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"deidcorpus/server"
+	"deidcorpus/store"
 )
 
 func init() {
@@ -20,6 +24,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", ":8080", "address to listen on")
 	db := dbFlag(fs, e)
 	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing")
+	tokenFile := fs.String("admin-token-file", "", "where the first start writes the admin's API token (default: the SQLite database path + .admin-token, else ./deidcorpus.admin-token)")
 	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
 	concurrency, staleAfter := workerFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -30,6 +35,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if *tokenFile == "" {
+		*tokenFile = adminTokenFile(*db)
+	}
+	if err := firstAdmin(ctx, e, st, logger, *tokenFile); err != nil {
+		return err
+	}
 	if *demo {
 		created, err := loadDemo(ctx, st)
 		if err != nil {
@@ -58,6 +69,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	url := "http://" + displayAddr(ln.Addr())
 	logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
 	fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
+	if *demo {
+		// The demo is one command: its link signs the browser in as the admin.
+		if token, err := os.ReadFile(*tokenFile); err == nil {
+			fmt.Fprintf(e.stderr, "open the dashboard signed in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
+		}
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -72,6 +89,42 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
+}
+
+// adminTokenFile is where the first start writes the admin's token by
+// default: beside a SQLite database, else in the working directory.
+func adminTokenFile(dsn string) string {
+	if dsn == "" {
+		dsn = store.DefaultDSN
+	}
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if store.IsPostgres(dsn) || path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
+		return "deidcorpus.admin-token"
+	}
+	return path + ".admin-token"
+}
+
+// firstAdmin makes the first account, an admin, when the database has none,
+// and writes its API token to path (readable by the owner only), saying
+// where.
+func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, path string) error {
+	token, err := st.EnsureAdmin(ctx)
+	if err != nil || token == "" {
+		return err
+	}
+	// Through a new file renamed into place: owner-only from the start, and
+	// a stale file of an older database is replaced whole.
+	tmp := path + ".new"
+	os.Remove(tmp)
+	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the first admin's token: %w (give --admin-token-file)", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write the first admin's token: %w", err)
+	}
+	logger.Info("first start: made the admin account", "user", store.FirstAdminName, "token_file", path)
+	fmt.Fprintf(e.stderr, "first start: made the account %q (admin); its API token is in %s\n", store.FirstAdminName, path)
 	return nil
 }
 

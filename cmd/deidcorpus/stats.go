@@ -44,7 +44,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 		}
 		dims[i] = d
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
 	if err != nil {
 		return err
 	}

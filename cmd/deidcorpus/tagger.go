@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/tagger"
@@ -44,7 +45,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.train", map[string]any{"corpus": *corpus, "model": *name})
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func runTag(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return apperr.New(apperr.Invalid, "--model and --corpus are required (or --model-file, --in and --out)")
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.tag", map[string]any{"corpus": *corpus, "model": *name})
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func runFeatures(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := openStore(ctx, e, *db)
+	st, ctx, err := openStore(ctx, e, *db, "cli.features", map[string]any{"corpus": *corpus, "set": *set})
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,14 @@ func runModels(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, e, *db)
+	op, opArgs := "cli.models", map[string]any{"subcommand": sub}
+	switch sub {
+	case "register":
+		op, opArgs["name"], opArgs["endpoint"] = "cli.models.register", *name, *endpoint
+	case "export":
+		op, opArgs["model"] = "cli.models.export", *model
+	}
+	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
 	if err != nil {
 		return err
 	}
@@ -232,7 +240,7 @@ func runModels(ctx context.Context, e *env, args []string) error {
 		if *name == "" || *endpoint == "" {
 			return apperr.New(apperr.Invalid, "--name and --endpoint are required")
 		}
-		m, err := st.RegisterExternalModel(ctx, *name, *endpoint, labels, "cli")
+		m, err := st.RegisterExternalModel(ctx, *name, *endpoint, labels, auth.Name(ctx))
 		if err != nil {
 			return err
 		}

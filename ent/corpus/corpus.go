@@ -3,6 +3,9 @@
 package corpus
 
 import (
+	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -20,6 +23,8 @@ const (
 	FieldDescription = "description"
 	// FieldTagset holds the string denoting the tagset field in the database.
 	FieldTagset = "tagset"
+	// FieldKind holds the string denoting the kind field in the database.
+	FieldKind = "kind"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -32,6 +37,8 @@ const (
 	EdgeAnnotationSets = "annotation_sets"
 	// EdgeEvaluations holds the string denoting the evaluations edge name in mutations.
 	EdgeEvaluations = "evaluations"
+	// EdgeAnnotators holds the string denoting the annotators edge name in mutations.
+	EdgeAnnotators = "annotators"
 	// Table holds the table name of the corpus in the database.
 	Table = "corpora"
 	// PatientsTable is the table that holds the patients relation/edge.
@@ -62,6 +69,11 @@ const (
 	EvaluationsInverseTable = "evaluations"
 	// EvaluationsColumn is the table column denoting the evaluations relation/edge.
 	EvaluationsColumn = "corpus_id"
+	// AnnotatorsTable is the table that holds the annotators relation/edge. The primary key declared below.
+	AnnotatorsTable = "user_assigned_corpora"
+	// AnnotatorsInverseTable is the table name for the User entity.
+	// It exists in this package in order to avoid circular dependency with the "user" package.
+	AnnotatorsInverseTable = "users"
 )
 
 // Columns holds all SQL columns for corpus fields.
@@ -70,9 +82,16 @@ var Columns = []string{
 	FieldName,
 	FieldDescription,
 	FieldTagset,
+	FieldKind,
 	FieldProvenance,
 	FieldCreatedAt,
 }
+
+var (
+	// AnnotatorsPrimaryKey and AnnotatorsColumn2 are the table columns denoting the
+	// primary key for the annotators relation (M2M).
+	AnnotatorsPrimaryKey = []string{"user_id", "corpus_id"}
+)
 
 // ValidColumn reports if the column name is valid (part of the table columns).
 func ValidColumn(column string) bool {
@@ -95,6 +114,32 @@ var (
 	DefaultCreatedAt func() time.Time
 )
 
+// Kind defines the type for the "kind" enum field.
+type Kind string
+
+// KindOriginal is the default value of the Kind enum.
+const DefaultKind = KindOriginal
+
+// Kind values.
+const (
+	KindOriginal  Kind = "original"
+	KindSurrogate Kind = "surrogate"
+)
+
+func (k Kind) String() string {
+	return string(k)
+}
+
+// KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
+func KindValidator(k Kind) error {
+	switch k {
+	case KindOriginal, KindSurrogate:
+		return nil
+	default:
+		return fmt.Errorf("corpus: invalid enum value for kind field: %q", k)
+	}
+}
+
 // OrderOption defines the ordering options for the Corpus queries.
 type OrderOption func(*sql.Selector)
 
@@ -116,6 +161,11 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 // ByTagset orders the results by the tagset field.
 func ByTagset(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTagset, opts...).ToFunc()
+}
+
+// ByKind orders the results by the kind field.
+func ByKind(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKind, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.
@@ -178,6 +228,20 @@ func ByEvaluations(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newEvaluationsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByAnnotatorsCount orders the results by annotators count.
+func ByAnnotatorsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newAnnotatorsStep(), opts...)
+	}
+}
+
+// ByAnnotators orders the results by annotators terms.
+func ByAnnotators(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAnnotatorsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newPatientsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -205,4 +269,29 @@ func newEvaluationsStep() *sqlgraph.Step {
 		sqlgraph.To(EvaluationsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, EvaluationsTable, EvaluationsColumn),
 	)
+}
+func newAnnotatorsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AnnotatorsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2M, true, AnnotatorsTable, AnnotatorsPrimaryKey...),
+	)
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Kind) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Kind) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Kind(str)
+	if err := KindValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Kind", str)
+	}
+	return nil
 }

@@ -270,6 +270,26 @@ func TagsetContainsFold(v string) predicate.Corpus {
 	return predicate.Corpus(sql.FieldContainsFold(FieldTagset, v))
 }
 
+// KindEQ applies the EQ predicate on the "kind" field.
+func KindEQ(v Kind) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldKind, v))
+}
+
+// KindNEQ applies the NEQ predicate on the "kind" field.
+func KindNEQ(v Kind) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldKind, v))
+}
+
+// KindIn applies the In predicate on the "kind" field.
+func KindIn(vs ...Kind) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldKind, vs...))
+}
+
+// KindNotIn applies the NotIn predicate on the "kind" field.
+func KindNotIn(vs ...Kind) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldKind, vs...))
+}
+
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.
 func ProvenanceIsNil() predicate.Corpus {
 	return predicate.Corpus(sql.FieldIsNull(FieldProvenance))
@@ -404,6 +424,29 @@ func HasEvaluations() predicate.Corpus {
 func HasEvaluationsWith(preds ...predicate.Evaluation) predicate.Corpus {
 	return predicate.Corpus(func(s *sql.Selector) {
 		step := newEvaluationsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasAnnotators applies the HasEdge predicate on the "annotators" edge.
+func HasAnnotators() predicate.Corpus {
+	return predicate.Corpus(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2M, true, AnnotatorsTable, AnnotatorsPrimaryKey...),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAnnotatorsWith applies the HasEdge predicate on the "annotators" edge with a given conditions (other predicates).
+func HasAnnotatorsWith(preds ...predicate.User) predicate.Corpus {
+	return predicate.Corpus(func(s *sql.Selector) {
+		step := newAnnotatorsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

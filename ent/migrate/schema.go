@@ -82,6 +82,7 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true},
 		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "tagset", Type: field.TypeString, Default: "open"},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"original", "surrogate"}, Default: "original"},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -426,6 +427,71 @@ var (
 			},
 		},
 	}
+	// TokensColumns holds the columns for the "tokens" table.
+	TokensColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "hash", Type: field.TypeString, Unique: true},
+		{Name: "prefix", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeInt},
+	}
+	// TokensTable holds the schema information for the "tokens" table.
+	TokensTable = &schema.Table{
+		Name:       "tokens",
+		Columns:    TokensColumns,
+		PrimaryKey: []*schema.Column{TokensColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "tokens_users_tokens",
+				Columns:    []*schema.Column{TokensColumns[8]},
+				RefColumns: []*schema.Column{UsersColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
+	// UsersColumns holds the columns for the "users" table.
+	UsersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString, Unique: true},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"admin", "curator", "annotator", "researcher"}},
+		{Name: "disabled", Type: field.TypeBool, Default: false},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// UsersTable holds the schema information for the "users" table.
+	UsersTable = &schema.Table{
+		Name:       "users",
+		Columns:    UsersColumns,
+		PrimaryKey: []*schema.Column{UsersColumns[0]},
+	}
+	// UserAssignedCorporaColumns holds the columns for the "user_assigned_corpora" table.
+	UserAssignedCorporaColumns = []*schema.Column{
+		{Name: "user_id", Type: field.TypeInt},
+		{Name: "corpus_id", Type: field.TypeInt},
+	}
+	// UserAssignedCorporaTable holds the schema information for the "user_assigned_corpora" table.
+	UserAssignedCorporaTable = &schema.Table{
+		Name:       "user_assigned_corpora",
+		Columns:    UserAssignedCorporaColumns,
+		PrimaryKey: []*schema.Column{UserAssignedCorporaColumns[0], UserAssignedCorporaColumns[1]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "user_assigned_corpora_user_id",
+				Columns:    []*schema.Column{UserAssignedCorporaColumns[0]},
+				RefColumns: []*schema.Column{UsersColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "user_assigned_corpora_corpus_id",
+				Columns:    []*schema.Column{UserAssignedCorporaColumns[1]},
+				RefColumns: []*schema.Column{CorporaColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AnnotationSetsTable,
@@ -441,6 +507,9 @@ var (
 		ReleasesTable,
 		SpansTable,
 		SurrogateMappingsTable,
+		TokensTable,
+		UsersTable,
+		UserAssignedCorporaTable,
 	}
 )
 
@@ -493,4 +562,13 @@ func init() {
 	SurrogateMappingsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(38654705664),
 	}
+	TokensTable.ForeignKeys[0].RefTable = UsersTable
+	TokensTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(55834574848),
+	}
+	UsersTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(60129542144),
+	}
+	UserAssignedCorporaTable.ForeignKeys[0].RefTable = UsersTable
+	UserAssignedCorporaTable.ForeignKeys[1].RefTable = CorporaTable
 }

@@ -44,3 +44,9 @@ type Span func(*sql.Selector)
 
 // SurrogateMapping is the predicate function for surrogatemapping builders.
 type SurrogateMapping func(*sql.Selector)
+
+// Token is the predicate function for token builders.
+type Token func(*sql.Selector)
+
+// User is the predicate function for user builders.
+type User func(*sql.Selector)

@@ -16,6 +16,8 @@ import (
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
+	"deidcorpus/ent/token"
+	"deidcorpus/ent/user"
 	"time"
 )
 
@@ -78,7 +80,7 @@ func init() {
 	// corpus.DefaultTagset holds the default value on creation for the tagset field.
 	corpus.DefaultTagset = corpusDescTagset.Default.(string)
 	// corpusDescCreatedAt is the schema descriptor for created_at field.
-	corpusDescCreatedAt := corpusFields[4].Descriptor()
+	corpusDescCreatedAt := corpusFields[5].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
 	documentFields := schema.Document{}.Fields()
@@ -271,6 +273,30 @@ func init() {
 	surrogatemappingDescCreatedAt := surrogatemappingFields[10].Descriptor()
 	// surrogatemapping.DefaultCreatedAt holds the default value on creation for the created_at field.
 	surrogatemapping.DefaultCreatedAt = surrogatemappingDescCreatedAt.Default.(func() time.Time)
+	tokenFields := schema.Token{}.Fields()
+	_ = tokenFields
+	// tokenDescName is the schema descriptor for name field.
+	tokenDescName := tokenFields[1].Descriptor()
+	// token.DefaultName holds the default value on creation for the name field.
+	token.DefaultName = tokenDescName.Default.(string)
+	// tokenDescCreatedAt is the schema descriptor for created_at field.
+	tokenDescCreatedAt := tokenFields[7].Descriptor()
+	// token.DefaultCreatedAt holds the default value on creation for the created_at field.
+	token.DefaultCreatedAt = tokenDescCreatedAt.Default.(func() time.Time)
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescName is the schema descriptor for name field.
+	userDescName := userFields[0].Descriptor()
+	// user.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	user.NameValidator = userDescName.Validators[0].(func(string) error)
+	// userDescDisabled is the schema descriptor for disabled field.
+	userDescDisabled := userFields[2].Descriptor()
+	// user.DefaultDisabled holds the default value on creation for the disabled field.
+	user.DefaultDisabled = userDescDisabled.Default.(bool)
+	// userDescCreatedAt is the schema descriptor for created_at field.
+	userDescCreatedAt := userFields[3].Descriptor()
+	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
+	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
 }
 
 const (

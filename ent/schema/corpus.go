@@ -25,6 +25,9 @@ func (Corpus) Fields() []ent.Field {
 		field.Text("description").Default(""),
 		field.String("tagset").Default("open").
 			Comment(`"i2b2-2014" (labels validated) or "open" (any label)`),
+		field.Enum("kind").Values("original", "surrogate").Default("original").
+			Comment("surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these").
+			Annotations(entgql.OrderField("KIND")),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
 			Annotations(entgql.Type("Map")),
@@ -39,6 +42,7 @@ func (Corpus) Edges() []ent.Edge {
 		edge.To("documents", Document.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
 		edge.To("annotation_sets", AnnotationSet.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("evaluations", Evaluation.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		edge.From("annotators", User.Type).Ref("assigned_corpora"),
 	}
 }
 

@@ -5,6 +5,7 @@ package model
 import (
 	"bytes"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"fmt"
 	"io"
@@ -75,7 +76,9 @@ type ImportInput struct {
 	Corpus string `json:"corpus"`
 	// Tag set of a new corpus: "i2b2-2014" (validated) or "open". Must match an existing corpus's.
 	Tagset *string `json:"tagset,omitempty"`
-	Format string  `json:"format"`
+	// Kind of a new corpus (original by default; surrogate attests that the text holds no real PHI). Must match an existing corpus's.
+	Kind   *corpus.Kind `json:"kind,omitempty"`
+	Format string       `json:"format"`
 	// Split to give every imported document.
 	Split *document.Split `json:"split,omitempty"`
 	// Annotation set the files' spans go to.
@@ -101,6 +104,12 @@ type LineageStep struct {
 	Job         *ent.Job       `json:"job,omitempty"`
 	Parameters  map[string]any `json:"parameters,omitempty"`
 	CodeVersion *string        `json:"codeVersion,omitempty"`
+}
+
+type NewToken struct {
+	// The token itself: shown once.
+	Token string     `json:"token"`
+	Info  *ent.Token `json:"info"`
 }
 
 type ReleaseInput struct {

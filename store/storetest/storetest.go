@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"deidcorpus/auth"
 	"deidcorpus/internal/keys"
 	"deidcorpus/store"
 )
@@ -84,4 +85,21 @@ func Open(tb testing.TB, b Backend) *store.Store {
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s
+}
+
+// Token makes an account with a role (or finds the one of that name) and
+// returns a new API token of it.
+func Token(tb testing.TB, s *store.Store, name string, role auth.Role) string {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := s.UserByName(ctx, name); err != nil {
+		if _, err := s.CreateUser(ctx, name, role); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	token, _, err := s.CreateToken(ctx, name, "test", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return token
 }

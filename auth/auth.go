@@ -1,0 +1,125 @@
+// Package auth decides who may see and do what. It is the one place of
+// authorization: the rule of every GraphQL root field, download and CLI
+// command (rules.go), and the row filters that keep each role to its
+// corpora in every database query (filter.go). The server, the resolvers
+// and the CLI ask it; they hold no authorization logic of their own.
+//
+// Roles: an admin may do everything; a curator works on every corpus, reads
+// original text and surrogate mappings, but not the audit log or other
+// accounts; an annotator sees and annotates the corpora assigned to it; a
+// researcher sees surrogate corpora and releases of them only, never an
+// original note or mapping.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"strings"
+	"sync"
+
+	"deidcorpus/apperr"
+)
+
+// Role is what an account may do.
+type Role string
+
+// The roles, from most to least trusted.
+const (
+	Admin      Role = "admin"
+	Curator    Role = "curator"
+	Annotator  Role = "annotator"
+	Researcher Role = "researcher"
+)
+
+// Roles lists every role.
+var Roles = []Role{Admin, Curator, Annotator, Researcher}
+
+// ParseRole reads a role name.
+func ParseRole(s string) (Role, error) {
+	for _, r := range Roles {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	return "", apperr.New(apperr.Invalid, "no role %q (roles: admin, curator, annotator, researcher)", s)
+}
+
+// Viewer is who a request or command acts for.
+type Viewer struct {
+	// UserID is the account's id; 0 for the local operator of the CLI.
+	UserID int
+	// Name is what the audit log and created-by fields record.
+	Name string
+	Role Role
+
+	once    sync.Once
+	corpora visibleCorpora
+	err     error
+}
+
+// NewViewer makes a viewer.
+func NewViewer(userID int, name string, role Role) *Viewer {
+	return &Viewer{UserID: userID, Name: name, Role: role}
+}
+
+// SeesAllCorpora tells whether the viewer's queries are unfiltered by corpus.
+func (v *Viewer) SeesAllCorpora() bool { return v.Role == Admin || v.Role == Curator }
+
+type viewerKey struct{}
+
+// NewContext returns ctx acting for v.
+func NewContext(ctx context.Context, v *Viewer) context.Context {
+	return context.WithValue(ctx, viewerKey{}, v)
+}
+
+// FromContext returns the viewer ctx acts for, or nil: the process itself
+// (a job worker, a store test), which is not filtered. Every request and CLI
+// command has a viewer: the server refuses requests without a token.
+func FromContext(ctx context.Context) *Viewer {
+	v, _ := ctx.Value(viewerKey{}).(*Viewer)
+	return v
+}
+
+// System returns ctx acting for the process itself, unfiltered: for the few
+// internal lookups the filters themselves need.
+func System(ctx context.Context) context.Context {
+	return context.WithValue(ctx, viewerKey{}, (*Viewer)(nil))
+}
+
+// Name is the viewer's name for records, or "system" for the process itself.
+func Name(ctx context.Context) string {
+	if v := FromContext(ctx); v != nil {
+		return v.Name
+	}
+	return "system"
+}
+
+// TokenPrefix starts every API token, so that a leaked one is recognizable
+// (secret scanners, logs).
+const TokenPrefix = "dct_"
+
+// NewToken returns a fresh API token: 256 random bits.
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand panics instead)
+	return TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// HashToken is what the database keeps of a token. The token has 256 bits of
+// entropy, so a plain SHA-256 is as safe as a slow hash and lets the lookup
+// be an index hit.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// ShownPrefix is the part of a token kept in clear to recognize it.
+func ShownPrefix(token string) string {
+	if len(token) > len(TokenPrefix)+6 {
+		return token[:len(TokenPrefix)+6]
+	}
+	return token
+}

@@ -1,0 +1,198 @@
+package auth
+
+import (
+	"context"
+
+	"entgo.io/ent/dialect/sql"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/evaluation"
+	"deidcorpus/ent/intercept"
+	"deidcorpus/ent/job"
+	"deidcorpus/ent/model"
+	"deidcorpus/ent/patient"
+	"deidcorpus/ent/release"
+	"deidcorpus/ent/span"
+	"deidcorpus/ent/token"
+	"deidcorpus/ent/user"
+)
+
+// Install adds the row filters to every query of the client: a viewer's
+// queries, root or traversal or eager load, return only the rows its role may
+// see, and queries of a type its role may never read fail with a forbidden
+// error.
+func Install(c *ent.Client) {
+	c.Intercept(intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
+		v := FromContext(ctx)
+		if v == nil {
+			return nil
+		}
+		f, ok := rowFilters[q.Type()]
+		if !ok {
+			// A new type without a rule is closed to all but admins.
+			if v.Role == Admin {
+				return nil
+			}
+			return apperr.New(apperr.Forbidden, "%s rows have no access rule", q.Type())
+		}
+		p, err := f(ctx, c, v)
+		if err != nil || p == nil {
+			return err
+		}
+		q.WhereP(p)
+		return nil
+	}))
+}
+
+// rowFilter returns the predicate restricting v's queries of one type, nil
+// for none, or an error when v may not read the type at all.
+type rowFilter func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error)
+
+// rowFilters has a rule for every ent type (a test checks that).
+var rowFilters = map[string]rowFilter{
+	"Corpus": byCorpus(corpus.FieldID),
+	// Rows inside a corpus follow their corpus.
+	"Patient":       byCorpus(patient.FieldCorpusID),
+	"Document":      byCorpus(document.FieldCorpusID),
+	"AnnotationSet": byCorpus(annotationset.FieldCorpusID),
+	"Evaluation":    byCorpus(evaluation.FieldCorpusID),
+	"Span": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		vc, err := v.visible(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return func(s *sql.Selector) {
+			d := sql.Table(document.Table)
+			s.Where(sql.In(s.C(span.FieldDocumentID),
+				sql.Select(d.C(document.FieldID)).From(d).Where(sql.InInts(d.C(document.FieldCorpusID), vc.ids...))))
+		}, nil
+	},
+	// A release shared outside (surrogate text that passed its check) is
+	// everyone's; others follow the corpus they were frozen from.
+	"Release": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		vc, err := v.visible(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return func(s *sql.Selector) {
+			s.Where(sql.Or(sql.EQ(s.C(release.FieldShare), true), sql.InInts(s.C(release.FieldCorpusID), vc.ids...)))
+		}, nil
+	},
+	// A trained model holds words of its training text (learnt gazetteer,
+	// triggers): it follows its training corpus. External taggers are
+	// everyone's.
+	"Model": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		vc, err := v.visible(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]any, len(vc.names))
+		for i, n := range vc.names {
+			names[i] = n
+		}
+		return func(s *sql.Selector) {
+			s.Where(sql.Or(sql.EQ(s.C(model.FieldKind), model.KindExternal), sql.In(s.C(model.FieldTrainingCorpus), names...)))
+		}, nil
+	},
+	// Annotators and researchers see their own jobs and what they produced.
+	"Job": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(job.FieldCreatedBy), v.Name)) }, nil
+	},
+	"Artifact": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		return func(s *sql.Selector) {
+			j := sql.Table(job.Table)
+			s.Where(sql.In(s.C(artifact.FieldJobID),
+				sql.Select(j.C(job.FieldID)).From(j).Where(sql.EQ(j.C(job.FieldCreatedBy), v.Name))))
+		}, nil
+	},
+	// Mappings and date shifts lead from surrogates back to real people.
+	"SurrogateMapping": curatorsOnly,
+	"DateShift":        curatorsOnly,
+	"AuditEntry": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.Role != Admin {
+			return nil, apperr.New(apperr.Forbidden, "the audit log is for admins")
+		}
+		return nil, nil
+	},
+	// Accounts: admins see all, others themselves.
+	"User": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.Role == Admin {
+			return nil, nil
+		}
+		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(user.FieldID), v.UserID)) }, nil
+	},
+	"Token": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.Role == Admin {
+			return nil, nil
+		}
+		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(token.FieldUserID), v.UserID)) }, nil
+	},
+}
+
+func curatorsOnly(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+	if !v.SeesAllCorpora() {
+		return nil, apperr.New(apperr.Forbidden, "surrogate mappings and date shifts need the curator or admin role")
+	}
+	return nil, nil
+}
+
+// byCorpus keeps the rows whose corpus column names a corpus v may see.
+func byCorpus(column string) rowFilter {
+	return func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		if v.SeesAllCorpora() {
+			return nil, nil
+		}
+		vc, err := v.visible(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return func(s *sql.Selector) { s.Where(sql.InInts(s.C(column), vc.ids...)) }, nil
+	}
+}
+
+type visibleCorpora struct {
+	ids   []int
+	names []string
+}
+
+// visible lists the corpora a restricted viewer may see, once per viewer (a
+// request, or a CLI command): surrogate corpora for a researcher, the
+// assigned ones for an annotator.
+func (v *Viewer) visible(ctx context.Context, c *ent.Client) (visibleCorpora, error) {
+	v.once.Do(func() {
+		q := c.Corpus.Query()
+		switch v.Role {
+		case Researcher:
+			q = q.Where(corpus.KindEQ(corpus.KindSurrogate))
+		case Annotator:
+			q = q.Where(corpus.HasAnnotatorsWith(user.ID(v.UserID)))
+		}
+		var rows []*ent.Corpus
+		rows, v.err = q.Select(corpus.FieldID, corpus.FieldName).All(System(ctx))
+		for _, r := range rows {
+			v.corpora.ids = append(v.corpora.ids, r.ID)
+			v.corpora.names = append(v.corpora.names, r.Name)
+		}
+	})
+	return v.corpora, v.err
+}

@@ -1,0 +1,263 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/model"
+	"deidcorpus/ent/release"
+)
+
+// Rule says who may run one operation: a GraphQL root field ("Query.corpora"),
+// a download ("download.corpus") or a CLI command ("cli.import"), and which of
+// its arguments name objects the viewer must be able to see. Argument paths
+// go into input objects with dots ("input.corpus").
+type Rule struct {
+	Roles []Role
+	// Corpora: arguments naming corpora. Nodes: arguments holding ids of
+	// objects. Releases: "name@version" references. Models: model names.
+	Corpora, Nodes, Releases, Models []string
+	// Self: an argument naming an account that must be the viewer's own
+	// unless the viewer is an admin (absent means the viewer's own).
+	Self string
+}
+
+var (
+	everyone   = []Role{Admin, Curator, Annotator, Researcher}
+	annotating = []Role{Admin, Curator, Annotator}
+	curators   = []Role{Admin, Curator}
+	admins     = []Role{Admin}
+)
+
+// rules is the whole authorization table. An operation that is not here is
+// refused to everybody, and the tests fail for any GraphQL field, download or
+// CLI command without a rule.
+var rules = map[string]Rule{
+	// Reads. Row filters (filter.go) keep lists and lookups to what the
+	// viewer may see; arguments are checked where a service reads the
+	// database around the filters (statistics, archives).
+	"Query.node":               {Roles: everyone},
+	"Query.nodes":              {Roles: everyone},
+	"Query.me":                 {Roles: everyone},
+	"Query.corpora":            {Roles: everyone},
+	"Query.corpusByName":       {Roles: everyone},
+	"Query.documents":          {Roles: everyone},
+	"Query.patients":           {Roles: everyone},
+	"Query.spans":              {Roles: everyone},
+	"Query.evaluations":        {Roles: everyone},
+	"Query.jobs":               {Roles: everyone},
+	"Query.models":             {Roles: everyone},
+	"Query.releases":           {Roles: everyone},
+	"Query.release":            {Roles: everyone},
+	"Query.tagSets":            {Roles: everyone},
+	"Query.mappings":           {Roles: everyone},
+	"Query.formats":            {Roles: everyone},
+	"Query.tokens":             {Roles: everyone},
+	"Query.corpusStatistics":   {Roles: everyone, Nodes: []string{"corpus"}},
+	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
+	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
+	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
+	"Query.checkReport":        {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateMappings":  {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.users":              {Roles: admins},
+	"Query.auditEntries":       {Roles: admins},
+
+	// Corpora and their contents.
+	"Mutation.createCorpus":     {Roles: curators},
+	"Mutation.importDocuments":  {Roles: annotating, Corpora: []string{"input.corpus"}},
+	"Mutation.startImport":      {Roles: annotating, Corpora: []string{"input.corpus"}},
+	"Mutation.exportCorpus":     {Roles: everyone, Corpora: []string{"corpus"}},
+	"Mutation.startExport":      {Roles: everyone, Corpora: []string{"corpus"}},
+	"Mutation.deriveCorpus":     {Roles: curators, Corpora: []string{"corpus"}},
+	"Mutation.deleteCorpus":     {Roles: curators, Corpora: []string{"name"}},
+	"Mutation.startResynthesis": {Roles: curators, Corpora: []string{"input.corpus"}},
+	"Mutation.createRelease":    {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Runs on what the viewer sees.
+	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
+	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}},
+	"Mutation.startTagging":    {Roles: everyone, Corpora: []string{"input.corpus"}, Models: []string{"input.model"}},
+	"Mutation.startExperiment": {Roles: everyone, Corpora: []string{"input.corpus", "input.other"}},
+	"Mutation.cancelJob":       {Roles: everyone, Nodes: []string{"id"}},
+	"Mutation.retryJob":        {Roles: everyone, Nodes: []string{"id"}},
+	// The server sends corpus text to an external tagger's endpoint.
+	"Mutation.registerExternalModel": {Roles: curators},
+	// Accounts.
+	"Mutation.createUser":     {Roles: admins},
+	"Mutation.updateUser":     {Roles: admins},
+	"Mutation.assignCorpus":   {Roles: admins, Corpora: []string{"corpus"}},
+	"Mutation.unassignCorpus": {Roles: admins, Corpora: []string{"corpus"}},
+	"Mutation.createToken":    {Roles: everyone, Self: "user"},
+	"Mutation.revokeToken":    {Roles: everyone, Nodes: []string{"id"}},
+
+	"Subscription.job": {Roles: everyone, Nodes: []string{"id"}},
+
+	// Downloads (server/download.go).
+	"download.corpus":   {Roles: everyone, Corpora: []string{"name"}},
+	"download.release":  {Roles: everyone, Releases: []string{"ref"}},
+	"download.artifact": {Roles: everyone, Nodes: []string{"id"}},
+
+	// CLI commands that open the database. The CLI acts as the account of
+	// --token, or else as the local operator with the admin role: whoever
+	// can read the database file and its key has the data already.
+	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}},
+	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.train":           {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.tag":             {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
+	"cli.features":        {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.models":          {Roles: everyone},
+	"cli.models.register": {Roles: curators},
+	"cli.models.export":   {Roles: everyone, Models: []string{"model"}},
+	"cli.experiment":      {Roles: everyone, Corpora: []string{"corpus", "other"}},
+	"cli.jobs":            {Roles: everyone},
+	"cli.jobs.change":     {Roles: everyone, Nodes: []string{"id"}},
+	"cli.release.create":  {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.release.read":    {Roles: everyone, Releases: []string{"ref", "other"}},
+	"cli.release.list":    {Roles: everyone},
+	"cli.keys":            {Roles: admins},
+	"cli.audit":           {Roles: admins},
+	"cli.users":           {Roles: admins},
+	"cli.tokens":          {Roles: everyone, Self: "user"},
+}
+
+// RuleFor returns the rule of an operation.
+func RuleFor(op string) (Rule, bool) {
+	r, ok := rules[op]
+	return r, ok
+}
+
+// Operations lists every operation with a rule.
+func Operations() []string {
+	ops := make([]string, 0, len(rules))
+	for op := range rules {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	return ops
+}
+
+// Allows tells whether role may run op at all (before any argument check).
+func Allows(role Role, op string) bool {
+	r, ok := rules[op]
+	return ok && slices.Contains(r.Roles, role)
+}
+
+// Check decides whether ctx's viewer may run op with args (raw argument
+// values: input objects as maps). A context without a viewer is the process
+// itself and may do everything. Refusals are forbidden errors; an object the
+// viewer may not see is reported not found, as if it did not exist.
+func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) error {
+	v := FromContext(ctx)
+	if v == nil {
+		return nil
+	}
+	r, ok := rules[op]
+	if !ok {
+		return apperr.New(apperr.Forbidden, "%s has no access rule", op)
+	}
+	if !slices.Contains(r.Roles, v.Role) {
+		return apperr.New(apperr.Forbidden, "%s needs the %s role (you are %s, a %s)", op, roleList(r.Roles), v.Name, v.Role)
+	}
+	if r.Self != "" && v.Role != Admin {
+		if name, ok := lookup(args, r.Self).(string); ok && name != "" && name != v.Name {
+			return apperr.New(apperr.Forbidden, "only admins act for other accounts (%s is not %s)", name, v.Name)
+		}
+	}
+	if v.SeesAllCorpora() {
+		return nil // they see every corpus, release, model and job
+	}
+	for _, path := range r.Corpora {
+		if name, ok := lookup(args, path).(string); ok && name != "" {
+			if ok, err := c.Corpus.Query().Where(corpus.Name(name)).Exist(ctx); err != nil || !ok {
+				return notFound(err, "no corpus named %q", name)
+			}
+		}
+	}
+	for _, path := range r.Nodes {
+		if raw := lookup(args, path); raw != nil {
+			id, err := toID(raw)
+			if err != nil {
+				return apperr.New(apperr.Invalid, "argument %s: %v", path, err)
+			}
+			if _, err := c.Noder(ctx, id); err != nil {
+				return notFound(err, "no object with id %d", id)
+			}
+		}
+	}
+	for _, path := range r.Releases {
+		if ref, ok := lookup(args, path).(string); ok && ref != "" {
+			name, ver, _ := strings.Cut(ref, "@")
+			if ok, err := c.Release.Query().Where(release.Name(name), release.Version(ver)).Exist(ctx); err != nil || !ok {
+				return notFound(err, "no release %s", ref)
+			}
+		}
+	}
+	for _, path := range r.Models {
+		if name, ok := lookup(args, path).(string); ok && name != "" {
+			if ok, err := c.Model.Query().Where(model.Name(name)).Exist(ctx); err != nil || !ok {
+				return notFound(err, "no model named %q", name)
+			}
+		}
+	}
+	return nil
+}
+
+// notFound reports an object the viewer cannot see as missing; other
+// failures (a row filter's refusal, the database) pass through.
+func notFound(err error, format string, args ...any) error {
+	if err == nil || ent.IsNotFound(err) {
+		return apperr.New(apperr.NotFound, format, args...)
+	}
+	return err
+}
+
+func roleList(roles []Role) string {
+	s := make([]string, len(roles))
+	for i, r := range roles {
+		s[i] = string(r)
+	}
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// lookup follows a dotted path into nested maps.
+func lookup(args map[string]any, path string) any {
+	var cur any = args
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+// toID reads an id given as a GraphQL ID (a string), a JSON number or an int.
+func toID(v any) (int, error) {
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case float64:
+		return int(x), nil
+	case json.Number:
+		n, err := x.Int64()
+		return int(n), err
+	case string:
+		return strconv.Atoi(x)
+	}
+	return 0, fmt.Errorf("%v is not an id", v)
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"deidcorpus/apperr"
+	"deidcorpus/auth"
+	"deidcorpus/resolvers"
+	"deidcorpus/store"
+)
+
+// bearerToken is the API token of a request's Authorization header.
+func bearerToken(h string) string {
+	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+		return strings.TrimSpace(t)
+	}
+	return strings.TrimSpace(h)
+}
+
+// authenticate serves next only for requests with a valid API token, acting
+// for its account; the rate limit applies per token. A websocket upgrade may
+// come without a header (browsers cannot set one): it authenticates in its
+// connection_init message instead (websocketInit).
+func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		header := r.Header.Get("Authorization")
+		if header == "" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if header == "" {
+			unauthorized(w, r, apperr.New(apperr.Unauthorized, "send an API token: Authorization: Bearer TOKEN (the first start writes an admin token; `deidcorpus tokens create` makes more)"))
+			return
+		}
+		v, err := st.Authenticate(r.Context(), bearerToken(header))
+		if err != nil {
+			if !limiter.allow("addr:" + clientAddress(r)) {
+				tooMany(w) // bad tokens are rated per address
+				return
+			}
+			if apperr.CodeOf(err) != apperr.Unauthorized {
+				httpError(w, logger, err)
+				return
+			}
+			unauthorized(w, r, err)
+			return
+		}
+		if !limiter.allow("token:" + bearerToken(header)) {
+			tooMany(w)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), v)))
+	})
+}
+
+// unauthorized answers 401, as a GraphQL error for the API.
+func unauthorized(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="deidcorpus"`)
+	if r.URL.Path != "/graphql" {
+		http.Error(w, string(apperr.Unauthorized)+": "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+		"message": err.Error(), "extensions": map[string]any{"code": string(apperr.Unauthorized)},
+	}}})
+}
+
+// websocketInit authenticates a websocket connection by the token of its
+// connection_init payload ({"Authorization": "Bearer TOKEN"}), unless its
+// upgrade request carried one.
+func websocketInit(st *store.Store) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		if auth.FromContext(ctx) != nil {
+			return ctx, &p, nil
+		}
+		token := bearerToken(p.Authorization())
+		if token == "" {
+			return ctx, nil, apperr.New(apperr.Unauthorized, `send an API token in connection_init: {"Authorization": "Bearer TOKEN"}`)
+		}
+		v, err := st.Authenticate(ctx, token)
+		if err != nil {
+			return ctx, nil, err
+		}
+		return auth.NewContext(ctx, v), &p, nil
+	}
+}
+
+// authorizeGraphQL checks every root field of an operation against its rule
+// (package auth) before any of it runs: an operation asking for one thing
+// its viewer may not have is refused whole, and the refusal is written to
+// the audit log.
+func authorizeGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
+	present := resolvers.ErrorPresenter(logger)
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if oc.Operation == nil {
+			return next(ctx)
+		}
+		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+			if strings.HasPrefix(f.Name, "__") {
+				continue // introspection
+			}
+			op := rootType(oc.Operation.Operation) + "." + f.Name
+			err := auth.Check(ctx, st.Client, op, f.ArgumentMap(oc.Variables))
+			if err == nil {
+				continue
+			}
+			if apperr.CodeOf(err) == apperr.Forbidden {
+				if err := st.Audit(context.WithoutCancel(ctx), store.AuditRecord{Action: "denied", Target: op, Detail: err.Error()}); err != nil {
+					logger.Error("write audit log", "target", op, "err", err)
+				}
+			}
+			gerr := present(ctx, err)
+			gerr.Path = ast.Path{ast.PathName(f.Alias)}
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
+		}
+		return next(ctx)
+	})
+}
+
+func rootType(op ast.Operation) string {
+	switch op {
+	case ast.Mutation:
+		return "Mutation"
+	case ast.Subscription:
+		return "Subscription"
+	}
+	return "Query"
+}
