@@ -19,7 +19,12 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var gqlErr *gqlerror.Error
 		if errors.As(err, &gqlErr) && gqlErr.Err == nil {
-			return gqlErr // a parse or validation error of the query itself
+			// A parse or validation error of the query itself, or entgql's
+			// node lookup, whose code is spelled like ours.
+			if gqlErr.Extensions["code"] == "NOT_FOUND" {
+				gqlErr.Extensions["code"] = string(apperr.NotFound)
+			}
+			return gqlErr
 		}
 		code := apperr.CodeOf(err)
 		switch {

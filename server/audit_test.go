@@ -5,9 +5,11 @@ import (
 	"io"
 	"testing"
 
+	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/auditentry"
 	"deidcorpus/pipeline/formats"
@@ -72,7 +74,21 @@ func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
 	assert.Equal(t, "export", es[3].Action)
 	assert.Equal(t, []string{"c/gold"}, es[3].Ids)
 
+	for _, e := range es {
+		assert.Equal(t, "admin", e.Actor, "each record names the account")
+	}
+
+	// A refused operation is recorded as such, with who tried.
+	other := client.New(ts.Config.Handler, client.Path("/graphql"),
+		client.AddHeader("Authorization", "Bearer "+storetest.Token(t, st, "rita", auth.Researcher)))
+	assert.Error(t, other.Post(`mutation { deleteCorpus(name: "c") }`, &texts))
+	es = entries()
+	require.Len(t, es, 5)
+	assert.Equal(t, "denied", es[4].Action)
+	assert.Equal(t, "rita", es[4].Actor)
+	assert.Equal(t, "Mutation.deleteCorpus", es[4].Target)
+
 	n, err := st.VerifyAudit(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 4, n)
+	assert.Equal(t, 5, n)
 }

@@ -67,6 +67,9 @@ func (s *Store) UpdateUser(ctx context.Context, name string, role *auth.Role, di
 		if out, err = up.Save(ctx); err != nil {
 			return err
 		}
+		if u.Role != user.RoleAdmin || u.Disabled {
+			return nil
+		}
 		admins, err := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false)).Count(auth.System(ctx))
 		if err != nil {
 			return err

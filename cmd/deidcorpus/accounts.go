@@ -29,7 +29,8 @@ func runUsers(ctx context.Context, e *env, args []string) error {
 	role := fs.String("role", "", "add, set: admin, curator, annotator or researcher")
 	disable := fs.Bool("disable", false, "set: refuse the account's tokens from now on")
 	enable := fs.Bool("enable", false, "set: accept the account's tokens again")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
 	want := map[string]int{"add": 1, "list": 0, "set": 1, "assign": 2, "unassign": 2}
@@ -37,10 +38,16 @@ func runUsers(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return apperr.New(apperr.Invalid, "unknown users subcommand %q (add, list, set, assign, unassign)", sub)
 	}
-	if fs.NArg() != n {
-		return apperr.New(apperr.Invalid, "users %s takes %d argument(s), not %d", sub, n, fs.NArg())
+	if len(pos) != n {
+		return apperr.New(apperr.Invalid, "users %s takes %d argument(s), not %d", sub, n, len(pos))
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.users", map[string]any{"subcommand": sub, "user": fs.Arg(0), "corpus": fs.Arg(1)})
+	arg := func(i int) string {
+		if i < len(pos) {
+			return pos[i]
+		}
+		return ""
+	}
+	st, ctx, err := openStore(ctx, e, *db, "cli.users", map[string]any{"subcommand": sub, "user": arg(0), "corpus": arg(1)})
 	if err != nil {
 		return err
 	}
@@ -52,7 +59,7 @@ func runUsers(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		u, err = st.CreateUser(ctx, fs.Arg(0), r)
+		u, err = st.CreateUser(ctx, arg(0), r)
 		if err != nil {
 			return err
 		}
@@ -86,11 +93,11 @@ func runUsers(ctx context.Context, e *env, args []string) error {
 		if rp == nil && dp == nil {
 			return apperr.New(apperr.Invalid, "users set needs --role, --disable or --enable")
 		}
-		if u, err = st.UpdateUser(ctx, fs.Arg(0), rp, dp); err != nil {
+		if u, err = st.UpdateUser(ctx, arg(0), rp, dp); err != nil {
 			return err
 		}
 	case "assign", "unassign":
-		if u, err = st.AssignCorpus(ctx, fs.Arg(0), fs.Arg(1), sub == "assign"); err != nil {
+		if u, err = st.AssignCorpus(ctx, arg(0), arg(1), sub == "assign"); err != nil {
 			return err
 		}
 	}
@@ -127,7 +134,8 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	user := fs.String("user", "", "create, list: the account (default: your own; admins: any)")
 	label := fs.String("name", "", "create: what the token is for")
 	expires := fs.String("expires", "90d", `create: lifetime, as days ("30d") or a duration ("12h"); "0" for none`)
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
 	st, ctx, err := openStore(ctx, e, *db, "cli.tokens", map[string]any{"subcommand": sub, "user": *user})
@@ -173,12 +181,12 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	case "revoke":
-		if fs.NArg() != 1 {
+		if len(pos) != 1 {
 			return apperr.New(apperr.Invalid, "tokens revoke takes one token id (see tokens list)")
 		}
-		id, err := strconv.Atoi(fs.Arg(0))
+		id, err := strconv.Atoi(pos[0])
 		if err != nil {
-			return apperr.New(apperr.Invalid, "token id %q is not a number", fs.Arg(0))
+			return apperr.New(apperr.Invalid, "token id %q is not a number", pos[0])
 		}
 		t, err := st.RevokeToken(ctx, id)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"sort"
 	"strings"
 
@@ -93,6 +94,9 @@ func cliViewer(ctx context.Context, e *env, st *store.Store) (*auth.Viewer, erro
 		return st.Authenticate(ctx, token)
 	}
 	who := e.getenv("USER")
+	if u, err := user.Current(); who == "" && err == nil {
+		who = u.Username
+	}
 	if who == "" {
 		who = "unknown"
 	}

@@ -96,6 +96,23 @@ func newFlags(e *env, name, usageLine string) *flag.FlagSet {
 	return fs
 }
 
+// parseInterspersed parses flags given before, between or after the
+// positional arguments ("users add NAME --role R") and returns the
+// positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // listFlag collects a repeated or comma-separated flag.
 type listFlag []string
 

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/auth"
+)
+
+// offline commands work on files only and open no database.
+var offline = map[string]bool{"eval": true, "synth": true, "serve": true, "worker": true}
+
+// TestEveryCommandHasARule: a command that opens the database acts through
+// a rule of package auth; a new command fails here until it has one (or is
+// declared offline).
+func TestEveryCommandHasARule(t *testing.T) {
+	ops := auth.Operations()
+	for name := range commands {
+		if offline[name] {
+			continue
+		}
+		found := false
+		for _, op := range ops {
+			found = found || op == "cli."+name || strings.HasPrefix(op, "cli."+name+".")
+		}
+		assert.True(t, found, "command %s has no cli.%s rule in package auth", name, name)
+	}
+}
+
+// TestCLIActsForTheTokenAccount: with --token a command is limited to what
+// the account may do; without one it is the local operator; both are
+// audited under their names.
+func TestCLIActsForTheTokenAccount(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "orig", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "orig", "--out", "surr")
+	require.Equal(t, 0, code, errs)
+
+	code, out, errs := cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "rita: researcher, enabled")
+	code, token, errs := cli(t, "tokens", "create", "--user", "rita", "--db", db, "--expires", "30d")
+	require.Equal(t, 0, code, errs)
+	token = strings.TrimSpace(token)
+	assert.True(t, strings.HasPrefix(token, auth.TokenPrefix), token)
+	assert.Contains(t, errs, "shown this once")
+
+	// The researcher sees the surrogate corpus and not the original.
+	code, _, errs = cli(t, "export", "--db", db, "--token", token, "--corpus", "orig", "--out", filepath.Join(dir, "o.zip"))
+	assert.Equal(t, 3, code, errs)
+	assert.Contains(t, errs, `no corpus named "orig"`)
+	code, _, errs = cli(t, "export", "--db", db, "--token", token, "--corpus", "surr", "--out", filepath.Join(dir, "s.zip"))
+	assert.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "users", "list", "--db", db, "--token", token)
+	assert.Equal(t, 5, code, errs)
+	assert.Contains(t, errs, "cli.users needs the admin role")
+	code, _, errs = cli(t, "tokens", "create", "--db", db, "--token", token, "--user", "admin")
+	assert.Equal(t, 5, code, errs)
+	assert.Contains(t, errs, "only admins act for other accounts")
+	code, _, errs = cli(t, "tokens", "create", "--db", db)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "the local operator has no account")
+
+	code, out, errs = cli(t, "tokens", "list", "--db", db, "--token", token)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "rita")
+	assert.NotContains(t, out, token, "a listed token shows its prefix only")
+	assert.Contains(t, out, auth.ShownPrefix(token))
+
+	code, out, errs = cli(t, "audit", "list", "--db", db, "--limit", "100")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `rita\s+denied\s+cli.users`, out)
+	assert.Regexp(t, `rita\s+cli\s+cli.export`, out)
+	assert.Regexp(t, `local:\S+\s+cli\s+cli.resynth`, out)
+	code, _, errs = cli(t, "audit", "verify", "--db", db)
+	assert.Equal(t, 0, code, errs)
+
+	// A revoked token is refused, saying so.
+	code, out, errs = cli(t, "tokens", "list", "--db", db, "--user", "rita")
+	require.Equal(t, 0, code, errs)
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	code, _, errs = cli(t, "tokens", "revoke", id, "--db", db)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "stats", "--db", db, "--token", token, "--corpus", "surr")
+	assert.Equal(t, 5, code, errs)
+	assert.Contains(t, errs, "revoked")
+}

@@ -1,0 +1,540 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/auth"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/resolvers"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// authzFixture is a server with an original corpus, its surrogate twin, a
+// corpus assigned to the annotator, releases of both, an evaluation and an
+// export of each kind, and one account and token per role.
+type authzFixture struct {
+	st     *store.Store
+	ts     *testServer
+	tokens map[auth.Role]string
+	// Ids and names the cases refer to.
+	origID, surrID, origDoc, surrDoc, origEval, surrEval, adminJob, origArtifact string
+	ownJob, ownToken                                                             map[auth.Role]string
+	uploads                                                                      []string
+}
+
+func newAuthzFixture(t *testing.T) *authzFixture {
+	st, ts, admin := newServer(t, storetest.SQLite)
+	ctx := context.Background()
+	f := &authzFixture{st: st, ts: ts, tokens: map[auth.Role]string{auth.Admin: ts.Token},
+		ownJob: map[auth.Role]string{}, ownToken: map[auth.Role]string{}}
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	for _, name := range []string{"orig", "assigned"} {
+		_, err = st.Import(ctx, store.ImportOptions{Corpus: name, TagSet: "i2b2-2014", Split: "train"}, files)
+		require.NoError(t, err)
+	}
+	for _, fl := range files {
+		p := t.TempDir() + "/" + fl.Name
+		require.NoError(t, os.WriteFile(p, fl.Data, 0o644))
+		f.uploads = append(f.uploads, p)
+	}
+	for _, r := range []auth.Role{auth.Curator, auth.Annotator, auth.Researcher} {
+		f.tokens[r] = storetest.Token(t, st, string(r), r)
+	}
+	_, err = st.AssignCorpus(ctx, string(auth.Annotator), "assigned", true)
+	require.NoError(t, err)
+	_, err = st.CreateUser(ctx, "victim", auth.Researcher)
+	require.NoError(t, err)
+
+	// The surrogate twin, made by resynthesis; evaluations; an export.
+	run := func(mutation string) jobState {
+		var out map[string]struct{ ID string }
+		admin.MustPost(mutation, &out)
+		for _, j := range out {
+			states := follow(t, admin, j.ID)
+			last := states[len(states)-1]
+			require.Equal(t, "succeeded", last.Status, last.Error)
+			return last
+		}
+		panic("no job")
+	}
+	run(`mutation { startResynthesis(input: {corpus: "orig", out: "surr", seed: 3}) { id } }`)
+	f.origEval = formatID(run(`mutation { startEvaluation(input: {corpus: "orig", system: "gold"}) { id } }`).Result["evaluation"])
+	f.surrEval = formatID(run(`mutation { startEvaluation(input: {corpus: "surr", system: "gold"}) { id } }`).Result["evaluation"])
+	exp := run(`mutation { startExport(corpus: "orig") { id } }`)
+	f.adminJob, f.origArtifact = exp.ID, formatID(exp.Result["artifact"])
+	for _, rel := range []string{`{corpus: "orig", name: "orig-rel", version: "1.0.0"}`, `{corpus: "surr", name: "surr-rel", version: "1.0.0"}`} {
+		admin.MustPost(`mutation { createRelease(input: `+rel+`) { ref } }`, &map[string]any{})
+	}
+	admin.MustPost(`mutation { registerExternalModel(name: "ext", endpoint: "http://127.0.0.1:9/tag") { id } }`, &map[string]any{})
+	var ids struct {
+		O, S struct {
+			ID        string
+			Documents struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+	}
+	admin.MustPost(`{ o: corpusByName(name: "orig") { id documents(first: 1) { edges { node { id } } } }
+		s: corpusByName(name: "surr") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
+	f.origID, f.surrID = ids.O.ID, ids.S.ID
+	f.origDoc, f.surrDoc = ids.O.Documents.Edges[0].Node.ID, ids.S.Documents.Edges[0].Node.ID
+
+	// Each account's own job and spare token.
+	for r, token := range f.tokens {
+		c := f.client(r)
+		var j struct{ StartEvaluation struct{ ID string } }
+		corpus := map[auth.Role]string{auth.Annotator: "assigned", auth.Researcher: "surr"}[r]
+		if corpus == "" {
+			corpus = "orig"
+		}
+		c.MustPost(`mutation($c: String!) { startEvaluation(input: {corpus: $c, system: "gold"}) { id } }`, &j, client.Var("c", corpus))
+		f.ownJob[r] = j.StartEvaluation.ID
+		var tk struct {
+			CreateToken struct{ Info struct{ ID string } }
+		}
+		c.MustPost(`mutation { createToken(name: "spare") { info { id } } }`, &tk)
+		f.ownToken[r] = tk.CreateToken.Info.ID
+		require.NotEmpty(t, token)
+	}
+	return f
+}
+
+func (f *authzFixture) client(r auth.Role) *client.Client {
+	return client.New(f.ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+f.tokens[r]))
+}
+
+// authzCase is one operation tried by every role. allowed is written here by
+// hand (A admin, C curator, N annotator, R researcher), independently of the
+// rules in package auth, so that a rule changed by mistake fails the test.
+type authzCase struct {
+	op      string // the operation of package auth it exercises
+	name    string
+	allowed string
+	// query and vars for GraphQL; vars may depend on the role (names that
+	// must be fresh for each one).
+	query string
+	vars  func(f *authzFixture, r auth.Role) map[string]any
+	// upload sends the fixture's files as $files.
+	upload bool
+	// null: the root field answers null to a role that may not see it.
+	null string
+	// path: a download.
+	path func(f *authzFixture) string
+}
+
+func authzCases() []authzCase {
+	return []authzCase{
+		{op: "Query.node", name: "original document", allowed: "AC", query: `query($id: ID!) { node(id: $id) { id } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origDoc} }},
+		{op: "Query.node", name: "surrogate document", allowed: "ACR", query: `query($id: ID!) { node(id: $id) { ... on Document { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.surrDoc} }},
+		{op: "Query.nodes", name: "original document", allowed: "AC", query: `query($id: ID!) { nodes(ids: [$id]) { id } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origDoc} }},
+		{op: "Query.me", allowed: "ACNR", query: `{ me { name role } }`},
+		{op: "Query.corpora", allowed: "ACNR", query: `{ corpora { totalCount } }`},
+		{op: "Query.corpusByName", name: "original", allowed: "AC", null: "corpusByName", query: `{ corpusByName(name: "orig") { id } }`},
+		{op: "Query.corpusByName", name: "surrogate", allowed: "ACR", null: "corpusByName", query: `{ corpusByName(name: "surr") { id } }`},
+		{op: "Query.corpusByName", name: "assigned", allowed: "ACN", null: "corpusByName", query: `{ corpusByName(name: "assigned") { id } }`},
+		{op: "Query.documents", allowed: "ACNR", query: `{ documents { totalCount } }`},
+		{op: "Query.patients", allowed: "ACNR", query: `{ patients { totalCount } }`},
+		{op: "Query.spans", allowed: "ACNR", query: `{ spans { totalCount } }`},
+		{op: "Query.evaluations", allowed: "ACNR", query: `{ evaluations { totalCount } }`},
+		{op: "Query.jobs", allowed: "ACNR", query: `{ jobs { totalCount } }`},
+		{op: "Query.models", allowed: "ACNR", query: `{ models { totalCount } }`},
+		{op: "Query.releases", allowed: "ACNR", query: `{ releases { totalCount } }`},
+		{op: "Query.release", name: "of original", allowed: "AC", null: "release", query: `{ release(ref: "orig-rel@1.0.0") { ref } }`},
+		{op: "Query.release", name: "of surrogate", allowed: "ACR", null: "release", query: `{ release(ref: "surr-rel@1.0.0") { ref } }`},
+		{op: "Query.tagSets", allowed: "ACNR", query: `{ tagSets { name } }`},
+		{op: "Query.mappings", allowed: "ACNR", query: `{ mappings }`},
+		{op: "Query.formats", allowed: "ACNR", query: `{ formats { name } }`},
+		{op: "Query.tokens", allowed: "ACNR", query: `{ tokens { id } }`},
+		{op: "Query.corpusStatistics", name: "original", allowed: "AC", query: `query($id: ID!) { corpusStatistics(corpus: $id) { spans } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origID} }},
+		{op: "Query.corpusStatistics", name: "surrogate", allowed: "ACR", query: `query($id: ID!) { corpusStatistics(corpus: $id) { spans } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.surrID} }},
+		{op: "Query.lineage", name: "original", allowed: "AC", query: `query($id: ID!) { lineage(id: $id) { kind } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origID} }},
+		{op: "Query.lineage", name: "surrogate", allowed: "ACR", query: `query($id: ID!) { lineage(id: $id) { kind } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.surrID} }},
+		{op: "Query.compareEvaluations", name: "original", allowed: "AC", query: `query($a: ID!) { compareEvaluations(a: $a, b: $a, shuffles: 9, bootstrap: 9) }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"a": f.origEval} }},
+		{op: "Query.compareEvaluations", name: "surrogate", allowed: "ACR", query: `query($a: ID!) { compareEvaluations(a: $a, b: $a, shuffles: 9, bootstrap: 9) }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"a": f.surrEval} }},
+		{op: "Query.releaseDiff", name: "original", allowed: "AC", query: `{ releaseDiff(a: "orig-rel@1.0.0", b: "orig-rel@1.0.0") }`},
+		{op: "Query.releaseDiff", name: "surrogate", allowed: "ACR", query: `{ releaseDiff(a: "surr-rel@1.0.0", b: "surr-rel@1.0.0") }`},
+		{op: "Query.checkReport", allowed: "AC", query: `{ checkReport(corpus: "surr") }`},
+		{op: "Query.surrogateMappings", allowed: "AC", query: `{ surrogateMappings(corpus: "orig", first: 3) { original } }`},
+		{op: "Query.users", allowed: "A", query: `{ users { totalCount } }`},
+		{op: "Query.auditEntries", allowed: "A", query: `{ auditEntries { totalCount } }`},
+
+		{op: "Mutation.createCorpus", allowed: "AC", query: `mutation($n: String!) { createCorpus(name: $n) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "new-" + string(r)} }},
+		{op: "Mutation.importDocuments", name: "into assigned", allowed: "ACN", upload: true,
+			query: `mutation($files: [Upload!]!, $s: String!) { importDocuments(input: {corpus: "assigned", set: $s}, files: $files) { documents } }`,
+			vars:  func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"s": "import-" + string(r)} }},
+		{op: "Mutation.importDocuments", name: "into original", allowed: "AC", upload: true,
+			query: `mutation($files: [Upload!]!, $s: String!) { importDocuments(input: {corpus: "orig", set: $s}, files: $files) { documents } }`,
+			vars:  func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"s": "import-" + string(r)} }},
+		{op: "Mutation.startImport", allowed: "ACN", upload: true,
+			query: `mutation($files: [Upload!]!, $s: String!) { startImport(input: {corpus: "assigned", set: $s}, files: $files) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any {
+				return map[string]any{"s": "job-import-" + string(r)}
+			}},
+		{op: "Mutation.exportCorpus", name: "original", allowed: "AC", query: `mutation { exportCorpus(corpus: "orig") { url } }`},
+		{op: "Mutation.exportCorpus", name: "surrogate", allowed: "ACR", query: `mutation { exportCorpus(corpus: "surr") { url } }`},
+		{op: "Mutation.startExport", name: "original", allowed: "AC", query: `mutation { startExport(corpus: "orig") { id } }`},
+		{op: "Mutation.startExport", name: "assigned", allowed: "ACN", query: `mutation { startExport(corpus: "assigned") { id } }`},
+		{op: "Mutation.deriveCorpus", allowed: "AC", query: `mutation($o: String!) { deriveCorpus(corpus: "orig", out: $o, mapping: "i2b2-hipaa") { documents } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "derived-" + string(r)} }},
+		{op: "Mutation.deleteCorpus", allowed: "AC", query: `mutation($n: String!) { deleteCorpus(name: $n) }`,
+			vars: func(f *authzFixture, r auth.Role) map[string]any {
+				// Made by the admin for each role, so that a refusal is not a
+				// mere "not found".
+				name := "scratch-" + string(r)
+				f.st.CreateCorpus(context.Background(), name, "open", "", "original")
+				return map[string]any{"n": name}
+			}},
+		{op: "Mutation.startResynthesis", allowed: "AC", query: `mutation($o: String!) { startResynthesis(input: {corpus: "orig", out: $o}) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "resynth-" + string(r)} }},
+		{op: "Mutation.createRelease", allowed: "AC", query: `mutation($n: String!) { createRelease(input: {corpus: "surr", name: $n, version: "1.0.0"}) { ref } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "rel-" + string(r)} }},
+		{op: "Mutation.startEvaluation", name: "original", allowed: "AC", query: `mutation { startEvaluation(input: {corpus: "orig", system: "gold"}) { id } }`},
+		{op: "Mutation.startEvaluation", name: "surrogate", allowed: "ACR", query: `mutation { startEvaluation(input: {corpus: "surr", system: "gold"}) { id } }`},
+		{op: "Mutation.startTraining", name: "original", allowed: "AC", query: `mutation($m: String!) { startTraining(input: {corpus: "orig", model: $m}) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"m": "model-" + string(r)} }},
+		{op: "Mutation.startTraining", name: "assigned", allowed: "ACN", query: `mutation($m: String!) { startTraining(input: {corpus: "assigned", model: $m}) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any {
+				return map[string]any{"m": "model-assigned-" + string(r)}
+			}},
+		{op: "Mutation.startTagging", name: "surrogate", allowed: "ACR", query: `mutation { startTagging(input: {model: "ext", corpus: "surr"}) { id } }`},
+		{op: "Mutation.startExperiment", name: "original", allowed: "AC", query: `mutation { startExperiment(input: {kind: "cv", corpus: "orig", k: 2}) { id } }`},
+		{op: "Mutation.startExperiment", name: "surrogate", allowed: "ACR", query: `mutation { startExperiment(input: {kind: "cv", corpus: "surr", k: 2}) { id } }`},
+		{op: "Mutation.cancelJob", name: "the admin's job", allowed: "AC", query: `mutation($id: ID!) { cancelJob(id: $id) { status } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.adminJob} }},
+		{op: "Mutation.cancelJob", name: "own job", allowed: "ACNR", query: `mutation($id: ID!) { cancelJob(id: $id) { status } }`,
+			vars: func(f *authzFixture, r auth.Role) map[string]any { return map[string]any{"id": f.ownJob[r]} }},
+		{op: "Mutation.retryJob", name: "the admin's job", allowed: "AC", query: `mutation($id: ID!) { retryJob(id: $id) { status } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.adminJob} }},
+		{op: "Mutation.registerExternalModel", allowed: "AC", query: `mutation($n: String!) { registerExternalModel(name: $n, endpoint: "http://127.0.0.1:9/") { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "ext-" + string(r)} }},
+		{op: "Mutation.createUser", allowed: "A", query: `mutation($n: String!) { createUser(name: $n, role: researcher) { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "user-" + string(r)} }},
+		{op: "Mutation.updateUser", allowed: "A", query: `mutation { updateUser(name: "victim", role: curator) { role } }`},
+		{op: "Mutation.assignCorpus", allowed: "A", query: `mutation { assignCorpus(user: "victim", corpus: "orig") { name } }`},
+		{op: "Mutation.unassignCorpus", allowed: "A", query: `mutation { unassignCorpus(user: "victim", corpus: "orig") { name } }`},
+		{op: "Mutation.createToken", name: "own", allowed: "ACNR", query: `mutation { createToken(name: "more") { token } }`},
+		{op: "Mutation.createToken", name: "for another account", allowed: "A", query: `mutation { createToken(user: "victim") { token } }`},
+		{op: "Mutation.revokeToken", name: "own", allowed: "ACNR", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
+			vars: func(f *authzFixture, r auth.Role) map[string]any { return map[string]any{"id": f.ownToken[r]} }},
+		{op: "Mutation.revokeToken", name: "the curator's", allowed: "AC", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"id": f.ownToken[auth.Curator]}
+			}},
+
+		{op: "Subscription.job", name: "the admin's job", allowed: "AC", query: `subscription($id: ID!) { job(id: $id) { status } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.adminJob} }},
+		{op: "Subscription.job", name: "own job", allowed: "ACNR", query: `subscription($id: ID!) { job(id: $id) { status } }`,
+			vars: func(f *authzFixture, r auth.Role) map[string]any { return map[string]any{"id": f.ownJob[r]} }},
+
+		{op: "download.corpus", name: "original", allowed: "AC", path: func(*authzFixture) string { return "/download/corpora/orig" }},
+		{op: "download.corpus", name: "surrogate", allowed: "ACR", path: func(*authzFixture) string { return "/download/corpora/surr" }},
+		{op: "download.corpus", name: "assigned", allowed: "ACN", path: func(*authzFixture) string { return "/download/corpora/assigned" }},
+		{op: "download.release", name: "of original", allowed: "AC", path: func(*authzFixture) string { return "/download/releases/orig-rel@1.0.0" }},
+		{op: "download.release", name: "of surrogate", allowed: "ACR", path: func(*authzFixture) string { return "/download/releases/surr-rel@1.0.0" }},
+		{op: "download.artifact", name: "the admin's export", allowed: "AC", path: func(f *authzFixture) string { return "/download/artifacts/" + f.origArtifact }},
+	}
+}
+
+var roleLetters = map[auth.Role]string{auth.Admin: "A", auth.Curator: "C", auth.Annotator: "N", auth.Researcher: "R"}
+
+// TestEveryRoleAgainstEveryOperation runs every role against every query,
+// mutation, subscription and download, and checks that it is allowed or
+// refused as the table says; refusals are forbidden (may not run it) or
+// not_found/null (may not see the object named).
+func TestEveryRoleAgainstEveryOperation(t *testing.T) {
+	f := newAuthzFixture(t)
+	cases := authzCases()
+	for _, c := range cases {
+		for _, r := range auth.Roles {
+			name := fmt.Sprintf("%s %s/%s", c.op, c.name, r)
+			want := strings.Contains(c.allowed, roleLetters[r])
+			got, detail := f.try(t, c, r)
+			assert.Equal(t, want, got, "%s: %s", name, detail)
+		}
+	}
+
+	// Every operation is covered: a new query, mutation, subscription or
+	// download without a rule in package auth, or without a case here,
+	// fails this test.
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.op] = true
+	}
+	schema := resolvers.NewSchema(f.st, nil).Schema()
+	for _, root := range []string{"Query", "Mutation", "Subscription"} {
+		for _, field := range schema.Types[root].Fields {
+			if strings.HasPrefix(field.Name, "__") {
+				continue
+			}
+			op := root + "." + field.Name
+			_, ok := auth.RuleFor(op)
+			assert.True(t, ok, "%s has no rule in package auth", op)
+			assert.True(t, covered[op], "%s has no case in this test", op)
+		}
+	}
+	for _, op := range auth.Operations() {
+		if strings.HasPrefix(op, "download.") {
+			assert.True(t, covered[op], "%s has no case in this test", op)
+		}
+	}
+}
+
+// try runs one case as one role: allowed, or refused with a reason.
+func (f *authzFixture) try(t *testing.T, c authzCase, r auth.Role) (bool, string) {
+	t.Helper()
+	if c.path != nil {
+		req, _ := http.NewRequest("GET", f.ts.URL+c.path(f), nil)
+		req.Header.Set("Authorization", "Bearer "+f.tokens[r])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			return true, "200"
+		case http.StatusForbidden, http.StatusNotFound:
+			return false, string(body)
+		}
+		t.Fatalf("%s as %s: unexpected status %d: %s", c.path(f), r, resp.StatusCode, body)
+	}
+	var opts []client.Option
+	if c.vars != nil {
+		for k, v := range c.vars(f, r) {
+			opts = append(opts, client.Var(k, v))
+		}
+	}
+	if c.upload {
+		var files []*os.File
+		for _, p := range f.uploads {
+			fl, err := os.Open(p)
+			require.NoError(t, err)
+			defer fl.Close()
+			files = append(files, fl)
+		}
+		opts = append(opts, client.Var("files", files), client.WithFiles())
+	}
+	cl := f.client(r)
+	var data map[string]any
+	var errs []struct {
+		Message    string
+		Extensions struct{ Code string }
+	}
+	if strings.HasPrefix(c.query, "subscription") {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sse := cl.SSE(ctx, c.query, opts...)
+		defer sse.Close()
+		var resp map[string]any
+		if err := sse.Next(&resp); err != nil {
+			// The client returns the response's errors as the error.
+			require.NoError(t, json.Unmarshal([]byte(err.Error()), &errs), err.Error())
+		}
+		data, _ = resp["data"].(map[string]any)
+	} else {
+		resp, err := cl.RawPost(c.query, opts...)
+		require.NoError(t, err)
+		data, _ = resp.Data.(map[string]any)
+		if len(resp.Errors) > 0 {
+			require.NoError(t, json.Unmarshal(resp.Errors, &errs))
+		}
+	}
+	for _, e := range errs {
+		switch e.Extensions.Code {
+		case "forbidden", "not_found", "unauthorized":
+			return false, e.Extensions.Code + ": " + e.Message
+		case "internal":
+			t.Errorf("%s as %s: internal error", c.op, r)
+		}
+	}
+	if c.null != "" && data[c.null] == nil {
+		return false, c.null + " is null"
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Extensions.Code + ": " + e.Message
+	}
+	return true, "allowed; errors: " + strings.Join(msgs, "; ")
+}
+
+// TestRolesSeeOnlyTheirRows checks the row filters behind the lists: a
+// researcher's queries, however they traverse, reach surrogate rows only;
+// an annotator's its assigned corpus only.
+func TestRolesSeeOnlyTheirRows(t *testing.T) {
+	f := newAuthzFixture(t)
+	type seen struct {
+		Corpora struct {
+			Edges []struct {
+				Node struct {
+					Name, Kind string
+					Documents  struct{ TotalCount int }
+				}
+			}
+		}
+		Documents, Spans, Patients, Evaluations, Releases, Jobs struct{ TotalCount int }
+	}
+	query := `{ corpora { edges { node { name kind documents { totalCount } } } }
+		documents { totalCount } spans { totalCount } patients { totalCount }
+		evaluations { totalCount } releases { totalCount } jobs { totalCount } }`
+	names := func(s seen) []string {
+		var out []string
+		for _, e := range s.Corpora.Edges {
+			out = append(out, e.Node.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	var admin, researcher, annotator seen
+	f.client(auth.Admin).MustPost(query, &admin)
+	f.client(auth.Researcher).MustPost(query, &researcher)
+	f.client(auth.Annotator).MustPost(query, &annotator)
+	assert.Equal(t, []string{"assigned", "orig", "surr"}, names(admin))
+	assert.Equal(t, []string{"surr"}, names(researcher))
+	assert.Equal(t, "surrogate", researcher.Corpora.Edges[0].Node.Kind)
+	assert.Equal(t, []string{"assigned"}, names(annotator))
+	// The counts of every list are the visible corpus's own.
+	assert.Equal(t, 3, researcher.Documents.TotalCount)
+	assert.Equal(t, 3, annotator.Documents.TotalCount)
+	assert.Equal(t, 9, admin.Documents.TotalCount)
+	assert.Less(t, researcher.Spans.TotalCount, admin.Spans.TotalCount)
+	assert.Equal(t, 1, researcher.Releases.TotalCount, "the release of the surrogate corpus only")
+	assert.Equal(t, 1, researcher.Jobs.TotalCount, "its own job only")
+
+	// No span text a researcher can reach is an original value.
+	originals := map[string]bool{}
+	ms, err := f.st.SurrogateMappings(context.Background(), "orig", "", 1000, 0)
+	require.NoError(t, err)
+	for _, m := range ms {
+		o, err := f.st.MappingOriginal(context.Background(), m)
+		require.NoError(t, err)
+		if len(o) >= 4 {
+			originals[o] = true
+		}
+	}
+	require.NotEmpty(t, originals)
+	var spans struct {
+		Spans struct {
+			Edges []struct{ Node struct{ Text string } }
+		}
+		Documents struct {
+			Edges []struct {
+				Node struct {
+					Text  string
+					Spans struct {
+						Edges []struct{ Node struct{ Text string } }
+					}
+				}
+			}
+		}
+	}
+	f.client(auth.Researcher).MustPost(`{ spans(first: 1000) { edges { node { text } } }
+		documents { edges { node { text spans { edges { node { text } } } } } } }`, &spans)
+	require.NotEmpty(t, spans.Spans.Edges)
+	for _, e := range spans.Spans.Edges {
+		assert.False(t, originals[e.Node.Text], "a researcher read the original %q", e.Node.Text)
+	}
+	for _, d := range spans.Documents.Edges {
+		for o := range originals {
+			assert.NotContains(t, d.Node.Text, o, "a researcher read an original note")
+		}
+	}
+}
+
+// TestWebsocketAuthenticatesInConnectionInit: browsers cannot send headers
+// on a websocket, so the token comes in connection_init.
+func TestWebsocketAuthenticatesInConnectionInit(t *testing.T) {
+	f := newAuthzFixture(t)
+	bare := client.New(f.ts.Config.Handler, client.Path("/graphql"))
+	q := `subscription($id: ID!) { job(id: $id) { status } }`
+	var resp struct{ Job struct{ Status string } }
+	sub := bare.WebsocketWithPayload(q, map[string]any{"Authorization": "Bearer " + f.tokens[auth.Researcher]},
+		client.Var("id", f.ownJob[auth.Researcher]))
+	require.NoError(t, sub.Next(&resp))
+	assert.NotEmpty(t, resp.Job.Status)
+	sub.Close()
+
+	sub = bare.WebsocketWithPayload(q, map[string]any{"Authorization": "Bearer " + f.tokens[auth.Researcher]},
+		client.Var("id", f.adminJob))
+	err := sub.Next(&resp)
+	assert.ErrorContains(t, err, "not_found", "another account's job is not there")
+	sub.Close()
+
+	sub = bare.WebsocketWithPayload(q, map[string]any{}, client.Var("id", f.adminJob))
+	assert.Error(t, sub.Next(&resp), "no token, no subscription")
+	sub.Close()
+}
+
+// TestTokensExpireAndRevoke: a token stops working when revoked, when it
+// expires and when its account is disabled, each with its reason.
+func TestTokensExpireAndRevoke(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLite)
+	ctx := context.Background()
+	_, err := st.CreateUser(ctx, "ann", auth.Annotator)
+	require.NoError(t, err)
+	tok, row, err := st.CreateToken(ctx, "ann", "laptop", time.Hour)
+	require.NoError(t, err)
+	v, err := st.Authenticate(ctx, tok)
+	require.NoError(t, err)
+	assert.Equal(t, "ann", v.Name)
+	assert.Equal(t, auth.Annotator, v.Role)
+	stored, err := st.Client.Token.Get(ctx, row.ID)
+	require.NoError(t, err)
+	assert.NotContains(t, stored.Hash, tok[len(auth.TokenPrefix):], "only a hash is stored")
+	assert.Equal(t, auth.HashToken(tok), stored.Hash)
+
+	_, err = st.RevokeToken(ctx, row.ID)
+	require.NoError(t, err)
+	_, err = st.Authenticate(ctx, tok)
+	assert.ErrorContains(t, err, "revoked")
+
+	short, _, err := st.CreateToken(ctx, "ann", "", time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+	_, err = st.Authenticate(ctx, short)
+	assert.ErrorContains(t, err, "expired")
+
+	fresh, _, err := st.CreateToken(ctx, "ann", "", 0)
+	require.NoError(t, err)
+	disabled := true
+	_, err = st.UpdateUser(ctx, "ann", nil, &disabled)
+	require.NoError(t, err)
+	_, err = st.Authenticate(ctx, fresh)
+	assert.ErrorContains(t, err, "disabled")
+
+	_, err = st.Authenticate(ctx, auth.NewToken())
+	assert.ErrorContains(t, err, "unknown")
+
+	// The last admin cannot be demoted or disabled.
+	_, err = st.CreateUser(ctx, "root", auth.Admin)
+	require.NoError(t, err)
+	researcher := auth.Researcher
+	_, err = st.UpdateUser(ctx, "root", &researcher, nil)
+	assert.ErrorContains(t, err, "last enabled admin")
+	u, err := st.UserByName(ctx, "root")
+	require.NoError(t, err)
+	assert.Equal(t, "admin", string(u.Role), "the refused change left nothing behind")
+}
