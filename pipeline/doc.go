@@ -109,7 +109,9 @@ func (d *Document) Validate(allowOverlap bool) error {
 			return &SpanError{s, fmt.Sprintf("end %d is past the end of the text (%d code points)", s.End, n)}
 		}
 		if got := d.Text[byteOf(s.Start):byteOf(s.End)]; s.Text != "" && got != s.Text {
-			return &SpanError{s, fmt.Sprintf("text %q does not match the document text %q at its offsets", s.Text, got)}
+			// Neither text is quoted: error messages reach logs and
+			// clients, and these are PHI.
+			return &SpanError{s, fmt.Sprintf("its text does not match the document text at its offsets (%s)", textDifference(s.Text, got))}
 		}
 	}
 	if allowOverlap {
@@ -123,6 +125,17 @@ func (d *Document) Validate(allowOverlap bool) error {
 		}
 	}
 	return nil
+}
+
+// textDifference describes where two texts differ without quoting either:
+// their lengths and the first differing character.
+func textDifference(given, found string) string {
+	g, f := []rune(given), []rune(found)
+	i := 0
+	for i < len(g) && i < len(f) && g[i] == f[i] {
+		i++
+	}
+	return fmt.Sprintf("%d characters given, %d at the offsets, first difference at character %d", len(g), len(f), i+1)
 }
 
 // FillText sets every span's Text from the document text at its offsets. It

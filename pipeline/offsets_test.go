@@ -56,6 +56,14 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: got %v", want, err)
 		}
 	}
+	// A mismatch is located, but neither text (PHI) is quoted.
+	bad := d
+	bad.Spans = []Span{{Start: 12, End: 17, Text: "Nuñez", Type: "DOCTOR"}}
+	err := bad.Validate(false)
+	if err == nil || strings.Contains(err.Error(), "Nuñez") || strings.Contains(err.Error(), "Núñez") ||
+		!strings.Contains(err.Error(), "first difference at character 2") {
+		t.Errorf("mismatch: got %v", err)
+	}
 }
 
 // byteOffsets must agree with Index on every offset, including invalid UTF-8

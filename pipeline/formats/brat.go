@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 )
@@ -184,7 +185,8 @@ func parseTextBound(id, rest string, ix *pipeline.Index) (pipeline.Span, error) 
 			return s, fmt.Errorf("fragments %v overlap", frags)
 		}
 		if gap := ix.Slice(frags[i-1][1], frags[i][0]); strings.TrimSpace(gap) != "" {
-			return s, fmt.Errorf("discontinuous span: fragments are separated by %q, which one span cannot leave out", gap)
+			return s, fmt.Errorf("discontinuous span: fragments are separated by %d characters of text (from %d), which one span cannot leave out",
+				utf8.RuneCountInString(gap), frags[i-1][1])
 		}
 	}
 	s.Start, s.End = frags[0][0], frags[len(frags)-1][1]
