@@ -36,8 +36,8 @@ type authzFixture struct {
 	uploads                                                                      []string
 }
 
-func newAuthzFixture(t *testing.T) *authzFixture {
-	st, ts, admin := newServer(t, storetest.SQLite)
+func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
+	st, ts, admin := newServer(t, b)
 	ctx := context.Background()
 	f := &authzFixture{st: st, ts: ts, tokens: map[auth.Role]string{auth.Admin: ts.Token},
 		ownJob: map[auth.Role]string{}, ownToken: map[auth.Role]string{}}
@@ -267,7 +267,7 @@ var roleLetters = map[auth.Role]string{auth.Admin: "A", auth.Curator: "C", auth.
 // refused as the table says; refusals are forbidden (may not run it) or
 // not_found/null (may not see the object named).
 func TestEveryRoleAgainstEveryOperation(t *testing.T) {
-	f := newAuthzFixture(t)
+	f := newAuthzFixture(t, storetest.SQLite)
 	cases := authzCases()
 	for _, c := range cases {
 		for _, r := range auth.Roles {
@@ -385,7 +385,12 @@ func (f *authzFixture) try(t *testing.T, c authzCase, r auth.Role) (bool, string
 // researcher's queries, however they traverse, reach surrogate rows only;
 // an annotator's its assigned corpus only.
 func TestRolesSeeOnlyTheirRows(t *testing.T) {
-	f := newAuthzFixture(t)
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) { rolesSeeOnlyTheirRows(t, newAuthzFixture(t, b)) })
+	}
+}
+
+func rolesSeeOnlyTheirRows(t *testing.T, f *authzFixture) {
 	type seen struct {
 		Corpora struct {
 			Edges []struct {
@@ -467,7 +472,7 @@ func TestRolesSeeOnlyTheirRows(t *testing.T) {
 // TestWebsocketAuthenticatesInConnectionInit: browsers cannot send headers
 // on a websocket, so the token comes in connection_init.
 func TestWebsocketAuthenticatesInConnectionInit(t *testing.T) {
-	f := newAuthzFixture(t)
+	f := newAuthzFixture(t, storetest.SQLite)
 	bare := client.New(f.ts.Config.Handler, client.Path("/graphql"))
 	q := `subscription($id: ID!) { job(id: $id) { status } }`
 	var resp struct{ Job struct{ Status string } }
