@@ -13,19 +13,26 @@ import (
 // ImportParams are an import job's parameters; the files travel as a zip
 // artifact stored with the job, so any worker can read them.
 type ImportParams struct {
-	Artifact int    `json:"artifact"`
-	Corpus   string `json:"corpus"`
-	TagSet   string `json:"tagset,omitempty"`
-	Format   string `json:"format,omitempty"`
-	Split    string `json:"split,omitempty"`
-	Set      string `json:"set,omitempty"`
-	Kind     string `json:"kind,omitempty"`
-	Replace  bool   `json:"replace,omitempty"`
+	Artifact   int    `json:"artifact"`
+	Corpus     string `json:"corpus"`
+	TagSet     string `json:"tagset,omitempty"`
+	Format     string `json:"format,omitempty"`
+	Split      string `json:"split,omitempty"`
+	Set        string `json:"set,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	CorpusKind string `json:"corpusKind,omitempty"`
+	Replace    bool   `json:"replace,omitempty"`
+}
+
+// NewImportParams are the parameters of an import job with these options.
+func NewImportParams(o store.ImportOptions) ImportParams {
+	return ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format, Split: o.Split,
+		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace}
 }
 
 func (p ImportParams) options() store.ImportOptions {
 	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
-		Set: p.Set, Kind: p.Kind, Replace: p.Replace}
+		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace}
 }
 
 // EnqueueImport stores files as the job's input and queues their import, in

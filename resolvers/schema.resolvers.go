@@ -52,9 +52,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 	if err != nil {
 		return nil, err
 	}
-	o := importOptions(input)
-	return r.jobs.EnqueueImport(ctx, jobs.ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format,
-		Split: o.Split, Set: o.Set, Replace: o.Replace}, in, auth.Name(ctx))
+	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), in, auth.Name(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

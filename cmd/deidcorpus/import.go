@@ -24,6 +24,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
 	set := fs.String("set", "gold", "annotation set the files' spans go to")
 	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")
+	corpusKind := fs.String("corpus-kind", "", "kind of a new corpus: original (default) or surrogate, which attests that the text "+
+		"holds no real PHI (researchers can see it)")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
 	if err := fs.Parse(args); err != nil {
@@ -42,13 +44,14 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
+		CorpusKind: *corpusKind, Replace: *replace}
 	if *async {
 		jm, err := openManager(ctx, st, nil, false, 0, 0)
 		if err != nil {
 			return err
 		}
-		j, err := jm.EnqueueImport(ctx, jobs.ImportParams{Corpus: *corpus, TagSet: *tagset, Format: *format,
-			Split: *split, Set: *set, Kind: *kind, Replace: *replace}, files, auth.Name(ctx))
+		j, err := jm.EnqueueImport(ctx, jobs.NewImportParams(opt), files, auth.Name(ctx))
 		if err != nil {
 			return err
 		}
@@ -56,10 +59,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	update, finish := progress(e.stderr, "importing")
-	res, err := st.Import(ctx, store.ImportOptions{
-		Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
-		Replace: *replace, Progress: update,
-	}, files)
+	opt.Progress = update
+	res, err := st.Import(ctx, opt, files)
 	finish()
 	if err != nil {
 		return err
