@@ -59,6 +59,8 @@ func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
 	require.NoError(t, err)
 	_, err = st.CreateUser(ctx, "victim", auth.Researcher)
 	require.NoError(t, err)
+	_, err = st.CreateUser(ctx, "ann2", auth.Annotator)
+	require.NoError(t, err)
 
 	// The surrogate twin, made by resynthesis; evaluations; an export.
 	run := func(mutation string) jobState {
@@ -235,8 +237,8 @@ func authzCases() []authzCase {
 		{op: "Mutation.createUser", allowed: "A", query: `mutation($n: String!) { createUser(name: $n, role: researcher) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "user-" + string(r)} }},
 		{op: "Mutation.updateUser", allowed: "A", query: `mutation { updateUser(name: "victim", role: curator) { role } }`},
-		{op: "Mutation.assignCorpus", allowed: "A", query: `mutation { assignCorpus(user: "victim", corpus: "orig") { name } }`},
-		{op: "Mutation.unassignCorpus", allowed: "A", query: `mutation { unassignCorpus(user: "victim", corpus: "orig") { name } }`},
+		{op: "Mutation.assignCorpus", allowed: "A", query: `mutation { assignCorpus(user: "ann2", corpus: "orig") { name } }`},
+		{op: "Mutation.unassignCorpus", allowed: "A", query: `mutation { unassignCorpus(user: "ann2", corpus: "orig") { name } }`},
 		{op: "Mutation.createToken", name: "own", allowed: "ACNR", query: `mutation { createToken(name: "more") { token } }`},
 		{op: "Mutation.createToken", name: "for another account", allowed: "A", query: `mutation { createToken(user: "victim") { token } }`},
 		{op: "Mutation.revokeToken", name: "own", allowed: "ACNR", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
@@ -275,6 +277,7 @@ func TestEveryRoleAgainstEveryOperation(t *testing.T) {
 			want := strings.Contains(c.allowed, roleLetters[r])
 			got, detail := f.try(t, c, r)
 			assert.Equal(t, want, got, "%s: %s", name, detail)
+
 		}
 	}
 
@@ -367,18 +370,17 @@ func (f *authzFixture) try(t *testing.T, c authzCase, r auth.Role) (bool, string
 		switch e.Extensions.Code {
 		case "forbidden", "not_found", "unauthorized":
 			return false, e.Extensions.Code + ": " + e.Message
-		case "internal":
-			t.Errorf("%s as %s: internal error", c.op, r)
+		case "conflict":
+			// Allowed, and refused for the object's state (a finished job
+			// cannot be cancelled).
+		default:
+			t.Errorf("%s %s as %s: the case itself fails: %s: %s", c.op, c.name, r, e.Extensions.Code, e.Message)
 		}
 	}
 	if c.null != "" && data[c.null] == nil {
 		return false, c.null + " is null"
 	}
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Extensions.Code + ": " + e.Message
-	}
-	return true, "allowed; errors: " + strings.Join(msgs, "; ")
+	return true, "allowed"
 }
 
 // TestRolesSeeOnlyTheirRows checks the row filters behind the lists: a

@@ -89,6 +89,9 @@ func (s *Store) AssignCorpus(ctx context.Context, userName, corpusName string, a
 	if err != nil {
 		return nil, err
 	}
+	if assign && u.Role != user.RoleAnnotator {
+		return nil, apperr.New(apperr.Invalid, "%s is a %s: only annotators work on assigned corpora (change the role first)", u.Name, u.Role)
+	}
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
 		return nil, err
