@@ -31,9 +31,9 @@ type authzFixture struct {
 	ts     *testServer
 	tokens map[auth.Role]string
 	// Ids and names the cases refer to.
-	origID, surrID, origDoc, surrDoc, origEval, surrEval, adminJob, origArtifact string
-	ownJob, ownToken                                                             map[auth.Role]string
-	uploads                                                                      []string
+	origID, surrID, origDoc, surrDoc, origEval, surrEval, adminJob, origArtifact, auditEntry string
+	ownJob, ownToken                                                                         map[auth.Role]string
+	uploads                                                                                  []string
 }
 
 func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
@@ -95,6 +95,13 @@ func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
 		s: corpusByName(name: "surr") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
 	f.origID, f.surrID = ids.O.ID, ids.S.ID
 	f.origDoc, f.surrDoc = ids.O.Documents.Edges[0].Node.ID, ids.S.Documents.Edges[0].Node.ID
+	var audit struct {
+		AuditEntries struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
+	}
+	admin.MustPost(`{ auditEntries(first: 1) { edges { node { id } } } }`, &audit)
+	f.auditEntry = audit.AuditEntries.Edges[0].Node.ID
 
 	// Each account's own job and spare token.
 	for r, token := range f.tokens {
@@ -183,6 +190,10 @@ func authzCases() []authzCase {
 		{op: "Query.surrogateMappings", allowed: "AC", query: `{ surrogateMappings(corpus: "orig", first: 3) { original } }`},
 		{op: "Query.users", allowed: "A", query: `{ users { totalCount } }`},
 		{op: "Query.auditEntries", allowed: "A", query: `{ auditEntries { totalCount } }`},
+		{op: "Query.auditEntries", name: "in an inline fragment", allowed: "A", query: `{ me { name } ... on Query { log: auditEntries { totalCount } } }`},
+		{op: "Query.auditEntries", name: "in a named fragment", allowed: "A", query: `query { ...F } fragment F on Query { auditEntries { totalCount } }`},
+		{op: "Query.node", name: "an audit entry", allowed: "A", query: `query($id: ID!) { node(id: $id) { ... on AuditEntry { actor } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.auditEntry} }},
 
 		{op: "Mutation.createCorpus", allowed: "AC", query: `mutation($n: String!) { createCorpus(name: $n) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "new-" + string(r)} }},
