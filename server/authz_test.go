@@ -254,6 +254,8 @@ func authzCases() []authzCase {
 		{op: "Mutation.createToken", name: "for another account", allowed: "A", query: `mutation { createToken(user: "victim") { token } }`},
 		{op: "Mutation.revokeToken", name: "own", allowed: "ACNR", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
 			vars: func(f *authzFixture, r auth.Role) map[string]any { return map[string]any{"id": f.ownToken[r]} }},
+		{op: "Mutation.revokeToken", name: "the admin's", allowed: "A", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.ownToken[auth.Admin]} }},
 		{op: "Mutation.revokeToken", name: "the curator's", allowed: "AC", query: `mutation($id: ID!) { revokeToken(id: $id) { revokedAt } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any {
 				return map[string]any{"id": f.ownToken[auth.Curator]}
