@@ -106,7 +106,7 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 		}
 		id, rest, ok := strings.Cut(line, "\t")
 		if !ok || id == "" {
-			return doc, errorf(ann.Name, n, "", "want an id, a tab and the annotation, got %q", line)
+			return doc, errorf(ann.Name, n, "", "want an id, a tab and the annotation, got a line without a tab after its id")
 		}
 		switch id[0] {
 		case 'T':

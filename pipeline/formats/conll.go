@@ -99,7 +99,7 @@ func readCoNLLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
 			continue
 		}
 		if len(fields) < 2 {
-			return nil, errorf(f.Name, n, "label", "ragged line: want a token and a label, got %q", string(raw))
+			return nil, errorf(f.Name, n, "label", "ragged line: want a token and a label, got %d column", len(fields))
 		}
 		if columns == 0 {
 			columns, colsLine = len(fields), n

@@ -1,7 +1,9 @@
 // Package formats reads and writes the corpus file formats of the
 // de-identification field (i2b2 2014 XML, and the others registered in
 // Formats) as pipeline.Documents. Inputs are plain files, directories or .zip
-// archives; every parse error names the file, the line and the field at fault.
+// archives; every parse error names the file, the line and the field at fault,
+// and never quotes note or span text (errors reach logs and clients; the text
+// is PHI).
 package formats
 
 import (

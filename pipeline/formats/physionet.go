@@ -311,7 +311,7 @@ func readPhysioPhrases(f File, note func(p, n int) *physioNote) error {
 			}
 			fields[k], rest = rest[:end], rest[end:]
 			if fields[k] == "" {
-				return errorf(f.Name, line, "phrase", "want \"patient note start end type phrase\", got %q", l)
+				return errorf(f.Name, line, "phrase", "want \"patient note start end type phrase\", got %d of those fields", k)
 			}
 		}
 		if len(rest) > 0 {
@@ -361,7 +361,7 @@ func readPhysioText(f File, note func(p, n int) *physioNote) error {
 			return errorf(f.Name, line, "START_OF_RECORD", "want \"START_OF_RECORD=P||||N||||\", got %q", strings.TrimRight(string(head), "\r\n"))
 		}
 		if rest := bytes.TrimSpace(head[len(m[0]):]); len(rest) > 0 {
-			return errorf(f.Name, line, "START_OF_RECORD", "unexpected %q after the record header", rest)
+			return errorf(f.Name, line, "START_OF_RECORD", "unexpected text (%d bytes) after the record header", len(rest))
 		}
 		body := data[nl+1:]
 		end := bytes.Index(body, []byte(physioEndOfRecord))
