@@ -70,7 +70,7 @@ func TestI2B2Errors(t *testing.T) {
 	const head = `<?xml version="1.0" encoding="UTF-8" ?>` + "\n<deIdi2b2>\n<TEXT><![CDATA[Seen by Dr. Lee.]]></TEXT>\n<TAGS>\n"
 	cases := map[string]string{
 		`100-01.xml:5: tag P0 (NAME/DOCTOR): end 99 is past the end`:         `<NAME id="P0" start="12" end="99" text="Lee" TYPE="DOCTOR" />`,
-		`100-01.xml:5: tag P0 (NAME/DOCTOR): its text does not match`:      `<NAME id="P0" start="12" end="15" text="Lea" TYPE="DOCTOR" />`,
+		`100-01.xml:5: tag P0 (NAME/DOCTOR): its text does not match`:        `<NAME id="P0" start="12" end="15" text="Lea" TYPE="DOCTOR" />`,
 		`100-01.xml:5: tag P0 (NAME): missing attribute TYPE`:                `<NAME id="P0" start="12" end="15" text="Lee" />`,
 		`100-01.xml:5: tag P0 (NAME): attribute start="x" is not an integer`: `<NAME id="P0" start="x" end="15" text="Lee" TYPE="DOCTOR" />`,
 		`100-01.xml:6: malformed XML: element <NAME> closed by </TAGS>`:      `<NAME id="P0" start="12" end="15" text="Lee" TYPE="DOCTOR">`,
