@@ -1,12 +1,16 @@
 // Package web is the dashboard: a static single-page application in static/
 // (plain JavaScript modules, hand-written SVG charts, no third-party code)
-// embedded in the binary and served at /. It talks only to /graphql, so it
-// sees exactly what the API lets its user see.
+// embedded in the binary and served at /. It talks only to /graphql and
+// /download/, through static/js/api.js, with the API token of the signed-in
+// account (from a #token= link or the sign-in view, kept in localStorage), so
+// it sees exactly what the API lets that account see. The files themselves
+// are public: they hold no data.
 //
 // Each page is one module in static/js/pages/, registered in
 // static/js/routes.js; pages that need an API feature (jobs, releases, ...)
 // name the root field they need and stay out of the navigation until the
-// schema has it.
+// schema has it. What a role may use is decided in one module,
+// static/js/roles.js, a mirror of package auth's rules for the interface only.
 package web
 
 import (

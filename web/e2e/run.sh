@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Browser tests of the dashboard (web/e2e): installs what they need (Debian's
 # Chromium when missing and we are root; playwright-core from package-lock.json,
-# never a browser download), then runs the overlay unit tests and the browser
+# never a browser download), then runs the unit tests (overlay, markdown, and
+# roles.js against the server's auth/rules.go) and the browser
 # tests against a freshly built server on its demo corpus. Screenshots land in
 # web/e2e/screenshots/. Exits non-zero on any failure.
 #   web/e2e/run.sh                       from anywhere
@@ -26,5 +27,5 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 fi
 
-node --test overlay.test.mjs markdown.test.mjs
+node --test overlay.test.mjs markdown.test.mjs roles.test.mjs
 node --test --test-reporter=spec dashboard.test.mjs

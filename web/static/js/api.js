@@ -1,8 +1,13 @@
-// The dashboard's only way to the server: GraphQL over fetch POST, and
+// The dashboard's only way to the server: GraphQL over fetch POST,
 // subscriptions over the graphql-transport-ws websocket protocol, both at
-// /graphql. An API token, once accounts exist, is read from localStorage.
+// /graphql, and downloads (/download/...) fetched and saved from a blob.
+// Every request carries the API token kept in localStorage (session.js signs
+// in and out): as an Authorization header, or in the websocket's
+// connection_init payload, since a browser cannot set headers on a socket.
 
 export const TOKEN_KEY = 'deidcorpus.token';
+
+let schemaPromise; // schema(), once per token
 
 /** ApiError is what every failed request becomes: a message fit to show. */
 export class ApiError extends Error {
@@ -18,6 +23,15 @@ export class ApiError extends Error {
     const codes = new Set(this.errors.map((e) => e.extensions?.code).filter(Boolean));
     return codes.size === 1 ? [...codes][0] : undefined;
   }
+  /** True when the server refused the token (missing, unknown, expired, revoked). */
+  get unauthorized() {
+    return this.status === 401 || this.code === 'unauthorized';
+  }
+}
+
+/** unauthorized is the error of a request that cannot be made: no token. */
+export function unauthorized(message) {
+  return new ApiError(message, { status: 401, errors: [{ message, extensions: { code: 'unauthorized' } }] });
 }
 
 /** notFound is the error of a page whose object does not exist. */
@@ -36,24 +50,25 @@ export function token() {
 export function setToken(t) {
   if (t) localStorage.setItem(TOKEN_KEY, t);
   else localStorage.removeItem(TOKEN_KEY);
+  schemaPromise = undefined; // what the schema shows may depend on who asks
 }
 
-function authHeaders() {
-  const t = token();
+function authHeaders(t = token()) {
   return t ? { Authorization: `Bearer ${t}` } : {};
 }
 
 /**
  * gql runs one query or mutation and returns its data. Any GraphQL error
  * rejects with an ApiError, unless partial is set: then the result is
- * {data, errors} and the caller decides.
+ * {data, errors} and the caller decides. as sends another token than the
+ * stored one (to try a token before keeping it).
  */
-export async function gql(query, variables = {}, { signal, partial = false } = {}) {
+export async function gql(query, variables = {}, { signal, partial = false, as } = {}) {
   let res;
   try {
     res = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...authHeaders() },
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...authHeaders(as ?? token()) },
       body: JSON.stringify({ query, variables }),
       signal,
     });
@@ -68,6 +83,7 @@ export async function gql(query, variables = {}, { signal, partial = false } = {
     throw new ApiError(`The server answered ${res.status} ${res.statusText} instead of a GraphQL result.`, { status: res.status });
   }
   const errors = body.errors || [];
+  if (res.status === 401 && !errors.length) errors.push({ message: 'The server refused the API token.', extensions: { code: 'unauthorized' } });
   if (partial && body.data) return { data: body.data, errors };
   if (errors.length) {
     const msg = [...new Set(errors.map((e) => e.message))].join('; ');
@@ -77,7 +93,55 @@ export async function gql(query, variables = {}, { signal, partial = false } = {
   return body.data;
 }
 
-let schemaPromise;
+/** filenameOf reads the file name of a Content-Disposition header. */
+export function filenameOf(disposition) {
+  if (!disposition) return '';
+  const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(disposition);
+  if (star) {
+    try {
+      return decodeURIComponent(star[1].trim());
+    } catch { /* fall through to the plain name */ }
+  }
+  const plain = /filename\s*=\s*("([^"]*)"|[^;]+)/.exec(disposition);
+  return plain ? (plain[2] ?? plain[1]).trim() : '';
+}
+
+/**
+ * download fetches a /download/... URL with the token (a plain link would
+ * carry none) and saves it under the server's file name through a blob
+ * object URL. Resolves to {filename, size}; rejects with an ApiError holding
+ * the server's own message ("not_found: no corpus named …").
+ */
+export async function download(url, { signal } = {}) {
+  let res;
+  try {
+    res = await fetch(url, { headers: authHeaders(), signal });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError(`Cannot reach the server (${e.message}). Is deidcorpus still running?`);
+  }
+  if (!res.ok) {
+    // The server answers "code: message" in plain text.
+    const text = (await res.text().catch(() => '')).trim();
+    const m = /^([a-z_]+): ([\s\S]*)$/.exec(text);
+    const message = m ? m[2] : text || `The server answered ${res.status} ${res.statusText}.`;
+    throw new ApiError(message, { status: res.status, errors: [{ message, extensions: { code: m?.[1] } }] });
+  }
+  const blob = await res.blob();
+  const filename = filenameOf(res.headers.get('Content-Disposition')) || decodeURIComponent(new URL(url, location.href).pathname.split('/').pop()) || 'download';
+  const objectURL = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = objectURL;
+  a.download = filename;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The browser has taken the blob once the click is handled; keep it a
+  // while for slow save dialogs.
+  setTimeout(() => URL.revokeObjectURL(objectURL), 60_000);
+  return { filename, size: blob.size };
+}
 
 /**
  * schema tells which root fields the server has, so pages for features that

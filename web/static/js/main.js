@@ -1,13 +1,18 @@
-// The dashboard's shell: hash routing, the navigation, loading and error
-// states. Pages live in pages/, one module each, listed in routes.js.
+// The dashboard's shell: signing in, hash routing, the navigation and the
+// account in the header, loading and error states. Pages live in pages/, one
+// module each, listed in routes.js; what a role may use is roles.js's call.
 
 import { routes, match } from './routes.js';
-import { schema, ApiError } from './api.js';
+import { ApiError, TOKEN_KEY, token } from './api.js';
+import { account, adoptTokenFromURL, load, reset, signIn, signOut } from './session.js';
+import { can, refusal, seesAllCorpora } from './roles.js';
 import { h } from './dom.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
-let api = null; // the server's root fields, once known ({query, mutation, subscription} sets)
+const accountBox = document.getElementById('account');
+let api = null; // the server's root fields, once signed in ({query, mutation, subscription} sets)
+let notice = ''; // said once on the sign-in view (e.g. after signing out)
 
 // has tells whether the API offers what a route requires: 'jobs' (a Query
 // field), 'mutation:startTagging', 'subscription:job', or a list of them.
@@ -24,28 +29,104 @@ function parseHash() {
 }
 
 function drawNav(path) {
-  const items = routes.filter((r) => r.nav && (!r.requires || has(r.requires)));
+  const items = api ? routes.filter((r) => r.nav && (!r.requires || has(r.requires)) && can(r.allow)) : [];
   nav.replaceChildren(...items.map((r) => {
     const active = r.path === '' ? path === '' || path.startsWith('corpus/') : path === r.path || path.startsWith(r.path + '/');
     return h('li', {}, h('a', { href: '#/' + r.path, 'aria-current': active ? 'page' : undefined }, r.nav));
   }));
 }
 
+function drawAccount(me) {
+  if (!me) {
+    accountBox.replaceChildren();
+    return;
+  }
+  accountBox.replaceChildren(
+    h('a', { href: '#/settings', class: 'who', title: 'Your account and API token' },
+      h('span', { class: 'who-name' }, me.name), ' ', h('span', { class: 'role-badge', 'data-role': me.role }, me.role)),
+    h('button', { type: 'button', id: 'sign-out', class: 'sign-out', onclick: doSignOut }, 'Sign out'));
+}
+
+function doSignOut() {
+  signOut();
+  notice = 'Signed out: this browser no longer keeps the token. The token itself still works until it expires or is revoked (deidcorpus tokens revoke ID).';
+  render();
+}
+
 /** errorView is what a failed page shows instead of a blank. */
 export function errorView(err, retry) {
   const notFound = err instanceof ApiError && err.code === 'not_found';
-  const denied = err instanceof ApiError && (err.status === 401 || err.status === 403 || err.code === 'unauthenticated' || err.code === 'forbidden');
+  const denied = err instanceof ApiError && (err.status === 403 || err.code === 'forbidden');
   const title = notFound ? 'Not found' : denied ? 'Not allowed' : 'Something went wrong';
-  return h('div', { class: 'error', role: 'alert' },
+  return h('div', { class: 'error', role: 'alert', 'data-code': err?.code || undefined },
     h('h1', {}, title),
     h('p', { class: 'error-message' }, err?.message || String(err)),
-    denied ? h('p', {}, 'Your API token may be missing or expired: see ', h('a', { href: '#/settings' }, 'Settings'), '.') : null,
+    denied ? h('p', {}, 'Your role does not reach this. Another account’s token can be used from ', h('a', { href: '#/settings' }, 'Settings'), '.') : null,
+    notFound && account() && !seesAllCorpora()
+      ? h('p', { class: 'muted' }, 'Your role sees only some corpora (', h('a', { href: '#/settings' }, 'Account'), ' says which): what it may not see is not found either.')
+      : null,
     h('p', {},
-      retry ? h('button', { type: 'button', onclick: retry }, 'Try again') : null, ' ',
+      retry && !notFound && !denied ? h('button', { type: 'button', onclick: retry }, 'Try again') : null, ' ',
       h('a', { href: '#/' }, 'All corpora')));
 }
 
+/** signInView asks for an API token and says where one comes from. */
+function signInView(refused) {
+  const input = h('input', {
+    id: 'signin-token', name: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false',
+    required: true, size: 60, placeholder: 'dct_…', 'aria-describedby': 'signin-help',
+  });
+  const status = h('p', { id: 'signin-status', class: 'form-status', role: 'status' });
+  const submit = h('button', { type: 'submit' }, 'Sign in');
+  const form = h('form', {
+    class: 'stack signin-form', id: 'signin-form',
+    onsubmit: async (e) => {
+      e.preventDefault();
+      submit.disabled = true;
+      status.className = 'form-status';
+      status.textContent = 'Checking the token…';
+      try {
+        await signIn(input.value);
+        render();
+      } catch (err) {
+        status.className = 'form-status error-inline';
+        status.setAttribute('role', 'alert');
+        status.textContent = err instanceof ApiError && err.unauthorized
+          ? `The server refused this token: ${err.message}`
+          : err.message;
+        input.focus();
+      } finally {
+        submit.disabled = false;
+      }
+    },
+  },
+  h('label', { for: 'signin-token' }, 'API token'),
+  input,
+  h('div', {}, submit),
+  status);
+  const reason = notice || (refused ? `The server refused the stored token: ${refused}` : '');
+  const view = h('div', { class: 'page signin' },
+    h('h1', {}, 'Sign in'),
+    reason ? h('p', { class: notice ? 'note-ok' : 'warn', role: notice ? 'status' : 'alert', id: 'signin-reason' }, reason) : null,
+    h('section', { class: 'card' },
+      h('p', {}, 'deidcorpus holds clinical notes: every request needs the API token of an account. Paste yours to sign in.'),
+      form,
+      h('p', { class: 'muted' }, 'The token is kept in this browser only (localStorage) and sent as “Authorization: Bearer …” with every request; the GraphQL IDE uses it too.')),
+    h('section', { class: 'card', id: 'signin-help' },
+      h('h2', {}, 'Where to find a token'),
+      h('ul', { class: 'hints' },
+        h('li', {}, 'The first start of the server made the account ', h('code', {}, 'admin'), ' and wrote its token to a file beside the database: ',
+          h('code', {}, 'DB.admin-token'), ' (with the default database, ', h('code', {}, './deidcorpus.db.admin-token'), ').'),
+        h('li', {}, h('code', {}, 'deidcorpus serve --demo'), ' prints a link that signs you in: ', h('code', {}, 'http://…/#token=dct_…'), '.'),
+        h('li', {}, 'More accounts and tokens: ', h('code', {}, 'deidcorpus users add NAME --role researcher'), ', then ',
+          h('code', {}, 'deidcorpus tokens create --user NAME'), ' (prints the token once; add ', h('code', {}, '--db DB'), ' for another database).'))));
+  notice = '';
+  setTimeout(() => input.focus(), 0);
+  return view;
+}
+
 async function render() {
+  adoptTokenFromURL(); // a sign-in link opened in this tab
   const { path, query } = parseHash();
   const samePage = current && current.path === path;
   const focusedId = samePage ? document.activeElement?.id : null;
@@ -62,14 +143,16 @@ async function render() {
   let view;
   let routePath = 'error';
   try {
-    let found = match(path, has);
-    if (!found && api === null) {
-      // A page behind an API feature: learn the schema, then try again.
-      api = await schema().catch(() => ({}));
-      drawNav(path);
-      found = match(path, has);
-    }
+    const session = await load();
+    api = session.api;
+    drawAccount(session.me);
+    drawNav(path);
+    const found = match(path, has);
     if (!found) throw new ApiError(`There is no page at #/${path}.`, { errors: [{ extensions: { code: 'not_found' } }] });
+    if (!can(found.route.allow)) {
+      const message = refusal(found.route.allow, session.me.name);
+      throw new ApiError(message, { status: 403, errors: [{ message, extensions: { code: 'forbidden' } }] });
+    }
     const mod = await found.route.page();
     routePath = found.route.path || 'home';
     view = await mod.render({
@@ -80,10 +163,23 @@ async function render() {
     });
   } catch (err) {
     if (controller.signal.aborted) return;
-    console.warn('page failed:', err);
-    view = errorView(err, render);
-    routePath = 'error';
-    document.title = 'Error · deidcorpus';
+    if (err instanceof ApiError && err.unauthorized) {
+      // No token, or one the server refuses (expired, revoked): it is of no
+      // more use, so it is forgotten and the reason shown.
+      const refused = token() ? err.message : '';
+      if (refused) signOut();
+      api = null;
+      drawNav(path);
+      drawAccount(null);
+      view = signInView(refused);
+      routePath = 'signin';
+      document.title = 'Sign in · deidcorpus';
+    } else {
+      console.warn('page failed:', err);
+      view = errorView(err, render);
+      routePath = 'error';
+      document.title = 'Error · deidcorpus';
+    }
   } finally {
     clearTimeout(loading);
   }
@@ -102,8 +198,14 @@ async function render() {
 }
 
 window.addEventListener('hashchange', render);
+// Signing in or out in another tab (or in Settings here) changes who this
+// tab acts for: start again as that account.
+window.addEventListener('storage', (e) => {
+  if (e.key === TOKEN_KEY || e.key === null) {
+    reset();
+    render();
+  }
+});
+window.addEventListener('deidcorpus:session', () => render());
+window.addEventListener('deidcorpus:sign-out', doSignOut);
 render();
-schema().then((s) => {
-  api = s;
-  drawNav(parseHash().path);
-}, () => {});

@@ -8,13 +8,16 @@
 // routed and shown in the navigation only once the server's schema has them,
 // so the jobs, evaluation and release pages can land before or after their
 // API without a dead link in between.
+//
+// `allow` names the roles.js action a page needs: it is in the navigation
+// only for roles that may use it, and others opening it get a clear refusal.
 
 export const routes = [
   { path: '', nav: 'Corpora', page: () => import('./pages/corpora.js') },
   { path: 'corpus/:name', page: () => import('./pages/corpus.js') },
   { path: 'corpus/:name/patient/:patient', page: () => import('./pages/patient.js') },
   { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },
-  { path: 'corpus/:name/doc/:doc/original', page: () => import('./pages/original.js') },
+  { path: 'corpus/:name/doc/:doc/original', allow: 'originalText', page: () => import('./pages/original.js') },
   { path: 'runs', nav: 'Runs', requires: ['jobs', 'mutation:startTagging', 'subscription:job'], page: () => import('./pages/runs.js') },
   { path: 'evaluations', nav: 'Evaluations', requires: 'evaluations', page: () => import('./pages/evaluations.js') },
   { path: 'evaluations/:id', requires: 'evaluations', page: () => import('./pages/evaluation.js') },
@@ -24,7 +27,7 @@ export const routes = [
   { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
   { path: 'releases/:ref', requires: ['releases', 'release'], page: () => import('./pages/release.js') },
   { path: 'releases/:a/diff/:b', requires: ['release', 'releaseDiff'], page: () => import('./pages/release-diff.js') },
-  { path: 'settings', nav: 'Settings', page: () => import('./pages/settings.js') },
+  { path: 'settings', page: () => import('./pages/settings.js') },
 ];
 
 /** match finds the route of a hash path ("corpus/demo") and its params. */

@@ -2,12 +2,14 @@
 
 import { gql } from '../api.js';
 import { h, num, date, href, table, card } from '../dom.js';
+import { account } from '../session.js';
+import { can } from '../roles.js';
 
 const CORPORA = `query Corpora {
   corpora(first: 500, orderBy: {field: NAME}) {
     totalCount
     edges { node {
-      id name tagset description createdAt provenance
+      id name kind tagset description createdAt provenance
       annotationSets { name kind }
       patients { totalCount }
       documents { totalCount }
@@ -38,6 +40,7 @@ export async function render({ signal, title }) {
     corpora.length
       ? card(null, table([
         { label: 'Corpus', value: (c) => h('a', { href: href(['corpus', c.name]), class: 'corpus-link' }, c.name) },
+        { label: 'Kind', value: (c) => h('span', { class: `corpus-kind k-${c.kind}`, title: c.kind === 'surrogate' ? 'PHI replaced by resynthesis' : 'original text: real PHI' }, c.kind) },
         { label: 'Tag set', value: (c) => c.tagset },
         { label: 'Patients', num: true, value: (c) => num(c.patients.totalCount) },
         { label: 'Documents', num: true, value: (c) => num(c.documents.totalCount) },
@@ -48,8 +51,29 @@ export async function render({ signal, title }) {
         { label: 'Source', value: source },
         { label: 'Created', value: (c) => date(c.createdAt) },
       ], corpora, { cls: 'corpora', caption: `${num(data.corpora.totalCount)} corpora` }))
-      : card(null,
-        h('p', {}, 'No corpora yet.'),
-        h('p', {}, 'Import one with ', h('code', {}, 'deidcorpus import --corpus NAME --tagset i2b2-2014 DIR'),
-          ', or start the server with ', h('code', {}, 'deidcorpus serve --demo'), ' for a synthetic demo corpus.')));
+      : card(null, emptyState()));
+}
+
+// What an empty list means depends on the role: nothing exists yet, or
+// nothing this account may see.
+function emptyState() {
+  const me = account();
+  if (me?.role === 'researcher') {
+    return h('div', { class: 'empty-state', 'data-role': 'researcher' },
+      h('p', {}, 'No corpus for you yet.'),
+      h('p', {}, 'As a researcher you see surrogate corpora only: corpora whose PHI was replaced by resynthesis, never original notes. ',
+        'None exists yet; a curator makes one from an original corpus (Runs → Resynthesis, or ', h('code', {}, 'deidcorpus resynth'), '). ',
+        'Releases of surrogate corpora are under ', h('a', { href: '#/releases' }, 'Releases'), '.'));
+  }
+  if (me?.role === 'annotator') {
+    return h('div', { class: 'empty-state', 'data-role': 'annotator' },
+      h('p', {}, 'No corpus is assigned to you yet.'),
+      h('p', {}, 'As an annotator you see the corpora an admin assigns to you (', h('code', {}, `deidcorpus users assign ${me.name} CORPUS`), ').'));
+  }
+  return h('div', { class: 'empty-state' },
+    h('p', {}, 'No corpora yet.'),
+    can('import')
+      ? h('p', {}, 'Import one with ', h('code', {}, 'deidcorpus import --corpus NAME --tagset i2b2-2014 DIR'),
+        ', or start the server with ', h('code', {}, 'deidcorpus serve --demo'), ' for a synthetic demo corpus.')
+      : null);
 }

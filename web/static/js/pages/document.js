@@ -7,6 +7,7 @@ import { gql, notFound } from '../api.js';
 import { h, num, date, href, card, breadcrumbs, table } from '../dom.js';
 import { categoryColor, ERROR_KINDS } from '../colors.js';
 import { compare, segments, codePointIndex } from '../overlay.js';
+import { can } from '../roles.js';
 
 const SPAN = 'start end text category type comment';
 const DOC = `query Document($corpus: String!, $doc: String!, $set: String!, $vs: String!, $compare: Boolean!) {
@@ -56,7 +57,7 @@ export async function render({ params, query, signal, title }) {
         h('span', { class: 'tag' }, d.split),
         d.noteType ? h('span', { class: 'tag' }, d.noteType) : null),
       h('div', { class: 'actions' },
-        d.corpus.provenance?.source === 'resynthesis' && d.corpus.provenance.from
+        d.corpus.provenance?.source === 'resynthesis' && d.corpus.provenance.from && can('originalText')
           ? h('a', { class: 'button original-link', href: href(['corpus', name, 'doc', doc, 'original'], { set: query.set }) }, `Original (${d.corpus.provenance.from}) beside it`)
           : null,
         h('nav', { class: 'actions', 'aria-label': "The patient's other notes" }, docLink(siblings[at - 1], 'prev'), docLink(siblings[at + 1], 'next')))),

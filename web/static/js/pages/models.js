@@ -3,6 +3,7 @@
 
 import { gql } from '../api.js';
 import { h, num, date, href, card, table } from '../dom.js';
+import { can } from '../roles.js';
 
 const MODELS = `query Models {
   models(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) {
@@ -38,7 +39,9 @@ export async function render({ query, signal, title }) {
   ], list, {
     cls: 'compact models',
     caption: 'The hash is of the model’s content: the same data and options give the same hash.',
-    empty: 'No models yet: train one from Runs, or register an external tagger (registerExternalModel).',
+    empty: can('registerModel')
+      ? 'No models yet: train one from Runs, or register an external tagger (registerExternalModel).'
+      : 'No models you may use yet: train one from Runs (a model trained on a corpus is seen only by those who see that corpus).',
   });
   t.querySelectorAll?.('tbody tr').forEach((tr, i) => {
     tr.dataset.model = list[i].name;

@@ -5,6 +5,7 @@
 
 import { gql, schema } from '../api.js';
 import { h, num, date, href, card, table } from '../dom.js';
+import { can } from '../roles.js';
 
 export const RELEASES = `query Releases {
   releases(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) {
@@ -43,7 +44,7 @@ export async function render({ query, signal, title }) {
   const [data, api] = await Promise.all([gql(RELEASES, {}, { signal }), schema().catch(() => null)]);
   const list = data.releases.edges.map((e) => e.node);
   const byId = new Map(list.map((r) => [r.id, r]));
-  const canCreate = !api || api.mutation.has('createRelease');
+  const canCreate = can('createRelease') && (!api || api.mutation.has('createRelease'));
   const corpora = canCreate ? (await gql(CORPORA, {}, { signal })).corpora.edges.map((e) => e.node) : [];
 
   const t = table([

@@ -5,6 +5,7 @@
 import { gql } from '../api.js';
 import { h, date, href, card } from '../dom.js';
 import { JOB_FIELDS, FINAL, STATUSES, KINDS, progressBar, statusBadge, resultLinks, describe, watch } from '../jobs.js';
+import { can } from '../roles.js';
 
 const JOBS = `query Jobs($where: JobWhereInput) {
   jobs(first: 100, where: $where, orderBy: {field: CREATED_AT, direction: DESC}) {
@@ -119,25 +120,24 @@ export async function render({ query, signal, title }) {
       for (const f of Object.values(forms)) f.refresh();
     } catch { /* keep the old lists */ }
   };
-  forms.train = trainForm(state, started);
-  forms.tag = tagForm(state, started);
-  forms.resynthesize = resynthForm(state, started);
-  forms.evaluate = evaluateForm(state, started);
-  forms.export = exportForm(state, started);
-  if (query.model) {
+  // Only the runs the role may start (resynthesis is for curators).
+  const makers = { train: trainForm, tag: tagForm, resynthesize: resynthForm, evaluate: evaluateForm, export: exportForm };
+  const startable = KINDS.filter((k) => can(k));
+  for (const k of startable) forms[k] = makers[k](state, started);
+  if (query.model && forms.tag) {
     const m = forms.tag.el.querySelector('#tag-model');
     if ([...m.options].some((o) => o.value === query.model)) m.value = query.model;
   }
 
   const labels = { train: 'Training', tag: 'Tagging', resynthesize: 'Resynthesis', evaluate: 'Evaluation', export: 'Export' };
-  let chosen = KINDS.includes(query.start) ? query.start : 'train';
+  let chosen = startable.includes(query.start) ? query.start : startable[0];
   const tabs = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Kind of run to start' });
   const show = (kind) => {
     chosen = kind;
     for (const b of tabs.children) b.setAttribute('aria-pressed', String(b.dataset.kind === kind));
     for (const [k, f] of Object.entries(forms)) f.el.hidden = k !== kind;
   };
-  tabs.append(...KINDS.map((k) => h('button', { type: 'button', 'data-kind': k, onclick: () => show(k) }, labels[k])));
+  tabs.append(...startable.map((k) => h('button', { type: 'button', 'data-kind': k, onclick: () => show(k) }, labels[k])));
   show(chosen);
 
   const filterSel = (id, label, values, current, key) => h('label', {}, label,
@@ -148,7 +148,9 @@ export async function render({ query, signal, title }) {
 
   return h('div', { class: 'page runs-page' },
     h('h1', {}, 'Runs'),
-    card('Start a run', tabs, Object.values(forms).map((f) => f.el)),
+    card('Start a run', state.corpora.length
+      ? [tabs, Object.values(forms).map((f) => f.el)]
+      : h('p', { class: 'empty' }, 'There is no corpus you may run anything on yet: see ', h('a', { href: '#/' }, 'Corpora'), '.')),
     card(['Jobs (', count, ')'],
       h('form', { class: 'controls', onsubmit: (e) => e.preventDefault() },
         filterSel('filter-status', 'Status ', STATUSES, where.status, 'status'),

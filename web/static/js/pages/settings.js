@@ -1,24 +1,60 @@
-// #/settings — the API token the dashboard sends (accounts and tokens are
-// coming to the API; until then the server ignores it).
+// #/settings — the signed-in account: name, role and what the role sees, the
+// corpora assigned to an annotator; signing in with another token; signing
+// out. The token itself is never shown again.
 
-import { token, setToken } from '../api.js';
+import { ApiError } from '../api.js';
+import { load, signIn } from '../session.js';
+import { SCOPE } from '../roles.js';
 import { h, card } from '../dom.js';
 
 export async function render({ title }) {
-  title('Settings');
-  const input = h('input', { id: 'token', type: 'password', value: token(), autocomplete: 'off', size: 48 });
-  const status = h('p', { role: 'status', class: 'muted' });
+  title('Account');
+  const { me } = await load();
+  const assigned = (me.assignedCorpora || []).map((c) => c.name);
+
+  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', size: 60, placeholder: 'dct_…', required: true });
+  const status = h('p', { class: 'form-status', role: 'status', id: 'token-status' });
   const form = h('form', {
-    class: 'stack', onsubmit: (e) => {
+    class: 'stack', id: 'token-form', onsubmit: async (e) => {
       e.preventDefault();
-      setToken(input.value.trim());
-      status.textContent = input.value.trim() ? 'Saved. Requests now carry this token.' : 'Cleared. Requests carry no token.';
+      status.className = 'form-status';
+      status.setAttribute('role', 'status');
+      status.textContent = 'Checking the token…';
+      try {
+        const s = await signIn(input.value);
+        input.value = '';
+        status.textContent = `Signed in as ${s.me.name} (${s.me.role}).`;
+        window.dispatchEvent(new Event('deidcorpus:session'));
+      } catch (err) {
+        status.className = 'form-status error-inline';
+        status.setAttribute('role', 'alert');
+        status.textContent = err instanceof ApiError && err.unauthorized
+          ? `The server refused this token, so you stay signed in as ${me.name}: ${err.message}`
+          : err.message;
+      }
     },
   },
-  h('label', { for: 'token' }, 'API token'),
+  h('label', { for: 'token' }, 'Another API token'),
   input,
-  h('p', { class: 'muted' }, 'Kept in this browser only (localStorage) and sent as “Authorization: Bearer …” with every request.'),
-  h('div', {}, h('button', { type: 'submit' }, 'Save')),
+  h('p', { class: 'muted' }, 'Checked with the server first, then kept in this browser only (localStorage) and sent as “Authorization: Bearer …” with every request, here and in the GraphQL IDE.'),
+  h('div', {}, h('button', { type: 'submit' }, 'Use this token')),
   status);
-  return h('div', { class: 'page' }, h('h1', {}, 'Settings'), card(null, form));
+
+  return h('div', { class: 'page account-page' },
+    h('h1', {}, 'Account'),
+    card(null,
+      h('dl', { class: 'figures' },
+        h('div', {}, h('dt', {}, 'Signed in as'), h('dd', { class: 'account-name' }, me.name)),
+        h('div', {}, h('dt', {}, 'Role'), h('dd', { class: 'account-role' }, me.role))),
+      h('p', { class: 'scope' }, SCOPE[me.role] || ''),
+      me.role === 'annotator'
+        ? h('p', { class: 'assigned' }, assigned.length ? `Assigned corpora: ${assigned.join(', ')}.` : 'No corpus is assigned to you yet: ask an admin (deidcorpus users assign NAME CORPUS).')
+        : null,
+      h('p', {}, h('button', { type: 'button', id: 'settings-sign-out', onclick: () => window.dispatchEvent(new Event('deidcorpus:sign-out')) }, 'Sign out'),
+        ' ', h('span', { class: 'muted' }, 'Forgets the token in this browser; the token stays valid until it expires or is revoked.'))),
+    card('Switch account', form),
+    card('More tokens',
+      h('p', {}, 'Tokens are made with the command line, and shown once: ', h('code', {}, 'deidcorpus tokens create --user NAME'),
+        ' (or the ', h('code', {}, 'createToken'), ' mutation in the GraphQL IDE); ', h('code', {}, 'deidcorpus tokens list'), ' and ',
+        h('code', {}, 'tokens revoke ID'), ' manage them.')));
 }
