@@ -95,3 +95,29 @@ func pathJoin(from, spec string) string {
 		}
 	}
 }
+
+// api.js is the dashboard's only way to the server: it adds the API token to
+// every request. A fetch or socket elsewhere would go without it, and so
+// would a plain link to a download (a link cannot carry a header).
+func TestOnlyAPIReachesTheServer(t *testing.T) {
+	root := FS()
+	reach := regexp.MustCompile(`\bfetch\(|new WebSocket\(|XMLHttpRequest|new EventSource\(|href: ['"` + "`" + `]/download/`)
+	err := fs.WalkDir(root, "js", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") || p == "js/api.js" {
+			return err
+		}
+		src, _ := fs.ReadFile(root, p)
+		for i, line := range strings.Split(string(src), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if m := reach.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q: requests go through api.js, which sends the token", p, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

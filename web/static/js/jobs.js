@@ -5,6 +5,8 @@
 
 import { gql, subscribe } from './api.js';
 import { h, href, num } from './dom.js';
+import { downloadButton } from './downloads.js';
+import { can } from './roles.js';
 
 export const JOB_FIELDS = `id kind status progress progressDone progressTotal message error attempts
   cancelRequested createdBy createdAt startedAt finishedAt params result`;
@@ -51,11 +53,12 @@ export function resultLinks(job) {
   if (r.setName && p.corpus) out.push(h('a', { href: href(['corpus', p.corpus], { set: r.setName }) }, `Set ${r.setName}`));
   if (r.corpusName) out.push(h('a', { href: href(['corpus', r.corpusName]) }, `Corpus ${r.corpusName}`));
   if (r.artifact !== undefined) {
-    out.push(h('a', { href: `/download/artifacts/${encodeURIComponent(r.artifact)}`, download: '', class: 'result-download' },
-      `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`));
+    out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.artifact)}`,
+      `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`, { class: 'result-download', 'aria-label': `Download the result of job ${job.id}` }));
   }
-  if (r.checkReport !== undefined) {
-    out.push(h('a', { href: `/download/artifacts/${encodeURIComponent(r.checkReport)}`, download: '', title: 'The full check report names original values: it is PHI.' }, 'Check report (PHI)'));
+  if (r.checkReport !== undefined && can('checkReport')) {
+    out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.checkReport)}`, 'Check report (PHI)',
+      { class: 'result-check-report', title: 'The full check report names original values: it is PHI.' }));
   }
   if (r.message) out.push(h('span', { class: 'muted' }, r.message));
   return out;
@@ -93,7 +96,7 @@ export function watch(id, { signal, update, onLive = () => {} }) {
       if (j) update(j);
       if (j && FINAL.has(j.status)) return;
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'AbortError' || e.unauthorized) return; // signed out: the next page says so
     }
     timer = setTimeout(poll, 1500);
   };

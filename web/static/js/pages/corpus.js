@@ -6,6 +6,7 @@ import { h, num, pct, dec, href, table, card, figures, breadcrumbs } from '../do
 import { barChart } from '../charts.js';
 import { categoryColor } from '../colors.js';
 import { provenanceCard } from '../lineage.js';
+import { downloadButton } from '../downloads.js';
 
 const CORPUS = `query Corpus($name: String!) {
   corpusByName(name: $name) {
@@ -67,7 +68,7 @@ export async function render({ params, query, signal, title }) {
     h('div', { class: 'title-row' },
       h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset)),
       h('div', { class: 'actions' }, setPicker,
-        set ? h('a', { class: 'button', href: `/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, download: '' }, 'Download (i2b2 zip)') : null)),
+        set ? downloadButton(`/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, 'Download (i2b2 zip)', { class: 'corpus-download' }) : null)),
     corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
     provenance(corpus.provenance),
     corpus.provenance?.source === 'resynthesis' ? checkCard(corpus.provenance) : null,

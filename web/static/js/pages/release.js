@@ -7,6 +7,7 @@ import { h, num, date, href, card, figures, breadcrumbs } from '../dom.js';
 import { render as markdown } from '../markdown.js';
 import { provenanceCard } from '../lineage.js';
 import { shortHash, cmpVersion } from './releases.js';
+import { downloadButton } from '../downloads.js';
 
 const RELEASE = `query Release($ref: String!) {
   release(ref: $ref) {
@@ -40,7 +41,7 @@ export async function render({ params, signal, title }) {
 
   const downloads = [
     h('ul', { class: 'downloads' }, FORMATS.map(([f, label, hint]) => h('li', {},
-      h('a', { class: 'button download', href: r[f], download: '', 'data-format': f }, `Download ${label}`),
+      downloadButton(r[f], `Download ${label}`, { class: 'button', 'data-format': f }),
       h('span', { class: 'muted' }, hint)))),
     h('p', { class: 'muted' }, 'Each is a zip archive with a MANIFEST of SHA-256 hashes and DATASHEET.md; check one with ',
       h('code', {}, 'deidcorpus release verify FILE.zip'), '.')];
