@@ -27,6 +27,7 @@ export const routes = [
   { path: 'releases', nav: 'Releases', requires: 'releases', page: () => import('./pages/releases.js') },
   { path: 'releases/:ref', requires: ['releases', 'release'], page: () => import('./pages/release.js') },
   { path: 'releases/:a/diff/:b', requires: ['release', 'releaseDiff'], page: () => import('./pages/release-diff.js') },
+  { path: 'audit', nav: 'Audit log', requires: 'auditEntries', allow: 'auditLog', page: () => import('./pages/audit.js') },
   { path: 'settings', page: () => import('./pages/settings.js') },
 ];
 
