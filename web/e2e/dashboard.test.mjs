@@ -1,6 +1,8 @@
 // Browser tests of the dashboard: build and start the real server on its
 // demo corpus, drive Debian's Chromium with playwright-core, check what the
-// pages show against the GraphQL API, and save screenshots.
+// pages show against the GraphQL API, and save screenshots. The browser signs
+// in through the link `serve --demo` prints (#token=…, the admin); a
+// researcher made with the CLI on the same database gets a page of its own.
 //
 //   node dashboard.test.mjs            (run.sh installs what it needs first)
 // Environment: DEIDCORPUS_BIN (a built binary, skips `go build`), CHROMIUM
@@ -9,7 +11,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,26 +24,32 @@ const budget = Number(process.env.E2E_BUDGET_MS || 1000);
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-quic'];
 
-let tmp, server, serverLog = '', base, browser, page;
+let tmp, bin, db, server, serverLog = '', base, browser, page; // page: the admin's
+let adminLink, adminToken; // the sign-in link serve --demo prints, and its token
 const pageErrors = [];
 const timings = {};
 
 async function startServer() {
-  let bin = process.env.DEIDCORPUS_BIN;
+  bin = process.env.DEIDCORPUS_BIN;
   if (!bin) {
     bin = join(tmp, 'deidcorpus');
     execFileSync('go', ['build', '-o', bin, './cmd/deidcorpus'], { cwd: root, stdio: 'inherit' });
   }
-  server = spawn(bin, ['serve', '--demo', '--addr', '127.0.0.1:0', '--db', join(tmp, 'e2e.db')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  db = join(tmp, 'e2e.db');
+  server = spawn(bin, ['serve', '--demo', '--addr', '127.0.0.1:0', '--db', db], { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`server printed no URL in 180 s:\n${serverLog.slice(-3000)}`)), 180_000);
     server.stderr.setEncoding('utf8');
     server.stderr.on('data', (chunk) => {
       serverLog += chunk;
       if (serverLog.length > 1e6) serverLog = serverLog.slice(-5e5);
+      // The address, then the link that signs the browser in as the admin.
       const m = serverLog.match(/serving on (http:\/\/\S+)/);
-      if (m) {
+      const link = serverLog.match(/signed in as admin: (http:\/\/\S+#token=(\S+))/);
+      if (m && link) {
         clearTimeout(timer);
+        adminLink = link[1];
+        adminToken = link[2];
         resolveUrl(m[1]);
       }
     });
@@ -52,21 +60,37 @@ async function startServer() {
   });
 }
 
-async function gql(query, variables = {}) {
+/** gql asks the API as the admin (or as the account of token). */
+async function gql(query, variables = {}, token = adminToken) {
   const res = await fetch(`${base}/graphql`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query, variables }),
+    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }),
   });
   const body = await res.json();
   if (body.errors?.length) throw new Error(`GraphQL: ${body.errors.map((e) => e.message).join('; ')}`);
   return body.data;
 }
 
-/** ready runs action and waits for the page route to render; returns the ms it took (page and test share a clock). */
-async function ready(route, action) {
-  const before = await page.evaluate(() => document.getElementById('main')?.dataset.ready || '').catch(() => '');
+/** cli runs the deidcorpus command on the test database; its stdout, trimmed. */
+const cli = (...args) => execFileSync(bin, [...args, '--db', db], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+/** newPage opens a page in a browser context of its own (its own localStorage: another account). */
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  const p = await context.newPage();
+  p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+  p.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+  return p;
+}
+
+/**
+ * ready runs action and waits for the route to render on page p (the
+ * admin's unless given); returns the ms it took (page and test share a clock).
+ */
+async function ready(route, action, p = page) {
+  const before = await p.evaluate(() => document.getElementById('main')?.dataset.ready || '').catch(() => '');
   const t0 = Date.now();
   await action();
-  const handle = await page.waitForFunction(([r, b]) => {
+  const handle = await p.waitForFunction(([r, b]) => {
     const m = document.getElementById('main');
     return m && m.dataset.ready && m.dataset.ready !== b && (r === null || m.dataset.route === r) && m.dataset.ready;
   }, [route, before], { timeout: 15_000 });
@@ -78,16 +102,14 @@ function timed(name, ms) {
   assert.ok(ms < budget, `${name} took ${Math.round(ms)} ms, over the ${budget} ms budget`);
 }
 
-const shot = (name) => page.screenshot({ path: join(shots, name), fullPage: true });
+const shot = (name, p = page) => p.screenshot({ path: join(shots, name), fullPage: true });
 
 before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'deidcorpus-e2e-'));
   await mkdir(shots, { recursive: true });
   base = await startServer();
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: FLAGS });
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
-  page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+  page = await newPage();
 });
 
 after(async () => {
@@ -95,6 +117,56 @@ after(async () => {
   server?.kill('SIGTERM');
   if (tmp) await rm(tmp, { recursive: true, force: true });
   console.log('page timings (ms):', JSON.stringify(timings));
+});
+
+// ---- Signing in --------------------------------------------------------------
+
+const storedToken = (p = page) => p.evaluate(() => localStorage.getItem('deidcorpus.token'));
+
+test('without a token the sign-in view says where a token comes from, and refuses a wrong one', async () => {
+  const ms = await ready('signin', () => page.goto(base + '/'));
+  timed('sign-in', ms);
+  assert.equal(await page.locator('main h1').innerText(), 'Sign in');
+  const help = await page.locator('#signin-help').innerText();
+  assert.match(help, /\.admin-token/, 'names the admin token file beside the database');
+  assert.match(help, /deidcorpus tokens create --user NAME/);
+  assert.equal(await page.locator('#nav a').count(), 0, 'no navigation before signing in');
+  assert.equal(await page.locator('#account').innerText(), '', 'nobody is signed in');
+  await page.waitForFunction(() => document.activeElement?.id === 'signin-token');
+  await shot('signin.png');
+  // A wrong token: the server's reason, and nothing kept.
+  await page.keyboard.type('dct_not-a-real-token');
+  await page.keyboard.press('Enter');
+  const status = page.locator('#signin-status[role="alert"]');
+  await status.waitFor();
+  assert.match(await status.innerText(), /^The server refused this token: \S/);
+  assert.equal(await storedToken(), null);
+});
+
+test('the pasted admin token signs in; signing out forgets it', async () => {
+  await page.fill('#signin-token', adminToken);
+  const ms = await ready('home', () => page.keyboard.press('Enter'));
+  timed('signed in', ms);
+  assert.equal(await page.locator('#account .who-name').innerText(), 'admin');
+  assert.equal(await page.locator('#account .role-badge').textContent(), 'admin');
+  assert.equal(await storedToken(), adminToken);
+  await ready('signin', () => page.click('#sign-out'));
+  assert.match(await page.locator('#signin-reason').innerText(), /^Signed out/);
+  assert.equal(await storedToken(), null);
+  assert.equal(await page.locator('#nav a').count(), 0);
+});
+
+test('the #token= link of serve --demo signs in, and leaves the address bar at once', async () => {
+  const ms = await ready('home', async () => {
+    await page.goto('about:blank');
+    await page.goto(adminLink);
+  });
+  timed('sign-in link', ms);
+  assert.ok(!page.url().includes('token'), `the token left the address bar: ${page.url()}`);
+  assert.equal(await storedToken(), adminToken);
+  assert.equal(await page.locator('#account .who-name').innerText(), 'admin');
+  const nav = await page.locator('#nav a').allInnerTexts();
+  assert.ok(nav.includes('Audit log'), `an admin has the audit log: ${nav}`);
 });
 
 let corpus; // {id, name}
@@ -245,7 +317,7 @@ test('two annotation sets overlaid show each error kind', async () => {
   }));
   form.append('map', JSON.stringify({ 0: ['variables.files.0'] }));
   form.append('0', new Blob([i2b2(doc.text, sys)], { type: 'application/xml' }), `${doc.externalID}.xml`);
-  const res = await (await fetch(`${base}/graphql`, { method: 'POST', body: form })).json();
+  const res = await (await fetch(`${base}/graphql`, { method: 'POST', body: form, headers: { Authorization: `Bearer ${adminToken}` } })).json();
   assert.ok(!res.errors, `import of the perturbed set: ${JSON.stringify(res.errors)}`);
 
   const ms = await ready('corpus/:name/doc/:doc', () => page.evaluate(([c, d]) => {
@@ -261,8 +333,14 @@ test('two annotation sets overlaid show each error kind', async () => {
   await shot('overlay.png');
 });
 
+// Chromium logs every refused request as a console error: the refused
+// tokens and downloads are the tests' own doing, as are the refused
+// connections of the failure test.
+const OWN_DOING = /status of 401 \(Unauthorized\)|net::ERR_CONNECTION_REFUSED/;
+const unexpectedErrors = () => pageErrors.filter((e) => !OWN_DOING.test(e));
+
 test('no script errors so far', () => {
-  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(unexpectedErrors(), []);
 });
 
 test('failures show a message, not a blank page', async () => {
@@ -278,14 +356,112 @@ test('failures show a message, not a blank page', async () => {
   await ready('home', () => page.locator('[role="alert"] button', { hasText: 'Try again' }).click());
 });
 
-test('a token saved in Settings goes with every request as a Bearer header', async () => {
-  await ready('settings', () => page.evaluate(() => { location.hash = '#/settings'; }));
-  await page.fill('#token', 'e2e-token');
-  await page.click('button[type="submit"]');
+test('Settings shows the account; a wrong token there leaves the admin signed in, and requests carry the token', async () => {
+  await ready('settings', () => page.locator('#account a.who').click());
+  assert.equal(await page.locator('.account-name').innerText(), 'admin');
+  assert.equal(await page.locator('.account-role').innerText(), 'admin');
+  await page.fill('#token', 'dct_wrong');
+  await page.click('#token-form button[type="submit"]');
+  const status = page.locator('#token-status[role="alert"]');
+  await status.waitFor();
+  assert.match(await status.innerText(), /refused this token, so you stay signed in as admin/);
+  assert.equal(await storedToken(), adminToken);
+  await shot('settings.png');
   const req = page.waitForRequest((r) => r.url().endsWith('/graphql') && r.method() === 'POST');
   await ready('home', () => page.evaluate(() => { location.hash = '#/'; }));
-  assert.equal((await req).headers().authorization, 'Bearer e2e-token');
-  await page.evaluate(() => localStorage.removeItem('deidcorpus.token'));
+  assert.equal((await req).headers().authorization, `Bearer ${adminToken}`);
+});
+
+test('the GraphQL IDE sends the token the dashboard stored', async () => {
+  const ide = await page.context().newPage(); // same origin, same localStorage
+  ide.on('pageerror', (e) => pageErrors.push(`IDE pageerror: ${e.message}`));
+  const req = ide.waitForRequest((r) => r.url().endsWith('/graphql') && r.method() === 'POST');
+  await ide.goto(base + '/graphiql/');
+  const r = await req;
+  assert.equal(r.headers().authorization, `Bearer ${adminToken}`);
+  assert.equal((await r.response()).status(), 200, 'the schema loads');
+  assert.match(await ide.locator('#signed-in').innerText(), /carry the dashboard’s API token/);
+  await ide.close();
+});
+
+// ---- Roles -------------------------------------------------------------------
+// A researcher made with the CLI on the server's own database, in a browser
+// context of its own: the demo corpus is original text, so it sees none.
+
+let researcher, researcherToken; // its page and token
+
+test('a researcher sees no original corpus (a helpful empty list), no audit log and no resynthesis', async () => {
+  cli('users', 'add', '--role', 'researcher', 'e2e-researcher');
+  researcherToken = cli('tokens', 'create', '--user', 'e2e-researcher');
+  assert.match(researcherToken, /^dct_\S+$/, 'tokens create prints the token alone');
+  researcher = await newPage();
+  const ms = await ready('home', () => researcher.goto(`${base}/#token=${researcherToken}`), researcher);
+  timed('corpora (researcher)', ms);
+  assert.equal(await researcher.locator('#account .who-name').innerText(), 'e2e-researcher');
+  assert.equal(await researcher.locator('#account .role-badge').textContent(), 'researcher');
+  assert.equal(await researcher.locator('table.corpora').count(), 0, 'no corpus is listed');
+  assert.match(await researcher.locator('.empty-state[data-role="researcher"]').innerText(), /surrogate corpora only/);
+  const { corpora } = await gql('{ corpora { totalCount } }', {}, researcherToken);
+  assert.equal(corpora.totalCount, 0, 'the API agrees');
+  const nav = await researcher.locator('#nav a').allInnerTexts();
+  assert.ok(!nav.includes('Audit log'), `no audit log in the navigation: ${nav}`);
+  assert.ok(nav.includes('Runs') && nav.includes('Releases'), `runs and releases are: ${nav}`);
+  await shot('researcher-corpora.png', researcher);
+  // The original corpus is as if it did not exist; the audit log is refused in words.
+  await ready('error', () => researcher.evaluate((n) => { location.hash = `#/corpus/${encodeURIComponent(n)}`; }, corpus.name), researcher);
+  assert.match(await researcher.locator('[role="alert"]').innerText(), /no corpus named/i);
+  await ready('error', () => researcher.evaluate(() => { location.hash = '#/audit'; }), researcher);
+  assert.equal(await researcher.locator('[role="alert"] h1').innerText(), 'Not allowed');
+  assert.match(await researcher.locator('[role="alert"]').innerText(), /The audit log needs the admin role; you are signed in as e2e-researcher, a researcher/);
+  await ready('runs', () => researcher.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }), researcher);
+  assert.equal(await researcher.locator('#form-resynthesize, button[data-kind="resynthesize"]').count(), 0, 'no resynthesis form');
+  assert.equal(await researcher.locator('#form-release').count(), 0);
+});
+
+test('the audit log (admins): newest first, filtered, a page at a time, every id a keystroke away', async () => {
+  const ms = await ready('audit', () => page.locator('#nav a', { hasText: 'Audit log' }).click());
+  timed('audit log', ms);
+  const { auditEntries: newest } = await gql('{ auditEntries(first: 1, orderBy: {field: SEQ, direction: DESC}) { edges { node { seq } } } }');
+  const seqsOf = () => page.locator('table.audit tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.dataset.seq)));
+  const seqs = await seqsOf();
+  assert.ok(seqs.length > 0, 'entries are listed');
+  assert.equal(seqs[0], newest.edges[0].node.seq, 'the newest entry comes first');
+  assert.deepEqual(seqs, [...seqs].sort((a, b) => b - a), 'newest first throughout');
+  assert.match(await page.locator('.audit-page').innerText(), /deidcorpus audit verify/);
+  await shot('audit.png');
+  // Reads of note text (the document pages', and ten notes read through the
+  // API here, one entry with ten ids): filtered by actor, action and target.
+  await gql('{ documents(first: 10) { edges { node { text } } } }');
+  await page.fill('#audit-actor', 'admin');
+  await page.selectOption('#audit-action', 'read');
+  await page.fill('#audit-target', 'document.TEXT');
+  await ready('audit', () => page.locator('#audit-target').press('Enter'));
+  const rows = await page.locator('table.audit tbody tr').evaluateAll((rs) => rs.map((r) => ({
+    action: r.dataset.action, actor: r.querySelector('.actor').textContent, target: r.querySelector('.target').textContent,
+  })));
+  assert.ok(rows.length > 1, 'the document pages and the API read note text');
+  assert.ok(rows.every((r) => r.action === 'read' && r.actor === 'admin' && r.target === 'Document.text'), JSON.stringify(rows));
+  // Many ids: three shown, the rest behind "+N more", opened from the keyboard.
+  const more = page.locator('table.audit tbody tr').first().locator('details.ids-more');
+  const seq = Number(await more.evaluate((d) => d.closest('tr').dataset.seq));
+  const { auditEntries: one } = await gql('query($s: Int!) { auditEntries(where: {seq: $s}) { edges { node { ids } } } }', { s: seq });
+  const ids = one.edges[0].node.ids;
+  assert.equal(ids.length, 10, `entry ${seq} has the ten ids`);
+  assert.equal(await more.locator('summary').innerText(), `+${ids.length - 3} more`);
+  await more.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await more.getAttribute('open'), '', 'Enter opens the list');
+  assert.equal(await more.locator('.ids-all').innerText(), ids.join(', '));
+  // Pages of three: older, and back to the newer.
+  await ready('audit', () => page.evaluate(() => { location.hash = '#/audit?n=3'; }));
+  const first = await seqsOf();
+  assert.equal(first.length, 3);
+  await ready('audit', () => page.locator('a.pager-older').first().click());
+  const second = await seqsOf();
+  assert.equal(second.length, 3);
+  assert.ok(Math.max(...second) < Math.min(...first), `older entries: ${first} then ${second}`);
+  await ready('audit', () => page.locator('a.pager-newer').first().click());
+  assert.deepEqual(await seqsOf(), first, 'Newer goes back');
 });
 
 // ---- Runs, evaluations, models, surrogates ---------------------------------
@@ -475,18 +651,76 @@ test('resynthesis from the form: the surrogate corpus shows its check, and the o
   await shot('original-beside-surrogate.png');
 });
 
-test('an export run ends with a download link', async () => {
+test('the researcher sees the surrogate corpus, but neither the original beside it nor resynthesis', async () => {
+  const ms = await ready('home', () => researcher.evaluate(() => { location.hash = '#/'; }), researcher);
+  timed('corpora (researcher, surrogate)', ms);
+  const { corpora } = await gql('{ corpora { edges { node { name kind } } } }', {}, researcherToken);
+  assert.deepEqual(corpora.edges.map((e) => e.node), [{ name: surrogate, kind: 'surrogate' }]);
+  assert.deepEqual(await researcher.locator('table.corpora a.corpus-link').allInnerTexts(), [surrogate]);
+  assert.equal(await researcher.locator('table.corpora .corpus-kind').innerText(), 'surrogate');
+  await ready('corpus/:name/doc/:doc', () => researcher.evaluate(([c, d]) => {
+    location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`;
+  }, [surrogate, doc.externalID]), researcher);
+  assert.ok(await researcher.locator('mark.phi').count() > 0, 'the surrogate note with its spans');
+  assert.equal(await researcher.locator('a.original-link').count(), 0, 'no way to the original');
+  await ready('error', () => researcher.evaluate(([c, d]) => {
+    location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}/original`;
+  }, [surrogate, doc.externalID]), researcher);
+  assert.match(await researcher.locator('[role="alert"]').innerText(), /original note beside its surrogate needs the admin or curator role/);
+  await ready('runs', () => researcher.evaluate(() => { location.hash = '#/runs'; }), researcher);
+  const tabs = await researcher.locator('.segmented button').allInnerTexts();
+  assert.ok(tabs.includes('Training') && tabs.includes('Tagging') && tabs.includes('Export'), `runs a researcher may start: ${tabs}`);
+  assert.ok(!tabs.includes('Resynthesis'), `no resynthesis: ${tabs}`);
+  assert.equal(await researcher.locator('#form-resynthesize').count(), 0);
+  await shot('researcher-runs.png', researcher);
+});
+
+/** save clicks a download button and returns the file the browser saved: {name, bytes}. */
+async function save(button) {
+  const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 15_000 }), button.click()]);
+  const name = dl.suggestedFilename();
+  const file = join(tmp, `dl-${Date.now()}-${name}`);
+  await dl.saveAs(file);
+  return { name, bytes: await readFile(file) };
+}
+
+/** The file name and type the server gives a download, asked with the token. */
+async function served(url) {
+  const res = await fetch(base + url, { headers: { Authorization: `Bearer ${adminToken}` } });
+  assert.equal(res.status, 200, `${url} with the token`);
+  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '')?.[1];
+  return { name, type: res.headers.get('content-type') };
+}
+
+test('an export run ends with a download, fetched with the token and saved under the server\'s file name', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=export'; }));
   const before = await jobIds();
   await page.selectOption('#export-corpus', corpus.name);
   await page.click('#form-export button[type="submit"]');
   const { row } = await finishedRow('export', before);
   assert.equal(await row.getAttribute('data-status'), 'succeeded');
-  const hrefAttr = await row.locator('a.result-download').getAttribute('href');
-  assert.match(hrefAttr, /^\/download\/artifacts\/\d+$/);
-  const res = await fetch(base + hrefAttr);
-  assert.equal(res.status, 200);
-  assert.equal((await res.arrayBuffer()).byteLength > 100, true);
+  const button = row.locator('button.result-download');
+  const url = await button.getAttribute('data-url');
+  assert.match(url, /^\/download\/artifacts\/\d+$/);
+  const noToken = await fetch(base + url);
+  assert.equal(noToken.status, 401, 'a plain link would not do');
+  const { name, bytes } = await save(button);
+  assert.equal(name, (await served(url)).name, 'the name of Content-Disposition');
+  assert.ok(bytes.length > 100, `${bytes.length} bytes`);
+  assert.equal(bytes.subarray(0, 2).toString('latin1'), 'PK', 'a zip archive');
+  assert.equal(await row.locator('.download-status.ok').innerText(), `Saved ${name} (${Math.max(1, Math.round(bytes.length / 1024))} KB).`);
+  // When the server refuses, its own words are shown: here the request loses its token on the way.
+  await page.route('**/download/**', (r) => {
+    const headers = { ...r.request().headers() };
+    delete headers.authorization;
+    r.continue({ headers });
+  });
+  await button.click();
+  const alert = row.locator('.download-status[role="alert"]');
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /^Download failed: send an API token/);
+  await page.unroute('**/download/**');
+  await shot('export-download.png');
 });
 
 test('a run can be cancelled and retried from its row', async () => {
@@ -571,16 +805,17 @@ test('a release of the demo corpus made from the form is listed, and its datashe
   assert.match(await steps.first().locator('.code-version').innerText(), /code version \S+/);
   await shot('release.png');
 
-  // Every format downloads as a zip.
+  // Every format downloads as a zip, through the button (fetch with the token, then a blob).
   for (const f of ['i2b2', 'brat', 'jsonl']) {
-    const link = page.locator(`a.download[data-format="${f}"]`);
-    const url = await link.getAttribute('href');
+    const button = page.locator(`button.download[data-format="${f}"]`);
+    const url = await button.getAttribute('data-url');
     assert.match(url, new RegExp(`^/download/releases/.+format=${f}$`));
-    const res = await fetch(base + url);
-    assert.equal(res.status, 200, `${f} download`);
-    assert.equal(res.headers.get('content-type'), 'application/zip', `${f} content type`);
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    assert.equal(String.fromCharCode(bytes[0], bytes[1]), 'PK', `${f}: a zip archive`);
+    const want = await served(url);
+    assert.equal(want.type, 'application/zip', `${f} content type`);
+    const { name, bytes } = await save(button);
+    assert.equal(name, want.name, `${f}: the server's file name`);
+    assert.equal(name, `${r.ref.replace(/[^A-Za-z0-9._-]/g, '_')}-${f}.zip`);
+    assert.equal(bytes.subarray(0, 2).toString('latin1'), 'PK', `${f}: a zip archive`);
   }
 });
 
@@ -672,6 +907,16 @@ test('a missing release shows a message', async () => {
 test('a missing evaluation shows a message; no script errors on the new pages', async () => {
   await ready('error', () => page.evaluate(() => { location.hash = '#/evaluations/999999999'; }));
   assert.match(await page.locator('[role="alert"]').innerText(), /no evaluation/i);
-  // The refused connections are the failure test's own doing.
-  assert.deepEqual(pageErrors.filter((e) => !e.includes('net::ERR_CONNECTION_REFUSED')), []);
+  assert.deepEqual(unexpectedErrors(), []);
+});
+
+test('a revoked token brings back the sign-in view, with the server\'s reason', async () => {
+  const { tokens } = await gql('{ tokens { id user { name } revokedAt } }');
+  const t = tokens.find((x) => x.user.name === 'e2e-researcher' && !x.revokedAt);
+  await gql('mutation($id: ID!) { revokeToken(id: $id) { id } }', { id: t.id });
+  await ready('signin', () => researcher.evaluate(() => { location.hash = '#/releases'; }), researcher);
+  assert.match(await researcher.locator('#signin-reason[role="alert"]').innerText(), /^The server refused the stored token: \S/);
+  assert.equal(await storedToken(researcher), null, 'the refused token is forgotten');
+  assert.equal(await researcher.locator('#account').innerText(), '');
+  await shot('signin-revoked.png', researcher);
 });
