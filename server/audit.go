@@ -133,7 +133,18 @@ func parentID(fc *graphql.FieldContext) string {
 	if fc.Parent == nil {
 		return ""
 	}
-	switch o := fc.Parent.Result.(type) {
+	// An element of a list ([Span!]) is held as a pointer to the slice's
+	// element.
+	result := fc.Parent.Result
+	switch o := result.(type) {
+	case **ent.Document:
+		result = *o
+	case **ent.Span:
+		result = *o
+	case **ent.SurrogateMapping:
+		result = *o
+	}
+	switch o := result.(type) {
 	case *ent.Document:
 		return strconv.Itoa(o.ID)
 	case *ent.Span:

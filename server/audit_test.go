@@ -59,20 +59,32 @@ func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
 	assert.Equal(t, "Span.text", es[1].Target)
 	assert.Len(t, es[1].Ids, 2)
 
-	c.MustPost(`mutation { createCorpus(name: "new") { id } }`, &texts)
+	// Spans read through a document's list name their ids too.
+	var doc struct {
+		Node struct{ Annotations []struct{ Text string } }
+	}
+	c.MustPost(`query($id: ID!) { node(id: $id) { ... on Document { annotations { text } } } }`, &doc,
+		client.Var("id", ids.Documents.Edges[0].Node.ID))
+	require.NotEmpty(t, doc.Node.Annotations)
 	es = entries()
 	require.Len(t, es, 3)
-	assert.Equal(t, "write", es[2].Action)
-	assert.Equal(t, "Mutation.createCorpus", es[2].Target)
+	assert.Equal(t, "Span.text", es[2].Target)
+	assert.Len(t, es[2].Ids, len(doc.Node.Annotations))
+
+	c.MustPost(`mutation { createCorpus(name: "new") { id } }`, &texts)
+	es = entries()
+	require.Len(t, es, 4)
+	assert.Equal(t, "write", es[3].Action)
+	assert.Equal(t, "Mutation.createCorpus", es[3].Target)
 
 	resp, err := ts.get("/download/corpora/c")
 	require.NoError(t, err)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	es = entries()
-	require.Len(t, es, 4)
-	assert.Equal(t, "export", es[3].Action)
-	assert.Equal(t, []string{"c/gold"}, es[3].Ids)
+	require.Len(t, es, 5)
+	assert.Equal(t, "export", es[4].Action)
+	assert.Equal(t, []string{"c/gold"}, es[4].Ids)
 
 	for _, e := range es {
 		assert.Equal(t, "admin", e.Actor, "each record names the account")
@@ -83,12 +95,12 @@ func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
 		client.AddHeader("Authorization", "Bearer "+storetest.Token(t, st, "rita", auth.Researcher)))
 	assert.Error(t, other.Post(`mutation { deleteCorpus(name: "c") }`, &texts))
 	es = entries()
-	require.Len(t, es, 5)
-	assert.Equal(t, "denied", es[4].Action)
-	assert.Equal(t, "rita", es[4].Actor)
-	assert.Equal(t, "Mutation.deleteCorpus", es[4].Target)
+	require.Len(t, es, 6)
+	assert.Equal(t, "denied", es[5].Action)
+	assert.Equal(t, "rita", es[5].Actor)
+	assert.Equal(t, "Mutation.deleteCorpus", es[5].Target)
 
 	n, err := st.VerifyAudit(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 5, n)
+	assert.Equal(t, 6, n)
 }
