@@ -23,9 +23,15 @@ function serverRules() {
   }
   assert.ok(Object.keys(groups).length >= 4, `role groups found in rules.go: ${Object.keys(groups)}`);
   const rules = {};
-  for (const m of src.matchAll(/^\s*"([\w.]+)":\s*\{Roles:\s*(\w+)/gm)) {
+  for (const m of src.matchAll(/^\s*"([\w.]+)":\s*\{Roles:\s*(\w+)([^\n]*)/gm)) {
     assert.ok(groups[m[2]], `rules.go: ${m[1]} uses an unknown role group ${m[2]}`);
     rules[m[1]] = groups[m[2]];
+    // A Self argument may name another account only for the role Check exempts.
+    if (/\bSelf:\s*"\w+"/.test(m[3])) {
+      const exempt = /r\.Self != "" && v\.Role != (\w+)/.exec(src);
+      assert.ok(exempt && Go[exempt[1]], 'rules.go: Check exempts one role from Self');
+      rules[`${m[1]}:Self`] = [Go[exempt[1]]];
+    }
   }
   return rules;
 }
@@ -52,4 +58,14 @@ test('can() follows the signed-in role; nobody signed in, or an unknown action, 
   assert.equal(refusal('auditLog'), 'The audit log needs the admin role; you are a curator.');
   setRole(null);
   for (const r of ROLES) assert.equal(allowed(r, 'auditLog'), r === 'admin');
+});
+
+test('accounts and other accounts\' tokens are for admins; everyone has tokens of their own', () => {
+  for (const r of ROLES) {
+    for (const a of ['accounts', 'createAccount', 'changeAccount', 'assignCorpora', 'othersTokens']) assert.equal(allowed(r, a), r === 'admin', `${r} ${a}`);
+    for (const a of ['tokens', 'createToken', 'revokeToken']) assert.equal(allowed(r, a), true, `${r} ${a}`);
+  }
+  setRole('annotator');
+  assert.equal(refusal('accounts', 'ann'), 'Managing accounts needs the admin role; you are signed in as ann, an annotator.');
+  setRole(null);
 });

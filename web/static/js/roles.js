@@ -15,9 +15,20 @@ const admins = ['admin'];
 
 // action -> [roles allowed, what it is (for a refusal message), the server
 // rule it mirrors (auth/rules.go; web/e2e/roles.test.mjs compares them)].
+// "Op:Self" mirrors a rule's Self exemption: acting for another account,
+// which auth allows admins only.
 const RULES = {
   auditLog: [admins, 'The audit log', 'Query.auditEntries'],
   accounts: [admins, 'Managing accounts', 'Query.users'],
+  createAccount: [admins, 'Making accounts', 'Mutation.createUser'],
+  changeAccount: [admins, 'Changing an account’s role, or disabling it', 'Mutation.updateUser'],
+  assignCorpora: [admins, 'Assigning corpora to annotators', 'Mutation.assignCorpus'],
+  // API tokens: everyone has their own; admins see, make and revoke any
+  // account's (the rule's Self exemption, and the Token row filter).
+  tokens: [everyone, 'API tokens', 'Query.tokens'],
+  createToken: [everyone, 'Making API tokens', 'Mutation.createToken'],
+  revokeToken: [everyone, 'Revoking API tokens', 'Mutation.revokeToken'],
+  othersTokens: [admins, 'Tokens of other accounts', 'Mutation.createToken:Self'],
   // Original PHI beside its surrogate, the full check report, the mappings.
   originalText: [curators, 'The original note beside its surrogate', 'Query.surrogateMappings'],
   checkReport: [curators, 'The full resynthesis check report', 'Query.checkReport'],
@@ -78,6 +89,7 @@ export function refusal(action, name) {
   if (!rule) return 'Your account may not do this.';
   const roles = rule[0];
   const list = roles.length === 1 ? roles[0] : `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}`;
-  const who = name ? `you are signed in as ${name}, a ${role}` : `you are a ${role}`;
+  const article = /^[aeiou]/.test(role) ? 'an' : 'a';
+  const who = name ? `you are signed in as ${name}, ${article} ${role}` : `you are ${article} ${role}`;
   return `${rule[1]} needs the ${list} role; ${who}.`;
 }
