@@ -145,12 +145,6 @@ func Operations() []string {
 	return ops
 }
 
-// Allows tells whether role may run op at all (before any argument check).
-func Allows(role Role, op string) bool {
-	r, ok := rules[op]
-	return ok && slices.Contains(r.Roles, role)
-}
-
 // Check decides whether ctx's viewer may run op with args (raw argument
 // values: input objects as maps). A context without a viewer is the process
 // itself and may do everything. Refusals are forbidden errors; an object the

@@ -41,7 +41,7 @@ func (r *mutationResolver) UnassignCorpus(ctx context.Context, user string, corp
 
 // CreateToken is the resolver for the createToken field.
 func (r *mutationResolver) CreateToken(ctx context.Context, user *string, name string, expiresInDays *int) (*model.NewToken, error) {
-	owner := viewer(ctx).Name
+	owner := auth.Name(ctx)
 	if user != nil {
 		owner = *user
 	}
@@ -63,5 +63,5 @@ func (r *mutationResolver) RevokeToken(ctx context.Context, id int) (*ent.Token,
 
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*ent.User, error) {
-	return r.store.UserByName(ctx, viewer(ctx).Name)
+	return r.store.UserByName(ctx, auth.Name(ctx))
 }

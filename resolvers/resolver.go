@@ -5,14 +5,12 @@
 package resolvers
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"deidcorpus/apperr"
-	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
@@ -35,15 +33,6 @@ func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
 
 // DefaultTokenDays is how long a token made without an expiry lasts.
 const DefaultTokenDays = 90
-
-// viewer is who the request acts for; the server authenticates every
-// request, so only a test calling resolvers directly has none.
-func viewer(ctx context.Context) *auth.Viewer {
-	if v := auth.FromContext(ctx); v != nil {
-		return v
-	}
-	return auth.NewViewer(0, auth.Name(ctx), auth.Admin)
-}
 
 // readUploads reads uploaded files, expanding .zip archives.
 func readUploads(files []*graphql.Upload) ([]formats.File, error) {
