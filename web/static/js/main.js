@@ -47,9 +47,12 @@ function drawAccount(me) {
     h('button', { type: 'button', id: 'sign-out', class: 'sign-out', onclick: doSignOut }, 'Sign out'));
 }
 
-function doSignOut() {
+// A page may say why it signs out (a 'deidcorpus:sign-out' event whose
+// detail is {notice}: the token was just revoked); a click says nothing.
+function doSignOut(e) {
   signOut();
-  notice = 'Signed out: this browser no longer keeps the token. The token itself still works until it expires or is revoked (deidcorpus tokens revoke ID).';
+  const said = e instanceof CustomEvent && typeof e.detail?.notice === 'string' ? e.detail.notice : '';
+  notice = said || 'Signed out: this browser no longer keeps the token. The token itself still works until it expires or is revoked (Account › API tokens, or deidcorpus tokens revoke ID).';
   render();
 }
 
@@ -118,7 +121,8 @@ function signInView(refused) {
         h('li', {}, 'The first start of the server made the account ', h('code', {}, 'admin'), ' and wrote its token to a file beside the database: ',
           h('code', {}, 'DB.admin-token'), ' (with the default database, ', h('code', {}, './deidcorpus.db.admin-token'), ').'),
         h('li', {}, h('code', {}, 'deidcorpus serve --demo'), ' prints a link that signs you in: ', h('code', {}, 'http://…/#token=dct_…'), '.'),
-        h('li', {}, 'More accounts and tokens: ', h('code', {}, 'deidcorpus users add NAME --role researcher'), ', then ',
+        h('li', {}, 'An admin makes accounts and their tokens on the dashboard’s Accounts page; everyone makes more tokens of their own on the Account page.'),
+        h('li', {}, 'Or with the command line: ', h('code', {}, 'deidcorpus users add NAME --role researcher'), ', then ',
           h('code', {}, 'deidcorpus tokens create --user NAME'), ' (prints the token once; add ', h('code', {}, '--db DB'), ' for another database).'))));
   notice = '';
   setTimeout(() => input.focus(), 0);

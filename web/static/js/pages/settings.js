@@ -1,15 +1,19 @@
 // #/settings — the signed-in account: name, role and what the role sees, the
-// corpora assigned to an annotator; signing in with another token; signing
-// out. The token itself is never shown again.
+// corpora assigned to an annotator; its API tokens (an admin's: every
+// account's), made, listed and revoked here; signing in with another token;
+// signing out. A token is shown once, when made, and never again.
 
 import { ApiError } from '../api.js';
 import { load, signIn } from '../session.js';
-import { SCOPE } from '../roles.js';
+import { SCOPE, can } from '../roles.js';
 import { h, card } from '../dom.js';
+import { tokensCard, loadTokens } from '../tokens.js';
 
-export async function render({ title }) {
+export async function render({ title, signal }) {
   title('Account');
-  const { me } = await load();
+  const { me, api } = await load();
+  const withTokens = can('tokens') && api.query.has('tokens');
+  const tokens = withTokens ? await loadTokens(signal) : [];
   const assigned = (me.assignedCorpora || []).map((c) => c.name);
 
   const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', size: 60, placeholder: 'dct_…', required: true });
@@ -48,13 +52,10 @@ export async function render({ title }) {
         h('div', {}, h('dt', {}, 'Role'), h('dd', { class: 'account-role' }, me.role))),
       h('p', { class: 'scope' }, SCOPE[me.role] || ''),
       me.role === 'annotator'
-        ? h('p', { class: 'assigned' }, assigned.length ? `Assigned corpora: ${assigned.join(', ')}.` : 'No corpus is assigned to you yet: ask an admin (deidcorpus users assign NAME CORPUS).')
+        ? h('p', { class: 'assigned' }, assigned.length ? `Assigned corpora: ${assigned.join(', ')}.` : 'No corpus is assigned to you yet: ask an admin to assign one.')
         : null,
       h('p', {}, h('button', { type: 'button', id: 'settings-sign-out', onclick: () => window.dispatchEvent(new Event('deidcorpus:sign-out')) }, 'Sign out'),
-        ' ', h('span', { class: 'muted' }, 'Forgets the token in this browser; the token stays valid until it expires or is revoked.'))),
-    card('Switch account', form),
-    card('More tokens',
-      h('p', {}, 'Tokens are made with the command line, and shown once: ', h('code', {}, 'deidcorpus tokens create --user NAME'),
-        ' (or the ', h('code', {}, 'createToken'), ' mutation in the GraphQL IDE); ', h('code', {}, 'deidcorpus tokens list'), ' and ',
-        h('code', {}, 'tokens revoke ID'), ' manage them.')));
+        ' ', h('span', { class: 'muted' }, 'Forgets the token in this browser; the token itself stays valid until it expires or is revoked.'))),
+    withTokens ? tokensCard({ me, tokens, idPrefix: 'my-token' }) : null,
+    card('Switch account', form));
 }
