@@ -82,6 +82,11 @@ export function seesAllCorpora() {
   return role === 'admin' || role === 'curator';
 }
 
+/** aRole is a role with its article: "an admin", "a curator". */
+export function aRole(r) {
+  return `${/^[aeiou]/.test(r) ? 'an' : 'a'} ${r}`;
+}
+
 /** refusal says why the signed-in account may not do action. */
 export function refusal(action, name) {
   const a = [].concat(action).find((x) => !allowed(role, x));
@@ -89,7 +94,6 @@ export function refusal(action, name) {
   if (!rule) return 'Your account may not do this.';
   const roles = rule[0];
   const list = roles.length === 1 ? roles[0] : `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}`;
-  const article = /^[aeiou]/.test(role) ? 'an' : 'a';
-  const who = name ? `you are signed in as ${name}, ${article} ${role}` : `you are ${article} ${role}`;
+  const who = name ? `you are signed in as ${name}, ${aRole(role)}` : `you are ${aRole(role)}`;
   return `${rule[1]} needs the ${list} role; ${who}.`;
 }

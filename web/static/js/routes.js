@@ -28,6 +28,8 @@ export const routes = [
   { path: 'releases/:ref', requires: ['releases', 'release'], page: () => import('./pages/release.js') },
   { path: 'releases/:a/diff/:b', requires: ['release', 'releaseDiff'], page: () => import('./pages/release-diff.js') },
   { path: 'audit', nav: 'Audit log', requires: 'auditEntries', allow: 'auditLog', page: () => import('./pages/audit.js') },
+  { path: 'accounts', nav: 'Accounts', requires: ['users', 'mutation:createUser'], allow: 'accounts', page: () => import('./pages/accounts.js') },
+  { path: 'accounts/:name', requires: ['users', 'mutation:updateUser'], allow: 'accounts', page: () => import('./pages/account.js') },
   { path: 'settings', page: () => import('./pages/settings.js') },
 ];
 
