@@ -2,7 +2,9 @@
 // demo corpus, drive Debian's Chromium with playwright-core, check what the
 // pages show against the GraphQL API, and save screenshots. The browser signs
 // in through the link `serve --demo` prints (#token=…, the admin); a
-// researcher made with the CLI on the same database gets a page of its own.
+// researcher made with the CLI on the same database gets a page of its own,
+// and the accounts and tokens made last, on the dashboard's own Accounts and
+// Account pages, browser contexts of their own.
 //
 //   node dashboard.test.mjs            (run.sh installs what it needs first)
 // Environment: DEIDCORPUS_BIN (a built binary, skips `go build`), CHROMIUM
@@ -919,4 +921,310 @@ test('a revoked token brings back the sign-in view, with the server\'s reason', 
   assert.equal(await storedToken(researcher), null, 'the refused token is forgotten');
   assert.equal(await researcher.locator('#account').innerText(), '');
   await shot('signin-revoked.png', researcher);
+});
+
+// ---- Accounts and tokens -------------------------------------------------------
+// The admin makes accounts and tokens on the dashboard (no CLI): a researcher
+// with a token shown once that signs in a fresh browser, revoked and then
+// refused; the last admin kept by the server; a corpus assigned to an
+// annotator. Tokens are made through the GraphQL API as well, where the
+// browser has no say.
+
+const tokensOf = async (name) => (await gql('{ tokens { id name prefix expiresAt revokedAt user { name } } }')).tokens.filter((t) => t.user.name === name);
+const accountRows = (p = page) => p.locator('table.accounts tbody tr').evaluateAll((rs) => rs.map((r) => ({ name: r.dataset.account, role: r.dataset.role })));
+
+/** rawGql returns the whole answer (errors included) as the admin. */
+async function rawGql(query, variables = {}) {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ query, variables }),
+  });
+  return res.json();
+}
+
+/** makeAccount fills the Accounts page's form and lands on the new account's page. */
+async function makeAccount(name, role, { keyboard = false } = {}) {
+  if (await page.evaluate(() => location.hash) !== '#/accounts') await ready('accounts', () => page.evaluate(() => { location.hash = '#/accounts'; }));
+  if (keyboard) {
+    await page.fill('#new-account-name', '');
+    await page.locator('#new-account-name').focus();
+    await page.keyboard.type(name);
+    await page.keyboard.press('Tab'); // the role
+    await page.keyboard.type(role.slice(0, 3)); // a closed select picks the option its letters start
+    assert.equal(await page.inputValue('#new-account-role'), role, 'the role picked from the keyboard');
+    await page.keyboard.press('Tab'); // Make account
+    return ready('accounts/:name', () => page.keyboard.press('Enter'));
+  }
+  await page.fill('#new-account-name', name);
+  await page.selectOption('#new-account-role', role);
+  return ready('accounts/:name', () => page.click('#new-account-form button[type="submit"]'));
+}
+
+const rita = 'e2e-rita';
+let ritaToken, ritaPage;
+
+test('the Accounts page (admins) lists every account; a researcher made from its form, keyboard only, lands on its own page', async () => {
+  let ms = await ready('accounts', () => page.locator('#nav a', { hasText: 'Accounts' }).click());
+  timed('accounts', ms);
+  const { users } = await gql('{ users(first: 500, orderBy: {field: NAME}) { edges { node { name role } } } }');
+  assert.deepEqual(await accountRows(), users.edges.map((e) => e.node), 'every account, by name, with its role');
+  // An empty role is the form's to catch; a bad name is the server's, in its words.
+  await page.fill('#new-account-name', 'e2e bad name');
+  await page.click('#new-account-form button[type="submit"]');
+  assert.equal(await page.locator('#new-account-status[role="alert"]').innerText(), 'Choose the account’s role.');
+  await page.selectOption('#new-account-role', 'researcher');
+  await page.click('#new-account-form button[type="submit"]');
+  await page.waitForFunction(() => /Could not make/.test(document.querySelector('#new-account-status')?.textContent));
+  assert.match(await page.locator('#new-account-status[role="alert"]').innerText(), /^Could not make the account: account name "e2e bad name" must be non-empty, without spaces or ':'$/);
+
+  ms = await makeAccount(rita, 'researcher', { keyboard: true });
+  timed('account', ms);
+  assert.equal(await page.locator('.account-title').innerText(), rita);
+  assert.match(await page.locator('#account-note').innerText(), /^Account e2e-rita made, with the researcher role\. Make it a token below/);
+  await page.waitForFunction(() => document.activeElement?.id === 'account-token-name');
+  const { users: made } = await gql('query($n: String!) { users(where: {name: $n}) { edges { node { role disabled } } } }', { n: rita });
+  assert.deepEqual(made.edges[0].node, { role: 'researcher', disabled: false });
+  assert.equal(await page.locator('#assign-form').count(), 0, 'no corpus is assigned to a researcher');
+  assert.match(await page.locator('.not-annotator').innerText(), /Only annotators are given corpora/);
+});
+
+test('a token made for the researcher is shown once, copied with a button, and signs in a fresh browser as the researcher', async () => {
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  // Keyboard only: the focus is on the token's name.
+  await page.keyboard.type('e2e laptop');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.type('30');
+  await page.keyboard.press('Enter');
+  const panel = page.locator('.new-token');
+  await panel.waitFor();
+  const value = await page.inputValue('.new-token-value');
+  assert.match(value, /^dct_[a-z2-7]{52}$/, 'the token itself');
+  ritaToken = value;
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('new-token-value')), true, 'the token has the focus, selected');
+  assert.match(await panel.locator('.warn').innerText(), /Copy it now: it will not be shown again/);
+  assert.equal(await panel.getAttribute('data-owner'), rita);
+  await panel.locator('button.copy-token').click();
+  await page.waitForFunction(() => document.querySelector('.copy-status')?.textContent);
+  assert.equal(await panel.locator('.copy-status').innerText(), 'Copied to the clipboard.');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), ritaToken, 'the clipboard holds the token');
+  // Listed with its prefix, 30 days, active; the API agrees.
+  const [t] = await tokensOf(rita);
+  assert.ok(ritaToken.startsWith(t.prefix));
+  assert.equal(t.name, 'e2e laptop');
+  const days = (Date.parse(t.expiresAt) - Date.now()) / 86_400_000;
+  assert.ok(days > 29.9 && days <= 30, `expires in 30 days: ${t.expiresAt}`);
+  const row = page.locator(`table.tokens tr[data-token="${t.id}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-status'), 'active');
+  assert.equal(await row.locator('td.prefix').innerText(), `${t.prefix}…`);
+  await shot('account-new-token.png');
+  // A lifetime the server refuses: its words, and the token still on show.
+  await page.fill('#account-token-days', '-5');
+  await page.click('#account-token-form button[type="submit"]');
+  const refused = page.locator('#account-token-form-status[role="alert"]');
+  await refused.waitFor();
+  assert.equal(await refused.innerText(), 'Could not make the token: a token\'s lifetime must be positive (or 0 for none)');
+  assert.equal(await page.inputValue('.new-token-value'), ritaToken, 'a failure does not take the new token away');
+  assert.equal((await tokensOf(rita)).length, 1);
+  // Shown once: the page again has the prefix only.
+  await ready('accounts/:name', () => page.reload());
+  assert.equal(await page.locator('.new-token').count(), 0);
+  assert.equal((await page.content()).includes(ritaToken), false, 'the token is nowhere on the page');
+  assert.equal(await page.locator(`table.tokens tr[data-token="${t.id}"] td.prefix`).innerText(), `${t.prefix}…`);
+
+  // A fresh browser (no stored token) signs in with it, and sees a researcher's dashboard.
+  ritaPage = await newPage();
+  await ready('signin', () => ritaPage.goto(base + '/'), ritaPage);
+  await ritaPage.fill('#signin-token', ritaToken);
+  const ms = await ready('home', () => ritaPage.keyboard.press('Enter'), ritaPage);
+  timed('signed in (new researcher)', ms);
+  assert.equal(await ritaPage.locator('#account .who-name').innerText(), rita);
+  assert.equal(await ritaPage.locator('#account .role-badge').textContent(), 'researcher');
+  const nav = await ritaPage.locator('#nav a').allInnerTexts();
+  assert.ok(!nav.includes('Accounts') && !nav.includes('Audit log'), `no admin pages: ${nav}`);
+  assert.ok(await ritaPage.locator('.empty-state[data-role="researcher"], table.corpora').count() > 0, 'the researcher’s corpora page');
+  await ready('error', () => ritaPage.evaluate(() => { location.hash = '#/accounts'; }), ritaPage);
+  assert.match(await ritaPage.locator('[role="alert"]').innerText(), /Managing accounts needs the admin role; you are signed in as e2e-rita, a researcher/);
+  // Its own tokens only, this one marked as this browser's.
+  await ready('settings', () => ritaPage.locator('#account a.who').click(), ritaPage);
+  const rows = await ritaPage.locator('table.tokens tbody tr').evaluateAll((rs) => rs.map((r) => ({ user: r.dataset.user, current: r.dataset.current })));
+  assert.deepEqual(rows, [{ user: rita, current: 'true' }]);
+  assert.equal(await ritaPage.locator('table.tokens th', { hasText: 'Account' }).count(), 0, 'no account column for your own tokens');
+  await shot('researcher-account.png', ritaPage);
+});
+
+test('a token the admin revokes (after a confirmation that Escape cancels) is refused at once', async () => {
+  const [t] = await tokensOf(rita);
+  const revoke = page.locator(`table.tokens tr[data-token="${t.id}"] button.revoke`);
+  await revoke.focus();
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('dialog.confirm[open]');
+  await dialog.waitFor();
+  assert.match(await dialog.innerText(), new RegExp(`Token ${t.prefix}… \\(“e2e laptop”\\) of e2e-rita is refused from now on`));
+  assert.equal(await page.evaluate(() => document.activeElement?.className), 'confirm-cancel', 'Cancel has the focus');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal((await tokensOf(rita))[0].revokedAt, null, 'Escape revoked nothing');
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('revoke')), true, 'the focus is back on Revoke');
+  await page.keyboard.press('Enter');
+  await dialog.waitFor();
+  await dialog.locator('button.confirm-ok').click();
+  const row = page.locator(`table.tokens tr[data-token="${t.id}"][data-status="revoked"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('.token-status').innerText(), 'revoked');
+  assert.equal(await row.locator('button.revoke').count(), 0);
+  assert.match(await page.locator('.tokens-status').innerText(), new RegExp(`^Token ${t.prefix}… of e2e-rita revoked`));
+  assert.ok((await tokensOf(rita))[0].revokedAt, 'the API says revoked');
+  const res = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ritaToken}` }, body: '{"query":"{ me { name } }"}' });
+  assert.equal(res.status, 401);
+  assert.match((await res.json()).errors[0].message, /was revoked/);
+  await shot('token-revoked.png');
+  // The researcher's browser is sent back to sign in, with the reason.
+  await ready('signin', () => ritaPage.evaluate(() => { location.hash = '#/'; }), ritaPage);
+  assert.match(await ritaPage.locator('#signin-reason').innerText(), /^The server refused the stored token: API token \S+… was revoked/);
+  await ritaPage.context().close();
+});
+
+test('revoking the token this browser is signed in with warns first, then signs out', async () => {
+  const { createToken } = await gql('mutation { createToken(name: "e2e second browser") { token info { id prefix } } }');
+  const second = await newPage();
+  await ready('home', () => second.goto(`${base}/#token=${createToken.token}`), second);
+  const ms = await ready('settings', () => second.evaluate(() => { location.hash = '#/settings'; }), second);
+  timed('settings with tokens', ms);
+  // The admin's list: every account's tokens, with whose each is.
+  const all = (await gql('{ tokens { id } }')).tokens.map((t) => t.id);
+  assert.deepEqual(await second.locator('table.tokens tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.token)), all, 'every token, newest first');
+  assert.equal(await second.locator(`table.tokens tr[data-token] td.owner`, { hasText: rita }).count(), 1, 'the researcher’s token, with its owner');
+  await second.selectOption('.tokens-whose', rita);
+  assert.equal(await second.locator('table.tokens tbody tr').count(), 1, 'filtered to one account');
+  await second.selectOption('.tokens-whose', '');
+  const current = second.locator('table.tokens tr[data-current="true"]');
+  assert.equal(await current.count(), 1, 'one token is this browser’s');
+  assert.equal(await current.getAttribute('data-token'), createToken.info.id);
+  await second.locator('.tokens-card, .card', { hasText: 'API tokens' }).first().scrollIntoViewIfNeeded();
+  await shot('settings-tokens.png', second);
+  await current.locator('button.revoke').click();
+  const dialog = second.locator('dialog.confirm[open]');
+  await dialog.waitFor();
+  assert.match(await dialog.locator('.warn').innerText(), /This browser is signed in with it: you will be signed out here/);
+  assert.equal(await dialog.locator('button.confirm-ok').innerText(), 'Revoke and sign out');
+  await shot('revoke-own-token.png', second);
+  await second.keyboard.press('Tab'); // from Cancel to the confirm button
+  await ready('signin', () => second.keyboard.press('Enter'), second);
+  assert.match(await second.locator('#signin-reason').innerText(), new RegExp(`^You revoked the token this browser was signed in with \\(${createToken.info.prefix}…\\)`));
+  assert.equal(await storedToken(second), null);
+  const mine = (await gql('{ tokens { id revokedAt } }')).tokens.find((t) => t.id === createToken.info.id);
+  assert.ok(mine.revokedAt, 'revoked');
+  await second.context().close();
+  assert.equal(await storedToken(), adminToken, 'the other browser keeps its own token');
+});
+
+test('demoting or disabling the only admin is refused, with the server\'s own message', async () => {
+  await ready('accounts/:name', () => page.evaluate(() => { location.hash = '#/accounts/admin'; }));
+  assert.match(await page.locator('.last-admin').innerText(), /only enabled admin/);
+  // What the server says to the same request.
+  const direct = await rawGql('mutation { updateUser(name: "admin", role: curator) { role } }');
+  assert.equal(direct.errors[0].extensions.code, 'conflict');
+  const said = direct.errors[0].message;
+  await page.selectOption('#account-role', 'curator');
+  await page.click('#account-role-submit');
+  const dialog = page.locator('dialog.confirm[open]');
+  await dialog.waitFor();
+  assert.match(await dialog.innerText(), /Give up your admin role\?/);
+  await dialog.locator('button.confirm-ok').click();
+  const alert = page.locator('#account-role-status[role="alert"]');
+  await alert.waitFor();
+  assert.equal(await alert.innerText(), `The role was not changed: ${said}`);
+  await shot('account-last-admin.png');
+  await page.click('#account-disable');
+  await dialog.waitFor();
+  assert.match(await dialog.locator('.warn').innerText(), /your own account/);
+  await dialog.locator('button.confirm-ok').click();
+  const refused = page.locator('#account-access-status[role="alert"]');
+  await refused.waitFor();
+  assert.match(await refused.innerText(), /^admin was not disabled: admin is the last enabled admin/);
+  const { me } = await gql('{ me { role disabled } }');
+  assert.deepEqual(me, { role: 'admin', disabled: false });
+  assert.equal(await page.locator('#account .role-badge').textContent(), 'admin');
+});
+
+test('an admin who demotes itself (another admin exists) lands on its account page in its new role; disabled, its browser is refused', async () => {
+  const boss = 'e2e-boss';
+  await makeAccount(boss, 'admin');
+  const { createToken } = await gql('mutation($u: String) { createToken(user: $u, name: "e2e") { token } }', { u: boss });
+  const b = await newPage();
+  await ready('home', () => b.goto(`${base}/#token=${createToken.token}`), b);
+  await ready('accounts/:name', () => b.evaluate((n) => { location.hash = `#/accounts/${n}`; }, boss), b);
+  assert.equal(await b.locator('.last-admin').count(), 0, 'there are two admins');
+  await b.selectOption('#account-role', 'curator');
+  await b.click('#account-role-submit');
+  const dialog = b.locator('dialog.confirm[open]');
+  await dialog.waitFor();
+  assert.equal(await dialog.locator('button.confirm-ok').innerText(), 'Make me a curator');
+  await ready('settings', () => dialog.locator('button.confirm-ok').click(), b);
+  assert.equal(await b.locator('.account-role').innerText(), 'curator');
+  assert.equal(await b.locator('#account .role-badge').textContent(), 'curator');
+  assert.ok(!(await b.locator('#nav a').allInnerTexts()).includes('Accounts'), 'no Accounts for a curator');
+  // The admin (still on its page) sees the change, disables it, and its browser is refused.
+  await ready('accounts/:name', () => page.reload());
+  assert.equal(await page.locator('h1 .role-badge').textContent(), 'curator');
+  await page.click('#account-disable');
+  await page.locator('dialog.confirm[open] button.confirm-ok').click();
+  await page.locator('#account-enable').waitFor();
+  assert.equal(await page.locator('#account-access-status').innerText(), `${boss} is disabled: its tokens are refused.`);
+  assert.equal(await page.locator('h1 .disabled-tag').innerText(), 'disabled');
+  assert.equal(await page.locator('#account-enable').evaluate((e) => e === document.activeElement || document.activeElement?.id === 'account-access-status'), true, 'the focus stays on the card');
+  await ready('signin', () => b.evaluate(() => { location.hash = '#/'; }), b);
+  assert.match(await b.locator('#signin-reason').innerText(), /account e2e-boss is disabled/);
+  await page.click('#account-enable');
+  await page.locator('#account-disable').waitFor();
+  assert.equal((await gql('query($n: String!) { users(where: {name: $n}) { edges { node { disabled role } } } }', { n: boss })).users.edges[0].node.disabled, false);
+  await b.context().close();
+});
+
+test('the demo corpus is assigned to a new annotator account, which then sees it; the server\'s refusal shows when the role changed meanwhile', async () => {
+  const ann = 'e2e-ann';
+  await makeAccount(ann, 'annotator');
+  assert.match(await page.locator('.assigned-corpora, .card p.empty').first().innerText(), /No corpus is assigned to e2e-ann/);
+  await page.selectOption('#assign-corpus', corpus.name);
+  await page.locator('#assign-submit').focus();
+  await page.keyboard.press('Enter');
+  const li = page.locator(`ul.assigned-corpora li[data-corpus="${corpus.name}"]`);
+  await li.waitFor();
+  assert.equal(await page.locator('#assign-status').innerText(), `${corpus.name} is assigned to ${ann}.`);
+  const { users } = await gql('query($n: String!) { users(where: {name: $n}) { edges { node { assignedCorpora { name } } } } }', { n: ann });
+  assert.deepEqual(users.edges[0].node.assignedCorpora, [{ name: corpus.name }]);
+  // Its token, made here, never to expire (0 days).
+  await page.fill('#account-token-name', 'e2e annotation');
+  await page.fill('#account-token-days', '0');
+  await page.press('#account-token-days', 'Enter');
+  await page.locator('.new-token').waitFor();
+  const annToken = await page.inputValue('.new-token-value');
+  const row = page.locator('table.tokens tbody tr');
+  await row.waitFor();
+  assert.equal(await row.locator('td.expires').innerText(), 'never');
+  assert.equal((await tokensOf(ann))[0].expiresAt, null, 'no expiry');
+  const { corpora } = await gql('{ corpora { edges { node { name } } } }', {}, annToken);
+  assert.deepEqual(corpora.edges.map((e) => e.node.name), [corpus.name], 'the annotator sees its corpus, and only it');
+  await shot('account-annotator.png');
+  // Unassigned from its button.
+  await li.locator('button.unassign').click();
+  await li.waitFor({ state: 'detached' });
+  assert.equal(await page.locator('#assign-status').innerText(), `${corpus.name} is no longer assigned to ${ann}.`);
+  // Made a researcher elsewhere while this page still offers the form: the server refuses, in its words.
+  await gql('mutation($n: String!) { updateUser(name: $n, role: researcher) { role } }', { n: ann });
+  await page.selectOption('#assign-corpus', corpus.name);
+  await page.click('#assign-submit');
+  const alert = page.locator('#assign-status[role="alert"]');
+  await alert.waitFor();
+  assert.equal(await alert.innerText(), `${corpus.name} was not assigned: ${ann} is a researcher: only annotators work on assigned corpora (change the role first)`);
+  // The accounts list shows both new accounts.
+  await ready('accounts', () => page.evaluate(() => { location.hash = '#/accounts'; }));
+  const rows = await accountRows();
+  assert.ok(rows.some((r) => r.name === rita && r.role === 'researcher') && rows.some((r) => r.name === ann && r.role === 'researcher'), JSON.stringify(rows));
+  await shot('accounts.png');
+});
+
+test('no script errors on the account pages', () => {
+  assert.deepEqual(unexpectedErrors(), []);
 });
