@@ -27,6 +27,8 @@ type Artifact struct {
 	Sha256 string `json:"sha256,omitempty"`
 	// Data holds the value of the "data" field.
 	Data []byte `json:"data,omitempty"`
+	// the key that encrypted data, for a file naming original PHI values (a check report); empty: data in clear
+	KeyID string `json:"key_id,omitempty"`
 	// JobID holds the value of the "job_id" field.
 	JobID *int `json:"job_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -43,7 +45,7 @@ func (*Artifact) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case artifact.FieldID, artifact.FieldSize, artifact.FieldJobID:
 			values[i] = new(sql.NullInt64)
-		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256:
+		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256, artifact.FieldKeyID:
 			values[i] = new(sql.NullString)
 		case artifact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -97,6 +99,12 @@ func (_m *Artifact) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value != nil {
 				_m.Data = *value
+			}
+		case artifact.FieldKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field key_id", values[i])
+			} else if value.Valid {
+				_m.KeyID = value.String
 			}
 		case artifact.FieldJobID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -161,6 +169,9 @@ func (_m *Artifact) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))
+	builder.WriteString(", ")
+	builder.WriteString("key_id=")
+	builder.WriteString(_m.KeyID)
 	builder.WriteString(", ")
 	if v := _m.JobID; v != nil {
 		builder.WriteString("job_id=")

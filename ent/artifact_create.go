@@ -60,6 +60,20 @@ func (_c *ArtifactCreate) SetData(v []byte) *ArtifactCreate {
 	return _c
 }
 
+// SetKeyID sets the "key_id" field.
+func (_c *ArtifactCreate) SetKeyID(v string) *ArtifactCreate {
+	_c.mutation.SetKeyID(v)
+	return _c
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_c *ArtifactCreate) SetNillableKeyID(v *string) *ArtifactCreate {
+	if v != nil {
+		_c.SetKeyID(*v)
+	}
+	return _c
+}
+
 // SetJobID sets the "job_id" field.
 func (_c *ArtifactCreate) SetJobID(v int) *ArtifactCreate {
 	_c.mutation.SetJobID(v)
@@ -127,6 +141,10 @@ func (_c *ArtifactCreate) defaults() {
 		v := artifact.DefaultContentType
 		_c.mutation.SetContentType(v)
 	}
+	if _, ok := _c.mutation.KeyID(); !ok {
+		v := artifact.DefaultKeyID
+		_c.mutation.SetKeyID(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := artifact.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -154,6 +172,9 @@ func (_c *ArtifactCreate) check() error {
 	}
 	if _, ok := _c.mutation.Data(); !ok {
 		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Artifact.data"`)}
+	}
+	if _, ok := _c.mutation.KeyID(); !ok {
+		return &ValidationError{Name: "key_id", err: errors.New(`ent: missing required field "Artifact.key_id"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Artifact.created_at"`)}
@@ -204,6 +225,10 @@ func (_c *ArtifactCreate) createSpec() (*Artifact, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
 		_node.Data = value
+	}
+	if value, ok := _c.mutation.KeyID(); ok {
+		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)
+		_node.KeyID = value
 	}
 	if value, ok := _c.mutation.JobID(); ok {
 		_spec.SetField(artifact.FieldJobID, field.TypeInt, value)
@@ -328,6 +353,18 @@ func (u *ArtifactUpsert) SetData(v []byte) *ArtifactUpsert {
 // UpdateData sets the "data" field to the value that was provided on create.
 func (u *ArtifactUpsert) UpdateData() *ArtifactUpsert {
 	u.SetExcluded(artifact.FieldData)
+	return u
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *ArtifactUpsert) SetKeyID(v string) *ArtifactUpsert {
+	u.Set(artifact.FieldKeyID, v)
+	return u
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *ArtifactUpsert) UpdateKeyID() *ArtifactUpsert {
+	u.SetExcluded(artifact.FieldKeyID)
 	return u
 }
 
@@ -474,6 +511,20 @@ func (u *ArtifactUpsertOne) SetData(v []byte) *ArtifactUpsertOne {
 func (u *ArtifactUpsertOne) UpdateData() *ArtifactUpsertOne {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.UpdateData()
+	})
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *ArtifactUpsertOne) SetKeyID(v string) *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetKeyID(v)
+	})
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *ArtifactUpsertOne) UpdateKeyID() *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateKeyID()
 	})
 }
 
@@ -790,6 +841,20 @@ func (u *ArtifactUpsertBulk) SetData(v []byte) *ArtifactUpsertBulk {
 func (u *ArtifactUpsertBulk) UpdateData() *ArtifactUpsertBulk {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.UpdateData()
+	})
+}
+
+// SetKeyID sets the "key_id" field.
+func (u *ArtifactUpsertBulk) SetKeyID(v string) *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetKeyID(v)
+	})
+}
+
+// UpdateKeyID sets the "key_id" field to the value that was provided on create.
+func (u *ArtifactUpsertBulk) UpdateKeyID() *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateKeyID()
 	})
 }
 

@@ -96,6 +96,20 @@ func (_u *ArtifactUpdate) SetData(v []byte) *ArtifactUpdate {
 	return _u
 }
 
+// SetKeyID sets the "key_id" field.
+func (_u *ArtifactUpdate) SetKeyID(v string) *ArtifactUpdate {
+	_u.mutation.SetKeyID(v)
+	return _u
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_u *ArtifactUpdate) SetNillableKeyID(v *string) *ArtifactUpdate {
+	if v != nil {
+		_u.SetKeyID(*v)
+	}
+	return _u
+}
+
 // SetJobID sets the "job_id" field.
 func (_u *ArtifactUpdate) SetJobID(v int) *ArtifactUpdate {
 	_u.mutation.ResetJobID()
@@ -195,6 +209,9 @@ func (_u *ArtifactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
 	}
+	if value, ok := _u.mutation.KeyID(); ok {
+		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.JobID(); ok {
 		_spec.SetField(artifact.FieldJobID, field.TypeInt, value)
 	}
@@ -290,6 +307,20 @@ func (_u *ArtifactUpdateOne) SetNillableSha256(v *string) *ArtifactUpdateOne {
 // SetData sets the "data" field.
 func (_u *ArtifactUpdateOne) SetData(v []byte) *ArtifactUpdateOne {
 	_u.mutation.SetData(v)
+	return _u
+}
+
+// SetKeyID sets the "key_id" field.
+func (_u *ArtifactUpdateOne) SetKeyID(v string) *ArtifactUpdateOne {
+	_u.mutation.SetKeyID(v)
+	return _u
+}
+
+// SetNillableKeyID sets the "key_id" field if the given value is not nil.
+func (_u *ArtifactUpdateOne) SetNillableKeyID(v *string) *ArtifactUpdateOne {
+	if v != nil {
+		_u.SetKeyID(*v)
+	}
 	return _u
 }
 
@@ -421,6 +452,9 @@ func (_u *ArtifactUpdateOne) sqlSave(ctx context.Context) (_node *Artifact, err 
 	}
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.KeyID(); ok {
+		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.JobID(); ok {
 		_spec.SetField(artifact.FieldJobID, field.TypeInt, value)

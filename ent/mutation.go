@@ -827,6 +827,7 @@ type ArtifactMutation struct {
 	addsize       *int
 	sha256        *string
 	data          *[]byte
+	key_id        *string
 	job_id        *int
 	addjob_id     *int
 	created_at    *time.Time
@@ -1134,6 +1135,42 @@ func (m *ArtifactMutation) ResetData() {
 	m.data = nil
 }
 
+// SetKeyID sets the "key_id" field.
+func (m *ArtifactMutation) SetKeyID(s string) {
+	m.key_id = &s
+}
+
+// KeyID returns the value of the "key_id" field in the mutation.
+func (m *ArtifactMutation) KeyID() (r string, exists bool) {
+	v := m.key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeyID returns the old "key_id" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeyID: %w", err)
+	}
+	return oldValue.KeyID, nil
+}
+
+// ResetKeyID resets all changes to the "key_id" field.
+func (m *ArtifactMutation) ResetKeyID() {
+	m.key_id = nil
+}
+
 // SetJobID sets the "job_id" field.
 func (m *ArtifactMutation) SetJobID(i int) {
 	m.job_id = &i
@@ -1274,7 +1311,7 @@ func (m *ArtifactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ArtifactMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.name != nil {
 		fields = append(fields, artifact.FieldName)
 	}
@@ -1289,6 +1326,9 @@ func (m *ArtifactMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, artifact.FieldData)
+	}
+	if m.key_id != nil {
+		fields = append(fields, artifact.FieldKeyID)
 	}
 	if m.job_id != nil {
 		fields = append(fields, artifact.FieldJobID)
@@ -1314,6 +1354,8 @@ func (m *ArtifactMutation) Field(name string) (ent.Value, bool) {
 		return m.Sha256()
 	case artifact.FieldData:
 		return m.Data()
+	case artifact.FieldKeyID:
+		return m.KeyID()
 	case artifact.FieldJobID:
 		return m.JobID()
 	case artifact.FieldCreatedAt:
@@ -1337,6 +1379,8 @@ func (m *ArtifactMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldSha256(ctx)
 	case artifact.FieldData:
 		return m.OldData(ctx)
+	case artifact.FieldKeyID:
+		return m.OldKeyID(ctx)
 	case artifact.FieldJobID:
 		return m.OldJobID(ctx)
 	case artifact.FieldCreatedAt:
@@ -1384,6 +1428,13 @@ func (m *ArtifactMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetData(v)
+		return nil
+	case artifact.FieldKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeyID(v)
 		return nil
 	case artifact.FieldJobID:
 		v, ok := value.(int)
@@ -1498,6 +1549,9 @@ func (m *ArtifactMutation) ResetField(name string) error {
 		return nil
 	case artifact.FieldData:
 		m.ResetData()
+		return nil
+	case artifact.FieldKeyID:
+		m.ResetKeyID()
 		return nil
 	case artifact.FieldJobID:
 		m.ResetJobID()

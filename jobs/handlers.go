@@ -53,7 +53,7 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err := formats.WriteZip(&buf, files); err != nil {
 		return nil, err
 	}
-	a, err := run.Store.SaveArtifact(ctx, run.Job.ID, p.Corpus+"-"+p.Set+"-"+p.Format+".zip", "application/zip", buf.Bytes())
+	a, err := run.Store.SaveArtifact(ctx, run.Job.ID, p.Corpus+"-"+p.Set+"-"+p.Format+".zip", "application/zip", buf.Bytes(), false)
 	if err != nil {
 		return nil, err
 	}

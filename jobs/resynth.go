@@ -119,9 +119,10 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The full report names original values (leaks, values kept): it is PHI
-	// and stays an artifact of the job, not part of the surrogate corpus.
-	a, err := st.SaveArtifact(ctx, run.Job.ID, p.Out+"-check-report.json", "application/json", full)
+	// The full report names original values beside their surrogates (review
+	// items, leaks, values kept): it stays an artifact of the job, not part
+	// of the surrogate corpus, sealed under the mapping keys.
+	a, err := st.SaveArtifact(ctx, run.Job.ID, p.Out+"-check-report.json", "application/json", full, true)
 	if err != nil {
 		return nil, err
 	}

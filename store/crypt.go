@@ -11,6 +11,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/internal/keys"
 )
@@ -117,12 +118,27 @@ func (s *Store) KeyUsage(ctx context.Context) ([]KeyUse, error) {
 }
 
 // Reencrypt makes r the store's ring and re-encrypts, in one transaction,
-// every mapping not yet under r's current key. Every key those mappings use
-// must still be in r. It returns how many mappings it re-encrypted.
-func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (int, error) {
+// every mapping and sealed artifact not yet under r's current key. Every key
+// they use must still be in r. It returns how many of each it re-encrypted.
+func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifacts int, err error) {
 	cur := r.Current()
 	n := 0
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		as, err := tx.Artifact.Query().Where(artifact.KeyIDNEQ(""), artifact.KeyIDNEQ(cur)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			pt, err := r.Decrypt(a.KeyID, a.Data, artifactAD(a.Sha256))
+			if err != nil {
+				return fmt.Errorf("artifact %d: %w", a.ID, err)
+			}
+			keyID, enc := r.Encrypt(pt, artifactAD(a.Sha256))
+			if err := tx.Artifact.UpdateOneID(a.ID).SetData(enc).SetKeyID(keyID).Exec(ctx); err != nil {
+				return err
+			}
+			artifacts++
+		}
 		ms, err := tx.SurrogateMapping.Query().Where(surrogatemapping.KeyIDNEQ(cur)).
 			Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
 		if err != nil {
@@ -143,12 +159,12 @@ func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	s.ringMu.Lock()
 	s.ring = r
 	s.ringMu.Unlock()
-	return n, nil
+	return n, artifacts, nil
 }
 
 // hasLegacyMappings tells whether surrogate_mappings still has the clear-text

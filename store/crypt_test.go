@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,13 +27,13 @@ import (
 	"deidcorpus/store/storetest"
 )
 
-// mappingTableBytes is everything the surrogate_mappings table holds, every
-// text and blob column of every row as raw bytes: what a copy of the database
-// gives away. Numbers and times (ids, created_at) are left out: they are not
-// PHI, and a short numeric original could turn up in one by chance.
-func mappingTableBytes(t *testing.T, db *sql.DB) []byte {
+// tableBytes is everything a table holds, every text and blob column of
+// every row as raw bytes: what a copy of the database gives away. Numbers and
+// times (ids, created_at) are left out: they are not PHI, and a short numeric
+// original could turn up in one by chance.
+func tableBytes(t *testing.T, db *sql.DB, table string) []byte {
 	t.Helper()
-	rows, err := db.Query(`SELECT * FROM surrogate_mappings`)
+	rows, err := db.Query(`SELECT * FROM ` + table)
 	require.NoError(t, err)
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -61,16 +62,16 @@ func mappingTableBytes(t *testing.T, db *sql.DB) []byte {
 
 // pgDump is pg_dump's output for the surrogate_mappings table, or nil (with a
 // message) when pg_dump is missing.
-func pgDump(t *testing.T, dsn string) []byte {
+func pgDump(t *testing.T, dsn, table string) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("pg_dump"); err != nil {
 		t.Log("pg_dump is not installed: the dump is not searched")
 		return nil
 	}
-	out, err := exec.Command("pg_dump", "--data-only", "--table=surrogate_mappings", dsn).Output()
+	out, err := exec.Command("pg_dump", "--data-only", "--table="+table, dsn).Output()
 	require.NoError(t, err)
-	require.Contains(t, string(out), "COPY public.surrogate_mappings")
-	// Numbers and times are left out, as in mappingTableBytes; bytea
+	require.Contains(t, string(out), "COPY public."+table)
+	// Numbers and times are left out, as in tableBytes; bytea
 	// columns come hex-encoded: decode them, so that the search sees the
 	// bytes stored.
 	var kept [][]byte
@@ -151,6 +152,12 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 				Provenance: map[string]any{"from": "notes"}, Docs: res.Docs, Result: res, JobID: 1})
 			require.NoError(t, err)
 			require.True(t, created)
+			// A check report pairs originals with surrogates as the mappings
+			// do: sealed the same way.
+			report, err := json.Marshal(res.Mappings)
+			require.NoError(t, err)
+			sealed, err := st.SaveArtifact(ctx, 1, "notes-r-check-report.json", "application/json", report, true)
+			require.NoError(t, err)
 
 			if b == storetest.SQLite {
 				fi, err := os.Stat(dsn + ".key")
@@ -189,14 +196,19 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 
 			check := func(stage string) {
 				t.Helper()
-				raw := mappingTableBytes(t, st.DB)
+				raw := tableBytes(t, st.DB, "surrogate_mappings")
 				assert.NotEmpty(t, raw)
 				assert.Empty(t, leaked(raw, originals), "%s: original values in the mapping table", stage)
+				assert.Empty(t, leaked(tableBytes(t, st.DB, "artifacts"), originals), "%s: original values in the artifacts table", stage)
+				a, err := st.Artifact(ctx, sealed.ID)
+				require.NoError(t, err)
+				assert.Equal(t, report, a.Data, "%s: the check report reads back", stage)
 
 				assert.NotEmpty(t, leaked(raw, surrogates), "%s: the search finds clear values (surrogates)", stage)
 				if b == storetest.Postgres {
-					if dump := pgDump(t, dsn); dump != nil {
+					if dump := pgDump(t, dsn, "surrogate_mappings"); dump != nil {
 						assert.Empty(t, leaked(dump, originals), "%s: original values in pg_dump's output", stage)
+						assert.Empty(t, leaked(pgDump(t, dsn, "artifacts"), originals), "%s: original values in the artifacts' dump", stage)
 
 						assert.NotEmpty(t, leaked(dump, surrogates), "%s: the dump holds the surrogates", stage)
 					}
@@ -252,9 +264,10 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 			id, err := ring.Rotate()
 			require.NoError(t, err)
 			require.NoError(t, ring.Save(ring.Path))
-			n, err := st.Reencrypt(ctx, ring)
+			n, artifacts, err := st.Reencrypt(ctx, ring)
 			require.NoError(t, err)
 			assert.Equal(t, total, n)
+			assert.Equal(t, 1, artifacts, "the sealed check report")
 			use, err = st.KeyUsage(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, []store.KeyUse{{KeyID: id, Mappings: total}}, use)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -65,16 +66,53 @@ func (s *Store) EvaluationReport(ev *ent.Evaluation) (*evaluate.Report, error) {
 	return &r, nil
 }
 
-// SaveArtifact stores a file a job produced, once per job and name.
-func (s *Store) SaveArtifact(ctx context.Context, jobID int, name, contentType string, data []byte) (*ent.Artifact, error) {
+// SaveArtifact stores a file a job produced, once per job and name. A sealed
+// file (one that pairs original PHI values with their surrogates, like a
+// check report) is encrypted under the key ring, as the mappings are, so that
+// the database file alone does not hand it out.
+func (s *Store) SaveArtifact(ctx context.Context, jobID int, name, contentType string, data []byte, sealed bool) (*ent.Artifact, error) {
 	a, err := s.Client.Artifact.Query().Where(artifact.JobID(jobID), artifact.Name(name)).First(ctx)
 	if err == nil {
-		return a, nil
+		return s.openArtifact(a)
 	}
 	if !ent.IsNotFound(err) {
 		return nil, err
 	}
-	return newArtifact(s.Client, name, contentType, data).SetJobID(jobID).Save(ctx)
+	create := newArtifact(s.Client, name, contentType, data).SetJobID(jobID)
+	if sealed {
+		r, err := s.KeyRing()
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		keyID, enc := r.Encrypt(data, artifactAD(hex.EncodeToString(sum[:])))
+		create.SetData(enc).SetKeyID(keyID)
+	}
+	if a, err = create.Save(ctx); err != nil {
+		return nil, err
+	}
+	a.Data, a.KeyID = data, ""
+	return a, nil
+}
+
+// artifactAD binds a sealed artifact's ciphertext to its content hash.
+func artifactAD(sha256Hex string) []byte { return []byte("artifact " + sha256Hex) }
+
+// openArtifact decrypts a sealed artifact's data in place.
+func (s *Store) openArtifact(a *ent.Artifact) (*ent.Artifact, error) {
+	if a.KeyID == "" {
+		return a, nil
+	}
+	r, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	pt, err := r.Decrypt(a.KeyID, a.Data, artifactAD(a.Sha256))
+	if err != nil {
+		return nil, fmt.Errorf("artifact %d: %w", a.ID, err)
+	}
+	a.Data, a.KeyID = pt, ""
+	return a, nil
 }
 
 // CreateArtifact stores a file with client (which may be bound to a
@@ -89,13 +127,16 @@ func newArtifact(client *ent.Client, name, contentType string, data []byte) *ent
 		SetSize(len(data)).SetSha256(hex.EncodeToString(sum[:])).SetData(data)
 }
 
-// Artifact returns a stored file.
+// Artifact returns a stored file, decrypted.
 func (s *Store) Artifact(ctx context.Context, id int) (*ent.Artifact, error) {
 	a, err := s.Client.Artifact.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "no artifact %d", id)
 	}
-	return a, err
+	if err != nil {
+		return nil, err
+	}
+	return s.openArtifact(a)
 }
 
 // CompareEvaluations tests whether two systems scored against the same gold
@@ -143,6 +184,9 @@ func (s *Store) CheckReport(ctx context.Context, corpusName string) ([]byte, err
 		return nil, apperr.New(apperr.NotFound, "no check report for corpus %q", corpusName)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if a, err = s.openArtifact(a); err != nil {
 		return nil, err
 	}
 	return a.Data, nil

@@ -150,11 +150,11 @@ func rotateKeys(ctx context.Context, e *env, dsn string) error {
 	if err := ring.Save(path); err != nil {
 		return err
 	}
-	n, err := st.Reencrypt(ctx, ring)
+	n, sealed, err := st.Reencrypt(ctx, ring)
 	if err != nil {
 		return fmt.Errorf("key %s is in %s, but re-encrypting the mappings failed (rerun 'deidcorpus keys rotate' or keep using the older keys): %w", id, path, err)
 	}
-	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %d mappings\n", id, path, old, n)
+	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %d mappings and %d check reports\n", id, path, old, n, sealed)
 	return keyStatus(ctx, e, st)
 }
 

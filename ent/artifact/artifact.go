@@ -23,6 +23,8 @@ const (
 	FieldSha256 = "sha256"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldKeyID holds the string denoting the key_id field in the database.
+	FieldKeyID = "key_id"
 	// FieldJobID holds the string denoting the job_id field in the database.
 	FieldJobID = "job_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -39,6 +41,7 @@ var Columns = []string{
 	FieldSize,
 	FieldSha256,
 	FieldData,
+	FieldKeyID,
 	FieldJobID,
 	FieldCreatedAt,
 }
@@ -58,6 +61,8 @@ var (
 	NameValidator func(string) error
 	// DefaultContentType holds the default value on creation for the "content_type" field.
 	DefaultContentType string
+	// DefaultKeyID holds the default value on creation for the "key_id" field.
+	DefaultKeyID string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -88,6 +93,11 @@ func BySize(opts ...sql.OrderTermOption) OrderOption {
 // BySha256 orders the results by the sha256 field.
 func BySha256(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSha256, opts...).ToFunc()
+}
+
+// ByKeyID orders the results by the key_id field.
+func ByKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldKeyID, opts...).ToFunc()
 }
 
 // ByJobID orders the results by the job_id field.

@@ -48,6 +48,7 @@ var (
 		{Name: "size", Type: field.TypeInt},
 		{Name: "sha256", Type: field.TypeString},
 		{Name: "data", Type: field.TypeBytes},
+		{Name: "key_id", Type: field.TypeString, Default: ""},
 		{Name: "job_id", Type: field.TypeInt, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}

@@ -49,8 +49,12 @@ func init() {
 	artifactDescContentType := artifactFields[1].Descriptor()
 	// artifact.DefaultContentType holds the default value on creation for the content_type field.
 	artifact.DefaultContentType = artifactDescContentType.Default.(string)
+	// artifactDescKeyID is the schema descriptor for key_id field.
+	artifactDescKeyID := artifactFields[5].Descriptor()
+	// artifact.DefaultKeyID holds the default value on creation for the key_id field.
+	artifact.DefaultKeyID = artifactDescKeyID.Default.(string)
 	// artifactDescCreatedAt is the schema descriptor for created_at field.
-	artifactDescCreatedAt := artifactFields[6].Descriptor()
+	artifactDescCreatedAt := artifactFields[7].Descriptor()
 	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
 	auditentryHooks := schema.AuditEntry{}.Hooks()

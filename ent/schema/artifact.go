@@ -11,7 +11,7 @@ import (
 
 // Artifact is a file a job produced (an export archive, ...). It lives in the
 // database so that any server sharing the database can serve it, whichever
-// machine's worker made it.
+// machine's worker made it. Size and sha256 are the plain file's.
 type Artifact struct {
 	ent.Schema
 }
@@ -23,6 +23,8 @@ func (Artifact) Fields() []ent.Field {
 		field.Int("size"),
 		field.String("sha256"),
 		field.Bytes("data").Annotations(entgql.Skip()),
+		field.String("key_id").Default("").Annotations(entgql.Skip()).
+			Comment("the key that encrypted data, for a file naming original PHI values (a check report); empty: data in clear"),
 		field.Int("job_id").Optional().Nillable(),
 		field.Time("created_at").Default(time.Now).Immutable(),
 	}
