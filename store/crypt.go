@@ -246,11 +246,41 @@ func (s *Store) encryptLegacyMappings(ctx context.Context) error {
 	return nil
 }
 
-// compact rewrites the database after the clear-text originals went, so that
+// sealLegacyCheckReports encrypts the check reports that a database from
+// before sealed artifacts keeps in clear, and returns how many. Without a key
+// (PostgreSQL not configured with one) it leaves them and says so.
+func (s *Store) sealLegacyCheckReports(ctx context.Context) (int, error) {
+	as, err := s.Client.Artifact.Query().
+		Where(artifact.KeyID(""), artifact.NameHasSuffix("-check-report.json")).All(ctx)
+	if err != nil || len(as) == 0 {
+		return 0, err
+	}
+	r, err := s.KeyRing()
+	if err != nil {
+		s.logger.Warn("check reports stay in clear until a key is configured", "reports", len(as), "err", err)
+		return 0, nil
+	}
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		for _, a := range as {
+			keyID, enc := r.Encrypt(a.Data, artifactAD(a.Sha256))
+			if err := tx.Artifact.UpdateOneID(a.ID).SetData(enc).SetKeyID(keyID).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.logger.Info("sealed the check reports kept in clear", "reports", len(as), "key", r.Current())
+	return len(as), nil
+}
+
+// compact rewrites the database after clear-text originals went, so that
 // no free page (or, on PostgreSQL, dead tuple) still holds them.
 func (s *Store) compact(ctx context.Context) error {
 	if s.Dialect == dialect.Postgres {
-		_, err := s.DB.ExecContext(ctx, `VACUUM FULL surrogate_mappings`)
+		_, err := s.DB.ExecContext(ctx, `VACUUM FULL surrogate_mappings, artifacts`)
 		return err
 	}
 	if _, err := s.DB.ExecContext(ctx, `VACUUM`); err != nil {

@@ -330,10 +330,17 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 			VALUES (?, 'corpus', 'NAME', 'PATIENT', ?, ?, 'table', 1, CURRENT_TIMESTAMP)`, c.ID, s, fmt.Sprintf("Surrogate %d", i))
 		require.NoError(t, err)
 	}
+	// A check report saved in clear, as before reports were sealed.
+	report := []byte(`{"review": [{"Original": "Quentin Legacyperson", "Surrogate": "Surrogate 0"}]}`)
+	clearReport, err := st.SaveArtifact(ctx, 1, "old-r-check-report.json", "application/json", report, false)
+	require.NoError(t, err)
 	require.NoError(t, st.Close())
 
 	st, err = store.Open(ctx, dsn)
 	require.NoError(t, err)
+	a, err := st.Artifact(ctx, clearReport.ID)
+	require.NoError(t, err)
+	assert.Equal(t, report, a.Data, "the sealed report reads back")
 	state, err := st.SurrogateState(ctx, c.ID)
 	require.NoError(t, err)
 	var got []string

@@ -138,7 +138,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("mark surrogate corpora: %w", err)
 	}
-	if legacy {
+	sealed, err := s.sealLegacyCheckReports(ctx)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("seal the check reports: %w", err)
+	}
+	if legacy || sealed > 0 {
 		if err := s.compact(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("compact the database: %w", err)
