@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"sync"
+	"time"
 
 	"deidcorpus/apperr"
 )
@@ -51,6 +52,8 @@ func ParseRole(s string) (Role, error) {
 type Viewer struct {
 	// UserID is the account's id; 0 for the local operator of the CLI.
 	UserID int
+	// TokenID is the id of the API token the request came with, if any.
+	TokenID int
 	// Name is what the audit log and created-by fields record.
 	Name string
 	Role Role
@@ -114,6 +117,17 @@ func NewToken() string {
 func HashToken(token string) string {
 	h := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(h[:])
+}
+
+// MaxTokenDays bounds a token's lifetime: a hundred years is "never" enough.
+const MaxTokenDays = 36500
+
+// TokenLifetime is the lifetime of a token valid for days (0: no expiry).
+func TokenLifetime(days int) (time.Duration, error) {
+	if days < 0 || days > MaxTokenDays {
+		return 0, apperr.New(apperr.Invalid, "a token lasts 1 to %d days, or 0 for no expiry (not %d)", MaxTokenDays, days)
+	}
+	return time.Duration(days) * 24 * time.Hour, nil
 }
 
 // ShownPrefix is the part of a token kept in clear to recognize it.

@@ -46,6 +46,7 @@ type ResolverRoot interface {
 	Release() ReleaseResolver
 	Subscription() SubscriptionResolver
 	SurrogateMapping() SurrogateMappingResolver
+	Token() TokenResolver
 }
 
 type DirectiveRoot struct {
@@ -490,12 +491,14 @@ type ComplexityRoot struct {
 
 	Token struct {
 		CreatedAt  func(childComplexity int) int
+		Current    func(childComplexity int) int
 		ExpiresAt  func(childComplexity int) int
 		ID         func(childComplexity int) int
 		LastUsedAt func(childComplexity int) int
 		Name       func(childComplexity int) int
 		Prefix     func(childComplexity int) int
 		RevokedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
 		User       func(childComplexity int) int
 		UserID     func(childComplexity int) int
 	}
@@ -596,6 +599,10 @@ type SubscriptionResolver interface {
 }
 type SurrogateMappingResolver interface {
 	Original(ctx context.Context, obj *ent.SurrogateMapping) (string, error)
+}
+type TokenResolver interface {
+	Status(ctx context.Context, obj *ent.Token) (model.TokenStatus, error)
+	Current(ctx context.Context, obj *ent.Token) (bool, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2695,6 +2702,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Token.CreatedAt(childComplexity), true
+	case "Token.current":
+		if e.ComplexityRoot.Token.Current == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Token.Current(childComplexity), true
 	case "Token.expiresAt":
 		if e.ComplexityRoot.Token.ExpiresAt == nil {
 			break
@@ -2731,6 +2744,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Token.RevokedAt(childComplexity), true
+	case "Token.status":
+		if e.ComplexityRoot.Token.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Token.Status(childComplexity), true
 	case "Token.user":
 		if e.ComplexityRoot.Token.User == nil {
 			break
@@ -3727,6 +3746,10 @@ func (ec *executionContext) childFields_Token(ctx context.Context, field graphql
 		return ec.fieldContext_Token_createdAt(ctx, field)
 	case "user":
 		return ec.fieldContext_Token_user(ctx, field)
+	case "status":
+		return ec.fieldContext_Token_status(ctx, field)
+	case "current":
+		return ec.fieldContext_Token_current(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Token", field.Name)
 }
@@ -14205,6 +14228,52 @@ func (ec *executionContext) fieldContext_Token_user(_ context.Context, field gra
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Token_status(ctx context.Context, field graphql.CollectedField, obj *ent.Token) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Token_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Token().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TokenStatus) graphql.Marshaler {
+			return ec.marshalNTokenStatus2deidcorpusᚋgraphᚋmodelᚐTokenStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Token_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type TokenStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Token_current(ctx context.Context, field graphql.CollectedField, obj *ent.Token) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Token_current(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Token().Current(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Token_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
@@ -29921,6 +29990,82 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Token_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "current":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Token_current(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31526,6 +31671,16 @@ func (ec *executionContext) marshalNToken2ᚖdeidcorpusᚋentᚐToken(ctx contex
 		return graphql.Null
 	}
 	return ec._Token(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTokenStatus2deidcorpusᚋgraphᚋmodelᚐTokenStatus(ctx context.Context, v any) (model.TokenStatus, error) {
+	var res model.TokenStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTokenStatus2deidcorpusᚋgraphᚋmodelᚐTokenStatus(ctx context.Context, sel ast.SelectionSet, v model.TokenStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNTokenWhereInput2ᚖdeidcorpusᚋentᚐTokenWhereInput(ctx context.Context, v any) (*ent.TokenWhereInput, error) {

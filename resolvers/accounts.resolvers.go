@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/user"
 	"deidcorpus/graph/model"
+	"deidcorpus/store"
 	"time"
 )
 
@@ -45,9 +46,13 @@ func (r *mutationResolver) CreateToken(ctx context.Context, user *string, name s
 	if user != nil {
 		owner = *user
 	}
-	ttl := DefaultTokenDays * 24 * time.Hour
+	days := DefaultTokenDays
 	if expiresInDays != nil {
-		ttl = time.Duration(*expiresInDays) * 24 * time.Hour
+		days = *expiresInDays
+	}
+	ttl, err := auth.TokenLifetime(days)
+	if err != nil {
+		return nil, err
 	}
 	secret, t, err := r.store.CreateToken(ctx, owner, name, ttl)
 	if err != nil {
@@ -64,4 +69,15 @@ func (r *mutationResolver) RevokeToken(ctx context.Context, id int) (*ent.Token,
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*ent.User, error) {
 	return r.store.UserByName(ctx, auth.Name(ctx))
+}
+
+// Status is the resolver for the status field.
+func (r *tokenResolver) Status(ctx context.Context, obj *ent.Token) (model.TokenStatus, error) {
+	return model.TokenStatus(store.TokenStatus(obj, time.Now())), nil
+}
+
+// Current is the resolver for the current field.
+func (r *tokenResolver) Current(ctx context.Context, obj *ent.Token) (bool, error) {
+	v := auth.FromContext(ctx)
+	return v != nil && v.TokenID == obj.ID, nil
 }

@@ -93,10 +93,14 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 // Release returns graph.ReleaseResolver implementation.
 func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} }
 
+// Token returns graph.TokenResolver implementation.
+func (r *Resolver) Token() graph.TokenResolver { return &tokenResolver{r} }
+
 type (
 	documentResolver   struct{ *Resolver }
 	evaluationResolver struct{ *Resolver }
 	jobResolver        struct{ *Resolver }
 	queryResolver      struct{ *Resolver }
 	releaseResolver    struct{ *Resolver }
+	tokenResolver      struct{ *Resolver }
 )

@@ -558,3 +558,45 @@ func TestTokensExpireAndRevoke(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "admin", string(u.Role), "the refused change left nothing behind")
 }
+
+// TestTokenFields: the server says which token a request came with and
+// each token's status; lifetimes are bounded.
+func TestTokenFields(t *testing.T) {
+	st, ts, _ := newServer(t, storetest.SQLite)
+	token := storetest.Token(t, st, "rita", auth.Researcher)
+	c := client.New(ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+token))
+	var made struct {
+		CreateToken struct {
+			Info struct {
+				ID        string
+				ExpiresAt *string
+			}
+		}
+	}
+	c.MustPost(`mutation { createToken(name: "forever", expiresInDays: 0) { info { id expiresAt } } }`, &made)
+	assert.Nil(t, made.CreateToken.Info.ExpiresAt, "0 days: no expiry")
+	c.MustPost(`mutation($id: ID!) { revokeToken(id: $id) { id } }`, &map[string]any{}, client.Var("id", made.CreateToken.Info.ID))
+
+	var list struct {
+		Tokens []struct {
+			ID, Name, Status string
+			Current          bool
+		}
+	}
+	c.MustPost(`{ tokens { id name status current } }`, &list)
+	require.Len(t, list.Tokens, 2)
+	for _, tk := range list.Tokens {
+		if tk.ID == made.CreateToken.Info.ID {
+			assert.Equal(t, "revoked", tk.Status)
+			assert.False(t, tk.Current)
+		} else {
+			assert.Equal(t, "active", tk.Status)
+			assert.True(t, tk.Current, "the token of this request")
+		}
+	}
+
+	for _, days := range []int{-1, auth.MaxTokenDays + 1, 300000, 2147483647} {
+		err := c.Post(`mutation($d: Int!) { createToken(expiresInDays: $d) { token } }`, &map[string]any{}, client.Var("d", days))
+		assert.ErrorContains(t, err, "a token lasts 1 to 36500 days", "%d days", days)
+	}
+}

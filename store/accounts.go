@@ -197,7 +197,20 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*auth.Viewer, 
 		}
 	}
 	u := t.Edges.User
-	return auth.NewViewer(u.ID, u.Name, auth.Role(u.Role)), nil
+	v := auth.NewViewer(u.ID, u.Name, auth.Role(u.Role))
+	v.TokenID = t.ID
+	return v, nil
+}
+
+// TokenStatus is active, expired or revoked.
+func TokenStatus(t *ent.Token, now time.Time) string {
+	switch {
+	case t.RevokedAt != nil:
+		return "revoked"
+	case t.ExpiresAt != nil && now.After(*t.ExpiresAt):
+		return "expired"
+	}
+	return "active"
 }
 
 // FirstAdminName is the account the first start makes.

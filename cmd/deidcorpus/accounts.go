@@ -11,6 +11,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/store"
 )
 
 func init() {
@@ -177,7 +178,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(tw, "ID\tUSER\tPREFIX\tNAME\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
 		for _, t := range ts {
 			fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Edges.User.Name, t.Prefix, t.Name,
-				t.CreatedAt.Format(time.DateOnly), dateOr(t.ExpiresAt, "never"), dateOr(t.LastUsedAt, "-"), tokenStatus(t))
+				t.CreatedAt.Format(time.DateOnly), dateOr(t.ExpiresAt, "never"), dateOr(t.LastUsedAt, "-"), store.TokenStatus(t, time.Now()))
 		}
 		return tw.Flush()
 	case "revoke":
@@ -208,11 +209,11 @@ func parseLifetime(s string) (time.Duration, error) {
 		if err != nil || n <= 0 {
 			return 0, apperr.New(apperr.Invalid, "--expires %q: days must be a positive whole number", s)
 		}
-		return time.Duration(n) * 24 * time.Hour, nil
+		return auth.TokenLifetime(n)
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, apperr.New(apperr.Invalid, `--expires %q: give days ("30d"), a duration ("12h") or "0"`, s)
+	if err != nil || d <= 0 || d > auth.MaxTokenDays*24*time.Hour {
+		return 0, apperr.New(apperr.Invalid, `--expires %q: give days ("30d", at most %d), a duration ("12h") or "0"`, s, auth.MaxTokenDays)
 	}
 	return d, nil
 }
@@ -229,14 +230,4 @@ func dateOr(t *time.Time, none string) string {
 		return none
 	}
 	return t.Format(time.DateOnly)
-}
-
-func tokenStatus(t *ent.Token) string {
-	switch {
-	case t.RevokedAt != nil:
-		return "revoked"
-	case t.ExpiresAt != nil && time.Now().After(*t.ExpiresAt):
-		return "expired"
-	}
-	return "active"
 }

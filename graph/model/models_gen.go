@@ -236,3 +236,60 @@ func (e StatDimension) MarshalJSON() ([]byte, error) {
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
 }
+
+type TokenStatus string
+
+const (
+	TokenStatusActive  TokenStatus = "active"
+	TokenStatusExpired TokenStatus = "expired"
+	TokenStatusRevoked TokenStatus = "revoked"
+)
+
+var AllTokenStatus = []TokenStatus{
+	TokenStatusActive,
+	TokenStatusExpired,
+	TokenStatusRevoked,
+}
+
+func (e TokenStatus) IsValid() bool {
+	switch e {
+	case TokenStatusActive, TokenStatusExpired, TokenStatusRevoked:
+		return true
+	}
+	return false
+}
+
+func (e TokenStatus) String() string {
+	return string(e)
+}
+
+func (e *TokenStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TokenStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TokenStatus", str)
+	}
+	return nil
+}
+
+func (e TokenStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TokenStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TokenStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
