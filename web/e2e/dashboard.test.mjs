@@ -1023,7 +1023,7 @@ test('a token made for the researcher is shown once, copied with a button, and s
   await page.click('#account-token-form button[type="submit"]');
   const refused = page.locator('#account-token-form-status[role="alert"]');
   await refused.waitFor();
-  assert.equal(await refused.innerText(), 'Could not make the token: a token\'s lifetime must be positive (or 0 for none)');
+  assert.equal(await refused.innerText(), 'Could not make the token: a token lasts 1 to 36500 days, or 0 for no expiry (not -5)');
   assert.equal(await page.inputValue('.new-token-value'), ritaToken, 'a failure does not take the new token away');
   assert.equal((await tokensOf(rita)).length, 1);
   // Shown once: the page again has the prefix only.

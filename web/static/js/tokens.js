@@ -4,17 +4,16 @@
 // admins see them all) and an account's page (#/accounts/NAME, admins: that
 // account's tokens, and making one for it).
 //
-// The API names a token by id and shows only its first characters (prefix);
-// which token this browser signed in with is known here only by comparing
-// that prefix with the stored token.
+// The server says each token's status and whether this request came with it
+// (Token.status, Token.current).
 
-import { gql, token as storedToken } from './api.js';
+import { gql } from './api.js';
 import { h, date, num, card } from './dom.js';
 import { can } from './roles.js';
 import { confirmDialog } from './confirm.js';
 
 export const TOKENS = `query Tokens {
-  tokens { id name prefix createdAt expiresAt lastUsedAt revokedAt user { name disabled } }
+  tokens { id name prefix createdAt expiresAt lastUsedAt revokedAt status current user { name disabled } }
 }`;
 
 const CREATE = `mutation CreateToken($user: String, $name: String!, $days: Int) {
@@ -24,21 +23,11 @@ const CREATE = `mutation CreateToken($user: String, $name: String!, $days: Int) 
 const REVOKE = `mutation RevokeToken($id: ID!) { revokeToken(id: $id) { id revokedAt } }`;
 
 export const DEFAULT_DAYS = 90;
-// The longest lifetime offered: the server takes any, but a lifetime past
-// about 290 years overflows its clock arithmetic.
+// The longest lifetime the server accepts (auth.MaxTokenDays).
 export const MAX_DAYS = 36500;
 
-/** status is 'active', 'expired' or 'revoked' (a revoked token that also expired is revoked). */
-export function status(t, now = Date.now()) {
-  if (t.revokedAt) return 'revoked';
-  if (t.expiresAt && Date.parse(t.expiresAt) <= now) return 'expired';
-  return 'active';
-}
-
-/** isCurrent tells whether t is (by its prefix) the token this browser is signed in with. */
-export function isCurrent(t, me, stored = storedToken()) {
-  return Boolean(me && stored && t.prefix && t.user?.name === me.name && stored.startsWith(t.prefix));
-}
+/** status is the server's: 'active', 'expired' or 'revoked'. */
+export const status = (t) => t.status;
 
 /** errorText is an error fit to show: never blank. */
 export function errorText(err) {
@@ -127,7 +116,7 @@ export function tokensCard({ me, tokens, owner = null, idPrefix = '' }) {
 
   function row(t, showOwner) {
     const st = status(t);
-    const current = isCurrent(t, me);
+    const current = t.current;
     const label = t.name || h('span', { class: 'muted' }, '(no name)');
     const revoke = st === 'active' && can('revokeToken')
       ? h('button', {
@@ -156,7 +145,7 @@ export function tokensCard({ me, tokens, owner = null, idPrefix = '' }) {
   }
 
   async function revokeToken(t, button) {
-    const current = isCurrent(t, me);
+    const current = t.current;
     const whose_ = t.user?.name && t.user.name !== me.name ? ` of ${t.user.name}` : '';
     const ok = await confirmDialog({
       title: current ? 'Revoke the token you are signed in with?' : 'Revoke this token?',

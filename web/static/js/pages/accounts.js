@@ -13,7 +13,7 @@ const LIMIT = 500;
 const ACCOUNTS = `query Accounts($first: Int) {
   users(first: $first, orderBy: {field: NAME}) {
     totalCount
-    edges { node { id name role disabled createdAt assignedCorpora { name } tokens { id expiresAt revokedAt } } }
+    edges { node { id name role disabled createdAt assignedCorpora { name } tokens { id status } } }
   }
 }`;
 
