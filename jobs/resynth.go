@@ -85,7 +85,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	}
 
 	run.Progress(1, 4, fmt.Sprintf("replacing the PHI of %d documents", len(todo)))
-	r := surrogate.New(policy, resources.Default(), p.Seed)
+	seed, err := st.SecretSeed(p.Seed)
+	if err != nil {
+		return nil, err
+	}
+	r := surrogate.New(policy, resources.Default(), seed)
 	r.Context = context
 	res, err := r.Run(todo, state)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -41,6 +43,24 @@ func TestResynthesizeNewNotes(t *testing.T) {
 	}
 	r1 := run()
 	assert.Equal(t, float64(len(first)), r1.Result["documents"])
+
+	// The seed in the provenance does not redraw the date shifts: they come
+	// from the seed keyed by the database's lookup key.
+	byPatient := map[string]int{}
+	stored, err := st.Client.DateShift.Query().All(ctx)
+	require.NoError(t, err)
+	for _, s := range stored {
+		byPatient[s.Patient] = s.Days
+	}
+	redrawn, err := surrogate.New(nil, resources.Default(), params.Seed).Run(first, surrogate.Store{})
+	require.NoError(t, err)
+	same := 0
+	for _, s := range redrawn.Shifts {
+		if byPatient[s.Patient] == s.Days {
+			same++
+		}
+	}
+	assert.Less(t, same, 3, "of %d patients, %d shifts were redrawn from the published seed", len(byPatient), same)
 	shifts1, err := st.Client.DateShift.Query().Count(ctx)
 	require.NoError(t, err)
 

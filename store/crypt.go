@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"entgo.io/ent/dialect"
@@ -101,6 +102,19 @@ func (s *Store) MappingsOf(ctx context.Context, corpusID int, original string) (
 	return s.Client.SurrogateMapping.Query().
 		Where(surrogatemapping.CorpusID(corpusID), surrogatemapping.OriginalHash(r.Hash(original))).
 		Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
+}
+
+// SecretSeed turns a resynthesis seed into the one its random choices are
+// drawn from: keyed by the lookup key, so that the seed written in a
+// corpus's provenance and datasheet does not let a reader redraw the
+// patients' date shifts (and so recover real dates). The same seed gives the
+// same output under the same key, and the lookup key does not rotate.
+func (s *Store) SecretSeed(seed uint64) (uint64, error) {
+	r, err := s.KeyRing()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(r.Hash("resynthesis seed", strconv.FormatUint(seed, 10))[:16], 16, 64)
 }
 
 // KeyUse is how many mappings one key encrypts.
