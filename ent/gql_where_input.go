@@ -1373,10 +1373,6 @@ type CorpusWhereInput struct {
 	// "evaluations" edge predicates.
 	HasEvaluations     *bool                   `json:"hasEvaluations,omitempty"`
 	HasEvaluationsWith []*EvaluationWhereInput `json:"hasEvaluationsWith,omitempty"`
-
-	// "annotators" edge predicates.
-	HasAnnotators     *bool             `json:"hasAnnotators,omitempty"`
-	HasAnnotatorsWith []*UserWhereInput `json:"hasAnnotatorsWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -1700,24 +1696,6 @@ func (i *CorpusWhereInput) P() (predicate.Corpus, error) {
 		}
 		predicates = append(predicates, corpus.HasEvaluationsWith(with...))
 	}
-	if i.HasAnnotators != nil {
-		p := corpus.HasAnnotators()
-		if !*i.HasAnnotators {
-			p = corpus.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasAnnotatorsWith) > 0 {
-		with := make([]predicate.User, 0, len(i.HasAnnotatorsWith))
-		for _, w := range i.HasAnnotatorsWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasAnnotatorsWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, corpus.HasAnnotatorsWith(with...))
-	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyCorpusWhereInput
@@ -1814,21 +1792,6 @@ type DocumentWhereInput struct {
 	SplitNEQ   *document.Split  `json:"splitNEQ,omitempty"`
 	SplitIn    []document.Split `json:"splitIn,omitempty"`
 	SplitNotIn []document.Split `json:"splitNotIn,omitempty"`
-
-	// "text" field predicates.
-	Text             *string  `json:"text,omitempty"`
-	TextNEQ          *string  `json:"textNEQ,omitempty"`
-	TextIn           []string `json:"textIn,omitempty"`
-	TextNotIn        []string `json:"textNotIn,omitempty"`
-	TextGT           *string  `json:"textGT,omitempty"`
-	TextGTE          *string  `json:"textGTE,omitempty"`
-	TextLT           *string  `json:"textLT,omitempty"`
-	TextLTE          *string  `json:"textLTE,omitempty"`
-	TextContains     *string  `json:"textContains,omitempty"`
-	TextHasPrefix    *string  `json:"textHasPrefix,omitempty"`
-	TextHasSuffix    *string  `json:"textHasSuffix,omitempty"`
-	TextEqualFold    *string  `json:"textEqualFold,omitempty"`
-	TextContainsFold *string  `json:"textContainsFold,omitempty"`
 
 	// "char_count" field predicates.
 	CharCount      *int  `json:"charCount,omitempty"`
@@ -2150,45 +2113,6 @@ func (i *DocumentWhereInput) P() (predicate.Document, error) {
 	}
 	if len(i.SplitNotIn) > 0 {
 		predicates = append(predicates, document.SplitNotIn(i.SplitNotIn...))
-	}
-	if i.Text != nil {
-		predicates = append(predicates, document.TextEQ(*i.Text))
-	}
-	if i.TextNEQ != nil {
-		predicates = append(predicates, document.TextNEQ(*i.TextNEQ))
-	}
-	if len(i.TextIn) > 0 {
-		predicates = append(predicates, document.TextIn(i.TextIn...))
-	}
-	if len(i.TextNotIn) > 0 {
-		predicates = append(predicates, document.TextNotIn(i.TextNotIn...))
-	}
-	if i.TextGT != nil {
-		predicates = append(predicates, document.TextGT(*i.TextGT))
-	}
-	if i.TextGTE != nil {
-		predicates = append(predicates, document.TextGTE(*i.TextGTE))
-	}
-	if i.TextLT != nil {
-		predicates = append(predicates, document.TextLT(*i.TextLT))
-	}
-	if i.TextLTE != nil {
-		predicates = append(predicates, document.TextLTE(*i.TextLTE))
-	}
-	if i.TextContains != nil {
-		predicates = append(predicates, document.TextContains(*i.TextContains))
-	}
-	if i.TextHasPrefix != nil {
-		predicates = append(predicates, document.TextHasPrefix(*i.TextHasPrefix))
-	}
-	if i.TextHasSuffix != nil {
-		predicates = append(predicates, document.TextHasSuffix(*i.TextHasSuffix))
-	}
-	if i.TextEqualFold != nil {
-		predicates = append(predicates, document.TextEqualFold(*i.TextEqualFold))
-	}
-	if i.TextContainsFold != nil {
-		predicates = append(predicates, document.TextContainsFold(*i.TextContainsFold))
 	}
 	if i.CharCount != nil {
 		predicates = append(predicates, document.CharCountEQ(*i.CharCount))
@@ -4670,14 +4594,6 @@ type ReleaseWhereInput struct {
 	ParentIDNotIn  []int `json:"parentIDNotIn,omitempty"`
 	ParentIDIsNil  bool  `json:"parentIDIsNil,omitempty"`
 	ParentIDNotNil bool  `json:"parentIDNotNil,omitempty"`
-
-	// "parent" edge predicates.
-	HasParent     *bool                `json:"hasParent,omitempty"`
-	HasParentWith []*ReleaseWhereInput `json:"hasParentWith,omitempty"`
-
-	// "children" edge predicates.
-	HasChildren     *bool                `json:"hasChildren,omitempty"`
-	HasChildrenWith []*ReleaseWhereInput `json:"hasChildrenWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -5136,42 +5052,6 @@ func (i *ReleaseWhereInput) P() (predicate.Release, error) {
 		predicates = append(predicates, release.ParentIDNotNil())
 	}
 
-	if i.HasParent != nil {
-		p := release.HasParent()
-		if !*i.HasParent {
-			p = release.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasParentWith) > 0 {
-		with := make([]predicate.Release, 0, len(i.HasParentWith))
-		for _, w := range i.HasParentWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasParentWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, release.HasParentWith(with...))
-	}
-	if i.HasChildren != nil {
-		p := release.HasChildren()
-		if !*i.HasChildren {
-			p = release.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasChildrenWith) > 0 {
-		with := make([]predicate.Release, 0, len(i.HasChildrenWith))
-		for _, w := range i.HasChildrenWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasChildrenWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, release.HasChildrenWith(with...))
-	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyReleaseWhereInput
@@ -5230,21 +5110,6 @@ type SpanWhereInput struct {
 	EndGTE   *int  `json:"endGTE,omitempty"`
 	EndLT    *int  `json:"endLT,omitempty"`
 	EndLTE   *int  `json:"endLTE,omitempty"`
-
-	// "text" field predicates.
-	Text             *string  `json:"text,omitempty"`
-	TextNEQ          *string  `json:"textNEQ,omitempty"`
-	TextIn           []string `json:"textIn,omitempty"`
-	TextNotIn        []string `json:"textNotIn,omitempty"`
-	TextGT           *string  `json:"textGT,omitempty"`
-	TextGTE          *string  `json:"textGTE,omitempty"`
-	TextLT           *string  `json:"textLT,omitempty"`
-	TextLTE          *string  `json:"textLTE,omitempty"`
-	TextContains     *string  `json:"textContains,omitempty"`
-	TextHasPrefix    *string  `json:"textHasPrefix,omitempty"`
-	TextHasSuffix    *string  `json:"textHasSuffix,omitempty"`
-	TextEqualFold    *string  `json:"textEqualFold,omitempty"`
-	TextContainsFold *string  `json:"textContainsFold,omitempty"`
 
 	// "category" field predicates.
 	Category             *string  `json:"category,omitempty"`
@@ -5481,45 +5346,6 @@ func (i *SpanWhereInput) P() (predicate.Span, error) {
 	}
 	if i.EndLTE != nil {
 		predicates = append(predicates, span.EndLTE(*i.EndLTE))
-	}
-	if i.Text != nil {
-		predicates = append(predicates, span.TextEQ(*i.Text))
-	}
-	if i.TextNEQ != nil {
-		predicates = append(predicates, span.TextNEQ(*i.TextNEQ))
-	}
-	if len(i.TextIn) > 0 {
-		predicates = append(predicates, span.TextIn(i.TextIn...))
-	}
-	if len(i.TextNotIn) > 0 {
-		predicates = append(predicates, span.TextNotIn(i.TextNotIn...))
-	}
-	if i.TextGT != nil {
-		predicates = append(predicates, span.TextGT(*i.TextGT))
-	}
-	if i.TextGTE != nil {
-		predicates = append(predicates, span.TextGTE(*i.TextGTE))
-	}
-	if i.TextLT != nil {
-		predicates = append(predicates, span.TextLT(*i.TextLT))
-	}
-	if i.TextLTE != nil {
-		predicates = append(predicates, span.TextLTE(*i.TextLTE))
-	}
-	if i.TextContains != nil {
-		predicates = append(predicates, span.TextContains(*i.TextContains))
-	}
-	if i.TextHasPrefix != nil {
-		predicates = append(predicates, span.TextHasPrefix(*i.TextHasPrefix))
-	}
-	if i.TextHasSuffix != nil {
-		predicates = append(predicates, span.TextHasSuffix(*i.TextHasSuffix))
-	}
-	if i.TextEqualFold != nil {
-		predicates = append(predicates, span.TextEqualFold(*i.TextEqualFold))
-	}
-	if i.TextContainsFold != nil {
-		predicates = append(predicates, span.TextContainsFold(*i.TextContainsFold))
 	}
 	if i.Category != nil {
 		predicates = append(predicates, span.CategoryEQ(*i.Category))
@@ -5837,10 +5663,6 @@ type TokenWhereInput struct {
 	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
 	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
 	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
-
-	// "user" edge predicates.
-	HasUser     *bool             `json:"hasUser,omitempty"`
-	HasUserWith []*UserWhereInput `json:"hasUserWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -6182,24 +6004,6 @@ func (i *TokenWhereInput) P() (predicate.Token, error) {
 		predicates = append(predicates, token.CreatedAtLTE(*i.CreatedAtLTE))
 	}
 
-	if i.HasUser != nil {
-		p := token.HasUser()
-		if !*i.HasUser {
-			p = token.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasUserWith) > 0 {
-		with := make([]predicate.User, 0, len(i.HasUserWith))
-		for _, w := range i.HasUserWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasUserWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, token.HasUserWith(with...))
-	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyTokenWhereInput
@@ -6261,14 +6065,6 @@ type UserWhereInput struct {
 	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
 	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
 	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
-
-	// "tokens" edge predicates.
-	HasTokens     *bool              `json:"hasTokens,omitempty"`
-	HasTokensWith []*TokenWhereInput `json:"hasTokensWith,omitempty"`
-
-	// "assigned_corpora" edge predicates.
-	HasAssignedCorpora     *bool               `json:"hasAssignedCorpora,omitempty"`
-	HasAssignedCorporaWith []*CorpusWhereInput `json:"hasAssignedCorporaWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -6448,42 +6244,6 @@ func (i *UserWhereInput) P() (predicate.User, error) {
 		predicates = append(predicates, user.CreatedAtLTE(*i.CreatedAtLTE))
 	}
 
-	if i.HasTokens != nil {
-		p := user.HasTokens()
-		if !*i.HasTokens {
-			p = user.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasTokensWith) > 0 {
-		with := make([]predicate.Token, 0, len(i.HasTokensWith))
-		for _, w := range i.HasTokensWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasTokensWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, user.HasTokensWith(with...))
-	}
-	if i.HasAssignedCorpora != nil {
-		p := user.HasAssignedCorpora()
-		if !*i.HasAssignedCorpora {
-			p = user.Not(p)
-		}
-		predicates = append(predicates, p)
-	}
-	if len(i.HasAssignedCorporaWith) > 0 {
-		with := make([]predicate.Corpus, 0, len(i.HasAssignedCorporaWith))
-		for _, w := range i.HasAssignedCorporaWith {
-			p, err := w.P()
-			if err != nil {
-				return nil, fmt.Errorf("%w: field 'HasAssignedCorporaWith'", err)
-			}
-			with = append(with, p)
-		}
-		predicates = append(predicates, user.HasAssignedCorporaWith(with...))
-	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyUserWhereInput

@@ -26,7 +26,7 @@ type Span struct {
 	Start int `json:"start,omitempty"`
 	// End holds the value of the "end" field.
 	End int `json:"end,omitempty"`
-	// Text holds the value of the "text" field.
+	// no where predicates: a search reads PHI without an audit record
 	Text string `json:"text,omitempty"`
 	// Category holds the value of the "category" field.
 	Category string `json:"category,omitempty"`

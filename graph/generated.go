@@ -17525,7 +17525,7 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith", "hasAnnotators", "hasAnnotatorsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18022,20 +18022,6 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.HasEvaluationsWith = data
-		case "hasAnnotators":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAnnotators"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasAnnotators = data
-		case "hasAnnotatorsWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAnnotatorsWith"))
-			data, err := ec.unmarshalOUserWhereInput2ᚕᚖdeidcorpusᚋentᚐUserWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasAnnotatorsWith = data
 		}
 	}
 	return it, nil
@@ -18093,7 +18079,7 @@ func (ec *executionContext) unmarshalInputDocumentWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "patientID", "patientIDNEQ", "patientIDIn", "patientIDNotIn", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "recordOrder", "recordOrderNEQ", "recordOrderIn", "recordOrderNotIn", "recordOrderGT", "recordOrderGTE", "recordOrderLT", "recordOrderLTE", "noteType", "noteTypeNEQ", "noteTypeIn", "noteTypeNotIn", "noteTypeGT", "noteTypeGTE", "noteTypeLT", "noteTypeLTE", "noteTypeContains", "noteTypeHasPrefix", "noteTypeHasSuffix", "noteTypeEqualFold", "noteTypeContainsFold", "created", "createdNEQ", "createdIn", "createdNotIn", "createdGT", "createdGTE", "createdLT", "createdLTE", "createdIsNil", "createdNotNil", "split", "splitNEQ", "splitIn", "splitNotIn", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textEqualFold", "textContainsFold", "charCount", "charCountNEQ", "charCountIn", "charCountNotIn", "charCountGT", "charCountGTE", "charCountLT", "charCountLTE", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "checksum", "checksumNEQ", "checksumIn", "checksumNotIn", "checksumGT", "checksumGTE", "checksumLT", "checksumLTE", "checksumContains", "checksumHasPrefix", "checksumHasSuffix", "checksumEqualFold", "checksumContainsFold", "importedAt", "importedAtNEQ", "importedAtIn", "importedAtNotIn", "importedAtGT", "importedAtGTE", "importedAtLT", "importedAtLTE", "hasCorpus", "hasCorpusWith", "hasPatient", "hasPatientWith", "hasSpans", "hasSpansWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "patientID", "patientIDNEQ", "patientIDIn", "patientIDNotIn", "externalID", "externalIDNEQ", "externalIDIn", "externalIDNotIn", "externalIDGT", "externalIDGTE", "externalIDLT", "externalIDLTE", "externalIDContains", "externalIDHasPrefix", "externalIDHasSuffix", "externalIDEqualFold", "externalIDContainsFold", "recordOrder", "recordOrderNEQ", "recordOrderIn", "recordOrderNotIn", "recordOrderGT", "recordOrderGTE", "recordOrderLT", "recordOrderLTE", "noteType", "noteTypeNEQ", "noteTypeIn", "noteTypeNotIn", "noteTypeGT", "noteTypeGTE", "noteTypeLT", "noteTypeLTE", "noteTypeContains", "noteTypeHasPrefix", "noteTypeHasSuffix", "noteTypeEqualFold", "noteTypeContainsFold", "created", "createdNEQ", "createdIn", "createdNotIn", "createdGT", "createdGTE", "createdLT", "createdLTE", "createdIsNil", "createdNotNil", "split", "splitNEQ", "splitIn", "splitNotIn", "charCount", "charCountNEQ", "charCountIn", "charCountNotIn", "charCountGT", "charCountGTE", "charCountLT", "charCountLTE", "tokenCount", "tokenCountNEQ", "tokenCountIn", "tokenCountNotIn", "tokenCountGT", "tokenCountGTE", "tokenCountLT", "tokenCountLTE", "checksum", "checksumNEQ", "checksumIn", "checksumNotIn", "checksumGT", "checksumGTE", "checksumLT", "checksumLTE", "checksumContains", "checksumHasPrefix", "checksumHasSuffix", "checksumEqualFold", "checksumContainsFold", "importedAt", "importedAtNEQ", "importedAtIn", "importedAtNotIn", "importedAtGT", "importedAtGTE", "importedAtLT", "importedAtLTE", "hasCorpus", "hasCorpusWith", "hasPatient", "hasPatientWith", "hasSpans", "hasSpansWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18569,97 +18555,6 @@ func (ec *executionContext) unmarshalInputDocumentWhereInput(ctx context.Context
 				return it, err
 			}
 			it.SplitNotIn = data
-		case "text":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Text = data
-		case "textNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNEQ"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextNEQ = data
-		case "textIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextIn = data
-		case "textNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextNotIn = data
-		case "textGT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextGT = data
-		case "textGTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextGTE = data
-		case "textLT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextLT = data
-		case "textLTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextLTE = data
-		case "textContains":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContains"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextContains = data
-		case "textHasPrefix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasPrefix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextHasPrefix = data
-		case "textHasSuffix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasSuffix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextHasSuffix = data
-		case "textEqualFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textEqualFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextEqualFold = data
-		case "textContainsFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContainsFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextContainsFold = data
 		case "charCount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("charCount"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -22630,7 +22525,7 @@ func (ec *executionContext) unmarshalInputReleaseWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "versionContains", "versionHasPrefix", "versionHasSuffix", "versionEqualFold", "versionContainsFold", "corpus", "corpusNEQ", "corpusIn", "corpusNotIn", "corpusGT", "corpusGTE", "corpusLT", "corpusLTE", "corpusContains", "corpusHasPrefix", "corpusHasSuffix", "corpusEqualFold", "corpusContainsFold", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "corpusIDGT", "corpusIDGTE", "corpusIDLT", "corpusIDLTE", "corpusIDIsNil", "corpusIDNotNil", "rootHash", "rootHashNEQ", "rootHashIn", "rootHashNotIn", "rootHashGT", "rootHashGTE", "rootHashLT", "rootHashLTE", "rootHashContains", "rootHashHasPrefix", "rootHashHasSuffix", "rootHashEqualFold", "rootHashContainsFold", "documents", "documentsNEQ", "documentsIn", "documentsNotIn", "documentsGT", "documentsGTE", "documentsLT", "documentsLTE", "spans", "spansNEQ", "spansIn", "spansNotIn", "spansGT", "spansGTE", "spansLT", "spansLTE", "share", "shareNEQ", "datasheet", "datasheetNEQ", "datasheetIn", "datasheetNotIn", "datasheetGT", "datasheetGTE", "datasheetLT", "datasheetLTE", "datasheetContains", "datasheetHasPrefix", "datasheetHasSuffix", "datasheetEqualFold", "datasheetContainsFold", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "parentID", "parentIDNEQ", "parentIDIn", "parentIDNotIn", "parentIDIsNil", "parentIDNotNil", "hasParent", "hasParentWith", "hasChildren", "hasChildrenWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "versionContains", "versionHasPrefix", "versionHasSuffix", "versionEqualFold", "versionContainsFold", "corpus", "corpusNEQ", "corpusIn", "corpusNotIn", "corpusGT", "corpusGTE", "corpusLT", "corpusLTE", "corpusContains", "corpusHasPrefix", "corpusHasSuffix", "corpusEqualFold", "corpusContainsFold", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "corpusIDGT", "corpusIDGTE", "corpusIDLT", "corpusIDLTE", "corpusIDIsNil", "corpusIDNotNil", "rootHash", "rootHashNEQ", "rootHashIn", "rootHashNotIn", "rootHashGT", "rootHashGTE", "rootHashLT", "rootHashLTE", "rootHashContains", "rootHashHasPrefix", "rootHashHasSuffix", "rootHashEqualFold", "rootHashContainsFold", "documents", "documentsNEQ", "documentsIn", "documentsNotIn", "documentsGT", "documentsGTE", "documentsLT", "documentsLTE", "spans", "spansNEQ", "spansIn", "spansNotIn", "spansGT", "spansGTE", "spansLT", "spansLTE", "share", "shareNEQ", "datasheet", "datasheetNEQ", "datasheetIn", "datasheetNotIn", "datasheetGT", "datasheetGTE", "datasheetLT", "datasheetLTE", "datasheetContains", "datasheetHasPrefix", "datasheetHasSuffix", "datasheetEqualFold", "datasheetContainsFold", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "parentID", "parentIDNEQ", "parentIDIn", "parentIDNotIn", "parentIDIsNil", "parentIDNotNil"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23554,34 +23449,6 @@ func (ec *executionContext) unmarshalInputReleaseWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.ParentIDNotNil = data
-		case "hasParent":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasParent"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasParent = data
-		case "hasParentWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasParentWith"))
-			data, err := ec.unmarshalOReleaseWhereInput2ᚕᚖdeidcorpusᚋentᚐReleaseWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasParentWith = data
-		case "hasChildren":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasChildren"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasChildren = data
-		case "hasChildrenWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasChildrenWith"))
-			data, err := ec.unmarshalOReleaseWhereInput2ᚕᚖdeidcorpusᚋentᚐReleaseWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasChildrenWith = data
 		}
 	}
 	return it, nil
@@ -23704,7 +23571,7 @@ func (ec *executionContext) unmarshalInputSpanWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "documentID", "documentIDNEQ", "documentIDIn", "documentIDNotIn", "annotationSetID", "annotationSetIDNEQ", "annotationSetIDIn", "annotationSetIDNotIn", "start", "startNEQ", "startIn", "startNotIn", "startGT", "startGTE", "startLT", "startLTE", "end", "endNEQ", "endIn", "endNotIn", "endGT", "endGTE", "endLT", "endLTE", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textEqualFold", "textContainsFold", "category", "categoryNEQ", "categoryIn", "categoryNotIn", "categoryGT", "categoryGTE", "categoryLT", "categoryLTE", "categoryContains", "categoryHasPrefix", "categoryHasSuffix", "categoryEqualFold", "categoryContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "comment", "commentNEQ", "commentIn", "commentNotIn", "commentGT", "commentGTE", "commentLT", "commentLTE", "commentContains", "commentHasPrefix", "commentHasSuffix", "commentEqualFold", "commentContainsFold", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDEqualFold", "sourceIDContainsFold", "hasDocument", "hasDocumentWith", "hasAnnotationSet", "hasAnnotationSetWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "documentID", "documentIDNEQ", "documentIDIn", "documentIDNotIn", "annotationSetID", "annotationSetIDNEQ", "annotationSetIDIn", "annotationSetIDNotIn", "start", "startNEQ", "startIn", "startNotIn", "startGT", "startGTE", "startLT", "startLTE", "end", "endNEQ", "endIn", "endNotIn", "endGT", "endGTE", "endLT", "endLTE", "category", "categoryNEQ", "categoryIn", "categoryNotIn", "categoryGT", "categoryGTE", "categoryLT", "categoryLTE", "categoryContains", "categoryHasPrefix", "categoryHasSuffix", "categoryEqualFold", "categoryContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "comment", "commentNEQ", "commentIn", "commentNotIn", "commentGT", "commentGTE", "commentLT", "commentLTE", "commentContains", "commentHasPrefix", "commentHasSuffix", "commentEqualFold", "commentContainsFold", "sourceID", "sourceIDNEQ", "sourceIDIn", "sourceIDNotIn", "sourceIDGT", "sourceIDGTE", "sourceIDLT", "sourceIDLTE", "sourceIDContains", "sourceIDHasPrefix", "sourceIDHasSuffix", "sourceIDEqualFold", "sourceIDContainsFold", "hasDocument", "hasDocumentWith", "hasAnnotationSet", "hasAnnotationSetWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23956,97 +23823,6 @@ func (ec *executionContext) unmarshalInputSpanWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.EndLTE = data
-		case "text":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Text = data
-		case "textNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNEQ"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextNEQ = data
-		case "textIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextIn = data
-		case "textNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextNotIn = data
-		case "textGT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextGT = data
-		case "textGTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextGTE = data
-		case "textLT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextLT = data
-		case "textLTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextLTE = data
-		case "textContains":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContains"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextContains = data
-		case "textHasPrefix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasPrefix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextHasPrefix = data
-		case "textHasSuffix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasSuffix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextHasSuffix = data
-		case "textEqualFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textEqualFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextEqualFold = data
-		case "textContainsFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContainsFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextContainsFold = data
 		case "category":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -24513,7 +24289,7 @@ func (ec *executionContext) unmarshalInputTokenWhereInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "prefix", "prefixNEQ", "prefixIn", "prefixNotIn", "prefixGT", "prefixGTE", "prefixLT", "prefixLTE", "prefixContains", "prefixHasPrefix", "prefixHasSuffix", "prefixEqualFold", "prefixContainsFold", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "revokedAt", "revokedAtNEQ", "revokedAtIn", "revokedAtNotIn", "revokedAtGT", "revokedAtGTE", "revokedAtLT", "revokedAtLTE", "revokedAtIsNil", "revokedAtNotNil", "lastUsedAt", "lastUsedAtNEQ", "lastUsedAtIn", "lastUsedAtNotIn", "lastUsedAtGT", "lastUsedAtGTE", "lastUsedAtLT", "lastUsedAtLTE", "lastUsedAtIsNil", "lastUsedAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasUser", "hasUserWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "userID", "userIDNEQ", "userIDIn", "userIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "prefix", "prefixNEQ", "prefixIn", "prefixNotIn", "prefixGT", "prefixGTE", "prefixLT", "prefixLTE", "prefixContains", "prefixHasPrefix", "prefixHasSuffix", "prefixEqualFold", "prefixContainsFold", "expiresAt", "expiresAtNEQ", "expiresAtIn", "expiresAtNotIn", "expiresAtGT", "expiresAtGTE", "expiresAtLT", "expiresAtLTE", "expiresAtIsNil", "expiresAtNotNil", "revokedAt", "revokedAtNEQ", "revokedAtIn", "revokedAtNotIn", "revokedAtGT", "revokedAtGTE", "revokedAtLT", "revokedAtLTE", "revokedAtIsNil", "revokedAtNotNil", "lastUsedAt", "lastUsedAtNEQ", "lastUsedAtIn", "lastUsedAtNotIn", "lastUsedAtGT", "lastUsedAtGTE", "lastUsedAtLT", "lastUsedAtLTE", "lastUsedAtIsNil", "lastUsedAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25073,20 +24849,6 @@ func (ec *executionContext) unmarshalInputTokenWhereInput(ctx context.Context, o
 				return it, err
 			}
 			it.CreatedAtLTE = data
-		case "hasUser":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasUser"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasUser = data
-		case "hasUserWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasUserWith"))
-			data, err := ec.unmarshalOUserWhereInput2ᚕᚖdeidcorpusᚋentᚐUserWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasUserWith = data
 		}
 	}
 	return it, nil
@@ -25209,7 +24971,7 @@ func (ec *executionContext) unmarshalInputUserWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "role", "roleNEQ", "roleIn", "roleNotIn", "disabled", "disabledNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasTokens", "hasTokensWith", "hasAssignedCorpora", "hasAssignedCorporaWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "role", "roleNEQ", "roleIn", "roleNotIn", "disabled", "disabledNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25482,34 +25244,6 @@ func (ec *executionContext) unmarshalInputUserWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.CreatedAtLTE = data
-		case "hasTokens":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasTokens"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasTokens = data
-		case "hasTokensWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasTokensWith"))
-			data, err := ec.unmarshalOTokenWhereInput2ᚕᚖdeidcorpusᚋentᚐTokenWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasTokensWith = data
-		case "hasAssignedCorpora":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAssignedCorpora"))
-			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasAssignedCorpora = data
-		case "hasAssignedCorporaWith":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAssignedCorporaWith"))
-			data, err := ec.unmarshalOCorpusWhereInput2ᚕᚖdeidcorpusᚋentᚐCorpusWhereInputᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.HasAssignedCorporaWith = data
 		}
 	}
 	return it, nil

@@ -600,3 +600,28 @@ func TestTokenFields(t *testing.T) {
 		assert.ErrorContains(t, err, "a token lasts 1 to 36500 days", "%d days", days)
 	}
 }
+
+// TestWherePredicatesStayInside: a where predicate's subquery passes no row
+// filter, so none may lead from rows a role sees to rows it may not, or
+// search note or span text (which would read PHI without an audit record).
+func TestWherePredicatesStayInside(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLite)
+	schema := resolvers.NewSchema(st, nil).Schema()
+	for input, fields := range map[string][]string{
+		"CorpusWhereInput":   {"hasAnnotators", "hasAnnotatorsWith"},
+		"UserWhereInput":     {"hasAssignedCorpora", "hasAssignedCorporaWith", "hasTokens", "hasTokensWith"},
+		"TokenWhereInput":    {"hasUser", "hasUserWith"},
+		"ReleaseWhereInput":  {"hasParent", "hasParentWith", "hasChildren", "hasChildrenWith"},
+		"DocumentWhereInput": {"text", "textContains", "textHasPrefix", "textEqualFold"},
+		"SpanWhereInput":     {"text", "textContains", "textHasPrefix", "textEqualFold"},
+	} {
+		def := schema.Types[input]
+		if def == nil {
+			continue // no where input at all
+		}
+		for _, f := range fields {
+			assert.Nil(t, def.Fields.ForName(f), "%s.%s", input, f)
+		}
+	}
+	require.NotNil(t, schema.Types["DocumentWhereInput"].Fields.ForName("hasCorpusWith"), "predicates inside a corpus stay")
+}

@@ -42,7 +42,8 @@ func (Corpus) Edges() []ent.Edge {
 		edge.To("documents", Document.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
 		edge.To("annotation_sets", AnnotationSet.Type).Annotations(entsql.OnDelete(entsql.Cascade)),
 		edge.To("evaluations", Evaluation.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
-		edge.From("annotators", User.Type).Ref("assigned_corpora"),
+		// No where predicate: the subquery would pass no row filter (auth).
+		edge.From("annotators", User.Type).Ref("assigned_corpora").Annotations(entgql.Skip(entgql.SkipWhereInput)),
 	}
 }
 

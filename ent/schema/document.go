@@ -34,7 +34,9 @@ func (Document) Fields() []ent.Field {
 			Comment("when the note was written, if known"),
 		field.Enum("split").Values("train", "dev", "test", "unassigned").Default("unassigned").
 			Annotations(entgql.OrderField("SPLIT")),
-		field.Text("text").Immutable(),
+		// No where predicates on the text: a search reads PHI without an
+		// audit record, and answers a yes or no about hidden notes.
+		field.Text("text").Immutable().Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.Int("char_count").Comment("length of the text in Unicode code points").
 			Annotations(entgql.OrderField("CHAR_COUNT")),
 		field.Int("token_count").Comment("whitespace-separated tokens"),

@@ -42,7 +42,10 @@ func (Release) Fields() []ent.Field {
 
 func (Release) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.To("children", Release.Type).From("parent").Field("parent_id").Unique().Immutable(),
+		// No where predicates: a parent or child may be a release the viewer
+		// may not see, and ent's subqueries pass no row filter (auth).
+		edge.To("children", Release.Type).Annotations(entgql.Skip(entgql.SkipWhereInput)).
+			From("parent").Field("parent_id").Unique().Immutable().Annotations(entgql.Skip(entgql.SkipWhereInput)),
 	}
 }
 

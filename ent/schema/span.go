@@ -21,7 +21,8 @@ func (Span) Fields() []ent.Field {
 		field.Int("annotation_set_id").Immutable(),
 		field.Int("start").NonNegative().Annotations(entgql.OrderField("START")),
 		field.Int("end").NonNegative(),
-		field.Text("text"),
+		field.Text("text").Annotations(entgql.Skip(entgql.SkipWhereInput)).
+			Comment("no where predicates: a search reads PHI without an audit record"),
 		field.String("category").Annotations(entgql.OrderField("CATEGORY")),
 		field.String("type").Annotations(entgql.OrderField("TYPE")),
 		field.String("comment").Default(""),
