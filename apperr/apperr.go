@@ -17,6 +17,7 @@ const (
 	Conflict     Code = "conflict"
 	Unauthorized Code = "unauthorized"
 	Forbidden    Code = "forbidden"
+	TooMany      Code = "too_many_requests" // over the rate limit
 	Internal     Code = "internal"
 )
 

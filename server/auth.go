@@ -34,7 +34,8 @@ func bearerToken(h string) string {
 func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := r.Header.Get("Authorization")
-		if header == "" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if header == "" && upgrade {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -59,9 +60,19 @@ func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, ne
 			tooMany(w)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), v)))
+		ctx := auth.NewContext(r.Context(), v)
+		if upgrade {
+			ctx = context.WithValue(ctx, connectionToken{}, bearerToken(header))
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// connectionToken holds the token of a websocket connection, which carries
+// many operations: each is authenticated anew (a token revoked, an account
+// disabled or changed while the connection is open takes effect at once) and
+// rated.
+type connectionToken struct{}
 
 // unauthorized answers 401, as a GraphQL error for the API.
 func unauthorized(w http.ResponseWriter, r *http.Request, err error) {
@@ -93,7 +104,7 @@ func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 		if err != nil {
 			return ctx, nil, err
 		}
-		return auth.NewContext(ctx, v), &p, nil
+		return context.WithValue(auth.NewContext(ctx, v), connectionToken{}, token), &p, nil
 	}
 }
 
@@ -101,12 +112,27 @@ func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 // (package auth) before any of it runs: an operation asking for one thing
 // its viewer may not have is refused whole, and the refusal is written to
 // the audit log.
-func authorizeGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
+func authorizeGraphQL(srv *handler.Server, st *store.Store, limiter *rateLimiter, logger *slog.Logger) {
 	present := resolvers.ErrorPresenter(logger)
+	refuse := func(ctx context.Context, err error, path ast.Path) graphql.ResponseHandler {
+		gerr := present(ctx, err)
+		gerr.Path = path
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
+	}
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation == nil {
 			return next(ctx)
+		}
+		if token, ok := ctx.Value(connectionToken{}).(string); ok {
+			v, err := st.Authenticate(ctx, token)
+			if err != nil {
+				return refuse(ctx, err, nil)
+			}
+			if !limiter.allow("token:" + token) {
+				return refuse(ctx, apperr.New(apperr.TooMany, "too many requests: slow down"), nil)
+			}
+			ctx = auth.NewContext(ctx, v) // a fresh viewer: role, assignments as they are now
 		}
 		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
 			if strings.HasPrefix(f.Name, "__") {
@@ -122,9 +148,7 @@ func authorizeGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger)
 					logger.Error("write audit log", "target", op, "err", err)
 				}
 			}
-			gerr := present(ctx, err)
-			gerr.Path = ast.Path{ast.PathName(f.Alias)}
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
+			return refuse(ctx, err, ast.Path{ast.PathName(f.Alias)})
 		}
 		return next(ctx)
 	})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/client"
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -624,4 +626,60 @@ func TestWherePredicatesStayInside(t *testing.T) {
 		}
 	}
 	require.NotNil(t, schema.Types["DocumentWhereInput"].Fields.ForName("hasCorpusWith"), "predicates inside a corpus stay")
+}
+
+// TestWebsocketOperationsAuthenticateEach: a websocket carries many
+// operations; each is authenticated anew, so a token revoked (or an account
+// changed) while the connection is open takes effect at once.
+func TestWebsocketOperationsAuthenticateEach(t *testing.T) {
+	st, ts, _ := newServer(t, storetest.SQLite)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	token := storetest.Token(t, st, "ann", auth.Annotator)
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	require.NoError(t, err)
+	defer conn.CloseNow()
+	send := func(msg map[string]any) {
+		require.NoError(t, wsjson.Write(ctx, conn, msg))
+	}
+	// receive returns the next message of an operation (next or error).
+	receive := func(id string) map[string]any {
+		for {
+			var msg map[string]any
+			require.NoError(t, wsjson.Read(ctx, conn, &msg))
+			if msg["id"] == id && msg["type"] != "complete" {
+				return msg
+			}
+		}
+	}
+	send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}})
+	var ack map[string]any
+	require.NoError(t, wsjson.Read(ctx, conn, &ack))
+	require.Equal(t, "connection_ack", ack["type"])
+
+	send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": "{ me { name role } }"}})
+	first := receive("1")
+	require.Equal(t, "next", first["type"], "%v", first)
+	assert.Contains(t, fmt.Sprint(first["payload"]), "annotator")
+
+	// The admin makes the account a researcher: the next operation on the
+	// same connection sees the new role.
+	researcher := auth.Researcher
+	_, err = st.UpdateUser(ctx, "ann", &researcher, nil)
+	require.NoError(t, err)
+	send(map[string]any{"id": "2", "type": "subscribe", "payload": map[string]any{"query": "{ me { role } }"}})
+	assert.Contains(t, fmt.Sprint(receive("2")["payload"]), "researcher")
+
+	// Revoked: refused on the open connection.
+	toks, err := st.Tokens(ctx, "ann")
+	require.NoError(t, err)
+	for _, tk := range toks {
+		_, err = st.RevokeToken(ctx, tk.ID)
+		require.NoError(t, err)
+	}
+	send(map[string]any{"id": "3", "type": "subscribe", "payload": map[string]any{"query": "{ me { name } }"}})
+	refused := fmt.Sprint(receive("3")["payload"])
+	assert.Contains(t, refused, "revoked")
+	assert.NotContains(t, refused, "data:map[me")
 }

@@ -117,7 +117,7 @@ func httpError(w http.ResponseWriter, logger *slog.Logger, err error) {
 	status := map[apperr.Code]int{
 		apperr.Invalid: http.StatusBadRequest, apperr.NotFound: http.StatusNotFound,
 		apperr.Conflict: http.StatusConflict, apperr.Unauthorized: http.StatusUnauthorized,
-		apperr.Forbidden: http.StatusForbidden,
+		apperr.Forbidden: http.StatusForbidden, apperr.TooMany: http.StatusTooManyRequests,
 	}[code]
 	msg := err.Error()
 	if status == 0 {

@@ -14,7 +14,7 @@ import (
 // decides what each account may reach through them.
 func addRoutes(mux *http.ServeMux, logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) {
 	authed := func(h http.Handler) http.Handler { return authenticate(logger, st, limiter, h) }
-	mux.Handle("/graphql", authed(graphqlHandler(logger, cfg, st, jm)))
+	mux.Handle("/graphql", authed(graphqlHandler(logger, cfg, st, jm, limiter)))
 	mux.Handle("GET /graphiql/", graphiqlHandler())
 	mux.Handle("GET /graphiql", http.RedirectHandler("/graphiql/", http.StatusMovedPermanently))
 	mux.Handle("GET /download/corpora/{name}", authed(handleCorpusDownload(logger, st)))

@@ -56,7 +56,7 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manage
 	return logRequests(logger, limitRequests(cfg, limiter, mux))
 }
 
-func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
+func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) http.Handler {
 	srv := handler.New(resolvers.NewSchema(st, jm))
 	// The default websocket implementation refuses cross-origin browser pages.
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitFunc: websocketInit(st)})
@@ -71,7 +71,7 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
 	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
-	authorizeGraphQL(srv, st, logger)
+	authorizeGraphQL(srv, st, limiter, logger)
 	auditGraphQL(srv, st, logger)
 	return srv
 }
