@@ -92,12 +92,16 @@ func System(ctx context.Context) context.Context {
 	return context.WithValue(ctx, viewerKey{}, (*Viewer)(nil))
 }
 
-// Name is the viewer's name for records, or "system" for the process itself.
+// SystemName is what records name the process itself by (jobs it queues,
+// entries it audits); no account may take it.
+const SystemName = "system"
+
+// Name is the viewer's name for records, or SystemName for the process.
 func Name(ctx context.Context) string {
 	if v := FromContext(ctx); v != nil {
 		return v.Name
 	}
-	return "system"
+	return SystemName
 }
 
 // TokenPrefix starts every API token, so that a leaked one is recognizable

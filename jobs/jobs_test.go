@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -73,14 +74,14 @@ func TestJobLifecycle(t *testing.T) {
 				},
 			}, jobs.Options{})
 
-			j, err := m.Enqueue(ctx, "ping", nil, "tester", nil)
+			j, err := m.Enqueue(ctx, "ping", nil, "local:tester", nil)
 			require.NoError(t, err)
 			assert.Equal(t, job.StatusQueued, j.Status)
 			done := wait(t, m, j.ID)[0]
 			assert.Equal(t, job.StatusSucceeded, done.Status)
 			assert.Equal(t, true, done.Result["pong"])
 			assert.Equal(t, 1, done.Attempts)
-			assert.Equal(t, "tester", done.CreatedBy)
+			assert.Equal(t, "local:tester", done.CreatedBy)
 			assert.NotNil(t, done.StartedAt)
 			assert.NotNil(t, done.FinishedAt)
 
@@ -267,7 +268,7 @@ func TestImportJob(t *testing.T) {
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
 	p := jobs.ImportParams{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}
-	j, err := m.EnqueueImport(ctx, p, files, "tester")
+	j, err := m.EnqueueImport(ctx, p, files, "local:tester")
 	require.NoError(t, err)
 	assert.NotZero(t, j.Params["artifact"], "the files are stored with the job")
 	done := wait(t, m, j.ID)[0]
@@ -288,7 +289,7 @@ func TestImportJob(t *testing.T) {
 
 	// A bad file fails the job with the file's name and changes nothing.
 	bad := []formats.File{{Name: "900-01.xml", Data: []byte("<r><TEXT>x</TEXT><TAGS><DATE id=\"P0\" start=\"0\" end=\"5\" TYPE=\"DATE\"/></TAGS></r>")}}
-	j, err = m.EnqueueImport(ctx, p, bad, "tester")
+	j, err = m.EnqueueImport(ctx, p, bad, "local:tester")
 	require.NoError(t, err)
 	failed := wait(t, m, j.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
@@ -296,4 +297,45 @@ func TestImportJob(t *testing.T) {
 	n, err := st.Client.Document.Query().Count(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+}
+
+// TestJobsRunAsTheirCreator: a job reaches what its creator may see when it
+// runs, not when it was queued: an annotator's export of a corpus taken
+// away from it meanwhile fails, and so does any job of a disabled account.
+func TestJobsRunAsTheirCreator(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	_, err = st.CreateUser(ctx, "ann", auth.Annotator)
+	require.NoError(t, err)
+	_, err = st.AssignCorpus(ctx, "ann", "c", true)
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{})
+	export := func(by string) *ent.Job {
+		j, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, by, nil)
+		require.NoError(t, err)
+		return wait(t, m, j.ID)[0]
+	}
+	assert.Equal(t, job.StatusSucceeded, export("ann").Status)
+
+	_, err = st.AssignCorpus(ctx, "ann", "c", false)
+	require.NoError(t, err)
+	done := export("ann")
+	assert.Equal(t, job.StatusFailed, done.Status)
+	assert.Contains(t, done.Error, `no corpus named "c"`)
+
+	disabled := true
+	_, err = st.UpdateUser(ctx, "ann", nil, &disabled)
+	require.NoError(t, err)
+	done = export("ann")
+	assert.Equal(t, job.StatusFailed, done.Status)
+	assert.Contains(t, done.Error, "the account ann that queued this job is disabled")
+	done = export("nobody")
+	assert.Contains(t, done.Error, "the account nobody that queued this job no longer exists")
+
+	assert.Equal(t, job.StatusSucceeded, export("local:op").Status, "the CLI's local operator is an admin")
+	assert.Equal(t, job.StatusSucceeded, export("").Status, "the process itself")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/store"
@@ -102,8 +103,18 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		return err
 	}
 
+	// The job runs as its creator, as the account is now: every query is
+	// filtered to what it may see (package auth).
+	v, err := m.store.JobViewer(ctx, j.CreatedBy)
+	if err != nil {
+		m.finish(ctx, jobID, job.StatusFailed, nil, err.Error(), "failed")
+		return river.JobCancel(err)
+	}
 	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind)}
 	workCtx, cancel := context.WithCancelCause(ctx)
+	if v != nil {
+		workCtx = auth.NewContext(workCtx, v)
+	}
 	defer cancel(nil)
 	beatDone := make(chan struct{})
 	go func() {

@@ -18,6 +18,9 @@ func (s *Store) CreateUser(ctx context.Context, name string, role auth.Role) (*e
 	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n:") {
 		return nil, apperr.New(apperr.Invalid, "account name %q must be non-empty, without spaces or ':'", name)
 	}
+	if name == auth.SystemName || name == "anonymous" {
+		return nil, apperr.New(apperr.Invalid, "account name %q is reserved", name)
+	}
 	if _, err := auth.ParseRole(string(role)); err != nil {
 		return nil, err
 	}
@@ -211,6 +214,34 @@ func TokenStatus(t *ent.Token, now time.Time) string {
 		return "expired"
 	}
 	return "active"
+}
+
+// LocalPrefix starts the name of the CLI's local operator ("local:alice"),
+// who acts with the admin role; account names cannot hold ':'.
+const LocalPrefix = "local:"
+
+// JobViewer is who a job runs as: the account that queued it, as it is now
+// (a job runs with what its creator may see when it runs, not when it was
+// queued), the local operator, or nil for the process itself (created by
+// "system" or by no one). A deleted or disabled account is unauthorized.
+func (s *Store) JobViewer(ctx context.Context, createdBy string) (*auth.Viewer, error) {
+	switch {
+	case createdBy == "" || createdBy == auth.SystemName:
+		return nil, nil
+	case strings.HasPrefix(createdBy, LocalPrefix):
+		return auth.NewViewer(0, createdBy, auth.Admin), nil
+	}
+	u, err := s.Client.User.Query().Where(user.Name(createdBy)).Only(auth.System(ctx))
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.Unauthorized, "the account %s that queued this job no longer exists", createdBy)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Disabled {
+		return nil, apperr.New(apperr.Unauthorized, "the account %s that queued this job is disabled", createdBy)
+	}
+	return auth.NewViewer(u.ID, u.Name, auth.Role(u.Role)), nil
 }
 
 // FirstAdminName is the account the first start makes.

@@ -100,7 +100,7 @@ func cliViewer(ctx context.Context, e *env, st *store.Store) (*auth.Viewer, erro
 	if who == "" {
 		who = "unknown"
 	}
-	return auth.NewViewer(0, "local:"+who, auth.Admin), nil
+	return auth.NewViewer(0, store.LocalPrefix+who, auth.Admin), nil
 }
 
 // describeArgs renders a command's arguments for the audit log: names of

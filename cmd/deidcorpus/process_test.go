@@ -118,6 +118,15 @@ func TestJobSurvivesSIGKILL(t *testing.T) {
 	runBin(t, "import", "--db", killed, "--corpus", "notes", "--tagset", "i2b2-2014", notes)
 	calm := filepath.Join(dir, "calm.db")
 	runBin(t, "import", "--db", calm, "--corpus", "notes", "--tagset", "i2b2-2014", notes)
+	// The same seed gives the same output under the same key: both
+	// databases get one key file (each keeps it beside itself).
+	shared := filepath.Join(dir, "shared.key")
+	runBin(t, "keys", "init", "--key-file", shared)
+	key, err := os.ReadFile(shared)
+	require.NoError(t, err)
+	for _, db := range []string{killed, calm} {
+		require.NoError(t, os.WriteFile(db+".key", key, 0o600))
+	}
 
 	serving := regexp.MustCompile(`serving on`)
 	serve := []string{"serve", "--db", killed, "--addr", "127.0.0.1:0", "--stale-after", "5s"}
@@ -183,7 +192,7 @@ func TestTwoWorkersSharePostgresQueue(t *testing.T) {
 	require.NoError(t, err)
 	ids := make([]int, 200)
 	for i := range ids {
-		j, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "test", nil)
+		j, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "local:test", nil)
 		require.NoError(t, err)
 		ids[i] = j.ID
 	}
