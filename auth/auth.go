@@ -59,7 +59,7 @@ type Viewer struct {
 	Role Role
 
 	once    sync.Once
-	corpora visibleCorpora
+	corpora []int // visible corpus ids (filter.go)
 	err     error
 }
 

@@ -65,14 +65,14 @@ var rowFilters = map[string]rowFilter{
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		vc, err := v.visible(ctx, c)
+		ids, err := v.visible(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		return func(s *sql.Selector) {
 			d := sql.Table(document.Table)
 			s.Where(sql.In(s.C(span.FieldDocumentID),
-				sql.Select(d.C(document.FieldID)).From(d).Where(sql.InInts(d.C(document.FieldCorpusID), vc.ids...))))
+				sql.Select(d.C(document.FieldID)).From(d).Where(sql.InInts(d.C(document.FieldCorpusID), ids...))))
 		}, nil
 	},
 	// A release shared outside (surrogate text that passed its check) is
@@ -81,31 +81,27 @@ var rowFilters = map[string]rowFilter{
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		vc, err := v.visible(ctx, c)
+		ids, err := v.visible(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		return func(s *sql.Selector) {
-			s.Where(sql.Or(sql.EQ(s.C(release.FieldShare), true), sql.InInts(s.C(release.FieldCorpusID), vc.ids...)))
+			s.Where(sql.Or(sql.EQ(s.C(release.FieldShare), true), sql.InInts(s.C(release.FieldCorpusID), ids...)))
 		}, nil
 	},
 	// A trained model holds words of its training text (learnt gazetteer,
-	// triggers): it follows its training corpus. External taggers are
-	// everyone's.
+	// triggers): it follows its training corpus, by id (a name can be
+	// reused). External taggers are everyone's.
 	"Model": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		vc, err := v.visible(ctx, c)
+		ids, err := v.visible(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		names := make([]any, len(vc.names))
-		for i, n := range vc.names {
-			names[i] = n
-		}
 		return func(s *sql.Selector) {
-			s.Where(sql.Or(sql.EQ(s.C(model.FieldKind), model.KindExternal), sql.In(s.C(model.FieldTrainingCorpus), names...)))
+			s.Where(sql.Or(sql.EQ(s.C(model.FieldKind), model.KindExternal), sql.InInts(s.C(model.FieldTrainingCorpusID), ids...)))
 		}, nil
 	},
 	// Annotators and researchers see their own jobs and what they produced.
@@ -162,23 +158,18 @@ func byCorpus(column string) rowFilter {
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		vc, err := v.visible(ctx, c)
+		ids, err := v.visible(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		return func(s *sql.Selector) { s.Where(sql.InInts(s.C(column), vc.ids...)) }, nil
+		return func(s *sql.Selector) { s.Where(sql.InInts(s.C(column), ids...)) }, nil
 	}
 }
 
-type visibleCorpora struct {
-	ids   []int
-	names []string
-}
-
-// visible lists the corpora a restricted viewer may see, once per viewer (a
-// request, or a CLI command): surrogate corpora for a researcher, the
-// assigned ones for an annotator.
-func (v *Viewer) visible(ctx context.Context, c *ent.Client) (visibleCorpora, error) {
+// visible lists the ids of the corpora a restricted viewer may see, once per
+// viewer (a request, a websocket operation, a CLI command, a job attempt):
+// surrogate corpora for a researcher, the assigned ones for an annotator.
+func (v *Viewer) visible(ctx context.Context, c *ent.Client) ([]int, error) {
 	v.once.Do(func() {
 		q := c.Corpus.Query()
 		switch v.Role {
@@ -187,12 +178,7 @@ func (v *Viewer) visible(ctx context.Context, c *ent.Client) (visibleCorpora, er
 		case Annotator:
 			q = q.Where(corpus.HasAnnotatorsWith(user.ID(v.UserID)))
 		}
-		var rows []*ent.Corpus
-		rows, v.err = q.Select(corpus.FieldID, corpus.FieldName).All(System(ctx))
-		for _, r := range rows {
-			v.corpora.ids = append(v.corpora.ids, r.ID)
-			v.corpora.names = append(v.corpora.names, r.Name)
-		}
+		v.corpora, v.err = q.IDs(System(ctx))
 	})
 	return v.corpora, v.err
 }

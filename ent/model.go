@@ -28,6 +28,8 @@ type Model struct {
 	Config map[string]interface{} `json:"config,omitempty"`
 	// TrainingCorpus holds the value of the "training_corpus" field.
 	TrainingCorpus string `json:"training_corpus,omitempty"`
+	// the training corpus's id: who may see the model follows it (a name can be reused)
+	TrainingCorpusID *int `json:"training_corpus_id,omitempty"`
 	// TrainingSplit holds the value of the "training_split" field.
 	TrainingSplit string `json:"training_split,omitempty"`
 	// TrainingSet holds the value of the "training_set" field.
@@ -58,7 +60,7 @@ func (*Model) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case model.FieldLabels, model.FieldConfig, model.FieldMetrics, model.FieldArtifact:
 			values[i] = new([]byte)
-		case model.FieldID, model.FieldJobID:
+		case model.FieldID, model.FieldTrainingCorpusID, model.FieldJobID:
 			values[i] = new(sql.NullInt64)
 		case model.FieldName, model.FieldKind, model.FieldTrainingCorpus, model.FieldTrainingSplit, model.FieldTrainingSet, model.FieldHash, model.FieldFormat, model.FieldEndpoint, model.FieldCreatedBy:
 			values[i] = new(sql.NullString)
@@ -118,6 +120,13 @@ func (_m *Model) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field training_corpus", values[i])
 			} else if value.Valid {
 				_m.TrainingCorpus = value.String
+			}
+		case model.FieldTrainingCorpusID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field training_corpus_id", values[i])
+			} else if value.Valid {
+				_m.TrainingCorpusID = new(int)
+				*_m.TrainingCorpusID = int(value.Int64)
 			}
 		case model.FieldTrainingSplit:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -232,6 +241,11 @@ func (_m *Model) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("training_corpus=")
 	builder.WriteString(_m.TrainingCorpus)
+	builder.WriteString(", ")
+	if v := _m.TrainingCorpusID; v != nil {
+		builder.WriteString("training_corpus_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("training_split=")
 	builder.WriteString(_m.TrainingSplit)

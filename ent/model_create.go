@@ -68,6 +68,20 @@ func (_c *ModelCreate) SetNillableTrainingCorpus(v *string) *ModelCreate {
 	return _c
 }
 
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (_c *ModelCreate) SetTrainingCorpusID(v int) *ModelCreate {
+	_c.mutation.SetTrainingCorpusID(v)
+	return _c
+}
+
+// SetNillableTrainingCorpusID sets the "training_corpus_id" field if the given value is not nil.
+func (_c *ModelCreate) SetNillableTrainingCorpusID(v *int) *ModelCreate {
+	if v != nil {
+		_c.SetTrainingCorpusID(*v)
+	}
+	return _c
+}
+
 // SetTrainingSplit sets the "training_split" field.
 func (_c *ModelCreate) SetTrainingSplit(v string) *ModelCreate {
 	_c.mutation.SetTrainingSplit(v)
@@ -354,6 +368,10 @@ func (_c *ModelCreate) createSpec() (*Model, *sqlgraph.CreateSpec) {
 		_spec.SetField(model.FieldTrainingCorpus, field.TypeString, value)
 		_node.TrainingCorpus = value
 	}
+	if value, ok := _c.mutation.TrainingCorpusID(); ok {
+		_spec.SetField(model.FieldTrainingCorpusID, field.TypeInt, value)
+		_node.TrainingCorpusID = &value
+	}
 	if value, ok := _c.mutation.TrainingSplit(); ok {
 		_spec.SetField(model.FieldTrainingSplit, field.TypeString, value)
 		_node.TrainingSplit = value
@@ -515,6 +533,30 @@ func (u *ModelUpsert) SetTrainingCorpus(v string) *ModelUpsert {
 // UpdateTrainingCorpus sets the "training_corpus" field to the value that was provided on create.
 func (u *ModelUpsert) UpdateTrainingCorpus() *ModelUpsert {
 	u.SetExcluded(model.FieldTrainingCorpus)
+	return u
+}
+
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (u *ModelUpsert) SetTrainingCorpusID(v int) *ModelUpsert {
+	u.Set(model.FieldTrainingCorpusID, v)
+	return u
+}
+
+// UpdateTrainingCorpusID sets the "training_corpus_id" field to the value that was provided on create.
+func (u *ModelUpsert) UpdateTrainingCorpusID() *ModelUpsert {
+	u.SetExcluded(model.FieldTrainingCorpusID)
+	return u
+}
+
+// AddTrainingCorpusID adds v to the "training_corpus_id" field.
+func (u *ModelUpsert) AddTrainingCorpusID(v int) *ModelUpsert {
+	u.Add(model.FieldTrainingCorpusID, v)
+	return u
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (u *ModelUpsert) ClearTrainingCorpusID() *ModelUpsert {
+	u.SetNull(model.FieldTrainingCorpusID)
 	return u
 }
 
@@ -776,6 +818,34 @@ func (u *ModelUpsertOne) SetTrainingCorpus(v string) *ModelUpsertOne {
 func (u *ModelUpsertOne) UpdateTrainingCorpus() *ModelUpsertOne {
 	return u.Update(func(s *ModelUpsert) {
 		s.UpdateTrainingCorpus()
+	})
+}
+
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (u *ModelUpsertOne) SetTrainingCorpusID(v int) *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetTrainingCorpusID(v)
+	})
+}
+
+// AddTrainingCorpusID adds v to the "training_corpus_id" field.
+func (u *ModelUpsertOne) AddTrainingCorpusID(v int) *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.AddTrainingCorpusID(v)
+	})
+}
+
+// UpdateTrainingCorpusID sets the "training_corpus_id" field to the value that was provided on create.
+func (u *ModelUpsertOne) UpdateTrainingCorpusID() *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateTrainingCorpusID()
+	})
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (u *ModelUpsertOne) ClearTrainingCorpusID() *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.ClearTrainingCorpusID()
 	})
 }
 
@@ -1225,6 +1295,34 @@ func (u *ModelUpsertBulk) SetTrainingCorpus(v string) *ModelUpsertBulk {
 func (u *ModelUpsertBulk) UpdateTrainingCorpus() *ModelUpsertBulk {
 	return u.Update(func(s *ModelUpsert) {
 		s.UpdateTrainingCorpus()
+	})
+}
+
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (u *ModelUpsertBulk) SetTrainingCorpusID(v int) *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetTrainingCorpusID(v)
+	})
+}
+
+// AddTrainingCorpusID adds v to the "training_corpus_id" field.
+func (u *ModelUpsertBulk) AddTrainingCorpusID(v int) *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.AddTrainingCorpusID(v)
+	})
+}
+
+// UpdateTrainingCorpusID sets the "training_corpus_id" field to the value that was provided on create.
+func (u *ModelUpsertBulk) UpdateTrainingCorpusID() *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateTrainingCorpusID()
+	})
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (u *ModelUpsertBulk) ClearTrainingCorpusID() *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.ClearTrainingCorpusID()
 	})
 }
 

@@ -100,6 +100,33 @@ func (_u *ModelUpdate) SetNillableTrainingCorpus(v *string) *ModelUpdate {
 	return _u
 }
 
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (_u *ModelUpdate) SetTrainingCorpusID(v int) *ModelUpdate {
+	_u.mutation.ResetTrainingCorpusID()
+	_u.mutation.SetTrainingCorpusID(v)
+	return _u
+}
+
+// SetNillableTrainingCorpusID sets the "training_corpus_id" field if the given value is not nil.
+func (_u *ModelUpdate) SetNillableTrainingCorpusID(v *int) *ModelUpdate {
+	if v != nil {
+		_u.SetTrainingCorpusID(*v)
+	}
+	return _u
+}
+
+// AddTrainingCorpusID adds value to the "training_corpus_id" field.
+func (_u *ModelUpdate) AddTrainingCorpusID(v int) *ModelUpdate {
+	_u.mutation.AddTrainingCorpusID(v)
+	return _u
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (_u *ModelUpdate) ClearTrainingCorpusID() *ModelUpdate {
+	_u.mutation.ClearTrainingCorpusID()
+	return _u
+}
+
 // SetTrainingSplit sets the "training_split" field.
 func (_u *ModelUpdate) SetTrainingSplit(v string) *ModelUpdate {
 	_u.mutation.SetTrainingSplit(v)
@@ -320,6 +347,15 @@ func (_u *ModelUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.TrainingCorpus(); ok {
 		_spec.SetField(model.FieldTrainingCorpus, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.TrainingCorpusID(); ok {
+		_spec.SetField(model.FieldTrainingCorpusID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTrainingCorpusID(); ok {
+		_spec.AddField(model.FieldTrainingCorpusID, field.TypeInt, value)
+	}
+	if _u.mutation.TrainingCorpusIDCleared() {
+		_spec.ClearField(model.FieldTrainingCorpusID, field.TypeInt)
+	}
 	if value, ok := _u.mutation.TrainingSplit(); ok {
 		_spec.SetField(model.FieldTrainingSplit, field.TypeString, value)
 	}
@@ -448,6 +484,33 @@ func (_u *ModelUpdateOne) SetNillableTrainingCorpus(v *string) *ModelUpdateOne {
 	if v != nil {
 		_u.SetTrainingCorpus(*v)
 	}
+	return _u
+}
+
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (_u *ModelUpdateOne) SetTrainingCorpusID(v int) *ModelUpdateOne {
+	_u.mutation.ResetTrainingCorpusID()
+	_u.mutation.SetTrainingCorpusID(v)
+	return _u
+}
+
+// SetNillableTrainingCorpusID sets the "training_corpus_id" field if the given value is not nil.
+func (_u *ModelUpdateOne) SetNillableTrainingCorpusID(v *int) *ModelUpdateOne {
+	if v != nil {
+		_u.SetTrainingCorpusID(*v)
+	}
+	return _u
+}
+
+// AddTrainingCorpusID adds value to the "training_corpus_id" field.
+func (_u *ModelUpdateOne) AddTrainingCorpusID(v int) *ModelUpdateOne {
+	_u.mutation.AddTrainingCorpusID(v)
+	return _u
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (_u *ModelUpdateOne) ClearTrainingCorpusID() *ModelUpdateOne {
+	_u.mutation.ClearTrainingCorpusID()
 	return _u
 }
 
@@ -700,6 +763,15 @@ func (_u *ModelUpdateOne) sqlSave(ctx context.Context) (_node *Model, err error)
 	}
 	if value, ok := _u.mutation.TrainingCorpus(); ok {
 		_spec.SetField(model.FieldTrainingCorpus, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.TrainingCorpusID(); ok {
+		_spec.SetField(model.FieldTrainingCorpusID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTrainingCorpusID(); ok {
+		_spec.AddField(model.FieldTrainingCorpusID, field.TypeInt, value)
+	}
+	if _u.mutation.TrainingCorpusIDCleared() {
+		_spec.ClearField(model.FieldTrainingCorpusID, field.TypeInt)
 	}
 	if value, ok := _u.mutation.TrainingSplit(); ok {
 		_spec.SetField(model.FieldTrainingSplit, field.TypeString, value)

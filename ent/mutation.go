@@ -8044,30 +8044,32 @@ func (m *JobMutation) ResetEdge(name string) error {
 // ModelMutation represents an operation that mutates the Model nodes in the graph.
 type ModelMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *int
-	name            *string
-	kind            *model.Kind
-	labels          *[]string
-	appendlabels    []string
-	_config         *map[string]interface{}
-	training_corpus *string
-	training_split  *string
-	training_set    *string
-	metrics         *map[string]interface{}
-	hash            *string
-	format          *string
-	artifact        *[]byte
-	endpoint        *string
-	job_id          *int
-	addjob_id       *int
-	created_by      *string
-	created_at      *time.Time
-	clearedFields   map[string]struct{}
-	done            bool
-	oldValue        func(context.Context) (*Model, error)
-	predicates      []predicate.Model
+	op                    Op
+	typ                   string
+	id                    *int
+	name                  *string
+	kind                  *model.Kind
+	labels                *[]string
+	appendlabels          []string
+	_config               *map[string]interface{}
+	training_corpus       *string
+	training_corpus_id    *int
+	addtraining_corpus_id *int
+	training_split        *string
+	training_set          *string
+	metrics               *map[string]interface{}
+	hash                  *string
+	format                *string
+	artifact              *[]byte
+	endpoint              *string
+	job_id                *int
+	addjob_id             *int
+	created_by            *string
+	created_at            *time.Time
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*Model, error)
+	predicates            []predicate.Model
 }
 
 var _ ent.Mutation = (*ModelMutation)(nil)
@@ -8388,6 +8390,76 @@ func (m *ModelMutation) OldTrainingCorpus(ctx context.Context) (v string, err er
 // ResetTrainingCorpus resets all changes to the "training_corpus" field.
 func (m *ModelMutation) ResetTrainingCorpus() {
 	m.training_corpus = nil
+}
+
+// SetTrainingCorpusID sets the "training_corpus_id" field.
+func (m *ModelMutation) SetTrainingCorpusID(i int) {
+	m.training_corpus_id = &i
+	m.addtraining_corpus_id = nil
+}
+
+// TrainingCorpusID returns the value of the "training_corpus_id" field in the mutation.
+func (m *ModelMutation) TrainingCorpusID() (r int, exists bool) {
+	v := m.training_corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrainingCorpusID returns the old "training_corpus_id" field's value of the Model entity.
+// If the Model object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelMutation) OldTrainingCorpusID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrainingCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrainingCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrainingCorpusID: %w", err)
+	}
+	return oldValue.TrainingCorpusID, nil
+}
+
+// AddTrainingCorpusID adds i to the "training_corpus_id" field.
+func (m *ModelMutation) AddTrainingCorpusID(i int) {
+	if m.addtraining_corpus_id != nil {
+		*m.addtraining_corpus_id += i
+	} else {
+		m.addtraining_corpus_id = &i
+	}
+}
+
+// AddedTrainingCorpusID returns the value that was added to the "training_corpus_id" field in this mutation.
+func (m *ModelMutation) AddedTrainingCorpusID() (r int, exists bool) {
+	v := m.addtraining_corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearTrainingCorpusID clears the value of the "training_corpus_id" field.
+func (m *ModelMutation) ClearTrainingCorpusID() {
+	m.training_corpus_id = nil
+	m.addtraining_corpus_id = nil
+	m.clearedFields[model.FieldTrainingCorpusID] = struct{}{}
+}
+
+// TrainingCorpusIDCleared returns if the "training_corpus_id" field was cleared in this mutation.
+func (m *ModelMutation) TrainingCorpusIDCleared() bool {
+	_, ok := m.clearedFields[model.FieldTrainingCorpusID]
+	return ok
+}
+
+// ResetTrainingCorpusID resets all changes to the "training_corpus_id" field.
+func (m *ModelMutation) ResetTrainingCorpusID() {
+	m.training_corpus_id = nil
+	m.addtraining_corpus_id = nil
+	delete(m.clearedFields, model.FieldTrainingCorpusID)
 }
 
 // SetTrainingSplit sets the "training_split" field.
@@ -8844,7 +8916,7 @@ func (m *ModelMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ModelMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.name != nil {
 		fields = append(fields, model.FieldName)
 	}
@@ -8859,6 +8931,9 @@ func (m *ModelMutation) Fields() []string {
 	}
 	if m.training_corpus != nil {
 		fields = append(fields, model.FieldTrainingCorpus)
+	}
+	if m.training_corpus_id != nil {
+		fields = append(fields, model.FieldTrainingCorpusID)
 	}
 	if m.training_split != nil {
 		fields = append(fields, model.FieldTrainingSplit)
@@ -8908,6 +8983,8 @@ func (m *ModelMutation) Field(name string) (ent.Value, bool) {
 		return m.Config()
 	case model.FieldTrainingCorpus:
 		return m.TrainingCorpus()
+	case model.FieldTrainingCorpusID:
+		return m.TrainingCorpusID()
 	case model.FieldTrainingSplit:
 		return m.TrainingSplit()
 	case model.FieldTrainingSet:
@@ -8947,6 +9024,8 @@ func (m *ModelMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldConfig(ctx)
 	case model.FieldTrainingCorpus:
 		return m.OldTrainingCorpus(ctx)
+	case model.FieldTrainingCorpusID:
+		return m.OldTrainingCorpusID(ctx)
 	case model.FieldTrainingSplit:
 		return m.OldTrainingSplit(ctx)
 	case model.FieldTrainingSet:
@@ -9010,6 +9089,13 @@ func (m *ModelMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTrainingCorpus(v)
+		return nil
+	case model.FieldTrainingCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrainingCorpusID(v)
 		return nil
 	case model.FieldTrainingSplit:
 		v, ok := value.(string)
@@ -9089,6 +9175,9 @@ func (m *ModelMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *ModelMutation) AddedFields() []string {
 	var fields []string
+	if m.addtraining_corpus_id != nil {
+		fields = append(fields, model.FieldTrainingCorpusID)
+	}
 	if m.addjob_id != nil {
 		fields = append(fields, model.FieldJobID)
 	}
@@ -9100,6 +9189,8 @@ func (m *ModelMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *ModelMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case model.FieldTrainingCorpusID:
+		return m.AddedTrainingCorpusID()
 	case model.FieldJobID:
 		return m.AddedJobID()
 	}
@@ -9111,6 +9202,13 @@ func (m *ModelMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *ModelMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case model.FieldTrainingCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTrainingCorpusID(v)
+		return nil
 	case model.FieldJobID:
 		v, ok := value.(int)
 		if !ok {
@@ -9131,6 +9229,9 @@ func (m *ModelMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(model.FieldConfig) {
 		fields = append(fields, model.FieldConfig)
+	}
+	if m.FieldCleared(model.FieldTrainingCorpusID) {
+		fields = append(fields, model.FieldTrainingCorpusID)
 	}
 	if m.FieldCleared(model.FieldMetrics) {
 		fields = append(fields, model.FieldMetrics)
@@ -9160,6 +9261,9 @@ func (m *ModelMutation) ClearField(name string) error {
 		return nil
 	case model.FieldConfig:
 		m.ClearConfig()
+		return nil
+	case model.FieldTrainingCorpusID:
+		m.ClearTrainingCorpusID()
 		return nil
 	case model.FieldMetrics:
 		m.ClearMetrics()
@@ -9192,6 +9296,9 @@ func (m *ModelMutation) ResetField(name string) error {
 		return nil
 	case model.FieldTrainingCorpus:
 		m.ResetTrainingCorpus()
+		return nil
+	case model.FieldTrainingCorpusID:
+		m.ResetTrainingCorpusID()
 		return nil
 	case model.FieldTrainingSplit:
 		m.ResetTrainingSplit()

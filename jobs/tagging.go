@@ -93,7 +93,7 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	}
 	saved, err := run.Store.SaveModel(ctx, run.Job.ID, p.Model, func(mc *ent.ModelCreate) *ent.ModelCreate {
 		return mc.SetKind(model.KindCrf).SetLabels(types).SetConfig(toJSONObject(cfg)).
-			SetTrainingCorpus(p.Corpus).SetTrainingSplit(p.Split).SetTrainingSet(p.Set).
+			SetTrainingCorpus(p.Corpus).SetTrainingCorpusID(c.ID).SetTrainingSplit(p.Split).SetTrainingSet(p.Set).
 			SetMetrics(metrics).SetHash(m.Hash()).SetFormat(fmt.Sprintf("deidtag/%d", tagger.FormatVersion)).
 			SetArtifact(buf.Bytes()).SetCreatedBy(run.Job.CreatedBy)
 	})

@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
+	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/model"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
@@ -46,4 +49,33 @@ func TestCorpusKind(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, res.Corpus.Kind, "derived from %s", src)
 	}
+}
+
+// TestModelsFollowTheirTrainingCorpus: a researcher sees a model trained on
+// a surrogate corpus, and not one trained on an original corpus, even after
+// that corpus is deleted and its name given to a surrogate corpus.
+func TestModelsFollowTheirTrainingCorpus(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	orig, err := st.CreateCorpus(ctx, "tmp", "open", "", corpus.KindOriginal)
+	require.NoError(t, err)
+	surr, err := st.CreateCorpus(ctx, "deid", "open", "", corpus.KindSurrogate)
+	require.NoError(t, err)
+	for name, c := range map[string]*ent.Corpus{"on-original": orig, "on-surrogate": surr} {
+		_, err := st.Client.Model.Create().SetName(name).SetTrainingCorpus(c.Name).SetTrainingCorpusID(c.ID).Save(ctx)
+		require.NoError(t, err)
+	}
+	_, err = st.Client.Model.Create().SetName("external").SetKind(model.KindExternal).SetEndpoint("http://127.0.0.1:9/").Save(ctx)
+	require.NoError(t, err)
+	seen := func() []string {
+		rctx := auth.NewContext(ctx, auth.NewViewer(1, "rita", auth.Researcher))
+		names, err := st.Client.Model.Query().Order(ent.Asc(model.FieldName)).Select(model.FieldName).Strings(rctx)
+		require.NoError(t, err)
+		return names
+	}
+	assert.Equal(t, []string{"external", "on-surrogate"}, seen())
+	require.NoError(t, st.DeleteCorpus(ctx, "tmp"))
+	_, err = st.CreateCorpus(ctx, "tmp", "open", "", corpus.KindSurrogate)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"external", "on-surrogate"}, seen(), "a reused name does not uncover the model")
 }

@@ -23,6 +23,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/migrate"
+	"deidcorpus/ent/model"
 	_ "deidcorpus/ent/runtime" // schema defaults, validators and hooks (the release immutability hook)
 	"deidcorpus/internal/keys"
 )
@@ -138,6 +139,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("mark surrogate corpora: %w", err)
 	}
+	if err := s.linkModelsToCorpora(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("link models to their training corpora: %w", err)
+	}
 	sealed, err := s.sealLegacyCheckReports(ctx)
 	if err != nil {
 		s.Close()
@@ -165,6 +170,29 @@ func (s *Store) markSurrogateCorpora(ctx context.Context) error {
 			if err := s.Client.Corpus.UpdateOneID(c.ID).SetKind(corpus.KindSurrogate).Exec(ctx); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// linkModelsToCorpora gives models trained before models recorded their
+// training corpus's id the id of the corpus of that name, if it still
+// exists; the others stay hidden from annotators and researchers.
+func (s *Store) linkModelsToCorpora(ctx context.Context) error {
+	ms, err := s.Client.Model.Query().Where(model.TrainingCorpusIDIsNil(), model.KindEQ(model.KindCrf)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		c, err := s.Client.Corpus.Query().Where(corpus.Name(m.TrainingCorpus)).Only(ctx)
+		if ent.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.Client.Model.UpdateOneID(m.ID).SetTrainingCorpusID(c.ID).Exec(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -251,6 +251,7 @@ var (
 		{Name: "labels", Type: field.TypeJSON, Nullable: true},
 		{Name: "config", Type: field.TypeJSON, Nullable: true},
 		{Name: "training_corpus", Type: field.TypeString, Default: ""},
+		{Name: "training_corpus_id", Type: field.TypeInt, Nullable: true},
 		{Name: "training_split", Type: field.TypeString, Default: ""},
 		{Name: "training_set", Type: field.TypeString, Default: ""},
 		{Name: "metrics", Type: field.TypeJSON, Nullable: true},

@@ -26,6 +26,8 @@ const (
 	FieldConfig = "config"
 	// FieldTrainingCorpus holds the string denoting the training_corpus field in the database.
 	FieldTrainingCorpus = "training_corpus"
+	// FieldTrainingCorpusID holds the string denoting the training_corpus_id field in the database.
+	FieldTrainingCorpusID = "training_corpus_id"
 	// FieldTrainingSplit holds the string denoting the training_split field in the database.
 	FieldTrainingSplit = "training_split"
 	// FieldTrainingSet holds the string denoting the training_set field in the database.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldLabels,
 	FieldConfig,
 	FieldTrainingCorpus,
+	FieldTrainingCorpusID,
 	FieldTrainingSplit,
 	FieldTrainingSet,
 	FieldMetrics,
@@ -148,6 +151,11 @@ func ByKind(opts ...sql.OrderTermOption) OrderOption {
 // ByTrainingCorpus orders the results by the training_corpus field.
 func ByTrainingCorpus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTrainingCorpus, opts...).ToFunc()
+}
+
+// ByTrainingCorpusID orders the results by the training_corpus_id field.
+func ByTrainingCorpusID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTrainingCorpusID, opts...).ToFunc()
 }
 
 // ByTrainingSplit orders the results by the training_split field.

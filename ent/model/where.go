@@ -64,6 +64,11 @@ func TrainingCorpus(v string) predicate.Model {
 	return predicate.Model(sql.FieldEQ(FieldTrainingCorpus, v))
 }
 
+// TrainingCorpusID applies equality check predicate on the "training_corpus_id" field. It's identical to TrainingCorpusIDEQ.
+func TrainingCorpusID(v int) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldTrainingCorpusID, v))
+}
+
 // TrainingSplit applies equality check predicate on the "training_split" field. It's identical to TrainingSplitEQ.
 func TrainingSplit(v string) predicate.Model {
 	return predicate.Model(sql.FieldEQ(FieldTrainingSplit, v))
@@ -277,6 +282,56 @@ func TrainingCorpusEqualFold(v string) predicate.Model {
 // TrainingCorpusContainsFold applies the ContainsFold predicate on the "training_corpus" field.
 func TrainingCorpusContainsFold(v string) predicate.Model {
 	return predicate.Model(sql.FieldContainsFold(FieldTrainingCorpus, v))
+}
+
+// TrainingCorpusIDEQ applies the EQ predicate on the "training_corpus_id" field.
+func TrainingCorpusIDEQ(v int) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDNEQ applies the NEQ predicate on the "training_corpus_id" field.
+func TrainingCorpusIDNEQ(v int) predicate.Model {
+	return predicate.Model(sql.FieldNEQ(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDIn applies the In predicate on the "training_corpus_id" field.
+func TrainingCorpusIDIn(vs ...int) predicate.Model {
+	return predicate.Model(sql.FieldIn(FieldTrainingCorpusID, vs...))
+}
+
+// TrainingCorpusIDNotIn applies the NotIn predicate on the "training_corpus_id" field.
+func TrainingCorpusIDNotIn(vs ...int) predicate.Model {
+	return predicate.Model(sql.FieldNotIn(FieldTrainingCorpusID, vs...))
+}
+
+// TrainingCorpusIDGT applies the GT predicate on the "training_corpus_id" field.
+func TrainingCorpusIDGT(v int) predicate.Model {
+	return predicate.Model(sql.FieldGT(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDGTE applies the GTE predicate on the "training_corpus_id" field.
+func TrainingCorpusIDGTE(v int) predicate.Model {
+	return predicate.Model(sql.FieldGTE(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDLT applies the LT predicate on the "training_corpus_id" field.
+func TrainingCorpusIDLT(v int) predicate.Model {
+	return predicate.Model(sql.FieldLT(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDLTE applies the LTE predicate on the "training_corpus_id" field.
+func TrainingCorpusIDLTE(v int) predicate.Model {
+	return predicate.Model(sql.FieldLTE(FieldTrainingCorpusID, v))
+}
+
+// TrainingCorpusIDIsNil applies the IsNil predicate on the "training_corpus_id" field.
+func TrainingCorpusIDIsNil() predicate.Model {
+	return predicate.Model(sql.FieldIsNull(FieldTrainingCorpusID))
+}
+
+// TrainingCorpusIDNotNil applies the NotNil predicate on the "training_corpus_id" field.
+func TrainingCorpusIDNotNil() predicate.Model {
+	return predicate.Model(sql.FieldNotNull(FieldTrainingCorpusID))
 }
 
 // TrainingSplitEQ applies the EQ predicate on the "training_split" field.

@@ -188,31 +188,31 @@ func init() {
 	// model.DefaultTrainingCorpus holds the default value on creation for the training_corpus field.
 	model.DefaultTrainingCorpus = modelDescTrainingCorpus.Default.(string)
 	// modelDescTrainingSplit is the schema descriptor for training_split field.
-	modelDescTrainingSplit := modelFields[5].Descriptor()
+	modelDescTrainingSplit := modelFields[6].Descriptor()
 	// model.DefaultTrainingSplit holds the default value on creation for the training_split field.
 	model.DefaultTrainingSplit = modelDescTrainingSplit.Default.(string)
 	// modelDescTrainingSet is the schema descriptor for training_set field.
-	modelDescTrainingSet := modelFields[6].Descriptor()
+	modelDescTrainingSet := modelFields[7].Descriptor()
 	// model.DefaultTrainingSet holds the default value on creation for the training_set field.
 	model.DefaultTrainingSet = modelDescTrainingSet.Default.(string)
 	// modelDescHash is the schema descriptor for hash field.
-	modelDescHash := modelFields[8].Descriptor()
+	modelDescHash := modelFields[9].Descriptor()
 	// model.DefaultHash holds the default value on creation for the hash field.
 	model.DefaultHash = modelDescHash.Default.(string)
 	// modelDescFormat is the schema descriptor for format field.
-	modelDescFormat := modelFields[9].Descriptor()
+	modelDescFormat := modelFields[10].Descriptor()
 	// model.DefaultFormat holds the default value on creation for the format field.
 	model.DefaultFormat = modelDescFormat.Default.(string)
 	// modelDescEndpoint is the schema descriptor for endpoint field.
-	modelDescEndpoint := modelFields[11].Descriptor()
+	modelDescEndpoint := modelFields[12].Descriptor()
 	// model.DefaultEndpoint holds the default value on creation for the endpoint field.
 	model.DefaultEndpoint = modelDescEndpoint.Default.(string)
 	// modelDescCreatedBy is the schema descriptor for created_by field.
-	modelDescCreatedBy := modelFields[13].Descriptor()
+	modelDescCreatedBy := modelFields[14].Descriptor()
 	// model.DefaultCreatedBy holds the default value on creation for the created_by field.
 	model.DefaultCreatedBy = modelDescCreatedBy.Default.(string)
 	// modelDescCreatedAt is the schema descriptor for created_at field.
-	modelDescCreatedAt := modelFields[14].Descriptor()
+	modelDescCreatedAt := modelFields[15].Descriptor()
 	// model.DefaultCreatedAt holds the default value on creation for the created_at field.
 	model.DefaultCreatedAt = modelDescCreatedAt.Default.(func() time.Time)
 	patientFields := schema.Patient{}.Fields()

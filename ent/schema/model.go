@@ -23,6 +23,8 @@ func (Model) Fields() []ent.Field {
 		field.Strings("labels").Optional().Comment("the span types the model predicts"),
 		field.JSON("config", map[string]any{}).Optional().Annotations(entgql.Type("Map")),
 		field.String("training_corpus").Default(""),
+		field.Int("training_corpus_id").Optional().Nillable().Annotations(entgql.Skip()).
+			Comment("the training corpus's id: who may see the model follows it (a name can be reused)"),
 		field.String("training_split").Default(""),
 		field.String("training_set").Default(""),
 		field.JSON("metrics", map[string]any{}).Optional().
