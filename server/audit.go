@@ -25,6 +25,7 @@ var phiFields = map[string]bool{
 	"Span.text":                 true,
 	"SurrogateMapping.original": true,
 	"Query.checkReport":         true,
+	"Query.releaseDiff":         true, // names the span texts added, removed or relabelled
 }
 
 // auditLog records, once per GraphQL operation, every PHI field it read

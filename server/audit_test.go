@@ -104,3 +104,26 @@ func TestEachPHIReadLeavesOneAuditRecord(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, n)
 }
+
+// TestReleaseDiffIsAudited: a diff names span texts, so reading one is a
+// read of PHI.
+func TestReleaseDiffIsAudited(t *testing.T) {
+	ctx := context.Background()
+	st, _, c := newServer(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "r", Version: v})
+		require.NoError(t, err)
+	}
+	before, err := st.Client.AuditEntry.Query().Count(ctx)
+	require.NoError(t, err)
+	c.MustPost(`{ releaseDiff(a: "r@1.0.0", b: "r@1.1.0") }`, &map[string]any{})
+	es, err := st.Client.AuditEntry.Query().Order(ent.Asc(auditentry.FieldSeq)).All(ctx)
+	require.NoError(t, err)
+	require.Len(t, es, before+1)
+	assert.Equal(t, "Query.releaseDiff", es[before].Target)
+	assert.Equal(t, []string{"a=r@1.0.0 b=r@1.1.0"}, es[before].Ids)
+}
