@@ -124,12 +124,26 @@ func HashToken(token string) string {
 }
 
 // MaxTokenDays bounds a token's lifetime: a hundred years is "never" enough.
-const MaxTokenDays = 36500
+// Tokens made by anyone but an admin last at most MaxOwnTokenDays and always
+// expire, so that a leaked token cannot outlive a year by minting itself
+// successors.
+const (
+	MaxTokenDays    = 36500
+	MaxOwnTokenDays = 365
+)
 
-// TokenLifetime is the lifetime of a token valid for days (0: no expiry).
-func TokenLifetime(days int) (time.Duration, error) {
-	if days < 0 || days > MaxTokenDays {
-		return 0, apperr.New(apperr.Invalid, "a token lasts 1 to %d days, or 0 for no expiry (not %d)", MaxTokenDays, days)
+// TokenLifetime is the lifetime of a token the viewer makes, valid for days
+// (0: no expiry, for admins only).
+func (v *Viewer) TokenLifetime(days int) (time.Duration, error) {
+	limit := MaxTokenDays
+	if v != nil && v.Role != Admin { // nil: the process itself
+		limit = MaxOwnTokenDays
+		if days == 0 {
+			return 0, apperr.New(apperr.Invalid, "only admins make tokens that never expire: give 1 to %d days", limit)
+		}
+	}
+	if days < 0 || days > limit {
+		return 0, apperr.New(apperr.Invalid, "a token lasts 1 to %d days, or 0 for no expiry (not %d)", limit, days)
 	}
 	return time.Duration(days) * 24 * time.Hour, nil
 }

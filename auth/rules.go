@@ -27,6 +27,10 @@ type Rule struct {
 	// Self: an argument naming an account that must be the viewer's own
 	// unless the viewer is an admin (absent means the viewer's own).
 	Self string
+	// Texts: arguments naming corpora that get new note text. Only curators
+	// and admins add text to a surrogate corpus: doing so attests that it
+	// holds no real PHI.
+	Texts []string
 }
 
 var (
@@ -71,8 +75,8 @@ var rules = map[string]Rule{
 
 	// Corpora and their contents.
 	"Mutation.createCorpus":     {Roles: curators},
-	"Mutation.importDocuments":  {Roles: annotating, Corpora: []string{"input.corpus"}},
-	"Mutation.startImport":      {Roles: annotating, Corpora: []string{"input.corpus"}},
+	"Mutation.importDocuments":  {Roles: annotating, Corpora: []string{"input.corpus"}, Texts: []string{"input.corpus"}},
+	"Mutation.startImport":      {Roles: annotating, Corpora: []string{"input.corpus"}, Texts: []string{"input.corpus"}},
 	"Mutation.exportCorpus":     {Roles: everyone, Corpora: []string{"corpus"}},
 	"Mutation.startExport":      {Roles: everyone, Corpora: []string{"corpus"}},
 	"Mutation.deriveCorpus":     {Roles: curators, Corpora: []string{"corpus"}},
@@ -106,7 +110,7 @@ var rules = map[string]Rule{
 	// CLI commands that open the database. The CLI acts as the account of
 	// --token, or else as the local operator with the admin role: whoever
 	// can read the database file and its key has the data already.
-	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}},
+	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
@@ -186,6 +190,17 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 		if name, ok := lookup(args, path).(string); ok && name != "" {
 			if ok, err := c.Corpus.Query().Where(corpus.Name(name)).Exist(ctx); err != nil || !ok {
 				return notFound(err, "no corpus named %q", name)
+			}
+		}
+	}
+	for _, path := range r.Texts {
+		if name, ok := lookup(args, path).(string); ok && name != "" {
+			surrogate, err := c.Corpus.Query().Where(corpus.Name(name), corpus.KindEQ(corpus.KindSurrogate)).Exist(ctx)
+			if err != nil {
+				return err
+			}
+			if surrogate {
+				return apperr.New(apperr.Forbidden, "only curators and admins add text to a surrogate corpus (%s): doing so attests that it holds no real PHI", name)
 			}
 		}
 	}

@@ -50,7 +50,7 @@ func (r *mutationResolver) CreateToken(ctx context.Context, user *string, name s
 	if expiresInDays != nil {
 		days = *expiresInDays
 	}
-	ttl, err := auth.TokenLifetime(days)
+	ttl, err := auth.FromContext(ctx).TokenLifetime(days)
 	if err != nil {
 		return nil, err
 	}

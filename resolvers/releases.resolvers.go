@@ -56,6 +56,9 @@ func (r *releaseResolver) ParentRef(ctx context.Context, obj *ent.Release) (*str
 		return nil, nil
 	}
 	p, err := r.client.Release.Get(ctx, *obj.ParentID)
+	if ent.IsNotFound(err) {
+		return nil, nil // a parent the viewer may not see
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -575,8 +575,10 @@ func TestTokenFields(t *testing.T) {
 			}
 		}
 	}
-	c.MustPost(`mutation { createToken(name: "forever", expiresInDays: 0) { info { id expiresAt } } }`, &made)
-	assert.Nil(t, made.CreateToken.Info.ExpiresAt, "0 days: no expiry")
+	err := c.Post(`mutation { createToken(name: "forever", expiresInDays: 0) { token } }`, &made)
+	assert.ErrorContains(t, err, "only admins make tokens that never expire")
+	c.MustPost(`mutation { createToken(name: "month", expiresInDays: 30) { info { id expiresAt } } }`, &made)
+	require.NotNil(t, made.CreateToken.Info.ExpiresAt)
 	c.MustPost(`mutation($id: ID!) { revokeToken(id: $id) { id } }`, &map[string]any{}, client.Var("id", made.CreateToken.Info.ID))
 
 	var list struct {
@@ -597,10 +599,17 @@ func TestTokenFields(t *testing.T) {
 		}
 	}
 
-	for _, days := range []int{-1, auth.MaxTokenDays + 1, 300000, 2147483647} {
+	admin := client.New(ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+ts.Token))
+	for _, days := range []int{-1, auth.MaxOwnTokenDays + 1, 300000, 2147483647} {
 		err := c.Post(`mutation($d: Int!) { createToken(expiresInDays: $d) { token } }`, &map[string]any{}, client.Var("d", days))
+		assert.ErrorContains(t, err, "a token lasts 1 to 365 days", "%d days", days)
+	}
+	for _, days := range []int{-1, auth.MaxTokenDays + 1, 2147483647} {
+		err := admin.Post(`mutation($d: Int!) { createToken(expiresInDays: $d) { token } }`, &map[string]any{}, client.Var("d", days))
 		assert.ErrorContains(t, err, "a token lasts 1 to 36500 days", "%d days", days)
 	}
+	admin.MustPost(`mutation { createToken(user: "rita", expiresInDays: 0) { info { id expiresAt } } }`, &made)
+	assert.Nil(t, made.CreateToken.Info.ExpiresAt, "an admin may make a token that never expires")
 }
 
 // TestWherePredicatesStayInside: a where predicate's subquery passes no row

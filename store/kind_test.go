@@ -79,3 +79,31 @@ func TestModelsFollowTheirTrainingCorpus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"external", "on-surrogate"}, seen(), "a reused name does not uncover the model")
 }
+
+// TestOnlyCuratorsAddTextToSurrogateCorpora: an annotator assigned to a
+// surrogate corpus may not import notes into it (researchers would read
+// them as de-identified); a curator may.
+func TestOnlyCuratorsAddTextToSurrogateCorpora(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	for name, kind := range map[string]corpus.Kind{"notes": corpus.KindOriginal, "deid": corpus.KindSurrogate} {
+		_, err := st.CreateCorpus(ctx, name, "open", "", kind)
+		require.NoError(t, err)
+	}
+	u, err := st.CreateUser(ctx, "ann", auth.Annotator)
+	require.NoError(t, err)
+	for _, name := range []string{"notes", "deid"} {
+		_, err = st.AssignCorpus(ctx, "ann", name, true)
+		require.NoError(t, err)
+	}
+	into := func(v *auth.Viewer, name string) error {
+		return auth.Check(auth.NewContext(ctx, v), st.Client, "Mutation.importDocuments",
+			map[string]any{"input": map[string]any{"corpus": name}})
+	}
+	ann := auth.NewViewer(u.ID, "ann", auth.Annotator)
+	assert.NoError(t, into(ann, "notes"))
+	err = into(auth.NewViewer(u.ID, "ann", auth.Annotator), "deid")
+	assert.Equal(t, apperr.Forbidden, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "only curators and admins add text to a surrogate corpus")
+	assert.NoError(t, into(auth.NewViewer(0, "cur", auth.Curator), "deid"))
+}

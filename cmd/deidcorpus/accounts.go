@@ -152,7 +152,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	}
 	switch sub {
 	case "create":
-		ttl, err := parseLifetime(*expires)
+		ttl, err := parseLifetime(auth.FromContext(ctx), *expires)
 		if err != nil {
 			return err
 		}
@@ -199,21 +199,25 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	return apperr.New(apperr.Invalid, "unknown tokens subcommand %q (create, list, revoke)", sub)
 }
 
-// parseLifetime reads "90d", "12h", "30m" or "0".
-func parseLifetime(s string) (time.Duration, error) {
+// parseLifetime reads "90d", "12h", "30m" or "0", within what the viewer
+// may give a token.
+func parseLifetime(v *auth.Viewer, s string) (time.Duration, error) {
 	if s == "0" {
-		return 0, nil
+		return v.TokenLifetime(0)
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n <= 0 {
 			return 0, apperr.New(apperr.Invalid, "--expires %q: days must be a positive whole number", s)
 		}
-		return auth.TokenLifetime(n)
+		return v.TokenLifetime(n)
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 || d > auth.MaxTokenDays*24*time.Hour {
-		return 0, apperr.New(apperr.Invalid, `--expires %q: give days ("30d", at most %d), a duration ("12h") or "0"`, s, auth.MaxTokenDays)
+	if err != nil || d <= 0 {
+		return 0, apperr.New(apperr.Invalid, `--expires %q: give days ("30d"), a duration ("12h") or "0"`, s)
+	}
+	if _, err := v.TokenLifetime(int((d + 24*time.Hour - 1) / (24 * time.Hour))); err != nil {
+		return 0, err
 	}
 	return d, nil
 }
