@@ -111,14 +111,22 @@ var rowFilters = map[string]rowFilter{
 		}
 		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(job.FieldCreatedBy), v.Name)) }, nil
 	},
+	// A file is its creator's while the corpus whose text it holds is
+	// visible to it; sealed files (check reports) are curators' only.
 	"Artifact": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
+		ids, err := v.visible(ctx, c)
+		if err != nil {
+			return nil, err
+		}
 		return func(s *sql.Selector) {
-			j := sql.Table(job.Table)
-			s.Where(sql.In(s.C(artifact.FieldJobID),
-				sql.Select(j.C(job.FieldID)).From(j).Where(sql.EQ(j.C(job.FieldCreatedBy), v.Name))))
+			s.Where(sql.And(
+				sql.EQ(s.C(artifact.FieldCreatedBy), v.Name),
+				sql.EQ(s.C(artifact.FieldKeyID), ""),
+				sql.Or(sql.IsNull(s.C(artifact.FieldCorpusID)), sql.InInts(s.C(artifact.FieldCorpusID), ids...)),
+			))
 		}, nil
 	},
 	// Mappings and date shifts lead from surrogates back to real people.

@@ -31,6 +31,10 @@ type Artifact struct {
 	KeyID string `json:"key_id,omitempty"`
 	// JobID holds the value of the "job_id" field.
 	JobID *int `json:"job_id,omitempty"`
+	// the corpus whose text the file holds, if any: who may download it follows the corpus
+	CorpusID *int `json:"corpus_id,omitempty"`
+	// the account whose job made the file, or who uploaded it
+	CreatedBy string `json:"created_by,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
 	selectValues sql.SelectValues
@@ -43,9 +47,9 @@ func (*Artifact) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case artifact.FieldData:
 			values[i] = new([]byte)
-		case artifact.FieldID, artifact.FieldSize, artifact.FieldJobID:
+		case artifact.FieldID, artifact.FieldSize, artifact.FieldJobID, artifact.FieldCorpusID:
 			values[i] = new(sql.NullInt64)
-		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256, artifact.FieldKeyID:
+		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256, artifact.FieldKeyID, artifact.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case artifact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -113,6 +117,19 @@ func (_m *Artifact) assignValues(columns []string, values []any) error {
 				_m.JobID = new(int)
 				*_m.JobID = int(value.Int64)
 			}
+		case artifact.FieldCorpusID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field corpus_id", values[i])
+			} else if value.Valid {
+				_m.CorpusID = new(int)
+				*_m.CorpusID = int(value.Int64)
+			}
+		case artifact.FieldCreatedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field created_by", values[i])
+			} else if value.Valid {
+				_m.CreatedBy = value.String
+			}
 		case artifact.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -177,6 +194,14 @@ func (_m *Artifact) String() string {
 		builder.WriteString("job_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
+	builder.WriteString(", ")
+	if v := _m.CorpusID; v != nil {
+		builder.WriteString("corpus_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("created_by=")
+	builder.WriteString(_m.CreatedBy)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

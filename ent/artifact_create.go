@@ -88,6 +88,34 @@ func (_c *ArtifactCreate) SetNillableJobID(v *int) *ArtifactCreate {
 	return _c
 }
 
+// SetCorpusID sets the "corpus_id" field.
+func (_c *ArtifactCreate) SetCorpusID(v int) *ArtifactCreate {
+	_c.mutation.SetCorpusID(v)
+	return _c
+}
+
+// SetNillableCorpusID sets the "corpus_id" field if the given value is not nil.
+func (_c *ArtifactCreate) SetNillableCorpusID(v *int) *ArtifactCreate {
+	if v != nil {
+		_c.SetCorpusID(*v)
+	}
+	return _c
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_c *ArtifactCreate) SetCreatedBy(v string) *ArtifactCreate {
+	_c.mutation.SetCreatedBy(v)
+	return _c
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_c *ArtifactCreate) SetNillableCreatedBy(v *string) *ArtifactCreate {
+	if v != nil {
+		_c.SetCreatedBy(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ArtifactCreate) SetCreatedAt(v time.Time) *ArtifactCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -145,6 +173,10 @@ func (_c *ArtifactCreate) defaults() {
 		v := artifact.DefaultKeyID
 		_c.mutation.SetKeyID(v)
 	}
+	if _, ok := _c.mutation.CreatedBy(); !ok {
+		v := artifact.DefaultCreatedBy
+		_c.mutation.SetCreatedBy(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := artifact.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -175,6 +207,9 @@ func (_c *ArtifactCreate) check() error {
 	}
 	if _, ok := _c.mutation.KeyID(); !ok {
 		return &ValidationError{Name: "key_id", err: errors.New(`ent: missing required field "Artifact.key_id"`)}
+	}
+	if _, ok := _c.mutation.CreatedBy(); !ok {
+		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Artifact.created_by"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Artifact.created_at"`)}
@@ -233,6 +268,14 @@ func (_c *ArtifactCreate) createSpec() (*Artifact, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.JobID(); ok {
 		_spec.SetField(artifact.FieldJobID, field.TypeInt, value)
 		_node.JobID = &value
+	}
+	if value, ok := _c.mutation.CorpusID(); ok {
+		_spec.SetField(artifact.FieldCorpusID, field.TypeInt, value)
+		_node.CorpusID = &value
+	}
+	if value, ok := _c.mutation.CreatedBy(); ok {
+		_spec.SetField(artifact.FieldCreatedBy, field.TypeString, value)
+		_node.CreatedBy = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(artifact.FieldCreatedAt, field.TypeTime, value)
@@ -389,6 +432,42 @@ func (u *ArtifactUpsert) AddJobID(v int) *ArtifactUpsert {
 // ClearJobID clears the value of the "job_id" field.
 func (u *ArtifactUpsert) ClearJobID() *ArtifactUpsert {
 	u.SetNull(artifact.FieldJobID)
+	return u
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (u *ArtifactUpsert) SetCorpusID(v int) *ArtifactUpsert {
+	u.Set(artifact.FieldCorpusID, v)
+	return u
+}
+
+// UpdateCorpusID sets the "corpus_id" field to the value that was provided on create.
+func (u *ArtifactUpsert) UpdateCorpusID() *ArtifactUpsert {
+	u.SetExcluded(artifact.FieldCorpusID)
+	return u
+}
+
+// AddCorpusID adds v to the "corpus_id" field.
+func (u *ArtifactUpsert) AddCorpusID(v int) *ArtifactUpsert {
+	u.Add(artifact.FieldCorpusID, v)
+	return u
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (u *ArtifactUpsert) ClearCorpusID() *ArtifactUpsert {
+	u.SetNull(artifact.FieldCorpusID)
+	return u
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (u *ArtifactUpsert) SetCreatedBy(v string) *ArtifactUpsert {
+	u.Set(artifact.FieldCreatedBy, v)
+	return u
+}
+
+// UpdateCreatedBy sets the "created_by" field to the value that was provided on create.
+func (u *ArtifactUpsert) UpdateCreatedBy() *ArtifactUpsert {
+	u.SetExcluded(artifact.FieldCreatedBy)
 	return u
 }
 
@@ -553,6 +632,48 @@ func (u *ArtifactUpsertOne) UpdateJobID() *ArtifactUpsertOne {
 func (u *ArtifactUpsertOne) ClearJobID() *ArtifactUpsertOne {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.ClearJobID()
+	})
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (u *ArtifactUpsertOne) SetCorpusID(v int) *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetCorpusID(v)
+	})
+}
+
+// AddCorpusID adds v to the "corpus_id" field.
+func (u *ArtifactUpsertOne) AddCorpusID(v int) *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.AddCorpusID(v)
+	})
+}
+
+// UpdateCorpusID sets the "corpus_id" field to the value that was provided on create.
+func (u *ArtifactUpsertOne) UpdateCorpusID() *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateCorpusID()
+	})
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (u *ArtifactUpsertOne) ClearCorpusID() *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.ClearCorpusID()
+	})
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (u *ArtifactUpsertOne) SetCreatedBy(v string) *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetCreatedBy(v)
+	})
+}
+
+// UpdateCreatedBy sets the "created_by" field to the value that was provided on create.
+func (u *ArtifactUpsertOne) UpdateCreatedBy() *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateCreatedBy()
 	})
 }
 
@@ -883,6 +1004,48 @@ func (u *ArtifactUpsertBulk) UpdateJobID() *ArtifactUpsertBulk {
 func (u *ArtifactUpsertBulk) ClearJobID() *ArtifactUpsertBulk {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.ClearJobID()
+	})
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (u *ArtifactUpsertBulk) SetCorpusID(v int) *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetCorpusID(v)
+	})
+}
+
+// AddCorpusID adds v to the "corpus_id" field.
+func (u *ArtifactUpsertBulk) AddCorpusID(v int) *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.AddCorpusID(v)
+	})
+}
+
+// UpdateCorpusID sets the "corpus_id" field to the value that was provided on create.
+func (u *ArtifactUpsertBulk) UpdateCorpusID() *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateCorpusID()
+	})
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (u *ArtifactUpsertBulk) ClearCorpusID() *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.ClearCorpusID()
+	})
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (u *ArtifactUpsertBulk) SetCreatedBy(v string) *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetCreatedBy(v)
+	})
+}
+
+// UpdateCreatedBy sets the "created_by" field to the value that was provided on create.
+func (u *ArtifactUpsertBulk) UpdateCreatedBy() *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateCreatedBy()
 	})
 }
 

@@ -137,6 +137,47 @@ func (_u *ArtifactUpdate) ClearJobID() *ArtifactUpdate {
 	return _u
 }
 
+// SetCorpusID sets the "corpus_id" field.
+func (_u *ArtifactUpdate) SetCorpusID(v int) *ArtifactUpdate {
+	_u.mutation.ResetCorpusID()
+	_u.mutation.SetCorpusID(v)
+	return _u
+}
+
+// SetNillableCorpusID sets the "corpus_id" field if the given value is not nil.
+func (_u *ArtifactUpdate) SetNillableCorpusID(v *int) *ArtifactUpdate {
+	if v != nil {
+		_u.SetCorpusID(*v)
+	}
+	return _u
+}
+
+// AddCorpusID adds value to the "corpus_id" field.
+func (_u *ArtifactUpdate) AddCorpusID(v int) *ArtifactUpdate {
+	_u.mutation.AddCorpusID(v)
+	return _u
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (_u *ArtifactUpdate) ClearCorpusID() *ArtifactUpdate {
+	_u.mutation.ClearCorpusID()
+	return _u
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_u *ArtifactUpdate) SetCreatedBy(v string) *ArtifactUpdate {
+	_u.mutation.SetCreatedBy(v)
+	return _u
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_u *ArtifactUpdate) SetNillableCreatedBy(v *string) *ArtifactUpdate {
+	if v != nil {
+		_u.SetCreatedBy(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ArtifactMutation object of the builder.
 func (_u *ArtifactUpdate) Mutation() *ArtifactMutation {
 	return _u.mutation
@@ -220,6 +261,18 @@ func (_u *ArtifactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.JobIDCleared() {
 		_spec.ClearField(artifact.FieldJobID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CorpusID(); ok {
+		_spec.SetField(artifact.FieldCorpusID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedCorpusID(); ok {
+		_spec.AddField(artifact.FieldCorpusID, field.TypeInt, value)
+	}
+	if _u.mutation.CorpusIDCleared() {
+		_spec.ClearField(artifact.FieldCorpusID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CreatedBy(); ok {
+		_spec.SetField(artifact.FieldCreatedBy, field.TypeString, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -351,6 +404,47 @@ func (_u *ArtifactUpdateOne) ClearJobID() *ArtifactUpdateOne {
 	return _u
 }
 
+// SetCorpusID sets the "corpus_id" field.
+func (_u *ArtifactUpdateOne) SetCorpusID(v int) *ArtifactUpdateOne {
+	_u.mutation.ResetCorpusID()
+	_u.mutation.SetCorpusID(v)
+	return _u
+}
+
+// SetNillableCorpusID sets the "corpus_id" field if the given value is not nil.
+func (_u *ArtifactUpdateOne) SetNillableCorpusID(v *int) *ArtifactUpdateOne {
+	if v != nil {
+		_u.SetCorpusID(*v)
+	}
+	return _u
+}
+
+// AddCorpusID adds value to the "corpus_id" field.
+func (_u *ArtifactUpdateOne) AddCorpusID(v int) *ArtifactUpdateOne {
+	_u.mutation.AddCorpusID(v)
+	return _u
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (_u *ArtifactUpdateOne) ClearCorpusID() *ArtifactUpdateOne {
+	_u.mutation.ClearCorpusID()
+	return _u
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (_u *ArtifactUpdateOne) SetCreatedBy(v string) *ArtifactUpdateOne {
+	_u.mutation.SetCreatedBy(v)
+	return _u
+}
+
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_u *ArtifactUpdateOne) SetNillableCreatedBy(v *string) *ArtifactUpdateOne {
+	if v != nil {
+		_u.SetCreatedBy(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ArtifactMutation object of the builder.
 func (_u *ArtifactUpdateOne) Mutation() *ArtifactMutation {
 	return _u.mutation
@@ -464,6 +558,18 @@ func (_u *ArtifactUpdateOne) sqlSave(ctx context.Context) (_node *Artifact, err 
 	}
 	if _u.mutation.JobIDCleared() {
 		_spec.ClearField(artifact.FieldJobID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CorpusID(); ok {
+		_spec.SetField(artifact.FieldCorpusID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedCorpusID(); ok {
+		_spec.AddField(artifact.FieldCorpusID, field.TypeInt, value)
+	}
+	if _u.mutation.CorpusIDCleared() {
+		_spec.ClearField(artifact.FieldCorpusID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.CreatedBy(); ok {
+		_spec.SetField(artifact.FieldCreatedBy, field.TypeString, value)
 	}
 	_node = &Artifact{config: _u.config}
 	_spec.Assign = _node.assignValues

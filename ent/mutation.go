@@ -830,6 +830,9 @@ type ArtifactMutation struct {
 	key_id        *string
 	job_id        *int
 	addjob_id     *int
+	corpus_id     *int
+	addcorpus_id  *int
+	created_by    *string
 	created_at    *time.Time
 	clearedFields map[string]struct{}
 	done          bool
@@ -1241,6 +1244,112 @@ func (m *ArtifactMutation) ResetJobID() {
 	delete(m.clearedFields, artifact.FieldJobID)
 }
 
+// SetCorpusID sets the "corpus_id" field.
+func (m *ArtifactMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *ArtifactMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldCorpusID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *ArtifactMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *ArtifactMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCorpusID clears the value of the "corpus_id" field.
+func (m *ArtifactMutation) ClearCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+	m.clearedFields[artifact.FieldCorpusID] = struct{}{}
+}
+
+// CorpusIDCleared returns if the "corpus_id" field was cleared in this mutation.
+func (m *ArtifactMutation) CorpusIDCleared() bool {
+	_, ok := m.clearedFields[artifact.FieldCorpusID]
+	return ok
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *ArtifactMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+	delete(m.clearedFields, artifact.FieldCorpusID)
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *ArtifactMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *ArtifactMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *ArtifactMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ArtifactMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -1311,7 +1420,7 @@ func (m *ArtifactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ArtifactMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 10)
 	if m.name != nil {
 		fields = append(fields, artifact.FieldName)
 	}
@@ -1332,6 +1441,12 @@ func (m *ArtifactMutation) Fields() []string {
 	}
 	if m.job_id != nil {
 		fields = append(fields, artifact.FieldJobID)
+	}
+	if m.corpus_id != nil {
+		fields = append(fields, artifact.FieldCorpusID)
+	}
+	if m.created_by != nil {
+		fields = append(fields, artifact.FieldCreatedBy)
 	}
 	if m.created_at != nil {
 		fields = append(fields, artifact.FieldCreatedAt)
@@ -1358,6 +1473,10 @@ func (m *ArtifactMutation) Field(name string) (ent.Value, bool) {
 		return m.KeyID()
 	case artifact.FieldJobID:
 		return m.JobID()
+	case artifact.FieldCorpusID:
+		return m.CorpusID()
+	case artifact.FieldCreatedBy:
+		return m.CreatedBy()
 	case artifact.FieldCreatedAt:
 		return m.CreatedAt()
 	}
@@ -1383,6 +1502,10 @@ func (m *ArtifactMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldKeyID(ctx)
 	case artifact.FieldJobID:
 		return m.OldJobID(ctx)
+	case artifact.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case artifact.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
 	case artifact.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	}
@@ -1443,6 +1566,20 @@ func (m *ArtifactMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetJobID(v)
 		return nil
+	case artifact.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case artifact.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
 	case artifact.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -1464,6 +1601,9 @@ func (m *ArtifactMutation) AddedFields() []string {
 	if m.addjob_id != nil {
 		fields = append(fields, artifact.FieldJobID)
 	}
+	if m.addcorpus_id != nil {
+		fields = append(fields, artifact.FieldCorpusID)
+	}
 	return fields
 }
 
@@ -1476,6 +1616,8 @@ func (m *ArtifactMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedSize()
 	case artifact.FieldJobID:
 		return m.AddedJobID()
+	case artifact.FieldCorpusID:
+		return m.AddedCorpusID()
 	}
 	return nil, false
 }
@@ -1499,6 +1641,13 @@ func (m *ArtifactMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddJobID(v)
 		return nil
+	case artifact.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Artifact numeric field %s", name)
 }
@@ -1509,6 +1658,9 @@ func (m *ArtifactMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(artifact.FieldJobID) {
 		fields = append(fields, artifact.FieldJobID)
+	}
+	if m.FieldCleared(artifact.FieldCorpusID) {
+		fields = append(fields, artifact.FieldCorpusID)
 	}
 	return fields
 }
@@ -1526,6 +1678,9 @@ func (m *ArtifactMutation) ClearField(name string) error {
 	switch name {
 	case artifact.FieldJobID:
 		m.ClearJobID()
+		return nil
+	case artifact.FieldCorpusID:
+		m.ClearCorpusID()
 		return nil
 	}
 	return fmt.Errorf("unknown Artifact nullable field %s", name)
@@ -1555,6 +1710,12 @@ func (m *ArtifactMutation) ResetField(name string) error {
 		return nil
 	case artifact.FieldJobID:
 		m.ResetJobID()
+		return nil
+	case artifact.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case artifact.FieldCreatedBy:
+		m.ResetCreatedBy()
 		return nil
 	case artifact.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -44,6 +44,10 @@ func export(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	run.Progress(0, 2, "reading the corpus")
+	c, err := run.Store.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	files, err := run.Store.Export(ctx, p.Corpus, p.Set, p.Format)
 	if err != nil {
 		return nil, err
@@ -53,7 +57,8 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err := formats.WriteZip(&buf, files); err != nil {
 		return nil, err
 	}
-	a, err := run.Store.SaveArtifact(ctx, run.Job.ID, p.Corpus+"-"+p.Set+"-"+p.Format+".zip", "application/zip", buf.Bytes(), false)
+	a, err := run.Store.SaveArtifact(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
+		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy}, buf.Bytes())
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,8 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, files []for
 		return nil, err
 	}
 	return m.Enqueue(ctx, "import", &p, by, func(ctx context.Context, tx *ent.Client) error {
-		a, err := store.CreateArtifact(ctx, tx, "import-input.zip", "application/zip", buf.Bytes())
+		a, err := m.store.CreateArtifact(ctx, tx, store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip",
+			CreatedBy: by}, buf.Bytes())
 		if err != nil {
 			return err
 		}

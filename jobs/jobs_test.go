@@ -309,7 +309,7 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
 	require.NoError(t, err)
-	_, err = st.CreateUser(ctx, "ann", auth.Annotator)
+	u, err := st.CreateUser(ctx, "ann", auth.Annotator)
 	require.NoError(t, err)
 	_, err = st.AssignCorpus(ctx, "ann", "c", true)
 	require.NoError(t, err)
@@ -319,11 +319,23 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 		require.NoError(t, err)
 		return wait(t, m, j.ID)[0]
 	}
-	assert.Equal(t, job.StatusSucceeded, export("ann").Status)
+	first := export("ann")
+	require.Equal(t, job.StatusSucceeded, first.Status)
+	annCtx := func() context.Context { return auth.NewContext(ctx, auth.NewViewer(u.ID, "ann", auth.Annotator)) }
+	archive := int(first.Result["artifact"].(float64))
+	_, err = st.Artifact(annCtx(), archive)
+	require.NoError(t, err, "the export is its creator's")
+	// An annotator's import job reads the files it uploaded.
+	imp, err := m.EnqueueImport(ctx, jobs.ImportParams{Corpus: "c", Set: "ann-1"}, files, "ann")
+	require.NoError(t, err)
+	done := wait(t, m, imp.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
 
 	_, err = st.AssignCorpus(ctx, "ann", "c", false)
 	require.NoError(t, err)
-	done := export("ann")
+	_, err = st.Artifact(annCtx(), archive)
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "the archive of a corpus taken away is gone with it")
+	done = export("ann")
 	assert.Equal(t, job.StatusFailed, done.Status)
 	assert.Contains(t, done.Error, `no corpus named "c"`)
 

@@ -126,7 +126,8 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// The full report names original values beside their surrogates (review
 	// items, leaks, values kept): it stays an artifact of the job, not part
 	// of the surrogate corpus, sealed under the mapping keys.
-	a, err := st.SaveArtifact(ctx, run.Job.ID, p.Out+"-check-report.json", "application/json", full, true)
+	a, err := st.SaveArtifact(ctx, store.ArtifactSpec{Name: p.Out + "-check-report.json", ContentType: "application/json",
+		JobID: run.Job.ID, CorpusID: src.ID, CreatedBy: run.Job.CreatedBy, Sealed: true}, full)
 	if err != nil {
 		return nil, err
 	}

@@ -156,7 +156,8 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 			// do: sealed the same way.
 			report, err := json.Marshal(res.Mappings)
 			require.NoError(t, err)
-			sealed, err := st.SaveArtifact(ctx, 1, "notes-r-check-report.json", "application/json", report, true)
+			sealed, err := st.SaveArtifact(ctx, store.ArtifactSpec{Name: "notes-r-check-report.json", ContentType: "application/json",
+				JobID: 1, Sealed: true}, report)
 			require.NoError(t, err)
 
 			if b == storetest.SQLite {
@@ -332,7 +333,7 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 	}
 	// A check report saved in clear, as before reports were sealed.
 	report := []byte(`{"review": [{"Original": "Quentin Legacyperson", "Surrogate": "Surrogate 0"}]}`)
-	clearReport, err := st.SaveArtifact(ctx, 1, "old-r-check-report.json", "application/json", report, false)
+	clearReport, err := st.SaveArtifact(ctx, store.ArtifactSpec{Name: "old-r-check-report.json", ContentType: "application/json", JobID: 1}, report)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 

@@ -66,29 +66,57 @@ func (s *Store) EvaluationReport(ev *ent.Evaluation) (*evaluate.Report, error) {
 	return &r, nil
 }
 
-// SaveArtifact stores a file a job produced, once per job and name. A sealed
-// file (one that pairs original PHI values with their surrogates, like a
-// check report) is encrypted under the key ring, as the mappings are, so that
-// the database file alone does not hand it out.
-func (s *Store) SaveArtifact(ctx context.Context, jobID int, name, contentType string, data []byte, sealed bool) (*ent.Artifact, error) {
-	a, err := s.Client.Artifact.Query().Where(artifact.JobID(jobID), artifact.Name(name)).First(ctx)
+// ArtifactSpec says what a stored file is and whose.
+type ArtifactSpec struct {
+	Name, ContentType string
+	JobID             int    // the job that made it (0: an input stored with its job)
+	CorpusID          int    // the corpus whose text it holds (0: none)
+	CreatedBy         string // the account it is for
+	// Sealed: the file pairs original PHI values with their surrogates (a
+	// check report). It is encrypted under the key ring, as the mappings
+	// are, so that the database file alone does not hand it out.
+	Sealed bool
+}
+
+// SaveArtifact stores a file a job produced, once per job and name.
+func (s *Store) SaveArtifact(ctx context.Context, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
+	a, err := s.Client.Artifact.Query().Where(artifact.JobID(spec.JobID), artifact.Name(spec.Name)).First(ctx)
 	if err == nil {
 		return s.openArtifact(a)
 	}
 	if !ent.IsNotFound(err) {
 		return nil, err
 	}
-	create := newArtifact(s.Client, name, contentType, data).SetJobID(jobID)
-	if sealed {
+	return s.createArtifact(ctx, s.Client, spec, data)
+}
+
+// CreateArtifact stores a file with client (which may be bound to a
+// transaction), for a job's input written with the job.
+func (s *Store) CreateArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
+	return s.createArtifact(ctx, client, spec, data)
+}
+
+func (s *Store) createArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	create := client.Artifact.Create().SetName(spec.Name).SetContentType(spec.ContentType).
+		SetSize(len(data)).SetSha256(hash).SetData(data).SetCreatedBy(spec.CreatedBy)
+	if spec.JobID != 0 {
+		create.SetJobID(spec.JobID)
+	}
+	if spec.CorpusID != 0 {
+		create.SetCorpusID(spec.CorpusID)
+	}
+	if spec.Sealed {
 		r, err := s.KeyRing()
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(data)
-		keyID, enc := r.Encrypt(data, artifactAD(hex.EncodeToString(sum[:])))
+		keyID, enc := r.Encrypt(data, artifactAD(hash))
 		create.SetData(enc).SetKeyID(keyID)
 	}
-	if a, err = create.Save(ctx); err != nil {
+	a, err := create.Save(ctx)
+	if err != nil {
 		return nil, err
 	}
 	a.Data, a.KeyID = data, ""
@@ -113,18 +141,6 @@ func (s *Store) openArtifact(a *ent.Artifact) (*ent.Artifact, error) {
 	}
 	a.Data, a.KeyID = pt, ""
 	return a, nil
-}
-
-// CreateArtifact stores a file with client (which may be bound to a
-// transaction), for a job's input written with the job.
-func CreateArtifact(ctx context.Context, client *ent.Client, name, contentType string, data []byte) (*ent.Artifact, error) {
-	return newArtifact(client, name, contentType, data).Save(ctx)
-}
-
-func newArtifact(client *ent.Client, name, contentType string, data []byte) *ent.ArtifactCreate {
-	sum := sha256.Sum256(data)
-	return client.Artifact.Create().SetName(name).SetContentType(contentType).
-		SetSize(len(data)).SetSha256(hex.EncodeToString(sum[:])).SetData(data)
 }
 
 // Artifact returns a stored file, decrypted.

@@ -27,6 +27,10 @@ const (
 	FieldKeyID = "key_id"
 	// FieldJobID holds the string denoting the job_id field in the database.
 	FieldJobID = "job_id"
+	// FieldCorpusID holds the string denoting the corpus_id field in the database.
+	FieldCorpusID = "corpus_id"
+	// FieldCreatedBy holds the string denoting the created_by field in the database.
+	FieldCreatedBy = "created_by"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// Table holds the table name of the artifact in the database.
@@ -43,6 +47,8 @@ var Columns = []string{
 	FieldData,
 	FieldKeyID,
 	FieldJobID,
+	FieldCorpusID,
+	FieldCreatedBy,
 	FieldCreatedAt,
 }
 
@@ -63,6 +69,8 @@ var (
 	DefaultContentType string
 	// DefaultKeyID holds the default value on creation for the "key_id" field.
 	DefaultKeyID string
+	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
+	DefaultCreatedBy string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -103,6 +111,16 @@ func ByKeyID(opts ...sql.OrderTermOption) OrderOption {
 // ByJobID orders the results by the job_id field.
 func ByJobID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldJobID, opts...).ToFunc()
+}
+
+// ByCorpusID orders the results by the corpus_id field.
+func ByCorpusID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCorpusID, opts...).ToFunc()
+}
+
+// ByCreatedBy orders the results by the created_by field.
+func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -89,6 +89,16 @@ func JobID(v int) predicate.Artifact {
 	return predicate.Artifact(sql.FieldEQ(FieldJobID, v))
 }
 
+// CorpusID applies equality check predicate on the "corpus_id" field. It's identical to CorpusIDEQ.
+func CorpusID(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldCorpusID, v))
+}
+
+// CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
+func CreatedBy(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldCreatedBy, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Artifact {
 	return predicate.Artifact(sql.FieldEQ(FieldCreatedAt, v))
@@ -482,6 +492,121 @@ func JobIDIsNil() predicate.Artifact {
 // JobIDNotNil applies the NotNil predicate on the "job_id" field.
 func JobIDNotNil() predicate.Artifact {
 	return predicate.Artifact(sql.FieldNotNull(FieldJobID))
+}
+
+// CorpusIDEQ applies the EQ predicate on the "corpus_id" field.
+func CorpusIDEQ(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldCorpusID, v))
+}
+
+// CorpusIDNEQ applies the NEQ predicate on the "corpus_id" field.
+func CorpusIDNEQ(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNEQ(FieldCorpusID, v))
+}
+
+// CorpusIDIn applies the In predicate on the "corpus_id" field.
+func CorpusIDIn(vs ...int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldIn(FieldCorpusID, vs...))
+}
+
+// CorpusIDNotIn applies the NotIn predicate on the "corpus_id" field.
+func CorpusIDNotIn(vs ...int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNotIn(FieldCorpusID, vs...))
+}
+
+// CorpusIDGT applies the GT predicate on the "corpus_id" field.
+func CorpusIDGT(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGT(FieldCorpusID, v))
+}
+
+// CorpusIDGTE applies the GTE predicate on the "corpus_id" field.
+func CorpusIDGTE(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGTE(FieldCorpusID, v))
+}
+
+// CorpusIDLT applies the LT predicate on the "corpus_id" field.
+func CorpusIDLT(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLT(FieldCorpusID, v))
+}
+
+// CorpusIDLTE applies the LTE predicate on the "corpus_id" field.
+func CorpusIDLTE(v int) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLTE(FieldCorpusID, v))
+}
+
+// CorpusIDIsNil applies the IsNil predicate on the "corpus_id" field.
+func CorpusIDIsNil() predicate.Artifact {
+	return predicate.Artifact(sql.FieldIsNull(FieldCorpusID))
+}
+
+// CorpusIDNotNil applies the NotNil predicate on the "corpus_id" field.
+func CorpusIDNotNil() predicate.Artifact {
+	return predicate.Artifact(sql.FieldNotNull(FieldCorpusID))
+}
+
+// CreatedByEQ applies the EQ predicate on the "created_by" field.
+func CreatedByEQ(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldCreatedBy, v))
+}
+
+// CreatedByNEQ applies the NEQ predicate on the "created_by" field.
+func CreatedByNEQ(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNEQ(FieldCreatedBy, v))
+}
+
+// CreatedByIn applies the In predicate on the "created_by" field.
+func CreatedByIn(vs ...string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldIn(FieldCreatedBy, vs...))
+}
+
+// CreatedByNotIn applies the NotIn predicate on the "created_by" field.
+func CreatedByNotIn(vs ...string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNotIn(FieldCreatedBy, vs...))
+}
+
+// CreatedByGT applies the GT predicate on the "created_by" field.
+func CreatedByGT(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGT(FieldCreatedBy, v))
+}
+
+// CreatedByGTE applies the GTE predicate on the "created_by" field.
+func CreatedByGTE(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGTE(FieldCreatedBy, v))
+}
+
+// CreatedByLT applies the LT predicate on the "created_by" field.
+func CreatedByLT(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLT(FieldCreatedBy, v))
+}
+
+// CreatedByLTE applies the LTE predicate on the "created_by" field.
+func CreatedByLTE(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLTE(FieldCreatedBy, v))
+}
+
+// CreatedByContains applies the Contains predicate on the "created_by" field.
+func CreatedByContains(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldContains(FieldCreatedBy, v))
+}
+
+// CreatedByHasPrefix applies the HasPrefix predicate on the "created_by" field.
+func CreatedByHasPrefix(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldHasPrefix(FieldCreatedBy, v))
+}
+
+// CreatedByHasSuffix applies the HasSuffix predicate on the "created_by" field.
+func CreatedByHasSuffix(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldHasSuffix(FieldCreatedBy, v))
+}
+
+// CreatedByEqualFold applies the EqualFold predicate on the "created_by" field.
+func CreatedByEqualFold(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEqualFold(FieldCreatedBy, v))
+}
+
+// CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
+func CreatedByContainsFold(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldContainsFold(FieldCreatedBy, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

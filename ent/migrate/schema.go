@@ -50,6 +50,8 @@ var (
 		{Name: "data", Type: field.TypeBytes},
 		{Name: "key_id", Type: field.TypeString, Default: ""},
 		{Name: "job_id", Type: field.TypeInt, Nullable: true},
+		{Name: "corpus_id", Type: field.TypeInt, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// ArtifactsTable holds the schema information for the "artifacts" table.

@@ -53,8 +53,12 @@ func init() {
 	artifactDescKeyID := artifactFields[5].Descriptor()
 	// artifact.DefaultKeyID holds the default value on creation for the key_id field.
 	artifact.DefaultKeyID = artifactDescKeyID.Default.(string)
+	// artifactDescCreatedBy is the schema descriptor for created_by field.
+	artifactDescCreatedBy := artifactFields[8].Descriptor()
+	// artifact.DefaultCreatedBy holds the default value on creation for the created_by field.
+	artifact.DefaultCreatedBy = artifactDescCreatedBy.Default.(string)
 	// artifactDescCreatedAt is the schema descriptor for created_at field.
-	artifactDescCreatedAt := artifactFields[7].Descriptor()
+	artifactDescCreatedAt := artifactFields[9].Descriptor()
 	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
 	auditentryHooks := schema.AuditEntry{}.Hooks()

@@ -26,6 +26,10 @@ func (Artifact) Fields() []ent.Field {
 		field.String("key_id").Default("").Annotations(entgql.Skip()).
 			Comment("the key that encrypted data, for a file naming original PHI values (a check report); empty: data in clear"),
 		field.Int("job_id").Optional().Nillable(),
+		field.Int("corpus_id").Optional().Nillable().Annotations(entgql.Skip()).
+			Comment("the corpus whose text the file holds, if any: who may download it follows the corpus"),
+		field.String("created_by").Default("").Annotations(entgql.Skip()).
+			Comment("the account whose job made the file, or who uploaded it"),
 		field.Time("created_at").Default(time.Now).Immutable(),
 	}
 }
