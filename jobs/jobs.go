@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/internal/jsonmap"
@@ -85,7 +86,7 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 		store: st, opt: opt, logger: opt.Logger, handlers: handlers,
 		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
 	}
-	q, err := newQueue(ctx, st, m)
+	q, err := newQueue(auth.System(ctx), st, m)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +95,13 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 }
 
 // Start begins working jobs (when Options.Work) and watching for jobs whose
-// worker died.
+// worker died. Workers act as the process, whoever started them (a CLI
+// command with --token): each job then runs as its own creator.
 func (m *Manager) Start(ctx context.Context) error {
 	if !m.opt.Work {
 		return nil
 	}
+	ctx = auth.System(ctx)
 	if err := m.queue.start(ctx); err != nil {
 		return err
 	}

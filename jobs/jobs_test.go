@@ -351,3 +351,20 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	assert.Equal(t, job.StatusSucceeded, export("local:op").Status, "the CLI's local operator is an admin")
 	assert.Equal(t, job.StatusSucceeded, export("").Status, "the process itself")
 }
+
+// TestWorkersStartedByAnAccountRunEveryonesJobs: a CLI command with --token
+// starts workers with its account's context; they still run (as their own
+// creators) the jobs of others instead of taking them for deleted.
+func TestWorkersStartedByAnAccountRunEveryonesJobs(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLite)
+	u, err := st.CreateUser(context.Background(), "rita", auth.Researcher)
+	require.NoError(t, err)
+	ctx := auth.NewContext(context.Background(), auth.NewViewer(u.ID, "rita", auth.Researcher))
+	m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{Work: true, HeartbeatEvery: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	j, err := m.Enqueue(context.Background(), "ping", nil, "local:op", nil)
+	require.NoError(t, err)
+	assert.Equal(t, job.StatusSucceeded, wait(t, m, j.ID)[0].Status)
+}
