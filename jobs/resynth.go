@@ -85,7 +85,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	}
 
 	run.Progress(1, 4, fmt.Sprintf("replacing the PHI of %d documents", len(todo)))
-	seed, err := st.SecretSeed(p.Seed)
+	seed, err := st.SecretSeed(p.Seed, src.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
@@ -98,4 +99,41 @@ func mustCorpusID(t *testing.T, st *store.Store, name string) int {
 	c, err := st.CorpusByName(context.Background(), name)
 	require.NoError(t, err)
 	return c.ID
+}
+
+// TestShiftsDifferAcrossCorpora: a patient id in two corpora resynthesized
+// with the same seed gets two unrelated date shifts, so an original date
+// known in one corpus gives nothing away in the other.
+func TestShiftsDifferAcrossCorpora(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 20, Seed: 2}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	m := newManager(t, st, nil, jobs.Options{})
+	shifts := map[string]map[string]int{}
+	for _, name := range []string{"a", "b"} {
+		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: name, TagSet: "i2b2-2014"}, docs)
+		require.NoError(t, err)
+		j, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: name, Out: name + "-r", Seed: 1}, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, j.ID)[0]
+		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		rows, err := st.Client.DateShift.Query().Where(dateshift.CorpusID(mustCorpusID(t, st, name))).All(ctx)
+		require.NoError(t, err)
+		shifts[name] = map[string]int{}
+		for _, r := range rows {
+			shifts[name][r.Patient] = r.Days
+		}
+	}
+	require.Len(t, shifts["a"], 20)
+	same := 0
+	for p, d := range shifts["a"] {
+		if shifts["b"][p] == d {
+			same++
+		}
+	}
+	assert.Less(t, same, 3, "%d of 20 patients got the same shift in both corpora", same)
 }

@@ -104,17 +104,21 @@ func (s *Store) MappingsOf(ctx context.Context, corpusID int, original string) (
 		Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
 }
 
-// SecretSeed turns a resynthesis seed into the one its random choices are
-// drawn from: keyed by the lookup key, so that the seed written in a
-// corpus's provenance and datasheet does not let a reader redraw the
-// patients' date shifts (and so recover real dates). The same seed gives the
-// same output under the same key, and the lookup key does not rotate.
-func (s *Store) SecretSeed(seed uint64) (uint64, error) {
+// SecretSeed turns the seed of a resynthesis of a source corpus into the
+// one its random choices are drawn from: keyed by the lookup key, so that the
+// seed written in a corpus's provenance and datasheet does not let a reader
+// redraw the patients' date shifts (and so recover real dates), and by the
+// source corpus, so that a patient id in two corpora resynthesized with one
+// seed does not get the same shift in both (one known original date would
+// give away the other's). The same seed and source give the same output
+// under the same key; the lookup key does not rotate.
+func (s *Store) SecretSeed(seed uint64, sourceID int) (uint64, error) {
 	r, err := s.KeyRing()
 	if err != nil {
 		return 0, err
 	}
-	return strconv.ParseUint(r.Hash("resynthesis seed", strconv.FormatUint(seed, 10))[:16], 16, 64)
+	h := r.Hash("resynthesis seed", strconv.FormatUint(seed, 10), strconv.Itoa(sourceID))
+	return strconv.ParseUint(h[:16], 16, 64)
 }
 
 // KeyUse is how many mappings one key encrypts.
