@@ -52,8 +52,10 @@ func ParseRole(s string) (Role, error) {
 type Viewer struct {
 	// UserID is the account's id; 0 for the local operator of the CLI.
 	UserID int
-	// TokenID is the id of the API token the request came with, if any.
-	TokenID int
+	// TokenID is the id of the API token the request came with, if any,
+	// and TokenExpires when that token expires (nil: never).
+	TokenID      int
+	TokenExpires *time.Time
 	// Name is what the audit log and created-by fields record.
 	Name string
 	Role Role
@@ -133,7 +135,8 @@ const (
 )
 
 // TokenLifetime is the lifetime of a token the viewer makes, valid for days
-// (0: no expiry, for admins only).
+// (0: no expiry, for admins only). A token made with a token by anyone but an
+// admin expires no later than the token it was made with.
 func (v *Viewer) TokenLifetime(days int) (time.Duration, error) {
 	limit := MaxTokenDays
 	if v != nil && v.Role != Admin { // nil: the process itself
@@ -145,7 +148,11 @@ func (v *Viewer) TokenLifetime(days int) (time.Duration, error) {
 	if days < 0 || days > limit {
 		return 0, apperr.New(apperr.Invalid, "a token lasts 1 to %d days, or 0 for no expiry (not %d)", limit, days)
 	}
-	return time.Duration(days) * 24 * time.Hour, nil
+	ttl := time.Duration(days) * 24 * time.Hour
+	if v != nil && v.Role != Admin && v.TokenExpires != nil {
+		ttl = min(ttl, time.Until(*v.TokenExpires))
+	}
+	return ttl, nil
 }
 
 // ShownPrefix is the part of a token kept in clear to recognize it.

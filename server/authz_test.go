@@ -579,6 +579,19 @@ func TestTokenFields(t *testing.T) {
 	assert.ErrorContains(t, err, "only admins make tokens that never expire")
 	c.MustPost(`mutation { createToken(name: "month", expiresInDays: 30) { info { id expiresAt } } }`, &made)
 	require.NotNil(t, made.CreateToken.Info.ExpiresAt)
+
+	// A token made with a token expires no later than it: a leaked token
+	// cannot renew itself.
+	short, _, err := st.CreateToken(context.Background(), "rita", "short", 48*time.Hour)
+	require.NoError(t, err)
+	var renewed struct {
+		CreateToken struct{ Info struct{ ExpiresAt string } }
+	}
+	client.New(ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+short)).
+		MustPost(`mutation { createToken(name: "renewed", expiresInDays: 365) { info { expiresAt } } }`, &renewed)
+	expires, err := time.Parse(time.RFC3339, renewed.CreateToken.Info.ExpiresAt)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now().Add(48*time.Hour), expires, time.Minute)
 	c.MustPost(`mutation($id: ID!) { revokeToken(id: $id) { id } }`, &map[string]any{}, client.Var("id", made.CreateToken.Info.ID))
 
 	var list struct {
@@ -588,8 +601,11 @@ func TestTokenFields(t *testing.T) {
 		}
 	}
 	c.MustPost(`{ tokens { id name status current } }`, &list)
-	require.Len(t, list.Tokens, 2)
+	require.Len(t, list.Tokens, 4) // test, month, short, renewed
 	for _, tk := range list.Tokens {
+		if tk.Name == "short" || tk.Name == "renewed" {
+			continue
+		}
 		if tk.ID == made.CreateToken.Info.ID {
 			assert.Equal(t, "revoked", tk.Status)
 			assert.False(t, tk.Current)

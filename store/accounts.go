@@ -201,7 +201,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*auth.Viewer, 
 	}
 	u := t.Edges.User
 	v := auth.NewViewer(u.ID, u.Name, auth.Role(u.Role))
-	v.TokenID = t.ID
+	v.TokenID, v.TokenExpires = t.ID, t.ExpiresAt
 	return v, nil
 }
 
