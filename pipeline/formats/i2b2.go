@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -61,11 +62,7 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 		}
 		line, _ := dec.InputPos()
 		if err != nil {
-			var se *xml.SyntaxError
-			if errors.As(err, &se) {
-				return doc, &Error{File: f.Name, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
-			}
-			return doc, &Error{File: f.Name, Line: line, Err: fmt.Errorf("malformed XML: %w", err)}
+			return doc, xmlError(f.Name, line, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -84,7 +81,7 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 				doc.Spans = append(doc.Spans, s)
 				lines = append(lines, line)
 			case inText:
-				return doc, errorf(f.Name, line, "TEXT", "unexpected element <%s> inside TEXT", t.Name.Local)
+				return doc, errorf(f.Name, line, "TEXT", "an element inside TEXT (write a '<' of the note as &lt;)")
 			}
 		case xml.EndElement:
 			if depth == 2 && inText {
@@ -166,6 +163,26 @@ func finishDocument(doc *pipeline.Document, file string, lines []int, opt ReadOp
 	doc.SortSpans()
 	return nil
 }
+
+// xmlError reports a malformed XML file by file and line. Inside TEXT it
+// says what is wrong without the names or entities encoding/xml quotes:
+// there they are words of the note (an unescaped "<Smith>" or "&Jones").
+func xmlError(file string, line int, err error, inText bool) error {
+	var se *xml.SyntaxError
+	if !errors.As(err, &se) {
+		return &Error{File: file, Line: line, Err: fmt.Errorf("malformed XML: %w", err)}
+	}
+	if !inText {
+		return &Error{File: file, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
+	}
+	msg := quotedMarkup.ReplaceAllStringFunc(se.Msg, func(m string) string { return m[:1] + "…" })
+	return &Error{File: file, Line: se.Line, Field: "TEXT",
+		Err: fmt.Errorf("malformed XML: %s (a '<' or '&' of the note is written &lt; or &amp;)", msg)}
+}
+
+// quotedMarkup is what encoding/xml quotes of the input: element names and
+// entities.
+var quotedMarkup = regexp.MustCompile(`&[^\s;]*;?|</?[^>\s]*>?`)
 
 func spanName(s pipeline.Span) string {
 	if s.ID != "" {

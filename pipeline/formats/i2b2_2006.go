@@ -55,17 +55,13 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		}
 		line, _ := dec.InputPos()
 		if err != nil {
-			var se *xml.SyntaxError
-			if errors.As(err, &se) {
-				return nil, &Error{File: f.Name, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
-			}
-			return nil, &Error{File: f.Name, Line: line, Err: fmt.Errorf("malformed XML: %w", err)}
+			return nil, xmlError(f.Name, line, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch {
 			case inPHI:
-				return nil, errorf(f.Name, line, "PHI", "element <%s> inside PHI: PHI cannot nest", t.Name.Local)
+				return nil, errorf(f.Name, line, "PHI", "an element inside PHI: PHI cannot nest (write a '<' of the note as &lt;)")
 			case inText && t.Name.Local == "PHI":
 				typ := attr(t, "TYPE")
 				if strings.TrimSpace(typ) == "" {
@@ -75,7 +71,7 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 				spans = append(spans, pipeline.Span{Start: text.Len(), Type: typ})
 				lines = append(lines, line)
 			case inText:
-				return nil, errorf(f.Name, line, "TEXT", "unexpected element <%s> inside TEXT (only PHI may be there)", t.Name.Local)
+				return nil, errorf(f.Name, line, "TEXT", "an element other than PHI inside TEXT (write a '<' of the note as &lt;)")
 			case t.Name.Local == "RECORD":
 				if doc != nil {
 					return nil, errorf(f.Name, line, "RECORD", "RECORD inside RECORD")

@@ -66,7 +66,7 @@ func TestI2B22006Errors(t *testing.T) {
 	}{
 		{"missing TYPE", wrap("a\n<PHI>b</PHI>"), 4, "PHI TYPE", "missing label"},
 		{"nested PHI", wrap(`<PHI TYPE="A">x<PHI TYPE="B">y</PHI></PHI>`), 3, "PHI", "cannot nest"},
-		{"other element", wrap("<b>x</b>"), 3, "TEXT", "unexpected element <b>"},
+		{"other element", wrap("<b>x</b>"), 3, "TEXT", "an element other than PHI inside TEXT"},
 		{"empty PHI", wrap(`x<PHI TYPE="A"></PHI>`), 3, "tag A", "not before end"},
 		{"missing ID", "<ROOT><RECORD><TEXT>x</TEXT></RECORD></ROOT>", 1, "RECORD ID", "missing"},
 		{"no TEXT", "<ROOT>\n<RECORD ID=\"1\">\n</RECORD></ROOT>", 2, "TEXT", "has no TEXT"},

@@ -129,3 +129,21 @@ func FuzzI2B2(f *testing.F) {
 		}
 	})
 }
+
+// TestI2B2ErrorsQuoteNoNoteText: a bare '&' or '<' in a note makes the file
+// malformed; the error locates it without quoting the words of the note.
+func TestI2B2ErrorsQuoteNoNoteText(t *testing.T) {
+	for name, text := range map[string]string{
+		"entity":  "Patient John &Smith-Jones seen today.",
+		"element": "Patient <Smith> seen today.",
+	} {
+		doc := "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<deIdi2b2>\n<TEXT>" + text + "</TEXT>\n<TAGS>\n</TAGS>\n</deIdi2b2>\n"
+		_, err := ReadI2B2File(File{Name: "100-01.xml", Data: []byte(doc)}, ReadOptions{})
+		if err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		if msg := err.Error(); strings.Contains(msg, "Smith") || !strings.Contains(msg, "100-01.xml:3") {
+			t.Errorf("%s: %s", name, msg)
+		}
+	}
+}
