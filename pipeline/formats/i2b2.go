@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
