@@ -1918,11 +1918,6 @@ func (_q *ReleaseQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, release.FieldCreatedAt)
 				fieldSeen[release.FieldCreatedAt] = struct{}{}
 			}
-		case "parentID":
-			if _, ok := fieldSeen[release.FieldParentID]; !ok {
-				selectedFields = append(selectedFields, release.FieldParentID)
-				fieldSeen[release.FieldParentID] = struct{}{}
-			}
 		case "id":
 		case "__typename":
 		default:

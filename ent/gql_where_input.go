@@ -4586,14 +4586,6 @@ type ReleaseWhereInput struct {
 	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
 	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
 	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
-
-	// "parent_id" field predicates.
-	ParentID       *int  `json:"parentID,omitempty"`
-	ParentIDNEQ    *int  `json:"parentIDNEQ,omitempty"`
-	ParentIDIn     []int `json:"parentIDIn,omitempty"`
-	ParentIDNotIn  []int `json:"parentIDNotIn,omitempty"`
-	ParentIDIsNil  bool  `json:"parentIDIsNil,omitempty"`
-	ParentIDNotNil bool  `json:"parentIDNotNil,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -5032,24 +5024,6 @@ func (i *ReleaseWhereInput) P() (predicate.Release, error) {
 	}
 	if i.CreatedAtLTE != nil {
 		predicates = append(predicates, release.CreatedAtLTE(*i.CreatedAtLTE))
-	}
-	if i.ParentID != nil {
-		predicates = append(predicates, release.ParentIDEQ(*i.ParentID))
-	}
-	if i.ParentIDNEQ != nil {
-		predicates = append(predicates, release.ParentIDNEQ(*i.ParentIDNEQ))
-	}
-	if len(i.ParentIDIn) > 0 {
-		predicates = append(predicates, release.ParentIDIn(i.ParentIDIn...))
-	}
-	if len(i.ParentIDNotIn) > 0 {
-		predicates = append(predicates, release.ParentIDNotIn(i.ParentIDNotIn...))
-	}
-	if i.ParentIDIsNil {
-		predicates = append(predicates, release.ParentIDIsNil())
-	}
-	if i.ParentIDNotNil {
-		predicates = append(predicates, release.ParentIDNotNil())
 	}
 
 	switch len(predicates) {

@@ -408,7 +408,6 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Parent      func(childComplexity int) int
-		ParentID    func(childComplexity int) int
 		ParentRef   func(childComplexity int) int
 		Provenance  func(childComplexity int) int
 		Ref         func(childComplexity int) int
@@ -2386,12 +2385,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.Parent(childComplexity), true
-	case "Release.parentID":
-		if e.ComplexityRoot.Release.ParentID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Release.ParentID(childComplexity), true
 	case "Release.parentRef":
 		if e.ComplexityRoot.Release.ParentRef == nil {
 			break
@@ -3578,8 +3571,6 @@ func (ec *executionContext) childFields_Release(ctx context.Context, field graph
 		return ec.fieldContext_Release_createdBy(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Release_createdAt(ctx, field)
-	case "parentID":
-		return ec.fieldContext_Release_parentID(ctx, field)
 	case "parent":
 		return ec.fieldContext_Release_parent(ctx, field)
 	case "children":
@@ -12813,29 +12804,6 @@ func (ec *executionContext) _Release_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Release_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Release", field, false, false, errors.New("field of type Time does not have child fields"))
-}
-
-func (ec *executionContext) _Release_parentID(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Release_parentID(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ParentID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOID2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Release_parentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Release", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Release_parent(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
@@ -22525,7 +22493,7 @@ func (ec *executionContext) unmarshalInputReleaseWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "versionContains", "versionHasPrefix", "versionHasSuffix", "versionEqualFold", "versionContainsFold", "corpus", "corpusNEQ", "corpusIn", "corpusNotIn", "corpusGT", "corpusGTE", "corpusLT", "corpusLTE", "corpusContains", "corpusHasPrefix", "corpusHasSuffix", "corpusEqualFold", "corpusContainsFold", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "corpusIDGT", "corpusIDGTE", "corpusIDLT", "corpusIDLTE", "corpusIDIsNil", "corpusIDNotNil", "rootHash", "rootHashNEQ", "rootHashIn", "rootHashNotIn", "rootHashGT", "rootHashGTE", "rootHashLT", "rootHashLTE", "rootHashContains", "rootHashHasPrefix", "rootHashHasSuffix", "rootHashEqualFold", "rootHashContainsFold", "documents", "documentsNEQ", "documentsIn", "documentsNotIn", "documentsGT", "documentsGTE", "documentsLT", "documentsLTE", "spans", "spansNEQ", "spansIn", "spansNotIn", "spansGT", "spansGTE", "spansLT", "spansLTE", "share", "shareNEQ", "datasheet", "datasheetNEQ", "datasheetIn", "datasheetNotIn", "datasheetGT", "datasheetGTE", "datasheetLT", "datasheetLTE", "datasheetContains", "datasheetHasPrefix", "datasheetHasSuffix", "datasheetEqualFold", "datasheetContainsFold", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "parentID", "parentIDNEQ", "parentIDIn", "parentIDNotIn", "parentIDIsNil", "parentIDNotNil"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "version", "versionNEQ", "versionIn", "versionNotIn", "versionGT", "versionGTE", "versionLT", "versionLTE", "versionContains", "versionHasPrefix", "versionHasSuffix", "versionEqualFold", "versionContainsFold", "corpus", "corpusNEQ", "corpusIn", "corpusNotIn", "corpusGT", "corpusGTE", "corpusLT", "corpusLTE", "corpusContains", "corpusHasPrefix", "corpusHasSuffix", "corpusEqualFold", "corpusContainsFold", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "corpusIDGT", "corpusIDGTE", "corpusIDLT", "corpusIDLTE", "corpusIDIsNil", "corpusIDNotNil", "rootHash", "rootHashNEQ", "rootHashIn", "rootHashNotIn", "rootHashGT", "rootHashGTE", "rootHashLT", "rootHashLTE", "rootHashContains", "rootHashHasPrefix", "rootHashHasSuffix", "rootHashEqualFold", "rootHashContainsFold", "documents", "documentsNEQ", "documentsIn", "documentsNotIn", "documentsGT", "documentsGTE", "documentsLT", "documentsLTE", "spans", "spansNEQ", "spansIn", "spansNotIn", "spansGT", "spansGTE", "spansLT", "spansLTE", "share", "shareNEQ", "datasheet", "datasheetNEQ", "datasheetIn", "datasheetNotIn", "datasheetGT", "datasheetGTE", "datasheetLT", "datasheetLTE", "datasheetContains", "datasheetHasPrefix", "datasheetHasSuffix", "datasheetEqualFold", "datasheetContainsFold", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23407,48 +23375,6 @@ func (ec *executionContext) unmarshalInputReleaseWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.CreatedAtLTE = data
-		case "parentID":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentID"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentID = data
-		case "parentIDNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentIDNEQ"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentIDNEQ = data
-		case "parentIDIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentIDIn"))
-			data, err := ec.unmarshalOID2ᚕintᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentIDIn = data
-		case "parentIDNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentIDNotIn"))
-			data, err := ec.unmarshalOID2ᚕintᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentIDNotIn = data
-		case "parentIDIsNil":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentIDIsNil"))
-			data, err := ec.unmarshalOBoolean2bool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentIDIsNil = data
-		case "parentIDNotNil":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentIDNotNil"))
-			data, err := ec.unmarshalOBoolean2bool(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ParentIDNotNil = data
 		}
 	}
 	return it, nil
@@ -28805,11 +28731,6 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 		case "createdAt":
 			out.Values[i] = ec._Release_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		case "parentID":
-			out.Values[i] = ec._Release_parentID(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":

@@ -96,6 +96,11 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			var refused map[string]any
 			err = c.Post(`mutation { createRelease(input: {corpus: "notes", name: "notes-original", version: "1.0.0", share: true}) { ref } }`, &refused)
 			assert.ErrorContains(t, err, "original text")
+			// A shared release names its parent in its datasheet: the parent
+			// must be shared too.
+			c.MustPost(`mutation { createRelease(input: {corpus: "notes-surrogate", name: "inside", version: "1.0.0"}) { ref } }`, &refused)
+			err = c.Post(`mutation { createRelease(input: {corpus: "notes-surrogate", name: "notes", version: "2.0.0", share: true, parent: "inside@1.0.0"}) { ref } }`, &refused)
+			assert.ErrorContains(t, err, "a release for sharing must follow a shared release")
 
 			// The release's lineage walks back to the imported notes through the
 			// resynthesis job and its seed.

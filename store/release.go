@@ -62,6 +62,11 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 		if parent, err = s.ReleaseByRef(ctx, opt.Parent); err != nil {
 			return nil, err
 		}
+		if opt.Share && !parent.Share {
+			// Its datasheet names the parent: a release shared outside follows
+			// only releases shared outside.
+			return nil, apperr.New(apperr.Invalid, "a release for sharing must follow a shared release, and %s is not shared", opt.Parent)
+		}
 		if parent.Name == opt.Name && release.CompareVersions(opt.Version, parent.Version) <= 0 {
 			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s@%s", opt.Version, parent.Name, parent.Version)
 		}

@@ -36,7 +36,9 @@ func (Release) Fields() []ent.Field {
 		field.JSON("provenance", map[string]any{}).Optional().Immutable().Annotations(entgql.Type("Map")),
 		field.String("created_by").Default("").Immutable(),
 		field.Time("created_at").Default(time.Now).Immutable().Annotations(entgql.OrderField("CREATED_AT")),
-		field.Int("parent_id").Optional().Nillable().Immutable(),
+		// Not in the GraphQL schema: parentRef is, and is null when the parent
+		// is hidden from the viewer.
+		field.Int("parent_id").Optional().Nillable().Immutable().Annotations(entgql.Skip()),
 	}
 }
 

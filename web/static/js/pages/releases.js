@@ -10,7 +10,7 @@ import { can } from '../roles.js';
 export const RELEASES = `query Releases {
   releases(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) {
     totalCount
-    edges { node { id ref name version corpus sets documents spans share rootHash createdBy createdAt parentID } }
+    edges { node { id ref name version corpus sets documents spans share rootHash createdBy createdAt parentRef } }
   }
 }`;
 
@@ -43,7 +43,6 @@ export async function render({ query, signal, title }) {
   title('Releases');
   const [data, api] = await Promise.all([gql(RELEASES, {}, { signal }), schema().catch(() => null)]);
   const list = data.releases.edges.map((e) => e.node);
-  const byId = new Map(list.map((r) => [r.id, r]));
   const canCreate = can('createRelease') && (!api || api.mutation.has('createRelease'));
   const corpora = canCreate ? (await gql(CORPORA, {}, { signal })).corpora.edges.map((e) => e.node) : [];
 
@@ -54,7 +53,7 @@ export async function render({ query, signal, title }) {
     { label: 'Documents', num: true, cls: 'documents', value: (r) => num(r.documents) },
     { label: 'Spans', num: true, cls: 'spans', value: (r) => num(r.spans) },
     { label: 'Sharing', value: (r) => (r.share ? h('span', { class: 'share yes', title: 'released for outside sharing: surrogate text that passed its check' }, 'outside') : h('span', { class: 'share no muted', title: 'for use inside only' }, 'inside only')) },
-    { label: 'Parent', value: (r) => (r.parentID && byId.get(r.parentID) ? h('a', { href: href(['releases', byId.get(r.parentID).ref]) }, byId.get(r.parentID).ref) : h('span', { class: 'muted' }, '—')) },
+    { label: 'Parent', value: (r) => (r.parentRef ? h('a', { href: href(['releases', r.parentRef]) }, r.parentRef) : h('span', { class: 'muted' }, '—')) },
     { label: 'Root hash', value: (r) => h('code', { class: 'hash', title: r.rootHash }, shortHash(r.rootHash)) },
     { label: 'Created', value: (r) => h('span', { title: r.createdAt }, date(r.createdAt), r.createdBy ? h('span', { class: 'muted' }, ` by ${r.createdBy}`) : null) },
   ], list, {
