@@ -368,3 +368,29 @@ func TestWorkersStartedByAnAccountRunEveryonesJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, job.StatusSucceeded, wait(t, m, j.ID)[0].Status)
 }
+
+// TestDisablingAnAccountStopsItsRunningJobs: the heartbeat checks the
+// creator, so a job does not run on for an account disabled meanwhile.
+func TestDisablingAnAccountStopsItsRunningJobs(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	_, err := st.CreateUser(ctx, "ann", auth.Annotator)
+	require.NoError(t, err)
+	started := make(chan struct{})
+	m := newManager(t, st, map[string]jobs.Handler{
+		"long": func(ctx context.Context, run *jobs.Run) (jobs.Result, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}, jobs.Options{})
+	j, err := m.Enqueue(ctx, "long", nil, "ann", nil)
+	require.NoError(t, err)
+	<-started
+	disabled := true
+	_, err = st.UpdateUser(ctx, "ann", nil, &disabled)
+	require.NoError(t, err)
+	done := wait(t, m, j.ID)[0]
+	assert.Equal(t, job.StatusFailed, done.Status)
+	assert.Contains(t, done.Error, "the account ann that queued this job is disabled")
+}

@@ -133,9 +133,14 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 			cause = errCancelRequested
 		}
 	}
+	var gone creatorGone
 	switch {
 	case errors.Is(cause, errSuperseded):
 		return nil
+	case errors.As(cause, &gone):
+		m.finish(context.WithoutCancel(ctx), jobID, job.StatusFailed, nil, gone.Error(), "failed")
+		run.Logger.Info("job stopped: its account was disabled", "err", gone)
+		return river.JobCancel(gone)
 	case err == nil:
 		done, total, _ := run.snapshot()
 		if total > 0 {
@@ -207,8 +212,17 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			cancel(errCancelRequested)
 			return
 		}
+		// An account disabled (or gone) while its job runs stops it.
+		if _, err := m.store.JobViewer(ctx, run.Job.CreatedBy); apperr.CodeOf(err) == apperr.Unauthorized {
+			cancel(creatorGone{err})
+			return
+		}
 	}
 }
+
+// creatorGone is the cause of a job stopped because its account was
+// disabled or deleted while it ran.
+type creatorGone struct{ error }
 
 func (m *Manager) finish(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string) {
 	m.finishWith(ctx, id, status, result, errMsg, msg, -1, -1)
