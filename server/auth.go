@@ -94,7 +94,7 @@ func unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		if auth.FromContext(ctx) != nil {
-			return ctx, &p, nil
+			return ctx, nil, nil
 		}
 		token := bearerToken(p.Authorization())
 		if token == "" {
@@ -104,7 +104,7 @@ func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 		if err != nil {
 			return ctx, nil, err
 		}
-		return context.WithValue(auth.NewContext(ctx, v), connectionToken{}, token), &p, nil
+		return context.WithValue(auth.NewContext(ctx, v), connectionToken{}, token), nil, nil
 	}
 }
 
