@@ -134,6 +134,10 @@ func authorizeGraphQL(srv *handler.Server, st *store.Store, limiter *rateLimiter
 			}
 			ctx = auth.NewContext(ctx, v) // a fresh viewer: role, assignments as they are now
 		}
+		if auth.FromContext(ctx) == nil {
+			// Every way in authenticates first; this is the net under them.
+			return refuse(ctx, apperr.New(apperr.Unauthorized, "no API token"), nil)
+		}
 		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
 			if strings.HasPrefix(f.Name, "__") {
 				continue // introspection
