@@ -18,6 +18,7 @@ func (s *Store) CreateUser(ctx context.Context, name string, role auth.Role) (*e
 	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n:") {
 		return nil, apperr.New(apperr.Invalid, "account name %q must be non-empty, without spaces or ':'", name)
 	}
+	// "anonymous" is the actor of audit entries from before accounts.
 	if name == auth.SystemName || name == "anonymous" {
 		return nil, apperr.New(apperr.Invalid, "account name %q is reserved", name)
 	}
