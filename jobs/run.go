@@ -106,9 +106,12 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	// The job runs as its creator, as the account is now: every query is
 	// filtered to what it may see (package auth).
 	v, err := m.store.JobViewer(ctx, j.CreatedBy)
-	if err != nil {
+	if apperr.CodeOf(err) == apperr.Unauthorized {
 		m.finish(ctx, jobID, job.StatusFailed, nil, err.Error(), "failed")
 		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err // the database: River tries again
 	}
 	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind)}
 	workCtx, cancel := context.WithCancelCause(ctx)
