@@ -124,6 +124,14 @@ func FuzzI2B2(f *testing.F) {
 		if err != nil {
 			t.Fatalf("cannot read own output: %v", err)
 		}
+		// The writer names a span without an id ("P" and its position).
+		for d := range docs {
+			for i, s := range docs[d].Spans {
+				if s.ID == "" && i < len(again[d].Spans) && again[d].Spans[i].ID != "" {
+					again[d].Spans[i].ID = ""
+				}
+			}
+		}
 		if !reflect.DeepEqual(docs, again) {
 			t.Fatalf("round trip changed the document")
 		}
