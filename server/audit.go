@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -154,14 +153,5 @@ func parentID(fc *graphql.FieldContext) string {
 		return strconv.Itoa(o.ID)
 	}
 	// A root field (checkReport): its arguments name what was read.
-	keys := make([]string, 0, len(fc.Args))
-	for k := range fc.Args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, fc.Args[k])
-	}
-	return strings.Join(parts, " ")
+	return store.DescribeArgs(fc.Args)
 }

@@ -26,6 +26,24 @@ type AuditRecord struct {
 	Detail string // PHI-free context
 }
 
+// DescribeArgs renders the arguments of an operation for an audit record,
+// sorted "name=value" pairs, the empty ones left out: names of corpora,
+// models, releases, files; never text.
+func DescribeArgs(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k, v := range args {
+		if v != nil && v != "" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, args[k])
+	}
+	return strings.Join(parts, " ")
+}
+
 // Audit appends a record to the hash-chained audit log. Entries are chained
 // under a lock (SQLite's immediate transactions; a PostgreSQL advisory lock),
 // so concurrent writers never fork the chain.

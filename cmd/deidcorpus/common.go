@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/user"
-	"sort"
-	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -78,7 +75,7 @@ func actAs(ctx context.Context, e *env, st *store.Store, op string, args map[str
 	if apperr.CodeOf(err) == apperr.Forbidden {
 		action = "denied"
 	}
-	if aerr := st.Audit(ctx, store.AuditRecord{Action: action, Target: op, Detail: describeArgs(args)}); err == nil {
+	if aerr := st.Audit(ctx, store.AuditRecord{Action: action, Target: op, Detail: store.DescribeArgs(args)}); err == nil {
 		err = aerr
 	}
 	return ctx, err
@@ -101,23 +98,6 @@ func cliViewer(ctx context.Context, e *env, st *store.Store) (*auth.Viewer, erro
 		who = "unknown"
 	}
 	return auth.NewViewer(0, store.LocalPrefix+who, auth.Admin), nil
-}
-
-// describeArgs renders a command's arguments for the audit log: names of
-// corpora, models, files; never text.
-func describeArgs(args map[string]any) string {
-	keys := make([]string, 0, len(args))
-	for k, v := range args {
-		if v != nil && v != "" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, args[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 // progress returns a callback that draws a progress bar on a terminal and
