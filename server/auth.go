@@ -43,7 +43,8 @@ func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, ne
 			unauthorized(w, r, apperr.New(apperr.Unauthorized, "send an API token: Authorization: Bearer TOKEN (the first start writes an admin token; `deidcorpus tokens create` makes more)"))
 			return
 		}
-		v, err := st.Authenticate(r.Context(), bearerToken(header))
+		token := bearerToken(header)
+		v, err := st.Authenticate(r.Context(), token)
 		if err != nil {
 			if !limiter.allow("addr:" + clientAddress(r)) {
 				tooMany(w) // bad tokens are rated per address
@@ -56,13 +57,13 @@ func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, ne
 			unauthorized(w, r, err)
 			return
 		}
-		if !limiter.allow("token:" + bearerToken(header)) {
+		if !limiter.allow("token:" + token) {
 			tooMany(w)
 			return
 		}
 		ctx := auth.NewContext(r.Context(), v)
 		if upgrade {
-			ctx = context.WithValue(ctx, connectionToken{}, bearerToken(header))
+			ctx = context.WithValue(ctx, connectionToken{}, token)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
