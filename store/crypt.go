@@ -151,8 +151,7 @@ func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifact
 			if err != nil {
 				return fmt.Errorf("artifact %d: %w", a.ID, err)
 			}
-			keyID, enc := r.Encrypt(pt, artifactAD(a.Sha256))
-			if err := tx.Artifact.UpdateOneID(a.ID).SetData(enc).SetKeyID(keyID).Exec(ctx); err != nil {
+			if err := sealArtifact(ctx, tx, r, a, pt); err != nil {
 				return err
 			}
 			artifacts++
@@ -280,8 +279,7 @@ func (s *Store) sealLegacyCheckReports(ctx context.Context) (int, error) {
 	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		for _, a := range as {
-			keyID, enc := r.Encrypt(a.Data, artifactAD(a.Sha256))
-			if err := tx.Artifact.UpdateOneID(a.ID).SetData(enc).SetKeyID(keyID).Exec(ctx); err != nil {
+			if err := sealArtifact(ctx, tx, r, a, a.Data); err != nil {
 				return err
 			}
 		}
@@ -292,6 +290,13 @@ func (s *Store) sealLegacyCheckReports(ctx context.Context) (int, error) {
 	}
 	s.logger.Info("sealed the check reports kept in clear", "reports", len(as), "key", r.Current())
 	return len(as), nil
+}
+
+// sealArtifact stores plaintext as a stored artifact's data, encrypted under
+// the ring's current key.
+func sealArtifact(ctx context.Context, tx *ent.Tx, r *keys.Ring, a *ent.Artifact, plaintext []byte) error {
+	keyID, enc := r.Encrypt(plaintext, artifactAD(a.Sha256))
+	return tx.Artifact.UpdateOneID(a.ID).SetData(enc).SetKeyID(keyID).Exec(ctx)
 }
 
 // compact rewrites the database after clear-text originals went, so that
