@@ -7,7 +7,6 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/version"
@@ -89,7 +88,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := surrogate.New(policy, resources.Default(), seed)
+	r := surrogate.New(policy, nil, seed)
 	r.Context = context
 	res, err := r.Run(todo, state)
 	if err != nil {
