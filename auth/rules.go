@@ -112,7 +112,7 @@ var rules = map[string]Rule{
 	// can read the database file and its key has the data already.
 	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
-	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus", "compare"}},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":           {Roles: everyone, Corpora: []string{"corpus"}},
