@@ -65,6 +65,7 @@ var rules = map[string]Rule{
 	"Query.formats":            {Roles: everyone},
 	"Query.tokens":             {Roles: everyone},
 	"Query.corpusStatistics":   {Roles: everyone, Nodes: []string{"corpus"}},
+	"Query.compareCorpora":     {Roles: everyone, Corpora: []string{"a", "b"}},
 	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
