@@ -67,6 +67,7 @@ func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.
 	if err != nil {
 		return nil, err
 	}
+	a.side.Reference = true
 	b, err := open(opt.B, opt.SetB, f.B, f.SetB)
 	if err != nil {
 		return nil, err

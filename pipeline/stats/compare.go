@@ -26,6 +26,10 @@ type Side struct {
 	PHI           *Vocabulary // case-folded span texts, all groups
 	Groups        map[string]*SideGroup
 	Names         map[string]int // name spans' exact texts (IsName) and their counts
+	// Reference marks side A, whose groups need no vocabularies of their
+	// own (B's spans are looked up in A's PHI as a whole): set it before
+	// adding spans to save the time and memory.
+	Reference bool
 }
 
 // SideGroup is one group (a category or a type) of a Side.
@@ -61,7 +65,10 @@ func (s *Side) AddSpans(category, typ, text string, n int) {
 	}
 	g := s.Groups[key]
 	if g == nil {
-		g = &SideGroup{Category: category, Type: t, PHI: NewVocabulary()}
+		g = &SideGroup{Category: category, Type: t}
+		if !s.Reference {
+			g.PHI = NewVocabulary()
+		}
 		if s.By == ByCategory {
 			g.texts = map[string]bool{}
 		}
@@ -74,7 +81,9 @@ func (s *Side) AddSpans(category, typ, text string, n int) {
 		g.texts[text] = true
 		g.Unique++
 	}
-	g.PHI.AddTerm(text, n)
+	if g.PHI != nil {
+		g.PHI.AddTerm(text, n)
+	}
 	s.PHI.AddTerm(text, n)
 	if IsName(category) {
 		s.Names[text] += n
@@ -176,6 +185,9 @@ func Compare(a, b *Side) (*Comparison, error) {
 	if a.By != b.By {
 		return nil, fmt.Errorf("sides grouped by %s and %s", a.By, b.By)
 	}
+	if b.Reference {
+		return nil, fmt.Errorf("side B (%s) is marked as a reference: it has no vocabularies per group", b.Corpus)
+	}
 	c := &Comparison{By: a.By, A: summary(a), B: summary(b)}
 
 	keys := map[string]*SideGroup{}
@@ -229,7 +241,7 @@ func Compare(a, b *Side) (*Comparison, error) {
 		if ua[i] == 0 && ub[i] == 0 {
 			g.UniqueP = 1
 		}
-		if gb := b.Groups[k]; gb != nil {
+		if gb := b.Groups[k]; gb != nil && gb.PHI != nil {
 			g.OOVSpans, _ = gb.PHI.OOV(a.PHI)
 			g.PHIOOVRate = ratio(g.OOVSpans, gb.Total)
 		}
