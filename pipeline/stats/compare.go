@@ -30,6 +30,7 @@ type Side struct {
 	// own (B's spans are looked up in A's PHI as a whole): set it before
 	// adding spans to save the time and memory.
 	Reference bool
+	buf       []byte
 }
 
 // SideGroup is one group (a category or a type) of a Side.
@@ -81,10 +82,11 @@ func (s *Side) AddSpans(category, typ, text string, n int) {
 		g.texts[text] = true
 		g.Unique++
 	}
+	s.buf = appendFold(s.buf[:0], text) // folded once for both vocabularies
 	if g.PHI != nil {
-		g.PHI.AddTerm(text, n)
+		g.PHI.add(s.buf, n)
 	}
-	s.PHI.AddTerm(text, n)
+	s.PHI.add(s.buf, n)
 	if IsName(category) {
 		s.Names[text] += n
 	}

@@ -84,7 +84,6 @@ function compareForm(list, v) {
 
 function results(c) {
   const top = largest(c.groups);
-  const label = (g) => (c.by === 'type' ? g.group : g.group);
   const cs = c.chiSquare;
   const o = c.oov;
   const sig = cs.p < 0.05;
@@ -94,7 +93,7 @@ function results(c) {
     title: `Share of each corpus’s PHI by ${c.by}`,
     names: [`A: ${c.a.corpus}`, `B: ${c.b.corpus}`],
     data: c.groups.map((g) => ({
-      label: label(g), a: g.a.share, b: g.b.share, aCount: g.a.total, bCount: g.b.total, highlight: top.has(g.group),
+      label: g.group, a: g.a.share, b: g.b.share, aCount: g.a.total, bCount: g.b.total, highlight: top.has(g.group),
       title: `${g.group}: A ${g.a.total} (${pct(g.a.share)}), B ${g.b.total} (${pct(g.b.share)}); residual ${r2(g.residual)}, p ${p4(g.p)}`,
     })),
   });
