@@ -65,6 +65,7 @@ var rules = map[string]Rule{
 	"Query.formats":            {Roles: everyone},
 	"Query.tokens":             {Roles: everyone},
 	"Query.corpusStatistics":   {Roles: everyone, Nodes: []string{"corpus"}},
+	"Query.compareCorpora":     {Roles: everyone, Corpora: []string{"a", "b"}},
 	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
@@ -112,7 +113,7 @@ var rules = map[string]Rule{
 	// can read the database file and its key has the data already.
 	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
-	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus", "compare"}},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":           {Roles: everyone, Corpora: []string{"corpus"}},
