@@ -11,14 +11,14 @@ import (
 
 // gen makes the surrogates of one scope: the corpus, or one patient.
 type gen struct {
-	e       *engine
-	tab     *table     // this scope's mappings
-	corpus  *table     // the corpus table, read-only, for a patient's corpus-scope spans
-	rng     *rand.Rand //
-	excl    *valueSet  // a patient's replaced originals (nil for the corpus scope)
+	e      *engine
+	tab    *table     // this scope's mappings
+	corpus *table     // the corpus table, read-only, for a patient's corpus-scope spans
+	rng    *rand.Rand //
+	excl   *valueSet  // a patient's replaced originals (nil for the corpus scope)
 	// excls are, for a corpus-scope value, the sets of the patients in whose
 	// records it occurs: its surrogate lands there.
-	excls []*valueSet
+	excls   []*valueSet
 	patient string
 	shift   PatientShift
 	dates   map[string]*date // parsed DATE originals of the patient
