@@ -7,6 +7,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/evaluation"
 	entrelease "deidcorpus/ent/release"
 	"deidcorpus/pipeline"
@@ -51,6 +52,11 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	c, err := s.CorpusByName(ctx, opt.Corpus)
 	if err != nil {
 		return nil, err
+	}
+	if c.CheckStatus == corpus.CheckStatusFailed {
+		return nil, apperr.New(apperr.Conflict, "corpus %q is quarantined: its resynthesis check has %d unresolved findings; "+
+			"rerun the resynthesis into it or resolve the findings (resolveCheckFindings, deidcorpus resynth resolve) before releasing it",
+			c.Name, c.CheckFindings)
 	}
 	if opt.Share {
 		if err := shareable(c); err != nil {
@@ -112,18 +118,10 @@ func shareable(c *ent.Corpus) error {
 	if c.Provenance["source"] != "resynthesis" {
 		return apperr.New(apperr.Invalid, "corpus %q holds original text (it was not made by resynthesis): it cannot be released for outside sharing", c.Name)
 	}
-	check, _ := c.Provenance["check"].(map[string]any)
-	if check == nil {
+	// A failed check is refused before (quarantine); a resolved one was
+	// reviewed by a curator, whose reason the corpus records.
+	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
-	}
-	if n, _ := check["leaks"].(float64); n > 0 {
-		return apperr.New(apperr.Invalid, "the check of corpus %q found %v leaked PHI values: fix them before sharing", c.Name, n)
-	}
-	if n, _ := check["misaligned"].(float64); n > 0 {
-		return apperr.New(apperr.Invalid, "the check of corpus %q found %v misaligned spans: fix them before sharing", c.Name, n)
-	}
-	if ok, _ := check["ok"].(bool); !ok {
-		return apperr.New(apperr.Invalid, "the check of corpus %q did not pass (inconsistent mappings, interval errors or surrogates equal to originals): see its check report", c.Name)
 	}
 	return nil
 }

@@ -259,7 +259,9 @@ func runJob(ctx context.Context, e *env, st *store.Store, kind string, params an
 		m.Cancel(context.Background(), j.ID)
 		return nil, ctx.Err()
 	}
-	if j.Status != job.StatusSucceeded {
+	// A job whose output failed its check has a result to show: the caller
+	// reports it and fails.
+	if j.Status != job.StatusSucceeded && j.Status != job.StatusCheckFailed {
 		return j, fmt.Errorf("job %d %s: %s", j.ID, j.Status, j.Error)
 	}
 	return j, nil
