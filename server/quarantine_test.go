@@ -31,9 +31,9 @@ func leakingNote(patient string) pipeline.Document {
 
 // TestQuarantine: a surrogate corpus whose resynthesis check found a leak is
 // quarantined. A researcher (or an annotator assigned to it) sees no trace
-// of it: not in lists, not by name, id or document, not as a download, not
-// through a release frozen from it, shared or not; a curator cannot release
-// it. A curator's resolution, or a rerun whose check passes, lifts it.
+// of it: not in lists, not by name, id or document, not its evaluations, not
+// as a download, not through a release frozen from it, shared or not; a
+// curator can neither release it nor derive a copy of it. A curator's resolution, or a rerun whose check passes, lifts it.
 func TestQuarantine(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
@@ -75,6 +75,10 @@ func TestQuarantine(t *testing.T) {
 				}
 			}
 			admin.MustPost(`{ corpusByName(name: "notes-r") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
+			var ev struct{ StartEvaluation struct{ ID string } }
+			curator.MustPost(`mutation { startEvaluation(input: {corpus: "notes-r", system: "gold"}) { id } }`, &ev)
+			evaluated := follow(t, curator, ev.StartEvaluation.ID)
+			require.Equal(t, "succeeded", evaluated[len(evaluated)-1].Status)
 			_, err = st.AssignCorpus(ctx, string(auth.Annotator), "notes-r", true)
 			require.NoError(t, err)
 
@@ -109,6 +113,11 @@ func TestQuarantine(t *testing.T) {
 				if docs.Documents.TotalCount > 0 {
 					found = append(found, "documents")
 				}
+				var evs struct{ Evaluations struct{ TotalCount int } }
+				c.MustPost(`{ evaluations { totalCount } }`, &evs)
+				if evs.Evaluations.TotalCount > 0 {
+					found = append(found, "evaluations")
+				}
 				var rels struct {
 					Releases struct {
 						Edges []struct{ Node struct{ Ref string } }
@@ -138,7 +147,7 @@ func TestQuarantine(t *testing.T) {
 			}
 			everything := func(documents ...string) []string {
 				return append(append([]string{"corpora", "corpusByName", "node " + ids.CorpusByName.ID, "node " + ids.CorpusByName.Documents.Edges[0].Node.ID},
-					documents...), "releases", "release", "/download/corpora/notes-r", "/download/releases/pub@1.0.0?format=jsonl")
+					documents...), "evaluations", "releases", "release", "/download/corpora/notes-r", "/download/releases/pub@1.0.0?format=jsonl")
 			}
 			require.Equal(t, everything(), traces(auth.Researcher), "a clean surrogate corpus is the researchers'")
 
@@ -164,6 +173,8 @@ func TestQuarantine(t *testing.T) {
 			assert.Contains(t, err.Error(), "quarantined")
 			assert.Contains(t, err.Error(), formatID(findings)+" unresolved findings")
 			assert.Contains(t, err.Error(), `"code":"conflict"`)
+			err = curator.Post(`mutation { deriveCorpus(corpus: "notes-r", out: "notes-r-hipaa", mapping: "i2b2-hipaa") { documents } }`, &map[string]any{})
+			assert.ErrorContains(t, err, "quarantined", "a derived copy would be outside the quarantine")
 
 			// Researchers cannot lift it; a curator resolves every finding
 			// with a reason, which the corpus keeps.

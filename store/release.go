@@ -53,10 +53,8 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if err != nil {
 		return nil, err
 	}
-	if c.CheckStatus == corpus.CheckStatusFailed {
-		return nil, apperr.New(apperr.Conflict, "corpus %q is quarantined: its resynthesis check has %d unresolved findings; "+
-			"rerun the resynthesis into it or resolve the findings (resolveCheckFindings, deidcorpus resynth resolve) before releasing it",
-			c.Name, c.CheckFindings)
+	if err := refuseQuarantined(c, "releasing it"); err != nil {
+		return nil, err
 	}
 	if opt.Share {
 		if err := shareable(c); err != nil {

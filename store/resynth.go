@@ -301,6 +301,17 @@ func recordRun(ctx context.Context, tx *ent.Tx, id int, in Resynthesis, status c
 	return upd.Exec(ctx)
 }
 
+// refuseQuarantined refuses to take a quarantined corpus's text out of the
+// quarantine (into a release, a derived corpus) while doing something.
+func refuseQuarantined(c *ent.Corpus, doing string) error {
+	if c.CheckStatus != corpus.CheckStatusFailed {
+		return nil
+	}
+	return apperr.New(apperr.Conflict, "corpus %q is quarantined: its resynthesis check has %d unresolved findings; "+
+		"rerun the resynthesis into it or resolve the findings (resolveCheckFindings, deidcorpus resynth resolve) before %s",
+		c.Name, c.CheckFindings, doing)
+}
+
 // ResolveCheckFindings lifts a corpus's quarantine: a curator has reviewed
 // every finding of its failed checks (values that are no PHI, say) and says
 // why they may stand. The reason, who gave it and how many findings it
