@@ -83,7 +83,9 @@ var rules = map[string]Rule{
 	"Mutation.deriveCorpus":     {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.deleteCorpus":     {Roles: curators, Corpora: []string{"name"}},
 	"Mutation.startResynthesis": {Roles: curators, Corpora: []string{"input.corpus"}},
-	"Mutation.createRelease":    {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Lifts a quarantine: the curator vouches that the findings are no PHI.
+	"Mutation.resolveCheckFindings": {Roles: curators, Corpora: []string{"corpus"}},
+	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}},
@@ -116,6 +118,7 @@ var rules = map[string]Rule{
 	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus", "compare"}},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth.resolve": {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":           {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.tag":             {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.features":        {Roles: everyone, Corpora: []string{"corpus"}},

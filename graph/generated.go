@@ -172,6 +172,8 @@ type ComplexityRoot struct {
 	Corpus struct {
 		AnnotationSets func(childComplexity int) int
 		Annotators     func(childComplexity int) int
+		CheckFindings  func(childComplexity int) int
+		CheckStatus    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		Description    func(childComplexity int) int
 		Documents      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
@@ -385,6 +387,7 @@ type ComplexityRoot struct {
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
+		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
 		RetryJob              func(childComplexity int, id int) int
 		RevokeToken           func(childComplexity int, id int) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
@@ -663,6 +666,7 @@ type MutationResolver interface {
 	RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error)
 	StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error)
 	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
+	ResolveCheckFindings(ctx context.Context, corpus string, reason string) (*ent.Corpus, error)
 	CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error)
 }
 type QueryResolver interface {
@@ -1201,6 +1205,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corpus.Annotators(childComplexity), true
+	case "Corpus.checkFindings":
+		if e.ComplexityRoot.Corpus.CheckFindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corpus.CheckFindings(childComplexity), true
+	case "Corpus.checkStatus":
+		if e.ComplexityRoot.Corpus.CheckStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corpus.CheckStatus(childComplexity), true
 	case "Corpus.createdAt":
 		if e.ComplexityRoot.Corpus.CreatedAt == nil {
 			break
@@ -2202,6 +2218,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterExternalModel(childComplexity, args["name"].(string), args["endpoint"].(string), args["labels"].([]string)), true
+	case "Mutation.resolveCheckFindings":
+		if e.ComplexityRoot.Mutation.ResolveCheckFindings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveCheckFindings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveCheckFindings(childComplexity, args["corpus"].(string), args["reason"].(string)), true
 	case "Mutation.retryJob":
 		if e.ComplexityRoot.Mutation.RetryJob == nil {
 			break
@@ -3744,6 +3771,10 @@ func (ec *executionContext) childFields_Corpus(ctx context.Context, field graphq
 		return ec.fieldContext_Corpus_tagset(ctx, field)
 	case "kind":
 		return ec.fieldContext_Corpus_kind(ctx, field)
+	case "checkStatus":
+		return ec.fieldContext_Corpus_checkStatus(ctx, field)
+	case "checkFindings":
+		return ec.fieldContext_Corpus_checkFindings(ctx, field)
 	case "provenance":
 		return ec.fieldContext_Corpus_provenance(ctx, field)
 	case "createdAt":
@@ -5205,6 +5236,28 @@ func (ec *executionContext) field_Mutation_registerExternalModel_args(ctx contex
 		return nil, err
 	}
 	args["labels"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resolveCheckFindings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
 	return args, nil
 }
 
@@ -8325,6 +8378,52 @@ func (ec *executionContext) _Corpus_kind(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Corpus_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type CorpusKind does not have child fields"))
+}
+
+func (ec *executionContext) _Corpus_checkStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corpus_checkStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v corpus.CheckStatus) graphql.Marshaler {
+			return ec.marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corpus_checkStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type CorpusCheckStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Corpus_checkFindings(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corpus_checkFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckFindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corpus_checkFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Corpus_provenance(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
@@ -12775,6 +12874,50 @@ func (ec *executionContext) fieldContext_Mutation_startResynthesis(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_startResynthesis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveCheckFindings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveCheckFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveCheckFindings(ctx, fc.Args["corpus"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Corpus) graphql.Marshaler {
+			return ec.marshalNCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveCheckFindings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corpus(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveCheckFindings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20040,7 +20183,7 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "checkStatus", "checkStatusNEQ", "checkStatusIn", "checkStatusNotIn", "checkFindings", "checkFindingsNEQ", "checkFindingsIn", "checkFindingsNotIn", "checkFindingsGT", "checkFindingsGTE", "checkFindingsLT", "checkFindingsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20425,6 +20568,90 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.KindNotIn = data
+		case "checkStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatus"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatus = data
+		case "checkStatusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusNEQ"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusNEQ = data
+		case "checkStatusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusIn"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusIn = data
+		case "checkStatusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusNotIn"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusNotIn = data
+		case "checkFindings":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindings"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindings = data
+		case "checkFindingsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsNEQ = data
+		case "checkFindingsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsIn = data
+		case "checkFindingsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsNotIn = data
+		case "checkFindingsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsGT = data
+		case "checkFindingsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsGTE = data
+		case "checkFindingsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsLT = data
+		case "checkFindingsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsLTE = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -28710,6 +28937,16 @@ func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "checkStatus":
+			out.Values[i] = ec._Corpus_checkStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "checkFindings":
+			out.Values[i] = ec._Corpus_checkFindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "provenance":
 			out.Values[i] = ec._Corpus_provenance(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -30663,6 +30900,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "startResynthesis":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startResynthesis(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveCheckFindings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveCheckFindings(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -33743,6 +33987,16 @@ func (ec *executionContext) marshalNCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx cont
 	return ec._Corpus(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, v any) (corpus.CheckStatus, error) {
+	var res corpus.CheckStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, sel ast.SelectionSet, v corpus.CheckStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCorpusComparison2ᚖdeidcorpusᚋpipelineᚋstatsᚐComparison(ctx context.Context, sel ast.SelectionSet, v *stats.Comparison) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -35266,6 +35520,58 @@ func (ec *executionContext) marshalOCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx cont
 		return graphql.Null
 	}
 	return ec._Corpus(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx context.Context, v any) ([]corpus.CheckStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]corpus.CheckStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []corpus.CheckStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, v any) (*corpus.CheckStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(corpus.CheckStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, sel ast.SelectionSet, v *corpus.CheckStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOCorpusEdge2ᚕᚖdeidcorpusᚋentᚐCorpusEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.CorpusEdge) graphql.Marshaler {

@@ -229,6 +229,8 @@ func authzCases() []authzCase {
 			}},
 		{op: "Mutation.startResynthesis", allowed: "AC", query: `mutation($o: String!) { startResynthesis(input: {corpus: "orig", out: $o}) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "resynth-" + string(r)} }},
+		// A conflict for those allowed: the corpus passed its check.
+		{op: "Mutation.resolveCheckFindings", allowed: "AC", query: `mutation { resolveCheckFindings(corpus: "surr", reason: "reviewed") { name } }`},
 		{op: "Mutation.createRelease", allowed: "AC", query: `mutation($n: String!) { createRelease(input: {corpus: "surr", name: $n, version: "1.0.0"}) { ref } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "rel-" + string(r)} }},
 		{op: "Mutation.startEvaluation", name: "original", allowed: "AC", query: `mutation { startEvaluation(input: {corpus: "orig", system: "gold"}) { id } }`},

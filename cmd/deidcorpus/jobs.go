@@ -88,7 +88,7 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := newFlags(e, "jobs "+sub, "[--db DSN] ...")
 	db := dbFlag(fs, e)
-	status := fs.String("status", "", "list: only jobs with this status (queued, running, succeeded, failed, cancelled)")
+	status := fs.String("status", "", "list: only jobs with this status (queued, running, succeeded, failed, cancelled, check_failed)")
 	kind := fs.String("kind", "", "list: only jobs of this kind")
 	limit := fs.Int("limit", 50, "list: at most this many jobs, newest first")
 	all := fs.Bool("all", false, "wait: every unfinished job")
@@ -259,7 +259,9 @@ func runJob(ctx context.Context, e *env, st *store.Store, kind string, params an
 		m.Cancel(context.Background(), j.ID)
 		return nil, ctx.Err()
 	}
-	if j.Status != job.StatusSucceeded {
+	// A job whose output failed its check has a result to show: the caller
+	// reports it and fails.
+	if j.Status != job.StatusSucceeded && j.Status != job.StatusCheckFailed {
 		return j, fmt.Errorf("job %d %s: %s", j.ID, j.Status, j.Error)
 	}
 	return j, nil

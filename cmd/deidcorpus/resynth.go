@@ -12,10 +12,13 @@ import (
 )
 
 func init() {
-	register("resynth", "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks", runResynth)
+	register("resynth", "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks (resynth resolve: lift a quarantine)", runResynth)
 }
 
 func runResynth(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "resolve" {
+		return runResynthResolve(ctx, e, args[1:])
+	}
 	fs := newFlags(e, "resynth", "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]")
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "source corpus (required)")
@@ -54,11 +57,19 @@ func runResynth(ctx context.Context, e *env, args []string) error {
 	}
 	check, _ := j.Result["check"].(map[string]any)
 	fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
+	reused, _ := j.Result["reused"].([]any)
+	for _, r := range reused {
+		r, _ := r.(map[string]any)
+		fmt.Fprintf(e.stdout, "reused %v mappings and %v date shifts of job %v (seed %v, %v), not drawn from seed %d\n",
+			number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
+	}
 	if check != nil {
 		fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
 			check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
 			number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
 		if ok, _ := check["ok"].(bool); !ok {
+			fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
+				j.ID, *out, number(j.Result["checkFindings"]), *out)
 			return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; the full report is artifact %v (/download/artifacts/%v)",
 				number(j.Result["checkReport"]), number(j.Result["checkReport"]))
 		}
