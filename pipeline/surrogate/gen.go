@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
 )
 
 // gen makes the surrogates of one scope: the corpus, or one patient.
@@ -63,6 +64,13 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 	if m, ok := tab.get(s.Type, s.Text); ok {
 		return reuse(m.Surrogate, s.Text, rule.Strategy)
 	}
+	if codeStrategy[rule.Strategy] && !hasCode(s.Text) {
+		// Words under an identifier's type ("Lactante", "raza caucásica"):
+		// letters drawn at random would be letter soup, and no list holds
+		// what such a value means. A person decides.
+		g.flag(s.Text, "words, not a code, under a type whose strategy replaces codes: kept", true)
+		return s.Text
+	}
 	var last string
 	for i := 0; i < tries; i++ {
 		c := g.make(rule.Strategy, s.Text, i)
@@ -80,7 +88,7 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 
 // leaks reports whether a candidate contains an original value: any of the
 // corpus's for values from open-ended lists, the patient's own for the closed
-// lists (states, countries, professions) that a corpus may exhaust.
+// lists (states, countries, professions, places) that a corpus may exhaust.
 //
 // The patient's set also holds every word of the patient's original names, so
 // that no token of a surrogate is one of them. A corpus-scope value lands in
@@ -89,6 +97,11 @@ func (g *gen) leaks(c, strategy string) bool {
 	switch strategy {
 	case StateS, CountryS, Profession:
 		return g.excluded(c)
+	case City, HospitalS, Organization:
+		// Lists of places (and of hospitals named after them) that a corpus
+		// may exhaust: a surrogate may name a place of another patient's
+		// records, never equal another original, never hold its patients'.
+		return g.excluded(c) || g.e.orig.has(c)
 	case Street:
 		return g.excluded(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
 	}
@@ -157,25 +170,15 @@ func (g *gen) make(strategy, orig string, try int) string {
 	res := g.e.res
 	switch strategy {
 	case City:
-		if isDigits(strings.TrimSpace(orig)) {
-			return g.shape(orig)
-		}
-		p := res.Places()[g.rng.IntN(len(res.Places()))]
-		return withCaseOf(p.City, orig)
+		return g.place(orig)
 	case StateS:
-		states := res.States()
-		st := states[g.rng.IntN(len(states))]
-		if len(strings.TrimSpace(orig)) <= 3 && strings.ToUpper(orig) == orig {
-			return st.Abbr
-		}
-		return withCaseOf(st.Name, orig)
+		return g.state(orig)
 	case ZIP:
 		return g.zip(orig)
 	case CountryS:
 		return g.country(orig)
 	case HospitalS:
-		h := res.Hospitals()[g.rng.IntN(len(res.Hospitals()))]
-		return withCaseOf(h.Name, orig)
+		return withCaseOf(g.hospital(orig), orig)
 	case Organization:
 		return withCaseOf(g.organization(try), orig)
 	case Profession:
@@ -204,37 +207,203 @@ func (g *gen) make(strategy, orig string, try int) string {
 	return g.shape(orig)
 }
 
-// shape replaces letters by random letters of the same case and digits by
-// random digits, the first digit of each run not zero (Deleger et al.), and
-// keeps everything else.
+// codeStrategy are the strategies that rewrite a value's codes (digits and
+// short letter codes) and keep its words.
+var codeStrategy = map[string]bool{Shape: true, Phone: true, SSN: true}
+
+// hasCode reports whether a value holds something shape replaces: a digit,
+// or a letter code.
+func hasCode(s string) bool {
+	for _, t := range codeTokens(s) {
+		if t.code {
+			return true
+		}
+	}
+	return false
+}
+
+// codeToken is a run of letters or digits, or of anything else.
+type codeToken struct {
+	text string
+	code bool // digits, or letters that are a code: replaced
+	word bool // a run of letters
+}
+
+// codeTokens splits a value into runs and tells codes from words: a run of
+// letters is a code when it is mixed with digits ("5B", "AB1234"), or is an
+// upper-case run of at most three letters ("MRN", "A"), or one letter.
+func codeTokens(s string) []codeToken {
+	var out []codeToken
+	rs := []rune(s)
+	for i := 0; i < len(rs); {
+		j := i + 1
+		alnum := unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[i])
+		for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || unicode.IsMark(rs[j])) == alnum {
+			j++
+		}
+		tok := string(rs[i:j])
+		t := codeToken{text: tok}
+		if alnum {
+			digits := strings.ContainsFunc(tok, unicode.IsDigit)
+			letters := strings.ContainsFunc(tok, unicode.IsLetter)
+			n := j - i
+			t.word = letters && !digits
+			t.code = digits || n == 1 || n <= 3 && strings.ToUpper(tok) == tok
+		}
+		out = append(out, t)
+		i = j
+	}
+	return out
+}
+
+// shape replaces the codes of a value: digits by random digits, the first
+// digit of each run not zero (Deleger et al.), code letters by random
+// letters of the same case; words and punctuation stay. A Spanish DNI or NIE
+// ("12345678Z", "X1234567L") gets the check letter of its new number.
 func (g *gen) shape(s string) string {
 	var b strings.Builder
-	prevDigit := false
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			if prevDigit {
-				b.WriteByte(byte('0' + g.rng.IntN(10)))
-			} else {
-				b.WriteByte(byte('1' + g.rng.IntN(9)))
-			}
-			prevDigit = true
+	for _, t := range codeTokens(s) {
+		if !t.code {
+			b.WriteString(t.text)
 			continue
-		case unicode.IsUpper(r):
-			b.WriteByte(byte('A' + g.rng.IntN(26)))
-		case unicode.IsLower(r):
-			b.WriteByte(byte('a' + g.rng.IntN(26)))
-		default:
-			b.WriteRune(r)
 		}
-		prevDigit = false
+		prevDigit := false
+		for _, r := range t.text {
+			switch {
+			case r >= '0' && r <= '9':
+				if prevDigit {
+					b.WriteByte(byte('0' + g.rng.IntN(10)))
+				} else {
+					b.WriteByte(byte('1' + g.rng.IntN(9)))
+				}
+				prevDigit = true
+				continue
+			case unicode.IsUpper(r):
+				b.WriteByte(byte('A' + g.rng.IntN(26)))
+			case unicode.IsLower(r):
+				b.WriteByte(byte('a' + g.rng.IntN(26)))
+			default:
+				b.WriteRune(r)
+			}
+			prevDigit = false
+		}
 	}
-	return b.String()
+	return fixDNI(s, b.String())
+}
+
+// dniLetters are the check letters of a DNI number modulo 23.
+const dniLetters = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+// fixDNI gives a shaped Spanish DNI or NIE the check letter of its number
+// when the original was one (8 digits, or X/Y/Z and 7 digits, then a letter,
+// a hyphen or space allowed before it).
+func fixDNI(orig, sur string) string {
+	o, ok := dniParts(orig)
+	if !ok {
+		return sur
+	}
+	p, ok := dniParts(sur)
+	if !ok || len(p.digits) != len(o.digits) {
+		return sur
+	}
+	num := p.digits
+	if p.prefix != 0 {
+		num = string(rune('0'+strings.IndexByte("XYZ", p.prefix))) + num
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return sur
+	}
+	letter := dniLetters[n%23]
+	if unicode.IsLower(rune(orig[len(orig)-1])) {
+		letter += 'a' - 'A'
+	}
+	return sur[:len(sur)-1] + string(letter)
+}
+
+type dni struct {
+	prefix byte // X, Y or Z for a NIE
+	digits string
+}
+
+func dniParts(s string) (dni, bool) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if t != s && strings.ToLower(strings.TrimSpace(s)) != s || len(t) < 9 {
+		return dni{}, false
+	}
+	last := t[len(t)-1]
+	if last < 'A' || last > 'Z' || !strings.ContainsRune(dniLetters, rune(last)) {
+		return dni{}, false
+	}
+	body := strings.TrimRight(t[:len(t)-1], " -")
+	var d dni
+	if body != "" && strings.IndexByte("XYZ", body[0]) >= 0 {
+		d.prefix, body = body[0], body[1:]
+	}
+	if !isDigits(body) || d.prefix == 0 && len(body) != 8 || d.prefix != 0 && len(body) != 7 {
+		return dni{}, false
+	}
+	d.digits = body
+	return d, true
+}
+
+// place replaces a place of the TERRITORIO or CITY kind in its own kind: a
+// postal code by a postal code, a province or state by another, a region by
+// a region, a country by a country, anything else by a city of the pack.
+func (g *gen) place(orig string) string {
+	res := g.e.res
+	t := strings.TrimSpace(orig)
+	switch {
+	case isDigits(t) && len(t) == 5:
+		return g.zip(orig)
+	case hasCode(t) && !strings.ContainsFunc(t, unicode.IsLetter):
+		return g.shape(orig)
+	}
+	if _, ok := res.StateOf(t); ok && g.e.lang == "es" {
+		return g.state(orig)
+	}
+	if res.IsRegion(t) {
+		r := res.Regions()
+		return withCaseOf(r[g.rng.IntN(len(r))], orig)
+	}
+	if _, ok := res.CountryOf(t); ok && !res.IsCity(t) {
+		return g.country(orig)
+	}
+	p := res.Places()[g.rng.IntN(len(res.Places()))]
+	return withCaseOf(p.City, orig)
+}
+
+// state draws a state (a province in Spanish), written as the original: an
+// abbreviation for a short upper-case one where the pack has abbreviations.
+func (g *gen) state(orig string) string {
+	states := g.e.res.States()
+	st := states[g.rng.IntN(len(states))]
+	if g.e.lang != "es" && len(strings.TrimSpace(orig)) <= 3 && strings.ToUpper(orig) == orig {
+		return st.Abbr
+	}
+	return withCaseOf(st.Name, orig)
+}
+
+// hospital draws a listed hospital whose name starts as the original's
+// ("Centro de Salud ..." for a health centre, "Hospital ..." for a
+// hospital), else any.
+func (g *gen) hospital(orig string) string {
+	hs := g.e.res.Hospitals()
+	first := ""
+	if w := strings.Fields(fold(orig)); len(w) > 0 {
+		first = w[0]
+	}
+	if idx := g.e.pools.hospitalsBy[first]; len(idx) >= 20 && g.rng.IntN(8) > 0 {
+		return hs[idx[g.rng.IntN(len(idx))]].Name
+	}
+	return hs[g.rng.IntN(len(hs))].Name
 }
 
 // phone keeps the number's format; a ten-digit (or 1 + ten-digit) number gets
 // a real US area code and an exchange not starting with 0 or 1 (Deleger et
-// al.). Words ("ext") stay.
+// al.); a Spanish number (nine digits, after +34 or 0034) keeps its first
+// digit, which tells a landline (9), a mobile (6, 7) or a service (8).
+// Words ("ext") stay.
 func (g *gen) phone(s string) string {
 	var digits []int // byte positions of digits
 	for i := 0; i < len(s); i++ {
@@ -251,6 +420,22 @@ func (g *gen) phone(s string) string {
 		}
 	}
 	n := len(digits)
+	if g.e.lang == "es" {
+		start := 0
+		switch {
+		case n >= 11 && strings.HasPrefix(digitsOf(s), "34"):
+			start = 2
+		case n >= 13 && strings.HasPrefix(digitsOf(s), "0034"):
+			start = 4
+		}
+		for k := 0; k < start; k++ {
+			out[digits[k]] = s[digits[k]]
+		}
+		if start < n && strings.IndexByte("6789", s[digits[start]]) >= 0 {
+			out[digits[start]] = s[digits[start]]
+		}
+		return string(out)
+	}
 	start := -1
 	if n == 10 {
 		start = 0
@@ -269,23 +454,79 @@ func (g *gen) phone(s string) string {
 	return string(out)
 }
 
-// email replaces the letters and digits of the local part and of every domain
-// label but the top-level one (Deleger et al.: random letters of the same
-// lengths, never a real address by design).
+func digitsOf(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// email builds an address of real words: the local part from a listed first
+// name and surname joined as the original's words were ("jgarcia" ->
+// "ana.acosta", digits kept in number and redrawn), the domain a public
+// provider for a public provider ("gmail.com"), else place words of the pack
+// in as many labels with the original's last labels kept ("odon.edu.uy" ->
+// "lugo.edu.uy").
 func (g *gen) email(s string) string {
 	at := strings.LastIndexByte(s, '@')
 	if at < 0 {
 		return g.shape(s)
 	}
-	dom := s[at+1:]
-	dot := strings.LastIndexByte(dom, '.')
-	if dot < 0 {
-		return g.shape(s[:at]) + "@" + g.shape(dom)
-	}
-	return g.shape(s[:at]) + "@" + g.shape(dom[:dot]) + dom[dot:]
+	return g.localPart(s[:at]) + "@" + g.domain(s[at+1:])
 }
 
-// url keeps the scheme, a leading "www." and the top-level domain.
+func (g *gen) localPart(orig string) string {
+	sep := "."
+	for _, c := range []string{".", "_", "-"} {
+		if strings.Contains(orig, c) {
+			sep = c
+			break
+		}
+	}
+	first := asciiWord(g.e.pools.first[resources.Either].draw(g.rng, 0))
+	last := asciiWord(g.e.pools.last.draw(g.rng, 0))
+	out := first + sep + last
+	if d := digitsOf(orig); d != "" {
+		out += g.shape(d)
+	}
+	return out
+}
+
+// genericLabels are domain labels that name a kind of organization, not one.
+var genericLabels = setOf("com", "org", "net", "edu", "gov", "gob", "ac", "co", "es", "nhs", "mil", "int", "info")
+
+func (g *gen) domain(orig string) string {
+	res := g.e.res
+	if res.IsFreeMailDomain(orig) {
+		fm := res.FreeMailDomains()
+		return fm[g.rng.IntN(len(fm))]
+	}
+	labels := strings.Split(orig, ".")
+	words := g.e.pools.domainWords
+	for i := range labels {
+		if i == len(labels)-1 && len(labels) > 1 || genericLabels[strings.ToLower(labels[i])] {
+			continue
+		}
+		labels[i] = words[g.rng.IntN(len(words))]
+	}
+	return strings.Join(labels, ".")
+}
+
+// asciiWord writes a name as an address writes it: folded, letters only.
+func asciiWord(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r
+		}
+		return -1
+	}, fold(name))
+}
+
+// url keeps the scheme, a leading "www.", generic labels and the top-level
+// domain; other host labels become place words, and the words of the path
+// surnames of the pack, its digits redrawn.
 func (g *gen) url(s string) string {
 	prefix := ""
 	rest := s
@@ -299,11 +540,19 @@ func (g *gen) url(s string) string {
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		host, path = rest[:i], rest[i:]
 	}
-	tld := ""
-	if i := strings.LastIndexByte(host, '.'); i >= 0 {
-		host, tld = host[:i], host[i:]
+	var b strings.Builder
+	for _, t := range codeTokens(path) {
+		switch {
+		case t.word && !t.code:
+			w := asciiWord(g.e.pools.last.draw(g.rng, 0))
+			b.WriteString(withCase(w, caseOf(t.text)))
+		case t.code:
+			b.WriteString(g.shape(t.text))
+		default:
+			b.WriteString(t.text)
+		}
 	}
-	return prefix + g.shape(host) + tld + g.shape(path)
+	return prefix + g.domain(host) + b.String()
 }
 
 // ip draws an address of the same family: four octets 1-254, or the shape of
@@ -348,13 +597,18 @@ func (g *gen) ssn(s string) string {
 	return out
 }
 
-// zip draws a real ZIP code for a five-digit one, plus random +4 digits.
+// zip draws a real postal code of the pack for a five-digit one (a US ZIP
+// code, or a Spanish province's number and three digits), plus random +4
+// digits.
 func (g *gen) zip(s string) string {
 	t := strings.TrimSpace(s)
 	if len(t) >= 5 && isDigits(t[:5]) && (len(t) == 5 || len(t) == 10 && t[5] == '-' && isDigits(t[6:])) {
 		places := g.e.res.Places()
 		p := places[g.rng.IntN(len(places))]
 		z := p.ZIPs[g.rng.IntN(len(p.ZIPs))]
+		for len(z) < 5 {
+			z += string(rune('0' + g.rng.IntN(10)))
+		}
 		if len(t) == 10 {
 			z += "-" + g.shape(t[6:])
 		}
@@ -438,18 +692,22 @@ func ageYears(s string) (n, at, width int, ok bool) {
 }
 
 // organization draws a listed organization, then, once the short list is used
-// up, one of faker's company patterns over Census surnames.
+// up, one of faker's company patterns over the pack's surnames.
 func (g *gen) organization(try int) string {
 	o := g.e.res.Organizations()
 	if try < tries/4 {
 		return o[g.rng.IntN(len(o))]
 	}
 	last := func() string { return g.e.pools.last.draw(g.rng, 0) }
+	and, kinds := " and ", []string{"Group", "Inc", "LLC", "and Sons"}
+	if g.e.lang == "es" {
+		and, kinds = " y ", []string{"S.A.", "S.L.", "Hermanos", "e Hijos"}
+	}
 	switch g.rng.IntN(3) {
 	case 0:
-		return last() + " " + []string{"Group", "Inc", "LLC", "and Sons"}[g.rng.IntN(4)]
+		return last() + " " + kinds[g.rng.IntN(len(kinds))]
 	case 1:
 		return last() + "-" + last()
 	}
-	return last() + ", " + last() + " and " + last()
+	return last() + ", " + last() + and + last()
 }

@@ -262,8 +262,11 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	return c
 }
 
-// username maps the letters of a username through the scope's letter map and
-// draws its digits (Stubbs & Uzuner: "keeping consistent initials").
+// username keeps a username's shape in real words: letters that are
+// initials (three at most, "jsm3") go through the scope's letter map, keeping
+// initials consistent (Stubbs & Uzuner); a longer run of letters ("jsmith")
+// becomes a surname of the pack, its first letter still mapped ("gdollard"
+// is "g" and "dollard"); digits are drawn.
 func (g *gen) username(tab *table, s pipeline.Span) string {
 	if m, ok := tab.get(s.Type, s.Text); ok {
 		return transferCase(s.Text, m.Surrogate)
@@ -271,18 +274,29 @@ func (g *gen) username(tab *table, s pipeline.Span) string {
 	var c string
 	for i := 0; i < tries; i++ {
 		var b strings.Builder
-		for _, r := range s.Text {
+		for _, t := range codeTokens(s.Text) {
 			switch {
-			case r < utf8.RuneSelf && unicode.IsLetter(r):
-				b.WriteString(withCase(g.letter(tab, s, string(r)), caseOf(string(r))))
-			case r >= '0' && r <= '9':
-				b.WriteByte(byte('0' + g.rng.IntN(10)))
+			case t.word && utf8.RuneCountInString(t.text) > 3:
+				ini := g.letter(tab, s, t.text[:1])
+				w := asciiWord(g.e.pools.last.draw(g.rng, firstLetter(ini)))
+				b.WriteString(withCase(w, caseOf(t.text)))
+			case t.word || t.code:
+				for _, r := range t.text {
+					switch {
+					case r < utf8.RuneSelf && unicode.IsLetter(r):
+						b.WriteString(withCase(g.letter(tab, s, string(r)), caseOf(string(r))))
+					case r >= '0' && r <= '9':
+						b.WriteByte(byte('0' + g.rng.IntN(10)))
+					default:
+						b.WriteRune(r)
+					}
+				}
 			default:
-				b.WriteRune(r)
+				b.WriteString(t.text)
 			}
 		}
 		c = b.String()
-		if fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) {
+		if fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) && !g.excluded(c) {
 			break
 		}
 	}
@@ -338,6 +352,12 @@ func (p *namePool) draw(rng randSource, letter byte) string {
 type pools struct {
 	first [3]*namePool
 	last  *namePool
+	// hospitalsBy indexes the hospitals by the folded first word of their
+	// name ("hospital", "centro", "complejo").
+	hospitalsBy map[string][]int
+	// words are single-word place and surname forms for e-mail addresses
+	// and URLs: lower case, letters a-z only.
+	domainWords []string
 }
 
 var poolCache sync.Map // *resources.Set -> *pools
@@ -346,7 +366,17 @@ func poolsFor(res *resources.Set) *pools {
 	if p, ok := poolCache.Load(res); ok {
 		return p.(*pools)
 	}
-	p := &pools{last: newNamePool(res.SurrogateSurnames())}
+	p := &pools{last: newNamePool(res.SurrogateSurnames()), hospitalsBy: map[string][]int{}}
+	for i, h := range res.Hospitals() {
+		if w := strings.Fields(fold(h.Name)); len(w) > 0 {
+			p.hospitalsBy[w[0]] = append(p.hospitalsBy[w[0]], i)
+		}
+	}
+	for _, pl := range res.Places() {
+		if f := fold(pl.City); isASCIILetters(f) {
+			p.domainWords = append(p.domainWords, f)
+		}
+	}
 	for sex := resources.Either; sex <= resources.Male; sex++ {
 		p.first[sex] = newNamePool(res.FirstNames(sex))
 	}
@@ -360,4 +390,13 @@ func firstLetter(w string) byte {
 		return f[0]
 	}
 	return 0
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return s != ""
 }
