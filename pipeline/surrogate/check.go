@@ -107,7 +107,7 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	for _, s := range res.Shifts {
 		shift[s.Patient] = s.Days
 	}
-	dmy := pol.DateOrder == "DMY" || pol.DateOrder == "auto" && res.Language == "es"
+	rd := readingFor(pol, res.Language)
 
 	// A patient's documents are checked together, patients on every core;
 	// the findings are merged in document order.
@@ -129,7 +129,7 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	docs := make([]docCheck, len(res.Docs))
 	pats := make([]patientCheck, len(groups))
 	parallel(len(groups), func(g int) {
-		pats[g] = checkPatient(byID, res, groups[g], docs, pol, dmy, shift, func(doc string, start int) bool {
+		pats[g] = checkPatient(byID, res, groups[g], docs, pol, rd, shift, func(doc string, start int) bool {
 			return keptForReview[at{doc, start}]
 		})
 	})
@@ -254,7 +254,7 @@ type patientCheck struct {
 
 // checkPatient checks the documents idx of res, one patient's (or one
 // document without its original), writing each document's findings to docs.
-func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, docs []docCheck, pol *Policy, dmy bool,
+func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, docs []docCheck, pol *Policy, rd dateReading,
 	shift map[string]int, keptForReview func(doc string, start int) bool) patientCheck {
 	pc := patientCheck{kept: map[[2]string]int{}, seen: map[[3]string]map[string]bool{}}
 	type pair struct{ o, s pipeline.Span }
@@ -309,7 +309,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			// values: it identifies no one, and the shifted value often equals
 			// another of the patient's originals. Its shift is still checked
 			// below; it is neither a leak nor a surrogate equal to an original.
-			if rule.Strategy == DateShift && vague(os.Text, dmy) {
+			if rule.Strategy == DateShift && vague(os.Text, rd) {
 				continue
 			}
 			replaced.addTyped(os.Text, os.Type)
@@ -336,7 +336,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 				docs[di].equal = append(docs[di].equal, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, ""})
 			}
 			if rule.Strategy == DateShift {
-				if od, ok := parseDate(pr.o.Text, dmy); ok {
+				if od, ok := parseDate(pr.o.Text, rd); ok {
 					if want := od.shifted(shift[p]); want != pr.s.Text {
 						docs[di].interval = append(docs[di].interval, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, want})
 					} else {
@@ -513,7 +513,7 @@ func nextWord(s string) string {
 }
 
 // vague reports a date without day and year: a weekday, month or season alone.
-func vague(text string, dmy bool) bool {
-	d, ok := parseDate(text, dmy)
+func vague(text string, rd dateReading) bool {
+	d, ok := parseDate(text, rd)
 	return ok && !d.hasY && !d.hasD && !d.hasDecade
 }

@@ -30,12 +30,13 @@ const (
 )
 
 type datePart struct {
-	kind fieldKind
-	lit  string
-	pad  bool // zero-pad numbers to two digits
-	abbr int  // letters of an abbreviated month or weekday name; 0 = full
-	lc   letterCase
-	lang string
+	kind  fieldKind
+	delta int // a further day or month of a range ("5 y 7 de marzo", "febrero y abril"): its distance from the first
+	lit   string
+	pad   bool // zero-pad numbers to two digits
+	abbr  int  // letters of an abbreviated month or weekday name; 0 = full
+	lc    letterCase
+	lang  string
 }
 
 type date struct {
@@ -59,8 +60,36 @@ var (
 		"en": {"winter", "spring", "summer", "fall"},
 		"es": {"invierno", "primavera", "verano", "otoño"},
 	}
-	dateWords = map[string]dateWord{}
+	dateWords = map[string][]dateWord{} // every reading of a word, full names first
 )
+
+// dateReading is how a corpus's dates are read: the order of a numeric
+// date's day and month, and the language whose reading of a word both
+// languages know wins ("mar" is March in English, marzo in Spanish).
+type dateReading struct {
+	dmy  bool
+	lang string
+}
+
+// readingFor is how a policy reads the dates of a corpus in a language.
+func readingFor(pol *Policy, lang string) dateReading {
+	return dateReading{dmy: pol.DateOrder == "DMY" || pol.DateOrder == "auto" && lang == "es", lang: lang}
+}
+
+// lookupDateWord returns the reading of a folded word in the corpus's
+// language if it has one, else the first.
+func lookupDateWord(f, lang string) (dateWord, bool) {
+	ws := dateWords[f]
+	if len(ws) == 0 {
+		return dateWord{}, false
+	}
+	for _, w := range ws {
+		if w.lang == lang {
+			return w, true
+		}
+	}
+	return ws[0], true
+}
 
 // dateWord is what a month, weekday or season word (or its three- or
 // four-letter abbreviation) stands for.
@@ -76,16 +105,14 @@ func init() {
 		for lang, list := range names {
 			for i, n := range list {
 				f := fold(n)
-				dateWords[f] = dateWord{kind, i + base, lang, 0}
+				dateWords[f] = append([]dateWord{{kind, i + base, lang, 0}}, dateWords[f]...)
 				if kind == fSeason {
 					continue
 				}
 				for _, k := range []int{3, 4} {
 					if len([]rune(f)) > k {
 						a := string([]rune(f)[:k])
-						if _, taken := dateWords[a]; !taken {
-							dateWords[a] = dateWord{kind, i + base, lang, k}
-						}
+						dateWords[a] = append(dateWords[a], dateWord{kind, i + base, lang, k})
 					}
 				}
 			}
@@ -95,12 +122,13 @@ func init() {
 	add(map[string][]string{"es": monthNames["es"]}, fMonthName, 1)
 	add(weekdayNames, fWeekday, 0)
 	add(seasonNames, fSeason, 0)
-	dateWords["autumn"] = dateWord{fSeason, 3, "en", 0}
+	dateWords["autumn"] = []dateWord{{fSeason, 3, "en", 0}}
 }
 
-// parseDate reads a date phrase; dmy says how to read a numeric date whose
-// order its numbers do not settle.
-func parseDate(s string, dmy bool) (*date, bool) {
+// parseDate reads a date phrase; rd says how to read a numeric date whose
+// order its numbers do not settle, and words of two languages.
+func parseDate(s string, rd dateReading) (*date, bool) {
+	dmy := rd.dmy
 	d := &date{}
 	type num struct {
 		part       int // index in parts
@@ -135,15 +163,19 @@ func parseDate(s string, dmy bool) (*date, bool) {
 			}
 			w := string(rs[i:j])
 			p := datePart{kind: fLit, lit: w}
-			if dw, ok := dateWords[fold(w)]; ok {
+			if dw, ok := lookupDateWord(fold(w), rd.lang); ok {
 				p = datePart{kind: dw.kind, abbr: dw.abbr, lc: caseOf(w), lang: dw.lang}
 				if len([]rune(w)) == 1 {
 					p.lc = caseTitle
 				}
 				switch dw.kind {
 				case fMonthName:
-					if d.hasM {
-						return nil, false
+					if d.hasM { // a range of months: "febrero y abril de 2002"
+						if !joined(d.parts) {
+							return nil, false
+						}
+						p.delta = dw.val - d.m
+						break
 					}
 					d.m, d.hasM = dw.val, true
 				case fWeekday:
@@ -179,6 +211,10 @@ func parseDate(s string, dmy bool) (*date, bool) {
 			case n.v >= 1 && n.v <= 31 && !d.hasD && n.width <= 2:
 				d.d, d.hasD = n.v, true
 				set(n, fDay)
+				d.parts[n.part].pad = n.width == 2 && n.v < 10
+			case n.v >= 1 && n.v <= 31 && d.hasD && !d.hasY && n.width <= 2 && joined(d.parts[:n.part]):
+				set(n, fDay) // a range of days: "5 y 7 de marzo"
+				d.parts[n.part].delta = n.v - d.d
 				d.parts[n.part].pad = n.width == 2 && n.v < 10
 			case n.width == 2 && d.hasD && !d.hasY:
 				d.y, d.hasY = year2(n.v), true
@@ -284,6 +320,25 @@ func parseDate(s string, dmy bool) (*date, bool) {
 	return d, true
 }
 
+// joined reports whether the parts so far end with a word or sign that joins
+// two days or months of a range ("y", "e", "and", "a", "al", "-", ",", "/").
+func joined(parts []datePart) bool {
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := parts[i]
+		if p.kind != fLit {
+			return false
+		}
+		switch strings.ToLower(strings.TrimSpace(p.lit)) {
+		case "":
+			continue
+		case "y", "e", "and", "a", "al", "-", ",", "/", "o", "or":
+			return true
+		}
+		return false
+	}
+	return false
+}
+
 // year2 reads a two-digit year with a pivot: 00-30 are 2000s, others 1900s.
 func year2(v int) int {
 	if v <= 30 {
@@ -347,7 +402,7 @@ func (d *date) shifted(days int) string {
 		case fLit:
 			b.WriteString(p.lit)
 		case fDay:
-			writeNum(&b, t.Day(), p.pad)
+			writeNum(&b, t.AddDate(0, 0, p.delta).Day(), p.pad)
 		case fMonth:
 			writeNum(&b, int(t.Month()), p.pad)
 		case fYear:
@@ -359,7 +414,8 @@ func (d *date) shifted(days int) string {
 		case fDecade2:
 			fmt.Fprintf(&b, "%02d", t.Year()/10*10%100)
 		case fMonthName:
-			b.WriteString(word(monthNames[p.lang][t.Month()-1], p))
+			m := ((int(t.Month())-1+p.delta)%12 + 12) % 12
+			b.WriteString(word(monthNames[p.lang][m], p))
 		case fWeekday:
 			wd := int(t.Weekday())
 			if !d.hasM || !d.hasD { // a weekday alone moves with the shift

@@ -195,7 +195,7 @@ func TestNewNotesReuseMappings(t *testing.T) {
 		} else if d.Spans[4].Text != want {
 			t.Errorf("%s: patient named %q, earlier notes %q", d.ID, d.Spans[4].Text, want)
 		}
-		od, _ := parseDate(late[i].Spans[0].Text, false)
+		od, _ := parseDate(late[i].Spans[0].Text, dateReading{lang: "en"})
 		if got := od.shifted(shift[d.Patient]); got != d.Spans[0].Text {
 			t.Errorf("%s: date %q, want %q with the stored shift", d.ID, d.Spans[0].Text, got)
 		}

@@ -19,13 +19,15 @@ type gen struct {
 	excl   *valueSet  // a patient's replaced originals (nil for the corpus scope)
 	// excls are, for a corpus-scope value, the sets of the patients in whose
 	// records it occurs: its surrogate lands there.
-	excls   []*valueSet
-	patient string
-	shift   PatientShift
-	dates   map[string]*date // parsed DATE originals of the patient
-	review  []ReviewItem
-	doc     *pipeline.Document
-	span    pipeline.Span
+	excls     []*valueSet
+	patient   string
+	shift     PatientShift
+	dates     map[string]*date         // parsed DATE originals of the patient
+	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
+	aliasKeys []string                 // aliases' keys, longest first
+	review    []ReviewItem
+	doc       *pipeline.Document
+	span      pipeline.Span
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken
@@ -64,10 +66,15 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 	if m, ok := tab.get(s.Type, s.Text); ok {
 		return reuse(m.Surrogate, s.Text, rule.Strategy)
 	}
-	if codeStrategy[rule.Strategy] && !hasCode(s.Text) {
-		// Words under an identifier's type ("Lactante", "raza caucásica"):
-		// letters drawn at random would be letter soup, and no list holds
-		// what such a value means. A person decides.
+	if wordsOnly(rule.Strategy, s.Text) {
+		// Words under an identifier's or a contact's type ("Lactante", "raza
+		// caucásica", a name under EMAIL): letters drawn at random would be
+		// letter soup, and no list holds what such a value means. A value
+		// another span of the patient replaces takes its surrogate; others
+		// are kept, and a person decides.
+		if a, ok := g.aliases[fold(s.Text)]; ok {
+			return g.surrogate(d, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
+		}
 		g.flag(s.Text, "words, not a code, under a type whose strategy replaces codes: kept", true)
 		return s.Text
 	}
@@ -211,6 +218,20 @@ func (g *gen) make(strategy, orig string, try int) string {
 // short letter codes) and keep its words.
 var codeStrategy = map[string]bool{Shape: true, Phone: true, SSN: true}
 
+// wordsOnly reports whether a strategy that rewrites codes, addresses or
+// links meets a value without any: words it would have to make letter soup of.
+func wordsOnly(strategy, v string) bool {
+	switch {
+	case codeStrategy[strategy]:
+		return !hasCode(v)
+	case strategy == Email:
+		return !strings.Contains(v, "@") && !hasCode(v)
+	case strategy == URL:
+		return !strings.Contains(v, ".") && !strings.Contains(v, "/") && !hasCode(v)
+	}
+	return false
+}
+
 // hasCode reports whether a value holds something shape replaces: a digit,
 // or a letter code.
 func hasCode(s string) bool {
@@ -231,7 +252,7 @@ type codeToken struct {
 
 // codeTokens splits a value into runs and tells codes from words: a run of
 // letters is a code when it is mixed with digits ("5B", "AB1234"), or is an
-// upper-case run of at most three letters ("MRN", "A"), or one letter.
+// upper-case run of at most three letters ("MRN", "A"); "y" is a word.
 func codeTokens(s string) []codeToken {
 	var out []codeToken
 	rs := []rune(s)
@@ -248,7 +269,7 @@ func codeTokens(s string) []codeToken {
 			letters := strings.ContainsFunc(tok, unicode.IsLetter)
 			n := j - i
 			t.word = letters && !digits
-			t.code = digits || n == 1 || n <= 3 && strings.ToUpper(tok) == tok
+			t.code = digits || n <= 3 && strings.ToUpper(tok) == tok
 		}
 		out = append(out, t)
 		i = j

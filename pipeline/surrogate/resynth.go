@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"deidcorpus/pipeline"
@@ -73,6 +74,13 @@ type Result struct {
 	Shifts   []PatientShift
 	Review   []ReviewItem
 	Language string // the language the surrogates were written for
+	// Redone are the patients whose earlier notes (from the Resynthesizer's
+	// Context) this run rewrote, after their new notes collided with a stored
+	// surrogate or date shift; their documents are in Docs, and their
+	// mappings and shift, all new, replace the stored ones.
+	Redone []string
+	// Dropped are stored corpus-scope mappings this run replaced by new ones.
+	Dropped []Mapping
 }
 
 // Run resynthesizes docs. Documents are grouped by their Patient field; store
@@ -87,6 +95,10 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 		}
 	}
 	e := r.prepare(docs, store)
+	redone := e.stalePatients(docs)
+	if len(redone) > 0 {
+		docs = append(docs[:len(docs):len(docs)], redoDocs(r.Context, redone)...)
+	}
 
 	// Corpus-scope values first, in sorted order, from one generator: they are
 	// shared by all patients and must not depend on how patients are scheduled.
@@ -119,7 +131,7 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	close(next)
 	wg.Wait()
 
-	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang}
+	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang, Redone: slices.Sorted(mapsKeys(redone)), Dropped: e.dropped}
 	res.Review = append(res.Review, e.review...)
 	for _, pr := range results {
 		for i, d := range pr.docs {
@@ -183,7 +195,7 @@ type engine struct {
 	res     *resources.Set // the pack surrogates are drawn from
 	en      *resources.Set // the English lists, which also know many names of other languages
 	lang    string
-	dmy     bool
+	reading dateReading // how the corpus's dates are read
 	pools   *pools
 	enPools *pools
 	orig    *valueSet            // every replaced original value of the corpus
@@ -192,6 +204,7 @@ type engine struct {
 	streets map[string]bool      // folded "name\x00suffix" pairs of original streets
 	dates   map[string][]dateRef // date-shuffle pools by pattern
 	corpus  *table
+	dropped []Mapping         // stored corpus-scope mappings this run replaced
 	stored  map[string]*table // patient scope -> stored mappings
 	shifts  map[string]PatientShift
 	review  []ReviewItem
@@ -219,7 +232,7 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 	e.en = resources.Default()
 	e.pools = poolsFor(e.res)
 	e.enPools = poolsFor(e.en)
-	e.dmy = r.Policy.DateOrder == "DMY" || r.Policy.DateOrder == "auto" && e.lang == "es"
+	e.reading = readingFor(r.Policy, e.lang)
 	// Each patient's values are read on every core; the corpus's are the
 	// union of the patients'.
 	groups := groupByPatient(all)
@@ -258,6 +271,109 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		e.shifts[s.Patient] = s
 	}
 	return e
+}
+
+// stalePatients are the patients of docs whose stored date shift or
+// patient-scope surrogates no longer fit their records: a shifted date, or a
+// surrogate, that now equals or holds one of their original values (a new
+// note mentions it). Their stored state is dropped, so that the run draws
+// them anew for all their notes.
+func (e *engine) stalePatients(docs []pipeline.Document) map[string]bool {
+	stale := map[string]bool{}
+	pol := e.r.Policy
+	check := func(d pipeline.Document) {
+		p := patientOf(d)
+		if stale[p] {
+			return
+		}
+		vals := e.perPat[p]
+		if sh, ok := e.shifts[p]; ok {
+			for _, s := range d.Spans {
+				if st := pol.Rule(s.Category, s.Type).Strategy; st != DateShift && st != DateShuffle {
+					continue
+				}
+				if dt, ok := parseDate(s.Text, e.reading); ok && vals.within(dt.shifted(sh.Days)) {
+					stale[p] = true
+					return
+				}
+			}
+		}
+	}
+	patients := map[string]bool{}
+	for _, d := range docs {
+		patients[patientOf(d)] = true
+	}
+	for _, d := range append(append([]pipeline.Document(nil), docs...), e.r.Context...) {
+		if patients[patientOf(d)] {
+			check(d)
+		}
+	}
+	for p := range patients {
+		if t := e.stored[PatientScope(p)]; t != nil && !stale[p] {
+			for _, m := range t.maps {
+				if e.perPat[p].within(m.Surrogate) {
+					stale[p] = true
+					break
+				}
+			}
+		}
+	}
+	for p := range stale {
+		delete(e.stored, PatientScope(p))
+		delete(e.shifts, p)
+	}
+	// A stored corpus-scope surrogate (a doctor's, a hospital's) that now
+	// holds an original value of a patient it goes to is drawn anew, and
+	// every patient whose records use it is rewritten with the new one.
+	all := append(append([]pipeline.Document(nil), docs...), e.r.Context...)
+	uses := map[string]map[string]bool{} // patient -> type + folded value or name word
+	for _, d := range all {
+		p := patientOf(d)
+		if uses[p] == nil {
+			uses[p] = map[string]bool{}
+		}
+		for _, s := range d.Spans {
+			uses[p][s.Type+"\x00"+fold(s.Text)] = true
+			if pol.Rule(s.Category, s.Type).Strategy == Name {
+				for _, w := range splitName(s.Text, e.lang) {
+					uses[p][s.Type+"\x00"+fold(w.text)] = true
+				}
+			}
+		}
+	}
+	var dropped []string
+	for _, m := range e.corpus.maps {
+		k := m.Type + "\x00" + fold(m.Original)
+		for p := range patients {
+			if uses[p][k] && e.perPat[p].within(m.Surrogate) {
+				dropped = append(dropped, k)
+				e.dropped = append(e.dropped, m)
+				break
+			}
+		}
+	}
+	if len(dropped) > 0 {
+		e.corpus = e.corpus.without(dropped)
+		for p, u := range uses {
+			for _, k := range dropped {
+				if u[k] {
+					stale[p] = true
+				}
+			}
+		}
+	}
+	return stale
+}
+
+// redoDocs returns the documents of ctx whose patients are in redo.
+func redoDocs(ctx []pipeline.Document, redo map[string]bool) []pipeline.Document {
+	var out []pipeline.Document
+	for _, d := range ctx {
+		if redo[patientOf(d)] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // patientPrep is what prepare reads from one patient's records.
@@ -302,7 +418,7 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 			case Street:
 				pp.streets = append(pp.streets, streetPairs(e.res, s.Text)...)
 			case DateShuffle:
-				if dt, ok := parseDate(s.Text, e.dmy); ok {
+				if dt, ok := parseDate(s.Text, e.reading); ok {
 					pp.dates = append(pp.dates, struct {
 						pattern string
 						ref     dateRef
@@ -417,6 +533,10 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	g := e.newGen(tab, e.rngFor(scope), e.perPat[p.id], e.corpus)
 	g.patient = p.id
 	g.chooseShifts(docs, p)
+	g.aliases = g.replacedValues(docs, p)
+	g.aliasKeys = slices.SortedFunc(mapsKeys(g.aliases), func(a, b string) int { // longest first
+		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
+	})
 	out := patientResult{idx: p.docs}
 	for _, i := range p.docs {
 		out.docs = append(out.docs, g.rewrite(&docs[i]))
@@ -425,6 +545,76 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	out.shift = g.shift
 	out.review = g.review
 	return out
+}
+
+// replacedValues indexes by folded text the values of a patient's records
+// that a span replaces, for the kept spans that repeat one. Values of one
+// letter (a sex marker "H", an initial) are left out: they identify no one.
+func (g *gen) replacedValues(docs []pipeline.Document, p patientGroup) map[string]pipeline.Span {
+	out := map[string]pipeline.Span{}
+	pol := g.e.r.Policy
+	for _, i := range p.docs {
+		for _, s := range docs[i].Spans {
+			st := pol.Rule(s.Category, s.Type).Strategy
+			if st == Keep || st == Age || st == DepartmentS || wordsOnly(st, s.Text) || utf8.RuneCountInString(strings.TrimSpace(s.Text)) < 2 {
+				continue
+			}
+			if _, dup := out[fold(s.Text)]; !dup {
+				out[fold(s.Text)] = s
+			}
+		}
+	}
+	return out
+}
+
+// keptValue writes a value its policy keeps (OTHER: "hermana María José
+// Miguel Reiz", a sex marker) with every value that another span of the
+// patient's records replaces, found in it as whole words, replaced the same
+// way: kept, it would leak them.
+func (g *gen) keptValue(d *pipeline.Document, s pipeline.Span, before string) string {
+	if a, ok := g.aliases[fold(s.Text)]; ok {
+		as := s
+		as.Category, as.Type = a.Category, a.Type
+		return g.surrogate(d, as, g.e.r.Policy.Rule(a.Category, a.Type), before)
+	}
+	if len(g.aliases) == 0 || !g.e.orig.withinAny(s.Text) {
+		return s.Text
+	}
+	out := s.Text
+	lower := strings.ToLower(out)
+	for _, k := range g.aliasKeys {
+		a := g.aliases[k]
+		la := strings.ToLower(a.Text)
+		i := wordIndex(lower, la)
+		if i < 0 || len(lower) != len(out) {
+			continue
+		}
+		as := a
+		as.Text = out[i : i+len(la)]
+		sur := g.surrogate(d, as, g.e.r.Policy.Rule(a.Category, a.Type), "")
+		out = out[:i] + sur + out[i+len(la):]
+		lower = strings.ToLower(out)
+	}
+	return out
+}
+
+// wordIndex finds sub in s where it starts and ends at word boundaries.
+func wordIndex(s, sub string) int {
+	for from := 0; from <= len(s)-len(sub); {
+		i := strings.Index(s[from:], sub)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(sub):])
+		if (i == 0 || !unicode.IsLetter(before) && !unicode.IsDigit(before)) &&
+			(i+len(sub) == len(s) || !unicode.IsLetter(after) && !unicode.IsDigit(after)) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
 }
 
 // rewrite returns a copy of d with every span replaced and re-aligned.
@@ -461,7 +651,12 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 		ncp += utf8.RuneCountInString(d.Text[prev:bs])
 		s.Text = d.Text[bs:be]
 		before := d.Text[max(0, bs-16):bs]
-		sur := g.surrogate(d, s, g.e.r.Policy.Rule(s.Category, s.Type), before)
+		var sur string
+		if rule := g.e.r.Policy.Rule(s.Category, s.Type); rule.Strategy == Keep {
+			sur = g.keptValue(d, s, before)
+		} else {
+			sur = g.surrogate(d, s, rule, before)
+		}
 		b.WriteString(sur)
 		s.Start = ncp
 		ncp += utf8.RuneCountInString(sur)
@@ -508,6 +703,22 @@ func (t *table) put(m Mapping) int {
 	}
 	t.taken[m.Type][fold(m.Surrogate)] = true
 	return i
+}
+
+// without returns a copy of the table without the mappings of some
+// type + "\x00" + folded original keys.
+func (t *table) without(keys []string) *table {
+	drop := map[string]bool{}
+	for _, k := range keys {
+		drop[k] = true
+	}
+	out := newTable(t.scope)
+	for _, m := range t.maps {
+		if !drop[m.Type+"\x00"+fold(m.Original)] {
+			out.put(m)
+		}
+	}
+	return out
 }
 
 func (t *table) get(typ, orig string) (Mapping, bool) {

@@ -105,7 +105,7 @@ func tokenClashes(docs []pipeline.Document, res *Result, pol *Policy) []string {
 		}
 		for _, s := range d.Spans {
 			rule := pol.Rule(s.Category, s.Type)
-			if rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DateShift && vague(s.Text, false) {
+			if rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DateShift && vague(s.Text, dateReading{lang: "en"}) {
 				continue
 			}
 			toks := tokens(s.Text)
