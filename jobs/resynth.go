@@ -104,7 +104,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	run.Progress(2, 4, "checking the output")
-	report := surrogate.Check(todo, res, policy)
+	// Earlier notes the run rewrote with the new ones are checked with them.
+	checked := append(todo[:len(todo):len(todo)], surrogate.PatientDocs(context, res.Redone)...)
+	report := surrogate.Check(checked, res, policy)
 	summary := checkSummary(report)
 	findings := store.CheckFindings(summary)
 	newMappings := 0
@@ -126,7 +128,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	prov := map[string]any{
 		"source": "resynthesis", "from": p.Corpus, "fromID": src.ID, "set": p.Set, "job": run.Job.ID,
 		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": res.Language,
-		"documents": len(res.Docs), "newMappings": newMappings, "reused": reused, "check": summary,
+		"documents": len(res.Docs), "redonePatients": len(res.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
 	}
 	out, created, err := st.SaveResynthesis(ctx, store.Resynthesis{
 		SourceID: src.ID, Target: p.Out, TagSet: src.Tagset, Provenance: prov, Docs: res.Docs, Result: res, JobID: run.Job.ID,

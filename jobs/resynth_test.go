@@ -209,7 +209,10 @@ func TestSeedOfReusedState(t *testing.T) {
 	added := runs[0].(map[string]any)
 	assert.Equal(t, float64(j3.ID), added["job"])
 	assert.Equal(t, float64(9), added["seed"])
-	assert.Equal(t, float64(len(later)), added["documents"])
+	// The new notes, and the earlier notes of any patient whose new notes
+	// collided with a stored surrogate or shift (rewritten, so that the check passes).
+	assert.GreaterOrEqual(t, added["documents"], float64(len(later)))
+	assert.Equal(t, true, j3.Result["check"].(map[string]any)["ok"], "the incremental run passes its check")
 	assert.Equal(t, float64(j1.ID), added["reused"].([]any)[0].(map[string]any)["job"], "the patients' shifts are still seed 1's")
 }
 

@@ -174,7 +174,7 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 		c, err := s.CorpusByName(ctx, in.Target)
 		return c, false, err
 	}
-	opt := ImportOptions{Corpus: in.Target, TagSet: in.TagSet, Set: "gold", Kind: "surrogate", Provenance: in.Provenance, Replace: in.Redo}
+	opt := ImportOptions{Corpus: in.Target, TagSet: in.TagSet, Set: "gold", Kind: "surrogate", Provenance: in.Provenance, Replace: in.Redo || len(in.Result.Redone) > 0}
 	if err := opt.defaults(); err != nil {
 		return nil, false, err
 	}
@@ -210,6 +210,9 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 			return err
 		}
 		if err := s.writeDocuments(ctx, tx, c.ID, set.ID, in.Docs, opt, &ImportResult{}); err != nil {
+			return err
+		}
+		if err := dropReplacedState(ctx, tx, ring, in); err != nil {
 			return err
 		}
 		var ms []*ent.SurrogateMappingCreate
@@ -359,4 +362,40 @@ func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string,
 		q.Where(surrogatemapping.Scope(scope))
 	}
 	return q.Order(ent.Asc(surrogatemapping.FieldID)).Limit(limit).Offset(offset).All(ctx)
+}
+
+// dropReplacedState deletes what an incremental run replaced: the date shift
+// and patient-scope mappings of each patient it drew anew (their notes
+// collided with them), and the corpus-scope mappings it redrew.
+func dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in Resynthesis) error {
+	if len(in.Result.Redone) == 0 {
+		return nil
+	}
+	redone := map[string]bool{}
+	for _, p := range in.Result.Redone {
+		redone[p] = true
+	}
+	var patients, scopes []string
+	for _, sh := range in.Result.Shifts {
+		if sh.New && redone[sh.Patient] {
+			patients = append(patients, sh.Patient)
+			scopes = append(scopes, surrogate.PatientScope(sh.Patient))
+		}
+	}
+	if len(patients) > 0 {
+		if _, err := tx.DateShift.Delete().Where(dateshift.CorpusID(in.SourceID), dateshift.PatientIn(patients...)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(in.SourceID), surrogatemapping.ScopeIn(scopes...)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	for _, m := range in.Result.Dropped {
+		_, hash, _ := sealOriginal(ring, m.Original)
+		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(in.SourceID), surrogatemapping.Scope(m.Scope),
+			surrogatemapping.Type(m.Type), surrogatemapping.OriginalHash(hash)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -97,7 +97,7 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	e := r.prepare(docs, store)
 	redone := e.stalePatients(docs)
 	if len(redone) > 0 {
-		docs = append(docs[:len(docs):len(docs)], redoDocs(r.Context, redone)...)
+		docs = append(docs[:len(docs):len(docs)], PatientDocs(r.Context, slices.Sorted(mapsKeys(redone)))...)
 	}
 
 	// Corpus-scope values first, in sorted order, from one generator: they are
@@ -365,11 +365,16 @@ func (e *engine) stalePatients(docs []pipeline.Document) map[string]bool {
 	return stale
 }
 
-// redoDocs returns the documents of ctx whose patients are in redo.
-func redoDocs(ctx []pipeline.Document, redo map[string]bool) []pipeline.Document {
+// PatientDocs returns the documents of docs whose patients are in patients
+// (a Result's Redone, so that a job checks the notes a run rewrote).
+func PatientDocs(docs []pipeline.Document, patients []string) []pipeline.Document {
+	want := map[string]bool{}
+	for _, p := range patients {
+		want[p] = true
+	}
 	var out []pipeline.Document
-	for _, d := range ctx {
-		if redo[patientOf(d)] {
+	for _, d := range docs {
+		if want[patientOf(d)] {
 			out = append(out, d)
 		}
 	}
