@@ -121,15 +121,6 @@ func (m *Manager) Stop(ctx context.Context) error {
 	return m.queue.stop(ctx)
 }
 
-// Kinds lists the job kinds this manager can run.
-func (m *Manager) Kinds() []string {
-	kinds := make([]string, 0, len(m.handlers))
-	for k := range m.handlers {
-		kinds = append(kinds, k)
-	}
-	return kinds
-}
-
 // Enqueue records a job of a kind with its parameters and queues it, in one
 // transaction with whatever prepare writes (prepare may be nil; params are
 // encoded after it runs). by names who asked.

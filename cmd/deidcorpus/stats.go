@@ -3,67 +3,73 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
-	"deidcorpus/apperr"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
 )
 
 func init() {
-	register("stats", "PHI distribution of a corpus (Stubbs & Uzuner Table 3 layout)", runStats)
+	register(&command{
+		name:    "stats",
+		summary: "PHI distribution of a corpus (Stubbs & Uzuner Table 3 layout)",
+		args:    "--corpus NAME [--set gold] [--by category,type,split,note-type] [--json]",
+		examples: []string{
+			"deidcorpus stats --corpus demo",
+			"deidcorpus stats --corpus demo --set system-crf1 --by type,note-type --json",
+		},
+		setup: setupStats,
+	})
 }
 
-func runStats(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "stats", "--corpus NAME [--set gold] [--by category,type,split,note-type] [--json]")
+func setupStats(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to count (required)")
 	set := fs.String("set", "gold", "annotation set to count")
 	by := listFlag{}
 	fs.Var(&by, "by", "dimensions to group by, comma-separated: category, type, split, note-type (default category,type,split)")
 	asJSON := fs.Bool("json", false, "print every figure as JSON")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus is required")
-	}
-	if len(by) == 0 {
-		by = listFlag{"category", "type", "split"}
-	}
-	dims := make([]store.Dimension, len(by))
-	for i, b := range by {
-		d, err := store.ParseDimension(b)
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" {
+			return usageErr("--corpus is required")
+		}
+		if len(by) == 0 {
+			by = listFlag{"category", "type", "split"}
+		}
+		dims := make([]store.Dimension, len(by))
+		for i, b := range by {
+			d, err := store.ParseDimension(b)
+			if err != nil {
+				return err
+			}
+			dims[i] = d
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
 		if err != nil {
 			return err
 		}
-		dims[i] = d
+		defer st.Close()
+		stats, err := st.Statistics(ctx, *corpus, *set, dims)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				*store.Statistics
+				PHIPerDocument float64 `json:"phiPerDocument"`
+				ShareWithPHI   float64 `json:"shareOfDocumentsWithPHI"`
+			}{stats, stats.PHIPerDocument(), stats.ShareWithPHI()})
+		}
+		printStats(e.stdout, stats)
+		return nil
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	stats, err := st.Statistics(ctx, *corpus, *set, dims)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			*store.Statistics
-			PHIPerDocument float64 `json:"phiPerDocument"`
-			ShareWithPHI   float64 `json:"shareOfDocumentsWithPHI"`
-		}{stats, stats.PHIPerDocument(), stats.ShareWithPHI()})
-	}
-	printStats(e.stdout, stats)
-	return nil
 }
 
 // printStats renders the grouped counts as a table: one row per label (the
