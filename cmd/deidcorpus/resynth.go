@@ -22,6 +22,7 @@ func init() {
 			"deidcorpus resynth --corpus notes --out notes-r --policy policy.json --async",
 		},
 		setup: setupResynth,
+		subs:  []*command{resynthReport},
 	})
 }
 
@@ -65,8 +66,7 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
 				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
 			if ok, _ := check["ok"].(bool); !ok {
-				return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; the full report is artifact %v (/download/artifacts/%v)",
-					number(j.Result["checkReport"]), number(j.Result["checkReport"]))
+				return checkFailed(*out, check)
 			}
 		}
 		return nil
