@@ -47,6 +47,8 @@ type Options struct {
 	// MaxAttempts bounds retries of failing jobs (default 3).
 	MaxAttempts int
 	Logger      *slog.Logger
+	// External bounds the calls to external taggers.
+	External ExternalOptions
 }
 
 // Manager enqueues, runs, cancels and watches jobs.
@@ -57,6 +59,7 @@ type Manager struct {
 	queue    queue
 	handlers map[string]Handler
 	worker   string
+	external *ExternalClient
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -85,6 +88,7 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 	m := &Manager{
 		store: st, opt: opt, logger: opt.Logger, handlers: handlers,
 		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
+		external: newExternalClient(opt.External),
 	}
 	q, err := newQueue(auth.System(ctx), st, m)
 	if err != nil {
