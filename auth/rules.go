@@ -58,6 +58,7 @@ var rules = map[string]Rule{
 	"Query.spans":              {Roles: everyone},
 	"Query.evaluations":        {Roles: everyone},
 	"Query.jobs":               {Roles: everyone},
+	"Query.jobKinds":           {Roles: everyone},
 	"Query.models":             {Roles: everyone},
 	"Query.releases":           {Roles: everyone},
 	"Query.release":            {Roles: everyone},

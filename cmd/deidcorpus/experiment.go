@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/experiment"
+	"deidcorpus/pipeline/phi"
 )
 
 func init() {
@@ -38,8 +40,9 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	shares := listFlag{}
 	fs.Var(&shares, "shares", "cross: shares of --corpus's training patients added to --other's, e.g. 0.1,0.5")
 	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the splits, bootstrap and shuffles")
-	fs.StringVar(&p.Mapping, "mapping", "", "built-in tag-set mapping applied to --corpus (both corpora in or)")
-	fs.StringVar(&p.OtherMapping, "other-mapping", "", "built-in tag-set mapping applied to --other")
+	mapping := fs.String("mapping", "", "tag-set mapping applied to --corpus (both corpora in or): a built-in one ("+
+		strings.Join(phi.BuiltinMappings(), ", ")+") or a mapping file")
+	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
 	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	return func(ctx context.Context, args []string) error {
@@ -52,6 +55,23 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 				return apperr.New(apperr.Invalid, "--shares: %q is not a number", s)
 			}
 			p.Shares = append(p.Shares, f)
+		}
+		// The files are read here and sent as text: a job never reads a path.
+		for _, m := range []struct {
+			arg        string
+			name, text *string
+		}{{*mapping, &p.Mapping, &p.MappingText}, {*otherMapping, &p.OtherMapping, &p.OtherMappingText}} {
+			if m.arg == "" {
+				continue
+			}
+			name, text, label, err := phi.ReadMappingArg(m.arg)
+			if err == nil {
+				_, err = phi.ResolveMapping(name, text, label) // a bad file fails here, naming its line
+			}
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+			*m.name, *m.text = name, text
 		}
 		if *configFile != "" {
 			var err error

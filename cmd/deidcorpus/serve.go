@@ -103,14 +103,10 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 // adminTokenFile is where the first start writes the admin's token by
 // default: beside a SQLite database, else in the working directory.
 func adminTokenFile(dsn string) string {
-	if dsn == "" {
-		dsn = store.DefaultDSN
+	if f := store.ParseDSN(dsn).File(); f != "" {
+		return f + ".admin-token"
 	}
-	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if store.IsPostgres(dsn) || path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
-		return "deidcorpus.admin-token"
-	}
-	return path + ".admin-token"
+	return "deidcorpus.admin-token"
 }
 
 // firstAdmin makes the first account, an admin, when the database has none,

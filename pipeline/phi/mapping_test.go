@@ -183,3 +183,29 @@ func TestLoadMappingFromFile(t *testing.T) {
 		t.Errorf("unknown mapping: %v", err)
 	}
 }
+
+// TestResolveMapping: the one reading of a mapping argument takes a
+// built-in name or a file's text, never a path, and never guesses.
+func TestResolveMapping(t *testing.T) {
+	m, err := ResolveMapping("i2b2-hipaa", "", "")
+	if err != nil || m.Name != "i2b2-hipaa" {
+		t.Fatalf("built-in: %v %v", m, err)
+	}
+	m, err = ResolveMapping("", "@default keep\n", "rules/mine.map")
+	if err != nil || m.Name != "mine" {
+		t.Fatalf("text: %v %v", m, err)
+	}
+	if m, err := ResolveMapping("", "", ""); m != nil || err != nil {
+		t.Fatalf("neither: %v %v", m, err)
+	}
+	for _, bad := range [][2]string{{"/etc/passwd", ""}, {"../phi/mappings/i2b2-hipaa", ""}, {"i2b2-hipaa", "@default keep"}, {"@default keep\n", ""}} {
+		if _, err := ResolveMapping(bad[0], bad[1], "x"); err == nil {
+			t.Errorf("ResolveMapping(%q, %q) = nil error", bad[0], bad[1])
+		}
+	}
+	_, err = ResolveMapping("", "NAME NOPE/ /", "uploaded")
+	var me *MappingError
+	if !errors.As(err, &me) || me.File != "uploaded" || me.Line != 1 {
+		t.Fatalf("a bad text names its label and line: %v", err)
+	}
+}
