@@ -32,7 +32,8 @@ func init() {
 func setupServe(e *env, fs *flag.FlagSet) action {
 	addr := fs.String("addr", ":8080", "address to listen on")
 	db := dbFlag(fs, e)
-	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing")
+	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing; on its first start, "+
+		"also resynthesize it, release the twin, train a small model and tag and score the twin's test split, as jobs")
 	tokenFile := fs.String("admin-token-file", "", "where the first start writes the admin's API token (default: the SQLite database path + .admin-token, else ./deidcorpus.admin-token)")
 	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
 	concurrency, staleAfter := workerFlags(fs)
@@ -64,6 +65,19 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer jm.Stop(context.Background())
+		if *demo {
+			// In the background: the server answers while the demo's jobs
+			// run; they are waited for before the store closes.
+			demoCtx, stopDemo := context.WithCancel(ctx)
+			demoDone := make(chan struct{})
+			defer func() { stopDemo(); <-demoDone }()
+			go func() {
+				defer close(demoDone)
+				if err := runDemoJobs(demoCtx, st, jm, logger); err != nil && demoCtx.Err() == nil {
+					logger.Error("demo jobs stopped", "error", err.Error())
+				}
+			}()
+		}
 
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
