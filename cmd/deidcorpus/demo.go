@@ -23,7 +23,7 @@ const (
 	demoCorpus    = "demo"
 	demoPatients  = 12
 	demoSeed      = 2026
-	demoSurrogate = "demo-surrogate"
+	demoSurrogate = "demo-twin"
 	demoModel     = "demo-crf"
 	demoVersion   = "1.0.0"
 )

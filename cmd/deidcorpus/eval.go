@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -127,12 +126,9 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 // readAnnotations reads one annotation set. System output may overlap, and
 // gold sets sometimes do (PhysioNet's does), so overlaps are accepted.
 func readAnnotations(f *formats.Format, p string) ([]pipeline.Document, error) {
-	files, err := formats.ReadPaths(p)
+	files, err := readFiles(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, apperr.Wrap(apperr.NotFound, err)
-		}
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return nil, err
 	}
 	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
 	if err != nil {

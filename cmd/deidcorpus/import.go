@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
@@ -42,9 +41,9 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
-		files, err := formats.ReadPaths(args...)
+		files, err := readFiles(args...)
 		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
+			return err
 		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "files": len(files)})
 		if err != nil {

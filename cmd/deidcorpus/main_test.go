@@ -104,8 +104,8 @@ func TestServeDemoAnswersStatistics(t *testing.T) {
 		rels := data["releases"].(map[string]any)["edges"].([]any)
 		return count("jobs") == 3 && count("models") == 1 && count("evaluations") == 1 && len(rels) == 1
 	}, 60*time.Second, 200*time.Millisecond)
-	data = query(`{ releases { edges { node { ref corpus share } } } corpusByName(name: "demo-surrogate") { kind } }`, nil)
-	assert.Equal(t, map[string]any{"ref": "demo-surrogate@1.0.0", "corpus": "demo-surrogate", "share": true},
+	data = query(`{ releases { edges { node { ref corpus share } } } corpusByName(name: "demo-twin") { kind } }`, nil)
+	assert.Equal(t, map[string]any{"ref": "demo-twin@1.0.0", "corpus": "demo-twin", "share": true},
 		data["releases"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"])
 	assert.Equal(t, "surrogate", data["corpusByName"].(map[string]any)["kind"])
 

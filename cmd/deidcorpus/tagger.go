@@ -155,16 +155,16 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	}
 	mf, err := os.Open(modelFile)
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return fileError(err)
 	}
 	defer mf.Close()
 	m, err := tagger.Load(mf)
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: %v", modelFile, err)
 	}
-	files, err := formats.ReadPaths(in)
+	files, err := readFiles(in)
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return err
 	}
 	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
 	if err != nil {

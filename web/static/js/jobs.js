@@ -13,7 +13,6 @@ export const JOB_FIELDS = `id kind status progress progressDone progressTotal me
 
 export const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
-export const KINDS = ['train', 'tag', 'evaluate', 'resynthesize', 'export'];
 
 /** The fraction done of a job: 1 once it succeeded, null while unknown. */
 export function fraction(job) {
