@@ -77,9 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return 0
 	}
 	if args[0] == "help" {
-		c, _, err := find(args[1:])
-		if err == nil && len(args) > 3 {
-			err = apperr.New(apperr.Invalid, "help takes a command and a subcommand, not %q", strings.Join(args[3:], " "))
+		c, rest, err := find(args[1:])
+		if err == nil && len(rest) > 0 {
+			err = apperr.New(apperr.Invalid, "help takes a command and its subcommand; %q is neither", strings.Join(rest, " "))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "deidcorpus help: %v\n", err)
@@ -197,8 +197,13 @@ func help(w io.Writer, e *env, c *command) {
 	fmt.Fprintf(w, "usage: deidcorpus %s %s\n\n%s\n", c.name, args, c.summary)
 	if len(c.subs) > 0 {
 		fmt.Fprintln(w, "\nsubcommands:")
-		for _, s := range c.subs {
-			fmt.Fprintf(w, "  %-8s %s\n", strings.TrimPrefix(s.name, c.name+" "), s.summary)
+		names := subNames(c)
+		width := 0
+		for _, n := range names {
+			width = max(width, len(n))
+		}
+		for i, s := range c.subs {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, names[i], s.summary)
 		}
 		fmt.Fprintf(w, "Run 'deidcorpus %s SUBCOMMAND -h' for a subcommand's flags.\n", c.name)
 	}

@@ -27,7 +27,7 @@ func init() {
 			summary: "freeze a corpus's documents and annotation sets into an immutable release",
 			args:    "--corpus NAME --name NAME --version X.Y.Z [--set gold] [--parent NAME@VERSION] [--share] [--description TEXT]",
 			examples: []string{
-				"deidcorpus release create --corpus demo-surrogate --name notes --version 1.0.0 --share",
+				"deidcorpus release create --corpus demo-twin --name notes --version 1.0.0 --share",
 				"deidcorpus release create --corpus notes-r --name notes --version 1.1.0 --parent notes@1.0.0 --set gold,adjudicated",
 			},
 			setup: setupReleaseCreate,

@@ -20,7 +20,7 @@ var resynthReport = &command{
 	summary: "print a surrogate corpus's check report: counts, then every leak, misaligned span and item for review (curators; PHI, audited)",
 	args:    "CORPUS [--json]",
 	examples: []string{
-		"deidcorpus resynth report demo-surrogate",
+		"deidcorpus resynth report demo-twin",
 		"deidcorpus resynth report notes-r --json > notes-r-check.json",
 	},
 	setup: setupResynthReport,
