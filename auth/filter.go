@@ -76,7 +76,9 @@ var rowFilters = map[string]rowFilter{
 		}, nil
 	},
 	// A release shared outside (surrogate text that passed its check) is
-	// everyone's; others follow the corpus they were frozen from.
+	// everyone's, unless its corpus has since been quarantined (a later
+	// run into it failed its check); others follow the corpus they were
+	// frozen from.
 	"Release": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
@@ -86,7 +88,13 @@ var rowFilters = map[string]rowFilter{
 			return nil, err
 		}
 		return func(s *sql.Selector) {
-			s.Where(sql.Or(sql.EQ(s.C(release.FieldShare), true), sql.InInts(s.C(release.FieldCorpusID), ids...)))
+			q := sql.Table(corpus.Table)
+			quarantined := sql.Select(q.C(corpus.FieldID)).From(q).
+				Where(sql.EQ(q.C(corpus.FieldCheckStatus), corpus.CheckStatusFailed))
+			s.Where(sql.Or(
+				sql.And(sql.EQ(s.C(release.FieldShare), true),
+					sql.Or(sql.IsNull(s.C(release.FieldCorpusID)), sql.NotIn(s.C(release.FieldCorpusID), quarantined))),
+				sql.InInts(s.C(release.FieldCorpusID), ids...)))
 		}, nil
 	},
 	// A trained model holds words of its training text (learnt gazetteer,
@@ -176,10 +184,13 @@ func byCorpus(column string) rowFilter {
 
 // visible lists the ids of the corpora a restricted viewer may see, once per
 // viewer (a request, a websocket operation, a CLI command, a job attempt):
-// surrogate corpora for a researcher, the assigned ones for an annotator.
+// surrogate corpora for a researcher, the assigned ones for an annotator;
+// never a quarantined one (its resynthesis check failed: it may hold PHI).
+// Everything that follows a corpus (its rows, evaluations, releases, models
+// trained on it, files made from it) is hidden with it.
 func (v *Viewer) visible(ctx context.Context, c *ent.Client) ([]int, error) {
 	v.once.Do(func() {
-		q := c.Corpus.Query()
+		q := c.Corpus.Query().Where(corpus.CheckStatusNEQ(corpus.CheckStatusFailed))
 		switch v.Role {
 		case Researcher:
 			q = q.Where(corpus.KindEQ(corpus.KindSurrogate))

@@ -67,6 +67,7 @@ var rules = map[string]Rule{
 	"Query.formats":            {Roles: everyone},
 	"Query.tokens":             {Roles: everyone},
 	"Query.corpusStatistics":   {Roles: everyone, Nodes: []string{"corpus"}},
+	"Query.compareCorpora":     {Roles: everyone, Corpora: []string{"a", "b"}},
 	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
@@ -84,7 +85,9 @@ var rules = map[string]Rule{
 	"Mutation.deriveCorpus":     {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.deleteCorpus":     {Roles: curators, Corpora: []string{"name"}},
 	"Mutation.startResynthesis": {Roles: curators, Corpora: []string{"input.corpus"}},
-	"Mutation.createRelease":    {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Lifts a quarantine: the curator vouches that the findings are no PHI.
+	"Mutation.resolveCheckFindings": {Roles: curators, Corpora: []string{"corpus"}},
+	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}},
@@ -114,9 +117,10 @@ var rules = map[string]Rule{
 	// can read the database file and its key has the data already.
 	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
-	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus", "compare"}},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth.resolve": {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":           {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.tag":             {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.features":        {Roles: everyone, Corpora: []string{"corpus"}},

@@ -26,6 +26,12 @@ type Corpus struct {
 	Tagset string `json:"tagset,omitempty"`
 	// surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these
 	Kind corpus.Kind `json:"kind,omitempty"`
+	// the resynthesis check of a surrogate corpus: none (not made by resynthesis), passed, failed (quarantined: only curators and admins see it, and it cannot be released) or resolved (a curator resolved every finding, with a reason: check_resolution)
+	CheckStatus corpus.CheckStatus `json:"check_status,omitempty"`
+	// findings of the failed checks not yet resolved (leaks, misaligned spans, inconsistent mappings, interval errors, surrogates equal to originals)
+	CheckFindings int `json:"check_findings,omitempty"`
+	// the curator's resolution of a failed check: by, at, reason, findings
+	CheckResolution map[string]interface{} `json:"check_resolution,omitempty"`
 	// how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -111,11 +117,11 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case corpus.FieldProvenance:
+		case corpus.FieldCheckResolution, corpus.FieldProvenance:
 			values[i] = new([]byte)
-		case corpus.FieldID:
+		case corpus.FieldID, corpus.FieldCheckFindings:
 			values[i] = new(sql.NullInt64)
-		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind:
+		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus:
 			values[i] = new(sql.NullString)
 		case corpus.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -163,6 +169,26 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field kind", values[i])
 			} else if value.Valid {
 				_m.Kind = corpus.Kind(value.String)
+			}
+		case corpus.FieldCheckStatus:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field check_status", values[i])
+			} else if value.Valid {
+				_m.CheckStatus = corpus.CheckStatus(value.String)
+			}
+		case corpus.FieldCheckFindings:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field check_findings", values[i])
+			} else if value.Valid {
+				_m.CheckFindings = int(value.Int64)
+			}
+		case corpus.FieldCheckResolution:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field check_resolution", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.CheckResolution); err != nil {
+					return fmt.Errorf("unmarshal field check_resolution: %w", err)
+				}
 			}
 		case corpus.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -250,6 +276,15 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("kind=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Kind))
+	builder.WriteString(", ")
+	builder.WriteString("check_status=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CheckStatus))
+	builder.WriteString(", ")
+	builder.WriteString("check_findings=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CheckFindings))
+	builder.WriteString(", ")
+	builder.WriteString("check_resolution=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CheckResolution))
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))

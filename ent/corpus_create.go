@@ -75,6 +75,40 @@ func (_c *CorpusCreate) SetNillableKind(v *corpus.Kind) *CorpusCreate {
 	return _c
 }
 
+// SetCheckStatus sets the "check_status" field.
+func (_c *CorpusCreate) SetCheckStatus(v corpus.CheckStatus) *CorpusCreate {
+	_c.mutation.SetCheckStatus(v)
+	return _c
+}
+
+// SetNillableCheckStatus sets the "check_status" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableCheckStatus(v *corpus.CheckStatus) *CorpusCreate {
+	if v != nil {
+		_c.SetCheckStatus(*v)
+	}
+	return _c
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (_c *CorpusCreate) SetCheckFindings(v int) *CorpusCreate {
+	_c.mutation.SetCheckFindings(v)
+	return _c
+}
+
+// SetNillableCheckFindings sets the "check_findings" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableCheckFindings(v *int) *CorpusCreate {
+	if v != nil {
+		_c.SetCheckFindings(*v)
+	}
+	return _c
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (_c *CorpusCreate) SetCheckResolution(v map[string]interface{}) *CorpusCreate {
+	_c.mutation.SetCheckResolution(v)
+	return _c
+}
+
 // SetProvenance sets the "provenance" field.
 func (_c *CorpusCreate) SetProvenance(v map[string]interface{}) *CorpusCreate {
 	_c.mutation.SetProvenance(v)
@@ -217,6 +251,14 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultKind
 		_c.mutation.SetKind(v)
 	}
+	if _, ok := _c.mutation.CheckStatus(); !ok {
+		v := corpus.DefaultCheckStatus
+		_c.mutation.SetCheckStatus(v)
+	}
+	if _, ok := _c.mutation.CheckFindings(); !ok {
+		v := corpus.DefaultCheckFindings
+		_c.mutation.SetCheckFindings(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := corpus.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -246,6 +288,17 @@ func (_c *CorpusCreate) check() error {
 		if err := corpus.KindValidator(v); err != nil {
 			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.CheckStatus(); !ok {
+		return &ValidationError{Name: "check_status", err: errors.New(`ent: missing required field "Corpus.check_status"`)}
+	}
+	if v, ok := _c.mutation.CheckStatus(); ok {
+		if err := corpus.CheckStatusValidator(v); err != nil {
+			return &ValidationError{Name: "check_status", err: fmt.Errorf(`ent: validator failed for field "Corpus.check_status": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.CheckFindings(); !ok {
+		return &ValidationError{Name: "check_findings", err: errors.New(`ent: missing required field "Corpus.check_findings"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Corpus.created_at"`)}
@@ -292,6 +345,18 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Kind(); ok {
 		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
 		_node.Kind = value
+	}
+	if value, ok := _c.mutation.CheckStatus(); ok {
+		_spec.SetField(corpus.FieldCheckStatus, field.TypeEnum, value)
+		_node.CheckStatus = value
+	}
+	if value, ok := _c.mutation.CheckFindings(); ok {
+		_spec.SetField(corpus.FieldCheckFindings, field.TypeInt, value)
+		_node.CheckFindings = value
+	}
+	if value, ok := _c.mutation.CheckResolution(); ok {
+		_spec.SetField(corpus.FieldCheckResolution, field.TypeJSON, value)
+		_node.CheckResolution = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -481,6 +546,54 @@ func (u *CorpusUpsert) UpdateKind() *CorpusUpsert {
 	return u
 }
 
+// SetCheckStatus sets the "check_status" field.
+func (u *CorpusUpsert) SetCheckStatus(v corpus.CheckStatus) *CorpusUpsert {
+	u.Set(corpus.FieldCheckStatus, v)
+	return u
+}
+
+// UpdateCheckStatus sets the "check_status" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateCheckStatus() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldCheckStatus)
+	return u
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (u *CorpusUpsert) SetCheckFindings(v int) *CorpusUpsert {
+	u.Set(corpus.FieldCheckFindings, v)
+	return u
+}
+
+// UpdateCheckFindings sets the "check_findings" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateCheckFindings() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldCheckFindings)
+	return u
+}
+
+// AddCheckFindings adds v to the "check_findings" field.
+func (u *CorpusUpsert) AddCheckFindings(v int) *CorpusUpsert {
+	u.Add(corpus.FieldCheckFindings, v)
+	return u
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (u *CorpusUpsert) SetCheckResolution(v map[string]interface{}) *CorpusUpsert {
+	u.Set(corpus.FieldCheckResolution, v)
+	return u
+}
+
+// UpdateCheckResolution sets the "check_resolution" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateCheckResolution() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldCheckResolution)
+	return u
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (u *CorpusUpsert) ClearCheckResolution() *CorpusUpsert {
+	u.SetNull(corpus.FieldCheckResolution)
+	return u
+}
+
 // SetProvenance sets the "provenance" field.
 func (u *CorpusUpsert) SetProvenance(v map[string]interface{}) *CorpusUpsert {
 	u.Set(corpus.FieldProvenance, v)
@@ -597,6 +710,62 @@ func (u *CorpusUpsertOne) SetKind(v corpus.Kind) *CorpusUpsertOne {
 func (u *CorpusUpsertOne) UpdateKind() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateKind()
+	})
+}
+
+// SetCheckStatus sets the "check_status" field.
+func (u *CorpusUpsertOne) SetCheckStatus(v corpus.CheckStatus) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckStatus(v)
+	})
+}
+
+// UpdateCheckStatus sets the "check_status" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateCheckStatus() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckStatus()
+	})
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (u *CorpusUpsertOne) SetCheckFindings(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckFindings(v)
+	})
+}
+
+// AddCheckFindings adds v to the "check_findings" field.
+func (u *CorpusUpsertOne) AddCheckFindings(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddCheckFindings(v)
+	})
+}
+
+// UpdateCheckFindings sets the "check_findings" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateCheckFindings() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckFindings()
+	})
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (u *CorpusUpsertOne) SetCheckResolution(v map[string]interface{}) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckResolution(v)
+	})
+}
+
+// UpdateCheckResolution sets the "check_resolution" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateCheckResolution() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckResolution()
+	})
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (u *CorpusUpsertOne) ClearCheckResolution() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearCheckResolution()
 	})
 }
 
@@ -885,6 +1054,62 @@ func (u *CorpusUpsertBulk) SetKind(v corpus.Kind) *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) UpdateKind() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateKind()
+	})
+}
+
+// SetCheckStatus sets the "check_status" field.
+func (u *CorpusUpsertBulk) SetCheckStatus(v corpus.CheckStatus) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckStatus(v)
+	})
+}
+
+// UpdateCheckStatus sets the "check_status" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateCheckStatus() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckStatus()
+	})
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (u *CorpusUpsertBulk) SetCheckFindings(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckFindings(v)
+	})
+}
+
+// AddCheckFindings adds v to the "check_findings" field.
+func (u *CorpusUpsertBulk) AddCheckFindings(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddCheckFindings(v)
+	})
+}
+
+// UpdateCheckFindings sets the "check_findings" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateCheckFindings() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckFindings()
+	})
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (u *CorpusUpsertBulk) SetCheckResolution(v map[string]interface{}) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetCheckResolution(v)
+	})
+}
+
+// UpdateCheckResolution sets the "check_resolution" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateCheckResolution() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateCheckResolution()
+	})
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (u *CorpusUpsertBulk) ClearCheckResolution() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearCheckResolution()
 	})
 }
 

@@ -88,6 +88,53 @@ func (_u *CorpusUpdate) SetNillableKind(v *corpus.Kind) *CorpusUpdate {
 	return _u
 }
 
+// SetCheckStatus sets the "check_status" field.
+func (_u *CorpusUpdate) SetCheckStatus(v corpus.CheckStatus) *CorpusUpdate {
+	_u.mutation.SetCheckStatus(v)
+	return _u
+}
+
+// SetNillableCheckStatus sets the "check_status" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableCheckStatus(v *corpus.CheckStatus) *CorpusUpdate {
+	if v != nil {
+		_u.SetCheckStatus(*v)
+	}
+	return _u
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (_u *CorpusUpdate) SetCheckFindings(v int) *CorpusUpdate {
+	_u.mutation.ResetCheckFindings()
+	_u.mutation.SetCheckFindings(v)
+	return _u
+}
+
+// SetNillableCheckFindings sets the "check_findings" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableCheckFindings(v *int) *CorpusUpdate {
+	if v != nil {
+		_u.SetCheckFindings(*v)
+	}
+	return _u
+}
+
+// AddCheckFindings adds value to the "check_findings" field.
+func (_u *CorpusUpdate) AddCheckFindings(v int) *CorpusUpdate {
+	_u.mutation.AddCheckFindings(v)
+	return _u
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (_u *CorpusUpdate) SetCheckResolution(v map[string]interface{}) *CorpusUpdate {
+	_u.mutation.SetCheckResolution(v)
+	return _u
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (_u *CorpusUpdate) ClearCheckResolution() *CorpusUpdate {
+	_u.mutation.ClearCheckResolution()
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *CorpusUpdate) SetProvenance(v map[string]interface{}) *CorpusUpdate {
 	_u.mutation.SetProvenance(v)
@@ -324,6 +371,11 @@ func (_u *CorpusUpdate) check() error {
 			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CheckStatus(); ok {
+		if err := corpus.CheckStatusValidator(v); err != nil {
+			return &ValidationError{Name: "check_status", err: fmt.Errorf(`ent: validator failed for field "Corpus.check_status": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -350,6 +402,21 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Kind(); ok {
 		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.CheckStatus(); ok {
+		_spec.SetField(corpus.FieldCheckStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.CheckFindings(); ok {
+		_spec.SetField(corpus.FieldCheckFindings, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedCheckFindings(); ok {
+		_spec.AddField(corpus.FieldCheckFindings, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.CheckResolution(); ok {
+		_spec.SetField(corpus.FieldCheckResolution, field.TypeJSON, value)
+	}
+	if _u.mutation.CheckResolutionCleared() {
+		_spec.ClearField(corpus.FieldCheckResolution, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -658,6 +725,53 @@ func (_u *CorpusUpdateOne) SetNillableKind(v *corpus.Kind) *CorpusUpdateOne {
 	return _u
 }
 
+// SetCheckStatus sets the "check_status" field.
+func (_u *CorpusUpdateOne) SetCheckStatus(v corpus.CheckStatus) *CorpusUpdateOne {
+	_u.mutation.SetCheckStatus(v)
+	return _u
+}
+
+// SetNillableCheckStatus sets the "check_status" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableCheckStatus(v *corpus.CheckStatus) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetCheckStatus(*v)
+	}
+	return _u
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (_u *CorpusUpdateOne) SetCheckFindings(v int) *CorpusUpdateOne {
+	_u.mutation.ResetCheckFindings()
+	_u.mutation.SetCheckFindings(v)
+	return _u
+}
+
+// SetNillableCheckFindings sets the "check_findings" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableCheckFindings(v *int) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetCheckFindings(*v)
+	}
+	return _u
+}
+
+// AddCheckFindings adds value to the "check_findings" field.
+func (_u *CorpusUpdateOne) AddCheckFindings(v int) *CorpusUpdateOne {
+	_u.mutation.AddCheckFindings(v)
+	return _u
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (_u *CorpusUpdateOne) SetCheckResolution(v map[string]interface{}) *CorpusUpdateOne {
+	_u.mutation.SetCheckResolution(v)
+	return _u
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (_u *CorpusUpdateOne) ClearCheckResolution() *CorpusUpdateOne {
+	_u.mutation.ClearCheckResolution()
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *CorpusUpdateOne) SetProvenance(v map[string]interface{}) *CorpusUpdateOne {
 	_u.mutation.SetProvenance(v)
@@ -907,6 +1021,11 @@ func (_u *CorpusUpdateOne) check() error {
 			return &ValidationError{Name: "kind", err: fmt.Errorf(`ent: validator failed for field "Corpus.kind": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.CheckStatus(); ok {
+		if err := corpus.CheckStatusValidator(v); err != nil {
+			return &ValidationError{Name: "check_status", err: fmt.Errorf(`ent: validator failed for field "Corpus.check_status": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -950,6 +1069,21 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if value, ok := _u.mutation.Kind(); ok {
 		_spec.SetField(corpus.FieldKind, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.CheckStatus(); ok {
+		_spec.SetField(corpus.FieldCheckStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.CheckFindings(); ok {
+		_spec.SetField(corpus.FieldCheckFindings, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedCheckFindings(); ok {
+		_spec.AddField(corpus.FieldCheckFindings, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.CheckResolution(); ok {
+		_spec.SetField(corpus.FieldCheckResolution, field.TypeJSON, value)
+	}
+	if _u.mutation.CheckResolutionCleared() {
+		_spec.ClearField(corpus.FieldCheckResolution, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)

@@ -798,6 +798,16 @@ func (_q *CorpusQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, corpus.FieldKind)
 				fieldSeen[corpus.FieldKind] = struct{}{}
 			}
+		case "checkStatus":
+			if _, ok := fieldSeen[corpus.FieldCheckStatus]; !ok {
+				selectedFields = append(selectedFields, corpus.FieldCheckStatus)
+				fieldSeen[corpus.FieldCheckStatus] = struct{}{}
+			}
+		case "checkFindings":
+			if _, ok := fieldSeen[corpus.FieldCheckFindings]; !ok {
+				selectedFields = append(selectedFields, corpus.FieldCheckFindings)
+				fieldSeen[corpus.FieldCheckFindings] = struct{}{}
+			}
 		case "provenance":
 			if _, ok := fieldSeen[corpus.FieldProvenance]; !ok {
 				selectedFields = append(selectedFields, corpus.FieldProvenance)

@@ -1348,6 +1348,22 @@ type CorpusWhereInput struct {
 	KindIn    []corpus.Kind `json:"kindIn,omitempty"`
 	KindNotIn []corpus.Kind `json:"kindNotIn,omitempty"`
 
+	// "check_status" field predicates.
+	CheckStatus      *corpus.CheckStatus  `json:"checkStatus,omitempty"`
+	CheckStatusNEQ   *corpus.CheckStatus  `json:"checkStatusNEQ,omitempty"`
+	CheckStatusIn    []corpus.CheckStatus `json:"checkStatusIn,omitempty"`
+	CheckStatusNotIn []corpus.CheckStatus `json:"checkStatusNotIn,omitempty"`
+
+	// "check_findings" field predicates.
+	CheckFindings      *int  `json:"checkFindings,omitempty"`
+	CheckFindingsNEQ   *int  `json:"checkFindingsNEQ,omitempty"`
+	CheckFindingsIn    []int `json:"checkFindingsIn,omitempty"`
+	CheckFindingsNotIn []int `json:"checkFindingsNotIn,omitempty"`
+	CheckFindingsGT    *int  `json:"checkFindingsGT,omitempty"`
+	CheckFindingsGTE   *int  `json:"checkFindingsGTE,omitempty"`
+	CheckFindingsLT    *int  `json:"checkFindingsLT,omitempty"`
+	CheckFindingsLTE   *int  `json:"checkFindingsLTE,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -1598,6 +1614,42 @@ func (i *CorpusWhereInput) P() (predicate.Corpus, error) {
 	}
 	if len(i.KindNotIn) > 0 {
 		predicates = append(predicates, corpus.KindNotIn(i.KindNotIn...))
+	}
+	if i.CheckStatus != nil {
+		predicates = append(predicates, corpus.CheckStatusEQ(*i.CheckStatus))
+	}
+	if i.CheckStatusNEQ != nil {
+		predicates = append(predicates, corpus.CheckStatusNEQ(*i.CheckStatusNEQ))
+	}
+	if len(i.CheckStatusIn) > 0 {
+		predicates = append(predicates, corpus.CheckStatusIn(i.CheckStatusIn...))
+	}
+	if len(i.CheckStatusNotIn) > 0 {
+		predicates = append(predicates, corpus.CheckStatusNotIn(i.CheckStatusNotIn...))
+	}
+	if i.CheckFindings != nil {
+		predicates = append(predicates, corpus.CheckFindingsEQ(*i.CheckFindings))
+	}
+	if i.CheckFindingsNEQ != nil {
+		predicates = append(predicates, corpus.CheckFindingsNEQ(*i.CheckFindingsNEQ))
+	}
+	if len(i.CheckFindingsIn) > 0 {
+		predicates = append(predicates, corpus.CheckFindingsIn(i.CheckFindingsIn...))
+	}
+	if len(i.CheckFindingsNotIn) > 0 {
+		predicates = append(predicates, corpus.CheckFindingsNotIn(i.CheckFindingsNotIn...))
+	}
+	if i.CheckFindingsGT != nil {
+		predicates = append(predicates, corpus.CheckFindingsGT(*i.CheckFindingsGT))
+	}
+	if i.CheckFindingsGTE != nil {
+		predicates = append(predicates, corpus.CheckFindingsGTE(*i.CheckFindingsGTE))
+	}
+	if i.CheckFindingsLT != nil {
+		predicates = append(predicates, corpus.CheckFindingsLT(*i.CheckFindingsLT))
+	}
+	if i.CheckFindingsLTE != nil {
+		predicates = append(predicates, corpus.CheckFindingsLTE(*i.CheckFindingsLTE))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, corpus.CreatedAtEQ(*i.CreatedAt))

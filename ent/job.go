@@ -20,7 +20,7 @@ type Job struct {
 	ID int `json:"id,omitempty"`
 	// Kind holds the value of the "kind" field.
 	Kind string `json:"kind,omitempty"`
-	// Status holds the value of the "status" field.
+	// check_failed: the job wrote its output, and the output failed its check (a resynthesis whose corpus is now quarantined)
 	Status job.Status `json:"status,omitempty"`
 	// Params holds the value of the "params" field.
 	Params map[string]interface{} `json:"params,omitempty"`

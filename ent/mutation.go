@@ -2615,6 +2615,10 @@ type CorpusMutation struct {
 	description            *string
 	tagset                 *string
 	kind                   *corpus.Kind
+	check_status           *corpus.CheckStatus
+	check_findings         *int
+	addcheck_findings      *int
+	check_resolution       *map[string]interface{}
 	provenance             *map[string]interface{}
 	created_at             *time.Time
 	clearedFields          map[string]struct{}
@@ -2878,6 +2882,147 @@ func (m *CorpusMutation) OldKind(ctx context.Context) (v corpus.Kind, err error)
 // ResetKind resets all changes to the "kind" field.
 func (m *CorpusMutation) ResetKind() {
 	m.kind = nil
+}
+
+// SetCheckStatus sets the "check_status" field.
+func (m *CorpusMutation) SetCheckStatus(cs corpus.CheckStatus) {
+	m.check_status = &cs
+}
+
+// CheckStatus returns the value of the "check_status" field in the mutation.
+func (m *CorpusMutation) CheckStatus() (r corpus.CheckStatus, exists bool) {
+	v := m.check_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckStatus returns the old "check_status" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldCheckStatus(ctx context.Context) (v corpus.CheckStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckStatus: %w", err)
+	}
+	return oldValue.CheckStatus, nil
+}
+
+// ResetCheckStatus resets all changes to the "check_status" field.
+func (m *CorpusMutation) ResetCheckStatus() {
+	m.check_status = nil
+}
+
+// SetCheckFindings sets the "check_findings" field.
+func (m *CorpusMutation) SetCheckFindings(i int) {
+	m.check_findings = &i
+	m.addcheck_findings = nil
+}
+
+// CheckFindings returns the value of the "check_findings" field in the mutation.
+func (m *CorpusMutation) CheckFindings() (r int, exists bool) {
+	v := m.check_findings
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckFindings returns the old "check_findings" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldCheckFindings(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckFindings is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckFindings requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckFindings: %w", err)
+	}
+	return oldValue.CheckFindings, nil
+}
+
+// AddCheckFindings adds i to the "check_findings" field.
+func (m *CorpusMutation) AddCheckFindings(i int) {
+	if m.addcheck_findings != nil {
+		*m.addcheck_findings += i
+	} else {
+		m.addcheck_findings = &i
+	}
+}
+
+// AddedCheckFindings returns the value that was added to the "check_findings" field in this mutation.
+func (m *CorpusMutation) AddedCheckFindings() (r int, exists bool) {
+	v := m.addcheck_findings
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCheckFindings resets all changes to the "check_findings" field.
+func (m *CorpusMutation) ResetCheckFindings() {
+	m.check_findings = nil
+	m.addcheck_findings = nil
+}
+
+// SetCheckResolution sets the "check_resolution" field.
+func (m *CorpusMutation) SetCheckResolution(value map[string]interface{}) {
+	m.check_resolution = &value
+}
+
+// CheckResolution returns the value of the "check_resolution" field in the mutation.
+func (m *CorpusMutation) CheckResolution() (r map[string]interface{}, exists bool) {
+	v := m.check_resolution
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckResolution returns the old "check_resolution" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldCheckResolution(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckResolution is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckResolution requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckResolution: %w", err)
+	}
+	return oldValue.CheckResolution, nil
+}
+
+// ClearCheckResolution clears the value of the "check_resolution" field.
+func (m *CorpusMutation) ClearCheckResolution() {
+	m.check_resolution = nil
+	m.clearedFields[corpus.FieldCheckResolution] = struct{}{}
+}
+
+// CheckResolutionCleared returns if the "check_resolution" field was cleared in this mutation.
+func (m *CorpusMutation) CheckResolutionCleared() bool {
+	_, ok := m.clearedFields[corpus.FieldCheckResolution]
+	return ok
+}
+
+// ResetCheckResolution resets all changes to the "check_resolution" field.
+func (m *CorpusMutation) ResetCheckResolution() {
+	m.check_resolution = nil
+	delete(m.clearedFields, corpus.FieldCheckResolution)
 }
 
 // SetProvenance sets the "provenance" field.
@@ -3269,7 +3414,7 @@ func (m *CorpusMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CorpusMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 9)
 	if m.name != nil {
 		fields = append(fields, corpus.FieldName)
 	}
@@ -3281,6 +3426,15 @@ func (m *CorpusMutation) Fields() []string {
 	}
 	if m.kind != nil {
 		fields = append(fields, corpus.FieldKind)
+	}
+	if m.check_status != nil {
+		fields = append(fields, corpus.FieldCheckStatus)
+	}
+	if m.check_findings != nil {
+		fields = append(fields, corpus.FieldCheckFindings)
+	}
+	if m.check_resolution != nil {
+		fields = append(fields, corpus.FieldCheckResolution)
 	}
 	if m.provenance != nil {
 		fields = append(fields, corpus.FieldProvenance)
@@ -3304,6 +3458,12 @@ func (m *CorpusMutation) Field(name string) (ent.Value, bool) {
 		return m.Tagset()
 	case corpus.FieldKind:
 		return m.Kind()
+	case corpus.FieldCheckStatus:
+		return m.CheckStatus()
+	case corpus.FieldCheckFindings:
+		return m.CheckFindings()
+	case corpus.FieldCheckResolution:
+		return m.CheckResolution()
 	case corpus.FieldProvenance:
 		return m.Provenance()
 	case corpus.FieldCreatedAt:
@@ -3325,6 +3485,12 @@ func (m *CorpusMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTagset(ctx)
 	case corpus.FieldKind:
 		return m.OldKind(ctx)
+	case corpus.FieldCheckStatus:
+		return m.OldCheckStatus(ctx)
+	case corpus.FieldCheckFindings:
+		return m.OldCheckFindings(ctx)
+	case corpus.FieldCheckResolution:
+		return m.OldCheckResolution(ctx)
 	case corpus.FieldProvenance:
 		return m.OldProvenance(ctx)
 	case corpus.FieldCreatedAt:
@@ -3366,6 +3532,27 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetKind(v)
 		return nil
+	case corpus.FieldCheckStatus:
+		v, ok := value.(corpus.CheckStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckStatus(v)
+		return nil
+	case corpus.FieldCheckFindings:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckFindings(v)
+		return nil
+	case corpus.FieldCheckResolution:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckResolution(v)
+		return nil
 	case corpus.FieldProvenance:
 		v, ok := value.(map[string]interface{})
 		if !ok {
@@ -3387,13 +3574,21 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *CorpusMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addcheck_findings != nil {
+		fields = append(fields, corpus.FieldCheckFindings)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *CorpusMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case corpus.FieldCheckFindings:
+		return m.AddedCheckFindings()
+	}
 	return nil, false
 }
 
@@ -3402,6 +3597,13 @@ func (m *CorpusMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *CorpusMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case corpus.FieldCheckFindings:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCheckFindings(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Corpus numeric field %s", name)
 }
@@ -3410,6 +3612,9 @@ func (m *CorpusMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *CorpusMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(corpus.FieldCheckResolution) {
+		fields = append(fields, corpus.FieldCheckResolution)
+	}
 	if m.FieldCleared(corpus.FieldProvenance) {
 		fields = append(fields, corpus.FieldProvenance)
 	}
@@ -3427,6 +3632,9 @@ func (m *CorpusMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *CorpusMutation) ClearField(name string) error {
 	switch name {
+	case corpus.FieldCheckResolution:
+		m.ClearCheckResolution()
+		return nil
 	case corpus.FieldProvenance:
 		m.ClearProvenance()
 		return nil
@@ -3449,6 +3657,15 @@ func (m *CorpusMutation) ResetField(name string) error {
 		return nil
 	case corpus.FieldKind:
 		m.ResetKind()
+		return nil
+	case corpus.FieldCheckStatus:
+		m.ResetCheckStatus()
+		return nil
+	case corpus.FieldCheckFindings:
+		m.ResetCheckFindings()
+		return nil
+	case corpus.FieldCheckResolution:
+		m.ResetCheckResolution()
 		return nil
 	case corpus.FieldProvenance:
 		m.ResetProvenance()

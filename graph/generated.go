@@ -13,6 +13,8 @@ import (
 	model1 "deidcorpus/ent/model"
 	"deidcorpus/ent/user"
 	"deidcorpus/graph/model"
+	"deidcorpus/pipeline/stats"
+	"deidcorpus/store"
 	"embed"
 	"errors"
 	"fmt"
@@ -38,6 +40,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	CorpusStatistics() CorpusStatisticsResolver
 	Document() DocumentResolver
 	Evaluation() EvaluationResolver
 	Job() JobResolver
@@ -121,9 +124,56 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ChiSquareTest struct {
+		DOF           func(childComplexity int) int
+		Dropped       func(childComplexity int) int
+		Groups        func(childComplexity int) int
+		MinExpected   func(childComplexity int) int
+		N             func(childComplexity int) int
+		P             func(childComplexity int) int
+		SmallExpected func(childComplexity int) int
+		Statistic     func(childComplexity int) int
+	}
+
+	ComparedCorpus struct {
+		AnnotationSet func(childComplexity int) int
+		Corpus        func(childComplexity int) int
+		Documents     func(childComplexity int) int
+		NamePatterns  func(childComplexity int) int
+		NameSpans     func(childComplexity int) int
+		PHITexts      func(childComplexity int) int
+		Spans         func(childComplexity int) int
+		Tokens        func(childComplexity int) int
+		Vocabulary    func(childComplexity int) int
+	}
+
+	ComparedGroup struct {
+		A              func(childComplexity int) int
+		B              func(childComplexity int) int
+		Category       func(childComplexity int) int
+		Contribution   func(childComplexity int) int
+		ExpectedA      func(childComplexity int) int
+		ExpectedB      func(childComplexity int) int
+		Group          func(childComplexity int) int
+		OOVSpans       func(childComplexity int) int
+		P              func(childComplexity int) int
+		PHIOOVRate     func(childComplexity int) int
+		Residual       func(childComplexity int) int
+		UniqueP        func(childComplexity int) int
+		UniqueResidual func(childComplexity int) int
+	}
+
+	ComparedGroupSide struct {
+		Share  func(childComplexity int) int
+		Total  func(childComplexity int) int
+		Unique func(childComplexity int) int
+	}
+
 	Corpus struct {
 		AnnotationSets func(childComplexity int) int
 		Annotators     func(childComplexity int) int
+		CheckFindings  func(childComplexity int) int
+		CheckStatus    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		Description    func(childComplexity int) int
 		Documents      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
@@ -134,6 +184,17 @@ type ComplexityRoot struct {
 		Patients       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) int
 		Provenance     func(childComplexity int) int
 		Tagset         func(childComplexity int) int
+	}
+
+	CorpusComparison struct {
+		A               func(childComplexity int) int
+		B               func(childComplexity int) int
+		By              func(childComplexity int) int
+		ChiSquare       func(childComplexity int) int
+		ChiSquareUnique func(childComplexity int) int
+		Groups          func(childComplexity int) int
+		NamePatterns    func(childComplexity int) int
+		OOV             func(childComplexity int) int
 	}
 
 	CorpusConnection struct {
@@ -155,6 +216,8 @@ type ComplexityRoot struct {
 		Documents               func(childComplexity int) int
 		DocumentsWithPhi        func(childComplexity int) int
 		Groups                  func(childComplexity int) int
+		NamePatterns            func(childComplexity int) int
+		NoteTypes               func(childComplexity int) int
 		Patients                func(childComplexity int) int
 		PhiPerDocument          func(childComplexity int) int
 		ShareOfDocumentsWithPhi func(childComplexity int) int
@@ -324,6 +387,7 @@ type ComplexityRoot struct {
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
+		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
 		RetryJob              func(childComplexity int, id int) int
 		RevokeToken           func(childComplexity int, id int) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
@@ -337,9 +401,48 @@ type ComplexityRoot struct {
 		UpdateUser            func(childComplexity int, name string, role *user.Role, disabled *bool) int
 	}
 
+	NamePattern struct {
+		Count   func(childComplexity int) int
+		Pattern func(childComplexity int) int
+		Tokens  func(childComplexity int) int
+	}
+
+	NamePatternPair struct {
+		A       func(childComplexity int) int
+		B       func(childComplexity int) int
+		Pattern func(childComplexity int) int
+		Tokens  func(childComplexity int) int
+	}
+
 	NewToken struct {
 		Info  func(childComplexity int) int
 		Token func(childComplexity int) int
+	}
+
+	NoteTypeCount struct {
+		Documents        func(childComplexity int) int
+		DocumentsWithPHI func(childComplexity int) int
+		Name             func(childComplexity int) int
+		PHIPerDocument   func(childComplexity int) int
+		PHIPerToken      func(childComplexity int) int
+		ShareWithPHI     func(childComplexity int) int
+		Spans            func(childComplexity int) int
+		Tokens           func(childComplexity int) int
+	}
+
+	OOVRates struct {
+		OOVPHITexts   func(childComplexity int) int
+		OOVSpans      func(childComplexity int) int
+		OOVTokenTypes func(childComplexity int) int
+		OOVTokens     func(childComplexity int) int
+		PHIRate       func(childComplexity int) int
+		PHITexts      func(childComplexity int) int
+		PHITypeRate   func(childComplexity int) int
+		Spans         func(childComplexity int) int
+		TokenRate     func(childComplexity int) int
+		TokenTypeRate func(childComplexity int) int
+		TokenTypes    func(childComplexity int) int
+		Tokens        func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -371,6 +474,7 @@ type ComplexityRoot struct {
 	Query struct {
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
 		CheckReport        func(childComplexity int, corpus string) int
+		CompareCorpora     func(childComplexity int, a string, b string, setA string, setB string, by model.StatDimension) int
 		CompareEvaluations func(childComplexity int, a int, b int, shuffles int, bootstrap int, seed int) int
 		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
 		CorpusByName       func(childComplexity int, name string) int
@@ -529,6 +633,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CorpusStatisticsResolver interface {
+	NamePatterns(ctx context.Context, obj *model.CorpusStatistics) ([]*stats.PatternCount, error)
+}
 type DocumentResolver interface {
 	Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error)
 }
@@ -560,6 +667,7 @@ type MutationResolver interface {
 	RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error)
 	StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error)
 	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
+	ResolveCheckFindings(ctx context.Context, corpus string, reason string) (*ent.Corpus, error)
 	CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error)
 }
 type QueryResolver interface {
@@ -586,6 +694,7 @@ type QueryResolver interface {
 	ReleaseDiff(ctx context.Context, a string, b string) (map[string]any, error)
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
 	CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
+	CompareCorpora(ctx context.Context, a string, b string, setA string, setB string, by model.StatDimension) (*stats.Comparison, error)
 	TagSets(ctx context.Context) ([]*model.TagSetInfo, error)
 	Mappings(ctx context.Context) ([]string, error)
 	Formats(ctx context.Context) ([]*model.FormatInfo, error)
@@ -884,6 +993,208 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditEntryEdge.Node(childComplexity), true
 
+	case "ChiSquareTest.dof":
+		if e.ComplexityRoot.ChiSquareTest.DOF == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.DOF(childComplexity), true
+	case "ChiSquareTest.dropped":
+		if e.ComplexityRoot.ChiSquareTest.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.Dropped(childComplexity), true
+	case "ChiSquareTest.groups":
+		if e.ComplexityRoot.ChiSquareTest.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.Groups(childComplexity), true
+	case "ChiSquareTest.minExpected":
+		if e.ComplexityRoot.ChiSquareTest.MinExpected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.MinExpected(childComplexity), true
+	case "ChiSquareTest.n":
+		if e.ComplexityRoot.ChiSquareTest.N == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.N(childComplexity), true
+	case "ChiSquareTest.p":
+		if e.ComplexityRoot.ChiSquareTest.P == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.P(childComplexity), true
+	case "ChiSquareTest.smallExpected":
+		if e.ComplexityRoot.ChiSquareTest.SmallExpected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.SmallExpected(childComplexity), true
+	case "ChiSquareTest.statistic":
+		if e.ComplexityRoot.ChiSquareTest.Statistic == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChiSquareTest.Statistic(childComplexity), true
+
+	case "ComparedCorpus.annotationSet":
+		if e.ComplexityRoot.ComparedCorpus.AnnotationSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.AnnotationSet(childComplexity), true
+	case "ComparedCorpus.corpus":
+		if e.ComplexityRoot.ComparedCorpus.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.Corpus(childComplexity), true
+	case "ComparedCorpus.documents":
+		if e.ComplexityRoot.ComparedCorpus.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.Documents(childComplexity), true
+	case "ComparedCorpus.namePatterns":
+		if e.ComplexityRoot.ComparedCorpus.NamePatterns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.NamePatterns(childComplexity), true
+	case "ComparedCorpus.nameSpans":
+		if e.ComplexityRoot.ComparedCorpus.NameSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.NameSpans(childComplexity), true
+	case "ComparedCorpus.phiTexts":
+		if e.ComplexityRoot.ComparedCorpus.PHITexts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.PHITexts(childComplexity), true
+	case "ComparedCorpus.spans":
+		if e.ComplexityRoot.ComparedCorpus.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.Spans(childComplexity), true
+	case "ComparedCorpus.tokens":
+		if e.ComplexityRoot.ComparedCorpus.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.Tokens(childComplexity), true
+	case "ComparedCorpus.vocabulary":
+		if e.ComplexityRoot.ComparedCorpus.Vocabulary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedCorpus.Vocabulary(childComplexity), true
+
+	case "ComparedGroup.a":
+		if e.ComplexityRoot.ComparedGroup.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.A(childComplexity), true
+	case "ComparedGroup.b":
+		if e.ComplexityRoot.ComparedGroup.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.B(childComplexity), true
+	case "ComparedGroup.category":
+		if e.ComplexityRoot.ComparedGroup.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.Category(childComplexity), true
+	case "ComparedGroup.contribution":
+		if e.ComplexityRoot.ComparedGroup.Contribution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.Contribution(childComplexity), true
+	case "ComparedGroup.expectedA":
+		if e.ComplexityRoot.ComparedGroup.ExpectedA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.ExpectedA(childComplexity), true
+	case "ComparedGroup.expectedB":
+		if e.ComplexityRoot.ComparedGroup.ExpectedB == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.ExpectedB(childComplexity), true
+	case "ComparedGroup.group":
+		if e.ComplexityRoot.ComparedGroup.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.Group(childComplexity), true
+	case "ComparedGroup.oovSpans":
+		if e.ComplexityRoot.ComparedGroup.OOVSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.OOVSpans(childComplexity), true
+	case "ComparedGroup.p":
+		if e.ComplexityRoot.ComparedGroup.P == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.P(childComplexity), true
+	case "ComparedGroup.phiOOVRate":
+		if e.ComplexityRoot.ComparedGroup.PHIOOVRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.PHIOOVRate(childComplexity), true
+	case "ComparedGroup.residual":
+		if e.ComplexityRoot.ComparedGroup.Residual == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.Residual(childComplexity), true
+	case "ComparedGroup.uniqueP":
+		if e.ComplexityRoot.ComparedGroup.UniqueP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.UniqueP(childComplexity), true
+	case "ComparedGroup.uniqueResidual":
+		if e.ComplexityRoot.ComparedGroup.UniqueResidual == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroup.UniqueResidual(childComplexity), true
+
+	case "ComparedGroupSide.share":
+		if e.ComplexityRoot.ComparedGroupSide.Share == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroupSide.Share(childComplexity), true
+	case "ComparedGroupSide.total":
+		if e.ComplexityRoot.ComparedGroupSide.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroupSide.Total(childComplexity), true
+	case "ComparedGroupSide.unique":
+		if e.ComplexityRoot.ComparedGroupSide.Unique == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedGroupSide.Unique(childComplexity), true
+
 	case "Corpus.annotationSets":
 		if e.ComplexityRoot.Corpus.AnnotationSets == nil {
 			break
@@ -896,6 +1207,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corpus.Annotators(childComplexity), true
+	case "Corpus.checkFindings":
+		if e.ComplexityRoot.Corpus.CheckFindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corpus.CheckFindings(childComplexity), true
+	case "Corpus.checkStatus":
+		if e.ComplexityRoot.Corpus.CheckStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corpus.CheckStatus(childComplexity), true
 	case "Corpus.createdAt":
 		if e.ComplexityRoot.Corpus.CreatedAt == nil {
 			break
@@ -972,6 +1295,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Corpus.Tagset(childComplexity), true
 
+	case "CorpusComparison.a":
+		if e.ComplexityRoot.CorpusComparison.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.A(childComplexity), true
+	case "CorpusComparison.b":
+		if e.ComplexityRoot.CorpusComparison.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.B(childComplexity), true
+	case "CorpusComparison.by":
+		if e.ComplexityRoot.CorpusComparison.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.By(childComplexity), true
+	case "CorpusComparison.chiSquare":
+		if e.ComplexityRoot.CorpusComparison.ChiSquare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.ChiSquare(childComplexity), true
+	case "CorpusComparison.chiSquareUnique":
+		if e.ComplexityRoot.CorpusComparison.ChiSquareUnique == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.ChiSquareUnique(childComplexity), true
+	case "CorpusComparison.groups":
+		if e.ComplexityRoot.CorpusComparison.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.Groups(childComplexity), true
+	case "CorpusComparison.namePatterns":
+		if e.ComplexityRoot.CorpusComparison.NamePatterns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.NamePatterns(childComplexity), true
+	case "CorpusComparison.oov":
+		if e.ComplexityRoot.CorpusComparison.OOV == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusComparison.OOV(childComplexity), true
+
 	case "CorpusConnection.edges":
 		if e.ComplexityRoot.CorpusConnection.Edges == nil {
 			break
@@ -1046,6 +1418,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CorpusStatistics.Groups(childComplexity), true
+	case "CorpusStatistics.namePatterns":
+		if e.ComplexityRoot.CorpusStatistics.NamePatterns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusStatistics.NamePatterns(childComplexity), true
+	case "CorpusStatistics.noteTypes":
+		if e.ComplexityRoot.CorpusStatistics.NoteTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusStatistics.NoteTypes(childComplexity), true
 	case "CorpusStatistics.patients":
 		if e.ComplexityRoot.CorpusStatistics.Patients == nil {
 			break
@@ -1836,6 +2220,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterExternalModel(childComplexity, args["name"].(string), args["endpoint"].(string), args["labels"].([]string)), true
+	case "Mutation.resolveCheckFindings":
+		if e.ComplexityRoot.Mutation.ResolveCheckFindings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveCheckFindings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveCheckFindings(childComplexity, args["corpus"].(string), args["reason"].(string)), true
 	case "Mutation.retryJob":
 		if e.ComplexityRoot.Mutation.RetryJob == nil {
 			break
@@ -1958,6 +2353,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateUser(childComplexity, args["name"].(string), args["role"].(*user.Role), args["disabled"].(*bool)), true
 
+	case "NamePattern.count":
+		if e.ComplexityRoot.NamePattern.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePattern.Count(childComplexity), true
+	case "NamePattern.pattern":
+		if e.ComplexityRoot.NamePattern.Pattern == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePattern.Pattern(childComplexity), true
+	case "NamePattern.tokens":
+		if e.ComplexityRoot.NamePattern.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePattern.Tokens(childComplexity), true
+
+	case "NamePatternPair.a":
+		if e.ComplexityRoot.NamePatternPair.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePatternPair.A(childComplexity), true
+	case "NamePatternPair.b":
+		if e.ComplexityRoot.NamePatternPair.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePatternPair.B(childComplexity), true
+	case "NamePatternPair.pattern":
+		if e.ComplexityRoot.NamePatternPair.Pattern == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePatternPair.Pattern(childComplexity), true
+	case "NamePatternPair.tokens":
+		if e.ComplexityRoot.NamePatternPair.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NamePatternPair.Tokens(childComplexity), true
+
 	case "NewToken.info":
 		if e.ComplexityRoot.NewToken.Info == nil {
 			break
@@ -1970,6 +2409,128 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NewToken.Token(childComplexity), true
+
+	case "NoteTypeCount.documents":
+		if e.ComplexityRoot.NoteTypeCount.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.Documents(childComplexity), true
+	case "NoteTypeCount.documentsWithPHI":
+		if e.ComplexityRoot.NoteTypeCount.DocumentsWithPHI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.DocumentsWithPHI(childComplexity), true
+	case "NoteTypeCount.name":
+		if e.ComplexityRoot.NoteTypeCount.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.Name(childComplexity), true
+	case "NoteTypeCount.phiPerDocument":
+		if e.ComplexityRoot.NoteTypeCount.PHIPerDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.PHIPerDocument(childComplexity), true
+	case "NoteTypeCount.phiPerToken":
+		if e.ComplexityRoot.NoteTypeCount.PHIPerToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.PHIPerToken(childComplexity), true
+	case "NoteTypeCount.shareWithPHI":
+		if e.ComplexityRoot.NoteTypeCount.ShareWithPHI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.ShareWithPHI(childComplexity), true
+	case "NoteTypeCount.spans":
+		if e.ComplexityRoot.NoteTypeCount.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.Spans(childComplexity), true
+	case "NoteTypeCount.tokens":
+		if e.ComplexityRoot.NoteTypeCount.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NoteTypeCount.Tokens(childComplexity), true
+
+	case "OOVRates.oovPHITexts":
+		if e.ComplexityRoot.OOVRates.OOVPHITexts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.OOVPHITexts(childComplexity), true
+	case "OOVRates.oovSpans":
+		if e.ComplexityRoot.OOVRates.OOVSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.OOVSpans(childComplexity), true
+	case "OOVRates.oovTokenTypes":
+		if e.ComplexityRoot.OOVRates.OOVTokenTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.OOVTokenTypes(childComplexity), true
+	case "OOVRates.oovTokens":
+		if e.ComplexityRoot.OOVRates.OOVTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.OOVTokens(childComplexity), true
+	case "OOVRates.phiRate":
+		if e.ComplexityRoot.OOVRates.PHIRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.PHIRate(childComplexity), true
+	case "OOVRates.phiTexts":
+		if e.ComplexityRoot.OOVRates.PHITexts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.PHITexts(childComplexity), true
+	case "OOVRates.phiTypeRate":
+		if e.ComplexityRoot.OOVRates.PHITypeRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.PHITypeRate(childComplexity), true
+	case "OOVRates.spans":
+		if e.ComplexityRoot.OOVRates.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.Spans(childComplexity), true
+	case "OOVRates.tokenRate":
+		if e.ComplexityRoot.OOVRates.TokenRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.TokenRate(childComplexity), true
+	case "OOVRates.tokenTypeRate":
+		if e.ComplexityRoot.OOVRates.TokenTypeRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.TokenTypeRate(childComplexity), true
+	case "OOVRates.tokenTypes":
+		if e.ComplexityRoot.OOVRates.TokenTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.TokenTypes(childComplexity), true
+	case "OOVRates.tokens":
+		if e.ComplexityRoot.OOVRates.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OOVRates.Tokens(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -2086,6 +2647,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CheckReport(childComplexity, args["corpus"].(string)), true
+	case "Query.compareCorpora":
+		if e.ComplexityRoot.Query.CompareCorpora == nil {
+			break
+		}
+
+		args, err := ec.field_Query_compareCorpora_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CompareCorpora(childComplexity, args["a"].(string), args["b"].(string), args["setA"].(string), args["setB"].(string), args["by"].(model.StatDimension)), true
 	case "Query.compareEvaluations":
 		if e.ComplexityRoot.Query.CompareEvaluations == nil {
 			break
@@ -3105,6 +3677,96 @@ func (ec *executionContext) childFields_AuditEntryEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntryEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ChiSquareTest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "statistic":
+		return ec.fieldContext_ChiSquareTest_statistic(ctx, field)
+	case "dof":
+		return ec.fieldContext_ChiSquareTest_dof(ctx, field)
+	case "p":
+		return ec.fieldContext_ChiSquareTest_p(ctx, field)
+	case "n":
+		return ec.fieldContext_ChiSquareTest_n(ctx, field)
+	case "groups":
+		return ec.fieldContext_ChiSquareTest_groups(ctx, field)
+	case "dropped":
+		return ec.fieldContext_ChiSquareTest_dropped(ctx, field)
+	case "minExpected":
+		return ec.fieldContext_ChiSquareTest_minExpected(ctx, field)
+	case "smallExpected":
+		return ec.fieldContext_ChiSquareTest_smallExpected(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChiSquareTest", field.Name)
+}
+
+func (ec *executionContext) childFields_ComparedCorpus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "corpus":
+		return ec.fieldContext_ComparedCorpus_corpus(ctx, field)
+	case "annotationSet":
+		return ec.fieldContext_ComparedCorpus_annotationSet(ctx, field)
+	case "documents":
+		return ec.fieldContext_ComparedCorpus_documents(ctx, field)
+	case "tokens":
+		return ec.fieldContext_ComparedCorpus_tokens(ctx, field)
+	case "vocabulary":
+		return ec.fieldContext_ComparedCorpus_vocabulary(ctx, field)
+	case "spans":
+		return ec.fieldContext_ComparedCorpus_spans(ctx, field)
+	case "phiTexts":
+		return ec.fieldContext_ComparedCorpus_phiTexts(ctx, field)
+	case "nameSpans":
+		return ec.fieldContext_ComparedCorpus_nameSpans(ctx, field)
+	case "namePatterns":
+		return ec.fieldContext_ComparedCorpus_namePatterns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparedCorpus", field.Name)
+}
+
+func (ec *executionContext) childFields_ComparedGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ComparedGroup_group(ctx, field)
+	case "category":
+		return ec.fieldContext_ComparedGroup_category(ctx, field)
+	case "a":
+		return ec.fieldContext_ComparedGroup_a(ctx, field)
+	case "b":
+		return ec.fieldContext_ComparedGroup_b(ctx, field)
+	case "expectedA":
+		return ec.fieldContext_ComparedGroup_expectedA(ctx, field)
+	case "expectedB":
+		return ec.fieldContext_ComparedGroup_expectedB(ctx, field)
+	case "residual":
+		return ec.fieldContext_ComparedGroup_residual(ctx, field)
+	case "contribution":
+		return ec.fieldContext_ComparedGroup_contribution(ctx, field)
+	case "p":
+		return ec.fieldContext_ComparedGroup_p(ctx, field)
+	case "uniqueResidual":
+		return ec.fieldContext_ComparedGroup_uniqueResidual(ctx, field)
+	case "uniqueP":
+		return ec.fieldContext_ComparedGroup_uniqueP(ctx, field)
+	case "phiOOVRate":
+		return ec.fieldContext_ComparedGroup_phiOOVRate(ctx, field)
+	case "oovSpans":
+		return ec.fieldContext_ComparedGroup_oovSpans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparedGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ComparedGroupSide(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_ComparedGroupSide_total(ctx, field)
+	case "unique":
+		return ec.fieldContext_ComparedGroupSide_unique(ctx, field)
+	case "share":
+		return ec.fieldContext_ComparedGroupSide_share(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparedGroupSide", field.Name)
+}
+
 func (ec *executionContext) childFields_Corpus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3117,6 +3779,10 @@ func (ec *executionContext) childFields_Corpus(ctx context.Context, field graphq
 		return ec.fieldContext_Corpus_tagset(ctx, field)
 	case "kind":
 		return ec.fieldContext_Corpus_kind(ctx, field)
+	case "checkStatus":
+		return ec.fieldContext_Corpus_checkStatus(ctx, field)
+	case "checkFindings":
+		return ec.fieldContext_Corpus_checkFindings(ctx, field)
 	case "provenance":
 		return ec.fieldContext_Corpus_provenance(ctx, field)
 	case "createdAt":
@@ -3133,6 +3799,28 @@ func (ec *executionContext) childFields_Corpus(ctx context.Context, field graphq
 		return ec.fieldContext_Corpus_annotators(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Corpus", field.Name)
+}
+
+func (ec *executionContext) childFields_CorpusComparison(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "by":
+		return ec.fieldContext_CorpusComparison_by(ctx, field)
+	case "a":
+		return ec.fieldContext_CorpusComparison_a(ctx, field)
+	case "b":
+		return ec.fieldContext_CorpusComparison_b(ctx, field)
+	case "chiSquare":
+		return ec.fieldContext_CorpusComparison_chiSquare(ctx, field)
+	case "chiSquareUnique":
+		return ec.fieldContext_CorpusComparison_chiSquareUnique(ctx, field)
+	case "oov":
+		return ec.fieldContext_CorpusComparison_oov(ctx, field)
+	case "groups":
+		return ec.fieldContext_CorpusComparison_groups(ctx, field)
+	case "namePatterns":
+		return ec.fieldContext_CorpusComparison_namePatterns(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CorpusComparison", field.Name)
 }
 
 func (ec *executionContext) childFields_CorpusConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3185,6 +3873,10 @@ func (ec *executionContext) childFields_CorpusStatistics(ctx context.Context, fi
 		return ec.fieldContext_CorpusStatistics_by(ctx, field)
 	case "groups":
 		return ec.fieldContext_CorpusStatistics_groups(ctx, field)
+	case "noteTypes":
+		return ec.fieldContext_CorpusStatistics_noteTypes(ctx, field)
+	case "namePatterns":
+		return ec.fieldContext_CorpusStatistics_namePatterns(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CorpusStatistics", field.Name)
 }
@@ -3487,6 +4179,32 @@ func (ec *executionContext) childFields_ModelEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type ModelEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_NamePattern(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pattern":
+		return ec.fieldContext_NamePattern_pattern(ctx, field)
+	case "tokens":
+		return ec.fieldContext_NamePattern_tokens(ctx, field)
+	case "count":
+		return ec.fieldContext_NamePattern_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NamePattern", field.Name)
+}
+
+func (ec *executionContext) childFields_NamePatternPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pattern":
+		return ec.fieldContext_NamePatternPair_pattern(ctx, field)
+	case "tokens":
+		return ec.fieldContext_NamePatternPair_tokens(ctx, field)
+	case "a":
+		return ec.fieldContext_NamePatternPair_a(ctx, field)
+	case "b":
+		return ec.fieldContext_NamePatternPair_b(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NamePatternPair", field.Name)
+}
+
 func (ec *executionContext) childFields_NewToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -3495,6 +4213,58 @@ func (ec *executionContext) childFields_NewToken(ctx context.Context, field grap
 		return ec.fieldContext_NewToken_info(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NewToken", field.Name)
+}
+
+func (ec *executionContext) childFields_NoteTypeCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_NoteTypeCount_name(ctx, field)
+	case "documents":
+		return ec.fieldContext_NoteTypeCount_documents(ctx, field)
+	case "documentsWithPHI":
+		return ec.fieldContext_NoteTypeCount_documentsWithPHI(ctx, field)
+	case "tokens":
+		return ec.fieldContext_NoteTypeCount_tokens(ctx, field)
+	case "spans":
+		return ec.fieldContext_NoteTypeCount_spans(ctx, field)
+	case "phiPerDocument":
+		return ec.fieldContext_NoteTypeCount_phiPerDocument(ctx, field)
+	case "shareWithPHI":
+		return ec.fieldContext_NoteTypeCount_shareWithPHI(ctx, field)
+	case "phiPerToken":
+		return ec.fieldContext_NoteTypeCount_phiPerToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NoteTypeCount", field.Name)
+}
+
+func (ec *executionContext) childFields_OOVRates(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokenRate":
+		return ec.fieldContext_OOVRates_tokenRate(ctx, field)
+	case "tokenTypeRate":
+		return ec.fieldContext_OOVRates_tokenTypeRate(ctx, field)
+	case "phiRate":
+		return ec.fieldContext_OOVRates_phiRate(ctx, field)
+	case "phiTypeRate":
+		return ec.fieldContext_OOVRates_phiTypeRate(ctx, field)
+	case "tokens":
+		return ec.fieldContext_OOVRates_tokens(ctx, field)
+	case "oovTokens":
+		return ec.fieldContext_OOVRates_oovTokens(ctx, field)
+	case "tokenTypes":
+		return ec.fieldContext_OOVRates_tokenTypes(ctx, field)
+	case "oovTokenTypes":
+		return ec.fieldContext_OOVRates_oovTokenTypes(ctx, field)
+	case "spans":
+		return ec.fieldContext_OOVRates_spans(ctx, field)
+	case "oovSpans":
+		return ec.fieldContext_OOVRates_oovSpans(ctx, field)
+	case "phiTexts":
+		return ec.fieldContext_OOVRates_phiTexts(ctx, field)
+	case "oovPHITexts":
+		return ec.fieldContext_OOVRates_oovPHITexts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OOVRates", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4477,6 +5247,28 @@ func (ec *executionContext) field_Mutation_registerExternalModel_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resolveCheckFindings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_retryJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4812,6 +5604,52 @@ func (ec *executionContext) field_Query_checkReport_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["corpus"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_compareCorpora_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "a",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["a"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "b",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["b"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "setA",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["setA"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "setB",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["setB"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "by",
+		func(ctx context.Context, v any) (model.StatDimension, error) {
+			return ec.unmarshalNStatDimension2deidcorpusᚋgraphᚋmodelᚐStatDimension(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["by"] = arg4
 	return args, nil
 }
 
@@ -6649,6 +7487,792 @@ func (ec *executionContext) fieldContext_AuditEntryEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("AuditEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _ChiSquareTest_statistic(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_statistic(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Statistic, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_statistic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_dof(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_dof(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DOF, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_dof(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_p(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_p(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_p(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_n(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_n(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.N, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_n(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_groups(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_dropped(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_minExpected(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_minExpected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinExpected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_minExpected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ChiSquareTest_smallExpected(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChiSquareTest_smallExpected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SmallExpected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChiSquareTest_smallExpected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChiSquareTest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_corpus(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_annotationSet(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_annotationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnnotationSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_annotationSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_documents(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_tokens(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_vocabulary(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_vocabulary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Vocabulary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_vocabulary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_spans(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_phiTexts(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_phiTexts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHITexts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_phiTexts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_nameSpans(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_nameSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NameSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_nameSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedCorpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedCorpus_namePatterns(ctx context.Context, field graphql.CollectedField, obj *stats.SideSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedCorpus_namePatterns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NamePatterns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []stats.PatternCount) graphql.Marshaler {
+			return ec.marshalNNamePattern2ᚕdeidcorpusᚋpipelineᚋstatsᚐPatternCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedCorpus_namePatterns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedCorpus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NamePattern(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComparedGroup_group(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_category(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_a(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.GroupSide) graphql.Marshaler {
+			return ec.marshalNComparedGroupSide2deidcorpusᚋpipelineᚋstatsᚐGroupSide(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedGroupSide(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComparedGroup_b(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.GroupSide) graphql.Marshaler {
+			return ec.marshalNComparedGroupSide2deidcorpusᚋpipelineᚋstatsᚐGroupSide(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedGroupSide(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComparedGroup_expectedA(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_expectedA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_expectedA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_expectedB(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_expectedB(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedB, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_expectedB(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_residual(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_residual(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Residual, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_residual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_contribution(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_contribution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contribution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_contribution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_p(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_p(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_p(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_uniqueResidual(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_uniqueResidual(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueResidual, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_uniqueResidual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_uniqueP(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_uniqueP(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueP, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_uniqueP(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_phiOOVRate(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_phiOOVRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHIOOVRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_phiOOVRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroup_oovSpans(ctx context.Context, field graphql.CollectedField, obj *stats.GroupComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroup_oovSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOVSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroup_oovSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroupSide_total(ctx context.Context, field graphql.CollectedField, obj *stats.GroupSide) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroupSide_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroupSide_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroupSide", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroupSide_unique(ctx context.Context, field graphql.CollectedField, obj *stats.GroupSide) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroupSide_unique(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unique, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroupSide_unique(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroupSide", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ComparedGroupSide_share(ctx context.Context, field graphql.CollectedField, obj *stats.GroupSide) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedGroupSide_share(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Share, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedGroupSide_share(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComparedGroupSide", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _Corpus_id(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6762,6 +8386,52 @@ func (ec *executionContext) _Corpus_kind(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Corpus_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type CorpusKind does not have child fields"))
+}
+
+func (ec *executionContext) _Corpus_checkStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corpus_checkStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v corpus.CheckStatus) graphql.Marshaler {
+			return ec.marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corpus_checkStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type CorpusCheckStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Corpus_checkFindings(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corpus_checkFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckFindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corpus_checkFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Corpus_provenance(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
@@ -7001,6 +8671,253 @@ func (ec *executionContext) fieldContext_Corpus_annotators(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_by(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorpusComparison", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CorpusComparison_a(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.SideSummary) graphql.Marshaler {
+			return ec.marshalNComparedCorpus2deidcorpusᚋpipelineᚋstatsᚐSideSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedCorpus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_b(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.SideSummary) graphql.Marshaler {
+			return ec.marshalNComparedCorpus2deidcorpusᚋpipelineᚋstatsᚐSideSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedCorpus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_chiSquare(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_chiSquare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChiSquare, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.ChiSquare) graphql.Marshaler {
+			return ec.marshalNChiSquareTest2deidcorpusᚋpipelineᚋstatsᚐChiSquare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_chiSquare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChiSquareTest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_chiSquareUnique(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_chiSquareUnique(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChiSquareUnique, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.ChiSquare) graphql.Marshaler {
+			return ec.marshalNChiSquareTest2deidcorpusᚋpipelineᚋstatsᚐChiSquare(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_chiSquareUnique(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChiSquareTest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_oov(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_oov(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOV, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v stats.OOV) graphql.Marshaler {
+			return ec.marshalNOOVRates2deidcorpusᚋpipelineᚋstatsᚐOOV(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_oov(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OOVRates(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_groups(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []stats.GroupComparison) graphql.Marshaler {
+			return ec.marshalNComparedGroup2ᚕdeidcorpusᚋpipelineᚋstatsᚐGroupComparisonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusComparison_namePatterns(ctx context.Context, field graphql.CollectedField, obj *stats.Comparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusComparison_namePatterns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NamePatterns, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []stats.PatternPair) graphql.Marshaler {
+			return ec.marshalNNamePatternPair2ᚕdeidcorpusᚋpipelineᚋstatsᚐPatternPairᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusComparison_namePatterns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusComparison",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NamePatternPair(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7460,6 +9377,70 @@ func (ec *executionContext) fieldContext_CorpusStatistics_groups(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_StatGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusStatistics_noteTypes(ctx context.Context, field graphql.CollectedField, obj *model.CorpusStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusStatistics_noteTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoteTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.DocumentCount) graphql.Marshaler {
+			return ec.marshalNNoteTypeCount2ᚕᚖdeidcorpusᚋstoreᚐDocumentCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusStatistics_noteTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusStatistics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NoteTypeCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CorpusStatistics_namePatterns(ctx context.Context, field graphql.CollectedField, obj *model.CorpusStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusStatistics_namePatterns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CorpusStatistics().NamePatterns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*stats.PatternCount) graphql.Marshaler {
+			return ec.marshalNNamePattern2ᚕᚖdeidcorpusᚋpipelineᚋstatsᚐPatternCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusStatistics_namePatterns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CorpusStatistics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NamePattern(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10907,6 +12888,50 @@ func (ec *executionContext) fieldContext_Mutation_startResynthesis(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_resolveCheckFindings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveCheckFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveCheckFindings(ctx, fc.Args["corpus"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Corpus) graphql.Marshaler {
+			return ec.marshalNCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveCheckFindings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Corpus(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveCheckFindings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRelease(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10949,6 +12974,167 @@ func (ec *executionContext) fieldContext_Mutation_createRelease(ctx context.Cont
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _NamePattern_pattern(ctx context.Context, field graphql.CollectedField, obj *stats.PatternCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePattern_pattern(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pattern, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePattern_pattern(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePattern", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NamePattern_tokens(ctx context.Context, field graphql.CollectedField, obj *stats.PatternCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePattern_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePattern_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePattern", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NamePattern_count(ctx context.Context, field graphql.CollectedField, obj *stats.PatternCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePattern_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePattern_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePattern", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NamePatternPair_pattern(ctx context.Context, field graphql.CollectedField, obj *stats.PatternPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePatternPair_pattern(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pattern, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePatternPair_pattern(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePatternPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NamePatternPair_tokens(ctx context.Context, field graphql.CollectedField, obj *stats.PatternPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePatternPair_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePatternPair_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePatternPair", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NamePatternPair_a(ctx context.Context, field graphql.CollectedField, obj *stats.PatternPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePatternPair_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePatternPair_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePatternPair", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NamePatternPair_b(ctx context.Context, field graphql.CollectedField, obj *stats.PatternPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NamePatternPair_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NamePatternPair_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NamePatternPair", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _NewToken_token(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
@@ -11004,6 +13190,466 @@ func (ec *executionContext) fieldContext_NewToken_info(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _NoteTypeCount_name(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_documents(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_documentsWithPHI(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_documentsWithPHI(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DocumentsWithPHI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_documentsWithPHI(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_tokens(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_spans(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_phiPerDocument(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_phiPerDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHIPerDocument, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_phiPerDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_shareWithPHI(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_shareWithPHI(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShareWithPHI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_shareWithPHI(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _NoteTypeCount_phiPerToken(ctx context.Context, field graphql.CollectedField, obj *store.DocumentCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NoteTypeCount_phiPerToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHIPerToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NoteTypeCount_phiPerToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NoteTypeCount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_tokenRate(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_tokenRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_tokenRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_tokenTypeRate(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_tokenTypeRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenTypeRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_tokenTypeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_phiRate(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_phiRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHIRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_phiRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_phiTypeRate(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_phiTypeRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHITypeRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_phiTypeRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_tokens(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_oovTokens(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_oovTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOVTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_oovTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_tokenTypes(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_tokenTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_tokenTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_oovTokenTypes(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_oovTokenTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOVTokenTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_oovTokenTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_spans(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_oovSpans(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_oovSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOVSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_oovSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_phiTexts(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_phiTexts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PHITexts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_phiTexts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OOVRates_oovPHITexts(ctx context.Context, field graphql.CollectedField, obj *stats.OOV) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OOVRates_oovPHITexts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OOVPHITexts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OOVRates_oovPHITexts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OOVRates", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[int]) (ret graphql.Marshaler) {
@@ -12346,6 +14992,50 @@ func (ec *executionContext) fieldContext_Query_corpusStatistics(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_corpusStatistics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_compareCorpora(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_compareCorpora(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CompareCorpora(ctx, fc.Args["a"].(string), fc.Args["b"].(string), fc.Args["setA"].(string), fc.Args["setB"].(string), fc.Args["by"].(model.StatDimension))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *stats.Comparison) graphql.Marshaler {
+			return ec.marshalNCorpusComparison2ᚖdeidcorpusᚋpipelineᚋstatsᚐComparison(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_compareCorpora(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CorpusComparison(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_compareCorpora_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17524,7 +20214,7 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "checkStatus", "checkStatusNEQ", "checkStatusIn", "checkStatusNotIn", "checkFindings", "checkFindingsNEQ", "checkFindingsIn", "checkFindingsNotIn", "checkFindingsGT", "checkFindingsGTE", "checkFindingsLT", "checkFindingsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17909,6 +20599,90 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.KindNotIn = data
+		case "checkStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatus"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatus = data
+		case "checkStatusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusNEQ"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusNEQ = data
+		case "checkStatusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusIn"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusIn = data
+		case "checkStatusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkStatusNotIn"))
+			data, err := ec.unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckStatusNotIn = data
+		case "checkFindings":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindings"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindings = data
+		case "checkFindingsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsNEQ = data
+		case "checkFindingsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsIn = data
+		case "checkFindingsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsNotIn = data
+		case "checkFindingsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsGT = data
+		case "checkFindingsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsGTE = data
+		case "checkFindingsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsLT = data
+		case "checkFindingsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkFindingsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckFindingsLTE = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -25874,6 +28648,303 @@ func (ec *executionContext) _AuditEntryEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var chiSquareTestImplementors = []string{"ChiSquareTest"}
+
+func (ec *executionContext) _ChiSquareTest(ctx context.Context, sel ast.SelectionSet, obj *stats.ChiSquare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chiSquareTestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChiSquareTest")
+		case "statistic":
+			out.Values[i] = ec._ChiSquareTest_statistic(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dof":
+			out.Values[i] = ec._ChiSquareTest_dof(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "p":
+			out.Values[i] = ec._ChiSquareTest_p(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "n":
+			out.Values[i] = ec._ChiSquareTest_n(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._ChiSquareTest_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._ChiSquareTest_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minExpected":
+			out.Values[i] = ec._ChiSquareTest_minExpected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "smallExpected":
+			out.Values[i] = ec._ChiSquareTest_smallExpected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var comparedCorpusImplementors = []string{"ComparedCorpus"}
+
+func (ec *executionContext) _ComparedCorpus(ctx context.Context, sel ast.SelectionSet, obj *stats.SideSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparedCorpusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparedCorpus")
+		case "corpus":
+			out.Values[i] = ec._ComparedCorpus_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "annotationSet":
+			out.Values[i] = ec._ComparedCorpus_annotationSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._ComparedCorpus_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._ComparedCorpus_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vocabulary":
+			out.Values[i] = ec._ComparedCorpus_vocabulary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._ComparedCorpus_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiTexts":
+			out.Values[i] = ec._ComparedCorpus_phiTexts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nameSpans":
+			out.Values[i] = ec._ComparedCorpus_nameSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namePatterns":
+			out.Values[i] = ec._ComparedCorpus_namePatterns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var comparedGroupImplementors = []string{"ComparedGroup"}
+
+func (ec *executionContext) _ComparedGroup(ctx context.Context, sel ast.SelectionSet, obj *stats.GroupComparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparedGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparedGroup")
+		case "group":
+			out.Values[i] = ec._ComparedGroup_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._ComparedGroup_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "a":
+			out.Values[i] = ec._ComparedGroup_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._ComparedGroup_b(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expectedA":
+			out.Values[i] = ec._ComparedGroup_expectedA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expectedB":
+			out.Values[i] = ec._ComparedGroup_expectedB(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "residual":
+			out.Values[i] = ec._ComparedGroup_residual(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contribution":
+			out.Values[i] = ec._ComparedGroup_contribution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "p":
+			out.Values[i] = ec._ComparedGroup_p(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueResidual":
+			out.Values[i] = ec._ComparedGroup_uniqueResidual(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueP":
+			out.Values[i] = ec._ComparedGroup_uniqueP(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiOOVRate":
+			out.Values[i] = ec._ComparedGroup_phiOOVRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oovSpans":
+			out.Values[i] = ec._ComparedGroup_oovSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var comparedGroupSideImplementors = []string{"ComparedGroupSide"}
+
+func (ec *executionContext) _ComparedGroupSide(ctx context.Context, sel ast.SelectionSet, obj *stats.GroupSide) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparedGroupSideImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparedGroupSide")
+		case "total":
+			out.Values[i] = ec._ComparedGroupSide_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unique":
+			out.Values[i] = ec._ComparedGroupSide_unique(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "share":
+			out.Values[i] = ec._ComparedGroupSide_share(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var corpusImplementors = []string{"Corpus", "Node"}
 
 func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, obj *ent.Corpus) graphql.Marshaler {
@@ -25908,6 +28979,16 @@ func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "kind":
 			out.Values[i] = ec._Corpus_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "checkStatus":
+			out.Values[i] = ec._Corpus_checkStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "checkFindings":
+			out.Values[i] = ec._Corpus_checkFindings(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -26132,6 +29213,79 @@ func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var corpusComparisonImplementors = []string{"CorpusComparison"}
+
+func (ec *executionContext) _CorpusComparison(ctx context.Context, sel ast.SelectionSet, obj *stats.Comparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, corpusComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CorpusComparison")
+		case "by":
+			out.Values[i] = ec._CorpusComparison_by(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "a":
+			out.Values[i] = ec._CorpusComparison_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._CorpusComparison_b(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chiSquare":
+			out.Values[i] = ec._CorpusComparison_chiSquare(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chiSquareUnique":
+			out.Values[i] = ec._CorpusComparison_chiSquareUnique(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oov":
+			out.Values[i] = ec._CorpusComparison_oov(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._CorpusComparison_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namePatterns":
+			out.Values[i] = ec._CorpusComparison_namePatterns(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var corpusConnectionImplementors = []string{"CorpusConnection"}
 
 func (ec *executionContext) _CorpusConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.CorpusConnection) graphql.Marshaler {
@@ -26238,68 +29392,111 @@ func (ec *executionContext) _CorpusStatistics(ctx context.Context, sel ast.Selec
 		case "corpus":
 			out.Values[i] = ec._CorpusStatistics_corpus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "annotationSet":
 			out.Values[i] = ec._CorpusStatistics_annotationSet(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "documents":
 			out.Values[i] = ec._CorpusStatistics_documents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "patients":
 			out.Values[i] = ec._CorpusStatistics_patients(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "characters":
 			out.Values[i] = ec._CorpusStatistics_characters(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokens":
 			out.Values[i] = ec._CorpusStatistics_tokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "spans":
 			out.Values[i] = ec._CorpusStatistics_spans(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "uniqueSpans":
 			out.Values[i] = ec._CorpusStatistics_uniqueSpans(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "documentsWithPHI":
 			out.Values[i] = ec._CorpusStatistics_documentsWithPHI(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "phiPerDocument":
 			out.Values[i] = ec._CorpusStatistics_phiPerDocument(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "shareOfDocumentsWithPHI":
 			out.Values[i] = ec._CorpusStatistics_shareOfDocumentsWithPHI(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "by":
 			out.Values[i] = ec._CorpusStatistics_by(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groups":
 			out.Values[i] = ec._CorpusStatistics_groups(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "noteTypes":
+			out.Values[i] = ec._CorpusStatistics_noteTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namePatterns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CorpusStatistics_namePatterns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27752,10 +30949,118 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "resolveCheckFindings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveCheckFindings(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createRelease":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRelease(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var namePatternImplementors = []string{"NamePattern"}
+
+func (ec *executionContext) _NamePattern(ctx context.Context, sel ast.SelectionSet, obj *stats.PatternCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, namePatternImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NamePattern")
+		case "pattern":
+			out.Values[i] = ec._NamePattern_pattern(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._NamePattern_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._NamePattern_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var namePatternPairImplementors = []string{"NamePatternPair"}
+
+func (ec *executionContext) _NamePatternPair(ctx context.Context, sel ast.SelectionSet, obj *stats.PatternPair) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, namePatternPairImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NamePatternPair")
+		case "pattern":
+			out.Values[i] = ec._NamePatternPair_pattern(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._NamePatternPair_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "a":
+			out.Values[i] = ec._NamePatternPair_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._NamePatternPair_b(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27799,6 +31104,172 @@ func (ec *executionContext) _NewToken(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "info":
 			out.Values[i] = ec._NewToken_info(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var noteTypeCountImplementors = []string{"NoteTypeCount"}
+
+func (ec *executionContext) _NoteTypeCount(ctx context.Context, sel ast.SelectionSet, obj *store.DocumentCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, noteTypeCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NoteTypeCount")
+		case "name":
+			out.Values[i] = ec._NoteTypeCount_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._NoteTypeCount_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documentsWithPHI":
+			out.Values[i] = ec._NoteTypeCount_documentsWithPHI(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._NoteTypeCount_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._NoteTypeCount_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiPerDocument":
+			out.Values[i] = ec._NoteTypeCount_phiPerDocument(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shareWithPHI":
+			out.Values[i] = ec._NoteTypeCount_shareWithPHI(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiPerToken":
+			out.Values[i] = ec._NoteTypeCount_phiPerToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var oOVRatesImplementors = []string{"OOVRates"}
+
+func (ec *executionContext) _OOVRates(ctx context.Context, sel ast.SelectionSet, obj *stats.OOV) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, oOVRatesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OOVRates")
+		case "tokenRate":
+			out.Values[i] = ec._OOVRates_tokenRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenTypeRate":
+			out.Values[i] = ec._OOVRates_tokenTypeRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiRate":
+			out.Values[i] = ec._OOVRates_phiRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiTypeRate":
+			out.Values[i] = ec._OOVRates_phiTypeRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._OOVRates_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oovTokens":
+			out.Values[i] = ec._OOVRates_oovTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenTypes":
+			out.Values[i] = ec._OOVRates_tokenTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oovTokenTypes":
+			out.Values[i] = ec._OOVRates_oovTokenTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._OOVRates_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oovSpans":
+			out.Values[i] = ec._OOVRates_oovSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phiTexts":
+			out.Values[i] = ec._OOVRates_phiTexts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "oovPHITexts":
+			out.Values[i] = ec._OOVRates_oovPHITexts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28605,6 +32076,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_corpusStatistics(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "compareCorpora":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_compareCorpora(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -30519,6 +34012,38 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNChiSquareTest2deidcorpusᚋpipelineᚋstatsᚐChiSquare(ctx context.Context, sel ast.SelectionSet, v stats.ChiSquare) graphql.Marshaler {
+	return ec._ChiSquareTest(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNComparedCorpus2deidcorpusᚋpipelineᚋstatsᚐSideSummary(ctx context.Context, sel ast.SelectionSet, v stats.SideSummary) graphql.Marshaler {
+	return ec._ComparedCorpus(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNComparedGroup2deidcorpusᚋpipelineᚋstatsᚐGroupComparison(ctx context.Context, sel ast.SelectionSet, v stats.GroupComparison) graphql.Marshaler {
+	return ec._ComparedGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNComparedGroup2ᚕdeidcorpusᚋpipelineᚋstatsᚐGroupComparisonᚄ(ctx context.Context, sel ast.SelectionSet, v []stats.GroupComparison) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNComparedGroup2deidcorpusᚋpipelineᚋstatsᚐGroupComparison(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNComparedGroupSide2deidcorpusᚋpipelineᚋstatsᚐGroupSide(ctx context.Context, sel ast.SelectionSet, v stats.GroupSide) graphql.Marshaler {
+	return ec._ComparedGroupSide(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx context.Context, sel ast.SelectionSet, v *ent.Corpus) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -30527,6 +34052,26 @@ func (ec *executionContext) marshalNCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx cont
 		return graphql.Null
 	}
 	return ec._Corpus(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, v any) (corpus.CheckStatus, error) {
+	var res corpus.CheckStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, sel ast.SelectionSet, v corpus.CheckStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCorpusComparison2ᚖdeidcorpusᚋpipelineᚋstatsᚐComparison(ctx context.Context, sel ast.SelectionSet, v *stats.Comparison) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CorpusComparison(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCorpusConnection2ᚖdeidcorpusᚋentᚐCorpusConnection(ctx context.Context, sel ast.SelectionSet, v *ent.CorpusConnection) graphql.Marshaler {
@@ -30976,6 +34521,72 @@ func (ec *executionContext) unmarshalNModelWhereInput2ᚖdeidcorpusᚋentᚐMode
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNNamePattern2deidcorpusᚋpipelineᚋstatsᚐPatternCount(ctx context.Context, sel ast.SelectionSet, v stats.PatternCount) graphql.Marshaler {
+	return ec._NamePattern(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNamePattern2ᚕdeidcorpusᚋpipelineᚋstatsᚐPatternCountᚄ(ctx context.Context, sel ast.SelectionSet, v []stats.PatternCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNamePattern2deidcorpusᚋpipelineᚋstatsᚐPatternCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNamePattern2ᚕᚖdeidcorpusᚋpipelineᚋstatsᚐPatternCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*stats.PatternCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNamePattern2ᚖdeidcorpusᚋpipelineᚋstatsᚐPatternCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNamePattern2ᚖdeidcorpusᚋpipelineᚋstatsᚐPatternCount(ctx context.Context, sel ast.SelectionSet, v *stats.PatternCount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NamePattern(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNamePatternPair2deidcorpusᚋpipelineᚋstatsᚐPatternPair(ctx context.Context, sel ast.SelectionSet, v stats.PatternPair) graphql.Marshaler {
+	return ec._NamePatternPair(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNamePatternPair2ᚕdeidcorpusᚋpipelineᚋstatsᚐPatternPairᚄ(ctx context.Context, sel ast.SelectionSet, v []stats.PatternPair) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNamePatternPair2deidcorpusᚋpipelineᚋstatsᚐPatternPair(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNewToken2ᚖdeidcorpusᚋgraphᚋmodelᚐNewToken(ctx context.Context, sel ast.SelectionSet, v *model.NewToken) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -30994,6 +34605,36 @@ func (ec *executionContext) marshalNNode2ᚕdeidcorpusᚋentᚐNoder(ctx context
 	})
 
 	return ret
+}
+
+func (ec *executionContext) marshalNNoteTypeCount2ᚕᚖdeidcorpusᚋstoreᚐDocumentCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.DocumentCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNoteTypeCount2ᚖdeidcorpusᚋstoreᚐDocumentCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNoteTypeCount2ᚖdeidcorpusᚋstoreᚐDocumentCount(ctx context.Context, sel ast.SelectionSet, v *store.DocumentCount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._NoteTypeCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOOVRates2deidcorpusᚋpipelineᚋstatsᚐOOV(ctx context.Context, sel ast.SelectionSet, v stats.OOV) graphql.Marshaler {
+	return ec._OOVRates(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, v any) (entgql.OrderDirection, error) {
@@ -31946,6 +35587,58 @@ func (ec *executionContext) marshalOCorpus2ᚖdeidcorpusᚋentᚐCorpus(ctx cont
 		return graphql.Null
 	}
 	return ec._Corpus(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx context.Context, v any) ([]corpus.CheckStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]corpus.CheckStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCorpusCheckStatus2ᚕdeidcorpusᚋentᚋcorpusᚐCheckStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []corpus.CheckStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCorpusCheckStatus2deidcorpusᚋentᚋcorpusᚐCheckStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, v any) (*corpus.CheckStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(corpus.CheckStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCorpusCheckStatus2ᚖdeidcorpusᚋentᚋcorpusᚐCheckStatus(ctx context.Context, sel ast.SelectionSet, v *corpus.CheckStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOCorpusEdge2ᚕᚖdeidcorpusᚋentᚐCorpusEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.CorpusEdge) graphql.Marshaler {

@@ -33,6 +33,14 @@ type Handler func(ctx context.Context, run *Run) (Result, error)
 // evaluations, artifacts, ...) and small summaries.
 type Result map[string]any
 
+// CheckFailed is what a handler returns, beside its result, when it wrote its
+// output and the output failed its check: the job ends check_failed, not
+// succeeded, with the result and this error's message, and is not tried again
+// (its output is saved; a new run is a new job).
+type CheckFailed struct{ Message string }
+
+func (e *CheckFailed) Error() string { return e.Message }
+
 // Options configure a Manager.
 type Options struct {
 	// Work runs workers in this process; without it the manager only enqueues
@@ -295,7 +303,7 @@ func (m *Manager) Wait(ctx context.Context, ids []int) ([]*ent.Job, error) {
 }
 
 func finished(s job.Status) bool {
-	return s == job.StatusSucceeded || s == job.StatusFailed || s == job.StatusCancelled
+	return s == job.StatusSucceeded || s == job.StatusFailed || s == job.StatusCancelled || s == job.StatusCheckFailed
 }
 
 func changed(a, b *ent.Job) bool {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/version"
@@ -60,12 +60,17 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	done := map[string]bool{}
+	redo := false
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
 		if from, _ := out.Provenance["from"].(string); from != p.Corpus {
 			return nil, apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
 		}
-		if done, err = st.DocumentIDs(ctx, out.ID); err != nil {
-			return nil, err
+		// A quarantined corpus's notes cannot be trusted: a rerun rewrites
+		// and checks them all, and its check decides the quarantine.
+		if redo = out.CheckStatus == corpus.CheckStatusFailed; !redo {
+			if done, err = st.DocumentIDs(ctx, out.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var todo, context []pipeline.Document
@@ -89,9 +94,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := surrogate.New(policy, resources.Default(), seed)
+	r := surrogate.New(policy, nil, seed)
 	r.Context = context
-	res, err := r.Run(todo, state)
+	res, err := r.Run(todo, state.Store)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
@@ -101,6 +106,19 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	run.Progress(2, 4, "checking the output")
 	report := surrogate.Check(todo, res, policy)
 	summary := checkSummary(report)
+	findings := store.CheckFindings(summary)
+	newMappings := 0
+	for _, m := range res.Mappings {
+		if m.New {
+			newMappings++
+		}
+	}
+	// The seed draws only what no earlier run of the source decided: the
+	// provenance says what was taken over, from which job and its seed.
+	reused, err := st.Reused(ctx, state, res)
+	if err != nil {
+		return nil, err
+	}
 
 	run.Progress(3, 4, "saving")
 	var policyObj any
@@ -108,10 +126,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	prov := map[string]any{
 		"source": "resynthesis", "from": p.Corpus, "fromID": src.ID, "set": p.Set, "job": run.Job.ID,
 		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": res.Language,
-		"check": summary,
+		"documents": len(res.Docs), "newMappings": newMappings, "reused": reused, "check": summary,
 	}
 	out, created, err := st.SaveResynthesis(ctx, store.Resynthesis{
 		SourceID: src.ID, Target: p.Out, TagSet: src.Tagset, Provenance: prov, Docs: res.Docs, Result: res, JobID: run.Job.ID,
+		Findings: findings, Redo: redo,
 	})
 	if err != nil {
 		return nil, err
@@ -131,14 +150,15 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	newMappings := 0
-	for _, m := range res.Mappings {
-		if m.New {
-			newMappings++
-		}
+	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": len(res.Docs), "newMappings": newMappings,
+		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": created,
+		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
+	if findings > 0 {
+		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d misaligned spans): "+
+			"corpus %q is quarantined (%d unresolved findings) until a rerun into it passes or a curator resolves them",
+			findings, len(report.Leaks), len(report.Misaligned), out.Name, out.CheckFindings)}
 	}
-	return Result{"corpus": out.ID, "corpusName": out.Name, "documents": len(res.Docs), "newMappings": newMappings,
-		"check": summary, "checkReport": a.ID, "saved": created}, nil
+	return result, nil
 }
 
 // checkSummary is the PHI-free part of a check report: counts and the name

@@ -2,11 +2,13 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/ent"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -136,4 +138,87 @@ func TestShiftsDifferAcrossCorpora(t *testing.T) {
 		}
 	}
 	assert.Less(t, same, 3, "%d of 20 patients got the same shift in both corpora", same)
+}
+
+// TestSeedOfReusedState: mappings and date shifts belong to the source
+// corpus, so a second surrogate corpus of it with another seed takes over
+// the first run's choices instead of drawing its own. Its output is the
+// first's, and its provenance says so: what was reused, from which job and
+// that job's seed. A later run adding notes to it is recorded in its
+// provenance's runs, with its own seed.
+func TestSeedOfReusedState(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var first, later []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 8, Seed: 2, NotesMin: 2, NotesMax: 3}, func(p synth.Patient) error {
+		first = append(first, p.Docs[:len(p.Docs)-1]...)
+		later = append(later, p.Docs[len(p.Docs)-1])
+		return nil
+	}))
+	opt := store.ImportOptions{Corpus: "demo", TagSet: "i2b2-2014"}
+	_, err := st.ImportDocuments(ctx, opt, first)
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{})
+	run := func(out string, seed uint64) *ent.Job {
+		j, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: "demo", Out: out, Seed: seed}, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, j.ID)[0]
+		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		return done
+	}
+	texts := func(name string) map[string]string {
+		c, err := st.CorpusByName(ctx, name)
+		require.NoError(t, err)
+		docs, err := st.LoadDocuments(ctx, c, "gold")
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, d := range docs {
+			out[d.ID] = d.Text
+		}
+		return out
+	}
+	j1 := run("demo-r", 1)
+	assert.Empty(t, j1.Result["reused"], "the first run draws everything from its seed")
+	mappings := j1.Result["newMappings"].(float64)
+	require.Positive(t, mappings)
+
+	j2 := run("demo-r2", 7)
+	assert.Equal(t, texts("demo-r"), texts("demo-r2"), "seed 7 drew nothing: every choice was seed 1's")
+	assert.Equal(t, float64(0), j2.Result["newMappings"])
+	reused := j2.Result["reused"].([]any)
+	require.Len(t, reused, 1)
+	from := reused[0].(map[string]any)
+	assert.Equal(t, float64(j1.ID), from["job"])
+	assert.Equal(t, float64(1), from["seed"])
+	assert.Equal(t, "demo-r", from["corpus"])
+	assert.Equal(t, float64(8), from["shifts"], "every patient's date shift")
+	assert.Positive(t, from["mappings"])
+	assert.LessOrEqual(t, from["mappings"], mappings)
+	c2, err := st.CorpusByName(ctx, "demo-r2")
+	require.NoError(t, err)
+	assert.Equal(t, reused, jsonValue(t, c2.Provenance["reused"]))
+	assert.Equal(t, float64(7), jsonValue(t, c2.Provenance["seed"]))
+
+	_, err = st.ImportDocuments(ctx, opt, later)
+	require.NoError(t, err)
+	j3 := run("demo-r2", 9)
+	c2, err = st.CorpusByName(ctx, "demo-r2")
+	require.NoError(t, err)
+	runs := c2.Provenance["runs"].([]any)
+	require.Len(t, runs, 1)
+	added := runs[0].(map[string]any)
+	assert.Equal(t, float64(j3.ID), added["job"])
+	assert.Equal(t, float64(9), added["seed"])
+	assert.Equal(t, float64(len(later)), added["documents"])
+	assert.Equal(t, float64(j1.ID), added["reused"].([]any)[0].(map[string]any)["job"], "the patients' shifts are still seed 1's")
+}
+
+// jsonValue is v as it reads back from the database's JSON.
+func jsonValue(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(data, &out))
+	return out
 }

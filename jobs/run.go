@@ -139,6 +139,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		}
 	}
 	var gone creatorGone
+	var checkFailed *CheckFailed
 	switch {
 	case errors.Is(cause, errSuperseded):
 		return nil
@@ -146,10 +147,16 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		m.finish(context.WithoutCancel(ctx), jobID, job.StatusFailed, nil, gone.Error(), "failed")
 		run.Logger.Info("job stopped: its account was disabled", "err", gone)
 		return river.JobCancel(gone)
-	case err == nil:
+	case err == nil || errors.As(err, &checkFailed):
 		done, total, _ := run.snapshot()
 		if total > 0 {
 			done = total
+		}
+		if checkFailed != nil {
+			// The output is saved: trying again would only find it.
+			m.finishWith(ctx, jobID, job.StatusCheckFailed, result, checkFailed.Message, "check failed", done, total)
+			run.Logger.Warn("job output failed its check", "err", err)
+			return river.JobCancel(err)
 		}
 		m.finishWith(ctx, jobID, job.StatusSucceeded, result, "", "done", done, total)
 		run.Logger.Info("job succeeded")

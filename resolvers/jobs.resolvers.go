@@ -118,6 +118,11 @@ func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.Res
 	return r.jobs.Enqueue(ctx, "resynthesize", p, auth.Name(ctx), nil)
 }
 
+// ResolveCheckFindings is the resolver for the resolveCheckFindings field.
+func (r *mutationResolver) ResolveCheckFindings(ctx context.Context, corpus string, reason string) (*ent.Corpus, error) {
+	return r.store.ResolveCheckFindings(ctx, corpus, reason, auth.Name(ctx))
+}
+
 // Lineage is the resolver for the lineage field.
 func (r *queryResolver) Lineage(ctx context.Context, id int) ([]*model.LineageStep, error) {
 	steps, err := r.store.Lineage(ctx, id)
@@ -155,7 +160,18 @@ func (r *queryResolver) CheckReport(ctx context.Context, corpus string) (map[str
 	if err != nil {
 		return nil, err
 	}
-	return jsonmap.Decode(data)
+	m, err := jsonmap.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.CorpusByName(ctx, corpus)
+	if err != nil {
+		return nil, err
+	}
+	if c.CheckResolution != nil {
+		m["resolution"] = c.CheckResolution
+	}
+	return m, nil
 }
 
 // SurrogateMappings is the resolver for the surrogateMappings field.

@@ -16,12 +16,26 @@ import (
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
+	"deidcorpus/pipeline/stats"
 	"deidcorpus/store"
 	"errors"
 	"net/url"
 
 	"github.com/99designs/gqlgen/graphql"
 )
+
+// NamePatterns is the resolver for the namePatterns field.
+func (r *corpusStatisticsResolver) NamePatterns(ctx context.Context, obj *model.CorpusStatistics) ([]*stats.PatternCount, error) {
+	pats, err := r.store.NamePatterns(ctx, obj.Corpus, obj.AnnotationSet)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*stats.PatternCount, len(pats))
+	for i := range pats {
+		out[i] = &pats[i]
+	}
+	return out, nil
+}
 
 // Annotations is the resolver for the annotations field.
 func (r *documentResolver) Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error) {
@@ -134,6 +148,10 @@ func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus int, set st
 		Characters: st.Characters, Tokens: st.Tokens, Spans: st.Spans, UniqueSpans: st.UniqueSpans,
 		DocumentsWithPhi: st.DocumentsWithPHI, PhiPerDocument: st.PHIPerDocument(),
 		ShareOfDocumentsWithPhi: st.ShareWithPHI(), By: by, Groups: make([]*model.StatGroup, len(st.Groups)),
+		NoteTypes: make([]*store.DocumentCount, len(st.NoteTypes)),
+	}
+	for i := range st.NoteTypes {
+		out.NoteTypes[i] = &st.NoteTypes[i]
 	}
 	for i, g := range st.Groups {
 		sg := &model.StatGroup{Total: g.Total, Unique: g.Unique}
@@ -153,6 +171,15 @@ func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus int, set st
 		out.Groups[i] = sg
 	}
 	return out, nil
+}
+
+// CompareCorpora is the resolver for the compareCorpora field.
+func (r *queryResolver) CompareCorpora(ctx context.Context, a string, b string, setA string, setB string, by model.StatDimension) (*stats.Comparison, error) {
+	d, err := store.ParseDimension(string(by))
+	if err != nil {
+		return nil, apperr.New(apperr.Invalid, "by: %s", err)
+	}
+	return r.store.CompareCorpora(ctx, store.CompareOptions{A: a, SetA: setA, B: b, SetB: setB, By: d})
 }
 
 // TagSets is the resolver for the tagSets field.
@@ -185,7 +212,15 @@ func (r *queryResolver) Formats(ctx context.Context) ([]*model.FormatInfo, error
 	return out, nil
 }
 
+// CorpusStatistics returns graph.CorpusStatisticsResolver implementation.
+func (r *Resolver) CorpusStatistics() graph.CorpusStatisticsResolver {
+	return &corpusStatisticsResolver{r}
+}
+
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
-type mutationResolver struct{ *Resolver }
+type (
+	corpusStatisticsResolver struct{ *Resolver }
+	mutationResolver         struct{ *Resolver }
+)

@@ -179,6 +179,9 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origID} }},
 		{op: "Query.corpusStatistics", name: "surrogate", allowed: "ACR", query: `query($id: ID!) { corpusStatistics(corpus: $id) { spans } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.surrID} }},
+		{op: "Query.compareCorpora", name: "original with surrogate", allowed: "AC", query: `{ compareCorpora(a: "orig", b: "surr") { chiSquare { p } } }`},
+		{op: "Query.compareCorpora", name: "surrogate with itself", allowed: "ACR", query: `{ compareCorpora(a: "surr", b: "surr") { oov { tokenRate } } }`},
+		{op: "Query.compareCorpora", name: "assigned with itself", allowed: "ACN", query: `{ compareCorpora(a: "assigned", b: "assigned", by: CATEGORY) { namePatterns { a } } }`},
 		{op: "Query.lineage", name: "original", allowed: "AC", query: `query($id: ID!) { lineage(id: $id) { kind } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origID} }},
 		{op: "Query.lineage", name: "surrogate", allowed: "ACR", query: `query($id: ID!) { lineage(id: $id) { kind } }`,
@@ -227,6 +230,8 @@ func authzCases() []authzCase {
 			}},
 		{op: "Mutation.startResynthesis", allowed: "AC", query: `mutation($o: String!) { startResynthesis(input: {corpus: "orig", out: $o}) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "resynth-" + string(r)} }},
+		// A conflict for those allowed: the corpus passed its check.
+		{op: "Mutation.resolveCheckFindings", allowed: "AC", query: `mutation { resolveCheckFindings(corpus: "surr", reason: "reviewed") { name } }`},
 		{op: "Mutation.createRelease", allowed: "AC", query: `mutation($n: String!) { createRelease(input: {corpus: "surr", name: $n, version: "1.0.0"}) { ref } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"n": "rel-" + string(r)} }},
 		{op: "Mutation.startEvaluation", name: "original", allowed: "AC", query: `mutation { startEvaluation(input: {corpus: "orig", system: "gold"}) { id } }`},

@@ -38,7 +38,7 @@ func follow(t *testing.T, c *client.Client, id string) []jobState {
 		require.NoError(t, sub.Next(&resp))
 		states = append(states, resp.Job)
 		switch resp.Job.Status {
-		case "succeeded", "failed", "cancelled":
+		case "succeeded", "failed", "cancelled", "check_failed":
 			return states
 		}
 	}

@@ -124,6 +124,81 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 			}
 			assert.Equal(t, 13, sum)
 
+			// Notes per note type (Boag Table 1) and the name patterns
+			// (Yeniterzi Table 7), whose counts add up to the name spans.
+			var more struct {
+				CorpusStatistics struct {
+					NoteTypes []struct {
+						Name                        string
+						Documents, DocumentsWithPHI int
+						Spans, Tokens               int
+						ShareWithPHI                float64
+					}
+					NamePatterns []struct {
+						Pattern       string
+						Tokens, Count int
+					}
+				}
+			}
+			c.MustPost(`query($id: ID!) { corpusStatistics(corpus: $id) {
+				noteTypes { name documents documentsWithPHI spans tokens shareWithPHI } namePatterns { pattern tokens count } } }`,
+				&more, client.Var("id", corpusID))
+			notes, spans, names := 0, 0, 0
+			for _, n := range more.CorpusStatistics.NoteTypes {
+				notes += n.Documents
+				spans += n.Spans
+				assert.InDelta(t, float64(n.DocumentsWithPHI)/float64(n.Documents), n.ShareWithPHI, 1e-12)
+			}
+			assert.Equal(t, 3, notes)
+			assert.Equal(t, 13, spans)
+			for _, g := range cs.Groups {
+				if g.Category == "NAME" {
+					names += g.Total
+				}
+			}
+			pats := 0
+			for _, p := range more.CorpusStatistics.NamePatterns {
+				pats += p.Count
+			}
+			assert.Positive(t, names)
+			assert.Equal(t, names, pats, "name patterns add up to the name spans")
+
+			// A corpus compared with itself: no difference, nothing out of vocabulary.
+			var cmp struct {
+				CompareCorpora struct {
+					By        string
+					ChiSquare struct {
+						Statistic, P float64
+						Dof, N       int
+					}
+					Oov    struct{ TokenRate, PhiRate float64 }
+					Groups []struct {
+						Group string
+						A, B  struct{ Total int }
+					}
+					NamePatterns []struct{ A, B int }
+				}
+			}
+			c.MustPost(`{ compareCorpora(a: "demo", b: "demo", by: CATEGORY) { by chiSquare { statistic p dof n }
+				oov { tokenRate phiRate } groups { group a { total } b { total } } namePatterns { a b } } }`, &cmp)
+			cc := cmp.CompareCorpora
+			assert.Equal(t, "category", cc.By)
+			assert.Zero(t, cc.ChiSquare.Statistic)
+			assert.Equal(t, 1.0, cc.ChiSquare.P)
+			assert.Equal(t, 26, cc.ChiSquare.N)
+			assert.Equal(t, len(cc.Groups)-1, cc.ChiSquare.Dof)
+			assert.Zero(t, cc.Oov.TokenRate)
+			assert.Zero(t, cc.Oov.PhiRate)
+			for _, p := range cc.NamePatterns {
+				assert.Equal(t, p.A, p.B)
+			}
+			err = c.Post(`{ compareCorpora(a: "demo", b: "nope") { by } }`, &cmp)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `b: no corpus named \"nope\"`)
+			err = c.Post(`{ compareCorpora(a: "demo", b: "demo", by: SPLIT) { by } }`, &cmp)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "by: a comparison groups spans by category or type")
+
 			// Documents are a Relay connection with filters; spans come in text order
 			// with code-point offsets.
 			var docs struct {

@@ -100,8 +100,17 @@ func BenchmarkStatistics100k(b *testing.B) {
 // corpus.
 func statsDB(b *testing.B) string {
 	b.Helper()
+	return cachedDB(b, genVersion, func(ctx context.Context, path string) error {
+		return buildStatsDB(ctx, path, genSpec{genCorpus, 100_000})
+	})
+}
+
+// cachedDB returns the path of a generated SQLite database built by build,
+// cached in os.TempDir under version and the store's schema.
+func cachedDB(b *testing.B, version string, build func(context.Context, string) error) string {
+	b.Helper()
 	h := sha256.New()
-	fmt.Fprint(h, genVersion)
+	fmt.Fprint(h, version)
 	for _, t := range migrate.Tables {
 		fmt.Fprint(h, t.Name)
 		for _, c := range t.Columns {
@@ -114,13 +123,13 @@ func statsDB(b *testing.B) string {
 			}
 		}
 	}
-	path := filepath.Join(os.TempDir(), "deidcorpus-"+genVersion+"-"+hex.EncodeToString(h.Sum(nil))[:12]+".db")
+	path := filepath.Join(os.TempDir(), "deidcorpus-"+version+"-"+hex.EncodeToString(h.Sum(nil))[:12]+".db")
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	start := time.Now()
-	if err := buildStatsDB(context.Background(), tmp); err != nil {
+	if err := build(context.Background(), tmp); err != nil {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(tmp + suffix)
 		}
@@ -138,19 +147,33 @@ func statsDB(b *testing.B) string {
 // the load and rebuilt afterwards (sorting once beats 2.5 million random index
 // inserts). The corpus and its annotation set go through the store, so they get
 // the schema's defaults.
-func buildStatsDB(ctx context.Context, path string) error {
+// genSpec is one generated corpus: its name and generator seed.
+type genSpec struct {
+	name string
+	seed uint64
+}
+
+func buildStatsDB(ctx context.Context, path string, specs ...genSpec) error {
 	s, err := store.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	c, err := s.Client.Corpus.Create().SetName(genCorpus).SetTagset("i2b2-2014").Save(ctx)
-	if err != nil {
-		return err
+	type made struct {
+		corpus, set int
+		seed        uint64
 	}
-	set, err := s.Client.AnnotationSet.Create().SetCorpusID(c.ID).SetName("gold").Save(ctx)
-	if err != nil {
-		return err
+	var corpora []made
+	for _, spec := range specs {
+		c, err := s.Client.Corpus.Create().SetName(spec.name).SetTagset("i2b2-2014").Save(ctx)
+		if err != nil {
+			return err
+		}
+		set, err := s.Client.AnnotationSet.Create().SetCorpusID(c.ID).SetName("gold").Save(ctx)
+		if err != nil {
+			return err
+		}
+		corpora = append(corpora, made{c.ID, set.ID, spec.seed})
 	}
 
 	conn, err := s.DB.Conn(ctx)
@@ -190,7 +213,25 @@ func buildStatsDB(ctx context.Context, path string) error {
 		}
 	}
 
-	g := newGenerator()
+	for _, m := range corpora {
+		if err := insertGenerated(ctx, tx, m.corpus, m.set, m.seed); err != nil {
+			return err
+		}
+	}
+	for _, ddl := range indexes {
+		if _, err := tx.ExecContext(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// insertGenerated writes one generated corpus's patients, documents and
+// spans in tx.
+func insertGenerated(ctx context.Context, tx *sql.Tx, corpusID, setID int, seed uint64) error {
+	c := struct{ ID int }{corpusID}
+	set := struct{ ID int }{setID}
+	g := newGenerator(seed)
 	now := time.Now().UTC()
 	patientID := map[int]int64{}
 	for p := range g.patients {
@@ -293,12 +334,7 @@ func buildStatsDB(ctx context.Context, path string) error {
 	if err := flushSpans(true); err != nil {
 		return err
 	}
-	for _, ddl := range indexes {
-		if _, err := tx.ExecContext(ctx, ddl); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	return nil
 }
 
 // multiInsert appends n placeholder tuples of width columns to prefix.
@@ -367,8 +403,8 @@ var (
 	genStates = []string{"MA", "Massachusetts", "NH", "RI", "CT", "NY", "Maine", "VT", "FL", "CA", "Texas", "Ohio"}
 )
 
-func newGenerator() *generator {
-	g := &generator{rng: rand.New(rand.NewPCG(2014, 100_000)), category: map[string]string{}}
+func newGenerator(seed uint64) *generator {
+	g := &generator{rng: rand.New(rand.NewPCG(2014, seed)), category: map[string]string{}}
 	for _, t := range genTypes {
 		g.category[t.typ] = t.category
 		for range t.weight {
@@ -504,4 +540,41 @@ func (g *generator) document(i int) genDoc {
 	}
 	d.text = b.String()
 	return d
+}
+
+// BenchmarkCompare100k times CompareCorpora between two generated corpora of
+// 100,000 notes and 2.5 million gold spans each (the generator of
+// BenchmarkStatistics100k under two seeds: the same filler text, other names,
+// places and numbers), by type, in SQLite: every text streamed through the
+// vocabularies, every span grouped. The database is built once and cached in
+// os.TempDir (a couple of minutes the first time).
+func BenchmarkCompare100k(b *testing.B) {
+	ctx := context.Background()
+	path := cachedDB(b, "compare100k-v1", func(ctx context.Context, path string) error {
+		return buildStatsDB(ctx, path, genSpec{"generated-a", 100_000}, genSpec{"generated-b", 7})
+	})
+	s, err := store.Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for _, by := range []store.Dimension{store.ByType, store.ByCategory} {
+		b.Run("by="+string(by), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := s.CompareCorpora(ctx, store.CompareOptions{A: "generated-a", SetA: "gold", B: "generated-b", SetB: "gold", By: by})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c.A.Documents != genDocs || c.B.Spans != genSpans {
+					b.Fatalf("%d documents, %d spans; want %d, %d", c.A.Documents, c.B.Spans, genDocs, genSpans)
+				}
+				if b.N == 1 {
+					b.Logf("chi-square %.1f (dof %d, p %.3g), token OOV %.4f, PHI OOV %.4f, %d and %d name spans",
+						c.ChiSquare.Statistic, c.ChiSquare.DOF, c.ChiSquare.P, c.OOV.TokenRate, c.OOV.PHIRate, c.A.NameSpans, c.B.NameSpans)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
+		})
+	}
 }

@@ -23,6 +23,11 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 	if err != nil {
 		return nil, err
 	}
+	// A derived copy of a surrogate corpus is surrogate too, and would be
+	// outside the quarantine.
+	if err := refuseQuarantined(src, "deriving from it"); err != nil {
+		return nil, err
+	}
 	docs, err := s.LoadDocuments(ctx, src, set)
 	if err != nil {
 		return nil, err

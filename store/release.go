@@ -7,6 +7,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/evaluation"
 	entrelease "deidcorpus/ent/release"
 	"deidcorpus/pipeline"
@@ -41,6 +42,9 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	}
 	c, err := s.CorpusByName(ctx, opt.Corpus)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseQuarantined(c, "releasing it"); err != nil {
 		return nil, err
 	}
 	if opt.Share {
@@ -103,18 +107,10 @@ func shareable(c *ent.Corpus) error {
 	if c.Provenance["source"] != "resynthesis" {
 		return apperr.New(apperr.Invalid, "corpus %q holds original text (it was not made by resynthesis): it cannot be released for outside sharing", c.Name)
 	}
-	check, _ := c.Provenance["check"].(map[string]any)
-	if check == nil {
+	// A failed check is refused before (quarantine); a resolved one was
+	// reviewed by a curator, whose reason the corpus records.
+	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
-	}
-	if n, _ := check["leaks"].(float64); n > 0 {
-		return apperr.New(apperr.Invalid, "the check of corpus %q found %v leaked PHI values: fix them before sharing", c.Name, n)
-	}
-	if n, _ := check["misaligned"].(float64); n > 0 {
-		return apperr.New(apperr.Invalid, "the check of corpus %q found %v misaligned spans: fix them before sharing", c.Name, n)
-	}
-	if ok, _ := check["ok"].(bool); !ok {
-		return apperr.New(apperr.Invalid, "the check of corpus %q did not pass (inconsistent mappings, interval errors or surrogates equal to originals): see its check report", c.Name)
 	}
 	return nil
 }

@@ -71,12 +71,19 @@ type Statistics struct {
 	Groups    []Group         `json:"groups"`
 }
 
-// DocumentCount is the size of one split or note type.
+// DocumentCount is the size of one split or note type: a row of Boag et
+// al.'s Table 1 (notes, notes with PHI, tokens, PHI instances).
 type DocumentCount struct {
-	Name      string `json:"name"`
-	Documents int    `json:"documents"`
-	Tokens    int    `json:"tokens"`
-	Spans     int    `json:"spans"`
+	Name             string `json:"name"`
+	Documents        int    `json:"documents"`
+	DocumentsWithPHI int    `json:"documentsWithPHI"`
+	Tokens           int    `json:"tokens"` // whitespace-separated
+	Spans            int    `json:"spans"`
+	// Derived: spans per document, share of documents with a span, spans
+	// per token (Boag's "PHI instances" percentage).
+	PHIPerDocument float64 `json:"phiPerDocument"`
+	ShareWithPHI   float64 `json:"shareOfDocumentsWithPHI"`
+	PHIPerToken    float64 `json:"phiPerToken"`
 }
 
 // PHIPerDocument is the mean number of spans per document.
@@ -234,15 +241,15 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 func (s *Store) labels(ctx context.Context, q querier, setID int) ([][2]string, error) {
 	var out [][2]string
 	var cat, typ string
-	err := q.QueryRowContext(ctx, `SELECT category, "type" FROM spans WHERE annotation_set_id = ?
-		ORDER BY category, "type" LIMIT 1`, setID).Scan(&cat, &typ)
+	err := q.QueryRowContext(ctx, s.rebind(`SELECT category, "type" FROM spans WHERE annotation_set_id = ?
+		ORDER BY category, "type" LIMIT 1`), setID).Scan(&cat, &typ)
 	for err == nil {
 		out = append(out, [2]string{cat, typ})
-		err = q.QueryRowContext(ctx, `SELECT "type" FROM spans WHERE annotation_set_id = ? AND category = ? AND "type" > ?
-			ORDER BY "type" LIMIT 1`, setID, cat, typ).Scan(&typ)
+		err = q.QueryRowContext(ctx, s.rebind(`SELECT "type" FROM spans WHERE annotation_set_id = ? AND category = ? AND "type" > ?
+			ORDER BY "type" LIMIT 1`), setID, cat, typ).Scan(&typ)
 		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, `SELECT category, "type" FROM spans WHERE annotation_set_id = ? AND category > ?
-				ORDER BY category, "type" LIMIT 1`, setID, cat).Scan(&cat, &typ)
+			err = q.QueryRowContext(ctx, s.rebind(`SELECT category, "type" FROM spans WHERE annotation_set_id = ? AND category > ?
+				ORDER BY category, "type" LIMIT 1`), setID, cat).Scan(&cat, &typ)
 		}
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -303,19 +310,20 @@ func (s *Store) documentCounts(ctx context.Context, q querier, st *Statistics, c
 		m[name].Documents += dc.Documents
 		m[name].Tokens += dc.Tokens
 		m[name].Spans += dc.Spans
+		m[name].DocumentsWithPHI += dc.DocumentsWithPHI
 	}
 	for rows.Next() {
 		var split, noteType string
 		var dc DocumentCount
-		var chars, withPHI int
-		if err := rows.Scan(&split, &noteType, &dc.Documents, &dc.Tokens, &chars, &dc.Spans, &withPHI); err != nil {
+		var chars int
+		if err := rows.Scan(&split, &noteType, &dc.Documents, &dc.Tokens, &chars, &dc.Spans, &dc.DocumentsWithPHI); err != nil {
 			return err
 		}
 		st.Documents += dc.Documents
 		st.Tokens += dc.Tokens
 		st.Characters += chars
 		st.Spans += dc.Spans
-		st.DocumentsWithPHI += withPHI
+		st.DocumentsWithPHI += dc.DocumentsWithPHI
 		add(splits, split, dc)
 		add(noteTypes, noteType, dc)
 	}
@@ -329,8 +337,18 @@ func (s *Store) documentCounts(ctx context.Context, q querier, st *Statistics, c
 func sortedCounts(m map[string]*DocumentCount) []DocumentCount {
 	out := make([]DocumentCount, 0, len(m))
 	for _, dc := range m {
+		dc.PHIPerDocument = ratio(dc.Spans, dc.Documents)
+		dc.ShareWithPHI = ratio(dc.DocumentsWithPHI, dc.Documents)
+		dc.PHIPerToken = ratio(dc.Spans, dc.Tokens)
 		out = append(out, *dc)
 	}
 	slices.SortFunc(out, func(a, b DocumentCount) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

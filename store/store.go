@@ -136,6 +136,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("mark surrogate corpora: %w", err)
 	}
+	if err := s.markCheckedCorpora(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("record the surrogate corpora's checks: %w", err)
+	}
 	if err := s.linkModelsToCorpora(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("link models to their training corpora: %w", err)
@@ -167,6 +171,31 @@ func (s *Store) markSurrogateCorpora(ctx context.Context) error {
 			if err := s.Client.Corpus.UpdateOneID(c.ID).SetKind(corpus.KindSurrogate).Exec(ctx); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// markCheckedCorpora gives corpora made by resynthesis before corpora had a
+// check status the status of the check their provenance records: a failed
+// one quarantines them, as it would now.
+func (s *Store) markCheckedCorpora(ctx context.Context) error {
+	rows, err := s.Client.Corpus.Query().Where(corpus.CheckStatusEQ(corpus.CheckStatusNone)).
+		Select(corpus.FieldID, corpus.FieldProvenance).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range rows {
+		check, _ := c.Provenance["check"].(map[string]any)
+		if c.Provenance["source"] != "resynthesis" || check == nil {
+			continue
+		}
+		upd := s.Client.Corpus.UpdateOneID(c.ID).SetCheckStatus(corpus.CheckStatusPassed)
+		if ok, _ := check["ok"].(bool); !ok {
+			upd.SetCheckStatus(corpus.CheckStatusFailed).SetCheckFindings(max(CheckFindings(check), 1))
+		}
+		if err := upd.Exec(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

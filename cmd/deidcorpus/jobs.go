@@ -149,7 +149,7 @@ func openJobs(ctx context.Context, e *env, db, sub string, ids []int) (*store.St
 
 func setupJobsList(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
-	status := fs.String("status", "", "only jobs with this status (queued, running, succeeded, failed, cancelled)")
+	status := fs.String("status", "", "only jobs with this status (queued, running, succeeded, failed, cancelled, check_failed)")
 	kind := fs.String("kind", "", "only jobs of this kind ("+strings.Join(jobs.Kinds(), ", ")+")")
 	limit := fs.Int("limit", 50, "at most this many jobs, newest first")
 	return func(ctx context.Context, args []string) error {
@@ -159,7 +159,7 @@ func setupJobsList(e *env, fs *flag.FlagSet) action {
 		q := []predicate.Job{}
 		if *status != "" {
 			if err := job.StatusValidator(job.Status(*status)); err != nil {
-				return usageErr("unknown status %q (queued, running, succeeded, failed, cancelled)", *status)
+				return usageErr("unknown status %q (queued, running, succeeded, failed, cancelled, check_failed)", *status)
 			}
 			q = append(q, job.StatusEQ(job.Status(*status)))
 		}
@@ -337,7 +337,9 @@ func runJob(ctx context.Context, e *env, st *store.Store, kind string, params an
 		m.Cancel(context.Background(), j.ID)
 		return nil, ctx.Err()
 	}
-	if j.Status != job.StatusSucceeded {
+	// A job whose output failed its check has a result to show: the caller
+	// reports it and fails.
+	if j.Status != job.StatusSucceeded && j.Status != job.StatusCheckFailed {
 		return j, fmt.Errorf("job %d %s: %s", j.ID, j.Status, j.Error)
 	}
 	return j, nil

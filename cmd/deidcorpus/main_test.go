@@ -150,6 +150,45 @@ func TestImportStatsExportRoundTrip(t *testing.T) {
 	}
 	assert.Equal(t, stats("a"), stats("b"))
 
+	// The note-type table and the name patterns of one corpus.
+	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "a")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `Note type\s+Notes\s+Contain PHI\s+Tokens\s+PHI instances\s+PHI per note`, out)
+	assert.Regexp(t, `Total\s+3\s+3 \(100.00%\)`, out)
+	assert.Contains(t, out, "Name patterns (Yeniterzi et al. Table 7)")
+
+	// A corpus compared with its exported and re-imported copy: alike in
+	// every figure; --json has the figures where the issue names them.
+	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "a", "--compare", "b", "--json")
+	require.Equal(t, 0, code, errs)
+	var cmp struct {
+		A          struct{ NamePatterns []struct{ Count int } }
+		B          struct{ NamePatterns []struct{ Count int } }
+		Comparison struct {
+			ChiSquare struct {
+				Statistic, P float64
+				DOF          int
+			}
+			OOV          struct{ TokenRate, PHIRate float64 }
+			NamePatterns []struct{ A, B int }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cmp))
+	assert.Zero(t, cmp.Comparison.ChiSquare.Statistic)
+	assert.Equal(t, 1.0, cmp.Comparison.ChiSquare.P)
+	assert.Positive(t, cmp.Comparison.ChiSquare.DOF)
+	assert.Zero(t, cmp.Comparison.OOV.TokenRate)
+	assert.Zero(t, cmp.Comparison.OOV.PHIRate)
+	assert.NotEmpty(t, cmp.A.NamePatterns)
+	assert.Equal(t, cmp.A.NamePatterns, cmp.B.NamePatterns)
+	for _, key := range []string{`"statistic"`, `"dof"`, `"p"`, `"tokenRate"`, `"phiRate"`, `"namePatterns"`} {
+		assert.Contains(t, out, key)
+	}
+	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "a", "--compare", "b", "--by", "category")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `PHI totals by category: chi-square 0.0000, dof \d+, p 1.0000`, out)
+	assert.Contains(t, out, "Token OOV: 0.00% of B's tokens")
+
 	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "a.zip"))
 	require.Equal(t, 0, code, errs)
 	zipped, err := os.Stat(filepath.Join(dir, "a.zip"))
@@ -168,6 +207,21 @@ func TestCLIErrors(t *testing.T) {
 	code, _, errs = cli(t, "stats", "--db", db, "--corpus", "missing")
 	assert.Equal(t, 3, code)
 	assert.Contains(t, errs, `no corpus named "missing"`)
+
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--corpus", "missing", "--compare", "other"}, 3, `--corpus: no corpus named "missing"`},
+		{[]string{"--corpus", "c", "--compare", "c", "--by", "split"}, 2, `--by: with --compare give category or type, not "split"`},
+		{[]string{"--corpus", "c", "--compare", "c", "--by", "category,type"}, 2, `--by: with --compare give one of category, type`},
+		{[]string{"--corpus", "c", "--compare-set", "silver"}, 2, `--compare-set needs --compare`},
+	} {
+		code, _, errs = cli(t, append([]string{"stats", "--db", db}, c.args...)...)
+		assert.Equal(t, c.code, code, errs)
+		assert.Contains(t, errs, c.msg)
+	}
 
 	code, _, _ = cli(t, "frobnicate")
 	assert.Equal(t, 2, code)

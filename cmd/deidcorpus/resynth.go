@@ -15,14 +15,14 @@ import (
 func init() {
 	register(&command{
 		name:    "resynth",
-		summary: "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks",
+		summary: "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks; a failed check quarantines it",
 		args:    "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]",
 		examples: []string{
 			"deidcorpus resynth --corpus demo --out demo-surrogate --seed 7",
 			"deidcorpus resynth --corpus notes --out notes-r --policy policy.json --async",
 		},
 		setup: setupResynth,
-		subs:  []*command{resynthReport},
+		subs:  []*command{resynthReport, resynthResolve},
 	})
 }
 
@@ -61,12 +61,20 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 		}
 		check, _ := j.Result["check"].(map[string]any)
 		fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
+		reused, _ := j.Result["reused"].([]any)
+		for _, r := range reused {
+			r, _ := r.(map[string]any)
+			fmt.Fprintf(e.stdout, "reused %v mappings and %v date shifts of job %v (seed %v, %v), not drawn from seed %d\n",
+				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
+		}
 		if check != nil {
 			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
 				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
 				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
 			if ok, _ := check["ok"].(bool); !ok {
-				return checkFailed(*out, check)
+				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
+					j.ID, *out, number(j.Result["checkFindings"]), *out)
+				return checkFailed(*out, check, j.Result["checkReport"])
 			}
 		}
 		return nil

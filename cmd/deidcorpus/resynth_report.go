@@ -27,8 +27,11 @@ var resynthReport = &command{
 }
 
 // checkFailed is the error of a resynthesis whose check failed: the corpus
-// is written, but not shareable, and the report says what to fix.
-func checkFailed(out string, check map[string]any) error {
+// is written but quarantined (no release or derived corpus takes it), the
+// report says what to fix, and a curator who finds the findings may stand
+// lifts the quarantine with resynth resolve. report is the job's check
+// report artifact, if any.
+func checkFailed(out string, check map[string]any, report any) error {
 	var problems []string
 	for _, p := range []struct{ key, what string }{
 		{"leaks", "leaked originals"}, {"misaligned", "misaligned spans"}, {"inconsistent", "inconsistent surrogates"},
@@ -38,9 +41,14 @@ func checkFailed(out string, check map[string]any) error {
 			problems = append(problems, n+" "+p.what)
 		}
 	}
-	return apperr.New(apperr.Invalid, "the check FAILED (%s): corpus %q was written, but it is not shareable "+
-		"(release --share refuses it) until those are fixed; the review list (PHI, curators only): deidcorpus resynth report %s",
-		strings.Join(problems, ", "), out, out)
+	artifact := ""
+	if report != nil {
+		artifact = fmt.Sprintf(" (also artifact %s, /download/artifacts/%s)", number(report), number(report))
+	}
+	return apperr.New(apperr.Invalid, "the surrogate corpus failed its check (%s): corpus %q was written, but it is quarantined "+
+		"(no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; "+
+		"the review list (PHI, curators only): deidcorpus resynth report %s%s; once reviewed: deidcorpus resynth resolve %s --reason ...",
+		strings.Join(problems, ", "), out, out, artifact, out)
 }
 
 func setupResynthReport(e *env, fs *flag.FlagSet) action {

@@ -47,9 +47,10 @@ func TestResynthReport(t *testing.T) {
 
 func TestCheckFailedSaysWhatItMeans(t *testing.T) {
 	err := checkFailed("notes-r", map[string]any{"ok": false, "leaks": 2.0, "misaligned": 0.0, "inconsistent": 1.0,
-		"intervalErrors": 0.0, "equalToOriginal": 0.0})
+		"intervalErrors": 0.0, "equalToOriginal": 0.0}, 42.0)
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
-	assert.Equal(t, `the check FAILED (2 leaked originals, 1 inconsistent surrogates): corpus "notes-r" was written, `+
-		`but it is not shareable (release --share refuses it) until those are fixed; `+
-		`the review list (PHI, curators only): deidcorpus resynth report notes-r`, err.Error())
+	assert.Equal(t, `the surrogate corpus failed its check (2 leaked originals, 1 inconsistent surrogates): corpus "notes-r" was written, `+
+		`but it is quarantined (no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; `+
+		`the review list (PHI, curators only): deidcorpus resynth report notes-r (also artifact 42, /download/artifacts/42); `+
+		`once reviewed: deidcorpus resynth resolve notes-r --reason ...`, err.Error())
 }

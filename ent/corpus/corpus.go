@@ -25,6 +25,12 @@ const (
 	FieldTagset = "tagset"
 	// FieldKind holds the string denoting the kind field in the database.
 	FieldKind = "kind"
+	// FieldCheckStatus holds the string denoting the check_status field in the database.
+	FieldCheckStatus = "check_status"
+	// FieldCheckFindings holds the string denoting the check_findings field in the database.
+	FieldCheckFindings = "check_findings"
+	// FieldCheckResolution holds the string denoting the check_resolution field in the database.
+	FieldCheckResolution = "check_resolution"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -83,6 +89,9 @@ var Columns = []string{
 	FieldDescription,
 	FieldTagset,
 	FieldKind,
+	FieldCheckStatus,
+	FieldCheckFindings,
+	FieldCheckResolution,
 	FieldProvenance,
 	FieldCreatedAt,
 }
@@ -110,6 +119,8 @@ var (
 	DefaultDescription string
 	// DefaultTagset holds the default value on creation for the "tagset" field.
 	DefaultTagset string
+	// DefaultCheckFindings holds the default value on creation for the "check_findings" field.
+	DefaultCheckFindings int
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -140,6 +151,34 @@ func KindValidator(k Kind) error {
 	}
 }
 
+// CheckStatus defines the type for the "check_status" enum field.
+type CheckStatus string
+
+// CheckStatusNone is the default value of the CheckStatus enum.
+const DefaultCheckStatus = CheckStatusNone
+
+// CheckStatus values.
+const (
+	CheckStatusNone     CheckStatus = "none"
+	CheckStatusPassed   CheckStatus = "passed"
+	CheckStatusFailed   CheckStatus = "failed"
+	CheckStatusResolved CheckStatus = "resolved"
+)
+
+func (cs CheckStatus) String() string {
+	return string(cs)
+}
+
+// CheckStatusValidator is a validator for the "check_status" field enum values. It is called by the builders before save.
+func CheckStatusValidator(cs CheckStatus) error {
+	switch cs {
+	case CheckStatusNone, CheckStatusPassed, CheckStatusFailed, CheckStatusResolved:
+		return nil
+	default:
+		return fmt.Errorf("corpus: invalid enum value for check_status field: %q", cs)
+	}
+}
+
 // OrderOption defines the ordering options for the Corpus queries.
 type OrderOption func(*sql.Selector)
 
@@ -166,6 +205,16 @@ func ByTagset(opts ...sql.OrderTermOption) OrderOption {
 // ByKind orders the results by the kind field.
 func ByKind(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldKind, opts...).ToFunc()
+}
+
+// ByCheckStatus orders the results by the check_status field.
+func ByCheckStatus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckStatus, opts...).ToFunc()
+}
+
+// ByCheckFindings orders the results by the check_findings field.
+func ByCheckFindings(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCheckFindings, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.
@@ -292,6 +341,24 @@ func (e *Kind) UnmarshalGQL(val interface{}) error {
 	*e = Kind(str)
 	if err := KindValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Kind", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e CheckStatus) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *CheckStatus) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = CheckStatus(str)
+	if err := CheckStatusValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid CheckStatus", str)
 	}
 	return nil
 }

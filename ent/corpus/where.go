@@ -70,6 +70,11 @@ func Tagset(v string) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldTagset, v))
 }
 
+// CheckFindings applies equality check predicate on the "check_findings" field. It's identical to CheckFindingsEQ.
+func CheckFindings(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldCheckFindings, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldCreatedAt, v))
@@ -288,6 +293,76 @@ func KindIn(vs ...Kind) predicate.Corpus {
 // KindNotIn applies the NotIn predicate on the "kind" field.
 func KindNotIn(vs ...Kind) predicate.Corpus {
 	return predicate.Corpus(sql.FieldNotIn(FieldKind, vs...))
+}
+
+// CheckStatusEQ applies the EQ predicate on the "check_status" field.
+func CheckStatusEQ(v CheckStatus) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldCheckStatus, v))
+}
+
+// CheckStatusNEQ applies the NEQ predicate on the "check_status" field.
+func CheckStatusNEQ(v CheckStatus) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldCheckStatus, v))
+}
+
+// CheckStatusIn applies the In predicate on the "check_status" field.
+func CheckStatusIn(vs ...CheckStatus) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldCheckStatus, vs...))
+}
+
+// CheckStatusNotIn applies the NotIn predicate on the "check_status" field.
+func CheckStatusNotIn(vs ...CheckStatus) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldCheckStatus, vs...))
+}
+
+// CheckFindingsEQ applies the EQ predicate on the "check_findings" field.
+func CheckFindingsEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldCheckFindings, v))
+}
+
+// CheckFindingsNEQ applies the NEQ predicate on the "check_findings" field.
+func CheckFindingsNEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldCheckFindings, v))
+}
+
+// CheckFindingsIn applies the In predicate on the "check_findings" field.
+func CheckFindingsIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldCheckFindings, vs...))
+}
+
+// CheckFindingsNotIn applies the NotIn predicate on the "check_findings" field.
+func CheckFindingsNotIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldCheckFindings, vs...))
+}
+
+// CheckFindingsGT applies the GT predicate on the "check_findings" field.
+func CheckFindingsGT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGT(FieldCheckFindings, v))
+}
+
+// CheckFindingsGTE applies the GTE predicate on the "check_findings" field.
+func CheckFindingsGTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGTE(FieldCheckFindings, v))
+}
+
+// CheckFindingsLT applies the LT predicate on the "check_findings" field.
+func CheckFindingsLT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLT(FieldCheckFindings, v))
+}
+
+// CheckFindingsLTE applies the LTE predicate on the "check_findings" field.
+func CheckFindingsLTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLTE(FieldCheckFindings, v))
+}
+
+// CheckResolutionIsNil applies the IsNil predicate on the "check_resolution" field.
+func CheckResolutionIsNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldIsNull(FieldCheckResolution))
+}
+
+// CheckResolutionNotNil applies the NotNil predicate on the "check_resolution" field.
+func CheckResolutionNotNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotNull(FieldCheckResolution))
 }
 
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.

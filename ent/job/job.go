@@ -122,11 +122,12 @@ const DefaultStatus = StatusQueued
 
 // Status values.
 const (
-	StatusQueued    Status = "queued"
-	StatusRunning   Status = "running"
-	StatusSucceeded Status = "succeeded"
-	StatusFailed    Status = "failed"
-	StatusCancelled Status = "cancelled"
+	StatusQueued      Status = "queued"
+	StatusRunning     Status = "running"
+	StatusSucceeded   Status = "succeeded"
+	StatusFailed      Status = "failed"
+	StatusCancelled   Status = "cancelled"
+	StatusCheckFailed Status = "check_failed"
 )
 
 func (s Status) String() string {
@@ -136,7 +137,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled:
+	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusCancelled, StatusCheckFailed:
 		return nil
 	default:
 		return fmt.Errorf("job: invalid enum value for status field: %q", s)

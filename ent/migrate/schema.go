@@ -86,6 +86,9 @@ var (
 		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "tagset", Type: field.TypeString, Default: "open"},
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"original", "surrogate"}, Default: "original"},
+		{Name: "check_status", Type: field.TypeEnum, Enums: []string{"none", "passed", "failed", "resolved"}, Default: "none"},
+		{Name: "check_findings", Type: field.TypeInt, Default: 0},
+		{Name: "check_resolution", Type: field.TypeJSON, Nullable: true},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -209,7 +212,7 @@ var (
 	JobsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "kind", Type: field.TypeString},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"queued", "running", "succeeded", "failed", "cancelled"}, Default: "queued"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"queued", "running", "succeeded", "failed", "cancelled", "check_failed"}, Default: "queued"},
 		{Name: "params", Type: field.TypeJSON, Nullable: true},
 		{Name: "result", Type: field.TypeJSON, Nullable: true},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},

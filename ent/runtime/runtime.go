@@ -87,8 +87,12 @@ func init() {
 	corpusDescTagset := corpusFields[2].Descriptor()
 	// corpus.DefaultTagset holds the default value on creation for the tagset field.
 	corpus.DefaultTagset = corpusDescTagset.Default.(string)
+	// corpusDescCheckFindings is the schema descriptor for check_findings field.
+	corpusDescCheckFindings := corpusFields[5].Descriptor()
+	// corpus.DefaultCheckFindings holds the default value on creation for the check_findings field.
+	corpus.DefaultCheckFindings = corpusDescCheckFindings.Default.(int)
 	// corpusDescCreatedAt is the schema descriptor for created_at field.
-	corpusDescCreatedAt := corpusFields[5].Descriptor()
+	corpusDescCreatedAt := corpusFields[8].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
 	documentFields := schema.Document{}.Fields()

@@ -28,6 +28,17 @@ func (Corpus) Fields() []ent.Field {
 		field.Enum("kind").Values("original", "surrogate").Default("original").
 			Comment("surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these").
 			Annotations(entgql.OrderField("KIND")),
+		field.Enum("check_status").Values("none", "passed", "failed", "resolved").Default("none").
+			Comment("the resynthesis check of a surrogate corpus: none (not made by resynthesis), passed, " +
+				"failed (quarantined: only curators and admins see it, and it cannot be released) or " +
+				"resolved (a curator resolved every finding, with a reason: check_resolution)"),
+		field.Int("check_findings").Default(0).
+			Comment("findings of the failed checks not yet resolved (leaks, misaligned spans, inconsistent mappings, interval errors, surrogates equal to originals)"),
+		// Not in the Corpus type: a reason may quote the values it excuses.
+		// Curators read it in checkReport.
+		field.JSON("check_resolution", map[string]any{}).Optional().
+			Comment("the curator's resolution of a failed check: by, at, reason, findings").
+			Annotations(entgql.Skip()),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
 			Annotations(entgql.Type("Map")),

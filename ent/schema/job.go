@@ -21,7 +21,8 @@ func (Job) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("kind").NotEmpty().Immutable().
 			Annotations(entgql.OrderField("KIND")),
-		field.Enum("status").Values("queued", "running", "succeeded", "failed", "cancelled").Default("queued").
+		field.Enum("status").Values("queued", "running", "succeeded", "failed", "cancelled", "check_failed").Default("queued").
+			Comment("check_failed: the job wrote its output, and the output failed its check (a resynthesis whose corpus is now quarantined)").
 			Annotations(entgql.OrderField("STATUS")),
 		field.JSON("params", map[string]any{}).Optional().Immutable().
 			Annotations(entgql.Type("Map")),

@@ -7,6 +7,8 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/pipeline/stats"
+	"deidcorpus/store"
 	"fmt"
 	"io"
 	"strconv"
@@ -28,6 +30,11 @@ type CorpusStatistics struct {
 	ShareOfDocumentsWithPhi float64         `json:"shareOfDocumentsWithPHI"`
 	By                      []StatDimension `json:"by"`
 	Groups                  []*StatGroup    `json:"groups"`
+	// Notes, tokens and PHI per note type, as Boag et al. 2016 Table 1 lays them out.
+	NoteTypes []*store.DocumentCount `json:"noteTypes"`
+	// The name-pattern table (Yeniterzi et al. 2010 Table 7): every span of a
+	// name category reduced to its shape ("AAA, AAA A."), counted, commonest first.
+	NamePatterns []*stats.PatternCount `json:"namePatterns"`
 }
 
 type Download struct {

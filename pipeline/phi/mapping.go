@@ -324,6 +324,19 @@ func (m *Mapping) Map(category, typ string) (cat, newType string, keep bool, err
 	return "", "", false, fmt.Errorf("mapping %s has no rule for label %s", m.Name, label)
 }
 
+// Names reports whether the mapping has a rule of its own for a label (not
+// its @default), that is, whether it is a mapping of that label's tag set.
+func (m *Mapping) Names(category, typ string) bool {
+	if _, ok := m.exact[[2]string{category, typ}]; ok {
+		return true
+	}
+	if _, ok := m.types[typ]; ok {
+		return true
+	}
+	_, ok := m.cats[category]
+	return ok
+}
+
 // Apply returns a copy of doc with every span relabelled or dropped by the
 // mapping; doc itself is not modified. It fails on the first label the
 // mapping has no rule for (with @default error), naming the span.

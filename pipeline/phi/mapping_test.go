@@ -13,7 +13,7 @@ import (
 
 func TestBuiltinMappingsLoad(t *testing.T) {
 	names := BuiltinMappings()
-	want := []string{"i2b2-cchmc", "i2b2-hipaa", "meddocan-i2b2", "mimic-i2b2", "physionet-i2b2"}
+	want := []string{"cchmc-i2b2", "i2b2-cchmc", "i2b2-hipaa", "meddocan-i2b2", "mimic-i2b2", "physionet-i2b2"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("BuiltinMappings = %v, want %v", names, want)
 	}

@@ -5,10 +5,17 @@
 // area codes, countries with their nationality forms, professions,
 // organizations and the generic hospital departments of Stubbs & Uzuner 2015.
 //
-// The lists are embedded in the binary (data/, assembled from ../shared/data
-// by gen/, provenance and licenses in data/NOTICE). Default returns them; Load
-// lets a site replace any list by a file of the same name in a directory of its
-// own. A Set is read-only after loading and safe for concurrent use.
+// A Set is one language's pack: English (the US lists above) or Spanish
+// (faker's es locale: names by sex, surnames, cities with their provinces'
+// postal-code numbers, provinces, regions, street types, hospitals and health
+// centres, organizations). Countries, professions and departments are
+// bilingual and shared by both packs.
+//
+// The lists are embedded in the binary (data/ and data/es/, assembled from
+// ../shared/data by gen/, provenance and licenses in data/NOTICE). Default
+// returns the English pack and ForLanguage any; Load and LoadLanguage let a
+// site replace any list by a file of the same name in a directory of its own.
+// A Set is read-only after loading and safe for concurrent use.
 package resources
 
 //go:generate go run ./gen -out data
@@ -23,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 //go:embed data
@@ -55,7 +63,10 @@ type Name struct {
 	Freq float64
 }
 
-// Place is a US city with its state abbreviation and ZIP codes.
+// Place is a city with its state (a US state's abbreviation, a Spanish
+// province's name) and postal codes. A code shorter than five digits is a
+// prefix that surrogates complete with random digits (a Spanish province's
+// number).
 type Place struct {
 	City  string
 	State string
@@ -92,6 +103,7 @@ const SurrogateMinFreq = 0.002
 
 // Set is one loaded collection of lists.
 type Set struct {
+	lang        string
 	first       [3][]Name // surrogate pools by Sex
 	sex         map[string]Sex
 	firstNames  map[string]bool
@@ -121,40 +133,71 @@ type Set struct {
 	departments   map[string][]Department // by language
 	areaCodes     []string
 	isAreaCode    map[string]bool
+	regions       []string
+	isRegion      map[string]bool
+	freeMail      []string
+	isFreeMail    map[string]bool
+	domains       []string
 }
 
-var (
-	defaultOnce sync.Once
-	defaultSet  *Set
-	defaultErr  error
-)
+// Languages are the languages with an embedded pack.
+func Languages() []string { return []string{"en", "es"} }
 
-// Default returns the embedded lists. It panics if they do not parse, which a
-// test of this package rules out.
-func Default() *Set {
-	defaultOnce.Do(func() { defaultSet, defaultErr = load(nil) })
-	if defaultErr != nil {
-		panic("resources: embedded lists: " + defaultErr.Error())
+var packs sync.Map // language -> func() (*Set, error)
+
+// Default returns the embedded English pack. It panics if the lists do not
+// parse, which a test of this package rules out.
+func Default() *Set { return ForLanguage("en") }
+
+// ForLanguage returns the embedded pack of a language of Languages; other
+// languages get the English pack.
+func ForLanguage(lang string) *Set {
+	if lang != "es" {
+		lang = "en"
 	}
-	return defaultSet
+	f, _ := packs.LoadOrStore(lang, sync.OnceValues(func() (*Set, error) { return load(nil, lang) }))
+	s, err := f.(func() (*Set, error))()
+	if err != nil {
+		panic("resources: embedded " + lang + " lists: " + err.Error())
+	}
+	return s
 }
 
-// Load returns the embedded lists with every list that dir holds a file of the
-// same name for (see data/NOTICE for the names and formats) replaced by that
-// file. A site uses it to draw surrogates from its own region's names and places.
-func Load(dir string) (*Set, error) {
-	return load(os.DirFS(dir))
+// Load returns the embedded English lists with every list that dir holds a
+// file of the same name for (see data/NOTICE for the names and formats)
+// replaced by that file. A site uses it to draw surrogates from its own
+// region's names and places.
+func Load(dir string) (*Set, error) { return LoadLanguage(dir, "en") }
+
+// LoadLanguage is Load for a language's pack: dir's files replace the lists
+// of that language's embedded pack.
+func LoadLanguage(dir, lang string) (*Set, error) {
+	if lang != "en" && lang != "es" {
+		return nil, fmt.Errorf("resources: no pack for language %q (want one of %s)", lang, strings.Join(Languages(), ", "))
+	}
+	return load(os.DirFS(dir), lang)
 }
 
-// Files lists the names of the files a Set reads, for sites preparing overrides.
+// Language returns the language of the pack ("en" or "es").
+func (s *Set) Language() string { return s.lang }
+
+// Files lists the names of the files a Set reads, for sites preparing
+// overrides; regions.txt is optional.
 func Files() []string {
 	return []string{"first_female.tsv", "first_male.tsv", "surnames.tsv", "sex.tsv", "zipcodes.tsv", "states.tsv",
 		"hospitals.tsv", "streets.tsv", "street_suffixes.txt", "countries.tsv", "professions_en.txt",
-		"professions_es.txt", "organizations.txt", "departments_en.tsv", "departments_es.tsv", "area_codes.txt"}
+		"professions_es.txt", "organizations.txt", "departments_en.tsv", "departments_es.tsv", "area_codes.txt",
+		"free_email.txt", "domain_suffixes.txt", "regions.txt"}
 }
+
+// perLanguage are the lists each pack has its own of; the others are shared.
+var perLanguage = map[string]bool{"first_female.tsv": true, "first_male.tsv": true, "surnames.tsv": true, "sex.tsv": true,
+	"zipcodes.tsv": true, "states.tsv": true, "hospitals.tsv": true, "streets.tsv": true, "street_suffixes.txt": true,
+	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true}
 
 type loader struct {
 	site fs.FS
+	lang string
 	err  error
 }
 
@@ -175,8 +218,15 @@ func (l *loader) rows(name string, min int) [][]string {
 		}
 	}
 	if data == nil && err == nil {
-		data, err = embedded.ReadFile("data/" + name)
-		src = "embedded " + name
+		path := "data/" + name
+		if l.lang != "en" && perLanguage[name] {
+			path = "data/" + l.lang + "/" + name
+		}
+		data, err = embedded.ReadFile(path)
+		src = "embedded " + strings.TrimPrefix(path, "data/")
+		if optional[name] && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 	}
 	if err != nil {
 		l.err = err
@@ -202,6 +252,9 @@ func (l *loader) rows(name string, min int) [][]string {
 	return out
 }
 
+// optional lists may be absent from a pack (English has no regions list).
+var optional = map[string]bool{"regions.txt": true, "domain_suffixes.txt": true}
+
 func (l *loader) names(name string) []Name {
 	var out []Name
 	for _, r := range l.rows(name, 2) {
@@ -215,9 +268,9 @@ func (l *loader) names(name string) []Name {
 	return out
 }
 
-func load(site fs.FS) (*Set, error) {
-	l := &loader{site: site}
-	s := &Set{sex: map[string]Sex{}, firstNames: map[string]bool{}, isSurname: map[string]bool{}}
+func load(site fs.FS, lang string) (*Set, error) {
+	l := &loader{site: site, lang: lang}
+	s := &Set{lang: lang, sex: map[string]Sex{}, firstNames: map[string]bool{}, isSurname: map[string]bool{}}
 
 	for _, r := range l.rows("sex.tsv", 2) {
 		k := Fold(r[0])
@@ -328,8 +381,24 @@ func load(site fs.FS) (*Set, error) {
 		s.areaCodes = append(s.areaCodes, r[0])
 		s.isAreaCode[r[0]] = true
 	}
+	s.isRegion = map[string]bool{}
+	for _, r := range l.rows("regions.txt", 1) {
+		s.regions = append(s.regions, r[0])
+		s.isRegion[Fold(r[0])] = true
+	}
+	s.isFreeMail = map[string]bool{}
+	for _, r := range l.rows("free_email.txt", 1) {
+		s.freeMail = append(s.freeMail, r[0])
+		s.isFreeMail[Fold(r[0])] = true
+	}
+	for _, r := range l.rows("domain_suffixes.txt", 1) {
+		s.domains = append(s.domains, r[0])
+	}
 	if l.err != nil {
 		return nil, l.err
+	}
+	if len(s.first[Either]) == 0 { // a pack whose lists share no name draws unsexed names from both
+		s.first[Either] = append(append([]Name(nil), s.first[Female]...), s.first[Male]...)
 	}
 	for sex, pool := range s.first {
 		if len(pool) == 0 {
@@ -346,7 +415,7 @@ func isPlaceName(s string) bool {
 	letters := 0
 	for _, r := range s {
 		switch {
-		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case unicode.IsLetter(r):
 			letters++
 		case r == ' ' || r == '-' || r == '.' || r == '\'':
 		default:
@@ -482,3 +551,19 @@ func (s *Set) AreaCodes() []string { return s.areaCodes }
 
 // IsAreaCode reports whether three digits are a US area code.
 func (s *Set) IsAreaCode(code string) bool { return s.isAreaCode[code] }
+
+// Regions returns the pack's regions (Spain's autonomous communities; none in English).
+func (s *Set) Regions() []string { return s.regions }
+
+// IsRegion reports whether a phrase is a listed region.
+func (s *Set) IsRegion(w string) bool { return s.isRegion[Fold(w)] }
+
+// FreeMailDomains returns public e-mail providers ("gmail.com"): a domain that
+// identifies no one, replaced by another of them.
+func (s *Set) FreeMailDomains() []string { return s.freeMail }
+
+// IsFreeMailDomain reports whether a domain is a listed public e-mail provider.
+func (s *Set) IsFreeMailDomain(d string) bool { return s.isFreeMail[Fold(d)] }
+
+// DomainSuffixes returns the pack's usual top-level domains ("es", "com"); none in English.
+func (s *Set) DomainSuffixes() []string { return s.domains }

@@ -3,6 +3,8 @@ package resources
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -103,3 +105,62 @@ func BenchmarkIsSurname(b *testing.B) {
 		s.IsSurname("Ferrerro")
 	}
 }
+
+func TestSpanishPack(t *testing.T) {
+	s := ForLanguage("es")
+	if s.Language() != "es" || ForLanguage("fr").Language() != "en" {
+		t.Fatalf("ForLanguage: es gives %q, fr gives %q", s.Language(), ForLanguage("fr").Language())
+	}
+	if sex, ok := s.SexOf("Alberto"); !ok || sex != Male {
+		t.Errorf("SexOf(Alberto) = %v, %v", sex, ok)
+	}
+	if sex, ok := s.SexOf("Adela"); !ok || sex != Female {
+		t.Errorf("SexOf(Adela) = %v, %v", sex, ok)
+	}
+	if !s.IsSurname("Hernández") || !s.IsSurname("ACOSTA") {
+		t.Error("Hernández and ACOSTA are Spanish surnames")
+	}
+	// Every city's postal prefix is the number of its province.
+	codes := map[string]string{}
+	for _, st := range s.States() {
+		codes[st.Name] = st.Abbr
+		if len(st.Abbr) != 2 || st.Abbr < "01" || st.Abbr > "52" {
+			t.Errorf("province %s: number %q", st.Name, st.Abbr)
+		}
+	}
+	if len(codes) != 52 {
+		t.Errorf("%d provinces, want 52", len(codes))
+	}
+	for _, p := range s.Places() {
+		if len(p.ZIPs) != 1 || codes[p.State] != p.ZIPs[0] {
+			t.Errorf("%s (%s): postal prefix %v, province number %q", p.City, p.State, p.ZIPs, codes[p.State])
+		}
+	}
+	if !s.IsRegion("Castilla y León") || Default().IsRegion("Castilla y León") {
+		t.Error("regions are Spain's, in the Spanish pack only")
+	}
+	if !s.IsStreetSuffix("Avenida") || !s.IsFreeMailDomain("gmail.com") {
+		t.Error("Avenida is a street type, gmail.com a free-mail domain")
+	}
+	for _, h := range append(s.Hospitals(), Default().Hospitals()...) {
+		if entity.MatchString(h.Name) || strings.Contains(h.Name, "'S ") || strings.Contains(h.Name, "  ") {
+			t.Errorf("hospital %q: an HTML entity, a capital after an apostrophe or a double space", h.Name)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "first_female.tsv"), []byte("Zoraida\t1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	site, err := LoadLanguage(dir, "es")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := site.FirstNames(Female); len(f) != 1 || f[0].Text != "Zoraida" || !site.IsSurname("Acosta") {
+		t.Errorf("a site's first_female.tsv replaces that list only: %v", f)
+	}
+	if _, err := LoadLanguage(dir, "fr"); err == nil {
+		t.Error("LoadLanguage(fr) loaded a pack that does not exist")
+	}
+}
+
+var entity = regexp.MustCompile(`&(#[0-9]+|[a-z]+);`)

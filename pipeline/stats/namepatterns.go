@@ -71,9 +71,9 @@ func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
 
 // PatternCount is one row of a name-pattern table.
 type PatternCount struct {
-	Pattern string
-	Tokens  int // words, initials and digit runs in the pattern
-	Count   int
+	Pattern string `json:"pattern"`
+	Tokens  int    `json:"tokens"` // words, initials and digit runs in the pattern
+	Count   int    `json:"count"`
 }
 
 // NamePatterns tabulates the patterns of names, commonest first (ties by
@@ -81,7 +81,17 @@ type PatternCount struct {
 func NamePatterns(names []string) []PatternCount {
 	counts := map[string]int{}
 	for _, n := range names {
-		counts[NamePattern(n)]++
+		counts[n]++
+	}
+	return NamePatternCounts(counts)
+}
+
+// NamePatternCounts is NamePatterns over names given with their counts (a
+// database's GROUP BY text); the table's counts add up to the counts'.
+func NamePatternCounts(names map[string]int) []PatternCount {
+	counts := map[string]int{}
+	for n, c := range names {
+		counts[NamePattern(n)] += c
 	}
 	out := make([]PatternCount, 0, len(counts))
 	for p, c := range counts {
@@ -90,6 +100,42 @@ func NamePatterns(names []string) []PatternCount {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
 			return out[i].Count > out[j].Count
+		}
+		return out[i].Pattern < out[j].Pattern
+	})
+	return out
+}
+
+// PatternPair is one pattern's count in two tables side by side.
+type PatternPair struct {
+	Pattern string `json:"pattern"`
+	Tokens  int    `json:"tokens"`
+	A       int    `json:"a"`
+	B       int    `json:"b"`
+}
+
+// ComparePatterns puts two name-pattern tables side by side (an original and
+// its surrogate, a train and a test split): every pattern of either, in
+// order of A's count (then by pattern), so that patterns B lost or gained
+// stand out as Yeniterzi et al.'s Table 7 shows them.
+func ComparePatterns(a, b []PatternCount) []PatternPair {
+	rows := map[string]*PatternPair{}
+	for _, pc := range a {
+		rows[pc.Pattern] = &PatternPair{Pattern: pc.Pattern, Tokens: pc.Tokens, A: pc.Count}
+	}
+	for _, pc := range b {
+		if rows[pc.Pattern] == nil {
+			rows[pc.Pattern] = &PatternPair{Pattern: pc.Pattern, Tokens: pc.Tokens}
+		}
+		rows[pc.Pattern].B = pc.Count
+	}
+	out := make([]PatternPair, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].A != out[j].A {
+			return out[i].A > out[j].A
 		}
 		return out[i].Pattern < out[j].Pattern
 	})

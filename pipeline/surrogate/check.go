@@ -361,26 +361,11 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 }
 
 func patternRows(orig, sur []string) []PatternRow {
-	rows := map[string]*PatternRow{}
-	for _, pc := range stats.NamePatterns(orig) {
-		rows[pc.Pattern] = &PatternRow{Pattern: pc.Pattern, Tokens: pc.Tokens, Original: pc.Count}
+	pairs := stats.ComparePatterns(stats.NamePatterns(orig), stats.NamePatterns(sur))
+	out := make([]PatternRow, len(pairs))
+	for i, p := range pairs {
+		out[i] = PatternRow{Pattern: p.Pattern, Tokens: p.Tokens, Original: p.A, Surrogate: p.B}
 	}
-	for _, pc := range stats.NamePatterns(sur) {
-		if rows[pc.Pattern] == nil {
-			rows[pc.Pattern] = &PatternRow{Pattern: pc.Pattern, Tokens: pc.Tokens}
-		}
-		rows[pc.Pattern].Surrogate = pc.Count
-	}
-	out := make([]PatternRow, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, *r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Original != out[j].Original {
-			return out[i].Original > out[j].Original
-		}
-		return out[i].Pattern < out[j].Pattern
-	})
 	return out
 }
 

@@ -11,11 +11,14 @@ import (
 
 // gen makes the surrogates of one scope: the corpus, or one patient.
 type gen struct {
-	e       *engine
-	tab     *table     // this scope's mappings
-	corpus  *table     // the corpus table, read-only, for a patient's corpus-scope spans
-	rng     *rand.Rand //
-	excl    *valueSet  // a patient's replaced originals (nil for the corpus scope)
+	e      *engine
+	tab    *table     // this scope's mappings
+	corpus *table     // the corpus table, read-only, for a patient's corpus-scope spans
+	rng    *rand.Rand //
+	excl   *valueSet  // a patient's replaced originals (nil for the corpus scope)
+	// excls are, for a corpus-scope value, the sets of the patients in whose
+	// records it occurs: its surrogate lands there.
+	excls   []*valueSet
 	patient string
 	shift   PatientShift
 	dates   map[string]*date // parsed DATE originals of the patient
@@ -81,22 +84,26 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 //
 // The patient's set also holds every word of the patient's original names, so
 // that no token of a surrogate is one of them. A corpus-scope value lands in
-// many patients' records: it must contain no name word of the corpus.
+// the records of every patient it occurs in: it must contain none of theirs.
 func (g *gen) leaks(c, strategy string) bool {
 	switch strategy {
 	case StateS, CountryS, Profession:
-		return g.excl.within(c)
+		return g.excluded(c)
 	case Street:
-		return g.excl.within(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
+		return g.excluded(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
 	}
-	if g.e.orig.within(c) || g.excl.within(c) {
+	return g.e.orig.within(c) || g.excluded(c)
+}
+
+// excluded reports whether a candidate contains a value or name word of the
+// patients whose records it goes to.
+func (g *gen) excluded(c string) bool {
+	if g.excl.within(c) {
 		return true
 	}
-	if g.patient == "" {
-		for _, t := range tokens(c) {
-			if g.e.names[t] {
-				return true
-			}
+	for _, v := range g.excls {
+		if v.within(c) {
+			return true
 		}
 	}
 	return false

@@ -118,7 +118,7 @@ func splitName(s, lang string) []nameWord {
 // word the lists know only as a surname ("Francisco Javier Torres Gómez"). A
 // word alone is a first name when the lists know it as one and it follows no
 // title ("Dr. Thomas").
-func assignRoles(ws []nameWord, res *resources.Set, titled bool) {
+func assignRoles(ws []nameWord, res nameLists, titled bool) {
 	var idx []int
 	comma := -1
 	for i, w := range ws {
@@ -139,12 +139,12 @@ func assignRoles(ws []nameWord, res *resources.Set, titled bool) {
 				ws[i].role = roleLast
 			}
 		case len(idx) == 1:
-			if titled || !res.IsFirstName(w) {
+			if titled || !res.isFirstName(w) {
 				ws[i].role = roleLast
 			}
 		case k == len(idx)-1:
 			ws[i].role = roleLast
-		case res.IsSurname(w) && !res.IsFirstName(w): // "Rivera Bueno": two surnames
+		case res.isSurname(w) && !res.isFirstName(w): // "Rivera Bueno": two surnames
 			ws[i].role = roleLast
 		}
 	}
@@ -163,7 +163,7 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 			titled = true
 		}
 	}
-	assignRoles(ws, g.e.res, titled)
+	assignRoles(ws, g.e, titled)
 	var out strings.Builder
 	for _, w := range ws {
 		switch w.role {
@@ -196,27 +196,45 @@ func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
 	return c
 }
 
-// nameWord replaces one word of a name: a Census name of the same role, sex
-// and mapped initial; a word the lists do not know becomes a listed name with
-// two letters changed, so that it is unknown too (Deleger et al.).
+// nameLists tells first names and surnames apart.
+type nameLists interface {
+	isFirstName(w string) bool
+	isSurname(w string) bool
+}
+
+// The pack of the corpus's language knows its names; the English lists
+// (Census and SSA) know many more, of every origin, and settle the roles and
+// sexes of words the pack does not list.
+func (e *engine) isFirstName(w string) bool { return e.res.IsFirstName(w) || e.en.IsFirstName(w) }
+func (e *engine) isSurname(w string) bool   { return e.res.IsSurname(w) || e.en.IsSurname(w) }
+func (e *engine) sexOf(w string) (resources.Sex, bool) {
+	if sex, ok := e.res.SexOf(w); ok {
+		return sex, true
+	}
+	return e.en.SexOf(w)
+}
+
+// nameWord replaces one word of a name by a listed name of the pack of the
+// same role, sex and mapped initial, different from every original name
+// word of the corpus. A word no list knows gets a listed name too: a made-up
+// word would be a surrogate no reader takes for a name (and no tagger either).
 func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	if m, ok := tab.get(s.Type, w.text); ok {
 		return m.Surrogate
 	}
-	res := g.e.res
 	first := firstLetter(w.text)
 	target := first
 	if first != 0 {
 		target = g.letter(tab, s, string(first))[0]
 	}
-	sex, known := res.SexOf(w.text)
+	sex, known := g.e.sexOf(w.text)
 	pool, strategy := g.e.pools.first[sex], "name-first"
 	if w.role == roleLast {
 		pool, strategy = g.e.pools.last, "name-last"
-		known = res.IsSurname(w.text) || known
+		known = g.e.isSurname(w.text) || known
 	}
 	if !known {
-		strategy = "name-altered"
+		strategy = "name-unlisted"
 	}
 	var c string
 	for i := 0; i < 4*tries; i++ {
@@ -225,49 +243,23 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			letter = 0
 		}
 		c = pool.draw(g.rng, letter)
-		if !known {
-			c = g.alter(c)
-		}
 		f := fold(c)
-		if f == fold(w.text) || g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excl.within(c) {
-			continue
-		}
-		if !known && (res.IsFirstName(c) || res.IsSurname(c)) {
+		// No surrogate surname is any original surname of the corpus, and no
+		// surrogate word a name word of the records it goes to (Deleger et al.).
+		if f == fold(w.text) || w.role == roleLast && g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excluded(c) {
+			if i == 4*tries-1 && pool != g.e.enPools.first[sex] && pool != g.e.enPools.last {
+				// The pack's names are used up: the English lists are larger.
+				pool, i = g.e.enPools.first[sex], 2*tries
+				if w.role == roleLast {
+					pool = g.e.enPools.last
+				}
+			}
 			continue
 		}
 		break
 	}
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
 	return c
-}
-
-func firstLetter(w string) byte {
-	f := strings.ToUpper(fold(w))
-	if f != "" && f[0] >= 'A' && f[0] <= 'Z' {
-		return f[0]
-	}
-	return 0
-}
-
-// alter replaces two letters (not the first) of a name by other letters.
-func (g *gen) alter(name string) string {
-	b := []byte(name)
-	if len(b) < 3 {
-		return name
-	}
-	i := 1 + g.rng.IntN(len(b)-1)
-	j := 1 + g.rng.IntN(len(b)-1)
-	for j == i && len(b) > 2 {
-		j = 1 + g.rng.IntN(len(b)-1)
-	}
-	for _, k := range []int{i, j} {
-		c := byte('a' + g.rng.IntN(26))
-		for c == b[k]|0x20 {
-			c = byte('a' + g.rng.IntN(26))
-		}
-		b[k] = c
-	}
-	return string(b)
 }
 
 // username maps the letters of a username through the scope's letter map and
@@ -360,4 +352,12 @@ func poolsFor(res *resources.Set) *pools {
 	}
 	poolCache.Store(res, p)
 	return p
+}
+
+func firstLetter(w string) byte {
+	f := strings.ToUpper(fold(w))
+	if f != "" && f[0] >= 'A' && f[0] <= 'Z' {
+		return f[0]
+	}
+	return 0
 }

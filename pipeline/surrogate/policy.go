@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
 )
 
 // Strategies a policy can choose for a type.
@@ -67,7 +71,69 @@ type Policy struct {
 		MinDays int `json:"minDays"`
 		MaxDays int `json:"maxDays"`
 	} `json:"dateShift"`
-	Types map[string]Rule `json:"types"`
+	// Mapping reaches the rules of labels the policy does not name (a
+	// corpus's own tag set) through a tag-set mapping to i2b2 2014 types:
+	// "auto" (the default) uses whichever built-in mapping to i2b2-2014 has a
+	// rule for the label (MEDDOCAN, PhysioNet, CCHMC, MIMIC placeholders);
+	// "none" sends such labels to "*"; anything else names one mapping, built
+	// in or a file (see phi.LoadMapping).
+	Mapping string          `json:"mapping,omitempty"`
+	Types   map[string]Rule `json:"types"`
+
+	labels *labelMapper // resolves Mapping; made by Validate
+}
+
+// labelMapper maps labels through the policy's mappings, memoized: Rule runs
+// for every span.
+type labelMapper struct {
+	maps  []*phi.Mapping
+	cache sync.Map // category + "\x00" + type -> [2]string (i2b2 category, type; "" if unmapped)
+}
+
+func newLabelMapper(spec string) (*labelMapper, error) {
+	lm := &labelMapper{}
+	switch spec {
+	case "none":
+	case "", "auto":
+		for _, name := range phi.BuiltinMappings() {
+			m, err := phi.LoadMapping(name)
+			if err != nil {
+				return nil, err
+			}
+			if m.To == phi.I2B22014 {
+				lm.maps = append(lm.maps, m)
+			}
+		}
+	default:
+		m, err := phi.LoadMapping(spec)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		lm.maps = []*phi.Mapping{m}
+	}
+	return lm, nil
+}
+
+// mapped returns the i2b2 label of a corpus's label and the mapping that
+// gave it; ok is false when no mapping names the label.
+func (lm *labelMapper) mapped(category, typ string) (cat, newType, via string, ok bool) {
+	key := category + "\x00" + typ
+	if v, hit := lm.cache.Load(key); hit {
+		r := v.([3]string)
+		return r[0], r[1], r[2], r[2] != ""
+	}
+	var r [3]string
+	for _, m := range lm.maps {
+		if !m.Names(category, typ) && len(lm.maps) > 1 {
+			continue
+		}
+		if c, t, keep, err := m.Map(category, typ); err == nil && keep {
+			r = [3]string{c, t, m.Name}
+			break
+		}
+	}
+	lm.cache.Store(key, r)
+	return r[0], r[1], r[2], r[2] != ""
 }
 
 //go:embed policy.json
@@ -100,6 +166,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	}
 	if p.DateOrder == "" {
 		p.DateOrder = "auto"
+	}
+	if p.Mapping == "" {
+		p.Mapping = "auto"
 	}
 	var def Policy
 	if err := json.Unmarshal(defaultPolicy, &def); err != nil {
@@ -134,6 +203,13 @@ func (p *Policy) Validate() error {
 	if p.DateShift.MinDays <= 0 && p.DateShift.MaxDays >= 0 {
 		return fmt.Errorf("policy: dateShift [%d, %d] allows a shift of 0 days", p.DateShift.MinDays, p.DateShift.MaxDays)
 	}
+	if p.labels == nil {
+		lm, err := newLabelMapper(p.Mapping)
+		if err != nil {
+			return err
+		}
+		p.labels = lm
+	}
 	keys := make([]string, 0, len(p.Types))
 	for k := range p.Types {
 		keys = append(keys, k)
@@ -151,16 +227,53 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-// Rule returns the rule for a span's type and category.
+// Rule returns the rule for a span's type and category: the policy's rule
+// for the type, else for the category, else for the i2b2 label a mapping
+// gives the label (see Mapping), else "*".
 func (p *Policy) Rule(category, typ string) Rule {
-	if r, ok := p.Types[typ]; ok {
+	if r, ok := p.direct(category, typ); ok {
 		return r
 	}
-	if r, ok := p.Types[category]; ok {
-		return r
+	if p.labels != nil {
+		if c, t, _, ok := p.labels.mapped(category, typ); ok {
+			if r, ok := p.direct(c, t); ok {
+				return r
+			}
+		}
 	}
 	if r, ok := p.Types["*"]; ok {
 		return r
 	}
 	return Rule{Strategy: Shape, Scope: ScopePatient}
+}
+
+func (p *Policy) direct(category, typ string) (Rule, bool) {
+	if r, ok := p.Types[typ]; ok {
+		return r, true
+	}
+	r, ok := p.Types[category]
+	return r, ok
+}
+
+// LabelRule is how a run reached one label's rule.
+type LabelRule struct {
+	Label    string // the corpus's label, CATEGORY/TYPE
+	Via      string // the mapping that gave its i2b2 label, "" if the policy names it
+	As       string // the i2b2 label it was mapped to
+	Strategy string
+}
+
+// Explain tells, for each label, which rule applies and through which mapping.
+func (p *Policy) Explain(labels [][2]string) []LabelRule {
+	var out []LabelRule
+	for _, l := range labels {
+		lr := LabelRule{Label: pipeline.Span{Category: l[0], Type: l[1]}.Label(), Strategy: p.Rule(l[0], l[1]).Strategy}
+		if _, ok := p.direct(l[0], l[1]); !ok && p.labels != nil {
+			if c, t, via, ok := p.labels.mapped(l[0], l[1]); ok {
+				lr.Via, lr.As = via, pipeline.Span{Category: c, Type: t}.Label()
+			}
+		}
+		out = append(out, lr)
+	}
+	return out
 }

@@ -30,7 +30,9 @@ import (
 // Resynthesizer replaces the PHI of documents. Its fields are read-only
 // during Run.
 type Resynthesizer struct {
-	Policy    *Policy
+	Policy *Policy
+	// Resources are the lists surrogates are drawn from; nil chooses the
+	// embedded pack of the corpus's language (the policy's, or detected).
 	Resources *resources.Set
 	Seed      uint64
 	// Context holds original documents of the corpus that this run does not
@@ -40,13 +42,11 @@ type Resynthesizer struct {
 	Context []pipeline.Document
 }
 
-// New returns a Resynthesizer with the default policy and lists when nil.
+// New returns a Resynthesizer with the default policy when nil; nil
+// resources choose the pack of the corpus's language.
 func New(policy *Policy, res *resources.Set, seed uint64) *Resynthesizer {
 	if policy == nil {
 		policy = DefaultPolicy()
-	}
-	if res == nil {
-		res = resources.Default()
 	}
 	return &Resynthesizer{Policy: policy, Resources: res, Seed: seed}
 }
@@ -92,6 +92,10 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	// shared by all patients and must not depend on how patients are scheduled.
 	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
 	for _, v := range e.corpusValues(docs) {
+		corpusGen.excls = corpusGen.excls[:0]
+		for _, p := range v.patients {
+			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
+		}
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
 	e.review = append(e.review, corpusGen.review...)
@@ -176,10 +180,12 @@ func patientOf(d pipeline.Document) string {
 // engine holds what a run knows about the whole corpus.
 type engine struct {
 	r       *Resynthesizer
-	res     *resources.Set
+	res     *resources.Set // the pack surrogates are drawn from
+	en      *resources.Set // the English lists, which also know many names of other languages
 	lang    string
 	dmy     bool
 	pools   *pools
+	enPools *pools
 	orig    *valueSet            // every replaced original value of the corpus
 	perPat  map[string]*valueSet // ... of each patient
 	names   map[string]bool      // folded original name words of the corpus
@@ -194,10 +200,9 @@ type engine struct {
 type dateRef struct{ doc, text string }
 
 func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
-	e := &engine{r: r, res: r.Resources, orig: newValueSet(), perPat: map[string]*valueSet{},
+	e := &engine{r: r, orig: newValueSet(), perPat: map[string]*valueSet{},
 		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
 		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}}
-	e.pools = poolsFor(r.Resources)
 	all := append(append([]pipeline.Document(nil), docs...), r.Context...)
 	e.lang = r.Policy.Language
 	if e.lang == "auto" {
@@ -207,6 +212,13 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		}
 		e.lang = detectLanguage(texts)
 	}
+	e.res = r.Resources
+	if e.res == nil {
+		e.res = resources.ForLanguage(e.lang)
+	}
+	e.en = resources.Default()
+	e.pools = poolsFor(e.res)
+	e.enPools = poolsFor(e.en)
 	e.dmy = r.Policy.DateOrder == "DMY" || r.Policy.DateOrder == "auto" && e.lang == "es"
 	// Each patient's values are read on every core; the corpus's are the
 	// union of the patients'.
@@ -321,27 +333,60 @@ func (e *engine) rngFor(name string) *rand.Rand {
 }
 
 type spanRef struct {
-	doc  *pipeline.Document
-	span pipeline.Span
-	rule Rule
+	doc      *pipeline.Document
+	span     pipeline.Span
+	rule     Rule
+	patients []string // the patients whose records hold the value, sorted
 }
 
-// corpusValues lists the distinct corpus-scope values of docs, sorted.
+// corpusValues lists the distinct corpus-scope values of docs, sorted, each
+// with the patients its surrogate goes to: those whose records hold it, and
+// for a name every patient whose records hold one of its words in a name of
+// that type (a word's surrogate is shared by all of them).
 func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
-	seen := map[string]bool{}
+	index := map[string]int{}
 	var out []spanRef
+	pats := map[string]map[string]bool{} // value or name word key -> patients
+	addPat := func(k, p string) {
+		if pats[k] == nil {
+			pats[k] = map[string]bool{}
+		}
+		pats[k][p] = true
+	}
 	for i := range docs {
+		p := patientOf(docs[i])
 		for _, s := range docs[i].Spans {
 			rule := e.r.Policy.Rule(s.Category, s.Type)
 			if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
 				continue
 			}
-			k := s.Type + "\x00" + s.Text
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, spanRef{&docs[i], s, rule})
+			k := s.Type + "\x00" + fold(s.Text) // as the corpus table looks values up
+			if _, ok := index[k]; !ok {
+				index[k] = len(out)
+				out = append(out, spanRef{doc: &docs[i], span: s, rule: rule})
+			}
+			addPat(k, p)
+			if rule.Strategy == Name {
+				for _, w := range splitName(s.Text, e.lang) {
+					addPat(s.Type+"\x01"+fold(w.text), p)
+				}
 			}
 		}
+	}
+	for i := range out {
+		s := out[i].span
+		all := map[string]bool{}
+		for p := range pats[s.Type+"\x00"+fold(s.Text)] {
+			all[p] = true
+		}
+		if out[i].rule.Strategy == Name {
+			for _, w := range splitName(s.Text, e.lang) {
+				for p := range pats[s.Type+"\x01"+fold(w.text)] {
+					all[p] = true
+				}
+			}
+		}
+		out[i].patients = slices.Sorted(mapsKeys(all))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].span, out[j].span

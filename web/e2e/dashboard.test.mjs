@@ -13,7 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtemp, mkdir, rm, readFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -514,7 +514,7 @@ async function finishedRow(kind, after, timeout = 30_000) {
     if (err) return `form: ${err}`;
     const rows = [...document.querySelectorAll(`table.jobs tr[data-kind="${k}"]`)].filter((r) => !a.includes(r.dataset.job));
     const r = rows[0];
-    return r && ['succeeded', 'failed', 'cancelled'].includes(r.dataset.status) && r.dataset.job;
+    return r && ['succeeded', 'failed', 'cancelled', 'check_failed'].includes(r.dataset.status) && r.dataset.job;
   }, [kind, after], { timeout, polling: 100 });
   const id = await handle.jsonValue();
   assert.ok(!id.startsWith('form: '), `the ${kind} form failed: ${id}`);
@@ -684,6 +684,51 @@ test('resynthesis from the form: the surrogate corpus shows its check, and the o
   await page.locator('pre[data-side="sur"] mark[tabindex="0"]').first().focus();
   assert.equal(await page.locator('mark.paired').count() >= 2, true, 'focusing a surrogate span marks its original');
   await shot('original-beside-surrogate.png');
+});
+
+// A note whose patient's surname is also inside a span of OTHER, a type the
+// default policy keeps: its resynthesis leaks the surname.
+const LEAKING_NOTE = `<?xml version="1.0" encoding="UTF-8" ?>
+<deIdi2b2>
+<TEXT><![CDATA[Mr. Garfunkel was seen today. Garfunkel sign negative.]]></TEXT>
+<TAGS>
+<NAME id="P0" start="4" end="13" text="Garfunkel" TYPE="PATIENT" comment="" />
+<OTHER id="P1" start="30" end="44" text="Garfunkel sign" TYPE="OTHER" comment="" />
+</TAGS>
+</deIdi2b2>
+`;
+
+test('a resynthesis whose check finds a leak shows as check failed, and its corpus as quarantined', async () => {
+  const dir = join(tmp, 'leaky');
+  await mkdir(dir);
+  await writeFile(join(dir, '900-01.xml'), LEAKING_NOTE);
+  execFileSync(bin, ['import', '--db', db, '--corpus', 'leaky', '--tagset', 'i2b2-2014', dir], { stdio: 'ignore' });
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }));
+  const before = await jobIds();
+  await page.selectOption('#resynth-corpus', 'leaky');
+  const out = await page.inputValue('#resynth-out');
+  await page.click('#form-resynthesize button[type="submit"]');
+  const { id, row } = await finishedRow('resynthesize', before);
+  assert.equal(await row.getAttribute('data-status'), 'check_failed', `resynthesis: ${await row.innerText()}`);
+  assert.equal(await row.locator('.status').innerText(), 'check failed');
+  assert.ok(await row.locator('.status').evaluate((e) => {
+    const failed = document.body.appendChild(Object.assign(document.createElement('span'), { className: 'status s-failed' }));
+    const same = ['color', 'backgroundColor'].every((k) => getComputedStyle(failed)[k] === getComputedStyle(e)[k]);
+    failed.remove();
+    return same;
+  }), 'coloured as a failed run');
+  assert.match(await row.innerText(), /quarantined/);
+  const job = await jobQuery(id);
+  assert.equal(job.status, 'check_failed');
+  await shot('runs-check-failed.png');
+
+  await ready('home', () => page.evaluate(() => { location.hash = '#/'; }));
+  const badge = page.locator('table.corpora tr', { hasText: out }).locator('.k-quarantined');
+  assert.equal(await badge.innerText(), 'quarantined');
+  await ready('corpus/:name', () => page.locator('table.corpora a.corpus-link', { hasText: out }).click());
+  assert.match(await page.locator('p.quarantine').innerText(), /Quarantined: .* 1 unresolved problems/);
+  assert.equal(await page.locator('[data-ok]').getAttribute('data-ok'), 'false');
+  await shot('corpus-quarantined.png');
 });
 
 test('the researcher sees the surrogate corpus, but neither the original beside it nor resynthesis', async () => {

@@ -28,4 +28,5 @@ if [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules
 fi
 
 node --test overlay.test.mjs markdown.test.mjs roles.test.mjs
+node --test --test-reporter=spec compare.test.mjs
 node --test --test-reporter=spec dashboard.test.mjs

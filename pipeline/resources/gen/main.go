@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"log"
 	"os"
@@ -50,6 +51,7 @@ func main() {
 	g.zipcodes()
 	g.hospitals()
 	g.faker()
+	g.spanish()
 	if g.err != nil {
 		log.Fatal(g.err)
 	}
@@ -211,7 +213,8 @@ func (g *gen) hospitals() {
 	seen := map[string]bool{}
 	var lines []string
 	for _, r := range rows[1:] {
-		line := title(r[1]) + "\t" + title(r[3]) + "\t" + r[4]
+		name := strings.Join(strings.Fields(html.UnescapeString(r[1])), " ")
+		line := title(name) + "\t" + title(r[3]) + "\t" + r[4]
 		if !seen[line] {
 			seen[line] = true
 			lines = append(lines, line)
@@ -325,17 +328,40 @@ func isDigits(s string) bool {
 }
 
 // title turns "MARY" or "MED CENTER" into "Mary", "Med Center"; "MC" prefixes
-// and apostrophes keep the letter after them upper case ("McDonald", "O'Brien").
+// and an apostrophe after one letter keep the letter after them upper case
+// ("McDonald", "O'Brien"), a possessive does not ("Children's").
 func title(s string) string {
 	b := []rune(strings.ToLower(s))
-	up := true
+	up, word := true, 0 // word: letters of the current word so far
 	for i, r := range b {
 		if up && r >= 'a' && r <= 'z' {
 			b[i] = r - 'a' + 'A'
 		}
-		up = r == ' ' || r == '-' || r == '\'' || r == '/'
+		up = r == ' ' || r == '-' || r == '/' || r == '\'' && word == 1
+		if r == ' ' && i > 0 {
+			if w := lastWord(b[:i]); smallWords[w] && strings.ContainsRune(string(b[:i-len(w)]), ' ') {
+				copy(b[i-len(w):i], []rune(w))
+			}
+		}
+		if r == ' ' || r == '-' || r == '/' {
+			word = 0
+		} else {
+			word++
+		}
 	}
 	return string(b)
+}
+
+// smallWords stay lower case inside a title ("University of Iowa").
+var smallWords = map[string]bool{"of": true, "and": true, "the": true, "for": true, "at": true, "in": true, "on": true}
+
+// lastWord returns the lower-cased letters of the word that ends b.
+func lastWord(b []rune) string {
+	i := len(b)
+	for i > 0 && b[i-1] != ' ' {
+		i--
+	}
+	return strings.ToLower(string(b[i:]))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -148,3 +148,46 @@ export function intervals({ id, title, data }) {
   });
   return h('figure', { class: 'chart-fig', 'data-chart': id }, h('figcaption', {}, title), h('div', { class: 'chart-scroll' }, svg));
 }
+
+/**
+ * groupedBars draws two bars per group (A above B), each as a share of its
+ * corpus (0..1), with the count written beside it. data: [{label, a, b,
+ * aCount, bCount, highlight?, title?}]. Highlighted groups get a marker and
+ * the class "highlight". Returns a <figure>.
+ */
+export function groupedBars({ id, title, data, names = ['A', 'B'], colors = ['#5c80bc', '#c1502e'] }) {
+  const barH = 11;
+  const rowH = 2 * barH + 10;
+  const width = 640;
+  const lw = Math.min(220, Math.max(80, 14 + 7.5 * Math.max(0, ...data.map((d) => String(d.label).length))));
+  const barW = width - lw - 130;
+  const max = Math.max(1e-9, ...data.flatMap((d) => [d.a, d.b]));
+  const height = data.length * rowH + 6;
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`, width, height, class: 'chart grouped', role: 'img',
+    'aria-label': `${title}: ` + data.map((d) => `${d.label} ${names[0]} ${(100 * d.a).toFixed(1)}%, ${names[1]} ${(100 * d.b).toFixed(1)}%`).join('; '),
+  });
+  data.forEach((d, i) => {
+    const y = 4 + i * rowH;
+    const g = s('g', { class: d.highlight ? 'group highlight' : 'group', 'data-label': d.label, 'data-a': d.a, 'data-b': d.b,
+      'data-highlight': d.highlight ? 'true' : undefined });
+    g.append(s('title', {}, d.title || `${d.label}: ${names[0]} ${(100 * d.a).toFixed(2)}%, ${names[1]} ${(100 * d.b).toFixed(2)}%`));
+    if (d.highlight) g.append(s('rect', { x: 0, y: y - 2, width, height: rowH - 4, rx: 4, class: 'highlight-band' }));
+    g.append(s('text', { x: lw - 8, y: y + barH, class: 'label', 'text-anchor': 'end', 'dominant-baseline': 'central' },
+      d.highlight ? `▲ ${d.label}` : d.label));
+    [[d.a, d.aCount, 0], [d.b, d.bCount, 1]].forEach(([v, n, k]) => {
+      const by = y + k * (barH + 1);
+      const w = Math.max(1, (v / max) * barW);
+      g.append(
+        s('rect', { x: lw, y: by, width: w, height: barH, rx: 2, fill: colors[k], class: `bar-${k ? 'b' : 'a'}` }),
+        s('text', { x: lw + w + 5, y: by + barH / 2, class: 'value', 'dominant-baseline': 'central' },
+          `${(100 * v).toFixed(1)}%${n !== undefined ? ` (${fmt.format(n)})` : ''}`));
+    });
+    svg.append(g);
+  });
+  return h('figure', { class: 'chart-fig', 'data-chart': id },
+    h('figcaption', {}, title, h('span', { class: 'key' }, ' · ',
+      h('span', { class: 'swatch', vars: { '--c': colors[0] }, 'aria-hidden': 'true' }), ` ${names[0]} `,
+      h('span', { class: 'swatch', vars: { '--c': colors[1] }, 'aria-hidden': 'true' }), ` ${names[1]}; ▲ largest residuals`)),
+    data.length ? h('div', { class: 'chart-scroll' }, svg) : h('p', { class: 'empty' }, 'No spans.'));
+}

@@ -11,8 +11,10 @@ import { can } from './roles.js';
 export const JOB_FIELDS = `id kind status progress progressDone progressTotal message error attempts
   cancelRequested createdBy createdAt startedAt finishedAt params result`;
 
-export const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
-export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+// check_failed: the job wrote its output and the output failed its check
+// (a resynthesis whose corpus is now quarantined): a failure, shown as one.
+export const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'check_failed']);
+export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'check_failed'];
 
 /** The fraction done of a job: 1 once it succeeded, null while unknown. */
 export function fraction(job) {
@@ -36,7 +38,7 @@ export function progressBar(job) {
 }
 
 export function statusBadge(status) {
-  return h('span', { class: `status s-${status}` }, status);
+  return h('span', { class: `status s-${status}` }, status.replace('_', ' '));
 }
 
 /** Links to what a finished job produced (model, annotation set, evaluation, corpus, download). */

@@ -14,6 +14,7 @@
 
 export const routes = [
   { path: '', nav: 'Corpora', page: () => import('./pages/corpora.js') },
+  { path: 'compare', nav: 'Compare', requires: 'compareCorpora', page: () => import('./pages/corpus-compare.js') },
   { path: 'corpus/:name', page: () => import('./pages/corpus.js') },
   { path: 'corpus/:name/patient/:patient', page: () => import('./pages/patient.js') },
   { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },

@@ -4,12 +4,13 @@ import { gql } from '../api.js';
 import { h, num, date, href, table, card } from '../dom.js';
 import { account } from '../session.js';
 import { can } from '../roles.js';
+import { isSurrogate } from '../corpus-kind.js';
 
 const CORPORA = `query Corpora {
   corpora(first: 500, orderBy: {field: NAME}) {
     totalCount
     edges { node {
-      id name kind tagset description createdAt provenance
+      id name kind checkStatus checkFindings tagset description createdAt provenance
       annotationSets { name kind }
       patients { totalCount }
       documents { totalCount }
@@ -40,7 +41,7 @@ export async function render({ signal, title }) {
     corpora.length
       ? card(null, table([
         { label: 'Corpus', value: (c) => h('a', { href: href(['corpus', c.name]), class: 'corpus-link' }, c.name) },
-        { label: 'Kind', value: (c) => h('span', { class: `corpus-kind k-${c.kind}`, title: c.kind === 'surrogate' ? 'PHI replaced by resynthesis' : 'original text: real PHI' }, c.kind) },
+        { label: 'Kind', value: (c) => [h('span', { class: `corpus-kind k-${c.kind}`, title: isSurrogate(c) ? 'PHI replaced by resynthesis' : 'original text: real PHI' }, c.kind), quarantineBadge(c)] },
         { label: 'Tag set', value: (c) => c.tagset },
         { label: 'Patients', num: true, value: (c) => num(c.patients.totalCount) },
         { label: 'Documents', num: true, value: (c) => num(c.documents.totalCount) },
@@ -52,6 +53,15 @@ export async function render({ signal, title }) {
         { label: 'Created', value: (c) => date(c.createdAt) },
       ], corpora, { cls: 'corpora', caption: `${num(data.corpora.totalCount)} corpora` }))
       : card(null, emptyState()));
+}
+
+/** The badge of a corpus whose resynthesis check failed, or null. */
+export function quarantineBadge(c) {
+  if (c.checkStatus !== 'failed') return null;
+  return h('span', {
+    class: 'corpus-kind k-quarantined',
+    title: `Its resynthesis check found ${num(c.checkFindings)} unresolved problems: hidden from annotators and researchers and not releasable until a rerun passes or a curator resolves them.`,
+  }, 'quarantined');
 }
 
 // What an empty list means depends on the role: nothing exists yet, or

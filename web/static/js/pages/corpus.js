@@ -8,10 +8,11 @@ import { categoryColor } from '../colors.js';
 import { provenanceCard } from '../lineage.js';
 import { downloadButton } from '../downloads.js';
 import { originalOf } from '../corpus-kind.js';
+import { quarantineBadge } from './corpora.js';
 
 const CORPUS = `query Corpus($name: String!) {
   corpusByName(name: $name) {
-    id name kind tagset description provenance createdAt
+    id name kind tagset checkStatus checkFindings description provenance createdAt
     annotationSets { id name kind description }
   }
 }`;
@@ -67,10 +68,13 @@ export async function render({ params, query, signal, title }) {
   return h('div', { class: 'page' },
     breadcrumbs([['Corpora', '#/'], [name]]),
     h('div', { class: 'title-row' },
-      h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset), h('span', { class: `tag corpus-kind k-${corpus.kind}` }, corpus.kind)),
+      h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset), h('span', { class: `tag corpus-kind k-${corpus.kind}` }, corpus.kind), quarantineBadge(corpus)),
       h('div', { class: 'actions' }, setPicker,
         set ? downloadButton(`/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, 'Download (i2b2 zip)', { class: 'corpus-download' }) : null)),
     corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
+    corpus.checkStatus === 'failed' ? h('p', { class: 'error-inline quarantine' },
+      `Quarantined: a resynthesis check of this corpus found ${num(corpus.checkFindings)} unresolved problems (see its runs' check reports). `,
+      'Annotators and researchers do not see it and it cannot be released until a rerun into it passes or a curator resolves the findings (deidcorpus resynth resolve).') : null,
     provenance(corpus),
     originalOf(corpus) ? checkCard(corpus.provenance) : null,
     stats ? statistics(name, set, stats) : card(null, h('p', { class: 'empty' }, 'This corpus has no annotation sets, so no PHI statistics.')),
@@ -87,14 +91,16 @@ function provenance(corpus) {
     ? h('a', { href: href(['corpus', v]) }, v)
     : h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)));
   return h('p', { class: 'provenance' }, 'Provenance: ',
-    Object.entries(p).filter(([k]) => !(surrogate && k === 'check'))
+    Object.entries(p).filter(([k]) => !(surrogate && (k === 'check' || k === 'runs')))
       .map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, value(k, v))]));
 }
 
-// A surrogate corpus's resynthesis check (provenance.check): PHI-free counts
-// and the name-pattern table, original beside surrogate.
+// A surrogate corpus's latest resynthesis check (provenance.check, or that of
+// the last run that added notes, provenance.runs): PHI-free counts and the
+// name-pattern table, original beside surrogate.
 function checkCard(p) {
-  const c = p.check;
+  const run = (p.runs || []).at(-1) || p;
+  const c = run.check;
   if (!c) return card('Resynthesis check', h('p', { class: 'empty' }, 'This surrogate corpus records no check summary.'));
   const bad = (n) => (n ? h('span', { class: 'bad' }, num(n)) : '0');
   const patterns = c.namePatterns || [];
@@ -102,7 +108,7 @@ function checkCard(p) {
     h('p', { class: c.ok ? 'check-ok' : 'check-failed', 'data-ok': String(Boolean(c.ok)) },
       c.ok ? '✓ The check passed: ' : '✗ The check failed: ',
       `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced from `,
-      h('a', { href: href(['corpus', p.from]) }, p.from), ` (seed ${p.seed ?? '?'}).`),
+      h('a', { href: href(['corpus', p.from]) }, p.from), ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'}).`),
     h('div', { class: 'grid' },
       table([
         { label: 'Check', value: (r) => r[0] },

@@ -67,7 +67,7 @@ export async function render({ query, signal, title }) {
         upsert(j);
         if (FINAL.has(j.status)) {
           watching--;
-          if (j.status === 'succeeded') refreshOptions();
+          if (j.status === 'succeeded' || j.status === 'check_failed') refreshOptions();
         }
       },
       onLive: (ok) => { if (!ok) live.textContent = 'The live connection failed: checking unfinished runs every 1.5 s instead.'; },

@@ -1,0 +1,280 @@
+package stats
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Group dimensions of a comparison.
+const (
+	ByCategory = "category"
+	ByType     = "type"
+)
+
+// Side is what a comparison needs of one annotation set of one corpus. It is
+// filled by streaming: every document's text through AddDocument and the
+// set's spans, grouped by (category, type, text) with their counts, through
+// AddSpans; only distinct terms are kept.
+type Side struct {
+	Corpus        string
+	AnnotationSet string
+	By            string
+	Documents     int
+	Tokens        *Vocabulary // case-folded whitespace tokens of the documents
+	PHI           *Vocabulary // case-folded span texts, all groups
+	Groups        map[string]*SideGroup
+	Names         map[string]int // name spans' exact texts (IsName) and their counts
+	// Reference marks side A, whose groups need no vocabularies of their
+	// own (B's spans are looked up in A's PHI as a whole): set it before
+	// adding spans to save the time and memory.
+	Reference bool
+	buf       []byte
+}
+
+// SideGroup is one group (a category or a type) of a Side.
+type SideGroup struct {
+	Category, Type string // Type is empty when grouping by category
+	Total          int
+	Unique         int         // distinct exact span texts
+	PHI            *Vocabulary // case-folded span texts of this group
+	texts          map[string]bool
+}
+
+// NewSide starts a side grouped by ByCategory or ByType.
+func NewSide(corpus, set, by string) (*Side, error) {
+	if by != ByCategory && by != ByType {
+		return nil, fmt.Errorf("a comparison groups by %s or %s, not %q", ByCategory, ByType, by)
+	}
+	return &Side{Corpus: corpus, AnnotationSet: set, By: by, Tokens: NewVocabulary(), PHI: NewVocabulary(),
+		Groups: map[string]*SideGroup{}, Names: map[string]int{}}, nil
+}
+
+// AddDocument adds one document's text.
+func (s *Side) AddDocument(text []byte) {
+	s.Documents++
+	s.Tokens.AddText(text)
+}
+
+// AddSpans adds n spans of one label with one exact text. Each (category,
+// type, text) must be added once, as a GROUP BY over them returns them.
+func (s *Side) AddSpans(category, typ, text string, n int) {
+	key, t := category, ""
+	if s.By == ByType {
+		key, t = category+"\x00"+typ, typ
+	}
+	g := s.Groups[key]
+	if g == nil {
+		g = &SideGroup{Category: category, Type: t}
+		if !s.Reference {
+			g.PHI = NewVocabulary()
+		}
+		if s.By == ByCategory {
+			g.texts = map[string]bool{}
+		}
+		s.Groups[key] = g
+	}
+	g.Total += n
+	if g.texts == nil {
+		g.Unique++ // (category, type, text) is distinct
+	} else if !g.texts[text] {
+		g.texts[text] = true
+		g.Unique++
+	}
+	s.buf = appendFold(s.buf[:0], text) // folded once for both vocabularies
+	if g.PHI != nil {
+		g.PHI.add(s.buf, n)
+	}
+	s.PHI.add(s.buf, n)
+	if IsName(category) {
+		s.Names[text] += n
+	}
+}
+
+// IsName says whether spans of a category are names for the name-pattern
+// table: the i2b2 and MEDDOCAN category NAME, CCHMC's NAME, PhysioNet's
+// PTName, HCPName, RelativeProxyName and PTNameInitial (any category whose
+// name contains "name", in any case).
+func IsName(category string) bool { return strings.Contains(strings.ToUpper(category), "NAME") }
+
+// Comparison is what Compare finds between two corpora (A the reference, B
+// the one compared with it).
+type Comparison struct {
+	By string      `json:"by"`
+	A  SideSummary `json:"a"`
+	B  SideSummary `json:"b"`
+	// ChiSquare tests the spans' totals per group; ChiSquareUnique the
+	// distinct texts per group (Deleger et al.'s Table 3 tests those).
+	ChiSquare       ChiSquare         `json:"chiSquare"`
+	ChiSquareUnique ChiSquare         `json:"chiSquareUnique"`
+	OOV             OOV               `json:"oov"`
+	Groups          []GroupComparison `json:"groups"`
+	NamePatterns    []PatternPair     `json:"namePatterns"`
+}
+
+// SideSummary is one corpus's totals in a comparison.
+type SideSummary struct {
+	Corpus        string `json:"corpus"`
+	AnnotationSet string `json:"annotationSet"`
+	Documents     int    `json:"documents"`
+	Tokens        int    `json:"tokens"`     // whitespace tokens
+	Vocabulary    int    `json:"vocabulary"` // distinct case-folded tokens
+	Spans         int    `json:"spans"`
+	PHITexts      int    `json:"phiTexts"` // distinct case-folded span texts
+	NameSpans     int    `json:"nameSpans"`
+	// NamePatterns is the name-pattern table (Yeniterzi Table 7); its
+	// counts add up to NameSpans.
+	NamePatterns []PatternCount `json:"namePatterns"`
+}
+
+// OOV is how much of B is out of A's vocabulary.
+type OOV struct {
+	// TokenRate is the share of B's whitespace tokens (occurrences) whose
+	// case-folded form is no token of A; TokenTypeRate the same over B's
+	// distinct case-folded tokens.
+	TokenRate     float64 `json:"tokenRate"`
+	TokenTypeRate float64 `json:"tokenTypeRate"`
+	// PHIRate is the share of B's spans whose case-folded text is the text
+	// of no span of A (of any type); PHITypeRate the same over B's distinct
+	// case-folded span texts.
+	PHIRate       float64 `json:"phiRate"`
+	PHITypeRate   float64 `json:"phiTypeRate"`
+	Tokens        int     `json:"tokens"`
+	OOVTokens     int     `json:"oovTokens"`
+	TokenTypes    int     `json:"tokenTypes"`
+	OOVTokenTypes int     `json:"oovTokenTypes"`
+	Spans         int     `json:"spans"`
+	OOVSpans      int     `json:"oovSpans"`
+	PHITexts      int     `json:"phiTexts"`
+	OOVPHITexts   int     `json:"oovPHITexts"`
+}
+
+// GroupComparison is one group's row: Deleger Table 3's totals and unique
+// counts for both corpora, the group's chi-square cell, and B's PHI OOV rate
+// in the group.
+type GroupComparison struct {
+	Group    string    `json:"group"`    // the category, or the type
+	Category string    `json:"category"` // the group's category
+	A        GroupSide `json:"a"`
+	B        GroupSide `json:"b"`
+	// ExpectedA, ExpectedB, Residual, Contribution and P are the group's
+	// part of ChiSquare (see Cell); UniqueResidual and UniqueP of
+	// ChiSquareUnique.
+	ExpectedA      float64 `json:"expectedA"`
+	ExpectedB      float64 `json:"expectedB"`
+	Residual       float64 `json:"residual"`
+	Contribution   float64 `json:"contribution"`
+	P              float64 `json:"p"`
+	UniqueResidual float64 `json:"uniqueResidual"`
+	UniqueP        float64 `json:"uniqueP"`
+	// PHIOOVRate is the share of B's spans in this group whose case-folded
+	// text is the text of no span of A (of any group).
+	PHIOOVRate float64 `json:"phiOOVRate"`
+	OOVSpans   int     `json:"oovSpans"`
+}
+
+// GroupSide is one corpus's counts in a group.
+type GroupSide struct {
+	Total  int     `json:"total"`
+	Unique int     `json:"unique"` // distinct exact span texts
+	Share  float64 `json:"share"`  // Total over the corpus's spans
+}
+
+// Compare compares B with A: the chi-square tests over their groups, B's
+// out-of-vocabulary rates against A, and both name-pattern tables.
+func Compare(a, b *Side) (*Comparison, error) {
+	if a.By != b.By {
+		return nil, fmt.Errorf("sides grouped by %s and %s", a.By, b.By)
+	}
+	if b.Reference {
+		return nil, fmt.Errorf("side B (%s) is marked as a reference: it has no vocabularies per group", b.Corpus)
+	}
+	c := &Comparison{By: a.By, A: summary(a), B: summary(b)}
+
+	keys := map[string]*SideGroup{}
+	for k, g := range a.Groups {
+		keys[k] = g
+	}
+	for k, g := range b.Groups {
+		keys[k] = g
+	}
+	order := make([]string, 0, len(keys))
+	for k := range keys {
+		order = append(order, k)
+	}
+	slices.SortFunc(order, func(x, y string) int {
+		gx, gy := keys[x], keys[y]
+		return cmp.Or(strings.Compare(gx.Category, gy.Category), strings.Compare(gx.Type, gy.Type))
+	})
+	names := make([]string, len(order))
+	ta, tb, ua, ub := make([]int, len(order)), make([]int, len(order)), make([]int, len(order)), make([]int, len(order))
+	for i, k := range order {
+		g := keys[k]
+		names[i] = g.Category
+		if g.Type != "" {
+			names[i] = g.Type
+		}
+		if ga := a.Groups[k]; ga != nil {
+			ta[i], ua[i] = ga.Total, ga.Unique
+		}
+		if gb := b.Groups[k]; gb != nil {
+			tb[i], ub[i] = gb.Total, gb.Unique
+		}
+	}
+	var cells, ucells []Cell
+	c.ChiSquare, cells = PearsonChiSquare(names, ta, tb)
+	c.ChiSquareUnique, ucells = PearsonChiSquare(names, ua, ub)
+
+	c.Groups = make([]GroupComparison, len(order))
+	for i, k := range order {
+		g := &c.Groups[i]
+		*g = GroupComparison{
+			Group: names[i], Category: keys[k].Category,
+			A:         GroupSide{Total: ta[i], Unique: ua[i], Share: ratio(ta[i], c.A.Spans)},
+			B:         GroupSide{Total: tb[i], Unique: ub[i], Share: ratio(tb[i], c.B.Spans)},
+			ExpectedA: cells[i].ExpectedA, ExpectedB: cells[i].ExpectedB, Residual: cells[i].Residual,
+			Contribution: cells[i].Contribution, P: cells[i].P,
+			UniqueResidual: ucells[i].Residual, UniqueP: ucells[i].P,
+		}
+		if ta[i] == 0 && tb[i] == 0 {
+			g.P = 1
+		}
+		if ua[i] == 0 && ub[i] == 0 {
+			g.UniqueP = 1
+		}
+		if gb := b.Groups[k]; gb != nil && gb.PHI != nil {
+			g.OOVSpans, _ = gb.PHI.OOV(a.PHI)
+			g.PHIOOVRate = ratio(g.OOVSpans, gb.Total)
+		}
+	}
+
+	o := &c.OOV
+	o.Tokens, o.TokenTypes = b.Tokens.Total(), b.Tokens.Len()
+	o.OOVTokens, o.OOVTokenTypes = b.Tokens.OOV(a.Tokens)
+	o.Spans, o.PHITexts = b.PHI.Total(), b.PHI.Len()
+	o.OOVSpans, o.OOVPHITexts = b.PHI.OOV(a.PHI)
+	o.TokenRate, o.TokenTypeRate = ratio(o.OOVTokens, o.Tokens), ratio(o.OOVTokenTypes, o.TokenTypes)
+	o.PHIRate, o.PHITypeRate = ratio(o.OOVSpans, o.Spans), ratio(o.OOVPHITexts, o.PHITexts)
+
+	c.NamePatterns = ComparePatterns(c.A.NamePatterns, c.B.NamePatterns)
+	return c, nil
+}
+
+func summary(s *Side) SideSummary {
+	pats := NamePatternCounts(s.Names)
+	n := 0
+	for _, p := range pats {
+		n += p.Count
+	}
+	return SideSummary{Corpus: s.Corpus, AnnotationSet: s.AnnotationSet, Documents: s.Documents,
+		Tokens: s.Tokens.Total(), Vocabulary: s.Tokens.Len(), Spans: s.PHI.Total(), PHITexts: s.PHI.Len(),
+		NameSpans: n, NamePatterns: pats}
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

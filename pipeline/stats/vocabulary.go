@@ -1,0 +1,138 @@
+package stats
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Fold case-folds s the way every vocabulary here compares words: each
+// character is upper-cased and then lower-cased (Unicode simple case mapping,
+// one character to one), so "PÉREZ", "Pérez" and "pérez" are one word, and
+// so are "Σ", "σ" and "ς"; "ß" stays "ß" (no "ss"). Nothing else is
+// normalised: accents, punctuation and digits count.
+func Fold(s string) string {
+	return string(appendFold(nil, s))
+}
+
+func appendFold(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		dst = utf8.AppendRune(dst, foldRune(r))
+		i += size
+	}
+	return dst
+}
+
+func foldRune(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }
+
+// asciiSpace marks the ASCII characters unicode.IsSpace accepts, so that the
+// tokens here are exactly strings.Fields' (and the stored token counts').
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// Vocabulary counts terms: case-folded whitespace tokens of document text
+// (AddText), or whole case-folded span texts (AddTerm). It holds each distinct
+// term once, however large the corpus it was fed: texts are streamed through
+// it, not kept.
+type Vocabulary struct {
+	index  map[string]int32
+	counts []int
+	total  int
+	buf    []byte
+}
+
+// NewVocabulary returns an empty vocabulary.
+func NewVocabulary() *Vocabulary { return &Vocabulary{index: map[string]int32{}} }
+
+// AddText adds the tokens of a text: the runs of characters between white
+// space (unicode.IsSpace, as strings.Fields splits), each case-folded by Fold.
+func (v *Vocabulary) AddText(text []byte) {
+	buf := v.buf[:0]
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			if asciiSpace[c] {
+				if len(buf) > 0 {
+					v.add(buf, 1)
+					buf = buf[:0]
+				}
+				continue
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf = append(buf, c)
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		i += size
+		if unicode.IsSpace(r) {
+			if len(buf) > 0 {
+				v.add(buf, 1)
+				buf = buf[:0]
+			}
+			continue
+		}
+		buf = utf8.AppendRune(buf, foldRune(r))
+	}
+	if len(buf) > 0 {
+		v.add(buf, 1)
+	}
+	v.buf = buf
+}
+
+// AddTerm adds n occurrences of a whole text (a span's), case-folded.
+func (v *Vocabulary) AddTerm(text string, n int) {
+	v.buf = appendFold(v.buf[:0], text)
+	v.add(v.buf, n)
+}
+
+func (v *Vocabulary) add(term []byte, n int) {
+	if i, ok := v.index[string(term)]; ok { // no allocation for a known term
+		v.counts[i] += n
+	} else {
+		v.index[string(term)] = int32(len(v.counts))
+		v.counts = append(v.counts, n)
+	}
+	v.total += n
+}
+
+// Count returns how often a (folded) term occurred.
+func (v *Vocabulary) Count(term string) int {
+	if i, ok := v.index[term]; ok {
+		return v.counts[i]
+	}
+	return 0
+}
+
+// Has says whether a (folded) term occurred.
+func (v *Vocabulary) Has(term string) bool {
+	_, ok := v.index[term]
+	return ok
+}
+
+// Total is the number of occurrences added; Len the number of distinct terms.
+func (v *Vocabulary) Total() int { return v.total }
+
+// Len is the number of distinct terms.
+func (v *Vocabulary) Len() int { return len(v.counts) }
+
+// OOV counts the occurrences and the distinct terms of v that ref never saw.
+func (v *Vocabulary) OOV(ref *Vocabulary) (occurrences, terms int) {
+	for t, i := range v.index {
+		if !ref.Has(t) {
+			occurrences += v.counts[i]
+			terms++
+		}
+	}
+	return occurrences, terms
+}

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/pipeline/stats"
+)
+
+// CompareOptions names the two annotation sets a comparison reads (B is
+// compared with A, the reference) and how their spans are grouped.
+type CompareOptions struct {
+	A, SetA, B, SetB string
+	By               Dimension // ByCategory or ByType
+	// Fields names the options in error messages as the caller's user
+	// knows them (command-line flags); GraphQL's argument names by default.
+	Fields CompareFields
+}
+
+// CompareFields are the names of CompareOptions' fields in error messages.
+type CompareFields struct{ A, SetA, B, SetB, By string }
+
+var graphQLCompareFields = CompareFields{A: "a", SetA: "setA", B: "b", SetB: "setB", By: "by"}
+
+// CompareCorpora compares two corpora's annotation sets: Pearson's
+// chi-square over their PHI per group, B's out-of-vocabulary rates against A
+// (tokens and span texts) and both name-pattern tables (see stats.Compare).
+//
+// Per corpus it makes two passes, all four side by side on one snapshot:
+// the documents' texts, streamed row by row through a vocabulary that keeps
+// only distinct case-folded tokens, and the spans grouped in the database
+// by (category, type, text) along the label index, which yields the counts
+// per group, the distinct texts and the names at once.
+func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.Comparison, error) {
+	f := opt.Fields
+	if f == (CompareFields{}) {
+		f = graphQLCompareFields
+	}
+	if opt.By != ByCategory && opt.By != ByType {
+		return nil, apperr.New(apperr.Invalid, "%s: a comparison groups spans by category or type, not %q", f.By, opt.By)
+	}
+	type side struct {
+		c    *ent.Corpus
+		set  *ent.AnnotationSet
+		side *stats.Side
+	}
+	open := func(name, setName, fc, fs string) (*side, error) {
+		c, err := s.CorpusByName(ctx, name)
+		if err != nil {
+			return nil, fieldError(fc, err)
+		}
+		set, err := s.annotationSet(ctx, c, setName)
+		if err != nil {
+			return nil, fieldError(fs, err)
+		}
+		sd, err := stats.NewSide(c.Name, set.Name, string(opt.By))
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return &side{c, set, sd}, nil
+	}
+	a, err := open(opt.A, opt.SetA, f.A, f.SetA)
+	if err != nil {
+		return nil, err
+	}
+	a.side.Reference = true
+	b, err := open(opt.B, opt.SetB, f.B, f.SetB)
+	if err != nil {
+		return nil, err
+	}
+	// The texts are the longest reads: they go first. A side's two tasks
+	// fill disjoint parts of it, so they may run at once.
+	tasks := []readTask{
+		func(ctx context.Context, q querier) error { return s.streamTexts(ctx, q, a.c.ID, a.side) },
+		func(ctx context.Context, q querier) error { return s.streamTexts(ctx, q, b.c.ID, b.side) },
+		func(ctx context.Context, q querier) error { return s.streamSpans(ctx, q, a.set.ID, a.side) },
+		func(ctx context.Context, q querier) error { return s.streamSpans(ctx, q, b.set.ID, b.side) },
+	}
+	if err := s.readConcurrently(ctx, nil, func() []readTask { return tasks }); err != nil {
+		return nil, err
+	}
+	return stats.Compare(a.side, b.side)
+}
+
+// fieldError names the option an error is about, keeping its code.
+func fieldError(field string, err error) error {
+	if code := apperr.CodeOf(err); code != apperr.Internal {
+		return apperr.New(code, "%s: %s", field, err)
+	}
+	return err
+}
+
+// streamTexts feeds every document's text of a corpus to a side, one row at
+// a time into one reused buffer.
+func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, sd *stats.Side) error {
+	rows, err := q.QueryContext(ctx, s.rebind(`SELECT text FROM documents WHERE corpus_id = ?`), corpusID)
+	if err != nil {
+		return fmt.Errorf("read texts: %w", err)
+	}
+	defer rows.Close()
+	var text sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&text); err != nil {
+			return err
+		}
+		sd.AddDocument(text)
+	}
+	return rows.Err()
+}
+
+// streamSpans feeds a set's spans to a side, grouped by (category, type,
+// text) in the database: an ordered scan of the (annotation_set_id,
+// category, type, text, ...) index, no sorting.
+func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats.Side) error {
+	return s.groupedTexts(ctx, q, setID, "", "", func(category, typ, text string, n int) { sd.AddSpans(category, typ, text, n) })
+}
+
+// groupedTexts calls fn for every distinct (category, type, text) of a set
+// with its count, or for those of one label when category is given.
+func (s *Store) groupedTexts(ctx context.Context, q querier, setID int, category, typ string, fn func(category, typ, text string, n int)) error {
+	query := `SELECT category, "type", text, COUNT(*) FROM spans WHERE annotation_set_id = ?`
+	args := []any{setID}
+	if category != "" {
+		query += ` AND category = ? AND "type" = ?`
+		args = append(args, category, typ)
+	}
+	rows, err := q.QueryContext(ctx, s.rebind(query+` GROUP BY category, "type", text`), args...)
+	if err != nil {
+		return fmt.Errorf("group span texts: %w", err)
+	}
+	defer rows.Close()
+	var cat, t, text string
+	var n int
+	for rows.Next() {
+		if err := rows.Scan(&cat, &t, &text, &n); err != nil {
+			return err
+		}
+		fn(cat, t, text, n)
+	}
+	return rows.Err()
+}
+
+// NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
+// annotation set of a corpus: every span of a name category (stats.IsName)
+// reduced to its pattern, counted. The names are grouped by text in the
+// database, one label at a time along the label index.
+func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
+	set, err := s.annotationSet(ctx, c, setName)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	names := map[string]int{}
+	var tasks []readTask
+	setup := func(ctx context.Context, q querier) error {
+		labels, err := s.labels(ctx, q, set.ID)
+		if err != nil {
+			return err
+		}
+		for _, l := range labels {
+			if !stats.IsName(l[0]) {
+				continue
+			}
+			tasks = append(tasks, func(ctx context.Context, q querier) error {
+				return s.groupedTexts(ctx, q, set.ID, l[0], l[1], func(_, _, text string, n int) {
+					mu.Lock()
+					names[text] += n
+					mu.Unlock()
+				})
+			})
+		}
+		return nil
+	}
+	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
+		return nil, err
+	}
+	return stats.NamePatternCounts(names), nil
+}
