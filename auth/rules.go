@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/release"
+	pipelinerelease "deidcorpus/pipeline/release"
 )
 
 // Rule says who may run one operation: a GraphQL root field ("Query.corpora"),
@@ -57,6 +58,7 @@ var rules = map[string]Rule{
 	"Query.spans":              {Roles: everyone},
 	"Query.evaluations":        {Roles: everyone},
 	"Query.jobs":               {Roles: everyone},
+	"Query.jobKinds":           {Roles: everyone},
 	"Query.models":             {Roles: everyone},
 	"Query.releases":           {Roles: everyone},
 	"Query.release":            {Roles: everyone},
@@ -210,7 +212,10 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 	}
 	for _, path := range r.Releases {
 		if ref, ok := lookup(args, path).(string); ok && ref != "" {
-			name, ver, _ := strings.Cut(ref, "@")
+			name, ver, err := pipelinerelease.ParseRef(ref)
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
 			if ok, err := c.Release.Query().Where(release.Name(name), release.Version(ver)).Exist(ctx); err != nil || !ok {
 				return notFound(err, "no release %s", ref)
 			}

@@ -482,6 +482,7 @@ type ComplexityRoot struct {
 		Documents          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
 		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		Formats            func(childComplexity int) int
+		JobKinds           func(childComplexity int) int
 		Jobs               func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.JobOrder, where *ent.JobWhereInput) int
 		Lineage            func(childComplexity int, id int) int
 		Mappings           func(childComplexity int) int
@@ -688,6 +689,7 @@ type QueryResolver interface {
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string) (map[string]any, error)
 	SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error)
+	JobKinds(ctx context.Context) ([]string, error)
 	Release(ctx context.Context, ref string) (*ent.Release, error)
 	ReleaseDiff(ctx context.Context, a string, b string) (map[string]any, error)
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
@@ -2729,6 +2731,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Formats(childComplexity), true
 
+	case "Query.jobKinds":
+		if e.ComplexityRoot.Query.JobKinds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.JobKinds(childComplexity), true
 	case "Query.jobs":
 		if e.ComplexityRoot.Query.Jobs == nil {
 			break
@@ -14791,6 +14799,29 @@ func (ec *executionContext) fieldContext_Query_surrogateMappings(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_jobKinds(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_jobKinds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().JobKinds(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_jobKinds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query_release(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22537,7 +22568,7 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 		asMap["seed"] = 1
 	}
 
-	fieldsInOrder := [...]string{"kind", "corpus", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "otherMapping", "config"}
+	fieldsInOrder := [...]string{"kind", "corpus", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22628,6 +22659,13 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.Mapping = data
+		case "mappingText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mappingText"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MappingText = data
 		case "otherMapping":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherMapping"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -22635,6 +22673,13 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.OtherMapping = data
+		case "otherMappingText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("otherMappingText"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OtherMappingText = data
 		case "config":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
 			data, err := ec.unmarshalOMap2map(ctx, v)
@@ -31921,6 +31966,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_surrogateMappings(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "jobKinds":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_jobKinds(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

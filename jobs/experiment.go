@@ -45,10 +45,12 @@ type ExperimentParams struct {
 	Shares []float64 `json:"shares,omitempty"`
 	Seed   uint64    `json:"seed"`
 	// Mapping and OtherMapping map Corpus's and Other's spans to a common
-	// label set: a built-in mapping's name or a mapping file's text. In or,
-	// Mapping maps both.
-	Mapping      string `json:"mapping,omitempty"`
-	OtherMapping string `json:"otherMapping,omitempty"`
+	// label set: a built-in mapping's name, or (MappingText,
+	// OtherMappingText) a mapping file's text. In or, Mapping maps both.
+	Mapping          string `json:"mapping,omitempty"`
+	MappingText      string `json:"mappingText,omitempty"`
+	OtherMapping     string `json:"otherMapping,omitempty"`
+	OtherMappingText string `json:"otherMappingText,omitempty"`
 	// Config is the tagger configuration over tagger.DefaultConfig (e.g.
 	// {"training": {"max_iterations": 30}}).
 	Config    map[string]any `json:"config,omitempty"`
@@ -141,14 +143,14 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 	case p.Kind == "cv" && p.Other != "":
 		return nil, apperr.New(apperr.Invalid, "cross-validation takes one corpus")
 	}
-	mapping, err := experimentMapping(p.Mapping)
+	mapping, err := phi.ResolveMapping(p.Mapping, p.MappingText, "mapping")
 	if err != nil {
-		return nil, err
+		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	otherMapping := mapping
 	if p.Kind != "or" {
-		if otherMapping, err = experimentMapping(p.OtherMapping); err != nil {
-			return nil, err
+		if otherMapping, err = phi.ResolveMapping(p.OtherMapping, p.OtherMappingText, "other mapping"); err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
 		}
 	}
 	load := func(name, set, split string, m *phi.Mapping) ([]pipeline.Document, error) {
@@ -239,21 +241,4 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		plan, err = experiment.OriginalResynthesized(y, *x)
 	}
 	return plan, apperr.Wrap(apperr.Invalid, err)
-}
-
-// experimentMapping resolves a mapping parameter: a built-in mapping's name,
-// or a mapping file's text (never a path on the server).
-func experimentMapping(s string) (*phi.Mapping, error) {
-	switch {
-	case s == "":
-		return nil, nil
-	case slices.Contains(phi.BuiltinMappings(), s):
-		m, err := phi.LoadMapping(s)
-		return m, apperr.Wrap(apperr.Invalid, err)
-	case strings.Contains(s, "\n"):
-		m, err := phi.ParseMapping("mapping", []byte(s))
-		return m, apperr.Wrap(apperr.Invalid, err)
-	}
-	return nil, apperr.New(apperr.Invalid, "mapping %q is neither a built-in mapping (%s) nor a mapping's text",
-		s, strings.Join(phi.BuiltinMappings(), ", "))
 }

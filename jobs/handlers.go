@@ -3,6 +3,8 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"maps"
+	"slices"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline/evaluate"
@@ -23,6 +25,11 @@ func Handlers() map[string]Handler {
 		"tag":          tag,
 		"experiment":   runExperiment,
 	}
+}
+
+// Kinds lists the job kinds, sorted: what the API offers to filter jobs by.
+func Kinds() []string {
+	return slices.Sorted(maps.Keys(Handlers()))
 }
 
 // ping does nothing; it measures the queue itself (benchmarks, health checks).

@@ -55,6 +55,8 @@ type Options struct {
 	// MaxAttempts bounds retries of failing jobs (default 3).
 	MaxAttempts int
 	Logger      *slog.Logger
+	// External bounds the calls to external taggers.
+	External ExternalOptions
 }
 
 // Manager enqueues, runs, cancels and watches jobs.
@@ -65,6 +67,7 @@ type Manager struct {
 	queue    queue
 	handlers map[string]Handler
 	worker   string
+	external *ExternalClient
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -93,6 +96,7 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 	m := &Manager{
 		store: st, opt: opt, logger: opt.Logger, handlers: handlers,
 		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
+		external: newExternalClient(opt.External),
 	}
 	q, err := newQueue(auth.System(ctx), st, m)
 	if err != nil {
@@ -127,15 +131,6 @@ func (m *Manager) Stop(ctx context.Context) error {
 		return nil
 	}
 	return m.queue.stop(ctx)
-}
-
-// Kinds lists the job kinds this manager can run.
-func (m *Manager) Kinds() []string {
-	kinds := make([]string, 0, len(m.handlers))
-	for k := range m.handlers {
-		kinds = append(kinds, k)
-	}
-	return kinds
 }
 
 // Enqueue records a job of a kind with its parameters and queues it, in one

@@ -24,6 +24,8 @@ type Run struct {
 	Job    *ent.Job
 	Store  *store.Store
 	Logger *slog.Logger
+	// External calls external taggers, within the manager's bounds.
+	External *ExternalClient
 
 	mu          sync.Mutex
 	done, total int
@@ -113,7 +115,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if err != nil {
 		return err // the database: River tries again
 	}
-	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind)}
+	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), External: m.external}
 	workCtx, cancel := context.WithCancelCause(ctx)
 	if v != nil {
 		workCtx = auth.NewContext(workCtx, v)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
@@ -145,7 +144,7 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tagFn, err := modelTagger(mrow, p.RecallBias)
+	tagFn, err := modelTagger(mrow, p.RecallBias, run.External)
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +189,11 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 }
 
 // modelTagger returns the tagging function of a stored model.
-func modelTagger(m *ent.Model, bias map[string]float64) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), error) {
+func modelTagger(m *ent.Model, bias map[string]float64, ext *ExternalClient) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), error) {
 	switch m.Kind {
 	case model.KindExternal:
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return tagExternal(ctx, m.Endpoint, docs)
+			return ext.Tag(ctx, m.Endpoint, docs)
 		}, nil
 	default:
 		tm, err := tagger.Load(bytes.NewReader(m.Artifact))
@@ -220,85 +219,6 @@ func patientBatches(docs []pipeline.Document, n int) [][]pipeline.Document {
 		}
 	}
 	return out
-}
-
-// ExternalRequest and ExternalResponse are the protocol of external taggers:
-// deidcorpus POSTs the documents as JSON to the model's endpoint and reads
-// back spans, offsets in Unicode code points, end exclusive. Documents of one
-// patient are always sent in the same request.
-type ExternalRequest struct {
-	Documents []ExternalDocument `json:"documents"`
-}
-
-// ExternalDocument is one note sent to an external tagger.
-type ExternalDocument struct {
-	ID      string `json:"id"`
-	Patient string `json:"patient"`
-	Text    string `json:"text"`
-}
-
-// ExternalResponse is what an external tagger answers.
-type ExternalResponse struct {
-	Documents []struct {
-		ID    string `json:"id"`
-		Spans []struct {
-			Start int    `json:"start"`
-			End   int    `json:"end"`
-			Label string `json:"label"`
-		} `json:"spans"`
-	} `json:"documents"`
-}
-
-func tagExternal(ctx context.Context, endpoint string, docs []pipeline.Document) ([]pipeline.Document, error) {
-	req := ExternalRequest{Documents: make([]ExternalDocument, len(docs))}
-	for i, d := range docs {
-		req.Documents[i] = ExternalDocument{ID: d.ID, Patient: d.Patient, Text: d.Text}
-	}
-	body, _ := json.Marshal(req)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, apperr.New(apperr.Invalid, "external tagger %s: %v", endpoint, err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return nil, fmt.Errorf("external tagger %s: %w", endpoint, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("external tagger %s answered %s", endpoint, resp.Status)
-	}
-	var out ExternalResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, apperr.New(apperr.Invalid, "external tagger %s: bad response: %v", endpoint, err)
-	}
-	byID := make(map[string]int, len(docs))
-	for i, d := range docs {
-		byID[d.ID] = i
-	}
-	tagged := make([]pipeline.Document, len(docs))
-	for i, d := range docs {
-		tagged[i] = d
-		tagged[i].Spans = nil
-	}
-	for _, od := range out.Documents {
-		i, ok := byID[od.ID]
-		if !ok {
-			return nil, apperr.New(apperr.Invalid, "external tagger %s returned unknown document %q", endpoint, od.ID)
-		}
-		for _, s := range od.Spans {
-			tagged[i].Spans = append(tagged[i].Spans, pipeline.Span{Start: s.Start, End: s.End, Category: s.Label, Type: s.Label})
-		}
-	}
-	for i := range tagged {
-		d := &tagged[i]
-		if err := d.Validate(true); err != nil {
-			return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: %v", endpoint, d.ID, err)
-		}
-		d.FillText()
-		d.SortSpans()
-	}
-	return tagged, nil
 }
 
 // taggerConfig reads a job's tagger configuration (JSON object over the

@@ -3,10 +3,13 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,4 +130,66 @@ func TestExternalTagger(t *testing.T) {
 		assert.Equal(t, strings.Count(d.Text, "Dr."), len(d.Spans))
 	}
 	assert.Positive(t, n)
+}
+
+// TestExternalTaggerThatNeverAnswers: an endpoint that accepts the request
+// and never answers fails the job after the client's bounded attempts, with
+// an error naming the endpoint, instead of holding the job for ever.
+func TestExternalTaggerThatNeverAnswers(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 2)
+	var calls atomic.Int32
+	stop := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.Copy(io.Discard, r.Body) // the server notices a client leaving only once the body is read
+		select {
+		case <-r.Context().Done(): // the client gave up
+		case <-stop:
+		}
+	}))
+	defer hung.Close()
+	defer close(stop)
+	_, err := st.RegisterExternalModel(ctx, "hung", hung.URL, []string{"NAME"}, "")
+	require.NoError(t, err)
+
+	m := newManager(t, st, nil, jobs.Options{External: jobs.ExternalOptions{Timeout: 200 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond}})
+	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "hung", Corpus: "notes"}, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, tg.ID)[0]
+	assert.Equal(t, job.StatusFailed, done.Status)
+	assert.Equal(t, "external tagger "+hung.URL+": no answer within 200ms (tried 2 times)", done.Error)
+	assert.Equal(t, int32(2), calls.Load(), "two attempts, and the job is not retried on top of them")
+	assert.Equal(t, 1, done.Attempts)
+}
+
+// TestExternalTaggerRetriesAFailureThatPasses: a 503 then an answer tags.
+func TestExternalTaggerRetriesAFailureThatPasses(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 2)
+	var calls atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		var req jobs.ExternalRequest
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		out := map[string]any{"documents": []any{}}
+		for _, d := range req.Documents {
+			out["documents"] = append(out["documents"].([]any), map[string]any{"id": d.ID, "spans": []any{}})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer flaky.Close()
+	_, err := st.RegisterExternalModel(ctx, "flaky", flaky.URL, []string{"NAME"}, "")
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{External: jobs.ExternalOptions{Backoff: 10 * time.Millisecond}})
+	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "flaky", Corpus: "notes"}, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, tg.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	assert.Equal(t, int32(2), calls.Load())
 }

@@ -91,7 +91,8 @@ func (r *mutationResolver) RegisterExternalModel(ctx context.Context, name strin
 func (r *mutationResolver) StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error) {
 	p := jobs.ExperimentParams{Kind: input.Kind, Corpus: input.Corpus, Shares: input.Shares, Seed: uint64(input.Seed), Config: input.Config}
 	for dst, src := range map[*string]*string{&p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
-		&p.OtherSplit: input.OtherSplit, &p.Mapping: input.Mapping, &p.OtherMapping: input.OtherMapping} {
+		&p.OtherSplit: input.OtherSplit, &p.Mapping: input.Mapping, &p.MappingText: input.MappingText,
+		&p.OtherMapping: input.OtherMapping, &p.OtherMappingText: input.OtherMappingText} {
 		if src != nil {
 			*dst = *src
 		}
@@ -180,6 +181,11 @@ func (r *queryResolver) SurrogateMappings(ctx context.Context, corpus string, sc
 		s = *scope
 	}
 	return r.store.SurrogateMappings(ctx, corpus, s, first, offset)
+}
+
+// JobKinds is the resolver for the jobKinds field.
+func (r *queryResolver) JobKinds(ctx context.Context) ([]string, error) {
+	return jobs.Kinds(), nil
 }
 
 // Job is the resolver for the job field.

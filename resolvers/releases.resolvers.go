@@ -13,6 +13,7 @@ import (
 	"deidcorpus/graph/model"
 	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/store"
 	"net/url"
 )
@@ -47,7 +48,7 @@ func (r *queryResolver) ReleaseDiff(ctx context.Context, a string, b string) (ma
 
 // Ref is the resolver for the ref field.
 func (r *releaseResolver) Ref(ctx context.Context, obj *ent.Release) (string, error) {
-	return obj.Name + "@" + obj.Version, nil
+	return release.Ref(obj.Name, obj.Version), nil
 }
 
 // ParentRef is the resolver for the parentRef field.
@@ -62,7 +63,7 @@ func (r *releaseResolver) ParentRef(ctx context.Context, obj *ent.Release) (*str
 	if err != nil {
 		return nil, err
 	}
-	ref := p.Name + "@" + p.Version
+	ref := release.Ref(p.Name, p.Version)
 	return &ref, nil
 }
 
@@ -71,5 +72,5 @@ func (r *releaseResolver) DownloadURL(ctx context.Context, obj *ent.Release, for
 	if _, err := formats.Lookup(format); err != nil {
 		return "", apperr.Wrap(apperr.Invalid, err)
 	}
-	return "/download/releases/" + url.PathEscape(obj.Name+"@"+obj.Version) + "?format=" + url.QueryEscape(format), nil
+	return "/download/releases/" + url.PathEscape(release.Ref(obj.Name, obj.Version)) + "?format=" + url.QueryEscape(format), nil
 }

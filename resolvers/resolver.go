@@ -84,3 +84,11 @@ func number(v any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// deref is an optional string argument's value, "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

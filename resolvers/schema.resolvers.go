@@ -18,8 +18,8 @@ import (
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/stats"
 	"deidcorpus/store"
+	"errors"
 	"net/url"
-	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -94,19 +94,9 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 
 // DeriveCorpus is the resolver for the deriveCorpus field.
 func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error) {
-	var m *phi.Mapping
-	var err error
-	switch {
-	case mapping != nil && mappingText == nil:
-		// Only built-in names: a path would read files on the server.
-		if !slices.Contains(phi.BuiltinMappings(), *mapping) {
-			return nil, apperr.New(apperr.Invalid, "no built-in mapping %q (known: %v); send a file's text as mappingText", *mapping, phi.BuiltinMappings())
-		}
-		m, err = phi.LoadMapping(*mapping)
-	case mappingText != nil && mapping == nil:
-		m, err = phi.ParseMapping("uploaded", []byte(*mappingText))
-	default:
-		return nil, apperr.New(apperr.Invalid, "give exactly one of mapping and mappingText")
+	m, err := phi.ResolveMapping(deref(mapping), deref(mappingText), "uploaded")
+	if err == nil && m == nil {
+		err = errors.New("give a built-in mapping (mapping) or a mapping file's text (mappingText)")
 	}
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)

@@ -173,6 +173,7 @@ func authzCases() []authzCase {
 		{op: "Query.tagSets", allowed: "ACNR", query: `{ tagSets { name } }`},
 		{op: "Query.mappings", allowed: "ACNR", query: `{ mappings }`},
 		{op: "Query.formats", allowed: "ACNR", query: `{ formats { name } }`},
+		{op: "Query.jobKinds", allowed: "ACNR", query: `{ jobKinds }`},
 		{op: "Query.tokens", allowed: "ACNR", query: `{ tokens { id } }`},
 		{op: "Query.corpusStatistics", name: "original", allowed: "AC", query: `query($id: ID!) { corpusStatistics(corpus: $id) { spans } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origID} }},

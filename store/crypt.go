@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"entgo.io/ent/dialect"
 
@@ -21,16 +20,6 @@ import (
 // encrypted under the store's key ring (original_enc, key_id), bound to their
 // keyed hash (original_hash), which is how they are looked up. Nothing here
 // puts an original value into an error or a log.
-
-// sqliteKeyFile is where a SQLite database keeps its key when none is
-// configured: next to the database file. An in-memory database gets none.
-func sqliteKeyFile(dsn string) string {
-	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
-		return ""
-	}
-	return path + ".key"
-}
 
 // KeyRing returns the ring that encrypts the mappings, loading it (or, for
 // a SQLite database without a configured key, creating its key file) on first

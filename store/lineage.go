@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/model"
+	"deidcorpus/pipeline/release"
 )
 
 // LineageStep is one link of a provenance chain: something the system made or
@@ -114,7 +115,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			if err != nil {
 				return hiddenOK(err)
 			}
-			step.Name, step.Provenance = r.Name+"@"+r.Version, r.Provenance
+			step.Name, step.Provenance = release.Ref(r.Name, r.Version), r.Provenance
 			step.CodeVersion, _ = r.Provenance["codeVersion"].(string)
 			if r.ParentID != nil {
 				next = append(next, func() error { return visit("Release", *r.ParentID) })

@@ -28,15 +28,6 @@ type ReleaseOptions struct {
 	By          string
 }
 
-// ParseRef splits "name@version".
-func ParseRef(ref string) (name, ver string, err error) {
-	name, ver, ok := strings.Cut(ref, "@")
-	if !ok || name == "" || ver == "" {
-		return "", "", apperr.New(apperr.Invalid, "release %q is not name@version", ref)
-	}
-	return name, ver, nil
-}
-
 // CreateRelease freezes a corpus's documents and annotation sets into an
 // immutable release with its manifest and datasheet.
 func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Release, error) {
@@ -72,7 +63,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 			return nil, apperr.New(apperr.Invalid, "a release for sharing must follow a shared release, and %s is not shared", opt.Parent)
 		}
 		if parent.Name == opt.Name && release.CompareVersions(opt.Version, parent.Version) <= 0 {
-			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s@%s", opt.Version, parent.Name, parent.Version)
+			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s", opt.Version, release.Ref(parent.Name, parent.Version))
 		}
 	}
 	snap := release.Snapshot{Sets: map[string][]pipeline.Document{}}
@@ -105,7 +96,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	}
 	r, err := create.Save(ctx)
 	if ent.IsConstraintError(err) {
-		return nil, apperr.New(apperr.Conflict, "release %s@%s exists", opt.Name, opt.Version)
+		return nil, apperr.New(apperr.Conflict, "release %s exists", release.Ref(opt.Name, opt.Version))
 	}
 	return r, err
 }
@@ -135,7 +126,7 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions
 		Spans: st.Spans, UniqueSpans: st.UniqueSpans}
 	d.Created = time.Now()
 	if parent != nil {
-		d.Parent = parent.Name + "@" + parent.Version
+		d.Parent = release.Ref(parent.Name, parent.Version)
 	}
 	for _, sp := range st.Splits {
 		d.Splits = append(d.Splits, release.Count{Name: sp.Name, Documents: sp.Documents, Tokens: sp.Tokens, Spans: sp.Spans})
@@ -159,9 +150,9 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions
 
 // ReleaseByRef returns the release "name@version".
 func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, error) {
-	name, ver, err := ParseRef(ref)
+	name, ver, err := release.ParseRef(ref)
 	if err != nil {
-		return nil, err
+		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	r, err := s.Client.Release.Query().Where(entrelease.Name(name), entrelease.Version(ver)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -209,7 +200,7 @@ func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]format
 	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus}
 	if r.ParentID != nil {
 		if p, err := s.Client.Release.Get(ctx, *r.ParentID); err == nil {
-			meta.Parent = p.Name + "@" + p.Version
+			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
 	files, err := release.Pack(meta, snap, f, r.Datasheet)

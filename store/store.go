@@ -73,11 +73,6 @@ func WithKeyRing(r *keys.Ring) Option { return func(o *options) { o.ring = r } }
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// IsPostgres tells whether dsn names a PostgreSQL database.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
 // Open connects to dsn (a PostgreSQL URL, or a SQLite file path, optionally
 // with "file:" and query parameters) and brings the schema up to date.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
@@ -95,16 +90,18 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		o.logger = slog.Default()
 	}
 	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring}
-	if !IsPostgres(dsn) {
-		s.keyCfg.DefaultFile = sqliteKeyFile(dsn)
+	d := ParseDSN(dsn)
+	if f := d.File(); f != "" {
+		// A SQLite database keeps its key beside it unless told otherwise.
+		s.keyCfg.DefaultFile = f + ".key"
 	}
 	var err error
-	if IsPostgres(dsn) {
+	if d.Postgres {
 		s.Dialect = dialect.Postgres
 		s.DB, err = sql.Open("pgx", dsn)
 	} else {
 		s.Dialect = dialect.SQLite
-		s.DB, err = sql.Open("sqlite", sqliteDSN(dsn))
+		s.DB, err = sql.Open("sqlite", d.sqlite())
 		// One writer at a time is what SQLite does anyway; a small pool keeps
 		// readers concurrent with WAL.
 		s.DB.SetMaxOpenConns(8)
@@ -229,28 +226,6 @@ func (s *Store) linkModelsToCorpora(ctx context.Context) error {
 
 // Close releases the database.
 func (s *Store) Close() error { return s.Client.Close() }
-
-// sqliteDSN adds the pragmas the project relies on: foreign keys (cascading
-// deletes), WAL (readers beside a writer), a busy timeout and immediate
-// transactions (no upgrade deadlocks between writers). Reads go through a
-// memory map of up to 1 GiB (shared by the connections through the OS page
-// cache; without it the statistics spent as long in read(2) as in SQLite),
-// with a 32 MiB page cache per connection for the pages written.
-func sqliteDSN(dsn string) string {
-	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	q, _ := url.ParseQuery(query)
-	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)",
-		"mmap_size(1073741824)", "cache_size(-32768)"} {
-		name, _, _ := strings.Cut(p, "(")
-		if !strings.Contains(query, name) {
-			q.Add("_pragma", p)
-		}
-	}
-	if q.Get("_txlock") == "" {
-		q.Set("_txlock", "immediate")
-	}
-	return "file:" + path + "?" + q.Encode()
-}
 
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,95 +16,153 @@ import (
 )
 
 func init() {
-	register("users", "accounts and their roles: add, list, set, assign, unassign", runUsers)
-	register("tokens", "API tokens: create (shown once), list, revoke", runTokens)
+	register(&command{
+		name:    "users",
+		summary: "accounts and their roles: add, list, set, assign, unassign",
+		subs: []*command{{
+			name:    "add",
+			summary: "make an account with a role (admin, curator, annotator or researcher)",
+			args:    "NAME --role ROLE",
+			examples: []string{
+				"deidcorpus users add rita --role researcher",
+				"deidcorpus users add ann --role annotator",
+			},
+			setup: setupUsers("add"),
+		}, {
+			name:     "list",
+			summary:  "list the accounts, their roles, status and assigned corpora",
+			examples: []string{"deidcorpus users list"},
+			setup:    setupUsers("list"),
+		}, {
+			name:    "set",
+			summary: "change an account's role, or disable it (its tokens are refused at once) or enable it",
+			args:    "NAME [--role ROLE] [--disable|--enable]",
+			examples: []string{
+				"deidcorpus users set rita --disable",
+				"deidcorpus users set rita --enable --role curator",
+			},
+			setup: setupUsers("set"),
+		}, {
+			name:     "assign",
+			summary:  "give an annotator a corpus to work on (its original text included)",
+			args:     "NAME CORPUS",
+			examples: []string{"deidcorpus users assign ann corpus-2024"},
+			setup:    setupUsers("assign"),
+		}, {
+			name:     "unassign",
+			summary:  "take a corpus away from an annotator",
+			args:     "NAME CORPUS",
+			examples: []string{"deidcorpus users unassign ann corpus-2024"},
+			setup:    setupUsers("unassign"),
+		}},
+	})
+	register(&command{
+		name:    "tokens",
+		summary: "API tokens: create (shown once), list, revoke",
+		subs: []*command{{
+			name:    "create",
+			summary: "make an API token; it is printed alone on stdout, this once",
+			args:    "[--user NAME] [--name LABEL] [--expires 90d]",
+			examples: []string{
+				"deidcorpus tokens create --user rita --expires 30d",
+				"deidcorpus tokens create --user admin --name ci --expires 12h > ci.token",
+			},
+			setup: setupTokens("create"),
+		}, {
+			name:    "list",
+			summary: "list tokens: prefix, expiry, last use, status",
+			args:    "[--user NAME]",
+			examples: []string{
+				"deidcorpus tokens list",
+				"deidcorpus tokens list --user rita",
+			},
+			setup: setupTokens("list"),
+		}, {
+			name:     "revoke",
+			summary:  "revoke a token at once (see tokens list for ids)",
+			args:     "ID",
+			examples: []string{"deidcorpus tokens revoke 55834574850"},
+			setup:    setupTokens("revoke"),
+		}},
+	})
 }
 
-func runUsers(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus users add NAME --role ROLE | list | set NAME [--role ROLE] [--disable|--enable] | assign NAME CORPUS | unassign NAME CORPUS")
-		return apperr.New(apperr.Invalid, "a users subcommand is required")
-	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "users "+sub, "see `deidcorpus users`")
-	db := dbFlag(fs, e)
-	role := fs.String("role", "", "add, set: admin, curator, annotator or researcher")
-	disable := fs.Bool("disable", false, "set: refuse the account's tokens from now on")
-	enable := fs.Bool("enable", false, "set: accept the account's tokens again")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	want := map[string]int{"add": 1, "list": 0, "set": 1, "assign": 2, "unassign": 2}
-	n, ok := want[sub]
-	if !ok {
-		return apperr.New(apperr.Invalid, "unknown users subcommand %q (add, list, set, assign, unassign)", sub)
-	}
-	if len(pos) != n {
-		return apperr.New(apperr.Invalid, "users %s takes %d argument(s), not %d", sub, n, len(pos))
-	}
-	arg := func(i int) string {
-		if i < len(pos) {
-			return pos[i]
+// setupUsers is the users subcommands: each takes the flags it uses.
+func setupUsers(sub string) func(e *env, fs *flag.FlagSet) action {
+	return func(e *env, fs *flag.FlagSet) action {
+		db := dbFlag(fs, e)
+		var role *string
+		if sub == "add" || sub == "set" {
+			role = fs.String("role", "", "admin, curator, annotator or researcher")
 		}
-		return ""
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.users", map[string]any{"subcommand": sub, "user": arg(0), "corpus": arg(1)})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var u *ent.User
-	switch sub {
-	case "add":
-		r, err := auth.ParseRole(*role)
-		if err != nil {
-			return err
+		var disable, enable *bool
+		if sub == "set" {
+			disable = fs.Bool("disable", false, "refuse the account's tokens from now on")
+			enable = fs.Bool("enable", false, "accept the account's tokens again")
 		}
-		u, err = st.CreateUser(ctx, arg(0), r)
-		if err != nil {
-			return err
-		}
-	case "list":
-		us, err := st.Users(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tASSIGNED CORPORA\tCREATED")
-		for _, u := range us {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, u.Role, status(u), corpusNames(u), u.CreatedAt.Format(time.DateTime))
-		}
-		return tw.Flush()
-	case "set":
-		var rp *auth.Role
-		if *role != "" {
-			r, err := auth.ParseRole(*role)
+		return func(ctx context.Context, pos []string) error {
+			n := map[string]int{"add": 1, "list": 0, "set": 1, "assign": 2, "unassign": 2}[sub]
+			if len(pos) != n {
+				return usageErr("users %s takes %d argument(s), not %d", sub, n, len(pos))
+			}
+			st, ctx, err := openStore(ctx, e, *db, "cli.users", map[string]any{"subcommand": sub, "user": arg(pos, 0), "corpus": arg(pos, 1)})
 			if err != nil {
 				return err
 			}
-			rp = &r
-		}
-		var dp *bool
-		switch {
-		case *disable && *enable:
-			return apperr.New(apperr.Invalid, "--disable and --enable contradict each other")
-		case *disable, *enable:
-			dp = disable
-		}
-		if rp == nil && dp == nil {
-			return apperr.New(apperr.Invalid, "users set needs --role, --disable or --enable")
-		}
-		if u, err = st.UpdateUser(ctx, arg(0), rp, dp); err != nil {
-			return err
-		}
-	case "assign", "unassign":
-		if u, err = st.AssignCorpus(ctx, arg(0), arg(1), sub == "assign"); err != nil {
-			return err
+			defer st.Close()
+			var u *ent.User
+			switch sub {
+			case "add":
+				r, err := auth.ParseRole(*role)
+				if err != nil {
+					return err
+				}
+				u, err = st.CreateUser(ctx, arg(pos, 0), r)
+				if err != nil {
+					return err
+				}
+			case "list":
+				us, err := st.Users(ctx)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tASSIGNED CORPORA\tCREATED")
+				for _, u := range us {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, u.Role, status(u), corpusNames(u), u.CreatedAt.Format(time.DateTime))
+				}
+				return tw.Flush()
+			case "set":
+				var rp *auth.Role
+				if *role != "" {
+					r, err := auth.ParseRole(*role)
+					if err != nil {
+						return err
+					}
+					rp = &r
+				}
+				var dp *bool
+				switch {
+				case *disable && *enable:
+					return usageErr("--disable and --enable contradict each other")
+				case *disable, *enable:
+					dp = disable
+				}
+				if rp == nil && dp == nil {
+					return usageErr("users set needs --role, --disable or --enable")
+				}
+				if u, err = st.UpdateUser(ctx, arg(pos, 0), rp, dp); err != nil {
+					return err
+				}
+			case "assign", "unassign":
+				if u, err = st.AssignCorpus(ctx, arg(pos, 0), arg(pos, 1), sub == "assign"); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(e.stdout, "%s: %s, %s; corpora: %s\n", u.Name, u.Role, status(u), corpusNames(u))
+			return nil
 		}
 	}
-	fmt.Fprintf(e.stdout, "%s: %s, %s; corpora: %s\n", u.Name, u.Role, status(u), corpusNames(u))
-	return nil
 }
 
 func status(u *ent.User) string {
@@ -124,79 +183,81 @@ func corpusNames(u *ent.User) string {
 	return strings.Join(names, ",")
 }
 
-func runTokens(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus tokens create [--user NAME] [--name LABEL] [--expires 90d] | list [--user NAME] | revoke ID")
-		return apperr.New(apperr.Invalid, "a tokens subcommand is required")
+// setupTokens is the tokens subcommands: each takes the flags it uses.
+func setupTokens(sub string) func(e *env, fs *flag.FlagSet) action {
+	return func(e *env, fs *flag.FlagSet) action {
+		db := dbFlag(fs, e)
+		user := new(string)
+		if sub != "revoke" {
+			user = fs.String("user", "", "the account (default: your own; admins: any)")
+		}
+		var label, expires *string
+		if sub == "create" {
+			label = fs.String("name", "", "what the token is for")
+			expires = fs.String("expires", "90d", `lifetime, as days ("30d") or a duration ("12h"); "0" for none`)
+		}
+		return func(ctx context.Context, pos []string) error {
+			if want := map[string]int{"create": 0, "list": 0, "revoke": 1}[sub]; len(pos) != want {
+				if sub == "revoke" {
+					return usageErr("tokens revoke takes one token id (see tokens list)")
+				}
+				return usageErr("tokens %s takes no arguments", sub)
+			}
+			st, ctx, err := openStore(ctx, e, *db, "cli.tokens", map[string]any{"subcommand": sub, "user": *user})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			owner := *user
+			if v := auth.FromContext(ctx); owner == "" && v.UserID != 0 {
+				owner = v.Name
+			} else if owner == "" && sub == "create" {
+				return usageErr("the local operator has no account: name one with --user (see users list)")
+			}
+			switch sub {
+			case "create":
+				ttl, err := parseLifetime(auth.FromContext(ctx), *expires)
+				if err != nil {
+					return err
+				}
+				secret, t, err := st.CreateToken(ctx, owner, *label, ttl)
+				if err != nil {
+					return err
+				}
+				// The token alone on stdout, so that it can be captured; the rest
+				// on stderr.
+				fmt.Fprintln(e.stdout, secret)
+				fmt.Fprintf(e.stderr, "token %d for %s (%s), %s; it is shown this once: keep it secret\n",
+					t.ID, owner, t.Edges.User.Role, expiry(t))
+				return nil
+			case "list":
+				if *user == "" && auth.FromContext(ctx).Role == auth.Admin {
+					owner = ""
+				}
+				ts, err := st.Tokens(ctx, owner)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tUSER\tPREFIX\tNAME\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
+				for _, t := range ts {
+					fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Edges.User.Name, t.Prefix, t.Name,
+						t.CreatedAt.Format(time.DateOnly), dateOr(t.ExpiresAt, "never"), dateOr(t.LastUsedAt, "-"), store.TokenStatus(t, time.Now()))
+				}
+				return tw.Flush()
+			}
+			id, err := strconv.Atoi(pos[0])
+			if err != nil {
+				return usageErr("token id %q is not a number", pos[0])
+			}
+			t, err := st.RevokeToken(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "token %d (%s…) of %s revoked\n", t.ID, t.Prefix, t.Edges.User.Name)
+			return nil
+		}
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "tokens "+sub, "see `deidcorpus tokens`")
-	db := dbFlag(fs, e)
-	user := fs.String("user", "", "create, list: the account (default: your own; admins: any)")
-	label := fs.String("name", "", "create: what the token is for")
-	expires := fs.String("expires", "90d", `create: lifetime, as days ("30d") or a duration ("12h"); "0" for none`)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.tokens", map[string]any{"subcommand": sub, "user": *user})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	owner := *user
-	if v := auth.FromContext(ctx); owner == "" && v.UserID != 0 {
-		owner = v.Name
-	} else if owner == "" && sub == "create" {
-		return apperr.New(apperr.Invalid, "the local operator has no account: name one with --user (see users list)")
-	}
-	switch sub {
-	case "create":
-		ttl, err := parseLifetime(auth.FromContext(ctx), *expires)
-		if err != nil {
-			return err
-		}
-		secret, t, err := st.CreateToken(ctx, owner, *label, ttl)
-		if err != nil {
-			return err
-		}
-		// The token alone on stdout, so that it can be captured; the rest
-		// on stderr.
-		fmt.Fprintln(e.stdout, secret)
-		fmt.Fprintf(e.stderr, "token %d for %s (%s), %s; it is shown this once: keep it secret\n",
-			t.ID, owner, t.Edges.User.Role, expiry(t))
-		return nil
-	case "list":
-		if *user == "" && auth.FromContext(ctx).Role == auth.Admin {
-			owner = ""
-		}
-		ts, err := st.Tokens(ctx, owner)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUSER\tPREFIX\tNAME\tCREATED\tEXPIRES\tLAST USED\tSTATUS")
-		for _, t := range ts {
-			fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Edges.User.Name, t.Prefix, t.Name,
-				t.CreatedAt.Format(time.DateOnly), dateOr(t.ExpiresAt, "never"), dateOr(t.LastUsedAt, "-"), store.TokenStatus(t, time.Now()))
-		}
-		return tw.Flush()
-	case "revoke":
-		if len(pos) != 1 {
-			return apperr.New(apperr.Invalid, "tokens revoke takes one token id (see tokens list)")
-		}
-		id, err := strconv.Atoi(pos[0])
-		if err != nil {
-			return apperr.New(apperr.Invalid, "token id %q is not a number", pos[0])
-		}
-		t, err := st.RevokeToken(ctx, id)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "token %d (%s…) of %s revoked\n", t.ID, t.Prefix, t.Edges.User.Name)
-		return nil
-	}
-	return apperr.New(apperr.Invalid, "unknown tokens subcommand %q (create, list, revoke)", sub)
 }
 
 // parseLifetime reads "90d", "12h", "30m" or "0", within what the viewer

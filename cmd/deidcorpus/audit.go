@@ -2,70 +2,92 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/store"
 )
 
 func init() {
-	register("audit", "list the audit log, or verify its hash chain", runAudit)
+	register(&command{
+		name:    "audit",
+		summary: "the append-only, hash-chained audit log: list it, verify its chain (admins)",
+		subs: []*command{{
+			name:    "list",
+			summary: "the newest entries: who read or changed what, when",
+			args:    "[--limit 50]",
+			examples: []string{
+				"deidcorpus audit list",
+				"deidcorpus audit list --limit 500",
+			},
+			setup: setupAudit("list"),
+		}, {
+			name:     "verify",
+			summary:  "recompute the hash chain; names the first entry changed or removed",
+			examples: []string{"deidcorpus audit verify"},
+			setup:    setupAudit("verify"),
+		}},
+	})
 }
 
-func runAudit(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus audit list|verify [--db DSN]")
-		return apperr.New(apperr.Invalid, "an audit subcommand is required")
+func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
+	return func(e *env, fs *flag.FlagSet) action {
+		db := dbFlag(fs, e)
+		limit := new(int)
+		if sub == "list" {
+			limit = fs.Int("limit", 50, "the newest N entries")
+		}
+		return func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usageErr("audit %s takes no arguments", sub)
+			}
+			st, ctx, err := openStore(ctx, e, *db, "cli.audit", map[string]any{"subcommand": sub})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if sub == "verify" {
+				return verifyAudit(ctx, e, st)
+			}
+			entries, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).Limit(*limit).All(ctx)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS")
+			for _, a := range entries {
+				ids := strings.Join(a.Ids, ",")
+				if len(ids) > 60 {
+					ids = ids[:57] + "..."
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target, ids)
+			}
+			return tw.Flush()
+		}
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "audit "+sub, "[--db DSN] [--limit N]")
-	db := dbFlag(fs, e)
-	limit := fs.Int("limit", 50, "list: the newest N entries")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.audit", map[string]any{"subcommand": sub})
+}
+
+// verifyAudit recomputes the chain and prints the last entry's hash.
+func verifyAudit(ctx context.Context, e *env, st *store.Store) error {
+	n, err := st.VerifyAudit(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	switch sub {
-	case "verify":
-		n, err := st.VerifyAudit(ctx)
-		if err != nil {
-			return err
-		}
-		last, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).First(ctx)
-		if ent.IsNotFound(err) {
-			fmt.Fprintln(e.stdout, "audit log: empty")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		// The last hash is the anchor: recorded elsewhere, it also shows
-		// entries removed from the end.
-		fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", n, last.Seq, last.Hash)
+	last, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).First(ctx)
+	if ent.IsNotFound(err) {
+		fmt.Fprintln(e.stdout, "audit log: empty")
 		return nil
-	case "list":
-		entries, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).Limit(*limit).All(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS")
-		for _, a := range entries {
-			ids := strings.Join(a.Ids, ",")
-			if len(ids) > 60 {
-				ids = ids[:57] + "..."
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target, ids)
-		}
-		return tw.Flush()
 	}
-	return apperr.New(apperr.Invalid, "unknown audit subcommand %q (list, verify)", sub)
+	if err != nil {
+		return err
+	}
+	// The last hash is the anchor: recorded elsewhere, it also shows
+	// entries removed from the end.
+	fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", n, last.Seq, last.Hash)
+	return nil
 }

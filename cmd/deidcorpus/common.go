@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/user"
@@ -14,6 +16,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/internal/keys"
+	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
 
@@ -122,4 +125,19 @@ func progress(w io.Writer, description string) (update func(done, total int), fi
 		}
 	}
 	return update, finish
+}
+
+// readFiles reads the files, directories and .zip archives a command names.
+func readFiles(paths ...string) ([]formats.File, error) {
+	files, err := formats.ReadPaths(paths...)
+	return files, fileError(err)
+}
+
+// fileError codes an error reading a file the user named: a missing one is
+// not found (exit status 3), any other invalid input (2).
+func fileError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return apperr.Wrap(apperr.NotFound, err)
+	}
+	return apperr.Wrap(apperr.Invalid, err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -10,36 +11,42 @@ import (
 )
 
 func init() {
-	register("derive", "make a corpus with labels rewritten by a tag-set mapping", runDerive)
+	register(&command{
+		name:    "derive",
+		summary: "make a corpus with labels rewritten by a tag-set mapping",
+		args:    "--corpus A --mapping NAME|FILE --out B [--set gold]",
+		examples: []string{
+			"deidcorpus derive --corpus meddocan-native --mapping meddocan-i2b2 --out meddocan",
+			"deidcorpus derive --corpus notes --mapping my-rules.map --out notes-hipaa",
+		},
+		setup: setupDerive,
+	})
 }
 
-func runDerive(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "derive", "--corpus A --mapping NAME|FILE --out B [--set gold]")
+func setupDerive(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "source corpus (required)")
 	mapping := fs.String("mapping", "", fmt.Sprintf("a built-in mapping (%s) or a mapping file (required)", strings.Join(phi.BuiltinMappings(), ", ")))
 	out := fs.String("out", "", "corpus to create (required)")
 	set := fs.String("set", "gold", "annotation set to map")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *mapping == "" || *out == "" {
+			return usageErr("--corpus, --mapping and --out are required")
+		}
+		m, err := phi.LoadMapping(*mapping)
+		if err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.derive", map[string]any{"corpus": *corpus, "out": *out, "mapping": *mapping})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		res, err := st.Derive(ctx, *corpus, *set, m, *out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %d documents, %d spans\n", *out, *corpus, m, res.Documents, res.Spans)
+		return nil
 	}
-	if *corpus == "" || *mapping == "" || *out == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus, --mapping and --out are required")
-	}
-	m, err := phi.LoadMapping(*mapping)
-	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.derive", map[string]any{"corpus": *corpus, "out": *out, "mapping": *mapping})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	res, err := st.Derive(ctx, *corpus, *set, m, *out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %d documents, %d spans\n", *out, *corpus, m, res.Documents, res.Spans)
-	return nil
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -16,7 +16,16 @@ import (
 )
 
 func init() {
-	register("eval", "score system annotations against gold ones (i2b2 2014, MEDDOCAN, PhysioNet scorers)", runEval)
+	register(&command{
+		name:    "eval",
+		summary: "score system annotations against gold ones, from files, without a database (i2b2 2014, MEDDOCAN, PhysioNet scorers)",
+		args:    "--gold PATH --system PATH [--format i2b2] [--metric i2b2|meddocan|physionet] [-v] [--json] [--analysis] [--compare PATH]",
+		examples: []string{
+			"deidcorpus eval --gold gold/ --system system/",
+			"deidcorpus eval --gold gold/ --system crf1/ --compare crf2/ --analysis",
+		},
+		setup: setupEval,
+	})
 }
 
 // evalOutput is what --json prints.
@@ -25,106 +34,101 @@ type evalOutput struct {
 	Comparison *evaluate.Comparison `json:"comparison,omitempty"`
 }
 
-func runEval(ctx context.Context, e *env, args []string) error {
-	flags := newFlags(e, "eval", "--gold PATH --system PATH [--format i2b2|brat|physionet] [--metric i2b2|meddocan|physionet] [-v] [--json] [--hipaa] [--paper-hipaa] [--analysis] [--compare PATH]")
-	gold := flags.String("gold", "", "gold annotations: a file, a directory or a .zip")
-	system := flags.String("system", "", "system annotations: a file, a directory or a .zip")
-	format := flags.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
-	metric := flags.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
-	verbose := flags.Bool("v", false, "per-document scores, as the i2b2 script's -v")
-	asJSON := flags.Bool("json", false, "print every figure as JSON")
-	hipaaOnly := flags.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
-	paperHIPAA := flags.Bool("paper-hipaa", false, "use the paper's HIPAA list (with IDNUM) instead of the official script's")
-	analysis := flags.Bool("analysis", false, "after the scorer's report, print per-type scores, confusion matrix, error taxonomy and token accuracy")
-	compare := flags.String("compare", "", "a second system to test against --system for significance (approximate randomization, bootstrap)")
-	shuffles := flags.Int("shuffles", 9999, "approximate randomization shuffles (with --compare)")
-	bootstrap := flags.Int("bootstrap", 1000, "bootstrap resamples (with --compare)")
-	compareMode := flags.String("compare-mode", "strict", "matching for --compare: token, strict or relaxed")
-	seed := flags.Uint64("seed", 1, "random seed (with --compare)")
-	if err := flags.Parse(args); err != nil {
-		return apperr.Wrap(apperr.Invalid, err) // -h stays flag.ErrHelp underneath
-	}
-	switch evaluate.Mode(*compareMode) {
-	case evaluate.Token, evaluate.Strict, evaluate.Relaxed:
-	default:
-		return apperr.New(apperr.Invalid, "--compare-mode %q: want token, strict or relaxed", *compareMode)
-	}
-	if *gold == "" || *system == "" {
-		return apperr.New(apperr.Invalid, "both --gold and --system are required")
-	}
-	if flags.NArg() > 0 {
-		return apperr.New(apperr.Invalid, "unexpected arguments: %s", strings.Join(flags.Args(), " "))
-	}
-	f, err := formats.Lookup(*format)
-	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
-	}
-	m := evaluate.Metric(*metric)
-	if m != "" && !slices.Contains(evaluate.Metrics(), m) {
-		return apperr.New(apperr.Invalid, "--metric %q: want i2b2, meddocan or physionet", *metric)
-	}
-	if m == "" {
-		m = evaluate.MetricI2B2
-		if f.Name == "physionet" {
-			m = evaluate.MetricPhysioNet
+func setupEval(e *env, fs *flag.FlagSet) action {
+	gold := fs.String("gold", "", "gold annotations: a file, a directory or a .zip")
+	system := fs.String("system", "", "system annotations: a file, a directory or a .zip")
+	format := fs.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
+	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
+	verbose := fs.Bool("v", false, "per-document scores, as the i2b2 script's -v")
+	asJSON := fs.Bool("json", false, "print every figure as JSON")
+	hipaaOnly := fs.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
+	paperHIPAA := fs.Bool("paper-hipaa", false, "use the paper's HIPAA list (with IDNUM) instead of the official script's")
+	analysis := fs.Bool("analysis", false, "after the scorer's report, print per-type scores, confusion matrix, error taxonomy and token accuracy")
+	compare := fs.String("compare", "", "a second system to test against --system for significance (approximate randomization, bootstrap)")
+	shuffles := fs.Int("shuffles", 9999, "approximate randomization shuffles (with --compare)")
+	bootstrap := fs.Int("bootstrap", 1000, "bootstrap resamples (with --compare)")
+	compareMode := fs.String("compare-mode", "strict", "matching for --compare: token, strict or relaxed")
+	seed := fs.Uint64("seed", 1, "random seed (with --compare)")
+	return func(ctx context.Context, args []string) error {
+		switch evaluate.Mode(*compareMode) {
+		case evaluate.Token, evaluate.Strict, evaluate.Relaxed:
+		default:
+			return usageErr("--compare-mode %q: want token, strict or relaxed", *compareMode)
 		}
-	}
-	golds, err := readAnnotations(f, *gold)
-	if err != nil {
-		return err
-	}
-	systems, err := readAnnotations(f, *system)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	report, err := evaluate.Evaluate(golds, systems, evaluate.Options{Metric: m, PaperHIPAA: *paperHIPAA, HIPAAOnly: *hipaaOnly})
-	if err != nil {
-		return evalError(err)
-	}
-	out := evalOutput{Report: report}
-	if *compare != "" {
-		others, err := readAnnotations(f, *compare)
+		if *gold == "" || *system == "" {
+			return usageErr("both --gold and --system are required")
+		}
+		if len(args) > 0 {
+			return usageErr("unexpected arguments: %s", strings.Join(args, " "))
+		}
+		f, err := formats.Lookup(*format)
+		if err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		m := evaluate.Metric(*metric)
+		if m != "" && !slices.Contains(evaluate.Metrics(), m) {
+			return usageErr("--metric %q: want i2b2, meddocan or physionet", *metric)
+		}
+		if m == "" {
+			m = evaluate.MetricI2B2
+			if f.Name == "physionet" {
+				m = evaluate.MetricPhysioNet
+			}
+		}
+		golds, err := readAnnotations(f, *gold)
 		if err != nil {
 			return err
 		}
-		out.Comparison, err = evaluate.Compare(golds, systems, others, evaluate.CompareOptions{
-			Mode: evaluate.Mode(*compareMode), Shuffles: *shuffles, Bootstrap: *bootstrap, Seed: *seed, PaperHIPAA: *paperHIPAA})
+		systems, err := readAnnotations(f, *system)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		report, err := evaluate.Evaluate(golds, systems, evaluate.Options{Metric: m, PaperHIPAA: *paperHIPAA, HIPAAOnly: *hipaaOnly})
 		if err != nil {
 			return evalError(err)
 		}
-	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	if err := evaluate.Render(e.stdout, report, *verbose); err != nil {
-		return err
-	}
-	if *analysis {
-		if err := evaluate.RenderAnalysis(e.stdout, report); err != nil {
+		out := evalOutput{Report: report}
+		if *compare != "" {
+			others, err := readAnnotations(f, *compare)
+			if err != nil {
+				return err
+			}
+			out.Comparison, err = evaluate.Compare(golds, systems, others, evaluate.CompareOptions{
+				Mode: evaluate.Mode(*compareMode), Shuffles: *shuffles, Bootstrap: *bootstrap, Seed: *seed, PaperHIPAA: *paperHIPAA})
+			if err != nil {
+				return evalError(err)
+			}
+		}
+		if *asJSON {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		}
+		if err := evaluate.Render(e.stdout, report, *verbose); err != nil {
 			return err
 		}
+		if *analysis {
+			if err := evaluate.RenderAnalysis(e.stdout, report); err != nil {
+				return err
+			}
+		}
+		if out.Comparison != nil {
+			fmt.Fprintln(e.stdout)
+			return evaluate.RenderComparison(e.stdout, out.Comparison)
+		}
+		return nil
 	}
-	if out.Comparison != nil {
-		fmt.Fprintln(e.stdout)
-		return evaluate.RenderComparison(e.stdout, out.Comparison)
-	}
-	return nil
 }
 
 // readAnnotations reads one annotation set. System output may overlap, and
 // gold sets sometimes do (PhysioNet's does), so overlaps are accepted.
 func readAnnotations(f *formats.Format, p string) ([]pipeline.Document, error) {
-	files, err := formats.ReadPaths(p)
+	files, err := readFiles(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, apperr.Wrap(apperr.NotFound, err)
-		}
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return nil, err
 	}
 	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
 	if err != nil {

@@ -3,18 +3,29 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/experiment"
+	"deidcorpus/pipeline/phi"
 )
 
 func init() {
-	register("experiment", "cross-validation, cross-corpus, learning-curve and original/resynthesized experiments", runExperiment)
+	register(&command{
+		name:    "experiment",
+		summary: "cross-validation, cross-corpus, learning-curve and original/resynthesized experiments",
+		args:    "--kind cv|cross|curve|or --corpus NAME [--other NAME] [flags] [--async]",
+		examples: []string{
+			"deidcorpus experiment --kind or --corpus meddocan --other meddocan-r --seed 1",
+			"deidcorpus experiment --kind cv --corpus demo --k 5",
+		},
+		setup: setupExperiment,
+	})
 }
 
-func runExperiment(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "experiment", "--kind cv|cross|curve|or --corpus NAME [--other NAME] [flags] [--async]")
+func setupExperiment(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	var p jobs.ExperimentParams
 	fs.StringVar(&p.Kind, "kind", "", "cv (k-fold by patient), cross (train on --other, test on --corpus), curve (learning curve in 10% steps) or or (O=>O, R=>R, O=>R, R=>O with --other the resynthesized twin)")
@@ -29,46 +40,62 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	shares := listFlag{}
 	fs.Var(&shares, "shares", "cross: shares of --corpus's training patients added to --other's, e.g. 0.1,0.5")
 	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the splits, bootstrap and shuffles")
-	fs.StringVar(&p.Mapping, "mapping", "", "built-in tag-set mapping applied to --corpus (both corpora in or)")
-	fs.StringVar(&p.OtherMapping, "other-mapping", "", "built-in tag-set mapping applied to --other")
+	mapping := fs.String("mapping", "", "tag-set mapping applied to --corpus (both corpora in or): a built-in one ("+
+		strings.Join(phi.BuiltinMappings(), ", ")+") or a mapping file")
+	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
 	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if p.Kind == "" || p.Corpus == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--kind and --corpus are required")
-	}
-	for _, s := range shares {
-		var f float64
-		if err := json.Unmarshal([]byte(s), &f); err != nil {
-			return apperr.New(apperr.Invalid, "--shares: %q is not a number", s)
+	return func(ctx context.Context, args []string) error {
+		if p.Kind == "" || p.Corpus == "" {
+			return usageErr("--kind and --corpus are required")
 		}
-		p.Shares = append(p.Shares, f)
-	}
-	if *configFile != "" {
-		var err error
-		if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+		for _, s := range shares {
+			var f float64
+			if err := json.Unmarshal([]byte(s), &f); err != nil {
+				return apperr.New(apperr.Invalid, "--shares: %q is not a number", s)
+			}
+			p.Shares = append(p.Shares, f)
+		}
+		// The files are read here and sent as text: a job never reads a path.
+		for _, m := range []struct {
+			arg        string
+			name, text *string
+		}{{*mapping, &p.Mapping, &p.MappingText}, {*otherMapping, &p.OtherMapping, &p.OtherMappingText}} {
+			if m.arg == "" {
+				continue
+			}
+			name, text, label, err := phi.ReadMappingArg(m.arg)
+			if err == nil {
+				_, err = phi.ResolveMapping(name, text, label) // a bad file fails here, naming its line
+			}
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+			*m.name, *m.text = name, text
+		}
+		if *configFile != "" {
+			var err error
+			if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+				return err
+			}
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.experiment", map[string]any{"corpus": p.Corpus, "other": p.Other, "kind": p.Kind})
+		if err != nil {
 			return err
 		}
+		defer st.Close()
+		j, err := runJob(ctx, e, st, "experiment", p, *async)
+		if err != nil || *async {
+			return err
+		}
+		var res experiment.Result
+		data, err := json.Marshal(j.Result)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &res); err != nil {
+			return err
+		}
+		return experiment.RenderMarkdown(e.stdout, &res)
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.experiment", map[string]any{"corpus": p.Corpus, "other": p.Other, "kind": p.Kind})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	j, err := runJob(ctx, e, st, "experiment", p, *async)
-	if err != nil || *async {
-		return err
-	}
-	var res experiment.Result
-	data, err := json.Marshal(j.Result)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		return err
-	}
-	return experiment.RenderMarkdown(e.stdout, &res)
 }

@@ -2,52 +2,58 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"deidcorpus/apperr"
 	"deidcorpus/pipeline/formats"
 )
 
 func init() {
-	register("export", "write a corpus with one annotation set to a directory or .zip", runExport)
+	register(&command{
+		name:    "export",
+		summary: "write a corpus with one annotation set to a directory or .zip",
+		args:    "--corpus NAME [--set gold] [--format i2b2] --out DIR|FILE.zip",
+		examples: []string{
+			"deidcorpus export --corpus notes --out notes-gold/",
+			"deidcorpus export --corpus notes --set system-crf1 --format brat --out crf1.zip",
+		},
+		setup: setupExport,
+	})
 }
 
-func runExport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "export", "--corpus NAME [--set gold] [--format i2b2] --out DIR|FILE.zip")
+func setupExport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to export (required)")
 	set := fs.String("set", "gold", "annotation set to write")
-	format := fs.String("format", "i2b2", fmt.Sprintf("output format (%v)", formats.Names()))
+	format := fs.String("format", "i2b2", "output format ("+strings.Join(formats.Names(), ", ")+")")
 	out := fs.String("out", "", "output directory, or a file ending in .zip (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *out == "" {
+			return usageErr("--corpus and --out are required")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		files, err := st.Export(ctx, *corpus, *set, *format)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
+			err = writeZipFile(*out, files)
+		} else {
+			err = formats.WriteDir(*out, files)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", len(files), *out)
+		return nil
 	}
-	if *corpus == "" || *out == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus and --out are required")
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	files, err := st.Export(ctx, *corpus, *set, *format)
-	if err != nil {
-		return err
-	}
-	if strings.HasSuffix(strings.ToLower(*out), ".zip") {
-		err = writeZipFile(*out, files)
-	} else {
-		err = formats.WriteDir(*out, files)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "wrote %d files to %s\n", len(files), *out)
-	return nil
 }
 
 // writeZipFile writes an archive through a temporary file, so that a failure

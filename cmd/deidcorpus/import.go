@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 
-	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
@@ -12,15 +13,23 @@ import (
 )
 
 func init() {
-	register("import", "import documents and their PHI spans into a corpus (all or nothing)", runImport)
+	register(&command{
+		name:    "import",
+		summary: "import documents and their PHI spans into a corpus (all or nothing)",
+		args:    "--corpus NAME [--tagset i2b2-2014|open] [--format i2b2] [--split SPLIT] [--set gold] [--replace] PATH...",
+		examples: []string{
+			"deidcorpus import --corpus notes --tagset i2b2-2014 --split train notes/train/ notes-dev.zip",
+			"deidcorpus import --corpus notes --set annotator2 --kind annotator --format brat second-pass/",
+		},
+		setup: setupImport,
+	})
 }
 
-func runImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "import", "--corpus NAME [--tagset i2b2-2014|open] [--format i2b2] [--split SPLIT] [--set gold] [--replace] PATH...")
+func setupImport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
 	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 (validated) or open (default open)")
-	format := fs.String("format", "i2b2", fmt.Sprintf("input format (%v)", formats.Names()))
+	format := fs.String("format", "i2b2", "input format ("+strings.Join(formats.Names(), ", ")+")")
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
 	set := fs.String("set", "gold", "annotation set the files' spans go to")
 	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")
@@ -28,51 +37,49 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		"holds no real PHI (researchers can see it)")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus and at least one PATH are required")
-	}
-	files, err := formats.ReadPaths(fs.Args()...)
-	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "files": len(files)})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
-		CorpusKind: *corpusKind, Replace: *replace}
-	if *async {
-		jm, err := openManager(ctx, st, nil, false, 0, 0)
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || len(args) == 0 {
+			return usageErr("--corpus and at least one PATH are required")
+		}
+		files, err := readFiles(args...)
 		if err != nil {
 			return err
 		}
-		j, err := jm.EnqueueImport(ctx, jobs.NewImportParams(opt), files, auth.Name(ctx))
+		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "files": len(files)})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "job %d queued (import of %d files); follow it with: deidcorpus jobs wait %d\n", j.ID, len(files), j.ID)
+		defer st.Close()
+		opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
+			CorpusKind: *corpusKind, Replace: *replace}
+		if *async {
+			jm, err := openManager(ctx, st, nil, false, 0, 0)
+			if err != nil {
+				return err
+			}
+			j, err := jm.EnqueueImport(ctx, jobs.NewImportParams(opt), files, auth.Name(ctx))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "job %d queued (import of %d files); follow it with: deidcorpus jobs wait %d\n", j.ID, len(files), j.ID)
+			return nil
+		}
+		update, finish := progress(e.stderr, "importing")
+		opt.Progress = update
+		res, err := st.Import(ctx, opt, files)
+		finish()
+		if err != nil {
+			return err
+		}
+		verb := "into existing corpus"
+		if res.CreatedCorpus {
+			verb = "into new corpus"
+		}
+		fmt.Fprintf(e.stdout, "imported %d documents and %d spans (set %s) %s %q", res.Documents, res.Spans, *set, verb, res.Corpus.Name)
+		if res.Replaced > 0 {
+			fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
+		}
+		fmt.Fprintln(e.stdout)
 		return nil
 	}
-	update, finish := progress(e.stderr, "importing")
-	opt.Progress = update
-	res, err := st.Import(ctx, opt, files)
-	finish()
-	if err != nil {
-		return err
-	}
-	verb := "into existing corpus"
-	if res.CreatedCorpus {
-		verb = "into new corpus"
-	}
-	fmt.Fprintf(e.stdout, "imported %d documents and %d spans (set %s) %s %q", res.Documents, res.Spans, *set, verb, res.Corpus.Name)
-	if res.Replaced > 0 {
-		fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
-	}
-	fmt.Fprintln(e.stdout)
-	return nil
 }

@@ -8,20 +8,70 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
-	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/predicate"
 	"deidcorpus/jobs"
 	"deidcorpus/store"
 )
 
 func init() {
-	register("jobs", "list, show, cancel, retry or wait for background jobs", runJobs)
-	register("worker", "work background jobs without the HTTP server", runWorker)
+	register(&command{
+		name:    "jobs",
+		summary: "background jobs: list, show, cancel, retry or wait for them",
+		subs: []*command{{
+			name:    "list",
+			summary: "list jobs, newest first, with their status and progress",
+			args:    "[--status STATUS] [--kind KIND] [--limit 50]",
+			examples: []string{
+				"deidcorpus jobs list --status running",
+				"deidcorpus jobs list --kind train --limit 10",
+			},
+			setup: setupJobsList,
+		}, {
+			name:     "show",
+			summary:  "print one job as JSON: parameters, progress, result, error",
+			args:     "ID",
+			examples: []string{"deidcorpus jobs show 42"},
+			setup:    setupJobsOne("show"),
+		}, {
+			name:     "cancel",
+			summary:  "cancel a queued or running job (it stops within a second, leaving no partial output)",
+			args:     "ID",
+			examples: []string{"deidcorpus jobs cancel 42"},
+			setup:    setupJobsOne("cancel"),
+		}, {
+			name:     "retry",
+			summary:  "queue a failed or cancelled job again",
+			args:     "ID",
+			examples: []string{"deidcorpus jobs retry 42"},
+			setup:    setupJobsOne("retry"),
+		}, {
+			name:    "wait",
+			summary: "wait until jobs finish; exit status 1 if one did not succeed",
+			args:    "ID... | --all",
+			examples: []string{
+				"deidcorpus jobs wait 42 43",
+				"deidcorpus jobs wait --all",
+			},
+			setup: setupJobsWait,
+		}},
+	})
+	register(&command{
+		name:    "worker",
+		summary: "work background jobs without the HTTP server (on this or other machines)",
+		args:    "[--db DSN] [--concurrency 2] [--stale-after 15s]",
+		examples: []string{
+			"deidcorpus worker --concurrency 4",
+			"deidcorpus worker --db postgres://deid@db/deid",
+		},
+		setup: setupWorker,
+	})
 }
 
 // workerFlags adds the flags of processes that work jobs.
@@ -55,76 +105,73 @@ func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work
 	})
 }
 
-func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "[--db DSN] [--concurrency N]")
+func setupWorker(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	concurrency, staleAfter := workerFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(ctx context.Context, args []string) error {
+		st, logger, err := openServing(ctx, e, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		m, err := openManager(ctx, st, logger, true, *concurrency, *staleAfter)
+		if err != nil {
+			return err
+		}
+		if err := m.Start(ctx); err != nil {
+			return err
+		}
+		logger.Info("worker started", "db", st.Dialect, "concurrency", *concurrency)
+		fmt.Fprintf(e.stderr, "deidcorpus worker running (%d at a time); Ctrl-C to stop\n", *concurrency)
+		<-ctx.Done()
+		return m.Stop(context.Background())
 	}
-	st, logger, err := openServing(ctx, e, *db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	m, err := openManager(ctx, st, logger, true, *concurrency, *staleAfter)
-	if err != nil {
-		return err
-	}
-	if err := m.Start(ctx); err != nil {
-		return err
-	}
-	logger.Info("worker started", "db", st.Dialect, "concurrency", *concurrency)
-	fmt.Fprintf(e.stderr, "deidcorpus worker running (%d at a time); Ctrl-C to stop\n", *concurrency)
-	<-ctx.Done()
-	return m.Stop(context.Background())
 }
 
-func runJobs(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus jobs list|show|cancel|retry|wait [flags]")
-		return apperr.New(apperr.Invalid, "a jobs subcommand is required")
-	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "jobs "+sub, "[--db DSN] ...")
-	db := dbFlag(fs, e)
-	status := fs.String("status", "", "list: only jobs with this status (queued, running, succeeded, failed, cancelled, check_failed)")
-	kind := fs.String("kind", "", "list: only jobs of this kind")
-	limit := fs.Int("limit", 50, "list: at most this many jobs, newest first")
-	all := fs.Bool("all", false, "wait: every unfinished job")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	ids, err := jobIDs(fs.Args())
-	if err != nil {
-		return err
-	}
+// openJobs opens the store and the job manager for a jobs subcommand; one
+// job's id is checked against what the viewer may change.
+func openJobs(ctx context.Context, e *env, db, sub string, ids []int) (*store.Store, context.Context, *jobs.Manager, error) {
 	op, opArgs := "cli.jobs", map[string]any{"subcommand": sub}
 	if (sub == "cancel" || sub == "retry") && len(ids) == 1 {
 		op, opArgs["id"] = "cli.jobs.change", ids[0]
 	}
-	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
+	st, ctx, err := openStore(ctx, e, db, op, opArgs)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	defer st.Close()
 	m, err := openManager(ctx, st, nil, false, 0, 0)
 	if err != nil {
-		return err
+		st.Close()
+		return nil, nil, nil, err
 	}
-	switch sub {
-	case "list":
-		q := st.Client.Job.Query().Order(ent.Desc(job.FieldID)).Limit(*limit)
+	return st, ctx, m, nil
+}
+
+func setupJobsList(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	status := fs.String("status", "", "only jobs with this status (queued, running, succeeded, failed, cancelled, check_failed)")
+	kind := fs.String("kind", "", "only jobs of this kind ("+strings.Join(jobs.Kinds(), ", ")+")")
+	limit := fs.Int("limit", 50, "at most this many jobs, newest first")
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usageErr("jobs list takes no arguments (see --status, --kind)")
+		}
+		q := []predicate.Job{}
 		if *status != "" {
 			if err := job.StatusValidator(job.Status(*status)); err != nil {
-				return apperr.New(apperr.Invalid, "unknown status %q", *status)
+				return usageErr("unknown status %q (queued, running, succeeded, failed, cancelled, check_failed)", *status)
 			}
-			q.Where(job.StatusEQ(job.Status(*status)))
+			q = append(q, job.StatusEQ(job.Status(*status)))
 		}
 		if *kind != "" {
-			q.Where(job.Kind(*kind))
+			q = append(q, job.Kind(*kind))
 		}
-		js, err := q.All(ctx)
+		st, ctx, _, err := openJobs(ctx, e, *db, "list", nil)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		js, err := st.Client.Job.Query().Where(q...).Order(ent.Desc(job.FieldID)).Limit(*limit).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -135,36 +182,68 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 				j.CreatedAt.Format(time.DateTime), firstNonEmpty(j.Error, j.Message))
 		}
 		return tw.Flush()
-	case "show", "cancel", "retry":
-		if len(ids) != 1 {
-			return apperr.New(apperr.Invalid, "jobs %s takes one job id", sub)
+	}
+}
+
+// setupJobsOne is show, cancel and retry: one job, printed as JSON after.
+func setupJobsOne(sub string) func(e *env, fs *flag.FlagSet) action {
+	return func(e *env, fs *flag.FlagSet) action {
+		db := dbFlag(fs, e)
+		return func(ctx context.Context, args []string) error {
+			ids, err := jobIDs(args)
+			if err != nil {
+				return err
+			}
+			if len(ids) != 1 {
+				return usageErr("jobs %s takes one job id", sub)
+			}
+			st, ctx, m, err := openJobs(ctx, e, *db, sub, ids)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var j *ent.Job
+			switch sub {
+			case "show":
+				j, err = m.Get(ctx, ids[0])
+			case "cancel":
+				j, err = m.Cancel(ctx, ids[0])
+			case "retry":
+				j, err = m.Retry(ctx, ids[0])
+			}
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(j)
 		}
-		var j *ent.Job
-		switch sub {
-		case "show":
-			j, err = m.Get(ctx, ids[0])
-		case "cancel":
-			j, err = m.Cancel(ctx, ids[0])
-		case "retry":
-			j, err = m.Retry(ctx, ids[0])
-		}
+	}
+}
+
+func setupJobsWait(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	all := fs.Bool("all", false, "every unfinished job")
+	return func(ctx context.Context, args []string) error {
+		ids, err := jobIDs(args)
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
-	case "wait":
+		if (len(ids) == 0) != *all {
+			return usageErr("jobs wait takes job ids or --all")
+		}
+		st, ctx, m, err := openJobs(ctx, e, *db, "wait", ids)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		if *all {
 			if ids, err = st.Client.Job.Query().Where(job.StatusIn(job.StatusQueued, job.StatusRunning)).IDs(ctx); err != nil {
 				return err
 			}
-		}
-		if len(ids) == 0 {
-			if !*all {
-				return apperr.New(apperr.Invalid, "jobs wait takes job ids or --all")
+			if len(ids) == 0 {
+				return nil
 			}
-			return nil
 		}
 		js, err := m.Wait(ctx, ids)
 		if err != nil {
@@ -172,7 +251,6 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 		}
 		return reportFinished(e, js)
 	}
-	return apperr.New(apperr.Invalid, "unknown jobs subcommand %q (list, show, cancel, retry, wait)", sub)
 }
 
 // reportFinished prints each finished job and fails if one did not succeed.
@@ -199,7 +277,7 @@ func jobIDs(args []string) ([]int, error) {
 	for i, a := range args {
 		id, err := strconv.Atoi(a)
 		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "job id %q is not a number", a)
+			return nil, usageErr("job id %q is not a number", a)
 		}
 		ids[i] = id
 	}

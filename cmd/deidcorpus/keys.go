@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,46 +16,70 @@ import (
 )
 
 func init() {
-	register("keys", "the keys encrypting the surrogate mappings: init, status, rotate", runKeys)
+	register(&command{
+		name:    "keys",
+		summary: "the keys encrypting the surrogate mappings and check reports: init, status, rotate",
+		subs: []*command{{
+			name:     "init",
+			summary:  "make a key file with one new key (mode 0600); keep it apart from the database and its backups",
+			args:     "--key-file PATH",
+			examples: []string{"deidcorpus keys init --key-file /etc/deidcorpus/mappings.key"},
+			setup:    setupKeys("init"),
+		}, {
+			name:    "status",
+			summary: "list the key ring's keys and how many mappings each encrypts",
+			args:    "[--db DSN] [--key-file PATH]",
+			examples: []string{
+				"deidcorpus keys status",
+				"deidcorpus keys status --db postgres://deid@db/deid --key-file /etc/deidcorpus/mappings.key",
+			},
+			setup: setupKeys("status"),
+		}, {
+			name:    "rotate",
+			summary: "add a new key and re-encrypt every mapping and check report with it, in one transaction",
+			args:    "[--db DSN] [--key-file PATH]",
+			examples: []string{
+				"deidcorpus keys rotate",
+				"DEIDCORPUS_KEY=... deidcorpus keys rotate --key-file new.key",
+			},
+			setup: setupKeys("rotate"),
+		}},
+	})
 }
 
-func runKeys(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus keys init|status|rotate [--db DSN] [--key-file PATH]")
-		return apperr.New(apperr.Invalid, "a keys subcommand is required")
+func setupKeys(sub string) func(e *env, fs *flag.FlagSet) action {
+	return func(e *env, fs *flag.FlagSet) action {
+		db := dbFlag(fs, e)
+		return func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usageErr("keys %s takes no arguments", sub)
+			}
+			switch sub {
+			case "init":
+				path := keyConfig(e).File
+				if path == "" {
+					return usageErr("keys init needs --key-file PATH (or %s)", keys.FileEnv)
+				}
+				r, err := keys.Create(path)
+				if errors.Is(err, os.ErrExist) {
+					return apperr.New(apperr.Conflict, "key file %s exists already", path)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "created key file %s (key %s); keep it apart from the database and its backups\n", path, r.Current())
+				return nil
+			case "status":
+				st, ctx, err := openStore(ctx, e, *db, "cli.keys", map[string]any{"subcommand": sub})
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				return keyStatus(ctx, e, st)
+			}
+			return rotateKeys(ctx, e, *db)
+		}
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "keys "+sub, "[--db DSN] [--key-file PATH]")
-	db := dbFlag(fs, e)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch sub {
-	case "init":
-		path := keyConfig(e).File
-		if path == "" {
-			return apperr.New(apperr.Invalid, "keys init needs --key-file PATH (or %s)", keys.FileEnv)
-		}
-		r, err := keys.Create(path)
-		if errors.Is(err, os.ErrExist) {
-			return apperr.New(apperr.Conflict, "key file %s exists already", path)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "created key file %s (key %s); keep it apart from the database and its backups\n", path, r.Current())
-		return nil
-	case "status":
-		st, ctx, err := openStore(ctx, e, *db, "cli.keys", map[string]any{"subcommand": sub})
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		return keyStatus(ctx, e, st)
-	case "rotate":
-		return rotateKeys(ctx, e, *db)
-	}
-	return apperr.New(apperr.Invalid, "unknown keys subcommand %q (init, status or rotate)", sub)
 }
 
 // keyStatus lists the ring's keys and how many mappings each encrypts, and

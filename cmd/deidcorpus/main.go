@@ -1,6 +1,7 @@
 // Command deidcorpus is the de-identification corpus server and its command
 // line: every subcommand lives in its own file and registers itself in
-// commands.
+// commands, with its usage and examples; main.go parses the flags, answers
+// help for every command and subcommand, and maps errors to exit statuses.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -29,16 +31,30 @@ type env struct {
 	token   *string // --token, registered by dbFlag
 }
 
-// command is one subcommand.
+// action runs a command once its flags are parsed, with the positional
+// arguments.
+type action func(ctx context.Context, args []string) error
+
+// command is one command, or one subcommand of a group (jobs list). A leaf
+// has setup, which defines its flags and returns what runs; a group has subs.
+// Help is made from these fields alone, so that every command has it.
 type command struct {
-	summary string
-	run     func(ctx context.Context, e *env, args []string) error
+	name     string   // full name: "import", "jobs list"
+	summary  string   // one line, for the command lists
+	args     string   // what follows the name on the usage line
+	examples []string // whole command lines, each starting "deidcorpus NAME"
+	setup    func(e *env, fs *flag.FlagSet) action
+	subs     []*command
 }
 
-var commands = map[string]command{}
+var commands = map[string]*command{}
 
-func register(name, summary string, run func(ctx context.Context, e *env, args []string) error) {
-	commands[name] = command{summary: summary, run: run}
+// register adds a command (and names a group's subcommands after it).
+func register(c *command) {
+	for _, s := range c.subs {
+		s.name = c.name + " " + s.name
+	}
+	commands[c.name] = c
 }
 
 func main() {
@@ -48,32 +64,117 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes one subcommand and returns the process exit status.
+// isHelp tells whether an argument asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
+}
+
+// run executes one command and returns the process exit status.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || (len(args) == 1 && isHelp(args[0])) {
 		usage(stdout)
 		return 0
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "deidcorpus: unknown command %q\n\n", args[0])
-		usage(stderr)
+	if args[0] == "help" {
+		c, rest, err := find(args[1:])
+		if err == nil && len(rest) > 0 {
+			err = apperr.New(apperr.Invalid, "help takes a command and its subcommand; %q is neither", strings.Join(rest, " "))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "deidcorpus help: %v\n", err)
+			return exitCode(err)
+		}
+		help(stdout, e, c)
+		return 0
+	}
+	c, rest, err := find(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "deidcorpus: %v\n", err)
+		if _, known := commands[args[0]]; !known {
+			fmt.Fprintln(stderr)
+			usage(stderr)
+		}
+		return exitCode(err)
+	}
+	if len(rest) == 1 && isHelp(rest[0]) {
+		help(stdout, e, c)
+		return 0
+	}
+	if c.setup == nil {
+		fmt.Fprintf(stderr, "deidcorpus %s: a subcommand is required\n\n", c.name)
+		help(stderr, e, c)
 		return 2
 	}
-	err := cmd.run(ctx, e, args[1:])
-	if err == nil {
-		return 0
-	}
+	fs := newFlags(c.name)
+	act := c.setup(e, fs)
+	pos, err := parseArgs(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
+		help(stdout, e, c)
 		return 0
 	}
-	fmt.Fprintf(stderr, "deidcorpus %s: %v\n", args[0], err)
+	if err != nil {
+		fmt.Fprintf(stderr, "deidcorpus %s: %v\nRun 'deidcorpus %s -h' for its usage.\n", c.name, err, c.name)
+		return 2
+	}
+	if err = act(ctx, pos); err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "deidcorpus %s: %v\n", c.name, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "Run 'deidcorpus %s -h' for its usage.\n", c.name)
+	}
 	return exitCode(err)
 }
 
+// find looks a command up by its words ("jobs", "list", ...) and returns it
+// with the arguments that follow it. A group is returned when no subcommand
+// follows it, or help does.
+func find(args []string) (*command, []string, error) {
+	if len(args) == 0 {
+		return nil, nil, apperr.New(apperr.Invalid, "no command given")
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		return nil, nil, apperr.New(apperr.Invalid, "unknown command %q", args[0])
+	}
+	args = args[1:]
+	if len(args) > 0 {
+		for _, s := range c.subs {
+			if s.name == c.name+" "+args[0] {
+				return s, args[1:], nil
+			}
+		}
+	}
+	if c.setup != nil || len(args) == 0 || isHelp(args[0]) {
+		return c, args, nil
+	}
+	return nil, nil, apperr.New(apperr.Invalid, "unknown %s subcommand %q (%s); run 'deidcorpus %s -h'",
+		c.name, args[0], strings.Join(subNames(c), ", "), c.name)
+}
+
+func subNames(c *command) []string {
+	names := make([]string, len(c.subs))
+	for i, s := range c.subs {
+		names[i] = strings.TrimPrefix(s.name, c.name+" ")
+	}
+	return names
+}
+
+// usageError is an error in how a command was called (a missing flag or
+// argument): its message is followed by a pointer to the command's help.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// usageErr makes a usage error, coded invalid (exit status 2).
+func usageErr(format string, args ...any) error {
+	return usageError{apperr.New(apperr.Invalid, format, args...)}
+}
+
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: deidcorpus COMMAND [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: deidcorpus COMMAND [SUBCOMMAND] [flags] [arguments]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -82,34 +183,83 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'deidcorpus COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'deidcorpus COMMAND -h' (or 'deidcorpus help COMMAND [SUBCOMMAND]') for a command's flags and examples.")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 internal error, 2 invalid input, 3 not found, 4 conflict, 5 not allowed.")
 }
 
-// newFlags makes a flag set that reports errors instead of exiting.
-func newFlags(e *env, name, usageLine string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: deidcorpus %s %s\n", name, usageLine)
-		fs.PrintDefaults()
+// help prints a command's usage, summary, subcommands, flags and examples
+// (a subcommand's first example too).
+func help(w io.Writer, e *env, c *command) {
+	args := c.args
+	if c.setup == nil {
+		args = "SUBCOMMAND [flags] [arguments]"
 	}
+	fmt.Fprintf(w, "usage: deidcorpus %s %s\n\n%s\n", c.name, args, c.summary)
+	if len(c.subs) > 0 {
+		fmt.Fprintln(w, "\nsubcommands:")
+		names := subNames(c)
+		width := 0
+		for _, n := range names {
+			width = max(width, len(n))
+		}
+		for i, s := range c.subs {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, names[i], s.summary)
+		}
+		fmt.Fprintf(w, "Run 'deidcorpus %s SUBCOMMAND -h' for a subcommand's flags.\n", c.name)
+	}
+	if c.setup != nil {
+		fs := newFlags(c.name)
+		c.setup(e, fs)
+		if hasFlags(fs) {
+			fmt.Fprintln(w, "\nflags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		}
+	}
+	fmt.Fprintln(w, "\nexamples:")
+	for _, ex := range c.examples {
+		fmt.Fprintf(w, "  %s\n", ex)
+	}
+	for _, s := range c.subs {
+		fmt.Fprintf(w, "  %s\n", s.examples[0])
+	}
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// newFlags makes a flag set that reports errors instead of exiting or
+// printing: run prints them, and help on -h.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-// parseInterspersed parses flags given before, between or after the
-// positional arguments ("users add NAME --role R") and returns the
-// positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+// parseArgs parses flags given before, between or after the positional
+// arguments ("users add NAME --role R") and returns the positional ones;
+// everything after "--" is positional.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
+		dashes := slices.Index(args, "--")
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		if fs.NArg() == 0 {
+		rest := fs.Args()
+		if len(rest) == 0 {
 			return positional, nil
 		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+		// Parse stopped at "--" if it consumed it: the rest is positional.
+		if dashes >= 0 && len(args)-len(rest) == dashes+1 {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
 }
 
@@ -127,3 +277,11 @@ func (l *listFlag) Set(v string) error {
 }
 
 func exitCode(err error) int { return apperr.ExitStatus(err) }
+
+// arg is the i-th positional argument, or "" when there are fewer.
+func arg(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
+}

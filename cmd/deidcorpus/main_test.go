@@ -95,6 +95,20 @@ func TestServeDemoAnswersStatistics(t *testing.T) {
 	}
 	assert.Equal(t, st["spans"], sum)
 
+	// The demo's jobs fill the other pages: runs, a model, an evaluation,
+	// a release of the surrogate twin.
+	require.Eventually(t, func() bool {
+		data := query(`{ jobs(where: {status: succeeded}) { totalCount } models { totalCount } evaluations { totalCount }
+			releases { edges { node { ref corpus share } } } }`, nil)
+		count := func(k string) float64 { return data[k].(map[string]any)["totalCount"].(float64) }
+		rels := data["releases"].(map[string]any)["edges"].([]any)
+		return count("jobs") == 3 && count("models") == 1 && count("evaluations") == 1 && len(rels) == 1
+	}, 60*time.Second, 200*time.Millisecond)
+	data = query(`{ releases { edges { node { ref corpus share } } } corpusByName(name: "demo-twin") { kind } }`, nil)
+	assert.Equal(t, map[string]any{"ref": "demo-twin@1.0.0", "corpus": "demo-twin", "share": true},
+		data["releases"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"])
+	assert.Equal(t, "surrogate", data["corpusByName"].(map[string]any)["kind"])
+
 	cancel()
 	select {
 	case code := <-done:

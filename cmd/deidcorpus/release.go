@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -18,59 +19,91 @@ import (
 )
 
 func init() {
-	register("release", "create, list, diff, export and verify versioned corpus releases", runRelease)
+	register(&command{
+		name:    "release",
+		summary: "versioned, verifiable corpus releases: create, list, diff, export, verify",
+		subs: []*command{{
+			name:    "create",
+			summary: "freeze a corpus's documents and annotation sets into an immutable release",
+			args:    "--corpus NAME --name NAME --version X.Y.Z [--set gold] [--parent NAME@VERSION] [--share] [--description TEXT]",
+			examples: []string{
+				"deidcorpus release create --corpus demo-twin --name notes --version 1.0.0 --share",
+				"deidcorpus release create --corpus notes-r --name notes --version 1.1.0 --parent notes@1.0.0 --set gold,adjudicated",
+			},
+			setup: setupReleaseCreate,
+		}, {
+			name:     "list",
+			summary:  "list the releases",
+			examples: []string{"deidcorpus release list"},
+			setup:    setupReleaseList,
+		}, {
+			name:    "diff",
+			summary: "documents added, removed and changed, spans added, removed and relabelled between two releases",
+			args:    "NAME@VERSION NAME@VERSION [--json]",
+			examples: []string{
+				"deidcorpus release diff notes@1.0.0 notes@1.1.0",
+				"deidcorpus release diff notes@1.0.0 notes@1.1.0 --json",
+			},
+			setup: setupReleaseDiff,
+		}, {
+			name:    "export",
+			summary: "write a release as a .zip archive with its MANIFEST and DATASHEET.md",
+			args:    "--release NAME@VERSION [--format i2b2] --out FILE.zip",
+			examples: []string{
+				"deidcorpus release export --release notes@1.0.0 --out notes-1.0.0.zip",
+				"deidcorpus release export --release notes@1.0.0 --format jsonl --out notes-1.0.0-jsonl.zip",
+			},
+			setup: setupReleaseExport,
+		}, {
+			name:     "verify",
+			summary:  "recompute every hash of release archives, without a database; fails on any change",
+			args:     "ARCHIVE.zip...",
+			examples: []string{"deidcorpus release verify notes-1.0.0.zip"},
+			setup:    setupReleaseVerify,
+		}},
+	})
 }
 
-func runRelease(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: deidcorpus release create|list|diff|export|verify [flags]")
-		return apperr.New(apperr.Invalid, "a release subcommand is required")
-	}
-	sub, args := args[0], args[1:]
-	fs := newFlags(e, "release "+sub, "see README: releases")
+func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
-	corpus := fs.String("corpus", "", "create: the corpus to freeze")
-	name := fs.String("name", "", "create: the release's name")
-	ver := fs.String("version", "", "create: its semantic version (MAJOR.MINOR.PATCH)")
+	corpus := fs.String("corpus", "", "the corpus to freeze (required)")
+	name := fs.String("name", "", "the release's name (required)")
+	ver := fs.String("version", "", "its semantic version, MAJOR.MINOR.PATCH (required)")
 	sets := listFlag{}
-	fs.Var(&sets, "set", "create: annotation sets to include (default gold)")
-	parent := fs.String("parent", "", "create: name@version of the release this one follows")
-	share := fs.Bool("share", false, "create: for outside sharing (surrogate text that passed its check only)")
-	description := fs.String("description", "", "create: a description for the datasheet")
-	ref := fs.String("release", "", "export: name@version")
-	format := fs.String("format", "i2b2", "export: the documents' format")
-	out := fs.String("out", "", "export: the archive to write (.zip)")
-	asJSON := fs.Bool("json", false, "diff: print the full diff as JSON")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if sub == "verify" {
-		return verifyArchive(e, fs.Args())
-	}
-	op, opArgs := "cli.release.read", map[string]any{"ref": *ref}
-	switch sub {
-	case "create":
-		op, opArgs = "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver}
-	case "list":
-		op = "cli.release.list"
-	case "diff":
-		opArgs = map[string]any{"ref": fs.Arg(0), "other": fs.Arg(1)}
-	}
-	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	switch sub {
-	case "create":
+	fs.Var(&sets, "set", "annotation sets to include (default gold)")
+	parent := fs.String("parent", "", "name@version of the release this one follows")
+	share := fs.Bool("share", false, "for outside sharing (surrogate text that passed its check only)")
+	description := fs.String("description", "", "a description for the datasheet")
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *name == "" || *ver == "" || len(args) > 0 {
+			return usageErr("--corpus, --name and --version are required, and nothing else")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: *corpus, Name: *name, Version: *ver, Sets: sets,
 			Parent: *parent, Share: *share, Description: *description, By: auth.Name(ctx)})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "released %s@%s: %d documents, %d spans, root %s\n", r.Name, r.Version, r.Documents, r.Spans, r.RootHash)
+		fmt.Fprintf(e.stdout, "released %s: %d documents, %d spans, root %s\n", release.Ref(r.Name, r.Version), r.Documents, r.Spans, r.RootHash)
 		return nil
-	case "list":
+	}
+}
+
+func setupReleaseList(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usageErr("release list takes no arguments")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.release.list", map[string]any{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		rs, err := st.Client.Release.Query().Order(ent.Asc(entrelease.FieldName), ent.Asc(entrelease.FieldCreatedAt)).All(ctx)
 		if err != nil {
 			return err
@@ -78,15 +111,26 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "RELEASE\tCORPUS\tSETS\tDOCUMENTS\tSPANS\tSHARE\tROOT")
 		for _, r := range rs {
-			fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%d\t%d\t%v\t%s\n", r.Name, r.Version, r.Corpus, strings.Join(r.Sets, ","),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%v\t%s\n", release.Ref(r.Name, r.Version), r.Corpus, strings.Join(r.Sets, ","),
 				r.Documents, r.Spans, r.Share, r.RootHash[:16])
 		}
 		return tw.Flush()
-	case "diff":
-		if fs.NArg() != 2 {
-			return apperr.New(apperr.Invalid, "release diff takes two releases: NAME@VERSION NAME@VERSION")
+	}
+}
+
+func setupReleaseDiff(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	asJSON := fs.Bool("json", false, "print the full diff as JSON")
+	return func(ctx context.Context, args []string) error {
+		if len(args) != 2 {
+			return usageErr("release diff takes two releases: NAME@VERSION NAME@VERSION")
 		}
-		d, err := st.DiffReleases(ctx, fs.Arg(0), fs.Arg(1))
+		st, ctx, err := openStore(ctx, e, *db, "cli.release.read", map[string]any{"ref": args[0], "other": args[1]})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		d, err := st.DiffReleases(ctx, args[0], args[1])
 		if err != nil {
 			return err
 		}
@@ -95,12 +139,25 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(d)
 		}
-		printDiff(e, fs.Arg(0), fs.Arg(1), d)
+		printDiff(e, args[0], args[1], d)
 		return nil
-	case "export":
-		if *ref == "" || *out == "" {
-			return apperr.New(apperr.Invalid, "--release and --out are required")
+	}
+}
+
+func setupReleaseExport(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	ref := fs.String("release", "", "the release, name@version (required)")
+	format := fs.String("format", "i2b2", "the documents' format ("+strings.Join(formats.Names(), ", ")+")")
+	out := fs.String("out", "", "the archive to write, .zip (required)")
+	return func(ctx context.Context, args []string) error {
+		if *ref == "" || *out == "" || len(args) > 0 {
+			return usageErr("--release and --out are required, and nothing else")
 		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.release.read", map[string]any{"ref": *ref})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		files, err := st.ExportRelease(ctx, *ref, *format)
 		if err != nil {
 			return err
@@ -111,7 +168,10 @@ func runRelease(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "wrote %s (%d files, MANIFEST and DATASHEET.md included)\n", *out, len(files))
 		return nil
 	}
-	return apperr.New(apperr.Invalid, "unknown release subcommand %q (create, list, diff, export, verify)", sub)
+}
+
+func setupReleaseVerify(e *env, fs *flag.FlagSet) action {
+	return func(ctx context.Context, args []string) error { return verifyArchive(e, args) }
 }
 
 func printDiff(e *env, a, b string, d release.Diff) {
@@ -141,7 +201,7 @@ func printDiff(e *env, a, b string, d release.Diff) {
 // verifyArchive checks release archives without a database.
 func verifyArchive(e *env, paths []string) error {
 	if len(paths) == 0 {
-		return apperr.New(apperr.Invalid, "release verify takes one or more archives")
+		return usageErr("release verify takes one or more archives")
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -156,7 +216,7 @@ func verifyArchive(e *env, paths []string) error {
 		if err != nil {
 			return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
 		}
-		fmt.Fprintf(e.stdout, "%s: OK, %s@%s, %d files, %d documents, root %s\n", p, v.Name, v.Version, v.Files, v.Documents, v.Root)
+		fmt.Fprintf(e.stdout, "%s: OK, %s, %d files, %d documents, root %s\n", p, release.Ref(v.Name, v.Version), v.Files, v.Documents, v.Root)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,14 +13,20 @@ import (
 )
 
 func init() {
-	register("resynth", "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks (resynth resolve: lift a quarantine)", runResynth)
+	register(&command{
+		name:    "resynth",
+		summary: "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks; a failed check quarantines it",
+		args:    "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]",
+		examples: []string{
+			"deidcorpus resynth --corpus demo --out demo-surrogate --seed 7",
+			"deidcorpus resynth --corpus notes --out notes-r --policy policy.json --async",
+		},
+		setup: setupResynth,
+		subs:  []*command{resynthReport, resynthResolve},
+	})
 }
 
-func runResynth(ctx context.Context, e *env, args []string) error {
-	if len(args) > 0 && args[0] == "resolve" {
-		return runResynthResolve(ctx, e, args[1:])
-	}
-	fs := newFlags(e, "resynth", "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]")
+func setupResynth(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "source corpus (required)")
 	out := fs.String("out", "", "surrogate corpus to write, or to add the source's new notes to (required)")
@@ -27,54 +34,51 @@ func runResynth(ctx context.Context, e *env, args []string) error {
 	policyFile := fs.String("policy", "", "resynthesis policy (JSON; default: the built-in policy from the papers)")
 	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" || *out == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus and --out are required")
-	}
-	p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed}
-	if *policyFile != "" {
-		data, err := os.ReadFile(*policyFile)
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *out == "" {
+			return usageErr("--corpus and --out are required")
+		}
+		p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed}
+		if *policyFile != "" {
+			data, err := os.ReadFile(*policyFile)
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+			var policy map[string]any
+			if err := json.Unmarshal(data, &policy); err != nil {
+				return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
+			}
+			p.Policy = policy
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.resynth", map[string]any{"corpus": *corpus, "out": *out, "seed": *seed})
 		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
+			return err
 		}
-		var policy map[string]any
-		if err := json.Unmarshal(data, &policy); err != nil {
-			return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
+		defer st.Close()
+		j, err := runJob(ctx, e, st, "resynthesize", p, *async)
+		if err != nil || *async {
+			return err
 		}
-		p.Policy = policy
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.resynth", map[string]any{"corpus": *corpus, "out": *out, "seed": *seed})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	j, err := runJob(ctx, e, st, "resynthesize", p, *async)
-	if err != nil || *async {
-		return err
-	}
-	check, _ := j.Result["check"].(map[string]any)
-	fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
-	reused, _ := j.Result["reused"].([]any)
-	for _, r := range reused {
-		r, _ := r.(map[string]any)
-		fmt.Fprintf(e.stdout, "reused %v mappings and %v date shifts of job %v (seed %v, %v), not drawn from seed %d\n",
-			number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
-	}
-	if check != nil {
-		fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
-			check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
-			number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
-		if ok, _ := check["ok"].(bool); !ok {
-			fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
-				j.ID, *out, number(j.Result["checkFindings"]), *out)
-			return apperr.New(apperr.Invalid, "the surrogate corpus failed its check; the full report is artifact %v (/download/artifacts/%v)",
-				number(j.Result["checkReport"]), number(j.Result["checkReport"]))
+		check, _ := j.Result["check"].(map[string]any)
+		fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
+		reused, _ := j.Result["reused"].([]any)
+		for _, r := range reused {
+			r, _ := r.(map[string]any)
+			fmt.Fprintf(e.stdout, "reused %v mappings and %v date shifts of job %v (seed %v, %v), not drawn from seed %d\n",
+				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
 		}
+		if check != nil {
+			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
+				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
+				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
+			if ok, _ := check["ok"].(bool); !ok {
+				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
+					j.ID, *out, number(j.Result["checkFindings"]), *out)
+				return checkFailed(*out, check, j.Result["checkReport"])
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 // number prints a JSON number from a job result (decoded as float64) as an

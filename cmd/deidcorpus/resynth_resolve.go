@@ -2,38 +2,45 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
-	"deidcorpus/apperr"
 	"deidcorpus/auth"
 )
 
-// runResynthResolve lifts the quarantine of a surrogate corpus whose check
-// failed: `deidcorpus resynth resolve CORPUS --reason TEXT`.
-func runResynthResolve(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "resynth resolve", "CORPUS --reason TEXT")
+// resynthResolve lifts the quarantine of a surrogate corpus whose check
+// failed: a curator has reviewed the findings and says why they may stand.
+var resynthResolve = &command{
+	name:    "resolve",
+	summary: "lift the quarantine of a surrogate corpus whose check failed, once its findings are reviewed (curators; the reason stays with the corpus)",
+	args:    "CORPUS --reason TEXT",
+	examples: []string{
+		`deidcorpus resynth resolve notes-r --reason "reviewed: the kept value is an eponym, not PHI"`,
+		`deidcorpus resynth resolve notes-r --reason "values checked by hand" --db postgres://deid@db/deid`,
+	},
+	setup: setupResynthResolve,
+}
+
+func setupResynthResolve(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	reason := fs.String("reason", "", "why every finding of the corpus's failed checks may stand (required; kept with the corpus for curators)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	return func(ctx context.Context, args []string) error {
+		if len(args) != 1 || *reason == "" {
+			return usageErr("resynth resolve takes a corpus and --reason")
+		}
+		name := args[0]
+		// The audit log names the corpus; the reason, which may quote the
+		// values it excuses, stays with the corpus for curators.
+		st, ctx, err := openStore(ctx, e, *db, "cli.resynth.resolve", map[string]any{"corpus": name})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		c, err := st.ResolveCheckFindings(ctx, name, *reason, auth.Name(ctx))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "resolved %v check findings of %q: it is no longer quarantined\n", c.CheckResolution["findings"], c.Name)
+		return nil
 	}
-	if len(pos) != 1 || *reason == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "resynth resolve takes a corpus and --reason")
-	}
-	name := pos[0]
-	// The audit log names the corpus; the reason, which may quote the values
-	// it excuses, stays with the corpus for curators.
-	st, ctx, err := openStore(ctx, e, *db, "cli.resynth.resolve", map[string]any{"corpus": name})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	c, err := st.ResolveCheckFindings(ctx, name, *reason, auth.Name(ctx))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "resolved %v check findings of %q: it is no longer quarantined\n", c.CheckResolution["findings"], c.Name)
-	return nil
 }

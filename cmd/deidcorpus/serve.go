@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,93 +17,110 @@ import (
 )
 
 func init() {
-	register("serve", "run the GraphQL server (and the IDE at /graphiql/)", runServe)
+	register(&command{
+		name:    "serve",
+		summary: "run the server: dashboard at /, GraphQL at /graphql, IDE at /graphiql/; also works background jobs",
+		args:    "[--addr :8080] [--db DSN] [--demo] [--no-workers]",
+		examples: []string{
+			"deidcorpus serve --demo",
+			"deidcorpus serve --addr 127.0.0.1:9000 --db postgres://deid@db/deid --no-workers",
+		},
+		setup: setupServe,
+	})
 }
 
-func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "serve", "[--addr :8080] [--db DSN] [--demo]")
+func setupServe(e *env, fs *flag.FlagSet) action {
 	addr := fs.String("addr", ":8080", "address to listen on")
 	db := dbFlag(fs, e)
-	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing")
+	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing; on its first start, "+
+		"also resynthesize it, release the twin, train a small model and tag and score the twin's test split, as jobs")
 	tokenFile := fs.String("admin-token-file", "", "where the first start writes the admin's API token (default: the SQLite database path + .admin-token, else ./deidcorpus.admin-token)")
 	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
 	concurrency, staleAfter := workerFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	st, logger, err := openServing(ctx, e, *db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if *tokenFile == "" {
-		*tokenFile = adminTokenFile(*db)
-	}
-	if err := firstAdmin(ctx, e, st, logger, *tokenFile); err != nil {
-		return err
-	}
-	if *demo {
-		created, err := loadDemo(ctx, st)
+	return func(ctx context.Context, args []string) error {
+		st, logger, err := openServing(ctx, e, *db)
 		if err != nil {
-			return fmt.Errorf("load demo corpus: %w", err)
+			return err
 		}
-		logger.Info("demo corpus ready", "corpus", demoCorpus, "loaded_now", created)
-	}
-
-	jm, err := openManager(ctx, st, logger, !*noWorkers, *concurrency, *staleAfter)
-	if err != nil {
-		return err
-	}
-	if err := jm.Start(ctx); err != nil {
-		return err
-	}
-	defer jm.Stop(context.Background())
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           server.NewServer(logger, server.DefaultConfig, st, jm),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	url := "http://" + displayAddr(ln.Addr())
-	logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
-	fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
-	if *demo {
-		// The demo is one command: its link signs the browser in as the admin.
-		if token, err := os.ReadFile(*tokenFile); err == nil {
-			fmt.Fprintf(e.stderr, "open the dashboard signed in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
+		defer st.Close()
+		if *tokenFile == "" {
+			*tokenFile = adminTokenFile(*db)
 		}
-	}
+		if err := firstAdmin(ctx, e, st, logger, *tokenFile); err != nil {
+			return err
+		}
+		if *demo {
+			created, err := loadDemo(ctx, st)
+			if err != nil {
+				return fmt.Errorf("load demo corpus: %w", err)
+			}
+			logger.Info("demo corpus ready", "corpus", demoCorpus, "loaded_now", created)
+		}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+		jm, err := openManager(ctx, st, logger, !*noWorkers, *concurrency, *staleAfter)
+		if err != nil {
+			return err
+		}
+		if err := jm.Start(ctx); err != nil {
+			return err
+		}
+		defer jm.Stop(context.Background())
+		if *demo {
+			// In the background: the server answers while the demo's jobs
+			// run; they are waited for before the store closes.
+			demoCtx, stopDemo := context.WithCancel(ctx)
+			demoDone := make(chan struct{})
+			defer func() { stopDemo(); <-demoDone }()
+			go func() {
+				defer close(demoDone)
+				if err := runDemoJobs(demoCtx, st, jm, logger); err != nil && demoCtx.Err() == nil {
+					logger.Error("demo jobs stopped", "error", err.Error())
+				}
+			}()
+		}
+
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{
+			Handler:           server.NewServer(logger, server.DefaultConfig, st, jm),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		url := "http://" + displayAddr(ln.Addr())
+		logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
+		fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
+		if *demo {
+			// The demo is one command: its link signs the browser in as the admin.
+			if token, err := os.ReadFile(*tokenFile); err == nil {
+				fmt.Fprintf(e.stderr, "open the dashboard signed in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
+			}
+		}
+
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		logger.Info("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
 	}
-	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // adminTokenFile is where the first start writes the admin's token by
 // default: beside a SQLite database, else in the working directory.
 func adminTokenFile(dsn string) string {
-	if dsn == "" {
-		dsn = store.DefaultDSN
+	if f := store.ParseDSN(dsn).File(); f != "" {
+		return f + ".admin-token"
 	}
-	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if store.IsPostgres(dsn) || path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
-		return "deidcorpus.admin-token"
-	}
-	return path + ".admin-token"
+	return "deidcorpus.admin-token"
 }
 
 // firstAdmin makes the first account, an admin, when the database has none,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -10,30 +11,28 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"deidcorpus/apperr"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/stats"
 	"deidcorpus/store"
 )
 
 func init() {
-	register("stats", "PHI distribution of a corpus (Stubbs & Uzuner Table 3 layout), or two corpora compared (Deleger Table 3)", runStats)
+	register(&command{
+		name:    "stats",
+		summary: "PHI distribution of a corpus (Stubbs & Uzuner Table 3 layout), or two corpora compared (Deleger Table 3)",
+		args: "--corpus NAME [--set gold] [--by category,type,split,note-type] [--json]\n" +
+			"       deidcorpus stats --corpus A [--set gold] --compare B [--compare-set gold] [--by category|type] [--json]",
+		examples: []string{
+			"deidcorpus stats --corpus demo",
+			"deidcorpus stats --corpus demo --set system-crf1 --by type,note-type --json",
+			"deidcorpus stats --corpus meddocan-train --compare meddocan-dev --by type",
+			"deidcorpus stats --corpus demo --compare demo-twin --compare-set gold --by category --json",
+		},
+		setup: setupStats,
+	})
 }
 
-const statsExamples = `
-Examples:
-  deidcorpus stats --corpus meddocan                      # PHI by category, type and split; notes per note type; name patterns
-  deidcorpus stats --corpus meddocan --by type,note-type --json
-  deidcorpus stats --corpus meddocan-train --compare meddocan-dev --by type
-                                                          # chi-square, OOV rates, name patterns of both
-  deidcorpus stats --corpus c --compare c-surrogate --compare-set gold --by category --json
-`
-
-func runStats(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "stats", "--corpus NAME [--set gold] [--by category,type,split,note-type] [--json]\n"+
-		"       deidcorpus stats --corpus A [--set gold] --compare B [--compare-set gold] [--by category|type] [--json]")
-	usage := fs.Usage
-	fs.Usage = func() { usage(); fmt.Fprint(e.stderr, statsExamples) }
+func setupStats(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to count (required); with --compare, the reference corpus A")
 	set := fs.String("set", "gold", "annotation set to count")
@@ -42,46 +41,49 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	by := listFlag{}
 	fs.Var(&by, "by", "dimensions to group by, comma-separated: category, type, split, note-type (default category,type,split); with --compare one of category, type (default type)")
 	asJSON := fs.Bool("json", false, "print every figure as JSON")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus is required")
-	}
-	if *compare != "" {
-		return runCompare(ctx, e, *db, *corpus, *set, *compare, *compareSet, by, *asJSON)
-	}
-	if fs.Lookup("compare-set").Value.String() != "gold" {
-		return apperr.New(apperr.Invalid, "--compare-set needs --compare")
-	}
-	if len(by) == 0 {
-		by = listFlag{"category", "type", "split"}
-	}
-	dims := make([]store.Dimension, len(by))
-	for i, b := range by {
-		d, err := store.ParseDimension(b)
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" {
+			return usageErr("--corpus is required")
+		}
+		if len(args) > 0 {
+			return usageErr("stats takes no arguments (see --corpus, --compare)")
+		}
+		if *compare != "" {
+			return runCompare(ctx, e, *db, *corpus, *set, *compare, *compareSet, by, *asJSON)
+		}
+		compareSetGiven := false
+		fs.Visit(func(f *flag.Flag) { compareSetGiven = compareSetGiven || f.Name == "compare-set" })
+		if compareSetGiven {
+			return usageErr("--compare-set needs --compare")
+		}
+		if len(by) == 0 {
+			by = listFlag{"category", "type", "split"}
+		}
+		dims := make([]store.Dimension, len(by))
+		for i, b := range by {
+			d, err := store.ParseDimension(b)
+			if err != nil {
+				return err
+			}
+			dims[i] = d
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
 		if err != nil {
 			return err
 		}
-		dims[i] = d
+		defer st.Close()
+		one, err := corpusStats(ctx, st, *corpus, *set, dims)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(e.stdout, one)
+		}
+		printStats(e.stdout, one.Statistics)
+		printNoteTypes(e.stdout, one.Statistics)
+		printPatterns(e.stdout, one.NamePatterns)
+		return nil
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	one, err := corpusStats(ctx, st, *corpus, *set, dims)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(e.stdout, one)
-	}
-	printStats(e.stdout, one.Statistics)
-	printNoteTypes(e.stdout, one.Statistics)
-	printPatterns(e.stdout, one.NamePatterns)
-	return nil
 }
 
 // oneCorpus is a corpus's statistics as --json prints them.
@@ -121,11 +123,11 @@ func runCompare(ctx context.Context, e *env, db, a, setA, b, setB string, by lis
 	dim := store.ByType
 	switch {
 	case len(by) > 1:
-		return apperr.New(apperr.Invalid, "--by: with --compare give one of category, type (not %s)", by.String())
+		return usageErr("--by: with --compare give one of category, type (not %s)", by.String())
 	case len(by) == 1:
 		d, err := store.ParseDimension(by[0])
 		if err != nil || (d != store.ByCategory && d != store.ByType) {
-			return apperr.New(apperr.Invalid, "--by: with --compare give category or type, not %q", by[0])
+			return usageErr("--by: with --compare give category or type, not %q", by[0])
 		}
 		dim = d
 	}

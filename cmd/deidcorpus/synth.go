@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,63 +15,69 @@ import (
 )
 
 func init() {
-	register("synth", "generate a synthetic longitudinal corpus as i2b2 2014 XML", runSynth)
+	register(&command{
+		name:    "synth",
+		summary: "generate a synthetic longitudinal corpus as i2b2 2014 XML (no database)",
+		args:    "--patients N [--seed S] [--notes MIN-MAX] --out DIR",
+		examples: []string{
+			"deidcorpus synth --patients 100 --out synth/",
+			"deidcorpus synth --patients 20000 --seed 7 --notes 1-3 --out big/",
+		},
+		setup: setupSynth,
+	})
 }
 
-func runSynth(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "synth", "--patients N [--seed S] [--notes MIN-MAX] --out DIR")
+func setupSynth(e *env, fs *flag.FlagSet) action {
 	patients := fs.Int("patients", 0, "number of patients (required)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same corpus, byte for byte")
 	notes := fs.String("notes", "2-5", "notes per patient, MIN-MAX or N")
 	out := fs.String("out", "", "output directory, empty or new (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *patients <= 0 || *out == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--patients (at least 1) and --out are required")
-	}
-	lo, hi, err := parseRange(*notes)
-	if err != nil {
-		return apperr.New(apperr.Invalid, "--notes %q: %v", *notes, err)
-	}
-	if entries, err := os.ReadDir(*out); err == nil && len(entries) > 0 {
-		return apperr.New(apperr.Conflict, "--out %s is not empty: a corpus is written into a new directory", *out)
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-
-	update, finish := progress(e.stderr, "synth")
-	start := time.Now()
-	nNotes, nSpans, done := 0, 0, 0
-	err = synth.Generate(synth.Options{Patients: *patients, Seed: *seed, NotesMin: lo, NotesMax: hi}, func(p synth.Patient) error {
-		if err := ctx.Err(); err != nil {
+	return func(ctx context.Context, args []string) error {
+		if *patients <= 0 || *out == "" {
+			return usageErr("--patients (at least 1) and --out are required")
+		}
+		lo, hi, err := parseRange(*notes)
+		if err != nil {
+			return apperr.New(apperr.Invalid, "--notes %q: %v", *notes, err)
+		}
+		if entries, err := os.ReadDir(*out); err == nil && len(entries) > 0 {
+			return apperr.New(apperr.Conflict, "--out %s is not empty: a corpus is written into a new directory", *out)
+		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
 			return err
 		}
-		files, err := formats.WriteI2B2(p.Docs)
+
+		update, finish := progress(e.stderr, "synth")
+		start := time.Now()
+		nNotes, nSpans, done := 0, 0, 0
+		err = synth.Generate(synth.Options{Patients: *patients, Seed: *seed, NotesMin: lo, NotesMax: hi}, func(p synth.Patient) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			files, err := formats.WriteI2B2(p.Docs)
+			if err != nil {
+				return err
+			}
+			if err := formats.WriteDir(*out, files); err != nil {
+				return err
+			}
+			for _, d := range p.Docs {
+				nSpans += len(d.Spans)
+			}
+			nNotes += len(p.Docs)
+			done++
+			update(done, *patients)
+			return nil
+		})
+		finish()
 		if err != nil {
 			return err
 		}
-		if err := formats.WriteDir(*out, files); err != nil {
-			return err
-		}
-		for _, d := range p.Docs {
-			nSpans += len(d.Spans)
-		}
-		nNotes += len(p.Docs)
-		done++
-		update(done, *patients)
+		secs := time.Since(start).Seconds()
+		fmt.Fprintf(e.stderr, "synth: %d patients, %d notes, %d PHI spans in %.1fs (%.0f notes/s)\n", done, nNotes, nSpans, secs, float64(nNotes)/secs)
+		fmt.Fprintf(e.stdout, "wrote %d notes to %s\n", nNotes, *out)
 		return nil
-	})
-	finish()
-	if err != nil {
-		return err
 	}
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(e.stderr, "synth: %d patients, %d notes, %d PHI spans in %.1fs (%.0f notes/s)\n", done, nNotes, nSpans, secs, float64(nNotes)/secs)
-	fmt.Fprintf(e.stdout, "wrote %d notes to %s\n", nNotes, *out)
-	return nil
 }
 
 // parseRange reads "MIN-MAX" or "N".

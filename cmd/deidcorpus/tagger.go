@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
@@ -16,14 +18,63 @@ import (
 )
 
 func init() {
-	register("train", "train the built-in hybrid CRF tagger on a corpus split", runTrain)
-	register("tag", "tag a corpus with a model (or files with a model file, offline)", runTag)
-	register("features", "write a corpus's tagger features in CRFsuite's text format", runFeatures)
-	register("models", "list models, register an external tagger, or export a model file", runModels)
+	register(&command{
+		name:    "train",
+		summary: "train the built-in hybrid CRF tagger on a corpus split",
+		args:    "--corpus NAME --model NAME [--split train] [--set gold] [--config FILE] [--async]",
+		examples: []string{
+			"deidcorpus train --corpus demo --model crf1",
+			"deidcorpus train --corpus meddocan --split train --model crf2 --config tagger.json --async",
+		},
+		setup: setupTrain,
+	})
+	register(&command{
+		name:    "tag",
+		summary: "tag a corpus with a model (or files with a model file, offline) and score it against gold",
+		args:    "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--async] | --model-file FILE --in PATH --out DIR [--format i2b2]",
+		examples: []string{
+			"deidcorpus tag --model crf1 --corpus demo --split test",
+			"deidcorpus tag --model-file crf1.model --in notes/ --out tagged/",
+		},
+		setup: setupTag,
+	})
+	register(&command{
+		name:    "features",
+		summary: "write a corpus's tagger features in CRFsuite's text format",
+		args:    "--corpus NAME [--split SPLIT] [--set gold] [--config FILE] --out FILE",
+		examples: []string{
+			"deidcorpus features --corpus demo --split train --out train.crfsuite",
+		},
+		setup: setupFeatures,
+	})
+	register(&command{
+		name:    "models",
+		summary: "the taggers: list them, register an external one, export a model file",
+		subs: []*command{{
+			name:     "list",
+			summary:  "list the models: built-in CRFs with their training corpus, external taggers with their endpoint",
+			examples: []string{"deidcorpus models list"},
+			setup:    setupModelsList,
+		}, {
+			name:    "register",
+			summary: "register an external tagger reached over HTTP (curators)",
+			args:    "--name NAME --endpoint URL [--labels A,B]",
+			examples: []string{
+				"deidcorpus models register --name mymodel --endpoint http://tagger.internal:9000/tag",
+				"deidcorpus models register --name philter --endpoint https://philter.example/deid --labels NAME,DATE,ID",
+			},
+			setup: setupModelsRegister,
+		}, {
+			name:     "export",
+			summary:  "write a built-in model to a file, for offline tagging (tag --model-file)",
+			args:     "--model NAME --out FILE",
+			examples: []string{"deidcorpus models export --model crf1 --out crf1.model"},
+			setup:    setupModelsExport,
+		}},
+	})
 }
 
-func runTrain(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "train", "--corpus NAME [--split train] [--set gold] --model NAME [--config FILE] [--async]")
+func setupTrain(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to train on (required)")
 	split := fs.String("split", "train", `split to train on ("all" for every document)`)
@@ -31,35 +82,32 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	name := fs.String("model", "", "name of the model to create (required)")
 	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults: features, training, post, recall_bias)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" || *name == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus and --model are required")
-	}
-	p := jobs.TrainParams{Corpus: *corpus, Split: *split, Set: *set, Model: *name}
-	if *configFile != "" {
-		var err error
-		if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *name == "" {
+			return usageErr("--corpus and --model are required")
+		}
+		p := jobs.TrainParams{Corpus: *corpus, Split: *split, Set: *set, Model: *name}
+		if *configFile != "" {
+			var err error
+			if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
+				return err
+			}
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.train", map[string]any{"corpus": *corpus, "model": *name})
+		if err != nil {
 			return err
 		}
+		defer st.Close()
+		j, err := runJob(ctx, e, st, "train", p, *async)
+		if err != nil || *async {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "trained model %q (hash %v) in job %d: %s\n", *name, j.Result["hash"], j.ID, compactJSON(j.Result["metrics"]))
+		return nil
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.train", map[string]any{"corpus": *corpus, "model": *name})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	j, err := runJob(ctx, e, st, "train", p, *async)
-	if err != nil || *async {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "trained model %q (hash %v) in job %d: %s\n", *name, j.Result["hash"], j.ID, compactJSON(j.Result["metrics"]))
-	return nil
 }
 
-func runTag(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "tag", "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--async] | --model-file FILE --in DIR --out DIR [--format i2b2]")
+func setupTag(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	name := fs.String("model", "", "stored model to tag with")
 	corpus := fs.String("corpus", "", "corpus to tag")
@@ -70,38 +118,36 @@ func runTag(ctx context.Context, e *env, args []string) error {
 	in := fs.String("in", "", "offline: input files or directory")
 	out := fs.String("out", "", "offline: output directory")
 	format := fs.String("format", "i2b2", "offline: file format of --in and --out")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(ctx context.Context, args []string) error {
+		if *modelFile != "" {
+			return tagOffline(ctx, e, *modelFile, *in, *out, *format)
+		}
+		if *name == "" || *corpus == "" {
+			return usageErr("--model and --corpus are required (or --model-file, --in and --out)")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.tag", map[string]any{"corpus": *corpus, "model": *name})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		j, err := runJob(ctx, e, st, "tag", jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set}, *async)
+		if err != nil || *async {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "tagged %s documents into set %v (job %d)", number(j.Result["documents"]), j.Result["setName"], j.ID)
+		if f1, ok := j.Result["f1"].(float64); ok {
+			fmt.Fprintf(e.stdout, "; against gold: strict micro P %.4f R %.4f F1 %.4f (evaluation %s)",
+				j.Result["precision"], j.Result["recall"], f1, number(j.Result["evaluation"]))
+		}
+		fmt.Fprintln(e.stdout)
+		return nil
 	}
-	if *modelFile != "" {
-		return tagOffline(ctx, e, *modelFile, *in, *out, *format)
-	}
-	if *name == "" || *corpus == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--model and --corpus are required (or --model-file, --in and --out)")
-	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.tag", map[string]any{"corpus": *corpus, "model": *name})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	j, err := runJob(ctx, e, st, "tag", jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set}, *async)
-	if err != nil || *async {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "tagged %s documents into set %v (job %d)", number(j.Result["documents"]), j.Result["setName"], j.ID)
-	if f1, ok := j.Result["f1"].(float64); ok {
-		fmt.Fprintf(e.stdout, "; against gold: strict micro P %.4f R %.4f F1 %.4f (evaluation %s)",
-			j.Result["precision"], j.Result["recall"], f1, number(j.Result["evaluation"]))
-	}
-	fmt.Fprintln(e.stdout)
-	return nil
 }
 
 // tagOffline tags files with a model file, without a database.
 func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) error {
 	if in == "" || out == "" {
-		return apperr.New(apperr.Invalid, "--in and --out are required with --model-file")
+		return usageErr("--in and --out are required with --model-file")
 	}
 	f, err := formats.Lookup(format)
 	if err != nil {
@@ -109,16 +155,16 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	}
 	mf, err := os.Open(modelFile)
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return fileError(err)
 	}
 	defer mf.Close()
 	m, err := tagger.Load(mf)
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: %v", modelFile, err)
 	}
-	files, err := formats.ReadPaths(in)
+	files, err := readFiles(in)
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return err
 	}
 	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
 	if err != nil {
@@ -143,110 +189,119 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	return nil
 }
 
-func runFeatures(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "features", "--corpus NAME [--split SPLIT] [--set gold] [--config FILE] --out FILE")
+func setupFeatures(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus (required)")
 	split := fs.String("split", "", "only this split")
 	set := fs.String("set", "gold", "annotation set giving the labels")
 	configFile := fs.String("config", "", "tagger configuration (JSON), for its feature options")
 	out := fs.String("out", "", "output file (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *corpus == "" || *out == "" {
-		fs.Usage()
-		return apperr.New(apperr.Invalid, "--corpus and --out are required")
-	}
-	cfg := tagger.DefaultConfig()
-	if *configFile != "" {
-		var err error
-		if cfg, _, err = readTaggerConfig(*configFile); err != nil {
+	return func(ctx context.Context, args []string) error {
+		if *corpus == "" || *out == "" {
+			return usageErr("--corpus and --out are required")
+		}
+		cfg := tagger.DefaultConfig()
+		if *configFile != "" {
+			var err error
+			if cfg, _, err = readTaggerConfig(*configFile); err != nil {
+				return err
+			}
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.features", map[string]any{"corpus": *corpus, "set": *set})
+		if err != nil {
 			return err
 		}
+		defer st.Close()
+		c, err := st.CorpusByName(ctx, *corpus)
+		if err != nil {
+			return err
+		}
+		docs, err := st.LoadSplit(ctx, c, *set, *split)
+		if err != nil {
+			return err
+		}
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		if err := tagger.WriteCRFsuite(ctx, f, docs, cfg); err != nil {
+			f.Close()
+			os.Remove(*out)
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote the features of %d documents to %s (CRFsuite format)\n", len(docs), *out)
+		return nil
 	}
-	st, ctx, err := openStore(ctx, e, *db, "cli.features", map[string]any{"corpus": *corpus, "set": *set})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	c, err := st.CorpusByName(ctx, *corpus)
-	if err != nil {
-		return err
-	}
-	docs, err := st.LoadSplit(ctx, c, *set, *split)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
-	if err := tagger.WriteCRFsuite(ctx, f, docs, cfg); err != nil {
-		f.Close()
-		os.Remove(*out)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "wrote the features of %d documents to %s (CRFsuite format)\n", len(docs), *out)
-	return nil
 }
 
-func runModels(ctx context.Context, e *env, args []string) error {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	fs := newFlags(e, "models "+sub, "list | register --name NAME --endpoint URL [--labels A,B] | export --model NAME --out FILE")
+func setupModelsList(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
-	name := fs.String("name", "", "register: the external model's name")
-	endpoint := fs.String("endpoint", "", "register: URL the documents are POSTed to (see README, external taggers)")
-	labels := listFlag{}
-	fs.Var(&labels, "labels", "register: the span labels the model predicts")
-	model := fs.String("model", "", "export: the model")
-	out := fs.String("out", "", "export: the file to write")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	op, opArgs := "cli.models", map[string]any{"subcommand": sub}
-	switch sub {
-	case "register":
-		op, opArgs["name"], opArgs["endpoint"] = "cli.models.register", *name, *endpoint
-	case "export":
-		op, opArgs["model"] = "cli.models.export", *model
-	}
-	st, ctx, err := openStore(ctx, e, *db, op, opArgs)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	switch sub {
-	case "list":
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return usageErr("models list takes no arguments")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.models", map[string]any{"subcommand": "list"})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		ms, err := st.Client.Model.Query().All(ctx)
 		if err != nil {
 			return err
 		}
+		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tKIND\tTRAINED ON / ENDPOINT\tLABELS\tHASH")
 		for _, m := range ms {
 			where := m.TrainingCorpus + "/" + m.TrainingSplit
 			if m.Endpoint != "" {
 				where = m.Endpoint
 			}
-			fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, where, strings.Join(m.Labels, ","), m.Hash)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, where, strings.Join(m.Labels, ","), m.Hash)
 		}
-		return nil
-	case "register":
-		if *name == "" || *endpoint == "" {
-			return apperr.New(apperr.Invalid, "--name and --endpoint are required")
+		return tw.Flush()
+	}
+}
+
+func setupModelsRegister(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	name := fs.String("name", "", "the external model's name (required)")
+	endpoint := fs.String("endpoint", "", "URL the documents are POSTed to, see README, external taggers (required)")
+	labels := listFlag{}
+	fs.Var(&labels, "labels", "the span labels the model predicts")
+	return func(ctx context.Context, args []string) error {
+		if *name == "" || *endpoint == "" || len(args) > 0 {
+			return usageErr("--name and --endpoint are required, and nothing else")
 		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.models.register", map[string]any{"subcommand": "register", "name": *name, "endpoint": *endpoint})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		m, err := st.RegisterExternalModel(ctx, *name, *endpoint, labels, auth.Name(ctx))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "registered external model %q at %s\n", m.Name, m.Endpoint)
 		return nil
-	case "export":
+	}
+}
+
+func setupModelsExport(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	model := fs.String("model", "", "the model (required)")
+	out := fs.String("out", "", "the file to write (required)")
+	return func(ctx context.Context, args []string) error {
+		if *model == "" || *out == "" || len(args) > 0 {
+			return usageErr("--model and --out are required, and nothing else")
+		}
+		st, ctx, err := openStore(ctx, e, *db, "cli.models.export", map[string]any{"subcommand": "export", "model": *model})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		m, err := st.ModelByName(ctx, *model)
 		if err != nil {
 			return err
@@ -254,12 +309,12 @@ func runModels(ctx context.Context, e *env, args []string) error {
 		if len(m.Artifact) == 0 {
 			return apperr.New(apperr.Invalid, "model %q has no file (external models live at their endpoint)", *model)
 		}
-		if *out == "" {
-			return apperr.New(apperr.Invalid, "--out is required")
+		if err := os.WriteFile(*out, m.Artifact, 0o644); err != nil {
+			return err
 		}
-		return os.WriteFile(*out, m.Artifact, 0o644)
+		fmt.Fprintf(e.stdout, "wrote model %s (%d bytes) to %s\n", m.Name, len(m.Artifact), *out)
+		return nil
 	}
-	return apperr.New(apperr.Invalid, "unknown models subcommand %q (list, register, export)", sub)
 }
 
 // readTaggerConfig reads a tagger configuration file: the configuration it

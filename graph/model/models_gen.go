@@ -66,9 +66,12 @@ type ExperimentInput struct {
 	Steps        *int      `json:"steps,omitempty"`
 	Shares       []float64 `json:"shares,omitempty"`
 	Seed         int       `json:"seed"`
-	// Built-in tag-set mapping names, or mapping files' text.
-	Mapping      *string `json:"mapping,omitempty"`
-	OtherMapping *string `json:"otherMapping,omitempty"`
+	// A built-in tag-set mapping (see mappings) for corpus (both corpora in or), or mappingText: a mapping file's text.
+	Mapping     *string `json:"mapping,omitempty"`
+	MappingText *string `json:"mappingText,omitempty"`
+	// A built-in tag-set mapping for other, or otherMappingText: a mapping file's text.
+	OtherMapping     *string `json:"otherMapping,omitempty"`
+	OtherMappingText *string `json:"otherMappingText,omitempty"`
 	// Tagger configuration over the defaults.
 	Config map[string]any `json:"config,omitempty"`
 }

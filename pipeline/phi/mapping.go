@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -91,26 +92,63 @@ func BuiltinMappings() []string {
 	return names
 }
 
-// LoadMapping returns a built-in mapping by name (see BuiltinMappings) or
-// parses the mapping file at a path.
-func LoadMapping(nameOrPath string) (*Mapping, error) {
-	if data, err := builtinFS.ReadFile("mappings/" + nameOrPath + ".map"); err == nil && !strings.ContainsAny(nameOrPath, `/\`) {
-		return ParseMapping(nameOrPath, data)
+// ResolveMapping is the one reading of a mapping argument, wherever it comes
+// from (GraphQL, a job's parameters, the command line): name is a built-in
+// mapping (see BuiltinMappings), text a mapping file's contents, which label
+// names in errors and, without its directory and extension, in the mapping's
+// Name. Give one of the two; neither means no mapping (nil). Nothing here
+// reads a path: only the command line reads files (ReadMappingArg).
+func ResolveMapping(name, text, label string) (*Mapping, error) {
+	switch {
+	case name != "" && text != "":
+		return nil, errors.New("give a built-in mapping's name or a mapping's text, not both")
+	case name != "":
+		data, err := builtinFS.ReadFile("mappings/" + name + ".map")
+		if err != nil || strings.ContainsAny(name, `/\`) {
+			return nil, fmt.Errorf("no built-in mapping %q (known: %s); give a mapping file's text instead", name, strings.Join(BuiltinMappings(), ", "))
+		}
+		return ParseMapping(name, data)
+	case text != "":
+		if label == "" {
+			label = "mapping"
+		}
+		m, err := ParseMapping(label, []byte(text))
+		if m != nil {
+			m.Name = strings.TrimSuffix(filepath.Base(label), filepath.Ext(label))
+		}
+		return m, err
+	}
+	return nil, nil
+}
+
+// ReadMappingArg is the command line's --mapping NAME|FILE: a built-in
+// mapping's name stays a name; anything else is a file, read into text with
+// its path as the label. Pass the results to ResolveMapping, or on to a job.
+func ReadMappingArg(nameOrPath string) (name, text, label string, err error) {
+	if slices.Contains(BuiltinMappings(), nameOrPath) {
+		return nameOrPath, "", "", nil
 	}
 	data, err := os.ReadFile(nameOrPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", "", fmt.Errorf("mapping %q is neither a built-in mapping (%s) nor a readable file", nameOrPath, strings.Join(BuiltinMappings(), ", "))
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("mapping %q is neither a built-in mapping (%s) nor a readable file", nameOrPath, strings.Join(BuiltinMappings(), ", "))
-		}
-		return nil, fmt.Errorf("mapping %s: %w", nameOrPath, err)
+		return "", "", "", fmt.Errorf("mapping %s: %w", nameOrPath, err)
 	}
-	name := strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
-	m, err := ParseMapping(name, data)
-	var me *MappingError
-	if errors.As(err, &me) {
-		me.File = nameOrPath // errors name the file the user gave
+	if len(data) == 0 {
+		return "", "", "", fmt.Errorf("mapping %s: the file is empty", nameOrPath)
 	}
-	return m, err
+	return "", string(data), nameOrPath, nil
+}
+
+// LoadMapping returns a built-in mapping by name or the mapping file at a
+// path, as the command line reads them (ReadMappingArg, ResolveMapping).
+func LoadMapping(nameOrPath string) (*Mapping, error) {
+	name, text, label, err := ReadMappingArg(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	return ResolveMapping(name, text, label)
 }
 
 // ParseMapping parses a mapping file's contents; name becomes the mapping's

@@ -183,3 +183,69 @@ func TestLoadMappingFromFile(t *testing.T) {
 		t.Errorf("unknown mapping: %v", err)
 	}
 }
+
+// TestResolveMapping: the one reading of a mapping argument takes a
+// built-in name or a file's text, never a path, and never guesses.
+func TestResolveMapping(t *testing.T) {
+	m, err := ResolveMapping("i2b2-hipaa", "", "")
+	if err != nil || m.Name != "i2b2-hipaa" {
+		t.Fatalf("built-in: %v %v", m, err)
+	}
+	m, err = ResolveMapping("", "@default keep\n", "rules/mine.map")
+	if err != nil || m.Name != "mine" {
+		t.Fatalf("text: %v %v", m, err)
+	}
+	if m, err := ResolveMapping("", "", ""); m != nil || err != nil {
+		t.Fatalf("neither: %v %v", m, err)
+	}
+	for _, bad := range [][2]string{{"/etc/passwd", ""}, {"../phi/mappings/i2b2-hipaa", ""}, {"i2b2-hipaa", "@default keep"}, {"@default keep\n", ""}} {
+		if _, err := ResolveMapping(bad[0], bad[1], "x"); err == nil {
+			t.Errorf("ResolveMapping(%q, %q) = nil error", bad[0], bad[1])
+		}
+	}
+	_, err = ResolveMapping("", "NAME NOPE/ /", "uploaded")
+	var me *MappingError
+	if !errors.As(err, &me) || me.File != "uploaded" || me.Line != 1 {
+		t.Fatalf("a bad text names its label and line: %v", err)
+	}
+}
+
+// FuzzParseMapping: any text (what GraphQL's mappingText receives) parses or
+// fails with a MappingError, never panics; a mapping that parses maps every
+// label without panicking, the same way on a second parse.
+func FuzzParseMapping(f *testing.F) {
+	for _, name := range BuiltinMappings() {
+		data, err := builtinFS.ReadFile("mappings/" + name + ".map")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Add("@default keep\nNAME/*  NAME/NAME\n")
+	f.Add("@from i2b2-2014\n@to hipaa\nAGE = # keep\nID -\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := ParseMapping("fuzz", []byte(text))
+		if err != nil {
+			var me *MappingError
+			if !errors.As(err, &me) {
+				t.Fatalf("error %v is not a MappingError", err)
+			}
+			return
+		}
+		again, err := ParseMapping("fuzz", []byte(text))
+		if err != nil || again.Hash != m.Hash {
+			t.Fatalf("a second parse differs: %v", err)
+		}
+		doc := pipeline.Document{ID: "d", Text: "Dr. Ann Lee, 54, Boston"}
+		for i, label := range [][2]string{{"NAME", "DOCTOR"}, {"AGE", "AGE"}, {"LOCATION", "CITY"}, {"X", "Y"}} {
+			c1, t1, k1, e1 := m.Map(label[0], label[1])
+			c2, t2, k2, e2 := again.Map(label[0], label[1])
+			if c1 != c2 || t1 != t2 || k1 != k2 || (e1 == nil) != (e2 == nil) {
+				t.Fatalf("%v maps differently on a second parse", label)
+			}
+			doc.Spans = append(doc.Spans, pipeline.Span{Start: i, End: i + 1, Category: label[0], Type: label[1]})
+		}
+		doc.FillText()
+		m.Apply(doc)
+	})
+}

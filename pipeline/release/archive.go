@@ -66,7 +66,7 @@ func Pack(meta Meta, snap Snapshot, f *formats.Format, datasheet string) ([]form
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 
 	var m bytes.Buffer
-	fmt.Fprintf(&m, "# deidcorpus release %s@%s format %s\n# root %s\n", meta.Name, meta.Version, f.Name, meta.Manifest.Root)
+	fmt.Fprintf(&m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, meta.Manifest.Root)
 	for _, file := range files {
 		sum := sha256.Sum256(file.Data)
 		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(sum[:]), file.Name)

@@ -47,7 +47,7 @@ type EvaluationLine struct {
 // Markdown renders the datasheet.
 func (d Datasheet) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s@%s\n\n", d.Name, d.Version)
+	fmt.Fprintf(&b, "# %s\n\n", Ref(d.Name, d.Version))
 	if d.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", d.Description)
 	}

@@ -159,7 +159,10 @@ func Load(r io.Reader) (*Model, error) {
 	if err := json.Unmarshal(hj, &h); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrFormat, err)
 	}
-	if h.Labels != 1+2*len(h.Types) || h.Attributes < 0 || h.Features < 0 || h.Features > len(content) || h.Attributes > len(content) {
+	if h.Labels != 1+2*len(h.Types) || h.Attributes < 0 || h.Features < 0 || h.Features > len(content) || h.Attributes > len(content) ||
+		// The offsets, labels and weights must fit in what is left: checked
+		// before allocating them, so a damaged header cannot ask for gigabytes.
+		4*(h.Attributes+1)+2*h.Features+8*(h.Features+h.Labels*h.Labels) > cr.Len() {
 		return nil, fmt.Errorf("%w: inconsistent sizes", ErrFormat)
 	}
 	m.Config, m.Types, m.learnt = h.Config, h.Types, h.Learnt

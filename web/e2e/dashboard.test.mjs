@@ -178,7 +178,7 @@ test('corpora page lists the demo corpus with its counts', async () => {
   const { corpora } = await gql('{ corpora { edges { node { id name documents { totalCount } patients { totalCount } } } } }');
   assert.ok(corpora.edges.length > 0, 'the demo corpus is loaded');
   const nodes = corpora.edges.map((e) => e.node);
-  const c = nodes.find((n) => n.name === process.env.E2E_CORPUS) || nodes.find((n) => /demo/i.test(n.name)) || nodes[0];
+  const c = nodes.find((n) => n.name === process.env.E2E_CORPUS) || nodes.find((n) => n.name === 'demo') || nodes[0];
   corpus = c;
   const row = page.locator('table.corpora tbody tr', { has: page.locator(`a.corpus-link:text-is("${c.name}")`) });
   const cells = await row.locator('td').allInnerTexts();
@@ -186,6 +186,38 @@ test('corpora page lists the demo corpus with its counts', async () => {
   assert.ok(cells.includes(c.patients.totalCount.toLocaleString('en-US')), `row shows ${c.patients.totalCount} patients: ${cells}`);
   await shot('corpora.png');
   timed('corpora', ms);
+});
+
+test('serve --demo fills every page: its jobs make a surrogate twin, a release, a model and an evaluation', async () => {
+  // The demo's jobs run in the background from the first start.
+  const deadline = Date.now() + 60_000;
+  let jobs;
+  for (;;) {
+    ({ jobs } = await gql('{ jobs(where: {createdBy: "system"}) { edges { node { kind status } } } }'));
+    if (jobs.edges.length === 3 && jobs.edges.every((e) => e.node.status === 'succeeded')) break;
+    assert.ok(Date.now() < deadline, `the demo's jobs did not finish in a minute: ${JSON.stringify(jobs.edges)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.deepEqual(jobs.edges.map((e) => e.node.kind).sort(), ['resynthesize', 'tag', 'train']);
+  const rows = async (route, hash, selector) => {
+    await ready(route, () => page.evaluate((h) => { location.hash = h; }, hash));
+    const n = await page.locator(selector).count();
+    assert.ok(n > 0, `${hash}: nothing in ${selector}`);
+    return n;
+  };
+  assert.equal(await rows('runs', '#/runs', 'table.jobs tbody tr[data-status="succeeded"]'), 3);
+  const kinds = await page.locator('#filter-kind option').allInnerTexts();
+  for (const k of ['import', 'experiment', 'resynthesize', 'train', 'tag']) assert.ok(kinds.includes(k), `kind ${k} is offered: ${kinds}`);
+  await rows('evaluations', '#/evaluations', 'table.evaluations tbody tr');
+  await rows('models', '#/models', 'table.models tbody tr');
+  await rows('releases', '#/releases', 'table.releases tbody tr');
+  assert.match(await page.locator('table.releases tbody').innerText(), /demo-twin@1\.0\.0/);
+  await ready('corpus/:name', () => page.evaluate(() => { location.hash = '#/corpus/demo-twin'; }));
+  assert.equal(await page.locator('h1 .corpus-kind').innerText(), 'surrogate');
+  assert.equal(await page.locator('[data-ok]').getAttribute('data-ok'), 'true', 'the twin shows its resynthesis check');
+  assert.equal(await rows('home', '#/', 'table.corpora tbody tr'), 2, 'the demo corpus and its twin');
+  assert.equal(await page.locator('table.corpora tbody tr', { hasText: 'demo-twin' }).locator('.corpus-kind').innerText(), 'surrogate');
+  await shot('demo-filled.png');
 });
 
 test('the keyboard reaches the corpus link, with a visible focus, and Enter opens it', async () => {
@@ -392,7 +424,7 @@ test('the GraphQL IDE sends the token the dashboard stored', async () => {
 
 let researcher, researcherToken; // its page and token
 
-test('a researcher sees no original corpus (a helpful empty list), no audit log and no resynthesis', async () => {
+test('a researcher sees no original corpus (only the surrogate twin), no audit log and no resynthesis', async () => {
   cli('users', 'add', '--role', 'researcher', 'e2e-researcher');
   researcherToken = cli('tokens', 'create', '--user', 'e2e-researcher');
   assert.match(researcherToken, /^dct_\S+$/, 'tokens create prints the token alone');
@@ -401,10 +433,11 @@ test('a researcher sees no original corpus (a helpful empty list), no audit log 
   timed('corpora (researcher)', ms);
   assert.equal(await researcher.locator('#account .who-name').innerText(), 'e2e-researcher');
   assert.equal(await researcher.locator('#account .role-badge').textContent(), 'researcher');
-  assert.equal(await researcher.locator('table.corpora').count(), 0, 'no corpus is listed');
-  assert.match(await researcher.locator('.empty-state[data-role="researcher"]').innerText(), /surrogate corpora only/);
-  const { corpora } = await gql('{ corpora { totalCount } }', {}, researcherToken);
-  assert.equal(corpora.totalCount, 0, 'the API agrees');
+  // Only the demo's surrogate twin is listed, never the original.
+  const listed = await researcher.locator('table.corpora tbody tr a.corpus-link').allInnerTexts();
+  assert.deepEqual(listed, ['demo-twin'], 'only the surrogate corpus is listed');
+  const { corpora } = await gql('{ corpora { edges { node { name kind } } } }', {}, researcherToken);
+  assert.deepEqual(corpora.edges.map((e) => e.node), [{ name: 'demo-twin', kind: 'surrogate' }], 'the API agrees');
   const nav = await researcher.locator('#nav a').allInnerTexts();
   assert.ok(!nav.includes('Audit log'), `no audit log in the navigation: ${nav}`);
   assert.ok(nav.includes('Runs') && nav.includes('Releases'), `runs and releases are: ${nav}`);
@@ -702,9 +735,11 @@ test('the researcher sees the surrogate corpus, but neither the original beside 
   const ms = await ready('home', () => researcher.evaluate(() => { location.hash = '#/'; }), researcher);
   timed('corpora (researcher, surrogate)', ms);
   const { corpora } = await gql('{ corpora { edges { node { name kind } } } }', {}, researcherToken);
-  assert.deepEqual(corpora.edges.map((e) => e.node), [{ name: surrogate, kind: 'surrogate' }]);
-  assert.deepEqual(await researcher.locator('table.corpora a.corpus-link').allInnerTexts(), [surrogate]);
-  assert.equal(await researcher.locator('table.corpora .corpus-kind').innerText(), 'surrogate');
+  // The demo's twin and the one made from the form: surrogate corpora only.
+  const byName = (a, b) => a.name.localeCompare(b.name);
+  assert.deepEqual(corpora.edges.map((e) => e.node).sort(byName), [{ name: 'demo-twin', kind: 'surrogate' }, { name: surrogate, kind: 'surrogate' }].sort(byName));
+  assert.deepEqual((await researcher.locator('table.corpora a.corpus-link').allInnerTexts()).sort(), ['demo-twin', surrogate].sort());
+  assert.deepEqual(await researcher.locator('table.corpora .corpus-kind').allInnerTexts(), ['surrogate', 'surrogate']);
   await ready('corpus/:name/doc/:doc', () => researcher.evaluate(([c, d]) => {
     location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`;
   }, [surrogate, doc.externalID]), researcher);

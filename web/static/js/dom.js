@@ -82,3 +82,14 @@ export function breadcrumbs(items) {
     h('ol', {}, items.map(([label, link], i) => h('li', {},
       link && i < items.length - 1 ? h('a', { href: link }, label) : h('span', { 'aria-current': 'page' }, label)))));
 }
+
+let uid = 0;
+/**
+ * field labels a form control: a div.field with the label, the control (given
+ * an id when it has none) and an optional hint (its id: the control's + "-hint").
+ */
+export function field(label, control, hint) {
+  control.id ||= `f${++uid}`;
+  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control,
+    hint ? h('small', { class: 'muted', id: `${control.id}-hint` }, hint) : null);
+}

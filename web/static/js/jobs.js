@@ -15,7 +15,6 @@ export const JOB_FIELDS = `id kind status progress progressDone progressTotal me
 // (a resynthesis whose corpus is now quarantined): a failure, shown as one.
 export const FINAL = new Set(['succeeded', 'failed', 'cancelled', 'check_failed']);
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'check_failed'];
-export const KINDS = ['train', 'tag', 'evaluate', 'resynthesize', 'export'];
 
 /** The fraction done of a job: 1 once it succeeded, null while unknown. */
 export function fraction(job) {

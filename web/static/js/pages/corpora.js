@@ -4,6 +4,7 @@ import { gql } from '../api.js';
 import { h, num, date, href, table, card } from '../dom.js';
 import { account } from '../session.js';
 import { can } from '../roles.js';
+import { isSurrogate } from '../corpus-kind.js';
 
 const CORPORA = `query Corpora {
   corpora(first: 500, orderBy: {field: NAME}) {
@@ -40,7 +41,7 @@ export async function render({ signal, title }) {
     corpora.length
       ? card(null, table([
         { label: 'Corpus', value: (c) => h('a', { href: href(['corpus', c.name]), class: 'corpus-link' }, c.name) },
-        { label: 'Kind', value: (c) => [h('span', { class: `corpus-kind k-${c.kind}`, title: c.kind === 'surrogate' ? 'PHI replaced by resynthesis' : 'original text: real PHI' }, c.kind), quarantineBadge(c)] },
+        { label: 'Kind', value: (c) => [h('span', { class: `corpus-kind k-${c.kind}`, title: isSurrogate(c) ? 'PHI replaced by resynthesis' : 'original text: real PHI' }, c.kind), quarantineBadge(c)] },
         { label: 'Tag set', value: (c) => c.tagset },
         { label: 'Patients', num: true, value: (c) => num(c.patients.totalCount) },
         { label: 'Documents', num: true, value: (c) => num(c.documents.totalCount) },

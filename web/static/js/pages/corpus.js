@@ -7,11 +7,12 @@ import { barChart } from '../charts.js';
 import { categoryColor } from '../colors.js';
 import { provenanceCard } from '../lineage.js';
 import { downloadButton } from '../downloads.js';
+import { originalOf } from '../corpus-kind.js';
 import { quarantineBadge } from './corpora.js';
 
 const CORPUS = `query Corpus($name: String!) {
   corpusByName(name: $name) {
-    id name tagset checkStatus checkFindings description provenance createdAt
+    id name kind tagset checkStatus checkFindings description provenance createdAt
     annotationSets { id name kind description }
   }
 }`;
@@ -67,24 +68,25 @@ export async function render({ params, query, signal, title }) {
   return h('div', { class: 'page' },
     breadcrumbs([['Corpora', '#/'], [name]]),
     h('div', { class: 'title-row' },
-      h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset), quarantineBadge(corpus)),
+      h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset), h('span', { class: `tag corpus-kind k-${corpus.kind}` }, corpus.kind), quarantineBadge(corpus)),
       h('div', { class: 'actions' }, setPicker,
         set ? downloadButton(`/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, 'Download (i2b2 zip)', { class: 'corpus-download' }) : null)),
     corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
     corpus.checkStatus === 'failed' ? h('p', { class: 'error-inline quarantine' },
       `Quarantined: a resynthesis check of this corpus found ${num(corpus.checkFindings)} unresolved problems (see its runs' check reports). `,
       'Annotators and researchers do not see it and it cannot be released until a rerun into it passes or a curator resolves the findings (deidcorpus resynth resolve).') : null,
-    provenance(corpus.provenance),
-    corpus.provenance?.source === 'resynthesis' ? checkCard(corpus.provenance) : null,
+    provenance(corpus),
+    originalOf(corpus) ? checkCard(corpus.provenance) : null,
     stats ? statistics(name, set, stats) : card(null, h('p', { class: 'empty' }, 'This corpus has no annotation sets, so no PHI statistics.')),
     patientsCard(name, corpus.id, set, patients.patients, signal),
     lineage,
   );
 }
 
-function provenance(p) {
+function provenance(corpus) {
+  const p = corpus.provenance;
   if (!p || !Object.keys(p).length) return null;
-  const surrogate = p.source === 'resynthesis';
+  const surrogate = Boolean(originalOf(corpus));
   const value = (k, v) => (surrogate && k === 'from' && typeof v === 'string'
     ? h('a', { href: href(['corpus', v]) }, v)
     : h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)));

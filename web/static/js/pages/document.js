@@ -8,13 +8,14 @@ import { h, num, date, href, card, breadcrumbs, table } from '../dom.js';
 import { categoryColor, ERROR_KINDS } from '../colors.js';
 import { compare, segments, codePointIndex } from '../overlay.js';
 import { can } from '../roles.js';
+import { originalOf } from '../corpus-kind.js';
 
 const SPAN = 'start end text category type comment';
 const DOC = `query Document($corpus: String!, $doc: String!, $set: String!, $vs: String!, $compare: Boolean!) {
   documents(first: 1, where: {externalID: $doc, hasCorpusWith: {name: $corpus}}) {
     edges { node {
       id externalID recordOrder noteType created split charCount tokenCount text
-      corpus { provenance annotationSets { name kind } }
+      corpus { kind provenance annotationSets { name kind } }
       patient { externalID documents(orderBy: {field: RECORD_ORDER}) { edges { node { externalID recordOrder } } } }
       ref: annotations(set: $set) { ${SPAN} }
       hyp: annotations(set: $vs) @include(if: $compare) { ${SPAN} }
@@ -57,8 +58,8 @@ export async function render({ params, query, signal, title }) {
         h('span', { class: 'tag' }, d.split),
         d.noteType ? h('span', { class: 'tag' }, d.noteType) : null),
       h('div', { class: 'actions' },
-        d.corpus.provenance?.source === 'resynthesis' && d.corpus.provenance.from && can('originalText')
-          ? h('a', { class: 'button original-link', href: href(['corpus', name, 'doc', doc, 'original'], { set: query.set }) }, `Original (${d.corpus.provenance.from}) beside it`)
+        originalOf(d.corpus) && can('originalText')
+          ? h('a', { class: 'button original-link', href: href(['corpus', name, 'doc', doc, 'original'], { set: query.set }) }, `Original (${originalOf(d.corpus)}) beside it`)
           : null,
         h('nav', { class: 'actions', 'aria-label': "The patient's other notes" }, docLink(siblings[at - 1], 'prev'), docLink(siblings[at + 1], 'next')))),
     h('p', { class: 'meta' },

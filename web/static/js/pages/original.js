@@ -9,10 +9,11 @@ import { h, href, card, breadcrumbs, table } from '../dom.js';
 import { categoryColor } from '../colors.js';
 import { segments } from '../overlay.js';
 import { markText } from './document.js';
+import { originalOf } from '../corpus-kind.js';
 
 const SPAN = 'start end text category type';
 const DOC = `query Doc($corpus: String!, $doc: String!, $set: String!) {
-  corpusByName(name: $corpus) { name provenance }
+  corpusByName(name: $corpus) { name kind provenance }
   documents(first: 1, where: {externalID: $doc, hasCorpusWith: {name: $corpus}}) {
     edges { node { externalID text noteType split spans: annotations(set: $set) { ${SPAN} } } }
   }
@@ -25,20 +26,21 @@ export async function render({ params, query, signal, title }) {
   const sur = await gql(DOC, { corpus: name, doc, set }, { signal });
   if (!sur.corpusByName) throw notFound(`There is no corpus named “${name}”.`);
   const prov = sur.corpusByName.provenance || {};
+  const from = originalOf(sur.corpusByName);
   const s = sur.documents.edges[0]?.node;
   if (!s) throw notFound(`Corpus “${name}” has no document “${doc}”.`);
   const crumbs = breadcrumbs([['Corpora', '#/'], [name, href(['corpus', name])], [doc, href(['corpus', name, 'doc', doc], { set: query.set })], ['Original beside surrogate']]);
-  if (prov.source !== 'resynthesis' || !prov.from) {
+  if (!from) {
     return h('div', { class: 'page' }, crumbs, h('h1', {}, doc),
-      h('p', { class: 'error', role: 'alert' }, `“${name}” is not a surrogate corpus (its provenance names no resynthesis source), so there is no original to show.`));
+      h('p', { class: 'error', role: 'alert' }, `“${name}” is not a resynthesized surrogate corpus, so there is no original to show.`));
   }
   let o;
   let refused = null;
   try {
-    const org = await gql(DOC, { corpus: prov.from, doc, set: prov.set || 'gold' }, { signal });
+    const org = await gql(DOC, { corpus: from, doc, set: prov.set || 'gold' }, { signal });
     o = org.documents.edges[0]?.node;
-    if (!org.corpusByName) refused = `The source corpus “${prov.from}” no longer exists, or your role may not see it.`;
-    else if (!o) refused = `The source corpus “${prov.from}” has no document “${doc}”.`;
+    if (!org.corpusByName) refused = `The source corpus “${from}” no longer exists, or your role may not see it.`;
+    else if (!o) refused = `The source corpus “${from}” has no document “${doc}”.`;
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     refused = `The original could not be loaded: ${e.message}`;
@@ -50,7 +52,7 @@ export async function render({ params, query, signal, title }) {
     h('h1', {}, doc, h('span', { class: 'tag' }, 'surrogate'), s.noteType ? h('span', { class: 'tag' }, s.noteType) : null),
     h('p', { class: 'warn' }, 'The left column is the original note: it contains real PHI. Curators only.'),
     h('div', { class: 'side-by-side' },
-      o ? side(o, `Original · ${prov.from}`, 'org', (i) => i) : card(`Original · ${prov.from}`, h('p', { class: 'error', role: 'alert' }, refused)),
+      o ? side(o, `Original · ${from}`, 'org', (i) => i) : card(`Original · ${from}`, h('p', { class: 'error', role: 'alert' }, refused)),
       surView),
     pairs.length ? card(`Replacements (${pairs.length})`, table([
       { label: '#', num: true, value: (p) => h('button', { type: 'button', class: 'linkish', onclick: () => focusPair(p.i) }, String(p.i + 1)) },

@@ -4,8 +4,9 @@
 // is shown as it gave it.
 
 import { gql, schema } from '../api.js';
-import { h, num, date, href, card, table } from '../dom.js';
+import { h, num, date, href, card, table, field } from '../dom.js';
 import { can } from '../roles.js';
+import { isSurrogate } from '../corpus-kind.js';
 
 export const RELEASES = `query Releases {
   releases(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) {
@@ -15,7 +16,7 @@ export const RELEASES = `query Releases {
 }`;
 
 const CORPORA = `query ReleaseCorpora {
-  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name provenance annotationSets { name kind } } } }
+  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name kind provenance annotationSets { name kind } } } }
 }`;
 
 const CREATE = `mutation CreateRelease($input: ReleaseInput!) {
@@ -79,19 +80,12 @@ export async function render({ query, signal, title }) {
     canCreate ? createForm(corpora, list, query) : null);
 }
 
-let uid = 0;
-function field(label, control, hint) {
-  control.id ||= `rel-f${++uid}`;
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control,
-    hint ? h('small', { class: 'muted', id: `${control.id}-hint` }, hint) : null);
-}
 
 function createForm(corpora, releases, query) {
-  const surrogate = (c) => c.provenance?.source === 'resynthesis';
   const preferred = corpora.find((c) => c.name === query.corpus) || corpora.find((c) => c.name === 'demo') || corpora[0];
   const corpus = h('select', { id: 'rel-corpus', name: 'corpus', required: true },
     corpora.map((c) => h('option', { value: c.name, selected: c === preferred },
-      `${c.name}${surrogate(c) ? ` (surrogate${c.provenance?.check?.ok ? ', check passed' : ''})` : ''}`)));
+      `${c.name}${isSurrogate(c) ? ` (surrogate${c.provenance?.check?.ok ? ', check passed' : ''})` : ''}`)));
   const name = h('input', { id: 'rel-name', name: 'name', required: true, autocomplete: 'off', pattern: '[^@/\\s]+', title: 'No spaces, “@” or “/”' });
   const version = h('input', { id: 'rel-version', name: 'version', required: true, autocomplete: 'off', pattern: 'v?\\d+\\.\\d+\\.\\d+([\\-+].*)?', title: 'MAJOR.MINOR.PATCH, e.g. 1.0.0' });
   const parent = h('select', { id: 'rel-parent', name: 'parent' },

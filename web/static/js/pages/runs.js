@@ -3,9 +3,10 @@
 // followed live through the job(id) subscription, with Cancel and Retry.
 
 import { gql } from '../api.js';
-import { h, date, href, card } from '../dom.js';
-import { JOB_FIELDS, FINAL, STATUSES, KINDS, progressBar, statusBadge, resultLinks, describe, watch } from '../jobs.js';
+import { h, date, href, card, field } from '../dom.js';
+import { JOB_FIELDS, FINAL, STATUSES, progressBar, statusBadge, resultLinks, describe, watch } from '../jobs.js';
 import { can } from '../roles.js';
+import { isSurrogate } from '../corpus-kind.js';
 
 const JOBS = `query Jobs($where: JobWhereInput) {
   jobs(first: 100, where: $where, orderBy: {field: CREATED_AT, direction: DESC}) {
@@ -15,9 +16,10 @@ const JOBS = `query Jobs($where: JobWhereInput) {
 }`;
 
 const OPTIONS = `query RunOptions {
-  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name provenance annotationSets { name kind } } } }
+  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name kind annotationSets { name kind } } } }
   models(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) { edges { node { name kind trainingCorpus labels } } }
   formats { name description }
+  jobKinds
 }`;
 
 const START = {
@@ -122,7 +124,7 @@ export async function render({ query, signal, title }) {
   };
   // Only the runs the role may start (resynthesis is for curators).
   const makers = { train: trainForm, tag: tagForm, resynthesize: resynthForm, evaluate: evaluateForm, export: exportForm };
-  const startable = KINDS.filter((k) => can(k));
+  const startable = Object.keys(START).filter((k) => can(k));
   for (const k of startable) forms[k] = makers[k](state, started);
   if (query.model && forms.tag) {
     const m = forms.tag.el.querySelector('#tag-model');
@@ -144,7 +146,7 @@ export async function render({ query, signal, title }) {
     h('select', {
       id, onchange: (e) => { location.hash = href(['runs'], { ...where, [key]: e.target.value }); },
     }, h('option', { value: '' }, 'any'), values.map((v) => h('option', { value: v, selected: v === current }, v))));
-  const kinds = [...new Set([...KINDS, ...jobsData.jobs.edges.map((e) => e.node.kind), query.kind].filter(Boolean))];
+  const kinds = [...new Set([...opts.jobKinds, ...jobsData.jobs.edges.map((e) => e.node.kind), query.kind].filter(Boolean))];
 
   return h('div', { class: 'page runs-page' },
     h('h1', {}, 'Runs'),
@@ -191,12 +193,6 @@ function jobRow(job, { cancel, retry }) {
 
 // ---- forms -----------------------------------------------------------------
 
-let uid = 0;
-function field(label, control, hint) {
-  const id = control.id || `f${++uid}`;
-  control.id = id;
-  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
-}
 
 // fillSelect replaces a select's options, keeping the user's own choice
 // when it is still there, else choosing `prefer` (else the first option).
@@ -215,7 +211,7 @@ const unchoose = (...sels) => sels.forEach((x) => delete x.dataset.chosen);
 
 const setsOf = (state, corpus) => state.corpora.find((c) => c.name === corpus)?.annotationSets || [];
 const setOpts = (sets) => sets.map((s) => ({ value: s.name, label: `${s.name} (${s.kind})` }));
-const bestCorpus = (state) => (state.corpora.find((c) => c.name === 'demo') || state.corpora.find((c) => c.provenance?.source !== 'resynthesis') || state.corpora[0])?.name;
+const bestCorpus = (state) => (state.corpora.find((c) => c.name === 'demo') || state.corpora.find((c) => !isSurrogate(c)) || state.corpora[0])?.name;
 
 /**
  * runForm builds one form: fields, a submit that calls START[kind] with

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/store"
+)
+
+// resynthReport prints the full check report of a surrogate corpus: the
+// review list a curator works through when a check fails.
+var resynthReport = &command{
+	name:    "report",
+	summary: "print a surrogate corpus's check report: counts, then every leak, misaligned span and item for review (curators; PHI, audited)",
+	args:    "CORPUS [--json]",
+	examples: []string{
+		"deidcorpus resynth report demo-twin",
+		"deidcorpus resynth report notes-r --json > notes-r-check.json",
+	},
+	setup: setupResynthReport,
+}
+
+// checkFailed is the error of a resynthesis whose check failed: the corpus
+// is written but quarantined (no release or derived corpus takes it), the
+// report says what to fix, and a curator who finds the findings may stand
+// lifts the quarantine with resynth resolve. report is the job's check
+// report artifact, if any.
+func checkFailed(out string, check map[string]any, report any) error {
+	var problems []string
+	for _, p := range []struct{ key, what string }{
+		{"leaks", "leaked originals"}, {"misaligned", "misaligned spans"}, {"inconsistent", "inconsistent surrogates"},
+		{"intervalErrors", "date interval errors"}, {"equalToOriginal", "surrogates equal to an original"},
+	} {
+		if n := number(check[p.key]); n != "0" && n != "<nil>" {
+			problems = append(problems, n+" "+p.what)
+		}
+	}
+	artifact := ""
+	if report != nil {
+		artifact = fmt.Sprintf(" (also artifact %s, /download/artifacts/%s)", number(report), number(report))
+	}
+	return apperr.New(apperr.Invalid, "the surrogate corpus failed its check (%s): corpus %q was written, but it is quarantined "+
+		"(no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; "+
+		"the review list (PHI, curators only): deidcorpus resynth report %s%s; once reviewed: deidcorpus resynth resolve %s --reason ...",
+		strings.Join(problems, ", "), out, out, artifact, out)
+}
+
+func setupResynthReport(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	asJSON := fs.Bool("json", false, "print the whole report as JSON")
+	return func(ctx context.Context, args []string) error {
+		if len(args) != 1 {
+			return usageErr("resynth report takes one surrogate corpus")
+		}
+		// The same rule, service and audit record as the GraphQL checkReport.
+		opArgs := map[string]any{"corpus": args[0]}
+		st, ctx, err := openStore(ctx, e, *db, "Query.checkReport", opArgs)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		data, err := st.CheckReport(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if err := st.Audit(ctx, store.AuditRecord{Action: "read", Target: "Query.checkReport", IDs: []string{store.DescribeArgs(opArgs)}}); err != nil {
+			return err
+		}
+		if *asJSON {
+			_, err := e.stdout.Write(append(data, '\n'))
+			return err
+		}
+		var full struct {
+			Report surrogate.Report       `json:"report"`
+			Review []surrogate.ReviewItem `json:"review"`
+		}
+		if err := json.Unmarshal(data, &full); err != nil {
+			return err
+		}
+		printCheckReport(e, args[0], &full.Report, full.Review)
+		return nil
+	}
+}
+
+func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surrogate.ReviewItem) {
+	verdict := "passed"
+	if !r.OK() {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(e.stdout, "check of %s: %s\n%d documents, %d spans, %d replaced, %d dates checked; %d misaligned, %d leaks, %d inconsistent, "+
+		"%d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
+		corpus, verdict, r.Documents, r.Spans, r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Inconsistent),
+		len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
+	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {
+		if n == 0 {
+			return
+		}
+		fmt.Fprintf(e.stdout, "\n%s (%d):\n", title, n)
+		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, header)
+		for i := 0; i < n; i++ {
+			row(tw, i)
+		}
+		tw.Flush()
+	}
+	section("Leaks: a replaced original found in the output", "DOCUMENT\tPATIENT\tTYPE\tAT\tVALUE", len(r.Leaks), func(tw *tabwriter.Writer, i int) {
+		l := r.Leaks[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, l.Start, l.End, l.Value)
+	})
+	section("Misaligned spans: the span's text is not the text at its offsets", "DOCUMENT\tTYPE\tAT\tSPAN TEXT\tTEXT AT OFFSETS", len(r.Misaligned), func(tw *tabwriter.Writer, i int) {
+		m := r.Misaligned[i]
+		fmt.Fprintf(tw, "%s\t%s\t%d-%d\t%q\t%q\n", m.Doc, m.Span.Type, m.Span.Start, m.Span.End, m.Span.Text, m.AtOffsets)
+	})
+	section("Inconsistent: one original, several surrogates", "SCOPE\tTYPE\tORIGINAL\tSURROGATES", len(r.Inconsistent), func(tw *tabwriter.Writer, i int) {
+		c := r.Inconsistent[i]
+		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\n", c.Scope, c.Type, c.Original, strings.Join(c.Surrogates, " | "))
+	})
+	problems := func(ps []surrogate.SurrogateProblem) func(tw *tabwriter.Writer, i int) {
+		return func(tw *tabwriter.Writer, i int) {
+			p := ps[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%q\t%q\t%q\n", p.Doc, p.Patient, p.Type, p.Original, p.Surrogate, p.Want)
+		}
+	}
+	section("Interval errors: a shifted date that is not the original moved by the patient's shift",
+		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.IntervalErrors), problems(r.IntervalErrors))
+	section("Surrogates equal to an original of their patient",
+		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.EqualToOriginal), problems(r.EqualToOriginal))
+	section("Unannotated: an original in text copied unchanged (a span missing in the source)", "DOCUMENT\tPATIENT\tTYPE\tAT\tVALUE",
+		len(r.Unannotated), func(tw *tabwriter.Writer, i int) {
+			l := r.Unannotated[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, l.Start, l.End, l.Value)
+		})
+	section("For review", "DOCUMENT\tAT\tTYPE\tORIGINAL\tSURROGATE\tREASON", len(review), func(tw *tabwriter.Writer, i int) {
+		v := review[i]
+		sur := fmt.Sprintf("%q", v.Surrogate)
+		if v.Kept {
+			sur = "(kept)"
+		}
+		fmt.Fprintf(tw, "%s\t%d-%d\t%s\t%q\t%s\t%s\n", v.Doc, v.Start, v.End, v.Type, v.Original, sur, v.Reason)
+	})
+}
