@@ -129,6 +129,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		"source": "resynthesis", "from": p.Corpus, "fromID": src.ID, "set": p.Set, "job": run.Job.ID,
 		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": res.Language,
 		"documents": len(res.Docs), "redonePatients": len(res.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
+		"labels": res.Labels,
 	}
 	out, created, err := st.SaveResynthesis(ctx, store.Resynthesis{
 		SourceID: src.ID, Target: p.Out, TagSet: src.Tagset, Provenance: prov, Docs: res.Docs, Result: res, JobID: run.Job.ID,

@@ -323,7 +323,13 @@ func fixDNI(orig, sur string) string {
 	if !ok {
 		return sur
 	}
-	p, ok := dniParts(sur)
+	if o.prefix != 0 { // a NIE's X, Y or Z stays: it tells when it was issued, not whose it is
+		sur = string(orig[0]) + sur[1:]
+	}
+	p, ok := dniParts(sur[:len(sur)-1] + "T") // its letter is the one to compute
+	if !ok {
+		p, ok = dniParts(sur[:len(sur)-1] + "t")
+	}
 	if !ok || len(p.digits) != len(o.digits) {
 		return sur
 	}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -77,8 +78,11 @@ type Policy struct {
 	// rule for the label (MEDDOCAN, PhysioNet, CCHMC, MIMIC placeholders);
 	// "none" sends such labels to "*"; anything else names one mapping, built
 	// in or a file (see phi.LoadMapping).
-	Mapping string          `json:"mapping,omitempty"`
-	Types   map[string]Rule `json:"types"`
+	Mapping string `json:"mapping,omitempty"`
+	// Resources is a directory of a site's own lists, which replace the
+	// lists of the same names in the language's pack (see resources.Files).
+	Resources string          `json:"resources,omitempty"`
+	Types     map[string]Rule `json:"types"`
 
 	labels *labelMapper // resolves Mapping; made by Validate
 }
@@ -203,6 +207,11 @@ func (p *Policy) Validate() error {
 	if p.DateShift.MinDays <= 0 && p.DateShift.MaxDays >= 0 {
 		return fmt.Errorf("policy: dateShift [%d, %d] allows a shift of 0 days", p.DateShift.MinDays, p.DateShift.MaxDays)
 	}
+	if p.Resources != "" {
+		if st, err := os.Stat(p.Resources); err != nil || !st.IsDir() {
+			return fmt.Errorf("policy: resources %q is not a readable directory", p.Resources)
+		}
+	}
 	if p.labels == nil {
 		lm, err := newLabelMapper(p.Mapping)
 		if err != nil {
@@ -263,8 +272,8 @@ type LabelRule struct {
 	Strategy string
 }
 
-// Explain tells, for each label, which rule applies and through which mapping.
-func (p *Policy) Explain(labels [][2]string) []LabelRule {
+// explain tells, for each label, which rule applies and through which mapping.
+func (p *Policy) explain(labels [][2]string) []LabelRule {
 	var out []LabelRule
 	for _, l := range labels {
 		lr := LabelRule{Label: pipeline.Span{Category: l[0], Type: l[1]}.Label(), Strategy: p.Rule(l[0], l[1]).Strategy}

@@ -81,6 +81,9 @@ type Result struct {
 	Redone []string
 	// Dropped are stored corpus-scope mappings this run replaced by new ones.
 	Dropped []Mapping
+	// Labels tells, for each label of the documents, the rule that replaced
+	// it and the tag-set mapping that led there.
+	Labels []LabelRule
 }
 
 // Run resynthesizes docs. Documents are grouped by their Patient field; store
@@ -95,6 +98,9 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 		}
 	}
 	e := r.prepare(docs, store)
+	if e.err != nil {
+		return nil, e.err
+	}
 	redone := e.stalePatients(docs)
 	if len(redone) > 0 {
 		docs = append(docs[:len(docs):len(docs)], PatientDocs(r.Context, slices.Sorted(mapsKeys(redone)))...)
@@ -131,7 +137,8 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	close(next)
 	wg.Wait()
 
-	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang, Redone: slices.Sorted(mapsKeys(redone)), Dropped: e.dropped}
+	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang, Redone: slices.Sorted(mapsKeys(redone)), Dropped: e.dropped,
+		Labels: r.Policy.explain(labelsOf(docs))}
 	res.Review = append(res.Review, e.review...)
 	for _, pr := range results {
 		for i, d := range pr.docs {
@@ -205,6 +212,7 @@ type engine struct {
 	dates   map[string][]dateRef // date-shuffle pools by pattern
 	corpus  *table
 	dropped []Mapping         // stored corpus-scope mappings this run replaced
+	err     error             // a site's lists that do not load
 	stored  map[string]*table // patient scope -> stored mappings
 	shifts  map[string]PatientShift
 	review  []ReviewItem
@@ -226,6 +234,9 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 		e.lang = detectLanguage(texts)
 	}
 	e.res = r.Resources
+	if e.res == nil && r.Policy.Resources != "" {
+		e.res, e.err = resources.LoadLanguage(r.Policy.Resources, e.lang)
+	}
 	if e.res == nil {
 		e.res = resources.ForLanguage(e.lang)
 	}
@@ -363,6 +374,22 @@ func (e *engine) stalePatients(docs []pipeline.Document) map[string]bool {
 		}
 	}
 	return stale
+}
+
+// labelsOf lists the distinct (category, type) pairs of docs, sorted.
+func labelsOf(docs []pipeline.Document) [][2]string {
+	seen := map[[2]string]bool{}
+	for _, d := range docs {
+		for _, s := range d.Spans {
+			seen[[2]string{s.Category, s.Type}] = true
+		}
+	}
+	out := make([][2]string, 0, len(seen))
+	for l := range seen {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	return out
 }
 
 // PatientDocs returns the documents of docs whose patients are in patients
