@@ -36,6 +36,8 @@ type nameWord struct {
 var (
 	titles   = setOf("dr", "dra", "mr", "mrs", "ms", "miss", "mx", "prof", "sr", "sra", "srta", "don", "dona", "dña", "mme", "mlle", "herr", "frau", "sir", "dame", "nurse")
 	suffixes = setOf("jr", "sr", "ii", "iii", "iv", "md", "phd", "rn", "np", "dds", "dmd", "do", "pa", "esq")
+	// particles join the words of a name; they are no name themselves.
+	particles = setOf("de", "del", "la", "las", "los", "y", "i", "da", "das", "do", "dos", "van", "von", "der", "den", "du")
 	// Spanish titles that are English first names: "Don Rodriquez" is Mr.
 	// Rodriquez in a Spanish note and Don Rodriquez in an English one.
 	spanishTitles = setOf("don", "dona")
@@ -101,6 +103,9 @@ func splitName(s, lang string) []nameWord {
 		case isTitle(f, lang) && (len(out) == 0 || j < len(rs) && rs[j] == '.'):
 			role = roleLiteral
 		case suffixes[f] && len(out) > 0:
+			role = roleLiteral
+		case particles[f] && strings.ContainsAny(rs, " ") && (len(out) == 0 || strings.ToLower(w) == w || out[len(out)-1].role != roleLiteral):
+			// "De Miguel Rivera", "Ramón y Cajal", "van der Berg": kept as written.
 			role = roleLiteral
 		}
 		// A possessive "s" after an apostrophe is not a word of the name.
@@ -236,27 +241,42 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	if !known {
 		strategy = "name-unlisted"
 	}
+	// Constraints are loosened in steps when the pack runs short (a small
+	// pack meets a corpus whose own names it lists): first a surrogate may
+	// serve two originals of its scope; then, in a pack other than English,
+	// it may be an original name of the corpus found in none of the records
+	// it goes to; last, it comes from the larger English lists.
 	var c string
-	for i := 0; i < 4*tries; i++ {
-		letter := target
-		if i >= 2*tries { // the letter's names are exhausted: any letter
-			letter = 0
-		}
-		c = pool.draw(g.rng, letter)
-		f := fold(c)
-		// No surrogate surname is any original surname of the corpus, and no
-		// surrogate word a name word of the records it goes to (Deleger et al.).
-		if f == fold(w.text) || w.role == roleLast && g.e.names[f] || tab.isTaken(s.Type, c) || g.e.orig.within(c) || g.excluded(c) {
-			if i == 4*tries-1 && pool != g.e.enPools.first[sex] && pool != g.e.enPools.last {
-				// The pack's names are used up: the English lists are larger.
-				pool, i = g.e.enPools.first[sex], 2*tries
-				if w.role == roleLast {
-					pool = g.e.enPools.last
-				}
-			}
+	enFirst, enLast := g.e.enPools.first[sex], g.e.enPools.last
+	for level := 0; level < 4; level++ {
+		if level == 2 && g.e.res == g.e.en {
 			continue
 		}
-		break
+		if level == 3 {
+			if pool = enFirst; w.role == roleLast {
+				pool = enLast
+			}
+		}
+		n := tries
+		if level == 0 {
+			n = 4 * tries
+		}
+		for i := 0; i < n; i++ {
+			letter := target
+			if level > 0 || i >= 2*tries { // the letter's names are exhausted: any letter
+				letter = 0
+			}
+			c = pool.draw(g.rng, letter)
+			f := fold(c)
+			// No surrogate surname is any original surname of the corpus, and no
+			// surrogate word a name word of the records it goes to (Deleger et al.).
+			if f == fold(w.text) || g.excluded(c) || level == 0 && tab.isTaken(s.Type, c) ||
+				level != 2 && (w.role == roleLast && g.e.names[f] || g.e.orig.within(c)) {
+				continue
+			}
+			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+			return c
+		}
 	}
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
 	return c
