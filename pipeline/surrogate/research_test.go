@@ -29,43 +29,58 @@ func TestResearchValue(t *testing.T) {
 		{"own labels", "meddocan/corpus/train/xml", "meddocan/corpus/dev/xml"},
 		{"i2b2 form", "meddocan-i2b2/train", "meddocan-i2b2/dev"},
 	} {
-		otrain, odev := readDocs(t, form.train), readDocs(t, form.dev)
-		rtrain, rdev := resynth(t, otrain, 11), resynth(t, odev, 12)
-		models := map[string]*tagger.Model{}
-		for name, docs := range map[string][]pipeline.Document{"O": otrain, "R": rtrain} {
-			m, err := tagger.Train(context.Background(), docs, tagger.DefaultConfig(), nil)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(form.name, func(t *testing.T) {
+			otrain, odev := readDocs(t, form.train), readDocs(t, form.dev)
+			rtrain, rdev := resynth(t, otrain, 11), resynth(t, odev, 12)
+			models := map[string]*tagger.Model{}
+			for name, docs := range map[string][]pipeline.Document{"O": otrain, "R": rtrain} {
+				m, err := tagger.Train(context.Background(), docs, tagger.DefaultConfig(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				models[name] = m
 			}
-			models[name] = m
-		}
-		f1 := map[string]float64{}
-		var b strings.Builder
-		for _, c := range []struct{ train, test string }{{"O", "O"}, {"R", "R"}, {"O", "R"}, {"R", "O"}} {
-			test := odev
-			if c.test == "R" {
-				test = rdev
+			f1 := map[string]float64{}
+			var b strings.Builder
+			for _, c := range []struct{ train, test string }{{"O", "O"}, {"R", "R"}, {"O", "R"}, {"R", "O"}} {
+				test := odev
+				if c.test == "R" {
+					test = rdev
+				}
+				out, err := models[c.train].Tag(context.Background(), test, tagger.TagOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pairs, _, _, err := evaluate.PairDocuments(test, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := evaluate.Meddocan(pairs).Subtask1
+				f1[c.train+c.test] = s.F1
+				if c.test == "O" { // where training on surrogates loses: per type
+					var specs []evaluate.Spec
+					for _, ty := range models[c.train].Types {
+						specs = append(specs, evaluate.Spec{Label: ty.Type, Mode: evaluate.Strict, Type: ty.Type})
+					}
+					ms, err := evaluate.NewScorer(pairs, false).Run(specs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, me := range ms {
+						t.Logf("%s⇒O %-34s gold %4d  P %.4f R %.4f F1 %.4f", c.train, me.Label, me.Counts.TP+me.Counts.FN, me.MicroPrecision, me.MicroRecall, me.MicroF1)
+					}
+				}
+				fmt.Fprintf(&b, "| %s | %s⇒%s | %.4f | %.4f | %.4f |\n", form.name, c.train, c.test, s.Precision, s.Recall, s.F1)
 			}
-			out, err := models[c.train].Tag(context.Background(), test, tagger.TagOptions{})
-			if err != nil {
-				t.Fatal(err)
+			loss := f1["OO"] - f1["RO"]
+			t.Logf("%s: strict micro P, R, F1 on dev; loss O⇒O − R⇒O = %.4f\n%s", form.name, loss, b.String())
+			// Issue 14 aims at 0.015 (Deleger et al. lost 0.009 with realistic
+			// surrogates); measured 0.033 and 0.028 on 2026-11-23. This bar
+			// catches a regression, not the aim.
+			if loss > 0.04 {
+				t.Errorf("training on the surrogate corpus loses %.4f strict F1 on the original dev, more than 0.04", loss)
 			}
-			pairs, _, _, err := evaluate.PairDocuments(test, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := evaluate.Meddocan(pairs).Subtask1
-			f1[c.train+c.test] = s.F1
-			fmt.Fprintf(&b, "| %s | %s⇒%s | %.4f | %.4f | %.4f |\n", form.name, c.train, c.test, s.Precision, s.Recall, s.F1)
-		}
-		loss := f1["OO"] - f1["RO"]
-		t.Logf("%s: strict micro P, R, F1 on dev; loss O⇒O − R⇒O = %.4f\n%s", form.name, loss, b.String())
-		// Issue 14 aims at 0.015 (Deleger et al. lost 0.009 with realistic
-		// surrogates); measured 0.033 and 0.028 on 2026-11-23. This bar
-		// catches a regression, not the aim.
-		if loss > 0.04 {
-			t.Errorf("training on the surrogate corpus loses %.4f strict F1 on the original dev, more than 0.04", loss)
-		}
+		})
 	}
 }
 
