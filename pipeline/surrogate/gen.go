@@ -115,6 +115,19 @@ func (g *gen) leaks(c, strategy string) bool {
 	return g.e.orig.within(c) || g.excluded(c)
 }
 
+// excludedWord is excluded for one folded word (a listed name), by lookups.
+func (g *gen) excludedWord(f string) bool {
+	if g.excl.hasToken(f) {
+		return true
+	}
+	for _, v := range g.excls {
+		if v.hasToken(f) {
+			return true
+		}
+	}
+	return false
+}
+
 // excluded reports whether a candidate contains a value or name word of the
 // patients whose records it goes to.
 func (g *gen) excluded(c string) bool {

@@ -270,8 +270,8 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			f := fold(c)
 			// No surrogate surname is any original surname of the corpus, and no
 			// surrogate word a name word of the records it goes to (Deleger et al.).
-			if f == fold(w.text) || g.excluded(c) || level == 0 && tab.isTaken(s.Type, c) ||
-				level != 2 && (w.role == roleLast && g.e.names[f] || g.e.orig.within(c)) {
+			if f == fold(w.text) || level == 0 && tab.isTaken(s.Type, c) ||
+				level != 2 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) || g.excludedWord(f) {
 				continue
 			}
 			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})

@@ -515,8 +515,8 @@ func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
 			}
 			addPat(k, p)
 			if rule.Strategy == Name {
-				for _, w := range splitName(s.Text, e.lang) {
-					addPat(s.Type+"\x01"+fold(w.text), p)
+				for _, w := range nameWords(s.Text, e.lang) {
+					addPat(s.Type+"\x01"+w, p)
 				}
 			}
 		}
@@ -528,8 +528,8 @@ func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
 			all[p] = true
 		}
 		if out[i].rule.Strategy == Name {
-			for _, w := range splitName(s.Text, e.lang) {
-				for p := range pats[s.Type+"\x01"+fold(w.text)] {
+			for _, w := range nameWords(s.Text, e.lang) {
+				for p := range pats[s.Type+"\x01"+w] {
 					all[p] = true
 				}
 			}
@@ -540,6 +540,18 @@ func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
 		a, b := out[i].span, out[j].span
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
 	})
+	return out
+}
+
+// nameWords are the folded words of a name that surrogates replace one by
+// one (not its titles, punctuation or initials).
+func nameWords(name, lang string) []string {
+	var out []string
+	for _, w := range splitName(name, lang) {
+		if w.role != roleLiteral && w.role != roleInitial {
+			out = append(out, fold(w.text))
+		}
+	}
 	return out
 }
 
