@@ -242,17 +242,19 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		strategy = "name-unlisted"
 	}
 	// Constraints are loosened in steps when the pack runs short (a small
-	// pack meets a corpus whose own names it lists): first a surrogate may
-	// serve two originals of its scope; then, in a pack other than English,
-	// it may be an original name of the corpus found in none of the records
-	// it goes to; last, it comes from the larger English lists.
+	// pack meets a corpus whose own names it lists): first the names come
+	// from the larger English lists (varied surrogates keep a tagger trained
+	// on them general: surrogates from a few hundred names cost it recall);
+	// then a surrogate may serve two originals of its scope; last, for a
+	// corpus in another language than English, it may be an original name of
+	// the corpus found in none of the records it goes to.
 	var c string
 	enFirst, enLast := g.e.enPools.first[sex], g.e.enPools.last
 	for level := 0; level < 4; level++ {
-		if level == 2 && g.e.res == g.e.en {
+		if level == 3 && g.e.res == g.e.en {
 			continue
 		}
-		if level == 3 {
+		if level == 1 {
 			if pool = enFirst; w.role == roleLast {
 				pool = enLast
 			}
@@ -270,8 +272,8 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			f := fold(c)
 			// No surrogate surname is any original surname of the corpus, and no
 			// surrogate word a name word of the records it goes to (Deleger et al.).
-			if f == fold(w.text) || level == 0 && tab.isTaken(s.Type, c) ||
-				level != 2 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) || g.excludedWord(f) {
+			if f == fold(w.text) || level <= 1 && tab.isTaken(s.Type, c) ||
+				level != 3 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) || g.excludedWord(f) {
 				continue
 			}
 			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
