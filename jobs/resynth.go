@@ -153,7 +153,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": len(res.Docs), "newMappings": newMappings,
+	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": len(res.Docs), "redonePatients": len(res.Redone), "newMappings": newMappings,
 		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": created,
 		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
 	if findings > 0 {

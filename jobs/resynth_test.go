@@ -70,13 +70,19 @@ func TestResynthesizeNewNotes(t *testing.T) {
 	_, err = st.ImportDocuments(ctx, opt, later)
 	require.NoError(t, err)
 	r2 := run()
-	assert.Equal(t, float64(len(later)), r2.Result["documents"], "only the new notes are rewritten")
+	// The new notes are written, and the earlier notes of each patient whose
+	// new note collided with a stored surrogate or shift, redrawn.
+	redone := r2.Result["redonePatients"].(float64)
+	docs2 := r2.Result["documents"].(float64)
+	assert.GreaterOrEqual(t, docs2, float64(len(later)))
+	assert.LessOrEqual(t, docs2, float64(len(later))+4*redone, "only the new notes and the redone patients' are rewritten")
+	assert.Less(t, redone, float64(len(later))/4, "most patients keep their stored surrogates")
 	check := r2.Result["check"].(map[string]any)
 	assert.Equal(t, true, check["ok"], "%v", check)
 
 	shifts2, err := st.Client.DateShift.Query().Count(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, shifts1, shifts2, "the patients' date shifts are reused, not drawn again")
+	assert.Equal(t, shifts1, shifts2, "one date shift a patient: reused, or replaced for a redone patient")
 	state, err := st.SurrogateState(ctx, mustCorpusID(t, st, "notes"))
 	require.NoError(t, err)
 	seen := map[[3]string]string{}

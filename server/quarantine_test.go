@@ -16,16 +16,15 @@ import (
 	"deidcorpus/store/storetest"
 )
 
-// leakingNote is a patient's note whose surname is also part of a span
-// annotated OTHER, a type the default policy keeps: the surname stays in the
-// surrogate text, and the check reports it as a leak (what MEDDOCAN dev does
-// to the default policy).
+// leakingNote is a patient's note whose surname is also in a date no pattern
+// reads ("Garfunkel Day 2001"), whose words resynthesis keeps for review: the
+// surname stays in the surrogate text, and the check reports it as a leak.
 func leakingNote(patient string) pipeline.Document {
-	text := "Mr. Garfunkel was seen today. Garfunkel sign negative."
+	text := "Mr. Garfunkel was seen on Garfunkel Day 2001."
 	return pipeline.Document{ID: patient + "-01", Patient: patient, RecordOrder: 1, Split: "train", Text: text,
 		Spans: []pipeline.Span{
 			{Start: 4, End: 13, Text: "Garfunkel", Category: "NAME", Type: "PATIENT"},
-			{Start: 30, End: 44, Text: "Garfunkel sign", Category: "OTHER", Type: "OTHER"},
+			{Start: 26, End: 44, Text: "Garfunkel Day 2001", Category: "DATE", Type: "DATE"},
 		}}
 }
 
@@ -188,7 +187,7 @@ func TestQuarantine(t *testing.T) {
 					CheckFindings int
 				}
 			}
-			curator.MustPost(`mutation { resolveCheckFindings(corpus: "notes-r", reason: "the kept OTHER value is an eponym") {
+			curator.MustPost(`mutation { resolveCheckFindings(corpus: "notes-r", reason: "the name in the date is an eponym") {
 				checkStatus checkFindings } }`, &resolved)
 			assert.Equal(t, "resolved", resolved.ResolveCheckFindings.CheckStatus)
 			assert.Equal(t, 0, resolved.ResolveCheckFindings.CheckFindings)
@@ -196,7 +195,7 @@ func TestQuarantine(t *testing.T) {
 			curator.MustPost(`{ checkReport(corpus: "notes-r") }`, &report)
 			resolution := report.CheckReport["resolution"].(map[string]any)
 			assert.Equal(t, "curator", resolution["by"])
-			assert.Equal(t, "the kept OTHER value is an eponym", resolution["reason"])
+			assert.Equal(t, "the name in the date is an eponym", resolution["reason"])
 			assert.Equal(t, findings, resolution["findings"])
 			assert.Equal(t, everything("documents"), traces(auth.Researcher))
 			var audit struct {
@@ -211,17 +210,20 @@ func TestQuarantine(t *testing.T) {
 			}
 
 			// Another leaking note quarantines it again; a rerun with a
-			// policy that replaces OTHER rewrites and rechecks every note,
-			// passes, and lifts the quarantine.
+			// policy that keeps dates whole (and so replaces the names they
+			// hold) rewrites and rechecks every note, passes, and lifts the
+			// quarantine.
 			_, err = st.ImportDocuments(ctx, opt, []pipeline.Document{leakingNote("901")})
 			require.NoError(t, err)
 			require.Equal(t, "check_failed", resynth("").Status)
 			assert.Empty(t, traces(auth.Researcher))
-			rerun := resynth(`, policy: {types: {OTHER: {strategy: "shape", scope: "patient"}}}`)
+			rerun := resynth(`, policy: {types: {DATE: {strategy: "keep", scope: "patient"}}}`)
 			require.Equal(t, "succeeded", rerun.Status, rerun.Error)
 			assert.Equal(t, true, rerun.Result["redo"])
 			assert.Equal(t, float64(len(docs)+2), rerun.Result["documents"], "every note is rewritten")
 			assert.Equal(t, "passed", rerun.Result["checkStatus"])
+			// The rerun rewrote every note: the first note is a new node.
+			admin.MustPost(`{ corpusByName(name: "notes-r") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
 			assert.Equal(t, everything("documents"), traces(auth.Researcher))
 		})
 	}

@@ -621,10 +621,17 @@ func (g *gen) keptValue(d *pipeline.Document, s pipeline.Span, before string) st
 		as.Category, as.Type = a.Category, a.Type
 		return g.surrogate(d, as, g.e.r.Policy.Rule(a.Category, a.Type), before)
 	}
-	if len(g.aliases) == 0 || !g.e.orig.withinAny(s.Text) {
-		return s.Text
+	return g.withAliases(d, s.Text)
+}
+
+// withAliases replaces in text each value that a span of the patient's
+// records replaces, found as whole words, by its surrogate: for values kept
+// whole, and for the words a code keeps ("Garfunkel 123" under an ID type).
+func (g *gen) withAliases(d *pipeline.Document, text string) string {
+	if len(g.aliases) == 0 || !g.e.orig.withinAny(text) {
+		return text
 	}
-	out := s.Text
+	out := text
 	lower := strings.ToLower(out)
 	for _, k := range g.aliasKeys {
 		a := g.aliases[k]
@@ -700,6 +707,9 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 			sur = g.keptValue(d, s, before)
 		} else {
 			sur = g.surrogate(d, s, rule, before)
+			if codeStrategy[rule.Strategy] {
+				sur = g.withAliases(d, sur)
+			}
 		}
 		b.WriteString(sur)
 		s.Start = ncp

@@ -686,14 +686,14 @@ test('resynthesis from the form: the surrogate corpus shows its check, and the o
   await shot('original-beside-surrogate.png');
 });
 
-// A note whose patient's surname is also inside a span of OTHER, a type the
-// default policy keeps: its resynthesis leaks the surname.
+// A note whose patient's surname is also in a date no pattern reads, whose
+// words resynthesis keeps for review: the check finds the surname there.
 const LEAKING_NOTE = `<?xml version="1.0" encoding="UTF-8" ?>
 <deIdi2b2>
-<TEXT><![CDATA[Mr. Garfunkel was seen today. Garfunkel sign negative.]]></TEXT>
+<TEXT><![CDATA[Mr. Garfunkel was seen on Garfunkel Day 2001.]]></TEXT>
 <TAGS>
 <NAME id="P0" start="4" end="13" text="Garfunkel" TYPE="PATIENT" comment="" />
-<OTHER id="P1" start="30" end="44" text="Garfunkel sign" TYPE="OTHER" comment="" />
+<DATE id="P1" start="26" end="44" text="Garfunkel Day 2001" TYPE="DATE" comment="" />
 </TAGS>
 </deIdi2b2>
 `;
