@@ -157,7 +157,9 @@ func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by strin
 		return nil, err
 	}
 	m.logger.Info("job queued", "job", j.ID, "kind", kind)
-	return m.store.Client.Job.Get(ctx, j.ID)
+	// The row as queued: a worker may have taken it up already (a Job has
+	// no edges, so the row needs no client of its own).
+	return j, nil
 }
 
 // Get returns a job.
