@@ -69,6 +69,9 @@ type Manager struct {
 	worker   string
 	external *ExternalClient
 
+	running        sync.Map  // ids of the jobs this process runs
+	writeBlockedAt time.Time // the reaper's: when it last found the write path blocked
+
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     sync.WaitGroup
