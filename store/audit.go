@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -44,16 +45,93 @@ func DescribeArgs(args map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-// Audit appends a record to the hash-chained audit log. Entries are chained
-// under a lock (SQLite's immediate transactions; a PostgreSQL advisory lock),
-// so concurrent writers never fork the chain.
+// Audit appends a record to the hash-chained audit log and returns once it
+// is committed.
+//
+// Records are group-committed: while one chain step (a transaction that
+// reads the chain's tail and appends) is being written, the records of the
+// operations that arrive meanwhile wait, and the next step appends all of
+// them at once, each still its own entry with its own ids, chained one after
+// the other. Under load a step costs one transaction for many readers instead
+// of one each, and no reader waits for more than the step in progress and
+// its own. Steps are chained under a lock (SQLite's single writer and
+// immediate transactions; a PostgreSQL advisory lock), so concurrent
+// writers, in this process or others, never fork the chain.
 func (s *Store) Audit(ctx context.Context, r AuditRecord) error {
 	if r.Actor == "" {
 		r.Actor = auth.Name(ctx)
 	}
-	ctx = auth.System(ctx) // the chain's tail is read whoever writes
-	ids := append([]string(nil), r.IDs...)
-	sort.Strings(ids)
+	r.IDs = append([]string(nil), r.IDs...)
+	sort.Strings(r.IDs)
+	req := &auditRequest{rec: r, done: make(chan auditOutcome, 1)}
+	a := &s.auditQueue
+	a.mu.Lock()
+	a.pending = append(a.pending, req)
+	lead := !a.writing
+	a.writing = true
+	a.mu.Unlock()
+	if !lead {
+		out := <-req.done
+		if !out.lead {
+			return out.err
+		}
+	}
+	// This caller writes the next step. A leader's record is always the
+	// first pending (the queue was empty when it came, or it was handed the
+	// lead as the first waiting), so the step holds it. The step runs to the
+	// end whatever happens to the caller's context: it carries other
+	// callers' records.
+	a.mu.Lock()
+	batch := a.pending[:min(len(a.pending), maxAuditBatch)]
+	a.pending = a.pending[len(batch):]
+	a.mu.Unlock()
+	err := func() (err error) {
+		// A panic must not leave the queue without a writer.
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("append to the audit log: %v", v)
+			}
+		}()
+		return s.appendAudit(auth.System(context.WithoutCancel(ctx)), batch)
+	}()
+	for _, q := range batch[1:] {
+		q.done <- auditOutcome{err: err}
+	}
+	// Hand the next step to the first caller waiting, if any.
+	a.mu.Lock()
+	if len(a.pending) > 0 {
+		a.pending[0].done <- auditOutcome{lead: true}
+	} else {
+		a.writing = false
+	}
+	a.mu.Unlock()
+	return err
+}
+
+// maxAuditBatch bounds a chain step, so one step stays a short transaction.
+const maxAuditBatch = 512
+
+type auditQueue struct {
+	mu      sync.Mutex
+	pending []*auditRequest
+	writing bool // a caller is writing a step, or has been handed the next
+}
+
+type auditRequest struct {
+	rec  AuditRecord
+	done chan auditOutcome
+}
+
+// auditOutcome ends a caller's wait: its record's fate, or the lead of the
+// next step.
+type auditOutcome struct {
+	err  error
+	lead bool
+}
+
+// appendAudit writes one chain step: the records of batch, in order, after
+// the chain's tail, in one transaction.
+func (s *Store) appendAudit(ctx context.Context, batch []*auditRequest) error {
 	return s.withTx(ctx, func(tx *ent.Tx) error {
 		if s.Dialect == dialect.Postgres {
 			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7468347)"); err != nil {
@@ -70,9 +148,24 @@ func (s *Store) Audit(ctx context.Context, r AuditRecord) error {
 			return err
 		}
 		at := time.Now().UTC().Truncate(time.Microsecond)
-		hash := auditHash(seq, at, r.Actor, r.Action, r.Target, ids, r.Detail, prev)
-		return tx.AuditEntry.Create().SetSeq(seq).SetAt(at).SetActor(r.Actor).SetAction(r.Action).
-			SetTarget(r.Target).SetIds(ids).SetDetail(r.Detail).SetPrevHash(prev).SetHash(hash).Exec(ctx)
+		creates := make([]*ent.AuditEntryCreate, len(batch))
+		for i, q := range batch {
+			r := q.rec
+			hash := auditHash(seq, at, r.Actor, r.Action, r.Target, r.IDs, r.Detail, prev)
+			creates[i] = tx.AuditEntry.Create().SetSeq(seq).SetAt(at).SetActor(r.Actor).SetAction(r.Action).
+				SetTarget(r.Target).SetIds(r.IDs).SetDetail(r.Detail).SetPrevHash(prev).SetHash(hash)
+			prev, seq = hash, seq+1
+		}
+		// Bulk inserts in pieces that stay under SQLite's bound on a
+		// statement's parameters.
+		for len(creates) > 0 {
+			n := min(len(creates), 100)
+			if err := tx.AuditEntry.CreateBulk(creates[:n]...).Exec(ctx); err != nil {
+				return err
+			}
+			creates = creates[n:]
+		}
+		return nil
 	})
 }
 

@@ -44,6 +44,8 @@ type Store struct {
 	spanInsertOnce sync.Once
 	spanInsertFull string // INSERT of spanBatch spans
 
+	auditQueue auditQueue // records waiting for the next chain step (audit.go)
+
 	keyCfg keys.Config
 	logger *slog.Logger
 	ringMu sync.Mutex
