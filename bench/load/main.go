@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	requests := fs.Int("requests", 6000, "requests in all")
 	timeout := fs.Duration("timeout", 60*time.Second, "stop after this long even if requests remain")
 	corpus := fs.String("corpus", "meddocan-i2b2/dev", "corpus to import, inside the shared data directory")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load phase (server and clients) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -131,6 +133,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	samples := make([][]sample, *clients)
 	deadline := time.Now().Add(*timeout)
 	var wg sync.WaitGroup
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	for w := range *clients {
 		wg.Add(1)
