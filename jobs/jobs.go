@@ -69,6 +69,9 @@ type Manager struct {
 	worker   string
 	external *ExternalClient
 
+	running        sync.Map  // ids of the jobs this process runs
+	writeBlockedAt time.Time // the reaper's: when it last found the write path blocked
+
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     sync.WaitGroup
@@ -157,7 +160,9 @@ func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by strin
 		return nil, err
 	}
 	m.logger.Info("job queued", "job", j.ID, "kind", kind)
-	return m.store.Client.Job.Get(ctx, j.ID)
+	// The row as queued: a worker may have taken it up already (a Job has
+	// no edges, so the row needs no client of its own).
+	return j, nil
 }
 
 // Get returns a job.

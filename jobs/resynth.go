@@ -61,7 +61,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	}
 	done := map[string]bool{}
 	redo := false
+	var earlier map[string]any // the provenance of an earlier attempt of this job that saved its output
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
+		if job, ok := out.Provenance["job"].(float64); ok && int(job) == run.Job.ID {
+			earlier = out.Provenance
+		}
 		if from, _ := out.Provenance["from"].(string); from != p.Corpus {
 			return nil, apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
 		}
@@ -80,6 +84,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		} else {
 			todo = append(todo, d)
 		}
+	}
+	if len(todo) == 0 && earlier != nil {
+		// A retry of a job whose output was saved: it reports what it wrote.
+		return Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
+			"message": "saved by an earlier attempt of this job"}, nil
 	}
 	if len(todo) == 0 {
 		return Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}, nil

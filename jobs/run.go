@@ -116,6 +116,8 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		return err // the database: River tries again
 	}
 	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), External: m.external}
+	m.running.Store(jobID, struct{}{})
+	defer m.running.Delete(jobID)
 	workCtx, cancel := context.WithCancelCause(ctx)
 	if v != nil {
 		workCtx = auth.NewContext(workCtx, v)
@@ -206,9 +208,12 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			return
 		case <-tick.C:
 		}
+		// One write, which matches only while the job is still this
+		// attempt's and nobody asked to cancel it; when it matches nothing,
+		// a read says which.
 		done, total, msg := run.snapshot()
 		n, err := m.store.Client.Job.Update().
-			Where(job.ID(run.Job.ID), job.RiverJobID(riverID), job.StatusEQ(job.StatusRunning)).
+			Where(job.ID(run.Job.ID), job.RiverJobID(riverID), job.StatusEQ(job.StatusRunning), job.CancelRequested(false)).
 			SetHeartbeatAt(time.Now()).SetProgressDone(done).SetProgressTotal(total).SetMessage(msg).
 			Save(context.WithoutCancel(ctx))
 		if err != nil {
@@ -216,12 +221,12 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			continue
 		}
 		if n == 0 {
-			cancel(errSuperseded)
-			return
-		}
-		j, err := m.store.Client.Job.Get(ctx, run.Job.ID)
-		if err == nil && j.CancelRequested {
-			cancel(errCancelRequested)
+			j, err := m.store.Client.Job.Get(context.WithoutCancel(ctx), run.Job.ID)
+			if err == nil && j.CancelRequested && j.Status == job.StatusRunning && j.RiverJobID != nil && *j.RiverJobID == riverID {
+				cancel(errCancelRequested)
+			} else {
+				cancel(errSuperseded)
+			}
 			return
 		}
 		// An account disabled (or gone) while its job runs stops it.
@@ -230,6 +235,12 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			return
 		}
 	}
+}
+
+// runsHere says whether this process is running job id.
+func (m *Manager) runsHere(id int) bool {
+	_, ok := m.running.Load(id)
+	return ok
 }
 
 // creatorGone is the cause of a job stopped because its account was
@@ -270,6 +281,7 @@ func (m *Manager) reapLoop() {
 	go func() { <-m.stop; cancel() }()
 	tick := time.NewTicker(m.opt.StaleAfter / 4)
 	defer tick.Stop()
+	m.writeBlockedAt = time.Now() // nothing seen yet: count silences from now
 	for {
 		if err := m.reap(ctx); err != nil && ctx.Err() == nil {
 			m.logger.Warn("requeue stale jobs", "err", err)
@@ -284,15 +296,48 @@ func (m *Manager) reapLoop() {
 
 var errSkip = errors.New("nothing to do")
 
+// reap requeues the running jobs whose heartbeat stopped.
+//
+// A heartbeat is a write, so on SQLite it waits while another write holds the
+// lock (a long import or resynthesis transaction, in this process or
+// another): a heartbeat that old says nothing about its worker then. So the
+// silence is counted from the later of the last heartbeat and the last time
+// this reaper found the write path blocked (its probe, a write of its own,
+// waited longer than a heartbeat period or failed), or it started watching.
+// A job this process runs is never requeued by it: its heartbeat goroutine
+// is proof of life.
 func (m *Manager) reap(ctx context.Context) error {
-	cutoff := time.Now().Add(-m.opt.StaleAfter)
+	start := time.Now()
+	err := m.store.WriteProbe(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	now := time.Now()
+	if err != nil || now.Sub(start) > m.opt.HeartbeatEvery {
+		m.writeBlockedAt = now
+		return nil
+	}
+	cutoff := now.Add(-m.opt.StaleAfter)
+	if m.writeBlockedAt.After(cutoff) {
+		return nil // the write path was blocked too recently to judge anyone
+	}
 	stale, err := m.store.Client.Job.Query().
 		Where(job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).All(ctx)
 	if err != nil {
 		return err
 	}
 	for _, j := range stale {
+		if m.runsHere(j.ID) {
+			continue
+		}
 		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+			// Judged again under the write lock, at the time it was taken:
+			// a write that held the lock meanwhile makes the probe's verdict
+			// stale, so only a heartbeat older than the cutoff counted from
+			// now, and a write path not blocked since, requeue.
+			if time.Since(now) > m.opt.HeartbeatEvery {
+				return nil, errSkip
+			}
 			n, err := tx.Job.Update().
 				Where(job.ID(j.ID), job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).
 				SetStatus(job.StatusQueued).SetMessage("its worker stopped responding; requeued").Save(ctx)
@@ -305,6 +350,10 @@ func (m *Manager) reap(ctx context.Context) error {
 			return tx.Job.Get(ctx, j.ID)
 		})
 		if errors.Is(err, errSkip) {
+			if time.Since(now) > m.opt.HeartbeatEvery {
+				m.writeBlockedAt = time.Now() // waited for the lock: judge on the next pass
+				return nil
+			}
 			continue
 		}
 		if err != nil {

@@ -126,7 +126,7 @@ func (s *Store) snapshot(ctx context.Context, n int) (conns []*sql.Conn, release
 		}
 	}
 	begin := func() error {
-		c, err := s.DB.Conn(ctx)
+		c, err := s.reader().Conn(ctx)
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (s *Store) snapshot(ctx context.Context, n int) (conns []*sql.Conn, release
 // tryWriteLock takes SQLite's write lock on a connection of its own without
 // waiting for a writer that holds it; unlock gives it back.
 func (s *Store) tryWriteLock(ctx context.Context) (bool, func() error, error) {
-	c, err := s.DB.Conn(ctx)
+	c, err := s.reader().Conn(ctx)
 	if err != nil {
 		return false, nil, err
 	}

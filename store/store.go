@@ -33,13 +33,18 @@ const DefaultDSN = "deidcorpus.db"
 
 // Store is an open database.
 type Store struct {
-	Client  *ent.Client
+	Client *ent.Client
+	// DB is the database; on SQLite the one write connection (see
+	// writer.go), which River and every write transaction share.
 	DB      *sql.DB
-	Dialect string // dialect.SQLite or dialect.Postgres
+	readDB  *sql.DB // SQLite: the read pool
+	Dialect string  // dialect.SQLite or dialect.Postgres
 	DSN     string
 
 	spanInsertOnce sync.Once
 	spanInsertFull string // INSERT of spanBatch spans
+
+	auditQueue auditQueue // records waiting for the next chain step (audit.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
@@ -101,19 +106,34 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		s.DB, err = sql.Open("pgx", dsn)
 	} else {
 		s.Dialect = dialect.SQLite
+		// One write connection, and a pool of readers beside it (WAL); an
+		// in-memory database is one connection's, so it has only the one.
 		s.DB, err = sql.Open("sqlite", d.sqlite())
-		// One writer at a time is what SQLite does anyway; a small pool keeps
-		// readers concurrent with WAL.
-		s.DB.SetMaxOpenConns(8)
+		if err == nil {
+			s.DB.SetMaxOpenConns(1)
+			s.DB.SetMaxIdleConns(1)
+			s.DB.SetConnMaxIdleTime(0)
+		}
+		if err == nil && d.File() != "" {
+			s.readDB, err = sql.Open("sqlite", d.sqlite())
+		}
+		if err == nil && s.readDB != nil {
+			s.readDB.SetMaxOpenConns(readerConns)
+			s.readDB.SetMaxIdleConns(readerConns)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	if err := s.DB.PingContext(ctx); err != nil {
-		s.DB.Close()
+		s.closeDBs()
 		return nil, fmt.Errorf("connect to database %s: %w", redact(dsn), err)
 	}
-	s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
+	if s.readDB != nil {
+		s.Client = ent.NewClient(ent.Driver(newRoutedDriver(s.Dialect, s.DB, s.readDB)))
+	} else {
+		s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
+	}
 	// A database from before encryption has its originals in clear: encrypt
 	// them before the schema migration (which, on SQLite, would rebuild the
 	// table without them).
@@ -226,6 +246,13 @@ func (s *Store) linkModelsToCorpora(ctx context.Context) error {
 
 // Close releases the database.
 func (s *Store) Close() error { return s.Client.Close() }
+
+func (s *Store) closeDBs() {
+	s.DB.Close()
+	if s.readDB != nil {
+		s.readDB.Close()
+	}
+}
 
 // redact hides a password in a DSN for messages.
 func redact(dsn string) string {
