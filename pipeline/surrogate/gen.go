@@ -19,15 +19,16 @@ type gen struct {
 	excl   *valueSet  // a patient's replaced originals (nil for the corpus scope)
 	// excls are, for a corpus-scope value, the sets of the patients in whose
 	// records it occurs: its surrogate lands there.
-	excls     []*valueSet
-	patient   string
-	shift     PatientShift
-	dates     map[string]*date         // parsed DATE originals of the patient
-	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
-	aliasKeys []string                 // aliases' keys, longest first
-	review    []ReviewItem
-	doc       *pipeline.Document
-	span      pipeline.Span
+	excls        []*valueSet
+	exclPatients map[string]bool // the same patients, for lookups by word
+	patient      string
+	shift        PatientShift
+	dates        map[string]*date         // parsed DATE originals of the patient
+	aliases      map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
+	aliasKeys    []string                 // aliases' keys, longest first
+	review       []ReviewItem
+	doc          *pipeline.Document
+	span         pipeline.Span
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken
@@ -120,8 +121,11 @@ func (g *gen) excludedWord(f string) bool {
 	if g.excl.hasToken(f) {
 		return true
 	}
-	for _, v := range g.excls {
-		if v.hasToken(f) {
+	if len(g.excls) == 0 {
+		return false
+	}
+	for _, p := range g.e.tokenPatients[f] {
+		if g.exclPatients[p] {
 			return true
 		}
 	}

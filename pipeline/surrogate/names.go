@@ -249,6 +249,7 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	// corpus in another language than English, it may be an original name of
 	// the corpus found in none of the records it goes to.
 	var c string
+	orig := fold(w.text)
 	enFirst, enLast := g.e.enPools.first[sex], g.e.enPools.last
 	for level := 0; level < 4; level++ {
 		if level == 3 && g.e.res == g.e.en {
@@ -261,19 +262,19 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		}
 		n := tries
 		if level == 0 {
-			n = 4 * tries
+			n = 2 * tries
 		}
 		for i := 0; i < n; i++ {
 			letter := target
-			if level > 0 || i >= 2*tries { // the letter's names are exhausted: any letter
+			if level > 0 || i >= tries { // the letter's names are exhausted: any letter
 				letter = 0
 			}
 			c = pool.draw(g.rng, letter)
 			f := fold(c)
 			// No surrogate surname is any original surname of the corpus, and no
 			// surrogate word a name word of the records it goes to (Deleger et al.).
-			if f == fold(w.text) || level <= 1 && tab.isTaken(s.Type, c) ||
-				level != 3 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) || g.excludedWord(f) {
+			if f == orig || level != 3 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) ||
+				g.excludedWord(f) || level <= 1 && tab.isTaken(s.Type, c) {
 				continue
 			}
 			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})

@@ -109,10 +109,13 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	// Corpus-scope values first, in sorted order, from one generator: they are
 	// shared by all patients and must not depend on how patients are scheduled.
 	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
+	corpusGen.exclPatients = map[string]bool{}
 	for _, v := range e.corpusValues(docs) {
 		corpusGen.excls = corpusGen.excls[:0]
+		clear(corpusGen.exclPatients)
 		for _, p := range v.patients {
 			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
+			corpusGen.exclPatients[p] = true
 		}
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
@@ -211,11 +214,14 @@ type engine struct {
 	streets map[string]bool      // folded "name\x00suffix" pairs of original streets
 	dates   map[string][]dateRef // date-shuffle pools by pattern
 	corpus  *table
-	dropped []Mapping         // stored corpus-scope mappings this run replaced
-	err     error             // a site's lists that do not load
-	stored  map[string]*table // patient scope -> stored mappings
-	shifts  map[string]PatientShift
-	review  []ReviewItem
+	dropped []Mapping // stored corpus-scope mappings this run replaced
+	err     error     // a site's lists that do not load
+	// tokenPatients are, for each single-word value or name word, the
+	// patients whose records hold it.
+	tokenPatients map[string][]string
+	stored        map[string]*table // patient scope -> stored mappings
+	shifts        map[string]PatientShift
+	review        []ReviewItem
 }
 
 type dateRef struct{ doc, text string }
@@ -249,8 +255,16 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 	groups := groupByPatient(all)
 	preps := make([]patientPrep, len(groups))
 	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
+	e.tokenPatients = map[string][]string{}
 	for i, pp := range preps {
 		e.perPat[groups[i].id] = pp.values
+		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
+			for k := range set {
+				if !strings.Contains(k, " ") {
+					e.tokenPatients[k] = append(e.tokenPatients[k], groups[i].id)
+				}
+			}
+		}
 		e.orig.merge(pp.values)
 		for _, w := range pp.names {
 			e.names[w] = true
@@ -291,6 +305,9 @@ func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
 // them anew for all their notes.
 func (e *engine) stalePatients(docs []pipeline.Document) map[string]bool {
 	stale := map[string]bool{}
+	if len(e.shifts) == 0 && len(e.stored) == 0 && len(e.corpus.maps) == 0 {
+		return stale // a first run: nothing stored to collide with
+	}
 	pol := e.r.Policy
 	check := func(d pipeline.Document) {
 		p := patientOf(d)
