@@ -336,17 +336,14 @@ const dniLetters = "TRWAGMYFPDXBNJZSQVHLCKE"
 // when the original was one (8 digits, or X/Y/Z and 7 digits, then a letter,
 // a hyphen or space allowed before it).
 func fixDNI(orig, sur string) string {
-	o, ok := dniParts(orig)
+	o, ok := dniParts(orig, true)
 	if !ok {
 		return sur
 	}
 	if o.prefix != 0 { // a NIE's X, Y or Z stays: it tells when it was issued, not whose it is
 		sur = string(orig[0]) + sur[1:]
 	}
-	p, ok := dniParts(sur[:len(sur)-1] + "T") // its letter is the one to compute
-	if !ok {
-		p, ok = dniParts(sur[:len(sur)-1] + "t")
-	}
+	p, ok := dniParts(sur, false) // its letter is the one to compute
 	if !ok || len(p.digits) != len(o.digits) {
 		return sur
 	}
@@ -370,13 +367,14 @@ type dni struct {
 	digits string
 }
 
-func dniParts(s string) (dni, bool) {
+// dniParts reads a DNI or NIE; checked requires its letter to be a check letter.
+func dniParts(s string, checked bool) (dni, bool) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	if t != s && strings.ToLower(strings.TrimSpace(s)) != s || len(t) < 9 {
 		return dni{}, false
 	}
 	last := t[len(t)-1]
-	if last < 'A' || last > 'Z' || !strings.ContainsRune(dniLetters, rune(last)) {
+	if last < 'A' || last > 'Z' || checked && !strings.ContainsRune(dniLetters, rune(last)) {
 		return dni{}, false
 	}
 	body := strings.TrimRight(t[:len(t)-1], " -")

@@ -1,10 +1,12 @@
 package surrogate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -249,12 +251,8 @@ func assertRealWords(t *testing.T, orig []pipeline.Document, res *Result, lists 
 }
 
 func sortedSpans(spans []pipeline.Span) []pipeline.Span {
-	out := append([]pipeline.Span(nil), spans...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Start < out[j-1].Start; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	out := slices.Clone(spans)
+	slices.SortStableFunc(out, func(a, b pipeline.Span) int { return cmp.Compare(a.Start, b.Start) })
 	return out
 }
 

@@ -458,11 +458,9 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 			case Name:
 				// Each word of a name is a value of the patient's too: no
 				// surrogate token may equal one (Deleger et al.).
-				for _, w := range splitName(s.Text, e.lang) {
-					if w.role != roleLiteral && utf8.RuneCountInString(w.text) > 1 {
-						pp.names = append(pp.names, fold(w.text))
-						pp.values.addWord(w.text)
-					}
+				for _, w := range nameWords(s.Text, e.lang) {
+					pp.names = append(pp.names, w)
+					pp.values.addWord(w)
 				}
 			case Street:
 				pp.streets = append(pp.streets, streetPairs(e.res, s.Text)...)
@@ -645,7 +643,7 @@ func (g *gen) keptValue(d *pipeline.Document, s pipeline.Span, before string) st
 // records replaces, found as whole words, by its surrogate: for values kept
 // whole, and for the words a code keeps ("Garfunkel 123" under an ID type).
 func (g *gen) withAliases(d *pipeline.Document, text string) string {
-	if len(g.aliases) == 0 || !g.e.orig.withinAny(text) {
+	if len(g.aliases) == 0 || !g.e.orig.within(text) {
 		return text
 	}
 	out := text

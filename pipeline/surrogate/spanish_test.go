@@ -79,11 +79,11 @@ func TestCodesAndWords(t *testing.T) {
 	}
 	for i := 0; i < 50; i++ {
 		dni := g.shape("12345678Z")
-		if p, ok := dniParts(dni); !ok || dniLetters[atoi(p.digits)%23] != dni[8] {
+		if p, ok := dniParts(dni, true); !ok || dniLetters[atoi(p.digits)%23] != dni[8] {
 			t.Fatalf("shape(12345678Z) = %q: not a DNI with its check letter", dni)
 		}
 		nie := g.shape("X1234567L")
-		if p, ok := dniParts(nie); !ok || p.prefix == 0 {
+		if p, ok := dniParts(nie, true); !ok || p.prefix == 0 {
 			t.Fatalf("shape(X1234567L) = %q: not a NIE", nie)
 		}
 	}

@@ -174,10 +174,6 @@ func appendKey(b []byte, s string) []byte {
 	return b
 }
 
-// withinAny reports whether s holds any value of the set, single words
-// included: a quick test before a closer look.
-func (v *valueSet) withinAny(s string) bool { return v.within(s) }
-
 // hasToken reports whether a folded token is a value of its own.
 func (v *valueSet) hasToken(folded string) bool { return v != nil && (v.m[folded] || v.words[folded]) }
 
