@@ -2,10 +2,12 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"deidcorpus/apperr"
@@ -22,7 +24,7 @@ import (
 // TrainParams are a training job's parameters.
 type TrainParams struct {
 	Corpus string         `json:"corpus"`
-	Split  string         `json:"split,omitempty"` // default train; "all" for every split
+	Split  string         `json:"split,omitempty"` // default train; a list ("train,dev"), or "all" for every split
 	Set    string         `json:"set,omitempty"`   // default gold
 	Model  string         `json:"model"`
 	Config map[string]any `json:"config,omitempty"` // over tagger.DefaultConfig
@@ -40,12 +42,8 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	if p.Set == "" {
 		p.Set = "gold"
 	}
-	split := p.Split
-	switch split {
-	case "":
-		split, p.Split = "train", "train"
-	case "all":
-		split = ""
+	if p.Split == "" {
+		p.Split = "train"
 	}
 	cfg, err := taggerConfig(p.Config)
 	if err != nil {
@@ -56,12 +54,9 @@ func train(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	run.Progress(0, 1, "loading "+p.Corpus)
-	docs, err := run.Store.LoadSplit(ctx, c, p.Set, split)
+	docs, err := loadSplits(ctx, run.Store, c, p.Set, p.Split)
 	if err != nil {
 		return nil, err
-	}
-	if len(docs) == 0 {
-		return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", p.Corpus, p.Split)
 	}
 	start := time.Now()
 	m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
@@ -100,6 +95,32 @@ func train(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	return Result{"model": saved.ID, "modelName": saved.Name, "hash": saved.Hash, "metrics": metrics}, nil
+}
+
+// loadSplits loads the documents of a comma-separated list of splits
+// ("train,dev"), or of every split for "all", with the spans of set.
+func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits string) ([]pipeline.Document, error) {
+	if splits == "all" {
+		splits = ""
+	}
+	var docs []pipeline.Document
+	seen := map[string]bool{}
+	for _, split := range strings.Split(splits, ",") {
+		split = strings.TrimSpace(split)
+		if seen[split] {
+			continue
+		}
+		seen[split] = true
+		ds, err := st.LoadSplit(ctx, c, set, split)
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) == 0 {
+			return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", c.Name, cmp.Or(split, "all"))
+		}
+		docs = append(docs, ds...)
+	}
+	return docs, nil
 }
 
 // TagParams are a tagging job's parameters.

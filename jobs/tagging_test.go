@@ -17,6 +17,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
+	"deidcorpus/ent"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -76,6 +77,42 @@ func TestTrainAndTagJobs(t *testing.T) {
 	failed := wait(t, m, again.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
 	assert.Contains(t, failed.Error, "already has an annotation set")
+}
+
+// A model can be trained on several splits at once; a split that holds no
+// document, or is no split, fails the job with its name.
+func TestTrainOnASplitList(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 8)
+	m := newManager(t, st, nil, jobs.Options{})
+	train := func(model, split string) *ent.Job {
+		j, err := m.Enqueue(ctx, "train", jobs.TrainParams{Corpus: "notes", Split: split, Model: model,
+			Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
+		require.NoError(t, err)
+		return wait(t, m, j.ID)[0]
+	}
+	docs := func(split string) int {
+		c, err := st.CorpusByName(ctx, "notes")
+		require.NoError(t, err)
+		ds, err := st.LoadSplit(ctx, c, "gold", split)
+		require.NoError(t, err)
+		return len(ds)
+	}
+	for model, split := range map[string]string{"one": "train", "both": "train, test", "all": "all"} {
+		j := train(model, split)
+		require.Equal(t, job.StatusSucceeded, j.Status, j.Error)
+		want := docs("train")
+		if model != "one" {
+			want += docs("test")
+		}
+		assert.EqualValues(t, want, j.Result["metrics"].(map[string]any)["documents"], split)
+	}
+	for split, msg := range map[string]string{"train,dev": `no documents in split "dev"`, "train,tset": `unknown split "tset"`} {
+		j := train("bad", split)
+		assert.Equal(t, job.StatusFailed, j.Status)
+		assert.Contains(t, j.Error, msg)
+	}
 }
 
 func TestExternalTagger(t *testing.T) {

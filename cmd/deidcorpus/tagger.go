@@ -21,10 +21,11 @@ func init() {
 	register(&command{
 		name:    "train",
 		summary: "train the built-in hybrid CRF tagger on a corpus split",
-		args:    "--corpus NAME --model NAME [--split train] [--set gold] [--config FILE] [--async]",
+		args:    "--corpus NAME --model NAME [--split train|train,dev|all] [--set gold] [--config FILE] [--async]",
 		examples: []string{
 			"deidcorpus train --corpus demo --model crf1",
 			"deidcorpus train --corpus meddocan --split train --model crf2 --config tagger.json --async",
+			"deidcorpus train --corpus meddocan --split train,dev --model crf-all",
 		},
 		setup: setupTrain,
 	})
@@ -77,7 +78,7 @@ func init() {
 func setupTrain(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to train on (required)")
-	split := fs.String("split", "train", `split to train on ("all" for every document)`)
+	split := fs.String("split", "train", `split(s) to train on: "train", a list such as "train,dev", or "all"`)
 	set := fs.String("set", "gold", "annotation set holding the training spans")
 	name := fs.String("model", "", "name of the model to create (required)")
 	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults: features, training, post, recall_bias)")

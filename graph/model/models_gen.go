@@ -180,7 +180,7 @@ type TaggingInput struct {
 
 type TrainingInput struct {
 	Corpus string `json:"corpus"`
-	// Split to train on; "all" for every document.
+	// Split to train on, a comma-separated list of splits ("train,dev"), or "all" for every document.
 	Split string `json:"split"`
 	Set   string `json:"set"`
 	Model string `json:"model"`
