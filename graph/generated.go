@@ -26976,7 +26976,7 @@ func (ec *executionContext) unmarshalInputTaggingInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"model", "corpus", "split", "set", "recallBias"}
+	fieldsInOrder := [...]string{"model", "corpus", "split", "set", "recallBias", "curve"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -27018,6 +27018,13 @@ func (ec *executionContext) unmarshalInputTaggingInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.RecallBias = data
+		case "curve":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("curve"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Curve = data
 		}
 	}
 	return it, nil

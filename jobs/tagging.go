@@ -131,6 +131,10 @@ type TagParams struct {
 	// Set names the system annotation set written; default "system-" + model.
 	Set        string             `json:"set,omitempty"`
 	RecallBias map[string]float64 `json:"recallBias,omitempty"`
+	// Curve asks for the model's precision/recall at each of these recall
+	// biases on the gold set (built-in models, corpora with gold only); it is
+	// kept in the evaluation's report.
+	Curve []float64 `json:"curve,omitempty"`
 	// Gold, when the corpus has it, is scored against; default "gold".
 	Gold string `json:"gold,omitempty"`
 }
@@ -164,6 +168,17 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	docs, err := st.LoadSplit(ctx, c, "", p.Split)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Curve) > maxCurvePoints {
+		return nil, apperr.New(apperr.Invalid, "curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
+	}
+	if len(p.Curve) > 0 {
+		if mrow.Kind == model.KindExternal {
+			return nil, apperr.New(apperr.Invalid, "curve: model %s is external; a recall-bias curve needs a built-in model", p.Model)
+		}
+		if _, err := st.AnnotationSet(ctx, c, p.Gold); err != nil {
+			return nil, fmt.Errorf("curve: %w", err)
+		}
 	}
 	tagFn, err := modelTagger(mrow, p.RecallBias, run.External)
 	if err != nil {
@@ -199,6 +214,16 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	report, err := evaluate.Evaluate(gold, out, evaluate.Options{})
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	if len(p.Curve) > 0 {
+		tm, err := tagger.Load(bytes.NewReader(mrow.Artifact))
+		if err != nil {
+			return nil, apperr.New(apperr.Internal, "model %s: %v", mrow.Name, err)
+		}
+		if report.RecallBiasCurve, err = recallCurve(ctx, tm, gold, p.Curve, run.Progress); err != nil {
+			return nil, err
+		}
+		res["curve"] = report.RecallBiasCurve
 	}
 	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: c.ID, Gold: p.Gold, System: p.Set,
 		JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})

@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
-	"deidcorpus/ent"
+	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -71,10 +72,37 @@ func TestTrainAndTagJobs(t *testing.T) {
 	t.Logf("strict micro F1 on the synthetic test split: %.4f", f1)
 	assert.Greater(t, f1, 0.8, "a tagger trained on 12 synthetic patients tags the other 4 well")
 
+	// A recall-bias curve: more bias, more spans, higher recall; the points
+	// are kept in the evaluation's report.
+	cv, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve",
+		Curve: []float64{-3, 0, 1.5}}, "", nil)
+	require.NoError(t, err)
+	curved := wait(t, m, cv.ID)[0]
+	require.Equal(t, job.StatusSucceeded, curved.Status, curved.Error)
+	ev, err := st.Client.Evaluation.Get(ctx, int(curved.Result["evaluation"].(float64)))
+	require.NoError(t, err)
+	var report evaluate.Report
+	require.NoError(t, json.Unmarshal(ev.Report, &report))
+	pts := report.RecallBiasCurve
+	t.Logf("curve: %+v", pts)
+	require.Len(t, pts, 3)
+	assert.Equal(t, []float64{-3, 0, 1.5}, []float64{pts[0].Bias, pts[1].Bias, pts[2].Bias})
+	assert.Less(t, pts[0].Recall, pts[2].Recall, "a bias of 1.5 finds more than one of -3")
+	assert.Less(t, pts[0].TP+pts[0].FP, pts[2].TP+pts[2].FP, "and tags more")
+	for _, pt := range pts {
+		assert.Equal(t, pts[0].TP+pts[0].FN, pt.TP+pt.FN, "every point is scored on the same gold")
+	}
+	noGold, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve2",
+		Gold: "nope", Curve: []float64{0}}, "", nil)
+	require.NoError(t, err)
+	failed := wait(t, m, noGold.ID)[0]
+	assert.Equal(t, job.StatusFailed, failed.Status)
+	assert.Contains(t, failed.Error, `no annotation set "nope"`)
+
 	// Tagging twice into the same set is a conflict, not a duplicate.
 	again, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
 	require.NoError(t, err)
-	failed := wait(t, m, again.ID)[0]
+	failed = wait(t, m, again.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
 	assert.Contains(t, failed.Error, "already has an annotation set")
 }

@@ -79,6 +79,7 @@ func (r *mutationResolver) StartTagging(ctx context.Context, input model.Tagging
 			p.RecallBias[k] = f
 		}
 	}
+	p.Curve = input.Curve
 	return r.jobs.Enqueue(ctx, "tag", p, auth.Name(ctx), nil)
 }
 

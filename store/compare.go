@@ -53,7 +53,7 @@ func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.
 		if err != nil {
 			return nil, fieldError(fc, err)
 		}
-		set, err := s.annotationSet(ctx, c, setName)
+		set, err := s.AnnotationSet(ctx, c, setName)
 		if err != nil {
 			return nil, fieldError(fs, err)
 		}
@@ -149,7 +149,7 @@ func (s *Store) groupedTexts(ctx context.Context, q querier, setID int, category
 // reduced to its pattern, counted. The names are grouped by text in the
 // database, one label at a time along the label index.
 func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
-	set, err := s.annotationSet(ctx, c, setName)
+	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,8 @@ func (s *Store) CorpusByName(ctx context.Context, name string) (*ent.Corpus, err
 	return c, err
 }
 
-// annotationSet returns a corpus's named annotation set or a not_found error.
-func (s *Store) annotationSet(ctx context.Context, c *ent.Corpus, name string) (*ent.AnnotationSet, error) {
+// AnnotationSet returns a corpus's named annotation set or a not_found error.
+func (s *Store) AnnotationSet(ctx context.Context, c *ent.Corpus, name string) (*ent.AnnotationSet, error) {
 	set, err := s.Client.AnnotationSet.Query().
 		Where(annotationset.CorpusID(c.ID), annotationset.Name(name)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -93,7 +93,7 @@ func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split str
 		index[r.ID] = i
 	}
 	if setName != "" {
-		set, err := s.annotationSet(ctx, c, setName)
+		set, err := s.AnnotationSet(ctx, c, setName)
 		if err != nil {
 			return nil, err
 		}

@@ -497,7 +497,7 @@ func (s *Store) AlreadyImported(ctx context.Context, opt ImportOptions, files []
 	if err != nil {
 		return false, apperr.Wrap(apperr.Invalid, err)
 	}
-	set, err := s.annotationSet(ctx, c, opt.Set)
+	set, err := s.AnnotationSet(ctx, c, opt.Set)
 	if err != nil {
 		return false, nil
 	}

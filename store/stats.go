@@ -142,7 +142,7 @@ func (s *Store) StatisticsByID(ctx context.Context, corpusID int, setName string
 }
 
 func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, by []Dimension) (*Statistics, error) {
-	set, err := s.annotationSet(ctx, c, setName)
+	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
 	}

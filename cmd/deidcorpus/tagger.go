@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/tagger"
 )
@@ -32,7 +34,7 @@ func init() {
 	register(&command{
 		name:    "tag",
 		summary: "tag a corpus with a model (or files with a model file, offline) and score it against gold",
-		args:    "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--async] | --model-file FILE --in PATH --out DIR [--format i2b2]",
+		args:    "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--curve B1,B2,...] [--async] | --model-file FILE --in PATH --out DIR [--format i2b2]",
 		examples: []string{
 			"deidcorpus tag --model crf1 --corpus demo --split test",
 			"deidcorpus tag --model-file crf1.model --in notes/ --out tagged/",
@@ -114,6 +116,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 	corpus := fs.String("corpus", "", "corpus to tag")
 	split := fs.String("split", "", "only this split (default: every document)")
 	set := fs.String("set", "", `annotation set to write (default "system-MODEL")`)
+	curve := fs.String("curve", "", `recall biases to score the model at on the gold set, e.g. "-1,0,0.4,1,2,4": a precision/recall curve`)
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	modelFile := fs.String("model-file", "", "offline: a model file (deidcorpus models export), no database")
 	in := fs.String("in", "", "offline: input files or directory")
@@ -131,7 +134,13 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, "tag", jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set}, *async)
+		p := jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set}
+		if *curve != "" {
+			if p.Curve, err = parseFloats(*curve); err != nil {
+				return usageErr("--curve: %v", err)
+			}
+		}
+		j, err := runJob(ctx, e, st, "tag", p, *async)
 		if err != nil || *async {
 			return err
 		}
@@ -141,8 +150,35 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 				j.Result["precision"], j.Result["recall"], f1, number(j.Result["evaluation"]))
 		}
 		fmt.Fprintln(e.stdout)
+		if raw, ok := j.Result["curve"]; ok {
+			var pts []evaluate.CurvePoint
+			data, err := json.Marshal(raw)
+			if err == nil {
+				err = json.Unmarshal(data, &pts)
+			}
+			if err != nil {
+				return fmt.Errorf("job %d: curve: %w", j.ID, err)
+			}
+			fmt.Fprintln(e.stdout, "recall bias  precision  recall      F1")
+			for _, pt := range pts {
+				fmt.Fprintf(e.stdout, "%11g  %9.4f  %6.4f  %.4f\n", pt.Bias, pt.Precision, pt.Recall, pt.F1)
+			}
+		}
 		return nil
 	}
+}
+
+// parseFloats reads a comma-separated list of numbers.
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // tagOffline tags files with a model file, without a database.

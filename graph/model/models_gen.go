@@ -176,6 +176,9 @@ type TaggingInput struct {
 	Set *string `json:"set,omitempty"`
 	// Added to a type's B-/I- scores at decoding (MIST's recall knob); "*" for every type.
 	RecallBias map[string]any `json:"recallBias,omitempty"`
+	// Recall biases at which to score the model again on the gold set: the
+	// evaluation's report gets the precision/recall curve (built-in models only).
+	Curve []float64 `json:"curve,omitempty"`
 }
 
 type TrainingInput struct {

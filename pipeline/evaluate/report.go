@@ -70,6 +70,19 @@ type Report struct {
 	Confusion Confusion     `json:"confusion"`
 	Errors    ErrorAnalysis `json:"errors"`
 	Accuracy  TokenAccuracy `json:"token_accuracy"`
+
+	// RecallBiasCurve is filled by a tagging run asked for one: the same
+	// model's strict micro scores at each recall bias (MIST's knob).
+	RecallBiasCurve []CurvePoint `json:"recall_bias_curve,omitempty"`
+}
+
+// CurvePoint is a tagger's strict micro score at one recall bias.
+type CurvePoint struct {
+	Bias float64 `json:"bias"`
+	Counts
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
 }
 
 // Evaluate scores a system's documents against gold ones. Documents pair by

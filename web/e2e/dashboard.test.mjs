@@ -582,6 +582,7 @@ test('tagging with that model from the form produces an evaluation with per-type
   await page.waitForFunction((m) => [...document.querySelectorAll('#tag-model option')].some((o) => o.value === m), model, { timeout: 5000 });
   await page.selectOption('#tag-model', model);
   await page.selectOption('#tag-corpus', corpus.name);
+  await page.fill('#tag-curve', '-2, 0, 2');
   await page.click('#form-tag button[type="submit"]');
   const { id, row } = await finishedRow('tag', before);
   assert.equal(await row.getAttribute('data-status'), 'succeeded', `tagging: ${await row.innerText()}`);
@@ -614,6 +615,13 @@ test('tagging with that model from the form produces an evaluation with per-type
   const diag = await page.locator(`figure[data-chart="confusion"] g.cell[data-row="${types[0]}"][data-col="${types[0]}"]`).getAttribute('data-value');
   assert.equal(Number(diag), ev.report.confusion.cells[0][0]);
   assert.equal(await page.locator('.error-kinds li[data-kind="missed"] .count').innerText(), ev.report.errors.total.missed.toLocaleString('en-US'));
+  // The recall-bias curve asked for in the form: one point per bias, at the
+  // report's precision and recall.
+  const curve = ev.report.recall_bias_curve;
+  assert.deepEqual(curve.map((p) => p.bias), [-2, 0, 2]);
+  const pts = await page.locator('figure[data-chart="recall-bias-curve"] g.point').evaluateAll((gs) => gs.map((g) => ({
+    label: g.dataset.label, p: Number(g.dataset.precision), r: Number(g.dataset.recall) })));
+  assert.deepEqual(pts, curve.map((p) => ({ label: String(p.bias), p: p.precision, r: p.recall })));
   await shot('evaluation.png');
 });
 

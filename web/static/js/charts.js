@@ -191,3 +191,47 @@ export function groupedBars({ id, title, data, names = ['A', 'B'], colors = ['#5
       h('span', { class: 'swatch', vars: { '--c': colors[1] }, 'aria-hidden': 'true' }), ` ${names[1]}; ▲ largest residuals`)),
     data.length ? h('div', { class: 'chart-scroll' }, svg) : h('p', { class: 'empty' }, 'No spans.'));
 }
+
+/**
+ * prCurve draws precision against recall, one point per setting joined in
+ * order, each labelled (e.g. by its recall bias): [{label, precision,
+ * recall, f1, highlight?}]. Axes span the points' range. Returns a <figure>.
+ */
+export function prCurve({ id, title, data, key }) {
+  const width = 640;
+  const height = 360;
+  const pad = { l: 56, r: 24, t: 16, b: 40 };
+  const range = (vals) => {
+    const lo = Math.max(0, Math.floor(20 * Math.min(...vals)) / 20);
+    const hi = Math.min(1, Math.ceil(20 * Math.max(...vals)) / 20);
+    return hi > lo ? [lo, hi] : [Math.max(0, lo - 0.05), Math.min(1, hi + 0.05)];
+  };
+  const [x0, x1] = range(data.map((d) => d.recall));
+  const [y0, y1] = range(data.map((d) => d.precision));
+  const X = (v) => pad.l + ((v - x0) / (x1 - x0)) * (width - pad.l - pad.r);
+  const Y = (v) => height - pad.b - ((v - y0) / (y1 - y0)) * (height - pad.t - pad.b);
+  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'chart pr-curve', role: 'img',
+    'aria-label': `${title}: ` + data.map((d) => `${d.label}: precision ${d.precision.toFixed(4)}, recall ${d.recall.toFixed(4)}`).join('; ') });
+  const ticks = (lo, hi) => Array.from({ length: Math.round((hi - lo) / 0.05) + 1 }, (_, i) => lo + 0.05 * i);
+  for (const t of ticks(x0, x1)) {
+    svg.append(s('line', { x1: X(t), x2: X(t), y1: pad.t, y2: height - pad.b, class: 'grid' }),
+      s('text', { x: X(t), y: height - pad.b + 16, 'text-anchor': 'middle', class: 'tick' }, t.toFixed(2)));
+  }
+  for (const t of ticks(y0, y1)) {
+    svg.append(s('line', { x1: pad.l, x2: width - pad.r, y1: Y(t), y2: Y(t), class: 'grid' }),
+      s('text', { x: pad.l - 6, y: Y(t), 'text-anchor': 'end', 'dominant-baseline': 'central', class: 'tick' }, t.toFixed(2)));
+  }
+  svg.append(
+    s('text', { x: (pad.l + width - pad.r) / 2, y: height - 6, 'text-anchor': 'middle', class: 'label' }, 'recall'),
+    s('text', { x: 14, y: (pad.t + height - pad.b) / 2, 'text-anchor': 'middle', class: 'label',
+      transform: `rotate(-90 14 ${(pad.t + height - pad.b) / 2})` }, 'precision'),
+    s('polyline', { points: data.map((d) => `${X(d.recall)},${Y(d.precision)}`).join(' '), fill: 'none', stroke: '#3d7dd8', 'stroke-width': 2 }));
+  data.forEach((d) => {
+    svg.append(s('g', { class: d.highlight ? 'point highlight' : 'point', 'data-label': d.label, 'data-precision': d.precision, 'data-recall': d.recall },
+      s('title', {}, `${d.label}: P ${d.precision.toFixed(4)}, R ${d.recall.toFixed(4)}, F1 ${d.f1.toFixed(4)}`),
+      s('circle', { cx: X(d.recall), cy: Y(d.precision), r: d.highlight ? 6 : 4.5, fill: d.highlight ? '#c1502e' : '#fff', stroke: '#1f3a5f', 'stroke-width': 2 }),
+      s('text', { x: X(d.recall) + 8, y: Y(d.precision) - 8, class: 'value' }, d.label)));
+  });
+  return h('figure', { class: 'chart-fig', 'data-chart': id },
+    h('figcaption', {}, title, key ? h('span', { class: 'key' }, ` · ${key}`) : null), h('div', { class: 'chart-scroll' }, svg));
+}

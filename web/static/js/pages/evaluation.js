@@ -5,7 +5,7 @@
 
 import { gql, notFound } from '../api.js';
 import { h, num, pct, date, href, card, table, figures, breadcrumbs } from '../dom.js';
-import { barChart, heatmap } from '../charts.js';
+import { barChart, heatmap, prCurve } from '../charts.js';
 import { categoryColor, ERROR_KINDS } from '../colors.js';
 import { provenanceCard } from '../lineage.js';
 
@@ -49,9 +49,30 @@ export async function render({ params, signal, title }) {
     ].filter(Boolean)),
     headline(r),
     perTypeCard(r),
+    curveCard(r),
     h('div', { class: 'grid' }, errorsCard(r), accuracyCard(r)),
     confusionCard(r),
     await lineage);
+}
+
+// The model's precision and recall at each recall bias the tagging run was
+// asked for (MIST's knob), best F1 marked.
+function curveCard(r) {
+  const pts = r.recall_bias_curve || [];
+  if (!pts.length) return null;
+  const best = pts.reduce((a, b) => (b.f1 > a.f1 ? b : a));
+  return card('Recall bias: precision against recall', prCurve({
+    id: 'recall-bias-curve', title: 'Strict micro precision and recall by recall bias', key: 'labels: the bias added to every type; filled: best F1',
+    data: pts.map((p) => ({ label: String(p.bias), precision: p.precision, recall: p.recall, f1: p.f1, highlight: p === best })),
+  }), table([
+    { label: 'Bias', num: true, value: (p) => String(p.bias) },
+    { label: 'TP', num: true, value: (p) => num(p.tp) },
+    { label: 'FP', num: true, value: (p) => num(p.fp) },
+    { label: 'FN', num: true, value: (p) => num(p.fn) },
+    { label: 'P', num: true, value: (p) => f4(p.precision) },
+    { label: 'R', num: true, value: (p) => f4(p.recall) },
+    { label: 'F1', num: true, value: (p) => (p === best ? h('strong', {}, f4(p.f1)) : f4(p.f1)) },
+  ], pts, { cls: 'compact curve' }));
 }
 
 function notScored(r) {

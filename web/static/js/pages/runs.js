@@ -287,15 +287,21 @@ function tagForm(state, onStarted) {
   const split = h('select', { id: 'tag-split' }, h('option', { value: '' }, 'every document'), ['train', 'dev', 'test', 'unassigned'].map((s) => h('option', { value: s }, s)));
   const set = h('input', { id: 'tag-set', autocomplete: 'off', placeholder: 'system-MODEL (default)' });
   const bias = h('input', { id: 'tag-bias', type: 'number', step: 'any', placeholder: 'e.g. 0.5', autocomplete: 'off' });
+  const curve = h('input', { id: 'tag-curve', placeholder: 'e.g. -1, 0, 0.4, 1, 2, 4', autocomplete: 'off' });
   const noModels = h('p', { class: 'muted', hidden: true }, 'No models yet: train one first (Training).');
   return runForm('tag', 'tagging', [
     field('Model', model), field('Corpus', corpus.sel), field('Split', split), field('System set', set, 'optional'),
-    field('Recall bias', bias, 'optional: added to every type’s scores; > 0 finds more'), noModels,
+    field('Recall bias', bias, 'optional: added to every type’s scores; > 0 finds more'),
+    field('Recall-bias curve', curve, 'optional: biases to score the model at on gold, for a precision/recall curve'), noModels,
   ], () => {
     if (!model.value) throw new Error('Choose a model (train one first if there is none).');
     const input = { model: model.value, corpus: corpus.sel.value };
     if (split.value) input.split = split.value;
     if (set.value.trim()) input.set = set.value.trim();
+    if (curve.value.trim()) {
+      input.curve = curve.value.split(',').map((x) => x.trim()).filter(Boolean).map(Number);
+      if (!input.curve.every(Number.isFinite)) throw new Error('Recall-bias curve: give numbers separated by commas.');
+    }
     if (bias.value !== '') {
       const b = Number(bias.value);
       if (!Number.isFinite(b)) throw new Error('Recall bias must be a number.');
@@ -306,9 +312,9 @@ function tagForm(state, onStarted) {
       if (labels.length) {
         const lit = `{${labels.map((l) => `${l}: ${b}`).join(', ')}}`;
         return {
-          $query: `mutation($model: String!, $corpus: String!, $split: String, $set: String) {
-            job: startTagging(input: {model: $model, corpus: $corpus, split: $split, set: $set, recallBias: ${lit}}) { ${JOB_FIELDS} } }`,
-          model: input.model, corpus: input.corpus, split: input.split ?? null, set: input.set ?? null,
+          $query: `mutation($model: String!, $corpus: String!, $split: String, $set: String, $curve: [Float!]) {
+            job: startTagging(input: {model: $model, corpus: $corpus, split: $split, set: $set, curve: $curve, recallBias: ${lit}}) { ${JOB_FIELDS} } }`,
+          model: input.model, corpus: input.corpus, split: input.split ?? null, set: input.set ?? null, curve: input.curve ?? null,
         };
       }
       input.recallBias = { '*': b };
