@@ -70,17 +70,28 @@ func (c PostConfig) validate() error {
 type rule struct {
 	Kind string
 	re   *regexp.Regexp
-	// keyword, when set, must occur (case-insensitively) in the few bytes
-	// before a match.
-	keyword string
+	// keywords, when set: one of them must occur (case-insensitively) in
+	// the few bytes before a match, and after any of unless ("Tel.: 948 255
+	// 400 Fax: 948 296 500" holds one phone). A match that follows an
+	// accepted one across a list separator ("918823884 / 918823984 y
+	// 619128686") is listed under the same keyword.
+	keywords, unless []string
+	// minDigits, when set, is the fewest digits a match holds (a phone
+	// number has 9 or more; a record number near "Tel." has fewer).
+	minDigits int
 }
+
+// phoneFaxRe is a phone or fax number: digits in groups, an optional
+// country code and area code in brackets.
+var phoneFaxRe = regexp.MustCompile(`(?:\+\s?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*)?\d[\d\s.-]{5,}\d`)
 
 var rules = []rule{
 	{Kind: "EMAIL", re: emailRe},
 	{Kind: "URL", re: urlRe},
 	{Kind: "IPADDR", re: ipRe},
 	{Kind: "SSN", re: ssnRe},
-	{Kind: "FAX", re: regexp.MustCompile(`(?:\+\s?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*)?\d[\d\s.-]{5,}\d`), keyword: "fax"},
+	{Kind: "FAX", re: phoneFaxRe, keywords: []string{"fax"}, minDigits: 9},
+	{Kind: "PHONE", re: phoneFaxRe, keywords: []string{"tel", "tfno", "móvil", "movil", "phone"}, unless: []string{"fax"}, minDigits: 9},
 }
 
 // keywordReach is how far before a match a rule's keyword may be.
@@ -102,12 +113,18 @@ type RuleBinding struct {
 func (r *rule) matches(tk *Tokens) [][2]int {
 	var out [][2]int
 	lower := ""
+	lastEnd := -1
 	for _, m := range r.re.FindAllStringIndex(tk.Text, -1) {
-		if r.keyword != "" {
+		if r.minDigits > 0 && digits(tk.Text[m[0]:m[1]]) < r.minDigits {
+			continue
+		}
+		if len(r.keywords) > 0 {
 			if lower == "" {
 				lower = strings.ToLower(tk.Text)
 			}
-			if !strings.Contains(lower[max(0, m[0]-keywordReach):m[0]], r.keyword) {
+			listed := lastEnd >= 0 && m[0]-lastEnd <= listGap && strings.Trim(lower[lastEnd:m[0]], " /,;y-") == ""
+			window := lower[max(0, m[0]-keywordReach):m[0]]
+			if !listed && lastIndexAny(window, r.keywords) <= lastIndexAny(window, r.unless) {
 				continue
 			}
 		}
@@ -120,9 +137,32 @@ func (r *rule) matches(tk *Tokens) [][2]int {
 		})
 		if first >= 0 && tk.Tokens[first].Start == m[0] && tk.Tokens[last-1].End == m[1] {
 			out = append(out, [2]int{first, last})
+			lastEnd = m[1]
 		}
 	}
 	return out
+}
+
+func digits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+// listGap is the longest separator between two listed numbers.
+const listGap = 4
+
+// lastIndexAny is the last position in s of any of words, -1 for none.
+func lastIndexAny(s string, words []string) int {
+	last := -1
+	for _, w := range words {
+		last = max(last, strings.LastIndex(s, w))
+	}
+	return last
 }
 
 // bindRules learns which type each rule's matches are in the training gold.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -91,16 +92,40 @@ func TestNamePermutations(t *testing.T) {
 }
 
 func TestRulesNeedTheirKeyword(t *testing.T) {
-	var fax *rule
-	for i := range rules {
-		if rules[i].Kind == "FAX" {
-			fax = &rules[i]
+	ruleOf := func(kind string) *rule {
+		for i := range rules {
+			if rules[i].Kind == kind {
+				return &rules[i]
+			}
 		}
+		t.Fatalf("no rule %s", kind)
+		return nil
 	}
-	tk := Tokenize("Tel: 91 555 12 34. Fax: 91 555 12 35.")
-	got := fax.matches(tk)
-	if len(got) != 1 || tk.Text[tk.Tokens[got[0][0]].Start:tk.Tokens[got[0][1]-1].End] != "91 555 12 35" {
-		t.Errorf("fax matches %v", got)
+	for _, c := range []struct {
+		kind, text string
+		want       []string
+	}{
+		{"FAX", "Tel: 91 555 12 34. Fax: 91 555 12 35.", []string{"91 555 12 35"}},
+		{"PHONE", "Tel: 91 555 12 34. Fax: 91 555 12 35.", []string{"91 555 12 34"}},
+		{"PHONE", "Tel.: 948 255 400 Fax: 948 296 500 E-mail", []string{"948 255 400"}},
+		// A list under one keyword, however long.
+		{"PHONE", "Alcalá de Henares. Telfs.: 918823884 / 918823984 / 619128686. Correo", []string{"918823884", "918823984", "619128686"}},
+		{"PHONE", "Cádiz. Tfno: 956 203 145 y 956 203 146.", []string{"956 203 145", "956 203 146"}},
+		// A number too short for a phone is not one, keyword or not.
+		{"PHONE", "Tel. NHC: 7845678", nil},
+		// No keyword, no phone: record numbers and dosages stay out.
+		{"PHONE", "NHC 918823884. Peso 3 400 500 g.", nil},
+		// A number far from its keyword, and not listed, is not taken.
+		{"PHONE", "Teléfono de la unidad de hospitalización pediátrica 918823884", nil},
+	} {
+		tk := Tokenize(c.text)
+		var got []string
+		for _, m := range ruleOf(c.kind).matches(tk) {
+			got = append(got, tk.Text[tk.Tokens[m[0]].Start:tk.Tokens[m[1]-1].End])
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s in %q: %q, want %q", c.kind, c.text, got, c.want)
+		}
 	}
 }
 
