@@ -1,25 +1,42 @@
 package tagger
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
 	"deidcorpus/pipeline/resources"
 )
 
-// ResourcesLexicon is the name under which the project's embedded word lists
-// (pipeline/resources) are registered as a Lexicon.
-const ResourcesLexicon = "resources"
+// ResourcesLexicon is the name under which the project's embedded English
+// word lists (pipeline/resources) are registered as a Lexicon; PacksLexicon
+// joins the lists of every language's pack (a Spanish corpus's surnames,
+// cities, provinces and regions are in the Spanish one).
+const (
+	ResourcesLexicon = "resources"
+	PacksLexicon     = "packs"
+)
 
 func init() {
-	RegisterLexicon(ResourcesLexicon, &resourceLexicon{set: sync.OnceValue(resources.Default)})
+	RegisterLexicon(ResourcesLexicon, &resourceLexicon{sets: sync.OnceValue(func() []*resources.Set {
+		return []*resources.Set{resources.Default()}
+	})})
+	RegisterLexicon(PacksLexicon, &resourceLexicon{sets: sync.OnceValue(func() []*resources.Set {
+		var sets []*resources.Set
+		for _, lang := range resources.Languages() {
+			sets = append(sets, resources.ForLanguage(lang))
+		}
+		return sets
+	}), regions: true})
 }
 
 // resourceLexicon answers dictionary features from pipeline/resources, plus
 // the closed classes (months, weekdays, seasons; English and Spanish) that are
-// too small to be a resource list of their own.
+// too small to be a resource list of their own. A phrase in the same list of
+// several packs gets that list once.
 type resourceLexicon struct {
-	set func() *resources.Set
+	sets    func() []*resources.Set
+	regions bool // the "region" list (kept out of the older English lexicon)
 }
 
 // calendar maps folded month, weekday and season words and abbreviations to
@@ -45,42 +62,52 @@ var calendar = func() map[string]string {
 func (l *resourceLexicon) MaxWords() int { return 4 }
 
 func (l *resourceLexicon) Lookup(phrase string) []string {
-	s := l.set()
 	f := resources.Fold(phrase)
 	var out []string
-	if !strings.Contains(f, " ") {
-		if c, ok := calendar[f]; ok {
-			out = append(out, c)
-		}
-		if sex, ok := s.SexOf(f); ok {
-			out = append(out, "first_"+sex.String())
-		} else if s.IsFirstName(f) {
-			out = append(out, "first")
-		}
-		if s.IsSurname(f) {
-			out = append(out, "surname")
-		}
-		if _, ok := s.StateOf(f); ok && len(f) > 2 {
-			out = append(out, "state")
-		}
-		if s.IsStreetSuffix(f) {
-			out = append(out, "street_suffix")
+	add := func(list string) {
+		if !slices.Contains(out, list) {
+			out = append(out, list)
 		}
 	}
-	if s.IsCity(f) {
-		out = append(out, "city")
+	word := !strings.Contains(f, " ")
+	if c, ok := calendar[f]; ok && word {
+		add(c)
 	}
-	if s.IsHospital(f) {
-		out = append(out, "hospital")
-	}
-	if s.IsStreetName(f) {
-		out = append(out, "street")
-	}
-	if _, ok := s.CountryOf(f); ok {
-		out = append(out, "country")
-	}
-	if s.IsProfession(f) {
-		out = append(out, "profession")
+	for _, s := range l.sets() {
+		if word {
+			if sex, ok := s.SexOf(f); ok {
+				add("first_" + sex.String())
+			} else if s.IsFirstName(f) {
+				add("first")
+			}
+			if s.IsSurname(f) {
+				add("surname")
+			}
+			if _, ok := s.StateOf(f); ok && len(f) > 2 {
+				add("state")
+			}
+			if s.IsStreetSuffix(f) {
+				add("street_suffix")
+			}
+		}
+		if s.IsCity(f) {
+			add("city")
+		}
+		if l.regions && s.IsRegion(f) {
+			add("region")
+		}
+		if s.IsHospital(f) {
+			add("hospital")
+		}
+		if s.IsStreetName(f) {
+			add("street")
+		}
+		if _, ok := s.CountryOf(f); ok {
+			add("country")
+		}
+		if s.IsProfession(f) {
+			add("profession")
+		}
 	}
 	return out
 }
