@@ -136,6 +136,17 @@ func TestSpanishPack(t *testing.T) {
 			t.Errorf("%s (%s): postal prefix %v, province number %q", p.City, p.State, p.ZIPs, codes[p.State])
 		}
 	}
+	// Surrogates draw cities by population: Madrid's is the largest, and
+	// the towns composed after real ones ("Villanueva de Arriba") have none.
+	biggest := s.Places()[0]
+	for _, p := range s.Places() {
+		if p.Population > biggest.Population {
+			biggest = p
+		}
+	}
+	if biggest.City != "Madrid" || !s.IsCity("Villanueva de Arriba") {
+		t.Errorf("the biggest city is %s; Villanueva de Arriba is a city: %v", biggest.City, s.IsCity("Villanueva de Arriba"))
+	}
 	if !s.IsRegion("Castilla y León") || Default().IsRegion("Castilla y León") {
 		t.Error("regions are Spain's, in the Spanish pack only")
 	}
@@ -157,6 +168,12 @@ func TestSpanishPack(t *testing.T) {
 	}
 	if f := site.FirstNames(Female); len(f) != 1 || f[0].Text != "Zoraida" || !site.IsSurname("Acosta") {
 		t.Errorf("a site's first_female.tsv replaces that list only: %v", f)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zipcodes.tsv"), []byte("Villarriba\tMadrid\t28\tmany\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadLanguage(dir, "es"); err == nil || !strings.Contains(err.Error(), "population") {
+		t.Errorf("a population that is no number: %v", err)
 	}
 	if _, err := LoadLanguage(dir, "fr"); err == nil {
 		t.Error("LoadLanguage(fr) loaded a pack that does not exist")

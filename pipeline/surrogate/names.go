@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -375,12 +377,76 @@ func (p *namePool) draw(rng randSource, letter byte) string {
 type pools struct {
 	first [3]*namePool
 	last  *namePool
-	// hospitalsBy indexes the hospitals by the folded first word of their
-	// name ("hospital", "centro", "complejo").
-	hospitalsBy map[string][]int
+	// places draws the pack's places by population, all of them (key 0) or
+	// those whose name has as many words (see wordCount).
+	places map[int]*weighted
+	// hospitals and organizations index the lists by the shape of a name
+	// (see shapeKeys).
+	hospitals, organizations map[string][]int
 	// words are single-word place and surname forms for e-mail addresses
 	// and URLs: lower case, letters a-z only.
 	domainWords []string
+}
+
+// weighted draws indices in proportion to their weights.
+type weighted struct {
+	idx []int
+	cum []float64
+}
+
+func (w *weighted) add(i int, weight float64) {
+	total := weight
+	if len(w.cum) > 0 {
+		total += w.cum[len(w.cum)-1]
+	}
+	w.idx, w.cum = append(w.idx, i), append(w.cum, total)
+}
+
+func (w *weighted) draw(rng randSource) int {
+	i := sort.SearchFloat64s(w.cum, rng.Float64()*w.cum[len(w.cum)-1])
+	return w.idx[min(i, len(w.idx)-1)]
+}
+
+// wordCount is the number of words of a name, 6 for six or more.
+func wordCount(s string) int { return min(len(strings.Fields(s)), 6) }
+
+// shapeKeys are the keys a name is indexed under and looked up by, most
+// alike first: its folded first word and number of words ("hospital\x004"),
+// its first word, its number of words. A surrogate drawn by the first key
+// that holds enough names keeps what a tagger learns from the original's
+// shape: how it starts and how long it is.
+func shapeKeys(name string) [3]string {
+	first := ""
+	if w := strings.Fields(fold(name)); len(w) > 0 {
+		first = w[0]
+	}
+	n := strconv.Itoa(wordCount(name))
+	return [3]string{first + "\x00" + n, first + "\x00", "\x00" + n}
+}
+
+func indexShapes(names []string) map[string][]int {
+	m := map[string][]int{}
+	for i, n := range names {
+		for _, k := range shapeKeys(n) {
+			m[k] = append(m[k], i)
+		}
+	}
+	return m
+}
+
+// minShapePool is how many names a shape needs to be drawn from: fewer
+// would make one surrogate stand for many originals.
+const minShapePool = 20
+
+// drawLike draws the index of a name shaped like orig from an index of
+// indexShapes, else any of n.
+func drawLike(rng *rand.Rand, index map[string][]int, n int, orig string) int {
+	for _, k := range shapeKeys(orig) {
+		if idx := index[k]; len(idx) >= minShapePool {
+			return idx[rng.IntN(len(idx))]
+		}
+	}
+	return rng.IntN(n)
 }
 
 var poolCache sync.Map // *resources.Set -> *pools
@@ -389,15 +455,25 @@ func poolsFor(res *resources.Set) *pools {
 	if p, ok := poolCache.Load(res); ok {
 		return p.(*pools)
 	}
-	p := &pools{last: newNamePool(res.SurrogateSurnames()), hospitalsBy: map[string][]int{}}
+	p := &pools{last: newNamePool(res.SurrogateSurnames()), places: map[int]*weighted{}}
+	hospitals := make([]string, len(res.Hospitals()))
 	for i, h := range res.Hospitals() {
-		if w := strings.Fields(fold(h.Name)); len(w) > 0 {
-			p.hospitalsBy[w[0]] = append(p.hospitalsBy[w[0]], i)
-		}
+		hospitals[i] = h.Name
 	}
-	for _, pl := range res.Places() {
+	p.hospitals, p.organizations = indexShapes(hospitals), indexShapes(res.Organizations())
+	for i, pl := range res.Places() {
 		if f := fold(pl.City); isASCIILetters(f) {
 			p.domainWords = append(p.domainWords, f)
+		}
+		w := pl.Population
+		if w <= 0 { // a list without populations: every place alike
+			w = 1
+		}
+		for _, k := range []int{0, wordCount(pl.City)} {
+			if p.places[k] == nil {
+				p.places[k] = &weighted{}
+			}
+			p.places[k].add(i, w)
 		}
 	}
 	for sex := resources.Either; sex <= resources.Male; sex++ {
