@@ -6,10 +6,11 @@
 // organizations and the generic hospital departments of Stubbs & Uzuner 2015.
 //
 // A Set is one language's pack: English (the US lists above) or Spanish
-// (faker's es locale: names by sex, surnames, cities with their populations and provinces'
-// postal-code numbers, provinces, regions, street types, hospitals and health
-// centres, organizations). Countries, professions and departments are
-// bilingual and shared by both packs.
+// (faker's es locale: names by sex, surnames, cities with their populations
+// and their provinces' postal-code numbers, provinces, regions, street types,
+// and streets, towns, hospitals and health centres and organizations composed
+// from them). Countries, professions and departments are bilingual and shared
+// by both packs.
 //
 // The lists are embedded in the binary (data/ and data/es/, assembled from
 // ../shared/data by gen/, provenance and licenses in data/NOTICE). Default
