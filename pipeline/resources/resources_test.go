@@ -120,7 +120,8 @@ func TestSpanishPack(t *testing.T) {
 	if !s.IsSurname("Hernández") || !s.IsSurname("ACOSTA") {
 		t.Error("Hernández and ACOSTA are Spanish surnames")
 	}
-	// Every city's postal prefix is the number of its province.
+	// Every city's postal prefix is the number of its province, then 0 in
+	// a capital.
 	codes := map[string]string{}
 	for _, st := range s.States() {
 		codes[st.Name] = st.Abbr
@@ -131,10 +132,24 @@ func TestSpanishPack(t *testing.T) {
 	if len(codes) != 52 {
 		t.Errorf("%d provinces, want 52", len(codes))
 	}
+	capitals := map[string][]string{}
 	for _, p := range s.Places() {
-		if len(p.ZIPs) != 1 || codes[p.State] != p.ZIPs[0] {
-			t.Errorf("%s (%s): postal prefix %v, province number %q", p.City, p.State, p.ZIPs, codes[p.State])
+		for _, z := range p.ZIPs {
+			if len(z) != 3 || z[:2] != codes[p.State] {
+				t.Errorf("%s (%s): postal prefix %q, province number %q", p.City, p.State, z, codes[p.State])
+			}
+			if z[2] == '0' {
+				capitals[p.State] = append(capitals[p.State], p.City)
+			}
 		}
+	}
+	for prov, cs := range capitals {
+		if len(cs) != 1 {
+			t.Errorf("%s: capitals %v", prov, cs)
+		}
+	}
+	if c := capitals["Navarra"]; len(c) != 1 || c[0] != "Pamplona" {
+		t.Errorf("Navarra's capital: %v", c)
 	}
 	// Surrogates draw cities by population: Madrid's is the largest, and
 	// the towns composed after real ones ("Villanueva de Arriba") have none.

@@ -14,7 +14,8 @@ import (
 // name is drawn with the same weight, and no postal codes: a Spanish postal
 // code is the province's two-digit number and three more digits, so each
 // city is written with its province's number (the table below, public
-// knowledge) and surrogates add the other three; and no populations, which
+// knowledge) and the third digit (see postalPrefixes), and surrogates add
+// the other two; and no populations, which
 // the table below also gives, so that surrogates name big cities as often
 // as notes do. Streets, hospitals, institutions and small towns are
 // composed from faker's names and places and a few hand-written words, as
@@ -99,6 +100,26 @@ var cityProvince = map[string]string{
 	"Santa Coloma de Gramanet": "Barcelona", "Jaén": "Jaén", "Algeciras": "Cádiz", "Torrejón de Ardoz": "Madrid",
 	"Orense": "Orense", "Alcobendas": "Madrid", "Reus": "Tarragona", "Calahorra": "La Rioja", "Inca": "Islas Baleares",
 	"Ayna": "Albacete",
+}
+
+// capitalsES are the provincial capitals whose province has another name.
+var capitalsES = map[string]bool{"Pamplona": true, "Bilbao": true, "San Sebastián": true, "Vitoria": true, "Oviedo": true,
+	"Santander": true, "Logroño": true, "Palma de Mallorca": true, "Las Palmas de Gran Canaria": true,
+	"Castellón de la Plana": true}
+
+// postalPrefixes are the prefixes of a city's postal codes: the province's
+// number, then 0 in its capital ("28029", Madrid) and another digit
+// elsewhere ("28100", Alcobendas), as Correos numbers them.
+func postalPrefixes(city, province string) string {
+	code := provinceCodes[province]
+	if city == province || capitalsES[city] {
+		return code + "0"
+	}
+	var out []string
+	for d := '1'; d <= '9'; d++ {
+		out = append(out, code+string(d))
+	}
+	return strings.Join(out, " ")
 }
 
 // cityPopulation is each city's population in thousands (INE municipal
@@ -223,7 +244,7 @@ func (g *gen) spanish() {
 			g.err = fmt.Errorf("faker-es: city %q has no population", c)
 			return
 		}
-		cities = append(cities, c+"\t"+p+"\t"+provinceCodes[p]+"\t"+strconv.FormatFloat(n, 'f', -1, 64))
+		cities = append(cities, c+"\t"+p+"\t"+postalPrefixes(c, p)+"\t"+strconv.FormatFloat(n, 'f', -1, 64))
 	}
 	g.write("es/zipcodes.tsv", append(cities, n.municipalities(d.Location.CityName)...))
 
@@ -369,7 +390,7 @@ func (n *names) municipalities(real []string) []string {
 		}
 		taken[town] = true
 		p := n.pick(n.provinces)
-		out = append(out, town+"\t"+p+"\t"+provinceCodes[p]+"\t0")
+		out = append(out, town+"\t"+p+"\t"+postalPrefixes(town, p)+"\t0")
 	}
 	for _, t := range toponymsES {
 		for range 4 {
