@@ -411,17 +411,22 @@ func (w *weighted) draw(rng randSource) int {
 func wordCount(s string) int { return min(len(strings.Fields(s)), 6) }
 
 // shapeKeys are the keys a name is indexed under and looked up by, most
-// alike first: its folded first word and number of words ("hospital\x004"),
-// its first word, its number of words. A surrogate drawn by the first key
-// that holds enough names keeps what a tagger learns from the original's
-// shape: how it starts and how long it is.
-func shapeKeys(name string) [3]string {
-	first := ""
-	if w := strings.Fields(fold(name)); len(w) > 0 {
+// alike first: its first two words (folded) and its number of words
+// ("hospital universitario\x004"), its first word and number of words, its
+// first word, its number of words. A surrogate drawn by the first key that
+// holds enough names keeps what a tagger learns from the original's shape:
+// how it starts and how long it is.
+func shapeKeys(name string) [4]string {
+	w := strings.Fields(fold(name))
+	first, two := "", ""
+	if len(w) > 0 {
 		first = w[0]
 	}
+	if len(w) > 1 {
+		two = w[0] + " " + w[1]
+	}
 	n := strconv.Itoa(wordCount(name))
-	return [3]string{first + "\x00" + n, first + "\x00", "\x00" + n}
+	return [4]string{two + "\x00" + n, first + "\x00" + n, first + "\x00", "\x00" + n}
 }
 
 func indexShapes(names []string) map[string][]int {
