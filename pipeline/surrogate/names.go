@@ -420,7 +420,7 @@ func shapeKeys(name string) [4]string {
 	w := strings.Fields(fold(name))
 	first, two := "", ""
 	if len(w) > 0 {
-		first = w[0]
+		first, two = w[0], w[0] // a name of one word has its first key twice
 	}
 	if len(w) > 1 {
 		two = w[0] + " " + w[1]
@@ -432,8 +432,11 @@ func shapeKeys(name string) [4]string {
 func indexShapes(names []string) map[string][]int {
 	m := map[string][]int{}
 	for i, n := range names {
-		for _, k := range shapeKeys(n) {
-			m[k] = append(m[k], i)
+		keys := shapeKeys(n)
+		for j, k := range keys {
+			if j == 0 || k != keys[j-1] {
+				m[k] = append(m[k], i)
+			}
 		}
 	}
 	return m
