@@ -132,24 +132,22 @@ func TestSpanishPack(t *testing.T) {
 	if len(codes) != 52 {
 		t.Errorf("%d provinces, want 52", len(codes))
 	}
-	capitals := map[string][]string{}
+	prefixes := map[string]string{}
 	for _, p := range s.Places() {
 		for _, z := range p.ZIPs {
 			if len(z) != 3 || z[:2] != codes[p.State] {
 				t.Errorf("%s (%s): postal prefix %q, province number %q", p.City, p.State, z, codes[p.State])
 			}
-			if z[2] == '0' {
-				capitals[p.State] = append(capitals[p.State], p.City)
-			}
+		}
+		prefixes[p.City] = strings.Join(p.ZIPs, " ")
+	}
+	for city, want := range map[string]string{"Madrid": "280", "Pamplona": "310", "A Coruña": "150", "La Coruña": "150"} {
+		if prefixes[city] != want {
+			t.Errorf("%s, a capital: postal prefixes %q, want %q", city, prefixes[city], want)
 		}
 	}
-	for prov, cs := range capitals {
-		if len(cs) != 1 {
-			t.Errorf("%s: capitals %v", prov, cs)
-		}
-	}
-	if c := capitals["Navarra"]; len(c) != 1 || c[0] != "Pamplona" {
-		t.Errorf("Navarra's capital: %v", c)
+	if p := prefixes["Parla"]; !strings.HasPrefix(p, "281 ") {
+		t.Errorf("Parla, a town of Madrid: postal prefixes %q, want 281 to 289", p)
 	}
 	// Surrogates draw cities by population: Madrid's is the largest, and
 	// the towns composed after real ones ("Villanueva de Arriba") have none.

@@ -102,6 +102,12 @@ var cityProvince = map[string]string{
 	"Ayna": "Albacete",
 }
 
+// officialES are the official names, in a region's own language, of cities
+// faker names in Castilian only; notes use both ("A Coruña", "La Coruña").
+var officialES = map[string]string{"La Coruña": "A Coruña", "Orense": "Ourense", "Gerona": "Girona", "Lérida": "Lleida",
+	"Vitoria": "Vitoria-Gasteiz", "San Sebastián": "Donostia", "Gecho": "Getxo", "Baracaldo": "Barakaldo",
+	"Tarrasa": "Terrassa", "Santa Coloma de Gramanet": "Santa Coloma de Gramenet", "Alcoy": "Alcoi", "Irún": "Irun"}
+
 // capitalsES are the provincial capitals whose province has another name.
 var capitalsES = map[string]bool{"Pamplona": true, "Bilbao": true, "San Sebastián": true, "Vitoria": true, "Oviedo": true,
 	"Santander": true, "Logroño": true, "Palma de Mallorca": true, "Las Palmas de Gran Canaria": true,
@@ -239,12 +245,18 @@ func (g *gen) spanish() {
 			g.err = fmt.Errorf("faker-es: city %q has no province", c)
 			return
 		}
-		n, ok := cityPopulation[c]
+		pop, ok := cityPopulation[c]
 		if !ok {
 			g.err = fmt.Errorf("faker-es: city %q has no population", c)
 			return
 		}
-		cities = append(cities, c+"\t"+p+"\t"+postalPrefixes(c, p)+"\t"+strconv.FormatFloat(n, 'f', -1, 64))
+		names := []string{c}
+		if o, ok := officialES[c]; ok { // the city is named both ways: each for half its people
+			names, pop = append(names, o), pop/2
+		}
+		for _, name := range names {
+			cities = append(cities, name+"\t"+p+"\t"+postalPrefixes(c, p)+"\t"+strconv.FormatFloat(pop, 'f', -1, 64))
+		}
 	}
 	g.write("es/zipcodes.tsv", append(cities, n.municipalities(d.Location.CityName)...))
 
