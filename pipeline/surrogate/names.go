@@ -332,9 +332,8 @@ func (g *gen) username(tab *table, s pipeline.Span) string {
 // namePool draws names by frequency, optionally only those starting with a letter.
 type namePool struct {
 	all      []resources.Name
-	cum      []float64
-	byLetter [26][]int // indices into all
-	cumL     [26][]float64
+	w        weighted
+	byLetter [26]weighted
 }
 
 func newNamePool(names []resources.Name) *namePool {
@@ -345,16 +344,10 @@ func newNamePool(names []resources.Name) *namePool {
 		}
 		p.all = append(p.all, n)
 	}
-	total := 0.0
-	tl := [26]float64{}
 	for i, n := range p.all {
-		total += n.Freq + 1e-4
-		p.cum = append(p.cum, total)
+		p.w.add(i, n.Freq+1e-4)
 		if l := firstLetter(n.Text); l != 0 {
-			k := l - 'A'
-			tl[k] += n.Freq + 1e-4
-			p.byLetter[k] = append(p.byLetter[k], i)
-			p.cumL[k] = append(p.cumL[k], tl[k])
+			p.byLetter[l-'A'].add(i, n.Freq+1e-4)
 		}
 	}
 	return p
@@ -364,14 +357,11 @@ type randSource interface{ Float64() float64 }
 
 func (p *namePool) draw(rng randSource, letter byte) string {
 	if letter >= 'A' && letter <= 'Z' {
-		k := letter - 'A'
-		if cum := p.cumL[k]; len(cum) > 0 {
-			i := sort.SearchFloat64s(cum, rng.Float64()*cum[len(cum)-1])
-			return p.all[p.byLetter[k][min(i, len(cum)-1)]].Text
+		if w := &p.byLetter[letter-'A']; len(w.idx) > 0 {
+			return p.all[w.draw(rng)].Text
 		}
 	}
-	i := sort.SearchFloat64s(p.cum, rng.Float64()*p.cum[len(p.cum)-1])
-	return p.all[min(i, len(p.all)-1)].Text
+	return p.all[p.w.draw(rng)].Text
 }
 
 type pools struct {
