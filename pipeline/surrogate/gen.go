@@ -395,14 +395,17 @@ func dniParts(s string, checked bool) (dni, bool) {
 }
 
 // place replaces a place of the TERRITORIO or CITY kind in its own kind: a
-// postal code by a postal code, a province or state by another, a region by
-// a region, a country by a country, anything else by a city of the pack.
+// postal code by a postal code ("E-41013" too), a province or state by
+// another, a region by a region, a country by a country, anything else by a
+// city of the pack.
 func (g *gen) place(orig string) string {
 	res := g.e.res
 	t := strings.TrimSpace(orig)
-	switch {
+	switch code, prefixed := countryPrefixed(t); {
 	case isDigits(t) && len(t) == 5:
 		return g.zip(orig)
+	case prefixed:
+		return strings.Replace(orig, code, g.zip(code), 1)
 	case hasCode(t) && !strings.ContainsFunc(t, unicode.IsLetter):
 		return g.shape(orig)
 	}
@@ -427,6 +430,16 @@ func (g *gen) city(orig string) resources.Place {
 		w = g.e.pools.places[0]
 	}
 	return g.e.res.Places()[w.draw(g.rng)]
+}
+
+// countryPrefixed returns the postal code of one written after its
+// country's letter ("E-41013", "E 41013"), which stays.
+func countryPrefixed(t string) (code string, ok bool) {
+	i := len(t) - 5
+	if i < 1 || i > 2 || !isDigits(t[i:]) || t[0] < 'A' || t[0] > 'Z' || i == 2 && t[1] != '-' && t[1] != ' ' {
+		return "", false
+	}
+	return t[i:], true
 }
 
 // state draws a state (a province in Spanish), written as the original: an
