@@ -40,6 +40,11 @@ type fakerES struct {
 	Company struct {
 		LegalEntityType []string `json:"legal_entity_type"`
 	} `json:"company"`
+	Date struct {
+		Month struct {
+			Wide []string `json:"wide"`
+		} `json:"month"`
+	} `json:"date"`
 	Internet struct {
 		FreeEmail    []string `json:"free_email"`
 		DomainSuffix []string `json:"domain_suffix"`
@@ -236,6 +241,9 @@ func (g *gen) spanish() {
 	}
 	n := names{female: female, male: male, last: last, cities: cityNames, provinces: provinces, regions: d.Location.State,
 		rng: rand.New(rand.NewPCG(14, 2026))}
+	for _, m := range d.Date.Month.Wide { // capitalized, as in a name
+		n.months = append(n.months, strings.ToUpper(m[:1])+m[1:])
+	}
 
 	var cities []string
 	for _, c := range d.Location.CityName {
@@ -326,8 +334,8 @@ var (
 // names composes Spanish street, hospital and institution names from
 // faker's names and places and the words above, as real ones are built.
 type names struct {
-	female, male, last, cities, provinces, regions []string
-	rng                                            *rand.Rand
+	female, male, last, cities, provinces, regions, months []string
+	rng                                                    *rand.Rand
 }
 
 func (n *names) pick(l []string) string { return l[n.rng.IntN(len(l))] }
@@ -418,10 +426,20 @@ func (n *names) municipalities(real []string) []string {
 	return out
 }
 
+// doctor is the title of a hospital named after a physician, spelled out
+// or abbreviated as names write it ("Hospital Doctor Peset", "Hospital Dr.
+// Negrín").
+func (n *names) doctor() string {
+	if n.rng.IntN(2) == 0 {
+		return "Dr."
+	}
+	return "Doctor"
+}
+
 // hospitals are hospitals and health centres named as Spain's are: a kind
 // ("Hospital Clínico Universitario") after a place, a saint, a Virgin, a
-// person or a title ("Hospital Infanta Elena"), or alone ("Hospital
-// General"), each with its city (one at random where the name has none) and
+// person, a title ("Hospital Infanta Elena") or a date ("Hospital 12 de
+// Octubre"), or alone ("Hospital General"), each with its city (one at random where the name has none) and
 // that city's province.
 func (n *names) hospitals() []string {
 	out := map[string]bool{}
@@ -450,8 +468,9 @@ func (n *names) hospitals() []string {
 		named(func() string { return "Virgen " + n.pick(advocationsES) }),
 		named(func() string { return "Nuestra Señora " + n.pick(advocationsES) }),
 		named(func() string { return n.first() + " " + n.pick(n.last) }),
-		named(func() string { return "Doctor " + n.pick(n.last) }),
-		named(func() string { return "Doctor " + n.pick(n.male) + " " + n.pick(n.last) }),
+		named(func() string { return n.doctor() + " " + n.pick(n.last) }),
+		named(func() string { return n.doctor() + " " + n.pick(n.male) + " " + n.pick(n.last) }),
+		named(func() string { return strconv.Itoa(1+n.rng.IntN(28)) + " de " + n.pick(n.months) }),
 		named(func() string { return "Infanta " + n.pick(n.female) }),
 		named(func() string { return "Reina " + n.pick(n.female) }),
 		named(func() string { return n.pick(n.last) + " y " + n.pick(n.last) }),
