@@ -452,6 +452,12 @@ func (n *names) hospitals() []string {
 	for _, k := range hospitalKindsES[1:] {
 		add(k, "")
 	}
+	for _, c := range n.cities { // "Hospital Cruces", "Clínica Quirón": two words, as many are
+		if !strings.Contains(c, " ") {
+			add("Hospital "+c, c)
+			add("Clínica "+n.pick(n.last), "")
+		}
+	}
 	atCity := func(prefix string) func() (string, string) {
 		return func() (string, string) {
 			c := n.pick(n.cities)
