@@ -437,10 +437,15 @@ func indexShapes(names []string) map[string][]int {
 const minShapePool = 20
 
 // drawLike draws the index of a name shaped like orig from an index of
-// indexShapes, else any of n.
+// indexShapes of a list of n names, else any of them. The original's first
+// words are kept only when they name a kind: a word that starts at least
+// 1% of the list ("Hospital", "Universidad", "St"), not a name ("West
+// Hospital" must not become "West Valley Medical Center").
 func drawLike(rng *rand.Rand, index map[string][]int, n int, orig string) int {
-	for _, k := range shapeKeys(orig) {
-		if idx := index[k]; len(idx) >= minShapePool {
+	keys := shapeKeys(orig)
+	kind := 100*len(index[keys[2]]) >= n
+	for i, k := range keys {
+		if idx := index[k]; len(idx) >= minShapePool && (kind || i == len(keys)-1) {
 			return idx[rng.IntN(len(idx))]
 		}
 	}
