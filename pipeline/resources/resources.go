@@ -6,10 +6,11 @@
 // organizations and the generic hospital departments of Stubbs & Uzuner 2015.
 //
 // A Set is one language's pack: English (the US lists above) or Spanish
-// (faker's es locale: names by sex, surnames, cities with their provinces'
-// postal-code numbers, provinces, regions, street types, hospitals and health
-// centres, organizations). Countries, professions and departments are
-// bilingual and shared by both packs.
+// (faker's es locale: names by sex, surnames, cities with their populations
+// and their provinces' postal-code numbers, provinces, regions, street types,
+// and streets, towns, hospitals and health centres and organizations composed
+// from them). Countries, professions and departments are bilingual and shared
+// by both packs.
 //
 // The lists are embedded in the binary (data/ and data/es/, assembled from
 // ../shared/data by gen/, provenance and licenses in data/NOTICE). Default
@@ -66,11 +67,13 @@ type Name struct {
 // Place is a city with its state (a US state's abbreviation, a Spanish
 // province's name) and postal codes. A code shorter than five digits is a
 // prefix that surrogates complete with random digits (a Spanish province's
-// number).
+// number). Population, in thousands, is 0 where the list gives none (an
+// optional fourth field).
 type Place struct {
-	City  string
-	State string
-	ZIPs  []string
+	City       string
+	State      string
+	ZIPs       []string
+	Population float64
 }
 
 // State is a US state.
@@ -321,6 +324,14 @@ func load(site fs.FS, lang string) (*Set, error) {
 			continue
 		}
 		p := Place{City: r[0], State: r[1], ZIPs: strings.Fields(r[2])}
+		if len(r) > 3 {
+			n, err := strconv.ParseFloat(r[3], 64)
+			if err != nil || n < 0 {
+				l.err = fmt.Errorf("zipcodes.tsv: %q: population %q is not a number of thousands", r[0], r[3])
+				break
+			}
+			p.Population = n
+		}
 		for _, z := range p.ZIPs {
 			s.byZIP[z] = len(s.places)
 		}
@@ -447,7 +458,7 @@ func (s *Set) SurrogateSurnames() []Name { return s.surnamePool }
 // IsSurname reports whether a word is a listed surname.
 func (s *Set) IsSurname(w string) bool { return s.isSurname[Fold(w)] }
 
-// Places returns the US cities with their state and ZIP codes.
+// Places returns the cities with their state, postal codes and population.
 func (s *Set) Places() []Place { return s.places }
 
 // PlaceOfZIP returns the place a five-digit ZIP code belongs to.
@@ -459,7 +470,7 @@ func (s *Set) PlaceOfZIP(zip string) (Place, bool) {
 	return s.places[i], true
 }
 
-// IsCity reports whether a word or phrase is a listed US city.
+// IsCity reports whether a word or phrase is a listed city.
 func (s *Set) IsCity(w string) bool { return s.cities[Fold(w)] }
 
 // States returns the US states.

@@ -120,7 +120,8 @@ func TestSpanishPack(t *testing.T) {
 	if !s.IsSurname("Hernández") || !s.IsSurname("ACOSTA") {
 		t.Error("Hernández and ACOSTA are Spanish surnames")
 	}
-	// Every city's postal prefix is the number of its province.
+	// Every city's postal prefix is the number of its province, then 0 in
+	// a capital.
 	codes := map[string]string{}
 	for _, st := range s.States() {
 		codes[st.Name] = st.Abbr
@@ -131,10 +132,33 @@ func TestSpanishPack(t *testing.T) {
 	if len(codes) != 52 {
 		t.Errorf("%d provinces, want 52", len(codes))
 	}
+	prefixes := map[string]string{}
 	for _, p := range s.Places() {
-		if len(p.ZIPs) != 1 || codes[p.State] != p.ZIPs[0] {
-			t.Errorf("%s (%s): postal prefix %v, province number %q", p.City, p.State, p.ZIPs, codes[p.State])
+		for _, z := range p.ZIPs {
+			if len(z) != 3 || z[:2] != codes[p.State] {
+				t.Errorf("%s (%s): postal prefix %q, province number %q", p.City, p.State, z, codes[p.State])
+			}
 		}
+		prefixes[p.City] = strings.Join(p.ZIPs, " ")
+	}
+	for city, want := range map[string]string{"Madrid": "280", "Pamplona": "310", "A Coruña": "150", "La Coruña": "150"} {
+		if prefixes[city] != want {
+			t.Errorf("%s, a capital: postal prefixes %q, want %q", city, prefixes[city], want)
+		}
+	}
+	if p := prefixes["Parla"]; !strings.HasPrefix(p, "281 ") {
+		t.Errorf("Parla, a town of Madrid: postal prefixes %q, want 281 to 289", p)
+	}
+	// Surrogates draw cities by population: Madrid's is the largest, and
+	// the towns composed after real ones ("Villanueva de Arriba") have none.
+	biggest := s.Places()[0]
+	for _, p := range s.Places() {
+		if p.Population > biggest.Population {
+			biggest = p
+		}
+	}
+	if biggest.City != "Madrid" || !s.IsCity("Villanueva de Arriba") {
+		t.Errorf("the biggest city is %s; Villanueva de Arriba is a city: %v", biggest.City, s.IsCity("Villanueva de Arriba"))
 	}
 	if !s.IsRegion("Castilla y León") || Default().IsRegion("Castilla y León") {
 		t.Error("regions are Spain's, in the Spanish pack only")
@@ -157,6 +181,12 @@ func TestSpanishPack(t *testing.T) {
 	}
 	if f := site.FirstNames(Female); len(f) != 1 || f[0].Text != "Zoraida" || !site.IsSurname("Acosta") {
 		t.Errorf("a site's first_female.tsv replaces that list only: %v", f)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zipcodes.tsv"), []byte("Villarriba\tMadrid\t28\tmany\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadLanguage(dir, "es"); err == nil || !strings.Contains(err.Error(), "population") {
+		t.Errorf("a population that is no number: %v", err)
 	}
 	if _, err := LoadLanguage(dir, "fr"); err == nil {
 		t.Error("LoadLanguage(fr) loaded a pack that does not exist")

@@ -204,3 +204,30 @@ func TestNewNotesReuseMappings(t *testing.T) {
 	combined := &Result{Docs: all, Mappings: append(append([]Mapping(nil), first.Mappings...), second.Mappings...), Shifts: first.Shifts, Language: "en"}
 	assertClean(t, docs, combined, pol)
 }
+
+// TestDrawLikeKeepsKindsNotNames: a hospital's surrogate starts as the
+// original when its first words name a kind ("Hospital Universitario"),
+// and no more often than any name does when they are a name ("West ...").
+func TestDrawLikeKeepsKindsNotNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	for _, c := range []struct {
+		lang, orig, prefix string
+		kind               bool
+	}{
+		{"en", "West Suburban Medical Center", "West ", false},
+		{"en", "St Luke's Hospital", "St ", true},
+		{"es", "Hospital Universitario La Paz", "Hospital Universitario ", true},
+	} {
+		res := resources.ForLanguage(c.lang)
+		p := poolsFor(res)
+		same := 0
+		for range 200 {
+			if h := res.Hospitals()[drawLike(rng, p.hospitals, len(res.Hospitals()), c.orig)].Name; strings.HasPrefix(h, c.prefix) {
+				same++
+			}
+		}
+		if c.kind && same != 200 || !c.kind && same > 10 {
+			t.Errorf("%q: %d of 200 surrogates start with %q", c.orig, same, c.prefix)
+		}
+	}
+}

@@ -105,10 +105,15 @@ func (g *gen) leaks(c, strategy string) bool {
 	switch strategy {
 	case StateS, CountryS, Profession:
 		return g.excluded(c)
-	case City, HospitalS, Organization:
-		// Lists of places (and of hospitals named after them) that a corpus
-		// may exhaust: a surrogate may name a place of another patient's
-		// records, never equal another original, never hold its patients'.
+	case City:
+		// A closed list whose big cities every corpus names: a surrogate may
+		// be a place of another patient's records ("Madrid" for one patient's
+		// "Sevilla"), as a note names them, never one of its own patient's.
+		return g.excluded(c)
+	case HospitalS, Organization:
+		// Lists of hospitals and institutions, corpus-wide: a surrogate may
+		// name a place of another patient's records, never equal another
+		// original, never hold its patients'.
 		return g.excluded(c) || g.e.orig.has(c)
 	case Street:
 		return g.excluded(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
@@ -204,7 +209,7 @@ func (g *gen) make(strategy, orig string, try int) string {
 	case HospitalS:
 		return withCaseOf(g.hospital(orig), orig)
 	case Organization:
-		return withCaseOf(g.organization(try), orig)
+		return withCaseOf(g.organization(orig, try), orig)
 	case Profession:
 		p := res.Professions(g.e.lang)
 		return withCaseOf(p[g.rng.IntN(len(p))], orig)
@@ -390,18 +395,21 @@ func dniParts(s string, checked bool) (dni, bool) {
 }
 
 // place replaces a place of the TERRITORIO or CITY kind in its own kind: a
-// postal code by a postal code, a province or state by another, a region by
-// a region, a country by a country, anything else by a city of the pack.
+// postal code by a postal code ("E-41013" too), a province or state by
+// another, a region by a region, a country by a country, anything else by a
+// city of the pack.
 func (g *gen) place(orig string) string {
 	res := g.e.res
 	t := strings.TrimSpace(orig)
-	switch {
+	switch code, prefixed := countryPrefixed(t); {
 	case isDigits(t) && len(t) == 5:
 		return g.zip(orig)
+	case prefixed:
+		return strings.Replace(orig, code, g.zip(code), 1)
 	case hasCode(t) && !strings.ContainsFunc(t, unicode.IsLetter):
 		return g.shape(orig)
 	}
-	if _, ok := res.StateOf(t); ok && g.e.lang == "es" {
+	if _, ok := res.StateOf(t); ok && g.e.lang == "es" && !res.IsCity(t) { // "Madrid" is the city, as a note means it
 		return g.state(orig)
 	}
 	if res.IsRegion(t) {
@@ -411,8 +419,27 @@ func (g *gen) place(orig string) string {
 	if _, ok := res.CountryOf(t); ok && !res.IsCity(t) {
 		return g.country(orig)
 	}
-	p := res.Places()[g.rng.IntN(len(res.Places()))]
-	return withCaseOf(p.City, orig)
+	return withCaseOf(g.city(orig).City, orig)
+}
+
+// city draws a place by population among those whose name has as many
+// words as orig's, else among all: notes name a few big cities often.
+func (g *gen) city(orig string) resources.Place {
+	w := g.e.pools.places[wordCount(orig)]
+	if w == nil || len(w.idx) < minShapePool {
+		w = g.e.pools.places[0]
+	}
+	return g.e.res.Places()[w.draw(g.rng)]
+}
+
+// countryPrefixed returns the postal code of one written after its
+// country's letter ("E-41013", "E 41013"), which stays.
+func countryPrefixed(t string) (code string, ok bool) {
+	i := len(t) - 5
+	if i < 1 || i > 2 || !isDigits(t[i:]) || t[0] < 'A' || t[0] > 'Z' || i == 2 && t[1] != '-' && t[1] != ' ' {
+		return "", false
+	}
+	return t[i:], true
 }
 
 // state draws a state (a province in Spanish), written as the original: an
@@ -426,19 +453,12 @@ func (g *gen) state(orig string) string {
 	return withCaseOf(st.Name, orig)
 }
 
-// hospital draws a listed hospital whose name starts as the original's
-// ("Centro de Salud ..." for a health centre, "Hospital ..." for a
-// hospital), else any.
+// hospital draws a listed hospital shaped like the original: starting as
+// it does ("Centro de Salud ..." for a health centre, "Hospital ..." for a
+// hospital) with as many words where the list has enough such.
 func (g *gen) hospital(orig string) string {
 	hs := g.e.res.Hospitals()
-	first := ""
-	if w := strings.Fields(fold(orig)); len(w) > 0 {
-		first = w[0]
-	}
-	if idx := g.e.pools.hospitalsBy[first]; len(idx) >= 20 && g.rng.IntN(8) > 0 {
-		return hs[idx[g.rng.IntN(len(idx))]].Name
-	}
-	return hs[g.rng.IntN(len(hs))].Name
+	return hs[drawLike(g.rng, g.e.pools.hospitals, len(hs), orig)].Name
 }
 
 // phone keeps the number's format; a ten-digit (or 1 + ten-digit) number gets
@@ -645,8 +665,7 @@ func (g *gen) ssn(s string) string {
 func (g *gen) zip(s string) string {
 	t := strings.TrimSpace(s)
 	if len(t) >= 5 && isDigits(t[:5]) && (len(t) == 5 || len(t) == 10 && t[5] == '-' && isDigits(t[6:])) {
-		places := g.e.res.Places()
-		p := places[g.rng.IntN(len(places))]
+		p := g.e.res.Places()[g.e.pools.places[0].draw(g.rng)]
 		z := p.ZIPs[g.rng.IntN(len(p.ZIPs))]
 		for len(z) < 5 {
 			z += string(rune('0' + g.rng.IntN(10)))
@@ -733,12 +752,13 @@ func ageYears(s string) (n, at, width int, ok bool) {
 	return n, at, width, err == nil && width <= 3
 }
 
-// organization draws a listed organization, then, once the short list is used
-// up, one of faker's company patterns over the pack's surnames.
-func (g *gen) organization(try int) string {
+// organization draws a listed organization shaped like the original (see
+// hospital), then, once the list is used up, one of faker's company
+// patterns over the pack's surnames.
+func (g *gen) organization(orig string, try int) string {
 	o := g.e.res.Organizations()
 	if try < tries/4 {
-		return o[g.rng.IntN(len(o))]
+		return o[drawLike(g.rng, g.e.pools.organizations, len(o), orig)]
 	}
 	last := func() string { return g.e.pools.last.draw(g.rng, 0) }
 	and, kinds := " and ", []string{"Group", "Inc", "LLC", "and Sons"}

@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -330,9 +332,8 @@ func (g *gen) username(tab *table, s pipeline.Span) string {
 // namePool draws names by frequency, optionally only those starting with a letter.
 type namePool struct {
 	all      []resources.Name
-	cum      []float64
-	byLetter [26][]int // indices into all
-	cumL     [26][]float64
+	w        weighted
+	byLetter [26]weighted
 }
 
 func newNamePool(names []resources.Name) *namePool {
@@ -343,16 +344,10 @@ func newNamePool(names []resources.Name) *namePool {
 		}
 		p.all = append(p.all, n)
 	}
-	total := 0.0
-	tl := [26]float64{}
 	for i, n := range p.all {
-		total += n.Freq + 1e-4
-		p.cum = append(p.cum, total)
+		p.w.add(i, n.Freq+1e-4)
 		if l := firstLetter(n.Text); l != 0 {
-			k := l - 'A'
-			tl[k] += n.Freq + 1e-4
-			p.byLetter[k] = append(p.byLetter[k], i)
-			p.cumL[k] = append(p.cumL[k], tl[k])
+			p.byLetter[l-'A'].add(i, n.Freq+1e-4)
 		}
 	}
 	return p
@@ -362,25 +357,99 @@ type randSource interface{ Float64() float64 }
 
 func (p *namePool) draw(rng randSource, letter byte) string {
 	if letter >= 'A' && letter <= 'Z' {
-		k := letter - 'A'
-		if cum := p.cumL[k]; len(cum) > 0 {
-			i := sort.SearchFloat64s(cum, rng.Float64()*cum[len(cum)-1])
-			return p.all[p.byLetter[k][min(i, len(cum)-1)]].Text
+		if w := &p.byLetter[letter-'A']; len(w.idx) > 0 {
+			return p.all[w.draw(rng)].Text
 		}
 	}
-	i := sort.SearchFloat64s(p.cum, rng.Float64()*p.cum[len(p.cum)-1])
-	return p.all[min(i, len(p.all)-1)].Text
+	return p.all[p.w.draw(rng)].Text
 }
 
 type pools struct {
 	first [3]*namePool
 	last  *namePool
-	// hospitalsBy indexes the hospitals by the folded first word of their
-	// name ("hospital", "centro", "complejo").
-	hospitalsBy map[string][]int
+	// places draws the pack's places by population, all of them (key 0) or
+	// those whose name has as many words (see wordCount).
+	places map[int]*weighted
+	// hospitals and organizations index the lists by the shape of a name
+	// (see shapeKeys).
+	hospitals, organizations map[string][]int
 	// words are single-word place and surname forms for e-mail addresses
 	// and URLs: lower case, letters a-z only.
 	domainWords []string
+}
+
+// weighted draws indices in proportion to their weights.
+type weighted struct {
+	idx []int
+	cum []float64
+}
+
+func (w *weighted) add(i int, weight float64) {
+	total := weight
+	if len(w.cum) > 0 {
+		total += w.cum[len(w.cum)-1]
+	}
+	w.idx, w.cum = append(w.idx, i), append(w.cum, total)
+}
+
+func (w *weighted) draw(rng randSource) int {
+	i := sort.SearchFloat64s(w.cum, rng.Float64()*w.cum[len(w.cum)-1])
+	return w.idx[min(i, len(w.idx)-1)]
+}
+
+// wordCount is the number of words of a name, 6 for six or more.
+func wordCount(s string) int { return min(len(strings.Fields(s)), 6) }
+
+// shapeKeys are the keys a name is indexed under and looked up by, most
+// alike first: its first two words (folded) and its number of words
+// ("hospital universitario\x004"), its first word and number of words, its
+// first word, its number of words. A surrogate drawn by the first key that
+// holds enough names keeps what a tagger learns from the original's shape:
+// how it starts and how long it is.
+func shapeKeys(name string) [4]string {
+	w := strings.Fields(fold(name))
+	first, two := "", ""
+	if len(w) > 0 {
+		first, two = w[0], w[0] // a name of one word has its first key twice
+	}
+	if len(w) > 1 {
+		two = w[0] + " " + w[1]
+	}
+	n := strconv.Itoa(wordCount(name))
+	return [4]string{two + "\x00" + n, first + "\x00" + n, first + "\x00", "\x00" + n}
+}
+
+func indexShapes(names []string) map[string][]int {
+	m := map[string][]int{}
+	for i, n := range names {
+		keys := shapeKeys(n)
+		for j, k := range keys {
+			if j == 0 || k != keys[j-1] {
+				m[k] = append(m[k], i)
+			}
+		}
+	}
+	return m
+}
+
+// minShapePool is how many names a shape needs to be drawn from: fewer
+// would make one surrogate stand for many originals.
+const minShapePool = 20
+
+// drawLike draws the index of a name shaped like orig from an index of
+// indexShapes of a list of n names, else any of them. The original's first
+// words are kept only when they name a kind: a word that starts at least
+// 1% of the list ("Hospital", "Universidad", "St"), not a name ("West
+// Hospital" must not become "West Valley Medical Center").
+func drawLike(rng *rand.Rand, index map[string][]int, n int, orig string) int {
+	keys := shapeKeys(orig)
+	kind := 100*len(index[keys[2]]) >= n
+	for i, k := range keys {
+		if idx := index[k]; len(idx) >= minShapePool && (kind || i == len(keys)-1) {
+			return idx[rng.IntN(len(idx))]
+		}
+	}
+	return rng.IntN(n)
 }
 
 var poolCache sync.Map // *resources.Set -> *pools
@@ -389,15 +458,25 @@ func poolsFor(res *resources.Set) *pools {
 	if p, ok := poolCache.Load(res); ok {
 		return p.(*pools)
 	}
-	p := &pools{last: newNamePool(res.SurrogateSurnames()), hospitalsBy: map[string][]int{}}
+	p := &pools{last: newNamePool(res.SurrogateSurnames()), places: map[int]*weighted{}}
+	hospitals := make([]string, len(res.Hospitals()))
 	for i, h := range res.Hospitals() {
-		if w := strings.Fields(fold(h.Name)); len(w) > 0 {
-			p.hospitalsBy[w[0]] = append(p.hospitalsBy[w[0]], i)
-		}
+		hospitals[i] = h.Name
 	}
-	for _, pl := range res.Places() {
+	p.hospitals, p.organizations = indexShapes(hospitals), indexShapes(res.Organizations())
+	for i, pl := range res.Places() {
 		if f := fold(pl.City); isASCIILetters(f) {
 			p.domainWords = append(p.domainWords, f)
+		}
+		w := pl.Population
+		if w <= 0 { // a list without populations: every place alike
+			w = 1
+		}
+		for _, k := range []int{0, wordCount(pl.City)} {
+			if p.places[k] == nil {
+				p.places[k] = &weighted{}
+			}
+			p.places[k].add(i, w)
 		}
 	}
 	for sex := resources.Either; sex <= resources.Male; sex++ {

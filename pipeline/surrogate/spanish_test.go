@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,5 +151,76 @@ func TestSitePack(t *testing.T) {
 	pol.Resources = filepath.Join(dir, "missing")
 	if err := pol.Validate(); err == nil {
 		t.Error("a missing resources directory passes validation")
+	}
+}
+
+// TestSpanishPlacesKeepTheirShape: surrogates of places, hospitals and
+// institutions are drawn as a corpus's are distributed, so that a tagger
+// trained on the surrogate corpus learns what the original teaches: a city
+// by population (notes name Madrid and Barcelona often, Ayna rarely), never
+// a province for a city that is both ("Madrid"), and hospitals and
+// institutions that start as the original does and have as many words.
+func TestSpanishPlacesKeepTheirShape(t *testing.T) {
+	res := resources.ForLanguage("es")
+	places := []string{"Madrid", "Santiago de Compostela", "Ciudad Real", "E-41013"}
+	named := []string{"Hospital Universitario La Paz", "Hospital General", "Hospital Universitario Virgen del Rocío",
+		"Complejo Hospitalario Universitario de Albacete", "Centro de Salud Chantrea", "Servicio Castellano-Leonés de Salud",
+		"Allergan", "Instituto de Medicina Legal"}
+	var docs []pipeline.Document
+	for i := range 300 {
+		var b strings.Builder
+		var spans []pipeline.Span
+		for k, v := range append(append([]string{}, places...), named...) {
+			typ := "TERRITORIO"
+			switch {
+			case k >= len(places)+len(named)-3:
+				typ = "INSTITUCION"
+			case k >= len(places):
+				typ = "HOSPITAL"
+			}
+			b.WriteString("En ")
+			start := len([]rune(b.String()))
+			b.WriteString(v)
+			spans = append(spans, pipeline.Span{Start: start, End: start + len([]rune(v)), Text: v, Category: typ, Type: typ})
+			b.WriteString(". ")
+		}
+		docs = append(docs, pipeline.Document{ID: strconv.Itoa(i), Patient: "p" + strconv.Itoa(i), Text: b.String(), Spans: spans})
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	out, err := New(pol, nil, 9).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := Check(docs, out, pol); !rep.OK() {
+		t.Fatalf("the check fails: %d leaks", len(rep.Leaks))
+	}
+	madrid := map[string]int{}
+	for i, d := range out.Docs {
+		for k, s := range d.Spans {
+			o := docs[i].Spans[k]
+			if len(strings.Fields(s.Text)) != len(strings.Fields(o.Text)) {
+				t.Errorf("%q became %q: not as many words", o.Text, s.Text)
+			}
+			if o.Text == "E-41013" {
+				if !strings.HasPrefix(s.Text, "E-") || !isDigits(s.Text[2:]) || len(s.Text) != 7 {
+					t.Errorf("%q became %q: not a postal code after its country's letter", o.Text, s.Text)
+				}
+			} else if o.Type == "TERRITORIO" && !res.IsCity(s.Text) {
+				t.Errorf("%q became %q: not a city", o.Text, s.Text)
+			}
+			if first := strings.Fields(o.Text)[0]; o.Type == "HOSPITAL" && !strings.HasPrefix(s.Text, first+" ") {
+				t.Errorf("%q became %q: another kind of place", o.Text, s.Text)
+			}
+			if o.Text == "Madrid" {
+				madrid[s.Text]++
+			}
+		}
+	}
+	// Barcelona, the biggest city after Madrid, is a tenth of the pack's
+	// people in one-word cities: drawn for about 30 of 300 patients, where
+	// a draw of every city alike would give it about 2.
+	if madrid["Barcelona"] < 15 {
+		t.Errorf("Madrid's surrogates over 300 patients: Barcelona %d times (of %d cities); want the big cities often", madrid["Barcelona"], len(madrid))
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 )
 
 // The Spanish pack (data/es) is derived from faker's es locale: its first
@@ -12,7 +14,12 @@ import (
 // name is drawn with the same weight, and no postal codes: a Spanish postal
 // code is the province's two-digit number and three more digits, so each
 // city is written with its province's number (the table below, public
-// knowledge) and surrogates add the other three.
+// knowledge) and the third digit (see postalPrefixes), and surrogates add
+// the other two; and no populations, which
+// the table below also gives, so that surrogates name big cities as often
+// as notes do. Streets, hospitals, institutions and small towns are
+// composed from faker's names and places and a few hand-written words, as
+// real Spanish ones are built.
 
 type fakerES struct {
 	Person struct {
@@ -33,6 +40,11 @@ type fakerES struct {
 	Company struct {
 		LegalEntityType []string `json:"legal_entity_type"`
 	} `json:"company"`
+	Date struct {
+		Month struct {
+			Wide []string `json:"wide"`
+		} `json:"month"`
+	} `json:"date"`
 	Internet struct {
 		FreeEmail    []string `json:"free_email"`
 		DomainSuffix []string `json:"domain_suffix"`
@@ -93,6 +105,60 @@ var cityProvince = map[string]string{
 	"Santa Coloma de Gramanet": "Barcelona", "Jaén": "Jaén", "Algeciras": "Cádiz", "Torrejón de Ardoz": "Madrid",
 	"Orense": "Orense", "Alcobendas": "Madrid", "Reus": "Tarragona", "Calahorra": "La Rioja", "Inca": "Islas Baleares",
 	"Ayna": "Albacete",
+}
+
+// officialES are the official names, in a region's own language, of cities
+// faker names in Castilian only; notes use both ("A Coruña", "La Coruña").
+var officialES = map[string]string{"La Coruña": "A Coruña", "Orense": "Ourense", "Gerona": "Girona", "Lérida": "Lleida",
+	"Vitoria": "Vitoria-Gasteiz", "San Sebastián": "Donostia", "Gecho": "Getxo", "Baracaldo": "Barakaldo",
+	"Tarrasa": "Terrassa", "Santa Coloma de Gramanet": "Santa Coloma de Gramenet", "Alcoy": "Alcoi", "Irún": "Irun"}
+
+// capitalsES are the provincial capitals whose province has another name.
+var capitalsES = map[string]bool{"Pamplona": true, "Bilbao": true, "San Sebastián": true, "Vitoria": true, "Oviedo": true,
+	"Santander": true, "Logroño": true, "Palma de Mallorca": true, "Las Palmas de Gran Canaria": true,
+	"Castellón de la Plana": true}
+
+// postalPrefixes are the prefixes of a city's postal codes: the province's
+// number, then 0 in its capital ("28029", Madrid) and another digit
+// elsewhere ("28100", Alcobendas), as Correos numbers them.
+func postalPrefixes(city, province string) string {
+	code := provinceCodes[province]
+	if city == province || capitalsES[city] {
+		return code + "0"
+	}
+	var out []string
+	for d := '1'; d <= '9'; d++ {
+		out = append(out, code+string(d))
+	}
+	return strings.Join(out, " ")
+}
+
+// cityPopulation is each city's population in thousands (INE municipal
+// register, about 2020, rounded; public knowledge): surrogates draw a city by
+// it, as notes name a few big cities often and most others rarely.
+var cityPopulation = map[string]float64{
+	"Madrid": 3334, "Barcelona": 1664, "Valencia": 801, "Sevilla": 685, "Zaragoza": 675, "Málaga": 578, "Murcia": 460,
+	"Palma de Mallorca": 422, "Las Palmas de Gran Canaria": 380, "Bilbao": 347, "Alicante": 338, "Córdoba": 326,
+	"Valladolid": 299, "Vigo": 296, "Gijón": 271, "Hospitalet de Llobregat": 265, "Vitoria": 254, "La Coruña": 247,
+	"Elche": 235, "Granada": 233, "Badalona": 224, "Tarrasa": 224, "Oviedo": 220, "Cartagena": 216, "Sabadell": 216,
+	"Jerez de la Frontera": 213, "Móstoles": 210, "Santa Cruz de Tenerife": 209, "Pamplona": 203, "Almería": 201,
+	"Alcalá de Henares": 197, "Fuenlabrada": 194, "Leganés": 191, "San Sebastián": 188, "Getafe": 185, "Burgos": 176,
+	"Albacete": 174, "Castellón de la Plana": 174, "Santander": 173, "Alcorcón": 172, "San Cristóbal de La Laguna": 158,
+	"Logroño": 152, "Badajoz": 151, "Marbella": 147, "Salamanca": 144, "Huelva": 144, "Lérida": 140, "Tarragona": 136,
+	"Dos Hermanas": 135, "Torrejón de Ardoz": 132, "Parla": 131, "Mataró": 129, "León": 124, "Algeciras": 123,
+	"Santa Coloma de Gramanet": 120, "Alcobendas": 118, "Cádiz": 116, "Jaén": 112, "Orense": 105, "Reus": 106,
+	"Gerona": 103, "Telde": 102, "Baracaldo": 101, "Lugo": 98, "Roquetas de Mar": 98, "Santiago de Compostela": 97,
+	"Cáceres": 96, "San Fernando": 95, "Lorca": 95, "San Sebastián de los Reyes": 90, "Rivas-Vaciamadrid": 90,
+	"El Puerto de Santa María": 89, "Cornellá de Llobregat": 89, "Pozuelo de Alarcón": 87, "Guadalajara": 87,
+	"Toledo": 85, "Chiclana de la Frontera": 85, "Mijas": 85, "El Ejido": 84, "Ceuta": 84, "Torrevieja": 83,
+	"Talavera de la Reina": 83, "Pontevedra": 83, "Fuengirola": 83, "Coslada": 81, "Palencia": 78, "Avilés": 78,
+	"Gecho": 78, "Orihuela": 78, "Manresa": 78, "Rubí": 78, "Valdemoro": 77, "Alcalá de Guadaira": 76, "Gandía": 75,
+	"Ciudad Real": 75, "Santa Lucía de Tirajana": 74, "Majadahonda": 72, "Molina de Segura": 72, "Paterna": 71,
+	"Benidorm": 70, "Estepona": 70, "Sanlúcar de Barrameda": 69, "Torremolinos": 69, "Benalmádena": 69, "Sagunto": 67,
+	"Viladecans": 67, "Ferrol": 65, "El Prat de Llobregat": 65, "Ponferrada": 64, "Arrecife": 64, "Collado Villalba": 64,
+	"La Línea de la Concepción": 63, "Irún": 62, "Granollers": 62, "Zamora": 61, "Mérida": 60, "Alcoy": 59,
+	"Motril": 58, "Cerdañola del Vallés": 58, "Ávila": 58, "Linares": 57, "Cuenca": 54, "Elda": 52, "Segovia": 51,
+	"Torrelavega": 51, "Mollet del Vallés": 51, "Puertollano": 47, "Inca": 34, "Calahorra": 24, "Ayna": 0.6,
 }
 
 // streetTypesES are the street types of faker's list that Spanish addresses
@@ -166,6 +232,19 @@ func (g *gen) spanish() {
 	g.write("es/states.tsv", states)
 	g.write("es/regions.txt", d.Location.State)
 
+	cityNames := make([]string, len(d.Location.CityName))
+	for i, c := range d.Location.CityName {
+		cityNames[i] = fixES(c)
+	}
+	for i := range provinces {
+		provinces[i] = fixES(provinces[i])
+	}
+	n := names{female: female, male: male, last: last, cities: cityNames, provinces: provinces, regions: d.Location.State,
+		rng: rand.New(rand.NewPCG(14, 2026))}
+	for _, m := range d.Date.Month.Wide { // capitalized, as in a name
+		n.months = append(n.months, strings.ToUpper(m[:1])+m[1:])
+	}
+
 	var cities []string
 	for _, c := range d.Location.CityName {
 		c = fixES(c)
@@ -174,9 +253,20 @@ func (g *gen) spanish() {
 			g.err = fmt.Errorf("faker-es: city %q has no province", c)
 			return
 		}
-		cities = append(cities, c+"\t"+p+"\t"+provinceCodes[p])
+		pop, ok := cityPopulation[c]
+		if !ok {
+			g.err = fmt.Errorf("faker-es: city %q has no population", c)
+			return
+		}
+		names := []string{c}
+		if o, ok := officialES[c]; ok { // the city is named both ways: each for half its people
+			names, pop = append(names, o), pop/2
+		}
+		for _, name := range names {
+			cities = append(cities, name+"\t"+p+"\t"+postalPrefixes(c, p)+"\t"+strconv.FormatFloat(pop, 'f', -1, 64))
+		}
 	}
-	g.write("es/zipcodes.tsv", cities)
+	g.write("es/zipcodes.tsv", append(cities, n.municipalities(d.Location.CityName)...))
 
 	known := map[string]bool{}
 	for _, t := range d.Location.StreetSuffix {
@@ -190,63 +280,270 @@ func (g *gen) spanish() {
 	}
 	g.write("es/street_suffixes.txt", streetTypesES)
 
-	// Streets after faker's patterns "{{street_suffix}} {{firstName}}" and
-	// "{{street_suffix}} {{firstName}} {{lastName}}", and "de {{city}}".
-	first := append(append([]string{}, female...), male...)
-	streets := map[string]bool{}
-	typ := func(i int) string { return streetTypesES[i%len(streetTypesES)] }
-	for i, fn := range first {
-		streets[fn+"\t"+typ(i)] = true
-		for k := 0; k < 4; k++ {
-			streets[fn+" "+last[(i*37+k*151)%len(last)]+"\t"+typ(i+k+1)] = true
-		}
-	}
-	for i, c := range d.Location.CityName {
-		streets["de "+fixES(c)+"\t"+typ(i+3)] = true
-	}
-	g.write("es/streets.tsv", sortedKeys(streets))
-
-	// Hospitals and health centres named as Spain's are: after a place, or a person.
-	hospitals := map[string]bool{}
-	for i, c := range d.Location.CityName {
-		c = fixES(c)
-		p := cityProvince[c]
-		for _, pattern := range []string{"Hospital General de %s", "Hospital Universitario de %s", "Centro de Salud %s",
-			"Hospital Comarcal de %s", "Hospital Clínico de %s"} {
-			hospitals[fmt.Sprintf(pattern, c)+"\t"+c+"\t"+p] = true
-		}
-		fn, ln := male[i%len(male)], last[(i*53)%len(last)]
-		hospitals["Hospital Universitario "+fn+" "+ln+"\t"+c+"\t"+p] = true
-		hospitals["Centro de Salud "+female[i%len(female)]+" "+last[(i*71+5)%len(last)]+"\t"+c+"\t"+p] = true
-	}
-	for _, p := range provinces {
-		p = fixES(p)
-		hospitals["Complejo Hospitalario de "+p+"\t"+p+"\t"+p] = true
-	}
-	g.write("es/hospitals.tsv", sortedKeys(hospitals))
-
-	// Organizations after faker's company patterns, and institutions after places.
-	orgs := map[string]bool{}
-	for i, ln := range last {
-		other := last[(i*29+7)%len(last)]
-		switch i % 4 {
-		case 0:
-			orgs[ln+" y "+other] = true
-		case 1:
-			orgs[ln+" "+d.Company.LegalEntityType[i%len(d.Company.LegalEntityType)]] = true
-		case 2:
-			orgs[ln+" "+other+" "+d.Company.LegalEntityType[(i/4)%len(d.Company.LegalEntityType)]] = true
-		case 3:
-			orgs["Fundación "+first[i%len(first)]+" "+ln] = true
-		}
-	}
-	for _, c := range d.Location.CityName {
-		orgs["Universidad de "+fixES(c)] = true
-	}
-	for _, p := range provinces {
-		orgs["Instituto de Salud de "+fixES(p)] = true
-	}
-	g.write("es/organizations.txt", sortedKeys(orgs))
+	g.write("es/streets.tsv", n.streets())
+	g.write("es/hospitals.tsv", n.hospitals())
+	g.write("es/organizations.txt", n.organizations(d.Company.LegalEntityType))
 	g.write("free_email.txt", d.Internet.FreeEmail)
 	g.write("es/domain_suffixes.txt", d.Internet.DomainSuffix)
+}
+
+// Words of Spanish place, hospital and institution names that faker's lists
+// lack, written by hand from public knowledge (no third-party rights).
+var (
+	// streetWordsES are common names of Spanish streets that are no person or
+	// place ("Calle Mayor", "Plaza de la Constitución").
+	streetWordsES = []string{"Mayor", "Real", "Nueva", "Ancha", "Alta", "Constitución", "Libertad", "Iglesia", "Estación",
+		"Castellana", "Alameda", "Sol", "Mar", "Rosales", "Olivos", "Pinos", "Almendros", "Huertas", "Molino", "Fuente",
+		"Paz", "Industria", "Comercio", "Marina", "Hospital", "Cruz", "Puerto", "Río", "Sur", "Norte", "Estrella", "Prado",
+		"Jardines", "Colegio", "Castillo", "Ermita", "Ribera", "Campo", "Ventas", "Sierra"}
+	// toponymsES are surnames of faker's list that are Spanish place names
+	// too, and qualifiersES what follows them in a municipality's name
+	// ("Villanueva de la Serena", "Medina del Campo").
+	toponymsES   = []string{"Villanueva", "Medina", "Torres", "Vega", "Valle", "Castillo", "Montes", "Fuentes", "Arroyo", "Villalobos", "Campos", "Robles", "Olmos", "Prado", "Soto"}
+	qualifiersES = []string{"del Campo", "de la Sierra", "de la Vega", "del Río", "del Monte", "de Arriba", "de Abajo",
+		"de los Caballeros", "de la Frontera", "del Puerto", "de la Reina", "del Rey", "del Valle", "de la Cruz"}
+	// advocationsES are the Marian titles Spanish hospitals are named after
+	// ("Hospital Universitario Virgen del Rocío").
+	advocationsES = []string{"del Rocío", "de las Nieves", "del Camino", "del Carmen", "de la Salud", "de la Victoria",
+		"del Puerto", "de la Luz", "del Mar", "de Guadalupe", "del Pilar", "de la Soledad", "de la Esperanza",
+		"de los Dolores", "de la Concepción", "de las Mercedes", "de Lourdes", "del Rosario", "de la Paz", "del Castillo",
+		"de la Macarena", "de la Arrixaca", "de Valme", "de Covadonga", "de Montserrat", "de la Montaña", "de la Cinta"}
+	// hospitalKindsES are the ways a Spanish hospital's name starts.
+	hospitalKindsES = []string{"Hospital", "Hospital Universitario", "Hospital General", "Hospital General Universitario",
+		"Hospital Clínico", "Hospital Clínico Universitario", "Hospital Comarcal", "Hospital Regional",
+		"Hospital Regional Universitario", "Hospital Provincial", "Hospital Infantil", "Hospital Materno-Infantil",
+		"Hospital Central", "Complejo Hospitalario", "Complejo Hospitalario Universitario", "Clínica", "Policlínica"}
+	// regionAdjectivesES are the adjectives of Spain's regions, by faker's
+	// names, that name their health services ("Servicio Gallego de Salud").
+	regionAdjectivesES = map[string]string{"Andalucía": "Andaluz", "Aragón": "Aragonés", "Principado de Asturias": "Asturiano",
+		"Baleares": "Balear", "Canarias": "Canario", "Cantabria": "Cántabro", "Castilla-La Mancha": "Castellano-Manchego",
+		"Castilla y León": "Castellano-Leonés", "Cataluña": "Catalán", "Comunidad Valenciana": "Valenciano",
+		"Extremadura": "Extremeño", "Galicia": "Gallego", "La Rioja": "Riojano", "Comunidad de Madrid": "Madrileño",
+		"Navarra": "Navarro", "País Vasco": "Vasco", "Región de Murcia": "Murciano"}
+	// facultiesES are the faculties of health sciences.
+	facultiesES = []string{"Medicina", "Odontología", "Farmacia", "Enfermería", "Psicología", "Biología", "Veterinaria",
+		"Ciencias de la Salud"}
+	// fieldsES are the fields of medicine and science that institutes and
+	// centres are named after.
+	fieldsES = []string{"Medicina", "Odontología", "Farmacia", "Enfermería", "Psicología", "Biología", "Veterinaria",
+		"Fisioterapia", "Ciencias de la Salud", "Medicina Legal", "Toxicología", "Microbiología", "Oncología",
+		"Cardiología", "Neurología", "Oftalmología", "Salud Pública", "Investigación Biomédica", "Medicina del Deporte",
+		"Genética", "Nutrición", "Rehabilitación"}
+)
+
+// names composes Spanish street, hospital and institution names from
+// faker's names and places and the words above, as real ones are built.
+type names struct {
+	female, male, last, cities, provinces, regions, months []string
+	rng                                                    *rand.Rand
+}
+
+func (n *names) pick(l []string) string { return l[n.rng.IntN(len(l))] }
+
+func (n *names) first() string {
+	if n.rng.IntN(2) == 0 {
+		return n.pick(n.female)
+	}
+	return n.pick(n.male)
+}
+
+// saint is "San Pedro" or "Santa Lucía": a name of one word ("Santa Ana
+// María" is nobody's).
+func (n *names) saint() string {
+	title, names := "San ", n.male
+	if n.rng.IntN(2) == 0 {
+		title, names = "Santa ", n.female
+	}
+	for {
+		if name := n.pick(names); !strings.Contains(name, " ") {
+			return title + name
+		}
+	}
+}
+
+// streets are street names without their type, of one to three words and
+// without function words (an address's "de", "del" and types are kept from
+// the original): a surname ("Calle Cervantes"), a person ("Avenida Jacinto
+// Benavente"), two surnames ("Menéndez Pidal"), a saint, a place, a common
+// name ("Calle Mayor").
+func (n *names) streets() []string {
+	out := map[string]bool{}
+	typ := func() string { return n.pick(streetTypesES) }
+	add := func(name string) { out[name+"\t"+typ()] = true }
+	for _, l := range n.last {
+		add(l)
+		add(n.first() + " " + l)
+		add(l + " " + n.pick(n.last))
+	}
+	for _, f := range append(append([]string{}, n.female...), n.male...) {
+		add(f)
+		add(f + " " + n.pick(n.last))
+		add(f + " " + n.pick(n.last) + " " + n.pick(n.last))
+	}
+	for range len(n.male) + len(n.female) {
+		add(n.saint())
+	}
+	for _, c := range n.cities {
+		if !strings.Contains(" "+strings.ToLower(c)+" ", " de ") && !strings.Contains(" "+strings.ToLower(c)+" ", " del ") {
+			add(c)
+		}
+	}
+	for _, w := range streetWordsES {
+		add(w)
+	}
+	return sortedKeys(out)
+}
+
+// municipalities are towns named as Spain's small ones are, after a saint
+// ("San Martín", "Santa Eulalia del Río") or a place and a qualifier
+// ("Villanueva de la Sierra"), each in a province at random, without a
+// population: they are drawn as rarely as the smallest towns.
+func (n *names) municipalities(real []string) []string {
+	taken := map[string]bool{}
+	for _, c := range real {
+		taken[fixES(c)] = true
+	}
+	var out []string
+	add := func(town string) {
+		if taken[town] {
+			return
+		}
+		taken[town] = true
+		p := n.pick(n.provinces)
+		out = append(out, town+"\t"+p+"\t"+postalPrefixes(town, p)+"\t0")
+	}
+	for _, t := range toponymsES {
+		for range 4 {
+			add(t + " " + n.pick(qualifiersES))
+		}
+	}
+	for range 80 {
+		add(n.saint())
+	}
+	for range 40 {
+		add(n.saint() + " " + n.pick(qualifiersES))
+	}
+	return out
+}
+
+// doctor is the title of a hospital named after a physician, spelled out
+// or abbreviated as names write it ("Hospital Doctor Peset", "Hospital Dr.
+// Negrín").
+func (n *names) doctor() string {
+	if n.rng.IntN(2) == 0 {
+		return "Dr."
+	}
+	return "Doctor"
+}
+
+// hospitals are hospitals and health centres named as Spain's are: a kind
+// ("Hospital Clínico Universitario") after a place, a saint, a Virgin, a
+// person, a title ("Hospital Infanta Elena") or a date ("Hospital 12 de
+// Octubre"), or alone ("Hospital General"), each with its city (one at random where the name has none) and
+// that city's province.
+func (n *names) hospitals() []string {
+	out := map[string]bool{}
+	add := func(name, city string) {
+		if city == "" {
+			city = n.pick(n.cities)
+		}
+		out[name+"\t"+city+"\t"+cityProvince[city]] = true
+	}
+	for _, k := range hospitalKindsES[1:] {
+		add(k, "")
+	}
+	for _, c := range n.cities { // "Hospital Cruces", "Clínica Quirón": two words, as many are
+		if !strings.Contains(c, " ") {
+			add("Hospital "+c, c)
+			add("Clínica "+n.pick(n.last), "")
+		}
+	}
+	atCity := func(prefix string) func() (string, string) {
+		return func() (string, string) {
+			c := n.pick(n.cities)
+			return prefix + c, c
+		}
+	}
+	named := func(f func() string) func() (string, string) {
+		return func() (string, string) { return f(), "" }
+	}
+	forms := []func() (string, string){
+		atCity("de "), atCity(""), atCity("Marqués de "),
+		named(func() string { return "de " + n.pick(n.provinces) }),
+		named(n.saint),
+		named(func() string { return "Virgen " + n.pick(advocationsES) }),
+		named(func() string { return "Nuestra Señora " + n.pick(advocationsES) }),
+		named(func() string { return n.first() + " " + n.pick(n.last) }),
+		named(func() string { return n.doctor() + " " + n.pick(n.last) }),
+		named(func() string { return n.doctor() + " " + n.pick(n.male) + " " + n.pick(n.last) }),
+		named(func() string { return strconv.Itoa(1+n.rng.IntN(28)) + " de " + n.pick(n.months) }),
+		named(func() string { return "Infanta " + n.pick(n.female) }),
+		named(func() string { return "Reina " + n.pick(n.female) }),
+		named(func() string { return n.pick(n.last) + " y " + n.pick(n.last) }),
+	}
+	for range 6000 {
+		name, city := forms[n.rng.IntN(len(forms))]()
+		add(n.pick(hospitalKindsES)+" "+name, city)
+	}
+	centres := []func() (string, string){atCity(""), named(n.saint), named(func() string { return n.pick(streetWordsES) }),
+		named(func() string { return n.first() + " " + n.pick(n.last) })}
+	for range 800 {
+		name, city := centres[n.rng.IntN(len(centres))]()
+		add("Centro de Salud "+name, city)
+	}
+	return sortedKeys(out)
+}
+
+// organizations are institutions and companies as notes name them: health
+// services, faculties, universities, institutes and national centres,
+// foundations and laboratories, and faker's company patterns, of one word
+// (a surname, as "Merck") to six.
+func (n *names) organizations(legal []string) []string {
+	out := map[string]bool{}
+	for _, r := range n.regions {
+		if a, ok := regionAdjectivesES[r]; ok {
+			out["Servicio "+a+" de Salud"] = true
+			out["Instituto "+a+" de "+n.pick(fieldsES)] = true
+		}
+		out["Servicio de Salud de "+r] = true
+		out["Consejería de Sanidad de "+r] = true
+	}
+	for _, f := range fieldsES {
+		out["Instituto Nacional de "+f] = true
+		out["Centro Nacional de "+f] = true
+		out["Sociedad Española de "+f] = true
+	}
+	for _, f := range facultiesES {
+		out["Facultad de "+f] = true
+	}
+	for _, p := range n.provinces {
+		out["Instituto de Medicina Legal de "+p] = true
+		out["Centro de Transfusión de "+p] = true
+		out["Colegio de Médicos de "+p] = true
+	}
+	for _, c := range n.cities {
+		out["Universidad de "+c] = true
+		out["Facultad de "+n.pick(facultiesES)+" de "+c] = true
+		out["Ciudad de la Justicia de "+c] = true
+		out["Centro de "+n.pick(fieldsES)+" de "+c] = true
+	}
+	for i, l := range n.last {
+		other := n.pick(n.last)
+		out[l] = true
+		switch i % 6 {
+		case 0:
+			out[l+" y "+other] = true
+		case 1:
+			out[l+" "+n.pick(legal)] = true
+		case 2:
+			out[l+" "+other+" "+n.pick(legal)] = true
+		case 3:
+			out["Fundación "+n.first()+" "+l] = true
+		case 4:
+			out["Laboratorios "+l] = true
+		case 5:
+			out["Centro Médico "+l] = true
+		}
+	}
+	return sortedKeys(out)
 }
