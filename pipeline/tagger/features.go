@@ -51,7 +51,7 @@ type FeatureConfig struct {
 func DefaultFeatures() FeatureConfig {
 	return FeatureConfig{
 		Window: 2, Affixes: 4, Bigrams: true, ChunkShape: true, Templates: true,
-		Lexicon:   PacksLexicon,
+		Lexicon:   ResourcesLexicon,
 		Gazetteer: true, GazetteerFolds: 5,
 		Triggers: true, TriggerWindow: 3, TriggerMin: 3, TriggerPrecision: 0.05,
 		Layout: true,

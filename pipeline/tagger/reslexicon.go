@@ -11,7 +11,9 @@ import (
 // ResourcesLexicon is the name under which the project's embedded English
 // word lists (pipeline/resources) are registered as a Lexicon; PacksLexicon
 // joins the lists of every language's pack (a Spanish corpus's surnames,
-// cities, provinces and regions are in the Spanish one).
+// cities, provinces and regions are in the Spanish one). PacksLexicon is not
+// the default: a tagger trained on surrogates drawn from those very lists
+// learns list membership as the sign of PHI (see the package README).
 const (
 	ResourcesLexicon = "resources"
 	PacksLexicon     = "packs"
