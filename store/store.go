@@ -45,6 +45,7 @@ type Store struct {
 	spanInsertFull string // INSERT of spanBatch spans
 
 	auditQueue auditQueue // records waiting for the next chain step (audit.go)
+	statsCache statsCache // statistics by corpus content version (statscache.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
@@ -143,6 +144,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			err = fmt.Errorf("encrypt the surrogate mappings: %w", err)
 		}
 	}
+	var spanCopies bool
+	if err == nil {
+		spanCopies, err = s.hasColumn(ctx, "spans", "split")
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -150,6 +155,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err := s.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate database schema: %w", err)
+	}
+	if !spanCopies {
+		if err := s.copyDocumentsToSpans(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("copy the documents' splits and note types to their spans: %w", err)
+		}
 	}
 	auth.Install(s.Client)
 	if err := s.markSurrogateCorpora(ctx); err != nil {
@@ -242,6 +253,21 @@ func (s *Store) linkModelsToCorpora(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// hasColumn says whether a table has a column (false if the table does not
+// exist either).
+func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, error) {
+	q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
+	if s.Dialect == dialect.Postgres {
+		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = $1 AND column_name = $2`
+	}
+	var n int
+	if err := s.DB.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // Close releases the database.
