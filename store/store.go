@@ -310,8 +310,10 @@ func (s *Store) rebind(query string) string {
 	return b.String()
 }
 
-// withTx runs fn in a transaction, rolling back on error or panic.
+// withTx runs fn in a transaction, rolling back on error or panic; its
+// error has its code (Coded).
 func (s *Store) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	defer func() { err = Coded(err) }()
 	tx, err := s.Client.Tx(ctx)
 	if err != nil {
 		return err
