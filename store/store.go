@@ -53,6 +53,9 @@ type Store struct {
 	ring   *keys.Ring // loaded on first use (see Keys)
 }
 
+// pgIdleConns is the number of idle PostgreSQL connections kept for reuse.
+const pgIdleConns = 32
+
 // Option configures Open.
 type Option func(*options)
 
@@ -105,6 +108,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if d.Postgres {
 		s.Dialect = dialect.Postgres
 		s.DB, err = sql.Open("pgx", dsn)
+		if err == nil {
+			// database/sql keeps 2 idle connections by default: under
+			// concurrent requests every other query would open a new
+			// PostgreSQL connection (a server process each).
+			s.DB.SetMaxIdleConns(pgIdleConns)
+		}
 	} else {
 		s.Dialect = dialect.SQLite
 		// One write connection, and a pool of readers beside it (WAL); an
