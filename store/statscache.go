@@ -14,7 +14,9 @@ import (
 // writes a corpus's patients, documents or spans bumps the version in the
 // corpus's row (bumpContentVersion), so a result is stale as soon as the
 // write commits, whichever process made it: a reader reads the version
-// before it counts, and its counts are at least that recent.
+// before it counts, and its counts are at least that recent. A deleted
+// corpus's results are never read again: corpus ids are not reused (SQLite's
+// AUTOINCREMENT, PostgreSQL's sequences).
 type statsCache struct {
 	mu      sync.Mutex
 	corpora map[int]*corpusStats
