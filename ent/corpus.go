@@ -36,6 +36,8 @@ type Corpus struct {
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// bumped by every transaction that writes the corpus's patients, documents or spans: statistics cached at an older version are stale, in whichever process cached them
+	ContentVersion int `json:"content_version,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the CorpusQuery when eager-loading is set.
 	Edges        CorpusEdges `json:"edges"`
@@ -119,7 +121,7 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case corpus.FieldCheckResolution, corpus.FieldProvenance:
 			values[i] = new([]byte)
-		case corpus.FieldID, corpus.FieldCheckFindings:
+		case corpus.FieldID, corpus.FieldCheckFindings, corpus.FieldContentVersion:
 			values[i] = new(sql.NullInt64)
 		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus:
 			values[i] = new(sql.NullString)
@@ -203,6 +205,12 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
+			}
+		case corpus.FieldContentVersion:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field content_version", values[i])
+			} else if value.Valid {
+				_m.ContentVersion = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -291,6 +299,9 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("content_version=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ContentVersion))
 	builder.WriteByte(')')
 	return builder.String()
 }

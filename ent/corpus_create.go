@@ -129,6 +129,20 @@ func (_c *CorpusCreate) SetNillableCreatedAt(v *time.Time) *CorpusCreate {
 	return _c
 }
 
+// SetContentVersion sets the "content_version" field.
+func (_c *CorpusCreate) SetContentVersion(v int) *CorpusCreate {
+	_c.mutation.SetContentVersion(v)
+	return _c
+}
+
+// SetNillableContentVersion sets the "content_version" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableContentVersion(v *int) *CorpusCreate {
+	if v != nil {
+		_c.SetContentVersion(*v)
+	}
+	return _c
+}
+
 // AddPatientIDs adds the "patients" edge to the Patient entity by IDs.
 func (_c *CorpusCreate) AddPatientIDs(ids ...int) *CorpusCreate {
 	_c.mutation.AddPatientIDs(ids...)
@@ -263,6 +277,10 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.ContentVersion(); !ok {
+		v := corpus.DefaultContentVersion
+		_c.mutation.SetContentVersion(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -302,6 +320,9 @@ func (_c *CorpusCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Corpus.created_at"`)}
+	}
+	if _, ok := _c.mutation.ContentVersion(); !ok {
+		return &ValidationError{Name: "content_version", err: errors.New(`ent: missing required field "Corpus.content_version"`)}
 	}
 	return nil
 }
@@ -365,6 +386,10 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(corpus.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
+	}
+	if value, ok := _c.mutation.ContentVersion(); ok {
+		_spec.SetField(corpus.FieldContentVersion, field.TypeInt, value)
+		_node.ContentVersion = value
 	}
 	if nodes := _c.mutation.PatientsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -612,6 +637,24 @@ func (u *CorpusUpsert) ClearProvenance() *CorpusUpsert {
 	return u
 }
 
+// SetContentVersion sets the "content_version" field.
+func (u *CorpusUpsert) SetContentVersion(v int) *CorpusUpsert {
+	u.Set(corpus.FieldContentVersion, v)
+	return u
+}
+
+// UpdateContentVersion sets the "content_version" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateContentVersion() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldContentVersion)
+	return u
+}
+
+// AddContentVersion adds v to the "content_version" field.
+func (u *CorpusUpsert) AddContentVersion(v int) *CorpusUpsert {
+	u.Add(corpus.FieldContentVersion, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -787,6 +830,27 @@ func (u *CorpusUpsertOne) UpdateProvenance() *CorpusUpsertOne {
 func (u *CorpusUpsertOne) ClearProvenance() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearProvenance()
+	})
+}
+
+// SetContentVersion sets the "content_version" field.
+func (u *CorpusUpsertOne) SetContentVersion(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetContentVersion(v)
+	})
+}
+
+// AddContentVersion adds v to the "content_version" field.
+func (u *CorpusUpsertOne) AddContentVersion(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddContentVersion(v)
+	})
+}
+
+// UpdateContentVersion sets the "content_version" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateContentVersion() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateContentVersion()
 	})
 }
 
@@ -1131,6 +1195,27 @@ func (u *CorpusUpsertBulk) UpdateProvenance() *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) ClearProvenance() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearProvenance()
+	})
+}
+
+// SetContentVersion sets the "content_version" field.
+func (u *CorpusUpsertBulk) SetContentVersion(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetContentVersion(v)
+	})
+}
+
+// AddContentVersion adds v to the "content_version" field.
+func (u *CorpusUpsertBulk) AddContentVersion(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddContentVersion(v)
+	})
+}
+
+// UpdateContentVersion sets the "content_version" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateContentVersion() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateContentVersion()
 	})
 }
 

@@ -147,6 +147,27 @@ func (_u *CorpusUpdate) ClearProvenance() *CorpusUpdate {
 	return _u
 }
 
+// SetContentVersion sets the "content_version" field.
+func (_u *CorpusUpdate) SetContentVersion(v int) *CorpusUpdate {
+	_u.mutation.ResetContentVersion()
+	_u.mutation.SetContentVersion(v)
+	return _u
+}
+
+// SetNillableContentVersion sets the "content_version" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableContentVersion(v *int) *CorpusUpdate {
+	if v != nil {
+		_u.SetContentVersion(*v)
+	}
+	return _u
+}
+
+// AddContentVersion adds value to the "content_version" field.
+func (_u *CorpusUpdate) AddContentVersion(v int) *CorpusUpdate {
+	_u.mutation.AddContentVersion(v)
+	return _u
+}
+
 // AddPatientIDs adds the "patients" edge to the Patient entity by IDs.
 func (_u *CorpusUpdate) AddPatientIDs(ids ...int) *CorpusUpdate {
 	_u.mutation.AddPatientIDs(ids...)
@@ -423,6 +444,12 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ProvenanceCleared() {
 		_spec.ClearField(corpus.FieldProvenance, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ContentVersion(); ok {
+		_spec.SetField(corpus.FieldContentVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedContentVersion(); ok {
+		_spec.AddField(corpus.FieldContentVersion, field.TypeInt, value)
 	}
 	if _u.mutation.PatientsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -784,6 +811,27 @@ func (_u *CorpusUpdateOne) ClearProvenance() *CorpusUpdateOne {
 	return _u
 }
 
+// SetContentVersion sets the "content_version" field.
+func (_u *CorpusUpdateOne) SetContentVersion(v int) *CorpusUpdateOne {
+	_u.mutation.ResetContentVersion()
+	_u.mutation.SetContentVersion(v)
+	return _u
+}
+
+// SetNillableContentVersion sets the "content_version" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableContentVersion(v *int) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetContentVersion(*v)
+	}
+	return _u
+}
+
+// AddContentVersion adds value to the "content_version" field.
+func (_u *CorpusUpdateOne) AddContentVersion(v int) *CorpusUpdateOne {
+	_u.mutation.AddContentVersion(v)
+	return _u
+}
+
 // AddPatientIDs adds the "patients" edge to the Patient entity by IDs.
 func (_u *CorpusUpdateOne) AddPatientIDs(ids ...int) *CorpusUpdateOne {
 	_u.mutation.AddPatientIDs(ids...)
@@ -1090,6 +1138,12 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if _u.mutation.ProvenanceCleared() {
 		_spec.ClearField(corpus.FieldProvenance, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.ContentVersion(); ok {
+		_spec.SetField(corpus.FieldContentVersion, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedContentVersion(); ok {
+		_spec.AddField(corpus.FieldContentVersion, field.TypeInt, value)
 	}
 	if _u.mutation.PatientsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -465,18 +465,6 @@ func (u *DocumentUpsert) AddRecordOrder(v int) *DocumentUpsert {
 	return u
 }
 
-// SetNoteType sets the "note_type" field.
-func (u *DocumentUpsert) SetNoteType(v string) *DocumentUpsert {
-	u.Set(document.FieldNoteType, v)
-	return u
-}
-
-// UpdateNoteType sets the "note_type" field to the value that was provided on create.
-func (u *DocumentUpsert) UpdateNoteType() *DocumentUpsert {
-	u.SetExcluded(document.FieldNoteType)
-	return u
-}
-
 // SetCreated sets the "created" field.
 func (u *DocumentUpsert) SetCreated(v time.Time) *DocumentUpsert {
 	u.Set(document.FieldCreated, v)
@@ -492,18 +480,6 @@ func (u *DocumentUpsert) UpdateCreated() *DocumentUpsert {
 // ClearCreated clears the value of the "created" field.
 func (u *DocumentUpsert) ClearCreated() *DocumentUpsert {
 	u.SetNull(document.FieldCreated)
-	return u
-}
-
-// SetSplit sets the "split" field.
-func (u *DocumentUpsert) SetSplit(v document.Split) *DocumentUpsert {
-	u.Set(document.FieldSplit, v)
-	return u
-}
-
-// UpdateSplit sets the "split" field to the value that was provided on create.
-func (u *DocumentUpsert) UpdateSplit() *DocumentUpsert {
-	u.SetExcluded(document.FieldSplit)
 	return u
 }
 
@@ -571,6 +547,12 @@ func (u *DocumentUpsertOne) UpdateNewValues() *DocumentUpsertOne {
 		}
 		if _, exists := u.create.mutation.PatientID(); exists {
 			s.SetIgnore(document.FieldPatientID)
+		}
+		if _, exists := u.create.mutation.NoteType(); exists {
+			s.SetIgnore(document.FieldNoteType)
+		}
+		if _, exists := u.create.mutation.Split(); exists {
+			s.SetIgnore(document.FieldSplit)
 		}
 		if _, exists := u.create.mutation.Text(); exists {
 			s.SetIgnore(document.FieldText)
@@ -644,20 +626,6 @@ func (u *DocumentUpsertOne) UpdateRecordOrder() *DocumentUpsertOne {
 	})
 }
 
-// SetNoteType sets the "note_type" field.
-func (u *DocumentUpsertOne) SetNoteType(v string) *DocumentUpsertOne {
-	return u.Update(func(s *DocumentUpsert) {
-		s.SetNoteType(v)
-	})
-}
-
-// UpdateNoteType sets the "note_type" field to the value that was provided on create.
-func (u *DocumentUpsertOne) UpdateNoteType() *DocumentUpsertOne {
-	return u.Update(func(s *DocumentUpsert) {
-		s.UpdateNoteType()
-	})
-}
-
 // SetCreated sets the "created" field.
 func (u *DocumentUpsertOne) SetCreated(v time.Time) *DocumentUpsertOne {
 	return u.Update(func(s *DocumentUpsert) {
@@ -676,20 +644,6 @@ func (u *DocumentUpsertOne) UpdateCreated() *DocumentUpsertOne {
 func (u *DocumentUpsertOne) ClearCreated() *DocumentUpsertOne {
 	return u.Update(func(s *DocumentUpsert) {
 		s.ClearCreated()
-	})
-}
-
-// SetSplit sets the "split" field.
-func (u *DocumentUpsertOne) SetSplit(v document.Split) *DocumentUpsertOne {
-	return u.Update(func(s *DocumentUpsert) {
-		s.SetSplit(v)
-	})
-}
-
-// UpdateSplit sets the "split" field to the value that was provided on create.
-func (u *DocumentUpsertOne) UpdateSplit() *DocumentUpsertOne {
-	return u.Update(func(s *DocumentUpsert) {
-		s.UpdateSplit()
 	})
 }
 
@@ -931,6 +885,12 @@ func (u *DocumentUpsertBulk) UpdateNewValues() *DocumentUpsertBulk {
 			if _, exists := b.mutation.PatientID(); exists {
 				s.SetIgnore(document.FieldPatientID)
 			}
+			if _, exists := b.mutation.NoteType(); exists {
+				s.SetIgnore(document.FieldNoteType)
+			}
+			if _, exists := b.mutation.Split(); exists {
+				s.SetIgnore(document.FieldSplit)
+			}
 			if _, exists := b.mutation.Text(); exists {
 				s.SetIgnore(document.FieldText)
 			}
@@ -1004,20 +964,6 @@ func (u *DocumentUpsertBulk) UpdateRecordOrder() *DocumentUpsertBulk {
 	})
 }
 
-// SetNoteType sets the "note_type" field.
-func (u *DocumentUpsertBulk) SetNoteType(v string) *DocumentUpsertBulk {
-	return u.Update(func(s *DocumentUpsert) {
-		s.SetNoteType(v)
-	})
-}
-
-// UpdateNoteType sets the "note_type" field to the value that was provided on create.
-func (u *DocumentUpsertBulk) UpdateNoteType() *DocumentUpsertBulk {
-	return u.Update(func(s *DocumentUpsert) {
-		s.UpdateNoteType()
-	})
-}
-
 // SetCreated sets the "created" field.
 func (u *DocumentUpsertBulk) SetCreated(v time.Time) *DocumentUpsertBulk {
 	return u.Update(func(s *DocumentUpsert) {
@@ -1036,20 +982,6 @@ func (u *DocumentUpsertBulk) UpdateCreated() *DocumentUpsertBulk {
 func (u *DocumentUpsertBulk) ClearCreated() *DocumentUpsertBulk {
 	return u.Update(func(s *DocumentUpsert) {
 		s.ClearCreated()
-	})
-}
-
-// SetSplit sets the "split" field.
-func (u *DocumentUpsertBulk) SetSplit(v document.Split) *DocumentUpsertBulk {
-	return u.Update(func(s *DocumentUpsert) {
-		s.SetSplit(v)
-	})
-}
-
-// UpdateSplit sets the "split" field to the value that was provided on create.
-func (u *DocumentUpsertBulk) UpdateSplit() *DocumentUpsertBulk {
-	return u.Update(func(s *DocumentUpsert) {
-		s.UpdateSplit()
 	})
 }
 

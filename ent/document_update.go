@@ -64,20 +64,6 @@ func (_u *DocumentUpdate) AddRecordOrder(v int) *DocumentUpdate {
 	return _u
 }
 
-// SetNoteType sets the "note_type" field.
-func (_u *DocumentUpdate) SetNoteType(v string) *DocumentUpdate {
-	_u.mutation.SetNoteType(v)
-	return _u
-}
-
-// SetNillableNoteType sets the "note_type" field if the given value is not nil.
-func (_u *DocumentUpdate) SetNillableNoteType(v *string) *DocumentUpdate {
-	if v != nil {
-		_u.SetNoteType(*v)
-	}
-	return _u
-}
-
 // SetCreated sets the "created" field.
 func (_u *DocumentUpdate) SetCreated(v time.Time) *DocumentUpdate {
 	_u.mutation.SetCreated(v)
@@ -95,20 +81,6 @@ func (_u *DocumentUpdate) SetNillableCreated(v *time.Time) *DocumentUpdate {
 // ClearCreated clears the value of the "created" field.
 func (_u *DocumentUpdate) ClearCreated() *DocumentUpdate {
 	_u.mutation.ClearCreated()
-	return _u
-}
-
-// SetSplit sets the "split" field.
-func (_u *DocumentUpdate) SetSplit(v document.Split) *DocumentUpdate {
-	_u.mutation.SetSplit(v)
-	return _u
-}
-
-// SetNillableSplit sets the "split" field if the given value is not nil.
-func (_u *DocumentUpdate) SetNillableSplit(v *document.Split) *DocumentUpdate {
-	if v != nil {
-		_u.SetSplit(*v)
-	}
 	return _u
 }
 
@@ -243,11 +215,6 @@ func (_u *DocumentUpdate) check() error {
 			return &ValidationError{Name: "external_id", err: fmt.Errorf(`ent: validator failed for field "Document.external_id": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.Split(); ok {
-		if err := document.SplitValidator(v); err != nil {
-			return &ValidationError{Name: "split", err: fmt.Errorf(`ent: validator failed for field "Document.split": %w`, err)}
-		}
-	}
 	if _u.mutation.CorpusCleared() && len(_u.mutation.CorpusIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Document.corpus"`)
 	}
@@ -278,17 +245,11 @@ func (_u *DocumentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedRecordOrder(); ok {
 		_spec.AddField(document.FieldRecordOrder, field.TypeInt, value)
 	}
-	if value, ok := _u.mutation.NoteType(); ok {
-		_spec.SetField(document.FieldNoteType, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Created(); ok {
 		_spec.SetField(document.FieldCreated, field.TypeTime, value)
 	}
 	if _u.mutation.CreatedCleared() {
 		_spec.ClearField(document.FieldCreated, field.TypeTime)
-	}
-	if value, ok := _u.mutation.Split(); ok {
-		_spec.SetField(document.FieldSplit, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.CharCount(); ok {
 		_spec.SetField(document.FieldCharCount, field.TypeInt, value)
@@ -405,20 +366,6 @@ func (_u *DocumentUpdateOne) AddRecordOrder(v int) *DocumentUpdateOne {
 	return _u
 }
 
-// SetNoteType sets the "note_type" field.
-func (_u *DocumentUpdateOne) SetNoteType(v string) *DocumentUpdateOne {
-	_u.mutation.SetNoteType(v)
-	return _u
-}
-
-// SetNillableNoteType sets the "note_type" field if the given value is not nil.
-func (_u *DocumentUpdateOne) SetNillableNoteType(v *string) *DocumentUpdateOne {
-	if v != nil {
-		_u.SetNoteType(*v)
-	}
-	return _u
-}
-
 // SetCreated sets the "created" field.
 func (_u *DocumentUpdateOne) SetCreated(v time.Time) *DocumentUpdateOne {
 	_u.mutation.SetCreated(v)
@@ -436,20 +383,6 @@ func (_u *DocumentUpdateOne) SetNillableCreated(v *time.Time) *DocumentUpdateOne
 // ClearCreated clears the value of the "created" field.
 func (_u *DocumentUpdateOne) ClearCreated() *DocumentUpdateOne {
 	_u.mutation.ClearCreated()
-	return _u
-}
-
-// SetSplit sets the "split" field.
-func (_u *DocumentUpdateOne) SetSplit(v document.Split) *DocumentUpdateOne {
-	_u.mutation.SetSplit(v)
-	return _u
-}
-
-// SetNillableSplit sets the "split" field if the given value is not nil.
-func (_u *DocumentUpdateOne) SetNillableSplit(v *document.Split) *DocumentUpdateOne {
-	if v != nil {
-		_u.SetSplit(*v)
-	}
 	return _u
 }
 
@@ -597,11 +530,6 @@ func (_u *DocumentUpdateOne) check() error {
 			return &ValidationError{Name: "external_id", err: fmt.Errorf(`ent: validator failed for field "Document.external_id": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.Split(); ok {
-		if err := document.SplitValidator(v); err != nil {
-			return &ValidationError{Name: "split", err: fmt.Errorf(`ent: validator failed for field "Document.split": %w`, err)}
-		}
-	}
 	if _u.mutation.CorpusCleared() && len(_u.mutation.CorpusIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Document.corpus"`)
 	}
@@ -649,17 +577,11 @@ func (_u *DocumentUpdateOne) sqlSave(ctx context.Context) (_node *Document, err 
 	if value, ok := _u.mutation.AddedRecordOrder(); ok {
 		_spec.AddField(document.FieldRecordOrder, field.TypeInt, value)
 	}
-	if value, ok := _u.mutation.NoteType(); ok {
-		_spec.SetField(document.FieldNoteType, field.TypeString, value)
-	}
 	if value, ok := _u.mutation.Created(); ok {
 		_spec.SetField(document.FieldCreated, field.TypeTime, value)
 	}
 	if _u.mutation.CreatedCleared() {
 		_spec.ClearField(document.FieldCreated, field.TypeTime)
-	}
-	if value, ok := _u.mutation.Split(); ok {
-		_spec.SetField(document.FieldSplit, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.CharCount(); ok {
 		_spec.SetField(document.FieldCharCount, field.TypeInt, value)

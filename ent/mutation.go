@@ -2621,6 +2621,8 @@ type CorpusMutation struct {
 	check_resolution       *map[string]interface{}
 	provenance             *map[string]interface{}
 	created_at             *time.Time
+	content_version        *int
+	addcontent_version     *int
 	clearedFields          map[string]struct{}
 	patients               map[int]struct{}
 	removedpatients        map[int]struct{}
@@ -3110,6 +3112,62 @@ func (m *CorpusMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetContentVersion sets the "content_version" field.
+func (m *CorpusMutation) SetContentVersion(i int) {
+	m.content_version = &i
+	m.addcontent_version = nil
+}
+
+// ContentVersion returns the value of the "content_version" field in the mutation.
+func (m *CorpusMutation) ContentVersion() (r int, exists bool) {
+	v := m.content_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentVersion returns the old "content_version" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldContentVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentVersion: %w", err)
+	}
+	return oldValue.ContentVersion, nil
+}
+
+// AddContentVersion adds i to the "content_version" field.
+func (m *CorpusMutation) AddContentVersion(i int) {
+	if m.addcontent_version != nil {
+		*m.addcontent_version += i
+	} else {
+		m.addcontent_version = &i
+	}
+}
+
+// AddedContentVersion returns the value that was added to the "content_version" field in this mutation.
+func (m *CorpusMutation) AddedContentVersion() (r int, exists bool) {
+	v := m.addcontent_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetContentVersion resets all changes to the "content_version" field.
+func (m *CorpusMutation) ResetContentVersion() {
+	m.content_version = nil
+	m.addcontent_version = nil
+}
+
 // AddPatientIDs adds the "patients" edge to the Patient entity by ids.
 func (m *CorpusMutation) AddPatientIDs(ids ...int) {
 	if m.patients == nil {
@@ -3414,7 +3472,7 @@ func (m *CorpusMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CorpusMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.name != nil {
 		fields = append(fields, corpus.FieldName)
 	}
@@ -3442,6 +3500,9 @@ func (m *CorpusMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, corpus.FieldCreatedAt)
 	}
+	if m.content_version != nil {
+		fields = append(fields, corpus.FieldContentVersion)
+	}
 	return fields
 }
 
@@ -3468,6 +3529,8 @@ func (m *CorpusMutation) Field(name string) (ent.Value, bool) {
 		return m.Provenance()
 	case corpus.FieldCreatedAt:
 		return m.CreatedAt()
+	case corpus.FieldContentVersion:
+		return m.ContentVersion()
 	}
 	return nil, false
 }
@@ -3495,6 +3558,8 @@ func (m *CorpusMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldProvenance(ctx)
 	case corpus.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case corpus.FieldContentVersion:
+		return m.OldContentVersion(ctx)
 	}
 	return nil, fmt.Errorf("unknown Corpus field %s", name)
 }
@@ -3567,6 +3632,13 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case corpus.FieldContentVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentVersion(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Corpus field %s", name)
 }
@@ -3578,6 +3650,9 @@ func (m *CorpusMutation) AddedFields() []string {
 	if m.addcheck_findings != nil {
 		fields = append(fields, corpus.FieldCheckFindings)
 	}
+	if m.addcontent_version != nil {
+		fields = append(fields, corpus.FieldContentVersion)
+	}
 	return fields
 }
 
@@ -3588,6 +3663,8 @@ func (m *CorpusMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case corpus.FieldCheckFindings:
 		return m.AddedCheckFindings()
+	case corpus.FieldContentVersion:
+		return m.AddedContentVersion()
 	}
 	return nil, false
 }
@@ -3603,6 +3680,13 @@ func (m *CorpusMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddCheckFindings(v)
+		return nil
+	case corpus.FieldContentVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddContentVersion(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Corpus numeric field %s", name)
@@ -3672,6 +3756,9 @@ func (m *CorpusMutation) ResetField(name string) error {
 		return nil
 	case corpus.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case corpus.FieldContentVersion:
+		m.ResetContentVersion()
 		return nil
 	}
 	return fmt.Errorf("unknown Corpus field %s", name)
@@ -11697,6 +11784,8 @@ type SpanMutation struct {
 	_type                 *string
 	comment               *string
 	source_id             *string
+	split                 *string
+	note_type             *string
 	clearedFields         map[string]struct{}
 	document              *int
 	cleareddocument       bool
@@ -12169,6 +12258,78 @@ func (m *SpanMutation) ResetSourceID() {
 	m.source_id = nil
 }
 
+// SetSplit sets the "split" field.
+func (m *SpanMutation) SetSplit(s string) {
+	m.split = &s
+}
+
+// Split returns the value of the "split" field in the mutation.
+func (m *SpanMutation) Split() (r string, exists bool) {
+	v := m.split
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSplit returns the old "split" field's value of the Span entity.
+// If the Span object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanMutation) OldSplit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSplit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSplit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSplit: %w", err)
+	}
+	return oldValue.Split, nil
+}
+
+// ResetSplit resets all changes to the "split" field.
+func (m *SpanMutation) ResetSplit() {
+	m.split = nil
+}
+
+// SetNoteType sets the "note_type" field.
+func (m *SpanMutation) SetNoteType(s string) {
+	m.note_type = &s
+}
+
+// NoteType returns the value of the "note_type" field in the mutation.
+func (m *SpanMutation) NoteType() (r string, exists bool) {
+	v := m.note_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNoteType returns the old "note_type" field's value of the Span entity.
+// If the Span object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanMutation) OldNoteType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNoteType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNoteType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNoteType: %w", err)
+	}
+	return oldValue.NoteType, nil
+}
+
+// ResetNoteType resets all changes to the "note_type" field.
+func (m *SpanMutation) ResetNoteType() {
+	m.note_type = nil
+}
+
 // ClearDocument clears the "document" edge to the Document entity.
 func (m *SpanMutation) ClearDocument() {
 	m.cleareddocument = true
@@ -12257,7 +12418,7 @@ func (m *SpanMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SpanMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.document != nil {
 		fields = append(fields, span.FieldDocumentID)
 	}
@@ -12285,6 +12446,12 @@ func (m *SpanMutation) Fields() []string {
 	if m.source_id != nil {
 		fields = append(fields, span.FieldSourceID)
 	}
+	if m.split != nil {
+		fields = append(fields, span.FieldSplit)
+	}
+	if m.note_type != nil {
+		fields = append(fields, span.FieldNoteType)
+	}
 	return fields
 }
 
@@ -12311,6 +12478,10 @@ func (m *SpanMutation) Field(name string) (ent.Value, bool) {
 		return m.Comment()
 	case span.FieldSourceID:
 		return m.SourceID()
+	case span.FieldSplit:
+		return m.Split()
+	case span.FieldNoteType:
+		return m.NoteType()
 	}
 	return nil, false
 }
@@ -12338,6 +12509,10 @@ func (m *SpanMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldComment(ctx)
 	case span.FieldSourceID:
 		return m.OldSourceID(ctx)
+	case span.FieldSplit:
+		return m.OldSplit(ctx)
+	case span.FieldNoteType:
+		return m.OldNoteType(ctx)
 	}
 	return nil, fmt.Errorf("unknown Span field %s", name)
 }
@@ -12409,6 +12584,20 @@ func (m *SpanMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSourceID(v)
+		return nil
+	case span.FieldSplit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSplit(v)
+		return nil
+	case span.FieldNoteType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNoteType(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Span field %s", name)
@@ -12512,6 +12701,12 @@ func (m *SpanMutation) ResetField(name string) error {
 		return nil
 	case span.FieldSourceID:
 		m.ResetSourceID()
+		return nil
+	case span.FieldSplit:
+		m.ResetSplit()
+		return nil
+	case span.FieldNoteType:
+		m.ResetNoteType()
 		return nil
 	}
 	return fmt.Errorf("unknown Span field %s", name)

@@ -36,6 +36,10 @@ type Span struct {
 	Comment string `json:"comment,omitempty"`
 	// the tag's id in the source file ("P3", "T12")
 	SourceID string `json:"source_id,omitempty"`
+	// the document's split (copied)
+	Split string `json:"split,omitempty"`
+	// the document's note type (copied)
+	NoteType string `json:"note_type,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the SpanQuery when eager-loading is set.
 	Edges        SpanEdges `json:"edges"`
@@ -84,7 +88,7 @@ func (*Span) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case span.FieldID, span.FieldDocumentID, span.FieldAnnotationSetID, span.FieldStart, span.FieldEnd:
 			values[i] = new(sql.NullInt64)
-		case span.FieldText, span.FieldCategory, span.FieldType, span.FieldComment, span.FieldSourceID:
+		case span.FieldText, span.FieldCategory, span.FieldType, span.FieldComment, span.FieldSourceID, span.FieldSplit, span.FieldNoteType:
 			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -161,6 +165,18 @@ func (_m *Span) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SourceID = value.String
 			}
+		case span.FieldSplit:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field split", values[i])
+			} else if value.Valid {
+				_m.Split = value.String
+			}
+		case span.FieldNoteType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field note_type", values[i])
+			} else if value.Valid {
+				_m.NoteType = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -233,6 +249,12 @@ func (_m *Span) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("source_id=")
 	builder.WriteString(_m.SourceID)
+	builder.WriteString(", ")
+	builder.WriteString("split=")
+	builder.WriteString(_m.Split)
+	builder.WriteString(", ")
+	builder.WriteString("note_type=")
+	builder.WriteString(_m.NoteType)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -93,6 +93,34 @@ func (_c *SpanCreate) SetNillableSourceID(v *string) *SpanCreate {
 	return _c
 }
 
+// SetSplit sets the "split" field.
+func (_c *SpanCreate) SetSplit(v string) *SpanCreate {
+	_c.mutation.SetSplit(v)
+	return _c
+}
+
+// SetNillableSplit sets the "split" field if the given value is not nil.
+func (_c *SpanCreate) SetNillableSplit(v *string) *SpanCreate {
+	if v != nil {
+		_c.SetSplit(*v)
+	}
+	return _c
+}
+
+// SetNoteType sets the "note_type" field.
+func (_c *SpanCreate) SetNoteType(v string) *SpanCreate {
+	_c.mutation.SetNoteType(v)
+	return _c
+}
+
+// SetNillableNoteType sets the "note_type" field if the given value is not nil.
+func (_c *SpanCreate) SetNillableNoteType(v *string) *SpanCreate {
+	if v != nil {
+		_c.SetNoteType(*v)
+	}
+	return _c
+}
+
 // SetDocument sets the "document" edge to the Document entity.
 func (_c *SpanCreate) SetDocument(v *Document) *SpanCreate {
 	return _c.SetDocumentID(v.ID)
@@ -146,6 +174,14 @@ func (_c *SpanCreate) defaults() {
 		v := span.DefaultSourceID
 		_c.mutation.SetSourceID(v)
 	}
+	if _, ok := _c.mutation.Split(); !ok {
+		v := span.DefaultSplit
+		_c.mutation.SetSplit(v)
+	}
+	if _, ok := _c.mutation.NoteType(); !ok {
+		v := span.DefaultNoteType
+		_c.mutation.SetNoteType(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -186,6 +222,12 @@ func (_c *SpanCreate) check() error {
 	}
 	if _, ok := _c.mutation.SourceID(); !ok {
 		return &ValidationError{Name: "source_id", err: errors.New(`ent: missing required field "Span.source_id"`)}
+	}
+	if _, ok := _c.mutation.Split(); !ok {
+		return &ValidationError{Name: "split", err: errors.New(`ent: missing required field "Span.split"`)}
+	}
+	if _, ok := _c.mutation.NoteType(); !ok {
+		return &ValidationError{Name: "note_type", err: errors.New(`ent: missing required field "Span.note_type"`)}
 	}
 	if len(_c.mutation.DocumentIDs()) == 0 {
 		return &ValidationError{Name: "document", err: errors.New(`ent: missing required edge "Span.document"`)}
@@ -247,6 +289,14 @@ func (_c *SpanCreate) createSpec() (*Span, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SourceID(); ok {
 		_spec.SetField(span.FieldSourceID, field.TypeString, value)
 		_node.SourceID = value
+	}
+	if value, ok := _c.mutation.Split(); ok {
+		_spec.SetField(span.FieldSplit, field.TypeString, value)
+		_node.Split = value
+	}
+	if value, ok := _c.mutation.NoteType(); ok {
+		_spec.SetField(span.FieldNoteType, field.TypeString, value)
+		_node.NoteType = value
 	}
 	if nodes := _c.mutation.DocumentIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -446,6 +496,12 @@ func (u *SpanUpsertOne) UpdateNewValues() *SpanUpsertOne {
 		}
 		if _, exists := u.create.mutation.AnnotationSetID(); exists {
 			s.SetIgnore(span.FieldAnnotationSetID)
+		}
+		if _, exists := u.create.mutation.Split(); exists {
+			s.SetIgnore(span.FieldSplit)
+		}
+		if _, exists := u.create.mutation.NoteType(); exists {
+			s.SetIgnore(span.FieldNoteType)
 		}
 	}))
 	return u
@@ -771,6 +827,12 @@ func (u *SpanUpsertBulk) UpdateNewValues() *SpanUpsertBulk {
 			}
 			if _, exists := b.mutation.AnnotationSetID(); exists {
 				s.SetIgnore(span.FieldAnnotationSetID)
+			}
+			if _, exists := b.mutation.Split(); exists {
+				s.SetIgnore(span.FieldSplit)
+			}
+			if _, exists := b.mutation.NoteType(); exists {
+				s.SetIgnore(span.FieldNoteType)
 			}
 		}
 	}))

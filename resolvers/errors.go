@@ -9,7 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"deidcorpus/apperr"
-	"deidcorpus/ent"
+	"deidcorpus/store"
 )
 
 // ErrorPresenter maps service errors to GraphQL errors with extensions.code.
@@ -26,15 +26,8 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
+		err = store.Coded(err)
 		code := apperr.CodeOf(err)
-		switch {
-		case ent.IsNotFound(err):
-			code = apperr.NotFound
-		case ent.IsValidationError(err):
-			code = apperr.Invalid
-		case ent.IsConstraintError(err):
-			code = apperr.Conflict
-		}
 		out := graphql.DefaultErrorPresenter(ctx, err)
 		if code == apperr.Internal {
 			logger.ErrorContext(ctx, "graphql request failed", "path", out.Path.String(), "err", err)

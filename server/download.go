@@ -113,6 +113,7 @@ func auditDownload(r *http.Request, st *store.Store, logger *slog.Logger, what, 
 // httpError writes a coded error as plain text; internal errors are logged
 // and not shown.
 func httpError(w http.ResponseWriter, logger *slog.Logger, err error) {
+	err = store.Coded(err)
 	code := apperr.CodeOf(err)
 	status := map[apperr.Code]int{
 		apperr.Invalid: http.StatusBadRequest, apperr.NotFound: http.StatusNotFound,

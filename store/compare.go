@@ -157,7 +157,7 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 	names := map[string]int{}
 	var tasks []readTask
 	setup := func(ctx context.Context, q querier) error {
-		labels, err := s.labels(ctx, q, set.ID)
+		labels, err := s.valuePairs(ctx, q, set.ID, "category", `"type"`)
 		if err != nil {
 			return err
 		}

@@ -176,16 +176,7 @@ func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifact
 // hasLegacyMappings tells whether surrogate_mappings still has the clear-text
 // column "original" of the schema before encryption.
 func (s *Store) hasLegacyMappings(ctx context.Context) (bool, error) {
-	q := `SELECT COUNT(*) FROM pragma_table_info('surrogate_mappings') WHERE name = 'original'`
-	if s.Dialect == dialect.Postgres {
-		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
-			AND table_name = 'surrogate_mappings' AND column_name = 'original'`
-	}
-	var n int
-	if err := s.DB.QueryRowContext(ctx, q).Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
+	return s.hasColumn(ctx, "surrogate_mappings", "original")
 }
 
 // encryptLegacyMappings encrypts the clear-text originals of a database made

@@ -238,6 +238,9 @@ func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind st
 // keeps its other annotation layers, one whose text changed loses them, since
 // their offsets no longer hold.
 func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
+	if err := s.bumpContentVersion(ctx, tx, corpusID); err != nil {
+		return err
+	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.ID
@@ -246,7 +249,7 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 	for start := 0; start < len(ids); start += docBatch {
 		rows, err := tx.Document.Query().
 			Where(document.CorpusID(corpusID), document.ExternalIDIn(ids[start:min(start+docBatch, len(ids))]...)).
-			Select(document.FieldID, document.FieldExternalID, document.FieldChecksum).All(ctx)
+			Select(document.FieldID, document.FieldExternalID, document.FieldChecksum, document.FieldSplit, document.FieldNoteType).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -328,9 +331,15 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 		}
 	}
 
-	rowID := make(map[string]int, len(docs))
+	// Each span carries a copy of its document's split and note type: a kept
+	// document's are the row's, which this import does not change.
+	type docRow struct {
+		id              int
+		split, noteType string
+	}
+	rows := make(map[string]docRow, len(docs))
 	for id, r := range keep {
-		rowID[id] = r
+		rows[id] = docRow{r, string(old[id].Split), old[id].NoteType}
 	}
 	total := len(docs)
 	done := len(keep)
@@ -350,12 +359,12 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 			}
 			builders[i] = b
 		}
-		rows, err := tx.Document.CreateBulk(builders...).Save(ctx)
+		created, err := tx.Document.CreateBulk(builders...).Save(ctx)
 		if err != nil {
 			return err
 		}
-		for _, r := range rows {
-			rowID[r.ExternalID] = r.ID
+		for _, r := range created {
+			rows[r.ExternalID] = docRow{r.ID, string(r.Split), r.NoteType}
 		}
 		done += len(chunk)
 		if opt.Progress != nil {
@@ -367,12 +376,12 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 	// SQLite's own work here (a builder, a mutation and a spec per span).
 	args := make([]any, 0, spanBatch*spanColumns)
 	for _, d := range docs {
-		docID := rowID[d.ID]
+		row := rows[d.ID]
 		for _, sp := range d.Spans {
 			if sp.Start < 0 || sp.End < 0 {
 				return apperr.New(apperr.Invalid, "document %s: span %s: negative offset", d.ID, sp.Label())
 			}
-			args = append(args, docID, setID, sp.Start, sp.End, sp.Text, sp.Category, sp.Type, sp.Comment, sp.ID)
+			args = append(args, row.id, setID, sp.Start, sp.End, sp.Text, sp.Category, sp.Type, sp.Comment, sp.ID, row.split, row.noteType)
 			res.Spans++
 			if len(args) == cap(args) {
 				if err := s.insertSpans(ctx, tx, args); err != nil {
@@ -387,10 +396,11 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 }
 
 // spanColumns is the number of columns insertSpans writes per span.
-const spanColumns = 9
+const spanColumns = 11
 
 // insertSpans writes spans given as spanColumns arguments each (document,
-// set, start, end, text, category, type, comment, source id) in one INSERT.
+// set, start, end, text, category, type, comment, source id, and the
+// document's split and note type) in one INSERT.
 func (s *Store) insertSpans(ctx context.Context, tx *ent.Tx, args []any) error {
 	if len(args) == 0 {
 		return nil
@@ -406,7 +416,7 @@ func (s *Store) insertSpans(ctx context.Context, tx *ent.Tx, args []any) error {
 func (s *Store) spanInsert(n int) string {
 	build := func() string {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO spans (document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id) VALUES `)
+		b.WriteString(`INSERT INTO spans (document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id, split, note_type) VALUES `)
 		p := 0
 		for i := range n {
 			if i > 0 {

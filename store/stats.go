@@ -27,20 +27,25 @@ const (
 // Dimensions lists every dimension in canonical order.
 var Dimensions = []Dimension{ByCategory, ByType, BySplit, ByNoteType}
 
-// column is the SQL expression of a dimension.
+// column is the spans' column of a dimension (a span carries its
+// document's split and note type).
 func (d Dimension) column() (string, bool) {
 	switch d {
 	case ByCategory:
-		return "s.category", true
+		return "category", true
 	case ByType:
-		return `s."type"`, true
+		return `"type"`, true
 	case BySplit:
-		return "d.split", true
+		return "split", true
 	case ByNoteType:
-		return "d.note_type", true
+		return "note_type", true
 	}
 	return "", false
 }
+
+// indexedPairs are the pairs of dimensions that lead an index of the spans
+// after the annotation set, each followed by the text.
+var indexedPairs = [][2]Dimension{{ByCategory, ByType}, {BySplit, ByNoteType}}
 
 // ParseDimension accepts "category", "type", "split", "note-type"/"note_type".
 func ParseDimension(s string) (Dimension, error) {
@@ -146,9 +151,22 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	if err != nil {
 		return nil, err
 	}
+	key := statsKey(set.ID, by)
+	if st, ok := s.statsCache.get(c.ID, c.ContentVersion, key); ok {
+		return st, nil
+	}
+	st, err := s.countStatistics(ctx, c, set, by)
+	if err != nil {
+		return nil, err
+	}
+	s.statsCache.put(c.ID, c.ContentVersion, key, st)
+	return st, nil
+}
+
+// countStatistics counts what Statistics returns, in the database.
+func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.AnnotationSet, by []Dimension) (*Statistics, error) {
 	st := &Statistics{Corpus: c.Name, AnnotationSet: set.Name, By: by, Groups: []Group{}}
 	cols := make([]string, len(by))
-	join := ""
 	seen := map[Dimension]bool{}
 	for i, d := range by {
 		col, ok := d.column()
@@ -157,9 +175,6 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 		}
 		seen[d] = true
 		cols[i] = col
-		if d == BySplit || d == ByNoteType {
-			join = " JOIN documents d ON d.id = s.document_id"
-		}
 	}
 	// The counts are independent queries, each a scan of its own index; on
 	// SQLite they run side by side on connections that read one snapshot.
@@ -181,30 +196,38 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 		},
 	}
 	var setup readTask
-	byLabel := len(by) == 2 && seen[ByCategory] && seen[ByType] && s.Dialect == dialect.SQLite
+	var pair [2]string // the columns of an indexed pair, in the index's order
+	if len(by) == 2 && s.Dialect == dialect.SQLite {
+		for _, p := range indexedPairs {
+			if seen[p[0]] && seen[p[1]] {
+				pair[0], _ = p[0].column()
+				pair[1], _ = p[1].column()
+			}
+		}
+	}
 	switch {
 	case len(by) == 0:
-	case byLabel:
-		// Per label, as many small queries as there are labels: each counts
-		// one range of the (annotation_set_id, category, type, text, ...)
+	case pair[0] != "":
+		// Per pair of values, as many small queries as there are pairs: each
+		// counts one range of the (annotation_set_id, a, b, text, ...)
 		// index, and COUNT(DISTINCT) over a range ordered by text compares
 		// neighbours instead of filling a temporary B-tree, which a GROUP BY
 		// over the whole set does.
-		// The labels are listed inside the snapshot the counts read.
+		// The pairs are listed inside the snapshot the counts read.
 		setup = func(ctx context.Context, q querier) error {
-			labels, err := s.labels(ctx, q, set.ID)
+			values, err := s.valuePairs(ctx, q, set.ID, pair[0], pair[1])
 			if err != nil {
 				return err
 			}
-			st.Groups = make([]Group, len(labels))
-			for i, l := range labels {
+			st.Groups = make([]Group, len(values))
+			for i, v := range values {
 				g := &st.Groups[i]
-				g.Keys = []string{l[0], l[1]}
-				if by[0] == ByType {
-					g.Keys[0], g.Keys[1] = l[1], l[0]
+				g.Keys = []string{v[0], v[1]}
+				if cols[0] != pair[0] {
+					g.Keys[0], g.Keys[1] = v[1], v[0]
 				}
-				args := []any{set.ID, l[0], l[1]}
-				where := ` FROM spans WHERE annotation_set_id = ? AND category = ? AND "type" = ?`
+				args := []any{set.ID, v[0], v[1]}
+				where := ` FROM spans WHERE annotation_set_id = ? AND ` + pair[0] + ` = ? AND ` + pair[1] + ` = ?`
 				tasks = append(tasks,
 					func(ctx context.Context, q querier) error {
 						return q.QueryRowContext(ctx, `SELECT COUNT(*)`+where, args...).Scan(&g.Total)
@@ -217,8 +240,8 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 		}
 	default:
 		list := strings.Join(cols, ", ")
-		query := "SELECT " + list + ", COUNT(*), COUNT(DISTINCT s.text) FROM spans s" + join +
-			" WHERE s.annotation_set_id = ? GROUP BY " + list + " ORDER BY " + list
+		query := "SELECT " + list + ", COUNT(*), COUNT(DISTINCT text) FROM spans" +
+			" WHERE annotation_set_id = ? GROUP BY " + list + " ORDER BY " + list
 		// The grouping is the longest query: it goes first.
 		tasks = append([]readTask{func(ctx context.Context, q querier) error {
 			groups, err := scanGroups(ctx, q, s.rebind(query), len(by), set.ID)
@@ -229,31 +252,31 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
 		return nil, err
 	}
-	if byLabel {
+	if pair[0] != "" {
 		slices.SortFunc(st.Groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
 	}
 	return st, nil
 }
 
-// labels lists the distinct (category, type) pairs of a set in order by
-// skipping through the (annotation_set_id, category, type, ...) index: a seek
-// per label, not a scan of the spans.
-func (s *Store) labels(ctx context.Context, q querier, setID int) ([][2]string, error) {
+// valuePairs lists the distinct values of the columns (a, b) of a set's
+// spans in order by skipping through the (annotation_set_id, a, b, ...)
+// index: a seek per pair, not a scan of the spans.
+func (s *Store) valuePairs(ctx context.Context, q querier, setID int, a, b string) ([][2]string, error) {
 	var out [][2]string
-	var cat, typ string
-	err := q.QueryRowContext(ctx, s.rebind(`SELECT category, "type" FROM spans WHERE annotation_set_id = ?
-		ORDER BY category, "type" LIMIT 1`), setID).Scan(&cat, &typ)
+	var va, vb string
+	err := q.QueryRowContext(ctx, s.rebind(`SELECT `+a+`, `+b+` FROM spans WHERE annotation_set_id = ?
+		ORDER BY `+a+`, `+b+` LIMIT 1`), setID).Scan(&va, &vb)
 	for err == nil {
-		out = append(out, [2]string{cat, typ})
-		err = q.QueryRowContext(ctx, s.rebind(`SELECT "type" FROM spans WHERE annotation_set_id = ? AND category = ? AND "type" > ?
-			ORDER BY "type" LIMIT 1`), setID, cat, typ).Scan(&typ)
+		out = append(out, [2]string{va, vb})
+		err = q.QueryRowContext(ctx, s.rebind(`SELECT `+b+` FROM spans WHERE annotation_set_id = ? AND `+a+` = ? AND `+b+` > ?
+			ORDER BY `+b+` LIMIT 1`), setID, va, vb).Scan(&vb)
 		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, s.rebind(`SELECT category, "type" FROM spans WHERE annotation_set_id = ? AND category > ?
-				ORDER BY category, "type" LIMIT 1`), setID, cat).Scan(&cat, &typ)
+			err = q.QueryRowContext(ctx, s.rebind(`SELECT `+a+`, `+b+` FROM spans WHERE annotation_set_id = ? AND `+a+` > ?
+				ORDER BY `+a+`, `+b+` LIMIT 1`), setID, va).Scan(&va, &vb)
 		}
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("list labels: %w", err)
+		return nil, fmt.Errorf("list the values of %s and %s: %w", a, b, err)
 	}
 	return out, nil
 }
@@ -351,4 +374,12 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// copyDocumentsToSpans gives the spans of a database made before spans
+// carried copies of their document's split and note type those copies.
+func (s *Store) copyDocumentsToSpans(ctx context.Context) error {
+	_, err := s.DB.ExecContext(ctx, `UPDATE spans SET split = d.split, note_type = d.note_type
+		FROM documents d WHERE d.id = spans.document_id`)
+	return err
 }

@@ -45,12 +45,16 @@ type Store struct {
 	spanInsertFull string // INSERT of spanBatch spans
 
 	auditQueue auditQueue // records waiting for the next chain step (audit.go)
+	statsCache statsCache // statistics by corpus content version (statscache.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
 	ringMu sync.Mutex
 	ring   *keys.Ring // loaded on first use (see Keys)
 }
+
+// pgIdleConns is the number of idle PostgreSQL connections kept for reuse.
+const pgIdleConns = 32
 
 // Option configures Open.
 type Option func(*options)
@@ -104,6 +108,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if d.Postgres {
 		s.Dialect = dialect.Postgres
 		s.DB, err = sql.Open("pgx", dsn)
+		if err == nil {
+			// database/sql keeps 2 idle connections by default: under
+			// concurrent requests every other query would open a new
+			// PostgreSQL connection (a server process each).
+			s.DB.SetMaxIdleConns(pgIdleConns)
+		}
 	} else {
 		s.Dialect = dialect.SQLite
 		// One write connection, and a pool of readers beside it (WAL); an
@@ -143,6 +153,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			err = fmt.Errorf("encrypt the surrogate mappings: %w", err)
 		}
 	}
+	var spanCopies bool
+	if err == nil {
+		spanCopies, err = s.hasColumn(ctx, "spans", "split")
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -150,6 +164,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err := s.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate database schema: %w", err)
+	}
+	if !spanCopies {
+		if err := s.copyDocumentsToSpans(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("copy the documents' splits and note types to their spans: %w", err)
+		}
 	}
 	auth.Install(s.Client)
 	if err := s.markSurrogateCorpora(ctx); err != nil {
@@ -244,6 +264,21 @@ func (s *Store) linkModelsToCorpora(ctx context.Context) error {
 	return nil
 }
 
+// hasColumn says whether a table has a column (false if the table does not
+// exist either).
+func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, error) {
+	q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
+	if s.Dialect == dialect.Postgres {
+		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = $1 AND column_name = $2`
+	}
+	var n int
+	if err := s.DB.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
 // Close releases the database.
 func (s *Store) Close() error { return s.Client.Close() }
 
@@ -284,8 +319,10 @@ func (s *Store) rebind(query string) string {
 	return b.String()
 }
 
-// withTx runs fn in a transaction, rolling back on error or panic.
+// withTx runs fn in a transaction, rolling back on error or panic; its
+// error has its code (Coded).
 func (s *Store) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err error) {
+	defer func() { err = Coded(err) }()
 	tx, err := s.Client.Tx(ctx)
 	if err != nil {
 		return err

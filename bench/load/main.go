@@ -30,10 +30,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -144,6 +146,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	cpu0 := processCPU()
 	start := time.Now()
 	for w := range *clients {
 		wg.Add(1)
@@ -168,6 +171,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 
 	byQuery := make([][]time.Duration, len(queries))
 	var all []time.Duration
@@ -199,6 +203,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "%s, %d clients, %d notes: %d requests in %s = %.0f req/s, %d errors; %d audit entries written, chain of %d verified\n",
 		kind, *clients, len(files), len(all)+errs, elapsed.Round(time.Millisecond), float64(len(all)+errs)/elapsed.Seconds(), errs,
 		auditedAfter-auditedBefore, n)
+	// On a shared machine req/s follows the CPU the process got; the CPU
+	// per request does not.
+	fmt.Fprintf(stdout, "process CPU (server, clients, SQLite; not PostgreSQL's): %.2f ms per request, %.2f of %d cores on average\n",
+		float64(cpu.Microseconds())/1000/float64(len(all)+errs), cpu.Seconds()/elapsed.Seconds(), runtime.NumCPU())
 	fmt.Fprintf(stdout, "%-12s %6s %8s %8s %8s %8s\n", "query", "n", "p50", "p90", "p99", "max")
 	for i, q := range queries {
 		printRow(stdout, q.name, byQuery[i])
@@ -208,6 +216,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "first error:", firstErr)
 	}
 	return nil
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func cmpErr(a, b error) error {

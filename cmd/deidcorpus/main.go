@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"deidcorpus/apperr"
+	"deidcorpus/store"
 )
 
 // env is what a subcommand may touch of the outside world; tests pass their own.
@@ -276,7 +277,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-func exitCode(err error) int { return apperr.ExitStatus(err) }
+func exitCode(err error) int { return apperr.ExitStatus(store.Coded(err)) }
 
 // arg is the i-th positional argument, or "" when there are fewer.
 func arg(args []string, i int) string {

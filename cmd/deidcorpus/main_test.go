@@ -286,3 +286,17 @@ func TestAuditVerifyCLI(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "broken at entry 3")
 }
+
+// TestMissingRowsAreNotFound: a missing row is not_found in the CLI as in the
+// API and the downloads (exit status 3).
+func TestMissingRowsAreNotFound(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	for _, args := range [][]string{
+		{"stats", "--db", db, "--corpus", "missing"},
+		{"export", "--db", db, "--corpus", "missing", "--out", t.TempDir()},
+		{"jobs", "cancel", "--db", db, "12345"},
+	} {
+		code, _, errs := cli(t, args...)
+		assert.Equal(t, 3, code, "%v: %s", args, errs)
+	}
+}

@@ -35,6 +35,8 @@ const (
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldContentVersion holds the string denoting the content_version field in the database.
+	FieldContentVersion = "content_version"
 	// EdgePatients holds the string denoting the patients edge name in mutations.
 	EdgePatients = "patients"
 	// EdgeDocuments holds the string denoting the documents edge name in mutations.
@@ -94,6 +96,7 @@ var Columns = []string{
 	FieldCheckResolution,
 	FieldProvenance,
 	FieldCreatedAt,
+	FieldContentVersion,
 }
 
 var (
@@ -123,6 +126,8 @@ var (
 	DefaultCheckFindings int
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultContentVersion holds the default value on creation for the "content_version" field.
+	DefaultContentVersion int
 )
 
 // Kind defines the type for the "kind" enum field.
@@ -220,6 +225,11 @@ func ByCheckFindings(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByContentVersion orders the results by the content_version field.
+func ByContentVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldContentVersion, opts...).ToFunc()
 }
 
 // ByPatientsCount orders the results by patients count.

@@ -80,6 +80,11 @@ func CreatedAt(v time.Time) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// ContentVersion applies equality check predicate on the "content_version" field. It's identical to ContentVersionEQ.
+func ContentVersion(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldContentVersion, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldName, v))
@@ -413,6 +418,46 @@ func CreatedAtLT(v time.Time) predicate.Corpus {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.Corpus {
 	return predicate.Corpus(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// ContentVersionEQ applies the EQ predicate on the "content_version" field.
+func ContentVersionEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldContentVersion, v))
+}
+
+// ContentVersionNEQ applies the NEQ predicate on the "content_version" field.
+func ContentVersionNEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldContentVersion, v))
+}
+
+// ContentVersionIn applies the In predicate on the "content_version" field.
+func ContentVersionIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldContentVersion, vs...))
+}
+
+// ContentVersionNotIn applies the NotIn predicate on the "content_version" field.
+func ContentVersionNotIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldContentVersion, vs...))
+}
+
+// ContentVersionGT applies the GT predicate on the "content_version" field.
+func ContentVersionGT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGT(FieldContentVersion, v))
+}
+
+// ContentVersionGTE applies the GTE predicate on the "content_version" field.
+func ContentVersionGTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGTE(FieldContentVersion, v))
+}
+
+// ContentVersionLT applies the LT predicate on the "content_version" field.
+func ContentVersionLT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLT(FieldContentVersion, v))
+}
+
+// ContentVersionLTE applies the LTE predicate on the "content_version" field.
+func ContentVersionLTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLTE(FieldContentVersion, v))
 }
 
 // HasPatients applies the HasEdge predicate on the "patients" edge.

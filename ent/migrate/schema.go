@@ -91,6 +91,7 @@ var (
 		{Name: "check_resolution", Type: field.TypeJSON, Nullable: true},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "content_version", Type: field.TypeInt, Default: 0},
 	}
 	// CorporaTable holds the schema information for the "corpora" table.
 	CorporaTable = &schema.Table{
@@ -351,6 +352,8 @@ var (
 		{Name: "type", Type: field.TypeString},
 		{Name: "comment", Type: field.TypeString, Default: ""},
 		{Name: "source_id", Type: field.TypeString, Default: ""},
+		{Name: "split", Type: field.TypeString, Default: ""},
+		{Name: "note_type", Type: field.TypeString, Default: ""},
 		{Name: "annotation_set_id", Type: field.TypeInt},
 		{Name: "document_id", Type: field.TypeInt},
 	}
@@ -362,13 +365,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "spans_annotation_sets_spans",
-				Columns:    []*schema.Column{SpansColumns[8]},
+				Columns:    []*schema.Column{SpansColumns[10]},
 				RefColumns: []*schema.Column{AnnotationSetsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
 			{
 				Symbol:     "spans_documents_spans",
-				Columns:    []*schema.Column{SpansColumns[9]},
+				Columns:    []*schema.Column{SpansColumns[11]},
 				RefColumns: []*schema.Column{DocumentsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -377,17 +380,22 @@ var (
 			{
 				Name:    "span_annotation_set_id_category_type_text_document_id",
 				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[8], SpansColumns[4], SpansColumns[5], SpansColumns[3], SpansColumns[9]},
+				Columns: []*schema.Column{SpansColumns[10], SpansColumns[4], SpansColumns[5], SpansColumns[3], SpansColumns[11]},
 			},
 			{
 				Name:    "span_annotation_set_id_text",
 				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[8], SpansColumns[3]},
+				Columns: []*schema.Column{SpansColumns[10], SpansColumns[3]},
+			},
+			{
+				Name:    "span_annotation_set_id_split_note_type_text",
+				Unique:  false,
+				Columns: []*schema.Column{SpansColumns[10], SpansColumns[8], SpansColumns[9], SpansColumns[3]},
 			},
 			{
 				Name:    "span_document_id_annotation_set_id_start",
 				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[9], SpansColumns[8], SpansColumns[1]},
+				Columns: []*schema.Column{SpansColumns[11], SpansColumns[10], SpansColumns[1]},
 			},
 		},
 	}

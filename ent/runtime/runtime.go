@@ -95,6 +95,10 @@ func init() {
 	corpusDescCreatedAt := corpusFields[8].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
+	// corpusDescContentVersion is the schema descriptor for content_version field.
+	corpusDescContentVersion := corpusFields[9].Descriptor()
+	// corpus.DefaultContentVersion holds the default value on creation for the content_version field.
+	corpus.DefaultContentVersion = corpusDescContentVersion.Default.(int)
 	documentFields := schema.Document{}.Fields()
 	_ = documentFields
 	// documentDescExternalID is the schema descriptor for external_id field.
@@ -271,6 +275,14 @@ func init() {
 	spanDescSourceID := spanFields[8].Descriptor()
 	// span.DefaultSourceID holds the default value on creation for the source_id field.
 	span.DefaultSourceID = spanDescSourceID.Default.(string)
+	// spanDescSplit is the schema descriptor for split field.
+	spanDescSplit := spanFields[9].Descriptor()
+	// span.DefaultSplit holds the default value on creation for the split field.
+	span.DefaultSplit = spanDescSplit.Default.(string)
+	// spanDescNoteType is the schema descriptor for note_type field.
+	spanDescNoteType := spanFields[10].Descriptor()
+	// span.DefaultNoteType holds the default value on creation for the note_type field.
+	span.DefaultNoteType = spanDescNoteType.Default.(string)
 	surrogatemappingFields := schema.SurrogateMapping{}.Fields()
 	_ = surrogatemappingFields
 	// surrogatemappingDescOriginalHash is the schema descriptor for original_hash field.

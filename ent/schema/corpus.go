@@ -44,6 +44,9 @@ func (Corpus) Fields() []ent.Field {
 			Annotations(entgql.Type("Map")),
 		field.Time("created_at").Default(time.Now).Immutable().
 			Annotations(entgql.OrderField("CREATED_AT")),
+		field.Int("content_version").Default(0).Annotations(entgql.Skip()).
+			Comment("bumped by every transaction that writes the corpus's patients, documents or spans: " +
+				"statistics cached at an older version are stale, in whichever process cached them"),
 	}
 }
 

@@ -28,11 +28,12 @@ func (Document) Fields() []ent.Field {
 		field.Int("record_order").Default(0).
 			Comment("position in the patient's record set, from 1; 0 if unknown").
 			Annotations(entgql.OrderField("RECORD_ORDER")),
-		field.String("note_type").Default("").
+		// Split and note type never change: the spans keep copies of them.
+		field.String("note_type").Default("").Immutable().
 			Annotations(entgql.OrderField("NOTE_TYPE")),
 		field.Time("created").Optional().Nillable().
 			Comment("when the note was written, if known"),
-		field.Enum("split").Values("train", "dev", "test", "unassigned").Default("unassigned").
+		field.Enum("split").Values("train", "dev", "test", "unassigned").Default("unassigned").Immutable().
 			Annotations(entgql.OrderField("SPLIT")),
 		// No where predicates on the text: a search reads PHI without an
 		// audit record, and answers a yes or no about hidden notes.

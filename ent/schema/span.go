@@ -27,6 +27,13 @@ func (Span) Fields() []ent.Field {
 		field.String("type").Annotations(entgql.OrderField("TYPE")),
 		field.String("comment").Default(""),
 		field.String("source_id").Default("").Comment(`the tag's id in the source file ("P3", "T12")`),
+		// Copies of the document's split and note type (both immutable), so
+		// that the statistics group a set's spans by them from one index
+		// instead of looking up every span's document.
+		field.String("split").Default("").Immutable().Annotations(entgql.Skip()).
+			Comment("the document's split (copied)"),
+		field.String("note_type").Default("").Immutable().Annotations(entgql.Skip()).
+			Comment("the document's note type (copied)"),
 	}
 }
 
@@ -46,6 +53,8 @@ func (Span) Indexes() []ent.Index {
 		index.Fields("annotation_set_id", "category", "type", "text", "document_id"),
 		// Distinct texts over a whole set, without sorting them.
 		index.Fields("annotation_set_id", "text"),
+		// The same for the groupings by split and note type.
+		index.Fields("annotation_set_id", "split", "note_type", "text"),
 		index.Fields("document_id", "annotation_set_id", "start"),
 	}
 }

@@ -30,6 +30,10 @@ const (
 	FieldComment = "comment"
 	// FieldSourceID holds the string denoting the source_id field in the database.
 	FieldSourceID = "source_id"
+	// FieldSplit holds the string denoting the split field in the database.
+	FieldSplit = "split"
+	// FieldNoteType holds the string denoting the note_type field in the database.
+	FieldNoteType = "note_type"
 	// EdgeDocument holds the string denoting the document edge name in mutations.
 	EdgeDocument = "document"
 	// EdgeAnnotationSet holds the string denoting the annotation_set edge name in mutations.
@@ -64,6 +68,8 @@ var Columns = []string{
 	FieldType,
 	FieldComment,
 	FieldSourceID,
+	FieldSplit,
+	FieldNoteType,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -85,6 +91,10 @@ var (
 	DefaultComment string
 	// DefaultSourceID holds the default value on creation for the "source_id" field.
 	DefaultSourceID string
+	// DefaultSplit holds the default value on creation for the "split" field.
+	DefaultSplit string
+	// DefaultNoteType holds the default value on creation for the "note_type" field.
+	DefaultNoteType string
 )
 
 // OrderOption defines the ordering options for the Span queries.
@@ -138,6 +148,16 @@ func ByComment(opts ...sql.OrderTermOption) OrderOption {
 // BySourceID orders the results by the source_id field.
 func BySourceID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSourceID, opts...).ToFunc()
+}
+
+// BySplit orders the results by the split field.
+func BySplit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSplit, opts...).ToFunc()
+}
+
+// ByNoteType orders the results by the note_type field.
+func ByNoteType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNoteType, opts...).ToFunc()
 }
 
 // ByDocumentField orders the results by document field.

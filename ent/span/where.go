@@ -99,6 +99,16 @@ func SourceID(v string) predicate.Span {
 	return predicate.Span(sql.FieldEQ(FieldSourceID, v))
 }
 
+// Split applies equality check predicate on the "split" field. It's identical to SplitEQ.
+func Split(v string) predicate.Span {
+	return predicate.Span(sql.FieldEQ(FieldSplit, v))
+}
+
+// NoteType applies equality check predicate on the "note_type" field. It's identical to NoteTypeEQ.
+func NoteType(v string) predicate.Span {
+	return predicate.Span(sql.FieldEQ(FieldNoteType, v))
+}
+
 // DocumentIDEQ applies the EQ predicate on the "document_id" field.
 func DocumentIDEQ(v int) predicate.Span {
 	return predicate.Span(sql.FieldEQ(FieldDocumentID, v))
@@ -542,6 +552,136 @@ func SourceIDEqualFold(v string) predicate.Span {
 // SourceIDContainsFold applies the ContainsFold predicate on the "source_id" field.
 func SourceIDContainsFold(v string) predicate.Span {
 	return predicate.Span(sql.FieldContainsFold(FieldSourceID, v))
+}
+
+// SplitEQ applies the EQ predicate on the "split" field.
+func SplitEQ(v string) predicate.Span {
+	return predicate.Span(sql.FieldEQ(FieldSplit, v))
+}
+
+// SplitNEQ applies the NEQ predicate on the "split" field.
+func SplitNEQ(v string) predicate.Span {
+	return predicate.Span(sql.FieldNEQ(FieldSplit, v))
+}
+
+// SplitIn applies the In predicate on the "split" field.
+func SplitIn(vs ...string) predicate.Span {
+	return predicate.Span(sql.FieldIn(FieldSplit, vs...))
+}
+
+// SplitNotIn applies the NotIn predicate on the "split" field.
+func SplitNotIn(vs ...string) predicate.Span {
+	return predicate.Span(sql.FieldNotIn(FieldSplit, vs...))
+}
+
+// SplitGT applies the GT predicate on the "split" field.
+func SplitGT(v string) predicate.Span {
+	return predicate.Span(sql.FieldGT(FieldSplit, v))
+}
+
+// SplitGTE applies the GTE predicate on the "split" field.
+func SplitGTE(v string) predicate.Span {
+	return predicate.Span(sql.FieldGTE(FieldSplit, v))
+}
+
+// SplitLT applies the LT predicate on the "split" field.
+func SplitLT(v string) predicate.Span {
+	return predicate.Span(sql.FieldLT(FieldSplit, v))
+}
+
+// SplitLTE applies the LTE predicate on the "split" field.
+func SplitLTE(v string) predicate.Span {
+	return predicate.Span(sql.FieldLTE(FieldSplit, v))
+}
+
+// SplitContains applies the Contains predicate on the "split" field.
+func SplitContains(v string) predicate.Span {
+	return predicate.Span(sql.FieldContains(FieldSplit, v))
+}
+
+// SplitHasPrefix applies the HasPrefix predicate on the "split" field.
+func SplitHasPrefix(v string) predicate.Span {
+	return predicate.Span(sql.FieldHasPrefix(FieldSplit, v))
+}
+
+// SplitHasSuffix applies the HasSuffix predicate on the "split" field.
+func SplitHasSuffix(v string) predicate.Span {
+	return predicate.Span(sql.FieldHasSuffix(FieldSplit, v))
+}
+
+// SplitEqualFold applies the EqualFold predicate on the "split" field.
+func SplitEqualFold(v string) predicate.Span {
+	return predicate.Span(sql.FieldEqualFold(FieldSplit, v))
+}
+
+// SplitContainsFold applies the ContainsFold predicate on the "split" field.
+func SplitContainsFold(v string) predicate.Span {
+	return predicate.Span(sql.FieldContainsFold(FieldSplit, v))
+}
+
+// NoteTypeEQ applies the EQ predicate on the "note_type" field.
+func NoteTypeEQ(v string) predicate.Span {
+	return predicate.Span(sql.FieldEQ(FieldNoteType, v))
+}
+
+// NoteTypeNEQ applies the NEQ predicate on the "note_type" field.
+func NoteTypeNEQ(v string) predicate.Span {
+	return predicate.Span(sql.FieldNEQ(FieldNoteType, v))
+}
+
+// NoteTypeIn applies the In predicate on the "note_type" field.
+func NoteTypeIn(vs ...string) predicate.Span {
+	return predicate.Span(sql.FieldIn(FieldNoteType, vs...))
+}
+
+// NoteTypeNotIn applies the NotIn predicate on the "note_type" field.
+func NoteTypeNotIn(vs ...string) predicate.Span {
+	return predicate.Span(sql.FieldNotIn(FieldNoteType, vs...))
+}
+
+// NoteTypeGT applies the GT predicate on the "note_type" field.
+func NoteTypeGT(v string) predicate.Span {
+	return predicate.Span(sql.FieldGT(FieldNoteType, v))
+}
+
+// NoteTypeGTE applies the GTE predicate on the "note_type" field.
+func NoteTypeGTE(v string) predicate.Span {
+	return predicate.Span(sql.FieldGTE(FieldNoteType, v))
+}
+
+// NoteTypeLT applies the LT predicate on the "note_type" field.
+func NoteTypeLT(v string) predicate.Span {
+	return predicate.Span(sql.FieldLT(FieldNoteType, v))
+}
+
+// NoteTypeLTE applies the LTE predicate on the "note_type" field.
+func NoteTypeLTE(v string) predicate.Span {
+	return predicate.Span(sql.FieldLTE(FieldNoteType, v))
+}
+
+// NoteTypeContains applies the Contains predicate on the "note_type" field.
+func NoteTypeContains(v string) predicate.Span {
+	return predicate.Span(sql.FieldContains(FieldNoteType, v))
+}
+
+// NoteTypeHasPrefix applies the HasPrefix predicate on the "note_type" field.
+func NoteTypeHasPrefix(v string) predicate.Span {
+	return predicate.Span(sql.FieldHasPrefix(FieldNoteType, v))
+}
+
+// NoteTypeHasSuffix applies the HasSuffix predicate on the "note_type" field.
+func NoteTypeHasSuffix(v string) predicate.Span {
+	return predicate.Span(sql.FieldHasSuffix(FieldNoteType, v))
+}
+
+// NoteTypeEqualFold applies the EqualFold predicate on the "note_type" field.
+func NoteTypeEqualFold(v string) predicate.Span {
+	return predicate.Span(sql.FieldEqualFold(FieldNoteType, v))
+}
+
+// NoteTypeContainsFold applies the ContainsFold predicate on the "note_type" field.
+func NoteTypeContainsFold(v string) predicate.Span {
+	return predicate.Span(sql.FieldContainsFold(FieldNoteType, v))
 }
 
 // HasDocument applies the HasEdge predicate on the "document" edge.

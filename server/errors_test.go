@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestMissingRowsAreNotFound asks the API and the downloads for rows that do
+// not exist (a corpus, a release, an artifact whose id is of the artifacts'
+// range): every answer has the code not_found, never an internal error.
+func TestMissingRowsAreNotFound(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			st, ts, c := newServer(t, b)
+			a, err := st.SaveArtifact(context.Background(), store.ArtifactSpec{Name: "x.txt", CreatedBy: "admin"}, []byte("x"))
+			require.NoError(t, err)
+			missingArtifact := strconv.Itoa(a.ID + 1000)
+
+			for _, q := range []string{
+				`{ corpusStatistics(corpus: "` + missingArtifact + `") { documents } }`,
+				`{ node(id: "` + missingArtifact + `") { id } }`,
+				`mutation { cancelJob(id: "` + missingArtifact + `") { id } }`,
+			} {
+				err := c.Post(q, &map[string]any{})
+				require.Error(t, err, q)
+				assert.Contains(t, err.Error(), `"code":"not_found"`, q)
+			}
+			for _, path := range []string{
+				"/download/corpora/missing",
+				"/download/releases/missing@1.0.0",
+				"/download/artifacts/" + missingArtifact,
+			} {
+				resp, err := ts.get(path)
+				require.NoError(t, err)
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+				assert.Regexp(t, `^not_found: `, string(body), path)
+			}
+		})
+	}
+}

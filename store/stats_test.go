@@ -1,0 +1,122 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestStatisticsGroupings checks every grouping of the statistics against
+// counts made here from the generated documents, for a set imported with the
+// documents and for a layer added later over some of them by an import that
+// names another split (the documents keep theirs). Then it drops the spans'
+// copies of their document's split and note type, as a database from before
+// them, and checks that reopening the store restores the same figures.
+func TestStatisticsGroupings(t *testing.T) {
+	var docs []pipeline.Document
+	splits := []string{"train", "dev", "test", ""}
+	require.NoError(t, synth.Generate(synth.Options{Patients: 40, Seed: 11}, func(p synth.Patient) error {
+		for _, d := range p.Docs {
+			d.Split = splits[len(docs)%len(splits)]
+			docs = append(docs, d)
+		}
+		return nil
+	}))
+	// The later layer: every other document's spans, a few dropped.
+	var layer []pipeline.Document
+	for i, d := range docs {
+		if i%2 == 0 {
+			d.Spans = d.Spans[:len(d.Spans)/2]
+			layer = append(layer, d)
+		}
+	}
+	groupings := [][]store.Dimension{
+		{store.BySplit}, {store.ByNoteType}, {store.BySplit, store.ByNoteType}, {store.ByNoteType, store.BySplit},
+		{store.ByCategory, store.ByType}, {store.ByType, store.ByCategory}, {store.ByCategory, store.ByType, store.BySplit},
+		{store.ByType, store.ByNoteType},
+	}
+	check := func(t *testing.T, s *store.Store, set string, docs []pipeline.Document) {
+		t.Helper()
+		for _, by := range groupings {
+			st, err := s.Statistics(context.Background(), "c", set, by)
+			require.NoError(t, err)
+			want := expectedGroups(docs, by)
+			require.NotEmpty(t, want)
+			assert.Equal(t, want, st.Groups, "%s by %v", set, by)
+		}
+	}
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			s, err := store.Open(ctx, dsn)
+			require.NoError(t, err)
+			_, err = s.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, docs)
+			require.NoError(t, err)
+			_, err = s.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Set: "system", Split: "test"}, layer)
+			require.NoError(t, err)
+			check(t, s, "gold", docs)
+			check(t, s, "system", layer)
+
+			for _, q := range []string{
+				`DROP INDEX span_annotation_set_id_split_note_type_text`,
+				`ALTER TABLE spans DROP COLUMN split`,
+				`ALTER TABLE spans DROP COLUMN note_type`,
+			} {
+				_, err := s.DB.ExecContext(ctx, q)
+				require.NoError(t, err, q)
+			}
+			require.NoError(t, s.Close())
+			s, err = store.Open(ctx, dsn)
+			require.NoError(t, err)
+			defer s.Close()
+			check(t, s, "gold", docs)
+			check(t, s, "system", layer)
+		})
+	}
+}
+
+// expectedGroups counts the spans of docs per group of the dimensions, in
+// the order Statistics gives them; a document's split, unless given, is
+// unassigned.
+func expectedGroups(docs []pipeline.Document, by []store.Dimension) []store.Group {
+	type acc struct {
+		total int
+		texts map[string]bool
+	}
+	groups := map[string]*acc{}
+	for _, d := range docs {
+		split := d.Split
+		if split == "" {
+			split = "unassigned"
+		}
+		for _, sp := range d.Spans {
+			keys := make([]string, len(by))
+			for i, dim := range by {
+				keys[i] = map[store.Dimension]string{store.ByCategory: sp.Category, store.ByType: sp.Type,
+					store.BySplit: split, store.ByNoteType: d.NoteType}[dim]
+			}
+			k := strings.Join(keys, "\x00")
+			if groups[k] == nil {
+				groups[k] = &acc{texts: map[string]bool{}}
+			}
+			groups[k].total++
+			groups[k].texts[sp.Text] = true
+		}
+	}
+	out := []store.Group{}
+	for k, a := range groups {
+		out = append(out, store.Group{Keys: strings.Split(k, "\x00"), Total: a.total, Unique: len(a.texts)})
+	}
+	slices.SortFunc(out, func(a, b store.Group) int { return slices.Compare(a.Keys, b.Keys) })
+	return out
+}
