@@ -8,7 +8,7 @@ func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string,
 	if err != nil {
 		return nil, err
 	}
-	set, err := s.annotationSet(ctx, c, setName)
+	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
 	}
