@@ -78,7 +78,9 @@ func TestLongWriteDoesNotKillLiveJob(t *testing.T) {
 	// Another process on the same database, with a reaper of its own.
 	other, err := store.Open(ctx, st.DSN)
 	require.NoError(t, err)
-	defer other.Close()
+	// Cleanups run last first: the manager stops before its store closes
+	// (closed first, its stop waited forever on the closed database).
+	t.Cleanup(func() { other.Close() })
 	newManager(t, other, handlers, jobs.Options{HeartbeatEvery: 50 * time.Millisecond, StaleAfter: stale})
 	close(proceed)
 	<-holding
