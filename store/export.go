@@ -1,31 +1,94 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"math"
 
 	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 )
 
 // Export renders a corpus's documents with one annotation set in a format.
 func (s *Store) Export(ctx context.Context, corpusName, set, format string) ([]formats.File, error) {
+	var names []string
+	var bufs []*bytes.Buffer
+	err := s.ExportTo(ctx, corpusName, set, format, func(name string) (io.Writer, error) {
+		names = append(names, name)
+		bufs = append(bufs, new(bytes.Buffer))
+		return bufs[len(bufs)-1], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	files := make([]formats.File, len(names))
+	for i := range names {
+		files[i] = formats.File{Name: names[i], Data: bufs[i].Bytes()}
+	}
+	return files, nil
+}
+
+// ExportTo renders a corpus's documents with one annotation set in a format,
+// batch by batch, to files made by create (see formats.Stream): a format
+// that writes batches holds one batch in memory, whatever the corpus's size.
+// Errors create returns pass through with their code; other write errors
+// are the documents' (invalid).
+func (s *Store) ExportTo(ctx context.Context, corpusName, set, format string, create func(name string) (io.Writer, error)) error {
 	f, err := formats.Lookup(format)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return apperr.Wrap(apperr.Invalid, err)
 	}
 	if f.Write == nil {
-		return nil, apperr.New(apperr.Invalid, "format %s cannot be written", format)
+		return apperr.New(apperr.Invalid, "format %s cannot be written", format)
 	}
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	docs, err := s.LoadDocuments(ctx, c, set)
+	n := readBatch
+	if !f.Batched {
+		n = math.MaxInt
+	}
+	out := formats.NewStream(f, func(name string) (io.Writer, error) {
+		w, err := create(name)
+		if err != nil {
+			return nil, sinkError{err}
+		}
+		return sinkWriter{w}, nil
+	})
+	// An error of the destination keeps its code; any other is the
+	// documents' that do not fit the format.
+	classify := func(err error) error {
+		var sink sinkError
+		if err != nil && !errors.As(err, &sink) {
+			err = apperr.Wrap(apperr.Invalid, err)
+		}
+		return err
+	}
+	if err := s.EachBatch(ctx, c, set, "", n, func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+		return err
+	}
+	return classify(out.Close())
+}
+
+// sinkError is an error of an export's destination, told apart from one of
+// its documents.
+type sinkError struct{ error }
+
+func (e sinkError) Unwrap() error { return e.error }
+
+// sinkWriter marks the errors of an export's destination.
+type sinkWriter struct{ io.Writer }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	n, err := w.Writer.Write(p)
 	if err != nil {
-		return nil, err
+		err = sinkError{err}
 	}
-	files, err := f.Write(docs)
-	return files, apperr.Wrap(apperr.Invalid, err)
+	return n, err
 }
 
 // DeleteCorpus removes a corpus and everything in it.

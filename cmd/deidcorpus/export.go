@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,32 +42,44 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		files, err := st.Export(ctx, *corpus, *set, *format)
-		if err != nil {
-			return err
-		}
+		// The files are written as the documents are read, a batch at a
+		// time: an export never holds the corpus.
+		var made int
 		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
-			err = writeZipFile(*out, files)
+			err = writeFileAtomic(*out, ".export-*.zip", func(w io.Writer) error {
+				zw := zip.NewWriter(w)
+				if err := st.ExportTo(ctx, *corpus, *set, *format, func(name string) (io.Writer, error) {
+					made++
+					return zw.Create(name)
+				}); err != nil {
+					return err
+				}
+				return zw.Close()
+			})
 		} else {
-			err = formats.WriteDir(*out, files)
+			dir := &formats.DirFiles{Dir: *out}
+			err = st.ExportTo(ctx, *corpus, *set, *format, dir.Create)
+			err = errors.Join(err, dir.Close())
+			made = dir.Made
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", len(files), *out)
+		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", made, *out)
 		return nil
 	}
 }
 
-// writeZipFile writes an archive through a temporary file, so that a failure
-// never leaves a truncated archive under the requested name.
-func writeZipFile(path string, files []formats.File) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*.zip")
+// writeFileAtomic writes a file through a temporary one (named by pattern,
+// as os.CreateTemp's) renamed into place, so that a failure never leaves a
+// truncated file under the requested name.
+func writeFileAtomic(path, pattern string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), pattern)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := formats.WriteZip(tmp, files); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -162,7 +163,7 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		if err := writeZipFile(*out, files); err != nil {
+		if err := writeFileAtomic(*out, ".export-*.zip", func(w io.Writer) error { return formats.WriteZip(w, files) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote %s (%d files, MANIFEST and DATASHEET.md included)\n", *out, len(files))

@@ -109,16 +109,56 @@ func Unzip(name string, data []byte) ([]File, error) {
 
 // WriteDir writes files under dir, creating subdirectories as needed.
 func WriteDir(dir string, files []File) error {
+	d := &DirFiles{Dir: dir}
 	for _, f := range files {
-		fp := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+		w, err := d.Create(f.Name)
+		if err != nil {
+			d.Close()
 			return err
 		}
-		if err := os.WriteFile(fp, f.Data, 0o644); err != nil {
+		if _, err := w.Write(f.Data); err != nil {
+			d.Close()
 			return err
 		}
 	}
-	return nil
+	return d.Close()
+}
+
+// DirFiles makes files under Dir one after another, creating subdirectories
+// as needed (a Stream's destination): a file is closed when the next one is
+// made, the last one by Close. Made counts them.
+type DirFiles struct {
+	Dir  string
+	Made int
+	f    *os.File
+}
+
+// Create makes (or truncates) a file and returns it for writing.
+func (d *DirFiles) Create(name string) (io.Writer, error) {
+	if err := d.Close(); err != nil {
+		return nil, err
+	}
+	fp := filepath.Join(d.Dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(fp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	d.f = f
+	d.Made++
+	return f, nil
+}
+
+// Close closes the file made last.
+func (d *DirFiles) Close() error {
+	if d.f == nil {
+		return nil
+	}
+	err := d.f.Close()
+	d.f = nil
+	return err
 }
 
 // WriteZip writes files as one zip archive.
