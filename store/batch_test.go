@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,8 +77,9 @@ func TestEachBatch(t *testing.T) {
 	}
 }
 
-// A streamed export writes the files Export returns, byte for byte, and a
-// destination's error stops it with that error.
+// An export streamed to a directory writes the files Export returns, byte
+// for byte; a destination's error stops it with that error and code, and
+// documents a format cannot hold fail it as invalid.
 func TestExportTo(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t, storetest.SQLite)
@@ -84,12 +87,18 @@ func TestExportTo(t *testing.T) {
 	for _, format := range []string{"i2b2", "jsonl", "physionet"} {
 		want, err := s.Export(ctx, "notes", "gold", format)
 		require.NoError(t, err)
-		var got []formats.File
-		require.NoError(t, s.ExportTo(ctx, "notes", "gold", format, func(name string) (io.Writer, error) {
-			got = append(got, formats.File{Name: name})
-			return appender{&got, len(got) - 1}, nil
-		}))
-		assert.Equal(t, want, got, format)
+		dir := t.TempDir()
+		files := &formats.DirFiles{Dir: dir}
+		require.NoError(t, s.ExportTo(ctx, "notes", "gold", format, files.Create))
+		require.NoError(t, files.Close())
+		got, err := formats.ReadPaths(dir)
+		require.NoError(t, err)
+		require.Len(t, got, len(want), format)
+		for _, f := range want {
+			data, err := os.ReadFile(filepath.Join(dir, f.Name))
+			require.NoError(t, err)
+			assert.Equal(t, string(f.Data), string(data), "%s %s", format, f.Name)
+		}
 	}
 	full := io.ErrShortWrite
 	err := s.ExportTo(ctx, "notes", "gold", "i2b2", func(string) (io.Writer, error) { return nil, full })
@@ -97,16 +106,4 @@ func TestExportTo(t *testing.T) {
 	assert.Equal(t, apperr.Internal, apperr.CodeOf(err), "the destination's error is no fault of the documents")
 	err = s.ExportTo(ctx, "notes", "gold", "mimic", func(string) (io.Writer, error) { return io.Discard, nil })
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "spans outside placeholders do not fit MIMIC's format: %v", err)
-}
-
-// appender appends what it is written to the data of one of files.
-type appender struct {
-	files *[]formats.File
-	i     int
-}
-
-func (a appender) Write(p []byte) (int, error) {
-	f := &(*a.files)[a.i]
-	f.Data = append(f.Data, p...)
-	return len(p), nil
 }

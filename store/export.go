@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,21 +13,11 @@ import (
 
 // Export renders a corpus's documents with one annotation set in a format.
 func (s *Store) Export(ctx context.Context, corpusName, set, format string) ([]formats.File, error) {
-	var names []string
-	var bufs []*bytes.Buffer
-	err := s.ExportTo(ctx, corpusName, set, format, func(name string) (io.Writer, error) {
-		names = append(names, name)
-		bufs = append(bufs, new(bytes.Buffer))
-		return bufs[len(bufs)-1], nil
-	})
-	if err != nil {
+	var c formats.Collector
+	if err := s.ExportTo(ctx, corpusName, set, format, c.Create); err != nil {
 		return nil, err
 	}
-	files := make([]formats.File, len(names))
-	for i := range names {
-		files[i] = formats.File{Name: names[i], Data: bufs[i].Bytes()}
-	}
-	return files, nil
+	return c.Files(), nil
 }
 
 // ExportTo renders a corpus's documents with one annotation set in a format,

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,14 +68,29 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s", opt.Version, release.Ref(parent.Name, parent.Version))
 		}
 	}
-	snap := release.Snapshot{Sets: map[string][]pipeline.Document{}}
-	for _, set := range opt.Sets {
-		if snap.Sets[set], err = s.LoadDocuments(ctx, c, set); err != nil {
+	// The snapshot is encoded as its documents are read, a batch at a time:
+	// memory holds a batch, the compressed snapshot and the manifest.
+	var content bytes.Buffer
+	enc := release.NewEncoder(&content)
+	documents, spans := 0, 0
+	sets := slices.Sorted(slices.Values(opt.Sets))
+	for _, set := range slices.Compact(sets) {
+		enc.Set(set)
+		err := s.EachBatch(ctx, c, set, "", readBatch, func(docs []pipeline.Document) error {
+			if set == opt.Sets[0] {
+				documents += len(docs)
+			}
+			for _, d := range docs {
+				spans += len(d.Spans)
+			}
+			enc.Add(docs)
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	manifest := snap.Manifest()
-	content, err := snap.Encode()
+	manifest, err := enc.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -81,15 +98,9 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if err != nil {
 		return nil, err
 	}
-	spans := 0
-	for _, docs := range snap.Sets {
-		for _, d := range docs {
-			spans += len(d.Spans)
-		}
-	}
 	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
-		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(len(snap.Sets[opt.Sets[0]])).SetSpans(spans).
-		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content).SetCreatedBy(opt.By).
+		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(documents).SetSpans(spans).
+		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content.Bytes()).SetCreatedBy(opt.By).
 		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
 	if parent != nil {
 		create.SetParentID(parent.ID)

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bytes"
 	"io"
 
 	"deidcorpus/pipeline"
@@ -51,4 +52,27 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	return s.Write(nil)
+}
+
+// Collector keeps the files made through its Create in memory, for callers
+// that want them all at once.
+type Collector struct {
+	names []string
+	bufs  []*bytes.Buffer
+}
+
+// Create starts a file.
+func (c *Collector) Create(name string) (io.Writer, error) {
+	c.names = append(c.names, name)
+	c.bufs = append(c.bufs, new(bytes.Buffer))
+	return c.bufs[len(c.bufs)-1], nil
+}
+
+// Files returns the files made, in the order they were made.
+func (c *Collector) Files() []File {
+	files := make([]File, len(c.names))
+	for i := range c.names {
+		files[i] = File{Name: c.names[i], Data: c.bufs[i].Bytes()}
+	}
+	return files
 }

@@ -1,7 +1,6 @@
 package formats
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"reflect"
@@ -11,16 +10,11 @@ import (
 	"deidcorpus/pipeline"
 )
 
-// streamed writes docs through a Stream in batches of n (all of them in
-// one batch for n 0) and returns the files it made.
+// streamed writes docs through a Stream in batches of n and returns the
+// files it made.
 func streamed(f *Format, docs []pipeline.Document, n int) ([]File, error) {
-	var names []string
-	var bufs []*bytes.Buffer
-	s := NewStream(f, func(name string) (io.Writer, error) {
-		names = append(names, name)
-		bufs = append(bufs, new(bytes.Buffer))
-		return bufs[len(bufs)-1], nil
-	})
+	var c Collector
+	s := NewStream(f, c.Create)
 	for start := 0; start < len(docs); start += n {
 		if err := s.Write(docs[start:min(start+n, len(docs))]); err != nil {
 			return nil, err
@@ -29,11 +23,7 @@ func streamed(f *Format, docs []pipeline.Document, n int) ([]File, error) {
 	if err := s.Close(); err != nil {
 		return nil, err
 	}
-	files := make([]File, len(names))
-	for i := range names {
-		files[i] = File{Name: names[i], Data: bufs[i].Bytes()}
-	}
-	return files, nil
+	return c.Files(), nil
 }
 
 // A format marked Batched writes a corpus streamed in batches byte for byte

@@ -65,23 +65,32 @@ func DocHash(d pipeline.Document) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Build computes the manifest of a snapshot.
+// Manifest computes the manifest of a snapshot.
 func (s Snapshot) Manifest() Manifest {
-	var m Manifest
+	var entries []Entry
 	for set, docs := range s.Sets {
-		for _, d := range docs {
-			m.Entries = append(m.Entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
-		}
+		entries = appendEntries(entries, set, docs)
 	}
-	sort.Slice(m.Entries, func(i, j int) bool {
-		a, b := m.Entries[i], m.Entries[j]
+	return manifestOf(entries)
+}
+
+func appendEntries(entries []Entry, set string, docs []pipeline.Document) []Entry {
+	for _, d := range docs {
+		entries = append(entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
+	}
+	return entries
+}
+
+// manifestOf sorts entries by set and id and adds their root hash.
+func manifestOf(entries []Entry) Manifest {
+	sort.Slice(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
 		if a.Set != b.Set {
 			return a.Set < b.Set
 		}
 		return a.ID < b.ID
 	})
-	m.Root = rootHash(m.Entries)
-	return m
+	return Manifest{Entries: entries, Root: rootHash(entries)}
 }
 
 func rootHash(entries []Entry) string {
@@ -95,14 +104,84 @@ func rootHash(entries []Entry) string {
 // Encode writes a snapshot compactly (gzipped JSON) for storage.
 func (s Snapshot) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(s); err != nil {
-		return nil, err
+	enc := NewEncoder(&buf)
+	sets := make([]string, 0, len(s.Sets))
+	for set := range s.Sets {
+		sets = append(sets, set)
 	}
-	if err := zw.Close(); err != nil {
+	sort.Strings(sets)
+	for _, set := range sets {
+		enc.Set(set)
+		enc.Add(s.Sets[set])
+	}
+	if _, err := enc.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// Encoder writes a snapshot as Encode does, a batch of documents at a time,
+// and makes its manifest on the way: it holds one batch and the manifest's
+// entries, never the snapshot. Errors stick: Close reports the first.
+type Encoder struct {
+	zw      *gzip.Writer
+	entries []Entry
+	set     string
+	sets    int // sets begun
+	docs    int // documents of the current set written
+	err     error
+}
+
+// NewEncoder returns an Encoder writing to w.
+func NewEncoder(w io.Writer) *Encoder {
+	e := &Encoder{zw: gzip.NewWriter(w)}
+	e.write([]byte(`{"sets":{`))
+	return e
+}
+
+func (e *Encoder) write(p []byte) {
+	if e.err == nil {
+		_, e.err = e.zw.Write(p)
+	}
+}
+
+// Set begins an annotation set: the documents added next are its.
+func (e *Encoder) Set(name string) {
+	if e.sets > 0 {
+		e.write([]byte("],"))
+	}
+	key, _ := json.Marshal(name) // a string always marshals
+	e.write(append(key, ':', '['))
+	e.set, e.docs = name, 0
+	e.sets++
+}
+
+// Add writes documents of the current set.
+func (e *Encoder) Add(docs []pipeline.Document) {
+	for _, d := range docs {
+		data, err := json.Marshal(d)
+		if err != nil && e.err == nil {
+			e.err = err
+		}
+		if e.docs > 0 {
+			e.write([]byte{','})
+		}
+		e.write(data)
+		e.docs++
+	}
+	e.entries = appendEntries(e.entries, e.set, docs)
+}
+
+// Close ends the snapshot and returns its manifest.
+func (e *Encoder) Close() (Manifest, error) {
+	if e.sets > 0 {
+		e.write([]byte{']'})
+	}
+	e.write([]byte("}}\n"))
+	if err := e.zw.Close(); err != nil && e.err == nil {
+		e.err = err
+	}
+	return manifestOf(e.entries), e.err
 }
 
 // Decode reads a snapshot written by Encode.
