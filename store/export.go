@@ -37,30 +37,45 @@ func (s *Store) ExportTo(ctx context.Context, corpusName, set, format string, cr
 	if err != nil {
 		return err
 	}
-	n := readBatch
-	if !f.Batched {
-		n = math.MaxInt
+	out := formats.NewStream(f, sinkCreate(create))
+	if err := s.EachBatch(ctx, c, set, "", batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+		return err
 	}
-	out := formats.NewStream(f, func(name string) (io.Writer, error) {
+	return classify(out.Close())
+}
+
+// batchOf is how many documents a streamed export of format f renders at a
+// time: one batch, or the whole corpus for a format that cannot be written
+// in batches.
+func batchOf(f *formats.Format) int {
+	if f.Batched {
+		return readBatch
+	}
+	return math.MaxInt
+}
+
+// sinkCreate marks the errors of create and of the files it makes as the
+// destination's, for classify.
+func sinkCreate(create func(name string) (io.Writer, error)) func(name string) (io.Writer, error) {
+	return func(name string) (io.Writer, error) {
 		w, err := create(name)
 		if err != nil {
 			return nil, sinkError{err}
 		}
 		return sinkWriter{w}, nil
-	})
-	// An error of the destination keeps its code; any other is the
-	// documents' that do not fit the format.
-	classify := func(err error) error {
-		var sink sinkError
-		if err != nil && !errors.As(err, &sink) {
-			err = apperr.Wrap(apperr.Invalid, err)
-		}
-		return err
 	}
-	if err := s.EachBatch(ctx, c, set, "", n, func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
-		return err
+}
+
+// classify codes an error of a streamed export: one of the destination
+// (sinkCreate's) or already coded keeps its code; any other is the
+// documents', which do not fit the format.
+func classify(err error) error {
+	var sink sinkError
+	var coded *apperr.Error
+	if err != nil && !errors.As(err, &sink) && !errors.As(err, &coded) {
+		err = apperr.Wrap(apperr.Invalid, err)
 	}
-	return classify(out.Close())
+	return err
 }
 
 // sinkError is an error of an export's destination, told apart from one of

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -200,13 +201,25 @@ func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, er
 // ExportRelease renders a release as archive files in a format, with its
 // MANIFEST and DATASHEET.md.
 func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]formats.File, error) {
+	var c formats.Collector
+	if err := s.ExportReleaseTo(ctx, ref, format, c.Create); err != nil {
+		return nil, err
+	}
+	return c.Files(), nil
+}
+
+// ExportReleaseTo writes a release's archive files (release.PackTo) to files
+// made by create, decoding its snapshot a batch at a time: memory holds the
+// compressed snapshot and a batch. Errors create returns keep their code;
+// other write errors are the documents' (invalid).
+func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create func(name string) (io.Writer, error)) error {
 	f, err := formats.Lookup(format)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return apperr.Wrap(apperr.Invalid, err)
 	}
-	r, snap, err := s.releaseSnapshot(ctx, ref)
+	r, err := s.ReleaseByRef(ctx, ref)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus}
 	if r.ParentID != nil {
@@ -214,6 +227,16 @@ func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]format
 			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
-	files, err := release.Pack(meta, snap, f, r.Datasheet)
-	return files, apperr.Wrap(apperr.Invalid, err)
+	each := func(fn func(set string, docs []pipeline.Document) error) error {
+		var fromFn error
+		err := release.Each(r.Content, batchOf(f), func(set string, docs []pipeline.Document) error {
+			fromFn = fn(set, docs)
+			return fromFn
+		})
+		if err != nil && fromFn == nil {
+			return apperr.New(apperr.Internal, "release %s: %v", ref, err)
+		}
+		return err
+	}
+	return classify(release.PackTo(meta, each, f, r.Datasheet, sinkCreate(create)))
 }

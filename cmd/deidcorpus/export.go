@@ -46,20 +46,12 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		// time: an export never holds the corpus.
 		var made int
 		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
-			err = writeFileAtomic(*out, ".export-*.zip", func(w io.Writer) error {
-				zw := zip.NewWriter(w)
-				if err := st.ExportTo(ctx, *corpus, *set, *format, func(name string) (io.Writer, error) {
-					made++
-					return zw.Create(name)
-				}); err != nil {
-					return err
-				}
-				return zw.Close()
+			made, err = writeZip(*out, func(create func(string) (io.Writer, error)) error {
+				return st.ExportTo(ctx, *corpus, *set, *format, create)
 			})
 		} else {
 			dir := &formats.DirFiles{Dir: *out}
-			err = st.ExportTo(ctx, *corpus, *set, *format, dir.Create)
-			err = errors.Join(err, dir.Close())
+			err = errors.Join(st.ExportTo(ctx, *corpus, *set, *format, dir.Create), dir.Close())
 			made = dir.Made
 		}
 		if err != nil {
@@ -70,21 +62,27 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 	}
 }
 
-// writeFileAtomic writes a file through a temporary one (named by pattern,
-// as os.CreateTemp's) renamed into place, so that a failure never leaves a
-// truncated file under the requested name.
-func writeFileAtomic(path, pattern string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), pattern)
+// writeZip writes a .zip archive whose members add makes with create, one
+// after another, and returns how many it made. The archive goes through a
+// temporary file renamed into place, so that a failure never leaves a
+// truncated archive under the requested name.
+func writeZip(path string, add func(create func(name string) (io.Writer, error)) error) (int, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*.zip")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
+	zw := zip.NewWriter(tmp)
+	made := 0
+	err = add(func(name string) (io.Writer, error) {
+		made++
+		return zw.Create(name)
+	})
+	if err == nil {
+		err = zw.Close()
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err = errors.Join(err, tmp.Close()); err != nil {
+		return 0, err
 	}
-	return os.Rename(tmp.Name(), path)
+	return made, os.Rename(tmp.Name(), path)
 }

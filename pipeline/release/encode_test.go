@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
 )
 
 func gunzip(t *testing.T, data []byte) []byte {
@@ -65,5 +66,57 @@ func TestEncoderBatches(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, snap) {
 		t.Fatalf("decoded %+v, want %+v", back, snap)
+	}
+}
+
+// An archive packed from a stored snapshot a document at a time holds the
+// files Pack makes of it whole, byte for byte, and verifies.
+func TestPackToBatches(t *testing.T) {
+	snap := sample()
+	snap.Sets["adjudicated"] = snap.Sets["gold"][:1]
+	data, err := snap.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := Meta{Name: "notes", Version: "1.0.0", Corpus: "c"}
+	for _, format := range []string{"i2b2", "jsonl"} {
+		f, _ := formats.Lookup(format)
+		want, err := Pack(meta, snap, f, "# sheet\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c formats.Collector
+		each := func(fn func(string, []pipeline.Document) error) error { return Each(data, 1, fn) }
+		if err := PackTo(meta, each, f, "# sheet\n", c.Create); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, file := range c.Files() {
+			got[file.Name] = string(file.Data)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d files, want %d", format, len(got), len(want))
+		}
+		for _, file := range want {
+			if got[file.Name] != string(file.Data) {
+				t.Errorf("%s: %s differs:\n%s\nwant\n%s", format, file.Name, got[file.Name], file.Data)
+			}
+		}
+		if _, err := Verify(c.Files()); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+	}
+}
+
+// A snapshot that is not one fails to decode with a message, not a panic.
+func TestEachMalformed(t *testing.T) {
+	for _, text := range []string{`[]`, `{"sets":[]}`, `{"sets":{"gold":{}}}`, `{"sets":{"gold":[1]}}`, `{"sets":{"gold":[`} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write([]byte(text))
+		zw.Close()
+		if err := Each(buf.Bytes(), 10, func(string, []pipeline.Document) error { return nil }); err == nil {
+			t.Errorf("%s decoded", text)
+		}
 	}
 }

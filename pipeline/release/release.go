@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -186,16 +187,108 @@ func (e *Encoder) Close() (Manifest, error) {
 
 // Decode reads a snapshot written by Encode.
 func Decode(data []byte) (Snapshot, error) {
-	var s Snapshot
+	s := Snapshot{Sets: map[string][]pipeline.Document{}}
+	err := Each(data, math.MaxInt, func(set string, docs []pipeline.Document) error {
+		s.Sets[set] = append(s.Sets[set], docs...)
+		return nil
+	})
+	return s, err
+}
+
+// Each reads a snapshot written by Encode and calls fn with its sets'
+// documents, up to n at a time, set after set; a set without documents
+// comes once with none. It holds a batch, never the decoded snapshot.
+func Each(data []byte, n int, fn func(set string, docs []pipeline.Document) error) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return s, fmt.Errorf("release snapshot: %w", err)
+		return fmt.Errorf("release snapshot: %w", err)
 	}
 	defer zr.Close()
-	if err := json.NewDecoder(zr).Decode(&s); err != nil {
-		return s, fmt.Errorf("release snapshot: %w", err)
+	dec := json.NewDecoder(zr)
+	if err := eachSet(dec, n, fn); err != nil {
+		return fmt.Errorf("release snapshot: %w", err)
 	}
-	return s, nil
+	return nil
+}
+
+// eachSet walks {"sets":{"NAME":[DOC,...],...}}.
+func eachSet(dec *json.Decoder, n int, fn func(set string, docs []pipeline.Document) error) error {
+	expect := func(want json.Delim) error {
+		tok, err := dec.Token()
+		if err == nil && tok != want {
+			err = fmt.Errorf("found %v where %v belongs", tok, want)
+		}
+		return err
+	}
+	if err := expect('{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "sets" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expect('{'); err != nil {
+			return err
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			set, _ := tok.(string)
+			if err := eachDoc(dec, set, n, fn); err != nil {
+				return err
+			}
+		}
+		if err := expect('}'); err != nil {
+			return err
+		}
+	}
+	return expect('}')
+}
+
+// eachDoc reads one set's array (or null) of documents.
+func eachDoc(dec *json.Decoder, set string, n int, fn func(set string, docs []pipeline.Document) error) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		if err == nil {
+			err = fn(set, nil)
+		}
+		return err
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("set %s: found %v where its documents belong", set, tok)
+	}
+	var batch []pipeline.Document
+	sent := false
+	for dec.More() {
+		var d pipeline.Document
+		if err := dec.Decode(&d); err != nil {
+			return err
+		}
+		batch = append(batch, d)
+		if len(batch) == n {
+			if err := fn(set, batch); err != nil {
+				return err
+			}
+			batch, sent = nil, true
+		}
+	}
+	if _, err := dec.Token(); err != nil { // ]
+		return err
+	}
+	if len(batch) > 0 || !sent {
+		return fn(set, batch)
+	}
+	return nil
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$`)
