@@ -189,7 +189,7 @@ func (e *Encoder) Close() (Manifest, error) {
 func Decode(data []byte) (Snapshot, error) {
 	s := Snapshot{Sets: map[string][]pipeline.Document{}}
 	err := Each(data, math.MaxInt, func(set string, docs []pipeline.Document) error {
-		s.Sets[set] = append(s.Sets[set], docs...)
+		s.Sets[set] = docs // a whole set: one batch
 		return nil
 	})
 	return s, err
