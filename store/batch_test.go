@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/document"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/synth"
@@ -68,6 +70,18 @@ func TestEachBatch(t *testing.T) {
 				}))
 				assert.Equal(t, all, got, "batches of %d", n)
 			}
+			// A document deleted while the batches are read is left out.
+			last := all[len(all)-1]
+			var got []pipeline.Document
+			require.NoError(t, s.EachBatch(ctx, c, "gold", "", 1, func(batch []pipeline.Document) error {
+				if got == nil {
+					require.NoError(t, s.Client.Document.DeleteOneID(documentRowID(t, s, c, last.ID)).Exec(ctx))
+				}
+				got = append(got, batch...)
+				return nil
+			}))
+			assert.Equal(t, all[:len(all)-1], got)
+
 			none, err := s.LoadSplit(ctx, c, "gold", "test")
 			require.NoError(t, err)
 			assert.Empty(t, none)
@@ -75,6 +89,14 @@ func TestEachBatch(t *testing.T) {
 			assert.ErrorContains(t, err, `no annotation set "system"`)
 		})
 	}
+}
+
+// documentRowID returns the row id of a corpus's document.
+func documentRowID(t *testing.T, s *store.Store, c *ent.Corpus, id string) int {
+	t.Helper()
+	n, err := s.Client.Document.Query().Where(document.CorpusID(c.ID), document.ExternalID(id)).OnlyID(context.Background())
+	require.NoError(t, err)
+	return n
 }
 
 // An export streamed to a directory writes the files Export returns, byte

@@ -89,7 +89,9 @@ const readBatch = 500
 // EachBatch calls fn with the documents LoadSplit returns, in its order
 // (patient, record order, external id), about n at a time and never
 // splitting a patient's records across two calls: memory holds one batch and
-// the corpus's document ids, whatever the size of the corpus.
+// the corpus's document ids, whatever the size of the corpus. It reads no
+// snapshot: a document deleted during the read is left out, one added is
+// not read.
 func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split string, n int, fn func([]pipeline.Document) error) error {
 	docWhere := []predicate.Document{document.CorpusID(c.ID)}
 	if split != "" {
@@ -189,17 +191,21 @@ func (s *Store) loadBatch(ctx context.Context, refs []docRef, set *ent.Annotatio
 	for _, r := range rows {
 		docs[index[r.ID]] = toPipeline(r)
 	}
-	if set == nil {
-		return docs, nil
+	if set != nil {
+		spans, err := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID), span.DocumentIDIn(ids...)).
+			Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range spans {
+			d := &docs[index[sp.DocumentID]]
+			d.Spans = append(d.Spans, toPipelineSpan(sp))
+		}
 	}
-	spans, err := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID), span.DocumentIDIn(ids...)).
-		Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, sp := range spans {
-		d := &docs[index[sp.DocumentID]]
-		d.Spans = append(d.Spans, toPipelineSpan(sp))
+	if len(rows) < len(refs) {
+		// Documents deleted since the read began (their corpus deleted, a
+		// document replaced) are left out; their spans went with them.
+		docs = slices.DeleteFunc(docs, func(d pipeline.Document) bool { return d.ID == "" })
 	}
 	return docs, nil
 }
