@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"context"
 	"errors"
 	"flag"
@@ -72,17 +71,13 @@ func writeZip(path string, add func(create func(name string) (io.Writer, error))
 		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	zw := zip.NewWriter(tmp)
-	made := 0
-	err = add(func(name string) (io.Writer, error) {
-		made++
-		return zw.Create(name)
-	})
+	z := formats.NewZipFiles(tmp)
+	err = add(z.Create)
 	if err == nil {
-		err = zw.Close()
+		err = z.Close()
 	}
 	if err = errors.Join(err, tmp.Close()); err != nil {
 		return 0, err
 	}
-	return made, os.Rename(tmp.Name(), path)
+	return z.Made, os.Rename(tmp.Name(), path)
 }

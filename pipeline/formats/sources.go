@@ -163,9 +163,9 @@ func (d *DirFiles) Close() error {
 
 // WriteZip writes files as one zip archive.
 func WriteZip(w io.Writer, files []File) error {
-	zw := zip.NewWriter(w)
+	z := NewZipFiles(w)
 	for _, f := range files {
-		fw, err := zw.Create(f.Name)
+		fw, err := z.Create(f.Name)
 		if err != nil {
 			return err
 		}
@@ -173,5 +173,24 @@ func WriteZip(w io.Writer, files []File) error {
 			return err
 		}
 	}
-	return zw.Close()
+	return z.Close()
 }
+
+// ZipFiles makes files as the members of a zip archive, one after another
+// (a Stream's destination); Close ends the archive. Made counts them.
+type ZipFiles struct {
+	Made int
+	zw   *zip.Writer
+}
+
+// NewZipFiles starts an archive written to w.
+func NewZipFiles(w io.Writer) *ZipFiles { return &ZipFiles{zw: zip.NewWriter(w)} }
+
+// Create starts a member.
+func (z *ZipFiles) Create(name string) (io.Writer, error) {
+	z.Made++
+	return z.zw.Create(name)
+}
+
+// Close writes the archive's directory.
+func (z *ZipFiles) Close() error { return z.zw.Close() }
