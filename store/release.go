@@ -69,6 +69,12 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s", opt.Version, release.Ref(parent.Name, parent.Version))
 		}
 	}
+	// The datasheet's statistics are read before the documents, so that the
+	// memory they take is reused by the encoding instead of added to it.
+	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
+	if err != nil {
+		return nil, err
+	}
 	// The snapshot is encoded as its documents are read, a batch at a time:
 	// memory holds a batch, the compressed snapshot and the manifest.
 	var content bytes.Buffer
@@ -95,7 +101,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if err != nil {
 		return nil, err
 	}
-	sheet, err := s.datasheet(ctx, c, opt, parent, manifest)
+	sheet, err := s.datasheet(ctx, c, st, opt, parent, manifest)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +133,7 @@ func shareable(c *ent.Corpus) error {
 	return nil
 }
 
-func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
-	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
-	if err != nil {
-		return release.Datasheet{}, err
-	}
+func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
 	d := release.Datasheet{Name: opt.Name, Version: opt.Version, Corpus: c.Name, Description: opt.Description,
 		TagSet: c.Tagset, Sets: opt.Sets, Root: m.Root, Share: opt.Share, Provenance: c.Provenance,
 		Documents: st.Documents, Patients: st.Patients, Characters: st.Characters, Tokens: st.Tokens,
@@ -149,7 +151,11 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions
 	for _, g := range st.Groups {
 		d.Labels = append(d.Labels, release.LabelCount{Category: g.Keys[0], Type: g.Keys[1], Total: g.Total, Unique: g.Unique})
 	}
-	evs, err := s.Client.Evaluation.Query().Where(evaluation.CorpusID(c.ID)).All(ctx)
+	// Only the scores: an evaluation's report (per-document scores of every
+	// measure) grows with the corpus.
+	evs, err := s.Client.Evaluation.Query().Where(evaluation.CorpusID(c.ID)).
+		Select(evaluation.FieldGoldSet, evaluation.FieldSystemSet, evaluation.FieldMetric,
+			evaluation.FieldPrecision, evaluation.FieldRecall, evaluation.FieldF1).All(ctx)
 	if err != nil {
 		return d, err
 	}
