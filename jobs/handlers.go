@@ -50,18 +50,19 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err := run.Params(&p); err != nil {
 		return nil, err
 	}
-	run.Progress(0, 2, "reading the corpus")
 	c, err := run.Store.CorpusByName(ctx, p.Corpus)
 	if err != nil {
 		return nil, err
 	}
-	files, err := run.Store.Export(ctx, p.Corpus, p.Set, p.Format)
-	if err != nil {
+	// The archive is written as the documents are read, a batch at a time:
+	// the job holds the compressed archive, not the corpus and its files.
+	run.Progress(0, 1, "writing the archive")
+	var buf bytes.Buffer
+	z := formats.NewZipFiles(&buf)
+	if err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create); err != nil {
 		return nil, err
 	}
-	run.Progress(1, 2, "writing the archive")
-	var buf bytes.Buffer
-	if err := formats.WriteZip(&buf, files); err != nil {
+	if err := z.Close(); err != nil {
 		return nil, err
 	}
 	a, err := run.Store.SaveArtifact(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
@@ -69,7 +70,7 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Result{"artifact": a.ID, "files": len(files), "bytes": a.Size, "sha256": a.Sha256}, nil
+	return Result{"artifact": a.ID, "files": z.Made, "bytes": a.Size, "sha256": a.Sha256}, nil
 }
 
 // EvaluateParams are an evaluation job's parameters.

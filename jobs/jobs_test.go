@@ -249,6 +249,7 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 	members, err := formats.Unzip(a.Name, a.Data)
 	require.NoError(t, err)
 	assert.Len(t, members, 3)
+	assert.EqualValues(t, 3, exJob.Result["files"])
 
 	evJob, _ := m.Get(ctx, ev.ID)
 	e, err := st.Client.Evaluation.Get(ctx, int(evJob.Result["evaluation"].(float64)))

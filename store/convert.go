@@ -1,10 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -13,6 +14,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
 	"deidcorpus/pipeline"
@@ -73,35 +75,125 @@ func (s *Store) LoadDocuments(ctx context.Context, c *ent.Corpus, setName string
 // LoadSplit is LoadDocuments restricted to one split ("" for every
 // document); the database does the restricting.
 func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split string) ([]pipeline.Document, error) {
+	var docs []pipeline.Document
+	err := s.EachBatch(ctx, c, setName, split, readBatch, func(batch []pipeline.Document) error {
+		docs = append(docs, batch...)
+		return nil
+	})
+	return docs, err
+}
+
+// readBatch is how many documents a batched read holds at a time.
+const readBatch = 500
+
+// EachBatch calls fn with the documents LoadSplit returns, in its order
+// (patient, record order, external id), about n at a time and never
+// splitting a patient's records across two calls: memory holds one batch and
+// the corpus's document ids, whatever the size of the corpus. It reads no
+// snapshot: a document deleted during the read is left out, one added is
+// not read.
+func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split string, n int, fn func([]pipeline.Document) error) error {
 	docWhere := []predicate.Document{document.CorpusID(c.ID)}
 	if split != "" {
 		sp, err := normalizeSplit(split)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		docWhere = append(docWhere, document.SplitEQ(sp))
 	}
-	rows, err := s.Client.Document.Query().Where(docWhere...).
-		WithPatient().Order(ent.Asc(document.FieldExternalID)).All(ctx)
+	var set *ent.AnnotationSet
+	if setName != "" {
+		var err error
+		if set, err = s.AnnotationSet(ctx, c, setName); err != nil {
+			return err
+		}
+	}
+	order, err := s.documentOrder(ctx, c, docWhere)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(order); {
+		end := min(start+n, len(order))
+		for end < len(order) && order[end].patient == order[end-1].patient {
+			end++
+		}
+		batch, err := s.loadBatch(ctx, order[start:end], set)
+		if err != nil {
+			return err
+		}
+		if err := fn(batch); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// docRef is a document's place in a batched read.
+type docRef struct{ id, patient int }
+
+// docRow is what documentOrder reads of a document to order it.
+type docRow struct {
+	ID          int    `json:"id"`
+	PatientID   int    `json:"patient_id"`
+	RecordOrder int    `json:"record_order"`
+	ExternalID  string `json:"external_id"`
+}
+
+// documentOrder lists the documents matching where, ordered by patient
+// external id, record order and external id. The order is made here, not
+// by the database, so that it is the byte order of the ids on SQLite and
+// PostgreSQL alike, whatever a database's collation.
+func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, where []predicate.Document) ([]docRef, error) {
+	var rows []docRow
+	if err := s.Client.Document.Query().Where(where...).
+		Select(document.FieldID, document.FieldPatientID, document.FieldRecordOrder, document.FieldExternalID).
+		Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	var patients []struct {
+		ID         int    `json:"id"`
+		ExternalID string `json:"external_id"`
+	}
+	if err := s.Client.Patient.Query().Where(patient.CorpusID(c.ID)).
+		Select(patient.FieldID, patient.FieldExternalID).Scan(ctx, &patients); err != nil {
+		return nil, err
+	}
+	name := make(map[int]string, len(patients))
+	for _, p := range patients {
+		name[p.ID] = p.ExternalID
+	}
+	slices.SortFunc(rows, func(a, b docRow) int {
+		return cmp.Or(cmp.Compare(name[a.PatientID], name[b.PatientID]), cmp.Compare(a.RecordOrder, b.RecordOrder),
+			cmp.Compare(a.ExternalID, b.ExternalID))
+	})
+	out := make([]docRef, len(rows))
+	for i, r := range rows {
+		out[i] = docRef{r.ID, r.PatientID}
+	}
+	return out, nil
+}
+
+// loadBatch loads documents, in the order of refs, with their spans of set
+// (none for a nil set).
+func (s *Store) loadBatch(ctx context.Context, refs []docRef, set *ent.AnnotationSet) ([]pipeline.Document, error) {
+	ids := make([]int, len(refs))
+	index := make(map[int]int, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+		index[r.id] = i
+	}
+	rows, err := s.Client.Document.Query().Where(document.IDIn(ids...)).WithPatient().All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	docs := make([]pipeline.Document, len(rows))
-	index := make(map[int]int, len(rows))
-	for i, r := range rows {
-		docs[i] = toPipeline(r)
-		index[r.ID] = i
+	docs := make([]pipeline.Document, len(refs))
+	for _, r := range rows {
+		docs[index[r.ID]] = toPipeline(r)
 	}
-	if setName != "" {
-		set, err := s.AnnotationSet(ctx, c, setName)
-		if err != nil {
-			return nil, err
-		}
-		q := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID))
-		if split != "" {
-			q.Where(span.HasDocumentWith(docWhere...))
-		}
-		spans, err := q.Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
+	if set != nil {
+		spans, err := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID), span.DocumentIDIn(ids...)).
+			Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -110,12 +202,11 @@ func (s *Store) LoadSplit(ctx context.Context, c *ent.Corpus, setName, split str
 			d.Spans = append(d.Spans, toPipelineSpan(sp))
 		}
 	}
-	sort.SliceStable(docs, func(i, j int) bool {
-		if docs[i].Patient != docs[j].Patient {
-			return docs[i].Patient < docs[j].Patient
-		}
-		return docs[i].RecordOrder < docs[j].RecordOrder
-	})
+	if len(rows) < len(refs) {
+		// Documents deleted since the read began (their corpus deleted, a
+		// document replaced) are left out; their spans went with them.
+		docs = slices.DeleteFunc(docs, func(d pipeline.Document) bool { return d.ID == "" })
+	}
 	return docs, nil
 }
 

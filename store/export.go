@@ -2,30 +2,97 @@ package store
 
 import (
 	"context"
+	"errors"
+	"io"
+	"math"
 
 	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 )
 
 // Export renders a corpus's documents with one annotation set in a format.
 func (s *Store) Export(ctx context.Context, corpusName, set, format string) ([]formats.File, error) {
+	var c formats.Collector
+	if err := s.ExportTo(ctx, corpusName, set, format, c.Create); err != nil {
+		return nil, err
+	}
+	return c.Files(), nil
+}
+
+// ExportTo renders a corpus's documents with one annotation set in a format,
+// batch by batch, to files made by create (see formats.Stream): a format
+// that writes batches holds one batch in memory, whatever the corpus's size.
+// Errors create returns pass through with their code; other write errors
+// are the documents' (invalid).
+func (s *Store) ExportTo(ctx context.Context, corpusName, set, format string, create func(name string) (io.Writer, error)) error {
 	f, err := formats.Lookup(format)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return apperr.Wrap(apperr.Invalid, err)
 	}
 	if f.Write == nil {
-		return nil, apperr.New(apperr.Invalid, "format %s cannot be written", format)
+		return apperr.New(apperr.Invalid, "format %s cannot be written", format)
 	}
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	docs, err := s.LoadDocuments(ctx, c, set)
+	out := formats.NewStream(f, sinkCreate(create))
+	if err := s.EachBatch(ctx, c, set, "", batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+		return err
+	}
+	return classify(out.Close())
+}
+
+// batchOf is how many documents a streamed export of format f renders at a
+// time: one batch, or the whole corpus for a format that cannot be written
+// in batches.
+func batchOf(f *formats.Format) int {
+	if f.Batched {
+		return readBatch
+	}
+	return math.MaxInt
+}
+
+// sinkCreate marks the errors of create and of the files it makes as the
+// destination's, for classify.
+func sinkCreate(create func(name string) (io.Writer, error)) func(name string) (io.Writer, error) {
+	return func(name string) (io.Writer, error) {
+		w, err := create(name)
+		if err != nil {
+			return nil, sinkError{err}
+		}
+		return sinkWriter{w}, nil
+	}
+}
+
+// classify codes an error of a streamed export: one of the destination
+// (sinkCreate's) or already coded keeps its code; any other is the
+// documents', which do not fit the format.
+func classify(err error) error {
+	var sink sinkError
+	var coded *apperr.Error
+	if err != nil && !errors.As(err, &sink) && !errors.As(err, &coded) {
+		err = apperr.Wrap(apperr.Invalid, err)
+	}
+	return err
+}
+
+// sinkError is an error of an export's destination, told apart from one of
+// its documents.
+type sinkError struct{ error }
+
+func (e sinkError) Unwrap() error { return e.error }
+
+// sinkWriter marks the errors of an export's destination.
+type sinkWriter struct{ io.Writer }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	n, err := w.Writer.Write(p)
 	if err != nil {
-		return nil, err
+		err = sinkError{err}
 	}
-	files, err := f.Write(docs)
-	return files, apperr.Wrap(apperr.Invalid, err)
+	return n, err
 }
 
 // DeleteCorpus removes a corpus and everything in it.

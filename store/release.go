@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,30 +69,45 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s", opt.Version, release.Ref(parent.Name, parent.Version))
 		}
 	}
-	snap := release.Snapshot{Sets: map[string][]pipeline.Document{}}
-	for _, set := range opt.Sets {
-		if snap.Sets[set], err = s.LoadDocuments(ctx, c, set); err != nil {
+	// The datasheet's statistics are read before the documents, so that the
+	// memory they take is reused by the encoding instead of added to it.
+	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
+	if err != nil {
+		return nil, err
+	}
+	// The snapshot is encoded as its documents are read, a batch at a time:
+	// memory holds a batch, the compressed snapshot and the manifest.
+	var content bytes.Buffer
+	enc := release.NewEncoder(&content)
+	documents, spans := 0, 0
+	sets := slices.Sorted(slices.Values(opt.Sets))
+	for _, set := range slices.Compact(sets) {
+		enc.Set(set)
+		err := s.EachBatch(ctx, c, set, "", readBatch, func(docs []pipeline.Document) error {
+			if set == opt.Sets[0] {
+				documents += len(docs)
+			}
+			for _, d := range docs {
+				spans += len(d.Spans)
+			}
+			enc.Add(docs)
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	manifest := snap.Manifest()
-	content, err := snap.Encode()
+	manifest, err := enc.Close()
 	if err != nil {
 		return nil, err
 	}
-	sheet, err := s.datasheet(ctx, c, opt, parent, manifest)
+	sheet, err := s.datasheet(ctx, c, st, opt, parent, manifest)
 	if err != nil {
 		return nil, err
-	}
-	spans := 0
-	for _, docs := range snap.Sets {
-		for _, d := range docs {
-			spans += len(d.Spans)
-		}
 	}
 	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
-		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(len(snap.Sets[opt.Sets[0]])).SetSpans(spans).
-		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content).SetCreatedBy(opt.By).
+		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(documents).SetSpans(spans).
+		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content.Bytes()).SetCreatedBy(opt.By).
 		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
 	if parent != nil {
 		create.SetParentID(parent.ID)
@@ -115,11 +133,7 @@ func shareable(c *ent.Corpus) error {
 	return nil
 }
 
-func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
-	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
-	if err != nil {
-		return release.Datasheet{}, err
-	}
+func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
 	d := release.Datasheet{Name: opt.Name, Version: opt.Version, Corpus: c.Name, Description: opt.Description,
 		TagSet: c.Tagset, Sets: opt.Sets, Root: m.Root, Share: opt.Share, Provenance: c.Provenance,
 		Documents: st.Documents, Patients: st.Patients, Characters: st.Characters, Tokens: st.Tokens,
@@ -137,7 +151,11 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, opt ReleaseOptions
 	for _, g := range st.Groups {
 		d.Labels = append(d.Labels, release.LabelCount{Category: g.Keys[0], Type: g.Keys[1], Total: g.Total, Unique: g.Unique})
 	}
-	evs, err := s.Client.Evaluation.Query().Where(evaluation.CorpusID(c.ID)).All(ctx)
+	// Only the scores: an evaluation's report (per-document scores of every
+	// measure) grows with the corpus.
+	evs, err := s.Client.Evaluation.Query().Where(evaluation.CorpusID(c.ID)).
+		Select(evaluation.FieldGoldSet, evaluation.FieldSystemSet, evaluation.FieldMetric,
+			evaluation.FieldPrecision, evaluation.FieldRecall, evaluation.FieldF1).All(ctx)
 	if err != nil {
 		return d, err
 	}
@@ -189,13 +207,25 @@ func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, er
 // ExportRelease renders a release as archive files in a format, with its
 // MANIFEST and DATASHEET.md.
 func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]formats.File, error) {
+	var c formats.Collector
+	if err := s.ExportReleaseTo(ctx, ref, format, c.Create); err != nil {
+		return nil, err
+	}
+	return c.Files(), nil
+}
+
+// ExportReleaseTo writes a release's archive files (release.PackTo) to files
+// made by create, decoding its snapshot a batch at a time: memory holds the
+// compressed snapshot and a batch. Errors create returns keep their code;
+// other write errors are the documents' (invalid).
+func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create func(name string) (io.Writer, error)) error {
 	f, err := formats.Lookup(format)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
+		return apperr.Wrap(apperr.Invalid, err)
 	}
-	r, snap, err := s.releaseSnapshot(ctx, ref)
+	r, err := s.ReleaseByRef(ctx, ref)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus}
 	if r.ParentID != nil {
@@ -203,6 +233,16 @@ func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]format
 			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
-	files, err := release.Pack(meta, snap, f, r.Datasheet)
-	return files, apperr.Wrap(apperr.Invalid, err)
+	each := func(fn func(set string, docs []pipeline.Document) error) error {
+		var fromFn error
+		err := release.Each(r.Content, batchOf(f), func(set string, docs []pipeline.Document) error {
+			fromFn = fn(set, docs)
+			return fromFn
+		})
+		if err != nil && fromFn == nil {
+			return apperr.New(apperr.Internal, "release %s: %v", ref, err)
+		}
+		return err
+	}
+	return classify(release.PackTo(meta, each, f, r.Datasheet, sinkCreate(create)))
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,37 +41,43 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		files, err := st.Export(ctx, *corpus, *set, *format)
-		if err != nil {
-			return err
-		}
+		// The files are written as the documents are read, a batch at a
+		// time: an export never holds the corpus.
+		var made int
 		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
-			err = writeZipFile(*out, files)
+			made, err = writeZip(*out, func(create func(string) (io.Writer, error)) error {
+				return st.ExportTo(ctx, *corpus, *set, *format, create)
+			})
 		} else {
-			err = formats.WriteDir(*out, files)
+			dir := &formats.DirFiles{Dir: *out}
+			err = errors.Join(st.ExportTo(ctx, *corpus, *set, *format, dir.Create), dir.Close())
+			made = dir.Made
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", len(files), *out)
+		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", made, *out)
 		return nil
 	}
 }
 
-// writeZipFile writes an archive through a temporary file, so that a failure
-// never leaves a truncated archive under the requested name.
-func writeZipFile(path string, files []formats.File) error {
+// writeZip writes a .zip archive whose members add makes with create, one
+// after another, and returns how many it made. The archive goes through a
+// temporary file renamed into place, so that a failure never leaves a
+// truncated archive under the requested name.
+func writeZip(path string, add func(create func(name string) (io.Writer, error)) error) (int, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*.zip")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	if err := formats.WriteZip(tmp, files); err != nil {
-		tmp.Close()
-		return err
+	z := formats.NewZipFiles(tmp)
+	err = add(z.Create)
+	if err == nil {
+		err = z.Close()
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err = errors.Join(err, tmp.Close()); err != nil {
+		return 0, err
 	}
-	return os.Rename(tmp.Name(), path)
+	return z.Made, os.Rename(tmp.Name(), path)
 }

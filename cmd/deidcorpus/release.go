@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -158,14 +159,15 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		files, err := st.ExportRelease(ctx, *ref, *format)
+		// The archive is written as the release's snapshot is decoded, a
+		// batch of documents at a time.
+		made, err := writeZip(*out, func(create func(string) (io.Writer, error)) error {
+			return st.ExportReleaseTo(ctx, *ref, *format, create)
+		})
 		if err != nil {
 			return err
 		}
-		if err := writeZipFile(*out, files); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "wrote %s (%d files, MANIFEST and DATASHEET.md included)\n", *out, len(files))
+		fmt.Fprintf(e.stdout, "wrote %s (%d files, MANIFEST and DATASHEET.md included)\n", *out, made)
 		return nil
 	}
 }

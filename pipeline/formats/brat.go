@@ -20,8 +20,9 @@ func init() {
 		Doc: "BRAT standoff: NAME.txt with the text and NAME.ann with text-bound annotations (T lines, code-point offsets); " +
 			"fragments split only by whitespace become one span, other discontinuous spans are an error; " +
 			"AnnotatorNotes become span comments; relations, events, attributes and normalizations are ignored",
-		Read:  ReadBRAT,
-		Write: WriteBRAT,
+		Read:    ReadBRAT,
+		Write:   WriteBRAT,
+		Batched: true,
 	})
 }
 

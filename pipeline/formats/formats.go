@@ -37,6 +37,11 @@ type Format struct {
 	Read func(files []File, opt ReadOptions) ([]pipeline.Document, error)
 	// Write renders documents as files, named by document id.
 	Write func(docs []pipeline.Document) ([]File, error)
+	// Batched: Write of consecutive batches of a corpus's documents, with a
+	// file that continues the previous batch's last file appended to it,
+	// gives Write of the whole corpus. True of a file per document, and of
+	// one file in which documents follow each other without header or footer.
+	Batched bool
 }
 
 var registry = map[string]*Format{}

@@ -19,8 +19,9 @@ func init() {
 		Exts: []string{".jsonl", ".ndjson"},
 		Doc: `JSON Lines, one document a line: {"id","patient","text","spans":[{"start","end","label"}]} with code-point offsets ` +
 			`and optional record, note_type, split, created; spaCy/Prodigy "spans" and doccano "label"/"entities" are read too`,
-		Read:  ReadJSONL,
-		Write: WriteJSONL,
+		Read:    ReadJSONL,
+		Write:   WriteJSONL,
+		Batched: true,
 	})
 }
 

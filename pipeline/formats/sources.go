@@ -109,23 +109,63 @@ func Unzip(name string, data []byte) ([]File, error) {
 
 // WriteDir writes files under dir, creating subdirectories as needed.
 func WriteDir(dir string, files []File) error {
+	d := &DirFiles{Dir: dir}
 	for _, f := range files {
-		fp := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+		w, err := d.Create(f.Name)
+		if err != nil {
+			d.Close()
 			return err
 		}
-		if err := os.WriteFile(fp, f.Data, 0o644); err != nil {
+		if _, err := w.Write(f.Data); err != nil {
+			d.Close()
 			return err
 		}
 	}
-	return nil
+	return d.Close()
+}
+
+// DirFiles makes files under Dir one after another, creating subdirectories
+// as needed (a Stream's destination): a file is closed when the next one is
+// made, the last one by Close. Made counts them.
+type DirFiles struct {
+	Dir  string
+	Made int
+	f    *os.File
+}
+
+// Create makes (or truncates) a file and returns it for writing.
+func (d *DirFiles) Create(name string) (io.Writer, error) {
+	if err := d.Close(); err != nil {
+		return nil, err
+	}
+	fp := filepath.Join(d.Dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(fp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	d.f = f
+	d.Made++
+	return f, nil
+}
+
+// Close closes the file made last.
+func (d *DirFiles) Close() error {
+	if d.f == nil {
+		return nil
+	}
+	err := d.f.Close()
+	d.f = nil
+	return err
 }
 
 // WriteZip writes files as one zip archive.
 func WriteZip(w io.Writer, files []File) error {
-	zw := zip.NewWriter(w)
+	z := NewZipFiles(w)
 	for _, f := range files {
-		fw, err := zw.Create(f.Name)
+		fw, err := z.Create(f.Name)
 		if err != nil {
 			return err
 		}
@@ -133,5 +173,24 @@ func WriteZip(w io.Writer, files []File) error {
 			return err
 		}
 	}
-	return zw.Close()
+	return z.Close()
 }
+
+// ZipFiles makes files as the members of a zip archive, one after another
+// (a Stream's destination); Close ends the archive. Made counts them.
+type ZipFiles struct {
+	Made int
+	zw   *zip.Writer
+}
+
+// NewZipFiles starts an archive written to w.
+func NewZipFiles(w io.Writer) *ZipFiles { return &ZipFiles{zw: zip.NewWriter(w)} }
+
+// Create starts a member.
+func (z *ZipFiles) Create(name string) (io.Writer, error) {
+	z.Made++
+	return z.zw.Create(name)
+}
+
+// Close writes the archive's directory.
+func (z *ZipFiles) Close() error { return z.zw.Close() }

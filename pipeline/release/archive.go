@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"path"
 	"sort"
 	"strings"
@@ -35,43 +37,120 @@ const (
 
 // Pack renders a release as archive files: each annotation set's documents in
 // a directory of its name, in the given format, the datasheet, release.json,
-// and a MANIFEST with every file's SHA-256 and the release's root hash.
+// and a MANIFEST with every file's SHA-256 and the release's root hash. The
+// files are sorted by name, the MANIFEST last.
 func Pack(meta Meta, snap Snapshot, f *formats.Format, datasheet string) ([]formats.File, error) {
-	if f.Write == nil {
-		return nil, fmt.Errorf("format %s cannot be written", f.Name)
-	}
-	meta.Format = f.Name
-	meta.Manifest = snap.Manifest()
-	var files []formats.File
 	sets := make([]string, 0, len(snap.Sets))
 	for s := range snap.Sets {
 		sets = append(sets, s)
 	}
 	sort.Strings(sets)
-	for _, set := range sets {
-		written, err := f.Write(snap.Sets[set])
+	each := func(fn func(set string, docs []pipeline.Document) error) error {
+		for _, set := range sets {
+			if err := fn(set, snap.Sets[set]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var c formats.Collector
+	if err := PackTo(meta, each, f, datasheet, c.Create); err != nil {
+		return nil, err
+	}
+	files := c.Files()
+	docs := files[:len(files)-1]
+	sort.Slice(docs, func(i, j int) bool { return docs[i].Name < docs[j].Name })
+	return files, nil
+}
+
+// PackTo writes the files of Pack's archive to create, in the order they
+// are made: the documents' files set by set, DATASHEET.md, release.json, then
+// the MANIFEST. each calls its function with a snapshot's documents, set
+// after set, a batch at a time (all of a set's at once if the format is not
+// Batched); PackTo calls it twice, for the manifest that release.json holds,
+// then to write the documents: it holds a batch and the files' hashes.
+func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) error) error, f *formats.Format, datasheet string,
+	create func(name string) (io.Writer, error)) error {
+	if f.Write == nil {
+		return fmt.Errorf("format %s cannot be written", f.Name)
+	}
+	var entries []Entry
+	if err := each(func(set string, docs []pipeline.Document) error {
+		entries = appendEntries(entries, set, docs)
+		return nil
+	}); err != nil {
+		return err
+	}
+	meta.Format = f.Name
+	meta.Manifest = manifestOf(entries)
+
+	type sum struct {
+		name string
+		h    hash.Hash
+	}
+	var sums []sum
+	hashed := func(name string) (io.Writer, error) {
+		w, err := create(name)
 		if err != nil {
-			return nil, fmt.Errorf("set %s: %w", set, err)
+			return nil, err
 		}
-		for _, w := range written {
-			files = append(files, formats.File{Name: path.Join(set, w.Name), Data: w.Data})
+		sums = append(sums, sum{name, sha256.New()})
+		return io.MultiWriter(w, sums[len(sums)-1].h), nil
+	}
+	var stream *formats.Stream
+	var current string
+	closeSet := func() error {
+		if stream == nil {
+			return nil
 		}
+		if err := stream.Close(); err != nil {
+			return fmt.Errorf("set %s: %w", current, err)
+		}
+		return nil
+	}
+	if err := each(func(set string, docs []pipeline.Document) error {
+		if stream == nil || set != current {
+			if err := closeSet(); err != nil {
+				return err
+			}
+			current = set
+			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
+		}
+		if err := stream.Write(docs); err != nil {
+			return fmt.Errorf("set %s: %w", set, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := closeSet(); err != nil {
+		return err
 	}
 	metaJSON, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	files = append(files, formats.File{Name: DatasheetFile, Data: []byte(datasheet)},
-		formats.File{Name: MetaFile, Data: append(metaJSON, '\n')})
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-
+	for _, file := range []formats.File{{Name: DatasheetFile, Data: []byte(datasheet)}, {Name: MetaFile, Data: append(metaJSON, '\n')}} {
+		w, err := hashed(file.Name)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(file.Data); err != nil {
+			return err
+		}
+	}
+	sort.Slice(sums, func(i, j int) bool { return sums[i].name < sums[j].name })
 	var m bytes.Buffer
 	fmt.Fprintf(&m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, meta.Manifest.Root)
-	for _, file := range files {
-		sum := sha256.Sum256(file.Data)
-		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(sum[:]), file.Name)
+	for _, s := range sums {
+		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(s.h.Sum(nil)), s.name)
 	}
-	return append(files, formats.File{Name: ManifestFile, Data: m.Bytes()}), nil
+	w, err := create(ManifestFile)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(m.Bytes())
+	return err
 }
 
 // Verification is what Verify checked.

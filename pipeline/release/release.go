@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -65,23 +66,32 @@ func DocHash(d pipeline.Document) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Build computes the manifest of a snapshot.
+// Manifest computes the manifest of a snapshot.
 func (s Snapshot) Manifest() Manifest {
-	var m Manifest
+	var entries []Entry
 	for set, docs := range s.Sets {
-		for _, d := range docs {
-			m.Entries = append(m.Entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
-		}
+		entries = appendEntries(entries, set, docs)
 	}
-	sort.Slice(m.Entries, func(i, j int) bool {
-		a, b := m.Entries[i], m.Entries[j]
+	return manifestOf(entries)
+}
+
+func appendEntries(entries []Entry, set string, docs []pipeline.Document) []Entry {
+	for _, d := range docs {
+		entries = append(entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
+	}
+	return entries
+}
+
+// manifestOf sorts entries by set and id and adds their root hash.
+func manifestOf(entries []Entry) Manifest {
+	sort.Slice(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
 		if a.Set != b.Set {
 			return a.Set < b.Set
 		}
 		return a.ID < b.ID
 	})
-	m.Root = rootHash(m.Entries)
-	return m
+	return Manifest{Entries: entries, Root: rootHash(entries)}
 }
 
 func rootHash(entries []Entry) string {
@@ -95,28 +105,190 @@ func rootHash(entries []Entry) string {
 // Encode writes a snapshot compactly (gzipped JSON) for storage.
 func (s Snapshot) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(s); err != nil {
-		return nil, err
+	enc := NewEncoder(&buf)
+	sets := make([]string, 0, len(s.Sets))
+	for set := range s.Sets {
+		sets = append(sets, set)
 	}
-	if err := zw.Close(); err != nil {
+	sort.Strings(sets)
+	for _, set := range sets {
+		enc.Set(set)
+		enc.Add(s.Sets[set])
+	}
+	if _, err := enc.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
+// Encoder writes a snapshot as Encode does, a batch of documents at a time,
+// and makes its manifest on the way: it holds one batch and the manifest's
+// entries, never the snapshot. Errors stick: Close reports the first.
+type Encoder struct {
+	zw      *gzip.Writer
+	entries []Entry
+	set     string
+	sets    int // sets begun
+	docs    int // documents of the current set written
+	err     error
+}
+
+// NewEncoder returns an Encoder writing to w.
+func NewEncoder(w io.Writer) *Encoder {
+	e := &Encoder{zw: gzip.NewWriter(w)}
+	e.write([]byte(`{"sets":{`))
+	return e
+}
+
+func (e *Encoder) write(p []byte) {
+	if e.err == nil {
+		_, e.err = e.zw.Write(p)
+	}
+}
+
+// Set begins an annotation set: the documents added next are its.
+func (e *Encoder) Set(name string) {
+	if e.sets > 0 {
+		e.write([]byte("],"))
+	}
+	key, _ := json.Marshal(name) // a string always marshals
+	e.write(append(key, ':', '['))
+	e.set, e.docs = name, 0
+	e.sets++
+}
+
+// Add writes documents of the current set.
+func (e *Encoder) Add(docs []pipeline.Document) {
+	for _, d := range docs {
+		data, err := json.Marshal(d)
+		if err != nil && e.err == nil {
+			e.err = err
+		}
+		if e.docs > 0 {
+			e.write([]byte{','})
+		}
+		e.write(data)
+		e.docs++
+	}
+	e.entries = appendEntries(e.entries, e.set, docs)
+}
+
+// Close ends the snapshot and returns its manifest.
+func (e *Encoder) Close() (Manifest, error) {
+	if e.sets > 0 {
+		e.write([]byte{']'})
+	}
+	e.write([]byte("}}\n"))
+	if err := e.zw.Close(); err != nil && e.err == nil {
+		e.err = err
+	}
+	return manifestOf(e.entries), e.err
+}
+
 // Decode reads a snapshot written by Encode.
 func Decode(data []byte) (Snapshot, error) {
-	var s Snapshot
+	s := Snapshot{Sets: map[string][]pipeline.Document{}}
+	err := Each(data, math.MaxInt, func(set string, docs []pipeline.Document) error {
+		s.Sets[set] = docs // a whole set: one batch
+		return nil
+	})
+	return s, err
+}
+
+// Each reads a snapshot written by Encode and calls fn with its sets'
+// documents, up to n at a time, set after set; a set without documents
+// comes once with none. It holds a batch, never the decoded snapshot.
+func Each(data []byte, n int, fn func(set string, docs []pipeline.Document) error) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return s, fmt.Errorf("release snapshot: %w", err)
+		return fmt.Errorf("release snapshot: %w", err)
 	}
 	defer zr.Close()
-	if err := json.NewDecoder(zr).Decode(&s); err != nil {
-		return s, fmt.Errorf("release snapshot: %w", err)
+	dec := json.NewDecoder(zr)
+	if err := eachSet(dec, n, fn); err != nil {
+		return fmt.Errorf("release snapshot: %w", err)
 	}
-	return s, nil
+	return nil
+}
+
+// eachSet walks {"sets":{"NAME":[DOC,...],...}}.
+func eachSet(dec *json.Decoder, n int, fn func(set string, docs []pipeline.Document) error) error {
+	expect := func(want json.Delim) error {
+		tok, err := dec.Token()
+		if err == nil && tok != want {
+			err = fmt.Errorf("found %v where %v belongs", tok, want)
+		}
+		return err
+	}
+	if err := expect('{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "sets" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expect('{'); err != nil {
+			return err
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			set, _ := tok.(string)
+			if err := eachDoc(dec, set, n, fn); err != nil {
+				return err
+			}
+		}
+		if err := expect('}'); err != nil {
+			return err
+		}
+	}
+	return expect('}')
+}
+
+// eachDoc reads one set's array (or null) of documents.
+func eachDoc(dec *json.Decoder, set string, n int, fn func(set string, docs []pipeline.Document) error) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		if err == nil {
+			err = fn(set, nil)
+		}
+		return err
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("set %s: found %v where its documents belong", set, tok)
+	}
+	var batch []pipeline.Document
+	sent := false
+	for dec.More() {
+		var d pipeline.Document
+		if err := dec.Decode(&d); err != nil {
+			return err
+		}
+		batch = append(batch, d)
+		if len(batch) == n {
+			if err := fn(set, batch); err != nil {
+				return err
+			}
+			batch, sent = nil, true
+		}
+	}
+	if _, err := dec.Token(); err != nil { // ]
+		return err
+	}
+	if len(batch) > 0 || !sent {
+		return fn(set, batch)
+	}
+	return nil
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$`)

@@ -1,0 +1,175 @@
+// Command scale measures the corpus-sized steps at hospital scale: it builds
+// the deidcorpus command, writes a synthetic corpus (synth), and runs each
+// step as its own deidcorpus process on a fresh SQLite database (or a
+// PostgreSQL DSN): import, statistics, resynthesis, tagging with a stored
+// model, release create, release export and corpus export. Every step goes
+// through the CLI, so through the same jobs and store code a server runs.
+// It prints each step's wall time and peak resident memory: the child's
+// maximum RSS from rusage (so one step's memory never hides another's), and
+// the peak of its anonymous (private) resident memory, sampled from
+// /proc every 20 ms. The two differ by the pages of the database file that
+// SQLite reads through its memory map (up to 1 GiB): page cache the kernel
+// may drop at any time, counted in RSS while mapped.
+//
+//	go run ./bench/scale -patients 30000      # 105,052 notes
+//	go run ./bench/scale -patients 300000 -keep /tmp/scale  # about 1M notes
+//
+// The tagger is trained on a small synthetic corpus of its own (-train-patients):
+// training is not a corpus-sized step here, tagging the big corpus is.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+// step is one deidcorpus command line; measured steps are printed.
+type step struct {
+	name     string
+	args     []string
+	measured bool
+}
+
+// checkFailed is the exit status of a resynthesis whose output failed its
+// leak check: the corpus is written (and quarantined), so the step counts.
+const checkFailed = 2
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	patients := fs.Int("patients", 30000, "patients of the synthetic corpus (about 3.5 notes each)")
+	seed := fs.Uint64("seed", 7, "seed of the synthetic corpus")
+	trainPatients := fs.Int("train-patients", 100, "patients of the small corpus the stored model is trained on")
+	db := fs.String("db", "", "database DSN (default: a fresh SQLite file in the work directory); a PostgreSQL database must be empty")
+	keep := fs.String("keep", "", "work directory to use and keep (default: a temporary one, removed at the end)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir := *keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "deidcorpus-scale-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if *db == "" {
+		*db = filepath.Join(dir, "scale.db")
+	}
+	bin := filepath.Join(dir, "deidcorpus")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/deidcorpus")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building deidcorpus (run from the module root): %w", err)
+	}
+	notes := filepath.Join(dir, "notes")
+	train := filepath.Join(dir, "train")
+	p := strconv.Itoa(*patients)
+	steps := []step{
+		{"keys", []string{"keys", "init", "--key-file", filepath.Join(dir, "scale.key")}, false},
+		{"synth", []string{"synth", "--patients", p, "--seed", strconv.FormatUint(*seed, 10), "--out", notes}, false},
+		{"synth-train", []string{"synth", "--patients", strconv.Itoa(*trainPatients), "--seed", "1", "--out", train}, false},
+		{"import", []string{"import", "--corpus", "notes", "--tagset", "i2b2-2014", "--split", "test", notes}, true},
+		{"stats category,type", []string{"stats", "--corpus", "notes", "--by", "category,type"}, true},
+		{"stats split,note-type", []string{"stats", "--corpus", "notes", "--by", "split,note-type"}, true},
+		{"resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r", "--seed", "7"}, true},
+		{"import-train", []string{"import", "--corpus", "train", "--tagset", "i2b2-2014", "--split", "train", train}, false},
+		{"train", []string{"train", "--corpus", "train", "--model", "crf1"}, false},
+		{"tag (stored model)", []string{"tag", "--model", "crf1", "--corpus", "notes"}, true},
+		// The original corpus: a surrogate one may be quarantined by its check.
+		{"release create", []string{"release", "create", "--corpus", "notes", "--name", "notes", "--version", "1.0.0"}, true},
+		{"release export", []string{"release", "export", "--release", "notes@1.0.0", "--out", filepath.Join(dir, "notes-1.0.0.zip")}, true},
+		{"export", []string{"export", "--corpus", "notes", "--out", filepath.Join(dir, "notes-gold.zip")}, true},
+	}
+	fmt.Fprintf(stdout, "%-24s %9s %15s %16s\n", "step", "time (s)", "peak RSS (MiB)", "peak anon (MiB)")
+	for _, s := range steps {
+		elapsed, rss, anon, err := measure(ctx, bin, *db, dir, s.args)
+		note := ""
+		if exit := (*exec.ExitError)(nil); s.args[0] == "resynth" && errors.As(err, &exit) && exit.ExitCode() == checkFailed {
+			err, note = nil, "  (its check failed: the corpus is quarantined)"
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.measured {
+			fmt.Fprintf(stdout, "%-24s %9.1f %15d %16d%s\n", s.name, elapsed.Seconds(), rss>>20, anon>>20, note)
+		}
+	}
+	return nil
+}
+
+// measure runs one deidcorpus command and returns its wall time, its peak
+// resident memory and its sampled peak anonymous resident memory, in bytes.
+func measure(ctx context.Context, bin, db, dir string, args []string) (elapsed time.Duration, rss, anon int64, err error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DEIDCORPUS_DB="+db, "DEIDCORPUS_KEY_FILE="+filepath.Join(dir, "scale.key"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, 0, err
+	}
+	done := make(chan struct{})
+	sampled := make(chan int64)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, rssAnon(cmd.Process.Pid))
+			select {
+			case <-done:
+				sampled <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err = cmd.Wait()
+	elapsed = time.Since(start)
+	close(done)
+	anon = <-sampled
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0, 0, errors.New("no rusage on this platform")
+	}
+	if err != nil {
+		err = fmt.Errorf("deidcorpus %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return elapsed, ru.Maxrss << 10, anon, err // Linux reports kilobytes
+}
+
+// rssAnon reads a process's anonymous resident memory (RssAnon in
+// /proc/PID/status), 0 if it cannot.
+func rssAnon(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

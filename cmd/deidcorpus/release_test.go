@@ -1,0 +1,32 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A release exported as it is decoded verifies, in a format written in
+// batches and in one written whole.
+func TestReleaseExportVerifies(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a", "--name", "r", "--version", "1.0.0")
+	require.Equal(t, 0, code, errs)
+	for _, format := range []string{"i2b2", "i2b2-2006"} {
+		archive := filepath.Join(dir, format+".zip")
+		code, out, errs := cli(t, "release", "export", "--db", db, "--release", "r@1.0.0", "--format", format, "--out", archive)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "files, MANIFEST and DATASHEET.md included")
+		code, out, errs = cli(t, "release", "verify", archive)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "3 documents")
+	}
+	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "r@9.9.9", "--out", filepath.Join(dir, "none.zip"))
+	assert.Equal(t, 3, code, errs)
+	assert.NoFileExists(t, filepath.Join(dir, "none.zip"))
+}

@@ -1,0 +1,131 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/document"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// importSynth imports a synthetic longitudinal corpus (patients with several
+// notes each) and returns it.
+func importSynth(t *testing.T, s *store.Store, corpus string, patients int) {
+	t.Helper()
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: patients, Seed: 3}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	files, err := formats.WriteI2B2(docs)
+	require.NoError(t, err)
+	_, err = s.Import(context.Background(), store.ImportOptions{Corpus: corpus, TagSet: "i2b2-2014", Split: "train"}, files)
+	require.NoError(t, err)
+}
+
+// Batches hold whole patients, and together they are LoadSplit's documents in
+// its order, whatever the batch size.
+func TestEachBatch(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			s := storetest.Open(t, b)
+			importSynth(t, s, "notes", 12)
+			c, err := s.CorpusByName(ctx, "notes")
+			require.NoError(t, err)
+			all, err := s.LoadDocuments(ctx, c, "gold")
+			require.NoError(t, err)
+			require.Greater(t, len(all), 24, "patients with several notes")
+			for i := 1; i < len(all); i++ {
+				a, b := all[i-1], all[i]
+				require.True(t, a.Patient < b.Patient || a.Patient == b.Patient && a.RecordOrder < b.RecordOrder,
+					"%s before %s", a.ID, b.ID)
+			}
+			for _, n := range []int{1, 5, 1000} {
+				var got []pipeline.Document
+				seen := map[string]bool{}
+				require.NoError(t, s.EachBatch(ctx, c, "gold", "", n, func(batch []pipeline.Document) error {
+					require.NotEmpty(t, batch)
+					require.False(t, seen[batch[0].Patient], "patient %s split across batches of %d", batch[0].Patient, n)
+					for _, d := range batch {
+						seen[d.Patient] = true
+					}
+					if len(batch) > n {
+						assert.Equal(t, batch[n-1].Patient, batch[len(batch)-1].Patient, "a batch of %d runs past its size only to end a patient", n)
+					}
+					got = append(got, batch...)
+					return nil
+				}))
+				assert.Equal(t, all, got, "batches of %d", n)
+			}
+			// A document deleted while the batches are read is left out.
+			last := all[len(all)-1]
+			var got []pipeline.Document
+			require.NoError(t, s.EachBatch(ctx, c, "gold", "", 1, func(batch []pipeline.Document) error {
+				if got == nil {
+					require.NoError(t, s.Client.Document.DeleteOneID(documentRowID(t, s, c, last.ID)).Exec(ctx))
+				}
+				got = append(got, batch...)
+				return nil
+			}))
+			assert.Equal(t, all[:len(all)-1], got)
+
+			none, err := s.LoadSplit(ctx, c, "gold", "test")
+			require.NoError(t, err)
+			assert.Empty(t, none)
+			err = s.EachBatch(ctx, c, "system", "", 10, func([]pipeline.Document) error { return nil })
+			assert.ErrorContains(t, err, `no annotation set "system"`)
+		})
+	}
+}
+
+// documentRowID returns the row id of a corpus's document.
+func documentRowID(t *testing.T, s *store.Store, c *ent.Corpus, id string) int {
+	t.Helper()
+	n, err := s.Client.Document.Query().Where(document.CorpusID(c.ID), document.ExternalID(id)).OnlyID(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
+// An export streamed to a directory writes the files Export returns, byte
+// for byte; a destination's error stops it with that error and code, and
+// documents a format cannot hold fail it as invalid.
+func TestExportTo(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.SQLite)
+	importSynth(t, s, "notes", 12)
+	for _, format := range []string{"i2b2", "jsonl", "physionet"} {
+		want, err := s.Export(ctx, "notes", "gold", format)
+		require.NoError(t, err)
+		dir := t.TempDir()
+		files := &formats.DirFiles{Dir: dir}
+		require.NoError(t, s.ExportTo(ctx, "notes", "gold", format, files.Create))
+		require.NoError(t, files.Close())
+		got, err := formats.ReadPaths(dir)
+		require.NoError(t, err)
+		require.Len(t, got, len(want), format)
+		for _, f := range want {
+			data, err := os.ReadFile(filepath.Join(dir, f.Name))
+			require.NoError(t, err)
+			assert.Equal(t, string(f.Data), string(data), "%s %s", format, f.Name)
+		}
+	}
+	full := io.ErrShortWrite
+	err := s.ExportTo(ctx, "notes", "gold", "i2b2", func(string) (io.Writer, error) { return nil, full })
+	assert.ErrorIs(t, err, full)
+	assert.Equal(t, apperr.Internal, apperr.CodeOf(err), "the destination's error is no fault of the documents")
+	err = s.ExportTo(ctx, "notes", "gold", "mimic", func(string) (io.Writer, error) { return io.Discard, nil })
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "spans outside placeholders do not fit MIMIC's format: %v", err)
+}
