@@ -111,19 +111,21 @@ type RuleBinding struct {
 // matches returns the token ranges of a rule's matches that fall on token
 // boundaries.
 func (r *rule) matches(tk *Tokens) [][2]int {
+	// Most notes name no phone or fax: skip the pattern's scan.
+	if len(r.keywords) > 0 && lastIndexAny(strings.ToLower(tk.Text), r.keywords) < 0 {
+		return nil
+	}
 	var out [][2]int
-	lower := ""
 	lastEnd := -1
 	for _, m := range r.re.FindAllStringIndex(tk.Text, -1) {
 		if r.minDigits > 0 && digits(tk.Text[m[0]:m[1]]) < r.minDigits {
 			continue
 		}
 		if len(r.keywords) > 0 {
-			if lower == "" {
-				lower = strings.ToLower(tk.Text)
-			}
-			listed := lastEnd >= 0 && m[0]-lastEnd <= listGap && strings.Trim(lower[lastEnd:m[0]], " /,;y-") == ""
-			window := lower[max(0, m[0]-keywordReach):m[0]]
+			// Lower-cased piece by piece: lower-casing may change a text's
+			// length, so offsets into tk.Text do not fit its lower case.
+			listed := lastEnd >= 0 && m[0]-lastEnd <= listGap && strings.Trim(strings.ToLower(tk.Text[lastEnd:m[0]]), " /,;y-") == ""
+			window := strings.ToLower(tk.Text[max(0, m[0]-keywordReach):m[0]])
 			if !listed && lastIndexAny(window, r.keywords) <= lastIndexAny(window, r.unless) {
 				continue
 			}

@@ -111,6 +111,9 @@ func TestRulesNeedTheirKeyword(t *testing.T) {
 		// A list under one keyword, however long.
 		{"PHONE", "Alcalá de Henares. Telfs.: 918823884 / 918823984 / 619128686. Correo", []string{"918823884", "918823984", "619128686"}},
 		{"PHONE", "Cádiz. Tfno: 956 203 145 y 956 203 146.", []string{"956 203 145", "956 203 146"}},
+		// A Kelvin sign lower-cases to one byte instead of three: offsets
+		// into the text still hold.
+		{"PHONE", "\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a Tel.: 948 255 400", []string{"948 255 400"}},
 		// A number too short for a phone is not one, keyword or not.
 		{"PHONE", "Tel. NHC: 7845678", nil},
 		// No keyword, no phone: record numbers and dosages stay out.

@@ -316,7 +316,8 @@ func BenchmarkTag(b *testing.B) {
 }
 
 // BenchmarkTrainMeddocan trains the default model on all of MEDDOCAN train
-// (minutes; run with -benchtime=1x and DEIDCORPUS_LONG=1).
+// (minutes; run with -benchtime=1x and DEIDCORPUS_LONG=1). With
+// DEIDCORPUS_MODEL_OUT set it saves the model there, for BenchmarkTag.
 func BenchmarkTrainMeddocan(b *testing.B) {
 	if os.Getenv("DEIDCORPUS_LONG") == "" {
 		b.Skip("set DEIDCORPUS_LONG=1 to train on all of MEDDOCAN train")
@@ -328,6 +329,15 @@ func BenchmarkTrainMeddocan(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(m.Meta.Iterations), "iterations")
+		if path := os.Getenv("DEIDCORPUS_MODEL_OUT"); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := errors.Join(m.Save(f), f.Close()); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
 
