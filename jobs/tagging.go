@@ -100,13 +100,17 @@ func train(ctx context.Context, run *Run) (Result, error) {
 // loadSplits loads the documents of a comma-separated list of splits
 // ("train,dev"), or of every split for "all", with the spans of set.
 func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits string) ([]pipeline.Document, error) {
+	names := strings.Split(splits, ",")
 	if splits == "all" {
-		splits = ""
+		names = []string{""} // LoadSplit's every document
 	}
 	var docs []pipeline.Document
 	seen := map[string]bool{}
-	for _, split := range strings.Split(splits, ",") {
+	for _, split := range names {
 		split = strings.TrimSpace(split)
+		if split == "" && splits != "all" {
+			return nil, apperr.New(apperr.Invalid, "split list %q: an empty split (name splits, or \"all\")", splits)
+		}
 		if seen[split] {
 			continue
 		}

@@ -136,7 +136,8 @@ func TestTrainOnASplitList(t *testing.T) {
 		}
 		assert.EqualValues(t, want, j.Result["metrics"].(map[string]any)["documents"], split)
 	}
-	for split, msg := range map[string]string{"train,dev": `no documents in split "dev"`, "train,tset": `unknown split "tset"`} {
+	for split, msg := range map[string]string{"train,dev": `no documents in split "dev"`, "train,tset": `unknown split "tset"`,
+		"train,": `an empty split`} {
 		j := train("bad", split)
 		assert.Equal(t, job.StatusFailed, j.Status)
 		assert.Contains(t, j.Error, msg)
