@@ -169,10 +169,6 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := st.LoadSplit(ctx, c, "", p.Split)
-	if err != nil {
-		return nil, err
-	}
 	if len(p.Curve) > maxCurvePoints {
 		return nil, apperr.New(apperr.Invalid, "curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
 	}
@@ -184,7 +180,11 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 			return nil, fmt.Errorf("curve: %w", err)
 		}
 	}
-	tagFn, err := modelTagger(mrow, p.RecallBias, run.External)
+	docs, err := st.LoadSplit(ctx, c, "", p.Split)
+	if err != nil {
+		return nil, err
+	}
+	tagFn, tm, err := modelTagger(mrow, p.RecallBias, run.External)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +220,6 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	if len(p.Curve) > 0 {
-		tm, err := tagger.Load(bytes.NewReader(mrow.Artifact))
-		if err != nil {
-			return nil, apperr.New(apperr.Internal, "model %s: %v", mrow.Name, err)
-		}
 		if report.RecallBiasCurve, err = recallCurve(ctx, tm, gold, p.Curve, run.Progress); err != nil {
 			return nil, err
 		}
@@ -238,21 +234,22 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	return res, nil
 }
 
-// modelTagger returns the tagging function of a stored model.
-func modelTagger(m *ent.Model, bias map[string]float64, ext *ExternalClient) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), error) {
+// modelTagger returns the tagging function of a stored model and, for a
+// built-in one, the model itself.
+func modelTagger(m *ent.Model, bias map[string]float64, ext *ExternalClient) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
 	switch m.Kind {
 	case model.KindExternal:
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
 			return ext.Tag(ctx, m.Endpoint, docs)
-		}, nil
+		}, nil, nil
 	default:
 		tm, err := tagger.Load(bytes.NewReader(m.Artifact))
 		if err != nil {
-			return nil, apperr.New(apperr.Internal, "model %s: %v", m.Name, err)
+			return nil, nil, apperr.New(apperr.Internal, "model %s: %v", m.Name, err)
 		}
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
 			return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
-		}, nil
+		}, tm, nil
 	}
 }
 
