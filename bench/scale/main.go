@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,7 +35,7 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -43,8 +44,39 @@ func main() {
 // step is one deidcorpus command line; measured steps are printed.
 type step struct {
 	name     string
+	group    string // the -only name that selects it; "" for steps every run needs
 	args     []string
 	measured bool
+}
+
+// stepGroups are the names -only takes.
+var stepGroups = []string{"stats", "resynth", "tag", "release", "export"}
+
+// stepFilter reads -only: the step groups to run, all when empty.
+func stepFilter(only string) (map[string]bool, error) {
+	want := map[string]bool{}
+	if only == "" {
+		for _, g := range stepGroups {
+			want[g] = true
+		}
+		return want, nil
+	}
+	for _, g := range strings.Split(only, ",") {
+		g = strings.TrimSpace(g)
+		if g == "import" {
+			continue // always run
+		}
+		if !slices.Contains(stepGroups, g) {
+			return nil, fmt.Errorf("-only: unknown step %q (import, %s)", g, strings.Join(stepGroups, ", "))
+		}
+		want[g] = true
+	}
+	return want, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // checkFailed is the exit status of a resynthesis whose output failed its
@@ -57,8 +89,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 7, "seed of the synthetic corpus")
 	trainPatients := fs.Int("train-patients", 100, "patients of the small corpus the stored model is trained on")
 	db := fs.String("db", "", "database DSN (default: a fresh SQLite file in the work directory); a PostgreSQL database must be empty")
-	keep := fs.String("keep", "", "work directory to use and keep (default: a temporary one, removed at the end)")
+	keep := fs.String("keep", "", "work directory to use and keep (default: a temporary one, removed at the end); a synthetic corpus already written there is reused")
+	only := fs.String("only", "", "comma-separated measured steps to run (import, stats, resynth, tag, release, export); default all. The import always runs: every other step reads its corpus")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	want, err := stepFilter(*only)
+	if err != nil {
 		return err
 	}
 	dir := *keep
@@ -74,6 +111,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *db == "" {
 		*db = filepath.Join(dir, "scale.db")
+		if err := os.Remove(*db); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err // a database left by an earlier run with -keep
+		}
 	}
 	bin := filepath.Join(dir, "deidcorpus")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/deidcorpus")
@@ -81,27 +121,38 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building deidcorpus (run from the module root): %w", err)
 	}
-	notes := filepath.Join(dir, "notes")
-	train := filepath.Join(dir, "train")
+	// Named by what they hold, so that -keep reuses only the same corpus.
+	notes := filepath.Join(dir, fmt.Sprintf("notes-%d-seed%d", *patients, *seed))
+	train := filepath.Join(dir, fmt.Sprintf("train-%d", *trainPatients))
 	p := strconv.Itoa(*patients)
+	keyFile := filepath.Join(dir, "scale.key")
 	steps := []step{
-		{"keys", []string{"keys", "init", "--key-file", filepath.Join(dir, "scale.key")}, false},
-		{"synth", []string{"synth", "--patients", p, "--seed", strconv.FormatUint(*seed, 10), "--out", notes}, false},
-		{"synth-train", []string{"synth", "--patients", strconv.Itoa(*trainPatients), "--seed", "1", "--out", train}, false},
-		{"import", []string{"import", "--corpus", "notes", "--tagset", "i2b2-2014", "--split", "test", notes}, true},
-		{"stats category,type", []string{"stats", "--corpus", "notes", "--by", "category,type"}, true},
-		{"stats split,note-type", []string{"stats", "--corpus", "notes", "--by", "split,note-type"}, true},
-		{"resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r", "--seed", "7"}, true},
-		{"import-train", []string{"import", "--corpus", "train", "--tagset", "i2b2-2014", "--split", "train", train}, false},
-		{"train", []string{"train", "--corpus", "train", "--model", "crf1"}, false},
-		{"tag (stored model)", []string{"tag", "--model", "crf1", "--corpus", "notes"}, true},
+		{"keys", "", []string{"keys", "init", "--key-file", keyFile}, false},
+		{"synth", "", []string{"synth", "--patients", p, "--seed", strconv.FormatUint(*seed, 10), "--out", notes}, false},
+		{"synth-train", "tag", []string{"synth", "--patients", strconv.Itoa(*trainPatients), "--seed", "1", "--out", train}, false},
+		{"import", "", []string{"import", "--corpus", "notes", "--tagset", "i2b2-2014", "--split", "test", notes}, true},
+		{"stats category,type", "stats", []string{"stats", "--corpus", "notes", "--by", "category,type"}, true},
+		{"stats split,note-type", "stats", []string{"stats", "--corpus", "notes", "--by", "split,note-type"}, true},
+		{"resynth", "resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r", "--seed", "7"}, true},
+		{"import-train", "tag", []string{"import", "--corpus", "train", "--tagset", "i2b2-2014", "--split", "train", train}, false},
+		{"train", "tag", []string{"train", "--corpus", "train", "--model", "crf1"}, false},
+		{"tag (stored model)", "tag", []string{"tag", "--model", "crf1", "--corpus", "notes"}, true},
 		// The original corpus: a surrogate one may be quarantined by its check.
-		{"release create", []string{"release", "create", "--corpus", "notes", "--name", "notes", "--version", "1.0.0"}, true},
-		{"release export", []string{"release", "export", "--release", "notes@1.0.0", "--out", filepath.Join(dir, "notes-1.0.0.zip")}, true},
-		{"export", []string{"export", "--corpus", "notes", "--out", filepath.Join(dir, "notes-gold.zip")}, true},
+		{"release create", "release", []string{"release", "create", "--corpus", "notes", "--name", "notes", "--version", "1.0.0"}, true},
+		{"release export", "release", []string{"release", "export", "--release", "notes@1.0.0", "--out", filepath.Join(dir, "notes-1.0.0.zip")}, true},
+		{"export", "export", []string{"export", "--corpus", "notes", "--out", filepath.Join(dir, "notes-gold.zip")}, true},
 	}
 	fmt.Fprintf(stdout, "%-24s %9s %15s %16s\n", "step", "time (s)", "peak RSS (MiB)", "peak anon (MiB)")
 	for _, s := range steps {
+		if s.group != "" && !want[s.group] {
+			continue
+		}
+		if s.args[0] == "synth" && exists(s.args[len(s.args)-1]) {
+			continue // written by an earlier run with -keep: same patients and seed, same files
+		}
+		if s.args[0] == "keys" && exists(keyFile) {
+			continue
+		}
 		elapsed, rss, anon, err := measure(ctx, bin, *db, dir, s.args)
 		note := ""
 		if exit := (*exec.ExitError)(nil); s.args[0] == "resynth" && errors.As(err, &exit) && exit.ExitCode() == checkFailed {
