@@ -39,7 +39,7 @@ func BenchmarkResynthesisJob(b *testing.B) {
 	var running time.Duration // from start to finish, without the queue's wait
 	n := 0
 	for b.Loop() {
-		j, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: "synth", Out: fmt.Sprintf("synth-surrogate-%d", n), Seed: 1}, "", nil)
+		j, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "synth", Out: fmt.Sprintf("synth-surrogate-%d", n), Seed: 1}, "", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,12 +31,12 @@ func TestExperimentJobORDesign(t *testing.T) {
 	synthCorpus(t, st, "notes", 6)
 	m := newManager(t, st, nil, jobs.Options{})
 
-	rs, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 1}, "", nil)
+	rs, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 1}, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, job.StatusSucceeded, wait(t, m, rs.ID)[0].Status)
 
 	start := time.Now()
-	ex, err := m.Enqueue(ctx, "experiment", jobs.ExperimentParams{Kind: "or", Corpus: "notes", Other: "notes-r",
+	ex, err := m.Enqueue(ctx, jobs.ExperimentParams{Kind: "or", Corpus: "notes", Other: "notes-r",
 		TrainSplit: "all", TestFraction: 0.3, Seed: 5, Bootstrap: 100, Shuffles: 199,
 		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	synthCorpus(t, st, "notes", 6)
 	m := newManager(t, st, nil, jobs.Options{})
 
-	ex, err := m.Enqueue(ctx, "experiment", jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all",
+	ex, err := m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all",
 		K: 2, Seed: 1, Bootstrap: 100, Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
 	require.NoError(t, err)
 	done := wait(t, m, ex.ID)[0]
@@ -91,7 +91,7 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 		{Kind: "cross", Corpus: "notes", Other: "missing"},
 		{Kind: "cv", Corpus: "notes", Mapping: "/etc/passwd"},
 	} {
-		j, err := m.Enqueue(ctx, "experiment", bad, "", nil)
+		j, err := m.Enqueue(ctx, bad, "", nil)
 		require.NoError(t, err)
 		failed := wait(t, m, j.ID)[0]
 		assert.Equal(t, job.StatusFailed, failed.Status, "%+v", bad)

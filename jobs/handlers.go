@@ -3,39 +3,12 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"maps"
-	"slices"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
-
-// Handlers are the job kinds deidcorpus runs. Every process that works jobs
-// registers the same set.
-func Handlers() map[string]Handler {
-	return map[string]Handler{
-		"ping":         ping,
-		"import":       importFiles,
-		"export":       export,
-		"evaluate":     evaluateSets,
-		"resynthesize": resynthesize,
-		"train":        train,
-		"tag":          tag,
-		"experiment":   runExperiment,
-	}
-}
-
-// Kinds lists the job kinds, sorted: what the API offers to filter jobs by.
-func Kinds() []string {
-	return slices.Sorted(maps.Keys(Handlers()))
-}
-
-// ping does nothing; it measures the queue itself (benchmarks, health checks).
-func ping(ctx context.Context, run *Run) (Result, error) {
-	return Result{"pong": true}, nil
-}
 
 // ExportParams are an export job's parameters.
 type ExportParams struct {

@@ -42,8 +42,8 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, files []for
 	if err := formats.WriteZip(&buf, files); err != nil {
 		return nil, err
 	}
-	return m.Enqueue(ctx, "import", &p, by, func(ctx context.Context, tx *ent.Client) error {
-		a, err := m.store.CreateArtifact(ctx, tx, store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip",
+	return m.Enqueue(ctx, &p, by, func(ctx context.Context, tx *store.JobTx) error {
+		a, err := tx.CreateArtifact(ctx, store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip",
 			CreatedBy: by}, buf.Bytes())
 		if err != nil {
 			return err

@@ -136,14 +136,15 @@ func (m *Manager) Stop(ctx context.Context) error {
 	return m.queue.stop(ctx)
 }
 
-// Enqueue records a job of a kind with its parameters and queues it, in one
+// Enqueue records a job with its parameters and queues it, in one
 // transaction with whatever prepare writes (prepare may be nil; params are
 // encoded after it runs). by names who asked.
-func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by string, prepare func(ctx context.Context, tx *ent.Client) error) (*ent.Job, error) {
+func (m *Manager) Enqueue(ctx context.Context, params Params, by string, prepare func(ctx context.Context, tx *store.JobTx) error) (*ent.Job, error) {
+	kind := params.JobKind()
 	if _, ok := m.handlers[kind]; !ok {
 		return nil, apperr.New(apperr.Invalid, "unknown job kind %q", kind)
 	}
-	j, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+	j, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
 		if prepare != nil {
 			if err := prepare(ctx, tx); err != nil {
 				return nil, err
@@ -154,7 +155,7 @@ func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by strin
 		if err != nil {
 			return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
 		}
-		return tx.Job.Create().SetKind(kind).SetParams(p).SetCreatedBy(by).Save(ctx)
+		return tx.CreateJob(ctx, kind, p, by)
 	})
 	if err != nil {
 		return nil, err
@@ -167,11 +168,7 @@ func (m *Manager) Enqueue(ctx context.Context, kind string, params any, by strin
 
 // Get returns a job.
 func (m *Manager) Get(ctx context.Context, id int) (*ent.Job, error) {
-	j, err := m.store.Client.Job.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "no job %d", id)
-	}
-	return j, err
+	return m.store.Job(ctx, id)
 }
 
 // Cancel asks a job to stop. A queued job is cancelled at once; a running one
@@ -185,25 +182,22 @@ func (m *Manager) Cancel(ctx context.Context, id int) (*ent.Job, error) {
 	if finished(j.Status) {
 		return nil, apperr.New(apperr.Conflict, "job %d has already %s", id, j.Status)
 	}
-	n, err := m.store.Client.Job.Update().
-		Where(job.ID(id), job.StatusIn(job.StatusQueued, job.StatusRunning)).
-		SetCancelRequested(true).Save(ctx)
+	asked, err := m.store.RequestJobCancel(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if !asked {
 		return m.Get(ctx, id) // it finished meanwhile
 	}
 	// A queued job never reaches a worker: mark it now, and take it off the
 	// queue. A running one is stopped by its own heartbeat, which sees the
 	// request; River's cancellation is not used for it, since River would
 	// cancel the work's context without saying why.
-	queued, err := m.store.Client.Job.Update().Where(job.ID(id), job.StatusEQ(job.StatusQueued)).
-		SetStatus(job.StatusCancelled).SetFinishedAt(time.Now()).SetMessage("cancelled before it started").Save(ctx)
+	queued, err := m.store.CancelQueuedJob(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if queued > 0 && j.RiverJobID != nil {
+	if queued && j.RiverJobID != nil {
 		if err := m.queue.cancel(ctx, *j.RiverJobID); err != nil {
 			m.logger.Warn("cancel queue entry", "job", id, "err", err)
 		}
@@ -220,17 +214,12 @@ func (m *Manager) Retry(ctx context.Context, id int) (*ent.Job, error) {
 	if j.Status != job.StatusFailed && j.Status != job.StatusCancelled {
 		return nil, apperr.New(apperr.Conflict, "job %d is %s; only failed or cancelled jobs can be retried", id, j.Status)
 	}
-	_, err = m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
-		n, err := tx.Job.Update().Where(job.ID(id), job.StatusIn(job.StatusFailed, job.StatusCancelled)).
-			SetStatus(job.StatusQueued).SetCancelRequested(false).SetError("").SetMessage("retried").
-			SetProgressDone(0).ClearFinishedAt().ClearResult().Save(ctx)
-		if err != nil {
-			return nil, err
+	_, err = m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
+		j, ok, err := tx.Retry(ctx, id)
+		if err == nil && !ok {
+			err = apperr.New(apperr.Conflict, "job %d changed state meanwhile", id)
 		}
-		if n == 0 {
-			return nil, apperr.New(apperr.Conflict, "job %d changed state meanwhile", id)
-		}
-		return tx.Job.Get(ctx, id)
+		return j, err
 	})
 	if err != nil {
 		return nil, err
@@ -263,7 +252,7 @@ func (m *Manager) Watch(ctx context.Context, id int) (<-chan *ent.Job, error) {
 				return
 			case <-tick.C:
 			}
-			j, err := m.store.Client.Job.Get(ctx, id)
+			j, err := m.store.Job(ctx, id)
 			if err != nil {
 				return
 			}
@@ -285,7 +274,7 @@ func (m *Manager) Wait(ctx context.Context, ids []int) ([]*ent.Job, error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		js, err := m.store.Client.Job.Query().Where(job.IDIn(ids...)).All(ctx)
+		js, err := m.store.JobsByID(ctx, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
@@ -36,6 +37,11 @@ func slow(n int, step time.Duration) jobs.Handler {
 	}
 }
 
+// testJob asks for a job of a test's own handler, with no parameters.
+type testJob struct{ kind string }
+
+func (j testJob) JobKind() string { return j.kind }
+
 func newManager(t testing.TB, st *store.Store, extra map[string]jobs.Handler, opt jobs.Options) *jobs.Manager {
 	t.Helper()
 	h := jobs.Handlers()
@@ -55,7 +61,9 @@ func newManager(t testing.TB, st *store.Store, extra map[string]jobs.Handler, op
 
 func wait(t *testing.T, m *jobs.Manager, ids ...int) []*ent.Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// A deadline for a hang, not a speed bar: a training job takes a minute
+	// on a heavily shared machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	js, err := m.Wait(ctx, ids)
 	require.NoError(t, err)
@@ -74,7 +82,7 @@ func TestJobLifecycle(t *testing.T) {
 				},
 			}, jobs.Options{})
 
-			j, err := m.Enqueue(ctx, "ping", nil, "local:tester", nil)
+			j, err := m.Enqueue(ctx, jobs.PingParams{}, "local:tester", nil)
 			require.NoError(t, err)
 			assert.Equal(t, job.StatusQueued, j.Status)
 			done := wait(t, m, j.ID)[0]
@@ -86,7 +94,7 @@ func TestJobLifecycle(t *testing.T) {
 			assert.NotNil(t, done.FinishedAt)
 
 			// Invalid input fails at once, without retries.
-			f, err := m.Enqueue(ctx, "fail", nil, "", nil)
+			f, err := m.Enqueue(ctx, testJob{"fail"}, "", nil)
 			require.NoError(t, err)
 			failed := wait(t, m, f.ID)[0]
 			assert.Equal(t, job.StatusFailed, failed.Status)
@@ -94,7 +102,7 @@ func TestJobLifecycle(t *testing.T) {
 			assert.Equal(t, 1, failed.Attempts)
 
 			// A subscriber sees progress move, then the end.
-			s, err := m.Enqueue(ctx, "slow", nil, "", nil)
+			s, err := m.Enqueue(ctx, testJob{"slow"}, "", nil)
 			require.NoError(t, err)
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
@@ -124,7 +132,7 @@ func TestJobLifecycle(t *testing.T) {
 			_, err = m.Cancel(ctx, done.ID)
 			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 
-			_, err = m.Enqueue(ctx, "nope", nil, "", nil)
+			_, err = m.Enqueue(ctx, testJob{"nope"}, "", nil)
 			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 		})
 	}
@@ -141,7 +149,7 @@ func TestCancelStopsRunningJobPromptly(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	}, jobs.Options{})
-	j, err := m.Enqueue(ctx, "forever", nil, "", nil)
+	j, err := m.Enqueue(ctx, testJob{"forever"}, "", nil)
 	require.NoError(t, err)
 	require.Eventually(t, started.Load, 10*time.Second, 10*time.Millisecond)
 	asked := time.Now()
@@ -161,8 +169,9 @@ func TestEnqueueIsTransactional(t *testing.T) {
 			m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
 			require.NoError(t, err)
 			boom := errors.New("boom")
-			_, err = m.Enqueue(ctx, "ping", nil, "", func(ctx context.Context, tx *ent.Client) error {
-				if _, err := tx.Corpus.Create().SetName("written-with-the-job").Save(ctx); err != nil {
+			input := store.ArtifactSpec{Name: "written-with-the-job", ContentType: "text/plain"}
+			_, err = m.Enqueue(ctx, jobs.PingParams{}, "", func(ctx context.Context, tx *store.JobTx) error {
+				if _, err := tx.CreateArtifact(ctx, input, []byte("input")); err != nil {
 					return err
 				}
 				return boom
@@ -171,21 +180,25 @@ func TestEnqueueIsTransactional(t *testing.T) {
 			n, err := st.Client.Job.Query().Count(ctx)
 			require.NoError(t, err)
 			assert.Zero(t, n, "no job row after a failed prepare")
-			_, err = st.CorpusByName(ctx, "written-with-the-job")
-			assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "the prepare's write is rolled back too")
+			written := func() int {
+				n, err := st.Client.Artifact.Query().Where(artifact.Name(input.Name)).Count(ctx)
+				require.NoError(t, err)
+				return n
+			}
+			assert.Zero(t, written(), "the prepare's write is rolled back too")
 			var queued int
 			require.NoError(t, st.DB.QueryRow("SELECT COUNT(*) FROM river_job").Scan(&queued))
 			assert.Zero(t, queued)
 
-			_, err = m.Enqueue(ctx, "ping", nil, "", func(ctx context.Context, tx *ent.Client) error {
-				_, err := tx.Corpus.Create().SetName("written-with-the-job").Save(ctx)
+			j, err := m.Enqueue(ctx, jobs.PingParams{}, "", func(ctx context.Context, tx *store.JobTx) error {
+				_, err := tx.CreateArtifact(ctx, input, []byte("input"))
 				return err
 			})
 			require.NoError(t, err)
 			require.NoError(t, st.DB.QueryRow("SELECT COUNT(*) FROM river_job").Scan(&queued))
 			assert.Equal(t, 1, queued)
-			_, err = st.CorpusByName(ctx, "written-with-the-job")
-			assert.NoError(t, err)
+			assert.Equal(t, 1, written())
+			assert.Equal(t, "ping", j.Kind)
 		})
 	}
 }
@@ -201,7 +214,7 @@ func TestStaleRunningJobIsRequeued(t *testing.T) {
 	// A job that a dead worker left running: its heartbeat is old.
 	enq, err := jobs.New(ctx, st, handlers, jobs.Options{})
 	require.NoError(t, err)
-	j, err := enq.Enqueue(ctx, "count", nil, "", nil)
+	j, err := enq.Enqueue(ctx, testJob{"count"}, "", nil)
 	require.NoError(t, err)
 	old := time.Now().Add(-time.Hour)
 	require.NoError(t, st.Client.Job.UpdateOneID(j.ID).SetStatus(job.StatusRunning).SetHeartbeatAt(old).Exec(ctx))
@@ -234,9 +247,9 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 	require.NoError(t, err)
 
 	m := newManager(t, st, nil, jobs.Options{})
-	ex, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "", nil)
+	ex, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "", nil)
 	require.NoError(t, err)
-	ev, err := m.Enqueue(ctx, "evaluate", jobs.EvaluateParams{Corpus: "c", Gold: "gold", System: "run1"}, "", nil)
+	ev, err := m.Enqueue(ctx, jobs.EvaluateParams{Corpus: "c", Gold: "gold", System: "run1"}, "", nil)
 	require.NoError(t, err)
 	js := wait(t, m, ex.ID, ev.ID)
 	for _, j := range js {
@@ -316,7 +329,7 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
 	export := func(by string) *ent.Job {
-		j, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, by, nil)
+		j, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, by, nil)
 		require.NoError(t, err)
 		return wait(t, m, j.ID)[0]
 	}
@@ -365,7 +378,7 @@ func TestWorkersStartedByAnAccountRunEveryonesJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	t.Cleanup(func() { m.Stop(context.Background()) })
-	j, err := m.Enqueue(context.Background(), "ping", nil, "local:op", nil)
+	j, err := m.Enqueue(context.Background(), jobs.PingParams{}, "local:op", nil)
 	require.NoError(t, err)
 	assert.Equal(t, job.StatusSucceeded, wait(t, m, j.ID)[0].Status)
 }
@@ -385,7 +398,7 @@ func TestDisablingAnAccountStopsItsRunningJobs(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	}, jobs.Options{})
-	j, err := m.Enqueue(ctx, "long", nil, "ann", nil)
+	j, err := m.Enqueue(ctx, testJob{"long"}, "ann", nil)
 	require.NoError(t, err)
 	<-started
 	disabled := true

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -28,7 +27,7 @@ import (
 type queue interface {
 	// enqueueTx runs fn (which writes a Job row) and inserts the job into
 	// River in one transaction.
-	enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *ent.Client) (*ent.Job, error)) (*ent.Job, error)
+	enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) (*ent.Job, error)) (*ent.Job, error)
 	cancel(ctx context.Context, riverID int64) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
@@ -57,7 +56,7 @@ func (w *riverWorker) Timeout(*river.Job[jobArgs]) time.Duration { return -1 }
 
 type riverQueue[TTx any] struct {
 	client  *river.Client[TTx]
-	begin   func(ctx context.Context) (tx *ent.Client, rtx TTx, commit func() error, rollback func(), err error)
+	begin   func(ctx context.Context) (tx *store.JobTx, rtx TTx, commit func() error, rollback func(), err error)
 	close   func()
 	maxTry  int
 	started bool
@@ -89,13 +88,12 @@ func newQueue(ctx context.Context, st *store.Store, m *Manager) (queue, error) {
 			return nil, fmt.Errorf("start job queue: %w", err)
 		}
 		return &riverQueue[*sql.Tx]{client: client, maxTry: m.opt.MaxAttempts, close: func() {},
-			begin: func(ctx context.Context) (*ent.Client, *sql.Tx, func() error, func(), error) {
+			begin: func(ctx context.Context) (*store.JobTx, *sql.Tx, func() error, func(), error) {
 				tx, err := st.DB.BeginTx(ctx, nil)
 				if err != nil {
 					return nil, nil, nil, nil, err
 				}
-				ec := inTx(dialect.SQLite, tx)
-				return ec, tx, tx.Commit, func() { tx.Rollback() }, nil
+				return st.JobTx(tx), tx, tx.Commit, func() { tx.Rollback() }, nil
 			}}, nil
 	case dialect.Postgres:
 		pool, err := pgxpool.New(ctx, st.DSN)
@@ -121,8 +119,8 @@ func newQueue(ctx context.Context, st *store.Store, m *Manager) (queue, error) {
 // database/sql) and River (through pgx) write in: a transaction is a state of
 // the connection, so ent's statements on the reserved connection run inside
 // the transaction begun on its underlying pgx connection.
-func pgBegin(st *store.Store) func(ctx context.Context) (*ent.Client, pgx.Tx, func() error, func(), error) {
-	return func(ctx context.Context) (*ent.Client, pgx.Tx, func() error, func(), error) {
+func pgBegin(st *store.Store) func(ctx context.Context) (*store.JobTx, pgx.Tx, func() error, func(), error) {
+	return func(ctx context.Context) (*store.JobTx, pgx.Tx, func() error, func(), error) {
 		conn, err := st.DB.Conn(ctx)
 		if err != nil {
 			return nil, nil, nil, nil, err
@@ -145,7 +143,7 @@ func pgBegin(st *store.Store) func(ctx context.Context) (*ent.Client, pgx.Tx, fu
 			conn.Close()
 			return nil, nil, nil, nil, err
 		}
-		ec := inTx(dialect.Postgres, conn)
+		ec := st.JobTx(conn)
 		commit := func() error {
 			defer conn.Close()
 			return tx.Commit(context.WithoutCancel(ctx))
@@ -169,7 +167,7 @@ func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error
 	return nil
 }
 
-func (q *riverQueue[TTx]) enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *ent.Client) (*ent.Job, error)) (*ent.Job, error) {
+func (q *riverQueue[TTx]) enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) (*ent.Job, error)) (*ent.Job, error) {
 	ec, rtx, commit, rollback, err := q.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -184,7 +182,7 @@ func (q *riverQueue[TTx]) enqueueTx(ctx context.Context, fn func(ctx context.Con
 		rollback()
 		return nil, fmt.Errorf("queue job %d: %w", j.ID, err)
 	}
-	if j, err = ec.Job.UpdateOneID(j.ID).SetRiverJobID(res.Job.ID).Save(ctx); err != nil {
+	if j, err = ec.SetQueueEntry(ctx, j.ID, res.Job.ID); err != nil {
 		rollback()
 		return nil, err
 	}
@@ -235,13 +233,3 @@ type levelFilter struct {
 func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= f.min && f.Handler.Enabled(ctx, l)
 }
-
-// inTx is an ent client whose statements all run on eq, inside a transaction
-// the caller owns: ent's own per-statement transactions become no-ops.
-func inTx(dialectName string, eq entsql.ExecQuerier) *ent.Client {
-	return ent.NewClient(ent.Driver(txBound{entsql.NewDriver(dialectName, entsql.Conn{ExecQuerier: eq})}))
-}
-
-type txBound struct{ *entsql.Driver }
-
-func (d txBound) Tx(context.Context) (dialect.Tx, error) { return dialect.NopTx(d), nil }

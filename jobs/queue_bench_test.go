@@ -21,7 +21,7 @@ func BenchmarkQueue(b *testing.B) {
 			m := newManager(b, st, nil, jobs.Options{Concurrency: 4})
 			var total time.Duration
 			for i := 0; i < b.N; i++ {
-				j, err := m.Enqueue(ctx, "ping", nil, "", nil)
+				j, err := m.Enqueue(ctx, jobs.PingParams{}, "", nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -43,7 +43,7 @@ func BenchmarkQueue(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				ids := make([]int, batch)
 				for k := range ids {
-					j, err := m.Enqueue(ctx, "ping", nil, "", nil)
+					j, err := m.Enqueue(ctx, jobs.PingParams{}, "", nil)
 					if err != nil {
 						b.Fatal(err)
 					}

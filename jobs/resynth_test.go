@@ -38,7 +38,7 @@ func TestResynthesizeNewNotes(t *testing.T) {
 	m := newManager(t, st, nil, jobs.Options{})
 	params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 3}
 	run := func() *jobsResult {
-		j, err := m.Enqueue(ctx, "resynthesize", params, "", nil)
+		j, err := m.Enqueue(ctx, params, "", nil)
 		require.NoError(t, err)
 		done := wait(t, m, j.ID)[0]
 		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
@@ -125,7 +125,7 @@ func TestShiftsDifferAcrossCorpora(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: name, TagSet: "i2b2-2014"}, docs)
 		require.NoError(t, err)
-		j, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: name, Out: name + "-r", Seed: 1}, "", nil)
+		j, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: name, Out: name + "-r", Seed: 1}, "", nil)
 		require.NoError(t, err)
 		done := wait(t, m, j.ID)[0]
 		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
@@ -166,7 +166,7 @@ func TestSeedOfReusedState(t *testing.T) {
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
 	run := func(out string, seed uint64) *ent.Job {
-		j, err := m.Enqueue(ctx, "resynthesize", jobs.ResynthesizeParams{Corpus: "demo", Out: out, Seed: seed}, "", nil)
+		j, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "demo", Out: out, Seed: seed}, "", nil)
 		require.NoError(t, err)
 		done := wait(t, m, j.ID)[0]
 		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)

@@ -75,9 +75,8 @@ var errSuperseded = errors.New("job taken over by another worker")
 
 // work runs one attempt of job jobID, delivered as River job riverID.
 func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
-	client := m.store.Client
-	j, err := client.Job.Get(ctx, jobID)
-	if ent.IsNotFound(err) {
+	j, err := m.store.Job(ctx, jobID)
+	if apperr.CodeOf(err) == apperr.NotFound {
 		return nil // deleted: nothing to do
 	}
 	if err != nil {
@@ -95,13 +94,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		m.finish(ctx, jobID, job.StatusFailed, nil, fmt.Sprintf("no handler for job kind %q in this worker", j.Kind), "")
 		return river.JobCancel(fmt.Errorf("unknown kind %s", j.Kind))
 	}
-	now := time.Now()
-	upd := client.Job.UpdateOneID(jobID).SetStatus(job.StatusRunning).AddAttempts(1).
-		SetHeartbeatAt(now).SetError("").SetWorker(m.worker).SetCodeVersion(version.String()).SetMessage("started")
-	if j.StartedAt == nil {
-		upd.SetStartedAt(now)
-	}
-	if j, err = upd.Save(ctx); err != nil {
+	if j, err = m.store.StartJobAttempt(ctx, j, m.worker, version.String()); err != nil {
 		return err
 	}
 
@@ -136,7 +129,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if err != nil && ctx.Err() != nil && !errors.Is(cause, errSuperseded) {
 		// The worker's own context ended (shutdown): if a user had asked to
 		// cancel meanwhile, that is what happened to the job.
-		if cur, gerr := client.Job.Get(context.WithoutCancel(ctx), jobID); gerr == nil && cur.CancelRequested {
+		if cur, gerr := m.store.Job(context.WithoutCancel(ctx), jobID); gerr == nil && cur.CancelRequested {
 			cause = errCancelRequested
 		}
 	}
@@ -212,16 +205,13 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 		// attempt's and nobody asked to cancel it; when it matches nothing,
 		// a read says which.
 		done, total, msg := run.snapshot()
-		n, err := m.store.Client.Job.Update().
-			Where(job.ID(run.Job.ID), job.RiverJobID(riverID), job.StatusEQ(job.StatusRunning), job.CancelRequested(false)).
-			SetHeartbeatAt(time.Now()).SetProgressDone(done).SetProgressTotal(total).SetMessage(msg).
-			Save(context.WithoutCancel(ctx))
+		alive, err := m.store.JobHeartbeat(context.WithoutCancel(ctx), run.Job.ID, riverID, done, total, msg)
 		if err != nil {
 			m.logger.Warn("job heartbeat", "job", run.Job.ID, "err", err)
 			continue
 		}
-		if n == 0 {
-			j, err := m.store.Client.Job.Get(context.WithoutCancel(ctx), run.Job.ID)
+		if !alive {
+			j, err := m.store.Job(context.WithoutCancel(ctx), run.Job.ID)
 			if err == nil && j.CancelRequested && j.Status == job.StatusRunning && j.RiverJobID != nil && *j.RiverJobID == riverID {
 				cancel(errCancelRequested)
 			} else {
@@ -252,22 +242,14 @@ func (m *Manager) finish(ctx context.Context, id int, status job.Status, result 
 }
 
 func (m *Manager) finishWith(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string, done, total int) {
-	upd := m.store.Client.Job.UpdateOneID(id).SetStatus(status).SetFinishedAt(time.Now()).
-		SetError(errMsg).SetMessage(msg)
-	if result != nil {
-		upd.SetResult(result)
-	}
-	if done >= 0 {
-		upd.SetProgressDone(done).SetProgressTotal(total)
-	}
-	if err := upd.Exec(context.WithoutCancel(ctx)); err != nil {
+	o := store.JobOutcome{Status: status, Result: result, Error: errMsg, Message: msg, Done: done, Total: total}
+	if err := m.store.FinishJob(context.WithoutCancel(ctx), id, o); err != nil {
 		m.logger.Error("record job outcome", "job", id, "status", status, "err", err)
 	}
 }
 
 func (m *Manager) requeue(ctx context.Context, id int, msg string) {
-	err := m.store.Client.Job.UpdateOneID(id).SetStatus(job.StatusQueued).SetMessage(msg).Exec(ctx)
-	if err != nil {
+	if err := m.store.RequeueJob(ctx, id, msg); err != nil {
 		m.logger.Error("requeue job", "job", id, "err", err)
 	}
 }
@@ -321,8 +303,7 @@ func (m *Manager) reap(ctx context.Context) error {
 	if m.writeBlockedAt.After(cutoff) {
 		return nil // the write path was blocked too recently to judge anyone
 	}
-	stale, err := m.store.Client.Job.Query().
-		Where(job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).All(ctx)
+	stale, err := m.store.StaleJobs(ctx, cutoff)
 	if err != nil {
 		return err
 	}
@@ -330,7 +311,7 @@ func (m *Manager) reap(ctx context.Context) error {
 		if m.runsHere(j.ID) {
 			continue
 		}
-		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *ent.Client) (*ent.Job, error) {
+		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
 			// Judged again under the write lock, at the time it was taken:
 			// a write that held the lock meanwhile makes the probe's verdict
 			// stale, so only a heartbeat older than the cutoff counted from
@@ -338,16 +319,11 @@ func (m *Manager) reap(ctx context.Context) error {
 			if time.Since(now) > m.opt.HeartbeatEvery {
 				return nil, errSkip
 			}
-			n, err := tx.Job.Update().
-				Where(job.ID(j.ID), job.StatusEQ(job.StatusRunning), job.HeartbeatAtLT(cutoff)).
-				SetStatus(job.StatusQueued).SetMessage("its worker stopped responding; requeued").Save(ctx)
-			if err != nil {
-				return nil, err
+			j, ok, err := tx.RequeueStale(ctx, j.ID, cutoff)
+			if err == nil && !ok {
+				err = errSkip // another process requeued it, or it came back to life
 			}
-			if n == 0 {
-				return nil, errSkip // another process requeued it, or it came back to life
-			}
-			return tx.Job.Get(ctx, j.ID)
+			return j, err
 		})
 		if errors.Is(err, errSkip) {
 			if time.Since(now) > m.opt.HeartbeatEvery {

@@ -71,7 +71,7 @@ func TestLongWriteDoesNotKillLiveJob(t *testing.T) {
 	}
 	handlers := map[string]jobs.Handler{"long": long}
 	m := newManager(t, st, handlers, jobs.Options{HeartbeatEvery: 50 * time.Millisecond, StaleAfter: stale})
-	j, err := m.Enqueue(ctx, "long", nil, "", nil)
+	j, err := m.Enqueue(ctx, testJob{"long"}, "", nil)
 	require.NoError(t, err)
 	<-started
 

@@ -50,7 +50,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 	synthCorpus(t, st, "notes", 16)
 	m := newManager(t, st, nil, jobs.Options{})
 
-	tr, err := m.Enqueue(ctx, "train", jobs.TrainParams{Corpus: "notes", Model: "crf1",
+	tr, err := m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Model: "crf1",
 		Config: map[string]any{"training": map[string]any{"max_iterations": 15}}}, "", nil)
 	require.NoError(t, err)
 	trained := wait(t, m, tr.ID)[0]
@@ -63,7 +63,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 	assert.Contains(t, model.Labels, "DATE")
 	assert.Equal(t, "train", model.TrainingSplit)
 
-	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
+	tg, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
 	require.NoError(t, err)
 	tagged := wait(t, m, tg.ID)[0]
 	require.Equal(t, job.StatusSucceeded, tagged.Status, tagged.Error)
@@ -74,7 +74,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 
 	// A recall-bias curve: more bias, more spans, higher recall; the points
 	// are kept in the evaluation's report.
-	cv, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve",
+	cv, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve",
 		Curve: []float64{-3, 0, 1.5}}, "", nil)
 	require.NoError(t, err)
 	curved := wait(t, m, cv.ID)[0]
@@ -92,7 +92,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 	for _, pt := range pts {
 		assert.Equal(t, pts[0].TP+pts[0].FN, pt.TP+pt.FN, "every point is scored on the same gold")
 	}
-	noGold, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve2",
+	noGold, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve2",
 		Gold: "nope", Curve: []float64{0}}, "", nil)
 	require.NoError(t, err)
 	failed := wait(t, m, noGold.ID)[0]
@@ -100,7 +100,7 @@ func TestTrainAndTagJobs(t *testing.T) {
 	assert.Contains(t, failed.Error, `no annotation set "nope"`)
 
 	// Tagging twice into the same set is a conflict, not a duplicate.
-	again, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
+	again, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
 	require.NoError(t, err)
 	failed = wait(t, m, again.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
@@ -115,7 +115,7 @@ func TestTrainOnASplitList(t *testing.T) {
 	synthCorpus(t, st, "notes", 8)
 	m := newManager(t, st, nil, jobs.Options{})
 	train := func(model, split string) *ent.Job {
-		j, err := m.Enqueue(ctx, "train", jobs.TrainParams{Corpus: "notes", Split: split, Model: model,
+		j, err := m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Split: split, Model: model,
 			Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
 		require.NoError(t, err)
 		return wait(t, m, j.ID)[0]
@@ -180,7 +180,7 @@ func TestExternalTagger(t *testing.T) {
 	_, err := st.RegisterExternalModel(ctx, "titles", ext.URL, []string{"TITLE"}, "")
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
-	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "titles", Corpus: "notes"}, "", nil)
+	tg, err := m.Enqueue(ctx, jobs.TagParams{Model: "titles", Corpus: "notes"}, "", nil)
 	require.NoError(t, err)
 	done := wait(t, m, tg.ID)[0]
 	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
@@ -221,7 +221,7 @@ func TestExternalTaggerThatNeverAnswers(t *testing.T) {
 	require.NoError(t, err)
 
 	m := newManager(t, st, nil, jobs.Options{External: jobs.ExternalOptions{Timeout: 200 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond}})
-	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "hung", Corpus: "notes"}, "", nil)
+	tg, err := m.Enqueue(ctx, jobs.TagParams{Model: "hung", Corpus: "notes"}, "", nil)
 	require.NoError(t, err)
 	done := wait(t, m, tg.ID)[0]
 	assert.Equal(t, job.StatusFailed, done.Status)
@@ -253,7 +253,7 @@ func TestExternalTaggerRetriesAFailureThatPasses(t *testing.T) {
 	_, err := st.RegisterExternalModel(ctx, "flaky", flaky.URL, []string{"NAME"}, "")
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{External: jobs.ExternalOptions{Backoff: 10 * time.Millisecond}})
-	tg, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "flaky", Corpus: "notes"}, "", nil)
+	tg, err := m.Enqueue(ctx, jobs.TagParams{Model: "flaky", Corpus: "notes"}, "", nil)
 	require.NoError(t, err)
 	done := wait(t, m, tg.ID)[0]
 	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)

@@ -43,12 +43,12 @@ func (r *mutationResolver) RetryJob(ctx context.Context, id int) (*ent.Job, erro
 
 // StartExport is the resolver for the startExport field.
 func (r *mutationResolver) StartExport(ctx context.Context, corpus string, set string, format string) (*ent.Job, error) {
-	return r.jobs.Enqueue(ctx, "export", jobs.ExportParams{Corpus: corpus, Set: set, Format: format}, auth.Name(ctx), nil)
+	return r.jobs.Enqueue(ctx, jobs.ExportParams{Corpus: corpus, Set: set, Format: format}, auth.Name(ctx), nil)
 }
 
 // StartEvaluation is the resolver for the startEvaluation field.
 func (r *mutationResolver) StartEvaluation(ctx context.Context, input model.EvaluationInput) (*ent.Job, error) {
-	return r.jobs.Enqueue(ctx, "evaluate", jobs.EvaluateParams{
+	return r.jobs.Enqueue(ctx, jobs.EvaluateParams{
 		Corpus: input.Corpus, Gold: input.Gold, System: input.System, Metric: input.Metric,
 		PaperHIPAA: input.PaperHipaa, HIPAAOnly: input.HipaaOnly,
 	}, auth.Name(ctx), nil)
@@ -56,7 +56,7 @@ func (r *mutationResolver) StartEvaluation(ctx context.Context, input model.Eval
 
 // StartTraining is the resolver for the startTraining field.
 func (r *mutationResolver) StartTraining(ctx context.Context, input model.TrainingInput) (*ent.Job, error) {
-	return r.jobs.Enqueue(ctx, "train", jobs.TrainParams{Corpus: input.Corpus, Split: input.Split, Set: input.Set,
+	return r.jobs.Enqueue(ctx, jobs.TrainParams{Corpus: input.Corpus, Split: input.Split, Set: input.Set,
 		Model: input.Model, Config: input.Config}, auth.Name(ctx), nil)
 }
 
@@ -80,7 +80,7 @@ func (r *mutationResolver) StartTagging(ctx context.Context, input model.Tagging
 		}
 	}
 	p.Curve = input.Curve
-	return r.jobs.Enqueue(ctx, "tag", p, auth.Name(ctx), nil)
+	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 
 // RegisterExternalModel is the resolver for the registerExternalModel field.
@@ -107,7 +107,7 @@ func (r *mutationResolver) StartExperiment(ctx context.Context, input model.Expe
 	if input.Steps != nil {
 		p.Steps = *input.Steps
 	}
-	return r.jobs.Enqueue(ctx, "experiment", p, auth.Name(ctx), nil)
+	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 
 // StartResynthesis is the resolver for the startResynthesis field.
@@ -116,7 +116,7 @@ func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.Res
 	if input.Policy != nil {
 		p.Policy = input.Policy
 	}
-	return r.jobs.Enqueue(ctx, "resynthesize", p, auth.Name(ctx), nil)
+	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 
 // ResolveCheckFindings is the resolver for the resolveCheckFindings field.

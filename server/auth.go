@@ -144,7 +144,7 @@ func authorizeGraphQL(srv *handler.Server, st *store.Store, limiter *rateLimiter
 				continue // introspection
 			}
 			op := rootType(oc.Operation.Operation) + "." + f.Name
-			err := auth.Check(ctx, st.Client, op, f.ArgumentMap(oc.Variables))
+			err := st.Authorize(ctx, op, f.ArgumentMap(oc.Variables))
 			if err == nil {
 				continue
 			}

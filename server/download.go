@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"deidcorpus/apperr"
-	"deidcorpus/auth"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
@@ -25,7 +24,7 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		if format == "" {
 			format = "i2b2"
 		}
-		if err := auth.Check(r.Context(), st.Client, "download.corpus", map[string]any{"name": name}); err != nil {
+		if err := st.Authorize(r.Context(), "download.corpus", map[string]any{"name": name}); err != nil {
 			httpError(w, logger, err)
 			return
 		}
@@ -61,7 +60,7 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		if format == "" {
 			format = "i2b2"
 		}
-		if err := auth.Check(r.Context(), st.Client, "download.release", map[string]any{"ref": ref}); err != nil {
+		if err := st.Authorize(r.Context(), "download.release", map[string]any{"ref": ref}); err != nil {
 			httpError(w, logger, err)
 			return
 		}
@@ -83,7 +82,7 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, apperr.New(apperr.Invalid, "artifact id %q is not a number", r.PathValue("id")))
 			return
 		}
-		if err := auth.Check(r.Context(), st.Client, "download.artifact", map[string]any{"id": id}); err != nil {
+		if err := st.Authorize(r.Context(), "download.artifact", map[string]any{"id": id}); err != nil {
 			httpError(w, logger, err)
 			return
 		}

@@ -86,7 +86,7 @@ func graphiqlHandler() http.Handler {
 
 func handleHealthz(st *store.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := st.DB.PingContext(r.Context()); err != nil {
+		if err := st.Ping(r.Context()); err != nil {
 			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 			return
 		}

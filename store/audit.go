@@ -253,3 +253,8 @@ func (s *Store) VerifyAudit(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// AuditEntries are the newest limit entries of the audit log, newest first.
+func (s *Store) AuditEntries(ctx context.Context, limit int) ([]*ent.AuditEntry, error) {
+	return s.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).Limit(limit).All(ctx)
+}

@@ -77,3 +77,8 @@ func (s *Store) SaveAnnotations(ctx context.Context, c *ent.Corpus, setName, kin
 	}
 	return s.Client.AnnotationSet.Get(ctx, out.ID)
 }
+
+// Models lists the models by name.
+func (s *Store) Models(ctx context.Context) ([]*ent.Model, error) {
+	return s.Client.Model.Query().Order(ent.Asc(model.FieldName)).All(ctx)
+}

@@ -246,3 +246,9 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	}
 	return classify(release.PackTo(meta, each, f, r.Datasheet, sinkCreate(create)))
 }
+
+// Releases lists the releases by name, each name's versions in the order
+// they were made.
+func (s *Store) Releases(ctx context.Context) ([]*ent.Release, error) {
+	return s.Client.Release.Query().Order(ent.Asc(entrelease.FieldName), ent.Asc(entrelease.FieldCreatedAt)).All(ctx)
+}

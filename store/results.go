@@ -90,12 +90,6 @@ func (s *Store) SaveArtifact(ctx context.Context, spec ArtifactSpec, data []byte
 	return s.createArtifact(ctx, s.Client, spec, data)
 }
 
-// CreateArtifact stores a file with client (which may be bound to a
-// transaction), for a job's input written with the job.
-func (s *Store) CreateArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
-	return s.createArtifact(ctx, client, spec, data)
-}
-
 func (s *Store) createArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])

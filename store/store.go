@@ -33,9 +33,14 @@ const DefaultDSN = "deidcorpus.db"
 
 // Store is an open database.
 type Store struct {
+	// Client reads for the GraphQL resolvers, whose generated queries
+	// (pagination, filters, field collection) are ent's. Everything else,
+	// and every write, goes through the store's methods.
 	Client *ent.Client
-	// DB is the database; on SQLite the one write connection (see
-	// writer.go), which River and every write transaction share.
+	// DB is the database, for the job queue's driver, which must share the
+	// transactions that write job rows (JobTx); on SQLite it is the one
+	// write connection (see writer.go), which River and every write
+	// transaction share.
 	DB      *sql.DB
 	readDB  *sql.DB // SQLite: the read pool
 	Dialect string  // dialect.SQLite or dialect.Postgres
@@ -281,6 +286,15 @@ func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, erro
 
 // Close releases the database.
 func (s *Store) Close() error { return s.Client.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.DB.PingContext(ctx) }
+
+// Authorize checks that the account in ctx may do op with args (package
+// auth's rule table), reading what the rule needs.
+func (s *Store) Authorize(ctx context.Context, op string, args map[string]any) error {
+	return auth.Check(ctx, s.Client, op, args)
+}
 
 func (s *Store) closeDBs() {
 	s.DB.Close()

@@ -8,8 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"deidcorpus/ent"
-	"deidcorpus/ent/auditentry"
 	"deidcorpus/store"
 )
 
@@ -54,7 +52,7 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 			if sub == "verify" {
 				return verifyAudit(ctx, e, st)
 			}
-			entries, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).Limit(*limit).All(ctx)
+			entries, err := st.AuditEntries(ctx, *limit)
 			if err != nil {
 				return err
 			}
@@ -78,14 +76,15 @@ func verifyAudit(ctx context.Context, e *env, st *store.Store) error {
 	if err != nil {
 		return err
 	}
-	last, err := st.Client.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).First(ctx)
-	if ent.IsNotFound(err) {
-		fmt.Fprintln(e.stdout, "audit log: empty")
-		return nil
-	}
+	entries, err := st.AuditEntries(ctx, 1)
 	if err != nil {
 		return err
 	}
+	if len(entries) == 0 {
+		fmt.Fprintln(e.stdout, "audit log: empty")
+		return nil
+	}
+	last := entries[0]
 	// The last hash is the anchor: recorded elsewhere, it also shows
 	// entries removed from the end.
 	fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", n, last.Seq, last.Hash)

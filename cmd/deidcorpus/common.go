@@ -73,7 +73,7 @@ func actAs(ctx context.Context, e *env, st *store.Store, op string, args map[str
 		return nil, err
 	}
 	ctx = auth.NewContext(ctx, v)
-	err = auth.Check(ctx, st.Client, op, args)
+	err = st.Authorize(ctx, op, args)
 	action := "cli"
 	if apperr.CodeOf(err) == apperr.Forbidden {
 		action = "denied"

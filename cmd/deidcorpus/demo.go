@@ -84,7 +84,7 @@ func runDemoJobs(ctx context.Context, st *store.Store, jm *jobs.Manager, logger 
 	if c.Provenance["demoJobs"] != true {
 		return nil
 	}
-	if err := demoJob(ctx, st, jm, "resynthesize", "out", demoSurrogate,
+	if err := demoJob(ctx, st, jm, "out", demoSurrogate,
 		jobs.ResynthesizeParams{Corpus: demoCorpus, Out: demoSurrogate, Seed: demoSeed}); err != nil {
 		return err
 	}
@@ -100,18 +100,19 @@ func runDemoJobs(ctx context.Context, st *store.Store, jm *jobs.Manager, logger 
 	}
 	// A few iterations: the demo shows a model and its scores in seconds,
 	// not the tagger's accuracy.
-	if err := demoJob(ctx, st, jm, "train", "model", demoModel, jobs.TrainParams{Corpus: demoSurrogate, Split: "train", Model: demoModel,
+	if err := demoJob(ctx, st, jm, "model", demoModel, jobs.TrainParams{Corpus: demoSurrogate, Split: "train", Model: demoModel,
 		Config: map[string]any{"training": map[string]any{"max_iterations": 30}}}); err != nil {
 		return err
 	}
-	return demoJob(ctx, st, jm, "tag", "model", demoModel, jobs.TagParams{Model: demoModel, Corpus: demoSurrogate, Split: "test"})
+	return demoJob(ctx, st, jm, "model", demoModel, jobs.TagParams{Model: demoModel, Corpus: demoSurrogate, Split: "test"})
 }
 
 // demoJob waits for the demo's job of a kind (the one whose parameter key
 // is value), queueing it first unless it exists; it fails unless the job
 // succeeded.
-func demoJob(ctx context.Context, st *store.Store, jm *jobs.Manager, kind, key, value string, params any) error {
-	js, err := st.Client.Job.Query().Where(job.Kind(kind), job.CreatedBy(auth.SystemName)).Order(ent.Desc(job.FieldID)).All(ctx)
+func demoJob(ctx context.Context, st *store.Store, jm *jobs.Manager, key, value string, params jobs.Params) error {
+	kind := params.JobKind()
+	js, err := st.Jobs(ctx, store.JobFilter{Kind: kind, CreatedBy: auth.SystemName})
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func demoJob(ctx context.Context, st *store.Store, jm *jobs.Manager, kind, key, 
 		}
 	}
 	if j == nil {
-		if j, err = jm.Enqueue(ctx, kind, params, auth.SystemName, nil); err != nil {
+		if j, err = jm.Enqueue(ctx, params, auth.SystemName, nil); err != nil {
 			return err
 		}
 	}

@@ -84,7 +84,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, "experiment", p, *async)
+		j, err := runJob(ctx, e, st, p, *async)
 		if err != nil || *async {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +16,6 @@ import (
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
-	"deidcorpus/ent/predicate"
 	"deidcorpus/jobs"
 	"deidcorpus/store"
 )
@@ -156,22 +156,22 @@ func setupJobsList(e *env, fs *flag.FlagSet) action {
 		if len(args) > 0 {
 			return usageErr("jobs list takes no arguments (see --status, --kind)")
 		}
-		q := []predicate.Job{}
+		if *kind != "" && !slices.Contains(jobs.Kinds(), *kind) {
+			return usageErr("unknown job kind %q (%s)", *kind, strings.Join(jobs.Kinds(), ", "))
+		}
+		f := store.JobFilter{Kind: *kind, Limit: *limit}
 		if *status != "" {
 			if err := job.StatusValidator(job.Status(*status)); err != nil {
 				return usageErr("unknown status %q (queued, running, succeeded, failed, cancelled, check_failed)", *status)
 			}
-			q = append(q, job.StatusEQ(job.Status(*status)))
-		}
-		if *kind != "" {
-			q = append(q, job.Kind(*kind))
+			f.Status = []job.Status{job.Status(*status)}
 		}
 		st, ctx, _, err := openJobs(ctx, e, *db, "list", nil)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		js, err := st.Client.Job.Query().Where(q...).Order(ent.Desc(job.FieldID)).Limit(*limit).All(ctx)
+		js, err := st.Jobs(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -238,8 +238,12 @@ func setupJobsWait(e *env, fs *flag.FlagSet) action {
 		}
 		defer st.Close()
 		if *all {
-			if ids, err = st.Client.Job.Query().Where(job.StatusIn(job.StatusQueued, job.StatusRunning)).IDs(ctx); err != nil {
+			live, err := st.Jobs(ctx, store.JobFilter{Status: []job.Status{job.StatusQueued, job.StatusRunning}})
+			if err != nil {
 				return err
+			}
+			for _, j := range live {
+				ids = append(ids, j.ID)
 			}
 			if len(ids) == 0 {
 				return nil
@@ -303,13 +307,14 @@ func firstNonEmpty(s ...string) string {
 // runJob enqueues a job and, unless async, works it in this process, showing
 // its progress, until it finishes. With async it prints the job's id and
 // returns at once: a server or worker on the same database runs it.
-func runJob(ctx context.Context, e *env, st *store.Store, kind string, params any, async bool) (*ent.Job, error) {
+func runJob(ctx context.Context, e *env, st *store.Store, params jobs.Params, async bool) (*ent.Job, error) {
+	kind := params.JobKind()
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := openManager(ctx, st, logger, !async, 1, 15*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	j, err := m.Enqueue(ctx, kind, params, auth.Name(ctx), nil)
+	j, err := m.Enqueue(ctx, params, auth.Name(ctx), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func TestTwoWorkersSharePostgresQueue(t *testing.T) {
 	require.NoError(t, err)
 	ids := make([]int, 200)
 	for i := range ids {
-		j, err := m.Enqueue(ctx, "export", jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "local:test", nil)
+		j, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, "local:test", nil)
 		require.NoError(t, err)
 		ids[i] = j.ID
 	}

@@ -12,8 +12,6 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
-	"deidcorpus/ent"
-	entrelease "deidcorpus/ent/release"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/store"
@@ -105,7 +103,7 @@ func setupReleaseList(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		rs, err := st.Client.Release.Query().Order(ent.Asc(entrelease.FieldName), ent.Asc(entrelease.FieldCreatedAt)).All(ctx)
+		rs, err := st.Releases(ctx)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, "resynthesize", p, *async)
+		j, err := runJob(ctx, e, st, p, *async)
 		if err != nil || *async {
 			return err
 		}

@@ -101,7 +101,7 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, "train", p, *async)
+		j, err := runJob(ctx, e, st, p, *async)
 		if err != nil || *async {
 			return err
 		}
@@ -140,7 +140,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 				return usageErr("--curve: %v", err)
 			}
 		}
-		j, err := runJob(ctx, e, st, "tag", p, *async)
+		j, err := runJob(ctx, e, st, p, *async)
 		if err != nil || *async {
 			return err
 		}
@@ -285,7 +285,7 @@ func setupModelsList(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		ms, err := st.Client.Model.Query().All(ctx)
+		ms, err := st.Models(ctx)
 		if err != nil {
 			return err
 		}

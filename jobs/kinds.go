@@ -1,0 +1,50 @@
+package jobs
+
+import (
+	"context"
+	"maps"
+	"slices"
+)
+
+// Params are a job's parameters. JobKind names the kind of job they ask for,
+// and so the handler that runs it: the one place each kind is spelled. The
+// API, the command line and the dashboard (Query.jobKinds) take kinds from
+// here.
+type Params interface{ JobKind() string }
+
+func (PingParams) JobKind() string         { return "ping" }
+func (ImportParams) JobKind() string       { return "import" }
+func (ExportParams) JobKind() string       { return "export" }
+func (EvaluateParams) JobKind() string     { return "evaluate" }
+func (ResynthesizeParams) JobKind() string { return "resynthesize" }
+func (TrainParams) JobKind() string        { return "train" }
+func (TagParams) JobKind() string          { return "tag" }
+func (ExperimentParams) JobKind() string   { return "experiment" }
+
+// Handlers are the job kinds deidcorpus runs. Every process that works jobs
+// registers the same set.
+func Handlers() map[string]Handler {
+	return map[string]Handler{
+		PingParams{}.JobKind():         ping,
+		ImportParams{}.JobKind():       importFiles,
+		ExportParams{}.JobKind():       export,
+		EvaluateParams{}.JobKind():     evaluateSets,
+		ResynthesizeParams{}.JobKind(): resynthesize,
+		TrainParams{}.JobKind():        train,
+		TagParams{}.JobKind():          tag,
+		ExperimentParams{}.JobKind():   runExperiment,
+	}
+}
+
+// Kinds lists the job kinds, sorted: what the API offers to filter jobs by.
+func Kinds() []string {
+	return slices.Sorted(maps.Keys(Handlers()))
+}
+
+// PingParams ask for a job that does nothing.
+type PingParams struct{}
+
+// ping does nothing; it measures the queue itself (benchmarks, health checks).
+func ping(ctx context.Context, run *Run) (Result, error) {
+	return Result{"pong": true}, nil
+}
