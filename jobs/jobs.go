@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -57,6 +58,9 @@ type Options struct {
 	Logger      *slog.Logger
 	// External bounds the calls to external taggers.
 	External ExternalOptions
+	// Splits are the kinds whose jobs are cut into parts that every worker
+	// takes (default Splits()); they join the handlers.
+	Splits map[string]Split
 }
 
 // Manager enqueues, runs, cancels and watches jobs.
@@ -66,6 +70,7 @@ type Manager struct {
 	logger   *slog.Logger
 	queue    queue
 	handlers map[string]Handler
+	splits   map[string]Split
 	worker   string
 	external *ExternalClient
 
@@ -95,11 +100,17 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opt.Splits == nil {
+		opt.Splits = Splits()
+	}
 	host, _ := os.Hostname()
 	m := &Manager{
-		store: st, opt: opt, logger: opt.Logger, handlers: handlers,
+		store: st, opt: opt, logger: opt.Logger, handlers: maps.Clone(handlers), splits: opt.Splits,
 		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
 		external: newExternalClient(opt.External),
+	}
+	for kind, s := range opt.Splits {
+		m.handlers[kind] = func(ctx context.Context, run *Run) (Result, error) { return m.runSplit(ctx, run, s) }
 	}
 	q, err := newQueue(auth.System(ctx), st, m)
 	if err != nil {
@@ -140,30 +151,48 @@ func (m *Manager) Stop(ctx context.Context) error {
 // transaction with whatever prepare writes (prepare may be nil; params are
 // encoded after it runs). by names who asked.
 func (m *Manager) Enqueue(ctx context.Context, params Params, by string, prepare func(ctx context.Context, tx *store.JobTx) error) (*ent.Job, error) {
-	kind := params.JobKind()
-	if _, ok := m.handlers[kind]; !ok {
-		return nil, apperr.New(apperr.Invalid, "unknown job kind %q", kind)
+	js, err := m.enqueue(ctx, []Params{params}, by, prepare)
+	if err != nil {
+		return nil, err
 	}
-	j, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
+	return js[0], nil
+}
+
+// enqueue records and queues jobs in one transaction.
+func (m *Manager) enqueue(ctx context.Context, params []Params, by string, prepare func(ctx context.Context, tx *store.JobTx) error) ([]*ent.Job, error) {
+	for _, p := range params {
+		if _, ok := m.handlers[p.JobKind()]; !ok {
+			return nil, apperr.New(apperr.Invalid, "unknown job kind %q", p.JobKind())
+		}
+	}
+	js, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error) {
 		if prepare != nil {
 			if err := prepare(ctx, tx); err != nil {
 				return nil, err
 			}
 		}
-		// Encoded after prepare, which may fill in parameters (an input's id).
-		p, err := jsonmap.Of(params)
-		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
+		js := make([]*ent.Job, len(params))
+		for i, params := range params {
+			// Encoded after prepare, which may fill in parameters (an input's id).
+			p, err := jsonmap.Of(params)
+			if err != nil {
+				return nil, apperr.New(apperr.Invalid, "job parameters: %v", err)
+			}
+			if js[i], err = tx.CreateJob(ctx, params.JobKind(), p, by); err != nil {
+				return nil, err
+			}
 		}
-		return tx.CreateJob(ctx, kind, p, by)
+		return js, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.logger.Info("job queued", "job", j.ID, "kind", kind)
-	// The row as queued: a worker may have taken it up already (a Job has
-	// no edges, so the row needs no client of its own).
-	return j, nil
+	for _, j := range js {
+		m.logger.Info("job queued", "job", j.ID, "kind", j.Kind)
+	}
+	// The rows as queued: a worker may have taken them up already (a Job
+	// has no edges, so a row needs no client of its own).
+	return js, nil
 }
 
 // Get returns a job.
@@ -214,12 +243,12 @@ func (m *Manager) Retry(ctx context.Context, id int) (*ent.Job, error) {
 	if j.Status != job.StatusFailed && j.Status != job.StatusCancelled {
 		return nil, apperr.New(apperr.Conflict, "job %d is %s; only failed or cancelled jobs can be retried", id, j.Status)
 	}
-	_, err = m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
+	_, err = m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error) {
 		j, ok, err := tx.Retry(ctx, id)
 		if err == nil && !ok {
 			err = apperr.New(apperr.Conflict, "job %d changed state meanwhile", id)
 		}
-		return j, err
+		return []*ent.Job{j}, err
 	})
 	if err != nil {
 		return nil, err

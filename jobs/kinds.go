@@ -20,6 +20,7 @@ func (ResynthesizeParams) JobKind() string { return "resynthesize" }
 func (TrainParams) JobKind() string        { return "train" }
 func (TagParams) JobKind() string          { return "tag" }
 func (ExperimentParams) JobKind() string   { return "experiment" }
+func (PartParams) JobKind() string         { return "part" }
 
 // Handlers are the job kinds deidcorpus runs. Every process that works jobs
 // registers the same set.
@@ -33,12 +34,23 @@ func Handlers() map[string]Handler {
 		TrainParams{}.JobKind():        train,
 		TagParams{}.JobKind():          tag,
 		ExperimentParams{}.JobKind():   runExperiment,
+		PartParams{}.JobKind():         runPart,
 	}
+}
+
+// Splits are the kinds whose jobs are cut into parts that every worker
+// takes (see Split).
+func Splits() map[string]Split {
+	return map[string]Split{}
 }
 
 // Kinds lists the job kinds, sorted: what the API offers to filter jobs by.
 func Kinds() []string {
-	return slices.Sorted(maps.Keys(Handlers()))
+	kinds := Handlers()
+	for k := range Splits() {
+		kinds[k] = nil
+	}
+	return slices.Sorted(maps.Keys(kinds))
 }
 
 // PingParams ask for a job that does nothing.

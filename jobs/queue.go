@@ -25,9 +25,9 @@ import (
 // queue is River on the store's database, whichever the dialect: SQLite's
 // driver takes *sql.Tx, PostgreSQL's pgx.Tx.
 type queue interface {
-	// enqueueTx runs fn (which writes a Job row) and inserts the job into
+	// enqueueTx runs fn (which writes Job rows) and inserts the jobs into
 	// River in one transaction.
-	enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) (*ent.Job, error)) (*ent.Job, error)
+	enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error)) ([]*ent.Job, error)
 	cancel(ctx context.Context, riverID int64) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
@@ -167,29 +167,31 @@ func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error
 	return nil
 }
 
-func (q *riverQueue[TTx]) enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) (*ent.Job, error)) (*ent.Job, error) {
+func (q *riverQueue[TTx]) enqueueTx(ctx context.Context, fn func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error)) ([]*ent.Job, error) {
 	ec, rtx, commit, rollback, err := q.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	j, err := fn(ctx, ec)
+	js, err := fn(ctx, ec)
 	if err != nil {
 		rollback()
 		return nil, err
 	}
-	res, err := q.client.InsertTx(ctx, rtx, jobArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: q.maxTry})
-	if err != nil {
-		rollback()
-		return nil, fmt.Errorf("queue job %d: %w", j.ID, err)
-	}
-	if j, err = ec.SetQueueEntry(ctx, j.ID, res.Job.ID); err != nil {
-		rollback()
-		return nil, err
+	for i, j := range js {
+		res, err := q.client.InsertTx(ctx, rtx, jobArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: q.maxTry})
+		if err != nil {
+			rollback()
+			return nil, fmt.Errorf("queue job %d: %w", j.ID, err)
+		}
+		if js[i], err = ec.SetQueueEntry(ctx, j.ID, res.Job.ID); err != nil {
+			rollback()
+			return nil, err
+		}
 	}
 	if err := commit(); err != nil {
 		return nil, err
 	}
-	return j, nil
+	return js, nil
 }
 
 func (q *riverQueue[TTx]) cancel(ctx context.Context, riverID int64) error {

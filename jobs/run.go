@@ -27,6 +27,8 @@ type Run struct {
 	// External calls external taggers, within the manager's bounds.
 	External *ExternalClient
 
+	manager *Manager // for a split job, which queues and works its parts
+
 	mu          sync.Mutex
 	done, total int
 	message     string
@@ -34,14 +36,19 @@ type Run struct {
 
 // Params decodes the job's parameters into v.
 func (r *Run) Params(v any) error {
-	data, err := json.Marshal(r.Job.Params)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := decodeParams(r.Job.Params, v); err != nil {
 		return apperr.New(apperr.Invalid, "job %d parameters: %v", r.Job.ID, err)
 	}
 	return nil
+}
+
+// decodeParams decodes a job's parameters into v.
+func decodeParams(params map[string]any, v any) error {
+	data, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }
 
 // Progress records how far the job is; the heartbeat writes it to the job
@@ -94,8 +101,12 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		m.finish(ctx, jobID, job.StatusFailed, nil, fmt.Sprintf("no handler for job kind %q in this worker", j.Kind), "")
 		return river.JobCancel(fmt.Errorf("unknown kind %s", j.Kind))
 	}
-	if j, err = m.store.StartJobAttempt(ctx, j, m.worker, version.String()); err != nil {
+	j, claimed, err := m.store.StartJobAttempt(ctx, j, riverID, m.worker, version.String())
+	if err != nil {
 		return err
+	}
+	if !claimed {
+		return nil // another worker started it first (a split job's parent works its queued parts)
 	}
 
 	// The job runs as its creator, as the account is now: every query is
@@ -108,7 +119,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if err != nil {
 		return err // the database: River tries again
 	}
-	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), External: m.external}
+	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), External: m.external, manager: m}
 	m.running.Store(jobID, struct{}{})
 	defer m.running.Delete(jobID)
 	workCtx, cancel := context.WithCancelCause(ctx)
@@ -170,7 +181,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if code == apperr.Internal {
 		run.Logger.Error("job failed", "err", err)
 	}
-	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts {
+	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts || errors.Is(err, errFinal) {
 		// Bad parameters or input fail the same way every time: no retry.
 		m.finish(ctx, jobID, job.StatusFailed, nil, msg, "failed")
 		return river.JobCancel(err)
@@ -278,6 +289,10 @@ func (m *Manager) reapLoop() {
 
 var errSkip = errors.New("nothing to do")
 
+// errFinal is the cause of an error that another attempt would only meet
+// again (a part that failed after its own retries).
+var errFinal = errors.New("final")
+
 // reap requeues the running jobs whose heartbeat stopped.
 //
 // A heartbeat is a write, so on SQLite it waits while another write holds the
@@ -311,7 +326,7 @@ func (m *Manager) reap(ctx context.Context) error {
 		if m.runsHere(j.ID) {
 			continue
 		}
-		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) (*ent.Job, error) {
+		_, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error) {
 			// Judged again under the write lock, at the time it was taken:
 			// a write that held the lock meanwhile makes the probe's verdict
 			// stale, so only a heartbeat older than the cutoff counted from
@@ -323,7 +338,7 @@ func (m *Manager) reap(ctx context.Context) error {
 			if err == nil && !ok {
 				err = errSkip // another process requeued it, or it came back to life
 			}
-			return j, err
+			return []*ent.Job{j}, err
 		})
 		if errors.Is(err, errSkip) {
 			if time.Since(now) > m.opt.HeartbeatEvery {

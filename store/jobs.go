@@ -6,6 +6,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqljson"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -57,15 +58,36 @@ func (s *Store) Jobs(ctx context.Context, f JobFilter) ([]*ent.Job, error) {
 	return q.All(ctx)
 }
 
-// StartJobAttempt marks a job running in a new attempt by worker.
-func (s *Store) StartJobAttempt(ctx context.Context, j *ent.Job, worker, codeVersion string) (*ent.Job, error) {
+// StartJobAttempt claims a queued job for a new attempt by worker, as the
+// delivery of queue entry riverID: false when the job is not queued under
+// that entry (another worker claimed it first: its parent job, or a second
+// delivery of the entry).
+func (s *Store) StartJobAttempt(ctx context.Context, j *ent.Job, riverID int64, worker, codeVersion string) (*ent.Job, bool, error) {
 	now := time.Now()
-	upd := s.Client.Job.UpdateOneID(j.ID).SetStatus(job.StatusRunning).AddAttempts(1).
+	upd := s.Client.Job.Update().Where(job.ID(j.ID), job.StatusEQ(job.StatusQueued), job.RiverJobID(riverID)).
+		SetStatus(job.StatusRunning).AddAttempts(1).
 		SetHeartbeatAt(now).SetError("").SetWorker(worker).SetCodeVersion(codeVersion).SetMessage("started")
 	if j.StartedAt == nil {
 		upd.SetStartedAt(now)
 	}
-	return upd.Save(ctx)
+	n, err := upd.Save(ctx)
+	if err != nil || n == 0 {
+		return nil, false, err
+	}
+	j, err = s.Job(ctx, j.ID)
+	return j, err == nil, err
+}
+
+// ChildJobs are the jobs queued as parts of job parent (their parameters'
+// "parent"), in no order.
+func (s *Store) ChildJobs(ctx context.Context, parent int) ([]*ent.Job, error) {
+	opts := []sqljson.Option{sqljson.Path("parent")}
+	if s.Dialect == dialect.Postgres {
+		opts = append(opts, sqljson.Cast("bigint")) // ids pass int4's range (globally unique ids)
+	}
+	return s.Client.Job.Query().Where(func(sel *entsql.Selector) {
+		sel.Where(sqljson.ValueEQ(job.FieldParams, parent, opts...))
+	}).All(ctx)
 }
 
 // JobHeartbeat records that an attempt lives, with its progress. It is one
