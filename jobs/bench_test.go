@@ -65,7 +65,7 @@ func BenchmarkResynthesisJob(b *testing.B) {
 // BenchmarkTagJob measures tagging through the whole job on SQLite: read a
 // batch of patients with their gold spans, tag it with a stored model, write
 // the system spans and score them, then save the evaluation. The corpus is
-// 500 synthetic patients (about 1,750 notes); the model is trained once on
+// 500 synthetic patients (1,701 notes); the model is trained once on
 // 60 others. docs/s is the job's tagging throughput.
 //
 //	go test -run '^$' -bench BenchmarkTagJob -benchtime 3x ./jobs/
