@@ -61,3 +61,57 @@ func BenchmarkResynthesisJob(b *testing.B) {
 	b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(float64(running.Milliseconds())/float64(b.N), "ms-running/op")
 }
+
+// BenchmarkTagJob measures tagging through the whole job on SQLite: read a
+// batch of patients with their gold spans, tag it with a stored model, write
+// the system spans and score them, then save the evaluation. The corpus is
+// 500 synthetic patients (1,701 notes); the model is trained once on
+// 60 others. docs/s is the job's tagging throughput.
+//
+//	go test -run '^$' -bench BenchmarkTagJob -benchtime 3x ./jobs/
+func BenchmarkTagJob(b *testing.B) {
+	ctx := context.Background()
+	st := storetest.Open(b, storetest.SQLite)
+	load := func(corpus string, patients int, seed uint64) int {
+		var docs []pipeline.Document
+		if err := synth.Generate(synth.Options{Patients: patients, Seed: seed}, func(p synth.Patient) error {
+			docs = append(docs, p.Docs...)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: corpus, TagSet: "i2b2-2014", Split: "train"}, docs); err != nil {
+			b.Fatal(err)
+		}
+		return len(docs)
+	}
+	load("train", 60, 1)
+	n := load("notes", 500, 2)
+	m := newManager(b, st, nil, jobs.Options{})
+	run := func(kind string, p any) map[string]any {
+		j, err := m.Enqueue(ctx, kind, p, "", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		done, err := m.Wait(wctx, []int{j.ID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d := done[0]; d.Status != job.StatusSucceeded {
+			b.Fatalf("%s job %s: %s", kind, d.Status, d.Error)
+		}
+		return done[0].Result
+	}
+	run("train", jobs.TrainParams{Corpus: "train", Model: "crf1"})
+	i := 0
+	for b.Loop() {
+		res := run("tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Set: fmt.Sprintf("system-%d", i)})
+		if got := int(res["documents"].(float64)); got != n {
+			b.Fatalf("%d documents tagged, want %d", got, n)
+		}
+		i++
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "docs/s")
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
@@ -57,7 +58,10 @@ type EvaluateParams struct {
 }
 
 // evaluateSets scores one annotation set of a corpus against another and
-// stores the report as an Evaluation.
+// stores the report as an Evaluation. It streams: each batch of whole
+// patients is read with its gold spans, given its system spans and fed to an
+// evaluate.Accumulator, so memory does not grow with the corpus; the stored
+// report keeps every figure but not the per-document lists (Summary).
 func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	var p EvaluateParams
 	if err := run.Params(&p); err != nil {
@@ -67,19 +71,37 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	run.Progress(0, 3, "loading "+p.Gold)
-	gold, err := run.Store.LoadDocuments(ctx, c, p.Gold)
+	sys, err := run.Store.AnnotationSet(ctx, c, p.System)
 	if err != nil {
 		return nil, err
 	}
-	run.Progress(1, 3, "loading "+p.System)
-	sys, err := run.Store.LoadDocuments(ctx, c, p.System)
+	total, err := run.Store.CountDocuments(ctx, c, "")
 	if err != nil {
 		return nil, err
 	}
-	run.Progress(2, 3, "scoring")
-	opt := evaluate.Options{Metric: evaluate.Metric(p.Metric), PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly}
-	report, err := evaluate.Evaluate(gold, sys, opt)
+	opt := evaluate.Options{Metric: evaluate.Metric(p.Metric), PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly, Summary: true}
+	acc, err := evaluate.NewAccumulator(opt)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	done := 0
+	run.Progress(0, total, "scoring "+p.System+" against "+p.Gold)
+	err = run.Store.EachBatch(ctx, c, p.Gold, "", evaluateBatch, func(gold []pipeline.Document) error {
+		system, err := run.Store.SetSpans(ctx, sys, gold)
+		if err != nil {
+			return err
+		}
+		if err := acc.Add(gold, system); err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		done += len(gold)
+		run.Progress(done, total, "scoring "+p.System+" against "+p.Gold)
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	report, err := acc.Report()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
@@ -90,5 +112,9 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Result{"evaluation": ev.ID, "precision": ev.Precision, "recall": ev.Recall, "f1": ev.F1}, nil
+	return Result{"evaluation": ev.ID, "documents": report.Documents, "precision": ev.Precision, "recall": ev.Recall, "f1": ev.F1}, nil
 }
+
+// evaluateBatch is how many documents (whole patients) an evaluation reads
+// at a time.
+const evaluateBatch = 500

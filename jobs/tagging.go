@@ -6,8 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"deidcorpus/apperr"
@@ -143,12 +143,34 @@ type TagParams struct {
 	Gold string `json:"gold,omitempty"`
 }
 
-// tagBatch is how many documents (whole patients at a time) are tagged
-// between progress reports and cancellation checks.
+// tagBatch is how many documents (whole patients at a time) are tagged,
+// written and scored together: the job holds one batch, whatever the size
+// of the corpus.
 const tagBatch = 200
+
+// tagTest lets tests cut a tag job's batches small and interrupt it after a
+// batch has been written (tagging_export_test.go).
+type tagTest struct {
+	batch int
+	after func(done int) error
+}
+
+var tagTesting atomic.Pointer[tagTest]
+
+// maxCurveDocuments bounds the split a recall-bias curve is asked on: the
+// curve tags the whole split once per bias and keeps it in memory, which
+// suits a dev split, not a hospital's corpus.
+const maxCurveDocuments = 5000
 
 // tag runs a model over a corpus (or one split of it), writes its output as a
 // system annotation set and, where the corpus has gold spans, evaluates it.
+//
+// It streams: each batch of whole patients is read with its gold spans,
+// tagged, written to the set in a transaction of its own and scored by an
+// evaluate.Accumulator; the evaluation is saved at the end. Until then the
+// set is marked as being written (store.BeginAnnotations), and a retried
+// attempt skips the patients an earlier one wrote, scoring their stored
+// spans: it ends with the same set and the same evaluation.
 func tag(ctx context.Context, run *Run) (Result, error) {
 	var p TagParams
 	if err := run.Params(&p); err != nil {
@@ -169,64 +191,118 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	total, err := st.CountDocuments(ctx, c, p.Split)
+	if err != nil {
+		return nil, err
+	}
+	gold := p.Gold
+	if _, err := st.AnnotationSet(ctx, c, p.Gold); apperr.CodeOf(err) == apperr.NotFound {
+		gold = "" // no gold to score against
+	} else if err != nil {
+		return nil, err
+	}
 	if len(p.Curve) > maxCurvePoints {
 		return nil, apperr.New(apperr.Invalid, "curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
 	}
 	if len(p.Curve) > 0 {
-		if mrow.Kind == model.KindExternal {
+		switch {
+		case mrow.Kind == model.KindExternal:
 			return nil, apperr.New(apperr.Invalid, "curve: model %s is external; a recall-bias curve needs a built-in model", p.Model)
+		case gold == "":
+			return nil, apperr.New(apperr.NotFound, "curve: corpus %q has no annotation set %q", c.Name, p.Gold)
+		case total > maxCurveDocuments:
+			return nil, apperr.New(apperr.Invalid, "curve: the split has %d documents; a recall-bias curve is meant for a dev split of at most %d", total, maxCurveDocuments)
 		}
-		if _, err := st.AnnotationSet(ctx, c, p.Gold); err != nil {
-			return nil, fmt.Errorf("curve: %w", err)
-		}
-	}
-	docs, err := st.LoadSplit(ctx, c, "", p.Split)
-	if err != nil {
-		return nil, err
 	}
 	tagFn, tm, err := modelTagger(mrow, p.RecallBias, run.External)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]pipeline.Document, 0, len(docs))
-	for _, batch := range patientBatches(docs, tagBatch) {
-		run.Progress(len(out), len(docs), fmt.Sprintf("tagging with %s", p.Model))
-		tagged, err := tagFn(ctx, batch)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, err
-		}
-		out = append(out, tagged...)
-	}
-	run.Progress(len(out), len(docs), "saving")
 	prov := map[string]any{"source": "tagging", "model": p.Model, "modelHash": mrow.Hash, "job": run.Job.ID,
 		"split": p.Split, "recallBias": p.RecallBias, "codeVersion": version.String()}
-	set, err := st.SaveAnnotations(ctx, c, p.Set, "system", prov, run.Job.ID, out)
+	set, err := st.BeginAnnotations(ctx, c, p.Set, "system", prov, run.Job.ID)
 	if err != nil {
 		return nil, err
 	}
-	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": len(out)}
-	gold, err := st.LoadSplit(ctx, c, p.Gold, p.Split)
-	if apperr.CodeOf(err) == apperr.NotFound {
-		return res, nil // no gold to score against
+	written := store.Written(set)
+	var acc *evaluate.Accumulator
+	if gold != "" {
+		if acc, err = evaluate.NewAccumulator(evaluate.Options{Summary: true}); err != nil {
+			return nil, err
+		}
 	}
+	var curveGold []pipeline.Document // the whole split, only for a curve (bounded above)
+	done, after := 0, ""
+	size, test := tagBatch, tagTesting.Load()
+	if test != nil {
+		size = test.batch
+	}
+	run.Progress(0, total, fmt.Sprintf("tagging with %s", p.Model))
+	err = st.EachBatch(ctx, c, gold, p.Split, size, func(batch []pipeline.Document) error {
+		var todo, old []pipeline.Document
+		for _, d := range batch {
+			d.Spans = nil // the model sees the text only
+			if written(d.Patient) {
+				old = append(old, d)
+			} else {
+				todo = append(todo, d)
+			}
+		}
+		var tagged []pipeline.Document
+		if len(todo) > 0 {
+			var err error
+			if tagged, err = tagFn(ctx, todo); err != nil {
+				return err
+			}
+			if err := st.AppendAnnotations(ctx, c, set, after, tagged); err != nil {
+				return err
+			}
+		}
+		if acc != nil {
+			stored, err := st.SetSpans(ctx, set, old)
+			if err != nil {
+				return err
+			}
+			if err := acc.Add(batch, append(tagged, stored...)); err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+		}
+		if len(p.Curve) > 0 {
+			curveGold = append(curveGold, batch...)
+		}
+		after = batch[len(batch)-1].Patient
+		done += len(batch)
+		run.Progress(done, total, fmt.Sprintf("tagging with %s", p.Model))
+		if test != nil {
+			return test.after(done)
+		}
+		return nil
+	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
-	report, err := evaluate.Evaluate(gold, out, evaluate.Options{})
+	if set, err = st.FinishAnnotations(ctx, set); err != nil {
+		return nil, err
+	}
+	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": done}
+	if acc == nil {
+		return res, nil
+	}
+	report, err := acc.Report()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	if len(p.Curve) > 0 {
-		if report.RecallBiasCurve, err = recallCurve(ctx, tm, gold, p.Curve, run.Progress); err != nil {
+		if report.RecallBiasCurve, err = recallCurve(ctx, tm, curveGold, p.Curve, run.Progress); err != nil {
 			return nil, err
 		}
 		res["curve"] = report.RecallBiasCurve
 	}
 	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: c.ID, Gold: p.Gold, System: p.Set,
-		JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
+		Options: evaluate.Options{Summary: true}, JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
 	if err != nil {
 		return nil, err
 	}
@@ -251,21 +327,6 @@ func modelTagger(m *ent.Model, bias map[string]float64, ext *ExternalClient) (fu
 			return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
 		}, tm, nil
 	}
-}
-
-// patientBatches cuts documents into batches of about n, never splitting a
-// patient: propagation of trusted terms needs all of a patient's records.
-func patientBatches(docs []pipeline.Document, n int) [][]pipeline.Document {
-	sort.SliceStable(docs, func(i, j int) bool { return docs[i].Patient < docs[j].Patient })
-	var out [][]pipeline.Document
-	start := 0
-	for i := 1; i <= len(docs); i++ {
-		if i == len(docs) || (i-start >= n && docs[i].Patient != docs[i-1].Patient) {
-			out = append(out, docs[start:i])
-			start = i
-		}
-	}
-	return out
 }
 
 // taggerConfig reads a job's tagger configuration (JSON object over the

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -258,4 +259,81 @@ func TestExternalTaggerRetriesAFailureThatPasses(t *testing.T) {
 	done := wait(t, m, tg.ID)[0]
 	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
 	assert.Equal(t, int32(2), calls.Load())
+}
+
+// A tag job interrupted after some batches were written, then retried, ends
+// with the set and the evaluation of an uninterrupted run; meanwhile its set
+// is not taken for a finished one.
+func TestTagJobResumesWhereItStopped(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 14)
+	m := newManager(t, st, nil, jobs.Options{})
+	tr, err := m.Enqueue(ctx, "train", jobs.TrainParams{Corpus: "notes", Model: "crf1",
+		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, job.StatusSucceeded, wait(t, m, tr.ID)[0].Status)
+	c, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	total, err := st.CountDocuments(ctx, c, "")
+	require.NoError(t, err)
+
+	var batches []int
+	interrupt := false
+	defer jobs.SetTagTesting(6, func(done int) error {
+		batches = append(batches, done)
+		if interrupt && len(batches) == 2 {
+			// Not retried by itself: the test looks at the set in between.
+			return apperr.New(apperr.Invalid, "interrupted after two batches")
+		}
+		return nil
+	})()
+	tagInto := func(set string) *ent.Job {
+		j, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Set: set}, "", nil)
+		require.NoError(t, err)
+		return wait(t, m, j.ID)[0]
+	}
+	whole := tagInto("whole")
+	require.Equal(t, job.StatusSucceeded, whole.Status, whole.Error)
+	require.Greater(t, len(batches), 3, "the corpus takes several batches")
+
+	batches, interrupt = nil, true
+	cut := tagInto("resumed")
+	require.Equal(t, job.StatusFailed, cut.Status)
+	require.Len(t, batches, 2)
+	_, err = st.AnnotationSet(ctx, c, "resumed")
+	require.ErrorContains(t, err, `annotation set "resumed" of corpus "notes" is being written by job`)
+	ev, err := m.Enqueue(ctx, "evaluate", jobs.EvaluateParams{Corpus: "notes", Gold: "gold", System: "resumed"}, "", nil)
+	require.NoError(t, err)
+	refused := wait(t, m, ev.ID)[0]
+	assert.Equal(t, job.StatusFailed, refused.Status)
+	assert.Contains(t, refused.Error, "is being written")
+
+	interrupt = false
+	batches = nil
+	_, err = m.Retry(ctx, cut.ID)
+	require.NoError(t, err)
+	resumed := wait(t, m, cut.ID)[0]
+	require.Equal(t, job.StatusSucceeded, resumed.Status, resumed.Error)
+	assert.EqualValues(t, total, resumed.Result["documents"], "every document counts, also those of the first attempt")
+	assert.EqualValues(t, total, whole.Result["documents"])
+
+	load := func(set string) []pipeline.Document {
+		docs, err := st.LoadDocuments(ctx, c, set)
+		require.NoError(t, err)
+		return docs
+	}
+	assert.Equal(t, load("whole"), load("resumed"))
+	report := func(j *ent.Job) map[string]any {
+		e, err := st.Client.Evaluation.Get(ctx, int(j.Result["evaluation"].(float64)))
+		require.NoError(t, err)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal(e.Report, &r))
+		return r
+	}
+	assert.Equal(t, report(whole), report(resumed))
+	set, err := st.AnnotationSet(ctx, c, "resumed")
+	require.NoError(t, err)
+	assert.NotContains(t, set.Provenance, "writing")
+	assert.NotContains(t, set.Provenance, "written")
 }

@@ -56,14 +56,18 @@ func (s *Store) CorpusByName(ctx context.Context, name string) (*ent.Corpus, err
 	return c, err
 }
 
-// AnnotationSet returns a corpus's named annotation set or a not_found error.
+// AnnotationSet returns a corpus's named annotation set, a not_found error,
+// or a conflict while a job is still writing the set (BeginAnnotations).
 func (s *Store) AnnotationSet(ctx context.Context, c *ent.Corpus, name string) (*ent.AnnotationSet, error) {
 	set, err := s.Client.AnnotationSet.Query().
 		Where(annotationset.CorpusID(c.ID), annotationset.Name(name)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "corpus %q has no annotation set %q", c.Name, name)
 	}
-	return set, err
+	if err != nil {
+		return nil, err
+	}
+	return set, refuseWriting(c, set)
 }
 
 // LoadDocuments returns a corpus's documents with the spans of one annotation

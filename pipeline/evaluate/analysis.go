@@ -126,34 +126,59 @@ type TokenAccuracy struct {
 // and token accuracy over the pairs, on the tags keep accepts (nil keeps
 // all; system tags are filtered the same way).
 func Analyze(pairs []Pair, typeOrder []string, keep func(pipeline.Span) bool) (Confusion, ErrorAnalysis, TokenAccuracy) {
+	a := newAnalyzer(keep, true)
+	a.add(pairs)
+	return a.finish(typeOrder)
+}
+
+// analyzer accumulates Analyze's results over batches of pairs. Without
+// instances it keeps the counts only, not each error's ErrorInstance.
+type analyzer struct {
+	keep      func(pipeline.Span) bool
+	instances bool
+	conf      *confusionBuilder
+	ea        ErrorAnalysis
+	acc       TokenAccuracy
+}
+
+func newAnalyzer(keep func(pipeline.Span) bool, instances bool) *analyzer {
+	return &analyzer{keep: keep, instances: instances, conf: newConfusion(nil), ea: ErrorAnalysis{ByType: map[string]ErrorCounts{}}}
+}
+
+func (a *analyzer) add(pairs []Pair) {
 	filter := func(spans []pipeline.Span) []pipeline.Span {
 		out := make([]pipeline.Span, 0, len(spans))
 		for _, s := range spans {
-			if keep == nil || keep(s) {
+			if a.keep == nil || a.keep(s) {
 				out = append(out, s)
 			}
 		}
 		return out
 	}
-	conf := newConfusion(typeOrder)
-	ea := ErrorAnalysis{ByType: map[string]ErrorCounts{}}
-	var acc TokenAccuracy
 	for _, p := range pairs {
 		gold, sys := uniqueSpans(filter(p.Gold.Spans)), uniqueSpans(filter(p.System.Spans))
-		conf.addDocument(gold, sys)
+		a.conf.addDocument(gold, sys)
 		text := p.text()
-		errorsOf(&ea, p.ID, gold, sys, text)
+		errorsOf(&a.ea, p.ID, gold, sys, text, a.instances)
 		if text != "" {
-			accuracyOf(&acc, gold, sys, text)
+			accuracyOf(&a.acc, gold, sys, text)
 		}
 	}
+}
+
+// finish gives the results with the confusion matrix's types in typeOrder
+// (which lists every type met) and the error instances in document order.
+func (a *analyzer) finish(typeOrder []string) (Confusion, ErrorAnalysis, TokenAccuracy) {
+	acc := a.acc
 	acc.Accuracy = ratio(acc.Correct, acc.Words)
 	acc.LabelBlind = ratio(acc.LabelBlindCorrect, acc.Words)
 	acc.Exposure = 1 - ratio(acc.MaskedPHIWords, acc.PHIWords)
 	if acc.PHIWords == 0 {
 		acc.Exposure = 0
 	}
-	return conf.finish(), ea, acc
+	// Batches may come in any order; a document's instances are in one.
+	slices.SortStableFunc(a.ea.Errors, func(x, y ErrorInstance) int { return cmpString(x.Document, y.Document) })
+	return a.conf.reorder(typeOrder).finish(), a.ea, acc
 }
 
 // uniqueSpans drops repeated (offsets, label) tags, as set-based scoring
@@ -253,6 +278,24 @@ func (c *confusionBuilder) addDocument(gold, sys []pipeline.Span) {
 	}
 }
 
+// reorder is the same cells with the types in order first.
+func (c *confusionBuilder) reorder(order []string) *confusionBuilder {
+	out := newConfusion(order)
+	for _, t := range c.types {
+		out.typ(t) // any type order lacks, in the order met
+	}
+	name := func(i int) int {
+		if i < 0 {
+			return i
+		}
+		return out.typ(c.types[i])
+	}
+	for k, v := range c.cells {
+		out.cells[[2]int{name(k[0]), name(k[1])}] += v
+	}
+	return out
+}
+
 func (c *confusionBuilder) finish() Confusion {
 	n := len(c.types)
 	out := Confusion{Types: c.types, Cells: make([][]int, n+1)}
@@ -273,7 +316,8 @@ func (c *confusionBuilder) finish() Confusion {
 }
 
 // errorsOf classifies each gold tag and measures what it exposes.
-func errorsOf(ea *ErrorAnalysis, doc string, gold, sys []pipeline.Span, text string) {
+// Without instances only the counts are kept.
+func errorsOf(ea *ErrorAnalysis, doc string, gold, sys []pipeline.Span, text string, instances bool) {
 	var ix *pipeline.Index
 	if text != "" {
 		ix = pipeline.NewIndex(text)
@@ -318,7 +362,7 @@ func errorsOf(ea *ErrorAnalysis, doc string, gold, sys []pipeline.Span, text str
 		tc.add(kind, exposed, total)
 		ea.ByType[g.Type] = tc
 		ea.Total.add(kind, exposed, total)
-		if kind != Correct {
+		if kind != Correct && instances {
 			ea.Errors = append(ea.Errors, ErrorInstance{Document: doc, Start: g.Start, End: g.End, Category: g.Category, Type: g.Type, Kind: kind, ExposedChars: exposed})
 		}
 	}

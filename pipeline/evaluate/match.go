@@ -129,6 +129,16 @@ func isASCIIAlnum(c byte) bool {
 // smaller; see relaxedCounts.
 type cell struct{ a, b, c, d int32 }
 
+func (x cell) add(y cell) cell { return cell{x.a + y.a, x.b + y.b, x.c + y.c, x.d + y.d} }
+
+// counts reads summed cells of a mode as TP, FP and FN.
+func (x cell) counts(m Mode) Counts {
+	if m == Relaxed {
+		return relaxedCounts(x)
+	}
+	return Counts{TP: int(x.a), FP: int(x.b), FN: int(x.c)}
+}
+
 func cmpItem(x, y item) int {
 	switch {
 	case x.grp != y.grp:

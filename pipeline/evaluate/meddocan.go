@@ -47,16 +47,28 @@ func cmpOffsets(a, b offsets) int {
 
 // Meddocan scores pairs by the MEDDOCAN track's rules.
 func Meddocan(pairs []Pair) MeddocanScores {
-	var s1, s2, s2m Counts
+	var c meddocanCounts
+	c.add(pairs)
+	return c.scores()
+}
+
+// meddocanCounts are the pooled counts of the MEDDOCAN measures: subtask 1,
+// subtask 2 strict and merged.
+type meddocanCounts [3]Counts
+
+func (c *meddocanCounts) add(pairs []Pair) {
 	for _, p := range pairs {
-		s1 = s1.Add(labelledSetCounts(p.Gold.Spans, p.System.Spans))
+		c[0] = c[0].Add(labelledSetCounts(p.Gold.Spans, p.System.Spans))
 		gs, ss := spanSet(p.Gold.Spans), spanSet(p.System.Spans)
-		s2 = s2.Add(offsetSetCounts(gs, ss))
+		c[1] = c[1].Add(offsetSetCounts(gs, ss))
 		ix := pipeline.NewIndex(p.text())
 		gm, sm := mergedSpans(p.Gold, ix), mergedSpans(p.System, ix)
-		s2m = s2m.Add(mergedCounts(gs, ss, gm, sm))
+		c[2] = c[2].Add(mergedCounts(gs, ss, gm, sm))
 	}
-	return MeddocanScores{Subtask1: scoreOf(s1), Subtask2Strict: scoreOf(s2), Subtask2Merged: scoreOf(s2m)}
+}
+
+func (c *meddocanCounts) scores() MeddocanScores {
+	return MeddocanScores{Subtask1: scoreOf(c[0]), Subtask2Strict: scoreOf(c[1]), Subtask2Merged: scoreOf(c[2])}
 }
 
 func labelledSetCounts(gold, sys []pipeline.Span) Counts {

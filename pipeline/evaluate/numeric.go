@@ -32,32 +32,103 @@ func fscore(p, r float64) float64 {
 // np.mean and np.std use.
 func pairwiseSum(a []float64) float64 {
 	n := len(a)
-	switch {
-	case n < 8:
+	if n <= 128 {
+		return leafSum(a)
+	}
+	n2 := pairwiseSplit(n)
+	return pairwiseSum(a[:n2]) + pairwiseSum(a[n2:])
+}
+
+// pairwiseSplit is where numpy cuts a block of more than 128 elements.
+func pairwiseSplit(n int) int {
+	n2 := n / 2
+	return n2 - n2%8
+}
+
+// leafSum is numpy's sum of a block of at most 128 elements.
+func leafSum(a []float64) float64 {
+	n := len(a)
+	if n < 8 {
 		res := 0.0
 		for _, x := range a {
 			res += x
 		}
 		return res
-	case n <= 128:
-		var r [8]float64
-		copy(r[:], a[:8])
-		i := 8
-		for ; i < n-n%8; i += 8 {
-			for j := range 8 {
-				r[j] += a[i+j]
-			}
-		}
-		res := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-		for ; i < n; i++ {
-			res += a[i]
-		}
-		return res
-	default:
-		n2 := n / 2
-		n2 -= n2 % 8
-		return pairwiseSum(a[:n2]) + pairwiseSum(a[n2:])
 	}
+	var r [8]float64
+	copy(r[:], a[:8])
+	i := 8
+	for ; i < n-n%8; i += 8 {
+		for j := range 8 {
+			r[j] += a[i+j]
+		}
+	}
+	res := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+	for ; i < n; i++ {
+		res += a[i]
+	}
+	return res
+}
+
+// pairwisePlan is the shape of numpy's pairwise summation of n values, in
+// the order it adds: a positive entry sums the next that many values (a
+// leaf), -1 adds the two sums on top of the stack. Summing a stream along
+// the plan (pairwiseStream) gives pairwiseSum's result to the bit without
+// holding the values.
+func pairwisePlan(n int) []int32 {
+	var plan []int32
+	var walk func(n int)
+	walk = func(n int) {
+		if n <= 128 {
+			plan = append(plan, int32(n))
+			return
+		}
+		n2 := pairwiseSplit(n)
+		walk(n2)
+		walk(n - n2)
+		plan = append(plan, -1)
+	}
+	if n > 0 {
+		walk(n)
+	}
+	return plan
+}
+
+// pairwiseStream sums values fed one at a time along a pairwisePlan: it
+// holds one leaf (at most 128 values) and a stack as deep as the plan's
+// tree.
+type pairwiseStream struct {
+	plan  []int32
+	pc    int
+	leaf  []float64
+	stack []float64
+}
+
+func newPairwiseStream(plan []int32) *pairwiseStream {
+	return &pairwiseStream{plan: plan, leaf: make([]float64, 0, 128)}
+}
+
+func (p *pairwiseStream) add(x float64) {
+	p.leaf = append(p.leaf, x)
+	if len(p.leaf) < int(p.plan[p.pc]) {
+		return
+	}
+	p.stack = append(p.stack, leafSum(p.leaf))
+	p.leaf = p.leaf[:0]
+	for p.pc++; p.pc < len(p.plan) && p.plan[p.pc] < 0; p.pc++ {
+		k := len(p.stack)
+		p.stack[k-2] += p.stack[k-1]
+		p.stack = p.stack[:k-1]
+	}
+}
+
+// sum is the total once every value of the plan has been added (0 for an
+// empty plan).
+func (p *pairwiseStream) sum() float64 {
+	if len(p.stack) == 0 {
+		return 0
+	}
+	return p.stack[0]
 }
 
 // meanStd is numpy's mean and population standard deviation (ddof 0). An

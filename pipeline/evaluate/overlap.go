@@ -37,22 +37,38 @@ type TypeRecall struct {
 
 // Overlap scores documents by runStat's rule. Documents are matched by ID.
 func Overlap(gold, system []pipeline.Document) OverlapScores {
+	t := newOverlapTally()
+	t.add(gold, system)
+	return t.scores()
+}
+
+// overlapTally pools Overlap's counts over batches of documents, each
+// document's gold and system sides in one batch.
+type overlapTally struct {
+	out          OverlapScores
+	found, total map[string]int
+}
+
+func newOverlapTally() *overlapTally {
+	return &overlapTally{found: map[string]int{}, total: map[string]int{}}
+}
+
+func (t *overlapTally) add(gold, system []pipeline.Document) {
 	sys := make(map[string][]pipeline.Span, len(system))
-	var out OverlapScores
+	out := &t.out
 	for _, d := range system {
 		sys[d.ID] = append(sys[d.ID], d.Spans...)
 		out.SystemSpans += len(d.Spans)
 	}
 	goldBy := make(map[string][]pipeline.Span, len(gold))
-	found, total := map[string]int{}, map[string]int{}
 	for _, d := range gold {
 		goldBy[d.ID] = append(goldBy[d.ID], d.Spans...)
 		for _, g := range d.Spans {
 			out.GoldSpans++
-			total[g.Type]++
+			t.total[g.Type]++
 			if overlapsAny(g, sys[d.ID]) {
 				out.TP++
-				found[g.Type]++
+				t.found[g.Type]++
 			} else {
 				out.FN++
 			}
@@ -65,8 +81,13 @@ func Overlap(gold, system []pipeline.Document) OverlapScores {
 			}
 		}
 	}
+}
+
+func (t *overlapTally) scores() OverlapScores {
+	out := t.out
 	out.Recall = ratio(out.TP, out.TP+out.FN)
 	out.PPV = ratio(out.SystemSpans-out.FP, out.SystemSpans)
+	found, total := t.found, t.total
 	if len(total) > 1 || len(total) == 1 && total["PHI"] == 0 {
 		for t, n := range total {
 			out.RecallByType = append(out.RecallByType, TypeRecall{Type: t, Found: found[t], Total: n, Recall: ratio(found[t], n)})

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/phi"
 )
 
 // Metric names the headline scorer of a report.
@@ -38,6 +37,10 @@ type Options struct {
 	// error taxonomy, token accuracy) to HIPAA tags. The headline measures
 	// keep the script's layout, which has its own HIPAA sections.
 	HIPAAOnly bool
+	// Summary leaves out of the report the lists that grow with the corpus:
+	// each measure's per-document scores and the error instances. Every
+	// figure stays; what a stored evaluation of a whole corpus keeps.
+	Summary bool
 }
 
 // TypeScores are one label's micro scores in each mode.
@@ -91,75 +94,14 @@ type CurvePoint struct {
 // documents (empty text) score under the PhysioNet and MEDDOCAN span rules;
 // token measures need text, so the i2b2 metric then needs span texts.
 func Evaluate(gold, system []pipeline.Document, opt Options) (*Report, error) {
-	if opt.Metric == "" {
-		opt.Metric = MetricI2B2
-	}
-	pairs, goldOnly, sysOnly, err := PairDocuments(gold, system)
+	a, err := NewAccumulator(opt)
 	if err != nil {
 		return nil, err
 	}
-	hipaa := phi.HIPAATypes(opt.PaperHIPAA)
-	r := &Report{Metric: opt.Metric, HIPAAList: HIPAAScript, HIPAATypes: phi.SortedKeys(hipaa), HIPAAOnly: opt.HIPAAOnly,
-		Documents: len(pairs), GoldOnly: goldOnly, SystemOnly: sysOnly}
-	if opt.PaperHIPAA {
-		r.HIPAAList = HIPAAPaper
-	}
-	sc := NewScorer(pairs, opt.PaperHIPAA)
-	switch opt.Metric {
-	case MetricI2B2:
-		if r.Measures, err = sc.Run(I2B2Specs(sc.Categories())); err != nil {
-			return nil, err
-		}
-		if r.PerType, err = perType(sc, opt.HIPAAOnly); err != nil {
-			return nil, err
-		}
-	case MetricMeddocan:
-		m := Meddocan(pairs)
-		r.Meddocan = &m
-	case MetricPhysioNet:
-		o := Overlap(gold, system)
-		r.Overlap = &o
-	default:
-		return nil, inputErrorf("unknown metric %q (known: i2b2, meddocan, physionet)", opt.Metric)
-	}
-	var keep func(pipeline.Span) bool
-	if opt.HIPAAOnly {
-		keep = func(s pipeline.Span) bool { return hipaa[s.Type] }
-	}
-	var order []string
-	for _, g := range sc.Groups() {
-		if !opt.HIPAAOnly || g.HIPAA {
-			order = append(order, g.Type)
-		}
-	}
-	r.Confusion, r.Errors, r.Accuracy = Analyze(pairs, order, keep)
-	return r, nil
-}
-
-// perType scores each label on its own in every mode, when the documents
-// allow token scoring (else token scores stay zero).
-func perType(sc *Scorer, hipaaOnly bool) ([]TypeScores, error) {
-	var specs []Spec
-	var groups []Label
-	for _, g := range sc.Groups() {
-		if hipaaOnly && !g.HIPAA {
-			continue
-		}
-		groups = append(groups, g)
-		for _, m := range []Mode{Token, Strict, Relaxed} {
-			specs = append(specs, Spec{Label: g.Type + " " + string(m), Mode: m, Category: g.Category, Type: g.Type})
-		}
-	}
-	counts, err := sc.DocCounts(specs)
-	if err != nil {
+	if err := a.Add(gold, system); err != nil {
 		return nil, err
 	}
-	out := make([]TypeScores, len(groups))
-	for i, g := range groups {
-		out[i] = TypeScores{Category: g.Category, Type: g.Type, HIPAA: g.HIPAA,
-			Token: scoreOf(total(counts[3*i])), Strict: scoreOf(total(counts[3*i+1])), Relaxed: scoreOf(total(counts[3*i+2]))}
-	}
-	return out, nil
+	return a.Report()
 }
 
 // Agreement measures how far two annotation sets of the same documents agree,

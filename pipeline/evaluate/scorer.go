@@ -100,27 +100,34 @@ func (s *Scorer) ensureTokens() error {
 	}
 	tokens := make([][2][]item, len(s.pairs))
 	for i, p := range s.pairs {
-		var ix *pipeline.Index // one index for both sides: building it is the costly part
-		if text := p.text(); text != "" {
-			ix = pipeline.NewIndex(text)
-		}
-		g, err := s.labels.tokenItems(p.Gold, ix)
-		if err != nil {
+		var err error
+		if tokens[i], err = s.labels.pairTokens(p); err != nil {
 			return err
 		}
-		sy, err := s.labels.tokenItems(p.System, ix)
-		if err != nil {
-			return err
-		}
-		tokens[i] = [2][]item{g, sy}
 	}
 	s.tokens = tokens
 	return nil
 }
 
+// pairTokens is a pair's gold and system token items.
+func (ls *labelSet) pairTokens(p Pair) ([2][]item, error) {
+	var ix *pipeline.Index // one index for both sides: building it is the costly part
+	if text := p.text(); text != "" {
+		ix = pipeline.NewIndex(text)
+	}
+	g, err := ls.tokenItems(p.Gold, ix)
+	if err != nil {
+		return [2][]item{}, err
+	}
+	sy, err := ls.tokenItems(p.System, ix)
+	return [2][]item{g, sy}, err
+}
+
 // Categories lists the categories to report on: the i2b2 2014 ones in the
 // script's order, then any other category found in the documents.
-func (s *Scorer) Categories() []string {
+func (s *Scorer) Categories() []string { return s.labels.categories() }
+
+func (ls *labelSet) categories() []string {
 	var out []string
 	known := map[string]bool{}
 	for _, c := range phi.I2B2().Categories {
@@ -128,7 +135,7 @@ func (s *Scorer) Categories() []string {
 		known[c.Name] = true
 	}
 	var extra []string
-	for _, g := range s.labels.groups {
+	for _, g := range ls.groups {
 		if !known[g.Category] {
 			known[g.Category] = true
 			extra = append(extra, g.Category)
@@ -140,12 +147,14 @@ func (s *Scorer) Categories() []string {
 
 // Groups lists the (category, type) labels found, i2b2 types first in tag-set
 // order, then the others sorted.
-func (s *Scorer) Groups() []Label {
+func (s *Scorer) Groups() []Label { return s.labels.sorted() }
+
+func (ls *labelSet) sorted() []Label {
 	order := map[string]int{}
 	for i, t := range phi.I2B2().Types() {
 		order[t] = i
 	}
-	gs := append([]Label(nil), s.labels.groups...)
+	gs := append([]Label(nil), ls.groups...)
 	sort.Slice(gs, func(i, j int) bool {
 		oi, iok := order[gs[i].Type]
 		oj, jok := order[gs[j].Type]
@@ -163,9 +172,11 @@ func (s *Scorer) Groups() []Label {
 }
 
 // scope marks the label groups a Spec keeps.
-func (s *Scorer) scope(sp Spec) []bool {
-	in := make([]bool, len(s.labels.groups))
-	for i, g := range s.labels.groups {
+func (s *Scorer) scope(sp Spec) []bool { return s.labels.scope(sp) }
+
+func (ls *labelSet) scope(sp Spec) []bool {
+	in := make([]bool, len(ls.groups))
+	for i, g := range ls.groups {
 		in[i] = (sp.Category == "" || g.Category == sp.Category) &&
 			(sp.Type == "" || g.Type == sp.Type) &&
 			(!sp.HIPAA || g.HIPAA)
@@ -202,58 +213,76 @@ func (s *Scorer) DocCounts(specs []Spec) ([][]Counts, error) {
 	for i := range out {
 		out[i] = make([]Counts, len(s.pairs))
 	}
-	n := len(s.labels.groups)
-	tokCells, strictCells, relCells := make([]cell, n), make([]cell, n), make([]cell, n)
-	var bufG, bufS, bufG2, bufS2 []item
-	scratch := func(dst, src []item) []item { return append(dst[:0], src...) }
+	var cs cellScratch
+	var bufG2, bufS2 []item
 	for d := range s.pairs {
 		spans := s.spans[d]
-		if needStrict {
-			clear(strictCells)
-			bufG, bufS = scratch(bufG, spans[0]), scratch(bufS, spans[1])
-			exactCells(strictCells, bufG, bufS)
-		}
-		if needRelaxed {
-			clear(relCells)
-			bufG, bufS = scratch(bufG, spans[0]), scratch(bufS, spans[1])
-			relaxedCells(relCells, bufG, bufS)
-		}
+		var tokens [2][]item
 		if needTokens {
-			clear(tokCells)
-			bufG, bufS = scratch(bufG, s.tokens[d][0]), scratch(bufS, s.tokens[d][1])
-			exactCells(tokCells, bufG, bufS)
+			tokens = s.tokens[d]
 		}
+		cs.fill(len(s.labels.groups), spans, tokens, needTokens, needStrict, needRelaxed)
 		for i, sp := range specs {
 			in := scopes[i]
 			if sp.Binary {
 				items := spans
 				if sp.Mode == Token {
-					items = s.tokens[d]
+					items = tokens
 				}
 				out[i][d] = binaryCounts(items[0], items[1], in, bufG2, bufS2)
 				continue
 			}
-			cells := strictCells
+			cells := cs.strict
 			switch sp.Mode {
 			case Token:
-				cells = tokCells
+				cells = cs.tok
 			case Relaxed:
-				cells = relCells
+				cells = cs.rel
 			}
 			var sum cell
 			for g, c := range cells {
 				if in[g] {
-					sum.a, sum.b, sum.c, sum.d = sum.a+c.a, sum.b+c.b, sum.c+c.c, sum.d+c.d
+					sum = sum.add(c)
 				}
 			}
-			if sp.Mode == Relaxed {
-				out[i][d] = relaxedCounts(sum)
-			} else {
-				out[i][d] = Counts{TP: int(sum.a), FP: int(sum.b), FN: int(sum.c)}
-			}
+			out[i][d] = sum.counts(sp.Mode)
 		}
 	}
 	return out, nil
+}
+
+// cellScratch holds one pair's cells per label group in each mode, and the
+// buffers matching consumes.
+type cellScratch struct {
+	tok, strict, rel []cell
+	bufG, bufS       []item
+}
+
+// fill computes the cells of the modes asked for one pair's span and token
+// items (left unchanged) over n label groups.
+func (cs *cellScratch) fill(n int, spans, tokens [2][]item, tok, strict, relaxed bool) {
+	grow := func(c []cell) []cell {
+		if cap(c) < n {
+			return make([]cell, n)
+		}
+		c = c[:n]
+		clear(c)
+		return c
+	}
+	cs.tok, cs.strict, cs.rel = grow(cs.tok), grow(cs.strict), grow(cs.rel)
+	scratch := func(dst, src []item) []item { return append(dst[:0], src...) }
+	if strict {
+		cs.bufG, cs.bufS = scratch(cs.bufG, spans[0]), scratch(cs.bufS, spans[1])
+		exactCells(cs.strict, cs.bufG, cs.bufS)
+	}
+	if relaxed {
+		cs.bufG, cs.bufS = scratch(cs.bufG, spans[0]), scratch(cs.bufS, spans[1])
+		relaxedCells(cs.rel, cs.bufG, cs.bufS)
+	}
+	if tok {
+		cs.bufG, cs.bufS = scratch(cs.bufG, tokens[0]), scratch(cs.bufS, tokens[1])
+		exactCells(cs.tok, cs.bufG, cs.bufS)
+	}
 }
 
 // Run scores every spec.
@@ -278,10 +307,9 @@ func (s *Scorer) measure(sp Spec, docs []Counts) Measure {
 		m.PerDocument[d] = DocScore{ID: s.pairs[d].ID, Counts: c, Precision: p, Recall: r, F1: fscore(p, r)}
 		m.Counts = m.Counts.Add(c)
 	}
-	m.MicroPrecision, m.MicroRecall, m.MicroF1 = m.Counts.Precision(), m.Counts.Recall(), m.Counts.F1()
-	m.MacroPrecision, m.MacroPrecisionSD = meanStd(ps)
-	m.MacroRecall, m.MacroRecallSD = meanStd(rs)
-	m.MacroF1 = fscore(m.MacroPrecision, m.MacroRecall)
+	mp, mpsd := meanStd(ps)
+	mr, mrsd := meanStd(rs)
+	m.finish(mp, mpsd, mr, mrsd)
 	return m
 }
 
