@@ -88,8 +88,8 @@ func BenchmarkTagJob(b *testing.B) {
 	load("train", 60, 1)
 	n := load("notes", 500, 2)
 	m := newManager(b, st, nil, jobs.Options{})
-	run := func(kind string, p any) map[string]any {
-		j, err := m.Enqueue(ctx, kind, p, "", nil)
+	run := func(p jobs.Params) map[string]any {
+		j, err := m.Enqueue(ctx, p, "", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -100,14 +100,14 @@ func BenchmarkTagJob(b *testing.B) {
 			b.Fatal(err)
 		}
 		if d := done[0]; d.Status != job.StatusSucceeded {
-			b.Fatalf("%s job %s: %s", kind, d.Status, d.Error)
+			b.Fatalf("%s job %s: %s", p.JobKind(), d.Status, d.Error)
 		}
 		return done[0].Result
 	}
-	run("train", jobs.TrainParams{Corpus: "train", Model: "crf1"})
+	run(jobs.TrainParams{Corpus: "train", Model: "crf1"})
 	i := 0
 	for b.Loop() {
-		res := run("tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Set: fmt.Sprintf("system-%d", i)})
+		res := run(jobs.TagParams{Model: "crf1", Corpus: "notes", Set: fmt.Sprintf("system-%d", i)})
 		if got := int(res["documents"].(float64)); got != n {
 			b.Fatalf("%d documents tagged, want %d", got, n)
 		}

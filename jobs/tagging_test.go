@@ -269,7 +269,7 @@ func TestTagJobResumesWhereItStopped(t *testing.T) {
 	st := storetest.Open(t, storetest.SQLite)
 	synthCorpus(t, st, "notes", 14)
 	m := newManager(t, st, nil, jobs.Options{})
-	tr, err := m.Enqueue(ctx, "train", jobs.TrainParams{Corpus: "notes", Model: "crf1",
+	tr, err := m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Model: "crf1",
 		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, job.StatusSucceeded, wait(t, m, tr.ID)[0].Status)
@@ -289,7 +289,7 @@ func TestTagJobResumesWhereItStopped(t *testing.T) {
 		return nil
 	})()
 	tagInto := func(set string) *ent.Job {
-		j, err := m.Enqueue(ctx, "tag", jobs.TagParams{Model: "crf1", Corpus: "notes", Set: set}, "", nil)
+		j, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Set: set}, "", nil)
 		require.NoError(t, err)
 		return wait(t, m, j.ID)[0]
 	}
@@ -303,7 +303,7 @@ func TestTagJobResumesWhereItStopped(t *testing.T) {
 	require.Len(t, batches, 2)
 	_, err = st.AnnotationSet(ctx, c, "resumed")
 	require.ErrorContains(t, err, `annotation set "resumed" of corpus "notes" is being written by job`)
-	ev, err := m.Enqueue(ctx, "evaluate", jobs.EvaluateParams{Corpus: "notes", Gold: "gold", System: "resumed"}, "", nil)
+	ev, err := m.Enqueue(ctx, jobs.EvaluateParams{Corpus: "notes", Gold: "gold", System: "resumed"}, "", nil)
 	require.NoError(t, err)
 	refused := wait(t, m, ev.ID)[0]
 	assert.Equal(t, job.StatusFailed, refused.Status)
