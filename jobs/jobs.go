@@ -20,6 +20,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/internal/jsonmap"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 )
 
@@ -73,6 +74,13 @@ type Manager struct {
 	splits   map[string]Split
 	worker   string
 	external *ExternalClient
+
+	lastModel struct { // the built-in model a tag job used last (modelTagger)
+		sync.Mutex
+		id    int
+		hash  string
+		model *tagger.Model
+	}
 
 	running        sync.Map  // ids of the jobs this process runs
 	writeBlockedAt time.Time // the reaper's: when it last found the write path blocked

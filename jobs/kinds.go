@@ -32,7 +32,6 @@ func Handlers() map[string]Handler {
 		EvaluateParams{}.JobKind():     evaluateSets,
 		ResynthesizeParams{}.JobKind(): resynthesize,
 		TrainParams{}.JobKind():        train,
-		TagParams{}.JobKind():          tag,
 		ExperimentParams{}.JobKind():   runExperiment,
 		PartParams{}.JobKind():         runPart,
 	}
@@ -41,7 +40,7 @@ func Handlers() map[string]Handler {
 // Splits are the kinds whose jobs are cut into parts that every worker
 // takes (see Split).
 func Splits() map[string]Split {
-	return map[string]Split{}
+	return map[string]Split{TagParams{}.JobKind(): tagSplit}
 }
 
 // Kinds lists the job kinds, sorted: what the API offers to filter jobs by.

@@ -55,6 +55,15 @@ func (m *Manager) runSplit(ctx context.Context, run *Run, s Split) (Result, erro
 	if err != nil {
 		return nil, err
 	}
+	// A new attempt of the job (retried, or requeued after its worker
+	// died) tries its failed and cancelled parts again.
+	for _, p := range parts {
+		if p.Status == job.StatusFailed || p.Status == job.StatusCancelled {
+			if _, err := m.Retry(ctx, p.ID); err != nil && apperr.CodeOf(err) != apperr.Conflict {
+				return nil, err
+			}
+		}
+	}
 	if len(parts) == 0 {
 		planned, err := s.Plan(ctx, run)
 		if err != nil {

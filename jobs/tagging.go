@@ -143,16 +143,20 @@ type TagParams struct {
 	Gold string `json:"gold,omitempty"`
 }
 
-// tagBatch is how many documents (whole patients at a time) are tagged,
-// written and scored together: the job holds one batch, whatever the size
-// of the corpus.
-const tagBatch = 200
+// tagBatch is how many documents (whole patients at a time) are tagged and
+// written together: a worker holds one batch, whatever the size of the
+// corpus. tagPart is how many a part of the job tags: the unit the workers
+// share.
+const (
+	tagBatch = 200
+	tagPart  = 2000
+)
 
-// tagTest lets tests cut a tag job's batches small and interrupt it after a
-// batch has been written (tagging_export_test.go).
+// tagTest lets tests cut a tag job's batches and parts small and interrupt
+// it after a batch has been written (tagging_export_test.go).
 type tagTest struct {
-	batch int
-	after func(done int) error
+	batch, part int
+	after       func(done int) error
 }
 
 var tagTesting atomic.Pointer[tagTest]
@@ -162,42 +166,53 @@ var tagTesting atomic.Pointer[tagTest]
 // suits a dev split, not a hospital's corpus.
 const maxCurveDocuments = 5000
 
-// tag runs a model over a corpus (or one split of it), writes its output as a
-// system annotation set and, where the corpus has gold spans, evaluates it.
-//
-// It streams: each batch of whole patients is read with its gold spans,
-// tagged, written to the set in a transaction of its own and scored by an
-// evaluate.Accumulator; the evaluation is saved at the end. Until then the
-// set is marked as being written (store.BeginAnnotations), and a retried
-// attempt skips the patients an earlier one wrote, scoring their stored
-// spans: it ends with the same set and the same evaluation.
-func tag(ctx context.Context, run *Run) (Result, error) {
-	var p TagParams
-	if err := run.Params(&p); err != nil {
-		return nil, err
+// tagSplit runs a model over a corpus (or one split of it), writes its
+// output as a system annotation set and, where the corpus has gold spans,
+// evaluates it. It is split into parts of whole patients that every worker
+// takes: the plan creates the set, marked as being written
+// (store.BeginAnnotations); a part tags its patients a batch at a time,
+// each batch written in a transaction of its own, skipping the patients an
+// earlier attempt wrote; the finish opens the set and scores it against gold
+// a batch at a time (evaluate.Accumulator). Interrupted anywhere and
+// retried, it ends with the same set and the same evaluation.
+var tagSplit = Split{Plan: planTag, Part: tagPatients, Finish: finishTag}
+
+// tagJob is what every step of a tag job reads.
+type tagJob struct {
+	p     TagParams
+	model *ent.Model
+	c     *ent.Corpus
+	gold  string // the gold set's name; "" when the corpus has none
+	total int    // documents to tag
+}
+
+// loadTagJob reads a tag job's parameters, with their defaults, and what
+// they name, and checks them.
+func loadTagJob(ctx context.Context, st *store.Store, params map[string]any) (*tagJob, error) {
+	t := &tagJob{}
+	if err := decodeParams(params, &t.p); err != nil {
+		return nil, apperr.New(apperr.Invalid, "tag job parameters: %v", err)
 	}
+	p := &t.p
 	if p.Set == "" {
 		p.Set = "system-" + p.Model
 	}
 	if p.Gold == "" {
 		p.Gold = "gold"
 	}
-	st := run.Store
-	mrow, err := st.ModelByName(ctx, p.Model)
-	if err != nil {
+	var err error
+	if t.model, err = st.ModelByName(ctx, p.Model); err != nil {
 		return nil, err
 	}
-	c, err := st.CorpusByName(ctx, p.Corpus)
-	if err != nil {
+	if t.c, err = st.CorpusByName(ctx, p.Corpus); err != nil {
 		return nil, err
 	}
-	total, err := st.CountDocuments(ctx, c, p.Split)
-	if err != nil {
+	if t.total, err = st.CountDocuments(ctx, t.c, p.Split); err != nil {
 		return nil, err
 	}
-	gold := p.Gold
-	if _, err := st.AnnotationSet(ctx, c, p.Gold); apperr.CodeOf(err) == apperr.NotFound {
-		gold = "" // no gold to score against
+	t.gold = p.Gold
+	if _, err := st.AnnotationSet(ctx, t.c, p.Gold); apperr.CodeOf(err) == apperr.NotFound {
+		t.gold = "" // no gold to score against
 	} else if err != nil {
 		return nil, err
 	}
@@ -206,73 +221,97 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	}
 	if len(p.Curve) > 0 {
 		switch {
-		case mrow.Kind == model.KindExternal:
+		case t.model.Kind == model.KindExternal:
 			return nil, apperr.New(apperr.Invalid, "curve: model %s is external; a recall-bias curve needs a built-in model", p.Model)
-		case gold == "":
-			return nil, apperr.New(apperr.NotFound, "curve: corpus %q has no annotation set %q", c.Name, p.Gold)
-		case total > maxCurveDocuments:
-			return nil, apperr.New(apperr.Invalid, "curve: the split has %d documents; a recall-bias curve is meant for a dev split of at most %d", total, maxCurveDocuments)
+		case t.gold == "":
+			return nil, apperr.New(apperr.NotFound, "curve: corpus %q has no annotation set %q", t.c.Name, p.Gold)
+		case t.total > maxCurveDocuments:
+			return nil, apperr.New(apperr.Invalid, "curve: the split has %d documents; a recall-bias curve is meant for a dev split of at most %d", t.total, maxCurveDocuments)
 		}
 	}
-	tagFn, tm, err := modelTagger(mrow, p.RecallBias, run.External)
+	return t, nil
+}
+
+// set returns the job's annotation set, which the plan made.
+func (t *tagJob) set(ctx context.Context, st *store.Store, jobID int) (*ent.AnnotationSet, error) {
+	prov := map[string]any{"source": "tagging", "model": t.p.Model, "modelHash": t.model.Hash, "job": jobID,
+		"split": t.p.Split, "recallBias": t.p.RecallBias, "codeVersion": version.String()}
+	return st.BeginAnnotations(ctx, t.c, t.p.Set, "system", prov, jobID)
+}
+
+func planTag(ctx context.Context, run *Run) ([]map[string]any, error) {
+	t, err := loadTagJob(ctx, run.Store, run.Job.Params)
 	if err != nil {
 		return nil, err
 	}
-	prov := map[string]any{"source": "tagging", "model": p.Model, "modelHash": mrow.Hash, "job": run.Job.ID,
-		"split": p.Split, "recallBias": p.RecallBias, "codeVersion": version.String()}
-	set, err := st.BeginAnnotations(ctx, c, p.Set, "system", prov, run.Job.ID)
+	if _, err := t.set(ctx, run.Store, run.Job.ID); err != nil {
+		return nil, err
+	}
+	size := tagPart
+	if test := tagTesting.Load(); test != nil {
+		size = test.part
+	}
+	groups, docs, err := run.Store.PatientGroups(ctx, t.c, t.p.Split, size)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]map[string]any, len(groups))
+	for i := range groups {
+		parts[i] = map[string]any{"patients": groups[i], "documents": docs[i]}
+	}
+	return parts, nil
+}
+
+// tagPatients is a part of a tag job: it tags the patients of the part that
+// are not written yet.
+func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string]any) (Result, error) {
+	st := run.Store
+	t, err := loadTagJob(ctx, st, parent.Params)
+	if err != nil {
+		return nil, err
+	}
+	set, err := t.set(ctx, st, parent.ID)
+	if err != nil {
+		return nil, err
+	}
+	var patients []int
+	if err := decodeParams(map[string]any{"patients": part["patients"]}, &struct {
+		Patients *[]int `json:"patients"`
+	}{&patients}); err != nil || len(patients) == 0 {
+		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients (%v)", parent.ID, err)
+	}
+	tagFn, _, err := run.manager.modelTagger(t.model, t.p.RecallBias)
 	if err != nil {
 		return nil, err
 	}
 	written := store.Written(set)
-	var acc *evaluate.Accumulator
-	if gold != "" {
-		if acc, err = evaluate.NewAccumulator(evaluate.Options{Summary: true}); err != nil {
-			return nil, err
-		}
-	}
-	var curveGold []pipeline.Document // the whole split, only for a curve (bounded above)
+	total, _ := part["documents"].(float64)
 	done, after := 0, ""
 	size, test := tagBatch, tagTesting.Load()
 	if test != nil {
 		size = test.batch
 	}
-	run.Progress(0, total, fmt.Sprintf("tagging with %s", p.Model))
-	err = st.EachBatch(ctx, c, gold, p.Split, size, func(batch []pipeline.Document) error {
-		var todo, old []pipeline.Document
+	message := fmt.Sprintf("tagging with %s", t.p.Model)
+	run.Progress(0, int(total), message)
+	err = st.EachBatchOf(ctx, t.c, "", t.p.Split, patients, size, func(batch []pipeline.Document) error {
+		var todo []pipeline.Document
 		for _, d := range batch {
-			d.Spans = nil // the model sees the text only
-			if written(d.Patient) {
-				old = append(old, d)
-			} else {
+			if !written(d.Patient) {
 				todo = append(todo, d)
 			}
 		}
-		var tagged []pipeline.Document
 		if len(todo) > 0 {
-			var err error
-			if tagged, err = tagFn(ctx, todo); err != nil {
-				return err
-			}
-			if err := st.AppendAnnotations(ctx, c, set, after, tagged); err != nil {
-				return err
-			}
-		}
-		if acc != nil {
-			stored, err := st.SetSpans(ctx, set, old)
+			tagged, err := tagFn(ctx, todo)
 			if err != nil {
 				return err
 			}
-			if err := acc.Add(batch, append(tagged, stored...)); err != nil {
-				return apperr.Wrap(apperr.Invalid, err)
+			if err := st.AppendAnnotations(ctx, t.c, set, after, tagged); err != nil {
+				return err
 			}
-		}
-		if len(p.Curve) > 0 {
-			curveGold = append(curveGold, batch...)
 		}
 		after = batch[len(batch)-1].Patient
 		done += len(batch)
-		run.Progress(done, total, fmt.Sprintf("tagging with %s", p.Model))
+		run.Progress(done, int(total), message)
 		if test != nil {
 			return test.after(done)
 		}
@@ -284,24 +323,71 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 		}
 		return nil, err
 	}
+	return Result{"documents": done}, nil
+}
+
+// finishTag opens the set and scores it against gold.
+func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
+	st := run.Store
+	t, err := loadTagJob(ctx, st, run.Job.Params)
+	if err != nil {
+		return nil, err
+	}
+	set, err := t.set(ctx, st, run.Job.ID)
+	if err != nil {
+		return nil, err
+	}
 	if set, err = st.FinishAnnotations(ctx, set); err != nil {
 		return nil, err
 	}
-	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": done}
-	if acc == nil {
+	documents := 0
+	for _, r := range parts {
+		n, _ := r["documents"].(float64)
+		documents += int(n)
+	}
+	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": documents}
+	if t.gold == "" {
 		return res, nil
+	}
+	acc, err := evaluate.NewAccumulator(evaluate.Options{Summary: true})
+	if err != nil {
+		return nil, err
+	}
+	var curveGold []pipeline.Document // the whole split, only for a curve (bounded above)
+	scored := 0
+	err = st.EachBatch(ctx, t.c, t.gold, t.p.Split, readBatchScore, func(gold []pipeline.Document) error {
+		sys, err := st.SetSpans(ctx, set, gold)
+		if err != nil {
+			return err
+		}
+		if err := acc.Add(gold, sys); err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		if len(t.p.Curve) > 0 {
+			curveGold = append(curveGold, gold...)
+		}
+		scored += len(gold)
+		run.Progress(scored, t.total, "scoring against "+t.gold)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	report, err := acc.Report()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	if len(p.Curve) > 0 {
-		if report.RecallBiasCurve, err = recallCurve(ctx, tm, curveGold, p.Curve, run.Progress); err != nil {
+	if len(t.p.Curve) > 0 {
+		_, tm, err := run.manager.modelTagger(t.model, t.p.RecallBias)
+		if err != nil {
+			return nil, err
+		}
+		if report.RecallBiasCurve, err = recallCurve(ctx, tm, curveGold, t.p.Curve, run.Progress); err != nil {
 			return nil, err
 		}
 		res["curve"] = report.RecallBiasCurve
 	}
-	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: c.ID, Gold: p.Gold, System: p.Set,
+	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: t.c.ID, Gold: t.p.Gold, System: t.p.Set,
 		Options: evaluate.Options{Summary: true}, JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
 	if err != nil {
 		return nil, err
@@ -310,23 +396,32 @@ func tag(ctx context.Context, run *Run) (Result, error) {
 	return res, nil
 }
 
+// readBatchScore is how many documents a scoring pass reads at a time.
+const readBatchScore = 500
+
 // modelTagger returns the tagging function of a stored model and, for a
-// built-in one, the model itself.
-func modelTagger(m *ent.Model, bias map[string]float64, ext *ExternalClient) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
-	switch m.Kind {
-	case model.KindExternal:
+// built-in one, the model itself. A built-in model is decoded once per
+// process and kept while the next job uses it too (every part of a tag job
+// would decode it again).
+func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
+	if row.Kind == model.KindExternal {
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return ext.Tag(ctx, m.Endpoint, docs)
+			return m.external.Tag(ctx, row.Endpoint, docs)
 		}, nil, nil
-	default:
-		tm, err := tagger.Load(bytes.NewReader(m.Artifact))
-		if err != nil {
-			return nil, nil, apperr.New(apperr.Internal, "model %s: %v", m.Name, err)
-		}
-		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
-		}, tm, nil
 	}
+	m.lastModel.Lock()
+	defer m.lastModel.Unlock()
+	if m.lastModel.id != row.ID || m.lastModel.hash != row.Hash {
+		tm, err := tagger.Load(bytes.NewReader(row.Artifact))
+		if err != nil {
+			return nil, nil, apperr.New(apperr.Internal, "model %s: %v", row.Name, err)
+		}
+		m.lastModel.id, m.lastModel.hash, m.lastModel.model = row.ID, row.Hash, tm
+	}
+	tm := m.lastModel.model
+	return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+		return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
+	}, tm, nil
 }
 
 // taggerConfig reads a job's tagger configuration (JSON object over the

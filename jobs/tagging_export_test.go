@@ -1,9 +1,10 @@
 package jobs
 
-// SetTagTesting makes tag jobs read batches of about batch documents and
-// call after with the documents done after each batch (an error fails the
-// job there), until the returned function is called.
-func SetTagTesting(batch int, after func(done int) error) (restore func()) {
-	tagTesting.Store(&tagTest{batch: batch, after: after})
+// SetTagTesting makes tag jobs read batches of about batch documents in
+// parts of about part, and call after with the documents a part has done
+// after each of its batches (an error fails the part there), until the
+// returned function is called.
+func SetTagTesting(batch, part int, after func(done int) error) (restore func()) {
+	tagTesting.Store(&tagTest{batch: batch, part: part, after: after})
 	return func() { tagTesting.Store(nil) }
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"entgo.io/ent/dialect"
+
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
@@ -121,7 +123,13 @@ func (s *Store) AppendAnnotations(ctx context.Context, c *ent.Corpus, set *ent.A
 		return err
 	}
 	return s.withTx(ctx, func(tx *ent.Tx) error {
-		cur, err := tx.AnnotationSet.Get(ctx, set.ID)
+		q := tx.AnnotationSet.Query().Where(annotationset.ID(set.ID))
+		if s.Dialect == dialect.Postgres {
+			// The parts of a split job append at once: the ranges are
+			// read and written under the row's lock (SQLite has one writer).
+			q.ForUpdate()
+		}
+		cur, err := q.Only(ctx)
 		if err != nil {
 			return err
 		}
@@ -224,13 +232,9 @@ func refuseWriting(c *ent.Corpus, set *ent.AnnotationSet) error {
 // CountDocuments is the number of documents of a corpus, or of one of its
 // splits: what EachBatch will read.
 func (s *Store) CountDocuments(ctx context.Context, c *ent.Corpus, split string) (int, error) {
-	q := s.Client.Document.Query().Where(document.CorpusID(c.ID))
-	if split != "" {
-		sp, err := normalizeSplit(split)
-		if err != nil {
-			return 0, err
-		}
-		q = q.Where(document.SplitEQ(sp))
+	where, err := splitWhere(c, split)
+	if err != nil {
+		return 0, err
 	}
-	return q.Count(ctx)
+	return s.Client.Document.Query().Where(where...).Count(ctx)
 }

@@ -97,17 +97,21 @@ const readBatch = 500
 // snapshot: a document deleted during the read is left out, one added is
 // not read.
 func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split string, n int, fn func([]pipeline.Document) error) error {
-	docWhere := []predicate.Document{document.CorpusID(c.ID)}
-	if split != "" {
-		sp, err := normalizeSplit(split)
-		if err != nil {
-			return err
-		}
-		docWhere = append(docWhere, document.SplitEQ(sp))
+	return s.EachBatchOf(ctx, c, setName, split, nil, n, fn)
+}
+
+// EachBatchOf is EachBatch over the documents of some patients only (their
+// ids, a group of PatientGroups); nil patients means every patient.
+func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split string, patients []int, n int, fn func([]pipeline.Document) error) error {
+	docWhere, err := splitWhere(c, split)
+	if err != nil {
+		return err
+	}
+	if patients != nil {
+		docWhere = append(docWhere, document.PatientIDIn(patients...))
 	}
 	var set *ent.AnnotationSet
 	if setName != "" {
-		var err error
 		if set, err = s.AnnotationSet(ctx, c, setName); err != nil {
 			return err
 		}
@@ -131,6 +135,44 @@ func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split str
 		start = end
 	}
 	return nil
+}
+
+// PatientGroups cuts the patients of a corpus's split ("" for all) into
+// groups of about n documents, in EachBatch's order, and says how many
+// documents each group has: the parts of a job that several workers share.
+func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, n int) (groups [][]int, docs []int, err error) {
+	where, err := splitWhere(c, split)
+	if err != nil {
+		return nil, nil, err
+	}
+	order, err := s.documentOrder(ctx, c, where)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range order {
+		if i == 0 || (r.patient != order[i-1].patient && docs[len(docs)-1] >= n) {
+			groups, docs = append(groups, nil), append(docs, 0)
+		}
+		g := len(groups) - 1
+		if len(groups[g]) == 0 || groups[g][len(groups[g])-1] != r.patient {
+			groups[g] = append(groups[g], r.patient)
+		}
+		docs[g]++
+	}
+	return groups, docs, nil
+}
+
+// splitWhere selects the documents of a corpus's split ("" for all).
+func splitWhere(c *ent.Corpus, split string) ([]predicate.Document, error) {
+	where := []predicate.Document{document.CorpusID(c.ID)}
+	if split != "" {
+		sp, err := normalizeSplit(split)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, document.SplitEQ(sp))
+	}
+	return where, nil
 }
 
 // docRef is a document's place in a batched read.
