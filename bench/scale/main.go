@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	trainPatients := fs.Int("train-patients", 100, "patients of the small corpus the stored model is trained on")
 	db := fs.String("db", "", "database DSN (default: a fresh SQLite file in the work directory); a PostgreSQL database must be empty")
 	keep := fs.String("keep", "", "work directory to use and keep (default: a temporary one, removed at the end); a synthetic corpus already written there is reused")
+	workers := fs.Int("workers", 1, "worker processes for the tag step, which is split into parts that every worker takes: the command's own and workers-1 'deidcorpus worker' processes beside it")
 	only := fs.String("only", "", "comma-separated measured steps to run (import, stats, resynth, tag, release, export); default all. The import always runs: every other step reads its corpus")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -153,7 +154,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if s.args[0] == "keys" && exists(keyFile) {
 			continue
 		}
+		var stopWorkers func()
+		if s.group == "tag" && s.measured && *workers > 1 {
+			if stopWorkers, err = startWorkers(ctx, bin, *db, dir, *workers-1); err != nil {
+				return err
+			}
+		}
 		elapsed, rss, anon, err := measure(ctx, bin, *db, dir, s.args)
+		if stopWorkers != nil {
+			stopWorkers()
+		}
 		note := ""
 		if exit := (*exec.ExitError)(nil); s.args[0] == "resynth" && errors.As(err, &exit) && exit.ExitCode() == checkFailed {
 			err, note = nil, "  (its check failed: the corpus is quarantined)"
@@ -166,6 +176,29 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// startWorkers starts n 'deidcorpus worker' processes (one job at a time
+// each, as the command's own worker) and returns what stops them.
+func startWorkers(ctx context.Context, bin, db, dir string, n int) (stop func(), err error) {
+	var cmds []*exec.Cmd
+	stop = func() {
+		for _, c := range cmds {
+			c.Process.Signal(os.Interrupt)
+			c.Wait()
+		}
+	}
+	for range n {
+		c := exec.CommandContext(ctx, bin, "worker", "--concurrency", "1")
+		c.Env = append(os.Environ(), "DEIDCORPUS_DB="+db, "DEIDCORPUS_KEY_FILE="+filepath.Join(dir, "scale.key"))
+		c.Stderr = io.Discard
+		if err := c.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		cmds = append(cmds, c)
+	}
+	return stop, nil
 }
 
 // measure runs one deidcorpus command and returns its wall time, its peak
