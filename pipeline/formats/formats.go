@@ -42,7 +42,13 @@ type Format struct {
 	ReadFile func(f File, opt ReadOptions) ([]pipeline.Document, error)
 	// Write renders documents as files, named by document id.
 	Write func(docs []pipeline.Document) ([]File, error)
-	// Batched: Write of consecutive batches of a corpus's documents, with a
+	// Records, if set, renders documents as Write does without the Head
+	// and Tail files Write puts around them (the root element of a file
+	// that holds every document): Stream writes Head, then each batch's
+	// Records, then Tail, and such a format can be Batched.
+	Records    func(docs []pipeline.Document) ([]File, error)
+	Head, Tail []File
+	// Batched: Write (or Records) of consecutive batches of a corpus's documents, with a
 	// file that continues the previous batch's last file appended to it,
 	// gives Write of the whole corpus. True of a file per document, and of
 	// one file in which documents follow each other without header or footer.
