@@ -102,6 +102,10 @@ const (
 // transactions keep SQLite's one writer free for heartbeats and requests.
 const importBatch = 500
 
+// importKeep bounds the text of the documents an import's check keeps for
+// its write pass: an input that fits is parsed once, a bigger one twice.
+const importKeep = 64 << 20
+
 // Import parses files and writes their documents into a corpus, as
 // ImportFrom does.
 func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.File) (*ImportResult, error) {
@@ -239,9 +243,19 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 		}
 		return nil
 	}
-	total, err := s.checkImport(ctx, opt, existing, scan, prepare)
+	kept, total, err := s.checkImport(ctx, opt, existing, scan, prepare)
 	if err != nil {
 		return nil, err
+	}
+	if kept != nil {
+		scan = func(fn func(pipeline.Document) error) error {
+			for _, d := range kept {
+				if err := fn(d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 
 	provenance := opt.Provenance
@@ -317,13 +331,14 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 
 // checkImport is an import's first pass: it parses and checks every
 // document, and, for an existing corpus, finds the documents that conflict
-// with its own a batch at a time. It returns the number of documents.
-func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *ent.Corpus, scan func(func(pipeline.Document) error) error, prepare func(*pipeline.Document) error) (int, error) {
+// with its own a batch at a time. It returns the number of documents, and
+// the documents themselves if their text is under importKeep.
+func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *ent.Corpus, scan func(func(pipeline.Document) error) error, prepare func(*pipeline.Document) error) ([]pipeline.Document, int, error) {
 	setID := 0
 	if existing != nil {
 		set, err := s.Client.AnnotationSet.Query().Where(annotationset.CorpusID(existing.ID), annotationset.Name(opt.Set)).Only(ctx)
 		if err != nil && !ent.IsNotFound(err) {
-			return 0, err
+			return nil, 0, err
 		}
 		if set != nil {
 			setID = set.ID
@@ -343,11 +358,18 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 		return nil
 	}
 	total := 0
+	var kept []pipeline.Document
+	keep, size := true, 0
 	err := scan(func(d pipeline.Document) error {
 		if err := prepare(&d); err != nil {
 			return err
 		}
 		total++
+		if size += len(d.Text); keep && size <= importKeep {
+			kept = append(kept, d)
+		} else {
+			keep, kept = false, nil
+		}
 		if existing == nil {
 			return nil
 		}
@@ -363,7 +385,7 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 	if err == nil && !opt.Replace {
 		err = conflictError(opt, conflicts)
 	}
-	return total, err
+	return kept, total, err
 }
 
 func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind string) (*ent.AnnotationSet, error) {
