@@ -63,6 +63,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	opt := p.options()
+	opt.Checked = func(done int) { run.Progress(done, 0, "checking") }
 	opt.Progress = run.Step("importing")
 	// A retry finds the batches its predecessor committed before its worker
 	// died, and goes on after them.

@@ -45,8 +45,10 @@ type ImportOptions struct {
 	// (text whose PHI was already replaced, which researchers may see). For
 	// an existing corpus it must be empty or equal to the corpus's.
 	CorpusKind string
-	// Progress, if set, is called as documents are written.
+	// Progress, if set, is called as documents are written; Checked, if
+	// set, as they are checked before (their total is not known yet).
 	Progress func(done, total int)
+	Checked  func(done int)
 	// Resume continues an import an earlier attempt began (a job's retry
 	// after its worker died): a document the corpus already holds with the
 	// same text and the same spans in the set is taken as written by that
@@ -104,7 +106,7 @@ const importBatch = 500
 
 // importKeep bounds the text of the documents an import's check keeps for
 // its write pass: an input that fits is parsed once, a bigger one twice.
-const importKeep = 64 << 20
+const importKeep = 8 << 20
 
 // Import parses files and writes their documents into a corpus, as
 // ImportFrom does.
@@ -365,6 +367,9 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 			return err
 		}
 		total++
+		if opt.Checked != nil && total%importBatch == 0 {
+			opt.Checked(total)
+		}
 		if size += len(d.Text); keep && size <= importKeep {
 			kept = append(kept, d)
 		} else {

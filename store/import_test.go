@@ -106,14 +106,16 @@ func TestImportAllOrNothing(t *testing.T) {
 	assert.Len(t, imported(t, s, "c"), 1)
 
 	// Adding the others to the existing corpus works, in batches.
-	var batches []int
+	var checked, batches []int
 	res, err := s.Import(ctx, store.ImportOptions{Corpus: "c", Progress: func(done, total int) {
 		assert.Equal(t, len(files)-1, total)
 		batches = append(batches, done)
-	}}, files[:len(files)-1])
+	}, Checked: func(done int) { checked = append(checked, done) }}, files[:len(files)-1])
 	require.NoError(t, err)
 	assert.Equal(t, len(files)-1, res.Documents)
+	assert.NotEmpty(t, checked, "progress while checking")
 	assert.Greater(t, len(batches), 1, "progress per batch")
+	assert.Equal(t, len(files)-1, batches[len(batches)-1])
 	assert.Len(t, imported(t, s, "c"), len(files))
 }
 
