@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 
-	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
@@ -35,11 +34,11 @@ func (p ImportParams) options() store.ImportOptions {
 		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace}
 }
 
-// EnqueueImport stores files as the job's input and queues their import, in
-// one transaction.
-func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, files []formats.File, by string) (*ent.Job, error) {
+// EnqueueImport stores the files of src as the job's input and queues their
+// import, in one transaction.
+func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats.Source, by string) (*ent.Job, error) {
 	var buf bytes.Buffer
-	if err := formats.WriteZip(&buf, files); err != nil {
+	if _, err := formats.ZipFrom(&buf, src); err != nil {
 		return nil, err
 	}
 	return m.Enqueue(ctx, &p, by, func(ctx context.Context, tx *store.JobTx) error {
@@ -63,19 +62,13 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := formats.Unzip(a.Name, a.Data)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
-	}
 	opt := p.options()
+	opt.Checked = func(done int) { run.Progress(done, 0, "checking") }
 	opt.Progress = run.Step("importing")
-	res, err := run.Store.Import(ctx, opt, files)
-	if apperr.CodeOf(err) == apperr.Conflict && run.Job.Attempts > 1 {
-		// The earlier attempt may have committed before its worker died.
-		if done, derr := run.Store.AlreadyImported(ctx, p.options(), files); derr == nil && done {
-			return Result{"corpusName": p.Corpus, "message": "imported by an earlier attempt"}, nil
-		}
-	}
+	// A retry finds the batches its predecessor committed before its worker
+	// died, and goes on after them.
+	opt.Resume = run.Job.Attempts > 1
+	res, err := run.Store.ImportFrom(ctx, opt, formats.Zip(a.Name, a.Data))
 	if err != nil {
 		return nil, err
 	}

@@ -282,7 +282,7 @@ func TestImportJob(t *testing.T) {
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
 	p := jobs.ImportParams{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}
-	j, err := m.EnqueueImport(ctx, p, files, "local:tester")
+	j, err := m.EnqueueImport(ctx, p, formats.Files(files), "local:tester")
 	require.NoError(t, err)
 	assert.NotZero(t, j.Params["artifact"], "the files are stored with the job")
 	done := wait(t, m, j.ID)[0]
@@ -290,20 +290,22 @@ func TestImportJob(t *testing.T) {
 	assert.Equal(t, float64(3), done.Result["documents"])
 	assert.Equal(t, float64(13), done.Result["spans"])
 
-	// What a retried attempt checks when its predecessor committed.
-	opt := store.ImportOptions{Corpus: "c", Set: "gold"}
-	imported, err := st.AlreadyImported(ctx, opt, files)
+	// What a retried attempt does when its predecessor committed: the
+	// documents it finds as they are count as imported, a changed one is a
+	// conflict still.
+	opt := store.ImportOptions{Corpus: "c", Set: "gold", Resume: true}
+	again, err := st.Import(ctx, opt, files)
 	require.NoError(t, err)
-	assert.True(t, imported)
+	assert.Equal(t, 3, again.Documents)
+	assert.Equal(t, 13, again.Spans)
 	changed := append([]formats.File(nil), files...)
 	changed[0].Data = []byte(strings.Replace(string(changed[0].Data), "Record date", "Record Date", 1))
-	imported, err = st.AlreadyImported(ctx, opt, changed)
-	require.NoError(t, err)
-	assert.False(t, imported, "a changed text is not the same import")
+	_, err = st.Import(ctx, opt, changed)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a changed text is not the same import")
 
 	// A bad file fails the job with the file's name and changes nothing.
 	bad := []formats.File{{Name: "900-01.xml", Data: []byte("<r><TEXT>x</TEXT><TAGS><DATE id=\"P0\" start=\"0\" end=\"5\" TYPE=\"DATE\"/></TAGS></r>")}}
-	j, err = m.EnqueueImport(ctx, p, bad, "local:tester")
+	j, err = m.EnqueueImport(ctx, p, formats.Files(bad), "local:tester")
 	require.NoError(t, err)
 	failed := wait(t, m, j.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
@@ -340,7 +342,7 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	_, err = st.Artifact(annCtx(), archive)
 	require.NoError(t, err, "the export is its creator's")
 	// An annotator's import job reads the files it uploaded.
-	imp, err := m.EnqueueImport(ctx, jobs.ImportParams{Corpus: "c", Set: "ann-1"}, files, "ann")
+	imp, err := m.EnqueueImport(ctx, jobs.ImportParams{Corpus: "c", Set: "ann-1"}, formats.Files(files), "ann")
 	require.NoError(t, err)
 	done := wait(t, m, imp.ID)[0]
 	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)

@@ -66,7 +66,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 	if err != nil {
 		return nil, err
 	}
-	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), in, auth.Name(ctx))
+	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), formats.Files(in), auth.Name(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"bytes"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -28,27 +28,54 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		files, err := st.Export(r.Context(), name, set, format)
-		if err != nil {
-			httpError(w, logger, err)
-			return
-		}
-		auditDownload(r, st, logger, "corpus", name+"/"+set)
-		serveZip(w, logger, safeFilename(name+"-"+set+"-"+format)+".zip", files)
+		serveZip(w, logger, safeFilename(name+"-"+set+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
+			return st.ExportTo(r.Context(), name, set, format, create)
+		}, func() { auditDownload(r, st, logger, "corpus", name+"/"+set) })
 	})
 }
 
-// serveZip writes files as a zip archive download.
-func serveZip(w http.ResponseWriter, logger *slog.Logger, filename string, files []formats.File) {
-	var buf bytes.Buffer
-	if err := formats.WriteZip(&buf, files); err != nil {
+// serveZip streams the files write makes as a zip archive download, each
+// written to the response as it is rendered: the archive is never whole in
+// memory. The headers go out with the first bytes (and started is called
+// then, to audit the download), so an error before them (no such corpus,
+// documents the format cannot hold) is still answered with its status; one
+// after them aborts the response, and the client sees a broken transfer
+// rather than a truncated archive.
+func serveZip(w http.ResponseWriter, logger *slog.Logger, filename string, write func(create func(string) (io.Writer, error)) error, started func()) {
+	out := &lazyResponse{w: w, start: func() {
+		started()
+		w.Header().Set("Content-Type", "application/zip")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	}}
+	z := formats.NewZipFiles(out)
+	err := write(z.Create)
+	if err == nil {
+		err = z.Close()
+	}
+	if err == nil {
+		return
+	}
+	if !out.started {
 		httpError(w, logger, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/zip")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.Write(buf.Bytes())
+	logger.Error("download failed after it began", "file", filename, "err", err)
+	panic(http.ErrAbortHandler)
+}
+
+// lazyResponse calls start before its first write.
+type lazyResponse struct {
+	w       io.Writer
+	start   func()
+	started bool
+}
+
+func (l *lazyResponse) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		l.start()
+	}
+	return l.w.Write(p)
 }
 
 // handleReleaseDownload serves a release as a zip archive with MANIFEST and
@@ -64,13 +91,9 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		files, err := st.ExportRelease(r.Context(), ref, format)
-		if err != nil {
-			httpError(w, logger, err)
-			return
-		}
-		auditDownload(r, st, logger, "release", ref)
-		serveZip(w, logger, safeFilename(ref+"-"+format)+".zip", files)
+		serveZip(w, logger, safeFilename(ref+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
+			return st.ExportReleaseTo(r.Context(), ref, format, create)
+		}, func() { auditDownload(r, st, logger, "release", ref) })
 	})
 }
 

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,8 +45,15 @@ type ImportOptions struct {
 	// (text whose PHI was already replaced, which researchers may see). For
 	// an existing corpus it must be empty or equal to the corpus's.
 	CorpusKind string
-	// Progress, if set, is called as documents are written.
+	// Progress, if set, is called as documents are written; Checked, if
+	// set, as they are checked before (their total is not known yet).
 	Progress func(done, total int)
+	Checked  func(done int)
+	// Resume continues an import an earlier attempt began (a job's retry
+	// after its worker died): a document the corpus already holds with the
+	// same text and the same spans in the set is taken as written by that
+	// attempt, not as a conflict.
+	Resume bool
 }
 
 // ImportResult tells what an import did.
@@ -89,11 +98,32 @@ const (
 	spanBatch = 1000
 )
 
-// Import parses files and writes their documents into a corpus, creating the
-// corpus and the annotation set when needed. It is all or nothing: every file
-// is parsed and checked before anything is written, and the writes happen in
-// one transaction.
+// importBatch is about how many documents an import writes per transaction:
+// a batch ends at the first change of patient after it, so that a patient's
+// notes that follow each other in the input are written together. Short
+// transactions keep SQLite's one writer free for heartbeats and requests.
+const importBatch = 500
+
+// importKeep bounds the text of the documents an import's check keeps for
+// its write pass: an input that fits is parsed once, a bigger one twice.
+const importKeep = 8 << 20
+
+// Import parses files and writes their documents into a corpus, as
+// ImportFrom does.
 func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.File) (*ImportResult, error) {
+	return s.ImportFrom(ctx, opt, formats.Files(files))
+}
+
+// ImportFrom parses the files of src and writes their documents into a
+// corpus, creating the corpus and the annotation set when needed, holding
+// one file and one batch of documents in memory at a time. It is all or
+// nothing: a first pass parses and checks every file (labels, offsets,
+// splits, duplicate ids, conflicts with the corpus) and keeps only the
+// document ids; a second pass parses them again and writes them a batch at
+// a time, each batch in its own transaction. If a write fails, a corpus the
+// import created is removed; one that existed keeps the batches written
+// (an import job's retry resumes after them, see ImportOptions.Resume).
+func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.Source) (*ImportResult, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -105,16 +135,26 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 	if err != nil {
 		return nil, err
 	}
-	docs, err := format.Read(files, formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
+	read := formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		return phi.Normalize(ts, cat, typ)
-	}})
-	if errors.Is(err, formats.ErrNoDocuments) {
-		return nil, apperr.New(apperr.Invalid, "no %s documents in the given input", opt.Format)
+	}}
+	scan := func(fn func(pipeline.Document) error) error {
+		var fnErr error
+		err := format.Scan(src, read, func(d pipeline.Document) error {
+			fnErr = fn(d)
+			return fnErr
+		})
+		switch {
+		case err == nil || err == fnErr:
+			return err
+		case errors.Is(err, formats.ErrNoDocuments):
+			return apperr.New(apperr.Invalid, "no %s documents in the given input", opt.Format)
+		case errors.Is(err, fs.ErrNotExist):
+			return apperr.Wrap(apperr.NotFound, err)
+		}
+		return apperr.Wrap(apperr.Invalid, err)
 	}
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
-	}
-	return s.importDocuments(ctx, opt, existing, tagset, docs)
+	return s.importStream(ctx, opt, existing, tagset, scan)
 }
 
 // ImportDocuments writes documents that are already parsed (generated ones,
@@ -128,23 +168,27 @@ func (s *Store) ImportDocuments(ctx context.Context, opt ImportOptions, docs []p
 	if err != nil {
 		return nil, err
 	}
-	docs = slices.Clone(docs)
-	for i := range docs {
-		d := &docs[i]
-		d.Spans = slices.Clone(d.Spans)
-		for j := range d.Spans {
-			sp := &d.Spans[j]
-			if sp.Category, sp.Type, err = phi.Normalize(ts, sp.Category, sp.Type); err != nil {
-				return nil, apperr.New(apperr.Invalid, "document %s: span %d: %v", d.ID, j, err)
+	scan := func(fn func(pipeline.Document) error) error {
+		for _, d := range docs {
+			d.Spans = slices.Clone(d.Spans)
+			for j := range d.Spans {
+				sp := &d.Spans[j]
+				if sp.Category, sp.Type, err = phi.Normalize(ts, sp.Category, sp.Type); err != nil {
+					return apperr.New(apperr.Invalid, "document %s: span %d: %v", d.ID, j, err)
+				}
+			}
+			if err := d.Validate(false); err != nil {
+				return apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
+			}
+			d.FillText()
+			d.SortSpans()
+			if err := fn(d); err != nil {
+				return err
 			}
 		}
-		if err := d.Validate(false); err != nil {
-			return nil, apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
-		}
-		d.FillText()
-		d.SortSpans()
+		return nil
 	}
-	return s.importDocuments(ctx, opt, existing, tagset, docs)
+	return s.importStream(ctx, opt, existing, tagset, scan)
 }
 
 // importTarget finds the corpus an import goes to (nil if it is new) and the
@@ -174,7 +218,9 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 	return existing, ts, tagset, nil
 }
 
-func (s *Store) importDocuments(ctx context.Context, opt ImportOptions, existing *ent.Corpus, tagset string, docs []pipeline.Document) (*ImportResult, error) {
+// importStream checks, then writes in batches, the documents scan gives
+// (the same ones, in the same order, every time it is called).
+func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *ent.Corpus, tagset string, scan func(func(pipeline.Document) error) error) (*ImportResult, error) {
 	var split *document.Split
 	if opt.Split != "" {
 		sp, err := normalizeSplit(opt.Split)
@@ -183,45 +229,168 @@ func (s *Store) importDocuments(ctx context.Context, opt ImportOptions, existing
 		}
 		split = &sp
 	}
-	for i := range docs {
+	prepare := func(d *pipeline.Document) error {
 		if split != nil {
-			docs[i].Split = string(*split)
-		} else if _, err := normalizeSplit(docs[i].Split); err != nil {
-			return nil, apperr.New(apperr.Invalid, "document %s: %v", docs[i].ID, err)
+			d.Split = string(*split)
+		} else if _, err := normalizeSplit(d.Split); err != nil {
+			return apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
+		}
+		if d.Patient == "" {
+			return apperr.New(apperr.Invalid, "document %s has no patient id", d.ID)
+		}
+		for _, sp := range d.Spans {
+			if sp.Start < 0 || sp.End < 0 {
+				return apperr.New(apperr.Invalid, "document %s: span %s: negative offset", d.ID, sp.Label())
+			}
+		}
+		return nil
+	}
+	kept, total, err := s.checkImport(ctx, opt, existing, scan, prepare)
+	if err != nil {
+		return nil, err
+	}
+	if kept != nil {
+		scan = func(fn func(pipeline.Document) error) error {
+			for _, d := range kept {
+				if err := fn(d); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 	}
+
 	provenance := opt.Provenance
 	if provenance == nil {
 		provenance = map[string]any{"source": "import", "format": opt.Format}
 	}
-	res := &ImportResult{}
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		c := existing
-		if c == nil {
-			var err error
-			create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance)
-			if opt.CorpusKind != "" {
-				create.SetKind(corpus.Kind(opt.CorpusKind))
+	res := &ImportResult{Corpus: existing}
+	write := opt
+	write.Progress = nil // reported per committed batch
+	var batch []pipeline.Document
+	flush := func() error {
+		var created *ent.Corpus
+		err := s.withTx(ctx, func(tx *ent.Tx) error {
+			c := res.Corpus
+			if c == nil {
+				create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance)
+				if opt.CorpusKind != "" {
+					create.SetKind(corpus.Kind(opt.CorpusKind))
+				}
+				var err error
+				if c, err = create.Save(ctx); err != nil {
+					return err
+				}
+				created = c
 			}
-			c, err = create.Save(ctx)
+			set, err := getOrCreateSet(ctx, tx, c.ID, opt.Set, opt.Kind)
 			if err != nil {
 				return err
 			}
-			res.CreatedCorpus = true
-		}
-		res.Corpus = c
-		set, err := getOrCreateSet(ctx, tx, c.ID, opt.Set, opt.Kind)
+			return s.writeDocuments(ctx, tx, c.ID, set.ID, batch, write, res)
+		})
 		if err != nil {
 			return err
 		}
-		return s.writeDocuments(ctx, tx, c.ID, set.ID, docs, opt, res)
+		if created != nil {
+			res.Corpus, res.CreatedCorpus = created, true
+		}
+		batch = batch[:0]
+		if opt.Progress != nil {
+			opt.Progress(res.Documents, total)
+		}
+		return nil
+	}
+	err = scan(func(d pipeline.Document) error {
+		if err := prepare(&d); err != nil {
+			return err
+		}
+		if len(batch) >= importBatch && d.Patient != batch[len(batch)-1].Patient {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		batch = append(batch, d)
+		return nil
 	})
+	if err == nil && (len(batch) > 0 || res.Corpus == nil) {
+		err = flush()
+	}
 	if err != nil {
+		if res.CreatedCorpus {
+			// Nobody else knows the corpus yet: take it away whole rather
+			// than leave half an import behind.
+			if derr := s.Client.Corpus.DeleteOneID(res.Corpus.ID).Exec(context.WithoutCancel(ctx)); derr != nil {
+				return nil, fmt.Errorf("%w (removing the partly imported corpus: %v)", err, derr)
+			}
+		}
 		return nil, err
 	}
-	// Reload outside the committed transaction so callers can follow edges.
+	// Reload outside the committed transactions so callers can follow edges.
 	res.Corpus, err = s.Client.Corpus.Get(ctx, res.Corpus.ID)
 	return res, err
+}
+
+// checkImport is an import's first pass: it parses and checks every
+// document, and, for an existing corpus, finds the documents that conflict
+// with its own a batch at a time. It returns the number of documents, and
+// the documents themselves if their text is under importKeep.
+func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *ent.Corpus, scan func(func(pipeline.Document) error) error, prepare func(*pipeline.Document) error) ([]pipeline.Document, int, error) {
+	setID := 0
+	if existing != nil {
+		set, err := s.Client.AnnotationSet.Query().Where(annotationset.CorpusID(existing.ID), annotationset.Name(opt.Set)).Only(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return nil, 0, err
+		}
+		if set != nil {
+			setID = set.ID
+		}
+	}
+	var pending []pipeline.Document
+	var conflicts []string
+	check := func() error {
+		if existing != nil && len(pending) > 0 {
+			found, err := lookupExisting(ctx, s.Client, existing.ID, setID, pending, opt.Resume)
+			if err != nil {
+				return err
+			}
+			conflicts = append(conflicts, found.conflicts(pending)...)
+		}
+		pending = pending[:0]
+		return nil
+	}
+	total := 0
+	var kept []pipeline.Document
+	keep, size := true, 0
+	err := scan(func(d pipeline.Document) error {
+		if err := prepare(&d); err != nil {
+			return err
+		}
+		total++
+		if opt.Checked != nil && total%importBatch == 0 {
+			opt.Checked(total)
+		}
+		if size += len(d.Text); keep && size <= importKeep {
+			kept = append(kept, d)
+		} else {
+			keep, kept = false, nil
+		}
+		if existing == nil {
+			return nil
+		}
+		pending = append(pending, d)
+		if len(pending) < docBatch {
+			return nil
+		}
+		return check()
+	})
+	if err == nil {
+		err = check()
+	}
+	if err == nil && !opt.Replace {
+		err = conflictError(opt, conflicts)
+	}
+	return kept, total, err
 }
 
 func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind string) (*ent.AnnotationSet, error) {
@@ -236,63 +405,33 @@ func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind st
 // writeDocuments inserts docs and their spans into set. Existing documents
 // conflict unless replace is set; a replaced document whose text is unchanged
 // keeps its other annotation layers, one whose text changed loses them, since
-// their offsets no longer hold.
+// their offsets no longer hold. With resume set, a document already there
+// with the same text and spans is counted and left as it is.
 func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
 	if err := s.bumpContentVersion(ctx, tx, corpusID); err != nil {
 		return err
 	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
+	found, err := lookupExisting(ctx, tx.Client(), corpusID, setID, docs, opt.Resume)
+	if err != nil {
+		return err
 	}
-	old := map[string]*ent.Document{}
-	for start := 0; start < len(ids); start += docBatch {
-		rows, err := tx.Document.Query().
-			Where(document.CorpusID(corpusID), document.ExternalIDIn(ids[start:min(start+docBatch, len(ids))]...)).
-			Select(document.FieldID, document.FieldExternalID, document.FieldChecksum, document.FieldSplit, document.FieldNoteType).All(ctx)
-		if err != nil {
+	if !opt.Replace {
+		if err := conflictError(opt, found.conflicts(docs)); err != nil {
 			return err
 		}
-		for _, r := range rows {
-			old[r.ExternalID] = r
-		}
 	}
-	// A document that exists with the same text only gains this layer, unless
-	// the layer already covers it; one whose text differs is replaced whole.
-	var sameText []int
-	for _, d := range docs {
-		if o, ok := old[d.ID]; ok && o.Checksum == checksum(d.Text) {
-			sameText = append(sameText, o.ID)
-		}
+	if len(found.done) > 0 {
+		docs = slices.DeleteFunc(slices.Clone(docs), func(d pipeline.Document) bool {
+			if found.done[d.ID] {
+				delete(found.layered, found.old[d.ID].ID) // its spans stay
+				res.Documents++
+				res.Spans += len(d.Spans)
+				return true
+			}
+			return false
+		})
 	}
-	layered := map[int]bool{}
-	for start := 0; start < len(sameText); start += docBatch {
-		ids, err := tx.Span.Query().
-			Where(span.AnnotationSetID(setID), span.DocumentIDIn(sameText[start:min(start+docBatch, len(sameText))]...)).
-			GroupBy(span.FieldDocumentID).Ints(ctx)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			layered[id] = true
-		}
-	}
-	var conflicts []string
-	for _, d := range docs {
-		if o, ok := old[d.ID]; ok && (layered[o.ID] || o.Checksum != checksum(d.Text)) {
-			conflicts = append(conflicts, d.ID)
-		}
-	}
-	if len(conflicts) > 0 && !opt.Replace {
-		sort.Strings(conflicts)
-		more := ""
-		if len(conflicts) > 5 {
-			more = fmt.Sprintf(" and %d more", len(conflicts)-5)
-			conflicts = conflicts[:5]
-		}
-		return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (use replace to overwrite)",
-			opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
-	}
+	old, layered := found.old, found.layered
 
 	patients, err := patientIDs(ctx, tx, corpusID, docs)
 	if err != nil {
@@ -391,7 +530,7 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 			}
 		}
 	}
-	res.Documents = len(docs)
+	res.Documents += len(docs)
 	return s.insertSpans(ctx, tx, args)
 }
 
@@ -488,46 +627,116 @@ func patientIDs(ctx context.Context, tx *ent.Tx, corpusID int, docs []pipeline.D
 	return ids, nil
 }
 
-// AlreadyImported reports whether every document of files is in the corpus
-// with the same text and has spans in the set: how a retried import job tells
-// that its earlier attempt committed before its worker died.
-func (s *Store) AlreadyImported(ctx context.Context, opt ImportOptions, files []formats.File) (bool, error) {
-	if err := opt.defaults(); err != nil {
-		return false, err
+// existingDocs is what a batch of documents finds in its corpus.
+type existingDocs struct {
+	old     map[string]*ent.Document // by external id
+	layered map[int]bool             // row ids that have spans in the set
+	done    map[string]bool          // external ids already imported with the same text and spans (resume)
+}
+
+// lookupExisting finds which of docs the corpus already has, and which of
+// those have spans in the set (setID 0 for a set not made yet); with
+// resume, also which hold exactly the document's text and spans.
+func lookupExisting(ctx context.Context, client *ent.Client, corpusID, setID int, docs []pipeline.Document, resume bool) (*existingDocs, error) {
+	found := &existingDocs{old: map[string]*ent.Document{}, layered: map[int]bool{}, done: map[string]bool{}}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
 	}
-	format, err := formats.Lookup(opt.Format)
-	if err != nil {
-		return false, apperr.Wrap(apperr.Invalid, err)
-	}
-	c, err := s.CorpusByName(ctx, opt.Corpus)
-	if err != nil {
-		return false, nil
-	}
-	docs, err := format.Read(files, formats.ReadOptions{AllowOverlap: true})
-	if err != nil {
-		return false, apperr.Wrap(apperr.Invalid, err)
-	}
-	set, err := s.AnnotationSet(ctx, c, opt.Set)
-	if err != nil {
-		return false, nil
-	}
-	for _, d := range docs {
-		row, err := s.Client.Document.Query().Where(document.CorpusID(c.ID), document.ExternalID(d.ID)).Only(ctx)
-		if ent.IsNotFound(err) {
-			return false, nil
-		}
+	for start := 0; start < len(ids); start += docBatch {
+		rows, err := client.Document.Query().
+			Where(document.CorpusID(corpusID), document.ExternalIDIn(ids[start:min(start+docBatch, len(ids))]...)).
+			Select(document.FieldID, document.FieldExternalID, document.FieldChecksum, document.FieldSplit, document.FieldNoteType).All(ctx)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if row.Checksum != checksum(d.Text) {
-			return false, nil
+		for _, r := range rows {
+			found.old[r.ExternalID] = r
 		}
-		if len(d.Spans) > 0 {
-			n, err := s.Client.Span.Query().Where(span.DocumentID(row.ID), span.AnnotationSetID(set.ID)).Count(ctx)
-			if err != nil || n != len(d.Spans) {
-				return false, err
+	}
+	if setID == 0 {
+		return found, nil
+	}
+	// A document that exists with the same text only gains this layer, unless
+	// the layer already covers it; one whose text differs is replaced whole.
+	var sameText []int
+	for _, d := range docs {
+		if o, ok := found.old[d.ID]; ok && o.Checksum == checksum(d.Text) {
+			sameText = append(sameText, o.ID)
+		}
+	}
+	for start := 0; start < len(sameText); start += docBatch {
+		chunk := sameText[start:min(start+docBatch, len(sameText))]
+		if !resume {
+			ids, err := client.Span.Query().
+				Where(span.AnnotationSetID(setID), span.DocumentIDIn(chunk...)).
+				GroupBy(span.FieldDocumentID).Ints(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				found.layered[id] = true
+			}
+			continue
+		}
+		spans, err := client.Span.Query().Where(span.AnnotationSetID(setID), span.DocumentIDIn(chunk...)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		have := map[int][]pipeline.Span{}
+		for _, sp := range spans {
+			found.layered[sp.DocumentID] = true
+			have[sp.DocumentID] = append(have[sp.DocumentID], toPipelineSpan(sp))
+		}
+		for _, d := range docs {
+			if o, ok := found.old[d.ID]; ok && found.layered[o.ID] && o.Checksum == checksum(d.Text) && sameSpans(have[o.ID], d.Spans) {
+				found.done[d.ID] = true
 			}
 		}
 	}
-	return true, nil
+	return found, nil
+}
+
+// sameSpans reports whether a and b hold the same spans in any order.
+func sameSpans(a, b []pipeline.Span) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	order := func(x, y pipeline.Span) int {
+		return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.End, y.End), strings.Compare(x.Type, y.Type),
+			strings.Compare(x.Category, y.Category), strings.Compare(x.Text, y.Text), strings.Compare(x.ID, y.ID),
+			strings.Compare(x.Comment, y.Comment))
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, order)
+	slices.SortFunc(b, order)
+	return slices.Equal(a, b)
+}
+
+// conflicts lists the documents of docs that exist with another text or
+// with spans in the set, those already imported aside.
+func (e *existingDocs) conflicts(docs []pipeline.Document) []string {
+	var out []string
+	for _, d := range docs {
+		if o, ok := e.old[d.ID]; ok && !e.done[d.ID] && (e.layered[o.ID] || o.Checksum != checksum(d.Text)) {
+			out = append(out, d.ID)
+		}
+	}
+	return out
+}
+
+// conflictError names the first conflicting documents, or is nil.
+func conflictError(opt ImportOptions, conflicts []string) error {
+	if len(conflicts) == 0 {
+		return nil
+	}
+	conflicts = slices.Clone(conflicts)
+	sort.Strings(conflicts)
+	more := ""
+	if len(conflicts) > 5 {
+		more = fmt.Sprintf(" and %d more", len(conflicts)-5)
+		conflicts = conflicts[:5]
+	}
+	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (use replace to overwrite)",
+		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
 }

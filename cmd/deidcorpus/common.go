@@ -134,8 +134,13 @@ func readFiles(paths ...string) ([]formats.File, error) {
 }
 
 // fileError codes an error reading a file the user named: a missing one is
-// not found (exit status 3), any other invalid input (2).
+// not found (exit status 3), any other invalid input (2); an error that has
+// its code keeps it.
 func fileError(err error) error {
+	var coded *apperr.Error
+	if errors.As(err, &coded) {
+		return err
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return apperr.Wrap(apperr.NotFound, err)
 	}

@@ -41,11 +41,10 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
-		files, err := readFiles(args...)
-		if err != nil {
-			return err
-		}
-		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "files": len(files)})
+		// Read as the import goes, one file at a time: a corpus can be
+		// larger than memory.
+		files := formats.Paths(args...)
+		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "paths": args})
 		if err != nil {
 			return err
 		}
@@ -59,14 +58,14 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			}
 			j, err := jm.EnqueueImport(ctx, jobs.NewImportParams(opt), files, auth.Name(ctx))
 			if err != nil {
-				return err
+				return fileError(err)
 			}
-			fmt.Fprintf(e.stdout, "job %d queued (import of %d files); follow it with: deidcorpus jobs wait %d\n", j.ID, len(files), j.ID)
+			fmt.Fprintf(e.stdout, "job %d queued (import of %s); follow it with: deidcorpus jobs wait %d\n", j.ID, strings.Join(args, " "), j.ID)
 			return nil
 		}
 		update, finish := progress(e.stderr, "importing")
 		opt.Progress = update
-		res, err := st.Import(ctx, opt, files)
+		res, err := st.ImportFrom(ctx, opt, files)
 		finish()
 		if err != nil {
 			return err

@@ -35,9 +35,20 @@ type Format struct {
 	Doc  string
 	// Read parses files into documents; a document's spans are sorted.
 	Read func(files []File, opt ReadOptions) ([]pipeline.Document, error)
+	// ReadFile, if set, parses one file on its own (Read is then ReadFile
+	// of every file with one of Exts, ids unique across files), so that
+	// Scan holds one file at a time. Nil for formats whose documents join
+	// several files.
+	ReadFile func(f File, opt ReadOptions) ([]pipeline.Document, error)
 	// Write renders documents as files, named by document id.
 	Write func(docs []pipeline.Document) ([]File, error)
-	// Batched: Write of consecutive batches of a corpus's documents, with a
+	// Records, if set, renders documents as Write does without the Head
+	// and Tail files Write puts around them (the root element of a file
+	// that holds every document): Stream writes Head, then each batch's
+	// Records, then Tail, and such a format can be Batched.
+	Records    func(docs []pipeline.Document) ([]File, error)
+	Head, Tail []File
+	// Batched: Write (or Records) of consecutive batches of a corpus's documents, with a
 	// file that continues the previous batch's last file appended to it,
 	// gives Write of the whole corpus. True of a file per document, and of
 	// one file in which documents follow each other without header or footer.
@@ -138,26 +149,73 @@ func filterExt(files []File, exts ...string) []File {
 	return out
 }
 
+// Scan parses the documents of src and gives them to fn in Read's order,
+// one file in memory at a time when the format has ReadFile (the others are
+// read whole). Duplicate ids are an error, as in Read; the only thing kept
+// across files is each id and the file it came from.
+func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
+	if f.ReadFile != nil {
+		return scanEach(src, opt, f.ReadFile, fn, f.Exts...)
+	}
+	files, err := Collect(src)
+	if err != nil {
+		return err
+	}
+	docs, err := f.Read(files, opt)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readEach reads every file with one of exts through read (which may give
 // several documents per file) and rejects duplicate document ids.
 func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), exts ...string) ([]pipeline.Document, error) {
-	files = filterExt(files, exts...)
 	var docs []pipeline.Document
-	var source []string // source[i] is the file docs[i] came from
-	for _, f := range files {
+	err := scanEach(Files(files), opt, read, func(d pipeline.Document) error {
+		docs = append(docs, d)
+		return nil
+	}, exts...)
+	if err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// scanEach is readEach one file at a time: ErrNoDocuments when src has no
+// document.
+func scanEach(src Source, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), fn func(pipeline.Document) error, exts ...string) error {
+	seen := map[string]string{} // document id -> its file
+	n := 0
+	err := src(func(f File) error {
+		if len(filterExt([]File{f}, exts...)) == 0 {
+			return nil
+		}
 		got, err := read(f, opt)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for range got {
-			source = append(source, f.Name)
+		for _, d := range got {
+			if prev, dup := seen[d.ID]; dup {
+				return errorf(f.Name, 0, "", "document id %q also comes from %s", d.ID, prev)
+			}
+			seen[d.ID] = f.Name
+			n++
+			if err := fn(d); err != nil {
+				return err
+			}
 		}
-		docs = append(docs, got...)
+		return nil
+	})
+	if err == nil && n == 0 {
+		return ErrNoDocuments
 	}
-	if len(docs) == 0 {
-		return nil, ErrNoDocuments
-	}
-	return unique(docs, source)
+	return err
 }
 
 // one adapts a one-document-per-file reader to readEach.

@@ -20,9 +20,10 @@ func init() {
 		Exts: []string{".xml"},
 		Doc: "i2b2 2014 XML: one PPP-RR.xml file per note, TEXT as CDATA, TAGS with id, start, end, text, TYPE, comment; " +
 			"any root element (MEDDOCAN's <MEDDOCAN> included)",
-		Read:    ReadI2B2,
-		Write:   WriteI2B2,
-		Batched: true,
+		Read:     ReadI2B2,
+		ReadFile: one(ReadI2B2File),
+		Write:    WriteI2B2,
+		Batched:  true,
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"deidcorpus/pipeline"
@@ -17,8 +18,13 @@ func init() {
 		Exts: []string{".xml"},
 		Doc: `i2b2 2006 inline XML: <ROOT><RECORD ID="..."><TEXT>... <PHI TYPE="DOCTOR">..</PHI> ...</TEXT></RECORD></ROOT>, ` +
 			"any number of records a file; the text is TEXT's character data, PHI elements become spans",
-		Read:  ReadI2B22006,
-		Write: WriteI2B22006,
+		Read:     ReadI2B22006,
+		ReadFile: readI2B22006File,
+		Write:    WriteI2B22006,
+		Records:  writeI2B22006Records,
+		Head:     []File{{Name: i2b22006File, Data: i2b22006Head}},
+		Tail:     []File{{Name: i2b22006File, Data: i2b22006Tail}},
+		Batched:  true,
 	})
 }
 
@@ -135,12 +141,31 @@ func attr(t xml.StartElement, name string) string {
 	return ""
 }
 
+// i2b22006File is the one file WriteI2B22006 writes, its records between
+// i2b22006Head and i2b22006Tail.
+const i2b22006File = "records.xml"
+
+var (
+	i2b22006Head = []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ROOT>\n")
+	i2b22006Tail = []byte("</ROOT>\n")
+)
+
 // WriteI2B22006 renders all documents as one file, records.xml, one RECORD a
 // document. Inline markup cannot hold overlapping spans, nor carry span
 // categories, ids or comments, or document metadata other than the id.
 func WriteI2B22006(docs []pipeline.Document) ([]File, error) {
+	records, err := writeI2B22006Records(docs)
+	if err != nil {
+		return nil, err
+	}
+	data := slices.Concat(i2b22006Head, records[0].Data, i2b22006Tail)
+	return []File{{Name: i2b22006File, Data: data}}, nil
+}
+
+// writeI2B22006Records renders documents as the RECORD elements of
+// records.xml, without its root element.
+func writeI2B22006Records(docs []pipeline.Document) ([]File, error) {
 	var b bytes.Buffer
-	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ROOT>\n")
 	for _, d := range docs {
 		if d.ID == "" {
 			return nil, errors.New("a document without an id cannot be written")
@@ -169,8 +194,7 @@ func WriteI2B22006(docs []pipeline.Document) ([]File, error) {
 		}
 		b.WriteString("</TEXT>\n</RECORD>\n")
 	}
-	b.WriteString("</ROOT>\n")
-	return []File{{Name: "records.xml", Data: b.Bytes()}}, nil
+	return []File{{Name: i2b22006File, Data: b.Bytes()}}, nil
 }
 
 // writeXMLText escapes character data. Unlike xml.EscapeText it leaves line

@@ -19,9 +19,10 @@ func init() {
 		Exts: []string{".jsonl", ".ndjson"},
 		Doc: `JSON Lines, one document a line: {"id","patient","text","spans":[{"start","end","label"}]} with code-point offsets ` +
 			`and optional record, note_type, split, created; spaCy/Prodigy "spans" and doccano "label"/"entities" are read too`,
-		Read:    ReadJSONL,
-		Write:   WriteJSONL,
-		Batched: true,
+		Read:     ReadJSONL,
+		ReadFile: readJSONLFile,
+		Write:    WriteJSONL,
+		Batched:  true,
 	})
 }
 
@@ -65,37 +66,32 @@ type jsonEntity struct {
 // "patient" takes it from its id as i2b2 file names do ("100-02" is record 2
 // of patient 100). "created" is RFC 3339 or a bare date (2067-11-24).
 func ReadJSONL(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	files = filterExt(files, ".jsonl", ".ndjson")
-	if len(files) == 0 {
-		return nil, ErrNoDocuments
+	return readEach(files, opt, readJSONLFile, ".jsonl", ".ndjson")
+}
+
+func readJSONLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
+	if err := checkUTF8(f); err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
+	if i := strings.LastIndexByte(base, ':'); i >= 0 {
+		base = base[i+1:]
 	}
 	var docs []pipeline.Document
-	seen := map[string]string{} // id -> file:line
-	for _, f := range files {
-		if err := checkUTF8(f); err != nil {
+	seen := map[string]int{} // id -> line
+	for i, line := range splitLines(bytes.TrimPrefix(f.Data, []byte("\ufeff"))) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		d, err := parseJSONLine(line, f.Name, i+1, base, opt)
+		if err != nil {
 			return nil, err
 		}
-		base := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
-		if i := strings.LastIndexByte(base, ':'); i >= 0 {
-			base = base[i+1:]
+		if prev, dup := seen[d.ID]; dup {
+			return nil, errorf(f.Name, i+1, "id", "document id %q also on %s:%d", d.ID, f.Name, prev)
 		}
-		for i, line := range splitLines(bytes.TrimPrefix(f.Data, []byte("\ufeff"))) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			d, err := parseJSONLine(line, f.Name, i+1, base, opt)
-			if err != nil {
-				return nil, err
-			}
-			if prev, dup := seen[d.ID]; dup {
-				return nil, errorf(f.Name, i+1, "id", "document id %q also on %s", d.ID, prev)
-			}
-			seen[d.ID] = fmt.Sprintf("%s:%d", f.Name, i+1)
-			docs = append(docs, d)
-		}
-	}
-	if len(docs) == 0 {
-		return nil, ErrNoDocuments
+		seen[d.ID] = i + 1
+		docs = append(docs, d)
 	}
 	return docs, nil
 }

@@ -14,9 +14,10 @@ func init() {
 		Exts: []string{".txt"},
 		Doc: "placeholder-redacted text, MIMIC style, one note a file: every [**...**] placeholder becomes a span over the placeholder " +
 			"whose type is the placeholder's kind (LAST_NAME, HOSPITAL, DATE, ...; map them with the mimic-i2b2 mapping) and whose comment is its content",
-		Read:    ReadMIMIC,
-		Write:   WriteMIMIC,
-		Batched: true,
+		Read:     ReadMIMIC,
+		ReadFile: one(readMIMICFile),
+		Write:    WriteMIMIC,
+		Batched:  true,
 	})
 }
 

@@ -17,59 +17,106 @@ import (
 // with a clear error instead of exhausting memory.
 const maxMember = 256 << 20
 
-// ReadPaths loads files, the files under directories (recursively, hidden
-// files skipped), and the members of .zip archives, in a stable order.
-func ReadPaths(paths ...string) ([]File, error) {
-	var out []File
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files, err := readFile(p, filepath.Base(p))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, files...)
-			continue
-		}
-		err = filepath.WalkDir(p, func(fp string, d fs.DirEntry, err error) error {
-			if err != nil {
+// Source yields input files one at a time, in a stable order, so that a
+// corpus can be read without holding all of its files; it stops at the
+// first error yield returns. A Source can be read more than once.
+type Source func(yield func(File) error) error
+
+// Files is a Source of files already in memory.
+func Files(files []File) Source {
+	return func(yield func(File) error) error {
+		for _, f := range files {
+			if err := yield(f); err != nil {
 				return err
 			}
-			if strings.HasPrefix(d.Name(), ".") && fp != p {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
-			rel, _ := filepath.Rel(p, fp)
-			files, err := readFile(fp, filepath.ToSlash(rel))
-			out = append(out, files...)
-			return err
-		})
-		if err != nil {
-			return nil, err
 		}
+		return nil
+	}
+}
+
+// Collect returns every file of src.
+func Collect(src Source) ([]File, error) {
+	var out []File
+	err := src(func(f File) error {
+		out = append(out, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func readFile(fp, name string) ([]File, error) {
+// ReadPaths loads files, the files under directories (recursively, hidden
+// files skipped), and the members of .zip archives, in a stable order.
+func ReadPaths(paths ...string) ([]File, error) { return Collect(Paths(paths...)) }
+
+// Paths is the Source of ReadPaths: one file, or one archive member, in
+// memory at a time.
+func Paths(paths ...string) Source {
+	return func(yield func(File) error) error {
+		for _, p := range paths {
+			info, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			if !info.IsDir() {
+				if err := readFile(p, filepath.Base(p), yield); err != nil {
+					return err
+				}
+				continue
+			}
+			err = filepath.WalkDir(p, func(fp string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if strings.HasPrefix(d.Name(), ".") && fp != p {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.IsDir() {
+					return nil
+				}
+				rel, _ := filepath.Rel(p, fp)
+				return readFile(fp, filepath.ToSlash(rel), yield)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// readFile yields a file, or an archive's members read from the disk one
+// at a time.
+func readFile(fp, name string, yield func(File) error) error {
+	if isZip(name) {
+		zr, err := zip.OpenReader(fp)
+		if err != nil {
+			return notZip(name, err)
+		}
+		defer zr.Close()
+		return zipMembers(name, &zr.Reader, yield)
+	}
 	data, err := os.ReadFile(fp)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return Expand(name, data)
+	return yield(File{Name: name, Data: data})
+}
+
+func isZip(name string) bool { return strings.EqualFold(path.Ext(name), ".zip") }
+
+func notZip(name string, err error) error {
+	return &Error{File: name, Err: fmt.Errorf("not a readable zip archive: %w", err)}
 }
 
 // Expand returns a file as itself, or a .zip archive as its members.
 func Expand(name string, data []byte) ([]File, error) {
-	if strings.EqualFold(path.Ext(name), ".zip") {
+	if isZip(name) {
 		return Unzip(name, data)
 	}
 	return []File{{Name: name, Data: data}}, nil
@@ -77,34 +124,50 @@ func Expand(name string, data []byte) ([]File, error) {
 
 // Unzip expands an archive's regular members (directories and hidden files
 // skipped). A damaged member fails the whole archive, naming the member.
-func Unzip(name string, data []byte) ([]File, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, &Error{File: name, Err: fmt.Errorf("not a readable zip archive: %w", err)}
+func Unzip(name string, data []byte) ([]File, error) { return Collect(Zip(name, data)) }
+
+// Zip is the Source of Unzip: the archive stays compressed in memory and
+// its members are decompressed one at a time.
+func Zip(name string, data []byte) Source {
+	return func(yield func(File) error) error {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return notZip(name, err)
+		}
+		return zipMembers(name, zr, yield)
 	}
-	var out []File
+}
+
+// zipMembers yields an archive's regular members in name order.
+func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
+	var members []*zip.File
 	for _, m := range zr.File {
 		base := path.Base(m.Name)
 		if m.FileInfo().IsDir() || strings.HasPrefix(base, ".") || strings.HasPrefix(m.Name, "__MACOSX/") {
 			continue
 		}
+		members = append(members, m)
+	}
+	sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
+	for _, m := range members {
 		member := name + ":" + m.Name
 		rc, err := m.Open()
 		if err != nil {
-			return nil, &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
+			return &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
 		}
 		buf, err := io.ReadAll(io.LimitReader(rc, maxMember+1))
 		rc.Close()
 		if err != nil {
-			return nil, &Error{File: member, Err: fmt.Errorf("damaged archive member: %w", err)}
+			return &Error{File: member, Err: fmt.Errorf("damaged archive member: %w", err)}
 		}
 		if len(buf) > maxMember {
-			return nil, &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
+			return &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
 		}
-		out = append(out, File{Name: member, Data: buf})
+		if err := yield(File{Name: member, Data: buf}); err != nil {
+			return err
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return nil
 }
 
 // WriteDir writes files under dir, creating subdirectories as needed.
@@ -163,17 +226,26 @@ func (d *DirFiles) Close() error {
 
 // WriteZip writes files as one zip archive.
 func WriteZip(w io.Writer, files []File) error {
+	_, err := ZipFrom(w, Files(files))
+	return err
+}
+
+// ZipFrom writes the files of src as one zip archive, one in memory at a
+// time, and returns how many it wrote.
+func ZipFrom(w io.Writer, src Source) (int, error) {
 	z := NewZipFiles(w)
-	for _, f := range files {
+	err := src(func(f File) error {
 		fw, err := z.Create(f.Name)
 		if err != nil {
 			return err
 		}
-		if _, err := fw.Write(f.Data); err != nil {
-			return err
-		}
+		_, err = fw.Write(f.Data)
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
-	return z.Close()
+	return z.Made, z.Close()
 }
 
 // ZipFiles makes files as the members of a zip archive, one after another

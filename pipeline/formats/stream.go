@@ -27,11 +27,30 @@ func NewStream(f *Format, create func(name string) (io.Writer, error)) *Stream {
 
 // Write renders one batch of documents and writes its files.
 func (s *Stream) Write(docs []pipeline.Document) error {
-	s.wrote = true
-	files, err := s.f.Write(docs)
+	if s.f.Records == nil {
+		s.wrote = true
+		files, err := s.f.Write(docs)
+		if err != nil {
+			return err
+		}
+		return s.put(files)
+	}
+	if !s.wrote {
+		s.wrote = true
+		if err := s.put(s.f.Head); err != nil {
+			return err
+		}
+	}
+	files, err := s.f.Records(docs)
 	if err != nil {
 		return err
 	}
+	return s.put(files)
+}
+
+// put writes files, appending one that continues the file written last.
+func (s *Stream) put(files []File) error {
+	var err error
 	for _, file := range files {
 		if s.w == nil || file.Name != s.name {
 			if s.w, err = s.create(file.Name); err != nil {
@@ -46,12 +65,18 @@ func (s *Stream) Write(docs []pipeline.Document) error {
 	return nil
 }
 
-// Close writes what the format writes of an empty corpus when no batch came.
+// Close writes what the format writes of an empty corpus when no batch
+// came, and the Tail of a format with Records.
 func (s *Stream) Close() error {
-	if s.wrote {
+	if !s.wrote {
+		if err := s.Write(nil); err != nil {
+			return err
+		}
+	}
+	if s.f.Records == nil {
 		return nil
 	}
-	return s.Write(nil)
+	return s.put(s.f.Tail)
 }
 
 // Collector keeps the files made through its Create in memory, for callers

@@ -1,0 +1,138 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/synth"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// synthFiles writes a synthetic corpus as i2b2 files: more documents than
+// one import batch holds.
+func synthFiles(t *testing.T, patients int) []formats.File {
+	t.Helper()
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: patients, Seed: 5}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	files, err := formats.WriteI2B2(docs)
+	require.NoError(t, err)
+	require.Greater(t, len(files), 600, "more than one batch")
+	return files
+}
+
+// imported is everything an import leaves in a corpus, row ids aside.
+func imported(t *testing.T, s *store.Store, name string) []pipeline.Document {
+	t.Helper()
+	c, err := s.CorpusByName(context.Background(), name)
+	require.NoError(t, err)
+	docs, err := s.LoadDocuments(context.Background(), c, "gold")
+	require.NoError(t, err)
+	return docs
+}
+
+// crash stands for the worker's death: a panic unwinds the import at once,
+// with none of its error handling.
+type crash struct{}
+
+// An import killed after a batch has committed and then resumed ends with
+// what an uninterrupted import gives, and reports every document.
+func TestImportResumesAfterCrash(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			files := synthFiles(t, 200)
+			want := storetest.Open(t, b)
+			full, err := want.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+			require.NoError(t, err)
+
+			s := storetest.Open(t, b)
+			opt := store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}
+			committed := 0
+			opt.Progress = func(done, total int) {
+				committed = done
+				panic(crash{})
+			}
+			require.PanicsWithValue(t, crash{}, func() { s.Import(ctx, opt, files) })
+			require.Greater(t, committed, 0)
+			require.Less(t, committed, len(files))
+			assert.Len(t, imported(t, s, "c"), committed, "the first batch stays committed")
+
+			// Without resume, the committed batch is a conflict.
+			_, err = s.Import(ctx, store.ImportOptions{Corpus: "c"}, files)
+			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+
+			opt.Progress, opt.Resume = nil, true
+			res, err := s.Import(ctx, opt, files)
+			require.NoError(t, err)
+			assert.Equal(t, full.Documents, res.Documents)
+			assert.Equal(t, full.Spans, res.Spans)
+			assert.Equal(t, imported(t, want, "c"), imported(t, s, "c"))
+		})
+	}
+}
+
+// A bad file anywhere fails the import before anything is written, naming
+// the file and the line; so does a conflict with the corpus found late.
+func TestImportAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.SQLite)
+	files := synthFiles(t, 200)
+	bad := append([]formats.File(nil), files...)
+	last := &bad[len(bad)-1]
+	last.Data = []byte(fmt.Sprintf("<r><TEXT><![CDATA[Seen %s]]></TEXT><TAGS><DATE id=\"P0\" start=\"0\" end=\"99\" TYPE=\"DATE\"/></TAGS></r>", "today"))
+	_, err := s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, bad)
+	require.Error(t, err)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.Contains(t, err.Error(), last.Name+":1: tag P0 (DATE)")
+	_, err = s.CorpusByName(ctx, "c")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "no corpus is left")
+
+	// The last file already in the corpus: a conflict, and no other note is added.
+	_, err = s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files[len(files)-1:])
+	require.NoError(t, err)
+	_, err = s.Import(ctx, store.ImportOptions{Corpus: "c"}, files)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	assert.Len(t, imported(t, s, "c"), 1)
+
+	// Adding the others to the existing corpus works, in batches.
+	var checked, batches []int
+	res, err := s.Import(ctx, store.ImportOptions{Corpus: "c", Progress: func(done, total int) {
+		assert.Equal(t, len(files)-1, total)
+		batches = append(batches, done)
+	}, Checked: func(done int) { checked = append(checked, done) }}, files[:len(files)-1])
+	require.NoError(t, err)
+	assert.Equal(t, len(files)-1, res.Documents)
+	assert.NotEmpty(t, checked, "progress while checking")
+	assert.Greater(t, len(batches), 1, "progress per batch")
+	assert.Equal(t, len(files)-1, batches[len(batches)-1])
+	assert.Len(t, imported(t, s, "c"), len(files))
+}
+
+// A write that fails after a batch has committed (here, cancelled) removes
+// the corpus the import created.
+func TestImportCancelledRemovesNewCorpus(t *testing.T) {
+	s := storetest.Open(t, storetest.SQLite)
+	files := synthFiles(t, 200)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	committed := 0
+	_, err := s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014", Progress: func(done, total int) {
+		committed = done
+		cancel()
+	}}, files)
+	require.Error(t, err)
+	require.Greater(t, committed, 0)
+	_, err = s.CorpusByName(context.Background(), "c")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+}
