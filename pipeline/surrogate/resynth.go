@@ -181,22 +181,6 @@ type engine struct {
 
 type dateRef struct{ doc, text string }
 
-// PatientDocs returns the documents of docs whose patients are in patients
-// (a Result's Redone, so that a job checks the notes a run rewrote).
-func PatientDocs(docs []pipeline.Document, patients []string) []pipeline.Document {
-	want := map[string]bool{}
-	for _, p := range patients {
-		want[p] = true
-	}
-	var out []pipeline.Document
-	for _, d := range docs {
-		if want[patientOf(d)] {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // patientPrep is what prepare reads from one patient's records.
 type patientPrep struct {
 	values  *valueSet // replaced originals, and name words as words
