@@ -487,6 +487,10 @@ func refuseQuarantined(c *ent.Corpus, doing string) error {
 	if c.CheckStatus != corpus.CheckStatusFailed {
 		return nil
 	}
+	if m := InProgress(c); m != nil {
+		return apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d: it is quarantined until the job has checked it; wait for it before %s",
+			c.Name, m.Job, doing)
+	}
 	return apperr.New(apperr.Conflict, "corpus %q is quarantined: its resynthesis check has %d unresolved findings; "+
 		"rerun the resynthesis into it or resolve the findings (resolveCheckFindings, deidcorpus resynth resolve) before %s",
 		c.Name, c.CheckFindings, doing)
@@ -504,6 +508,9 @@ func (s *Store) ResolveCheckFindings(ctx context.Context, corpusName, reason, by
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
 		return nil, err
+	}
+	if m := InProgress(c); m != nil {
+		return nil, apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d: it has no check to resolve yet", c.Name, m.Job)
 	}
 	if c.CheckStatus != corpus.CheckStatusFailed {
 		return nil, apperr.New(apperr.Conflict, "corpus %q has no unresolved check findings (its check is %s)", c.Name, c.CheckStatus)
