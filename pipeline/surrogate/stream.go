@@ -36,8 +36,11 @@ type Stream struct {
 	dropKeys   map[string]bool
 	values     map[string]*corpusValue // corpus-scope value key -> its occurrence that names it
 	// valuePats are, for each corpus-scope value key or name word key, the
-	// patients whose records hold it, true when a note to rewrite does.
-	valuePats map[string]map[string]bool
+	// patients whose records hold it: 2 * the patient's index in patients,
+	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
+	// bytes a patient, where a set of names would cost a map each.
+	valuePats map[string][]int32
+	patients  []string
 	labels    map[[2]string]bool
 }
 
@@ -84,7 +87,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
 		corpusKeys: map[string]bool{}, uses: map[string][]string{}, dropKeys: map[string]bool{},
-		values: map[string]*corpusValue{}, valuePats: map[string]map[string]bool{}, labels: map[[2]string]bool{}}
+		values: map[string]*corpusValue{}, valuePats: map[string][]int32{}, labels: map[[2]string]bool{}}
 	for _, m := range e.corpus.maps {
 		s.corpusKeys[m.Type+"\x00"+fold(m.Original)] = true
 	}
@@ -149,6 +152,7 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 	preps := make([]patientPrep, len(groups))
 	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
 	for i, pp := range preps {
+		pp.values.raw = nil // only adding values reads it
 		e.perPat[groups[i].id] = pp.values
 		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
 			for k := range set {
@@ -177,8 +181,11 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 			s.stalePatient(all, g, todo[g.id])
 		}
 	}
-	for i := range all {
-		s.observeValues(&all[i], i >= len(docs))
+	for _, g := range groups {
+		s.patients = append(s.patients, g.id)
+		for _, i := range g.docs {
+			s.observeValues(&all[i], i >= len(docs))
+		}
 	}
 	return nil
 }
@@ -254,15 +261,16 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 // to every patient whose records hold one of its words in a name of that
 // type (a word's surrogate is shared by all of them).
 func (s *Stream) observeValues(d *pipeline.Document, context bool) {
-	p := patientOf(*d)
 	var stub *pipeline.Document
+	p := int32(len(s.patients)-1) * 2 // Observe appended the document's patient last
+	if !context {
+		p++
+	}
 	addPat := func(k string) {
 		ps := s.valuePats[k]
-		if ps == nil {
-			ps = map[string]bool{}
-			s.valuePats[k] = ps
+		if len(ps) == 0 || ps[len(ps)-1] != p {
+			s.valuePats[k] = append(ps, p)
 		}
-		ps[p] = ps[p] || !context
 	}
 	for _, sp := range d.Spans {
 		rule := s.e.r.Policy.Rule(sp.Category, sp.Type)
@@ -362,8 +370,8 @@ func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) 
 func (s *Stream) corpusValues() []spanRef {
 	rewritten := func(k string) []string {
 		var out []string
-		for p, todo := range s.valuePats[k] {
-			if todo || s.stale[p] {
+		for _, e := range s.valuePats[k] {
+			if p := s.patients[e/2]; e%2 == 1 || s.stale[p] {
 				out = append(out, p)
 			}
 		}
