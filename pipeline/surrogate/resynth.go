@@ -252,10 +252,9 @@ func (e *engine) rngFor(name string) *rand.Rand {
 }
 
 type spanRef struct {
-	doc      *pipeline.Document
-	span     pipeline.Span
-	rule     Rule
-	patients []string // the patients whose records hold the value, sorted
+	doc  *pipeline.Document
+	span pipeline.Span
+	rule Rule
 }
 
 // nameWords are the folded words of a name that surrogates replace one by

@@ -349,7 +349,9 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	for _, v := range s.corpusValues() {
 		corpusGen.excls = corpusGen.excls[:0]
 		clear(corpusGen.exclPatients)
-		for _, p := range v.patients {
+		// A value's patients are listed only while it is drawn: a name word
+		// shared by thousands of patients would make every list long.
+		for _, p := range s.valuePatients(v) {
 			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
 			corpusGen.exclPatients[p] = true
 		}
@@ -366,44 +368,50 @@ func (s *Stream) Redone() []string { return slices.Sorted(mapsKeys(s.stale)) }
 func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) }
 
 // corpusValues lists the corpus-scope values of the notes the run rewrites,
-// sorted, each with the patients its surrogate goes to.
+// sorted.
 func (s *Stream) corpusValues() []spanRef {
-	rewritten := func(k string) []string {
-		var out []string
-		for _, e := range s.valuePats[k] {
-			if p := s.patients[e/2]; e%2 == 1 || s.stale[p] {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
 	var out []spanRef
 	for k, v := range s.values {
-		pats := rewritten(k)
-		if len(pats) == 0 {
-			continue
+		if len(s.rewritten(k)) > 0 {
+			out = append(out, v.ref)
 		}
-		all := map[string]bool{}
-		for _, p := range pats {
-			all[p] = true
-		}
-		sp := v.ref.span
-		if v.ref.rule.Strategy == Name {
-			for _, w := range nameWords(sp.Text, s.e.lang) {
-				for _, p := range rewritten(sp.Type + "\x01" + w) {
-					all[p] = true
-				}
-			}
-		}
-		ref := v.ref
-		ref.patients = slices.Sorted(mapsKeys(all))
-		out = append(out, ref)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].span, out[j].span
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
 	})
 	return out
+}
+
+// rewritten are the patients of a value or name word key whose notes the
+// run rewrites.
+func (s *Stream) rewritten(k string) []string {
+	var out []string
+	for _, e := range s.valuePats[k] {
+		if p := s.patients[e/2]; e%2 == 1 || s.stale[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// valuePatients are, sorted, the patients a corpus-scope value's surrogate
+// goes to: those whose rewritten records hold it, and for a name every
+// patient whose rewritten records hold one of its words in a name of that
+// type (a word's surrogate is shared by all of them).
+func (s *Stream) valuePatients(v spanRef) []string {
+	all := map[string]bool{}
+	for _, p := range s.rewritten(v.span.Type + "\x00" + fold(v.span.Text)) {
+		all[p] = true
+	}
+	if v.rule.Strategy == Name {
+		for _, w := range nameWords(v.span.Text, s.e.lang) {
+			for _, p := range s.rewritten(v.span.Type + "\x01" + w) {
+				all[p] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(all))
 }
 
 // Rewrite replaces the PHI of one batch in pass 2: docs, and the context
