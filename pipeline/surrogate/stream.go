@@ -41,6 +41,8 @@ type Stream struct {
 	// bytes a patient, where a set of names would cost a map each.
 	valuePats map[string][]int32
 	patients  []string
+	mark      []uint32 // per patient index: the last valuePatients call that visited it
+	epoch     uint32
 	labels    map[[2]string]bool
 }
 
@@ -349,12 +351,10 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	for _, v := range s.corpusValues() {
 		corpusGen.excls = corpusGen.excls[:0]
 		clear(corpusGen.exclPatients)
-		// A value's patients are listed only while it is drawn: a name word
-		// shared by thousands of patients would make every list long.
-		for _, p := range s.valuePatients(v) {
+		s.valuePatients(v, func(p string) {
 			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
 			corpusGen.exclPatients[p] = true
-		}
+		})
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
@@ -372,7 +372,7 @@ func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) 
 func (s *Stream) corpusValues() []spanRef {
 	var out []spanRef
 	for k, v := range s.values {
-		if len(s.rewritten(k)) > 0 {
+		if s.rewritten(k) {
 			out = append(out, v.ref)
 		}
 	}
@@ -383,35 +383,42 @@ func (s *Stream) corpusValues() []spanRef {
 	return out
 }
 
-// rewritten are the patients of a value or name word key whose notes the
-// run rewrites.
-func (s *Stream) rewritten(k string) []string {
-	var out []string
+// rewritten reports whether the run rewrites a note that holds a value.
+func (s *Stream) rewritten(k string) bool {
 	for _, e := range s.valuePats[k] {
-		if p := s.patients[e/2]; e%2 == 1 || s.stale[p] {
-			out = append(out, p)
+		if e%2 == 1 || s.stale[s.patients[e/2]] {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
-// valuePatients are, sorted, the patients a corpus-scope value's surrogate
-// goes to: those whose rewritten records hold it, and for a name every
-// patient whose rewritten records hold one of its words in a name of that
-// type (a word's surrogate is shared by all of them).
-func (s *Stream) valuePatients(v spanRef) []string {
-	all := map[string]bool{}
-	for _, p := range s.rewritten(v.span.Type + "\x00" + fold(v.span.Text)) {
-		all[p] = true
+// valuePatients calls fn once for each patient a corpus-scope value's
+// surrogate goes to: those whose rewritten records hold it, and for a name
+// every patient whose rewritten records hold one of its words in a name of
+// that type (a word's surrogate is shared by all of them). Nothing is
+// allocated: a common name word is shared by thousands of patients, and the
+// plan visits them for each name that holds it.
+func (s *Stream) valuePatients(v spanRef, fn func(p string)) {
+	if len(s.mark) < len(s.patients) {
+		s.mark = make([]uint32, len(s.patients))
 	}
-	if v.rule.Strategy == Name {
-		for _, w := range nameWords(v.span.Text, s.e.lang) {
-			for _, p := range s.rewritten(v.span.Type + "\x01" + w) {
-				all[p] = true
+	s.epoch++
+	visit := func(k string) {
+		for _, e := range s.valuePats[k] {
+			i := e / 2
+			if p := s.patients[i]; s.mark[i] != s.epoch && (e%2 == 1 || s.stale[p]) {
+				s.mark[i] = s.epoch
+				fn(p)
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(all))
+	visit(v.span.Type + "\x00" + fold(v.span.Text))
+	if v.rule.Strategy == Name {
+		for _, w := range nameWords(v.span.Text, s.e.lang) {
+			visit(v.span.Type + "\x01" + w)
+		}
+	}
 }
 
 // Rewrite replaces the PHI of one batch in pass 2: docs, and the context
