@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent/corpus"
@@ -54,103 +55,170 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	run.Progress(0, 4, "loading "+p.Corpus)
-	docs, err := st.LoadDocuments(ctx, src, p.Set)
+	total, err := st.CountDocuments(ctx, src, "")
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]bool{}
+	done := map[string]bool{} // the target's notes, which this job does not rewrite
 	redo := false
-	var earlier map[string]any // the provenance of an earlier attempt of this job that saved its output
+	var marker *store.ResynthesisMarker // this job's, when an earlier attempt began writing
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
-		if job, ok := out.Provenance["job"].(float64); ok && int(job) == run.Job.ID {
-			earlier = out.Provenance
-		}
 		if from, _ := out.Provenance["from"].(string); from != p.Corpus {
 			return nil, apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
 		}
-		// A quarantined corpus's notes cannot be trusted: a rerun rewrites
-		// and checks them all, and its check decides the quarantine.
-		if redo = out.CheckStatus == corpus.CheckStatusFailed; !redo {
-			if done, err = st.DocumentIDs(ctx, out.ID); err != nil {
+		if earlier := finishedRun(out.Provenance, run.Job.ID); earlier != nil {
+			// A retry of a job whose output was saved: it reports what it wrote.
+			return Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
+				"message": "saved by an earlier attempt of this job"}, nil
+		}
+		var before time.Time
+		if m := store.InProgress(out); m != nil && m.Job == run.Job.ID {
+			marker, redo, before = m, m.Redo, m.Since
+		} else {
+			// A quarantined corpus's notes cannot be trusted: a rerun rewrites
+			// and checks them all, and its check decides the quarantine.
+			redo = out.CheckStatus == corpus.CheckStatusFailed
+		}
+		if !redo {
+			if done, err = st.DocumentIDsBefore(ctx, out.ID, before); err != nil {
 				return nil, err
 			}
 		}
 	}
-	var todo, context []pipeline.Document
-	for _, d := range docs {
-		if done[d.ID] {
-			context = append(context, d)
-		} else {
-			todo = append(todo, d)
+	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {
+		for _, d := range batch {
+			if done[d.ID] {
+				context = append(context, d)
+			} else {
+				todo = append(todo, d)
+			}
 		}
+		return todo, context
 	}
-	if len(todo) == 0 && earlier != nil {
-		// A retry of a job whose output was saved: it reports what it wrote.
-		return Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
-			"message": "saved by an earlier attempt of this job"}, nil
-	}
-	if len(todo) == 0 {
-		return Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}, nil
-	}
-	state, err := st.SurrogateState(ctx, src.ID)
+	// What an earlier attempt of this job saved is not stored state to this
+	// one: it draws it again, identically.
+	state, err := st.SurrogateStateBefore(ctx, src.ID, run.Job.ID)
 	if err != nil {
 		return nil, err
 	}
-
-	run.Progress(1, 4, fmt.Sprintf("replacing the PHI of %d documents", len(todo)))
 	seed, err := st.SecretSeed(p.Seed, src.ID)
 	if err != nil {
 		return nil, err
 	}
-	r := surrogate.New(policy, nil, seed)
-	r.Context = context
-	res, err := r.Run(todo, state.Store)
+	stream, err := surrogate.New(policy, nil, seed).Stream(state.Store)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	if err := ctx.Err(); err != nil {
+
+	// Pass 1 reads the source for what its values decide; memory holds one
+	// batch of notes and those values.
+	read, todo := 0, 0
+	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+		t, c := split(batch)
+		if err := stream.Observe(t, c); err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		read += len(batch)
+		todo += len(t)
+		run.Progress(read, 2*total, fmt.Sprintf("reading %s: %d of %d notes", p.Corpus, read, total))
+		return ctx.Err()
+	}); err != nil {
 		return nil, err
 	}
-	run.Progress(2, 4, "checking the output")
-	// Earlier notes the run rewrote with the new ones are checked with them.
-	checked := append(todo[:len(todo):len(todo)], surrogate.PatientDocs(context, res.Redone)...)
-	report := surrogate.Check(checked, res, policy)
+	if todo == 0 {
+		return Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}, nil
+	}
+	var force []string
+	if marker != nil {
+		force = marker.Redone
+	}
+	plan, err := stream.Plan(force)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: p.Out, TagSet: src.Tagset,
+		From: p.Corpus, JobID: run.Job.ID, Redo: redo, Redone: plan.Redone, Redrawn: stream.Redrawn(), Dropped: plan.Dropped})
+	if err != nil {
+		return nil, err
+	}
+
+	// Pass 2 rewrites, checks and saves a batch of whole patients at a time,
+	// each batch in a transaction of its own; a retry rewrites the batches an
+	// earlier attempt saved (for the check) without saving them again.
+	checker := surrogate.NewChecker(policy, plan.Language)
+	checker.Add(nil, plan)
+	reuse := state.Reuse()
+	review := plan.Review
+	produced, written, newMappings, saved := 0, 0, 0, 0
+	read = 0
+	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+		read += len(batch)
+		t, c := split(batch)
+		res, err := stream.Rewrite(t, c)
+		if err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		if len(res.Docs) > 0 {
+			checker.Add(batch, res)
+			reuse.Add(res)
+			review = append(review, res.Review...)
+			produced += len(res.Docs)
+			for _, m := range res.Mappings {
+				if m.New {
+					newMappings++
+				}
+			}
+			n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
+				Marker: marker, Result: res})
+			if err != nil {
+				return err
+			}
+			written += n
+			if saved++; batchSaved != nil {
+				if err := batchSaved(saved); err != nil {
+					return err
+				}
+			}
+		}
+		run.Progress(total+read, 2*total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, total))
+		return ctx.Err()
+	}); err != nil {
+		return nil, err
+	}
+	fin := stream.Finish()
+	checker.Add(nil, fin)
+	reuse.Add(fin)
+	report := checker.Report()
 	summary := checkSummary(report)
 	findings := store.CheckFindings(summary)
-	newMappings := 0
-	for _, m := range res.Mappings {
+	for _, m := range fin.Mappings {
 		if m.New {
 			newMappings++
 		}
 	}
 	// The seed draws only what no earlier run of the source decided: the
 	// provenance says what was taken over, from which job and its seed.
-	reused, err := st.Reused(ctx, state, res)
+	reused, err := st.Reused(ctx, reuse)
 	if err != nil {
 		return nil, err
 	}
-
-	run.Progress(3, 4, "saving")
 	var policyObj any
 	json.Unmarshal(policyJSON, &policyObj)
 	prov := map[string]any{
 		"source": "resynthesis", "from": p.Corpus, "fromID": src.ID, "set": p.Set, "job": run.Job.ID,
-		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": res.Language,
-		"documents": len(res.Docs), "redonePatients": len(res.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
-		"labels": res.Labels,
+		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": plan.Language,
+		"documents": produced, "redonePatients": len(plan.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
+		"labels": fin.Labels,
 	}
-	out, created, err := st.SaveResynthesis(ctx, store.Resynthesis{
-		SourceID: src.ID, Target: p.Out, TagSet: src.Tagset, Provenance: prov, Docs: res.Docs, Result: res, JobID: run.Job.ID,
-		Findings: findings, Redo: redo,
-	})
+	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
+		Marker: marker, Provenance: prov, Mappings: fin.Mappings, Findings: findings})
 	if err != nil {
 		return nil, err
 	}
 	full, err := json.Marshal(struct {
 		Report *surrogate.Report      `json:"report"`
 		Review []surrogate.ReviewItem `json:"review"`
-	}{report, res.Review})
+	}{report, review})
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +230,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": len(res.Docs), "redonePatients": len(res.Redone), "newMappings": newMappings,
-		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": created,
+	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": produced, "written": written,
+		"redonePatients": len(plan.Redone), "newMappings": newMappings,
+		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": written > 0,
 		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
 	if findings > 0 {
 		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d misaligned spans): "+
@@ -171,6 +240,30 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 			findings, len(report.Leaks), len(report.Misaligned), out.Name, out.CheckFindings)}
 	}
 	return result, nil
+}
+
+// batchSize is about how many notes a resynthesis holds at a time.
+var batchSize = 500
+
+// batchSaved, when set (by tests), is called after each batch a resynthesis
+// saves, with how many it saved so far; an error ends the attempt there.
+var batchSaved func(saved int) error
+
+// finishedRun is the provenance that job wrote on a surrogate corpus when it
+// finished: the corpus's own, or an entry of its runs.
+func finishedRun(prov map[string]any, jobID int) map[string]any {
+	if _, busy := prov["inProgress"]; busy {
+		return nil
+	}
+	runs, _ := prov["runs"].([]any)
+	for _, r := range append([]any{prov}, runs...) {
+		if m, ok := r.(map[string]any); ok {
+			if job, ok := m["job"].(float64); ok && int(job) == jobID {
+				return m
+			}
+		}
+	}
+	return nil
 }
 
 // checkSummary is the PHI-free part of a check report: counts and the name

@@ -1,14 +1,18 @@
 package jobs_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -230,4 +234,85 @@ func jsonValue(t *testing.T, v any) any {
 	var out any
 	require.NoError(t, json.Unmarshal(data, &out))
 	return out
+}
+
+// TestResynthesisResumes ends a resynthesis after two of its batches are
+// saved, and retries it: the target stays quarantined in between, and the
+// retry skips the saved patients and ends with the corpus, mappings, shifts
+// and check of an uninterrupted run (the same key and source in another
+// database).
+func TestResynthesisResumes(t *testing.T) {
+	ctx := context.Background()
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 60, Seed: 4}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 5}
+	type output struct {
+		docs     []pipeline.Document
+		mappings []surrogate.Mapping
+		shifts   []surrogate.PatientShift
+		result   map[string]any
+	}
+	resynthesize := func(interrupt bool) output {
+		st := storetest.Open(t, storetest.SQLite) // the test's key: the same secret seed in both databases
+		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
+		require.NoError(t, err)
+		m := newManager(t, st, nil, jobs.Options{})
+		attempt := 1
+		defer jobs.SetResynthesisBatches(40, func(saved int) error {
+			if interrupt && attempt == 1 && saved == 2 {
+				return apperr.New(apperr.Invalid, "interrupted")
+			}
+			return nil
+		})()
+		j, err := m.Enqueue(ctx, params, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, j.ID)[0]
+		if interrupt {
+			require.Equal(t, job.StatusFailed, done.Status, done.Error)
+			out, err := st.CorpusByName(ctx, params.Out)
+			require.NoError(t, err)
+			assert.Equal(t, corpus.CheckStatusFailed, out.CheckStatus, "a corpus being written is quarantined")
+			require.NotNil(t, store.InProgress(out))
+			ids, err := st.DocumentIDs(ctx, out.ID)
+			require.NoError(t, err)
+			require.NotEmpty(t, ids)
+			require.Less(t, len(ids), len(docs))
+			attempt = 2
+			_, err = m.Retry(ctx, j.ID)
+			require.NoError(t, err)
+			done = wait(t, m, j.ID)[0]
+		}
+		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		src, err := st.CorpusByName(ctx, "notes")
+		require.NoError(t, err)
+		out, err := st.CorpusByName(ctx, params.Out)
+		require.NoError(t, err)
+		assert.Equal(t, corpus.CheckStatusPassed, out.CheckStatus)
+		assert.Nil(t, store.InProgress(out))
+		written, err := st.LoadDocuments(ctx, out, "gold")
+		require.NoError(t, err)
+		state, err := st.SurrogateState(ctx, src.ID)
+		require.NoError(t, err)
+		sortMappings(state.Mappings)
+		return output{written, state.Mappings, state.Shifts, done.Result}
+	}
+	whole := resynthesize(false)
+	resumed := resynthesize(true)
+	require.Len(t, resumed.docs, len(docs))
+	assert.Equal(t, whole.docs, resumed.docs)
+	assert.Equal(t, whole.mappings, resumed.mappings)
+	assert.Equal(t, whole.shifts, resumed.shifts)
+	assert.Equal(t, float64(len(docs)), resumed.result["documents"], "the retry reports every document of the job")
+	assert.Less(t, resumed.result["written"], resumed.result["documents"], "the retry skips what was saved")
+	assert.Equal(t, whole.result["check"], resumed.result["check"])
+	assert.Equal(t, whole.result["newMappings"], resumed.result["newMappings"])
+}
+
+func sortMappings(ms []surrogate.Mapping) {
+	slices.SortFunc(ms, func(a, b surrogate.Mapping) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Original, b.Original))
+	})
 }

@@ -148,10 +148,15 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 			require.NoError(t, err)
 			res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
 			require.NoError(t, err)
-			_, created, err := st.SaveResynthesis(ctx, store.Resynthesis{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
-				Provenance: map[string]any{"from": "notes"}, Docs: res.Docs, Result: res, JobID: 1})
+			target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
+				From: "notes", JobID: 1})
 			require.NoError(t, err)
-			require.True(t, created)
+			n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: 1, Marker: marker, Result: res})
+			require.NoError(t, err)
+			require.Equal(t, len(docs), n)
+			_, err = st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: 1, Marker: marker,
+				Provenance: map[string]any{"from": "notes"}})
+			require.NoError(t, err)
 			// A check report pairs originals with surrogates as the mappings
 			// do: sealed the same way.
 			report, err := json.Marshal(res.Mappings)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -30,8 +31,15 @@ type SurrogateState struct {
 // SurrogateState returns what earlier resynthesis jobs decided for a source
 // corpus: every mapping and every patient's date shift.
 func (s *Store) SurrogateState(ctx context.Context, sourceID int) (SurrogateState, error) {
+	return s.SurrogateStateBefore(ctx, sourceID, 0)
+}
+
+// SurrogateStateBefore is SurrogateState without what job jobID wrote: a
+// retried attempt of a resynthesis sees the state its first attempt saw, and
+// draws again what that attempt drew and saved.
+func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (SurrogateState, error) {
 	var out SurrogateState
-	ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID)).
+	ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID), surrogatemapping.JobIDNEQ(jobID)).
 		Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
 	if err != nil {
 		return out, err
@@ -51,7 +59,7 @@ func (s *Store) SurrogateState(ctx context.Context, sourceID int) (SurrogateStat
 			Original: original, Surrogate: m.Surrogate, Strategy: m.Strategy})
 		out.MappingJobs = append(out.MappingJobs, m.JobID)
 	}
-	shifts, err := s.Client.DateShift.Query().Where(dateshift.CorpusID(sourceID)).
+	shifts, err := s.Client.DateShift.Query().Where(dateshift.CorpusID(sourceID), dateshift.JobIDNEQ(jobID)).
 		Order(ent.Asc(dateshift.FieldPatient)).All(ctx)
 	if err != nil {
 		return out, err
@@ -73,55 +81,83 @@ type Reuse struct {
 	Shifts   int    `json:"shifts"`
 }
 
-// Reused tells, per earlier job, how many of the mappings and date shifts a
-// run's result used were that job's rather than drawn by the run: the seed of
-// a run governs only what it drew itself.
-func (s *Store) Reused(ctx context.Context, state SurrogateState, res *surrogate.Result) ([]Reuse, error) {
-	type key struct{ scope, category, typ, original string }
-	mappingJob := make(map[key]int, len(state.Mappings))
+// ReuseCounter counts, per earlier job, the mappings and date shifts a run
+// used that were that job's rather than drawn by the run: the seed of a run
+// governs only what it drew itself. A batched run adds each batch's result.
+type ReuseCounter struct {
+	mappingJob map[reuseKey]int
+	shiftJob   map[string]int
+	byJob      map[int]*Reuse
+}
+
+type reuseKey struct{ scope, category, typ, original string }
+
+// Reuse starts counting what a run takes over from the state.
+func (state SurrogateState) Reuse() *ReuseCounter {
+	c := &ReuseCounter{mappingJob: make(map[reuseKey]int, len(state.Mappings)), shiftJob: make(map[string]int, len(state.Shifts)),
+		byJob: map[int]*Reuse{}}
 	for i, m := range state.Mappings {
-		mappingJob[key{m.Scope, m.Category, m.Type, m.Original}] = state.MappingJobs[i]
+		c.mappingJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}] = state.MappingJobs[i]
 	}
-	shiftJob := make(map[string]int, len(state.Shifts))
 	for i, sh := range state.Shifts {
-		shiftJob[sh.Patient] = state.ShiftJobs[i]
+		c.shiftJob[sh.Patient] = state.ShiftJobs[i]
 	}
-	byJob := map[int]*Reuse{}
+	return c
+}
+
+// Add counts a result's (or a batch's) mappings and shifts.
+func (c *ReuseCounter) Add(res *surrogate.Result) {
 	reuse := func(job int) *Reuse {
-		if byJob[job] == nil {
-			byJob[job] = &Reuse{Job: job}
+		if c.byJob[job] == nil {
+			c.byJob[job] = &Reuse{Job: job}
 		}
-		return byJob[job]
+		return c.byJob[job]
 	}
 	for _, m := range res.Mappings {
-		if job, ok := mappingJob[key{m.Scope, m.Category, m.Type, m.Original}]; ok && !m.New {
+		if job, ok := c.mappingJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}]; ok && !m.New {
 			reuse(job).Mappings++
 		}
 	}
 	for _, sh := range res.Shifts {
-		if job, ok := shiftJob[sh.Patient]; ok && !sh.New {
+		if job, ok := c.shiftJob[sh.Patient]; ok && !sh.New {
 			reuse(job).Shifts++
 		}
 	}
-	ids := slices.Sorted(maps.Keys(byJob))
+}
+
+// Reused tells, per earlier job, what a run took over (as counted), with the
+// job's seed and the surrogate corpus it wrote.
+func (s *Store) Reused(ctx context.Context, c *ReuseCounter) ([]Reuse, error) {
+	ids := slices.Sorted(maps.Keys(c.byJob))
 	jobs, err := s.Client.Job.Query().Where(job.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, j := range jobs {
-		byJob[j.ID].Seed = j.Params["seed"]
-		byJob[j.ID].Out, _ = j.Params["out"].(string)
+		c.byJob[j.ID].Seed = j.Params["seed"]
+		c.byJob[j.ID].Out, _ = j.Params["out"].(string)
 	}
 	out := make([]Reuse, len(ids))
 	for i, id := range ids {
-		out[i] = *byJob[id]
+		out[i] = *c.byJob[id]
 	}
 	return out, nil
 }
 
 // DocumentIDs lists the external ids of a corpus's documents.
 func (s *Store) DocumentIDs(ctx context.Context, corpusID int) (map[string]bool, error) {
-	ids, err := s.Client.Document.Query().Where(document.CorpusID(corpusID)).Select(document.FieldExternalID).Strings(ctx)
+	return s.DocumentIDsBefore(ctx, corpusID, time.Time{})
+}
+
+// DocumentIDsBefore lists the external ids of a corpus's documents written
+// before a time (every document when it is zero): those a resynthesis found
+// in its target when it began, not those it wrote since.
+func (s *Store) DocumentIDsBefore(ctx context.Context, corpusID int, before time.Time) (map[string]bool, error) {
+	q := s.Client.Document.Query().Where(document.CorpusID(corpusID))
+	if !before.IsZero() {
+		q.Where(document.ImportedAtLT(before))
+	}
+	ids, err := q.Select(document.FieldExternalID).Strings(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -132,113 +168,188 @@ func (s *Store) DocumentIDs(ctx context.Context, corpusID int) (map[string]bool,
 	return out, nil
 }
 
-// Resynthesis is a resynthesis job's output to save.
-type Resynthesis struct {
+// ResynthesisMarker is what a resynthesis in progress writes on its target
+// corpus (provenance "inProgress"), with the corpus quarantined, until it
+// finishes: readers never take a half-written corpus for a checked one, and a
+// retried attempt of the same job knows where it stands.
+type ResynthesisMarker struct {
+	Job   int       `json:"job"`
+	Since time.Time `json:"since"` // documents written since are the job's
+	Redo  bool      `json:"redo"`
+	// Redone are the patients whose earlier notes the job rewrites: a retry
+	// rewrites them too, although the state that made them stale is dropped.
+	Redone []string `json:"redone"`
+	// The target's check state before the job, which an incremental run
+	// adds its findings to; Created: the job created the target.
+	Status   string `json:"status"`
+	Findings int    `json:"findings"`
+	Created  bool   `json:"created"`
+}
+
+// InProgress returns the marker of the resynthesis writing into a corpus, if
+// one is.
+func InProgress(c *ent.Corpus) *ResynthesisMarker {
+	raw, ok := c.Provenance["inProgress"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var m ResynthesisMarker
+	if json.Unmarshal(b, &m) != nil || m.Job == 0 {
+		return nil
+	}
+	return &m
+}
+
+// ResynthesisStart is what a resynthesis decided in its first pass.
+type ResynthesisStart struct {
 	SourceID int
 	Target   string // name of the surrogate corpus; created if missing
 	TagSet   string
-	// Provenance of the run: a new or redone target's provenance, or an entry
-	// of an existing target's provenance "runs".
-	Provenance map[string]any
-	Docs       []pipeline.Document
-	Result     *surrogate.Result
-	JobID      int
-	// Findings is the number of problems the run's check found (0: passed).
-	Findings int
-	// Redo: Docs are every document of the target, rewritten; the run's
-	// check covers the whole corpus and replaces the target's check state.
-	Redo bool
+	From     string // the source corpus's name
+	JobID    int
+	Redo     bool // the target was quarantined: every note is rewritten
+	// Redone are the patients whose earlier notes are rewritten; Redrawn,
+	// those of them whose stored shift and patient-scope mappings are drawn
+	// anew, and Dropped the stored corpus-scope mappings drawn anew: the
+	// stored ones are deleted.
+	Redone, Redrawn []string
+	Dropped         []surrogate.Mapping
 }
 
-// SaveResynthesis writes surrogate documents into the target corpus (as its
-// gold set, of kind surrogate) together with the run's new mappings and date
-// shifts and the corpus's check state, in one transaction: a corpus whose
-// check failed is quarantined (check status failed: hidden from annotators
-// and researchers, not releasable) from the moment its text is there. A run
-// that adds notes to a corpus adds its findings to the corpus's and never
-// lifts a quarantine, since the notes written before stay; a redo replaces
-// the corpus's state with its own. It reports false when this job's output
-// was already saved by an earlier attempt.
-func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpus, bool, error) {
-	saved, err := s.Client.DateShift.Query().Where(dateshift.JobID(in.JobID)).Exist(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	if !saved {
-		saved, err = s.Client.SurrogateMapping.Query().Where(surrogatemapping.JobID(in.JobID)).Exist(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	if saved {
-		c, err := s.CorpusByName(ctx, in.Target)
-		return c, false, err
-	}
-	opt := ImportOptions{Corpus: in.Target, TagSet: in.TagSet, Set: "gold", Kind: "surrogate", Provenance: in.Provenance, Replace: in.Redo || len(in.Result.Redone) > 0}
+// BeginResynthesis marks the target of a resynthesis in progress (creating
+// it if missing) and quarantines it until FinishResynthesis, and deletes the
+// stored state the run replaces, in one transaction. A retried attempt of the
+// same job finds its marker and changes nothing.
+func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent.Corpus, *ResynthesisMarker, error) {
+	opt := ImportOptions{Corpus: in.Target, TagSet: in.TagSet, Set: "gold", Kind: "surrogate"}
 	if err := opt.defaults(); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	ring, err := s.KeyRing()
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	existing, _, tagset, err := s.importTarget(ctx, opt)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	if existing != nil && existing.Kind != corpus.KindSurrogate {
-		return nil, false, apperr.New(apperr.Conflict, "corpus %q exists and holds original text: choose another name for the surrogate corpus", in.Target)
+		return nil, nil, apperr.New(apperr.Conflict, "corpus %q exists and holds original text: choose another name for the surrogate corpus", in.Target)
 	}
-	status := corpus.CheckStatusPassed
-	if in.Findings > 0 {
-		status = corpus.CheckStatusFailed
+	if existing != nil {
+		if m := InProgress(existing); m != nil && m.Job == in.JobID {
+			return existing, m, nil
+		}
 	}
+	m := &ResynthesisMarker{Job: in.JobID, Since: time.Now().UTC(), Redo: in.Redo, Redone: in.Redone, Status: string(corpus.CheckStatusNone),
+		Created: existing == nil}
 	var target *ent.Corpus
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
-		c := existing
-		if c == nil {
-			if c, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).
-				SetProvenance(in.Provenance).SetCheckStatus(status).SetCheckFindings(in.Findings).Save(ctx); err != nil {
+		if existing == nil {
+			target, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).
+				SetProvenance(map[string]any{"source": "resynthesis", "from": in.From, "fromID": in.SourceID, "inProgress": m}).
+				SetCheckStatus(corpus.CheckStatusFailed).Save(ctx)
+			if err != nil {
 				return err
 			}
-		} else if err := recordRun(ctx, tx, c.ID, in, status); err != nil {
+		} else {
+			if prior := InProgress(existing); prior != nil {
+				// An abandoned run's: the target was quarantined before it too.
+				m.Status, m.Findings = prior.Status, prior.Findings
+			} else {
+				m.Status, m.Findings = string(existing.CheckStatus), existing.CheckFindings
+			}
+			prov := maps.Clone(existing.Provenance)
+			prov["inProgress"] = m
+			if target, err = tx.Corpus.UpdateOneID(existing.ID).SetProvenance(prov).SetCheckStatus(corpus.CheckStatusFailed).Save(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := getOrCreateSet(ctx, tx, target.ID, "gold", "surrogate"); err != nil {
 			return err
 		}
-		target = c
-		set, err := getOrCreateSet(ctx, tx, c.ID, "gold", "surrogate")
+		return dropReplacedState(ctx, tx, ring, in)
+	})
+	if ent.IsConstraintError(err) {
+		return nil, nil, apperr.Wrap(apperr.Conflict, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return target, m, nil
+}
+
+// ResynthesisBatch is one batch of a resynthesis's output.
+type ResynthesisBatch struct {
+	SourceID, TargetID, JobID int
+	Marker                    *ResynthesisMarker
+	Result                    *surrogate.Result // the batch's documents, patient-scope mappings and shifts
+}
+
+// SaveResynthesisBatch writes one batch of surrogate documents into the
+// target's gold set with its new mappings and date shifts, in a transaction
+// of its own. The patients whose documents an earlier attempt of the job
+// already wrote are skipped. It returns how many documents it wrote.
+func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (int, error) {
+	ring, err := s.KeyRing()
+	if err != nil {
+		return 0, err
+	}
+	ids := make([]string, len(in.Result.Docs))
+	for i, d := range in.Result.Docs {
+		ids[i] = d.ID
+	}
+	written, err := s.Client.Document.Query().Where(document.CorpusID(in.TargetID), document.ExternalIDIn(ids...),
+		document.ImportedAtGTE(in.Marker.Since)).Select(document.FieldExternalID).Strings(ctx)
+	if err != nil {
+		return 0, Coded(err)
+	}
+	skip := map[string]bool{} // patients
+	if len(written) > 0 {
+		w := map[string]bool{}
+		for _, id := range written {
+			w[id] = true
+		}
+		for _, d := range in.Result.Docs {
+			if w[d.ID] {
+				skip[d.Patient] = true
+			}
+		}
+	}
+	var docs []pipeline.Document
+	for _, d := range in.Result.Docs {
+		if !skip[d.Patient] {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) == 0 {
+		return 0, nil
+	}
+	opt := ImportOptions{Set: "gold", Replace: true}
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		set, err := getOrCreateSet(ctx, tx, in.TargetID, "gold", "surrogate")
 		if err != nil {
 			return err
 		}
-		if err := s.writeDocuments(ctx, tx, c.ID, set.ID, in.Docs, opt, &ImportResult{}); err != nil {
+		if err := s.writeDocuments(ctx, tx, in.TargetID, set.ID, docs, opt, &ImportResult{}); err != nil {
 			return err
 		}
-		if err := dropReplacedState(ctx, tx, ring, in); err != nil {
-			return err
-		}
-		var ms []*ent.SurrogateMappingCreate
+		var ms []surrogate.Mapping
 		for _, m := range in.Result.Mappings {
-			if !m.New {
-				continue
-			}
-			enc, hash, keyID := sealOriginal(ring, m.Original)
-			ms = append(ms, tx.SurrogateMapping.Create().SetCorpusID(in.SourceID).SetScope(m.Scope).
-				SetCategory(m.Category).SetType(m.Type).SetOriginalEnc(enc).SetOriginalHash(hash).SetKeyID(keyID).
-				SetSurrogate(m.Surrogate).SetStrategy(m.Strategy).SetJobID(in.JobID))
-			if len(ms) == spanBatch {
-				if err := tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx); err != nil {
-					return err
-				}
-				ms = ms[:0]
+			if m.New && !skip[strings.TrimPrefix(m.Scope, "patient:")] {
+				ms = append(ms, m)
 			}
 		}
-		if len(ms) > 0 {
-			if err := tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx); err != nil {
-				return err
-			}
+		if err := saveMappings(ctx, tx, ring, in.SourceID, in.JobID, ms); err != nil {
+			return err
 		}
 		var shifts []*ent.DateShiftCreate
 		for _, sh := range in.Result.Shifts {
-			if sh.New {
+			if sh.New && !skip[sh.Patient] {
 				shifts = append(shifts, tx.DateShift.Create().SetCorpusID(in.SourceID).SetPatient(sh.Patient).
 					SetDays(sh.Days).SetAgeShift(sh.AgeShift).SetJobID(in.JobID))
 			}
@@ -251,13 +362,101 @@ func (s *Store) SaveResynthesis(ctx context.Context, in Resynthesis) (*ent.Corpu
 		return nil
 	})
 	if ent.IsConstraintError(err) {
-		return nil, false, apperr.Wrap(apperr.Conflict, err)
+		return 0, apperr.Wrap(apperr.Conflict, err)
+	}
+	return len(docs), err
+}
+
+// saveMappings stores mappings a job drew, their originals sealed.
+func saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jobID int, mappings []surrogate.Mapping) error {
+	var ms []*ent.SurrogateMappingCreate
+	for _, m := range mappings {
+		enc, hash, keyID := sealOriginal(ring, m.Original)
+		ms = append(ms, tx.SurrogateMapping.Create().SetCorpusID(sourceID).SetScope(m.Scope).
+			SetCategory(m.Category).SetType(m.Type).SetOriginalEnc(enc).SetOriginalHash(hash).SetKeyID(keyID).
+			SetSurrogate(m.Surrogate).SetStrategy(m.Strategy).SetJobID(jobID))
+		if len(ms) == spanBatch {
+			if err := tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx); err != nil {
+				return err
+			}
+			ms = ms[:0]
+		}
+	}
+	if len(ms) > 0 {
+		return tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx)
+	}
+	return nil
+}
+
+// ResynthesisEnd is what a resynthesis records when every batch is saved.
+type ResynthesisEnd struct {
+	SourceID, TargetID, JobID int
+	Marker                    *ResynthesisMarker
+	// Provenance of the run: a new or redone target's provenance, or an entry
+	// of an existing target's provenance "runs".
+	Provenance map[string]any
+	Mappings   []surrogate.Mapping // the corpus-scope mappings the run used; the new ones are stored
+	// Findings is the number of problems the run's check found (0: passed).
+	Findings int
+}
+
+// FinishResynthesis stores a resynthesis's new corpus-scope mappings and
+// records its provenance and check state on the target, lifting the
+// in-progress marker, in one transaction: a target whose check failed stays
+// quarantined (hidden from annotators and researchers, not releasable). A
+// run that adds notes to a corpus adds its findings to the corpus's and never
+// lifts a quarantine, since the notes written before stay; a new or redone
+// target takes the run's check state.
+func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.Corpus, error) {
+	ring, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	var ms []surrogate.Mapping
+	for _, m := range in.Mappings {
+		if m.New {
+			ms = append(ms, m)
+		}
+	}
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		c, err := tx.Corpus.Get(ctx, in.TargetID)
+		if err != nil {
+			return err
+		}
+		if m := InProgress(c); m == nil || m.Job != in.JobID {
+			return apperr.New(apperr.Conflict, "corpus %q is not being written by job %d", c.Name, in.JobID)
+		}
+		if err := saveMappings(ctx, tx, ring, in.SourceID, in.JobID, ms); err != nil {
+			return err
+		}
+		status, findings := corpus.CheckStatusPassed, in.Findings
+		if in.Findings > 0 {
+			status = corpus.CheckStatusFailed
+		}
+		prov := maps.Clone(c.Provenance)
+		delete(prov, "inProgress")
+		switch prior := corpus.CheckStatus(in.Marker.Status); {
+		case in.Marker.Created || in.Marker.Redo:
+			prov = in.Provenance
+		case prior == corpus.CheckStatusFailed:
+			status, findings = prior, in.Marker.Findings+in.Findings
+		case in.Findings == 0:
+			status, findings = prior, in.Marker.Findings
+		}
+		if !in.Marker.Created && !in.Marker.Redo {
+			runs, _ := prov["runs"].([]any)
+			prov["runs"] = append(runs, in.Provenance)
+		}
+		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).Exec(ctx)
+	})
+	if ent.IsConstraintError(err) {
+		return nil, apperr.Wrap(apperr.Conflict, err)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	c, err := s.Client.Corpus.Get(ctx, target.ID)
-	return c, true, err
+	c, err := s.Client.Corpus.Get(ctx, in.TargetID)
+	return c, Coded(err)
 }
 
 // CheckFindings counts the problems of a check summary (a resynthesis job's
@@ -276,39 +475,15 @@ func CheckFindings(summary map[string]any) int {
 	return n
 }
 
-// recordRun writes a resynthesis run into an existing target corpus's
-// provenance and check state.
-func recordRun(ctx context.Context, tx *ent.Tx, id int, in Resynthesis, status corpus.CheckStatus) error {
-	c, err := tx.Corpus.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	upd := tx.Corpus.UpdateOneID(id)
-	switch {
-	case in.Redo:
-		upd.SetProvenance(in.Provenance).SetCheckStatus(status).SetCheckFindings(in.Findings)
-	case in.Findings > 0 && c.CheckStatus == corpus.CheckStatusFailed:
-		upd.AddCheckFindings(in.Findings)
-	case in.Findings > 0:
-		upd.SetCheckStatus(status).SetCheckFindings(in.Findings)
-	}
-	if !in.Redo {
-		prov := maps.Clone(c.Provenance)
-		if prov == nil {
-			prov = map[string]any{}
-		}
-		runs, _ := prov["runs"].([]any)
-		prov["runs"] = append(runs, in.Provenance)
-		upd.SetProvenance(prov)
-	}
-	return upd.Exec(ctx)
-}
-
 // refuseQuarantined refuses to take a quarantined corpus's text out of the
 // quarantine (into a release, a derived corpus) while doing something.
 func refuseQuarantined(c *ent.Corpus, doing string) error {
 	if c.CheckStatus != corpus.CheckStatusFailed {
 		return nil
+	}
+	if m := InProgress(c); m != nil {
+		return apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d: it is quarantined until the job has checked it; wait for it before %s",
+			c.Name, m.Job, doing)
 	}
 	return apperr.New(apperr.Conflict, "corpus %q is quarantined: its resynthesis check has %d unresolved findings; "+
 		"rerun the resynthesis into it or resolve the findings (resolveCheckFindings, deidcorpus resynth resolve) before %s",
@@ -327,6 +502,9 @@ func (s *Store) ResolveCheckFindings(ctx context.Context, corpusName, reason, by
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
 		return nil, err
+	}
+	if m := InProgress(c); m != nil {
+		return nil, apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d: it has no check to resolve yet", c.Name, m.Job)
 	}
 	if c.CheckStatus != corpus.CheckStatusFailed {
 		return nil, apperr.New(apperr.Conflict, "corpus %q has no unresolved check findings (its check is %s)", c.Name, c.CheckStatus)
@@ -364,33 +542,23 @@ func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string,
 	return q.Order(ent.Asc(surrogatemapping.FieldID)).Limit(limit).Offset(offset).All(ctx)
 }
 
-// dropReplacedState deletes what an incremental run replaced: the date shift
-// and patient-scope mappings of each patient it drew anew (their notes
-// collided with them), and the corpus-scope mappings it redrew.
-func dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in Resynthesis) error {
-	if len(in.Result.Redone) == 0 {
-		return nil
-	}
-	redone := map[string]bool{}
-	for _, p := range in.Result.Redone {
-		redone[p] = true
-	}
-	var patients, scopes []string
-	for _, sh := range in.Result.Shifts {
-		if sh.New && redone[sh.Patient] {
-			patients = append(patients, sh.Patient)
-			scopes = append(scopes, surrogate.PatientScope(sh.Patient))
+// dropReplacedState deletes what a run replaces: the date shift and
+// patient-scope mappings of each patient it draws anew (their notes collided
+// with them), and the corpus-scope mappings it redraws.
+func dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in ResynthesisStart) error {
+	if len(in.Redrawn) > 0 {
+		scopes := make([]string, len(in.Redrawn))
+		for i, p := range in.Redrawn {
+			scopes[i] = surrogate.PatientScope(p)
 		}
-	}
-	if len(patients) > 0 {
-		if _, err := tx.DateShift.Delete().Where(dateshift.CorpusID(in.SourceID), dateshift.PatientIn(patients...)).Exec(ctx); err != nil {
+		if _, err := tx.DateShift.Delete().Where(dateshift.CorpusID(in.SourceID), dateshift.PatientIn(in.Redrawn...)).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(in.SourceID), surrogatemapping.ScopeIn(scopes...)).Exec(ctx); err != nil {
 			return err
 		}
 	}
-	for _, m := range in.Result.Dropped {
+	for _, m := range in.Dropped {
 		_, hash, _ := sealOriginal(ring, m.Original)
 		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(in.SourceID), surrogatemapping.Scope(m.Scope),
 			surrogatemapping.Type(m.Type), surrogatemapping.OriginalHash(hash)).Exec(ctx); err != nil {

@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"cmp"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -88,26 +89,64 @@ type PatternRow struct {
 // Check compares the original documents with a run's result under the policy
 // the run used. It is pure and independent of how the run made its choices.
 func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
-	r := &Report{Documents: len(res.Docs), Review: len(res.Review)}
+	c := NewChecker(pol, res.Language)
+	c.Add(orig, res)
+	return c.Report()
+}
+
+// Checker is Check over a run fed a part at a time (a Stream's plan, its
+// batches, its finish): documents are checked with their patient's, and what
+// spans patients (corpus-scope consistency, kept values, name patterns) is
+// kept as counts per value and merged, so that the report equals Check's
+// over the whole run when the parts come in the run's document order.
+type Checker struct {
+	pol           *Policy
+	rd            dateReading
+	r             *Report
+	keptForReview map[checkAt]bool
+	kept          map[[2]string]int
+	seen          map[[3]string]map[string]bool // corpus scope: every patient's surrogates
+	seenProblems  []Inconsistency               // patient scope, found per part
+	corpusMaps    map[[3]string]map[string]bool // corpus-scope mappings' surrogates
+	mapProblems   []Inconsistency               // patient scope, found per part
+	origNames     map[string]int
+	surNames      map[string]int
+}
+
+type checkAt struct {
+	doc   string
+	start int
+}
+
+// NewChecker starts a check of a run under its policy, in the language its
+// result names.
+func NewChecker(pol *Policy, language string) *Checker {
+	return &Checker{pol: pol, rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
+		kept: map[[2]string]int{}, seen: map[[3]string]map[string]bool{}, corpusMaps: map[[3]string]map[string]bool{},
+		origNames: map[string]int{}, surNames: map[string]int{}}
+}
+
+// Add checks one part of a run: res's documents against their originals in
+// orig, with res's shifts, mappings and review items. A patient's documents,
+// shift and patient-scope mappings come in one part; review items that keep
+// a value come before or with the part of their document.
+func (c *Checker) Add(orig []pipeline.Document, res *Result) {
+	r, pol, rd := c.r, c.pol, c.rd
+	r.Documents += len(res.Docs)
+	r.Review += len(res.Review)
 	byID := make(map[string]*pipeline.Document, len(orig))
 	for i := range orig {
 		byID[orig[i].ID] = &orig[i]
 	}
-	type at struct {
-		doc   string
-		start int
-	}
-	keptForReview := map[at]bool{}
 	for _, it := range res.Review {
 		if it.Kept {
-			keptForReview[at{it.Doc, it.Start}] = true
+			c.keptForReview[checkAt{it.Doc, it.Start}] = true
 		}
 	}
 	shift := map[string]int{}
 	for _, s := range res.Shifts {
 		shift[s.Patient] = s.Days
 	}
-	rd := readingFor(pol, res.Language)
 
 	// A patient's documents are checked together, patients on every core;
 	// the findings are merged in document order.
@@ -130,37 +169,37 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	pats := make([]patientCheck, len(groups))
 	parallel(len(groups), func(g int) {
 		pats[g] = checkPatient(byID, res, groups[g], docs, pol, rd, shift, func(doc string, start int) bool {
-			return keptForReview[at{doc, start}]
+			return c.keptForReview[checkAt{doc, start}]
 		})
 	})
-	kept := map[[2]string]int{}
-	seen := map[[3]string]map[string]bool{} // corpus scope: every patient's surrogates
-	var inconsistent [][3]string
-	var origNames, surNames []string
 	for _, pc := range pats {
 		r.Spans += pc.spans
 		r.Replaced += pc.replaced
 		r.DatesChecked += pc.datesChecked
 		for k, n := range pc.kept {
-			kept[k] += n
+			c.kept[k] += n
 		}
 		for k, v := range pc.seen {
 			if k[0] != ScopeCorpus {
 				if len(v) > 1 {
-					inconsistent = append(inconsistent, k)
+					c.seenProblems = append(c.seenProblems, inconsistency(k, v))
 				}
 				continue
 			}
-			if seen[k] == nil {
-				seen[k] = v
+			if c.seen[k] == nil {
+				c.seen[k] = v
 				continue
 			}
 			for sur := range v {
-				seen[k][sur] = true
+				c.seen[k][sur] = true
 			}
 		}
-		origNames = append(origNames, pc.origNames...)
-		surNames = append(surNames, pc.surNames...)
+		for _, n := range pc.origNames {
+			c.origNames[n]++
+		}
+		for _, n := range pc.surNames {
+			c.surNames[n]++
+		}
 	}
 	for _, dc := range docs {
 		r.Misaligned = append(r.Misaligned, dc.misaligned...)
@@ -169,42 +208,41 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 		r.Leaks = append(r.Leaks, dc.finds.leaks...)
 		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
 	}
-	for k, v := range seen {
-		if len(v) > 1 {
-			inconsistent = append(inconsistent, k)
-		}
-	}
-	for _, k := range sortKeys3(inconsistent) {
-		merged := seen[k]
-		if k[0] != ScopeCorpus {
-			merged = pats[groupOf[strings.TrimPrefix(k[0], "patient:")]].seen[k]
-		}
-		var s []string
-		for v := range merged {
-			s = append(s, v)
-		}
-		sort.Strings(s)
-		r.Inconsistent = append(r.Inconsistent, Inconsistency{k[0], k[1], k[2], s})
-	}
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
 		k := [3]string{m.Scope, m.Type, fold(m.Original)}
-		if byMap[k] == nil {
-			byMap[k] = map[string]bool{}
+		into := byMap
+		if m.Scope == ScopeCorpus {
+			into = c.corpusMaps
 		}
-		byMap[k][fold(m.Surrogate)] = true
+		if into[k] == nil {
+			into[k] = map[string]bool{}
+		}
+		into[k][fold(m.Surrogate)] = true
 	}
 	for _, k := range inconsistentKeys(byMap) {
-		{
-			var s []string
-			for v := range byMap[k] {
-				s = append(s, v)
-			}
-			sort.Strings(s)
-			r.Inconsistent = append(r.Inconsistent, Inconsistency{k[0], k[1], k[2], s})
-		}
+		c.mapProblems = append(c.mapProblems, inconsistency(k, byMap[k]))
 	}
-	for k, n := range kept {
+}
+
+// Report returns what the check found in every part added.
+func (c *Checker) Report() *Report {
+	r := *c.r
+	seen := slices.Clone(c.seenProblems)
+	for _, k := range inconsistentKeys(c.seen) {
+		seen = append(seen, inconsistency(k, c.seen[k]))
+	}
+	mapped := slices.Clone(c.mapProblems)
+	for _, k := range inconsistentKeys(c.corpusMaps) {
+		mapped = append(mapped, inconsistency(k, c.corpusMaps[k]))
+	}
+	for _, in := range [][]Inconsistency{seen, mapped} {
+		slices.SortFunc(in, func(a, b Inconsistency) int {
+			return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Original, b.Original))
+		})
+		r.Inconsistent = append(r.Inconsistent, in...)
+	}
+	for k, n := range c.kept {
 		r.Kept = append(r.Kept, KeptValue{k[0], k[1], n})
 	}
 	sort.Slice(r.Kept, func(i, j int) bool {
@@ -214,8 +252,13 @@ func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 		}
 		return a.Type+a.Value < b.Type+b.Value
 	})
-	r.NamePatterns = patternRows(origNames, surNames)
-	return r
+	r.NamePatterns = patternRows(c.origNames, c.surNames)
+	return &r
+}
+
+// inconsistency lists the surrogates of one original, sorted.
+func inconsistency(k [3]string, surrogates map[string]bool) Inconsistency {
+	return Inconsistency{k[0], k[1], k[2], slices.Sorted(maps.Keys(surrogates))}
 }
 
 // inconsistentKeys returns, sorted, the keys with more than one surrogate.
@@ -360,8 +403,8 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	return pc
 }
 
-func patternRows(orig, sur []string) []PatternRow {
-	pairs := stats.ComparePatterns(stats.NamePatterns(orig), stats.NamePatterns(sur))
+func patternRows(orig, sur map[string]int) []PatternRow {
+	pairs := stats.ComparePatterns(stats.NamePatternCounts(orig), stats.NamePatternCounts(sur))
 	out := make([]PatternRow, len(pairs))
 	for i, p := range pairs {
 		out[i] = PatternRow{Pattern: p.Pattern, Tokens: p.Tokens, Original: p.A, Surrogate: p.B}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -86,74 +85,30 @@ type Result struct {
 	Labels []LabelRule
 }
 
-// Run resynthesizes docs. Documents are grouped by their Patient field; store
-// holds the mappings and shifts of earlier runs, which are reused.
+// Run resynthesizes docs, all in memory: a Stream over one batch.
+// Documents are grouped by their Patient field; store holds the mappings and
+// shifts of earlier runs, which are reused.
 func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, error) {
-	if err := r.Policy.Validate(); err != nil {
+	s, err := r.Stream(store)
+	if err != nil {
 		return nil, err
 	}
-	for i := range docs {
-		if err := checkSpans(&docs[i]); err != nil {
-			return nil, fmt.Errorf("document %s: %w", docs[i].ID, err)
-		}
+	if err := s.Observe(docs, r.Context); err != nil {
+		return nil, err
 	}
-	e := r.prepare(docs, store)
-	if e.err != nil {
-		return nil, e.err
+	res, err := s.Plan(nil)
+	if err != nil {
+		return nil, err
 	}
-	redone := e.stalePatients(docs)
-	if len(redone) > 0 {
-		docs = append(docs[:len(docs):len(docs)], PatientDocs(r.Context, slices.Sorted(mapsKeys(redone)))...)
+	batch, err := s.Rewrite(docs, r.Context)
+	if err != nil {
+		return nil, err
 	}
-
-	// Corpus-scope values first, in sorted order, from one generator: they are
-	// shared by all patients and must not depend on how patients are scheduled.
-	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
-	corpusGen.exclPatients = map[string]bool{}
-	for _, v := range e.corpusValues(docs) {
-		corpusGen.excls = corpusGen.excls[:0]
-		clear(corpusGen.exclPatients)
-		for _, p := range v.patients {
-			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
-			corpusGen.exclPatients[p] = true
-		}
-		corpusGen.surrogate(v.doc, v.span, v.rule, "")
-	}
-	e.review = append(e.review, corpusGen.review...)
-
-	patients := groupByPatient(docs)
-	results := make([]patientResult, len(patients))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = e.runPatient(docs, patients[i])
-			}
-		}()
-	}
-	for i := range patients {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-
-	res := &Result{Docs: make([]pipeline.Document, len(docs)), Language: e.lang, Redone: slices.Sorted(mapsKeys(redone)), Dropped: e.dropped,
-		Labels: r.Policy.explain(labelsOf(docs))}
-	res.Review = append(res.Review, e.review...)
-	for _, pr := range results {
-		for i, d := range pr.docs {
-			res.Docs[pr.idx[i]] = d
-		}
-		res.Mappings = append(res.Mappings, pr.mappings...)
-		res.Shifts = append(res.Shifts, pr.shift)
-		res.Review = append(res.Review, pr.review...)
-	}
-	res.Mappings = append(res.Mappings, e.corpus.used()...)
+	fin := s.Finish()
+	res.Docs, res.Shifts, res.Labels = batch.Docs, batch.Shifts, fin.Labels
+	res.Review = append(res.Review, batch.Review...)
+	res.Mappings = append(batch.Mappings, fin.Mappings...)
 	sortMappings(res.Mappings)
-	sort.Slice(res.Shifts, func(i, j int) bool { return res.Shifts[i].Patient < res.Shifts[j].Patient })
 	return res, nil
 }
 
@@ -226,205 +181,6 @@ type engine struct {
 
 type dateRef struct{ doc, text string }
 
-func (r *Resynthesizer) prepare(docs []pipeline.Document, store Store) *engine {
-	e := &engine{r: r, orig: newValueSet(), perPat: map[string]*valueSet{},
-		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
-		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}}
-	all := append(append([]pipeline.Document(nil), docs...), r.Context...)
-	e.lang = r.Policy.Language
-	if e.lang == "auto" {
-		texts := make([]string, 0, 50)
-		for i := 0; i < len(all) && i < 50; i++ {
-			texts = append(texts, all[i].Text)
-		}
-		e.lang = detectLanguage(texts)
-	}
-	e.res = r.Resources
-	if e.res == nil && r.Policy.Resources != "" {
-		e.res, e.err = resources.LoadLanguage(r.Policy.Resources, e.lang)
-	}
-	if e.res == nil {
-		e.res = resources.ForLanguage(e.lang)
-	}
-	e.en = resources.Default()
-	e.pools = poolsFor(e.res)
-	e.enPools = poolsFor(e.en)
-	e.reading = readingFor(r.Policy, e.lang)
-	// Each patient's values are read on every core; the corpus's are the
-	// union of the patients'.
-	groups := groupByPatient(all)
-	preps := make([]patientPrep, len(groups))
-	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
-	e.tokenPatients = map[string][]string{}
-	for i, pp := range preps {
-		e.perPat[groups[i].id] = pp.values
-		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
-			for k := range set {
-				if !strings.Contains(k, " ") {
-					e.tokenPatients[k] = append(e.tokenPatients[k], groups[i].id)
-				}
-			}
-		}
-		e.orig.merge(pp.values)
-		for _, w := range pp.names {
-			e.names[w] = true
-		}
-		for _, st := range pp.streets {
-			e.streets[st] = true
-		}
-		for _, d := range pp.dates {
-			e.dates[d.pattern] = append(e.dates[d.pattern], d.ref)
-		}
-	}
-	for _, k := range slices.Sorted(mapsKeys(e.dates)) {
-		refs := e.dates[k]
-		sort.Slice(refs, func(i, j int) bool { return refs[i].doc+refs[i].text < refs[j].doc+refs[j].text })
-	}
-	for _, m := range store.Mappings {
-		t := e.corpus
-		if m.Scope != ScopeCorpus {
-			if t = e.stored[m.Scope]; t == nil {
-				t = newTable(m.Scope)
-				e.stored[m.Scope] = t
-			}
-		}
-		m.New = false
-		t.put(m)
-	}
-	for _, s := range store.Shifts {
-		s.New = false
-		e.shifts[s.Patient] = s
-	}
-	return e
-}
-
-// stalePatients are the patients of docs whose stored date shift or
-// patient-scope surrogates no longer fit their records: a shifted date, or a
-// surrogate, that now equals or holds one of their original values (a new
-// note mentions it). Their stored state is dropped, so that the run draws
-// them anew for all their notes.
-func (e *engine) stalePatients(docs []pipeline.Document) map[string]bool {
-	stale := map[string]bool{}
-	if len(e.shifts) == 0 && len(e.stored) == 0 && len(e.corpus.maps) == 0 {
-		return stale // a first run: nothing stored to collide with
-	}
-	pol := e.r.Policy
-	check := func(d pipeline.Document) {
-		p := patientOf(d)
-		if stale[p] {
-			return
-		}
-		vals := e.perPat[p]
-		if sh, ok := e.shifts[p]; ok {
-			for _, s := range d.Spans {
-				if st := pol.Rule(s.Category, s.Type).Strategy; st != DateShift && st != DateShuffle {
-					continue
-				}
-				if dt, ok := parseDate(s.Text, e.reading); ok && vals.within(dt.shifted(sh.Days)) {
-					stale[p] = true
-					return
-				}
-			}
-		}
-	}
-	patients := map[string]bool{}
-	for _, d := range docs {
-		patients[patientOf(d)] = true
-	}
-	for _, d := range append(append([]pipeline.Document(nil), docs...), e.r.Context...) {
-		if patients[patientOf(d)] {
-			check(d)
-		}
-	}
-	for p := range patients {
-		if t := e.stored[PatientScope(p)]; t != nil && !stale[p] {
-			for _, m := range t.maps {
-				if e.perPat[p].within(m.Surrogate) {
-					stale[p] = true
-					break
-				}
-			}
-		}
-	}
-	for p := range stale {
-		delete(e.stored, PatientScope(p))
-		delete(e.shifts, p)
-	}
-	// A stored corpus-scope surrogate (a doctor's, a hospital's) that now
-	// holds an original value of a patient it goes to is drawn anew, and
-	// every patient whose records use it is rewritten with the new one.
-	all := append(append([]pipeline.Document(nil), docs...), e.r.Context...)
-	uses := map[string]map[string]bool{} // patient -> type + folded value or name word
-	for _, d := range all {
-		p := patientOf(d)
-		if uses[p] == nil {
-			uses[p] = map[string]bool{}
-		}
-		for _, s := range d.Spans {
-			uses[p][s.Type+"\x00"+fold(s.Text)] = true
-			if pol.Rule(s.Category, s.Type).Strategy == Name {
-				for _, w := range splitName(s.Text, e.lang) {
-					uses[p][s.Type+"\x00"+fold(w.text)] = true
-				}
-			}
-		}
-	}
-	var dropped []string
-	for _, m := range e.corpus.maps {
-		k := m.Type + "\x00" + fold(m.Original)
-		for p := range patients {
-			if uses[p][k] && e.perPat[p].within(m.Surrogate) {
-				dropped = append(dropped, k)
-				e.dropped = append(e.dropped, m)
-				break
-			}
-		}
-	}
-	if len(dropped) > 0 {
-		e.corpus = e.corpus.without(dropped)
-		for p, u := range uses {
-			for _, k := range dropped {
-				if u[k] {
-					stale[p] = true
-				}
-			}
-		}
-	}
-	return stale
-}
-
-// labelsOf lists the distinct (category, type) pairs of docs, sorted.
-func labelsOf(docs []pipeline.Document) [][2]string {
-	seen := map[[2]string]bool{}
-	for _, d := range docs {
-		for _, s := range d.Spans {
-			seen[[2]string{s.Category, s.Type}] = true
-		}
-	}
-	out := make([][2]string, 0, len(seen))
-	for l := range seen {
-		out = append(out, l)
-	}
-	slices.SortFunc(out, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-	return out
-}
-
-// PatientDocs returns the documents of docs whose patients are in patients
-// (a Result's Redone, so that a job checks the notes a run rewrote).
-func PatientDocs(docs []pipeline.Document, patients []string) []pipeline.Document {
-	want := map[string]bool{}
-	for _, p := range patients {
-		want[p] = true
-	}
-	var out []pipeline.Document
-	for _, d := range docs {
-		if want[patientOf(d)] {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // patientPrep is what prepare reads from one patient's records.
 type patientPrep struct {
 	values  *valueSet // replaced originals, and name words as words
@@ -496,66 +252,9 @@ func (e *engine) rngFor(name string) *rand.Rand {
 }
 
 type spanRef struct {
-	doc      *pipeline.Document
-	span     pipeline.Span
-	rule     Rule
-	patients []string // the patients whose records hold the value, sorted
-}
-
-// corpusValues lists the distinct corpus-scope values of docs, sorted, each
-// with the patients its surrogate goes to: those whose records hold it, and
-// for a name every patient whose records hold one of its words in a name of
-// that type (a word's surrogate is shared by all of them).
-func (e *engine) corpusValues(docs []pipeline.Document) []spanRef {
-	index := map[string]int{}
-	var out []spanRef
-	pats := map[string]map[string]bool{} // value or name word key -> patients
-	addPat := func(k, p string) {
-		if pats[k] == nil {
-			pats[k] = map[string]bool{}
-		}
-		pats[k][p] = true
-	}
-	for i := range docs {
-		p := patientOf(docs[i])
-		for _, s := range docs[i].Spans {
-			rule := e.r.Policy.Rule(s.Category, s.Type)
-			if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
-				continue
-			}
-			k := s.Type + "\x00" + fold(s.Text) // as the corpus table looks values up
-			if _, ok := index[k]; !ok {
-				index[k] = len(out)
-				out = append(out, spanRef{doc: &docs[i], span: s, rule: rule})
-			}
-			addPat(k, p)
-			if rule.Strategy == Name {
-				for _, w := range nameWords(s.Text, e.lang) {
-					addPat(s.Type+"\x01"+w, p)
-				}
-			}
-		}
-	}
-	for i := range out {
-		s := out[i].span
-		all := map[string]bool{}
-		for p := range pats[s.Type+"\x00"+fold(s.Text)] {
-			all[p] = true
-		}
-		if out[i].rule.Strategy == Name {
-			for _, w := range nameWords(s.Text, e.lang) {
-				for p := range pats[s.Type+"\x01"+w] {
-					all[p] = true
-				}
-			}
-		}
-		out[i].patients = slices.Sorted(mapsKeys(all))
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].span, out[j].span
-		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
-	})
-	return out
+	doc  *pipeline.Document
+	span pipeline.Span
+	rule Rule
 }
 
 // nameWords are the folded words of a name that surrogates replace one by

@@ -107,6 +107,9 @@ func (v *valueSet) addTyped(s, typ string) {
 	if v.raw[s] {
 		return
 	}
+	if v.raw == nil {
+		v.raw = map[string]bool{}
+	}
 	v.raw[s] = true
 	t := tokens(s)
 	if len(t) == 0 {

@@ -1,0 +1,469 @@
+package surrogate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+)
+
+// Stream resynthesizes a corpus a batch of whole patients at a time, so that
+// memory holds one batch and what the corpus's values decide, never its text:
+// Observe reads every batch once (pass 1), Plan draws the surrogates all
+// patients share, Rewrite replaces the PHI of one batch (pass 2) and Finish
+// returns what belongs to no single batch. A patient's output depends only on
+// the seed, the stored state, the plan and that patient's records: batches
+// may be rewritten in any order, in several processes, or again after a crash,
+// and give the same documents. Run is the same steps over one batch.
+type Stream struct {
+	e       *engine
+	started bool
+	planned bool
+	seen    map[string]bool // patients observed
+	stale   map[string]bool // patients whose earlier notes are rewritten too
+	redrawn map[string]bool // ... and of those, the ones whose stored state is drawn anew
+	// What stalePatients needs to redraw stored corpus-scope mappings: the
+	// keys of those mappings, the keys each patient's records use, and the
+	// keys that now hold an original value of a patient they go to.
+	corpusKeys map[string]bool
+	uses       map[string][]string
+	dropKeys   map[string]bool
+	values     map[string]*corpusValue // corpus-scope value key -> its occurrence that names it
+	// valuePats are, for each corpus-scope value key or name word key, the
+	// patients whose records hold it: 2 * the patient's index in patients,
+	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
+	// bytes a patient, where a set of names would cost a map each.
+	valuePats map[string][]int32
+	patients  []string
+	mark      []uint32 // per patient index: the last valuePatients call that visited it
+	epoch     uint32
+	labels    map[[2]string]bool
+}
+
+// corpusValue is the occurrence of a corpus-scope value a plan draws its
+// surrogate for; of all occurrences, the least by (context, text, category,
+// document, start), so that the choice depends on no batch's order.
+type corpusValue struct {
+	ref     spanRef
+	context bool
+}
+
+func (v *corpusValue) less(o *corpusValue) bool {
+	if v.context != o.context {
+		return !v.context
+	}
+	a, b := v.ref.span, o.ref.span
+	return cmp.Or(cmp.Compare(a.Text, b.Text), cmp.Compare(a.Category, b.Category),
+		cmp.Compare(v.ref.doc.ID, o.ref.doc.ID), cmp.Compare(a.Start, b.Start)) < 0
+}
+
+// Stream starts a batched run over the state earlier runs stored.
+func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
+	if err := r.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	e := &engine{r: r, orig: newValueSet(), perPat: map[string]*valueSet{},
+		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
+		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{},
+		tokenPatients: map[string][]string{}}
+	for _, m := range store.Mappings {
+		t := e.corpus
+		if m.Scope != ScopeCorpus {
+			if t = e.stored[m.Scope]; t == nil {
+				t = newTable(m.Scope)
+				e.stored[m.Scope] = t
+			}
+		}
+		m.New = false
+		t.put(m)
+	}
+	for _, s := range store.Shifts {
+		s.New = false
+		e.shifts[s.Patient] = s
+	}
+	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
+		corpusKeys: map[string]bool{}, uses: map[string][]string{}, dropKeys: map[string]bool{},
+		values: map[string]*corpusValue{}, valuePats: map[string][]int32{}, labels: map[[2]string]bool{}}
+	for _, m := range e.corpus.maps {
+		s.corpusKeys[m.Type+"\x00"+fold(m.Original)] = true
+	}
+	return s, nil
+}
+
+// start settles the language and the lists from the first batch's documents.
+func (e *engine) start(first []pipeline.Document) {
+	r := e.r
+	e.lang = r.Policy.Language
+	if e.lang == "auto" {
+		texts := make([]string, 0, 50)
+		for i := 0; i < len(first) && i < 50; i++ {
+			texts = append(texts, first[i].Text)
+		}
+		e.lang = detectLanguage(texts)
+	}
+	e.res = r.Resources
+	if e.res == nil && r.Policy.Resources != "" {
+		e.res, e.err = resources.LoadLanguage(r.Policy.Resources, e.lang)
+	}
+	if e.res == nil {
+		e.res = resources.ForLanguage(e.lang)
+	}
+	e.en = resources.Default()
+	e.pools = poolsFor(e.res)
+	e.enPools = poolsFor(e.en)
+	e.reading = readingFor(r.Policy, e.lang)
+}
+
+// Observe reads one batch in pass 1: docs are notes to rewrite, context the
+// batch's notes that an earlier run rewrote (they constrain the surrogates).
+// A patient's records must all come in one batch. The language of a corpus
+// policy marks "auto" is read from the first batch's first documents.
+func (s *Stream) Observe(docs, context []pipeline.Document) error {
+	if s.planned {
+		return errors.New("a stream observes every batch before its plan")
+	}
+	for i := range docs {
+		if err := checkSpans(&docs[i]); err != nil {
+			return fmt.Errorf("document %s: %w", docs[i].ID, err)
+		}
+	}
+	all := append(docs[:len(docs):len(docs)], context...)
+	e := s.e
+	if !s.started {
+		s.started = true
+		e.start(all)
+	}
+	if e.err != nil {
+		return e.err
+	}
+	groups := groupByPatient(all)
+	for _, g := range groups {
+		if s.seen[g.id] {
+			return fmt.Errorf("the records of patient %s come in two batches", g.id)
+		}
+		s.seen[g.id] = true
+	}
+	// Each patient's values are read on every core; the corpus's are the
+	// union of the patients'.
+	preps := make([]patientPrep, len(groups))
+	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
+	for i, pp := range preps {
+		pp.values.raw = nil // only adding values reads it
+		e.perPat[groups[i].id] = pp.values
+		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
+			for k := range set {
+				if !strings.Contains(k, " ") {
+					e.tokenPatients[k] = append(e.tokenPatients[k], groups[i].id)
+				}
+			}
+		}
+		e.orig.merge(pp.values)
+		for _, w := range pp.names {
+			e.names[w] = true
+		}
+		for _, st := range pp.streets {
+			e.streets[st] = true
+		}
+		for _, d := range pp.dates {
+			e.dates[d.pattern] = append(e.dates[d.pattern], d.ref)
+		}
+	}
+	todo := map[string]bool{}
+	for _, d := range docs {
+		todo[patientOf(d)] = true
+	}
+	if len(e.shifts) > 0 || len(e.stored) > 0 || len(e.corpus.maps) > 0 { // else a first run: nothing stored to collide with
+		for _, g := range groups {
+			s.stalePatient(all, g, todo[g.id])
+		}
+	}
+	for _, g := range groups {
+		s.patients = append(s.patients, g.id)
+		for _, i := range g.docs {
+			s.observeValues(&all[i], i >= len(docs))
+		}
+	}
+	return nil
+}
+
+// stalePatient tells whether a patient's stored date shift or patient-scope
+// surrogates no longer fit their records: a shifted date, or a surrogate,
+// that now equals or holds one of their original values (a new note mentions
+// it). Their stored state is dropped at the plan, so that the run draws them
+// anew for all their notes. It also notes which stored corpus-scope mappings
+// the patient's records use, and those that now hold one of their values.
+func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool) {
+	e, pol := s.e, s.e.r.Policy
+	vals := e.perPat[g.id]
+	if sh, ok := e.shifts[g.id]; ok && todo {
+	docs:
+		for _, i := range g.docs {
+			for _, sp := range all[i].Spans {
+				if st := pol.Rule(sp.Category, sp.Type).Strategy; st != DateShift && st != DateShuffle {
+					continue
+				}
+				if dt, ok := parseDate(sp.Text, e.reading); ok && vals.within(dt.shifted(sh.Days)) {
+					s.redrawn[g.id] = true
+					break docs
+				}
+			}
+		}
+	}
+	if t := e.stored[PatientScope(g.id)]; t != nil && todo && !s.redrawn[g.id] {
+		for _, m := range t.maps {
+			if vals.within(m.Surrogate) {
+				s.redrawn[g.id] = true
+				break
+			}
+		}
+	}
+	if s.redrawn[g.id] {
+		s.stale[g.id] = true
+	}
+	// A stored corpus-scope surrogate (a doctor's, a hospital's) that now
+	// holds an original value of a patient it goes to is drawn anew, and
+	// every patient whose records use it is rewritten with the new one.
+	uses := map[string]bool{}
+	for _, i := range g.docs {
+		for _, sp := range all[i].Spans {
+			if k := sp.Type + "\x00" + fold(sp.Text); s.corpusKeys[k] {
+				uses[k] = true
+			}
+			if pol.Rule(sp.Category, sp.Type).Strategy == Name {
+				for _, w := range splitName(sp.Text, e.lang) {
+					if k := sp.Type + "\x00" + fold(w.text); s.corpusKeys[k] {
+						uses[k] = true
+					}
+				}
+			}
+		}
+	}
+	if len(uses) == 0 {
+		return
+	}
+	s.uses[g.id] = slices.Sorted(mapsKeys(uses))
+	if !todo {
+		return
+	}
+	for _, m := range e.corpus.maps {
+		if k := m.Type + "\x00" + fold(m.Original); uses[k] && vals.within(m.Surrogate) {
+			s.dropKeys[k] = true
+		}
+	}
+}
+
+// observeValues notes the corpus-scope values of a document with its patient:
+// each value's surrogate goes to those whose records hold it, and for a name
+// to every patient whose records hold one of its words in a name of that
+// type (a word's surrogate is shared by all of them).
+func (s *Stream) observeValues(d *pipeline.Document, context bool) {
+	var stub *pipeline.Document
+	p := int32(len(s.patients)-1) * 2 // Observe appended the document's patient last
+	if !context {
+		p++
+	}
+	addPat := func(k string) {
+		ps := s.valuePats[k]
+		if len(ps) == 0 || ps[len(ps)-1] != p {
+			s.valuePats[k] = append(ps, p)
+		}
+	}
+	for _, sp := range d.Spans {
+		rule := s.e.r.Policy.Rule(sp.Category, sp.Type)
+		if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
+			continue
+		}
+		if stub == nil {
+			// The plan keeps which document a value came from, not its text.
+			stub = &pipeline.Document{ID: d.ID, Patient: d.Patient}
+		}
+		k := sp.Type + "\x00" + fold(sp.Text) // as the corpus table looks values up
+		v := &corpusValue{ref: spanRef{doc: stub, span: sp, rule: rule}, context: context}
+		if old := s.values[k]; old == nil || v.less(old) {
+			s.values[k] = v
+		}
+		addPat(k)
+		if rule.Strategy == Name {
+			for _, w := range nameWords(sp.Text, s.e.lang) {
+				addPat(sp.Type + "\x01" + w)
+			}
+		}
+	}
+}
+
+// Plan decides, once every batch is observed, which patients' earlier notes
+// are rewritten too and the surrogates of the corpus-scope values. force are
+// patients to rewrite whole whatever their stored state (those an earlier
+// attempt of the same run decided to, whose state it already dropped). The
+// result holds the plan's review items, the language, Redone and Dropped.
+func (s *Stream) Plan(force []string) (*Result, error) {
+	if s.planned {
+		return nil, errors.New("a stream is planned once")
+	}
+	s.planned = true
+	e := s.e
+	if !s.started {
+		s.started = true
+		e.start(nil)
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	for _, p := range force {
+		s.stale[p] = true
+	}
+	for _, k := range slices.Sorted(mapsKeys(e.dates)) {
+		refs := e.dates[k]
+		sort.Slice(refs, func(i, j int) bool { return refs[i].doc+refs[i].text < refs[j].doc+refs[j].text })
+	}
+	for p := range s.redrawn {
+		delete(e.stored, PatientScope(p))
+		delete(e.shifts, p)
+	}
+	var dropped []string
+	for _, m := range e.corpus.maps {
+		if k := m.Type + "\x00" + fold(m.Original); s.dropKeys[k] {
+			dropped = append(dropped, k)
+			e.dropped = append(e.dropped, m)
+		}
+	}
+	if len(dropped) > 0 {
+		e.corpus = e.corpus.without(dropped)
+		for p, u := range s.uses {
+			for _, k := range u {
+				if s.dropKeys[k] {
+					s.stale[p] = true
+				}
+			}
+		}
+	}
+
+	// Corpus-scope values first, in sorted order, from one generator: they are
+	// shared by all patients and must not depend on how patients are scheduled.
+	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
+	corpusGen.exclPatients = map[string]bool{}
+	for _, v := range s.corpusValues() {
+		corpusGen.excls = corpusGen.excls[:0]
+		clear(corpusGen.exclPatients)
+		s.valuePatients(v, func(p string) {
+			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
+			corpusGen.exclPatients[p] = true
+		})
+		corpusGen.surrogate(v.doc, v.span, v.rule, "")
+	}
+	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
+}
+
+// Redone are the patients whose earlier notes a planned run rewrites.
+func (s *Stream) Redone() []string { return slices.Sorted(mapsKeys(s.stale)) }
+
+// Redrawn are the patients of Redone whose stored date shift and
+// patient-scope mappings the run draws anew: the store drops them.
+func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) }
+
+// corpusValues lists the corpus-scope values of the notes the run rewrites,
+// sorted.
+func (s *Stream) corpusValues() []spanRef {
+	var out []spanRef
+	for k, v := range s.values {
+		if s.rewritten(k) {
+			out = append(out, v.ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].span, out[j].span
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
+	})
+	return out
+}
+
+// rewritten reports whether the run rewrites a note that holds a value.
+func (s *Stream) rewritten(k string) bool {
+	for _, e := range s.valuePats[k] {
+		if e%2 == 1 || s.stale[s.patients[e/2]] {
+			return true
+		}
+	}
+	return false
+}
+
+// valuePatients calls fn once for each patient a corpus-scope value's
+// surrogate goes to: those whose rewritten records hold it, and for a name
+// every patient whose rewritten records hold one of its words in a name of
+// that type (a word's surrogate is shared by all of them). Nothing is
+// allocated: a common name word is shared by thousands of patients, and the
+// plan visits them for each name that holds it.
+func (s *Stream) valuePatients(v spanRef, fn func(p string)) {
+	if len(s.mark) < len(s.patients) {
+		s.mark = make([]uint32, len(s.patients))
+	}
+	s.epoch++
+	visit := func(k string) {
+		for _, e := range s.valuePats[k] {
+			i := e / 2
+			if p := s.patients[i]; s.mark[i] != s.epoch && (e%2 == 1 || s.stale[p]) {
+				s.mark[i] = s.epoch
+				fn(p)
+			}
+		}
+	}
+	visit(v.span.Type + "\x00" + fold(v.span.Text))
+	if v.rule.Strategy == Name {
+		for _, w := range nameWords(v.span.Text, s.e.lang) {
+			visit(v.span.Type + "\x01" + w)
+		}
+	}
+}
+
+// Rewrite replaces the PHI of one batch in pass 2: docs, and the context
+// notes of the patients the plan rewrites whole, each patient on a core. The
+// result holds the new documents (docs in their order, then those context
+// notes), the patients' mappings and shifts, and their review items.
+func (s *Stream) Rewrite(docs, context []pipeline.Document) (*Result, error) {
+	if !s.planned {
+		return nil, errors.New("a stream rewrites after its plan")
+	}
+	e := s.e
+	all := docs[:len(docs):len(docs)]
+	for _, d := range context {
+		if s.stale[patientOf(d)] {
+			all = append(all, d)
+		}
+	}
+	for _, d := range all {
+		for _, sp := range d.Spans {
+			s.labels[[2]string{sp.Category, sp.Type}] = true
+		}
+	}
+	patients := groupByPatient(all)
+	results := make([]patientResult, len(patients))
+	parallel(len(patients), func(i int) { results[i] = e.runPatient(all, patients[i]) })
+	res := &Result{Docs: make([]pipeline.Document, len(all)), Language: e.lang}
+	for _, pr := range results {
+		for i, d := range pr.docs {
+			res.Docs[pr.idx[i]] = d
+		}
+		res.Mappings = append(res.Mappings, pr.mappings...)
+		res.Shifts = append(res.Shifts, pr.shift)
+		res.Review = append(res.Review, pr.review...)
+	}
+	sortMappings(res.Mappings)
+	return res, nil
+}
+
+// Finish returns what the run decided beyond any batch: the corpus-scope
+// mappings the rewritten notes used, and the rule each of their labels got.
+func (s *Stream) Finish() *Result {
+	labels := slices.SortedFunc(maps.Keys(s.labels), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	ms := s.e.corpus.used()
+	sortMappings(ms)
+	return &Result{Mappings: ms, Language: s.e.lang, Labels: s.e.r.Policy.explain(labels)}
+}

@@ -1,0 +1,173 @@
+package surrogate
+
+import (
+	"cmp"
+	"reflect"
+	"slices"
+	"testing"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/synth"
+)
+
+// batchesOf splits docs into batches of n patients, as a store reads them.
+func batchesOf(docs []pipeline.Document, n int) [][]pipeline.Document {
+	var out [][]pipeline.Document
+	var patients []string
+	seen := map[string]int{}
+	for _, d := range docs {
+		p := patientOf(d)
+		if _, ok := seen[p]; !ok {
+			seen[p] = len(patients) / n
+			patients = append(patients, p)
+			if seen[p] == len(out) {
+				out = append(out, nil)
+			}
+		}
+		out[seen[p]] = append(out[seen[p]], d)
+	}
+	return out
+}
+
+// streamed runs a Stream over batches of docs and context (a context
+// document goes with its patient's batch): the plan's and the finish's
+// results, and each batch's, rewritten last batch first.
+func streamed(t *testing.T, r *Resynthesizer, docs, context []pipeline.Document, store Store, force []string) (plan, fin *Result, batches []*Result, orig [][]pipeline.Document) {
+	t.Helper()
+	isContext := map[string]bool{}
+	for _, d := range context {
+		isContext[d.ID] = true
+	}
+	all := append(slices.Clone(docs), context...)
+	slices.SortStableFunc(all, func(a, b pipeline.Document) int { return cmp.Compare(patientOf(a), patientOf(b)) })
+	split := func(batch []pipeline.Document) (todo, ctx []pipeline.Document) {
+		for _, d := range batch {
+			if isContext[d.ID] {
+				ctx = append(ctx, d)
+			} else {
+				todo = append(todo, d)
+			}
+		}
+		return todo, ctx
+	}
+	s, err := r.Stream(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := batchesOf(all, 7)
+	for _, b := range parts {
+		if err := s.Observe(split(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plan, err = s.Plan(force); err != nil {
+		t.Fatal(err)
+	}
+	batches = make([]*Result, len(parts))
+	orig = make([][]pipeline.Document, len(parts))
+	for i := len(parts) - 1; i >= 0; i-- {
+		todo, ctx := split(parts[i])
+		if batches[i], err = s.Rewrite(todo, ctx); err != nil {
+			t.Fatal(err)
+		}
+		orig[i] = parts[i]
+	}
+	return plan, s.Finish(), batches, orig
+}
+
+// assertSameRun fails unless the batched run made the documents, mappings
+// and shifts of the whole-corpus run, and unless a Checker fed its parts
+// reports what Check reports over them at once.
+func assertSameRun(t *testing.T, whole *Result, plan, fin *Result, batches []*Result, orig [][]pipeline.Document, pol *Policy) {
+	t.Helper()
+	merged := &Result{Language: plan.Language, Review: slices.Clone(plan.Review)}
+	var allOrig []pipeline.Document
+	for i, b := range batches {
+		merged.Docs = append(merged.Docs, b.Docs...)
+		merged.Mappings = append(merged.Mappings, b.Mappings...)
+		merged.Shifts = append(merged.Shifts, b.Shifts...)
+		merged.Review = append(merged.Review, b.Review...)
+		allOrig = append(allOrig, orig[i]...)
+	}
+	merged.Mappings = append(merged.Mappings, fin.Mappings...)
+	byID := map[string]pipeline.Document{}
+	for _, d := range merged.Docs {
+		byID[d.ID] = d
+	}
+	if len(byID) != len(whole.Docs) {
+		t.Fatalf("batched run wrote %d documents, whole run %d", len(byID), len(whole.Docs))
+	}
+	for _, d := range whole.Docs {
+		if !reflect.DeepEqual(byID[d.ID], d) {
+			t.Fatalf("document %s differs:\nbatched %q\nwhole   %q", d.ID, byID[d.ID].Text, d.Text)
+		}
+	}
+	ms := slices.Clone(merged.Mappings)
+	sortMappings(ms)
+	if !reflect.DeepEqual(ms, whole.Mappings) {
+		t.Fatalf("mappings differ: %d batched, %d whole", len(ms), len(whole.Mappings))
+	}
+	if !reflect.DeepEqual(merged.Shifts, whole.Shifts) || !reflect.DeepEqual(plan.Redone, whole.Redone) ||
+		!reflect.DeepEqual(plan.Dropped, whole.Dropped) || !reflect.DeepEqual(fin.Labels, whole.Labels) {
+		t.Fatal("shifts, redone patients, dropped mappings or labels differ")
+	}
+	if len(merged.Review) != len(whole.Review) {
+		t.Fatalf("%d review items batched, %d whole", len(merged.Review), len(whole.Review))
+	}
+	c := NewChecker(pol, plan.Language)
+	c.Add(nil, plan)
+	for i, b := range batches {
+		c.Add(orig[i], b)
+	}
+	c.Add(nil, fin)
+	want := Check(allOrig, merged, pol)
+	if got := c.Report(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the batched check differs from Check:\n%+v\n%+v", got, want)
+	}
+}
+
+// TestStreamEqualsRun resynthesizes a corpus a few patients at a time,
+// rewriting the batches in reverse order, and then new notes of its patients
+// against the stored state: both give what a run over the whole corpus gives.
+func TestStreamEqualsRun(t *testing.T) {
+	var docs, early, late []pipeline.Document
+	if err := synth.Generate(synth.Options{Patients: 60, Seed: 5}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		early = append(early, p.Docs[:len(p.Docs)-1]...)
+		late = append(late, p.Docs[len(p.Docs)-1])
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pol := DefaultPolicy()
+	whole, err := New(pol, nil, 9).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, fin, batches, orig := streamed(t, New(pol, nil, 9), docs, nil, Store{}, nil)
+	if len(batches) < 5 {
+		t.Fatalf("only %d batches", len(batches))
+	}
+	assertSameRun(t, whole, plan, fin, batches, orig, pol)
+
+	// An incremental run: several seeds, so that some patients' new notes
+	// collide with their stored state and their earlier notes are redone.
+	redone := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		first, err := New(pol, nil, seed).Run(early, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := Store{Mappings: first.Mappings, Shifts: first.Shifts}
+		r := New(pol, nil, seed+100)
+		r.Context = early
+		whole, err := r.Run(late, stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		redone += len(whole.Redone)
+		plan, fin, batches, orig := streamed(t, New(pol, nil, seed+100), late, early, stored, nil)
+		assertSameRun(t, whole, plan, fin, batches, orig, pol)
+	}
+	t.Logf("%d patients redone", redone)
+}
