@@ -274,10 +274,11 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	if err != nil {
 		return nil, err
 	}
-	var patients []int
-	if err := decodeParams(map[string]any{"patients": part["patients"]}, &struct {
-		Patients *[]int `json:"patients"`
-	}{&patients}); err != nil || len(patients) == 0 {
+	var spec struct {
+		Patients  []int `json:"patients"`
+		Documents int   `json:"documents"`
+	}
+	if err := decodeParams(part, &spec); err != nil || len(spec.Patients) == 0 {
 		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients (%v)", parent.ID, err)
 	}
 	tagFn, _, err := run.manager.modelTagger(t.model, t.p.RecallBias)
@@ -285,15 +286,14 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		return nil, err
 	}
 	written := store.Written(set)
-	total, _ := part["documents"].(float64)
 	done, after := 0, ""
 	size, test := tagBatch, tagTesting.Load()
 	if test != nil {
 		size = test.batch
 	}
 	message := fmt.Sprintf("tagging with %s", t.p.Model)
-	run.Progress(0, int(total), message)
-	err = st.EachBatchOf(ctx, t.c, "", t.p.Split, patients, size, func(batch []pipeline.Document) error {
+	run.Progress(0, spec.Documents, message)
+	err = st.EachBatchOf(ctx, t.c, "", t.p.Split, spec.Patients, size, func(batch []pipeline.Document) error {
 		var todo []pipeline.Document
 		for _, d := range batch {
 			if !written(d.Patient) {
@@ -311,7 +311,7 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		}
 		after = batch[len(batch)-1].Patient
 		done += len(batch)
-		run.Progress(done, int(total), message)
+		run.Progress(done, spec.Documents, message)
 		if test != nil {
 			return test.after(done)
 		}

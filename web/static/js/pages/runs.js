@@ -38,7 +38,10 @@ export async function render({ query, signal, title }) {
   title('Runs');
   const where = {};
   if (STATUSES.includes(query.status)) where.status = query.status;
+  // The parts of a split job (a tagging of a big corpus has hundreds) show
+  // in its progress; they are listed when asked for by their kind.
   if (query.kind) where.kind = query.kind;
+  else where.kindNEQ = 'part';
   const [jobsData, opts] = await Promise.all([
     gql(JOBS, { where }, { signal }),
     gql(OPTIONS, {}, { signal }),
