@@ -5,6 +5,7 @@ import (
 	"context"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
@@ -75,35 +76,10 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := run.Store.CountDocuments(ctx, c, "")
-	if err != nil {
-		return nil, err
-	}
 	opt := evaluate.Options{Metric: evaluate.Metric(p.Metric), PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly, Summary: true}
-	acc, err := evaluate.NewAccumulator(opt)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
-	}
-	done := 0
-	run.Progress(0, total, "scoring "+p.System+" against "+p.Gold)
-	err = run.Store.EachBatch(ctx, c, p.Gold, "", evaluateBatch, func(gold []pipeline.Document) error {
-		system, err := run.Store.SetSpans(ctx, sys, gold)
-		if err != nil {
-			return err
-		}
-		if err := acc.Add(gold, system); err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
-		}
-		done += len(gold)
-		run.Progress(done, total, "scoring "+p.System+" against "+p.Gold)
-		return ctx.Err()
-	})
+	report, err := scoreSets(ctx, run, c, p.Gold, "", sys, opt, nil)
 	if err != nil {
 		return nil, err
-	}
-	report, err := acc.Report()
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	ev, err := run.Store.SaveEvaluation(ctx, store.EvaluationInput{
 		CorpusID: c.ID, Gold: p.Gold, System: p.System, Options: opt, JobID: run.Job.ID,
@@ -118,3 +94,43 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 // evaluateBatch is how many documents (whole patients) an evaluation reads
 // at a time.
 const evaluateBatch = 500
+
+// scoreSets scores annotation set sys against the gold set of corpus c (one
+// split; "" for all) a batch at a time, with progress; keep, unless nil,
+// sees each gold batch.
+func scoreSets(ctx context.Context, run *Run, c *ent.Corpus, gold, split string, sys *ent.AnnotationSet, opt evaluate.Options,
+	keep func([]pipeline.Document)) (*evaluate.Report, error) {
+	total, err := run.Store.CountDocuments(ctx, c, split)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := evaluate.NewAccumulator(opt)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	done, message := 0, "scoring "+sys.Name+" against "+gold
+	run.Progress(0, total, message)
+	err = run.Store.EachBatch(ctx, c, gold, split, evaluateBatch, func(batch []pipeline.Document) error {
+		system, err := run.Store.SetSpans(ctx, sys, batch)
+		if err != nil {
+			return err
+		}
+		if err := acc.Add(batch, system); err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		if keep != nil {
+			keep(batch)
+		}
+		done += len(batch)
+		run.Progress(done, total, message)
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	report, err := acc.Report()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	return report, nil
+}

@@ -21,12 +21,9 @@ import (
 
 // Run is a running job as its handler sees it.
 type Run struct {
-	Job    *ent.Job
-	Store  *store.Store
-	Logger *slog.Logger
-	// External calls external taggers, within the manager's bounds.
-	External *ExternalClient
-
+	Job     *ent.Job
+	Store   *store.Store
+	Logger  *slog.Logger
 	manager *Manager // for a split job, which queues and works its parts
 
 	mu          sync.Mutex
@@ -119,7 +116,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if err != nil {
 		return err // the database: River tries again
 	}
-	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), External: m.external, manager: m}
+	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), manager: m}
 	m.running.Store(jobID, struct{}{})
 	defer m.running.Delete(jobID)
 	workCtx, cancel := context.WithCancelCause(ctx)

@@ -349,33 +349,14 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 	if t.gold == "" {
 		return res, nil
 	}
-	acc, err := evaluate.NewAccumulator(evaluate.Options{Summary: true})
-	if err != nil {
-		return nil, err
-	}
 	var curveGold []pipeline.Document // the whole split, only for a curve (bounded above)
-	scored := 0
-	err = st.EachBatch(ctx, t.c, t.gold, t.p.Split, readBatchScore, func(gold []pipeline.Document) error {
-		sys, err := st.SetSpans(ctx, set, gold)
-		if err != nil {
-			return err
-		}
-		if err := acc.Add(gold, sys); err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
-		}
-		if len(t.p.Curve) > 0 {
-			curveGold = append(curveGold, gold...)
-		}
-		scored += len(gold)
-		run.Progress(scored, t.total, "scoring against "+t.gold)
-		return nil
-	})
+	var keep func([]pipeline.Document)
+	if len(t.p.Curve) > 0 {
+		keep = func(gold []pipeline.Document) { curveGold = append(curveGold, gold...) }
+	}
+	report, err := scoreSets(ctx, run, t.c, t.gold, t.p.Split, set, evaluate.Options{Summary: true}, keep)
 	if err != nil {
 		return nil, err
-	}
-	report, err := acc.Report()
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	if len(t.p.Curve) > 0 {
 		_, tm, err := run.manager.modelTagger(t.model, t.p.RecallBias)
@@ -395,9 +376,6 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 	res["evaluation"], res["precision"], res["recall"], res["f1"] = ev.ID, ev.Precision, ev.Recall, ev.F1
 	return res, nil
 }
-
-// readBatchScore is how many documents a scoring pass reads at a time.
-const readBatchScore = 500
 
 // modelTagger returns the tagging function of a stored model and, for a
 // built-in one, the model itself. A built-in model is decoded once per
