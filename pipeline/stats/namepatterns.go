@@ -93,6 +93,12 @@ func NamePatternCounts(names map[string]int) []PatternCount {
 	for n, c := range names {
 		counts[NamePattern(n)] += c
 	}
+	return PatternCounts(counts)
+}
+
+// PatternCounts lists patterns already counted (NamePattern of each name)
+// as NamePatternCounts does.
+func PatternCounts(counts map[string]int) []PatternCount {
 	out := make([]PatternCount, 0, len(counts))
 	for p, c := range counts {
 		out = append(out, PatternCount{Pattern: p, Tokens: patternTokens(p), Count: c})

@@ -105,12 +105,47 @@ type Checker struct {
 	r             *Report
 	keptForReview map[checkAt]bool
 	kept          map[[2]string]int
-	seen          map[[3]string]map[string]bool // corpus scope: every patient's surrogates
-	seenProblems  []Inconsistency               // patient scope, found per part
-	corpusMaps    map[[3]string]map[string]bool // corpus-scope mappings' surrogates
-	mapProblems   []Inconsistency               // patient scope, found per part
-	origNames     map[string]int
-	surNames      map[string]int
+	seen          surrogateSets   // corpus scope: every patient's surrogates
+	seenProblems  []Inconsistency // patient scope, found per part
+	corpusMaps    surrogateSets   // corpus-scope mappings' surrogates
+	mapProblems   []Inconsistency // patient scope, found per part
+	// The name patterns (Yeniterzi et al. Table 7) of the original and
+	// surrogate name spans, counted.
+	origPatterns, surPatterns map[string]int
+}
+
+// surrogateSets are the folded surrogates of each (scope, type, folded
+// original) of a corpus scope: one per corpus value of a run, so a value
+// with one surrogate, as every value of a consistent run has, costs no set.
+type surrogateSets struct {
+	first map[[3]string]string
+	more  map[[3]string]map[string]bool // the values with a second surrogate
+}
+
+func newSurrogateSets() surrogateSets {
+	return surrogateSets{first: map[[3]string]string{}, more: map[[3]string]map[string]bool{}}
+}
+
+func (s surrogateSets) add(k [3]string, sur string) {
+	first, ok := s.first[k]
+	switch {
+	case !ok:
+		s.first[k] = sur
+	case first != sur:
+		if s.more[k] == nil {
+			s.more[k] = map[string]bool{first: true}
+		}
+		s.more[k][sur] = true
+	}
+}
+
+// inconsistencies lists the values with more than one surrogate, sorted.
+func (s surrogateSets) inconsistencies() []Inconsistency {
+	var out []Inconsistency
+	for _, k := range inconsistentKeys(s.more) {
+		out = append(out, inconsistency(k, s.more[k]))
+	}
+	return out
 }
 
 type checkAt struct {
@@ -122,8 +157,8 @@ type checkAt struct {
 // result names.
 func NewChecker(pol *Policy, language string) *Checker {
 	return &Checker{pol: pol, rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
-		kept: map[[2]string]int{}, seen: map[[3]string]map[string]bool{}, corpusMaps: map[[3]string]map[string]bool{},
-		origNames: map[string]int{}, surNames: map[string]int{}}
+		kept: map[[2]string]int{}, seen: newSurrogateSets(), corpusMaps: newSurrogateSets(),
+		origPatterns: map[string]int{}, surPatterns: map[string]int{}}
 }
 
 // Add checks one part of a run: res's documents against their originals in
@@ -186,19 +221,15 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 				}
 				continue
 			}
-			if c.seen[k] == nil {
-				c.seen[k] = v
-				continue
-			}
 			for sur := range v {
-				c.seen[k][sur] = true
+				c.seen.add(k, sur)
 			}
 		}
-		for _, n := range pc.origNames {
-			c.origNames[n]++
+		for _, p := range pc.origPatterns {
+			c.origPatterns[p]++
 		}
-		for _, n := range pc.surNames {
-			c.surNames[n]++
+		for _, p := range pc.surPatterns {
+			c.surPatterns[p]++
 		}
 	}
 	for _, dc := range docs {
@@ -211,14 +242,14 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
 		k := [3]string{m.Scope, m.Type, fold(m.Original)}
-		into := byMap
 		if m.Scope == ScopeCorpus {
-			into = c.corpusMaps
+			c.corpusMaps.add(k, fold(m.Surrogate))
+			continue
 		}
-		if into[k] == nil {
-			into[k] = map[string]bool{}
+		if byMap[k] == nil {
+			byMap[k] = map[string]bool{}
 		}
-		into[k][fold(m.Surrogate)] = true
+		byMap[k][fold(m.Surrogate)] = true
 	}
 	for _, k := range inconsistentKeys(byMap) {
 		c.mapProblems = append(c.mapProblems, inconsistency(k, byMap[k]))
@@ -228,14 +259,8 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 // Report returns what the check found in every part added.
 func (c *Checker) Report() *Report {
 	r := *c.r
-	seen := slices.Clone(c.seenProblems)
-	for _, k := range inconsistentKeys(c.seen) {
-		seen = append(seen, inconsistency(k, c.seen[k]))
-	}
-	mapped := slices.Clone(c.mapProblems)
-	for _, k := range inconsistentKeys(c.corpusMaps) {
-		mapped = append(mapped, inconsistency(k, c.corpusMaps[k]))
-	}
+	seen := append(slices.Clone(c.seenProblems), c.seen.inconsistencies()...)
+	mapped := append(slices.Clone(c.mapProblems), c.corpusMaps.inconsistencies()...)
 	for _, in := range [][]Inconsistency{seen, mapped} {
 		slices.SortFunc(in, func(a, b Inconsistency) int {
 			return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Original, b.Original))
@@ -252,7 +277,7 @@ func (c *Checker) Report() *Report {
 		}
 		return a.Type+a.Value < b.Type+b.Value
 	})
-	r.NamePatterns = patternRows(c.origNames, c.surNames)
+	r.NamePatterns = patternRows(c.origPatterns, c.surPatterns)
 	return &r
 }
 
@@ -292,7 +317,7 @@ type patientCheck struct {
 	spans, replaced, datesChecked int
 	kept                          map[[2]string]int
 	seen                          map[[3]string]map[string]bool // scope, type, folded original -> folded surrogates
-	origNames, surNames           []string
+	origPatterns, surPatterns     []string                      // of each name span
 }
 
 // checkPatient checks the documents idx of res, one patient's (or one
@@ -366,8 +391,8 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			}
 			pc.seen[k][fold(ss.Text)] = true
 			if rule.Strategy == Name {
-				pc.origNames = append(pc.origNames, os.Text)
-				pc.surNames = append(pc.surNames, ss.Text)
+				pc.origPatterns = append(pc.origPatterns, stats.NamePattern(os.Text))
+				pc.surPatterns = append(pc.surPatterns, stats.NamePattern(ss.Text))
 			}
 		}
 	}
@@ -404,7 +429,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 }
 
 func patternRows(orig, sur map[string]int) []PatternRow {
-	pairs := stats.ComparePatterns(stats.NamePatternCounts(orig), stats.NamePatternCounts(sur))
+	pairs := stats.ComparePatterns(stats.PatternCounts(orig), stats.PatternCounts(sur))
 	out := make([]PatternRow, len(pairs))
 	for i, p := range pairs {
 		out[i] = PatternRow{Pattern: p.Pattern, Tokens: p.Tokens, Original: p.A, Surrogate: p.B}

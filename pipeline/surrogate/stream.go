@@ -34,7 +34,8 @@ type Stream struct {
 	corpusKeys map[string]bool
 	uses       map[string][]string
 	dropKeys   map[string]bool
-	values     map[string]*corpusValue // corpus-scope value key -> its occurrence that names it
+	values     map[string]corpusValue // corpus-scope value key -> its occurrence that names it
+	interned   map[string]string      // the categories and types of values, one string each
 	// valuePats are, for each corpus-scope value key or name word key, the
 	// patients whose records hold it: 2 * the patient's index in patients,
 	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
@@ -48,19 +49,22 @@ type Stream struct {
 
 // corpusValue is the occurrence of a corpus-scope value a plan draws its
 // surrogate for; of all occurrences, the least by (context, text, category,
-// document, start), so that the choice depends on no batch's order.
+// document, start), so that the choice depends on no batch's order. One is
+// kept per distinct value of the corpus until the plan: it holds the
+// document's ids, not the document.
 type corpusValue struct {
-	ref     spanRef
-	context bool
+	doc, patient string
+	span         pipeline.Span
+	context      bool
 }
 
 func (v *corpusValue) less(o *corpusValue) bool {
 	if v.context != o.context {
 		return !v.context
 	}
-	a, b := v.ref.span, o.ref.span
+	a, b := v.span, o.span
 	return cmp.Or(cmp.Compare(a.Text, b.Text), cmp.Compare(a.Category, b.Category),
-		cmp.Compare(v.ref.doc.ID, o.ref.doc.ID), cmp.Compare(a.Start, b.Start)) < 0
+		cmp.Compare(v.doc, o.doc), cmp.Compare(a.Start, b.Start)) < 0
 }
 
 // Stream starts a batched run over the state earlier runs stored.
@@ -89,7 +93,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
 		corpusKeys: map[string]bool{}, uses: map[string][]string{}, dropKeys: map[string]bool{},
-		values: map[string]*corpusValue{}, valuePats: map[string][]int32{}, labels: map[[2]string]bool{}}
+		values: map[string]corpusValue{}, interned: map[string]string{}, valuePats: map[string][]int32{}, labels: map[[2]string]bool{}}
 	for _, m := range e.corpus.maps {
 		s.corpusKeys[m.Type+"\x00"+fold(m.Original)] = true
 	}
@@ -154,8 +158,6 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 	preps := make([]patientPrep, len(groups))
 	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
 	for i, pp := range preps {
-		pp.values.raw = nil // only adding values reads it
-		e.perPat[groups[i].id] = pp.values
 		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
 			for k := range set {
 				if !strings.Contains(k, " ") {
@@ -164,6 +166,8 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 			}
 		}
 		e.orig.merge(pp.values)
+		pp.values.freeze() // kept to the end of the run
+		e.perPat[groups[i].id] = pp.values
 		for _, w := range pp.names {
 			e.names[w] = true
 		}
@@ -263,7 +267,6 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 // to every patient whose records hold one of its words in a name of that
 // type (a word's surrogate is shared by all of them).
 func (s *Stream) observeValues(d *pipeline.Document, context bool) {
-	var stub *pipeline.Document
 	p := int32(len(s.patients)-1) * 2 // Observe appended the document's patient last
 	if !context {
 		p++
@@ -279,13 +282,10 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 		if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
 			continue
 		}
-		if stub == nil {
-			// The plan keeps which document a value came from, not its text.
-			stub = &pipeline.Document{ID: d.ID, Patient: d.Patient}
-		}
 		k := sp.Type + "\x00" + fold(sp.Text) // as the corpus table looks values up
-		v := &corpusValue{ref: spanRef{doc: stub, span: sp, rule: rule}, context: context}
-		if old := s.values[k]; old == nil || v.less(old) {
+		v := corpusValue{doc: d.ID, patient: d.Patient, context: context, span: pipeline.Span{
+			Start: sp.Start, End: sp.End, Text: sp.Text, Category: s.intern(sp.Category), Type: s.intern(sp.Type)}}
+		if old, ok := s.values[k]; !ok || v.less(&old) {
 			s.values[k] = v
 		}
 		addPat(k)
@@ -357,6 +357,12 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		})
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
+	// What only the plan reads is let go before pass 2: the occurrences of
+	// the corpus-scope values and their patients, and which patients hold
+	// which word (only the plan's exclusions look words up by patient).
+	s.seen, s.corpusKeys, s.uses, s.dropKeys, s.values, s.interned = nil, nil, nil, nil, nil, nil
+	s.valuePats, s.patients, s.mark = nil, nil, nil
+	e.tokenPatients = nil
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
 }
 
@@ -367,13 +373,23 @@ func (s *Stream) Redone() []string { return slices.Sorted(mapsKeys(s.stale)) }
 // patient-scope mappings the run draws anew: the store drops them.
 func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) }
 
+// intern returns one string for all equal labels.
+func (s *Stream) intern(label string) string {
+	if in, ok := s.interned[label]; ok {
+		return in
+	}
+	s.interned[label] = label
+	return label
+}
+
 // corpusValues lists the corpus-scope values of the notes the run rewrites,
 // sorted.
 func (s *Stream) corpusValues() []spanRef {
 	var out []spanRef
 	for k, v := range s.values {
 		if s.rewritten(k) {
-			out = append(out, v.ref)
+			out = append(out, spanRef{doc: &pipeline.Document{ID: v.doc, Patient: v.patient}, span: v.span,
+				rule: s.e.r.Policy.Rule(v.span.Category, v.span.Type)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -1,6 +1,8 @@
 package surrogate
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -72,6 +74,85 @@ type valueSet struct {
 	// words are folded single words that count as values of this set alone
 	// (a patient's name words), not of the corpus's union of the sets.
 	words map[string]bool
+	// A frozen set (see freeze) keeps m, words and exact as one sorted list
+	// of keys with a flag byte each, and its maps nil.
+	keys  []string
+	flags []uint8
+}
+
+// The flags of a frozen set's key: which of the maps held it.
+const (
+	inValues uint8 = 1 << iota
+	inWords
+	inExact
+)
+
+// freeze makes the set read-only and compact. A patient's set is a few dozen
+// keys kept from the first pass to the end of a run, one per patient of the
+// corpus: its small maps cost several times the sorted list, and lookups by
+// binary search in a list that short are as fast as hashing. The prefixes
+// need no keys of their own: in the sorted list, the values a prefix begins
+// follow it.
+func (v *valueSet) freeze() {
+	flags := map[string]uint8{}
+	for bit, set := range map[uint8]map[string]bool{inValues: v.m, inWords: v.words, inExact: v.exact} {
+		for k := range set {
+			flags[k] |= bit
+		}
+	}
+	v.keys = slices.Sorted(maps.Keys(flags))
+	v.flags = make([]uint8, len(v.keys))
+	for i, k := range v.keys {
+		v.flags[i] = flags[k]
+	}
+	v.m, v.prefix, v.words, v.exact, v.raw = nil, nil, nil, nil, nil
+}
+
+// search is the index of the first key of a frozen set not below k.
+func search[K ~string | ~[]byte](keys []string, k K) int {
+	lo, hi := 0, len(keys)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if keys[mid] < string(k) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// has reports whether key k is in set, one of v's maps, or when v is frozen
+// whether k has the flag bit. k may be bytes: a lookup allocates nothing.
+func has[K ~string | ~[]byte](v *valueSet, set map[string]bool, bit uint8, k K) bool {
+	if v.keys == nil {
+		return set[string(k)]
+	}
+	i := search(v.keys, k)
+	return i < len(v.keys) && v.keys[i] == string(k) && v.flags[i]&bit != 0
+}
+
+// isPrefix reports whether the folded tokens k begin a longer value.
+func (v *valueSet) isPrefix(k []byte) bool {
+	if v.keys == nil {
+		return v.prefix[string(k)]
+	}
+	// Tokens hold no byte below the space: the values that begin with k and
+	// a space sort right after k itself.
+	i := search(v.keys, k)
+	if i < len(v.keys) && v.keys[i] == string(k) {
+		i++
+	}
+	if i == len(v.keys) {
+		return false
+	}
+	key := v.keys[i]
+	return len(key) > len(k) && key[:len(k)] == string(k) && key[len(k)] == ' ' && v.flags[i]&inValues != 0
+}
+
+// empty reports whether the set holds no value and no word.
+func (v *valueSet) empty() bool {
+	return v.keys == nil && len(v.m) == 0 && len(v.words) == 0
 }
 
 // addWord adds a word that counts as a value of this set only.
@@ -143,12 +224,12 @@ func (v *valueSet) addTyped(s, typ string) {
 // short upper-case abbreviation, which the leak check matches with its case:
 // the state "IN" is not the word "in".
 func (v *valueSet) abbreviation(folded, asWritten string) bool {
-	return v.exact[strings.ToUpper(folded)] && !v.exact[asWritten] && len([]rune(folded)) <= 3
+	return has(v, v.exact, inExact, strings.ToUpper(folded)) && !has(v, v.exact, inExact, asWritten) && len([]rune(folded)) <= 3
 }
 
 func (v *valueSet) has(s string) bool {
 	var arr [128]byte
-	return v.m[string(appendKey(arr[:0], s))]
+	return has(v, v.m, inValues, appendKey(arr[:0], s))
 }
 
 // appendKey appends the folded tokens of s, joined by spaces: a value's key
@@ -178,7 +259,9 @@ func appendKey(b []byte, s string) []byte {
 }
 
 // hasToken reports whether a folded token is a value of its own.
-func (v *valueSet) hasToken(folded string) bool { return v != nil && (v.m[folded] || v.words[folded]) }
+func (v *valueSet) hasToken(folded string) bool {
+	return v != nil && (has(v, v.m, inValues, folded) || has(v, v.words, inWords, folded))
+}
 
 // within reports whether any original value occurs in s as a whole token
 // sequence: a surrogate that contains one would leak it.
@@ -190,7 +273,7 @@ func (v *valueSet) within(s string) bool { return v.withinSkip(s, nil) }
 // every candidate surrogate, so it folds into one buffer and allocates
 // nothing for ASCII text.
 func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
-	if v == nil || len(v.m) == 0 && len(v.words) == 0 {
+	if v == nil || v.empty() {
 		return false
 	}
 	var bounds [32][2]int
@@ -218,10 +301,10 @@ func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
 			}
 			at := len(buf)
 			buf = appendFold(buf, s[t[j][0]:t[j][1]])
-			if (v.m[string(buf)] || j == i && v.words[string(buf)]) && (j > i || skip == nil || !skip(string(buf[at:]))) {
+			if (has(v, v.m, inValues, buf) || j == i && has(v, v.words, inWords, buf)) && (j > i || skip == nil || !skip(string(buf[at:]))) {
 				return true
 			}
-			if !v.prefix[string(buf)] {
+			if !v.isPrefix(buf) {
 				break
 			}
 		}

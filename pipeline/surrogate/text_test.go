@@ -1,0 +1,63 @@
+package surrogate
+
+import (
+	"testing"
+
+	"deidcorpus/pipeline/synth"
+)
+
+// A frozen value set answers every lookup as the set it was made from: the
+// values, multi-token prefixes, name words and short upper-case values of
+// synthetic patients, probed with every value, word and prefix of theirs and
+// of other patients, and with candidates that extend or cut them.
+func TestFrozenValueSetAnswersAsItsMaps(t *testing.T) {
+	var sets []*valueSet
+	var probes []string
+	if err := synth.Generate(synth.Options{Patients: 40, Seed: 5}, func(p synth.Patient) error {
+		v := newValueSet()
+		for _, d := range p.Docs {
+			for _, sp := range d.Spans {
+				v.add(sp.Text)
+				if sp.Category == "NAME" {
+					for _, w := range nameWords(sp.Text, "en") {
+						v.addWord(w)
+					}
+				}
+				probes = append(probes, sp.Text, "Dr. "+sp.Text, sp.Text+" Jr", sp.Text[:len(sp.Text)/2], "in "+sp.Text+" today")
+			}
+		}
+		v.add("IN")
+		sets = append(sets, v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	probes = append(probes, "IN", "in", "Indiana", "", "  ", "ünïcode Straße")
+	for i, v := range sets {
+		frozen := &valueSet{longest: v.longest, m: v.m, prefix: v.prefix, words: v.words, exact: v.exact}
+		frozen.freeze()
+		if frozen.m != nil || frozen.prefix != nil || len(frozen.keys) == 0 {
+			t.Fatalf("set %d: not frozen", i)
+		}
+		for _, c := range probes {
+			if got, want := frozen.within(c), v.within(c); got != want {
+				t.Errorf("set %d: within(%q) = %v frozen, %v as maps", i, c, got, want)
+			}
+			if got, want := frozen.has(c), v.has(c); got != want {
+				t.Errorf("set %d: has(%q) = %v frozen, %v as maps", i, c, got, want)
+			}
+			f := fold(c)
+			if got, want := frozen.hasToken(f), v.hasToken(f); got != want {
+				t.Errorf("set %d: hasToken(%q) = %v frozen, %v as maps", i, f, got, want)
+			}
+			if got, want := frozen.abbreviation(f, c), v.abbreviation(f, c); got != want {
+				t.Errorf("set %d: abbreviation(%q) = %v frozen, %v as maps", i, c, got, want)
+			}
+		}
+	}
+	var empty valueSet
+	empty.freeze()
+	if empty.within("anything") || empty.has("x") {
+		t.Error("an empty frozen set holds something")
+	}
+}
