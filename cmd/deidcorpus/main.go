@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -60,9 +61,36 @@ func register(c *command) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile, err := startCPUProfile(os.Getenv("DEIDCORPUS_CPUPROFILE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deidcorpus: DEIDCORPUS_CPUPROFILE:", err)
+		os.Exit(1)
+	}
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startCPUProfile writes the process's CPU profile to path until the
+// returned function is called; with no path it does nothing. It is how the
+// steps of bench/scale are profiled, each a command of its own.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // isHelp tells whether an argument asks for help.
