@@ -7,9 +7,9 @@
 // It prints each step's wall time and peak resident memory: the child's
 // maximum RSS from rusage (so one step's memory never hides another's), and
 // the peak of its anonymous (private) resident memory, sampled from
-// /proc every 20 ms. The two differ by the pages of the database file that
-// SQLite reads through its memory map (up to 1 GiB): page cache the kernel
-// may drop at any time, counted in RSS while mapped.
+// /proc every 20 ms. The two differ by the file pages the process maps: its
+// own binary, and the database's if a DSN asks SQLite for a memory map
+// (_pragma=mmap_size(N); the store maps none by default).
 //
 //	go run ./bench/scale -patients 30000      # 105,052 notes
 //	go run ./bench/scale -patients 300000 -keep /tmp/scale  # about 1M notes
