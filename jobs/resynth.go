@@ -66,6 +66,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		if from, _ := out.Provenance["from"].(string); from != p.Corpus {
 			return nil, apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
 		}
+		if err := st.RefuseOtherWriter(ctx, out, run.Job.ID); err != nil {
+			return nil, err
+		}
 		if earlier := finishedRun(out.Provenance, run.Job.ID); earlier != nil {
 			// A retry of a job whose output was saved: it reports what it wrote.
 			return Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
@@ -257,7 +259,19 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 				return err
 			}
 		} else {
+			q := tx.Corpus.Query().Where(corpus.ID(existing.ID))
+			if s.Dialect == dialect.Postgres {
+				q.ForUpdate() // two jobs starting at once see each other's marker (SQLite has one writer)
+			}
+			cur, err := q.Only(ctx)
+			if err != nil {
+				return err
+			}
+			existing = cur
 			if prior := InProgress(existing); prior != nil {
+				if err := refuseLiveWriter(ctx, tx.Job, existing.Name, prior.Job); err != nil {
+					return err
+				}
 				// An abandoned run's: the target was quarantined before it too.
 				m.Status, m.Findings = prior.Status, prior.Findings
 			} else {
@@ -281,6 +295,33 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 		return nil, nil, err
 	}
 	return target, m, nil
+}
+
+// RefuseOtherWriter refuses to let job jobID write surrogate corpus c while
+// another resynthesis job, still queued or running, writes it: their
+// batches would interleave. A job that ended without finishing the corpus
+// has abandoned it, and a new one takes it over. A job asks before its first
+// pass; BeginResynthesis asks again, atomically, before it writes.
+func (s *Store) RefuseOtherWriter(ctx context.Context, c *ent.Corpus, jobID int) error {
+	if m := InProgress(c); m != nil && m.Job != jobID {
+		return refuseLiveWriter(ctx, s.Client.Job, c.Name, m.Job)
+	}
+	return nil
+}
+
+func refuseLiveWriter(ctx context.Context, jobs *ent.JobClient, corpusName string, jobID int) error {
+	j, err := jobs.Get(ctx, jobID)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if j.Status == job.StatusQueued || j.Status == job.StatusRunning {
+		return apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d (%s): wait for it, or cancel it, before writing the corpus again",
+			corpusName, jobID, j.Status)
+	}
+	return nil
 }
 
 // ResynthesisBatch is one batch of a resynthesis's output.
