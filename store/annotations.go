@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"entgo.io/ent/dialect"
@@ -28,17 +29,26 @@ const (
 
 // BeginAnnotations creates an annotation set that a job will write a batch
 // at a time, marked as being written. A set of that name made by the same
-// job is returned as it is (a retried job resumes it, or finds it finished);
-// one made otherwise is a conflict.
+// job is returned as it is (a retried job resumes it, or finds it finished).
+// One that a job which has ended left half written is abandoned: it is
+// removed and made anew. Any other is a conflict.
 func (s *Store) BeginAnnotations(ctx context.Context, c *ent.Corpus, setName, kind string, provenance map[string]any, jobID int) (*ent.AnnotationSet, error) {
 	set, err := s.Client.AnnotationSet.Query().Where(annotationset.CorpusID(c.ID), annotationset.Name(setName)).Only(ctx)
 	if err == nil {
 		if job, _ := set.Provenance["job"].(float64); jobID != 0 && int(job) == jobID {
 			return set, nil
 		}
-		return nil, apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, setName)
-	}
-	if !ent.IsNotFound(err) {
+		writer, writing := writingJob(set)
+		if !writing {
+			return nil, apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, setName)
+		}
+		if err := refuseLiveWriter(ctx, s.Client.Job, fmt.Sprintf("annotation set %q of corpus %q", setName, c.Name), writer); err != nil {
+			return nil, err
+		}
+		if err := s.Client.AnnotationSet.DeleteOneID(set.ID).Exec(ctx); err != nil {
+			return nil, err
+		}
+	} else if !ent.IsNotFound(err) {
 		return nil, err
 	}
 	if err := annotationsKind(kind); err != nil {
@@ -222,11 +232,23 @@ func (s *Store) SetSpans(ctx context.Context, set *ent.AnnotationSet, docs []pip
 
 // refuseWriting refuses to read a set that a job is still writing.
 func refuseWriting(c *ent.Corpus, set *ent.AnnotationSet) error {
-	if job, writing := set.Provenance[provWriting]; writing {
-		return apperr.New(apperr.Conflict, "annotation set %q of corpus %q is being written by job %v; it can be read when the job has finished",
+	if job, writing := writingJob(set); writing {
+		return apperr.New(apperr.Conflict, "annotation set %q of corpus %q is being written by job %d; it can be read when the job has finished",
 			set.Name, c.Name, job)
 	}
 	return nil
+}
+
+// writingJob is the job writing a set, if one is (a JSON number once read
+// back from the database).
+func writingJob(set *ent.AnnotationSet) (int, bool) {
+	switch job := set.Provenance[provWriting].(type) {
+	case float64:
+		return int(job), true
+	case int:
+		return job, true
+	}
+	return 0, false
 }
 
 // CountDocuments is the number of documents of a corpus, or of one of its

@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent/job"
 	"deidcorpus/pipeline"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -15,11 +17,19 @@ import (
 
 // A set written a batch at a time is refused to readers until finished;
 // its provenance says which patients are written, one range while batches
-// come in order; a retry by the same job gets it back, anyone else a conflict.
+// come in order; a retry by the same job gets it back, another job a
+// conflict while the writer runs, and a set anew once the writer has ended
+// without finishing it.
 func TestAnnotationsWrittenInBatches(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLite)
 	importSynth(t, st, "c", 6)
+	newJob := func() int {
+		j, err := st.Client.Job.Create().SetKind("tag").SetStatus(job.StatusRunning).Save(ctx)
+		require.NoError(t, err)
+		return j.ID
+	}
+	writer, other := newJob(), newJob()
 	c, err := st.CorpusByName(ctx, "c")
 	require.NoError(t, err)
 	var batches [][]pipeline.Document
@@ -30,15 +40,15 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	require.GreaterOrEqual(t, len(batches), 3)
 	last := func(b []pipeline.Document) string { return b[len(b)-1].Patient }
 
-	set, err := st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": 7}, 7)
+	set, err := st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": writer}, writer)
 	require.NoError(t, err)
 	require.NoError(t, st.AppendAnnotations(ctx, c, set, "", batches[0]))
 	require.NoError(t, st.AppendAnnotations(ctx, c, set, last(batches[0]), batches[1]))
 	_, err = st.AnnotationSet(ctx, c, "sys")
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
-	assert.ErrorContains(t, err, `annotation set "sys" of corpus "c" is being written by job 7`)
+	assert.ErrorContains(t, err, fmt.Sprintf(`annotation set "sys" of corpus "c" is being written by job %d`, writer))
 
-	again, err := st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": 7}, 7)
+	again, err := st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": writer}, writer)
 	require.NoError(t, err, "the same job resumes its set")
 	assert.Len(t, again.Provenance["written"], 1, "batches in order make one range")
 	written := store.Written(again)
@@ -50,8 +60,9 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	got, err := st.SetSpans(ctx, again, batches[1])
 	require.NoError(t, err)
 	assert.Equal(t, batches[1], got, "what was written reads back")
-	_, err = st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": 8}, 8)
+	_, err = st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": other}, other)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, fmt.Sprintf(`annotation set "sys" of corpus "c" is being written by tag job %d (running)`, writer))
 
 	require.NoError(t, st.AppendAnnotations(ctx, c, again, last(batches[1]), nil))
 	for _, b := range batches[2:] {
@@ -61,7 +72,7 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, done.Provenance, "writing")
 	assert.NotContains(t, done.Provenance, "written")
-	assert.Equal(t, float64(7), done.Provenance["job"])
+	assert.Equal(t, float64(writer), done.Provenance["job"])
 	read, err := st.AnnotationSet(ctx, c, "sys")
 	require.NoError(t, err)
 	gold, err := st.LoadDocuments(ctx, c, "gold")
@@ -71,4 +82,22 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	assert.Equal(t, gold, sys)
 	err = st.AppendAnnotations(ctx, c, done, "", batches[0])
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	_, err = st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": other}, other)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a finished set is nobody's to take over")
+
+	// A writer that failed for good left its set half written: the next job
+	// gets a set of its own under the name.
+	half, err := st.BeginAnnotations(ctx, c, "half", "system", map[string]any{"job": writer}, writer)
+	require.NoError(t, err)
+	require.NoError(t, st.AppendAnnotations(ctx, c, half, "", batches[0]))
+	_, err = st.Client.Job.UpdateOneID(writer).SetStatus(job.StatusFailed).Save(ctx)
+	require.NoError(t, err)
+	fresh, err := st.BeginAnnotations(ctx, c, "half", "system", map[string]any{"job": other}, other)
+	require.NoError(t, err)
+	assert.NotEqual(t, half.ID, fresh.ID)
+	assert.EqualValues(t, other, fresh.Provenance["writing"])
+	assert.Empty(t, fresh.Provenance["written"])
+	for _, d := range batches[0] {
+		assert.False(t, store.Written(fresh)(d.Patient), "patient %s of the abandoned set", d.Patient)
+	}
 }

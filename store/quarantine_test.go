@@ -94,7 +94,7 @@ func TestOneResynthesisWritesACorpusAtATime(t *testing.T) {
 
 			err = begin(second)
 			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
-			assert.ErrorContains(t, err, fmt.Sprintf("resynthesis job %d (running)", first))
+			assert.ErrorContains(t, err, fmt.Sprintf(`corpus "notes-r" is being written by resynthesize job %d (running)`, first))
 			target, err := st.CorpusByName(ctx, "notes-r")
 			require.NoError(t, err)
 			assert.Equal(t, apperr.Conflict, apperr.CodeOf(st.RefuseOtherWriter(ctx, target, second)))

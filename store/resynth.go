@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -269,7 +270,7 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 			}
 			existing = cur
 			if prior := InProgress(existing); prior != nil {
-				if err := refuseLiveWriter(ctx, tx.Job, existing.Name, prior.Job); err != nil {
+				if err := refuseLiveWriter(ctx, tx.Job, fmt.Sprintf("corpus %q", existing.Name), prior.Job); err != nil {
 					return err
 				}
 				// An abandoned run's: the target was quarantined before it too.
@@ -304,12 +305,15 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 // pass; BeginResynthesis asks again, atomically, before it writes.
 func (s *Store) RefuseOtherWriter(ctx context.Context, c *ent.Corpus, jobID int) error {
 	if m := InProgress(c); m != nil && m.Job != jobID {
-		return refuseLiveWriter(ctx, s.Client.Job, c.Name, m.Job)
+		return refuseLiveWriter(ctx, s.Client.Job, fmt.Sprintf("corpus %q", c.Name), m.Job)
 	}
 	return nil
 }
 
-func refuseLiveWriter(ctx context.Context, jobs *ent.JobClient, corpusName string, jobID int) error {
+// refuseLiveWriter is a conflict while job jobID, which began writing what
+// (a corpus, an annotation set), is queued or running: a job that ended
+// without finishing it has abandoned it.
+func refuseLiveWriter(ctx context.Context, jobs *ent.JobClient, what string, jobID int) error {
 	j, err := jobs.Get(ctx, jobID)
 	if ent.IsNotFound(err) {
 		return nil
@@ -318,8 +322,8 @@ func refuseLiveWriter(ctx context.Context, jobs *ent.JobClient, corpusName strin
 		return err
 	}
 	if j.Status == job.StatusQueued || j.Status == job.StatusRunning {
-		return apperr.New(apperr.Conflict, "corpus %q is being written by resynthesis job %d (%s): wait for it, or cancel it, before writing the corpus again",
-			corpusName, jobID, j.Status)
+		return apperr.New(apperr.Conflict, "%s is being written by %s job %d (%s): wait for it, or cancel it, before writing it again",
+			what, j.Kind, jobID, j.Status)
 	}
 	return nil
 }
