@@ -214,6 +214,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun 'deidcorpus COMMAND -h' (or 'deidcorpus help COMMAND [SUBCOMMAND]') for a command's flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 ok, 1 internal error, 2 invalid input, 3 not found, 4 conflict, 5 not allowed.")
+	fmt.Fprintln(w, "DEIDCORPUS_CPUPROFILE=FILE makes any command write its CPU profile to FILE (go tool pprof).")
 }
 
 // help prints a command's usage, summary, subcommands, flags and examples
