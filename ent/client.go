@@ -22,6 +22,7 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
+	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -62,6 +63,8 @@ type Client struct {
 	Patient *PatientClient
 	// Release is the client for interacting with the Release builders.
 	Release *ReleaseClient
+	// ReleaseChunk is the client for interacting with the ReleaseChunk builders.
+	ReleaseChunk *ReleaseChunkClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -92,6 +95,7 @@ func (c *Client) init() {
 	c.Model = NewModelClient(c.config)
 	c.Patient = NewPatientClient(c.config)
 	c.Release = NewReleaseClient(c.config)
+	c.ReleaseChunk = NewReleaseChunkClient(c.config)
 	c.Span = NewSpanClient(c.config)
 	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
 	c.Token = NewTokenClient(c.config)
@@ -199,6 +203,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
+		ReleaseChunk:     NewReleaseChunkClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -233,6 +238,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
+		ReleaseChunk:     NewReleaseChunkClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -267,8 +273,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
-		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
-		c.Token, c.User,
+		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.ReleaseChunk, c.Span,
+		c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -279,8 +285,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
-		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span, c.SurrogateMapping,
-		c.Token, c.User,
+		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.ReleaseChunk, c.Span,
+		c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -311,6 +317,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Patient.mutate(ctx, m)
 	case *ReleaseMutation:
 		return c.Release.mutate(ctx, m)
+	case *ReleaseChunkMutation:
+		return c.ReleaseChunk.mutate(ctx, m)
 	case *SpanMutation:
 		return c.Span.mutate(ctx, m)
 	case *SurrogateMappingMutation:
@@ -2029,6 +2037,139 @@ func (c *ReleaseClient) mutate(ctx context.Context, m *ReleaseMutation) (Value, 
 	}
 }
 
+// ReleaseChunkClient is a client for the ReleaseChunk schema.
+type ReleaseChunkClient struct {
+	config
+}
+
+// NewReleaseChunkClient returns a client for the ReleaseChunk from the given config.
+func NewReleaseChunkClient(c config) *ReleaseChunkClient {
+	return &ReleaseChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `releasechunk.Hooks(f(g(h())))`.
+func (c *ReleaseChunkClient) Use(hooks ...Hook) {
+	c.hooks.ReleaseChunk = append(c.hooks.ReleaseChunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `releasechunk.Intercept(f(g(h())))`.
+func (c *ReleaseChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ReleaseChunk = append(c.inters.ReleaseChunk, interceptors...)
+}
+
+// Create returns a builder for creating a ReleaseChunk entity.
+func (c *ReleaseChunkClient) Create() *ReleaseChunkCreate {
+	mutation := newReleaseChunkMutation(c.config, OpCreate)
+	return &ReleaseChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ReleaseChunk entities.
+func (c *ReleaseChunkClient) CreateBulk(builders ...*ReleaseChunkCreate) *ReleaseChunkCreateBulk {
+	return &ReleaseChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ReleaseChunkClient) MapCreateBulk(slice any, setFunc func(*ReleaseChunkCreate, int)) *ReleaseChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ReleaseChunkCreateBulk{err: fmt.Errorf("calling to ReleaseChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ReleaseChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ReleaseChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ReleaseChunk.
+func (c *ReleaseChunkClient) Update() *ReleaseChunkUpdate {
+	mutation := newReleaseChunkMutation(c.config, OpUpdate)
+	return &ReleaseChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ReleaseChunkClient) UpdateOne(_m *ReleaseChunk) *ReleaseChunkUpdateOne {
+	mutation := newReleaseChunkMutation(c.config, OpUpdateOne, withReleaseChunk(_m))
+	return &ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ReleaseChunkClient) UpdateOneID(id int) *ReleaseChunkUpdateOne {
+	mutation := newReleaseChunkMutation(c.config, OpUpdateOne, withReleaseChunkID(id))
+	return &ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ReleaseChunk.
+func (c *ReleaseChunkClient) Delete() *ReleaseChunkDelete {
+	mutation := newReleaseChunkMutation(c.config, OpDelete)
+	return &ReleaseChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ReleaseChunkClient) DeleteOne(_m *ReleaseChunk) *ReleaseChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ReleaseChunkClient) DeleteOneID(id int) *ReleaseChunkDeleteOne {
+	builder := c.Delete().Where(releasechunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ReleaseChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for ReleaseChunk.
+func (c *ReleaseChunkClient) Query() *ReleaseChunkQuery {
+	return &ReleaseChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeReleaseChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ReleaseChunk entity by its id.
+func (c *ReleaseChunkClient) Get(ctx context.Context, id int) (*ReleaseChunk, error) {
+	return c.Query().Where(releasechunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ReleaseChunkClient) GetX(ctx context.Context, id int) *ReleaseChunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ReleaseChunkClient) Hooks() []Hook {
+	return c.hooks.ReleaseChunk
+}
+
+// Interceptors returns the client interceptors.
+func (c *ReleaseChunkClient) Interceptors() []Interceptor {
+	return c.inters.ReleaseChunk
+}
+
+func (c *ReleaseChunkClient) mutate(ctx context.Context, m *ReleaseChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ReleaseChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ReleaseChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ReleaseChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ReleaseChunk mutation op: %q", m.Op())
+	}
+}
+
 // SpanClient is a client for the Span schema.
 type SpanClient struct {
 	config
@@ -2645,11 +2786,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 type (
 	hooks struct {
 		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
-		Job, Model, Patient, Release, Span, SurrogateMapping, Token, User []ent.Hook
+		Job, Model, Patient, Release, ReleaseChunk, Span, SurrogateMapping, Token,
+		User []ent.Hook
 	}
 	inters struct {
 		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
-		Job, Model, Patient, Release, Span, SurrogateMapping, Token,
+		Job, Model, Patient, Release, ReleaseChunk, Span, SurrogateMapping, Token,
 		User []ent.Interceptor
 	}
 )

@@ -15,6 +15,7 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
+	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -98,6 +99,7 @@ func checkColumn(t, c string) error {
 			model.Table:            model.ValidColumn,
 			patient.Table:          patient.ValidColumn,
 			release.Table:          release.ValidColumn,
+			releasechunk.Table:     releasechunk.ValidColumn,
 			span.Table:             span.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
 			token.Table:            token.ValidColumn,

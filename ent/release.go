@@ -38,8 +38,8 @@ type Release struct {
 	Share bool `json:"share,omitempty"`
 	// Datasheet holds the value of the "datasheet" field.
 	Datasheet string `json:"datasheet,omitempty"`
-	// the snapshot, gzipped JSON
-	Content []byte `json:"content,omitempty"`
+	// the key of the snapshot's chunks (ReleaseChunk): the snapshot is gzipped JSON
+	ContentKey string `json:"content_key,omitempty"`
 	// Provenance holds the value of the "provenance" field.
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
@@ -94,13 +94,13 @@ func (*Release) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case release.FieldSets, release.FieldContent, release.FieldProvenance:
+		case release.FieldSets, release.FieldProvenance:
 			values[i] = new([]byte)
 		case release.FieldShare:
 			values[i] = new(sql.NullBool)
 		case release.FieldID, release.FieldCorpusID, release.FieldDocuments, release.FieldSpans, release.FieldParentID:
 			values[i] = new(sql.NullInt64)
-		case release.FieldName, release.FieldVersion, release.FieldCorpus, release.FieldRootHash, release.FieldDatasheet, release.FieldCreatedBy:
+		case release.FieldName, release.FieldVersion, release.FieldCorpus, release.FieldRootHash, release.FieldDatasheet, release.FieldContentKey, release.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case release.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -187,11 +187,11 @@ func (_m *Release) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Datasheet = value.String
 			}
-		case release.FieldContent:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field content", values[i])
-			} else if value != nil {
-				_m.Content = *value
+		case release.FieldContentKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field content_key", values[i])
+			} else if value.Valid {
+				_m.ContentKey = value.String
 			}
 		case release.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -296,8 +296,8 @@ func (_m *Release) String() string {
 	builder.WriteString("datasheet=")
 	builder.WriteString(_m.Datasheet)
 	builder.WriteString(", ")
-	builder.WriteString("content=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Content))
+	builder.WriteString("content_key=")
+	builder.WriteString(_m.ContentKey)
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))

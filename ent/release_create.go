@@ -98,9 +98,17 @@ func (_c *ReleaseCreate) SetDatasheet(v string) *ReleaseCreate {
 	return _c
 }
 
-// SetContent sets the "content" field.
-func (_c *ReleaseCreate) SetContent(v []byte) *ReleaseCreate {
-	_c.mutation.SetContent(v)
+// SetContentKey sets the "content_key" field.
+func (_c *ReleaseCreate) SetContentKey(v string) *ReleaseCreate {
+	_c.mutation.SetContentKey(v)
+	return _c
+}
+
+// SetNillableContentKey sets the "content_key" field if the given value is not nil.
+func (_c *ReleaseCreate) SetNillableContentKey(v *string) *ReleaseCreate {
+	if v != nil {
+		_c.SetContentKey(*v)
+	}
 	return _c
 }
 
@@ -213,6 +221,10 @@ func (_c *ReleaseCreate) defaults() error {
 		v := release.DefaultShare
 		_c.mutation.SetShare(v)
 	}
+	if _, ok := _c.mutation.ContentKey(); !ok {
+		v := release.DefaultContentKey
+		_c.mutation.SetContentKey(v)
+	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		v := release.DefaultCreatedBy
 		_c.mutation.SetCreatedBy(v)
@@ -266,8 +278,8 @@ func (_c *ReleaseCreate) check() error {
 	if _, ok := _c.mutation.Datasheet(); !ok {
 		return &ValidationError{Name: "datasheet", err: errors.New(`ent: missing required field "Release.datasheet"`)}
 	}
-	if _, ok := _c.mutation.Content(); !ok {
-		return &ValidationError{Name: "content", err: errors.New(`ent: missing required field "Release.content"`)}
+	if _, ok := _c.mutation.ContentKey(); !ok {
+		return &ValidationError{Name: "content_key", err: errors.New(`ent: missing required field "Release.content_key"`)}
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Release.created_by"`)}
@@ -342,9 +354,9 @@ func (_c *ReleaseCreate) createSpec() (*Release, *sqlgraph.CreateSpec) {
 		_spec.SetField(release.FieldDatasheet, field.TypeString, value)
 		_node.Datasheet = value
 	}
-	if value, ok := _c.mutation.Content(); ok {
-		_spec.SetField(release.FieldContent, field.TypeBytes, value)
-		_node.Content = value
+	if value, ok := _c.mutation.ContentKey(); ok {
+		_spec.SetField(release.FieldContentKey, field.TypeString, value)
+		_node.ContentKey = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(release.FieldProvenance, field.TypeJSON, value)
@@ -484,8 +496,8 @@ func (u *ReleaseUpsertOne) UpdateNewValues() *ReleaseUpsertOne {
 		if _, exists := u.create.mutation.Datasheet(); exists {
 			s.SetIgnore(release.FieldDatasheet)
 		}
-		if _, exists := u.create.mutation.Content(); exists {
-			s.SetIgnore(release.FieldContent)
+		if _, exists := u.create.mutation.ContentKey(); exists {
+			s.SetIgnore(release.FieldContentKey)
 		}
 		if _, exists := u.create.mutation.Provenance(); exists {
 			s.SetIgnore(release.FieldProvenance)
@@ -736,8 +748,8 @@ func (u *ReleaseUpsertBulk) UpdateNewValues() *ReleaseUpsertBulk {
 			if _, exists := b.mutation.Datasheet(); exists {
 				s.SetIgnore(release.FieldDatasheet)
 			}
-			if _, exists := b.mutation.Content(); exists {
-				s.SetIgnore(release.FieldContent)
+			if _, exists := b.mutation.ContentKey(); exists {
+				s.SetIgnore(release.FieldContentKey)
 			}
 			if _, exists := b.mutation.Provenance(); exists {
 				s.SetIgnore(release.FieldProvenance)

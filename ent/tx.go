@@ -36,6 +36,8 @@ type Tx struct {
 	Patient *PatientClient
 	// Release is the client for interacting with the Release builders.
 	Release *ReleaseClient
+	// ReleaseChunk is the client for interacting with the ReleaseChunk builders.
+	ReleaseChunk *ReleaseChunkClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -186,6 +188,7 @@ func (tx *Tx) init() {
 	tx.Model = NewModelClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Release = NewReleaseClient(tx.config)
+	tx.ReleaseChunk = NewReleaseChunkClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"slices"
@@ -75,10 +74,23 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if err != nil {
 		return nil, err
 	}
-	// The snapshot is encoded as its documents are read, a batch at a time:
-	// memory holds a batch, the compressed snapshot and the manifest.
-	var content bytes.Buffer
-	enc := release.NewEncoder(&content)
+	if err := s.dropAbandonedChunks(ctx); err != nil {
+		return nil, err
+	}
+	// The snapshot is encoded as its documents are read, a batch at a time,
+	// and stored in chunks as it is made: memory holds a batch, a chunk and
+	// the manifest.
+	content := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
+	r, err := s.createRelease(ctx, opt, c, parent, st, content)
+	if err != nil {
+		s.dropChunks(ctx, content.key)
+	}
+	return r, err
+}
+
+// createRelease writes the snapshot to content and then the release row.
+func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Corpus, parent *ent.Release, st *Statistics, content *chunkWriter) (*ent.Release, error) {
+	enc := release.NewEncoder(content)
 	documents, spans := 0, 0
 	sets := slices.Sorted(slices.Values(opt.Sets))
 	for _, set := range slices.Compact(sets) {
@@ -98,6 +110,9 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 		}
 	}
 	manifest, err := enc.Close()
+	if err == nil {
+		err = content.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +122,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	}
 	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
 		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(documents).SetSpans(spans).
-		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContent(content.Bytes()).SetCreatedBy(opt.By).
+		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContentKey(content.key).SetCreatedBy(opt.By).
 		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
 	if parent != nil {
 		create.SetParentID(parent.ID)
@@ -184,7 +199,7 @@ func (s *Store) releaseSnapshot(ctx context.Context, ref string) (*ent.Release, 
 	if err != nil {
 		return nil, release.Snapshot{}, err
 	}
-	snap, err := release.Decode(r.Content)
+	snap, err := release.Decode(s.releaseContent(ctx, r.ContentKey))
 	if err != nil {
 		return nil, snap, apperr.New(apperr.Internal, "release %s: %v", ref, err)
 	}
@@ -216,7 +231,7 @@ func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]format
 
 // ExportReleaseTo writes a release's archive files (release.PackTo) to files
 // made by create, decoding its snapshot a batch at a time: memory holds the
-// compressed snapshot and a batch. Errors create returns keep their code;
+// snapshot's chunk and a batch. Errors create returns keep their code;
 // other write errors are the documents' (invalid).
 func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create func(name string) (io.Writer, error)) error {
 	f, err := formats.Lookup(format)
@@ -235,7 +250,7 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	}
 	each := func(fn func(set string, docs []pipeline.Document) error) error {
 		var fromFn error
-		err := release.Each(r.Content, batchOf(f), func(set string, docs []pipeline.Document) error {
+		err := release.Each(s.releaseContent(ctx, r.ContentKey), batchOf(f), func(set string, docs []pipeline.Document) error {
 			fromFn = fn(set, docs)
 			return fromFn
 		})

@@ -4,12 +4,18 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/schema"
+	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
@@ -129,4 +135,97 @@ func TestLineageOfATaggedEvaluation(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Evaluation:system-ext vs gold", "AnnotationSet:system-ext", "Model:ext", "Corpus:c", "AnnotationSet:gold"}, got)
 	assert.Equal(t, m.Name, steps[2].Name)
+}
+
+// TestReleaseSnapshotInChunks: a release's snapshot is stored in chunks,
+// written before its release row and read back a chunk at a time; a creation
+// that fails leaves none behind, a creation removes those abandoned long ago,
+// and the snapshots of a database from before chunks are moved into them
+// when the store opens it.
+func TestReleaseSnapshotInChunks(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			st, err := store.Open(ctx, dsn, store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			defer func() { st.Close() }()
+			st.SetReleaseChunkSize(64)
+			files, err := formats.ReadPaths("../testdata/i2b2")
+			require.NoError(t, err)
+			_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}, files)
+			require.NoError(t, err)
+			r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.0"})
+			require.NoError(t, err)
+			chunks, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey(r.ContentKey)).Count(ctx)
+			require.NoError(t, err)
+			assert.Greater(t, chunks, 3, "a snapshot of 3 notes in chunks of 64 bytes")
+			verifies := func(st *store.Store) {
+				t.Helper()
+				arch, err := st.ExportRelease(ctx, "demo@1.0.0", "i2b2")
+				require.NoError(t, err)
+				v, err := release.Verify(arch)
+				require.NoError(t, err)
+				assert.Equal(t, r.RootHash, v.Root)
+				assert.Equal(t, 3, v.Documents)
+				d, err := st.DiffReleases(ctx, "demo@1.0.0", "demo@1.0.0")
+				require.NoError(t, err)
+				assert.True(t, d.Empty())
+			}
+			verifies(st)
+			all := func() int {
+				n, err := st.Client.ReleaseChunk.Query().Count(ctx)
+				require.NoError(t, err)
+				return n
+			}
+
+			// A creation that fails (the version exists) removes its chunks.
+			_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.0"})
+			assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+			assert.Equal(t, chunks, all())
+
+			// Chunks no release names are removed once they are old: those of
+			// a creation that was killed; a recent one may be a creation in
+			// progress.
+			require.NoError(t, st.Client.ReleaseChunk.Create().SetContentKey("killed").SetSeq(0).SetData([]byte("x")).
+				SetCreatedAt(time.Now().Add(-48*time.Hour)).Exec(ctx))
+			require.NoError(t, st.Client.ReleaseChunk.Create().SetContentKey("writing").SetSeq(0).SetData([]byte("x")).Exec(ctx))
+			r2, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.1"})
+			require.NoError(t, err)
+			assert.Equal(t, r.RootHash, r2.RootHash)
+			killed, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey("killed")).Exist(ctx)
+			require.NoError(t, err)
+			assert.False(t, killed)
+			writing, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey("writing")).Exist(ctx)
+			require.NoError(t, err)
+			assert.True(t, writing)
+
+			// A database from before chunks: the snapshot whole in a column of
+			// the release row.
+			var snapshot []byte
+			rows, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey(r.ContentKey)).
+				Order(ent.Asc(releasechunk.FieldSeq)).All(ctx)
+			require.NoError(t, err)
+			for _, c := range rows {
+				snapshot = append(snapshot, c.Data...)
+			}
+			blob, set := "BLOB", `UPDATE releases SET content = ?, content_key = '' WHERE id = ?`
+			if st.Dialect == dialect.Postgres {
+				blob, set = "bytea", `UPDATE releases SET content = $1, content_key = '' WHERE id = $2`
+			}
+			_, err = st.DB.ExecContext(ctx, `ALTER TABLE releases ADD COLUMN content `+blob)
+			require.NoError(t, err)
+			_, err = st.DB.ExecContext(ctx, set, snapshot, r.ID)
+			require.NoError(t, err)
+			_, err = st.Client.ReleaseChunk.Delete().Where(releasechunk.ContentKey(r.ContentKey)).Exec(ctx)
+			require.NoError(t, err)
+			require.NoError(t, st.Close())
+
+			st, err = store.Open(ctx, dsn, store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			verifies(st)
+			_, err = st.DB.ExecContext(ctx, `SELECT content FROM releases`)
+			assert.Error(t, err, "the content column is dropped once its snapshots are moved")
+		})
+	}
 }

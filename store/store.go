@@ -51,6 +51,7 @@ type Store struct {
 
 	auditQueue auditQueue // records waiting for the next chain step (audit.go)
 	statsCache statsCache // statistics by corpus content version (statscache.go)
+	chunkSize  int        // bytes of a release snapshot's chunk (releasecontent.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
@@ -103,7 +104,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: releaseChunkSize}
 	d := ParseDSN(dsn)
 	if f := d.File(); f != "" {
 		// A SQLite database keeps its key beside it unless told otherwise.
@@ -158,9 +159,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			err = fmt.Errorf("encrypt the surrogate mappings: %w", err)
 		}
 	}
-	var spanCopies bool
+	var spanCopies, wholeReleases bool
 	if err == nil {
 		spanCopies, err = s.hasColumn(ctx, "spans", "split")
+	}
+	if err == nil {
+		wholeReleases, err = s.hasColumn(ctx, "releases", "content")
 	}
 	if err != nil {
 		s.Close()
@@ -174,6 +178,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		if err := s.copyDocumentsToSpans(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("copy the documents' splits and note types to their spans: %w", err)
+		}
+	}
+	if wholeReleases {
+		if err := s.moveReleaseContent(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("move the releases' snapshots into chunks: %w", err)
 		}
 	}
 	auth.Install(s.Client)

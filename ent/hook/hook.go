@@ -140,6 +140,18 @@ func (f ReleaseFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReleaseMutation", m)
 }
 
+// The ReleaseChunkFunc type is an adapter to allow the use of ordinary
+// function as ReleaseChunk mutator.
+type ReleaseChunkFunc func(context.Context, *ent.ReleaseChunkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ReleaseChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ReleaseChunkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReleaseChunkMutation", m)
+}
+
 // The SpanFunc type is an adapter to allow the use of ordinary
 // function as Span mutator.
 type SpanFunc func(context.Context, *ent.SpanMutation) (ent.Value, error)

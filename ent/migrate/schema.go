@@ -315,7 +315,7 @@ var (
 		{Name: "spans", Type: field.TypeInt},
 		{Name: "share", Type: field.TypeBool, Default: false},
 		{Name: "datasheet", Type: field.TypeString, Size: 2147483647},
-		{Name: "content", Type: field.TypeBytes},
+		{Name: "content_key", Type: field.TypeString, Default: ""},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_by", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
@@ -339,6 +339,27 @@ var (
 				Name:    "release_name_version",
 				Unique:  true,
 				Columns: []*schema.Column{ReleasesColumns[1], ReleasesColumns[2]},
+			},
+		},
+	}
+	// ReleaseChunksColumns holds the columns for the "release_chunks" table.
+	ReleaseChunksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "content_key", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "data", Type: field.TypeBytes},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ReleaseChunksTable holds the schema information for the "release_chunks" table.
+	ReleaseChunksTable = &schema.Table{
+		Name:       "release_chunks",
+		Columns:    ReleaseChunksColumns,
+		PrimaryKey: []*schema.Column{ReleaseChunksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "releasechunk_content_key_seq",
+				Unique:  true,
+				Columns: []*schema.Column{ReleaseChunksColumns[1], ReleaseChunksColumns[2]},
 			},
 		},
 	}
@@ -520,6 +541,7 @@ var (
 		ModelsTable,
 		PatientsTable,
 		ReleasesTable,
+		ReleaseChunksTable,
 		SpansTable,
 		SurrogateMappingsTable,
 		TokensTable,
@@ -568,6 +590,9 @@ func init() {
 	ReleasesTable.ForeignKeys[0].RefTable = ReleasesTable
 	ReleasesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(47244640256),
+	}
+	ReleaseChunksTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(64424509440),
 	}
 	SpansTable.ForeignKeys[0].RefTable = AnnotationSetsTable
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable

@@ -39,6 +39,9 @@ type Patient func(*sql.Selector)
 // Release is the predicate function for release builders.
 type Release func(*sql.Selector)
 
+// ReleaseChunk is the predicate function for releasechunk builders.
+type ReleaseChunk func(*sql.Selector)
+
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)
 

@@ -35,8 +35,8 @@ const (
 	FieldShare = "share"
 	// FieldDatasheet holds the string denoting the datasheet field in the database.
 	FieldDatasheet = "datasheet"
-	// FieldContent holds the string denoting the content field in the database.
-	FieldContent = "content"
+	// FieldContentKey holds the string denoting the content_key field in the database.
+	FieldContentKey = "content_key"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
@@ -74,7 +74,7 @@ var Columns = []string{
 	FieldSpans,
 	FieldShare,
 	FieldDatasheet,
-	FieldContent,
+	FieldContentKey,
 	FieldProvenance,
 	FieldCreatedBy,
 	FieldCreatedAt,
@@ -104,6 +104,8 @@ var (
 	VersionValidator func(string) error
 	// DefaultShare holds the default value on creation for the "share" field.
 	DefaultShare bool
+	// DefaultContentKey holds the default value on creation for the "content_key" field.
+	DefaultContentKey string
 	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
 	DefaultCreatedBy string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -161,6 +163,11 @@ func ByShare(opts ...sql.OrderTermOption) OrderOption {
 // ByDatasheet orders the results by the datasheet field.
 func ByDatasheet(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDatasheet, opts...).ToFunc()
+}
+
+// ByContentKey orders the results by the content_key field.
+func ByContentKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldContentKey, opts...).ToFunc()
 }
 
 // ByCreatedBy orders the results by the created_by field.

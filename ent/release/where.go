@@ -100,9 +100,9 @@ func Datasheet(v string) predicate.Release {
 	return predicate.Release(sql.FieldEQ(FieldDatasheet, v))
 }
 
-// Content applies equality check predicate on the "content" field. It's identical to ContentEQ.
-func Content(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldEQ(FieldContent, v))
+// ContentKey applies equality check predicate on the "content_key" field. It's identical to ContentKeyEQ.
+func ContentKey(v string) predicate.Release {
+	return predicate.Release(sql.FieldEQ(FieldContentKey, v))
 }
 
 // CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
@@ -585,44 +585,69 @@ func DatasheetContainsFold(v string) predicate.Release {
 	return predicate.Release(sql.FieldContainsFold(FieldDatasheet, v))
 }
 
-// ContentEQ applies the EQ predicate on the "content" field.
-func ContentEQ(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldEQ(FieldContent, v))
+// ContentKeyEQ applies the EQ predicate on the "content_key" field.
+func ContentKeyEQ(v string) predicate.Release {
+	return predicate.Release(sql.FieldEQ(FieldContentKey, v))
 }
 
-// ContentNEQ applies the NEQ predicate on the "content" field.
-func ContentNEQ(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldNEQ(FieldContent, v))
+// ContentKeyNEQ applies the NEQ predicate on the "content_key" field.
+func ContentKeyNEQ(v string) predicate.Release {
+	return predicate.Release(sql.FieldNEQ(FieldContentKey, v))
 }
 
-// ContentIn applies the In predicate on the "content" field.
-func ContentIn(vs ...[]byte) predicate.Release {
-	return predicate.Release(sql.FieldIn(FieldContent, vs...))
+// ContentKeyIn applies the In predicate on the "content_key" field.
+func ContentKeyIn(vs ...string) predicate.Release {
+	return predicate.Release(sql.FieldIn(FieldContentKey, vs...))
 }
 
-// ContentNotIn applies the NotIn predicate on the "content" field.
-func ContentNotIn(vs ...[]byte) predicate.Release {
-	return predicate.Release(sql.FieldNotIn(FieldContent, vs...))
+// ContentKeyNotIn applies the NotIn predicate on the "content_key" field.
+func ContentKeyNotIn(vs ...string) predicate.Release {
+	return predicate.Release(sql.FieldNotIn(FieldContentKey, vs...))
 }
 
-// ContentGT applies the GT predicate on the "content" field.
-func ContentGT(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldGT(FieldContent, v))
+// ContentKeyGT applies the GT predicate on the "content_key" field.
+func ContentKeyGT(v string) predicate.Release {
+	return predicate.Release(sql.FieldGT(FieldContentKey, v))
 }
 
-// ContentGTE applies the GTE predicate on the "content" field.
-func ContentGTE(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldGTE(FieldContent, v))
+// ContentKeyGTE applies the GTE predicate on the "content_key" field.
+func ContentKeyGTE(v string) predicate.Release {
+	return predicate.Release(sql.FieldGTE(FieldContentKey, v))
 }
 
-// ContentLT applies the LT predicate on the "content" field.
-func ContentLT(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldLT(FieldContent, v))
+// ContentKeyLT applies the LT predicate on the "content_key" field.
+func ContentKeyLT(v string) predicate.Release {
+	return predicate.Release(sql.FieldLT(FieldContentKey, v))
 }
 
-// ContentLTE applies the LTE predicate on the "content" field.
-func ContentLTE(v []byte) predicate.Release {
-	return predicate.Release(sql.FieldLTE(FieldContent, v))
+// ContentKeyLTE applies the LTE predicate on the "content_key" field.
+func ContentKeyLTE(v string) predicate.Release {
+	return predicate.Release(sql.FieldLTE(FieldContentKey, v))
+}
+
+// ContentKeyContains applies the Contains predicate on the "content_key" field.
+func ContentKeyContains(v string) predicate.Release {
+	return predicate.Release(sql.FieldContains(FieldContentKey, v))
+}
+
+// ContentKeyHasPrefix applies the HasPrefix predicate on the "content_key" field.
+func ContentKeyHasPrefix(v string) predicate.Release {
+	return predicate.Release(sql.FieldHasPrefix(FieldContentKey, v))
+}
+
+// ContentKeyHasSuffix applies the HasSuffix predicate on the "content_key" field.
+func ContentKeyHasSuffix(v string) predicate.Release {
+	return predicate.Release(sql.FieldHasSuffix(FieldContentKey, v))
+}
+
+// ContentKeyEqualFold applies the EqualFold predicate on the "content_key" field.
+func ContentKeyEqualFold(v string) predicate.Release {
+	return predicate.Release(sql.FieldEqualFold(FieldContentKey, v))
+}
+
+// ContentKeyContainsFold applies the ContainsFold predicate on the "content_key" field.
+func ContentKeyContainsFold(v string) predicate.Release {
+	return predicate.Release(sql.FieldContainsFold(FieldContentKey, v))
 }
 
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.

@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
+	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
@@ -249,6 +250,10 @@ func init() {
 	releaseDescShare := releaseFields[8].Descriptor()
 	// release.DefaultShare holds the default value on creation for the share field.
 	release.DefaultShare = releaseDescShare.Default.(bool)
+	// releaseDescContentKey is the schema descriptor for content_key field.
+	releaseDescContentKey := releaseFields[10].Descriptor()
+	// release.DefaultContentKey holds the default value on creation for the content_key field.
+	release.DefaultContentKey = releaseDescContentKey.Default.(string)
 	// releaseDescCreatedBy is the schema descriptor for created_by field.
 	releaseDescCreatedBy := releaseFields[12].Descriptor()
 	// release.DefaultCreatedBy holds the default value on creation for the created_by field.
@@ -257,6 +262,20 @@ func init() {
 	releaseDescCreatedAt := releaseFields[13].Descriptor()
 	// release.DefaultCreatedAt holds the default value on creation for the created_at field.
 	release.DefaultCreatedAt = releaseDescCreatedAt.Default.(func() time.Time)
+	releasechunkFields := schema.ReleaseChunk{}.Fields()
+	_ = releasechunkFields
+	// releasechunkDescContentKey is the schema descriptor for content_key field.
+	releasechunkDescContentKey := releasechunkFields[0].Descriptor()
+	// releasechunk.ContentKeyValidator is a validator for the "content_key" field. It is called by the builders before save.
+	releasechunk.ContentKeyValidator = releasechunkDescContentKey.Validators[0].(func(string) error)
+	// releasechunkDescSeq is the schema descriptor for seq field.
+	releasechunkDescSeq := releasechunkFields[1].Descriptor()
+	// releasechunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	releasechunk.SeqValidator = releasechunkDescSeq.Validators[0].(func(int) error)
+	// releasechunkDescCreatedAt is the schema descriptor for created_at field.
+	releasechunkDescCreatedAt := releasechunkFields[3].Descriptor()
+	// releasechunk.DefaultCreatedAt holds the default value on creation for the created_at field.
+	releasechunk.DefaultCreatedAt = releasechunkDescCreatedAt.Default.(func() time.Time)
 	spanFields := schema.Span{}.Fields()
 	_ = spanFields
 	// spanDescStart is the schema descriptor for start field.

@@ -14,8 +14,8 @@ import (
 )
 
 // Release is an immutable, versioned snapshot of a corpus and chosen
-// annotation sets: its content (frozen when made), the manifest of content
-// hashes and their root hash, and a datasheet.
+// annotation sets: its content (frozen when made, stored in chunks), the
+// manifest of content hashes and their root hash, and a datasheet.
 type Release struct {
 	ent.Schema
 }
@@ -32,7 +32,11 @@ func (Release) Fields() []ent.Field {
 		field.Int("spans").Immutable(),
 		field.Bool("share").Default(false).Immutable().Comment("released for outside sharing (surrogate text that passed its check)"),
 		field.Text("datasheet").Immutable(),
-		field.Bytes("content").Immutable().Annotations(entgql.Skip()).Comment("the snapshot, gzipped JSON"),
+		// The default lets the migration add the column to releases made
+		// before chunks (their content is moved to chunks when the store
+		// opens the database); store always sets it.
+		field.String("content_key").Default("").Immutable().Annotations(entgql.Skip()).
+			Comment("the key of the snapshot's chunks (ReleaseChunk): the snapshot is gzipped JSON"),
 		field.JSON("provenance", map[string]any{}).Optional().Immutable().Annotations(entgql.Type("Map")),
 		field.String("created_by").Default("").Immutable(),
 		field.Time("created_at").Default(time.Now).Immutable().Annotations(entgql.OrderField("CREATED_AT")),

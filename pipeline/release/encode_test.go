@@ -60,7 +60,7 @@ func TestEncoderBatches(t *testing.T) {
 	if !bytes.Equal(gunzip(t, encoded), gunzip(t, buf.Bytes())) {
 		t.Fatal("Encode and an Encoder write different snapshots")
 	}
-	back, err := Decode(encoded)
+	back, err := Decode(bytes.NewReader(encoded))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestPackToBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		var c formats.Collector
-		each := func(fn func(string, []pipeline.Document) error) error { return Each(data, 1, fn) }
+		each := func(fn func(string, []pipeline.Document) error) error { return Each(bytes.NewReader(data), 1, fn) }
 		if err := PackTo(meta, each, f, "# sheet\n", c.Create); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestEachMalformed(t *testing.T) {
 		zw := gzip.NewWriter(&buf)
 		zw.Write([]byte(text))
 		zw.Close()
-		if err := Each(buf.Bytes(), 10, func(string, []pipeline.Document) error { return nil }); err == nil {
+		if err := Each(&buf, 10, func(string, []pipeline.Document) error { return nil }); err == nil {
 			t.Errorf("%s decoded", text)
 		}
 	}

@@ -186,9 +186,9 @@ func (e *Encoder) Close() (Manifest, error) {
 }
 
 // Decode reads a snapshot written by Encode.
-func Decode(data []byte) (Snapshot, error) {
+func Decode(r io.Reader) (Snapshot, error) {
 	s := Snapshot{Sets: map[string][]pipeline.Document{}}
-	err := Each(data, math.MaxInt, func(set string, docs []pipeline.Document) error {
+	err := Each(r, math.MaxInt, func(set string, docs []pipeline.Document) error {
 		s.Sets[set] = docs // a whole set: one batch
 		return nil
 	})
@@ -197,9 +197,9 @@ func Decode(data []byte) (Snapshot, error) {
 
 // Each reads a snapshot written by Encode and calls fn with its sets'
 // documents, up to n at a time, set after set; a set without documents
-// comes once with none. It holds a batch, never the decoded snapshot.
-func Each(data []byte, n int, fn func(set string, docs []pipeline.Document) error) error {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+// comes once with none. It holds a batch, never the snapshot, decoded or not.
+func Each(r io.Reader, n int, fn func(set string, docs []pipeline.Document) error) error {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return fmt.Errorf("release snapshot: %w", err)
 	}
