@@ -79,19 +79,80 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		g.flag(s.Text, "words, not a code, under a type whose strategy replaces codes: kept", true)
 		return s.Text
 	}
+	fits := func(c string) bool {
+		return c != "" && fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.leaks(c, rule.Strategy)
+	}
 	var last string
 	for i := 0; i < tries; i++ {
 		c := g.make(rule.Strategy, s.Text, i)
 		last = c
-		if c == "" || fold(c) == fold(s.Text) || tab.isTaken(s.Type, c) || g.leaks(c, rule.Strategy) {
+		if !fits(c) {
 			continue
 		}
+		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
+		return c
+	}
+	if c, ok := g.wider(rule.Strategy, s.Text, fits); ok {
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
 		return c
 	}
 	g.flag(last, "no surrogate met every constraint; the last candidate was used", false)
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: last, Strategy: rule.Strategy})
 	return last
+}
+
+// wider draws a surrogate from a larger space once every candidate shaped
+// like the original failed: a code with more digits, any listed hospital.
+// The originals of a corpus can fill the space of a short code: a million
+// synthetic notes hold 87,976 of the 90,000 pagers "d-dddd", so almost none
+// of that shape is free to be a surrogate, and the last candidate, used
+// unchecked, was often an original of the same records (a leak) or held a
+// year their dates shift (a surrogate the patient's aliases rewrote, one per
+// patient). The hospitals that start like a clinic "Saint Francis Medical
+// Associates" all name a saint, and a value shared by thousands of patients
+// meets every saint among their names. Values that find a surrogate among the
+// tries never come here: theirs do not change.
+func (g *gen) wider(strategy, orig string, fits func(string) bool) (string, bool) {
+	switch strategy {
+	case Shape, Phone:
+		if !strings.ContainsAny(orig, "0123456789") {
+			return "", false
+		}
+		// Each digit more makes the space ten times as large.
+		for more := 1; more <= 6; more++ {
+			w := moreDigits(orig, more)
+			for i := 0; i < tries; i++ {
+				if c := g.make(strategy, w, i); fits(c) {
+					return c, true
+				}
+			}
+		}
+	case HospitalS:
+		hs := g.e.res.Hospitals()
+		for i := 0; i < tries; i++ {
+			if c := withCaseOf(hs[g.rng.IntN(len(hs))].Name, orig); fits(c) {
+				return c, true
+			}
+		}
+		// Every one, from a place drawn: if any fits, one is found.
+		start := g.rng.IntN(len(hs))
+		for i := range hs {
+			if c := withCaseOf(hs[(start+i)%len(hs)].Name, orig); fits(c) {
+				return c, true
+			}
+		}
+	}
+	return "", false
+}
+
+// moreDigits writes n more digits at the start of a code's first run of
+// digits ("4-8538" -> "14-8538"): the shape of a longer code of one format.
+func moreDigits(s string, n int) string {
+	i := strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return s
+	}
+	return s[:i] + strings.Repeat("1", n) + s[i:]
 }
 
 // leaks reports whether a candidate contains an original value: any of the
