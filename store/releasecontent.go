@@ -24,9 +24,10 @@ const releaseChunkSize = 4 << 20
 // release's creation removes them: older than any creation still writing.
 const abandonedChunksAge = 24 * time.Hour
 
-// chunkWriter cuts a release's snapshot into chunks of size bytes under a fresh content key and hands each to insert, which writes it
-// in its own short statement: the single writer is never held for a whole
-// release. Errors stick.
+// chunkWriter cuts a release's snapshot into chunks of size bytes under a
+// fresh content key and hands each to insert, which writes it in its own
+// short statement: the single writer is never held for a whole release.
+// Errors stick.
 type chunkWriter struct {
 	key    string
 	insert func(key string, seq int, data []byte) error
