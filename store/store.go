@@ -166,6 +166,16 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err == nil {
 		wholeReleases, err = s.hasColumn(ctx, "releases", "content")
 	}
+	if err == nil && wholeReleases {
+		// Before chunks: set the snapshots aside, or the migration drops them.
+		if err = s.setAsideReleaseContent(ctx); err != nil {
+			err = fmt.Errorf("set the releases' snapshots aside: %w", err)
+		}
+	}
+	var setAside bool
+	if err == nil {
+		setAside, err = s.hasTable(ctx, legacyContentTable)
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -180,7 +190,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("copy the documents' splits and note types to their spans: %w", err)
 		}
 	}
-	if wholeReleases {
+	if setAside {
 		if err := s.moveReleaseContent(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("move the releases' snapshots into chunks: %w", err)
@@ -289,6 +299,19 @@ func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, erro
 	}
 	var n int
 	if err := s.DB.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// hasTable reports whether the database has a table.
+func (s *Store) hasTable(ctx context.Context, table string) (bool, error) {
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+	if s.Dialect == dialect.Postgres {
+		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1`
+	}
+	var n int
+	if err := s.DB.QueryRowContext(ctx, q, table).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil
