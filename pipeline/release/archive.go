@@ -84,18 +84,31 @@ func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) e
 	meta.Format = f.Name
 	meta.Manifest = manifestOf(entries)
 
+	// Files are written one after another (a Stream never goes back to a
+	// file), so a file is whole once the next is created: only its digest
+	// is kept, not its hash's running state.
 	type sum struct {
-		name string
-		h    hash.Hash
+		name   string
+		digest [sha256.Size]byte
 	}
-	var sums []sum
+	var (
+		sums []sum
+		open hash.Hash // the file being written
+	)
+	finish := func() {
+		if open != nil {
+			sums[len(sums)-1].digest = [sha256.Size]byte(open.Sum(nil))
+		}
+	}
 	hashed := func(name string) (io.Writer, error) {
 		w, err := create(name)
 		if err != nil {
 			return nil, err
 		}
-		sums = append(sums, sum{name, sha256.New()})
-		return io.MultiWriter(w, sums[len(sums)-1].h), nil
+		finish()
+		open = sha256.New()
+		sums = append(sums, sum{name: name})
+		return io.MultiWriter(w, open), nil
 	}
 	var stream *formats.Stream
 	var current string
@@ -139,18 +152,18 @@ func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) e
 			return err
 		}
 	}
+	finish()
 	sort.Slice(sums, func(i, j int) bool { return sums[i].name < sums[j].name })
-	var m bytes.Buffer
-	fmt.Fprintf(&m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, meta.Manifest.Root)
-	for _, s := range sums {
-		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(s.h.Sum(nil)), s.name)
-	}
 	w, err := create(ManifestFile)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(m.Bytes())
-	return err
+	m := bufio.NewWriter(w)
+	fmt.Fprintf(m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, meta.Manifest.Root)
+	for _, s := range sums {
+		fmt.Fprintf(m, "%s  %s\n", hex.EncodeToString(s.digest[:]), s.name)
+	}
+	return m.Flush()
 }
 
 // Verification is what Verify checked.
