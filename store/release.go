@@ -91,6 +91,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 // createRelease writes the snapshot to content and then the release row.
 func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Corpus, parent *ent.Release, st *Statistics, content *chunkWriter) (*ent.Release, error) {
 	enc := release.NewEncoder(content)
+	defer enc.Close() // on an early return: removes the manifest's temporary file
 	documents, spans := 0, 0
 	sets := slices.Sorted(slices.Values(opt.Sets))
 	for _, set := range slices.Compact(sets) {
@@ -109,19 +110,19 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 			return nil, err
 		}
 	}
-	manifest, err := enc.Close()
+	root, err := enc.Close()
 	if err == nil {
 		err = content.Close()
 	}
 	if err != nil {
 		return nil, err
 	}
-	sheet, err := s.datasheet(ctx, c, st, opt, parent, manifest)
+	sheet, err := s.datasheet(ctx, c, st, opt, parent, root)
 	if err != nil {
 		return nil, err
 	}
 	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
-		SetSets(opt.Sets).SetRootHash(manifest.Root).SetDocuments(documents).SetSpans(spans).
+		SetSets(opt.Sets).SetRootHash(root).SetDocuments(documents).SetSpans(spans).
 		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContentKey(content.key).SetCreatedBy(opt.By).
 		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
 	if parent != nil {
@@ -148,9 +149,9 @@ func shareable(c *ent.Corpus) error {
 	return nil
 }
 
-func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, opt ReleaseOptions, parent *ent.Release, m release.Manifest) (release.Datasheet, error) {
+func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, opt ReleaseOptions, parent *ent.Release, root string) (release.Datasheet, error) {
 	d := release.Datasheet{Name: opt.Name, Version: opt.Version, Corpus: c.Name, Description: opt.Description,
-		TagSet: c.Tagset, Sets: opt.Sets, Root: m.Root, Share: opt.Share, Provenance: c.Provenance,
+		TagSet: c.Tagset, Sets: opt.Sets, Root: root, Share: opt.Share, Provenance: c.Provenance,
 		Documents: st.Documents, Patients: st.Patients, Characters: st.Characters, Tokens: st.Tokens,
 		Spans: st.Spans, UniqueSpans: st.UniqueSpans}
 	d.Created = time.Now()
@@ -242,7 +243,7 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	if err != nil {
 		return err
 	}
-	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus}
+	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus, Manifest: release.Manifest{Root: r.RootHash}}
 	if r.ParentID != nil {
 		if p, err := s.Client.Release.Get(ctx, *r.ParentID); err == nil {
 			meta.Parent = release.Ref(p.Name, p.Version)

@@ -67,22 +67,18 @@ func Pack(meta Meta, snap Snapshot, f *formats.Format, datasheet string) ([]form
 // are made: the documents' files set by set, DATASHEET.md, release.json, then
 // the MANIFEST. each calls its function with a snapshot's documents, set
 // after set, a batch at a time (all of a set's at once if the format is not
-// Batched); PackTo calls it twice, for the manifest that release.json holds,
-// then to write the documents: it holds a batch and the files' hashes.
+// Batched). Memory holds a batch, a digest per file and a run of the
+// manifest's entries (see manifestBuilder). If meta.Manifest.Root is set, the
+// documents must add up to it.
 func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) error) error, f *formats.Format, datasheet string,
 	create func(name string) (io.Writer, error)) error {
 	if f.Write == nil {
 		return fmt.Errorf("format %s cannot be written", f.Name)
 	}
-	var entries []Entry
-	if err := each(func(set string, docs []pipeline.Document) error {
-		entries = appendEntries(entries, set, docs)
-		return nil
-	}); err != nil {
-		return err
-	}
 	meta.Format = f.Name
-	meta.Manifest = manifestOf(entries)
+	want := meta.Manifest.Root
+	entries := newManifestBuilder()
+	defer entries.Close()
 
 	// Files are written one after another (a Stream never goes back to a
 	// file), so a file is whole once the next is created: only its digest
@@ -129,6 +125,7 @@ func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) e
 			current = set
 			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
 		}
+		entries.add(set, docs)
 		if err := stream.Write(docs); err != nil {
 			return fmt.Errorf("set %s: %w", set, err)
 		}
@@ -139,31 +136,79 @@ func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) e
 	if err := closeSet(); err != nil {
 		return err
 	}
-	metaJSON, err := json.MarshalIndent(meta, "", "  ")
+	w, err := hashed(DatasheetFile)
 	if err != nil {
 		return err
 	}
-	for _, file := range []formats.File{{Name: DatasheetFile, Data: []byte(datasheet)}, {Name: MetaFile, Data: append(metaJSON, '\n')}} {
-		w, err := hashed(file.Name)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(file.Data); err != nil {
-			return err
-		}
+	if _, err := io.WriteString(w, datasheet); err != nil {
+		return err
+	}
+	if w, err = hashed(MetaFile); err != nil {
+		return err
+	}
+	root, err := writeMeta(w, meta, entries)
+	if err != nil {
+		return err
+	}
+	if want != "" && root != want {
+		return fmt.Errorf("the documents add up to root hash %s, not the release's %s: its stored snapshot is damaged", root, want)
 	}
 	finish()
 	sort.Slice(sums, func(i, j int) bool { return sums[i].name < sums[j].name })
-	w, err := create(ManifestFile)
-	if err != nil {
+	if w, err = create(ManifestFile); err != nil {
 		return err
 	}
 	m := bufio.NewWriter(w)
-	fmt.Fprintf(m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, meta.Manifest.Root)
+	fmt.Fprintf(m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, root)
 	for _, s := range sums {
 		fmt.Fprintf(m, "%s  %s\n", hex.EncodeToString(s.digest[:]), s.name)
 	}
 	return m.Flush()
+}
+
+// writeMeta writes release.json, byte for byte what json.MarshalIndent
+// writes of meta with the manifest of entries, the entries as they are
+// merged: memory holds none of them. It returns the root hash.
+func writeMeta(w io.Writer, meta Meta, entries *manifestBuilder) (string, error) {
+	meta.Manifest = Manifest{}
+	head, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	// The manifest is Meta's last field: what comes before it is written
+	// as is, the manifest by hand.
+	i := bytes.LastIndex(head, []byte(`"manifest": `))
+	if i < 0 {
+		return "", errors.New("release.json: no manifest field")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(head[:i])
+	bw.WriteString(`"manifest": {` + "\n" + `    "documents": [`)
+	n := 0
+	root, err := entries.each(func(e digestEntry) error {
+		line, err := json.MarshalIndent(e.entry(), "      ", "  ")
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n      ")
+		_, err = bw.Write(line)
+		n++
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		bw.WriteString("\n    ")
+	}
+	rootJSON, _ := json.Marshal(root) // a string always marshals
+	bw.WriteString("],\n" + `    "root": `)
+	bw.Write(rootJSON)
+	bw.WriteString("\n  }\n}\n")
+	return root, bw.Flush()
 }
 
 // Verification is what Verify checked.
@@ -249,7 +294,10 @@ func Verify(files []formats.File) (*Verification, error) {
 		}
 		snap.Sets[set] = docs
 	}
-	recomputed := snap.Manifest()
+	recomputed, err := snap.Manifest()
+	if err != nil {
+		return nil, err
+	}
 	if recomputed.Root != root {
 		want := map[string]string{}
 		for _, e := range meta.Manifest.Entries {

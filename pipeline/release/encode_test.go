@@ -43,15 +43,15 @@ func TestEncoderBatches(t *testing.T) {
 			enc.Add([]pipeline.Document{d})
 		}
 	}
-	m, err := enc.Close()
+	root, err := enc.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := gunzip(t, buf.Bytes()); string(got) != string(whole)+"\n" {
 		t.Fatalf("encoded in batches:\n%s\nwhole:\n%s", got, whole)
 	}
-	if !reflect.DeepEqual(m, snap.Manifest()) {
-		t.Fatalf("manifest %+v, want %+v", m, snap.Manifest())
+	if want := rootOf(t, snap); root != want {
+		t.Fatalf("root %s, want %s", root, want)
 	}
 	encoded, err := snap.Encode()
 	if err != nil {

@@ -44,6 +44,11 @@ type Manifest struct {
 // (offsets and type), which every archive format carries, so that an archive
 // in any format verifies against the release.
 func DocHash(d pipeline.Document) string {
+	sum := docDigest(d)
+	return hex.EncodeToString(sum[:])
+}
+
+func docDigest(d pipeline.Document) [sha256.Size]byte {
 	h := sha256.New()
 	io.WriteString(h, d.ID)
 	h.Write([]byte{0})
@@ -63,44 +68,35 @@ func DocHash(d pipeline.Document) string {
 	for _, s := range spans {
 		fmt.Fprintf(h, "%d %d %s\n", s.Start, s.End, s.Type)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // Manifest computes the manifest of a snapshot.
-func (s Snapshot) Manifest() Manifest {
-	var entries []Entry
+func (s Snapshot) Manifest() (Manifest, error) {
+	b := newManifestBuilder()
+	defer b.Close()
 	for set, docs := range s.Sets {
-		entries = appendEntries(entries, set, docs)
+		b.add(set, docs)
 	}
-	return manifestOf(entries)
-}
-
-func appendEntries(entries []Entry, set string, docs []pipeline.Document) []Entry {
-	for _, d := range docs {
-		entries = append(entries, Entry{Set: set, ID: d.ID, Hash: DocHash(d)})
-	}
-	return entries
-}
-
-// manifestOf sorts entries by set and id and adds their root hash.
-func manifestOf(entries []Entry) Manifest {
-	sort.Slice(entries, func(i, j int) bool {
-		a, b := entries[i], entries[j]
-		if a.Set != b.Set {
-			return a.Set < b.Set
-		}
-		return a.ID < b.ID
+	m := Manifest{Entries: []Entry{}}
+	root, err := b.each(func(e digestEntry) error {
+		m.Entries = append(m.Entries, e.entry())
+		return nil
 	})
-	return Manifest{Entries: entries, Root: rootHash(entries)}
+	m.Root = root
+	return m, err
 }
 
 func rootHash(entries []Entry) string {
 	h := sha256.New()
 	for _, e := range entries {
-		fmt.Fprintf(h, "%s\t%s\t%s\n", e.Set, e.ID, e.Hash)
+		io.WriteString(h, e.line())
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// line is the entry as the root hash reads it.
+func (e Entry) line() string { return e.Set + "\t" + e.ID + "\t" + e.Hash + "\n" }
 
 // Encode writes a snapshot compactly (gzipped JSON) for storage.
 func (s Snapshot) Encode() ([]byte, error) {
@@ -126,16 +122,18 @@ func (s Snapshot) Encode() ([]byte, error) {
 // entries, never the snapshot. Errors stick: Close reports the first.
 type Encoder struct {
 	zw      *gzip.Writer
-	entries []Entry
+	entries *manifestBuilder
 	set     string
 	sets    int // sets begun
 	docs    int // documents of the current set written
+	closed  bool
+	root    string
 	err     error
 }
 
 // NewEncoder returns an Encoder writing to w.
 func NewEncoder(w io.Writer) *Encoder {
-	e := &Encoder{zw: gzip.NewWriter(w)}
+	e := &Encoder{zw: gzip.NewWriter(w), entries: newManifestBuilder()}
 	e.write([]byte(`{"sets":{`))
 	return e
 }
@@ -170,11 +168,16 @@ func (e *Encoder) Add(docs []pipeline.Document) {
 		e.write(data)
 		e.docs++
 	}
-	e.entries = appendEntries(e.entries, e.set, docs)
+	e.entries.add(e.set, docs)
 }
 
-// Close ends the snapshot and returns its manifest.
-func (e *Encoder) Close() (Manifest, error) {
+// Close ends the snapshot and returns its manifest's root hash. Calling it
+// again returns the same.
+func (e *Encoder) Close() (root string, err error) {
+	if e.closed {
+		return e.root, e.err
+	}
+	e.closed = true
 	if e.sets > 0 {
 		e.write([]byte{']'})
 	}
@@ -182,7 +185,13 @@ func (e *Encoder) Close() (Manifest, error) {
 	if err := e.zw.Close(); err != nil && e.err == nil {
 		e.err = err
 	}
-	return manifestOf(e.entries), e.err
+	if e.err == nil {
+		e.root, e.err = e.entries.root()
+	}
+	if err := e.entries.Close(); err != nil && e.err == nil {
+		e.err = err
+	}
+	return e.root, e.err
 }
 
 // Decode reads a snapshot written by Encode.
