@@ -1,12 +1,14 @@
 package main
 
 import (
+	"archive/zip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strings"
 	"text/tabwriter"
 
@@ -204,19 +206,28 @@ func verifyArchive(e *env, paths []string) error {
 		return usageErr("release verify takes one or more archives")
 	}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return apperr.Wrap(apperr.NotFound, err)
+		if err := verifyOne(e, p); err != nil {
+			return err
 		}
-		files, err := formats.Unzip(p, data)
-		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
-		}
-		v, err := release.Verify(files)
-		if err != nil {
-			return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
-		}
-		fmt.Fprintf(e.stdout, "%s: OK, %s, %d files, %d documents, root %s\n", p, release.Ref(v.Name, v.Version), v.Files, v.Documents, v.Root)
 	}
+	return nil
+}
+
+// verifyOne checks one archive, reading its members from the disk one at a
+// time.
+func verifyOne(e *env, p string) error {
+	zr, err := zip.OpenReader(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return apperr.Wrap(apperr.NotFound, err)
+	}
+	if err != nil {
+		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
+	}
+	defer zr.Close()
+	v, err := release.VerifyZip(&zr.Reader)
+	if err != nil {
+		return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
+	}
+	fmt.Fprintf(e.stdout, "%s: OK, %s, %d files, %d documents, root %s\n", p, release.Ref(v.Name, v.Version), v.Files, v.Documents, v.Root)
 	return nil
 }

@@ -17,10 +17,11 @@ func init() {
 		Exts: []string{".conll", ".bio"},
 		Doc: "CoNLL BIO: one token a line, the token in the first column and its label (B-TYPE, I-TYPE, O; BIOES also read) in the last; " +
 			"blank lines end sentences, '-DOCSTART- [ID]' lines start documents; the text is rebuilt as tokens joined by a space, sentences by a line feed",
-		Read:     ReadCoNLL,
-		ReadFile: readCoNLLFile,
-		Write:    WriteCoNLL,
-		Batched:  true,
+		Read:         ReadCoNLL,
+		ReadFile:     readCoNLLFile,
+		Write:        WriteCoNLL,
+		Batched:      true,
+		RebuildsText: true,
 	})
 }
 

@@ -40,6 +40,10 @@ type Format struct {
 	// Scan holds one file at a time. Nil for formats whose documents join
 	// several files.
 	ReadFile func(f File, opt ReadOptions) ([]pipeline.Document, error)
+	// RebuildsText: the format keeps tokens, not the text, which Read
+	// rebuilds (whitespace lost), so a document read back is not the one
+	// written.
+	RebuildsText bool
 	// Write renders documents as files, named by document id.
 	Write func(docs []pipeline.Document) ([]File, error)
 	// Records, if set, renders documents as Write does without the Head

@@ -138,15 +138,19 @@ func Zip(name string, data []byte) Source {
 	}
 }
 
+// Member reports whether a zip entry is one of the archive's files: not a
+// directory, a hidden file or a Mac's resource fork.
+func Member(m *zip.File) bool {
+	return !m.FileInfo().IsDir() && !strings.HasPrefix(path.Base(m.Name), ".") && !strings.HasPrefix(m.Name, "__MACOSX/")
+}
+
 // zipMembers yields an archive's regular members in name order.
 func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
 	var members []*zip.File
 	for _, m := range zr.File {
-		base := path.Base(m.Name)
-		if m.FileInfo().IsDir() || strings.HasPrefix(base, ".") || strings.HasPrefix(m.Name, "__MACOSX/") {
-			continue
+		if Member(m) {
+			members = append(members, m)
 		}
-		members = append(members, m)
 	}
 	sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	for _, m := range members {
@@ -155,19 +159,29 @@ func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
 		if err != nil {
 			return &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
 		}
-		buf, err := io.ReadAll(io.LimitReader(rc, maxMember+1))
+		buf, err := ReadMember(member, rc)
 		rc.Close()
 		if err != nil {
-			return &Error{File: member, Err: fmt.Errorf("damaged archive member: %w", err)}
-		}
-		if len(buf) > maxMember {
-			return &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
+			return err
 		}
 		if err := yield(File{Name: member, Data: buf}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ReadMember reads an opened archive member whole, up to the size a member
+// may have decompressed.
+func ReadMember(member string, r io.Reader) ([]byte, error) {
+	buf, err := io.ReadAll(io.LimitReader(r, maxMember+1))
+	if err != nil {
+		return nil, &Error{File: member, Err: fmt.Errorf("damaged archive member: %w", err)}
+	}
+	if len(buf) > maxMember {
+		return nil, &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
+	}
+	return buf, nil
 }
 
 // WriteDir writes files under dir, creating subdirectories as needed.

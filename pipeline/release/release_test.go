@@ -150,3 +150,15 @@ func TestVersions(t *testing.T) {
 		t.Error("version precedence wrong")
 	}
 }
+
+// A format that rebuilds the text from tokens (CoNLL) cannot carry a release:
+// its archive would never verify. It is refused before any file is made.
+func TestPackRefusesRebuiltText(t *testing.T) {
+	f, _ := formats.Lookup("conll")
+	var c formats.Collector
+	each := func(fn func(string, []pipeline.Document) error) error { return fn("gold", sample().Sets["gold"]) }
+	err := PackTo(Meta{Name: "demo", Version: "1.0.0"}, each, f, "", c.Create)
+	if err == nil || !strings.Contains(err.Error(), "could never be verified") || len(c.Files()) > 0 {
+		t.Fatalf("CoNLL release: %v, %d files", err, len(c.Files()))
+	}
+}

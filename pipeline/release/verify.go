@@ -1,0 +1,415 @@
+package release
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+)
+
+// Verification is what Verify checked.
+type Verification struct {
+	Name, Version, Root, Format string
+	Files, Documents            int
+}
+
+// Verify checks an archive's files in memory, as VerifyZip does; names are
+// relative to the archive, or as Unzip gives them ("archive.zip:member").
+func Verify(files []formats.File) (*Verification, error) {
+	byName := map[string][]byte{}
+	for _, f := range files {
+		name := f.Name
+		if i := strings.IndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		byName[name] = f.Data
+	}
+	names := slices.Sorted(maps.Keys(byName))
+	return verify(archive{names: names, open: func(i int) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(byName[names[i]])), nil
+	}})
+}
+
+// VerifyZip recomputes every hash of a release archive: each file against
+// the MANIFEST, no file missing or unlisted, and every document's content
+// hash and the root hash against release.json. Any difference is an error
+// naming the file. It reads a member at a time: memory holds the archive's
+// index, a member and a run of the manifest's entries (for a format whose
+// documents join several files, brat and PhysioNet, a set's files).
+func VerifyZip(zr *zip.Reader) (*Verification, error) {
+	var members []*zip.File
+	for _, m := range zr.File {
+		if formats.Member(m) {
+			members = append(members, m)
+		}
+	}
+	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
+	names := make([]string, len(members))
+	for i, m := range members {
+		if i > 0 && m.Name == members[i-1].Name {
+			return nil, fmt.Errorf("%s: twice in the archive", m.Name)
+		}
+		names[i] = m.Name
+	}
+	return verify(archive{names: names, open: func(i int) (io.ReadCloser, error) {
+		rc, err := members[i].Open()
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot open archive member: %w", names[i], err)
+		}
+		return rc, nil
+	}})
+}
+
+// archive is what verify reads: its files' names, sorted, and their content.
+type archive struct {
+	names []string
+	open  func(i int) (io.ReadCloser, error)
+}
+
+func (a archive) find(name string) (int, bool) {
+	i := sort.SearchStrings(a.names, name)
+	return i, i < len(a.names) && a.names[i] == name
+}
+
+// read reads a file whole, as big as an archive member may be.
+func (a archive) read(i int) ([]byte, error) {
+	rc, err := a.open(i)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return formats.ReadMember(a.names[i], rc)
+}
+
+// digest hashes a file as it is read.
+func (a archive) digest(i int) ([sha256.Size]byte, error) {
+	rc, err := a.open(i)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("%s: damaged archive member: %w", a.names[i], err)
+	}
+	return [sha256.Size]byte(h.Sum(nil)), nil
+}
+
+// verify walks the files in name order beside the MANIFEST's lines (also in
+// name order), so that each file is read once and no list of either is kept.
+func verify(a archive) (*Verification, error) {
+	mi, ok := a.find(ManifestFile)
+	if !ok {
+		return nil, errors.New("no MANIFEST in the archive")
+	}
+	ji, ok := a.find(MetaFile)
+	if !ok {
+		return nil, fmt.Errorf("%s: not in the archive", MetaFile)
+	}
+	meta, entriesRoot, err := a.readMeta(ji, nil)
+	if err != nil {
+		return nil, err
+	}
+	f, err := formats.Lookup(meta.Format)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MetaFile, err)
+	}
+	mr, err := a.open(mi)
+	if err != nil {
+		return nil, err
+	}
+	defer mr.Close()
+	man := newManifestReader(mr)
+	listed := func(name string, sum [sha256.Size]byte) error {
+		if err := man.take(name, sum); err != nil {
+			return err
+		}
+		return man.next()
+	}
+	if err := man.next(); err != nil {
+		return nil, err
+	}
+
+	entries := newManifestBuilder()
+	defer entries.Close()
+	documents := 0
+	for i := 0; i < len(a.names); {
+		name := a.names[i]
+		set, _, inSet := strings.Cut(name, "/")
+		if !inSet {
+			if i != mi {
+				sum, err := a.digest(i)
+				if err == nil {
+					err = listed(name, sum)
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			i++
+			continue
+		}
+		// A set's files follow each other in name order: its documents are
+		// read from them as they are checked.
+		end := i
+		for end < len(a.names) && strings.HasPrefix(a.names[end], set+"/") {
+			end++
+		}
+		var unlisted error
+		src := func(yield func(formats.File) error) error {
+			for k := i; k < end; k++ {
+				data, err := a.read(k)
+				if err != nil {
+					return err
+				}
+				if unlisted = listed(a.names[k], sha256.Sum256(data)); unlisted != nil {
+					return unlisted
+				}
+				if err := yield(formats.File{Name: strings.TrimPrefix(a.names[k], set+"/"), Data: data}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		err := f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
+			entries.add(set, []pipeline.Document{d})
+			documents++
+			return nil
+		})
+		if unlisted != nil {
+			return nil, unlisted
+		}
+		if err != nil {
+			return nil, fmt.Errorf("set %s: %w", set, err)
+		}
+		i = end
+	}
+	if man.ok {
+		return nil, fmt.Errorf("%s: listed in MANIFEST but missing", man.name)
+	}
+	if meta.Manifest.Root != man.root || entriesRoot != man.root {
+		return nil, fmt.Errorf("%s: root hash differs from MANIFEST", MetaFile)
+	}
+	root, err := entries.root()
+	if err != nil {
+		return nil, err
+	}
+	if root != man.root {
+		return nil, a.firstDifference(ji, entries)
+	}
+	return &Verification{Name: meta.Name, Version: meta.Version, Root: root, Format: meta.Format,
+		Files: man.entries, Documents: documents}, nil
+}
+
+// firstDifference names a document whose content differs from release.json's
+// entry, or that one lists and the other lacks. Only a failed check comes
+// here: it holds release.json's entries.
+func (a archive) firstDifference(ji int, entries *manifestBuilder) error {
+	want := map[[2]string]string{}
+	if _, _, err := a.readMeta(ji, func(e Entry) error {
+		want[[2]string{e.Set, e.ID}] = e.Hash
+		return nil
+	}); err != nil {
+		return err
+	}
+	_, err := entries.each(func(d digestEntry) error {
+		e := d.entry()
+		hash, ok := want[[2]string{e.Set, e.ID}]
+		switch {
+		case !ok:
+			return fmt.Errorf("document %s/%s: not in %s: it was added", e.Set, e.ID, MetaFile)
+		case hash != e.Hash:
+			return fmt.Errorf("document %s/%s: content hash differs from the release's", e.Set, e.ID)
+		}
+		delete(want, [2]string{e.Set, e.ID})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k := range want {
+		return fmt.Errorf("document %s/%s: listed in %s but missing", k[0], k[1], MetaFile)
+	}
+	return errors.New("the documents do not add up to the release's root hash")
+}
+
+// readMeta reads release.json a token at a time: the release's fields, its
+// manifest's root, and the root hash over its entries, each given to fn in
+// turn (nil: none). Its entries must be sorted by set and id.
+func (a archive) readMeta(i int, fn func(Entry) error) (Meta, string, error) {
+	var meta Meta
+	rc, err := a.open(i)
+	if err != nil {
+		return meta, "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	fail := func(err error) (Meta, string, error) { return meta, "", fmt.Errorf("%s: %w", MetaFile, err) }
+	dec := json.NewDecoder(bufio.NewReader(rc))
+	fields := map[string]*string{"name": &meta.Name, "version": &meta.Version, "corpus": &meta.Corpus,
+		"format": &meta.Format, "parent": &meta.Parent}
+	entries := func() error {
+		if tok, err := dec.Token(); err != nil || tok == nil {
+			return err
+		} else if tok != json.Delim('[') {
+			return fmt.Errorf("found %v where the manifest's documents belong", tok)
+		}
+		var prev Entry
+		for n := 0; dec.More(); n++ {
+			var e Entry
+			if err := dec.Decode(&e); err != nil {
+				return err
+			}
+			if n > 0 && (e.Set < prev.Set || e.Set == prev.Set && e.ID <= prev.ID) {
+				return fmt.Errorf("document %s/%s is out of set and id order", e.Set, e.ID)
+			}
+			io.WriteString(h, e.line())
+			if fn != nil {
+				if err := fn(e); err != nil {
+					return err
+				}
+			}
+			prev = e
+		}
+		_, err := dec.Token() // ]
+		return err
+	}
+	object := func(field func(key string) error) error {
+		if tok, err := dec.Token(); err != nil {
+			return err
+		} else if tok != json.Delim('{') {
+			return fmt.Errorf("found %v where an object belongs", tok)
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			if err := field(fmt.Sprint(key)); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token() // }
+		return err
+	}
+	skip := func() error {
+		var v json.RawMessage
+		return dec.Decode(&v)
+	}
+	err = object(func(key string) error {
+		if p, ok := fields[key]; ok {
+			return dec.Decode(p)
+		}
+		if key != "manifest" {
+			return skip()
+		}
+		return object(func(key string) error {
+			switch key {
+			case "documents":
+				return entries()
+			case "root":
+				return dec.Decode(&meta.Manifest.Root)
+			}
+			return skip()
+		})
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return meta, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// manifestReader reads a MANIFEST's lines ("SHA-256  name", in name order)
+// one at a time, a line ahead so that one out of order is told as such, and
+// its root from the comment that gives it.
+type manifestReader struct {
+	sc        *bufio.Scanner
+	line      int
+	root      string
+	ok        bool   // a line is read
+	sum, name string // ... its hash and file
+	ahead     struct {
+		ok        bool
+		sum, name string
+	}
+	started bool
+	entries int // lines read
+}
+
+func newManifestReader(r io.Reader) *manifestReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &manifestReader{sc: sc}
+}
+
+// next moves to the next file's line. The first call reads two.
+func (m *manifestReader) next() error {
+	if !m.started {
+		m.started = true
+		if err := m.readAhead(); err != nil {
+			return err
+		}
+	}
+	m.ok, m.sum, m.name = m.ahead.ok, m.ahead.sum, m.ahead.name
+	if !m.ok {
+		return nil
+	}
+	m.entries++
+	if err := m.readAhead(); err != nil {
+		return err
+	}
+	if m.ahead.ok && m.ahead.name <= m.name {
+		return fmt.Errorf("%s:%d: %s is out of name order", ManifestFile, m.line, m.ahead.name)
+	}
+	return nil
+}
+
+func (m *manifestReader) readAhead() error {
+	m.ahead.ok = false
+	for m.sc.Scan() {
+		m.line++
+		text := m.sc.Text()
+		if r, ok := strings.CutPrefix(text, "# root "); ok {
+			m.root = r
+			continue
+		}
+		if strings.HasPrefix(text, "#") || text == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(text, "  ")
+		if !ok {
+			return fmt.Errorf("%s:%d: malformed line %q", ManifestFile, m.line, text)
+		}
+		m.ahead.sum, m.ahead.name, m.ahead.ok = sum, name, true
+		return nil
+	}
+	if err := m.sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", ManifestFile, err)
+	}
+	return nil
+}
+
+// take checks a file, the next in name order, against the line read.
+func (m *manifestReader) take(name string, sum [sha256.Size]byte) error {
+	switch {
+	case m.ok && m.name < name:
+		return fmt.Errorf("%s: listed in MANIFEST but missing", m.name)
+	case !m.ok || m.name > name:
+		return fmt.Errorf("%s: not listed in MANIFEST: the file was added", name)
+	case m.sum != hex.EncodeToString(sum[:]):
+		return fmt.Errorf("%s: SHA-256 differs from MANIFEST: the file was changed", name)
+	}
+	return nil
+}

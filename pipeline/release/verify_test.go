@@ -1,0 +1,136 @@
+package release
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"testing"
+
+	"deidcorpus/pipeline/formats"
+)
+
+// zipped writes files as a zip archive and opens it.
+func zipped(t *testing.T, files []formats.File) *zip.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range files {
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(f.Data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
+}
+
+// remanifest rewrites the MANIFEST of files as a forger would: every file's
+// SHA-256 recomputed, the root kept.
+func remanifest(files []formats.File) []formats.File {
+	var root string
+	var lines []string
+	out := files[:0:0]
+	for _, f := range files {
+		if f.Name == ManifestFile {
+			for _, l := range strings.Split(string(f.Data), "\n") {
+				if r, ok := strings.CutPrefix(l, "# root "); ok {
+					root = r
+				}
+			}
+			continue
+		}
+		sum := sha256.Sum256(f.Data)
+		lines = append(lines, hex.EncodeToString(sum[:])+"  "+f.Name)
+		out = append(out, f)
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i][66:] < lines[j][66:] })
+	return append(out, formats.File{Name: ManifestFile, Data: []byte("# root " + root + "\n" + strings.Join(lines, "\n") + "\n")})
+}
+
+// An archive read from a zip a member at a time verifies as in memory, and
+// a forger who rehashes the MANIFEST after changing, adding or removing a
+// document is still caught by release.json's content hashes, the document
+// named.
+func TestVerifyZip(t *testing.T) {
+	f, _ := formats.Lookup("i2b2")
+	snap := sample()
+	files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := VerifyZip(zipped(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Root != rootOf(t, snap) || v.Documents != 2 || v.Files != len(files)-1 || v.Name != "demo" || v.Format != "i2b2" {
+		t.Fatalf("%+v", v)
+	}
+	if _, err := VerifyZip(zipped(t, remanifest(files))); err != nil {
+		t.Fatalf("the MANIFEST rewritten unchanged: %v", err)
+	}
+	doc := -1
+	for i, file := range files {
+		if strings.HasPrefix(file.Name, "gold/") {
+			doc = i
+			break
+		}
+	}
+	for name, c := range map[string]struct {
+		change func([]formats.File) []formats.File
+		want   string
+	}{
+		"a document changed, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			fs[doc].Data = bytes.Replace(fs[doc].Data, []byte(`TYPE="DOCTOR"`), []byte(`TYPE="PATIENT"`), 1)
+			return remanifest(fs)
+		}, "document gold/100-01: content hash differs from the release's"},
+		"a document added, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			extra := fs[doc]
+			extra.Name = "gold/100-03.xml"
+			return remanifest(append(fs, extra))
+		}, "document gold/100-03: not in release.json: it was added"},
+		"a document removed, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			return remanifest(append(fs[:doc], fs[doc+1:]...))
+		}, "document gold/100-01: listed in release.json but missing"},
+		"a file twice": {func(fs []formats.File) []formats.File {
+			return append(fs, fs[doc])
+		}, "twice in the archive"},
+		"MANIFEST out of order": {func(fs []formats.File) []formats.File {
+			m := &fs[len(fs)-1]
+			lines := strings.Split(strings.TrimSpace(string(m.Data)), "\n")
+			n := len(lines)
+			lines[n-1], lines[n-2] = lines[n-2], lines[n-1]
+			m.Data = []byte(strings.Join(lines, "\n") + "\n")
+			return fs
+		}, "out of name order"},
+		"release.json out of order": {func(fs []formats.File) []formats.File {
+			for i := range fs {
+				if fs[i].Name == MetaFile {
+					s := string(fs[i].Data)
+					a, b := strings.Index(s, `"100-01"`), strings.Index(s, `"100-02"`)
+					s = s[:a] + `"100-02"` + s[a+8:b] + `"100-01"` + s[b+8:]
+					fs[i].Data = []byte(s)
+				}
+			}
+			return remanifest(fs)
+		}, "out of set and id order"},
+	} {
+		fs := append([]formats.File(nil), files...)
+		for i := range fs {
+			fs[i].Data = append([]byte(nil), fs[i].Data...)
+		}
+		_, err := VerifyZip(zipped(t, c.change(fs)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error with %q, got %v", name, c.want, err)
+		}
+	}
+}
