@@ -99,7 +99,7 @@ var rowFilters = map[string]rowFilter{
 	},
 	// A release's snapshot chunks are read only by the key of a release
 	// row, which the release's rule has already let the viewer read.
-	"ReleaseChunk": func(context.Context, *ent.Client, *Viewer) (func(*sql.Selector), error) { return nil, nil },
+	"Chunk": func(context.Context, *ent.Client, *Viewer) (func(*sql.Selector), error) { return nil, nil },
 	// A trained model holds words of its training text (learnt gazetteer,
 	// triggers): it follows its training corpus, by id (a name can be
 	// reused). External taggers are everyone's.

@@ -25,8 +25,10 @@ type Artifact struct {
 	Size int `json:"size,omitempty"`
 	// Sha256 holds the value of the "sha256" field.
 	Sha256 string `json:"sha256,omitempty"`
-	// Data holds the value of the "data" field.
+	// the file, when it is sealed or was stored before chunks; else empty
 	Data []byte `json:"data,omitempty"`
+	// the chunks that hold the file (see Chunk); empty: data holds it
+	ContentKey string `json:"content_key,omitempty"`
 	// the key that encrypted data, for a file naming original PHI values (a check report); empty: data in clear
 	KeyID string `json:"key_id,omitempty"`
 	// JobID holds the value of the "job_id" field.
@@ -49,7 +51,7 @@ func (*Artifact) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case artifact.FieldID, artifact.FieldSize, artifact.FieldJobID, artifact.FieldCorpusID:
 			values[i] = new(sql.NullInt64)
-		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256, artifact.FieldKeyID, artifact.FieldCreatedBy:
+		case artifact.FieldName, artifact.FieldContentType, artifact.FieldSha256, artifact.FieldContentKey, artifact.FieldKeyID, artifact.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case artifact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -103,6 +105,12 @@ func (_m *Artifact) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value != nil {
 				_m.Data = *value
+			}
+		case artifact.FieldContentKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field content_key", values[i])
+			} else if value.Valid {
+				_m.ContentKey = value.String
 			}
 		case artifact.FieldKeyID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -186,6 +194,9 @@ func (_m *Artifact) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))
+	builder.WriteString(", ")
+	builder.WriteString("content_key=")
+	builder.WriteString(_m.ContentKey)
 	builder.WriteString(", ")
 	builder.WriteString("key_id=")
 	builder.WriteString(_m.KeyID)

@@ -60,6 +60,20 @@ func (_c *ArtifactCreate) SetData(v []byte) *ArtifactCreate {
 	return _c
 }
 
+// SetContentKey sets the "content_key" field.
+func (_c *ArtifactCreate) SetContentKey(v string) *ArtifactCreate {
+	_c.mutation.SetContentKey(v)
+	return _c
+}
+
+// SetNillableContentKey sets the "content_key" field if the given value is not nil.
+func (_c *ArtifactCreate) SetNillableContentKey(v *string) *ArtifactCreate {
+	if v != nil {
+		_c.SetContentKey(*v)
+	}
+	return _c
+}
+
 // SetKeyID sets the "key_id" field.
 func (_c *ArtifactCreate) SetKeyID(v string) *ArtifactCreate {
 	_c.mutation.SetKeyID(v)
@@ -169,6 +183,10 @@ func (_c *ArtifactCreate) defaults() {
 		v := artifact.DefaultContentType
 		_c.mutation.SetContentType(v)
 	}
+	if _, ok := _c.mutation.ContentKey(); !ok {
+		v := artifact.DefaultContentKey
+		_c.mutation.SetContentKey(v)
+	}
 	if _, ok := _c.mutation.KeyID(); !ok {
 		v := artifact.DefaultKeyID
 		_c.mutation.SetKeyID(v)
@@ -204,6 +222,9 @@ func (_c *ArtifactCreate) check() error {
 	}
 	if _, ok := _c.mutation.Data(); !ok {
 		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Artifact.data"`)}
+	}
+	if _, ok := _c.mutation.ContentKey(); !ok {
+		return &ValidationError{Name: "content_key", err: errors.New(`ent: missing required field "Artifact.content_key"`)}
 	}
 	if _, ok := _c.mutation.KeyID(); !ok {
 		return &ValidationError{Name: "key_id", err: errors.New(`ent: missing required field "Artifact.key_id"`)}
@@ -260,6 +281,10 @@ func (_c *ArtifactCreate) createSpec() (*Artifact, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
 		_node.Data = value
+	}
+	if value, ok := _c.mutation.ContentKey(); ok {
+		_spec.SetField(artifact.FieldContentKey, field.TypeString, value)
+		_node.ContentKey = value
 	}
 	if value, ok := _c.mutation.KeyID(); ok {
 		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)
@@ -396,6 +421,18 @@ func (u *ArtifactUpsert) SetData(v []byte) *ArtifactUpsert {
 // UpdateData sets the "data" field to the value that was provided on create.
 func (u *ArtifactUpsert) UpdateData() *ArtifactUpsert {
 	u.SetExcluded(artifact.FieldData)
+	return u
+}
+
+// SetContentKey sets the "content_key" field.
+func (u *ArtifactUpsert) SetContentKey(v string) *ArtifactUpsert {
+	u.Set(artifact.FieldContentKey, v)
+	return u
+}
+
+// UpdateContentKey sets the "content_key" field to the value that was provided on create.
+func (u *ArtifactUpsert) UpdateContentKey() *ArtifactUpsert {
+	u.SetExcluded(artifact.FieldContentKey)
 	return u
 }
 
@@ -590,6 +627,20 @@ func (u *ArtifactUpsertOne) SetData(v []byte) *ArtifactUpsertOne {
 func (u *ArtifactUpsertOne) UpdateData() *ArtifactUpsertOne {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.UpdateData()
+	})
+}
+
+// SetContentKey sets the "content_key" field.
+func (u *ArtifactUpsertOne) SetContentKey(v string) *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetContentKey(v)
+	})
+}
+
+// UpdateContentKey sets the "content_key" field to the value that was provided on create.
+func (u *ArtifactUpsertOne) UpdateContentKey() *ArtifactUpsertOne {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateContentKey()
 	})
 }
 
@@ -962,6 +1013,20 @@ func (u *ArtifactUpsertBulk) SetData(v []byte) *ArtifactUpsertBulk {
 func (u *ArtifactUpsertBulk) UpdateData() *ArtifactUpsertBulk {
 	return u.Update(func(s *ArtifactUpsert) {
 		s.UpdateData()
+	})
+}
+
+// SetContentKey sets the "content_key" field.
+func (u *ArtifactUpsertBulk) SetContentKey(v string) *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.SetContentKey(v)
+	})
+}
+
+// UpdateContentKey sets the "content_key" field to the value that was provided on create.
+func (u *ArtifactUpsertBulk) UpdateContentKey() *ArtifactUpsertBulk {
+	return u.Update(func(s *ArtifactUpsert) {
+		s.UpdateContentKey()
 	})
 }
 

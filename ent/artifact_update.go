@@ -96,6 +96,20 @@ func (_u *ArtifactUpdate) SetData(v []byte) *ArtifactUpdate {
 	return _u
 }
 
+// SetContentKey sets the "content_key" field.
+func (_u *ArtifactUpdate) SetContentKey(v string) *ArtifactUpdate {
+	_u.mutation.SetContentKey(v)
+	return _u
+}
+
+// SetNillableContentKey sets the "content_key" field if the given value is not nil.
+func (_u *ArtifactUpdate) SetNillableContentKey(v *string) *ArtifactUpdate {
+	if v != nil {
+		_u.SetContentKey(*v)
+	}
+	return _u
+}
+
 // SetKeyID sets the "key_id" field.
 func (_u *ArtifactUpdate) SetKeyID(v string) *ArtifactUpdate {
 	_u.mutation.SetKeyID(v)
@@ -250,6 +264,9 @@ func (_u *ArtifactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
 	}
+	if value, ok := _u.mutation.ContentKey(); ok {
+		_spec.SetField(artifact.FieldContentKey, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.KeyID(); ok {
 		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)
 	}
@@ -360,6 +377,20 @@ func (_u *ArtifactUpdateOne) SetNillableSha256(v *string) *ArtifactUpdateOne {
 // SetData sets the "data" field.
 func (_u *ArtifactUpdateOne) SetData(v []byte) *ArtifactUpdateOne {
 	_u.mutation.SetData(v)
+	return _u
+}
+
+// SetContentKey sets the "content_key" field.
+func (_u *ArtifactUpdateOne) SetContentKey(v string) *ArtifactUpdateOne {
+	_u.mutation.SetContentKey(v)
+	return _u
+}
+
+// SetNillableContentKey sets the "content_key" field if the given value is not nil.
+func (_u *ArtifactUpdateOne) SetNillableContentKey(v *string) *ArtifactUpdateOne {
+	if v != nil {
+		_u.SetContentKey(*v)
+	}
 	return _u
 }
 
@@ -546,6 +577,9 @@ func (_u *ArtifactUpdateOne) sqlSave(ctx context.Context) (_node *Artifact, err 
 	}
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(artifact.FieldData, field.TypeBytes, value)
+	}
+	if value, ok := _u.mutation.ContentKey(); ok {
+		_spec.SetField(artifact.FieldContentKey, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.KeyID(); ok {
 		_spec.SetField(artifact.FieldKeyID, field.TypeString, value)

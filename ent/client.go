@@ -14,6 +14,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -22,7 +23,6 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
-	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -47,6 +47,8 @@ type Client struct {
 	Artifact *ArtifactClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// Chunk is the client for interacting with the Chunk builders.
+	Chunk *ChunkClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
 	// DateShift is the client for interacting with the DateShift builders.
@@ -63,8 +65,6 @@ type Client struct {
 	Patient *PatientClient
 	// Release is the client for interacting with the Release builders.
 	Release *ReleaseClient
-	// ReleaseChunk is the client for interacting with the ReleaseChunk builders.
-	ReleaseChunk *ReleaseChunkClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -87,6 +87,7 @@ func (c *Client) init() {
 	c.AnnotationSet = NewAnnotationSetClient(c.config)
 	c.Artifact = NewArtifactClient(c.config)
 	c.AuditEntry = NewAuditEntryClient(c.config)
+	c.Chunk = NewChunkClient(c.config)
 	c.Corpus = NewCorpusClient(c.config)
 	c.DateShift = NewDateShiftClient(c.config)
 	c.Document = NewDocumentClient(c.config)
@@ -95,7 +96,6 @@ func (c *Client) init() {
 	c.Model = NewModelClient(c.config)
 	c.Patient = NewPatientClient(c.config)
 	c.Release = NewReleaseClient(c.config)
-	c.ReleaseChunk = NewReleaseChunkClient(c.config)
 	c.Span = NewSpanClient(c.config)
 	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
 	c.Token = NewTokenClient(c.config)
@@ -195,6 +195,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		AnnotationSet:    NewAnnotationSetClient(cfg),
 		Artifact:         NewArtifactClient(cfg),
 		AuditEntry:       NewAuditEntryClient(cfg),
+		Chunk:            NewChunkClient(cfg),
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
@@ -203,7 +204,6 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
-		ReleaseChunk:     NewReleaseChunkClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -230,6 +230,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		AnnotationSet:    NewAnnotationSetClient(cfg),
 		Artifact:         NewArtifactClient(cfg),
 		AuditEntry:       NewAuditEntryClient(cfg),
+		Chunk:            NewChunkClient(cfg),
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
@@ -238,7 +239,6 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
-		ReleaseChunk:     NewReleaseChunkClient(cfg),
 		Span:             NewSpanClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -272,8 +272,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
-		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.ReleaseChunk, c.Span,
+		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
+		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
 		c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Use(hooks...)
@@ -284,8 +284,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Corpus, c.DateShift, c.Document,
-		c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.ReleaseChunk, c.Span,
+		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
+		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
 		c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Intercept(interceptors...)
@@ -301,6 +301,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Artifact.mutate(ctx, m)
 	case *AuditEntryMutation:
 		return c.AuditEntry.mutate(ctx, m)
+	case *ChunkMutation:
+		return c.Chunk.mutate(ctx, m)
 	case *CorpusMutation:
 		return c.Corpus.mutate(ctx, m)
 	case *DateShiftMutation:
@@ -317,8 +319,6 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Patient.mutate(ctx, m)
 	case *ReleaseMutation:
 		return c.Release.mutate(ctx, m)
-	case *ReleaseChunkMutation:
-		return c.ReleaseChunk.mutate(ctx, m)
 	case *SpanMutation:
 		return c.Span.mutate(ctx, m)
 	case *SurrogateMappingMutation:
@@ -761,6 +761,139 @@ func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (V
 		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AuditEntry mutation op: %q", m.Op())
+	}
+}
+
+// ChunkClient is a client for the Chunk schema.
+type ChunkClient struct {
+	config
+}
+
+// NewChunkClient returns a client for the Chunk from the given config.
+func NewChunkClient(c config) *ChunkClient {
+	return &ChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `chunk.Hooks(f(g(h())))`.
+func (c *ChunkClient) Use(hooks ...Hook) {
+	c.hooks.Chunk = append(c.hooks.Chunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `chunk.Intercept(f(g(h())))`.
+func (c *ChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Chunk = append(c.inters.Chunk, interceptors...)
+}
+
+// Create returns a builder for creating a Chunk entity.
+func (c *ChunkClient) Create() *ChunkCreate {
+	mutation := newChunkMutation(c.config, OpCreate)
+	return &ChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Chunk entities.
+func (c *ChunkClient) CreateBulk(builders ...*ChunkCreate) *ChunkCreateBulk {
+	return &ChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChunkClient) MapCreateBulk(slice any, setFunc func(*ChunkCreate, int)) *ChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChunkCreateBulk{err: fmt.Errorf("calling to ChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Chunk.
+func (c *ChunkClient) Update() *ChunkUpdate {
+	mutation := newChunkMutation(c.config, OpUpdate)
+	return &ChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChunkClient) UpdateOne(_m *Chunk) *ChunkUpdateOne {
+	mutation := newChunkMutation(c.config, OpUpdateOne, withChunk(_m))
+	return &ChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChunkClient) UpdateOneID(id int) *ChunkUpdateOne {
+	mutation := newChunkMutation(c.config, OpUpdateOne, withChunkID(id))
+	return &ChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Chunk.
+func (c *ChunkClient) Delete() *ChunkDelete {
+	mutation := newChunkMutation(c.config, OpDelete)
+	return &ChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChunkClient) DeleteOne(_m *Chunk) *ChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChunkClient) DeleteOneID(id int) *ChunkDeleteOne {
+	builder := c.Delete().Where(chunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for Chunk.
+func (c *ChunkClient) Query() *ChunkQuery {
+	return &ChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Chunk entity by its id.
+func (c *ChunkClient) Get(ctx context.Context, id int) (*Chunk, error) {
+	return c.Query().Where(chunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChunkClient) GetX(ctx context.Context, id int) *Chunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChunkClient) Hooks() []Hook {
+	return c.hooks.Chunk
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChunkClient) Interceptors() []Interceptor {
+	return c.inters.Chunk
+}
+
+func (c *ChunkClient) mutate(ctx context.Context, m *ChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Chunk mutation op: %q", m.Op())
 	}
 }
 
@@ -2037,139 +2170,6 @@ func (c *ReleaseClient) mutate(ctx context.Context, m *ReleaseMutation) (Value, 
 	}
 }
 
-// ReleaseChunkClient is a client for the ReleaseChunk schema.
-type ReleaseChunkClient struct {
-	config
-}
-
-// NewReleaseChunkClient returns a client for the ReleaseChunk from the given config.
-func NewReleaseChunkClient(c config) *ReleaseChunkClient {
-	return &ReleaseChunkClient{config: c}
-}
-
-// Use adds a list of mutation hooks to the hooks stack.
-// A call to `Use(f, g, h)` equals to `releasechunk.Hooks(f(g(h())))`.
-func (c *ReleaseChunkClient) Use(hooks ...Hook) {
-	c.hooks.ReleaseChunk = append(c.hooks.ReleaseChunk, hooks...)
-}
-
-// Intercept adds a list of query interceptors to the interceptors stack.
-// A call to `Intercept(f, g, h)` equals to `releasechunk.Intercept(f(g(h())))`.
-func (c *ReleaseChunkClient) Intercept(interceptors ...Interceptor) {
-	c.inters.ReleaseChunk = append(c.inters.ReleaseChunk, interceptors...)
-}
-
-// Create returns a builder for creating a ReleaseChunk entity.
-func (c *ReleaseChunkClient) Create() *ReleaseChunkCreate {
-	mutation := newReleaseChunkMutation(c.config, OpCreate)
-	return &ReleaseChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// CreateBulk returns a builder for creating a bulk of ReleaseChunk entities.
-func (c *ReleaseChunkClient) CreateBulk(builders ...*ReleaseChunkCreate) *ReleaseChunkCreateBulk {
-	return &ReleaseChunkCreateBulk{config: c.config, builders: builders}
-}
-
-// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
-// a builder and applies setFunc on it.
-func (c *ReleaseChunkClient) MapCreateBulk(slice any, setFunc func(*ReleaseChunkCreate, int)) *ReleaseChunkCreateBulk {
-	rv := reflect.ValueOf(slice)
-	if rv.Kind() != reflect.Slice {
-		return &ReleaseChunkCreateBulk{err: fmt.Errorf("calling to ReleaseChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
-	}
-	builders := make([]*ReleaseChunkCreate, rv.Len())
-	for i := 0; i < rv.Len(); i++ {
-		builders[i] = c.Create()
-		setFunc(builders[i], i)
-	}
-	return &ReleaseChunkCreateBulk{config: c.config, builders: builders}
-}
-
-// Update returns an update builder for ReleaseChunk.
-func (c *ReleaseChunkClient) Update() *ReleaseChunkUpdate {
-	mutation := newReleaseChunkMutation(c.config, OpUpdate)
-	return &ReleaseChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOne returns an update builder for the given entity.
-func (c *ReleaseChunkClient) UpdateOne(_m *ReleaseChunk) *ReleaseChunkUpdateOne {
-	mutation := newReleaseChunkMutation(c.config, OpUpdateOne, withReleaseChunk(_m))
-	return &ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOneID returns an update builder for the given id.
-func (c *ReleaseChunkClient) UpdateOneID(id int) *ReleaseChunkUpdateOne {
-	mutation := newReleaseChunkMutation(c.config, OpUpdateOne, withReleaseChunkID(id))
-	return &ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// Delete returns a delete builder for ReleaseChunk.
-func (c *ReleaseChunkClient) Delete() *ReleaseChunkDelete {
-	mutation := newReleaseChunkMutation(c.config, OpDelete)
-	return &ReleaseChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// DeleteOne returns a builder for deleting the given entity.
-func (c *ReleaseChunkClient) DeleteOne(_m *ReleaseChunk) *ReleaseChunkDeleteOne {
-	return c.DeleteOneID(_m.ID)
-}
-
-// DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *ReleaseChunkClient) DeleteOneID(id int) *ReleaseChunkDeleteOne {
-	builder := c.Delete().Where(releasechunk.ID(id))
-	builder.mutation.id = &id
-	builder.mutation.op = OpDeleteOne
-	return &ReleaseChunkDeleteOne{builder}
-}
-
-// Query returns a query builder for ReleaseChunk.
-func (c *ReleaseChunkClient) Query() *ReleaseChunkQuery {
-	return &ReleaseChunkQuery{
-		config: c.config,
-		ctx:    &QueryContext{Type: TypeReleaseChunk},
-		inters: c.Interceptors(),
-	}
-}
-
-// Get returns a ReleaseChunk entity by its id.
-func (c *ReleaseChunkClient) Get(ctx context.Context, id int) (*ReleaseChunk, error) {
-	return c.Query().Where(releasechunk.ID(id)).Only(ctx)
-}
-
-// GetX is like Get, but panics if an error occurs.
-func (c *ReleaseChunkClient) GetX(ctx context.Context, id int) *ReleaseChunk {
-	obj, err := c.Get(ctx, id)
-	if err != nil {
-		panic(err)
-	}
-	return obj
-}
-
-// Hooks returns the client hooks.
-func (c *ReleaseChunkClient) Hooks() []Hook {
-	return c.hooks.ReleaseChunk
-}
-
-// Interceptors returns the client interceptors.
-func (c *ReleaseChunkClient) Interceptors() []Interceptor {
-	return c.inters.ReleaseChunk
-}
-
-func (c *ReleaseChunkClient) mutate(ctx context.Context, m *ReleaseChunkMutation) (Value, error) {
-	switch m.Op() {
-	case OpCreate:
-		return (&ReleaseChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdate:
-		return (&ReleaseChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdateOne:
-		return (&ReleaseChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpDelete, OpDeleteOne:
-		return (&ReleaseChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
-	default:
-		return nil, fmt.Errorf("ent: unknown ReleaseChunk mutation op: %q", m.Op())
-	}
-}
-
 // SpanClient is a client for the Span schema.
 type SpanClient struct {
 	config
@@ -2785,13 +2785,13 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
-		Job, Model, Patient, Release, ReleaseChunk, Span, SurrogateMapping, Token,
+		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
+		Evaluation, Job, Model, Patient, Release, Span, SurrogateMapping, Token,
 		User []ent.Hook
 	}
 	inters struct {
-		AnnotationSet, Artifact, AuditEntry, Corpus, DateShift, Document, Evaluation,
-		Job, Model, Patient, Release, ReleaseChunk, Span, SurrogateMapping, Token,
+		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
+		Evaluation, Job, Model, Patient, Release, Span, SurrogateMapping, Token,
 		User []ent.Interceptor
 	}
 )

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -15,7 +16,6 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
-	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -91,6 +91,7 @@ func checkColumn(t, c string) error {
 			annotationset.Table:    annotationset.ValidColumn,
 			artifact.Table:         artifact.ValidColumn,
 			auditentry.Table:       auditentry.ValidColumn,
+			chunk.Table:            chunk.ValidColumn,
 			corpus.Table:           corpus.ValidColumn,
 			dateshift.Table:        dateshift.ValidColumn,
 			document.Table:         document.ValidColumn,
@@ -99,7 +100,6 @@ func checkColumn(t, c string) error {
 			model.Table:            model.ValidColumn,
 			patient.Table:          patient.ValidColumn,
 			release.Table:          release.ValidColumn,
-			releasechunk.Table:     releasechunk.ValidColumn,
 			span.Table:             span.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
 			token.Table:            token.ValidColumn,

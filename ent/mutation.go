@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -16,7 +17,6 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
-	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -42,6 +42,7 @@ const (
 	TypeAnnotationSet    = "AnnotationSet"
 	TypeArtifact         = "Artifact"
 	TypeAuditEntry       = "AuditEntry"
+	TypeChunk            = "Chunk"
 	TypeCorpus           = "Corpus"
 	TypeDateShift        = "DateShift"
 	TypeDocument         = "Document"
@@ -50,7 +51,6 @@ const (
 	TypeModel            = "Model"
 	TypePatient          = "Patient"
 	TypeRelease          = "Release"
-	TypeReleaseChunk     = "ReleaseChunk"
 	TypeSpan             = "Span"
 	TypeSurrogateMapping = "SurrogateMapping"
 	TypeToken            = "Token"
@@ -829,6 +829,7 @@ type ArtifactMutation struct {
 	addsize       *int
 	sha256        *string
 	data          *[]byte
+	content_key   *string
 	key_id        *string
 	job_id        *int
 	addjob_id     *int
@@ -1140,6 +1141,42 @@ func (m *ArtifactMutation) ResetData() {
 	m.data = nil
 }
 
+// SetContentKey sets the "content_key" field.
+func (m *ArtifactMutation) SetContentKey(s string) {
+	m.content_key = &s
+}
+
+// ContentKey returns the value of the "content_key" field in the mutation.
+func (m *ArtifactMutation) ContentKey() (r string, exists bool) {
+	v := m.content_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentKey returns the old "content_key" field's value of the Artifact entity.
+// If the Artifact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ArtifactMutation) OldContentKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentKey: %w", err)
+	}
+	return oldValue.ContentKey, nil
+}
+
+// ResetContentKey resets all changes to the "content_key" field.
+func (m *ArtifactMutation) ResetContentKey() {
+	m.content_key = nil
+}
+
 // SetKeyID sets the "key_id" field.
 func (m *ArtifactMutation) SetKeyID(s string) {
 	m.key_id = &s
@@ -1422,7 +1459,7 @@ func (m *ArtifactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ArtifactMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.name != nil {
 		fields = append(fields, artifact.FieldName)
 	}
@@ -1437,6 +1474,9 @@ func (m *ArtifactMutation) Fields() []string {
 	}
 	if m.data != nil {
 		fields = append(fields, artifact.FieldData)
+	}
+	if m.content_key != nil {
+		fields = append(fields, artifact.FieldContentKey)
 	}
 	if m.key_id != nil {
 		fields = append(fields, artifact.FieldKeyID)
@@ -1471,6 +1511,8 @@ func (m *ArtifactMutation) Field(name string) (ent.Value, bool) {
 		return m.Sha256()
 	case artifact.FieldData:
 		return m.Data()
+	case artifact.FieldContentKey:
+		return m.ContentKey()
 	case artifact.FieldKeyID:
 		return m.KeyID()
 	case artifact.FieldJobID:
@@ -1500,6 +1542,8 @@ func (m *ArtifactMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldSha256(ctx)
 	case artifact.FieldData:
 		return m.OldData(ctx)
+	case artifact.FieldContentKey:
+		return m.OldContentKey(ctx)
 	case artifact.FieldKeyID:
 		return m.OldKeyID(ctx)
 	case artifact.FieldJobID:
@@ -1553,6 +1597,13 @@ func (m *ArtifactMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetData(v)
+		return nil
+	case artifact.FieldContentKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentKey(v)
 		return nil
 	case artifact.FieldKeyID:
 		v, ok := value.(string)
@@ -1706,6 +1757,9 @@ func (m *ArtifactMutation) ResetField(name string) error {
 		return nil
 	case artifact.FieldData:
 		m.ResetData()
+		return nil
+	case artifact.FieldContentKey:
+		m.ResetContentKey()
 		return nil
 	case artifact.FieldKeyID:
 		m.ResetKeyID()
@@ -2605,6 +2659,530 @@ func (m *AuditEntryMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AuditEntryMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AuditEntry edge %s", name)
+}
+
+// ChunkMutation represents an operation that mutates the Chunk nodes in the graph.
+type ChunkMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	content_key   *string
+	seq           *int
+	addseq        *int
+	data          *[]byte
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Chunk, error)
+	predicates    []predicate.Chunk
+}
+
+var _ ent.Mutation = (*ChunkMutation)(nil)
+
+// chunkOption allows management of the mutation configuration using functional options.
+type chunkOption func(*ChunkMutation)
+
+// newChunkMutation creates new mutation for the Chunk entity.
+func newChunkMutation(c config, op Op, opts ...chunkOption) *ChunkMutation {
+	m := &ChunkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChunk,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChunkID sets the ID field of the mutation.
+func withChunkID(id int) chunkOption {
+	return func(m *ChunkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Chunk
+		)
+		m.oldValue = func(ctx context.Context) (*Chunk, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Chunk.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChunk sets the old Chunk of the mutation.
+func withChunk(node *Chunk) chunkOption {
+	return func(m *ChunkMutation) {
+		m.oldValue = func(context.Context) (*Chunk, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChunkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChunkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChunkMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChunkMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Chunk.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetContentKey sets the "content_key" field.
+func (m *ChunkMutation) SetContentKey(s string) {
+	m.content_key = &s
+}
+
+// ContentKey returns the value of the "content_key" field in the mutation.
+func (m *ChunkMutation) ContentKey() (r string, exists bool) {
+	v := m.content_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentKey returns the old "content_key" field's value of the Chunk entity.
+// If the Chunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChunkMutation) OldContentKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentKey: %w", err)
+	}
+	return oldValue.ContentKey, nil
+}
+
+// ResetContentKey resets all changes to the "content_key" field.
+func (m *ChunkMutation) ResetContentKey() {
+	m.content_key = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *ChunkMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *ChunkMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the Chunk entity.
+// If the Chunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChunkMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *ChunkMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *ChunkMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *ChunkMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetData sets the "data" field.
+func (m *ChunkMutation) SetData(b []byte) {
+	m.data = &b
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *ChunkMutation) Data() (r []byte, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the Chunk entity.
+// If the Chunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChunkMutation) OldData(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *ChunkMutation) ResetData() {
+	m.data = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ChunkMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ChunkMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Chunk entity.
+// If the Chunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChunkMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ChunkMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the ChunkMutation builder.
+func (m *ChunkMutation) Where(ps ...predicate.Chunk) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChunkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChunkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Chunk, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChunkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChunkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Chunk).
+func (m *ChunkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChunkMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.content_key != nil {
+		fields = append(fields, chunk.FieldContentKey)
+	}
+	if m.seq != nil {
+		fields = append(fields, chunk.FieldSeq)
+	}
+	if m.data != nil {
+		fields = append(fields, chunk.FieldData)
+	}
+	if m.created_at != nil {
+		fields = append(fields, chunk.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChunkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chunk.FieldContentKey:
+		return m.ContentKey()
+	case chunk.FieldSeq:
+		return m.Seq()
+	case chunk.FieldData:
+		return m.Data()
+	case chunk.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chunk.FieldContentKey:
+		return m.OldContentKey(ctx)
+	case chunk.FieldSeq:
+		return m.OldSeq(ctx)
+	case chunk.FieldData:
+		return m.OldData(ctx)
+	case chunk.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Chunk field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChunkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chunk.FieldContentKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentKey(v)
+		return nil
+	case chunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case chunk.FieldData:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	case chunk.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chunk field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChunkMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, chunk.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChunkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case chunk.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChunkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case chunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chunk numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChunkMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChunkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChunkMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Chunk nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChunkMutation) ResetField(name string) error {
+	switch name {
+	case chunk.FieldContentKey:
+		m.ResetContentKey()
+		return nil
+	case chunk.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case chunk.FieldData:
+		m.ResetData()
+		return nil
+	case chunk.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Chunk field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChunkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChunkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChunkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChunkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChunkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChunkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChunkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Chunk unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChunkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Chunk edge %s", name)
 }
 
 // CorpusMutation represents an operation that mutates the Corpus nodes in the graph.
@@ -11769,530 +12347,6 @@ func (m *ReleaseMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Release edge %s", name)
-}
-
-// ReleaseChunkMutation represents an operation that mutates the ReleaseChunk nodes in the graph.
-type ReleaseChunkMutation struct {
-	config
-	op            Op
-	typ           string
-	id            *int
-	content_key   *string
-	seq           *int
-	addseq        *int
-	data          *[]byte
-	created_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*ReleaseChunk, error)
-	predicates    []predicate.ReleaseChunk
-}
-
-var _ ent.Mutation = (*ReleaseChunkMutation)(nil)
-
-// releasechunkOption allows management of the mutation configuration using functional options.
-type releasechunkOption func(*ReleaseChunkMutation)
-
-// newReleaseChunkMutation creates new mutation for the ReleaseChunk entity.
-func newReleaseChunkMutation(c config, op Op, opts ...releasechunkOption) *ReleaseChunkMutation {
-	m := &ReleaseChunkMutation{
-		config:        c,
-		op:            op,
-		typ:           TypeReleaseChunk,
-		clearedFields: make(map[string]struct{}),
-	}
-	for _, opt := range opts {
-		opt(m)
-	}
-	return m
-}
-
-// withReleaseChunkID sets the ID field of the mutation.
-func withReleaseChunkID(id int) releasechunkOption {
-	return func(m *ReleaseChunkMutation) {
-		var (
-			err   error
-			once  sync.Once
-			value *ReleaseChunk
-		)
-		m.oldValue = func(ctx context.Context) (*ReleaseChunk, error) {
-			once.Do(func() {
-				if m.done {
-					err = errors.New("querying old values post mutation is not allowed")
-				} else {
-					value, err = m.Client().ReleaseChunk.Get(ctx, id)
-				}
-			})
-			return value, err
-		}
-		m.id = &id
-	}
-}
-
-// withReleaseChunk sets the old ReleaseChunk of the mutation.
-func withReleaseChunk(node *ReleaseChunk) releasechunkOption {
-	return func(m *ReleaseChunkMutation) {
-		m.oldValue = func(context.Context) (*ReleaseChunk, error) {
-			return node, nil
-		}
-		m.id = &node.ID
-	}
-}
-
-// Client returns a new `ent.Client` from the mutation. If the mutation was
-// executed in a transaction (ent.Tx), a transactional client is returned.
-func (m ReleaseChunkMutation) Client() *Client {
-	client := &Client{config: m.config}
-	client.init()
-	return client
-}
-
-// Tx returns an `ent.Tx` for mutations that were executed in transactions;
-// it returns an error otherwise.
-func (m ReleaseChunkMutation) Tx() (*Tx, error) {
-	if _, ok := m.driver.(*txDriver); !ok {
-		return nil, errors.New("ent: mutation is not running in a transaction")
-	}
-	tx := &Tx{config: m.config}
-	tx.init()
-	return tx, nil
-}
-
-// ID returns the ID value in the mutation. Note that the ID is only available
-// if it was provided to the builder or after it was returned from the database.
-func (m *ReleaseChunkMutation) ID() (id int, exists bool) {
-	if m.id == nil {
-		return
-	}
-	return *m.id, true
-}
-
-// IDs queries the database and returns the entity ids that match the mutation's predicate.
-// That means, if the mutation is applied within a transaction with an isolation level such
-// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
-// or updated by the mutation.
-func (m *ReleaseChunkMutation) IDs(ctx context.Context) ([]int, error) {
-	switch {
-	case m.op.Is(OpUpdateOne | OpDeleteOne):
-		id, exists := m.ID()
-		if exists {
-			return []int{id}, nil
-		}
-		fallthrough
-	case m.op.Is(OpUpdate | OpDelete):
-		return m.Client().ReleaseChunk.Query().Where(m.predicates...).IDs(ctx)
-	default:
-		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
-	}
-}
-
-// SetContentKey sets the "content_key" field.
-func (m *ReleaseChunkMutation) SetContentKey(s string) {
-	m.content_key = &s
-}
-
-// ContentKey returns the value of the "content_key" field in the mutation.
-func (m *ReleaseChunkMutation) ContentKey() (r string, exists bool) {
-	v := m.content_key
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldContentKey returns the old "content_key" field's value of the ReleaseChunk entity.
-// If the ReleaseChunk object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ReleaseChunkMutation) OldContentKey(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldContentKey is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldContentKey requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldContentKey: %w", err)
-	}
-	return oldValue.ContentKey, nil
-}
-
-// ResetContentKey resets all changes to the "content_key" field.
-func (m *ReleaseChunkMutation) ResetContentKey() {
-	m.content_key = nil
-}
-
-// SetSeq sets the "seq" field.
-func (m *ReleaseChunkMutation) SetSeq(i int) {
-	m.seq = &i
-	m.addseq = nil
-}
-
-// Seq returns the value of the "seq" field in the mutation.
-func (m *ReleaseChunkMutation) Seq() (r int, exists bool) {
-	v := m.seq
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldSeq returns the old "seq" field's value of the ReleaseChunk entity.
-// If the ReleaseChunk object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ReleaseChunkMutation) OldSeq(ctx context.Context) (v int, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldSeq requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
-	}
-	return oldValue.Seq, nil
-}
-
-// AddSeq adds i to the "seq" field.
-func (m *ReleaseChunkMutation) AddSeq(i int) {
-	if m.addseq != nil {
-		*m.addseq += i
-	} else {
-		m.addseq = &i
-	}
-}
-
-// AddedSeq returns the value that was added to the "seq" field in this mutation.
-func (m *ReleaseChunkMutation) AddedSeq() (r int, exists bool) {
-	v := m.addseq
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ResetSeq resets all changes to the "seq" field.
-func (m *ReleaseChunkMutation) ResetSeq() {
-	m.seq = nil
-	m.addseq = nil
-}
-
-// SetData sets the "data" field.
-func (m *ReleaseChunkMutation) SetData(b []byte) {
-	m.data = &b
-}
-
-// Data returns the value of the "data" field in the mutation.
-func (m *ReleaseChunkMutation) Data() (r []byte, exists bool) {
-	v := m.data
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldData returns the old "data" field's value of the ReleaseChunk entity.
-// If the ReleaseChunk object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ReleaseChunkMutation) OldData(ctx context.Context) (v []byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldData is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldData requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldData: %w", err)
-	}
-	return oldValue.Data, nil
-}
-
-// ResetData resets all changes to the "data" field.
-func (m *ReleaseChunkMutation) ResetData() {
-	m.data = nil
-}
-
-// SetCreatedAt sets the "created_at" field.
-func (m *ReleaseChunkMutation) SetCreatedAt(t time.Time) {
-	m.created_at = &t
-}
-
-// CreatedAt returns the value of the "created_at" field in the mutation.
-func (m *ReleaseChunkMutation) CreatedAt() (r time.Time, exists bool) {
-	v := m.created_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldCreatedAt returns the old "created_at" field's value of the ReleaseChunk entity.
-// If the ReleaseChunk object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ReleaseChunkMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
-	}
-	return oldValue.CreatedAt, nil
-}
-
-// ResetCreatedAt resets all changes to the "created_at" field.
-func (m *ReleaseChunkMutation) ResetCreatedAt() {
-	m.created_at = nil
-}
-
-// Where appends a list predicates to the ReleaseChunkMutation builder.
-func (m *ReleaseChunkMutation) Where(ps ...predicate.ReleaseChunk) {
-	m.predicates = append(m.predicates, ps...)
-}
-
-// WhereP appends storage-level predicates to the ReleaseChunkMutation builder. Using this method,
-// users can use type-assertion to append predicates that do not depend on any generated package.
-func (m *ReleaseChunkMutation) WhereP(ps ...func(*sql.Selector)) {
-	p := make([]predicate.ReleaseChunk, len(ps))
-	for i := range ps {
-		p[i] = ps[i]
-	}
-	m.Where(p...)
-}
-
-// Op returns the operation name.
-func (m *ReleaseChunkMutation) Op() Op {
-	return m.op
-}
-
-// SetOp allows setting the mutation operation.
-func (m *ReleaseChunkMutation) SetOp(op Op) {
-	m.op = op
-}
-
-// Type returns the node type of this mutation (ReleaseChunk).
-func (m *ReleaseChunkMutation) Type() string {
-	return m.typ
-}
-
-// Fields returns all fields that were changed during this mutation. Note that in
-// order to get all numeric fields that were incremented/decremented, call
-// AddedFields().
-func (m *ReleaseChunkMutation) Fields() []string {
-	fields := make([]string, 0, 4)
-	if m.content_key != nil {
-		fields = append(fields, releasechunk.FieldContentKey)
-	}
-	if m.seq != nil {
-		fields = append(fields, releasechunk.FieldSeq)
-	}
-	if m.data != nil {
-		fields = append(fields, releasechunk.FieldData)
-	}
-	if m.created_at != nil {
-		fields = append(fields, releasechunk.FieldCreatedAt)
-	}
-	return fields
-}
-
-// Field returns the value of a field with the given name. The second boolean
-// return value indicates that this field was not set, or was not defined in the
-// schema.
-func (m *ReleaseChunkMutation) Field(name string) (ent.Value, bool) {
-	switch name {
-	case releasechunk.FieldContentKey:
-		return m.ContentKey()
-	case releasechunk.FieldSeq:
-		return m.Seq()
-	case releasechunk.FieldData:
-		return m.Data()
-	case releasechunk.FieldCreatedAt:
-		return m.CreatedAt()
-	}
-	return nil, false
-}
-
-// OldField returns the old value of the field from the database. An error is
-// returned if the mutation operation is not UpdateOne, or the query to the
-// database failed.
-func (m *ReleaseChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
-	switch name {
-	case releasechunk.FieldContentKey:
-		return m.OldContentKey(ctx)
-	case releasechunk.FieldSeq:
-		return m.OldSeq(ctx)
-	case releasechunk.FieldData:
-		return m.OldData(ctx)
-	case releasechunk.FieldCreatedAt:
-		return m.OldCreatedAt(ctx)
-	}
-	return nil, fmt.Errorf("unknown ReleaseChunk field %s", name)
-}
-
-// SetField sets the value of a field with the given name. It returns an error if
-// the field is not defined in the schema, or if the type mismatched the field
-// type.
-func (m *ReleaseChunkMutation) SetField(name string, value ent.Value) error {
-	switch name {
-	case releasechunk.FieldContentKey:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetContentKey(v)
-		return nil
-	case releasechunk.FieldSeq:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetSeq(v)
-		return nil
-	case releasechunk.FieldData:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetData(v)
-		return nil
-	case releasechunk.FieldCreatedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetCreatedAt(v)
-		return nil
-	}
-	return fmt.Errorf("unknown ReleaseChunk field %s", name)
-}
-
-// AddedFields returns all numeric fields that were incremented/decremented during
-// this mutation.
-func (m *ReleaseChunkMutation) AddedFields() []string {
-	var fields []string
-	if m.addseq != nil {
-		fields = append(fields, releasechunk.FieldSeq)
-	}
-	return fields
-}
-
-// AddedField returns the numeric value that was incremented/decremented on a field
-// with the given name. The second boolean return value indicates that this field
-// was not set, or was not defined in the schema.
-func (m *ReleaseChunkMutation) AddedField(name string) (ent.Value, bool) {
-	switch name {
-	case releasechunk.FieldSeq:
-		return m.AddedSeq()
-	}
-	return nil, false
-}
-
-// AddField adds the value to the field with the given name. It returns an error if
-// the field is not defined in the schema, or if the type mismatched the field
-// type.
-func (m *ReleaseChunkMutation) AddField(name string, value ent.Value) error {
-	switch name {
-	case releasechunk.FieldSeq:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddSeq(v)
-		return nil
-	}
-	return fmt.Errorf("unknown ReleaseChunk numeric field %s", name)
-}
-
-// ClearedFields returns all nullable fields that were cleared during this
-// mutation.
-func (m *ReleaseChunkMutation) ClearedFields() []string {
-	return nil
-}
-
-// FieldCleared returns a boolean indicating if a field with the given name was
-// cleared in this mutation.
-func (m *ReleaseChunkMutation) FieldCleared(name string) bool {
-	_, ok := m.clearedFields[name]
-	return ok
-}
-
-// ClearField clears the value of the field with the given name. It returns an
-// error if the field is not defined in the schema.
-func (m *ReleaseChunkMutation) ClearField(name string) error {
-	return fmt.Errorf("unknown ReleaseChunk nullable field %s", name)
-}
-
-// ResetField resets all changes in the mutation for the field with the given name.
-// It returns an error if the field is not defined in the schema.
-func (m *ReleaseChunkMutation) ResetField(name string) error {
-	switch name {
-	case releasechunk.FieldContentKey:
-		m.ResetContentKey()
-		return nil
-	case releasechunk.FieldSeq:
-		m.ResetSeq()
-		return nil
-	case releasechunk.FieldData:
-		m.ResetData()
-		return nil
-	case releasechunk.FieldCreatedAt:
-		m.ResetCreatedAt()
-		return nil
-	}
-	return fmt.Errorf("unknown ReleaseChunk field %s", name)
-}
-
-// AddedEdges returns all edge names that were set/added in this mutation.
-func (m *ReleaseChunkMutation) AddedEdges() []string {
-	edges := make([]string, 0, 0)
-	return edges
-}
-
-// AddedIDs returns all IDs (to other nodes) that were added for the given edge
-// name in this mutation.
-func (m *ReleaseChunkMutation) AddedIDs(name string) []ent.Value {
-	return nil
-}
-
-// RemovedEdges returns all edge names that were removed in this mutation.
-func (m *ReleaseChunkMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 0)
-	return edges
-}
-
-// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
-// the given name in this mutation.
-func (m *ReleaseChunkMutation) RemovedIDs(name string) []ent.Value {
-	return nil
-}
-
-// ClearedEdges returns all edge names that were cleared in this mutation.
-func (m *ReleaseChunkMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 0)
-	return edges
-}
-
-// EdgeCleared returns a boolean which indicates if the edge with the given name
-// was cleared in this mutation.
-func (m *ReleaseChunkMutation) EdgeCleared(name string) bool {
-	return false
-}
-
-// ClearEdge clears the value of the edge with the given name. It returns an error
-// if that edge is not defined in the schema.
-func (m *ReleaseChunkMutation) ClearEdge(name string) error {
-	return fmt.Errorf("unknown ReleaseChunk unique edge %s", name)
-}
-
-// ResetEdge resets all changes to the edge with the given name in this mutation.
-// It returns an error if the edge is not defined in the schema.
-func (m *ReleaseChunkMutation) ResetEdge(name string) error {
-	return fmt.Errorf("unknown ReleaseChunk edge %s", name)
 }
 
 // SpanMutation represents an operation that mutates the Span nodes in the graph.

@@ -20,6 +20,8 @@ type Tx struct {
 	Artifact *ArtifactClient
 	// AuditEntry is the client for interacting with the AuditEntry builders.
 	AuditEntry *AuditEntryClient
+	// Chunk is the client for interacting with the Chunk builders.
+	Chunk *ChunkClient
 	// Corpus is the client for interacting with the Corpus builders.
 	Corpus *CorpusClient
 	// DateShift is the client for interacting with the DateShift builders.
@@ -36,8 +38,6 @@ type Tx struct {
 	Patient *PatientClient
 	// Release is the client for interacting with the Release builders.
 	Release *ReleaseClient
-	// ReleaseChunk is the client for interacting with the ReleaseChunk builders.
-	ReleaseChunk *ReleaseChunkClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -180,6 +180,7 @@ func (tx *Tx) init() {
 	tx.AnnotationSet = NewAnnotationSetClient(tx.config)
 	tx.Artifact = NewArtifactClient(tx.config)
 	tx.AuditEntry = NewAuditEntryClient(tx.config)
+	tx.Chunk = NewChunkClient(tx.config)
 	tx.Corpus = NewCorpusClient(tx.config)
 	tx.DateShift = NewDateShiftClient(tx.config)
 	tx.Document = NewDocumentClient(tx.config)
@@ -188,7 +189,6 @@ func (tx *Tx) init() {
 	tx.Model = NewModelClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Release = NewReleaseClient(tx.config)
-	tx.ReleaseChunk = NewReleaseChunkClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)

@@ -1,8 +1,8 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
+	"io"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -29,23 +29,29 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The archive is written as the documents are read, a batch at a time:
-	// the job holds the compressed archive, not the corpus and its files.
+	// The archive is written as the documents are read, a batch at a time,
+	// and stored in chunks as it is written: the job holds a batch and a
+	// chunk, never the archive.
 	run.Progress(0, 1, "writing the archive")
-	var buf bytes.Buffer
-	z := formats.NewZipFiles(&buf)
-	if err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create); err != nil {
-		return nil, err
+	files := 0
+	write := func(w io.Writer) error {
+		z := formats.NewZipFiles(w)
+		err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create)
+		if err == nil {
+			err = z.Close()
+		}
+		files = z.Made
+		return err
 	}
-	if err := z.Close(); err != nil {
-		return nil, err
+	a, err := run.Store.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
+		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy}, write)
+	if err == nil && files == 0 {
+		err = write(io.Discard) // an earlier attempt stored the archive: its files are counted again
 	}
-	a, err := run.Store.SaveArtifact(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
-		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy}, buf.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	return Result{"artifact": a.ID, "files": z.Made, "bytes": a.Size, "sha256": a.Sha256}, nil
+	return Result{"artifact": a.ID, "files": files, "bytes": a.Size, "sha256": a.Sha256}, nil
 }
 
 // EvaluateParams are an evaluation job's parameters.

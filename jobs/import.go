@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"io"
 
 	"deidcorpus/ent"
 	"deidcorpus/pipeline/formats"
@@ -68,7 +69,11 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	// A retry finds the batches its predecessor committed before its worker
 	// died, and goes on after them.
 	opt.Resume = run.Job.Attempts > 1
-	res, err := run.Store.ImportFrom(ctx, opt, formats.Zip(a.Name, a.Data))
+	data, err := io.ReadAll(run.Store.ArtifactContent(ctx, a)) // a zip is read from its end
+	if err != nil {
+		return nil, err
+	}
+	res, err := run.Store.ImportFrom(ctx, opt, formats.Zip(a.Name, data))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -259,7 +260,9 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 	exJob, _ := m.Get(ctx, ex.ID)
 	a, err := st.Artifact(ctx, int(exJob.Result["artifact"].(float64)))
 	require.NoError(t, err)
-	members, err := formats.Unzip(a.Name, a.Data)
+	data, err := io.ReadAll(st.ArtifactContent(ctx, a))
+	require.NoError(t, err)
+	members, err := formats.Unzip(a.Name, data)
 	require.NoError(t, err)
 	assert.Len(t, members, 3)
 	assert.EqualValues(t, 3, exJob.Result["files"])

@@ -119,7 +119,9 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(a.Name)+`"`)
 		w.Header().Set("Content-Length", strconv.Itoa(a.Size))
 		w.Header().Set("ETag", `"`+a.Sha256+`"`)
-		w.Write(a.Data)
+		if _, err := io.Copy(w, st.ArtifactContent(r.Context(), a)); err != nil {
+			logger.Error("artifact download cut short", "artifact", id, "err", err)
+		}
 	})
 }
 

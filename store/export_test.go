@@ -15,6 +15,6 @@ func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string,
 	return s.countStatistics(ctx, c, set, by)
 }
 
-// SetReleaseChunkSize makes release snapshots' chunks n bytes, so that a
-// test's small release spans several.
-func (s *Store) SetReleaseChunkSize(n int) { s.chunkSize = n }
+// SetChunkSize makes stored files' chunks n bytes, so that a
+// test's small file spans several.
+func (s *Store) SetChunkSize(n int) { s.chunkSize = n }

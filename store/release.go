@@ -200,7 +200,7 @@ func (s *Store) releaseSnapshot(ctx context.Context, ref string) (*ent.Release, 
 	if err != nil {
 		return nil, release.Snapshot{}, err
 	}
-	snap, err := release.Decode(s.releaseContent(ctx, r.ContentKey))
+	snap, err := release.Decode(s.chunks(ctx, r.ContentKey))
 	if err != nil {
 		return nil, snap, apperr.New(apperr.Internal, "release %s: %v", ref, err)
 	}
@@ -251,7 +251,7 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	}
 	each := func(fn func(set string, docs []pipeline.Document) error) error {
 		var fromFn error
-		err := release.Each(s.releaseContent(ctx, r.ContentKey), batchOf(f), func(set string, docs []pipeline.Document) error {
+		err := release.Each(s.chunks(ctx, r.ContentKey), batchOf(f), func(set string, docs []pipeline.Document) error {
 			fromFn = fn(set, docs)
 			return fromFn
 		})

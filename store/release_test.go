@@ -13,7 +13,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
-	"deidcorpus/ent/releasechunk"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/schema"
 	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline/evaluate"
@@ -150,14 +150,14 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			st, err := store.Open(ctx, dsn, store.WithKeyRing(keys.New()))
 			require.NoError(t, err)
 			defer func() { st.Close() }()
-			st.SetReleaseChunkSize(64)
+			st.SetChunkSize(64)
 			files, err := formats.ReadPaths("../testdata/i2b2")
 			require.NoError(t, err)
 			_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}, files)
 			require.NoError(t, err)
 			r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.0"})
 			require.NoError(t, err)
-			chunks, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey(r.ContentKey)).Count(ctx)
+			chunks, err := st.Client.Chunk.Query().Where(chunk.ContentKey(r.ContentKey)).Count(ctx)
 			require.NoError(t, err)
 			assert.Greater(t, chunks, 3, "a snapshot of 3 notes in chunks of 64 bytes")
 			verifies := func(st *store.Store) {
@@ -174,7 +174,7 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			}
 			verifies(st)
 			all := func() int {
-				n, err := st.Client.ReleaseChunk.Query().Count(ctx)
+				n, err := st.Client.Chunk.Query().Count(ctx)
 				require.NoError(t, err)
 				return n
 			}
@@ -187,16 +187,16 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			// Chunks no release names are removed once they are old: those of
 			// a creation that was killed; a recent one may be a creation in
 			// progress.
-			require.NoError(t, st.Client.ReleaseChunk.Create().SetContentKey("killed").SetSeq(0).SetData([]byte("x")).
+			require.NoError(t, st.Client.Chunk.Create().SetContentKey("killed").SetSeq(0).SetData([]byte("x")).
 				SetCreatedAt(time.Now().Add(-48*time.Hour)).Exec(ctx))
-			require.NoError(t, st.Client.ReleaseChunk.Create().SetContentKey("writing").SetSeq(0).SetData([]byte("x")).Exec(ctx))
+			require.NoError(t, st.Client.Chunk.Create().SetContentKey("writing").SetSeq(0).SetData([]byte("x")).Exec(ctx))
 			r2, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.1"})
 			require.NoError(t, err)
 			assert.Equal(t, r.RootHash, r2.RootHash)
-			killed, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey("killed")).Exist(ctx)
+			killed, err := st.Client.Chunk.Query().Where(chunk.ContentKey("killed")).Exist(ctx)
 			require.NoError(t, err)
 			assert.False(t, killed)
-			writing, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey("writing")).Exist(ctx)
+			writing, err := st.Client.Chunk.Query().Where(chunk.ContentKey("writing")).Exist(ctx)
 			require.NoError(t, err)
 			assert.True(t, writing)
 
@@ -204,8 +204,8 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			// the release row, and no content key (the migration adds it, and on
 			// SQLite rebuilds the table without the column it does not know).
 			var snapshot []byte
-			rows, err := st.Client.ReleaseChunk.Query().Where(releasechunk.ContentKey(r.ContentKey)).
-				Order(ent.Asc(releasechunk.FieldSeq)).All(ctx)
+			rows, err := st.Client.Chunk.Query().Where(chunk.ContentKey(r.ContentKey)).
+				Order(ent.Asc(chunk.FieldSeq)).All(ctx)
 			require.NoError(t, err)
 			for _, c := range rows {
 				snapshot = append(snapshot, c.Data...)
@@ -220,7 +220,7 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			require.NoError(t, err)
 			_, err = st.DB.ExecContext(ctx, `ALTER TABLE releases DROP COLUMN content_key`)
 			require.NoError(t, err)
-			_, err = st.Client.ReleaseChunk.Delete().Where(releasechunk.ContentKey(r.ContentKey)).Exec(ctx)
+			_, err = st.Client.Chunk.Delete().Where(chunk.ContentKey(r.ContentKey)).Exec(ctx)
 			require.NoError(t, err)
 			require.NoError(t, st.Close())
 

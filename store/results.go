@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -93,14 +96,7 @@ func (s *Store) SaveArtifact(ctx context.Context, spec ArtifactSpec, data []byte
 func (s *Store) createArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	create := client.Artifact.Create().SetName(spec.Name).SetContentType(spec.ContentType).
-		SetSize(len(data)).SetSha256(hash).SetData(data).SetCreatedBy(spec.CreatedBy)
-	if spec.JobID != 0 {
-		create.SetJobID(spec.JobID)
-	}
-	if spec.CorpusID != 0 {
-		create.SetCorpusID(spec.CorpusID)
-	}
+	create := artifactCreate(client, spec).SetSize(len(data)).SetSha256(hash).SetData(data)
 	if spec.Sealed {
 		r, err := s.KeyRing()
 		if err != nil {
@@ -115,6 +111,58 @@ func (s *Store) createArtifact(ctx context.Context, client *ent.Client, spec Art
 	}
 	a.Data, a.KeyID = data, ""
 	return a, nil
+}
+
+func artifactCreate(client *ent.Client, spec ArtifactSpec) *ent.ArtifactCreate {
+	create := client.Artifact.Create().SetName(spec.Name).SetContentType(spec.ContentType).SetCreatedBy(spec.CreatedBy)
+	if spec.JobID != 0 {
+		create.SetJobID(spec.JobID)
+	}
+	if spec.CorpusID != 0 {
+		create.SetCorpusID(spec.CorpusID)
+	}
+	return create
+}
+
+// SaveArtifactFrom stores the file write writes, once per job and name (a
+// retried job finds its predecessor's), in chunks as it is written: memory
+// holds a chunk, never the file. The row naming the chunks is written last,
+// so a failed write leaves no artifact. Sealed files are saved whole, with
+// SaveArtifact.
+func (s *Store) SaveArtifactFrom(ctx context.Context, spec ArtifactSpec, write func(w io.Writer) error) (*ent.Artifact, error) {
+	if spec.Sealed {
+		return nil, errors.New("a sealed artifact is encrypted whole: save it with SaveArtifact")
+	}
+	a, err := s.Client.Artifact.Query().Where(artifact.JobID(spec.JobID), artifact.Name(spec.Name)).First(ctx)
+	if err == nil || !ent.IsNotFound(err) {
+		return a, err
+	}
+	if err := s.dropAbandonedChunks(ctx); err != nil {
+		return nil, err
+	}
+	w := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
+	err = write(w)
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		a, err = artifactCreate(s.Client, spec).SetSize(w.n).SetSha256(hex.EncodeToString(w.sum.Sum(nil))).
+			SetData([]byte{}).SetContentKey(w.key).Save(ctx)
+	}
+	if err != nil {
+		s.dropChunks(ctx, w.key)
+		return nil, err
+	}
+	return a, nil
+}
+
+// ArtifactContent reads a stored file: from its chunks, a chunk at a time,
+// or from the row for one stored whole (opened by Artifact).
+func (s *Store) ArtifactContent(ctx context.Context, a *ent.Artifact) io.Reader {
+	if a.ContentKey != "" {
+		return s.chunks(ctx, a.ContentKey)
+	}
+	return bytes.NewReader(a.Data)
 }
 
 // artifactAD binds a sealed artifact's ciphertext to its content hash.

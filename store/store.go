@@ -104,7 +104,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: releaseChunkSize}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: chunkSize}
 	d := ParseDSN(dsn)
 	if f := d.File(); f != "" {
 		// A SQLite database keeps its key beside it unless told otherwise.

@@ -23,6 +23,8 @@ const (
 	FieldSha256 = "sha256"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
+	// FieldContentKey holds the string denoting the content_key field in the database.
+	FieldContentKey = "content_key"
 	// FieldKeyID holds the string denoting the key_id field in the database.
 	FieldKeyID = "key_id"
 	// FieldJobID holds the string denoting the job_id field in the database.
@@ -45,6 +47,7 @@ var Columns = []string{
 	FieldSize,
 	FieldSha256,
 	FieldData,
+	FieldContentKey,
 	FieldKeyID,
 	FieldJobID,
 	FieldCorpusID,
@@ -67,6 +70,8 @@ var (
 	NameValidator func(string) error
 	// DefaultContentType holds the default value on creation for the "content_type" field.
 	DefaultContentType string
+	// DefaultContentKey holds the default value on creation for the "content_key" field.
+	DefaultContentKey string
 	// DefaultKeyID holds the default value on creation for the "key_id" field.
 	DefaultKeyID string
 	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
@@ -101,6 +106,11 @@ func BySize(opts ...sql.OrderTermOption) OrderOption {
 // BySha256 orders the results by the sha256 field.
 func BySha256(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSha256, opts...).ToFunc()
+}
+
+// ByContentKey orders the results by the content_key field.
+func ByContentKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldContentKey, opts...).ToFunc()
 }
 
 // ByKeyID orders the results by the key_id field.

@@ -79,6 +79,11 @@ func Data(v []byte) predicate.Artifact {
 	return predicate.Artifact(sql.FieldEQ(FieldData, v))
 }
 
+// ContentKey applies equality check predicate on the "content_key" field. It's identical to ContentKeyEQ.
+func ContentKey(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldContentKey, v))
+}
+
 // KeyID applies equality check predicate on the "key_id" field. It's identical to KeyIDEQ.
 func KeyID(v string) predicate.Artifact {
 	return predicate.Artifact(sql.FieldEQ(FieldKeyID, v))
@@ -377,6 +382,71 @@ func DataLT(v []byte) predicate.Artifact {
 // DataLTE applies the LTE predicate on the "data" field.
 func DataLTE(v []byte) predicate.Artifact {
 	return predicate.Artifact(sql.FieldLTE(FieldData, v))
+}
+
+// ContentKeyEQ applies the EQ predicate on the "content_key" field.
+func ContentKeyEQ(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEQ(FieldContentKey, v))
+}
+
+// ContentKeyNEQ applies the NEQ predicate on the "content_key" field.
+func ContentKeyNEQ(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNEQ(FieldContentKey, v))
+}
+
+// ContentKeyIn applies the In predicate on the "content_key" field.
+func ContentKeyIn(vs ...string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldIn(FieldContentKey, vs...))
+}
+
+// ContentKeyNotIn applies the NotIn predicate on the "content_key" field.
+func ContentKeyNotIn(vs ...string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldNotIn(FieldContentKey, vs...))
+}
+
+// ContentKeyGT applies the GT predicate on the "content_key" field.
+func ContentKeyGT(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGT(FieldContentKey, v))
+}
+
+// ContentKeyGTE applies the GTE predicate on the "content_key" field.
+func ContentKeyGTE(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldGTE(FieldContentKey, v))
+}
+
+// ContentKeyLT applies the LT predicate on the "content_key" field.
+func ContentKeyLT(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLT(FieldContentKey, v))
+}
+
+// ContentKeyLTE applies the LTE predicate on the "content_key" field.
+func ContentKeyLTE(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldLTE(FieldContentKey, v))
+}
+
+// ContentKeyContains applies the Contains predicate on the "content_key" field.
+func ContentKeyContains(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldContains(FieldContentKey, v))
+}
+
+// ContentKeyHasPrefix applies the HasPrefix predicate on the "content_key" field.
+func ContentKeyHasPrefix(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldHasPrefix(FieldContentKey, v))
+}
+
+// ContentKeyHasSuffix applies the HasSuffix predicate on the "content_key" field.
+func ContentKeyHasSuffix(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldHasSuffix(FieldContentKey, v))
+}
+
+// ContentKeyEqualFold applies the EqualFold predicate on the "content_key" field.
+func ContentKeyEqualFold(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldEqualFold(FieldContentKey, v))
+}
+
+// ContentKeyContainsFold applies the ContainsFold predicate on the "content_key" field.
+func ContentKeyContainsFold(v string) predicate.Artifact {
+	return predicate.Artifact(sql.FieldContainsFold(FieldContentKey, v))
 }
 
 // KeyIDEQ applies the EQ predicate on the "key_id" field.

@@ -44,6 +44,18 @@ func (f AuditEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AuditEntryMutation", m)
 }
 
+// The ChunkFunc type is an adapter to allow the use of ordinary
+// function as Chunk mutator.
+type ChunkFunc func(context.Context, *ent.ChunkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChunkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChunkMutation", m)
+}
+
 // The CorpusFunc type is an adapter to allow the use of ordinary
 // function as Corpus mutator.
 type CorpusFunc func(context.Context, *ent.CorpusMutation) (ent.Value, error)
@@ -138,18 +150,6 @@ func (f ReleaseFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReleaseMutation", m)
-}
-
-// The ReleaseChunkFunc type is an adapter to allow the use of ordinary
-// function as ReleaseChunk mutator.
-type ReleaseChunkFunc func(context.Context, *ent.ReleaseChunkMutation) (ent.Value, error)
-
-// Mutate calls f(ctx, m).
-func (f ReleaseChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-	if mv, ok := m.(*ent.ReleaseChunkMutation); ok {
-		return f(ctx, mv)
-	}
-	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ReleaseChunkMutation", m)
 }
 
 // The SpanFunc type is an adapter to allow the use of ordinary

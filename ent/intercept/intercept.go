@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
@@ -19,7 +20,6 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
-	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -163,6 +163,33 @@ func (f TraverseAuditEntry) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.AuditEntryQuery", q)
+}
+
+// The ChunkFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ChunkFunc func(context.Context, *ent.ChunkQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ChunkFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ChunkQuery", q)
+}
+
+// The TraverseChunk type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseChunk func(context.Context, *ent.ChunkQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseChunk) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseChunk) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ChunkQuery", q)
 }
 
 // The CorpusFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -381,33 +408,6 @@ func (f TraverseRelease) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.ReleaseQuery", q)
 }
 
-// The ReleaseChunkFunc type is an adapter to allow the use of ordinary function as a Querier.
-type ReleaseChunkFunc func(context.Context, *ent.ReleaseChunkQuery) (ent.Value, error)
-
-// Query calls f(ctx, q).
-func (f ReleaseChunkFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
-	if q, ok := q.(*ent.ReleaseChunkQuery); ok {
-		return f(ctx, q)
-	}
-	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ReleaseChunkQuery", q)
-}
-
-// The TraverseReleaseChunk type is an adapter to allow the use of ordinary function as Traverser.
-type TraverseReleaseChunk func(context.Context, *ent.ReleaseChunkQuery) error
-
-// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
-func (f TraverseReleaseChunk) Intercept(next ent.Querier) ent.Querier {
-	return next
-}
-
-// Traverse calls f(ctx, q).
-func (f TraverseReleaseChunk) Traverse(ctx context.Context, q ent.Query) error {
-	if q, ok := q.(*ent.ReleaseChunkQuery); ok {
-		return f(ctx, q)
-	}
-	return fmt.Errorf("unexpected query type %T. expect *ent.ReleaseChunkQuery", q)
-}
-
 // The SpanFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SpanFunc func(context.Context, *ent.SpanQuery) (ent.Value, error)
 
@@ -525,6 +525,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ArtifactQuery, predicate.Artifact, artifact.OrderOption]{typ: ent.TypeArtifact, tq: q}, nil
 	case *ent.AuditEntryQuery:
 		return &query[*ent.AuditEntryQuery, predicate.AuditEntry, auditentry.OrderOption]{typ: ent.TypeAuditEntry, tq: q}, nil
+	case *ent.ChunkQuery:
+		return &query[*ent.ChunkQuery, predicate.Chunk, chunk.OrderOption]{typ: ent.TypeChunk, tq: q}, nil
 	case *ent.CorpusQuery:
 		return &query[*ent.CorpusQuery, predicate.Corpus, corpus.OrderOption]{typ: ent.TypeCorpus, tq: q}, nil
 	case *ent.DateShiftQuery:
@@ -541,8 +543,6 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.PatientQuery, predicate.Patient, patient.OrderOption]{typ: ent.TypePatient, tq: q}, nil
 	case *ent.ReleaseQuery:
 		return &query[*ent.ReleaseQuery, predicate.Release, release.OrderOption]{typ: ent.TypeRelease, tq: q}, nil
-	case *ent.ReleaseChunkQuery:
-		return &query[*ent.ReleaseChunkQuery, predicate.ReleaseChunk, releasechunk.OrderOption]{typ: ent.TypeReleaseChunk, tq: q}, nil
 	case *ent.SpanQuery:
 		return &query[*ent.SpanQuery, predicate.Span, span.OrderOption]{typ: ent.TypeSpan, tq: q}, nil
 	case *ent.SurrogateMappingQuery:

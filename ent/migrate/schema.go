@@ -48,6 +48,7 @@ var (
 		{Name: "size", Type: field.TypeInt},
 		{Name: "sha256", Type: field.TypeString},
 		{Name: "data", Type: field.TypeBytes},
+		{Name: "content_key", Type: field.TypeString, Default: ""},
 		{Name: "key_id", Type: field.TypeString, Default: ""},
 		{Name: "job_id", Type: field.TypeInt, Nullable: true},
 		{Name: "corpus_id", Type: field.TypeInt, Nullable: true},
@@ -78,6 +79,27 @@ var (
 		Name:       "audit_entries",
 		Columns:    AuditEntriesColumns,
 		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
+	}
+	// ReleaseChunksColumns holds the columns for the "release_chunks" table.
+	ReleaseChunksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "content_key", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "data", Type: field.TypeBytes},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ReleaseChunksTable holds the schema information for the "release_chunks" table.
+	ReleaseChunksTable = &schema.Table{
+		Name:       "release_chunks",
+		Columns:    ReleaseChunksColumns,
+		PrimaryKey: []*schema.Column{ReleaseChunksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "chunk_content_key_seq",
+				Unique:  true,
+				Columns: []*schema.Column{ReleaseChunksColumns[1], ReleaseChunksColumns[2]},
+			},
+		},
 	}
 	// CorporaColumns holds the columns for the "corpora" table.
 	CorporaColumns = []*schema.Column{
@@ -342,27 +364,6 @@ var (
 			},
 		},
 	}
-	// ReleaseChunksColumns holds the columns for the "release_chunks" table.
-	ReleaseChunksColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeInt, Increment: true},
-		{Name: "content_key", Type: field.TypeString},
-		{Name: "seq", Type: field.TypeInt},
-		{Name: "data", Type: field.TypeBytes},
-		{Name: "created_at", Type: field.TypeTime},
-	}
-	// ReleaseChunksTable holds the schema information for the "release_chunks" table.
-	ReleaseChunksTable = &schema.Table{
-		Name:       "release_chunks",
-		Columns:    ReleaseChunksColumns,
-		PrimaryKey: []*schema.Column{ReleaseChunksColumns[0]},
-		Indexes: []*schema.Index{
-			{
-				Name:    "releasechunk_content_key_seq",
-				Unique:  true,
-				Columns: []*schema.Column{ReleaseChunksColumns[1], ReleaseChunksColumns[2]},
-			},
-		},
-	}
 	// SpansColumns holds the columns for the "spans" table.
 	SpansColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -533,6 +534,7 @@ var (
 		AnnotationSetsTable,
 		ArtifactsTable,
 		AuditEntriesTable,
+		ReleaseChunksTable,
 		CorporaTable,
 		DateShiftsTable,
 		DocumentsTable,
@@ -541,7 +543,6 @@ var (
 		ModelsTable,
 		PatientsTable,
 		ReleasesTable,
-		ReleaseChunksTable,
 		SpansTable,
 		SurrogateMappingsTable,
 		TokensTable,
@@ -560,6 +561,10 @@ func init() {
 	}
 	AuditEntriesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(51539607552),
+	}
+	ReleaseChunksTable.Annotation = &entsql.Annotation{
+		Table:          "release_chunks",
+		IncrementStart: func(i int) *int { return &i }(64424509440),
 	}
 	CorporaTable.Annotation = &entsql.Annotation{
 		Table:          "corpora",
@@ -590,9 +595,6 @@ func init() {
 	ReleasesTable.ForeignKeys[0].RefTable = ReleasesTable
 	ReleasesTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(47244640256),
-	}
-	ReleaseChunksTable.Annotation = &entsql.Annotation{
-		IncrementStart: func(i int) *int { return &i }(64424509440),
 	}
 	SpansTable.ForeignKeys[0].RefTable = AnnotationSetsTable
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable

@@ -15,6 +15,9 @@ type Artifact func(*sql.Selector)
 // AuditEntry is the predicate function for auditentry builders.
 type AuditEntry func(*sql.Selector)
 
+// Chunk is the predicate function for chunk builders.
+type Chunk func(*sql.Selector)
+
 // Corpus is the predicate function for corpus builders.
 type Corpus func(*sql.Selector)
 
@@ -38,9 +41,6 @@ type Patient func(*sql.Selector)
 
 // Release is the predicate function for release builders.
 type Release func(*sql.Selector)
-
-// ReleaseChunk is the predicate function for releasechunk builders.
-type ReleaseChunk func(*sql.Selector)
 
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)

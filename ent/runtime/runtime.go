@@ -6,6 +6,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/auditentry"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/evaluation"
@@ -13,7 +14,6 @@ import (
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
-	"deidcorpus/ent/releasechunk"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
 	"deidcorpus/ent/surrogatemapping"
@@ -50,16 +50,20 @@ func init() {
 	artifactDescContentType := artifactFields[1].Descriptor()
 	// artifact.DefaultContentType holds the default value on creation for the content_type field.
 	artifact.DefaultContentType = artifactDescContentType.Default.(string)
+	// artifactDescContentKey is the schema descriptor for content_key field.
+	artifactDescContentKey := artifactFields[5].Descriptor()
+	// artifact.DefaultContentKey holds the default value on creation for the content_key field.
+	artifact.DefaultContentKey = artifactDescContentKey.Default.(string)
 	// artifactDescKeyID is the schema descriptor for key_id field.
-	artifactDescKeyID := artifactFields[5].Descriptor()
+	artifactDescKeyID := artifactFields[6].Descriptor()
 	// artifact.DefaultKeyID holds the default value on creation for the key_id field.
 	artifact.DefaultKeyID = artifactDescKeyID.Default.(string)
 	// artifactDescCreatedBy is the schema descriptor for created_by field.
-	artifactDescCreatedBy := artifactFields[8].Descriptor()
+	artifactDescCreatedBy := artifactFields[9].Descriptor()
 	// artifact.DefaultCreatedBy holds the default value on creation for the created_by field.
 	artifact.DefaultCreatedBy = artifactDescCreatedBy.Default.(string)
 	// artifactDescCreatedAt is the schema descriptor for created_at field.
-	artifactDescCreatedAt := artifactFields[9].Descriptor()
+	artifactDescCreatedAt := artifactFields[10].Descriptor()
 	// artifact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	artifact.DefaultCreatedAt = artifactDescCreatedAt.Default.(func() time.Time)
 	auditentryHooks := schema.AuditEntry{}.Hooks()
@@ -74,6 +78,20 @@ func init() {
 	auditentryDescDetail := auditentryFields[6].Descriptor()
 	// auditentry.DefaultDetail holds the default value on creation for the detail field.
 	auditentry.DefaultDetail = auditentryDescDetail.Default.(string)
+	chunkFields := schema.Chunk{}.Fields()
+	_ = chunkFields
+	// chunkDescContentKey is the schema descriptor for content_key field.
+	chunkDescContentKey := chunkFields[0].Descriptor()
+	// chunk.ContentKeyValidator is a validator for the "content_key" field. It is called by the builders before save.
+	chunk.ContentKeyValidator = chunkDescContentKey.Validators[0].(func(string) error)
+	// chunkDescSeq is the schema descriptor for seq field.
+	chunkDescSeq := chunkFields[1].Descriptor()
+	// chunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	chunk.SeqValidator = chunkDescSeq.Validators[0].(func(int) error)
+	// chunkDescCreatedAt is the schema descriptor for created_at field.
+	chunkDescCreatedAt := chunkFields[3].Descriptor()
+	// chunk.DefaultCreatedAt holds the default value on creation for the created_at field.
+	chunk.DefaultCreatedAt = chunkDescCreatedAt.Default.(func() time.Time)
 	corpusFields := schema.Corpus{}.Fields()
 	_ = corpusFields
 	// corpusDescName is the schema descriptor for name field.
@@ -262,20 +280,6 @@ func init() {
 	releaseDescCreatedAt := releaseFields[13].Descriptor()
 	// release.DefaultCreatedAt holds the default value on creation for the created_at field.
 	release.DefaultCreatedAt = releaseDescCreatedAt.Default.(func() time.Time)
-	releasechunkFields := schema.ReleaseChunk{}.Fields()
-	_ = releasechunkFields
-	// releasechunkDescContentKey is the schema descriptor for content_key field.
-	releasechunkDescContentKey := releasechunkFields[0].Descriptor()
-	// releasechunk.ContentKeyValidator is a validator for the "content_key" field. It is called by the builders before save.
-	releasechunk.ContentKeyValidator = releasechunkDescContentKey.Validators[0].(func(string) error)
-	// releasechunkDescSeq is the schema descriptor for seq field.
-	releasechunkDescSeq := releasechunkFields[1].Descriptor()
-	// releasechunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
-	releasechunk.SeqValidator = releasechunkDescSeq.Validators[0].(func(int) error)
-	// releasechunkDescCreatedAt is the schema descriptor for created_at field.
-	releasechunkDescCreatedAt := releasechunkFields[3].Descriptor()
-	// releasechunk.DefaultCreatedAt holds the default value on creation for the created_at field.
-	releasechunk.DefaultCreatedAt = releasechunkDescCreatedAt.Default.(func() time.Time)
 	spanFields := schema.Span{}.Fields()
 	_ = spanFields
 	// spanDescStart is the schema descriptor for start field.

@@ -22,7 +22,10 @@ func (Artifact) Fields() []ent.Field {
 		field.String("content_type").Default("application/octet-stream"),
 		field.Int("size"),
 		field.String("sha256"),
-		field.Bytes("data").Annotations(entgql.Skip()),
+		field.Bytes("data").Annotations(entgql.Skip()).
+			Comment("the file, when it is sealed or was stored before chunks; else empty"),
+		field.String("content_key").Default("").Annotations(entgql.Skip()).
+			Comment("the chunks that hold the file (see Chunk); empty: data holds it"),
 		field.String("key_id").Default("").Annotations(entgql.Skip()).
 			Comment("the key that encrypted data, for a file naming original PHI values (a check report); empty: data in clear"),
 		field.Int("job_id").Optional().Nillable(),

@@ -4,8 +4,8 @@ package ent
 
 import (
 	"context"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/predicate"
-	"deidcorpus/ent/releasechunk"
 	"fmt"
 	"math"
 
@@ -16,66 +16,66 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// ReleaseChunkQuery is the builder for querying ReleaseChunk entities.
-type ReleaseChunkQuery struct {
+// ChunkQuery is the builder for querying Chunk entities.
+type ChunkQuery struct {
 	config
 	ctx        *QueryContext
-	order      []releasechunk.OrderOption
+	order      []chunk.OrderOption
 	inters     []Interceptor
-	predicates []predicate.ReleaseChunk
-	loadTotal  []func(context.Context, []*ReleaseChunk) error
+	predicates []predicate.Chunk
+	loadTotal  []func(context.Context, []*Chunk) error
 	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
 }
 
-// Where adds a new predicate for the ReleaseChunkQuery builder.
-func (_q *ReleaseChunkQuery) Where(ps ...predicate.ReleaseChunk) *ReleaseChunkQuery {
+// Where adds a new predicate for the ChunkQuery builder.
+func (_q *ChunkQuery) Where(ps ...predicate.Chunk) *ChunkQuery {
 	_q.predicates = append(_q.predicates, ps...)
 	return _q
 }
 
 // Limit the number of records to be returned by this query.
-func (_q *ReleaseChunkQuery) Limit(limit int) *ReleaseChunkQuery {
+func (_q *ChunkQuery) Limit(limit int) *ChunkQuery {
 	_q.ctx.Limit = &limit
 	return _q
 }
 
 // Offset to start from.
-func (_q *ReleaseChunkQuery) Offset(offset int) *ReleaseChunkQuery {
+func (_q *ChunkQuery) Offset(offset int) *ChunkQuery {
 	_q.ctx.Offset = &offset
 	return _q
 }
 
 // Unique configures the query builder to filter duplicate records on query.
 // By default, unique is set to true, and can be disabled using this method.
-func (_q *ReleaseChunkQuery) Unique(unique bool) *ReleaseChunkQuery {
+func (_q *ChunkQuery) Unique(unique bool) *ChunkQuery {
 	_q.ctx.Unique = &unique
 	return _q
 }
 
 // Order specifies how the records should be ordered.
-func (_q *ReleaseChunkQuery) Order(o ...releasechunk.OrderOption) *ReleaseChunkQuery {
+func (_q *ChunkQuery) Order(o ...chunk.OrderOption) *ChunkQuery {
 	_q.order = append(_q.order, o...)
 	return _q
 }
 
-// First returns the first ReleaseChunk entity from the query.
-// Returns a *NotFoundError when no ReleaseChunk was found.
-func (_q *ReleaseChunkQuery) First(ctx context.Context) (*ReleaseChunk, error) {
+// First returns the first Chunk entity from the query.
+// Returns a *NotFoundError when no Chunk was found.
+func (_q *ChunkQuery) First(ctx context.Context) (*Chunk, error) {
 	nodes, err := _q.Limit(1).All(setContextOp(ctx, _q.ctx, ent.OpQueryFirst))
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 {
-		return nil, &NotFoundError{releasechunk.Label}
+		return nil, &NotFoundError{chunk.Label}
 	}
 	return nodes[0], nil
 }
 
 // FirstX is like First, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) FirstX(ctx context.Context) *ReleaseChunk {
+func (_q *ChunkQuery) FirstX(ctx context.Context) *Chunk {
 	node, err := _q.First(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -83,22 +83,22 @@ func (_q *ReleaseChunkQuery) FirstX(ctx context.Context) *ReleaseChunk {
 	return node
 }
 
-// FirstID returns the first ReleaseChunk ID from the query.
-// Returns a *NotFoundError when no ReleaseChunk ID was found.
-func (_q *ReleaseChunkQuery) FirstID(ctx context.Context) (id int, err error) {
+// FirstID returns the first Chunk ID from the query.
+// Returns a *NotFoundError when no Chunk ID was found.
+func (_q *ChunkQuery) FirstID(ctx context.Context) (id int, err error) {
 	var ids []int
 	if ids, err = _q.Limit(1).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryFirstID)); err != nil {
 		return
 	}
 	if len(ids) == 0 {
-		err = &NotFoundError{releasechunk.Label}
+		err = &NotFoundError{chunk.Label}
 		return
 	}
 	return ids[0], nil
 }
 
 // FirstIDX is like FirstID, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) FirstIDX(ctx context.Context) int {
+func (_q *ChunkQuery) FirstIDX(ctx context.Context) int {
 	id, err := _q.FirstID(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -106,10 +106,10 @@ func (_q *ReleaseChunkQuery) FirstIDX(ctx context.Context) int {
 	return id
 }
 
-// Only returns a single ReleaseChunk entity found by the query, ensuring it only returns one.
-// Returns a *NotSingularError when more than one ReleaseChunk entity is found.
-// Returns a *NotFoundError when no ReleaseChunk entities are found.
-func (_q *ReleaseChunkQuery) Only(ctx context.Context) (*ReleaseChunk, error) {
+// Only returns a single Chunk entity found by the query, ensuring it only returns one.
+// Returns a *NotSingularError when more than one Chunk entity is found.
+// Returns a *NotFoundError when no Chunk entities are found.
+func (_q *ChunkQuery) Only(ctx context.Context) (*Chunk, error) {
 	nodes, err := _q.Limit(2).All(setContextOp(ctx, _q.ctx, ent.OpQueryOnly))
 	if err != nil {
 		return nil, err
@@ -118,14 +118,14 @@ func (_q *ReleaseChunkQuery) Only(ctx context.Context) (*ReleaseChunk, error) {
 	case 1:
 		return nodes[0], nil
 	case 0:
-		return nil, &NotFoundError{releasechunk.Label}
+		return nil, &NotFoundError{chunk.Label}
 	default:
-		return nil, &NotSingularError{releasechunk.Label}
+		return nil, &NotSingularError{chunk.Label}
 	}
 }
 
 // OnlyX is like Only, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) OnlyX(ctx context.Context) *ReleaseChunk {
+func (_q *ChunkQuery) OnlyX(ctx context.Context) *Chunk {
 	node, err := _q.Only(ctx)
 	if err != nil {
 		panic(err)
@@ -133,10 +133,10 @@ func (_q *ReleaseChunkQuery) OnlyX(ctx context.Context) *ReleaseChunk {
 	return node
 }
 
-// OnlyID is like Only, but returns the only ReleaseChunk ID in the query.
-// Returns a *NotSingularError when more than one ReleaseChunk ID is found.
+// OnlyID is like Only, but returns the only Chunk ID in the query.
+// Returns a *NotSingularError when more than one Chunk ID is found.
 // Returns a *NotFoundError when no entities are found.
-func (_q *ReleaseChunkQuery) OnlyID(ctx context.Context) (id int, err error) {
+func (_q *ChunkQuery) OnlyID(ctx context.Context) (id int, err error) {
 	var ids []int
 	if ids, err = _q.Limit(2).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryOnlyID)); err != nil {
 		return
@@ -145,15 +145,15 @@ func (_q *ReleaseChunkQuery) OnlyID(ctx context.Context) (id int, err error) {
 	case 1:
 		id = ids[0]
 	case 0:
-		err = &NotFoundError{releasechunk.Label}
+		err = &NotFoundError{chunk.Label}
 	default:
-		err = &NotSingularError{releasechunk.Label}
+		err = &NotSingularError{chunk.Label}
 	}
 	return
 }
 
 // OnlyIDX is like OnlyID, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) OnlyIDX(ctx context.Context) int {
+func (_q *ChunkQuery) OnlyIDX(ctx context.Context) int {
 	id, err := _q.OnlyID(ctx)
 	if err != nil {
 		panic(err)
@@ -161,18 +161,18 @@ func (_q *ReleaseChunkQuery) OnlyIDX(ctx context.Context) int {
 	return id
 }
 
-// All executes the query and returns a list of ReleaseChunks.
-func (_q *ReleaseChunkQuery) All(ctx context.Context) ([]*ReleaseChunk, error) {
+// All executes the query and returns a list of Chunks.
+func (_q *ChunkQuery) All(ctx context.Context) ([]*Chunk, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
 	if err := _q.prepareQuery(ctx); err != nil {
 		return nil, err
 	}
-	qr := querierAll[[]*ReleaseChunk, *ReleaseChunkQuery]()
-	return withInterceptors[[]*ReleaseChunk](ctx, _q, qr, _q.inters)
+	qr := querierAll[[]*Chunk, *ChunkQuery]()
+	return withInterceptors[[]*Chunk](ctx, _q, qr, _q.inters)
 }
 
 // AllX is like All, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) AllX(ctx context.Context) []*ReleaseChunk {
+func (_q *ChunkQuery) AllX(ctx context.Context) []*Chunk {
 	nodes, err := _q.All(ctx)
 	if err != nil {
 		panic(err)
@@ -180,20 +180,20 @@ func (_q *ReleaseChunkQuery) AllX(ctx context.Context) []*ReleaseChunk {
 	return nodes
 }
 
-// IDs executes the query and returns a list of ReleaseChunk IDs.
-func (_q *ReleaseChunkQuery) IDs(ctx context.Context) (ids []int, err error) {
+// IDs executes the query and returns a list of Chunk IDs.
+func (_q *ChunkQuery) IDs(ctx context.Context) (ids []int, err error) {
 	if _q.ctx.Unique == nil && _q.path != nil {
 		_q.Unique(true)
 	}
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryIDs)
-	if err = _q.Select(releasechunk.FieldID).Scan(ctx, &ids); err != nil {
+	if err = _q.Select(chunk.FieldID).Scan(ctx, &ids); err != nil {
 		return nil, err
 	}
 	return ids, nil
 }
 
 // IDsX is like IDs, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) IDsX(ctx context.Context) []int {
+func (_q *ChunkQuery) IDsX(ctx context.Context) []int {
 	ids, err := _q.IDs(ctx)
 	if err != nil {
 		panic(err)
@@ -202,16 +202,16 @@ func (_q *ReleaseChunkQuery) IDsX(ctx context.Context) []int {
 }
 
 // Count returns the count of the given query.
-func (_q *ReleaseChunkQuery) Count(ctx context.Context) (int, error) {
+func (_q *ChunkQuery) Count(ctx context.Context) (int, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryCount)
 	if err := _q.prepareQuery(ctx); err != nil {
 		return 0, err
 	}
-	return withInterceptors[int](ctx, _q, querierCount[*ReleaseChunkQuery](), _q.inters)
+	return withInterceptors[int](ctx, _q, querierCount[*ChunkQuery](), _q.inters)
 }
 
 // CountX is like Count, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) CountX(ctx context.Context) int {
+func (_q *ChunkQuery) CountX(ctx context.Context) int {
 	count, err := _q.Count(ctx)
 	if err != nil {
 		panic(err)
@@ -220,7 +220,7 @@ func (_q *ReleaseChunkQuery) CountX(ctx context.Context) int {
 }
 
 // Exist returns true if the query has elements in the graph.
-func (_q *ReleaseChunkQuery) Exist(ctx context.Context) (bool, error) {
+func (_q *ChunkQuery) Exist(ctx context.Context) (bool, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryExist)
 	switch _, err := _q.FirstID(ctx); {
 	case IsNotFound(err):
@@ -233,7 +233,7 @@ func (_q *ReleaseChunkQuery) Exist(ctx context.Context) (bool, error) {
 }
 
 // ExistX is like Exist, but panics if an error occurs.
-func (_q *ReleaseChunkQuery) ExistX(ctx context.Context) bool {
+func (_q *ChunkQuery) ExistX(ctx context.Context) bool {
 	exist, err := _q.Exist(ctx)
 	if err != nil {
 		panic(err)
@@ -241,18 +241,18 @@ func (_q *ReleaseChunkQuery) ExistX(ctx context.Context) bool {
 	return exist
 }
 
-// Clone returns a duplicate of the ReleaseChunkQuery builder, including all associated steps. It can be
+// Clone returns a duplicate of the ChunkQuery builder, including all associated steps. It can be
 // used to prepare common query builders and use them differently after the clone is made.
-func (_q *ReleaseChunkQuery) Clone() *ReleaseChunkQuery {
+func (_q *ChunkQuery) Clone() *ChunkQuery {
 	if _q == nil {
 		return nil
 	}
-	return &ReleaseChunkQuery{
+	return &ChunkQuery{
 		config:     _q.config,
 		ctx:        _q.ctx.Clone(),
-		order:      append([]releasechunk.OrderOption{}, _q.order...),
+		order:      append([]chunk.OrderOption{}, _q.order...),
 		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.ReleaseChunk{}, _q.predicates...),
+		predicates: append([]predicate.Chunk{}, _q.predicates...),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -269,15 +269,15 @@ func (_q *ReleaseChunkQuery) Clone() *ReleaseChunkQuery {
 //		Count int `json:"count,omitempty"`
 //	}
 //
-//	client.ReleaseChunk.Query().
-//		GroupBy(releasechunk.FieldContentKey).
+//	client.Chunk.Query().
+//		GroupBy(chunk.FieldContentKey).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
-func (_q *ReleaseChunkQuery) GroupBy(field string, fields ...string) *ReleaseChunkGroupBy {
+func (_q *ChunkQuery) GroupBy(field string, fields ...string) *ChunkGroupBy {
 	_q.ctx.Fields = append([]string{field}, fields...)
-	grbuild := &ReleaseChunkGroupBy{build: _q}
+	grbuild := &ChunkGroupBy{build: _q}
 	grbuild.flds = &_q.ctx.Fields
-	grbuild.label = releasechunk.Label
+	grbuild.label = chunk.Label
 	grbuild.scan = grbuild.Scan
 	return grbuild
 }
@@ -291,23 +291,23 @@ func (_q *ReleaseChunkQuery) GroupBy(field string, fields ...string) *ReleaseChu
 //		ContentKey string `json:"content_key,omitempty"`
 //	}
 //
-//	client.ReleaseChunk.Query().
-//		Select(releasechunk.FieldContentKey).
+//	client.Chunk.Query().
+//		Select(chunk.FieldContentKey).
 //		Scan(ctx, &v)
-func (_q *ReleaseChunkQuery) Select(fields ...string) *ReleaseChunkSelect {
+func (_q *ChunkQuery) Select(fields ...string) *ChunkSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)
-	sbuild := &ReleaseChunkSelect{ReleaseChunkQuery: _q}
-	sbuild.label = releasechunk.Label
+	sbuild := &ChunkSelect{ChunkQuery: _q}
+	sbuild.label = chunk.Label
 	sbuild.flds, sbuild.scan = &_q.ctx.Fields, sbuild.Scan
 	return sbuild
 }
 
-// Aggregate returns a ReleaseChunkSelect configured with the given aggregations.
-func (_q *ReleaseChunkQuery) Aggregate(fns ...AggregateFunc) *ReleaseChunkSelect {
+// Aggregate returns a ChunkSelect configured with the given aggregations.
+func (_q *ChunkQuery) Aggregate(fns ...AggregateFunc) *ChunkSelect {
 	return _q.Select().Aggregate(fns...)
 }
 
-func (_q *ReleaseChunkQuery) prepareQuery(ctx context.Context) error {
+func (_q *ChunkQuery) prepareQuery(ctx context.Context) error {
 	for _, inter := range _q.inters {
 		if inter == nil {
 			return fmt.Errorf("ent: uninitialized interceptor (forgotten import ent/runtime?)")
@@ -319,7 +319,7 @@ func (_q *ReleaseChunkQuery) prepareQuery(ctx context.Context) error {
 		}
 	}
 	for _, f := range _q.ctx.Fields {
-		if !releasechunk.ValidColumn(f) {
+		if !chunk.ValidColumn(f) {
 			return &ValidationError{Name: f, err: fmt.Errorf("ent: invalid field %q for query", f)}
 		}
 	}
@@ -333,16 +333,16 @@ func (_q *ReleaseChunkQuery) prepareQuery(ctx context.Context) error {
 	return nil
 }
 
-func (_q *ReleaseChunkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*ReleaseChunk, error) {
+func (_q *ChunkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Chunk, error) {
 	var (
-		nodes = []*ReleaseChunk{}
+		nodes = []*Chunk{}
 		_spec = _q.querySpec()
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
-		return (*ReleaseChunk).scanValues(nil, columns)
+		return (*Chunk).scanValues(nil, columns)
 	}
 	_spec.Assign = func(columns []string, values []any) error {
-		node := &ReleaseChunk{config: _q.config}
+		node := &Chunk{config: _q.config}
 		nodes = append(nodes, node)
 		return node.assignValues(columns, values)
 	}
@@ -366,7 +366,7 @@ func (_q *ReleaseChunkQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	return nodes, nil
 }
 
-func (_q *ReleaseChunkQuery) sqlCount(ctx context.Context) (int, error) {
+func (_q *ChunkQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
@@ -378,8 +378,8 @@ func (_q *ReleaseChunkQuery) sqlCount(ctx context.Context) (int, error) {
 	return sqlgraph.CountNodes(ctx, _q.driver, _spec)
 }
 
-func (_q *ReleaseChunkQuery) querySpec() *sqlgraph.QuerySpec {
-	_spec := sqlgraph.NewQuerySpec(releasechunk.Table, releasechunk.Columns, sqlgraph.NewFieldSpec(releasechunk.FieldID, field.TypeInt))
+func (_q *ChunkQuery) querySpec() *sqlgraph.QuerySpec {
+	_spec := sqlgraph.NewQuerySpec(chunk.Table, chunk.Columns, sqlgraph.NewFieldSpec(chunk.FieldID, field.TypeInt))
 	_spec.From = _q.sql
 	if unique := _q.ctx.Unique; unique != nil {
 		_spec.Unique = *unique
@@ -388,9 +388,9 @@ func (_q *ReleaseChunkQuery) querySpec() *sqlgraph.QuerySpec {
 	}
 	if fields := _q.ctx.Fields; len(fields) > 0 {
 		_spec.Node.Columns = make([]string, 0, len(fields))
-		_spec.Node.Columns = append(_spec.Node.Columns, releasechunk.FieldID)
+		_spec.Node.Columns = append(_spec.Node.Columns, chunk.FieldID)
 		for i := range fields {
-			if fields[i] != releasechunk.FieldID {
+			if fields[i] != chunk.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
 		}
@@ -418,12 +418,12 @@ func (_q *ReleaseChunkQuery) querySpec() *sqlgraph.QuerySpec {
 	return _spec
 }
 
-func (_q *ReleaseChunkQuery) sqlQuery(ctx context.Context) *sql.Selector {
+func (_q *ChunkQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	builder := sql.Dialect(_q.driver.Dialect())
-	t1 := builder.Table(releasechunk.Table)
+	t1 := builder.Table(chunk.Table)
 	columns := _q.ctx.Fields
 	if len(columns) == 0 {
-		columns = releasechunk.Columns
+		columns = chunk.Columns
 	}
 	selector := builder.Select(t1.Columns(columns...)...).From(t1)
 	if _q.sql != nil {
@@ -456,7 +456,7 @@ func (_q *ReleaseChunkQuery) sqlQuery(ctx context.Context) *sql.Selector {
 // ForUpdate locks the selected rows against concurrent updates, and prevent them from being
 // updated, deleted or "selected ... for update" by other sessions, until the transaction is
 // either committed or rolled-back.
-func (_q *ReleaseChunkQuery) ForUpdate(opts ...sql.LockOption) *ReleaseChunkQuery {
+func (_q *ChunkQuery) ForUpdate(opts ...sql.LockOption) *ChunkQuery {
 	if _q.driver.Dialect() == dialect.Postgres {
 		_q.Unique(false)
 	}
@@ -469,7 +469,7 @@ func (_q *ReleaseChunkQuery) ForUpdate(opts ...sql.LockOption) *ReleaseChunkQuer
 // ForShare behaves similarly to ForUpdate, except that it acquires a shared mode lock
 // on any rows that are read. Other sessions can read the rows, but cannot modify them
 // until your transaction commits.
-func (_q *ReleaseChunkQuery) ForShare(opts ...sql.LockOption) *ReleaseChunkQuery {
+func (_q *ChunkQuery) ForShare(opts ...sql.LockOption) *ChunkQuery {
 	if _q.driver.Dialect() == dialect.Postgres {
 		_q.Unique(false)
 	}
@@ -479,28 +479,28 @@ func (_q *ReleaseChunkQuery) ForShare(opts ...sql.LockOption) *ReleaseChunkQuery
 	return _q
 }
 
-// ReleaseChunkGroupBy is the group-by builder for ReleaseChunk entities.
-type ReleaseChunkGroupBy struct {
+// ChunkGroupBy is the group-by builder for Chunk entities.
+type ChunkGroupBy struct {
 	selector
-	build *ReleaseChunkQuery
+	build *ChunkQuery
 }
 
 // Aggregate adds the given aggregation functions to the group-by query.
-func (_g *ReleaseChunkGroupBy) Aggregate(fns ...AggregateFunc) *ReleaseChunkGroupBy {
+func (_g *ChunkGroupBy) Aggregate(fns ...AggregateFunc) *ChunkGroupBy {
 	_g.fns = append(_g.fns, fns...)
 	return _g
 }
 
 // Scan applies the selector query and scans the result into the given value.
-func (_g *ReleaseChunkGroupBy) Scan(ctx context.Context, v any) error {
+func (_g *ChunkGroupBy) Scan(ctx context.Context, v any) error {
 	ctx = setContextOp(ctx, _g.build.ctx, ent.OpQueryGroupBy)
 	if err := _g.build.prepareQuery(ctx); err != nil {
 		return err
 	}
-	return scanWithInterceptors[*ReleaseChunkQuery, *ReleaseChunkGroupBy](ctx, _g.build, _g, _g.build.inters, v)
+	return scanWithInterceptors[*ChunkQuery, *ChunkGroupBy](ctx, _g.build, _g, _g.build.inters, v)
 }
 
-func (_g *ReleaseChunkGroupBy) sqlScan(ctx context.Context, root *ReleaseChunkQuery, v any) error {
+func (_g *ChunkGroupBy) sqlScan(ctx context.Context, root *ChunkQuery, v any) error {
 	selector := root.sqlQuery(ctx).Select()
 	aggregation := make([]string, 0, len(_g.fns))
 	for _, fn := range _g.fns {
@@ -527,28 +527,28 @@ func (_g *ReleaseChunkGroupBy) sqlScan(ctx context.Context, root *ReleaseChunkQu
 	return sql.ScanSlice(rows, v)
 }
 
-// ReleaseChunkSelect is the builder for selecting fields of ReleaseChunk entities.
-type ReleaseChunkSelect struct {
-	*ReleaseChunkQuery
+// ChunkSelect is the builder for selecting fields of Chunk entities.
+type ChunkSelect struct {
+	*ChunkQuery
 	selector
 }
 
 // Aggregate adds the given aggregation functions to the selector query.
-func (_s *ReleaseChunkSelect) Aggregate(fns ...AggregateFunc) *ReleaseChunkSelect {
+func (_s *ChunkSelect) Aggregate(fns ...AggregateFunc) *ChunkSelect {
 	_s.fns = append(_s.fns, fns...)
 	return _s
 }
 
 // Scan applies the selector query and scans the result into the given value.
-func (_s *ReleaseChunkSelect) Scan(ctx context.Context, v any) error {
+func (_s *ChunkSelect) Scan(ctx context.Context, v any) error {
 	ctx = setContextOp(ctx, _s.ctx, ent.OpQuerySelect)
 	if err := _s.prepareQuery(ctx); err != nil {
 		return err
 	}
-	return scanWithInterceptors[*ReleaseChunkQuery, *ReleaseChunkSelect](ctx, _s.ReleaseChunkQuery, _s, _s.inters, v)
+	return scanWithInterceptors[*ChunkQuery, *ChunkSelect](ctx, _s.ChunkQuery, _s, _s.inters, v)
 }
 
-func (_s *ReleaseChunkSelect) sqlScan(ctx context.Context, root *ReleaseChunkQuery, v any) error {
+func (_s *ChunkSelect) sqlScan(ctx context.Context, root *ChunkQuery, v any) error {
 	selector := root.sqlQuery(ctx)
 	aggregation := make([]string, 0, len(_s.fns))
 	for _, fn := range _s.fns {

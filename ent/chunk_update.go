@@ -4,8 +4,8 @@ package ent
 
 import (
 	"context"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/predicate"
-	"deidcorpus/ent/releasechunk"
 	"errors"
 	"fmt"
 
@@ -14,31 +14,31 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// ReleaseChunkUpdate is the builder for updating ReleaseChunk entities.
-type ReleaseChunkUpdate struct {
+// ChunkUpdate is the builder for updating Chunk entities.
+type ChunkUpdate struct {
 	config
 	hooks    []Hook
-	mutation *ReleaseChunkMutation
+	mutation *ChunkMutation
 }
 
-// Where appends a list predicates to the ReleaseChunkUpdate builder.
-func (_u *ReleaseChunkUpdate) Where(ps ...predicate.ReleaseChunk) *ReleaseChunkUpdate {
+// Where appends a list predicates to the ChunkUpdate builder.
+func (_u *ChunkUpdate) Where(ps ...predicate.Chunk) *ChunkUpdate {
 	_u.mutation.Where(ps...)
 	return _u
 }
 
-// Mutation returns the ReleaseChunkMutation object of the builder.
-func (_u *ReleaseChunkUpdate) Mutation() *ReleaseChunkMutation {
+// Mutation returns the ChunkMutation object of the builder.
+func (_u *ChunkUpdate) Mutation() *ChunkMutation {
 	return _u.mutation
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
-func (_u *ReleaseChunkUpdate) Save(ctx context.Context) (int, error) {
+func (_u *ChunkUpdate) Save(ctx context.Context) (int, error) {
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_u *ReleaseChunkUpdate) SaveX(ctx context.Context) int {
+func (_u *ChunkUpdate) SaveX(ctx context.Context) int {
 	affected, err := _u.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -47,20 +47,20 @@ func (_u *ReleaseChunkUpdate) SaveX(ctx context.Context) int {
 }
 
 // Exec executes the query.
-func (_u *ReleaseChunkUpdate) Exec(ctx context.Context) error {
+func (_u *ChunkUpdate) Exec(ctx context.Context) error {
 	_, err := _u.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_u *ReleaseChunkUpdate) ExecX(ctx context.Context) {
+func (_u *ChunkUpdate) ExecX(ctx context.Context) {
 	if err := _u.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
-func (_u *ReleaseChunkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
-	_spec := sqlgraph.NewUpdateSpec(releasechunk.Table, releasechunk.Columns, sqlgraph.NewFieldSpec(releasechunk.FieldID, field.TypeInt))
+func (_u *ChunkUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	_spec := sqlgraph.NewUpdateSpec(chunk.Table, chunk.Columns, sqlgraph.NewFieldSpec(chunk.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
 			for i := range ps {
@@ -70,7 +70,7 @@ func (_u *ReleaseChunkUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
-			err = &NotFoundError{releasechunk.Label}
+			err = &NotFoundError{chunk.Label}
 		} else if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
 		}
@@ -80,39 +80,39 @@ func (_u *ReleaseChunkUpdate) sqlSave(ctx context.Context) (_node int, err error
 	return _node, nil
 }
 
-// ReleaseChunkUpdateOne is the builder for updating a single ReleaseChunk entity.
-type ReleaseChunkUpdateOne struct {
+// ChunkUpdateOne is the builder for updating a single Chunk entity.
+type ChunkUpdateOne struct {
 	config
 	fields   []string
 	hooks    []Hook
-	mutation *ReleaseChunkMutation
+	mutation *ChunkMutation
 }
 
-// Mutation returns the ReleaseChunkMutation object of the builder.
-func (_u *ReleaseChunkUpdateOne) Mutation() *ReleaseChunkMutation {
+// Mutation returns the ChunkMutation object of the builder.
+func (_u *ChunkUpdateOne) Mutation() *ChunkMutation {
 	return _u.mutation
 }
 
-// Where appends a list predicates to the ReleaseChunkUpdate builder.
-func (_u *ReleaseChunkUpdateOne) Where(ps ...predicate.ReleaseChunk) *ReleaseChunkUpdateOne {
+// Where appends a list predicates to the ChunkUpdate builder.
+func (_u *ChunkUpdateOne) Where(ps ...predicate.Chunk) *ChunkUpdateOne {
 	_u.mutation.Where(ps...)
 	return _u
 }
 
 // Select allows selecting one or more fields (columns) of the returned entity.
 // The default is selecting all fields defined in the entity schema.
-func (_u *ReleaseChunkUpdateOne) Select(field string, fields ...string) *ReleaseChunkUpdateOne {
+func (_u *ChunkUpdateOne) Select(field string, fields ...string) *ChunkUpdateOne {
 	_u.fields = append([]string{field}, fields...)
 	return _u
 }
 
-// Save executes the query and returns the updated ReleaseChunk entity.
-func (_u *ReleaseChunkUpdateOne) Save(ctx context.Context) (*ReleaseChunk, error) {
+// Save executes the query and returns the updated Chunk entity.
+func (_u *ChunkUpdateOne) Save(ctx context.Context) (*Chunk, error) {
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_u *ReleaseChunkUpdateOne) SaveX(ctx context.Context) *ReleaseChunk {
+func (_u *ChunkUpdateOne) SaveX(ctx context.Context) *Chunk {
 	node, err := _u.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -121,33 +121,33 @@ func (_u *ReleaseChunkUpdateOne) SaveX(ctx context.Context) *ReleaseChunk {
 }
 
 // Exec executes the query on the entity.
-func (_u *ReleaseChunkUpdateOne) Exec(ctx context.Context) error {
+func (_u *ChunkUpdateOne) Exec(ctx context.Context) error {
 	_, err := _u.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_u *ReleaseChunkUpdateOne) ExecX(ctx context.Context) {
+func (_u *ChunkUpdateOne) ExecX(ctx context.Context) {
 	if err := _u.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
-func (_u *ReleaseChunkUpdateOne) sqlSave(ctx context.Context) (_node *ReleaseChunk, err error) {
-	_spec := sqlgraph.NewUpdateSpec(releasechunk.Table, releasechunk.Columns, sqlgraph.NewFieldSpec(releasechunk.FieldID, field.TypeInt))
+func (_u *ChunkUpdateOne) sqlSave(ctx context.Context) (_node *Chunk, err error) {
+	_spec := sqlgraph.NewUpdateSpec(chunk.Table, chunk.Columns, sqlgraph.NewFieldSpec(chunk.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
 	if !ok {
-		return nil, &ValidationError{Name: "id", err: errors.New(`ent: missing "ReleaseChunk.id" for update`)}
+		return nil, &ValidationError{Name: "id", err: errors.New(`ent: missing "Chunk.id" for update`)}
 	}
 	_spec.Node.ID.Value = id
 	if fields := _u.fields; len(fields) > 0 {
 		_spec.Node.Columns = make([]string, 0, len(fields))
-		_spec.Node.Columns = append(_spec.Node.Columns, releasechunk.FieldID)
+		_spec.Node.Columns = append(_spec.Node.Columns, chunk.FieldID)
 		for _, f := range fields {
-			if !releasechunk.ValidColumn(f) {
+			if !chunk.ValidColumn(f) {
 				return nil, &ValidationError{Name: f, err: fmt.Errorf("ent: invalid field %q for query", f)}
 			}
-			if f != releasechunk.FieldID {
+			if f != chunk.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, f)
 			}
 		}
@@ -159,12 +159,12 @@ func (_u *ReleaseChunkUpdateOne) sqlSave(ctx context.Context) (_node *ReleaseChu
 			}
 		}
 	}
-	_node = &ReleaseChunk{config: _u.config}
+	_node = &Chunk{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues
 	if err = sqlgraph.UpdateNode(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
-			err = &NotFoundError{releasechunk.Label}
+			err = &NotFoundError{chunk.Label}
 		} else if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
 		}

@@ -3,7 +3,7 @@
 package ent
 
 import (
-	"deidcorpus/ent/releasechunk"
+	"deidcorpus/ent/chunk"
 	"fmt"
 	"strings"
 	"time"
@@ -12,14 +12,14 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
-// ReleaseChunk is the model entity for the ReleaseChunk schema.
-type ReleaseChunk struct {
+// Chunk is the model entity for the Chunk schema.
+type Chunk struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID int `json:"id,omitempty"`
 	// ContentKey holds the value of the "content_key" field.
 	ContentKey string `json:"content_key,omitempty"`
-	// the chunk's place in the snapshot, from 0
+	// the chunk's place in the file, from 0
 	Seq int `json:"seq,omitempty"`
 	// Data holds the value of the "data" field.
 	Data []byte `json:"data,omitempty"`
@@ -29,17 +29,17 @@ type ReleaseChunk struct {
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
-func (*ReleaseChunk) scanValues(columns []string) ([]any, error) {
+func (*Chunk) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case releasechunk.FieldData:
+		case chunk.FieldData:
 			values[i] = new([]byte)
-		case releasechunk.FieldID, releasechunk.FieldSeq:
+		case chunk.FieldID, chunk.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case releasechunk.FieldContentKey:
+		case chunk.FieldContentKey:
 			values[i] = new(sql.NullString)
-		case releasechunk.FieldCreatedAt:
+		case chunk.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -49,38 +49,38 @@ func (*ReleaseChunk) scanValues(columns []string) ([]any, error) {
 }
 
 // assignValues assigns the values that were returned from sql.Rows (after scanning)
-// to the ReleaseChunk fields.
-func (_m *ReleaseChunk) assignValues(columns []string, values []any) error {
+// to the Chunk fields.
+func (_m *Chunk) assignValues(columns []string, values []any) error {
 	if m, n := len(values), len(columns); m < n {
 		return fmt.Errorf("mismatch number of scan values: %d != %d", m, n)
 	}
 	for i := range columns {
 		switch columns[i] {
-		case releasechunk.FieldID:
+		case chunk.FieldID:
 			value, ok := values[i].(*sql.NullInt64)
 			if !ok {
 				return fmt.Errorf("unexpected type %T for field id", value)
 			}
 			_m.ID = int(value.Int64)
-		case releasechunk.FieldContentKey:
+		case chunk.FieldContentKey:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field content_key", values[i])
 			} else if value.Valid {
 				_m.ContentKey = value.String
 			}
-		case releasechunk.FieldSeq:
+		case chunk.FieldSeq:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field seq", values[i])
 			} else if value.Valid {
 				_m.Seq = int(value.Int64)
 			}
-		case releasechunk.FieldData:
+		case chunk.FieldData:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
 			} else if value != nil {
 				_m.Data = *value
 			}
-		case releasechunk.FieldCreatedAt:
+		case chunk.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
 			} else if value.Valid {
@@ -93,34 +93,34 @@ func (_m *ReleaseChunk) assignValues(columns []string, values []any) error {
 	return nil
 }
 
-// Value returns the ent.Value that was dynamically selected and assigned to the ReleaseChunk.
+// Value returns the ent.Value that was dynamically selected and assigned to the Chunk.
 // This includes values selected through modifiers, order, etc.
-func (_m *ReleaseChunk) Value(name string) (ent.Value, error) {
+func (_m *Chunk) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
 }
 
-// Update returns a builder for updating this ReleaseChunk.
-// Note that you need to call ReleaseChunk.Unwrap() before calling this method if this ReleaseChunk
+// Update returns a builder for updating this Chunk.
+// Note that you need to call Chunk.Unwrap() before calling this method if this Chunk
 // was returned from a transaction, and the transaction was committed or rolled back.
-func (_m *ReleaseChunk) Update() *ReleaseChunkUpdateOne {
-	return NewReleaseChunkClient(_m.config).UpdateOne(_m)
+func (_m *Chunk) Update() *ChunkUpdateOne {
+	return NewChunkClient(_m.config).UpdateOne(_m)
 }
 
-// Unwrap unwraps the ReleaseChunk entity that was returned from a transaction after it was closed,
+// Unwrap unwraps the Chunk entity that was returned from a transaction after it was closed,
 // so that all future queries will be executed through the driver which created the transaction.
-func (_m *ReleaseChunk) Unwrap() *ReleaseChunk {
+func (_m *Chunk) Unwrap() *Chunk {
 	_tx, ok := _m.config.driver.(*txDriver)
 	if !ok {
-		panic("ent: ReleaseChunk is not a transactional entity")
+		panic("ent: Chunk is not a transactional entity")
 	}
 	_m.config.driver = _tx.drv
 	return _m
 }
 
 // String implements the fmt.Stringer.
-func (_m *ReleaseChunk) String() string {
+func (_m *Chunk) String() string {
 	var builder strings.Builder
-	builder.WriteString("ReleaseChunk(")
+	builder.WriteString("Chunk(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
 	builder.WriteString("content_key=")
 	builder.WriteString(_m.ContentKey)
@@ -137,5 +137,5 @@ func (_m *ReleaseChunk) String() string {
 	return builder.String()
 }
 
-// ReleaseChunks is a parsable slice of ReleaseChunk.
-type ReleaseChunks []*ReleaseChunk
+// Chunks is a parsable slice of Chunk.
+type Chunks []*Chunk

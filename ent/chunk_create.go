@@ -4,7 +4,7 @@ package ent
 
 import (
 	"context"
-	"deidcorpus/ent/releasechunk"
+	"deidcorpus/ent/chunk"
 	"errors"
 	"fmt"
 	"time"
@@ -14,59 +14,59 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// ReleaseChunkCreate is the builder for creating a ReleaseChunk entity.
-type ReleaseChunkCreate struct {
+// ChunkCreate is the builder for creating a Chunk entity.
+type ChunkCreate struct {
 	config
-	mutation *ReleaseChunkMutation
+	mutation *ChunkMutation
 	hooks    []Hook
 	conflict []sql.ConflictOption
 }
 
 // SetContentKey sets the "content_key" field.
-func (_c *ReleaseChunkCreate) SetContentKey(v string) *ReleaseChunkCreate {
+func (_c *ChunkCreate) SetContentKey(v string) *ChunkCreate {
 	_c.mutation.SetContentKey(v)
 	return _c
 }
 
 // SetSeq sets the "seq" field.
-func (_c *ReleaseChunkCreate) SetSeq(v int) *ReleaseChunkCreate {
+func (_c *ChunkCreate) SetSeq(v int) *ChunkCreate {
 	_c.mutation.SetSeq(v)
 	return _c
 }
 
 // SetData sets the "data" field.
-func (_c *ReleaseChunkCreate) SetData(v []byte) *ReleaseChunkCreate {
+func (_c *ChunkCreate) SetData(v []byte) *ChunkCreate {
 	_c.mutation.SetData(v)
 	return _c
 }
 
 // SetCreatedAt sets the "created_at" field.
-func (_c *ReleaseChunkCreate) SetCreatedAt(v time.Time) *ReleaseChunkCreate {
+func (_c *ChunkCreate) SetCreatedAt(v time.Time) *ChunkCreate {
 	_c.mutation.SetCreatedAt(v)
 	return _c
 }
 
 // SetNillableCreatedAt sets the "created_at" field if the given value is not nil.
-func (_c *ReleaseChunkCreate) SetNillableCreatedAt(v *time.Time) *ReleaseChunkCreate {
+func (_c *ChunkCreate) SetNillableCreatedAt(v *time.Time) *ChunkCreate {
 	if v != nil {
 		_c.SetCreatedAt(*v)
 	}
 	return _c
 }
 
-// Mutation returns the ReleaseChunkMutation object of the builder.
-func (_c *ReleaseChunkCreate) Mutation() *ReleaseChunkMutation {
+// Mutation returns the ChunkMutation object of the builder.
+func (_c *ChunkCreate) Mutation() *ChunkMutation {
 	return _c.mutation
 }
 
-// Save creates the ReleaseChunk in the database.
-func (_c *ReleaseChunkCreate) Save(ctx context.Context) (*ReleaseChunk, error) {
+// Save creates the Chunk in the database.
+func (_c *ChunkCreate) Save(ctx context.Context) (*Chunk, error) {
 	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
 // SaveX calls Save and panics if Save returns an error.
-func (_c *ReleaseChunkCreate) SaveX(ctx context.Context) *ReleaseChunk {
+func (_c *ChunkCreate) SaveX(ctx context.Context) *Chunk {
 	v, err := _c.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -75,54 +75,54 @@ func (_c *ReleaseChunkCreate) SaveX(ctx context.Context) *ReleaseChunk {
 }
 
 // Exec executes the query.
-func (_c *ReleaseChunkCreate) Exec(ctx context.Context) error {
+func (_c *ChunkCreate) Exec(ctx context.Context) error {
 	_, err := _c.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_c *ReleaseChunkCreate) ExecX(ctx context.Context) {
+func (_c *ChunkCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *ReleaseChunkCreate) defaults() {
+func (_c *ChunkCreate) defaults() {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
-		v := releasechunk.DefaultCreatedAt()
+		v := chunk.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 }
 
 // check runs all checks and user-defined validators on the builder.
-func (_c *ReleaseChunkCreate) check() error {
+func (_c *ChunkCreate) check() error {
 	if _, ok := _c.mutation.ContentKey(); !ok {
-		return &ValidationError{Name: "content_key", err: errors.New(`ent: missing required field "ReleaseChunk.content_key"`)}
+		return &ValidationError{Name: "content_key", err: errors.New(`ent: missing required field "Chunk.content_key"`)}
 	}
 	if v, ok := _c.mutation.ContentKey(); ok {
-		if err := releasechunk.ContentKeyValidator(v); err != nil {
-			return &ValidationError{Name: "content_key", err: fmt.Errorf(`ent: validator failed for field "ReleaseChunk.content_key": %w`, err)}
+		if err := chunk.ContentKeyValidator(v); err != nil {
+			return &ValidationError{Name: "content_key", err: fmt.Errorf(`ent: validator failed for field "Chunk.content_key": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Seq(); !ok {
-		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "ReleaseChunk.seq"`)}
+		return &ValidationError{Name: "seq", err: errors.New(`ent: missing required field "Chunk.seq"`)}
 	}
 	if v, ok := _c.mutation.Seq(); ok {
-		if err := releasechunk.SeqValidator(v); err != nil {
-			return &ValidationError{Name: "seq", err: fmt.Errorf(`ent: validator failed for field "ReleaseChunk.seq": %w`, err)}
+		if err := chunk.SeqValidator(v); err != nil {
+			return &ValidationError{Name: "seq", err: fmt.Errorf(`ent: validator failed for field "Chunk.seq": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Data(); !ok {
-		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "ReleaseChunk.data"`)}
+		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Chunk.data"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
-		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "ReleaseChunk.created_at"`)}
+		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Chunk.created_at"`)}
 	}
 	return nil
 }
 
-func (_c *ReleaseChunkCreate) sqlSave(ctx context.Context) (*ReleaseChunk, error) {
+func (_c *ChunkCreate) sqlSave(ctx context.Context) (*Chunk, error) {
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
@@ -140,26 +140,26 @@ func (_c *ReleaseChunkCreate) sqlSave(ctx context.Context) (*ReleaseChunk, error
 	return _node, nil
 }
 
-func (_c *ReleaseChunkCreate) createSpec() (*ReleaseChunk, *sqlgraph.CreateSpec) {
+func (_c *ChunkCreate) createSpec() (*Chunk, *sqlgraph.CreateSpec) {
 	var (
-		_node = &ReleaseChunk{config: _c.config}
-		_spec = sqlgraph.NewCreateSpec(releasechunk.Table, sqlgraph.NewFieldSpec(releasechunk.FieldID, field.TypeInt))
+		_node = &Chunk{config: _c.config}
+		_spec = sqlgraph.NewCreateSpec(chunk.Table, sqlgraph.NewFieldSpec(chunk.FieldID, field.TypeInt))
 	)
 	_spec.OnConflict = _c.conflict
 	if value, ok := _c.mutation.ContentKey(); ok {
-		_spec.SetField(releasechunk.FieldContentKey, field.TypeString, value)
+		_spec.SetField(chunk.FieldContentKey, field.TypeString, value)
 		_node.ContentKey = value
 	}
 	if value, ok := _c.mutation.Seq(); ok {
-		_spec.SetField(releasechunk.FieldSeq, field.TypeInt, value)
+		_spec.SetField(chunk.FieldSeq, field.TypeInt, value)
 		_node.Seq = value
 	}
 	if value, ok := _c.mutation.Data(); ok {
-		_spec.SetField(releasechunk.FieldData, field.TypeBytes, value)
+		_spec.SetField(chunk.FieldData, field.TypeBytes, value)
 		_node.Data = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
-		_spec.SetField(releasechunk.FieldCreatedAt, field.TypeTime, value)
+		_spec.SetField(chunk.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
 	return _node, _spec
@@ -168,7 +168,7 @@ func (_c *ReleaseChunkCreate) createSpec() (*ReleaseChunk, *sqlgraph.CreateSpec)
 // OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
 // of the `INSERT` statement. For example:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		SetContentKey(v).
 //		OnConflict(
 //			// Update the row with the new values
@@ -177,13 +177,13 @@ func (_c *ReleaseChunkCreate) createSpec() (*ReleaseChunk, *sqlgraph.CreateSpec)
 //		).
 //		// Override some of the fields with custom
 //		// update values.
-//		Update(func(u *ent.ReleaseChunkUpsert) {
+//		Update(func(u *ent.ChunkUpsert) {
 //			SetContentKey(v+v).
 //		}).
 //		Exec(ctx)
-func (_c *ReleaseChunkCreate) OnConflict(opts ...sql.ConflictOption) *ReleaseChunkUpsertOne {
+func (_c *ChunkCreate) OnConflict(opts ...sql.ConflictOption) *ChunkUpsertOne {
 	_c.conflict = opts
-	return &ReleaseChunkUpsertOne{
+	return &ChunkUpsertOne{
 		create: _c,
 	}
 }
@@ -191,25 +191,25 @@ func (_c *ReleaseChunkCreate) OnConflict(opts ...sql.ConflictOption) *ReleaseChu
 // OnConflictColumns calls `OnConflict` and configures the columns
 // as conflict target. Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		OnConflict(sql.ConflictColumns(columns...)).
 //		Exec(ctx)
-func (_c *ReleaseChunkCreate) OnConflictColumns(columns ...string) *ReleaseChunkUpsertOne {
+func (_c *ChunkCreate) OnConflictColumns(columns ...string) *ChunkUpsertOne {
 	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &ReleaseChunkUpsertOne{
+	return &ChunkUpsertOne{
 		create: _c,
 	}
 }
 
 type (
-	// ReleaseChunkUpsertOne is the builder for "upsert"-ing
-	//  one ReleaseChunk node.
-	ReleaseChunkUpsertOne struct {
-		create *ReleaseChunkCreate
+	// ChunkUpsertOne is the builder for "upsert"-ing
+	//  one Chunk node.
+	ChunkUpsertOne struct {
+		create *ChunkCreate
 	}
 
-	// ReleaseChunkUpsert is the "OnConflict" setter.
-	ReleaseChunkUpsert struct {
+	// ChunkUpsert is the "OnConflict" setter.
+	ChunkUpsert struct {
 		*sql.UpdateSet
 	}
 )
@@ -217,25 +217,25 @@ type (
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		OnConflict(
 //			sql.ResolveWithNewValues(),
 //		).
 //		Exec(ctx)
-func (u *ReleaseChunkUpsertOne) UpdateNewValues() *ReleaseChunkUpsertOne {
+func (u *ChunkUpsertOne) UpdateNewValues() *ChunkUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		if _, exists := u.create.mutation.ContentKey(); exists {
-			s.SetIgnore(releasechunk.FieldContentKey)
+			s.SetIgnore(chunk.FieldContentKey)
 		}
 		if _, exists := u.create.mutation.Seq(); exists {
-			s.SetIgnore(releasechunk.FieldSeq)
+			s.SetIgnore(chunk.FieldSeq)
 		}
 		if _, exists := u.create.mutation.Data(); exists {
-			s.SetIgnore(releasechunk.FieldData)
+			s.SetIgnore(chunk.FieldData)
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
-			s.SetIgnore(releasechunk.FieldCreatedAt)
+			s.SetIgnore(chunk.FieldCreatedAt)
 		}
 	}))
 	return u
@@ -244,47 +244,47 @@ func (u *ReleaseChunkUpsertOne) UpdateNewValues() *ReleaseChunkUpsertOne {
 // Ignore sets each column to itself in case of conflict.
 // Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //	    OnConflict(sql.ResolveWithIgnore()).
 //	    Exec(ctx)
-func (u *ReleaseChunkUpsertOne) Ignore() *ReleaseChunkUpsertOne {
+func (u *ChunkUpsertOne) Ignore() *ChunkUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
 	return u
 }
 
 // DoNothing configures the conflict_action to `DO NOTHING`.
 // Supported only by SQLite and PostgreSQL.
-func (u *ReleaseChunkUpsertOne) DoNothing() *ReleaseChunkUpsertOne {
+func (u *ChunkUpsertOne) DoNothing() *ChunkUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.DoNothing())
 	return u
 }
 
-// Update allows overriding fields `UPDATE` values. See the ReleaseChunkCreate.OnConflict
+// Update allows overriding fields `UPDATE` values. See the ChunkCreate.OnConflict
 // documentation for more info.
-func (u *ReleaseChunkUpsertOne) Update(set func(*ReleaseChunkUpsert)) *ReleaseChunkUpsertOne {
+func (u *ChunkUpsertOne) Update(set func(*ChunkUpsert)) *ChunkUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&ReleaseChunkUpsert{UpdateSet: update})
+		set(&ChunkUpsert{UpdateSet: update})
 	}))
 	return u
 }
 
 // Exec executes the query.
-func (u *ReleaseChunkUpsertOne) Exec(ctx context.Context) error {
+func (u *ChunkUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for ReleaseChunkCreate.OnConflict")
+		return errors.New("ent: missing options for ChunkCreate.OnConflict")
 	}
 	return u.create.Exec(ctx)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (u *ReleaseChunkUpsertOne) ExecX(ctx context.Context) {
+func (u *ChunkUpsertOne) ExecX(ctx context.Context) {
 	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
 // Exec executes the UPSERT query and returns the inserted/updated ID.
-func (u *ReleaseChunkUpsertOne) ID(ctx context.Context) (id int, err error) {
+func (u *ChunkUpsertOne) ID(ctx context.Context) (id int, err error) {
 	node, err := u.create.Save(ctx)
 	if err != nil {
 		return id, err
@@ -293,7 +293,7 @@ func (u *ReleaseChunkUpsertOne) ID(ctx context.Context) (id int, err error) {
 }
 
 // IDX is like ID, but panics if an error occurs.
-func (u *ReleaseChunkUpsertOne) IDX(ctx context.Context) int {
+func (u *ChunkUpsertOne) IDX(ctx context.Context) int {
 	id, err := u.ID(ctx)
 	if err != nil {
 		panic(err)
@@ -301,28 +301,28 @@ func (u *ReleaseChunkUpsertOne) IDX(ctx context.Context) int {
 	return id
 }
 
-// ReleaseChunkCreateBulk is the builder for creating many ReleaseChunk entities in bulk.
-type ReleaseChunkCreateBulk struct {
+// ChunkCreateBulk is the builder for creating many Chunk entities in bulk.
+type ChunkCreateBulk struct {
 	config
 	err      error
-	builders []*ReleaseChunkCreate
+	builders []*ChunkCreate
 	conflict []sql.ConflictOption
 }
 
-// Save creates the ReleaseChunk entities in the database.
-func (_c *ReleaseChunkCreateBulk) Save(ctx context.Context) ([]*ReleaseChunk, error) {
+// Save creates the Chunk entities in the database.
+func (_c *ChunkCreateBulk) Save(ctx context.Context) ([]*Chunk, error) {
 	if _c.err != nil {
 		return nil, _c.err
 	}
 	specs := make([]*sqlgraph.CreateSpec, len(_c.builders))
-	nodes := make([]*ReleaseChunk, len(_c.builders))
+	nodes := make([]*Chunk, len(_c.builders))
 	mutators := make([]Mutator, len(_c.builders))
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
 			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
-				mutation, ok := m.(*ReleaseChunkMutation)
+				mutation, ok := m.(*ChunkMutation)
 				if !ok {
 					return nil, fmt.Errorf("unexpected mutation type %T", m)
 				}
@@ -370,7 +370,7 @@ func (_c *ReleaseChunkCreateBulk) Save(ctx context.Context) ([]*ReleaseChunk, er
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_c *ReleaseChunkCreateBulk) SaveX(ctx context.Context) []*ReleaseChunk {
+func (_c *ChunkCreateBulk) SaveX(ctx context.Context) []*Chunk {
 	v, err := _c.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -379,13 +379,13 @@ func (_c *ReleaseChunkCreateBulk) SaveX(ctx context.Context) []*ReleaseChunk {
 }
 
 // Exec executes the query.
-func (_c *ReleaseChunkCreateBulk) Exec(ctx context.Context) error {
+func (_c *ChunkCreateBulk) Exec(ctx context.Context) error {
 	_, err := _c.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_c *ReleaseChunkCreateBulk) ExecX(ctx context.Context) {
+func (_c *ChunkCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
 	}
@@ -394,7 +394,7 @@ func (_c *ReleaseChunkCreateBulk) ExecX(ctx context.Context) {
 // OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
 // of the `INSERT` statement. For example:
 //
-//	client.ReleaseChunk.CreateBulk(builders...).
+//	client.Chunk.CreateBulk(builders...).
 //		OnConflict(
 //			// Update the row with the new values
 //			// the was proposed for insertion.
@@ -402,13 +402,13 @@ func (_c *ReleaseChunkCreateBulk) ExecX(ctx context.Context) {
 //		).
 //		// Override some of the fields with custom
 //		// update values.
-//		Update(func(u *ent.ReleaseChunkUpsert) {
+//		Update(func(u *ent.ChunkUpsert) {
 //			SetContentKey(v+v).
 //		}).
 //		Exec(ctx)
-func (_c *ReleaseChunkCreateBulk) OnConflict(opts ...sql.ConflictOption) *ReleaseChunkUpsertBulk {
+func (_c *ChunkCreateBulk) OnConflict(opts ...sql.ConflictOption) *ChunkUpsertBulk {
 	_c.conflict = opts
-	return &ReleaseChunkUpsertBulk{
+	return &ChunkUpsertBulk{
 		create: _c,
 	}
 }
@@ -416,45 +416,45 @@ func (_c *ReleaseChunkCreateBulk) OnConflict(opts ...sql.ConflictOption) *Releas
 // OnConflictColumns calls `OnConflict` and configures the columns
 // as conflict target. Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		OnConflict(sql.ConflictColumns(columns...)).
 //		Exec(ctx)
-func (_c *ReleaseChunkCreateBulk) OnConflictColumns(columns ...string) *ReleaseChunkUpsertBulk {
+func (_c *ChunkCreateBulk) OnConflictColumns(columns ...string) *ChunkUpsertBulk {
 	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &ReleaseChunkUpsertBulk{
+	return &ChunkUpsertBulk{
 		create: _c,
 	}
 }
 
-// ReleaseChunkUpsertBulk is the builder for "upsert"-ing
-// a bulk of ReleaseChunk nodes.
-type ReleaseChunkUpsertBulk struct {
-	create *ReleaseChunkCreateBulk
+// ChunkUpsertBulk is the builder for "upsert"-ing
+// a bulk of Chunk nodes.
+type ChunkUpsertBulk struct {
+	create *ChunkCreateBulk
 }
 
 // UpdateNewValues updates the mutable fields using the new values that
 // were set on create. Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		OnConflict(
 //			sql.ResolveWithNewValues(),
 //		).
 //		Exec(ctx)
-func (u *ReleaseChunkUpsertBulk) UpdateNewValues() *ReleaseChunkUpsertBulk {
+func (u *ChunkUpsertBulk) UpdateNewValues() *ChunkUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		for _, b := range u.create.builders {
 			if _, exists := b.mutation.ContentKey(); exists {
-				s.SetIgnore(releasechunk.FieldContentKey)
+				s.SetIgnore(chunk.FieldContentKey)
 			}
 			if _, exists := b.mutation.Seq(); exists {
-				s.SetIgnore(releasechunk.FieldSeq)
+				s.SetIgnore(chunk.FieldSeq)
 			}
 			if _, exists := b.mutation.Data(); exists {
-				s.SetIgnore(releasechunk.FieldData)
+				s.SetIgnore(chunk.FieldData)
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
-				s.SetIgnore(releasechunk.FieldCreatedAt)
+				s.SetIgnore(chunk.FieldCreatedAt)
 			}
 		}
 	}))
@@ -464,48 +464,48 @@ func (u *ReleaseChunkUpsertBulk) UpdateNewValues() *ReleaseChunkUpsertBulk {
 // Ignore sets each column to itself in case of conflict.
 // Using this option is equivalent to using:
 //
-//	client.ReleaseChunk.Create().
+//	client.Chunk.Create().
 //		OnConflict(sql.ResolveWithIgnore()).
 //		Exec(ctx)
-func (u *ReleaseChunkUpsertBulk) Ignore() *ReleaseChunkUpsertBulk {
+func (u *ChunkUpsertBulk) Ignore() *ChunkUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
 	return u
 }
 
 // DoNothing configures the conflict_action to `DO NOTHING`.
 // Supported only by SQLite and PostgreSQL.
-func (u *ReleaseChunkUpsertBulk) DoNothing() *ReleaseChunkUpsertBulk {
+func (u *ChunkUpsertBulk) DoNothing() *ChunkUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.DoNothing())
 	return u
 }
 
-// Update allows overriding fields `UPDATE` values. See the ReleaseChunkCreateBulk.OnConflict
+// Update allows overriding fields `UPDATE` values. See the ChunkCreateBulk.OnConflict
 // documentation for more info.
-func (u *ReleaseChunkUpsertBulk) Update(set func(*ReleaseChunkUpsert)) *ReleaseChunkUpsertBulk {
+func (u *ChunkUpsertBulk) Update(set func(*ChunkUpsert)) *ChunkUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&ReleaseChunkUpsert{UpdateSet: update})
+		set(&ChunkUpsert{UpdateSet: update})
 	}))
 	return u
 }
 
 // Exec executes the query.
-func (u *ReleaseChunkUpsertBulk) Exec(ctx context.Context) error {
+func (u *ChunkUpsertBulk) Exec(ctx context.Context) error {
 	if u.create.err != nil {
 		return u.create.err
 	}
 	for i, b := range u.create.builders {
 		if len(b.conflict) != 0 {
-			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the ReleaseChunkCreateBulk instead", i)
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the ChunkCreateBulk instead", i)
 		}
 	}
 	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for ReleaseChunkCreateBulk.OnConflict")
+		return errors.New("ent: missing options for ChunkCreateBulk.OnConflict")
 	}
 	return u.create.Exec(ctx)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (u *ReleaseChunkUpsertBulk) ExecX(ctx context.Context) {
+func (u *ChunkUpsertBulk) ExecX(ctx context.Context) {
 	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}

@@ -4,34 +4,34 @@ package ent
 
 import (
 	"context"
+	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/predicate"
-	"deidcorpus/ent/releasechunk"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 )
 
-// ReleaseChunkDelete is the builder for deleting a ReleaseChunk entity.
-type ReleaseChunkDelete struct {
+// ChunkDelete is the builder for deleting a Chunk entity.
+type ChunkDelete struct {
 	config
 	hooks    []Hook
-	mutation *ReleaseChunkMutation
+	mutation *ChunkMutation
 }
 
-// Where appends a list predicates to the ReleaseChunkDelete builder.
-func (_d *ReleaseChunkDelete) Where(ps ...predicate.ReleaseChunk) *ReleaseChunkDelete {
+// Where appends a list predicates to the ChunkDelete builder.
+func (_d *ChunkDelete) Where(ps ...predicate.Chunk) *ChunkDelete {
 	_d.mutation.Where(ps...)
 	return _d
 }
 
 // Exec executes the deletion query and returns how many vertices were deleted.
-func (_d *ReleaseChunkDelete) Exec(ctx context.Context) (int, error) {
+func (_d *ChunkDelete) Exec(ctx context.Context) (int, error) {
 	return withHooks(ctx, _d.sqlExec, _d.mutation, _d.hooks)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_d *ReleaseChunkDelete) ExecX(ctx context.Context) int {
+func (_d *ChunkDelete) ExecX(ctx context.Context) int {
 	n, err := _d.Exec(ctx)
 	if err != nil {
 		panic(err)
@@ -39,8 +39,8 @@ func (_d *ReleaseChunkDelete) ExecX(ctx context.Context) int {
 	return n
 }
 
-func (_d *ReleaseChunkDelete) sqlExec(ctx context.Context) (int, error) {
-	_spec := sqlgraph.NewDeleteSpec(releasechunk.Table, sqlgraph.NewFieldSpec(releasechunk.FieldID, field.TypeInt))
+func (_d *ChunkDelete) sqlExec(ctx context.Context) (int, error) {
+	_spec := sqlgraph.NewDeleteSpec(chunk.Table, sqlgraph.NewFieldSpec(chunk.FieldID, field.TypeInt))
 	if ps := _d.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
 			for i := range ps {
@@ -56,32 +56,32 @@ func (_d *ReleaseChunkDelete) sqlExec(ctx context.Context) (int, error) {
 	return affected, err
 }
 
-// ReleaseChunkDeleteOne is the builder for deleting a single ReleaseChunk entity.
-type ReleaseChunkDeleteOne struct {
-	_d *ReleaseChunkDelete
+// ChunkDeleteOne is the builder for deleting a single Chunk entity.
+type ChunkDeleteOne struct {
+	_d *ChunkDelete
 }
 
-// Where appends a list predicates to the ReleaseChunkDelete builder.
-func (_d *ReleaseChunkDeleteOne) Where(ps ...predicate.ReleaseChunk) *ReleaseChunkDeleteOne {
+// Where appends a list predicates to the ChunkDelete builder.
+func (_d *ChunkDeleteOne) Where(ps ...predicate.Chunk) *ChunkDeleteOne {
 	_d._d.mutation.Where(ps...)
 	return _d
 }
 
 // Exec executes the deletion query.
-func (_d *ReleaseChunkDeleteOne) Exec(ctx context.Context) error {
+func (_d *ChunkDeleteOne) Exec(ctx context.Context) error {
 	n, err := _d._d.Exec(ctx)
 	switch {
 	case err != nil:
 		return err
 	case n == 0:
-		return &NotFoundError{releasechunk.Label}
+		return &NotFoundError{chunk.Label}
 	default:
 		return nil
 	}
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_d *ReleaseChunkDeleteOne) ExecX(ctx context.Context) {
+func (_d *ChunkDeleteOne) ExecX(ctx context.Context) {
 	if err := _d.Exec(ctx); err != nil {
 		panic(err)
 	}

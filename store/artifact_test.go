@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/chunk"
+	"deidcorpus/internal/keys"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// TestArtifactInChunks: a file a job writes (an export archive) is stored in
+// chunks as it is written and read back a chunk at a time, once per job and
+// name; a write that fails leaves no artifact and no chunk, and a stored
+// file's chunks outlive the removal of abandoned ones.
+func TestArtifactInChunks(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, storetest.DSN(t, b), store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			defer st.Close()
+			st.SetChunkSize(64)
+			data := make([]byte, 1000)
+			for i := range data {
+				data[i] = byte(rand.IntN(256))
+			}
+			spec := store.ArtifactSpec{Name: "c-gold-i2b2.zip", ContentType: "application/zip", JobID: 42, CreatedBy: "ann"}
+			a, err := st.SaveArtifactFrom(ctx, spec, func(w io.Writer) error {
+				for p := data; len(p) > 0; p = p[min(len(p), 100):] {
+					if _, err := w.Write(p[:min(len(p), 100)]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			sum := sha256.Sum256(data)
+			assert.Equal(t, len(data), a.Size)
+			assert.Equal(t, hex.EncodeToString(sum[:]), a.Sha256)
+			assert.Empty(t, a.Data)
+			chunks, err := st.Client.Chunk.Query().Where(chunk.ContentKey(a.ContentKey)).Count(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 16, chunks, "1,000 bytes in chunks of 64")
+			readBack := func() []byte {
+				t.Helper()
+				got, err := st.Artifact(ctx, a.ID)
+				require.NoError(t, err)
+				out, err := io.ReadAll(st.ArtifactContent(ctx, got))
+				require.NoError(t, err)
+				return out
+			}
+			assert.Equal(t, data, readBack())
+
+			// A retried job finds the file its predecessor stored.
+			again, err := st.SaveArtifactFrom(ctx, spec, func(io.Writer) error {
+				t.Error("the file was written again")
+				return nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, a.ID, again.ID)
+
+			// A write that fails halfway leaves nothing.
+			broken := errors.New("the export failed")
+			_, err = st.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: "broken.zip", JobID: 43}, func(w io.Writer) error {
+				w.Write(data[:300])
+				return broken
+			})
+			assert.ErrorIs(t, err, broken)
+			n, err := st.Client.Artifact.Query().Where(artifact.Name("broken.zip")).Count(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n)
+			all, err := st.Client.Chunk.Query().Count(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, chunks, all)
+
+			// Old chunks that an artifact names are not abandoned ones.
+			update := `UPDATE release_chunks SET created_at = ?`
+			if st.Dialect == dialect.Postgres {
+				update = `UPDATE release_chunks SET created_at = $1`
+			}
+			_, err = st.DB.ExecContext(ctx, update, time.Now().Add(-48*time.Hour))
+			require.NoError(t, err)
+			_, err = st.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: "other.zip", JobID: 44}, func(w io.Writer) error {
+				_, err := w.Write([]byte("x"))
+				return err
+			})
+			require.NoError(t, err)
+			assert.Equal(t, data, readBack())
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"io"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"deidcorpus/ent"
+	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/chunk"
+	entrelease "deidcorpus/ent/release"
+)
+
+// chunkSize is the most bytes one Chunk row holds: what the writer and the
+// readers of a stored file (a release's snapshot, an artifact) hold of it at
+// a time. Tests set a smaller Store.chunkSize.
+const chunkSize = 4 << 20
+
+// abandonedChunksAge is how old the chunks no release or artifact names must
+// be before a creation removes them: older than any creation still writing.
+const abandonedChunksAge = 24 * time.Hour
+
+// chunkWriter cuts a file into chunks of size bytes under a fresh content
+// key and hands each to insert, which writes it in its own short statement:
+// the single writer is never held for a whole file. It counts the bytes and
+// hashes them. Errors stick.
+type chunkWriter struct {
+	key    string
+	insert func(key string, seq int, data []byte) error
+	size   int
+	seq    int
+	buf    []byte
+	n      int
+	sum    hash.Hash
+	err    error
+}
+
+func newChunkWriter(size int, insert func(key string, seq int, data []byte) error) *chunkWriter {
+	return &chunkWriter{key: rand.Text(), insert: insert, size: size, buf: make([]byte, 0, size), sum: sha256.New()}
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	w.n += n
+	w.sum.Write(p)
+	for len(p) > 0 && w.err == nil {
+		k := min(len(p), w.size-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == w.size {
+			w.flush()
+		}
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	return n, nil
+}
+
+func (w *chunkWriter) flush() {
+	if w.err != nil || len(w.buf) == 0 {
+		return
+	}
+	w.err = w.insert(w.key, w.seq, w.buf)
+	w.seq++
+	w.buf = w.buf[:0]
+}
+
+// Close writes the last chunk.
+func (w *chunkWriter) Close() error {
+	w.flush()
+	return w.err
+}
+
+// insertChunk writes one chunk through ent.
+func (s *Store) insertChunk(ctx context.Context) func(key string, seq int, data []byte) error {
+	return func(key string, seq int, data []byte) error {
+		return s.Client.Chunk.Create().SetContentKey(key).SetSeq(seq).SetData(data).Exec(ctx)
+	}
+}
+
+// dropChunks removes the chunks stored under key (those of a creation that
+// failed). It does not use the creation's context, which may be cancelled.
+func (s *Store) dropChunks(ctx context.Context, key string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	s.Client.Chunk.Delete().Where(chunk.ContentKey(key)).Exec(ctx)
+}
+
+// chunks reads the file stored under key a chunk at a time.
+func (s *Store) chunks(ctx context.Context, key string) io.Reader {
+	return &chunkReader{ctx: ctx, client: s.Client, key: key}
+}
+
+type chunkReader struct {
+	ctx    context.Context
+	client *ent.Client
+	key    string
+	seq    int
+	data   []byte
+	done   bool
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.data) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		c, err := r.client.Chunk.Query().
+			Where(chunk.ContentKey(r.key), chunk.Seq(r.seq)).
+			Select(chunk.FieldData).Only(r.ctx)
+		switch {
+		case ent.IsNotFound(err) && r.seq > 0:
+			r.done = true // the last chunk was read
+			continue
+		case ent.IsNotFound(err):
+			return 0, fmt.Errorf("stored file %s: no chunks", r.key)
+		case err != nil:
+			return 0, err
+		}
+		r.data = c.Data
+		r.seq++
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// dropAbandonedChunks removes the chunks of creations that failed or were
+// interrupted long ago: chunks no release or artifact names.
+func (s *Store) dropAbandonedChunks(ctx context.Context) error {
+	_, err := s.Client.Chunk.Delete().Where(
+		chunk.CreatedAtLT(time.Now().Add(-abandonedChunksAge)),
+		func(sel *entsql.Selector) {
+			releases := entsql.Select(entrelease.FieldContentKey).From(entsql.Table(entrelease.Table))
+			artifacts := entsql.Select(artifact.FieldContentKey).From(entsql.Table(artifact.Table))
+			sel.Where(entsql.And(entsql.NotIn(sel.C(chunk.FieldContentKey), releases),
+				entsql.NotIn(sel.C(chunk.FieldContentKey), artifacts)))
+		}).Exec(ctx)
+	return err
+}
