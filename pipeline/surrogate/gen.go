@@ -40,6 +40,10 @@ func (e *engine) newGen(tab *table, rng *rand.Rand, excl *valueSet, corpus *tabl
 
 const tries = 60
 
+// lastCandidate is the review reason of a surrogate used unchecked: no
+// candidate, drawn or from the wider space, met every constraint.
+const lastCandidate = "no surrogate met every constraint; the last candidate was used"
+
 // surrogate returns the replacement of one span. before is the text just
 // before it, where an unannotated title ("Dr. ") tells a surname.
 func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before string) string {
@@ -96,63 +100,9 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
 		return c
 	}
-	g.flag(last, "no surrogate met every constraint; the last candidate was used", false)
+	g.flag(last, lastCandidate, false)
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: last, Strategy: rule.Strategy})
 	return last
-}
-
-// wider draws a surrogate from a larger space once every candidate shaped
-// like the original failed: a code with more digits, any listed hospital.
-// The originals of a corpus can fill the space of a short code: a million
-// synthetic notes hold 87,976 of the 90,000 pagers "d-dddd", so almost none
-// of that shape is free to be a surrogate, and the last candidate, used
-// unchecked, was often an original of the same records (a leak) or held a
-// year their dates shift (a surrogate the patient's aliases rewrote, one per
-// patient). The hospitals that start like a clinic "Saint Francis Medical
-// Associates" all name a saint, and a value shared by thousands of patients
-// meets every saint among their names. Values that find a surrogate among the
-// tries never come here: theirs do not change.
-func (g *gen) wider(strategy, orig string, fits func(string) bool) (string, bool) {
-	switch strategy {
-	case Shape, Phone:
-		if !strings.ContainsAny(orig, "0123456789") {
-			return "", false
-		}
-		// Each digit more makes the space ten times as large.
-		for more := 1; more <= 6; more++ {
-			w := moreDigits(orig, more)
-			for i := 0; i < tries; i++ {
-				if c := g.make(strategy, w, i); fits(c) {
-					return c, true
-				}
-			}
-		}
-	case HospitalS:
-		hs := g.e.res.Hospitals()
-		for i := 0; i < tries; i++ {
-			if c := withCaseOf(hs[g.rng.IntN(len(hs))].Name, orig); fits(c) {
-				return c, true
-			}
-		}
-		// Every one, from a place drawn: if any fits, one is found.
-		start := g.rng.IntN(len(hs))
-		for i := range hs {
-			if c := withCaseOf(hs[(start+i)%len(hs)].Name, orig); fits(c) {
-				return c, true
-			}
-		}
-	}
-	return "", false
-}
-
-// moreDigits writes n more digits at the start of a code's first run of
-// digits ("4-8538" -> "14-8538"): the shape of a longer code of one format.
-func moreDigits(s string, n int) string {
-	i := strings.IndexAny(s, "0123456789")
-	if i < 0 {
-		return s
-	}
-	return s[:i] + strings.Repeat("1", n) + s[i:]
 }
 
 // leaks reports whether a candidate contains an original value: any of the
@@ -279,9 +229,9 @@ func (g *gen) make(strategy, orig string, try int) string {
 	case Phone:
 		return g.phone(orig)
 	case Email:
-		return g.email(orig)
+		return g.email(orig, false)
 	case URL:
-		return g.url(orig)
+		return g.url(orig, false)
 	case IP:
 		return g.ip(orig)
 	case SSN:
@@ -455,29 +405,61 @@ func dniParts(s string, checked bool) (dni, bool) {
 	return d, true
 }
 
-// place replaces a place of the TERRITORIO or CITY kind in its own kind: a
-// postal code by a postal code ("E-41013" too), a province or state by
+// placeKind is the list a place of the TERRITORIO or CITY kind is replaced
+// from: a postal code by a postal code ("E-41013" too), a province or state by
 // another, a region by a region, a country by a country, anything else by a
 // city of the pack.
-func (g *gen) place(orig string) string {
+type placeKind uint8
+
+const (
+	cityPlace placeKind = iota
+	zipPlace
+	prefixedZIPPlace // a postal code after its country's letter
+	codePlace        // digits and signs: a code of the same shape
+	statePlace
+	regionPlace
+	countryPlace
+)
+
+func (g *gen) placeKind(orig string) placeKind {
 	res := g.e.res
 	t := strings.TrimSpace(orig)
-	switch code, prefixed := countryPrefixed(t); {
+	switch _, prefixed := countryPrefixed(t); {
 	case isDigits(t) && len(t) == 5:
-		return g.zip(orig)
+		return zipPlace
 	case prefixed:
-		return strings.Replace(orig, code, g.zip(code), 1)
+		return prefixedZIPPlace
 	case hasCode(t) && !strings.ContainsFunc(t, unicode.IsLetter):
-		return g.shape(orig)
+		return codePlace
 	}
 	if _, ok := res.StateOf(t); ok && g.e.lang == "es" && !res.IsCity(t) { // "Madrid" is the city, as a note means it
-		return g.state(orig)
+		return statePlace
 	}
 	if res.IsRegion(t) {
-		r := res.Regions()
-		return withCaseOf(r[g.rng.IntN(len(r))], orig)
+		return regionPlace
 	}
 	if _, ok := res.CountryOf(t); ok && !res.IsCity(t) {
+		return countryPlace
+	}
+	return cityPlace
+}
+
+// place replaces a place in its own kind (see placeKind).
+func (g *gen) place(orig string) string {
+	switch g.placeKind(orig) {
+	case zipPlace:
+		return g.zip(orig)
+	case prefixedZIPPlace:
+		code, _ := countryPrefixed(strings.TrimSpace(orig))
+		return strings.Replace(orig, code, g.zip(code), 1)
+	case codePlace:
+		return g.shape(orig)
+	case statePlace:
+		return g.state(orig)
+	case regionPlace:
+		r := g.e.res.Regions()
+		return withCaseOf(r[g.rng.IntN(len(r))], orig)
+	case countryPlace:
 		return g.country(orig)
 	}
 	return withCaseOf(g.city(orig).City, orig)
@@ -507,7 +489,10 @@ func countryPrefixed(t string) (code string, ok bool) {
 // abbreviation for a short upper-case one where the pack has abbreviations.
 func (g *gen) state(orig string) string {
 	states := g.e.res.States()
-	st := states[g.rng.IntN(len(states))]
+	return g.stateAs(states[g.rng.IntN(len(states))], orig)
+}
+
+func (g *gen) stateAs(st resources.State, orig string) string {
 	if g.e.lang != "es" && len(strings.TrimSpace(orig)) <= 3 && strings.ToUpper(orig) == orig {
 		return st.Abbr
 	}
@@ -591,16 +576,18 @@ func digitsOf(s string) string {
 // "ana.acosta", digits kept in number and redrawn), the domain a public
 // provider for a public provider ("gmail.com"), else place words of the pack
 // in as many labels with the original's last labels kept ("odon.edu.uy" ->
-// "lugo.edu.uy").
-func (g *gen) email(s string) string {
+// "lugo.edu.uy"). A wide address joins its words, which a corpus may hold
+// each as a value of its own: the first name's initial and the surname
+// ("aacosta"), two place words in a label ("lugozamora.edu.uy").
+func (g *gen) email(s string, wide bool) string {
 	at := strings.LastIndexByte(s, '@')
 	if at < 0 {
 		return g.shape(s)
 	}
-	return g.localPart(s[:at]) + "@" + g.domain(s[at+1:])
+	return g.localPart(s[:at], wide) + "@" + g.domain(s[at+1:], wide)
 }
 
-func (g *gen) localPart(orig string) string {
+func (g *gen) localPart(orig string, wide bool) string {
 	sep := "."
 	for _, c := range []string{".", "_", "-"} {
 		if strings.Contains(orig, c) {
@@ -611,6 +598,9 @@ func (g *gen) localPart(orig string) string {
 	first := asciiWord(g.e.pools.first[resources.Either].draw(g.rng, 0))
 	last := asciiWord(g.e.pools.last.draw(g.rng, 0))
 	out := first + sep + last
+	if wide {
+		out = first[:min(1, len(first))] + last
+	}
 	if d := digitsOf(orig); d != "" {
 		out += g.shape(d)
 	}
@@ -620,7 +610,7 @@ func (g *gen) localPart(orig string) string {
 // genericLabels are domain labels that name a kind of organization, not one.
 var genericLabels = setOf("com", "org", "net", "edu", "gov", "gob", "ac", "co", "es", "nhs", "mil", "int", "info")
 
-func (g *gen) domain(orig string) string {
+func (g *gen) domain(orig string, wide bool) string {
 	res := g.e.res
 	if res.IsFreeMailDomain(orig) {
 		fm := res.FreeMailDomains()
@@ -633,6 +623,9 @@ func (g *gen) domain(orig string) string {
 			continue
 		}
 		labels[i] = words[g.rng.IntN(len(words))]
+		if wide {
+			labels[i] += words[g.rng.IntN(len(words))]
+		}
 	}
 	return strings.Join(labels, ".")
 }
@@ -649,8 +642,9 @@ func asciiWord(name string) string {
 
 // url keeps the scheme, a leading "www.", generic labels and the top-level
 // domain; other host labels become place words, and the words of the path
-// surnames of the pack, its digits redrawn.
-func (g *gen) url(s string) string {
+// surnames of the pack, its digits redrawn. A wide one joins two words in
+// each label and each word of the path (see email).
+func (g *gen) url(s string, wide bool) string {
 	prefix := ""
 	rest := s
 	if i := strings.Index(rest, "://"); i >= 0 {
@@ -668,6 +662,9 @@ func (g *gen) url(s string) string {
 		switch {
 		case t.word && !t.code:
 			w := asciiWord(g.e.pools.last.draw(g.rng, 0))
+			if wide {
+				w += asciiWord(g.e.pools.last.draw(g.rng, 0))
+			}
 			b.WriteString(withCase(w, caseOf(t.text)))
 		case t.code:
 			b.WriteString(g.shape(t.text))
@@ -675,7 +672,7 @@ func (g *gen) url(s string) string {
 			b.WriteString(t.text)
 		}
 	}
-	return prefix + g.domain(host) + b.String()
+	return prefix + g.domain(host, wide) + b.String()
 }
 
 // ip draws an address of the same family: four octets 1-254, or the shape of
@@ -725,7 +722,7 @@ func (g *gen) ssn(s string) string {
 // digits.
 func (g *gen) zip(s string) string {
 	t := strings.TrimSpace(s)
-	if len(t) >= 5 && isDigits(t[:5]) && (len(t) == 5 || len(t) == 10 && t[5] == '-' && isDigits(t[6:])) {
+	if isZIP(t) {
 		p := g.e.res.Places()[g.e.pools.places[0].draw(g.rng)]
 		z := p.ZIPs[g.rng.IntN(len(p.ZIPs))]
 		for len(z) < 5 {
@@ -739,28 +736,45 @@ func (g *gen) zip(s string) string {
 	return g.shape(s)
 }
 
+// isZIP reports whether t is a five-digit postal code, or a ZIP+4 code.
+func isZIP(t string) bool {
+	return len(t) >= 5 && isDigits(t[:5]) && (len(t) == 5 || len(t) == 10 && t[5] == '-' && isDigits(t[6:]))
+}
+
 // country draws another country written in the same form as the original:
 // English or Spanish name, or nationality adjective (Stubbs & Uzuner: a
 // surrogate for "Cambodian" must be an adjective too).
 func (g *gen) country(orig string) string {
-	res := g.e.res
+	form := g.countryForm(orig)
+	cs := g.e.res.Countries()
+	return countryAs(cs[g.rng.IntN(len(cs))], form, orig)
+}
+
+// countryForm is the form a country is written in: 0 to 4 for the English
+// name, the Spanish name and the English, Spanish masculine and feminine
+// nationalities.
+func (g *gen) countryForm(orig string) int {
 	form := 0
 	if g.e.lang == "es" {
 		form = 1
 	}
-	if c, ok := res.CountryOf(orig); ok {
+	if c, ok := g.e.res.CountryOf(orig); ok {
 		f := fold(orig)
-		for i, v := range []string{c.EN, c.ES, c.NationalityEN, c.NationalityES, c.FemES} {
+		for i, v := range countryForms(c) {
 			if fold(v) == f {
-				form = i
-				break
+				return i
 			}
 		}
 	}
-	cs := res.Countries()
-	c := cs[g.rng.IntN(len(cs))]
-	v := []string{c.EN, c.ES, c.NationalityEN, c.NationalityES, c.FemES}[form]
-	return withCaseOf(v, orig)
+	return form
+}
+
+func countryForms(c resources.Country) [5]string {
+	return [5]string{c.EN, c.ES, c.NationalityEN, c.NationalityES, c.FemES}
+}
+
+func countryAs(c resources.Country, form int, orig string) string {
+	return withCaseOf(countryForms(c)[form], orig)
 }
 
 // age keeps ages below 90; 90 and over become 90, and every age of a patient
@@ -822,10 +836,7 @@ func (g *gen) organization(orig string, try int) string {
 		return o[drawLike(g.rng, g.e.pools.organizations, len(o), orig)]
 	}
 	last := func() string { return g.e.pools.last.draw(g.rng, 0) }
-	and, kinds := " and ", []string{"Group", "Inc", "LLC", "and Sons"}
-	if g.e.lang == "es" {
-		and, kinds = " y ", []string{"S.A.", "S.L.", "Hermanos", "e Hijos"}
-	}
+	and, kinds := g.companyWords()
 	switch g.rng.IntN(3) {
 	case 0:
 		return last() + " " + kinds[g.rng.IntN(len(kinds))]
@@ -833,4 +844,13 @@ func (g *gen) organization(orig string, try int) string {
 		return last() + "-" + last()
 	}
 	return last() + ", " + last() + and + last()
+}
+
+// companyWords are the word that joins the surnames of a company and the
+// words that end its name, in the corpus's language.
+func (g *gen) companyWords() (and string, kinds []string) {
+	if g.e.lang == "es" {
+		return " y ", []string{"S.A.", "S.L.", "Hermanos", "e Hijos"}
+	}
+	return " and ", []string{"Group", "Inc", "LLC", "and Sons"}
 }

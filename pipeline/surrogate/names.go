@@ -250,13 +250,21 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	// then a surrogate may serve two originals of its scope; last, for a
 	// corpus in another language than English, it may be an original name of
 	// the corpus found in none of the records it goes to.
-	var c string
 	orig := fold(w.text)
+	fits := func(c string, level int) bool {
+		f := fold(c)
+		// No surrogate surname is any original surname of the corpus, and no
+		// surrogate word a name word of the records it goes to (Deleger et al.).
+		return f != orig && (level == 3 || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
+			!g.excludedWord(f) && (level > 1 || !tab.isTaken(s.Type, c))
+	}
+	loosest := 3
+	if g.e.res == g.e.en {
+		loosest = 2
+	}
+	var c string
 	enFirst, enLast := g.e.enPools.first[sex], g.e.enPools.last
-	for level := 0; level < 4; level++ {
-		if level == 3 && g.e.res == g.e.en {
-			continue
-		}
+	for level := 0; level <= loosest; level++ {
 		if level == 1 {
 			if pool = enFirst; w.role == roleLast {
 				pool = enLast
@@ -271,20 +279,35 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			if level > 0 || i >= tries { // the letter's names are exhausted: any letter
 				letter = 0
 			}
-			c = pool.draw(g.rng, letter)
-			f := fold(c)
-			// No surrogate surname is any original surname of the corpus, and no
-			// surrogate word a name word of the records it goes to (Deleger et al.).
-			if f == orig || level != 3 && (w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f)) ||
-				g.excludedWord(f) || level <= 1 && tab.isTaken(s.Type, c) {
-				continue
+			if c = pool.draw(g.rng, letter); fits(c, level) {
+				tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+				return c
 			}
-			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
-			return c
 		}
+	}
+	// The draws go by frequency, and a large corpus may hold every frequent
+	// name of a pool (the 378 English names given to both sexes, say): every
+	// name of the pool, from one drawn, as the loosest levels allow.
+	if n, ok := g.everyName(pool, strategy, w.text, fits, loosest); ok {
+		c = n
+	} else {
+		g.flag(c, lastCandidate, false)
 	}
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
 	return c
+}
+
+// everyName returns the first name of a pool that fits at level 2 or, up to
+// the loosest, 3 of nameWord, from one drawn.
+func (g *gen) everyName(pool *namePool, strategy, orig string, fits func(string, int) bool, loosest int) (string, bool) {
+	defer g.drawApart(strategy, orig)()
+	name := func(i int) string { return pool.all[i].Text }
+	for level := 2; level <= loosest; level++ {
+		if c, ok := g.firstFit(len(pool.all), name, func(c string) bool { return fits(c, level) }); ok {
+			return c, true
+		}
+	}
+	return "", false
 }
 
 // username keeps a username's shape in real words: letters that are
@@ -296,37 +319,70 @@ func (g *gen) username(tab *table, s pipeline.Span) string {
 	if m, ok := tab.get(s.Type, s.Text); ok {
 		return transferCase(s.Text, m.Surrogate)
 	}
+	fits := func(c string) bool {
+		return fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) && !g.excluded(c)
+	}
 	var c string
 	for i := 0; i < tries; i++ {
-		var b strings.Builder
-		for _, t := range codeTokens(s.Text) {
-			switch {
-			case t.word && utf8.RuneCountInString(t.text) > 3:
-				ini := g.letter(tab, s, t.text[:1])
-				w := asciiWord(g.e.pools.last.draw(g.rng, firstLetter(ini)))
-				b.WriteString(withCase(w, caseOf(t.text)))
-			case t.word || t.code:
-				for _, r := range t.text {
-					switch {
-					case r < utf8.RuneSelf && unicode.IsLetter(r):
-						b.WriteString(withCase(g.letter(tab, s, string(r)), caseOf(string(r))))
-					case r >= '0' && r <= '9':
-						b.WriteByte(byte('0' + g.rng.IntN(10)))
-					default:
-						b.WriteRune(r)
-					}
-				}
-			default:
-				b.WriteString(t.text)
-			}
+		if c = g.usernameLike(tab, s, s.Text); fits(c) {
+			tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: Username})
+			return c
 		}
-		c = b.String()
-		if fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.e.orig.within(c) && !g.excluded(c) {
-			break
-		}
+	}
+	if w, ok := g.widerUsername(tab, s, fits); ok {
+		c = w
+	} else {
+		g.flag(c, lastCandidate, false)
 	}
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: Username})
 	return c
+}
+
+// widerUsername draws usernames with a digit more at a time ("jsmith" ->
+// "gdollard7", "ab3" -> "gk73"): the letters go through the scope's letter
+// map, and a corpus that holds every short username leaves none of a shape
+// free.
+func (g *gen) widerUsername(tab *table, s pipeline.Span, fits func(string) bool) (string, bool) {
+	defer g.drawApart(Username, s.Text)()
+	for more := 1; more <= 6; more++ {
+		w := moreDigits(s.Text, more)
+		if w == s.Text {
+			w += strings.Repeat("1", more)
+		}
+		for i := 0; i < tries; i++ {
+			if c := g.usernameLike(tab, s, w); fits(c) {
+				return c, true
+			}
+		}
+	}
+	return "", false
+}
+
+// usernameLike draws a username shaped like text for the span s.
+func (g *gen) usernameLike(tab *table, s pipeline.Span, text string) string {
+	var b strings.Builder
+	for _, t := range codeTokens(text) {
+		switch {
+		case t.word && utf8.RuneCountInString(t.text) > 3:
+			ini := g.letter(tab, s, t.text[:1])
+			w := asciiWord(g.e.pools.last.draw(g.rng, firstLetter(ini)))
+			b.WriteString(withCase(w, caseOf(t.text)))
+		case t.word || t.code:
+			for _, r := range t.text {
+				switch {
+				case r < utf8.RuneSelf && unicode.IsLetter(r):
+					b.WriteString(withCase(g.letter(tab, s, string(r)), caseOf(string(r))))
+				case r >= '0' && r <= '9':
+					b.WriteByte(byte('0' + g.rng.IntN(10)))
+				default:
+					b.WriteRune(r)
+				}
+			}
+		default:
+			b.WriteString(t.text)
+		}
+	}
+	return b.String()
 }
 
 // namePool draws names by frequency, optionally only those starting with a letter.

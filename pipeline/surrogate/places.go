@@ -109,11 +109,35 @@ func isStreetType(res *resources.Set, folded string) bool {
 // "Court", "St" -> "Rd") that is none of the patient's original values; ""
 // if there is none.
 func (g *gen) otherStreetType(t string) string {
-	f := fold(t)
 	group := streetTypes[1]
-	if k, ok := streetTypeGroup[f]; ok {
+	if k, ok := streetTypeGroup[fold(t)]; ok {
 		group = streetTypes[k]
 	}
+	return g.otherOf(group, t)
+}
+
+// streetDirections are the directions an address keeps, in groups of one form.
+var streetDirections = [][]string{{"North", "South", "East", "West"}, {"N", "S", "E", "W"}, {"NE", "NW", "SE", "SW"}}
+
+// otherDirection draws a direction of the same form as t ("South" ->
+// "North") that is none of the patient's original values; "" if t is no
+// direction or there is none.
+func (g *gen) otherDirection(t string) string {
+	f := fold(t)
+	for _, group := range streetDirections {
+		for _, d := range group {
+			if fold(d) == f {
+				return g.otherOf(group, t)
+			}
+		}
+	}
+	return ""
+}
+
+// otherOf draws a word of group other than t, from one drawn, that is none
+// of the patient's original values, in t's case; "" if there is none.
+func (g *gen) otherOf(group []string, t string) string {
+	f := fold(t)
 	start := g.rng.IntN(len(group))
 	for k := range group {
 		c := group[(start+k)%len(group)]
@@ -162,11 +186,20 @@ func streetPairs(res *resources.Set, s string) []string {
 	return out
 }
 
+// freeStreetName reports whether a listed street name may replace one
+// followed by suffix: it recreates no original street and holds no original
+// value (Deleger et al.).
+func (g *gen) freeStreetName(c, suffix string) bool {
+	return !g.e.streets[fold(c)+"\x00"+suffix] && !g.e.orig.within(c) && !g.excl.within(c)
+}
+
 // street keeps an address's pattern: numbers become random numbers of the
 // same length, street types and unit words stay, and each run of name words
 // becomes a listed street name of as many words where one exists. A kept
 // word that is one of the patient's original values or name words (a "Lane"
-// beside a Dr. Lane) is swapped for another street type of its form.
+// beside a Dr. Lane) is swapped for another street type of its form. Tries
+// from tries on are wider's: where every name drawn is excluded, they take
+// the first free one of the whole list.
 func (g *gen) street(orig string, try int) string {
 	res := g.e.res
 	if g.streetOf != orig { // the tries of one address split it once
@@ -209,7 +242,7 @@ func (g *gen) street(orig string, try int) string {
 			name, fallback := "", ""
 			for k := 0; k < tries && name == ""; k++ {
 				c := streets[g.rng.IntN(len(streets))].Name
-				if g.e.streets[fold(c)+"\x00"+suffix] || g.e.orig.within(c) || g.excl.within(c) {
+				if !g.freeStreetName(c, suffix) {
 					continue
 				}
 				if strings.Count(c, " ")+1 == words {
@@ -222,7 +255,16 @@ func (g *gen) street(orig string, try int) string {
 				name = fallback
 			}
 			if name == "" { // every draw was excluded: the candidate's own check rejects this one
-				name = streets[g.rng.IntN(len(streets))].Name
+				start := g.rng.IntN(len(streets))
+				name = streets[start].Name
+				if try >= tries { // a wider search: every name, from the one drawn
+					for k := range streets {
+						if c := streets[(start+k)%len(streets)].Name; g.freeStreetName(c, suffix) {
+							name = c
+							break
+						}
+					}
+				}
 			}
 			b.WriteString(withCaseOf(name, toks[i].text))
 			i = j - 1
