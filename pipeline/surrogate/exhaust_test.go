@@ -422,7 +422,7 @@ func TestExhaustedStreet(t *testing.T) {
 			assertFitted(t, docs, out, pol, false, "STREET", "ROOM")
 			for _, d := range out.Docs {
 				for _, w := range tokens(d.Spans[1].Text) {
-					if slices.Contains(tokens(c.name), w) {
+					if slices.Contains(tokens(c.name), w) && !particles[w] { // "de": a word of the name's "De la", not a name
 						t.Errorf("%s: the address %q holds %q, a name of the patient", d.ID, d.Spans[1].Text, w)
 					}
 				}

@@ -106,8 +106,9 @@ func splitName(s, lang string) []nameWord {
 			role = roleLiteral
 		case suffixes[f] && len(out) > 0:
 			role = roleLiteral
-		case particles[f] && strings.ContainsAny(rs, " ") && (len(out) == 0 || strings.ToLower(w) == w || out[len(out)-1].role != roleLiteral):
-			// "De Miguel Rivera", "Ramón y Cajal", "van der Berg": kept as written.
+		case particles[f] && strings.ContainsAny(rs, " ") && (len(out) == 0 || strings.ToLower(w) == w || afterNameWord(out)):
+			// "De Miguel Rivera", "Ramón y Cajal", "van der Berg",
+			// "Fernández De la Puebla": kept as written.
 			role = roleLiteral
 		}
 		// A possessive "s" after an apostrophe is not a word of the name.
@@ -118,6 +119,17 @@ func splitName(s, lang string) []nameWord {
 		i = j
 	}
 	return out
+}
+
+// afterNameWord reports whether the words so far end with a word of the name
+// (not a title, punctuation or initial), only spaces after it.
+func afterNameWord(out []nameWord) bool {
+	for i := len(out) - 1; i >= 0; i-- {
+		if strings.TrimSpace(out[i].text) != "" {
+			return out[i].role == roleFirst
+		}
+	}
+	return false
 }
 
 // assignRoles decides which words are first and which last names: before a

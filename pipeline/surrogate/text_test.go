@@ -1,6 +1,7 @@
 package surrogate
 
 import (
+	"slices"
 	"testing"
 
 	"deidcorpus/pipeline/synth"
@@ -59,5 +60,23 @@ func TestFrozenValueSetAnswersAsItsMaps(t *testing.T) {
 	empty.freeze()
 	if empty.within("anything") || empty.has("x") {
 		t.Error("an empty frozen set holds something")
+	}
+}
+
+// The words of a name that surrogates replace one by one: a particle is not
+// one, at the start, in lower case or after a word of the name, so that
+// "Fernández De la Puebla" becomes "Ureña De la Holguín" and not "Horacio la
+// Agosto", and an address's "de" is no word of its patient's name.
+func TestNameWordsLeaveParticles(t *testing.T) {
+	for name, want := range map[string][]string{
+		"Tania Fernandez De la Puebla": {"tania", "fernandez", "puebla"},
+		"De Miguel Rivera":             {"miguel", "rivera"},
+		"María Del Carmen Ruiz":        {"maria", "carmen", "ruiz"},
+		"Ramón y Cajal":                {"ramon", "cajal"},
+		"Dr. De Miguel":                {"de", "miguel"}, // after a title: maybe a surname
+	} {
+		if got := nameWords(name, "es"); !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", name, got, want)
+		}
 	}
 }
