@@ -106,9 +106,12 @@ func splitName(s, lang string) []nameWord {
 			role = roleLiteral
 		case suffixes[f] && len(out) > 0:
 			role = roleLiteral
-		case particles[f] && strings.ContainsAny(rs, " ") && (len(out) == 0 || strings.ToLower(w) == w || afterNameWord(out)):
+		case particles[f] && strings.ContainsAny(rs, " ") && (len(out) == 0 || strings.ToLower(w) == w || afterNameWord(out)) &&
+			nameWordFollows(rs[j:]):
 			// "De Miguel Rivera", "Ramón y Cajal", "van der Berg",
-			// "Fernández De la Puebla": kept as written.
+			// "Fernández De la Puebla": kept as written. Not at the end of
+			// a name or before its comma: "Ellen Du", "Du, Ellen" (a
+			// surname, which kept would leak).
 			role = roleLiteral
 		}
 		// A possessive "s" after an apostrophe is not a word of the name.
@@ -127,6 +130,21 @@ func afterNameWord(out []nameWord) bool {
 	for i := len(out) - 1; i >= 0; i-- {
 		if strings.TrimSpace(out[i].text) != "" {
 			return out[i].role == roleFirst
+		}
+	}
+	return false
+}
+
+// nameWordFollows reports whether rest, the text after a word, holds a word
+// of the name before any comma: a word of two letters or more that is no
+// particle or suffix.
+func nameWordFollows(rest string) bool {
+	if i := strings.IndexByte(rest, ','); i >= 0 {
+		rest = rest[:i]
+	}
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsMark(r) && r != '\'' && r != '’' }) {
+		if f := fold(w); utf8.RuneCountInString(w) > 1 && !particles[f] && !suffixes[f] {
+			return true
 		}
 	}
 	return false

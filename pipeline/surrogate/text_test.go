@@ -74,6 +74,15 @@ func TestNameWordsLeaveParticles(t *testing.T) {
 		"María Del Carmen Ruiz":        {"maria", "carmen", "ruiz"},
 		"Ramón y Cajal":                {"ramon", "cajal"},
 		"Dr. De Miguel":                {"de", "miguel"}, // after a title: maybe a surname
+		// A particle's word that ends a name, or comes before its comma,
+		// is a surname.
+		"Ellen Du":         {"ellen", "du"},
+		"Tony La, MD":      {"tony", "la"},
+		"Du, Ellen":        {"du", "ellen"},
+		"Lucia De":         {"lucia", "de"},
+		"Minh Van Jr.":     {"minh", "van"},
+		"Ana de la Torre":  {"ana", "torre"},
+		"Juan de Dios, Sr": {"juan", "dios"},
 	} {
 		if got := nameWords(name, "es"); !slices.Equal(got, want) {
 			t.Errorf("%q: %q, want %q", name, got, want)
