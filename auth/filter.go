@@ -97,8 +97,9 @@ var rowFilters = map[string]rowFilter{
 				sql.InInts(s.C(release.FieldCorpusID), ids...)))
 		}, nil
 	},
-	// A release's snapshot chunks are read only by the key of a release
-	// row, which the release's rule has already let the viewer read.
+	// Chunks (a release's snapshot, an artifact's file) are read only by the
+	// key of a release or artifact row, which that row's rule has already
+	// let the viewer read.
 	"Chunk": func(context.Context, *ent.Client, *Viewer) (func(*sql.Selector), error) { return nil, nil },
 	// A trained model holds words of its training text (learnt gazetteer,
 	// triggers): it follows its training corpus, by id (a name can be

@@ -23,8 +23,9 @@ import (
 
 // TestArtifactInChunks: a file a job writes (an export archive) is stored in
 // chunks as it is written and read back a chunk at a time, once per job and
-// name; a write that fails leaves no artifact and no chunk, and a stored
-// file's chunks outlive the removal of abandoned ones.
+// name; a write that fails leaves no artifact and no chunk, a stored file's
+// chunks outlive the removal of abandoned ones, and a file that lost chunks
+// reads to an error.
 func TestArtifactInChunks(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
@@ -99,6 +100,15 @@ func TestArtifactInChunks(t *testing.T) {
 			})
 			require.NoError(t, err)
 			assert.Equal(t, data, readBack())
+
+			// A file that lost chunks reads to an error, not to a short end.
+			_, err = st.Client.Chunk.Delete().Where(chunk.ContentKey(a.ContentKey), chunk.SeqGTE(8)).Exec(ctx)
+			require.NoError(t, err)
+			got, err := st.Artifact(ctx, a.ID)
+			require.NoError(t, err)
+			_, err = io.ReadAll(st.ArtifactContent(ctx, got))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "damaged")
 		})
 	}
 }

@@ -79,7 +79,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	}
 	// The snapshot is encoded as its documents are read, a batch at a time,
 	// and stored in chunks as it is made: memory holds a batch, a chunk and
-	// the manifest.
+	// a run of the manifest's entries.
 	content := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
 	r, err := s.createRelease(ctx, opt, c, parent, st, content)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 
 	"deidcorpus/apperr"
@@ -124,11 +125,11 @@ func artifactCreate(client *ent.Client, spec ArtifactSpec) *ent.ArtifactCreate {
 	return create
 }
 
-// SaveArtifactFrom stores the file write writes, once per job and name (a
-// retried job finds its predecessor's), in chunks as it is written: memory
-// holds a chunk, never the file. The row naming the chunks is written last,
-// so a failed write leaves no artifact. Sealed files are saved whole, with
-// SaveArtifact.
+// SaveArtifactFrom stores the file write writes, once per job and name, in
+// chunks as it is written: memory holds a chunk, never the file. The row
+// naming the chunks is written last, so a failed write leaves no artifact. A
+// retried job finds its predecessor's file, and write is not called. Sealed
+// files are saved whole, with SaveArtifact.
 func (s *Store) SaveArtifactFrom(ctx context.Context, spec ArtifactSpec, write func(w io.Writer) error) (*ent.Artifact, error) {
 	if spec.Sealed {
 		return nil, errors.New("a sealed artifact is encrypted whole: save it with SaveArtifact")
@@ -157,12 +158,41 @@ func (s *Store) SaveArtifactFrom(ctx context.Context, spec ArtifactSpec, write f
 }
 
 // ArtifactContent reads a stored file: from its chunks, a chunk at a time,
-// or from the row for one stored whole (opened by Artifact).
+// or from the row for one stored whole (opened by Artifact). A file whose
+// chunks do not add up to its size and SHA-256 ends in an error, not early.
 func (s *Store) ArtifactContent(ctx context.Context, a *ent.Artifact) io.Reader {
-	if a.ContentKey != "" {
-		return s.chunks(ctx, a.ContentKey)
+	if a.ContentKey == "" {
+		return bytes.NewReader(a.Data)
 	}
-	return bytes.NewReader(a.Data)
+	return &checkedReader{r: s.chunks(ctx, a.ContentKey), sum: sha256.New(), a: a}
+}
+
+// ArtifactBytes reads a stored file whole (what must be read from its end,
+// a zip to import).
+func (s *Store) ArtifactBytes(ctx context.Context, a *ent.Artifact) ([]byte, error) {
+	if a.ContentKey == "" {
+		return a.Data, nil
+	}
+	return io.ReadAll(s.ArtifactContent(ctx, a))
+}
+
+// checkedReader reads an artifact's chunks and, at their end, checks them
+// against the size and hash the artifact was stored with.
+type checkedReader struct {
+	r   io.Reader
+	sum hash.Hash
+	n   int
+	a   *ent.Artifact
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	c.sum.Write(p[:n])
+	if err == io.EOF && (c.n != c.a.Size || hex.EncodeToString(c.sum.Sum(nil)) != c.a.Sha256) {
+		err = apperr.New(apperr.Internal, "artifact %d (%s): its stored chunks are not the file stored (%d bytes read of %d, or another SHA-256): it is damaged", c.a.ID, c.a.Name, c.n, c.a.Size)
+	}
+	return n, err
 }
 
 // artifactAD binds a sealed artifact's ciphertext to its content hash.

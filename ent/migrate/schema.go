@@ -95,9 +95,14 @@ var (
 		PrimaryKey: []*schema.Column{ReleaseChunksColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "chunk_content_key_seq",
+				Name:    "releasechunk_content_key_seq",
 				Unique:  true,
 				Columns: []*schema.Column{ReleaseChunksColumns[1], ReleaseChunksColumns[2]},
+			},
+			{
+				Name:    "chunk_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{ReleaseChunksColumns[4]},
 			},
 		},
 	}

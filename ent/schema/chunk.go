@@ -32,7 +32,12 @@ func (Chunk) Fields() []ent.Field {
 }
 
 func (Chunk) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("content_key", "seq").Unique()}
+	return []ent.Index{
+		index.Fields("content_key", "seq").Unique().StorageKey("releasechunk_content_key_seq"),
+		// The removal of abandoned chunks looks for old ones: without it,
+		// SQLite reads every chunk's data (stored before the date) to find them.
+		index.Fields("created_at"),
+	}
 }
 
 // Annotations keep chunks out of GraphQL (a release's content is served as
