@@ -33,25 +33,26 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	// and stored in chunks as it is written: the job holds a batch and a
 	// chunk, never the archive.
 	run.Progress(0, 1, "writing the archive")
-	files := 0
-	write := func(w io.Writer) error {
-		z := formats.NewZipFiles(w)
-		err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create)
-		if err == nil {
-			err = z.Close()
-		}
-		files = z.Made
-		return err
-	}
+	files, written := 0, false
 	a, err := run.Store.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
-		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy}, write)
-	if err == nil && files == 0 {
-		err = write(io.Discard) // an earlier attempt stored the archive: its files are counted again
-	}
+		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy},
+		func(w io.Writer) error {
+			z := formats.NewZipFiles(w)
+			err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create)
+			if err == nil {
+				err = z.Close()
+			}
+			files, written = z.Made, true
+			return err
+		})
 	if err != nil {
 		return nil, err
 	}
-	return Result{"artifact": a.ID, "files": files, "bytes": a.Size, "sha256": a.Sha256}, nil
+	res := Result{"artifact": a.ID, "bytes": a.Size, "sha256": a.Sha256}
+	if written { // else an earlier attempt stored the archive, and its count went with it
+		res["files"] = files
+	}
+	return res, nil
 }
 
 // EvaluateParams are an evaluation job's parameters.

@@ -3,7 +3,6 @@ package jobs
 import (
 	"bytes"
 	"context"
-	"io"
 
 	"deidcorpus/ent"
 	"deidcorpus/pipeline/formats"
@@ -69,7 +68,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	// A retry finds the batches its predecessor committed before its worker
 	// died, and goes on after them.
 	opt.Resume = run.Job.Attempts > 1
-	data, err := io.ReadAll(run.Store.ArtifactContent(ctx, a)) // a zip is read from its end
+	data, err := run.Store.ArtifactBytes(ctx, a) // a zip is read from its end
 	if err != nil {
 		return nil, err
 	}

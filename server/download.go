@@ -28,7 +28,7 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		serveZip(w, logger, safeFilename(name+"-"+set+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
+		serveZip(w, r, logger, safeFilename(name+"-"+set+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
 			return st.ExportTo(r.Context(), name, set, format, create)
 		}, func() { auditDownload(r, st, logger, "corpus", name+"/"+set) })
 	})
@@ -40,12 +40,20 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 // then, to audit the download), so an error before them (no such corpus,
 // documents the format cannot hold) is still answered with its status; one
 // after them aborts the response, and the client sees a broken transfer
-// rather than a truncated archive.
-func serveZip(w http.ResponseWriter, logger *slog.Logger, filename string, write func(create func(string) (io.Writer, error)) error, started func()) {
-	out := &lazyResponse{w: w, start: func() {
-		started()
+// rather than a truncated archive. A HEAD request gets the headers: the
+// archive is not made (nor the download audited) to be thrown away.
+func serveZip(w http.ResponseWriter, r *http.Request, logger *slog.Logger, filename string, write func(create func(string) (io.Writer, error)) error, started func()) {
+	headers := func() {
 		w.Header().Set("Content-Type", "application/zip")
 		w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	}
+	if r.Method == http.MethodHead {
+		headers()
+		return
+	}
+	out := &lazyResponse{w: w, start: func() {
+		started()
+		headers()
 	}}
 	z := formats.NewZipFiles(out)
 	err := write(z.Create)
@@ -91,7 +99,7 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		serveZip(w, logger, safeFilename(ref+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
+		serveZip(w, r, logger, safeFilename(ref+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
 			return st.ExportReleaseTo(r.Context(), ref, format, create)
 		}, func() { auditDownload(r, st, logger, "release", ref) })
 	})
@@ -114,13 +122,30 @@ func handleArtifactDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			httpError(w, logger, err)
 			return
 		}
-		auditDownload(r, st, logger, "artifact", strconv.Itoa(id))
-		w.Header().Set("Content-Type", a.ContentType)
-		w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(a.Name)+`"`)
-		w.Header().Set("Content-Length", strconv.Itoa(a.Size))
-		w.Header().Set("ETag", `"`+a.Sha256+`"`)
-		if _, err := io.Copy(w, st.ArtifactContent(r.Context(), a)); err != nil {
-			logger.Error("artifact download cut short", "artifact", id, "err", err)
+		headers := func() {
+			w.Header().Set("Content-Type", a.ContentType)
+			w.Header().Set("Content-Disposition", `attachment; filename="`+safeFilename(a.Name)+`"`)
+			w.Header().Set("Content-Length", strconv.Itoa(a.Size))
+			w.Header().Set("ETag", `"`+a.Sha256+`"`)
+		}
+		if r.Method == http.MethodHead {
+			headers()
+			return
+		}
+		// Served as it is read, a chunk at a time; the headers go out with
+		// the first bytes, so a file that cannot be read is an error status,
+		// and one damaged later a broken transfer, never a short file.
+		out := &lazyResponse{w: w, start: func() {
+			auditDownload(r, st, logger, "artifact", strconv.Itoa(id))
+			headers()
+		}}
+		if _, err := io.Copy(out, st.ArtifactContent(r.Context(), a)); err != nil {
+			if !out.started {
+				httpError(w, logger, err)
+				return
+			}
+			logger.Error("download failed after it began", "artifact", id, "err", err)
+			panic(http.ErrAbortHandler)
 		}
 	})
 }

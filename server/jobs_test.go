@@ -3,7 +3,9 @@ package server_test
 import (
 	"context"
 	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,6 +180,13 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			members, err := formats.Unzip("x.zip", body)
 			require.NoError(t, err)
 			assert.Len(t, members, len(docs))
+			assert.Equal(t, res["sha256"], strings.Trim(resp.Header.Get("ETag"), `"`))
+			// HEAD: the headers, without reading the file.
+			head, err := ts.request("HEAD", "/download/artifacts/"+formatID(res["artifact"]))
+			require.NoError(t, err)
+			head.Body.Close()
+			assert.Equal(t, http.StatusOK, head.StatusCode)
+			assert.Equal(t, int64(len(body)), head.ContentLength)
 
 			// Jobs are listed and filtered.
 			var list struct {

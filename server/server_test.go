@@ -31,8 +31,11 @@ type testServer struct {
 }
 
 // get requests path with the admin's token.
-func (s *testServer) get(path string) (*http.Response, error) {
-	req, err := http.NewRequest("GET", s.URL+path, nil)
+func (s *testServer) get(path string) (*http.Response, error) { return s.request("GET", path) }
+
+// request requests path with method and the admin's token.
+func (s *testServer) request(method, path string) (*http.Response, error) {
+	req, err := http.NewRequest(method, s.URL+path, nil)
 	if err != nil {
 		return nil, err
 	}
