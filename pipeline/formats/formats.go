@@ -139,19 +139,29 @@ func DocumentID(name string) (id, patient string, order int) {
 	return id, id, 1
 }
 
-// filterExt keeps the files whose extension the format reads.
+// filterExt keeps the files with one of exts.
 func filterExt(files []File, exts ...string) []File {
 	var out []File
 	for _, f := range files {
-		for _, e := range exts {
-			if strings.EqualFold(path.Ext(f.Name), e) {
-				out = append(out, f)
-				break
-			}
+		if hasExt(f.Name, exts) {
+			out = append(out, f)
 		}
 	}
 	return out
 }
+
+func hasExt(name string, exts []string) bool {
+	for _, e := range exts {
+		if strings.EqualFold(path.Ext(name), e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Reads reports whether a file of the name is one the format reads (its
+// extension is one of Exts).
+func (f *Format) Reads(name string) bool { return hasExt(name, f.Exts) }
 
 // Scan parses the documents of src and gives them to fn in Read's order,
 // one file in memory at a time when the format has ReadFile (the others are

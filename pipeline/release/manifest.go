@@ -24,11 +24,12 @@ const manifestRun = 1 << 16
 // entries; the others wait in a temporary file, each sorted, and are merged
 // as they are read back, so a manifest of any size costs a few megabytes.
 type manifestBuilder struct {
-	run     []digestEntry
-	runSize int
-	file    *os.File
-	runs    []int64 // end offset of each run written to file
-	err     error
+	run      []digestEntry
+	runSize  int
+	file     *os.File
+	unlinked bool    // file is already removed from its directory
+	runs     []int64 // end offset of each run written to file
+	err      error
 }
 
 // digestEntry is an Entry with its hash as bytes: the half the size.
@@ -68,6 +69,9 @@ func (b *manifestBuilder) spill() {
 			b.err = fmt.Errorf("release manifest: %w", b.err)
 			return
 		}
+		// Unlinked at once where the system allows it: a process that dies
+		// leaves nothing behind.
+		b.unlinked = os.Remove(b.file.Name()) == nil
 	}
 	slices.SortFunc(b.run, digestEntry.compare)
 	w := bufio.NewWriter(b.file)
@@ -118,8 +122,13 @@ func (b *manifestBuilder) each(fn func(e digestEntry) error) (root string, err e
 	}
 	heap.Init(&m)
 	h := sha256.New()
-	for len(m) > 0 {
+	var prev digestEntry
+	for n := 0; len(m) > 0; n++ {
 		r := m[0]
+		if n > 0 && r.head.compare(prev) == 0 {
+			return "", fmt.Errorf("document %s appears twice in set %s", r.head.id, r.head.set)
+		}
+		prev = r.head
 		io.WriteString(h, r.head.entry().line())
 		if err := fn(r.head); err != nil {
 			return "", err
@@ -146,8 +155,10 @@ func (b *manifestBuilder) Close() error {
 		return nil
 	}
 	err := b.file.Close()
-	if rm := os.Remove(b.file.Name()); err == nil {
-		err = rm
+	if !b.unlinked {
+		if rm := os.Remove(b.file.Name()); err == nil {
+			err = rm
+		}
 	}
 	b.file = nil
 	return err

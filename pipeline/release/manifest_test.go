@@ -59,11 +59,20 @@ func TestManifestBuilderRuns(t *testing.T) {
 		}
 	}
 	name := b.file.Name()
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Fatalf("the manifest's temporary file is in its directory while in use: %v", err)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(name); !os.IsNotExist(err) {
-		t.Fatalf("the manifest's temporary file is still there: %v", err)
+
+	// The same document twice is an error, whichever runs hold it.
+	b = newManifestBuilder()
+	b.runSize = 2
+	defer b.Close()
+	b.add("gold", []pipeline.Document{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "b", Text: "again"}})
+	if _, err := b.root(); err == nil || !strings.Contains(err.Error(), "document b appears twice in set gold") {
+		t.Fatalf("a document twice: %v", err)
 	}
 }
 

@@ -45,13 +45,16 @@ func Verify(files []formats.File) (*Verification, error) {
 // VerifyZip recomputes every hash of a release archive: each file against
 // the MANIFEST, no file missing or unlisted, and every document's content
 // hash and the root hash against release.json. Any difference is an error
-// naming the file. It reads a member at a time: memory holds the archive's
-// index, a member and a run of the manifest's entries (for a format whose
-// documents join several files, brat and PhysioNet, a set's files).
+// naming the file, and so is any file a release archive does not hold (a
+// hidden one, one the format does not read): it could carry what nothing
+// checks. It reads a member at a time: memory holds the archive's index, a
+// member (at most 256 MiB: a single-file format's set beyond that cannot be
+// checked) and a run of the manifest's entries (for a format whose documents
+// join several files, brat and PhysioNet, a set's files).
 func VerifyZip(zr *zip.Reader) (*Verification, error) {
 	var members []*zip.File
 	for _, m := range zr.File {
-		if formats.Member(m) {
+		if !m.FileInfo().IsDir() {
 			members = append(members, m)
 		}
 	}
@@ -141,6 +144,16 @@ func verify(a archive) (*Verification, error) {
 	if err := man.next(); err != nil {
 		return nil, err
 	}
+	// The root hashes first, read from the top of MANIFEST: an archive
+	// that cannot verify fails before its files are read.
+	switch {
+	case man.root == "":
+		return nil, fmt.Errorf("%s: no root hash (a line \"# root HASH\")", ManifestFile)
+	case meta.Manifest.Root != man.root:
+		return nil, fmt.Errorf("%s: root hash %s differs from MANIFEST's %s", MetaFile, meta.Manifest.Root, man.root)
+	case entriesRoot != man.root:
+		return nil, fmt.Errorf("%s: its documents' hashes add up to %s, not to the root hash %s", MetaFile, entriesRoot, man.root)
+	}
 
 	entries := newManifestBuilder()
 	defer entries.Close()
@@ -149,6 +162,9 @@ func verify(a archive) (*Verification, error) {
 		name := a.names[i]
 		set, _, inSet := strings.Cut(name, "/")
 		if !inSet {
+			if name != ManifestFile && name != MetaFile && name != DatasheetFile {
+				return nil, fmt.Errorf("%s: not a file of a release archive", name)
+			}
 			if i != mi {
 				sum, err := a.digest(i)
 				if err == nil {
@@ -167,15 +183,19 @@ func verify(a archive) (*Verification, error) {
 		for end < len(a.names) && strings.HasPrefix(a.names[end], set+"/") {
 			end++
 		}
-		var unlisted error
+		var fileErr error // a file's own, not its set's
 		src := func(yield func(formats.File) error) error {
 			for k := i; k < end; k++ {
 				data, err := a.read(k)
 				if err != nil {
 					return err
 				}
-				if unlisted = listed(a.names[k], sha256.Sum256(data)); unlisted != nil {
-					return unlisted
+				if fileErr = listed(a.names[k], sha256.Sum256(data)); fileErr != nil {
+					return fileErr
+				}
+				if !f.Reads(a.names[k]) {
+					fileErr = fmt.Errorf("%s: not a file of format %s", a.names[k], f.Name)
+					return fileErr
 				}
 				if err := yield(formats.File{Name: strings.TrimPrefix(a.names[k], set+"/"), Data: data}); err != nil {
 					return err
@@ -188,8 +208,8 @@ func verify(a archive) (*Verification, error) {
 			documents++
 			return nil
 		})
-		if unlisted != nil {
-			return nil, unlisted
+		if fileErr != nil {
+			return nil, fileErr
 		}
 		if err != nil {
 			return nil, fmt.Errorf("set %s: %w", set, err)
@@ -198,9 +218,6 @@ func verify(a archive) (*Verification, error) {
 	}
 	if man.ok {
 		return nil, fmt.Errorf("%s: listed in MANIFEST but missing", man.name)
-	}
-	if meta.Manifest.Root != man.root || entriesRoot != man.root {
-		return nil, fmt.Errorf("%s: root hash differs from MANIFEST", MetaFile)
 	}
 	root, err := entries.root()
 	if err != nil {

@@ -60,7 +60,8 @@ func remanifest(files []formats.File) []formats.File {
 // An archive read from a zip a member at a time verifies as in memory, and
 // a forger who rehashes the MANIFEST after changing, adding or removing a
 // document is still caught by release.json's content hashes, the document
-// named.
+// named; a file no check covers (hidden, of another format, beside the
+// archive's own) is refused.
 func TestVerifyZip(t *testing.T) {
 	f, _ := formats.Lookup("i2b2")
 	snap := sample()
@@ -101,6 +102,15 @@ func TestVerifyZip(t *testing.T) {
 		"a document removed, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
 			return remanifest(append(fs[:doc], fs[doc+1:]...))
 		}, "document gold/100-01: listed in release.json but missing"},
+		"a hidden file, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			return remanifest(append(fs, formats.File{Name: "gold/.notes", Data: []byte("Lee, 3/4")}))
+		}, "gold/.notes: not a file of format i2b2"},
+		"a file beside the archive's, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			return remanifest(append(fs, formats.File{Name: "notes.txt", Data: []byte("Lee, 3/4")}))
+		}, "notes.txt: not a file of a release archive"},
+		"a Mac's resource fork": {func(fs []formats.File) []formats.File {
+			return append(fs, formats.File{Name: "__MACOSX/gold/._100-01.xml", Data: []byte("x")})
+		}, "__MACOSX/gold/._100-01.xml: not listed in MANIFEST"},
 		"a file twice": {func(fs []formats.File) []formats.File {
 			return append(fs, fs[doc])
 		}, "twice in the archive"},
