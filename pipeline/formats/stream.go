@@ -2,7 +2,10 @@ package formats
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"path"
+	"strings"
 
 	"deidcorpus/pipeline"
 )
@@ -10,15 +13,24 @@ import (
 // Stream writes a corpus in a format batch by batch, so that neither the
 // documents nor their files are ever all in memory: each batch's files go
 // to create, and a file that continues the previous batch's last one (the
-// one file of a whole corpus, as JSON lines) is appended to it. A format
-// that is not Batched must get the whole corpus in one batch.
+// one file of a whole corpus, as JSON lines) is appended to it, up to
+// partSize: past it the file goes on in a part of its own, its name numbered
+// ("corpus.part0002.jsonl"), which a format with Records opens with its Head
+// and closes with its Tail. A reader reads a file whole, and an archive's
+// member of at most 256 MiB: no file of a big corpus is beyond either. A
+// format that is not Batched must get the whole corpus in one batch.
 type Stream struct {
 	f      *Format
 	create func(name string) (io.Writer, error)
-	name   string    // the file written last
+	name   string    // the file written last, as the format names it
+	part   int       // ... its part (0: the first, under that name)
+	size   int       // ... the bytes written to the part
 	w      io.Writer // ... and where it goes
 	wrote  bool
 }
+
+// partSize is how far a file is continued before it goes on in a new part.
+var partSize = 128 << 20
 
 // NewStream returns a Stream writing f's files to create.
 func NewStream(f *Format, create func(name string) (io.Writer, error)) *Stream {
@@ -33,11 +45,11 @@ func (s *Stream) Write(docs []pipeline.Document) error {
 		if err != nil {
 			return err
 		}
-		return s.put(files)
+		return s.put(files, s.f.Batched)
 	}
 	if !s.wrote {
 		s.wrote = true
-		if err := s.put(s.f.Head); err != nil {
+		if err := s.put(s.f.Head, false); err != nil {
 			return err
 		}
 	}
@@ -45,24 +57,67 @@ func (s *Stream) Write(docs []pipeline.Document) error {
 	if err != nil {
 		return err
 	}
-	return s.put(files)
+	return s.put(files, true)
 }
 
-// put writes files, appending one that continues the file written last.
-func (s *Stream) put(files []File) error {
-	var err error
+// put writes files, appending one that continues the file written last, in
+// a new part of it if that one is full and split allows.
+func (s *Stream) put(files []File, split bool) error {
 	for _, file := range files {
-		if s.w == nil || file.Name != s.name {
-			if s.w, err = s.create(file.Name); err != nil {
+		switch {
+		case s.w == nil || file.Name != s.name:
+			if err := s.open(file.Name, 0); err != nil {
 				return err
 			}
-			s.name = file.Name
+		case split && s.size >= partSize:
+			if err := s.nextPart(); err != nil {
+				return err
+			}
 		}
-		if _, err := s.w.Write(file.Data); err != nil {
+		if err := s.write(file.Data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nextPart ends the part being written and starts the next.
+func (s *Stream) nextPart() error {
+	for _, f := range s.f.Tail {
+		if err := s.write(f.Data); err != nil {
+			return err
+		}
+	}
+	if err := s.open(s.name, s.part+1); err != nil {
+		return err
+	}
+	for _, f := range s.f.Head {
+		if err := s.write(f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open starts a part of a file.
+func (s *Stream) open(name string, part int) error {
+	made := name
+	if part > 0 {
+		ext := path.Ext(name)
+		made = fmt.Sprintf("%s.part%04d%s", strings.TrimSuffix(name, ext), part+1, ext)
+	}
+	w, err := s.create(made)
+	if err != nil {
+		return err
+	}
+	s.w, s.name, s.part, s.size = w, name, part, 0
+	return nil
+}
+
+func (s *Stream) write(p []byte) error {
+	s.size += len(p)
+	_, err := s.w.Write(p)
+	return err
 }
 
 // Close writes what the format writes of an empty corpus when no batch
@@ -76,7 +131,7 @@ func (s *Stream) Close() error {
 	if s.f.Records == nil {
 		return nil
 	}
-	return s.put(s.f.Tail)
+	return s.put(s.f.Tail, false)
 }
 
 // Collector keeps the files made through its Create in memory, for callers

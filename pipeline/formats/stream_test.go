@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"deidcorpus/internal/shared"
@@ -101,5 +102,58 @@ func TestStreamFormatError(t *testing.T) {
 	fail := NewStream(f, func(name string) (io.Writer, error) { return nil, fmt.Errorf("disk full") })
 	if err := fail.Write(sampleDocs()); err == nil || err.Error() != "disk full" {
 		t.Fatalf("the sink's error is lost: %v", err)
+	}
+}
+
+// A file that a stream continues past partSize goes on in numbered parts,
+// each one a file of the format on its own (a format with Records opens and
+// closes each with its Head and Tail), which read back together as the
+// corpus written whole.
+func TestStreamSplitsBigFilesIntoParts(t *testing.T) {
+	defer func(n int) { partSize = n }(partSize)
+	partSize = 2000
+	files, err := ReadPaths(shared.Path(t, "meddocan-i2b2/dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := ReadI2B2(files, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = docs[:40]
+	for _, name := range []string{"jsonl", "i2b2-2006"} {
+		f, _ := Lookup(name)
+		whole, err := f.Write(docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.Read(whole, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := streamed(f, docs, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) < 5 {
+			t.Fatalf("%s: %d files for 40 notes in parts of 2,000 bytes", name, len(parts))
+		}
+		var got []pipeline.Document
+		for _, p := range parts {
+			if len(p.Data) > partSize+20000 {
+				t.Errorf("%s: %s is %d bytes", name, p.Name, len(p.Data))
+			}
+			one, err := f.Read([]File{p}, ReadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %s alone: %v", name, p.Name, err)
+			}
+			got = append(got, one...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the parts read back differ from the corpus written whole", name)
+		}
+		if parts[1].Name != strings.Replace(parts[0].Name, ".", ".part0002.", 1) {
+			t.Errorf("%s: parts named %s, %s", name, parts[0].Name, parts[1].Name)
+		}
 	}
 }
