@@ -48,9 +48,9 @@ func Verify(files []formats.File) (*Verification, error) {
 // naming the file, and so is any file a release archive does not hold (a
 // hidden one, one the format does not read): it could carry what nothing
 // checks. It reads a member at a time: memory holds the archive's index, a
-// member (at most 256 MiB: a single-file format's set beyond that cannot be
-// checked) and a run of the manifest's entries (for a format whose documents
-// join several files, brat and PhysioNet, a set's files).
+// member (at most 256 MiB; PackTo cuts a file in parts of 128 MiB) and a run
+// of the manifest's entries (for a format whose documents join several
+// files, brat and PhysioNet, a set's files).
 func VerifyZip(zr *zip.Reader) (*Verification, error) {
 	var members []*zip.File
 	for _, m := range zr.File {
