@@ -195,29 +195,36 @@ func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, err
 	return r, err
 }
 
-func (s *Store) releaseSnapshot(ctx context.Context, ref string) (*ent.Release, release.Snapshot, error) {
-	r, err := s.ReleaseByRef(ctx, ref)
-	if err != nil {
-		return nil, release.Snapshot{}, err
+// releaseReader reads a release's snapshot, n documents at a time, from its
+// chunks: memory holds a chunk and a batch. Errors fn returns come back as
+// they are; the snapshot's own are internal.
+func (s *Store) releaseReader(ctx context.Context, r *ent.Release, n int) release.Reader {
+	return func(fn func(set string, docs []pipeline.Document) error) error {
+		var fromFn error
+		err := release.Each(s.chunks(ctx, r.ContentKey), n, func(set string, docs []pipeline.Document) error {
+			fromFn = fn(set, docs)
+			return fromFn
+		})
+		if err != nil && fromFn == nil {
+			return apperr.New(apperr.Internal, "release %s: %v", release.Ref(r.Name, r.Version), err)
+		}
+		return err
 	}
-	snap, err := release.Decode(s.chunks(ctx, r.ContentKey))
-	if err != nil {
-		return nil, snap, apperr.New(apperr.Internal, "release %s: %v", ref, err)
-	}
-	return r, snap, nil
 }
 
-// DiffReleases lists what changed from release a to release b.
+// DiffReleases lists what changed from release a to release b, reading
+// their snapshots a batch at a time (release.CompareReaders): memory holds
+// what differs, not the releases.
 func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, error) {
-	_, sa, err := s.releaseSnapshot(ctx, a)
-	if err != nil {
-		return release.Diff{}, err
+	var readers [2]release.Reader
+	for i, ref := range []string{a, b} {
+		r, err := s.ReleaseByRef(ctx, ref)
+		if err != nil {
+			return release.Diff{}, err
+		}
+		readers[i] = s.releaseReader(ctx, r, readBatch)
 	}
-	_, sb, err := s.releaseSnapshot(ctx, b)
-	if err != nil {
-		return release.Diff{}, err
-	}
-	return release.Compare(sa, sb), nil
+	return release.CompareReaders(readers[0], readers[1])
 }
 
 // ExportRelease renders a release as archive files in a format, with its
@@ -249,18 +256,7 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
-	each := func(fn func(set string, docs []pipeline.Document) error) error {
-		var fromFn error
-		err := release.Each(s.chunks(ctx, r.ContentKey), batchOf(f), func(set string, docs []pipeline.Document) error {
-			fromFn = fn(set, docs)
-			return fromFn
-		})
-		if err != nil && fromFn == nil {
-			return apperr.New(apperr.Internal, "release %s: %v", ref, err)
-		}
-		return err
-	}
-	return classify(release.PackTo(meta, each, f, r.Datasheet, sinkCreate(create)))
+	return classify(release.PackTo(meta, s.releaseReader(ctx, r, batchOf(f)), f, r.Datasheet, sinkCreate(create)))
 }
 
 // Releases lists the releases by name, each name's versions in the order

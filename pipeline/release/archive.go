@@ -34,34 +34,6 @@ const (
 	MetaFile      = "release.json"
 )
 
-// Pack renders a release as archive files: each annotation set's documents in
-// a directory of its name, in the given format, the datasheet, release.json,
-// and a MANIFEST with every file's SHA-256 and the release's root hash. The
-// files are sorted by name, the MANIFEST last.
-func Pack(meta Meta, snap Snapshot, f *formats.Format, datasheet string) ([]formats.File, error) {
-	sets := make([]string, 0, len(snap.Sets))
-	for s := range snap.Sets {
-		sets = append(sets, s)
-	}
-	sort.Strings(sets)
-	each := func(fn func(set string, docs []pipeline.Document) error) error {
-		for _, set := range sets {
-			if err := fn(set, snap.Sets[set]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var c formats.Collector
-	if err := PackTo(meta, each, f, datasheet, c.Create); err != nil {
-		return nil, err
-	}
-	files := c.Files()
-	docs := files[:len(files)-1]
-	sort.Slice(docs, func(i, j int) bool { return docs[i].Name < docs[j].Name })
-	return files, nil
-}
-
 // PackTo writes the files of Pack's archive to create, in the order they
 // are made: the documents' files set by set, DATASHEET.md, release.json, then
 // the MANIFEST. each calls its function with a snapshot's documents, set
@@ -69,7 +41,7 @@ func Pack(meta Meta, snap Snapshot, f *formats.Format, datasheet string) ([]form
 // Batched). Memory holds a batch, a digest per file and a run of the
 // manifest's entries (see manifestBuilder). If meta.Manifest.Root is set, the
 // documents must add up to it.
-func PackTo(meta Meta, each func(fn func(set string, docs []pipeline.Document) error) error, f *formats.Format, datasheet string,
+func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	create func(name string) (io.Writer, error)) error {
 	if f.Write == nil {
 		return fmt.Errorf("format %s cannot be written", f.Name)

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"errors"
+	"iter"
 	"sort"
 
 	"deidcorpus/pipeline"
@@ -90,6 +92,101 @@ func Compare(a, b Snapshot) Diff {
 	}
 	return d
 }
+
+// Reader gives a snapshot's documents to fn, set after set, a batch at a
+// time (as Each reads a stored one); it may be called more than once.
+type Reader func(fn func(set string, docs []pipeline.Document) error) error
+
+// CompareReaders is Compare over two snapshots read a batch at a time,
+// twice each: first for their content hashes, merged in set and id order
+// to find the ids whose documents differ in some set, then to keep only
+// those documents, which Compare compares. Memory holds a batch, runs of
+// hashes and what differs, not the snapshots: the diff of two releases of a
+// big corpus that differ in a few notes is small.
+func CompareReaders(a, b Reader) (Diff, error) {
+	ma, mb := newManifestBuilder(), newManifestBuilder()
+	defer ma.Close()
+	defer mb.Close()
+	for _, side := range []struct {
+		read Reader
+		m    *manifestBuilder
+	}{{a, ma}, {b, mb}} {
+		if err := side.read(func(set string, docs []pipeline.Document) error {
+			side.m.add(set, docs)
+			return nil
+		}); err != nil {
+			return Diff{}, err
+		}
+	}
+	changed, err := differingIDs(ma, mb)
+	if err != nil {
+		return Diff{}, err
+	}
+	keep := func(read Reader) (Snapshot, error) {
+		s := Snapshot{Sets: map[string][]pipeline.Document{}}
+		err := read(func(set string, docs []pipeline.Document) error {
+			for _, d := range docs {
+				if changed[d.ID] {
+					s.Sets[set] = append(s.Sets[set], d)
+				}
+			}
+			return nil
+		})
+		return s, err
+	}
+	sa, err := keep(a)
+	if err != nil {
+		return Diff{}, err
+	}
+	sb, err := keep(b)
+	if err != nil {
+		return Diff{}, err
+	}
+	return Compare(sa, sb), nil
+}
+
+// differingIDs merges two manifests' entries, both in set and id order, and
+// returns the ids of the documents one lacks or whose hashes differ.
+func differingIDs(ma, mb *manifestBuilder) (map[string]bool, error) {
+	var errA, errB error
+	pull := func(m *manifestBuilder, err *error) (func() (digestEntry, bool), func()) {
+		return iter.Pull(func(yield func(digestEntry) bool) {
+			_, *err = m.each(func(e digestEntry) error {
+				if !yield(e) {
+					return errStopped
+				}
+				return nil
+			})
+		})
+	}
+	nextA, stopA := pull(ma, &errA)
+	defer stopA()
+	nextB, stopB := pull(mb, &errB)
+	defer stopB()
+	changed := map[string]bool{}
+	ea, okA := nextA()
+	eb, okB := nextB()
+	for okA || okB {
+		switch c := ea.compare(eb); {
+		case !okB || okA && c < 0:
+			changed[ea.id] = true
+			ea, okA = nextA()
+		case !okA || c > 0:
+			changed[eb.id] = true
+			eb, okB = nextB()
+		default:
+			if ea.hash != eb.hash {
+				changed[ea.id] = true
+			}
+			ea, okA = nextA()
+			eb, okB = nextB()
+		}
+	}
+	return changed, errors.Join(errA, errB)
+}
+
+// errStopped ends a manifest's walk that its reader left early.
+var errStopped = errors.New("stopped")
 
 // Empty reports whether the snapshots had the same content.
 func (d Diff) Empty() bool {

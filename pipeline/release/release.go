@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -40,14 +39,9 @@ type Manifest struct {
 	Root    string  `json:"root"`
 }
 
-// DocHash is a document's content hash: its id, its text and its spans
+// docDigest is a document's content hash: its id, its text and its spans
 // (offsets and type), which every archive format carries, so that an archive
 // in any format verifies against the release.
-func DocHash(d pipeline.Document) string {
-	sum := docDigest(d)
-	return hex.EncodeToString(sum[:])
-}
-
 func docDigest(d pipeline.Document) [sha256.Size]byte {
 	h := sha256.New()
 	io.WriteString(h, d.ID)
@@ -71,22 +65,6 @@ func docDigest(d pipeline.Document) [sha256.Size]byte {
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// Manifest computes the manifest of a snapshot.
-func (s Snapshot) Manifest() (Manifest, error) {
-	b := newManifestBuilder()
-	defer b.Close()
-	for set, docs := range s.Sets {
-		b.add(set, docs)
-	}
-	m := Manifest{Entries: []Entry{}}
-	root, err := b.each(func(e digestEntry) error {
-		m.Entries = append(m.Entries, e.entry())
-		return nil
-	})
-	m.Root = root
-	return m, err
-}
-
 func rootHash(entries []Entry) string {
 	h := sha256.New()
 	for _, e := range entries {
@@ -98,28 +76,9 @@ func rootHash(entries []Entry) string {
 // line is the entry as the root hash reads it.
 func (e Entry) line() string { return e.Set + "\t" + e.ID + "\t" + e.Hash + "\n" }
 
-// Encode writes a snapshot compactly (gzipped JSON) for storage.
-func (s Snapshot) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := NewEncoder(&buf)
-	sets := make([]string, 0, len(s.Sets))
-	for set := range s.Sets {
-		sets = append(sets, set)
-	}
-	sort.Strings(sets)
-	for _, set := range sets {
-		enc.Set(set)
-		enc.Add(s.Sets[set])
-	}
-	if _, err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// Encoder writes a snapshot as Encode does, a batch of documents at a time,
-// and makes its manifest on the way: it holds one batch and the manifest's
-// entries, never the snapshot. Errors stick: Close reports the first.
+// Encoder writes a snapshot (gzipped JSON) a batch of documents at a time,
+// and makes its manifest on the way: it holds one batch and a run of the
+// manifest's entries, never the snapshot. Errors stick: Close reports the first.
 type Encoder struct {
 	zw      *gzip.Writer
 	entries *manifestBuilder
@@ -194,17 +153,7 @@ func (e *Encoder) Close() (root string, err error) {
 	return e.root, e.err
 }
 
-// Decode reads a snapshot written by Encode.
-func Decode(r io.Reader) (Snapshot, error) {
-	s := Snapshot{Sets: map[string][]pipeline.Document{}}
-	err := Each(r, math.MaxInt, func(set string, docs []pipeline.Document) error {
-		s.Sets[set] = docs // a whole set: one batch
-		return nil
-	})
-	return s, err
-}
-
-// Each reads a snapshot written by Encode and calls fn with its sets'
+// Each reads a snapshot written by an Encoder and calls fn with its sets'
 // documents, up to n at a time, set after set; a set without documents
 // comes once with none. It holds a batch, never the snapshot, decoded or not.
 func Each(r io.Reader, n int, fn func(set string, docs []pipeline.Document) error) error {
