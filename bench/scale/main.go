@@ -2,7 +2,7 @@
 // the deidcorpus command, writes a synthetic corpus (synth), and runs each
 // step as its own deidcorpus process on a fresh SQLite database (or a
 // PostgreSQL DSN): import, statistics, resynthesis, tagging with a stored
-// model, release create, release export and corpus export. Every step goes
+// model, release create, export, verify and diff, and corpus export. Every step goes
 // through the CLI, so through the same jobs and store code a server runs.
 // It prints each step's wall time and peak resident memory: the child's
 // maximum RSS from rusage (so one step's memory never hides another's), and
@@ -140,6 +140,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		// after it changes nothing it reads.
 		{"release create", "release", []string{"release", "create", "--corpus", "notes", "--name", "notes", "--version", "1.0.0"}, true},
 		{"release export", "release", []string{"release", "export", "--release", "notes@1.0.0", "--out", filepath.Join(dir, "notes-1.0.0.zip")}, true},
+		{"release verify", "release", []string{"release", "verify", filepath.Join(dir, "notes-1.0.0.zip")}, true},
+		// A release against itself: both read twice, nothing differs.
+		{"release diff", "release", []string{"release", "diff", "notes@1.0.0", "notes@1.0.0"}, true},
 		{"export", "export", []string{"export", "--corpus", "notes", "--out", filepath.Join(dir, "notes-gold.zip")}, true},
 		{"resynth", "resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r", "--seed", "7"}, true},
 		{"import-train", "tag", []string{"import", "--corpus", "train", "--tagset", "i2b2-2014", "--split", "train", train}, false},
