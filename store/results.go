@@ -84,7 +84,7 @@ type ArtifactSpec struct {
 
 // SaveArtifact stores a file a job produced, once per job and name.
 func (s *Store) SaveArtifact(ctx context.Context, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
-	a, err := s.Client.Artifact.Query().Where(artifact.JobID(spec.JobID), artifact.Name(spec.Name)).First(ctx)
+	a, err := s.jobArtifact(ctx, spec)
 	if err == nil {
 		return s.openArtifact(a)
 	}
@@ -92,6 +92,12 @@ func (s *Store) SaveArtifact(ctx context.Context, spec ArtifactSpec, data []byte
 		return nil, err
 	}
 	return s.createArtifact(ctx, s.Client, spec, data)
+}
+
+// jobArtifact finds the file a job stored under the spec's name: what its
+// retry finds instead of making it again.
+func (s *Store) jobArtifact(ctx context.Context, spec ArtifactSpec) (*ent.Artifact, error) {
+	return s.Client.Artifact.Query().Where(artifact.JobID(spec.JobID), artifact.Name(spec.Name)).First(ctx)
 }
 
 func (s *Store) createArtifact(ctx context.Context, client *ent.Client, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
@@ -134,7 +140,7 @@ func (s *Store) SaveArtifactFrom(ctx context.Context, spec ArtifactSpec, write f
 	if spec.Sealed {
 		return nil, errors.New("a sealed artifact is encrypted whole: save it with SaveArtifact")
 	}
-	a, err := s.Client.Artifact.Query().Where(artifact.JobID(spec.JobID), artifact.Name(spec.Name)).First(ctx)
+	a, err := s.jobArtifact(ctx, spec)
 	if err == nil || !ent.IsNotFound(err) {
 		return a, err
 	}

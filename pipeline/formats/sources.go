@@ -138,9 +138,9 @@ func Zip(name string, data []byte) Source {
 	}
 }
 
-// Member reports whether a zip entry is one of the archive's files: not a
+// isMember reports whether a zip entry is one of the archive's files: not a
 // directory, a hidden file or a Mac's resource fork.
-func Member(m *zip.File) bool {
+func isMember(m *zip.File) bool {
 	return !m.FileInfo().IsDir() && !strings.HasPrefix(path.Base(m.Name), ".") && !strings.HasPrefix(m.Name, "__MACOSX/")
 }
 
@@ -148,7 +148,7 @@ func Member(m *zip.File) bool {
 func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
 	var members []*zip.File
 	for _, m := range zr.File {
-		if Member(m) {
+		if isMember(m) {
 			members = append(members, m)
 		}
 	}

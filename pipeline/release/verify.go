@@ -352,17 +352,19 @@ func (a archive) readMeta(i int, fn func(Entry) error) (Meta, string, error) {
 // one at a time, a line ahead so that one out of order is told as such, and
 // its root from the comment that gives it.
 type manifestReader struct {
-	sc        *bufio.Scanner
-	line      int
-	root      string
-	ok        bool   // a line is read
-	sum, name string // ... its hash and file
-	ahead     struct {
-		ok        bool
-		sum, name string
-	}
+	sc   *bufio.Scanner
+	line int
+	root string
+	manifestLine
+	ahead   manifestLine
 	started bool
 	entries int // lines read
+}
+
+// manifestLine is one file's line; ok: one was read.
+type manifestLine struct {
+	ok        bool
+	sum, name string
 }
 
 func newManifestReader(r io.Reader) *manifestReader {
@@ -379,7 +381,7 @@ func (m *manifestReader) next() error {
 			return err
 		}
 	}
-	m.ok, m.sum, m.name = m.ahead.ok, m.ahead.sum, m.ahead.name
+	m.manifestLine = m.ahead
 	if !m.ok {
 		return nil
 	}
@@ -394,7 +396,7 @@ func (m *manifestReader) next() error {
 }
 
 func (m *manifestReader) readAhead() error {
-	m.ahead.ok = false
+	m.ahead = manifestLine{}
 	for m.sc.Scan() {
 		m.line++
 		text := m.sc.Text()
@@ -409,7 +411,7 @@ func (m *manifestReader) readAhead() error {
 		if !ok {
 			return fmt.Errorf("%s:%d: malformed line %q", ManifestFile, m.line, text)
 		}
-		m.ahead.sum, m.ahead.name, m.ahead.ok = sum, name, true
+		m.ahead = manifestLine{ok: true, sum: sum, name: name}
 		return nil
 	}
 	if err := m.sc.Err(); err != nil {
