@@ -456,6 +456,10 @@ func parallel(n int, fn func(int)) {
 	wg.Wait()
 }
 
+// scanToken is a token of a scanned document: its bytes in the text, then in
+// the folded buffer.
+type scanToken struct{ start, end, fs, fe int }
+
 // scan looks for the patient's replaced values in one output document. A
 // single letter alone (an initial) is not searched: it occurs everywhere and
 // identifies no one.
@@ -465,8 +469,7 @@ func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docF
 		return out
 	}
 	// The document's tokens, folded into one buffer.
-	type tok struct{ start, end, fs, fe int } // bytes in the text, then in folded
-	var toks []tok
+	var toks []scanToken
 	folded := make([]byte, 0, len(d.Text))
 	start := -1
 	for i, r := range d.Text {
@@ -476,14 +479,14 @@ func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docF
 		} else if !alnum && start >= 0 {
 			fs := len(folded)
 			folded = appendFold(folded, d.Text[start:i])
-			toks = append(toks, tok{start, i, fs, len(folded)})
+			toks = append(toks, scanToken{start, i, fs, len(folded)})
 			start = -1
 		}
 	}
 	if start >= 0 {
 		fs := len(folded)
 		folded = appendFold(folded, d.Text[start:])
-		toks = append(toks, tok{start, len(d.Text), fs, len(folded)})
+		toks = append(toks, scanToken{start, len(d.Text), fs, len(folded)})
 	}
 	var ix *pipeline.Index
 	var spans [][2]int
@@ -515,14 +518,17 @@ func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docF
 			}
 			bs, be := toks[i].start, toks[j].end
 			l := Leak{Patient: patient, Doc: d.ID, Value: d.Text[bs:be], Start: ix.CodePoint(bs), End: ix.CodePoint(be)}
-			inSurrogate := false
+			touched := 0 // the spans the find overlaps
 			for k, s := range spans {
 				if bs < s[1] && s[0] < be {
-					inSurrogate = true
+					touched++
 					l.Type = d.Spans[k].Type
 				}
 			}
-			if inSurrogate {
+			if touched > 1 && joinsSurrogates(toks[i:j+1], spans) {
+				continue
+			}
+			if touched > 0 {
 				out.leaks = append(out.leaks, l)
 			} else if l.Type = vals.typ[v]; spelled(vals, v, l.Type, d.Text, bs, be, pol) {
 				out.unannotated = append(out.unannotated, l)
@@ -530,6 +536,26 @@ func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docF
 		}
 	}
 	return out
+}
+
+// joinsSurrogates reports whether every token of a find lies inside one of
+// the spans and they are not all in one: the end of one surrogate and the
+// start of the next, joined by what separates them ("HOSPITAL-1    12/08"
+// reads "1 12"). Such a find is a coincidence of two surrogates, not a copy:
+// a copied value lies in one span, or reaches text outside the spans.
+func joinsSurrogates(toks []scanToken, spans [][2]int) bool {
+	in := -1
+	for _, t := range toks {
+		k := slices.IndexFunc(spans, func(s [2]int) bool { return s[0] <= t.start && t.end <= s[1] })
+		if k < 0 {
+			return false
+		}
+		if in >= 0 && k != in {
+			return true
+		}
+		in = k
+	}
+	return false
 }
 
 // spelled reports whether a find in text copied from the original is the

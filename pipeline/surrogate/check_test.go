@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"deidcorpus/pipeline"
@@ -75,5 +76,43 @@ func TestCheckerReportsACorpusValueWithTwoSurrogates(t *testing.T) {
 		return a.Scope == b.Scope && a.Type == b.Type && a.Original == b.Original && slices.Equal(a.Surrogates, b.Surrogates)
 	}) {
 		t.Errorf("inconsistencies %v, want %v", got, want)
+	}
+}
+
+// A value read across the end of one surrogate and the start of the next is a
+// coincidence of two surrogates, not a copy; the same value inside one span,
+// or reaching unannotated text, is a leak.
+func TestScanLeavesValuesJoinedAcrossTwoSurrogates(t *testing.T) {
+	vals := newValueSet()
+	vals.addTyped("1/12", "DATE")
+	pol := DefaultPolicy()
+	const text = "Seen at HOSPITAL-1    12/08/2100 by 1/12 staff."
+	doc := func(spans ...[2]int) pipeline.Document {
+		d := pipeline.Document{ID: "d", Text: text}
+		for _, s := range spans {
+			d.Spans = append(d.Spans, pipeline.Span{Start: s[0], End: s[1], Type: "DATE", Text: text[s[0]:s[1]]})
+		}
+		return d
+	}
+	hospital, date := [2]int{8, 18}, [2]int{22, 32}
+	if hospital != [2]int{strings.Index(text, "HOSPITAL"), strings.Index(text, "-1") + 2} || text[date[0]:date[1]] != "12/08/2100" {
+		t.Fatal("the test's offsets are wrong")
+	}
+	second := [2]int{strings.Index(text, "by 1/12") + 3, strings.Index(text, " staff")}
+	cases := []struct {
+		name              string
+		spans             [][2]int
+		leaks, unannotate int
+	}{
+		{"two surrogates side by side", [][2]int{hospital, date, second}, 1, 0}, // only "1/12" in the third span
+		{"the first token outside any span", [][2]int{{8, 16}, date, second}, 2, 0},
+		{"the value in unannotated text", [][2]int{hospital, date}, 0, 1},
+	}
+	for _, c := range cases {
+		f := scan("p", doc(c.spans...), vals, pol)
+		if len(f.leaks) != c.leaks || len(f.unannotated) != c.unannotate {
+			t.Errorf("%s: %d leaks %v and %d unannotated finds %v, want %d and %d",
+				c.name, len(f.leaks), f.leaks, len(f.unannotated), f.unannotated, c.leaks, c.unannotate)
+		}
 	}
 }
