@@ -89,10 +89,23 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 		bk := back[t*L : (t+1)*L]
 		for j := 0; j < L; j++ {
 			col := transT[j*L : (j+1)*L]
-			best, arg := prev[0]+col[0], 0
-			for i := 1; i < L; i++ {
-				if v := prev[i] + col[i]; v > best {
-					best, arg = v, i
+			var best float64
+			var arg int
+			if j > 0 && j%2 == 0 {
+				// An I- label has two possible predecessors (the rest are
+				// -Inf): about half of the work of the full loop below.
+				best = math.Inf(-1)
+				for i := j - 1; i <= j; i++ {
+					if v := prev[i] + col[i]; v > best {
+						best, arg = v, i
+					}
+				}
+			} else {
+				best = prev[0] + col[0]
+				for i := 1; i < L; i++ {
+					if v := prev[i] + col[i]; v > best {
+						best, arg = v, i
+					}
 				}
 			}
 			cur[j] = best + row[j]

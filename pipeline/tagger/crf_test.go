@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -126,6 +127,64 @@ func TestLossMatchesBruteForce(t *testing.T) {
 	}
 	if math.Abs(obj.lastF-want) > 1e-9 {
 		t.Errorf("loss %.12f, brute force %.12f", obj.lastF, want)
+	}
+}
+
+// Viterbi, with and without a bias, returns the best of all valid BIO label
+// paths found by enumerating them.
+func TestViterbiMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const L = 7
+	c, seqs := randomProblem(r, L, 10, 30)
+	for i := range c.w {
+		c.w[i] = 2 * r.NormFloat64()
+	}
+	bias := make([]float64, L)
+	for j := 1; j < L; j++ {
+		bias[j] = r.NormFloat64()
+	}
+	score, back := make([]float64, 8*L), make([]int32, 8*L)
+	for si := range seqs {
+		s := &seqs[si]
+		T := s.len()
+		for _, b := range [][]float64{nil, bias} {
+			got := c.viterbi(s, b, score, back)
+			// viterbi left the biased state scores in score.
+			path := func(y []int) float64 {
+				v := 0.0
+				for t := range y {
+					v += score[t*L+y[t]]
+					if t > 0 {
+						v += c.w[c.nState()+y[t-1]*L+y[t]]
+					}
+				}
+				return v
+			}
+			var want []int
+			best := math.Inf(-1)
+			y := make([]int, T)
+			for {
+				ok := y[0] == 0 || y[0]%2 == 1
+				for t := 1; t < T && ok; t++ {
+					ok = validTransition(y[t-1], y[t])
+				}
+				if v := path(y); ok && v > best {
+					best, want = v, append([]int(nil), y...)
+				}
+				k := 0
+				for k < T && y[k] == L-1 {
+					y[k] = 0
+					k++
+				}
+				if k == T {
+					break
+				}
+				y[k]++
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("sequence %d (bias %v): viterbi %v (%.6f), best path %v (%.6f)", si, b != nil, got, path(got), want, best)
+			}
+		}
 	}
 }
 
