@@ -436,6 +436,34 @@ func isPlaceName(s string) bool {
 	return letters >= 3
 }
 
+// Keys calls yield with every folded word or phrase that one of the set's
+// membership tests (SexOf, IsFirstName, IsSurname, IsCity, StateOf,
+// IsHospital, IsStreetName, IsStreetSuffix, CountryOf, IsProfession,
+// IsRegion) answers yes to, possibly more than once: what a caller needs to
+// answer those tests from one table of its own.
+func (s *Set) Keys(yield func(string) bool) {
+	for _, m := range []map[string]bool{s.firstNames, s.isSurname, s.cities, s.isHospital, s.isStreet, s.isSuffix,
+		s.isProfession, s.isRegion} {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+	for _, m := range []map[string]int{s.stateIndex, s.countryIndex} {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+	for k := range s.sex {
+		if !yield(k) {
+			return
+		}
+	}
+}
+
 // FirstNames returns the first names of a sex that surrogates are drawn from
 // (Census 1990, frequency >= SurrogateMinFreq), by descending frequency.
 func (s *Set) FirstNames(sex Sex) []Name { return s.first[sex] }

@@ -148,10 +148,14 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 	if x.lex != nil || x.gaz != nil {
 		d.lists = make([][]listHit, n)
 		if x.lex != nil {
-			matchPhrases(d, x.lex.MaxWords(), func(p string) []string { return x.lex.Lookup(p) }, "d=")
+			f, ok := x.lex.(phraseFinder)
+			if !ok {
+				f = everyPhrase{x.lex}
+			}
+			matchPhrases(d, x.lex.MaxWords(), f, "d=")
 		}
 		if x.gaz != nil {
-			matchPhrases(d, x.gaz.maxWords, x.gaz.lookup, "g=")
+			matchPhrases(d, x.gaz.maxWords, x.gaz, "g=")
 		}
 	}
 	return d
@@ -211,32 +215,38 @@ func markTokens(tk *Tokens, s, e int, f func(i int, begin bool)) {
 }
 
 // matchPhrases finds, at every token, the longest phrase of up to maxWords
-// tokens that lookup knows, and marks its tokens with the lists it is in.
-func matchPhrases(d *docFeatures, maxWords int, lookup func(string) []string, prefix string) {
+// tokens that the finder knows, and marks its tokens with the lists it is
+// in. Phrases are tried shortest first, each the last one extended by a
+// token, until none of the finder's is longer and begins with it.
+func matchPhrases(d *docFeatures, maxWords int, f phraseFinder, prefix string) {
 	tk := d.tk
+	// Every phrase is written to one builder and read back as a slice of
+	// it, so that trying a phrase allocates nothing.
 	var b strings.Builder
 	for i := 0; i < len(tk.Tokens); i++ {
 		if !isWordy(d.lower[i]) {
 			continue
 		}
-		for n := min(maxWords, len(tk.Tokens)-i); n >= 1; n-- {
-			b.Reset()
-			for k := i; k < i+n; k++ {
-				if k > i && tk.Tokens[k].Flags&SpaceBefore != 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(d.lower[k])
+		from := b.Len()
+		var names []string
+		last := i
+		for k := i; k < min(i+maxWords, len(tk.Tokens)); k++ {
+			if k > i && tk.Tokens[k].Flags&SpaceBefore != 0 {
+				b.WriteByte(' ')
 			}
-			names := lookup(b.String())
-			if len(names) == 0 {
-				continue
+			b.WriteString(d.lower[k])
+			lists, longer := f.find(b.String()[from:])
+			if len(lists) > 0 {
+				names, last = lists, k+1
 			}
-			for k := i; k < i+n; k++ {
-				for _, name := range names {
-					d.lists[k] = append(d.lists[k], listHit{prefix + name, k == i})
-				}
+			if !longer {
+				break
 			}
-			break
+		}
+		for k := i; k < last; k++ {
+			for _, name := range names {
+				d.lists[k] = append(d.lists[k], listHit{prefix + name, k == i})
+			}
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package tagger
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,9 +62,35 @@ type phraseSet struct {
 	types    map[string][]string
 	parts    map[string][]string
 	maxWords int
+	keys     []string // of types, sorted (see sortKeys)
 }
 
-func (p *phraseSet) lookup(s string) []string { return p.types[s] }
+func (p *phraseSet) sortKeys() { p.keys = slices.Sorted(maps.Keys(p.types)) }
+
+func (p *phraseSet) find(s string) ([]string, bool) { return p.types[s], continued(p.keys, s) }
+
+// phraseFinder answers matchPhrases: the lists holding a phrase, and whether
+// a longer phrase of the lists begins with it, so that a phrase none
+// continues is not extended. A Lexicon may implement it (resourceLexicon
+// does); one that does not is asked every phrase up to its MaxWords.
+type phraseFinder interface {
+	find(phrase string) (lists []string, longer bool)
+}
+
+// everyPhrase is a Lexicon that cannot tell which phrases continue.
+type everyPhrase struct{ Lexicon }
+
+func (l everyPhrase) find(phrase string) ([]string, bool) { return l.Lookup(phrase), true }
+
+// continued reports whether a key of sorted, longer than s, begins with s:
+// the keys that begin with s follow s itself in sorted order.
+func continued(sorted []string, s string) bool {
+	i, found := slices.BinarySearch(sorted, s)
+	if found {
+		i++
+	}
+	return i < len(sorted) && strings.HasPrefix(sorted[i], s)
+}
 
 // gazetteerOf collects the phrases of docs' spans, keyed the way matchPhrases
 // builds them. Phrases of one character, or without a letter or digit, are
@@ -103,6 +131,7 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 	for _, v := range p.parts {
 		sort.Strings(v)
 	}
+	p.sortKeys()
 	return p
 }
 

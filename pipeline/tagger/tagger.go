@@ -293,6 +293,7 @@ func (m *Model) init() error {
 			p.maxWords = max(p.maxWords, strings.Count(k, " ")+1)
 		}
 		p.maxWords = min(p.maxWords, gazetteerMaxWords)
+		p.sortKeys()
 		m.ext.gaz = p
 	}
 	if name := m.Config.Features.Lexicon; name != "" {
