@@ -22,8 +22,9 @@ import (
 // a time. Tests set a smaller Store.chunkSize.
 const chunkSize = 4 << 20
 
-// abandonedChunksAge is how old the chunks no release or artifact names must
-// be before a creation removes them: older than any creation still writing.
+// abandonedChunksAge is how long ago the last chunk of a file no release or
+// artifact names must have been written before a creation removes the file's
+// chunks: longer than any creation still writing pauses between chunks.
 const abandonedChunksAge = 24 * time.Hour
 
 // chunkWriter cuts a file into chunks of size bytes under a fresh content
@@ -133,15 +134,21 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 }
 
 // dropAbandonedChunks removes the chunks of creations that failed or were
-// interrupted long ago: chunks no release or artifact names.
+// interrupted long ago: chunks no release or artifact names, of a file none
+// of whose chunks is recent. A creation still writing (an export of millions
+// of notes may take a day) keeps its first chunks, however old.
 func (s *Store) dropAbandonedChunks(ctx context.Context) error {
+	cutoff := time.Now().Add(-abandonedChunksAge)
 	_, err := s.Client.Chunk.Delete().Where(
-		chunk.CreatedAtLT(time.Now().Add(-abandonedChunksAge)),
+		chunk.CreatedAtLT(cutoff),
 		func(sel *entsql.Selector) {
 			releases := entsql.Select(entrelease.FieldContentKey).From(entsql.Table(entrelease.Table))
 			artifacts := entsql.Select(artifact.FieldContentKey).From(entsql.Table(artifact.Table))
+			recent := entsql.Select(chunk.FieldContentKey).From(entsql.Table(chunk.Table)).
+				Where(entsql.GTE(chunk.FieldCreatedAt, cutoff))
 			sel.Where(entsql.And(entsql.NotIn(sel.C(chunk.FieldContentKey), releases),
-				entsql.NotIn(sel.C(chunk.FieldContentKey), artifacts)))
+				entsql.NotIn(sel.C(chunk.FieldContentKey), artifacts),
+				entsql.NotIn(sel.C(chunk.FieldContentKey), recent)))
 		}).Exec(ctx)
 	return err
 }

@@ -190,6 +190,11 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			require.NoError(t, st.Client.Chunk.Create().SetContentKey("killed").SetSeq(0).SetData([]byte("x")).
 				SetCreatedAt(time.Now().Add(-48*time.Hour)).Exec(ctx))
 			require.NoError(t, st.Client.Chunk.Create().SetContentKey("writing").SetSeq(0).SetData([]byte("x")).Exec(ctx))
+			// A creation writing for more than a day: its first chunk is old,
+			// its last recent.
+			require.NoError(t, st.Client.Chunk.Create().SetContentKey("long").SetSeq(0).SetData([]byte("x")).
+				SetCreatedAt(time.Now().Add(-30*time.Hour)).Exec(ctx))
+			require.NoError(t, st.Client.Chunk.Create().SetContentKey("long").SetSeq(1).SetData([]byte("x")).Exec(ctx))
 			r2, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo", Version: "1.0.1"})
 			require.NoError(t, err)
 			assert.Equal(t, r.RootHash, r2.RootHash)
@@ -199,6 +204,9 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			writing, err := st.Client.Chunk.Query().Where(chunk.ContentKey("writing")).Exist(ctx)
 			require.NoError(t, err)
 			assert.True(t, writing)
+			long, err := st.Client.Chunk.Query().Where(chunk.ContentKey("long")).Count(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 2, long, "a creation still writing keeps its first chunk")
 
 			// A database from before chunks: the snapshot whole in a column of
 			// the release row, and no content key (the migration adds it, and on
