@@ -366,3 +366,68 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 		assert.Empty(t, leaked(data, secrets), "%s keeps a clear original", filepath.Base(f))
 	}
 }
+
+// A run's corpus-scope mappings are saved a few to a transaction at its end;
+// those an earlier attempt of the job saved before it stopped are not saved
+// twice.
+func TestFinishResynthesisSavesCorpusMappingsInParts(t *testing.T) {
+	defer store.SetMappingBatch(3)()
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, storetest.DSN(t, b), store.WithKeyRing(keys.New()))
+			require.NoError(t, err)
+			defer st.Close()
+			var docs []pipeline.Document
+			require.NoError(t, synth.Generate(synth.Options{Patients: 6, Seed: 3}, func(p synth.Patient) error {
+				docs = append(docs, p.Docs...)
+				return nil
+			}))
+			_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
+			require.NoError(t, err)
+			src, err := st.CorpusByName(ctx, "notes")
+			require.NoError(t, err)
+			res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
+			require.NoError(t, err)
+			var patient, corpus []surrogate.Mapping
+			for _, m := range res.Mappings {
+				if m.Scope == surrogate.ScopeCorpus {
+					corpus = append(corpus, m)
+				} else {
+					patient = append(patient, m)
+				}
+			}
+			require.Greater(t, len(corpus), 10, "corpus-scope mappings to save in parts")
+			const job = 5
+			target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
+				From: "notes", JobID: job})
+			require.NoError(t, err)
+			batch := *res
+			batch.Mappings = patient
+			_, err = st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: job, Marker: marker, Result: &batch})
+			require.NoError(t, err)
+			// What an attempt that stopped halfway through the end saved.
+			require.NoError(t, st.SaveMappings(ctx, src.ID, job, corpus[:2]))
+
+			_, err = st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: job, Marker: marker,
+				Provenance: map[string]any{"from": "notes"}, Mappings: corpus})
+			require.NoError(t, err)
+			state, err := st.SurrogateStateBefore(ctx, src.ID, job+1) // every job's
+			require.NoError(t, err)
+			var got, want []string
+			for _, m := range state.Mappings {
+				if m.Scope == surrogate.ScopeCorpus {
+					got = append(got, m.Type+"\x00"+m.Original+"\x00"+m.Surrogate)
+				}
+			}
+			for _, m := range corpus {
+				if m.New {
+					want = append(want, m.Type+"\x00"+m.Original+"\x00"+m.Surrogate)
+				}
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			assert.Equal(t, want, got, "the run's corpus-scope mappings, each once")
+		})
+	}
+}

@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"deidcorpus/ent"
+	"deidcorpus/pipeline/surrogate"
+)
 
 // CountStatistics is Statistics without the cache: what the benchmarks time.
 func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string, by []Dimension) (*Statistics, error) {
@@ -18,3 +23,21 @@ func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string,
 // SetChunkSize makes stored files' chunks n bytes, so that a
 // test's small file spans several.
 func (s *Store) SetChunkSize(n int) { s.chunkSize = n }
+
+// SetMappingBatch makes FinishResynthesis save n corpus-scope mappings a
+// transaction; the returned function restores the default.
+func SetMappingBatch(n int) (restore func()) {
+	old := mappingBatch
+	mappingBatch = n
+	return func() { mappingBatch = old }
+}
+
+// SaveMappings stores mappings as a job that saved them and stopped would
+// have left them.
+func (s *Store) SaveMappings(ctx context.Context, sourceID, jobID int, ms []surrogate.Mapping) error {
+	ring, err := s.KeyRing()
+	if err != nil {
+		return err
+	}
+	return s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, sourceID, jobID, ms) })
+}

@@ -433,6 +433,10 @@ func saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jo
 	return nil
 }
 
+// mappingBatch is how many corpus-scope mappings FinishResynthesis saves in
+// one transaction (tests set fewer).
+var mappingBatch = 2000
+
 // ResynthesisEnd is what a resynthesis records when every batch is saved.
 type ResynthesisEnd struct {
 	SourceID, TargetID, JobID int
@@ -445,13 +449,20 @@ type ResynthesisEnd struct {
 	Findings int
 }
 
-// FinishResynthesis stores a resynthesis's new corpus-scope mappings and
+// FinishResynthesis stores a resynthesis's new corpus-scope mappings, then
 // records its provenance and check state on the target, lifting the
 // in-progress marker, in one transaction: a target whose check failed stays
 // quarantined (hidden from annotators and researchers, not releasable). A
 // run that adds notes to a corpus adds its findings to the corpus's and never
 // lifts a quarantine, since the notes written before stay; a new or redone
 // target takes the run's check state.
+//
+// The mappings are saved mappingBatch to a transaction: a million-note corpus
+// has hundreds of thousands, and one transaction of them all held SQLite's
+// single writer for seconds (River's leader election timed out behind it).
+// Those an earlier attempt of the job saved before it stopped are not saved
+// again: the job's own rows are never state it reads (SurrogateStateBefore),
+// so a retry draws them again, identically.
 func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.Corpus, error) {
 	ring, err := s.KeyRing()
 	if err != nil {
@@ -463,15 +474,45 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 			ms = append(ms, m)
 		}
 	}
+	writing := func(c *ent.Corpus) error {
+		if m := InProgress(c); m == nil || m.Job != in.JobID {
+			return apperr.New(apperr.Conflict, "corpus %q is not being written by job %d", c.Name, in.JobID)
+		}
+		return nil
+	}
+	c, err := s.Client.Corpus.Get(ctx, in.TargetID)
+	if err != nil {
+		return nil, Coded(err)
+	}
+	if err := writing(c); err != nil {
+		return nil, err
+	}
+	earlier, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(in.SourceID),
+		surrogatemapping.JobID(in.JobID), surrogatemapping.Scope(surrogate.ScopeCorpus)).
+		Select(surrogatemapping.FieldType, surrogatemapping.FieldOriginalHash).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(earlier) > 0 {
+		saved := map[[2]string]bool{}
+		for _, m := range earlier {
+			saved[[2]string{m.Type, m.OriginalHash}] = true
+		}
+		ms = slices.DeleteFunc(ms, func(m surrogate.Mapping) bool { return saved[[2]string{m.Type, ring.Hash(m.Original)}] })
+	}
+	for part := range slices.Chunk(ms, mappingBatch) {
+		if err := s.withTx(ctx, func(tx *ent.Tx) error {
+			return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part)
+		}); err != nil {
+			return nil, err
+		}
+	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		c, err := tx.Corpus.Get(ctx, in.TargetID)
 		if err != nil {
 			return err
 		}
-		if m := InProgress(c); m == nil || m.Job != in.JobID {
-			return apperr.New(apperr.Conflict, "corpus %q is not being written by job %d", c.Name, in.JobID)
-		}
-		if err := saveMappings(ctx, tx, ring, in.SourceID, in.JobID, ms); err != nil {
+		if err := writing(c); err != nil {
 			return err
 		}
 		status, findings := corpus.CheckStatusPassed, in.Findings
@@ -500,7 +541,7 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Client.Corpus.Get(ctx, in.TargetID)
+	c, err = s.Client.Corpus.Get(ctx, in.TargetID)
 	return c, Coded(err)
 }
 
