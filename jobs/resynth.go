@@ -99,8 +99,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		return todo, context
 	}
 	// What an earlier attempt of this job saved is not stored state to this
-	// one: it draws it again, identically.
-	state, err := st.SurrogateStateBefore(ctx, src.ID, run.Job.ID)
+	// one: it draws it again, identically. The patients' own mappings are
+	// read with their batch, in each pass.
+	state, patientMappings, err := st.PlanState(ctx, src.ID, run.Job.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +113,22 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
+	reuse := state.Reuse()
+	var loadErr error // reading stored mappings failed: the database's error, not the input's
+	if patientMappings {
+		stream.LoadPatientState(func(patients []string) ([]surrogate.Mapping, error) {
+			batch, err := st.PatientMappingsBefore(ctx, src.ID, run.Job.ID, patients)
+			loadErr = err
+			reuse.Batch(batch)
+			return batch.Mappings, err
+		})
+	}
+	invalid := func(err error) error {
+		if loadErr != nil {
+			return loadErr
+		}
+		return apperr.Wrap(apperr.Invalid, err)
+	}
 
 	// Pass 1 reads the source for what its values decide; memory holds one
 	// batch of notes and those values.
@@ -119,7 +136,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
 		t, c := split(batch)
 		if err := stream.Observe(t, c); err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
+			return invalid(err)
 		}
 		read += len(batch)
 		todo += len(t)
@@ -150,7 +167,6 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// earlier attempt saved (for the check) without saving them again.
 	checker := surrogate.NewChecker(policy, plan.Language)
 	checker.Add(nil, plan)
-	reuse := state.Reuse()
 	review := plan.Review
 	produced, written, newMappings, saved := 0, 0, 0, 0
 	read = 0
@@ -159,7 +175,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		t, c := split(batch)
 		res, err := stream.Rewrite(t, c)
 		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
+			return invalid(err)
 		}
 		if len(res.Docs) > 0 {
 			checker.Add(batch, res)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -369,8 +370,9 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 
 // A run's corpus-scope mappings are saved a few to a transaction at its end;
 // those an earlier attempt of the job saved before it stopped are not saved
-// twice.
-func TestFinishResynthesisSavesCorpusMappingsInParts(t *testing.T) {
+// twice. A later run reads the corpus-scope ones and the shifts at its start
+// (PlanState) and the patients' mappings a batch of patients at a time.
+func TestResynthesisStateInParts(t *testing.T) {
 	defer store.SetMappingBatch(3)()
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
@@ -428,6 +430,50 @@ func TestFinishResynthesisSavesCorpusMappingsInParts(t *testing.T) {
 			sort.Strings(got)
 			sort.Strings(want)
 			assert.Equal(t, want, got, "the run's corpus-scope mappings, each once")
+
+			all, err := st.SurrogateState(ctx, src.ID)
+			require.NoError(t, err)
+			plan, patientMappings, err := st.PlanState(ctx, src.ID, job+1)
+			require.NoError(t, err)
+			assert.True(t, patientMappings)
+			assert.Equal(t, all.Shifts, plan.Shifts)
+			assert.Len(t, plan.Mappings, len(want), "the corpus-scope mappings only")
+			for _, m := range plan.Mappings {
+				assert.Equal(t, surrogate.ScopeCorpus, m.Scope)
+			}
+			retry, patientMappings, err := st.PlanState(ctx, src.ID, job)
+			require.NoError(t, err)
+			assert.False(t, patientMappings, "a retry of the job sees none of its own")
+			assert.Empty(t, retry.Mappings)
+			var patients []string
+			perPatient := map[string]int{}
+			for _, m := range all.Mappings {
+				if p, ok := strings.CutPrefix(m.Scope, "patient:"); ok {
+					if perPatient[p] == 0 {
+						patients = append(patients, p)
+					}
+					perPatient[p]++
+				}
+			}
+			require.Greater(t, len(patients), 2)
+			some, err := st.PatientMappingsBefore(ctx, src.ID, job+1, patients[:2])
+			require.NoError(t, err)
+			assert.Len(t, some.Mappings, perPatient[patients[0]]+perPatient[patients[1]])
+			for i, m := range some.Mappings {
+				assert.Contains(t, []string{"patient:" + patients[0], "patient:" + patients[1]}, m.Scope)
+				assert.Equal(t, job, some.MappingJobs[i])
+			}
+
+			// What a run took over is counted against the plan's state and
+			// the batch's.
+			reuse := plan.Reuse()
+			reuse.Batch(some)
+			used := surrogate.Result{Mappings: append(slices.Clone(plan.Mappings), some.Mappings...)} // New: false, as stored
+			reuse.Add(&used)
+			counted, err := st.Reused(ctx, reuse)
+			require.NoError(t, err)
+			require.Len(t, counted, 1)
+			assert.Equal(t, len(used.Mappings), counted[0].Mappings)
 		})
 	}
 }

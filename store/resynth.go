@@ -17,6 +17,7 @@ import (
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/job"
+	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline"
@@ -41,9 +42,57 @@ func (s *Store) SurrogateState(ctx context.Context, sourceID int) (SurrogateStat
 // retried attempt of a resynthesis sees the state its first attempt saw, and
 // draws again what that attempt drew and saved.
 func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (SurrogateState, error) {
+	out, err := s.mappingsBefore(ctx, sourceID, jobID)
+	if err != nil {
+		return out, err
+	}
+	return out, s.shiftsBefore(ctx, sourceID, jobID, &out)
+}
+
+// PlanState is what a resynthesis of a source reads at its start: the
+// SurrogateStateBefore job jobID but only the corpus-scope mappings among its
+// mappings, and whether there are patient-scope ones, which the run reads a
+// batch of patients at a time (PatientMappingsBefore): at a million notes
+// they are millions.
+func (s *Store) PlanState(ctx context.Context, sourceID, jobID int) (state SurrogateState, patientMappings bool, err error) {
+	state, err = s.mappingsBefore(ctx, sourceID, jobID, surrogatemapping.Scope(surrogate.ScopeCorpus))
+	if err != nil {
+		return state, false, err
+	}
+	if err := s.shiftsBefore(ctx, sourceID, jobID, &state); err != nil {
+		return state, false, err
+	}
+	patientMappings, err = s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID),
+		surrogatemapping.JobIDNEQ(jobID), surrogatemapping.ScopeNEQ(surrogate.ScopeCorpus)).Exist(ctx)
+	return state, patientMappings, err
+}
+
+// PatientMappingsBefore returns the patient-scope mappings of some patients
+// of a source, without those job jobID wrote (see SurrogateStateBefore); the
+// state holds no shifts.
+func (s *Store) PatientMappingsBefore(ctx context.Context, sourceID, jobID int, patients []string) (SurrogateState, error) {
+	var out SurrogateState
+	for part := range slices.Chunk(patients, docBatch) {
+		scopes := make([]string, len(part))
+		for i, p := range part {
+			scopes[i] = surrogate.PatientScope(p)
+		}
+		some, err := s.mappingsBefore(ctx, sourceID, jobID, surrogatemapping.ScopeIn(scopes...))
+		if err != nil {
+			return out, err
+		}
+		out.Mappings = append(out.Mappings, some.Mappings...)
+		out.MappingJobs = append(out.MappingJobs, some.MappingJobs...)
+	}
+	return out, nil
+}
+
+// mappingsBefore reads and decrypts a source's mappings that job jobID did
+// not write, those where says, in the order they were saved.
+func (s *Store) mappingsBefore(ctx context.Context, sourceID, jobID int, where ...predicate.SurrogateMapping) (SurrogateState, error) {
 	var out SurrogateState
 	ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID), surrogatemapping.JobIDNEQ(jobID)).
-		Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
+		Where(where...).Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -62,16 +111,22 @@ func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (
 			Original: original, Surrogate: m.Surrogate, Strategy: m.Strategy})
 		out.MappingJobs = append(out.MappingJobs, m.JobID)
 	}
+	return out, nil
+}
+
+// shiftsBefore adds a source's date shifts that job jobID did not draw to
+// out.
+func (s *Store) shiftsBefore(ctx context.Context, sourceID, jobID int, out *SurrogateState) error {
 	shifts, err := s.Client.DateShift.Query().Where(dateshift.CorpusID(sourceID), dateshift.JobIDNEQ(jobID)).
 		Order(ent.Asc(dateshift.FieldPatient)).All(ctx)
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, sh := range shifts {
 		out.Shifts = append(out.Shifts, surrogate.PatientShift{Patient: sh.Patient, Days: sh.Days, AgeShift: sh.AgeShift})
 		out.ShiftJobs = append(out.ShiftJobs, sh.JobID)
 	}
-	return out, nil
+	return nil
 }
 
 // Reuse is what a resynthesis took over from one earlier job instead of
@@ -89,6 +144,7 @@ type Reuse struct {
 // governs only what it drew itself. A batched run adds each batch's result.
 type ReuseCounter struct {
 	mappingJob map[reuseKey]int
+	batchJob   map[reuseKey]int // the patient mappings read with the last batch (Batch)
 	shiftJob   map[string]int
 	byJob      map[int]*Reuse
 }
@@ -108,6 +164,17 @@ func (state SurrogateState) Reuse() *ReuseCounter {
 	return c
 }
 
+// Batch makes the patient mappings read with a batch
+// (PatientMappingsBefore) known to Add in place of the last batch's: a run
+// that reads them a batch at a time counts each batch's result against its
+// own.
+func (c *ReuseCounter) Batch(state SurrogateState) {
+	c.batchJob = make(map[reuseKey]int, len(state.Mappings))
+	for i, m := range state.Mappings {
+		c.batchJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}] = state.MappingJobs[i]
+	}
+}
+
 // Add counts a result's (or a batch's) mappings and shifts.
 func (c *ReuseCounter) Add(res *surrogate.Result) {
 	reuse := func(job int) *Reuse {
@@ -117,7 +184,12 @@ func (c *ReuseCounter) Add(res *surrogate.Result) {
 		return c.byJob[job]
 	}
 	for _, m := range res.Mappings {
-		if job, ok := c.mappingJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}]; ok && !m.New {
+		k := reuseKey{m.Scope, m.Category, m.Type, m.Original}
+		job, ok := c.mappingJob[k]
+		if !ok {
+			job, ok = c.batchJob[k]
+		}
+		if ok && !m.New {
 			reuse(job).Mappings++
 		}
 	}

@@ -45,6 +45,55 @@ type Stream struct {
 	mark      []uint32 // per patient index: the last valuePatients call that visited it
 	epoch     uint32
 	labels    map[[2]string]bool
+	load      PatientState // nil: every stored mapping came with the Store
+}
+
+// PatientState returns the stored patient-scope mappings of some patients:
+// what earlier runs drew for them (see LoadPatientState).
+type PatientState func(patients []string) ([]Mapping, error)
+
+// LoadPatientState makes the stream read the stored patient-scope mappings of
+// a batch's patients with the batch, in Observe and again in Rewrite, and let
+// them go after it, instead of holding every patient's from the start: the
+// Store given to Stream then holds the corpus-scope mappings and the shifts.
+// The output is the same either way.
+func (s *Stream) LoadPatientState(load PatientState) { s.load = load }
+
+// loadPatients puts the stored mappings of patients into the engine's tables
+// for one batch; unloadPatients takes them out again.
+func (s *Stream) loadPatients(patients []string) error {
+	if s.load == nil || len(patients) == 0 {
+		return nil
+	}
+	ms, err := s.load(patients)
+	if err != nil {
+		return err
+	}
+	want := make(map[string]bool, len(patients))
+	for _, p := range patients {
+		want[PatientScope(p)] = true
+	}
+	for _, m := range ms {
+		if !want[m.Scope] {
+			return fmt.Errorf("stored mappings of patients %s...: one of scope %q", patients[0], m.Scope)
+		}
+		t := s.e.stored[m.Scope]
+		if t == nil {
+			t = newTable(m.Scope)
+			s.e.stored[m.Scope] = t
+		}
+		m.New = false
+		t.put(m)
+	}
+	return nil
+}
+
+func (s *Stream) unloadPatients(patients []string) {
+	if s.load != nil {
+		for _, p := range patients {
+			delete(s.e.stored, PatientScope(p))
+		}
+	}
 }
 
 // corpusValue is the occurrence of a corpus-scope value a plan draws its
@@ -147,12 +196,18 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		return e.err
 	}
 	groups := groupByPatient(all)
-	for _, g := range groups {
+	ids := make([]string, len(groups))
+	for i, g := range groups {
 		if s.seen[g.id] {
 			return fmt.Errorf("the records of patient %s come in two batches", g.id)
 		}
 		s.seen[g.id] = true
+		ids[i] = g.id
 	}
+	if err := s.loadPatients(ids); err != nil {
+		return err
+	}
+	defer s.unloadPatients(ids)
 	// Each patient's values are read on every core; the corpus's are the
 	// union of the patients'.
 	preps := make([]patientPrep, len(groups))
@@ -458,6 +513,16 @@ func (s *Stream) Rewrite(docs, context []pipeline.Document) (*Result, error) {
 		}
 	}
 	patients := groupByPatient(all)
+	var ids []string // whose stored state holds: the plan dropped the redrawn patients'
+	for _, g := range patients {
+		if !s.redrawn[g.id] {
+			ids = append(ids, g.id)
+		}
+	}
+	if err := s.loadPatients(ids); err != nil {
+		return nil, err
+	}
+	defer s.unloadPatients(ids)
 	results := make([]patientResult, len(patients))
 	parallel(len(patients), func(i int) { results[i] = e.runPatient(all, patients[i]) })
 	res := &Result{Docs: make([]pipeline.Document, len(all)), Language: e.lang}

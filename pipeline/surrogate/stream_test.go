@@ -31,8 +31,9 @@ func batchesOf(docs []pipeline.Document, n int) [][]pipeline.Document {
 
 // streamed runs a Stream over batches of docs and context (a context
 // document goes with its patient's batch): the plan's and the finish's
-// results, and each batch's, rewritten last batch first.
-func streamed(t *testing.T, r *Resynthesizer, docs, context []pipeline.Document, store Store, force []string) (plan, fin *Result, batches []*Result, orig [][]pipeline.Document) {
+// results, and each batch's, rewritten last batch first. load, unless nil,
+// reads the patients' stored mappings with each batch (LoadPatientState).
+func streamed(t *testing.T, r *Resynthesizer, docs, context []pipeline.Document, store Store, force []string, load PatientState) (plan, fin *Result, batches []*Result, orig [][]pipeline.Document) {
 	t.Helper()
 	isContext := map[string]bool{}
 	for _, d := range context {
@@ -53,6 +54,9 @@ func streamed(t *testing.T, r *Resynthesizer, docs, context []pipeline.Document,
 	s, err := r.Stream(store)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if load != nil {
+		s.LoadPatientState(load)
 	}
 	parts := batchesOf(all, 7)
 	for _, b := range parts {
@@ -144,7 +148,7 @@ func TestStreamEqualsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, fin, batches, orig := streamed(t, New(pol, nil, 9), docs, nil, Store{}, nil)
+	plan, fin, batches, orig := streamed(t, New(pol, nil, 9), docs, nil, Store{}, nil, nil)
 	if len(batches) < 5 {
 		t.Fatalf("only %d batches", len(batches))
 	}
@@ -166,8 +170,37 @@ func TestStreamEqualsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		redone += len(whole.Redone)
-		plan, fin, batches, orig := streamed(t, New(pol, nil, seed+100), late, early, stored, nil)
+		plan, fin, batches, orig := streamed(t, New(pol, nil, seed+100), late, early, stored, nil, nil)
 		assertSameRun(t, whole, plan, fin, batches, orig, pol)
+
+		// The same with the patients' stored mappings read a batch at a
+		// time: the Store holds the corpus-scope ones and the shifts.
+		byScope := map[string][]Mapping{}
+		planState := Store{Shifts: stored.Shifts}
+		for _, m := range stored.Mappings {
+			if m.Scope == ScopeCorpus {
+				planState.Mappings = append(planState.Mappings, m)
+			} else {
+				byScope[m.Scope] = append(byScope[m.Scope], m)
+			}
+		}
+		if len(byScope) == 0 {
+			t.Fatal("no patient-scope mappings stored")
+		}
+		loads := 0
+		load := func(patients []string) ([]Mapping, error) {
+			loads++
+			var out []Mapping
+			for _, p := range patients {
+				out = append(out, byScope[PatientScope(p)]...)
+			}
+			return out, nil
+		}
+		plan, fin, batches, orig = streamed(t, New(pol, nil, seed+100), late, early, planState, nil, load)
+		assertSameRun(t, whole, plan, fin, batches, orig, pol)
+		if loads != 2*len(batches) {
+			t.Errorf("%d loads for %d batches: want one a batch in each pass", loads, len(batches))
+		}
 	}
 	t.Logf("%d patients redone", redone)
 }
