@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/ent"
 	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
@@ -102,6 +103,28 @@ var (
 	numberOrTime = regexp.MustCompile(`^(-?\d+|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?([+-]\d\d(:\d\d)?)?)$`)
 )
 
+// resynthesized imports a synthetic corpus "notes" of some patients and
+// resynthesizes its documents as read back (seed 7), without saving anything
+// of the run.
+func resynthesized(t *testing.T, st *store.Store, patients int, seed uint64) (*ent.Corpus, []pipeline.Document, *surrogate.Result) {
+	t.Helper()
+	ctx := context.Background()
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: patients, Seed: seed}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
+	require.NoError(t, err)
+	src, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	docs, err = st.LoadDocuments(ctx, src, "gold")
+	require.NoError(t, err)
+	res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
+	require.NoError(t, err)
+	return src, docs, res
+}
+
 // leaked lists the originals (of 4 characters or more) found in data. The
 // keyed hashes (64 hex digits) are taken out first: a short number could
 // turn up in one by chance.
@@ -136,19 +159,7 @@ func TestMappingsEncryptedAtRest(t *testing.T) {
 			require.NoError(t, err)
 			defer st.Close()
 
-			var docs []pipeline.Document
-			require.NoError(t, synth.Generate(synth.Options{Patients: 8, Seed: 5}, func(p synth.Patient) error {
-				docs = append(docs, p.Docs...)
-				return nil
-			}))
-			_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
-			require.NoError(t, err)
-			src, err := st.CorpusByName(ctx, "notes")
-			require.NoError(t, err)
-			docs, err = st.LoadDocuments(ctx, src, "gold")
-			require.NoError(t, err)
-			res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
-			require.NoError(t, err)
+			src, docs, res := resynthesized(t, st, 8, 5)
 			target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
 				From: "notes", JobID: 1})
 			require.NoError(t, err)
@@ -380,17 +391,7 @@ func TestResynthesisStateInParts(t *testing.T) {
 			st, err := store.Open(ctx, storetest.DSN(t, b), store.WithKeyRing(keys.New()))
 			require.NoError(t, err)
 			defer st.Close()
-			var docs []pipeline.Document
-			require.NoError(t, synth.Generate(synth.Options{Patients: 6, Seed: 3}, func(p synth.Patient) error {
-				docs = append(docs, p.Docs...)
-				return nil
-			}))
-			_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
-			require.NoError(t, err)
-			src, err := st.CorpusByName(ctx, "notes")
-			require.NoError(t, err)
-			res, err := surrogate.New(nil, resources.Default(), 7).Run(docs, surrogate.Store{})
-			require.NoError(t, err)
+			src, _, res := resynthesized(t, st, 6, 3)
 			var patient, corpus []surrogate.Mapping
 			for _, m := range res.Mappings {
 				if m.Scope == surrogate.ScopeCorpus {

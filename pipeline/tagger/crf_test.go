@@ -42,6 +42,43 @@ func randomProblem(r *rand.Rand, L, A, nseq int) (*crf, []sequence) {
 	return c, seqs
 }
 
+// pathScore is the score of label path y: its state scores (score[t*L+y]) and
+// transition weights.
+func (c *crf) pathScore(score []float64, y []int) float64 {
+	v := 0.0
+	for t := range y {
+		v += score[t*c.L+y[t]]
+		if t > 0 {
+			v += c.w[c.nState()+y[t-1]*c.L+y[t]]
+		}
+	}
+	return v
+}
+
+// validPaths calls fn with every valid BIO path of T labels out of L (fn must
+// not keep y).
+func validPaths(T, L int, fn func(y []int)) {
+	y := make([]int, T)
+	for {
+		ok := y[0] == 0 || y[0]%2 == 1
+		for t := 1; t < T && ok; t++ {
+			ok = validTransition(y[t-1], y[t])
+		}
+		if ok {
+			fn(y)
+		}
+		k := 0
+		for k < T && y[k] == L-1 {
+			y[k] = 0
+			k++
+		}
+		if k == T {
+			return
+		}
+		y[k]++
+	}
+}
+
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	c, seqs := randomProblem(r, 5, 12, 9)
@@ -86,44 +123,9 @@ func TestLossMatchesBruteForce(t *testing.T) {
 		s := &seqs[si]
 		T, L := s.len(), c.L
 		c.stateScores(s, score)
-		path := func(y []int) float64 {
-			v := 0.0
-			for t := range y {
-				v += score[t*L+y[t]]
-				if t > 0 {
-					v += c.w[c.nState()+y[t-1]*L+y[t]]
-				}
-			}
-			return v
-		}
-		valid := func(y []int) bool {
-			if y[0] > 0 && y[0]%2 == 0 {
-				return false
-			}
-			for t := 1; t < len(y); t++ {
-				if !validTransition(y[t-1], y[t]) {
-					return false
-				}
-			}
-			return true
-		}
 		z := 0.0
-		y := make([]int, T)
-		for {
-			if valid(y) {
-				z += math.Exp(path(y))
-			}
-			k := 0
-			for k < T && y[k] == L-1 {
-				y[k] = 0
-				k++
-			}
-			if k == T {
-				break
-			}
-			y[k]++
-		}
-		want += math.Log(z) - path(s.y)
+		validPaths(T, L, func(y []int) { z += math.Exp(c.pathScore(score, y)) })
+		want += math.Log(z) - c.pathScore(score, s.y)
 	}
 	if math.Abs(obj.lastF-want) > 1e-9 {
 		t.Errorf("loss %.12f, brute force %.12f", obj.lastF, want)
@@ -148,41 +150,16 @@ func TestViterbiMatchesBruteForce(t *testing.T) {
 		s := &seqs[si]
 		T := s.len()
 		for _, b := range [][]float64{nil, bias} {
-			got := c.viterbi(s, b, score, back)
-			// viterbi left the biased state scores in score.
-			path := func(y []int) float64 {
-				v := 0.0
-				for t := range y {
-					v += score[t*L+y[t]]
-					if t > 0 {
-						v += c.w[c.nState()+y[t-1]*L+y[t]]
-					}
-				}
-				return v
-			}
+			got := c.viterbi(s, b, score, back) // it leaves the biased state scores in score
 			var want []int
 			best := math.Inf(-1)
-			y := make([]int, T)
-			for {
-				ok := y[0] == 0 || y[0]%2 == 1
-				for t := 1; t < T && ok; t++ {
-					ok = validTransition(y[t-1], y[t])
+			validPaths(T, L, func(y []int) {
+				if v := c.pathScore(score, y); v > best {
+					best, want = v, slices.Clone(y)
 				}
-				if v := path(y); ok && v > best {
-					best, want = v, append([]int(nil), y...)
-				}
-				k := 0
-				for k < T && y[k] == L-1 {
-					y[k] = 0
-					k++
-				}
-				if k == T {
-					break
-				}
-				y[k]++
-			}
+			})
 			if !slices.Equal(got, want) {
-				t.Fatalf("sequence %d (bias %v): viterbi %v (%.6f), best path %v (%.6f)", si, b != nil, got, path(got), want, best)
+				t.Fatalf("sequence %d (bias %v): viterbi %v (%.6f), best path %v (%.6f)", si, b != nil, got, c.pathScore(score, got), want, best)
 			}
 		}
 	}
