@@ -7,7 +7,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -109,6 +111,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if f := d.File(); f != "" {
 		// A SQLite database keeps its key beside it unless told otherwise.
 		s.keyCfg.DefaultFile = f + ".key"
+		if err := createPrivate(f); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
 	}
 	var err error
 	if d.Postgres {
@@ -387,4 +392,19 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err erro
 		return err
 	}
 	return tx.Commit()
+}
+
+// createPrivate makes a new SQLite database file readable by its owner only,
+// as the key and token files beside it are: it holds the notes' original
+// text. SQLite gives its WAL and shared-memory files the database file's
+// permissions. An existing file is left as it is.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }

@@ -261,3 +261,30 @@ func TestReimportConflictAndReplace(t *testing.T) {
 	_, err = s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "open"}, files)
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "tag set mismatch")
 }
+
+// A new SQLite database and its WAL are readable by their owner only: they
+// hold the notes' original text. An existing file keeps its permissions.
+func TestNewDatabaseIsPrivate(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	st, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", TagSet: "open"},
+		[]pipeline.Document{{ID: "d1", Patient: "p1", Text: "Seen by Dr. Ann Lee."}})
+	require.NoError(t, err)
+	for _, f := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+	}
+	require.NoError(t, st.Close())
+
+	shared := filepath.Join(t.TempDir(), "shared.db")
+	require.NoError(t, os.WriteFile(shared, nil, 0o640))
+	st, err = store.Open(ctx, shared)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	fi, err := os.Stat(shared)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "an existing database's permissions are the operator's choice")
+}
