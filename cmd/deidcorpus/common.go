@@ -47,9 +47,19 @@ func openDB(ctx context.Context, e *env, dsn string) (*store.Store, error) {
 	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil))))
 }
 
+// creates are the commands (by operation) that may make a new SQLite
+// database: the rest read or change what one holds, and a mistyped --db
+// must not leave an empty database behind it.
+var creates = map[string]bool{"cli.import": true, "cli.users": true, "cli.tokens": true, "cli.keys": true}
+
 // openStore opens the database for a command that acts for someone (see
 // actAs).
 func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any) (*store.Store, context.Context, error) {
+	if f := store.ParseDSN(dsn).File(); f != "" && !creates[op] {
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
+		}
+	}
 	st, err := openDB(ctx, e, dsn)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -298,5 +299,45 @@ func TestMissingRowsAreNotFound(t *testing.T) {
 	} {
 		code, _, errs := cli(t, args...)
 		assert.Equal(t, 3, code, "%v: %s", args, errs)
+	}
+}
+
+// A command that reads or changes a corpus does not make a database where
+// --db names none (a mistyped path, the wrong directory); import does.
+func TestOnlyImportMakesADatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "typo.db")
+	for _, args := range [][]string{
+		{"stats", "--corpus", "demo", "--db", db},
+		{"release", "list", "--db", db},
+		{"export", "--corpus", "demo", "--out", filepath.Join(t.TempDir(), "x"), "--db", db},
+	} {
+		code, _, stderr := cli(t, args...)
+		assert.Equal(t, 3, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "no database at "+db, args)
+		_, err := os.Stat(db)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%v made a database", args)
+	}
+	notes := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "n1.xml"), []byte(`<?xml version="1.0" encoding="UTF-8" ?>
+<deIdi2b2><TEXT><![CDATA[Seen by Dr. Ann Lee.]]></TEXT><TAGS><DOCTOR id="P0" start="12" end="19" text="Ann Lee" TYPE="DOCTOR" comment="" /></TAGS></deIdi2b2>`), 0o644))
+	code, _, stderr := cli(t, "import", "--corpus", "c", "--db", db, notes)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = cli(t, "stats", "--corpus", "c", "--db", db)
+	assert.Equal(t, 0, code, stderr)
+}
+
+// A start that cannot listen makes nothing: no database, no admin, no token
+// that a later start would not mention.
+func TestServeOnABusyPortMakesNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	db := filepath.Join(t.TempDir(), "s.db")
+	code, _, stderr := cli(t, "serve", "--addr", busy.Addr().String(), "--db", db)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "address already in use")
+	for _, f := range []string{db, db + ".admin-token"} {
+		_, err := os.Stat(f)
+		assert.ErrorIs(t, err, os.ErrNotExist, f)
 	}
 }

@@ -20,17 +20,18 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "run the server: dashboard at /, GraphQL at /graphql, IDE at /graphiql/; also works background jobs",
-		args:    "[--addr :8080] [--db DSN] [--demo] [--no-workers]",
+		args:    "[--addr localhost:8080] [--db DSN] [--demo] [--no-workers]",
 		examples: []string{
 			"deidcorpus serve --demo",
-			"deidcorpus serve --addr 127.0.0.1:9000 --db postgres://deid@db/deid --no-workers",
+			"deidcorpus serve --addr :9000 --db postgres://deid@db/deid --no-workers   # every interface: put TLS in front",
 		},
 		setup: setupServe,
 	})
 }
 
 func setupServe(e *env, fs *flag.FlagSet) action {
-	addr := fs.String("addr", ":8080", "address to listen on")
+	addr := fs.String("addr", "localhost:8080", "address to listen on (this machine only by default: the server holds original PHI; "+
+		"\":8080\" listens on every interface)")
 	db := dbFlag(fs, e)
 	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing; on its first start, "+
 		"also resynthesize it, release the twin, train a small model and tag and score the twin's test split, as jobs")
@@ -38,6 +39,13 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
 	concurrency, staleAfter := workerFlags(fs)
 	return func(ctx context.Context, args []string) error {
+		// The address first: a port in use ends the start before it makes
+		// a database, an admin and a token nobody is told of again.
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
 		st, logger, err := openServing(ctx, e, *db)
 		if err != nil {
 			return err
@@ -79,10 +87,6 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 			}()
 		}
 
-		ln, err := net.Listen("tcp", *addr)
-		if err != nil {
-			return err
-		}
 		srv := &http.Server{
 			Handler:           server.NewServer(logger, server.DefaultConfig, st, jm),
 			ReadHeaderTimeout: 10 * time.Second,
@@ -90,10 +94,12 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		url := "http://" + displayAddr(ln.Addr())
 		logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
 		fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
-		if *demo {
-			// The demo is one command: its link signs the browser in as the admin.
-			if token, err := os.ReadFile(*tokenFile); err == nil {
+		if token, err := os.ReadFile(*tokenFile); err == nil {
+			if *demo {
+				// The demo is one command: its link signs the browser in as the admin.
 				fmt.Fprintf(e.stderr, "open the dashboard signed in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
+			} else {
+				fmt.Fprintf(e.stderr, "the admin's API token is in %s (sign in with it, or add accounts: deidcorpus users -h)\n", *tokenFile)
 			}
 		}
 
