@@ -123,6 +123,7 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }

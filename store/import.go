@@ -737,6 +737,6 @@ func conflictError(opt ImportOptions, conflicts []string) error {
 		more = fmt.Sprintf(" and %d more", len(conflicts)-5)
 		conflicts = conflicts[:5]
 	}
-	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (use replace to overwrite)",
+	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (import with replace, --replace on the command line, to overwrite them)",
 		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // offline commands work on files only and open no database.
-var offline = map[string]bool{"eval": true, "synth": true, "serve": true, "worker": true}
+var offline = map[string]bool{"eval": true, "synth": true, "serve": true, "worker": true, "version": true}
 
 // TestEveryCommandHasARule: a command that opens the database acts through
 // a rule of package auth; a new command fails here until it has one (or is

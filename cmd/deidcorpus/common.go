@@ -156,3 +156,12 @@ func fileError(err error) error {
 	}
 	return apperr.Wrap(apperr.Invalid, err)
 }
+
+// newOutDir refuses an --out directory that holds files: files written into
+// it would mix with, or silently replace, what is there.
+func newOutDir(dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return apperr.New(apperr.Conflict, "--out %s is not empty: the files are written into an empty or new directory", dir)
+	}
+	return nil
+}

@@ -48,7 +48,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 			made, err = writeZip(*out, func(create func(string) (io.Writer, error)) error {
 				return st.ExportTo(ctx, *corpus, *set, *format, create)
 			})
-		} else {
+		} else if err = newOutDir(*out); err == nil {
 			dir := &formats.DirFiles{Dir: *out}
 			err = errors.Join(st.ExportTo(ctx, *corpus, *set, *format, dir.Create), dir.Close())
 			made = dir.Made
@@ -56,7 +56,11 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote %d files to %s\n", made, *out)
+		files := "files"
+		if made == 1 {
+			files = "file"
+		}
+		fmt.Fprintf(e.stdout, "wrote %d %s to %s\n", made, files, *out)
 		return nil
 	}
 }

@@ -105,6 +105,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		usage(stdout)
 		return 0
 	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"}
+	}
+	if args[0] == "help" && len(args) == 2 && isHelp(args[1]) {
+		usage(stdout)
+		return 0
+	}
 	if args[0] == "help" {
 		c, rest, err := find(args[1:])
 		if err == nil && len(rest) > 0 {

@@ -140,6 +140,16 @@ func TestImportStatsExportRoundTrip(t *testing.T) {
 	assert.Contains(t, out, "wrote 3 files")
 	code, _, errs = cli(t, "import", "--db", db, "--corpus", "b", "--tagset", "i2b2-2014", "--split", "train", filepath.Join(dir, "out"))
 	require.Equal(t, 0, code, errs)
+	// Into files already there, never: nor does offline tagging write there.
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "out"))
+	assert.Equal(t, 4, code, errs)
+	assert.Contains(t, errs, "is not empty")
+	code, _, errs = cli(t, "tag", "--model-file", "m.model", "--in", "../../testdata/i2b2", "--out", filepath.Join(dir, "out"))
+	assert.Equal(t, 4, code, errs)
+	assert.Contains(t, errs, "is not empty")
+	code, _, errs = cli(t, "tag", "--model-file", "m.model", "--model", "crf1", "--in", "../../testdata/i2b2", "--out", filepath.Join(dir, "new"))
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "not --model or --corpus")
 
 	stats := func(corpus string) map[string]any {
 		code, out, errs := cli(t, "stats", "--db", db, "--corpus", corpus, "--by", "category,type,split,note-type", "--json")
@@ -231,6 +241,14 @@ func TestCLIErrors(t *testing.T) {
 	for _, c := range []string{"import", "export", "stats", "serve"} {
 		assert.Contains(t, out, c)
 	}
+	code, help, _ := cli(t, "help", "help")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, out, help)
+	code, v, _ := cli(t, "--version")
+	assert.Equal(t, 0, code)
+	_, v2, _ := cli(t, "version")
+	assert.Equal(t, v2, v)
+	assert.NotEmpty(t, strings.TrimSpace(v))
 }
 
 // TestKeysRotate resynthesizes the test notes, then rotates the key: every

@@ -23,7 +23,7 @@ func init() {
 		args:    "[--addr localhost:8080] [--db DSN] [--demo] [--no-workers]",
 		examples: []string{
 			"deidcorpus serve --demo",
-			"deidcorpus serve --addr :9000 --db postgres://deid@db/deid --no-workers   # every interface: put TLS in front",
+			"deidcorpus serve --addr :9000 --db postgres://deid@db/deid --no-workers",
 		},
 		setup: setupServe,
 	})

@@ -40,8 +40,8 @@ func setupSynth(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return apperr.New(apperr.Invalid, "--notes %q: %v", *notes, err)
 		}
-		if entries, err := os.ReadDir(*out); err == nil && len(entries) > 0 {
-			return apperr.New(apperr.Conflict, "--out %s is not empty: a corpus is written into a new directory", *out)
+		if err := newOutDir(*out); err != nil {
+			return err
 		}
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			return err

@@ -124,6 +124,9 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 	format := fs.String("format", "i2b2", "offline: file format of --in and --out")
 	return func(ctx context.Context, args []string) error {
 		if *modelFile != "" {
+			if *name != "" || *corpus != "" {
+				return usageErr("--model-file tags files offline: give --in and --out, not --model or --corpus")
+			}
 			return tagOffline(ctx, e, *modelFile, *in, *out, *format)
 		}
 		if *name == "" || *corpus == "" {
@@ -185,6 +188,9 @@ func parseFloats(s string) ([]float64, error) {
 func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) error {
 	if in == "" || out == "" {
 		return usageErr("--in and --out are required with --model-file")
+	}
+	if err := newOutDir(out); err != nil {
+		return err
 	}
 	f, err := formats.Lookup(format)
 	if err != nil {
