@@ -66,13 +66,13 @@ func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 	for _, k := range keys {
 		p := pairs[k]
 		if p.txt == nil {
-			return nil, errorf(p.ann.Name, 0, "", "annotation file without its text file %s.txt", path.Base(k))
+			return nil, errorf(p.ann.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))
 		}
 		d, err := ReadBRATPair(*p.txt, p.ann, opt)
 		if err != nil {
 			return nil, err
 		}
-		source = append(source, p.txt.Name)
+		source = append(source, p.txt.where())
 		docs = append(docs, d)
 	}
 	return unique(docs, source)
@@ -107,16 +107,16 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 		}
 		id, rest, ok := strings.Cut(line, "\t")
 		if !ok || id == "" {
-			return doc, errorf(ann.Name, n, "", "want an id, a tab and the annotation, got a line without a tab after its id")
+			return doc, errorf(ann.where(), n, "", "want an id, a tab and the annotation, got a line without a tab after its id")
 		}
 		switch id[0] {
 		case 'T':
 			s, err := parseTextBound(id, rest, ix)
 			if err != nil {
-				return doc, &Error{File: ann.Name, Line: n, Field: id, Err: err}
+				return doc, &Error{File: ann.where(), Line: n, Field: id, Err: err}
 			}
 			if _, dup := byID[id]; dup {
-				return doc, errorf(ann.Name, n, id, "annotation id used twice")
+				return doc, errorf(ann.where(), n, id, "annotation id used twice")
 			}
 			byID[id] = len(doc.Spans)
 			doc.Spans = append(doc.Spans, s)
@@ -130,13 +130,13 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 		case 'R', 'E', 'A', 'M', 'N', '*':
 			// No span of their own: see ReadBRAT.
 		default:
-			return doc, errorf(ann.Name, n, id, "unknown annotation kind %q (want T, R, E, A, M, N, * or #)", id[:1])
+			return doc, errorf(ann.where(), n, id, "unknown annotation kind %q (want T, R, E, A, M, N, * or #)", id[:1])
 		}
 	}
 	for _, nt := range notes {
 		i, ok := byID[nt.target]
 		if !ok {
-			return doc, errorf(ann.Name, nt.line, nt.target, "note on an annotation that does not exist")
+			return doc, errorf(ann.where(), nt.line, nt.target, "note on an annotation that does not exist")
 		}
 		if c := doc.Spans[i].Comment; c != "" {
 			doc.Spans[i].Comment = c + "; " + nt.text
@@ -144,7 +144,7 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 			doc.Spans[i].Comment = nt.text
 		}
 	}
-	return doc, finishFlat(&doc, ann.Name, lines, opt)
+	return doc, finishFlat(&doc, ann.where(), lines, opt)
 }
 
 type bratNote struct {

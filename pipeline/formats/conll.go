@@ -102,12 +102,12 @@ func readCoNLLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
 			continue
 		}
 		if len(fields) < 2 {
-			return nil, errorf(f.Name, n, "label", "ragged line: want a token and a label, got %d column", len(fields))
+			return nil, errorf(f.where(), n, "label", "ragged line: want a token and a label, got %d column", len(fields))
 		}
 		if columns == 0 {
 			columns, colsLine = len(fields), n
 		} else if len(fields) != columns {
-			return nil, errorf(f.Name, n, "columns", "ragged line: %d columns, but line %d has %d", len(fields), colsLine, columns)
+			return nil, errorf(f.where(), n, "columns", "ragged line: %d columns, but line %d has %d", len(fields), colsLine, columns)
 		}
 		if cur == nil {
 			cur = &conllDoc{}
@@ -128,7 +128,7 @@ func readCoNLLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		}
 		prefix, typ, ok := strings.Cut(label, "-")
 		if !ok || len(prefix) != 1 || !strings.Contains("BIESLU", prefix) || typ == "" {
-			return nil, errorf(f.Name, n, "label", "%q is not O or B-, I-, E-, S-, L-, U- and a type", label)
+			return nil, errorf(f.where(), n, "label", "%q is not O or B-, I-, E-, S-, L-, U- and a type", label)
 		}
 		last := len(cur.spans) - 1
 		continues := (prefix == "I" || prefix == "E" || prefix == "L") && cur.open && cur.spans[last].Type == typ
@@ -163,7 +163,7 @@ func readCoNLLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		for i := range d.Spans {
 			d.Spans[i].Start, d.Spans[i].End = ix.CodePoint(d.Spans[i].Start), ix.CodePoint(d.Spans[i].End)
 		}
-		if err := finishFlat(&d, f.Name, c.lines, opt); err != nil {
+		if err := finishFlat(&d, f.where(), c.lines, opt); err != nil {
 			return nil, err
 		}
 		docs = append(docs, d)

@@ -9,8 +9,10 @@ package formats
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,10 +22,28 @@ import (
 
 // File is one named input or output file. Name is a slash-separated path,
 // relative to the directory or archive it came from (zip members are named
-// "archive.zip:member").
+// "archive.zip:member"); readers take document ids from it and pair files
+// by it.
 type File struct {
 	Name string
 	Data []byte
+	// Path, if set, is where the user finds the file (Paths: the path given
+	// joined with Name's path under it, dir/a.zip:member for an archive's
+	// member); errors name it instead of Name, which can be ambiguous
+	// (100-01.xml in two directories).
+	Path string
+	// Given: the user named this file itself, rather than a directory or an
+	// archive that holds it, so a format that does not read it says so
+	// instead of skipping it.
+	Given bool
+}
+
+// where names the file in errors.
+func (f File) where() string {
+	if f.Path != "" {
+		return f.Path
+	}
+	return f.Name
 }
 
 // Format is one corpus file format.
@@ -166,10 +186,50 @@ func (f *Format) Reads(name string) bool { return hasExt(name, f.Exts) }
 // Scan parses the documents of src and gives them to fn in Read's order,
 // one file in memory at a time when the format has ReadFile (the others are
 // read whole). Duplicate ids are an error, as in Read; the only thing kept
-// across files is each id and the file it came from.
+// across files is each id and the file it came from. Files the format does
+// not read are skipped, except one the user named (File.Given); if src holds
+// only such files, the error names a few and the formats that read them.
 func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
+	var (
+		read    bool
+		skipped []string // the first few files skipped
+		n       int      // how many were
+		exts    = map[string]bool{}
+	)
+	sifted := func(yield func(File) error) error {
+		return src(func(file File) error {
+			if f.Reads(file.Name) {
+				read = true
+				return yield(file)
+			}
+			ext := strings.ToLower(path.Ext(file.Name))
+			if file.Given {
+				return &Error{File: file.where(), Err: errors.New(f.readsOnly([]string{ext}))}
+			}
+			n++
+			if len(skipped) < 3 {
+				skipped = append(skipped, file.where())
+			}
+			exts[ext] = true
+			return nil
+		})
+	}
+	err := f.scan(sifted, opt, fn)
+	if errors.Is(err, ErrNoDocuments) && !read && n > 0 {
+		list := strings.Join(skipped, ", ")
+		if n > len(skipped) {
+			list += fmt.Sprintf(" and %d more", n-len(skipped))
+		}
+		return fmt.Errorf("no %s documents in the given input, only files it does not read: %s; %s",
+			f.Name, list, f.readsOnly(slices.Sorted(maps.Keys(exts))))
+	}
+	return err
+}
+
+// scan is Scan of the files the format reads.
+func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
 	if f.ReadFile != nil {
-		return scanEach(src, opt, f.ReadFile, fn, f.Exts...)
+		return scanEach(src, opt, f.ReadFile, fn)
 	}
 	files, err := Collect(src)
 	if err != nil {
@@ -187,38 +247,52 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 	return nil
 }
 
+// readsOnly says which files the format reads, and which other formats read
+// files with one of exts (extensions of files it skipped).
+func (f *Format) readsOnly(exts []string) string {
+	var others []string
+	for _, name := range Names() {
+		o := registry[name]
+		if o != f && slices.ContainsFunc(exts, o.Reads) {
+			others = append(others, "--format "+name)
+		}
+	}
+	msg := fmt.Sprintf("format %s reads %s files only", f.Name, strings.Join(f.Exts, ", "))
+	if len(others) > 0 {
+		msg += " (try " + strings.Join(others, " or ") + ")"
+	}
+	return msg
+}
+
 // readEach reads every file with one of exts through read (which may give
 // several documents per file) and rejects duplicate document ids.
 func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), exts ...string) ([]pipeline.Document, error) {
 	var docs []pipeline.Document
-	err := scanEach(Files(files), opt, read, func(d pipeline.Document) error {
+	err := scanEach(Files(filterExt(files, exts...)), opt, read, func(d pipeline.Document) error {
 		docs = append(docs, d)
 		return nil
-	}, exts...)
+	})
 	if err != nil {
 		return nil, err
 	}
 	return docs, nil
 }
 
-// scanEach is readEach one file at a time: ErrNoDocuments when src has no
-// document.
-func scanEach(src Source, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), fn func(pipeline.Document) error, exts ...string) error {
+// scanEach is readEach one file at a time, of files already filtered:
+// ErrNoDocuments when src has no document.
+func scanEach(src Source, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), fn func(pipeline.Document) error) error {
 	seen := map[string]string{} // document id -> its file
 	n := 0
 	err := src(func(f File) error {
-		if len(filterExt([]File{f}, exts...)) == 0 {
-			return nil
-		}
 		got, err := read(f, opt)
 		if err != nil {
 			return err
 		}
 		for _, d := range got {
 			if prev, dup := seen[d.ID]; dup {
-				return errorf(f.Name, 0, "", "document id %q also comes from %s", d.ID, prev)
+				return errorf(f.where(), 0, "", "document id %q also comes from %s", d.ID, prev)
 			}
-			seen[d.ID] = f.Name
+			seen[d.ID] = f.where()
 			n++
 			if err := fn(d); err != nil {
 				return err

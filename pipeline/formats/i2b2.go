@@ -64,7 +64,7 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 		}
 		line, _ := dec.InputPos()
 		if err != nil {
-			return doc, xmlError(f.Name, line, err, inText)
+			return doc, xmlError(f.where(), line, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -72,18 +72,18 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 			switch {
 			case depth == 2 && t.Name.Local == "TEXT":
 				if haveText {
-					return doc, errorf(f.Name, line, "TEXT", "more than one TEXT element")
+					return doc, errorf(f.where(), line, "TEXT", "more than one TEXT element")
 				}
 				inText, haveText = true, true
 			case depth == 3 && !inText:
 				s, err := readTag(t)
 				if err != nil {
-					return doc, &Error{File: f.Name, Line: line, Field: tagName(t), Err: err}
+					return doc, &Error{File: f.where(), Line: line, Field: tagName(t), Err: err}
 				}
 				doc.Spans = append(doc.Spans, s)
 				lines = append(lines, line)
 			case inText:
-				return doc, errorf(f.Name, line, "TEXT", "an element inside TEXT (write a '<' of the note as &lt;)")
+				return doc, errorf(f.where(), line, "TEXT", "an element inside TEXT (write a '<' of the note as &lt;)")
 			}
 		case xml.EndElement:
 			if depth == 2 && inText {
@@ -97,10 +97,10 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 		}
 	}
 	if !haveText {
-		return doc, errorf(f.Name, 0, "TEXT", "no TEXT element")
+		return doc, errorf(f.where(), 0, "TEXT", "no TEXT element")
 	}
 	doc.Text = text.String()
-	return doc, finishDocument(&doc, f.Name, lines, opt)
+	return doc, finishDocument(&doc, f.where(), lines, opt)
 }
 
 // finishDocument normalizes labels, validates offsets and span text, and sorts
@@ -247,7 +247,7 @@ func checkUTF8(f File) error {
 		r, size := utf8.DecodeRune(f.Data[i:])
 		if r == utf8.RuneError && size <= 1 {
 			line := 1 + bytes.Count(f.Data[:i], []byte{'\n'})
-			return &Error{File: f.Name, Line: line, Err: fmt.Errorf("invalid UTF-8 at byte %d (files must be UTF-8)", i)}
+			return &Error{File: f.where(), Line: line, Err: fmt.Errorf("invalid UTF-8 at byte %d (files must be UTF-8)", i)}
 		}
 		i += size
 	}

@@ -61,40 +61,40 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		}
 		line, _ := dec.InputPos()
 		if err != nil {
-			return nil, xmlError(f.Name, line, err, inText)
+			return nil, xmlError(f.where(), line, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch {
 			case inPHI:
-				return nil, errorf(f.Name, line, "PHI", "an element inside PHI: PHI cannot nest (write a '<' of the note as &lt;)")
+				return nil, errorf(f.where(), line, "PHI", "an element inside PHI: PHI cannot nest (write a '<' of the note as &lt;)")
 			case inText && t.Name.Local == "PHI":
 				typ := attr(t, "TYPE")
 				if strings.TrimSpace(typ) == "" {
-					return nil, errorf(f.Name, line, "PHI TYPE", "missing label")
+					return nil, errorf(f.where(), line, "PHI TYPE", "missing label")
 				}
 				inPHI = true
 				spans = append(spans, pipeline.Span{Start: text.Len(), Type: typ})
 				lines = append(lines, line)
 			case inText:
-				return nil, errorf(f.Name, line, "TEXT", "an element other than PHI inside TEXT (write a '<' of the note as &lt;)")
+				return nil, errorf(f.where(), line, "TEXT", "an element other than PHI inside TEXT (write a '<' of the note as &lt;)")
 			case t.Name.Local == "RECORD":
 				if doc != nil {
-					return nil, errorf(f.Name, line, "RECORD", "RECORD inside RECORD")
+					return nil, errorf(f.where(), line, "RECORD", "RECORD inside RECORD")
 				}
 				id := attr(t, "ID")
 				if strings.TrimSpace(id) == "" {
-					return nil, errorf(f.Name, line, "RECORD ID", "missing")
+					return nil, errorf(f.where(), line, "RECORD ID", "missing")
 				}
 				doc = &pipeline.Document{ID: id}
 				_, doc.Patient, doc.RecordOrder = DocumentID(id)
 				recLine, haveText = line, false
 			case t.Name.Local == "TEXT":
 				if doc == nil {
-					return nil, errorf(f.Name, line, "TEXT", "TEXT outside a RECORD")
+					return nil, errorf(f.where(), line, "TEXT", "TEXT outside a RECORD")
 				}
 				if haveText {
-					return nil, errorf(f.Name, line, "TEXT", "more than one TEXT in record %s", doc.ID)
+					return nil, errorf(f.where(), line, "TEXT", "more than one TEXT in record %s", doc.ID)
 				}
 				inText, haveText = true, true
 				text.Reset()
@@ -109,7 +109,7 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 				inText = false
 			case t.Name.Local == "RECORD" && doc != nil:
 				if !haveText {
-					return nil, errorf(f.Name, recLine, "TEXT", "record %s has no TEXT", doc.ID)
+					return nil, errorf(f.where(), recLine, "TEXT", "record %s has no TEXT", doc.ID)
 				}
 				doc.Text = text.String()
 				ix := pipeline.NewIndex(doc.Text)
@@ -117,7 +117,7 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 					s.Start, s.End = ix.CodePoint(s.Start), ix.CodePoint(s.End)
 					doc.Spans = append(doc.Spans, s)
 				}
-				if err := finishFlat(doc, f.Name, lines, opt); err != nil {
+				if err := finishFlat(doc, f.where(), lines, opt); err != nil {
 					return nil, err
 				}
 				docs = append(docs, *doc)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,11 @@ type jsonEntity struct {
 	Label string `json:"label"`
 }
 
+// splits are the values "split" takes, in any case ("" is unassigned): the
+// store's (store.Splits), checked here so that a wrong one is reported at its
+// line.
+var splits = []string{"train", "dev", "test", "unassigned"}
+
 // ReadJSONL parses JSON Lines files. A line without "id" gets FILE-LINE as
 // its id (so it is record LINE of patient FILE); a document without
 // "patient" takes it from its id as i2b2 file names do ("100-02" is record 2
@@ -83,12 +89,12 @@ func readJSONLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		d, err := parseJSONLine(line, f.Name, i+1, base, opt)
+		d, err := parseJSONLine(line, f.where(), i+1, base, opt)
 		if err != nil {
 			return nil, err
 		}
 		if prev, dup := seen[d.ID]; dup {
-			return nil, errorf(f.Name, i+1, "id", "document id %q also on %s:%d", d.ID, f.Name, prev)
+			return nil, errorf(f.where(), i+1, "id", "document id %q also on %s:%d", d.ID, f.where(), prev)
 		}
 		seen[d.ID] = i + 1
 		docs = append(docs, d)
@@ -126,6 +132,9 @@ func parseJSONLine(line []byte, file string, n int, base string, opt ReadOptions
 	doc.Patient, doc.RecordOrder = jd.Patient, jd.Record
 	if doc.Patient == "" {
 		_, doc.Patient, doc.RecordOrder = DocumentID(doc.ID)
+	}
+	if jd.Split != "" && !slices.Contains(splits, strings.ToLower(jd.Split)) {
+		return doc, errorf(file, n, "split", "unknown split %q (known: %s)", jd.Split, strings.Join(splits, ", "))
 	}
 	doc.NoteType, doc.Split = jd.NoteType, jd.Split
 	if jd.Created != "" {

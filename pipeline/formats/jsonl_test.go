@@ -61,6 +61,7 @@ func TestJSONLErrors(t *testing.T) {
 		{"broken JSON", `{"id":"b","text":"Ann"`, "", "malformed JSON"},
 		{"missing text", `{"id":"b"}`, "text", "missing"},
 		{"bad created", `{"id":"b","text":"Ann","created":"yesterday"}`, "created", "RFC 3339"},
+		{"unknown split", `{"id":"b","text":"Ann","split":"trian"}`, "split", `unknown split "trian" (known: train, dev`},
 		{"bad doccano", `{"id":"b","text":"Ann","label":[[0,"3","X"]]}`, "label[0]", "want [start, end"},
 		{"two values", `{"id":"b","text":"Ann"} {}`, "", "more than one JSON value"},
 		{"span text", `{"id":"b","text":"Ann","spans":[{"start":0,"end":3,"label":"X","text":"Bob"}]}`, "tag X [0:3]", "does not match"},

@@ -46,7 +46,7 @@ func readMIMICFile(f File, opt ReadOptions) (pipeline.Document, error) {
 		pe := err.(*placeholderError)
 		li := newLineIndex(f.Data)
 		line := li.line(pe.at)
-		return doc, errorf(f.Name, line, fmt.Sprintf("placeholder at column %d", pe.at-li[line-1]+1), "%s", pe.msg)
+		return doc, errorf(f.where(), line, fmt.Sprintf("placeholder at column %d", pe.at-li[line-1]+1), "%s", pe.msg)
 	}
 	ix := pipeline.NewIndex(doc.Text)
 	li := newLineIndex(f.Data)
@@ -56,7 +56,7 @@ func readMIMICFile(f File, opt ReadOptions) (pipeline.Document, error) {
 		spans[i].Start, spans[i].End = ix.CodePoint(spans[i].Start), ix.CodePoint(spans[i].End)
 	}
 	doc.Spans = spans
-	return doc, finishFlat(&doc, f.Name, lines, opt)
+	return doc, finishFlat(&doc, f.where(), lines, opt)
 }
 
 type placeholderError struct {

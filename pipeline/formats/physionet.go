@@ -258,11 +258,11 @@ func readPhysioOffsets(f File, note func(p, n int) *physioNote) error {
 			continue
 		}
 		if m := physioHeader.FindStringSubmatch(l); m != nil {
-			p, n, err := physioNumbers(f.Name, line, m[1], m[2])
+			p, n, err := physioNumbers(f.where(), line, m[1], m[2])
 			if err != nil {
 				return err
 			}
-			cur = &physioSource{file: f.Name, line: line}
+			cur = &physioSource{file: f.where(), line: line}
 			pn := note(p, n)
 			if err := physioClaim(&pn.offsets, cur, "offsets", pn.patient, pn.note); err != nil {
 				return err
@@ -271,16 +271,16 @@ func readPhysioOffsets(f File, note func(p, n int) *physioNote) error {
 		}
 		fields := strings.Fields(l)
 		if len(fields) != 3 {
-			return errorf(f.Name, line, "offsets", "want \"Patient P Note N\" or three numbers \"start start end\", got %q", l)
+			return errorf(f.where(), line, "offsets", "want \"Patient P Note N\" or three numbers \"start start end\", got %q", l)
 		}
 		if cur == nil {
-			return errorf(f.Name, line, "offsets", "offsets before the first \"Patient P Note N\" line")
+			return errorf(f.where(), line, "offsets", "offsets before the first \"Patient P Note N\" line")
 		}
 		var nums [3]int
 		for k, name := range []string{"first start", "start", "end"} {
 			v, err := strconv.Atoi(fields[k])
 			if err != nil || v < 0 {
-				return errorf(f.Name, line, name, "%q is not a non-negative integer offset", fields[k])
+				return errorf(f.where(), line, name, "%q is not a non-negative integer offset", fields[k])
 			}
 			nums[k] = v
 		}
@@ -311,7 +311,7 @@ func readPhysioPhrases(f File, note func(p, n int) *physioNote) error {
 			}
 			fields[k], rest = rest[:end], rest[end:]
 			if fields[k] == "" {
-				return errorf(f.Name, line, "phrase", "want \"patient note start end type phrase\", got %d of those fields", k)
+				return errorf(f.where(), line, "phrase", "want \"patient note start end type phrase\", got %d of those fields", k)
 			}
 		}
 		if len(rest) > 0 {
@@ -321,14 +321,14 @@ func readPhysioPhrases(f File, note func(p, n int) *physioNote) error {
 		for k, name := range []string{"patient", "note", "start", "end"} {
 			v, err := strconv.Atoi(fields[k])
 			if err != nil || v < 0 {
-				return errorf(f.Name, line, name, "%q is not a non-negative integer", fields[k])
+				return errorf(f.where(), line, name, "%q is not a non-negative integer", fields[k])
 			}
 			nums[k] = v
 		}
 		pn := note(nums[0], nums[1])
 		src := sources[pn]
 		if src == nil {
-			src = &physioSource{file: f.Name, line: line}
+			src = &physioSource{file: f.where(), line: line}
 			if err := physioClaim(&pn.typed, src, "typed spans", pn.patient, pn.note); err != nil {
 				return err
 			}
@@ -358,24 +358,24 @@ func readPhysioText(f File, note func(p, n int) *physioNote) error {
 		}
 		m := physioRecord.FindSubmatch(head)
 		if m == nil {
-			return errorf(f.Name, line, "START_OF_RECORD", "want \"START_OF_RECORD=P||||N||||\", got %q", strings.TrimRight(string(head), "\r\n"))
+			return errorf(f.where(), line, "START_OF_RECORD", "want \"START_OF_RECORD=P||||N||||\", got %q", strings.TrimRight(string(head), "\r\n"))
 		}
 		if rest := bytes.TrimSpace(head[len(m[0]):]); len(rest) > 0 {
-			return errorf(f.Name, line, "START_OF_RECORD", "unexpected text (%d bytes) after the record header", len(rest))
+			return errorf(f.where(), line, "START_OF_RECORD", "unexpected text (%d bytes) after the record header", len(rest))
 		}
 		body := data[nl+1:]
 		end := bytes.Index(body, []byte(physioEndOfRecord))
 		if end < 0 {
-			return errorf(f.Name, line, "END_OF_RECORD", "record has no %s marker", physioEndOfRecord)
+			return errorf(f.where(), line, "END_OF_RECORD", "record has no %s marker", physioEndOfRecord)
 		}
 		if next := physioRecord.FindIndex(body[:end]); next != nil && (next[0] == 0 || body[next[0]-1] == '\n') {
-			return errorf(f.Name, line, "END_OF_RECORD", "record is not closed before the next START_OF_RECORD")
+			return errorf(f.where(), line, "END_OF_RECORD", "record is not closed before the next START_OF_RECORD")
 		}
-		p, n, err := physioNumbers(f.Name, line, string(m[1]), string(m[2]))
+		p, n, err := physioNumbers(f.where(), line, string(m[1]), string(m[2]))
 		if err != nil {
 			return err
 		}
-		src := &physioSource{file: f.Name, line: line, spans: []pipeline.Span{{Text: string(body[:end])}}}
+		src := &physioSource{file: f.where(), line: line, spans: []pipeline.Span{{Text: string(body[:end])}}}
 		pn := note(p, n)
 		if err := physioClaim(&pn.text, src, "the text", pn.patient, pn.note); err != nil {
 			return err

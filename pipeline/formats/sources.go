@@ -61,7 +61,7 @@ func Paths(paths ...string) Source {
 				return err
 			}
 			if !info.IsDir() {
-				if err := readFile(p, filepath.Base(p), yield); err != nil {
+				if err := readFile(p, filepath.Base(p), true, yield); err != nil {
 					return err
 				}
 				continue
@@ -80,7 +80,7 @@ func Paths(paths ...string) Source {
 					return nil
 				}
 				rel, _ := filepath.Rel(p, fp)
-				return readFile(fp, filepath.ToSlash(rel), yield)
+				return readFile(fp, filepath.ToSlash(rel), false, yield)
 			})
 			if err != nil {
 				return err
@@ -90,22 +90,22 @@ func Paths(paths ...string) Source {
 	}
 }
 
-// readFile yields a file, or an archive's members read from the disk one
-// at a time.
-func readFile(fp, name string, yield func(File) error) error {
+// readFile yields the file at fp, or an archive's members read from the
+// disk one at a time; given says the user named it.
+func readFile(fp, name string, given bool, yield func(File) error) error {
 	if isZip(name) {
 		zr, err := zip.OpenReader(fp)
 		if err != nil {
-			return notZip(name, err)
+			return notZip(fp, err)
 		}
 		defer zr.Close()
-		return zipMembers(name, &zr.Reader, yield)
+		return zipMembers(name, fp, &zr.Reader, yield)
 	}
 	data, err := os.ReadFile(fp)
 	if err != nil {
 		return err
 	}
-	return yield(File{Name: name, Data: data})
+	return yield(File{Name: name, Data: data, Path: fp, Given: given})
 }
 
 func isZip(name string) bool { return strings.EqualFold(path.Ext(name), ".zip") }
@@ -134,7 +134,7 @@ func Zip(name string, data []byte) Source {
 		if err != nil {
 			return notZip(name, err)
 		}
-		return zipMembers(name, zr, yield)
+		return zipMembers(name, name, zr, yield)
 	}
 }
 
@@ -144,8 +144,9 @@ func isMember(m *zip.File) bool {
 	return !m.FileInfo().IsDir() && !strings.HasPrefix(path.Base(m.Name), ".") && !strings.HasPrefix(m.Name, "__MACOSX/")
 }
 
-// zipMembers yields an archive's regular members in name order.
-func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
+// zipMembers yields an archive's regular members in name order; fp is
+// where the user finds the archive.
+func zipMembers(name, fp string, zr *zip.Reader, yield func(File) error) error {
 	var members []*zip.File
 	for _, m := range zr.File {
 		if isMember(m) {
@@ -154,7 +155,7 @@ func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
 	}
 	sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	for _, m := range members {
-		member := name + ":" + m.Name
+		member := fp + ":" + m.Name
 		rc, err := m.Open()
 		if err != nil {
 			return &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
@@ -164,7 +165,7 @@ func zipMembers(name string, zr *zip.Reader, yield func(File) error) error {
 		if err != nil {
 			return err
 		}
-		if err := yield(File{Name: member, Data: buf}); err != nil {
+		if err := yield(File{Name: name + ":" + m.Name, Data: buf, Path: member}); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,111 @@
+package formats
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"deidcorpus/pipeline"
+)
+
+// inputTree makes, in a new working directory, what a user passes to
+// import: the same file name in two directories, bad files deep in a
+// directory and inside an archive, and a directory of other formats' files.
+func inputTree(t *testing.T) {
+	t.Helper()
+	good := `<r><TEXT>abc</TEXT><TAGS><NAME id="P0" start="0" end="1" TYPE="DOCTOR"/></TAGS></r>`
+	bad := `<r><TEXT>abc</TEXT><TAGS><NAME id="P0" start="1" end="9" TYPE="DOCTOR"/></TAGS></r>`
+	var zipped bytes.Buffer
+	if err := WriteZip(&zipped, []File{{Name: "101-01.xml", Data: []byte(bad)}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for name, data := range map[string]string{
+		"dupA/100-01.xml":    good,
+		"dupB/100-01.xml":    good,
+		"sub/b/101-01.xml":   bad,
+		"sub/README.md":      "notes",
+		"arch/bad.zip":       zipped.String(),
+		"jl/documents.jsonl": `{"id":"100-03","text":"abc"}`,
+		"jl/notes.txt":       "abc",
+		"jl/notes.ann":       "",
+		"jl/z.csv":           "a,b",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir("empty", 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Errors name a file by the path the user gave joined with its path under
+// it, which the user can open; a file the user named that the format does
+// not read is an error, and so is an input that holds only such files.
+func TestScanErrorsNameTheGivenPath(t *testing.T) {
+	inputTree(t)
+	cases := []struct {
+		name, format string
+		paths        []string
+		want         string // the error's beginning; "" for none
+	}{
+		{"same name in two directories", "i2b2", []string{"dupA/", "dupB/"},
+			`dupB/100-01.xml: document id "100-01" also comes from dupA/100-01.xml`},
+		{"file deep in a directory", "i2b2", []string{"sub/"}, "sub/b/101-01.xml:1: tag P0 (NAME/DOCTOR): end 9"},
+		{"file named itself", "i2b2", []string{"sub/b/101-01.xml"}, "sub/b/101-01.xml:1: tag P0"},
+		{"archive in a directory", "i2b2", []string{"arch/"}, "arch/bad.zip:101-01.xml:1: tag P0"},
+		{"archive named itself", "i2b2", []string{"arch/bad.zip"}, "arch/bad.zip:101-01.xml:1: tag P0"},
+		{"named file of another format", "i2b2", []string{"jl/documents.jsonl"},
+			"jl/documents.jsonl: format i2b2 reads .xml files only (try --format jsonl)"},
+		{"named file of another format after good ones", "i2b2", []string{"dupA/", "jl/notes.txt"},
+			"jl/notes.txt: format i2b2 reads .xml files only (try --format brat or --format mimic)"},
+		{"directory of other formats' files", "i2b2", []string{"jl/"},
+			"no i2b2 documents in the given input, only files it does not read: jl/documents.jsonl, jl/notes.ann, jl/notes.txt " +
+				"and 1 more; format i2b2 reads .xml files only (try --format brat or --format jsonl or --format mimic)"},
+		{"other files in a directory skipped", "jsonl", []string{"jl/"}, ""},
+		{"empty directory", "i2b2", []string{"empty/"}, ErrNoDocuments.Error()},
+	}
+	for _, c := range cases {
+		f, err := Lookup(c.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.Scan(Paths(c.paths...), ReadOptions{}, func(pipeline.Document) error { return nil })
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
+}
+
+// Readers take ids from, and pair files by, Name, which stays relative to
+// the directory or archive; Path is for messages.
+func TestPathsKeepNamesRelative(t *testing.T) {
+	inputTree(t)
+	files, err := ReadPaths("sub/b/101-01.xml", "sub/", "arch/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]any
+	for _, f := range files {
+		got = append(got, [3]any{f.Name, f.Path, f.Given})
+	}
+	want := [][3]any{
+		{"101-01.xml", "sub/b/101-01.xml", true},
+		{"README.md", "sub/README.md", false},
+		{"b/101-01.xml", "sub/b/101-01.xml", false},
+		{"bad.zip:101-01.xml", "arch/bad.zip:101-01.xml", false},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
