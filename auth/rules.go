@@ -277,7 +277,9 @@ func toID(v any) (int, error) {
 		n, err := x.Int64()
 		return int(n), err
 	case string:
-		return strconv.Atoi(x)
+		if n, err := strconv.Atoi(x); err == nil {
+			return n, nil
+		}
 	}
-	return 0, fmt.Errorf("%v is not an id", v)
+	return 0, fmt.Errorf("%q is not an ID: an ID is the number a query returns as id (corpora { id name } lists the corpora's)", fmt.Sprint(v))
 }

@@ -49,3 +49,13 @@ func TestMissingRowsAreNotFound(t *testing.T) {
 		})
 	}
 }
+
+// A name where the schema wants an ID is told what an ID is, not strconv's
+// parse error.
+func TestANameIsNotAnID(t *testing.T) {
+	_, _, c := newServer(t, storetest.SQLite)
+	err := c.Post(`{ corpusStatistics(corpus: "demo") { documents } }`, &map[string]any{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `\"demo\" is not an ID`)
+	assert.NotContains(t, err.Error(), "strconv")
+}
