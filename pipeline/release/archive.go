@@ -133,11 +133,25 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 		return err
 	}
 	m := bufio.NewWriter(w)
-	fmt.Fprintf(m, "# deidcorpus release %s format %s\n# root %s\n", Ref(meta.Name, meta.Version), f.Name, root)
+	meta.Manifest.Root = root
+	for _, line := range manifestHeader(meta) {
+		fmt.Fprintln(m, line)
+	}
 	for _, s := range sums {
 		fmt.Fprintf(m, "%s  %s\n", hex.EncodeToString(s.digest[:]), s.name)
 	}
 	return m.Flush()
+}
+
+// manifestHeader is the MANIFEST's comment lines, the only ones it has: what
+// release.json says, written where people read it. Verify checks them line
+// by line against release.json, whose bytes the MANIFEST hashes, and refuses
+// any other comment, which nothing would check.
+func manifestHeader(meta Meta) []string {
+	return []string{
+		"# deidcorpus release " + Ref(meta.Name, meta.Version) + " format " + meta.Format,
+		"# root " + meta.Manifest.Root,
+	}
 }
 
 // writeMeta writes release.json, byte for byte what json.MarshalIndent

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,7 +23,37 @@ import (
 // Verification is what Verify checked.
 type Verification struct {
 	Name, Version, Root, Format string
-	Files, Documents            int
+	Files                       int // the archive's, MANIFEST included, as export counts them
+	Documents                   int
+}
+
+// maxFailures is how many failures a verification names; past it, it counts
+// them.
+const maxFailures = 20
+
+// failures collects what fails a verification, so that one run names every
+// file (or document) that differs, not only the first.
+type failures struct {
+	errs []error
+	more int
+}
+
+func (f *failures) add(err error) {
+	if len(f.errs) < maxFailures {
+		f.errs = append(f.errs, err)
+	} else {
+		f.more++
+	}
+}
+
+func (f *failures) any() bool { return len(f.errs) > 0 }
+
+// err is the failures one a line, nil if there are none.
+func (f *failures) err() error {
+	if f.more > 0 {
+		return errors.Join(append(f.errs, fmt.Errorf("and %d more", f.more))...)
+	}
+	return errors.Join(f.errs...)
 }
 
 // Verify checks an archive's files in memory, as VerifyZip does; names are
@@ -43,14 +74,15 @@ func Verify(files []formats.File) (*Verification, error) {
 }
 
 // VerifyZip recomputes every hash of a release archive: each file against
-// the MANIFEST, no file missing or unlisted, and every document's content
-// hash and the root hash against release.json. Any difference is an error
-// naming the file, and so is any file a release archive does not hold (a
-// hidden one, one the format does not read): it could carry what nothing
-// checks. It reads a member at a time: memory holds the archive's index, a
-// member (at most 256 MiB; PackTo cuts a file in parts of 128 MiB) and a run
-// of the manifest's entries (for a format whose documents join several
-// files, brat and PhysioNet, a set's files).
+// the MANIFEST, no file missing or unlisted, the MANIFEST's comment lines
+// against release.json, and every document's content hash and the root hash
+// against release.json. Any difference is an error naming the file (every
+// file that differs, up to maxFailures), and so is any file a release archive
+// does not hold (a hidden one, one the format does not read): it could carry
+// what nothing checks. It reads a member at a time: memory holds the
+// archive's index, a member (at most 256 MiB; PackTo cuts a file in parts of
+// 128 MiB) and a run of the manifest's entries (for a format whose documents
+// join several files, brat and PhysioNet, a set's files).
 func VerifyZip(zr *zip.Reader) (*Verification, error) {
 	var members []*zip.File
 	for _, m := range zr.File {
@@ -134,27 +166,34 @@ func verify(a archive) (*Verification, error) {
 		return nil, err
 	}
 	defer mr.Close()
-	man := newManifestReader(mr)
-	listed := func(name string, sum [sha256.Size]byte) error {
-		if err := man.take(name, sum); err != nil {
-			return err
-		}
-		return man.next()
-	}
+	// The MANIFEST's header (its root hash among it) and release.json's
+	// root first: an archive that cannot verify fails before its files are
+	// read.
+	man := newManifestReader(mr, manifestHeader(meta))
 	if err := man.next(); err != nil {
 		return nil, err
 	}
-	// The root hashes first, read from the top of MANIFEST: an archive
-	// that cannot verify fails before its files are read.
-	switch {
-	case man.root == "":
-		return nil, fmt.Errorf("%s: no root hash (a line \"# root HASH\")", ManifestFile)
-	case meta.Manifest.Root != man.root:
-		return nil, fmt.Errorf("%s: root hash %s differs from MANIFEST's %s", MetaFile, meta.Manifest.Root, man.root)
-	case entriesRoot != man.root:
-		return nil, fmt.Errorf("%s: its documents' hashes add up to %s, not to the root hash %s", MetaFile, entriesRoot, man.root)
+	if entriesRoot != meta.Manifest.Root {
+		return nil, fmt.Errorf("%s: its documents' hashes add up to %s, not to the root hash %s", MetaFile, entriesRoot, meta.Manifest.Root)
 	}
 
+	var failed failures
+	// check compares a file with its MANIFEST line. A file that differs
+	// fails for that; one that matches may still fail for its own reason
+	// (bad, nil if none): either way, once.
+	check := func(name string, sum [sha256.Size]byte, bad error) error {
+		differs, err := man.take(name, sum, &failed)
+		if err != nil {
+			return err
+		}
+		if differs == nil {
+			differs = bad
+		}
+		if differs != nil {
+			failed.add(differs)
+		}
+		return nil
+	}
 	entries := newManifestBuilder()
 	defer entries.Close()
 	documents := 0
@@ -162,13 +201,14 @@ func verify(a archive) (*Verification, error) {
 		name := a.names[i]
 		set, _, inSet := strings.Cut(name, "/")
 		if !inSet {
+			var bad error
 			if name != ManifestFile && name != MetaFile && name != DatasheetFile {
-				return nil, fmt.Errorf("%s: not a file of a release archive", name)
+				bad = fmt.Errorf("%s: not a file of a release archive", name)
 			}
 			if i != mi {
 				sum, err := a.digest(i)
 				if err == nil {
-					err = listed(name, sum)
+					err = check(name, sum, bad)
 				}
 				if err != nil {
 					return nil, err
@@ -183,19 +223,26 @@ func verify(a archive) (*Verification, error) {
 		for end < len(a.names) && strings.HasPrefix(a.names[end], set+"/") {
 			end++
 		}
-		var fileErr error // a file's own, not its set's
+		var readErr error // the archive's or the MANIFEST's, not a document's
 		src := func(yield func(formats.File) error) error {
 			for k := i; k < end; k++ {
 				data, err := a.read(k)
+				if err == nil {
+					var bad error
+					if !f.Reads(a.names[k]) {
+						bad = fmt.Errorf("%s: not a file of format %s", a.names[k], f.Name)
+					}
+					err = check(a.names[k], sha256.Sum256(data), bad)
+				}
 				if err != nil {
+					readErr = err
 					return err
 				}
-				if fileErr = listed(a.names[k], sha256.Sum256(data)); fileErr != nil {
-					return fileErr
-				}
-				if !f.Reads(a.names[k]) {
-					fileErr = fmt.Errorf("%s: not a file of format %s", a.names[k], f.Name)
-					return fileErr
+				// Once a file has failed, the documents are not read
+				// (what they say is moot), but every file is still
+				// checked, so that all that differ are named.
+				if failed.any() {
+					continue
 				}
 				if err := yield(formats.File{Name: strings.TrimPrefix(a.names[k], set+"/"), Data: data}); err != nil {
 					return err
@@ -208,32 +255,35 @@ func verify(a archive) (*Verification, error) {
 			documents++
 			return nil
 		})
-		if fileErr != nil {
-			return nil, fileErr
+		if readErr != nil {
+			return nil, readErr
 		}
-		if err != nil {
+		if err != nil && !failed.any() {
 			return nil, fmt.Errorf("set %s: %w", set, err)
 		}
 		i = end
 	}
-	if man.ok {
-		return nil, fmt.Errorf("%s: listed in MANIFEST but missing", man.name)
+	if err := man.missing("", &failed); err != nil {
+		return nil, err
+	}
+	if err := failed.err(); err != nil {
+		return nil, err
 	}
 	root, err := entries.root()
 	if err != nil {
 		return nil, err
 	}
-	if root != man.root {
-		return nil, a.firstDifference(ji, entries)
+	if root != meta.Manifest.Root {
+		return nil, a.differences(ji, entries)
 	}
 	return &Verification{Name: meta.Name, Version: meta.Version, Root: root, Format: meta.Format,
-		Files: man.entries, Documents: documents}, nil
+		Files: len(a.names), Documents: documents}, nil
 }
 
-// firstDifference names a document whose content differs from release.json's
-// entry, or that one lists and the other lacks. Only a failed check comes
+// differences names the documents whose content differs from release.json's
+// entries, or that one lists and the other lacks. Only a failed check comes
 // here: it holds release.json's entries.
-func (a archive) firstDifference(ji int, entries *manifestBuilder) error {
+func (a archive) differences(ji int, entries *manifestBuilder) error {
 	want := map[[2]string]string{}
 	if _, _, err := a.readMeta(ji, func(e Entry) error {
 		want[[2]string{e.Set, e.ID}] = e.Hash
@@ -241,14 +291,15 @@ func (a archive) firstDifference(ji int, entries *manifestBuilder) error {
 	}); err != nil {
 		return err
 	}
+	var failed failures
 	_, err := entries.each(func(d digestEntry) error {
 		e := d.entry()
 		hash, ok := want[[2]string{e.Set, e.ID}]
 		switch {
 		case !ok:
-			return fmt.Errorf("document %s/%s: not in %s: it was added", e.Set, e.ID, MetaFile)
+			failed.add(fmt.Errorf("document %s/%s: not in %s: it was added", e.Set, e.ID, MetaFile))
 		case hash != e.Hash:
-			return fmt.Errorf("document %s/%s: content hash differs from the release's", e.Set, e.ID)
+			failed.add(fmt.Errorf("document %s/%s: content hash differs from the release's", e.Set, e.ID))
 		}
 		delete(want, [2]string{e.Set, e.ID})
 		return nil
@@ -256,8 +307,13 @@ func (a archive) firstDifference(ji int, entries *manifestBuilder) error {
 	if err != nil {
 		return err
 	}
-	for k := range want {
-		return fmt.Errorf("document %s/%s: listed in %s but missing", k[0], k[1], MetaFile)
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		failed.add(fmt.Errorf("document %s/%s: listed in %s but missing", k[0], k[1], MetaFile))
+	}
+	if err := failed.err(); err != nil {
+		return err
 	}
 	return errors.New("the documents do not add up to the release's root hash")
 }
@@ -349,16 +405,15 @@ func (a archive) readMeta(i int, fn func(Entry) error) (Meta, string, error) {
 }
 
 // manifestReader reads a MANIFEST's lines ("SHA-256  name", in name order)
-// one at a time, a line ahead so that one out of order is told as such, and
-// its root from the comment that gives it.
+// one at a time, a line ahead so that one out of order is told as such,
+// after its header, which must be the lines expected, word for word.
 type manifestReader struct {
-	sc   *bufio.Scanner
-	line int
-	root string
+	sc     *bufio.Scanner
+	line   int
+	header []string
 	manifestLine
 	ahead   manifestLine
 	started bool
-	entries int // lines read
 }
 
 // manifestLine is one file's line; ok: one was read.
@@ -367,10 +422,10 @@ type manifestLine struct {
 	sum, name string
 }
 
-func newManifestReader(r io.Reader) *manifestReader {
+func newManifestReader(r io.Reader, header []string) *manifestReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return &manifestReader{sc: sc}
+	return &manifestReader{sc: sc, header: header}
 }
 
 // next moves to the next file's line. The first call reads two.
@@ -385,7 +440,6 @@ func (m *manifestReader) next() error {
 	if !m.ok {
 		return nil
 	}
-	m.entries++
 	if err := m.readAhead(); err != nil {
 		return err
 	}
@@ -400,12 +454,14 @@ func (m *manifestReader) readAhead() error {
 	for m.sc.Scan() {
 		m.line++
 		text := m.sc.Text()
-		if r, ok := strings.CutPrefix(text, "# root "); ok {
-			m.root = r
+		if m.line <= len(m.header) {
+			if want := m.header[m.line-1]; text != want {
+				return fmt.Errorf("%s:%d: %q differs from %s: expected %q", ManifestFile, m.line, text, MetaFile, want)
+			}
 			continue
 		}
-		if strings.HasPrefix(text, "#") || text == "" {
-			continue
+		if strings.HasPrefix(text, "#") {
+			return fmt.Errorf("%s:%d: %q: a comment release verify does not write, which nothing would check", ManifestFile, m.line, text)
 		}
 		sum, name, ok := strings.Cut(text, "  ")
 		if !ok {
@@ -417,18 +473,37 @@ func (m *manifestReader) readAhead() error {
 	if err := m.sc.Err(); err != nil {
 		return fmt.Errorf("%s: %w", ManifestFile, err)
 	}
+	if m.line < len(m.header) {
+		return fmt.Errorf("%s: ends before line %d, expected %q", ManifestFile, m.line+1, m.header[m.line])
+	}
 	return nil
 }
 
-// take checks a file, the next in name order, against the line read.
-func (m *manifestReader) take(name string, sum [sha256.Size]byte) error {
+// take checks a file, the next in name order, against its line, and moves
+// past it. The lines before it name files the archive lacks: they are added
+// to failed. differs says how the file differs from its line; err is the
+// MANIFEST's own.
+func (m *manifestReader) take(name string, sum [sha256.Size]byte, failed *failures) (differs, err error) {
+	if err := m.missing(name, failed); err != nil {
+		return nil, err
+	}
 	switch {
-	case m.ok && m.name < name:
-		return fmt.Errorf("%s: listed in MANIFEST but missing", m.name)
 	case !m.ok || m.name > name:
-		return fmt.Errorf("%s: not listed in MANIFEST: the file was added", name)
+		return fmt.Errorf("%s: not listed in MANIFEST: the file was added", name), nil
 	case m.sum != hex.EncodeToString(sum[:]):
-		return fmt.Errorf("%s: SHA-256 differs from MANIFEST: the file was changed", name)
+		differs = fmt.Errorf("%s: SHA-256 differs from MANIFEST: the file was changed", name)
+	}
+	return differs, m.next()
+}
+
+// missing adds to failed the files listed before name (every one left if
+// name is ""), which the archive lacks, and moves past their lines.
+func (m *manifestReader) missing(name string, failed *failures) error {
+	for m.ok && (name == "" || m.name < name) {
+		failed.add(fmt.Errorf("%s: listed in MANIFEST but missing", m.name))
+		if err := m.next(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

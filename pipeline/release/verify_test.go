@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -35,16 +36,15 @@ func zipped(t *testing.T, files []formats.File) *zip.Reader {
 }
 
 // remanifest rewrites the MANIFEST of files as a forger would: every file's
-// SHA-256 recomputed, the root kept.
+// SHA-256 recomputed, the header (comment lines) kept.
 func remanifest(files []formats.File) []formats.File {
-	var root string
-	var lines []string
+	var header, lines []string
 	out := files[:0:0]
 	for _, f := range files {
 		if f.Name == ManifestFile {
 			for _, l := range strings.Split(string(f.Data), "\n") {
-				if r, ok := strings.CutPrefix(l, "# root "); ok {
-					root = r
+				if strings.HasPrefix(l, "#") {
+					header = append(header, l)
 				}
 			}
 			continue
@@ -54,14 +54,24 @@ func remanifest(files []formats.File) []formats.File {
 		out = append(out, f)
 	}
 	sort.Slice(lines, func(i, j int) bool { return lines[i][66:] < lines[j][66:] })
-	return append(out, formats.File{Name: ManifestFile, Data: []byte("# root " + root + "\n" + strings.Join(lines, "\n") + "\n")})
+	return append(out, formats.File{Name: ManifestFile, Data: []byte(strings.Join(append(header, lines...), "\n") + "\n")})
+}
+
+// editManifest changes the text of the MANIFEST, Pack's last file.
+func editManifest(fs []formats.File, edit func(string) string) []formats.File {
+	m := &fs[len(fs)-1]
+	m.Data = []byte(edit(string(m.Data)))
+	return fs
 }
 
 // An archive read from a zip a member at a time verifies as in memory, and
 // a forger who rehashes the MANIFEST after changing, adding or removing a
 // document is still caught by release.json's content hashes, the document
 // named; a file no check covers (hidden, of another format, beside the
-// archive's own) is refused.
+// archive's own) is refused, and so is a MANIFEST comment line that is not
+// what release.json says, the line and what was expected named. Every file
+// that differs is named, up to maxFailures. The files counted are the
+// archive's, MANIFEST included, as export counts them.
 func TestVerifyZip(t *testing.T) {
 	f, _ := formats.Lookup("i2b2")
 	snap := sample()
@@ -73,7 +83,7 @@ func TestVerifyZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Root != rootOf(t, snap) || v.Documents != 2 || v.Files != len(files)-1 || v.Name != "demo" || v.Format != "i2b2" {
+	if v.Root != rootOf(t, snap) || v.Documents != 2 || v.Files != len(files) || v.Name != "demo" || v.Format != "i2b2" {
 		t.Fatalf("%+v", v)
 	}
 	if _, err := VerifyZip(zipped(t, remanifest(files))); err != nil {
@@ -114,6 +124,50 @@ func TestVerifyZip(t *testing.T) {
 		"a file twice": {func(fs []formats.File) []formats.File {
 			return append(fs, fs[doc])
 		}, "twice in the archive"},
+		"two files changed and one removed": {func(fs []formats.File) []formats.File {
+			fs[0].Data = append(fs[0].Data, "(edited)"...) // DATASHEET.md
+			fs[doc].Data = bytes.Replace(fs[doc].Data, []byte("Lee"), []byte("Lea"), 1)
+			return append(fs[:doc+1], fs[doc+2:]...)
+		}, "DATASHEET.md: SHA-256 differs from MANIFEST: the file was changed\n" +
+			"gold/100-01.xml: SHA-256 differs from MANIFEST: the file was changed\n" +
+			"gold/100-02.xml: listed in MANIFEST but missing"},
+		"two documents changed, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			for _, k := range []int{doc, doc + 1} {
+				fs[k].Data = bytes.Replace(fs[k].Data, []byte(`TYPE="DOCTOR"`), []byte(`TYPE="PATIENT"`), 1)
+			}
+			return remanifest(fs)
+		}, "document gold/100-01: content hash differs from the release's\n" +
+			"document gold/100-02: content hash differs from the release's"},
+		"more files added than are named": {func(fs []formats.File) []formats.File {
+			for k := range maxFailures + 5 {
+				fs = append(fs, formats.File{Name: fmt.Sprintf("gold/x%02d.xml", k), Data: fs[doc].Data})
+			}
+			return fs
+		}, fmt.Sprintf("gold/x%02d.xml: not listed in MANIFEST: the file was added\nand 5 more", maxFailures-1)},
+		"MANIFEST's header names another release": {func(fs []formats.File) []formats.File {
+			return editManifest(fs, func(m string) string { return strings.Replace(m, "demo@1.0.0", "evil@9.9.9", 1) })
+		}, `MANIFEST:1: "# deidcorpus release evil@9.9.9 format i2b2" differs from release.json: expected "# deidcorpus release demo@1.0.0 format i2b2"`},
+		"MANIFEST's root changed": {func(fs []formats.File) []formats.File {
+			return editManifest(fs, func(m string) string { return strings.Replace(m, "# root ", "# root 0", 1) })
+		}, `MANIFEST:2: "# root 0`},
+		"MANIFEST without its header": {func(fs []formats.File) []formats.File {
+			return editManifest(fs, func(m string) string { _, rest, _ := strings.Cut(m, "\n"); return rest })
+		}, `MANIFEST:1: "# root`},
+		"a comment added to MANIFEST": {func(fs []formats.File) []formats.File {
+			return editManifest(fs, func(m string) string {
+				i := strings.Index(m, "# root ")
+				i += strings.IndexByte(m[i:], '\n') + 1
+				return m[:i] + "# signed by the hospital\n" + m[i:]
+			})
+		}, `MANIFEST:3: "# signed by the hospital": a comment release verify does not write`},
+		"release.json renamed, MANIFEST rehashed": {func(fs []formats.File) []formats.File {
+			for i := range fs {
+				if fs[i].Name == MetaFile {
+					fs[i].Data = bytes.Replace(fs[i].Data, []byte(`"name": "demo"`), []byte(`"name": "evil"`), 1)
+				}
+			}
+			return remanifest(fs)
+		}, `MANIFEST:1: "# deidcorpus release demo@1.0.0 format i2b2" differs from release.json: expected "# deidcorpus release evil@1.0.0 format i2b2"`},
 		"MANIFEST out of order": {func(fs []formats.File) []formats.File {
 			m := &fs[len(fs)-1]
 			lines := strings.Split(strings.TrimSpace(string(m.Data)), "\n")
