@@ -35,6 +35,10 @@ func (s Span) Label() string {
 	return s.Category + "/" + s.Type
 }
 
+// Splits are the values Document.Split takes ("" is unassigned), in any
+// letter case.
+var Splits = []string{"train", "dev", "test", "unassigned"}
+
 // Document is one clinical note with one layer of spans.
 type Document struct {
 	ID          string // external id, unique in its corpus (e.g. "100-02")

@@ -20,9 +20,6 @@ import (
 	"deidcorpus/pipeline"
 )
 
-// Splits are the values a document's split can take; "" means unassigned.
-var Splits = []string{"train", "dev", "test", "unassigned"}
-
 // normalizeSplit validates a split name.
 func normalizeSplit(s string) (document.Split, error) {
 	if s == "" {
@@ -30,7 +27,7 @@ func normalizeSplit(s string) (document.Split, error) {
 	}
 	sp := document.Split(strings.ToLower(s))
 	if err := document.SplitValidator(sp); err != nil {
-		return "", apperr.New(apperr.Invalid, "unknown split %q (known: %s)", s, strings.Join(Splits, ", "))
+		return "", apperr.New(apperr.Invalid, "unknown split %q (known: %s)", s, strings.Join(pipeline.Splits, ", "))
 	}
 	return sp, nil
 }

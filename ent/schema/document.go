@@ -10,6 +10,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"deidcorpus/pipeline"
 )
 
 // Document is one clinical note of a patient. Its text never changes after
@@ -33,7 +35,7 @@ func (Document) Fields() []ent.Field {
 			Annotations(entgql.OrderField("NOTE_TYPE")),
 		field.Time("created").Optional().Nillable().
 			Comment("when the note was written, if known"),
-		field.Enum("split").Values("train", "dev", "test", "unassigned").Default("unassigned").Immutable().
+		field.Enum("split").Values(pipeline.Splits...).Default("unassigned").Immutable().
 			Annotations(entgql.OrderField("SPLIT")),
 		// No where predicates on the text: a search reads PHI without an
 		// audit record, and answers a yes or no about hidden notes.

@@ -62,11 +62,6 @@ type jsonEntity struct {
 	Label string `json:"label"`
 }
 
-// splits are the values "split" takes, in any case ("" is unassigned): the
-// store's (store.Splits), checked here so that a wrong one is reported at its
-// line.
-var splits = []string{"train", "dev", "test", "unassigned"}
-
 // ReadJSONL parses JSON Lines files. A line without "id" gets FILE-LINE as
 // its id (so it is record LINE of patient FILE); a document without
 // "patient" takes it from its id as i2b2 file names do ("100-02" is record 2
@@ -133,8 +128,9 @@ func parseJSONLine(line []byte, file string, n int, base string, opt ReadOptions
 	if doc.Patient == "" {
 		_, doc.Patient, doc.RecordOrder = DocumentID(doc.ID)
 	}
-	if jd.Split != "" && !slices.Contains(splits, strings.ToLower(jd.Split)) {
-		return doc, errorf(file, n, "split", "unknown split %q (known: %s)", jd.Split, strings.Join(splits, ", "))
+	if jd.Split != "" && !slices.Contains(pipeline.Splits, strings.ToLower(jd.Split)) {
+		// Checked here, not only by the store, so that it is reported at its line.
+		return doc, errorf(file, n, "split", "unknown split %q (known: %s)", jd.Split, strings.Join(pipeline.Splits, ", "))
 	}
 	doc.NoteType, doc.Split = jd.NoteType, jd.Split
 	if jd.Created != "" {
