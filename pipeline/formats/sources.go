@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // maxMember bounds one decompressed archive member, so that a zip bomb fails
@@ -273,10 +274,15 @@ type ZipFiles struct {
 // NewZipFiles starts an archive written to w.
 func NewZipFiles(w io.Writer) *ZipFiles { return &ZipFiles{zw: zip.NewWriter(w)} }
 
+// zipTime is every member's modification time: fixed, so that an archive of
+// the same files is the same bytes, and a real date (a zero time lists as
+// 1980-00-00 in unzip -l).
+var zipTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Create starts a member.
 func (z *ZipFiles) Create(name string) (io.Writer, error) {
 	z.Made++
-	return z.zw.Create(name)
+	return z.zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: zipTime})
 }
 
 // Close writes the archive's directory.

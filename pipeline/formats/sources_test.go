@@ -1,12 +1,15 @@
 package formats
 
 import (
+	"archive/zip"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"deidcorpus/pipeline"
 )
@@ -107,5 +110,38 @@ func TestPathsKeepNamesRelative(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// An archive of the same files is the same bytes, and its members carry a
+// real date (a zero time lists as 1980-00-00).
+func TestZipFilesAreReproducible(t *testing.T) {
+	archive := func() []byte {
+		var buf bytes.Buffer
+		z := NewZipFiles(&buf)
+		for _, name := range []string{"a.xml", "b/c.xml"} {
+			w, err := z.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(w, "<doc>%s</doc>", name)
+		}
+		if err := z.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	a := archive()
+	if !bytes.Equal(a, archive()) {
+		t.Fatal("two archives of the same files differ")
+	}
+	r, err := zip.NewReader(bytes.NewReader(a), int64(len(a)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.File {
+		if m := f.Modified.UTC(); m.Year() != 1980 || m.Month() != time.January || m.Day() != 1 {
+			t.Errorf("%s: modified %v, want 1980-01-01", f.Name, f.Modified)
+		}
 	}
 }
