@@ -51,9 +51,10 @@ type Store struct {
 	spanInsertOnce sync.Once
 	spanInsertFull string // INSERT of spanBatch spans
 
-	auditQueue auditQueue // records waiting for the next chain step (audit.go)
-	statsCache statsCache // statistics by corpus content version (statscache.go)
-	chunkSize  int        // bytes of a release snapshot's chunk (releasecontent.go)
+	auditQueue      auditQueue // records waiting for the next chain step (audit.go)
+	stopCheckpoints func()     // SQLite: ends the WAL checkpoints (checkpoint.go)
+	statsCache      statsCache // statistics by corpus content version (statscache.go)
+	chunkSize       int        // bytes of a release snapshot's chunk (releasecontent.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
@@ -152,6 +153,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	if s.readDB != nil {
 		s.Client = ent.NewClient(ent.Driver(newRoutedDriver(s.Dialect, s.DB, s.readDB)))
+		s.startCheckpoints()
 	} else {
 		s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
 	}
@@ -323,7 +325,12 @@ func (s *Store) hasTable(ctx context.Context, table string) (bool, error) {
 }
 
 // Close releases the database.
-func (s *Store) Close() error { return s.Client.Close() }
+func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
+	return s.Client.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.DB.PingContext(ctx) }

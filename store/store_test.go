@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
@@ -287,4 +289,31 @@ func TestNewDatabaseIsPrivate(t *testing.T) {
 	fi, err := os.Stat(shared)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "an existing database's permissions are the operator's choice")
+}
+
+// On SQLite the write connection never checkpoints the WAL (a checkpoint
+// after a commit held it, and every write behind it): the store does, from
+// a connection of its own, while it is open.
+func TestWALIsCheckpointedBesideTheWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	st, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	defer st.Close()
+	var every int
+	require.NoError(t, st.DB.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&every))
+	assert.Zero(t, every, "the write connection does not checkpoint")
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 40, Seed: 1}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, docs)
+	require.NoError(t, err)
+	// The pages reach the database file while the store is open, as the
+	// checkpoints copy them from the WAL.
+	require.Eventually(t, func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 256<<10
+	}, time.Minute, 50*time.Millisecond) // a deadline for a hang, not a speed bar
 }

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// On SQLite the write connection never checkpoints the WAL itself
+// (wal_autocheckpoint(0), see DSN.sqlite): after every 1,000 pages a commit
+// went on to copy them into the database file, holding the one write
+// connection, and every write queued behind it (heartbeats, leases, audit
+// records), while it did. A connection of the read pool checkpoints instead,
+// every checkpointEvery, in PASSIVE mode: it copies what no reader still
+// needs and neither waits for nor blocks the writer. At 35,003 notes an
+// import took 29.8-32.8 s against 37.1-37.8 s, a resynthesis 2-8% less.
+const checkpointEvery = time.Second
+
+// startCheckpoints runs the checkpoints until stopCheckpoints.
+func (s *Store) startCheckpoints() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.stopCheckpoints = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		t := time.NewTicker(checkpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := s.readDB.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && ctx.Err() == nil {
+					s.logger.Warn("WAL checkpoint", "error", err.Error())
+				}
+			}
+		}
+	}()
+}
