@@ -75,7 +75,7 @@ func (s *Stream) loadPatients(patients []string) error {
 	}
 	for _, m := range ms {
 		if !want[m.Scope] {
-			return fmt.Errorf("stored mappings of patients %s...: one of scope %q", patients[0], m.Scope)
+			return fmt.Errorf("the stored mappings read for a batch's patients (%s, ...) hold one of scope %q, no patient of the batch", patients[0], m.Scope)
 		}
 		t := s.e.stored[m.Scope]
 		if t == nil {
