@@ -172,6 +172,13 @@ func find(args []string) (*command, []string, error) {
 		return nil, nil, apperr.New(apperr.Invalid, "no command given")
 	}
 	c, ok := commands[args[0]]
+	if !ok && strings.HasPrefix(args[0], "-") {
+		name := "COMMAND"
+		if i := slices.IndexFunc(args, func(a string) bool { return commands[a] != nil }); i > 0 {
+			name = args[i]
+		}
+		return nil, nil, apperr.New(apperr.Invalid, "%s before the command: flags come after it (deidcorpus %s %s ...)", args[0], name, args[0])
+	}
 	if !ok {
 		return nil, nil, apperr.New(apperr.Invalid, "unknown command %q", args[0])
 	}

@@ -236,6 +236,9 @@ func TestCLIErrors(t *testing.T) {
 
 	code, _, _ = cli(t, "frobnicate")
 	assert.Equal(t, 2, code)
+	code, _, errs = cli(t, "--db", db, "stats", "--corpus", "c")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "--db before the command: flags come after it")
 	code, out, _ := cli(t, "help")
 	assert.Equal(t, 0, code)
 	for _, c := range []string{"import", "export", "stats", "serve"} {
