@@ -94,6 +94,16 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 				}}`, &imp, client.Var("files", uploads), client.WithFiles())
 			assert.True(t, imp.ImportDocuments.CreatedCorpus)
 			assert.Equal(t, 3, imp.ImportDocuments.Documents)
+			// An uploaded file the format does not read is named, not skipped.
+			wrong := t.TempDir() + "/notes.jsonl"
+			require.NoError(t, os.WriteFile(wrong, []byte(`{"id":"n1","text":"Seen today."}`+"\n"), 0o644))
+			wf, err := os.Open(wrong)
+			require.NoError(t, err)
+			defer wf.Close()
+			err = c.Post(`mutation($files: [Upload!]!) { importDocuments(input: {corpus: "other"}, files: $files) { documents } }`,
+				&map[string]any{}, client.Var("files", []*os.File{wf}), client.WithFiles())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "notes.jsonl: format i2b2 reads .xml files only (try --format jsonl)")
 			assert.Equal(t, 13, imp.ImportDocuments.Spans)
 			corpusID := imp.ImportDocuments.Corpus.ID
 

@@ -115,12 +115,13 @@ func notZip(name string, err error) error {
 	return &Error{File: name, Err: fmt.Errorf("not a readable zip archive: %w", err)}
 }
 
-// Expand returns a file as itself, or a .zip archive as its members.
+// Expand returns an uploaded file as itself (named by the user: a format
+// that does not read it says so), or a .zip archive as its members.
 func Expand(name string, data []byte) ([]File, error) {
 	if isZip(name) {
 		return Unzip(name, data)
 	}
-	return []File{{Name: name, Data: data}}, nil
+	return []File{{Name: name, Data: data, Given: true}}, nil
 }
 
 // Unzip expands an archive's regular members (directories and hidden files
