@@ -248,10 +248,17 @@ func WriteZip(w io.Writer, files []File) error {
 }
 
 // ZipFrom writes the files of src as one zip archive, one in memory at a
-// time, and returns how many it wrote.
+// time, and returns how many it wrote. Two files of one name (100-01.xml of
+// two directories) are an error naming both: the archive would hold two
+// members of that name.
 func ZipFrom(w io.Writer, src Source) (int, error) {
 	z := NewZipFiles(w)
+	seen := map[string]string{} // member name -> the file it came from
 	err := src(func(f File) error {
+		if prev, dup := seen[f.Name]; dup {
+			return &Error{File: f.where(), Err: fmt.Errorf("%s is named %s too: give one of them", prev, f.Name)}
+		}
+		seen[f.Name] = f.where()
 		fw, err := z.Create(f.Name)
 		if err != nil {
 			return err

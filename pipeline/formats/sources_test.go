@@ -145,3 +145,18 @@ func TestZipFilesAreReproducible(t *testing.T) {
 		}
 	}
 }
+
+// Files packed into one archive (an import job's input) keep their names:
+// two of one name are an error naming both, not two members of that name.
+func TestZipFromRefusesTwoFilesOfOneName(t *testing.T) {
+	inputTree(t)
+	var buf bytes.Buffer
+	_, err := ZipFrom(&buf, Paths("dupA/", "dupB/"))
+	if err == nil || !strings.Contains(err.Error(), "dupB/100-01.xml: dupA/100-01.xml is named 100-01.xml too") {
+		t.Fatalf("got %v", err)
+	}
+	n, err := ZipFrom(&buf, Paths("dupA/", "sub/"))
+	if err != nil || n != 3 {
+		t.Fatalf("%d files, %v", n, err)
+	}
+}
