@@ -2,8 +2,10 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 
+	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
@@ -37,8 +39,22 @@ func (p ImportParams) options() store.ImportOptions {
 // EnqueueImport stores the files of src as the job's input and queues their
 // import, in one transaction.
 func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats.Source, by string) (*ent.Job, error) {
+	format, err := formats.Lookup(cmp.Or(p.Format, formats.Default))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	// A file the user named that the format does not read is refused now:
+	// packed, it would be one member among others, skipped by the job.
+	checked := func(yield func(formats.File) error) error {
+		return src(func(f formats.File) error {
+			if err := format.Refuses(f); err != nil {
+				return err
+			}
+			return yield(f)
+		})
+	}
 	var buf bytes.Buffer
-	if _, err := formats.ZipFrom(&buf, src); err != nil {
+	if _, err := formats.ZipFrom(&buf, checked); err != nil {
 		return nil, err
 	}
 	return m.Enqueue(ctx, &p, by, func(ctx context.Context, tx *store.JobTx) error {

@@ -316,6 +316,13 @@ func TestImportJob(t *testing.T) {
 	n, err := st.Client.Document.Query().Count(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+
+	// A file the user named that the format does not read is refused before
+	// anything is queued.
+	named := []formats.File{files[0], {Name: "notes.jsonl", Path: "in/notes.jsonl", Data: []byte(`{"id":"n1","text":"x"}`), Given: true}}
+	_, err = m.EnqueueImport(ctx, p, formats.Files(named), "local:tester")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in/notes.jsonl: format i2b2 reads .xml files only (try --format jsonl)")
 }
 
 // TestJobsRunAsTheirCreator: a job reaches what its creator may see when it

@@ -71,7 +71,7 @@ func (opt *ImportOptions) defaults() error {
 		return apperr.New(apperr.Invalid, "a corpus name is required")
 	}
 	if opt.Format == "" {
-		opt.Format = "i2b2"
+		opt.Format = formats.Default
 	}
 	if opt.Set == "" {
 		opt.Set = "gold"

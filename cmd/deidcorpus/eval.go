@@ -37,7 +37,7 @@ type evalOutput struct {
 func setupEval(e *env, fs *flag.FlagSet) action {
 	gold := fs.String("gold", "", "gold annotations: a file, a directory or a .zip")
 	system := fs.String("system", "", "system annotations: a file, a directory or a .zip")
-	format := fs.String("format", "i2b2", "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", formats.Default, "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
 	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
 	verbose := fs.Bool("v", false, "per-document scores, as the i2b2 script's -v")
 	asJSON := fs.Bool("json", false, "print every figure as JSON")

@@ -30,7 +30,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to export (required)")
 	set := fs.String("set", "gold", "annotation set to write")
-	format := fs.String("format", "i2b2", "output format ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", formats.Default, "output format ("+strings.Join(formats.Names(), ", ")+")")
 	out := fs.String("out", "", "output directory, or a file ending in .zip (required)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {

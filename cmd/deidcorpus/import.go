@@ -29,7 +29,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
 	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 (validated) or open (default open)")
-	format := fs.String("format", "i2b2", "input format ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", formats.Default, "input format ("+strings.Join(formats.Names(), ", ")+")")
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
 	set := fs.String("set", "gold", "annotation set the files' spans go to")
 	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")

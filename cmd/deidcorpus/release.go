@@ -148,7 +148,7 @@ func setupReleaseDiff(e *env, fs *flag.FlagSet) action {
 func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	ref := fs.String("release", "", "the release, name@version (required)")
-	format := fs.String("format", "i2b2", "the documents' format ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", formats.Default, "the documents' format ("+strings.Join(formats.Names(), ", ")+")")
 	out := fs.String("out", "", "the archive to write, .zip (required)")
 	return func(ctx context.Context, args []string) error {
 		if *ref == "" || *out == "" || len(args) > 0 {

@@ -121,7 +121,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 	modelFile := fs.String("model-file", "", "offline: a model file (deidcorpus models export), no database")
 	in := fs.String("in", "", "offline: input files or directory")
 	out := fs.String("out", "", "offline: output directory")
-	format := fs.String("format", "i2b2", "offline: file format of --in and --out")
+	format := fs.String("format", formats.Default, "offline: file format of --in and --out")
 	return func(ctx context.Context, args []string) error {
 		if *modelFile != "" {
 			if *name != "" || *corpus != "" {

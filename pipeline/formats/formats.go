@@ -89,6 +89,9 @@ func Register(f *Format) {
 	registry[f.Name] = f
 }
 
+// Default is the format of an import, export or release that names none.
+const Default = "i2b2"
+
 // Lookup returns the named format or an error that lists the known ones.
 func Lookup(name string) (*Format, error) {
 	if f, ok := registry[name]; ok {
@@ -202,10 +205,10 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 				read = true
 				return yield(file)
 			}
-			ext := strings.ToLower(path.Ext(file.Name))
-			if file.Given {
-				return &Error{File: file.where(), Err: errors.New(f.readsOnly([]string{ext}))}
+			if err := f.Refuses(file); err != nil {
+				return err
 			}
+			ext := strings.ToLower(path.Ext(file.Name))
 			n++
 			if len(skipped) < 3 {
 				skipped = append(skipped, file.where())
@@ -245,6 +248,15 @@ func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 		}
 	}
 	return nil
+}
+
+// Refuses is the error for a file the user named (File.Given) that the
+// format does not read, nil for any other file.
+func (f *Format) Refuses(file File) error {
+	if !file.Given || f.Reads(file.Name) {
+		return nil
+	}
+	return &Error{File: file.where(), Err: errors.New(f.readsOnly([]string{strings.ToLower(path.Ext(file.Name))}))}
 }
 
 // readsOnly says which files the format reads, and which other formats read
