@@ -49,11 +49,11 @@ func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (
 	return out, s.shiftsBefore(ctx, sourceID, jobID, &out)
 }
 
-// PlanState is what a resynthesis of a source reads at its start: the
-// SurrogateStateBefore job jobID but only the corpus-scope mappings among its
-// mappings, and whether there are patient-scope ones, which the run reads a
-// batch of patients at a time (PatientMappingsBefore): at a million notes
-// they are millions.
+// PlanState is what a resynthesis of a source reads at its start: what
+// SurrogateStateBefore returns for job jobID, but of the mappings only the
+// corpus-scope ones; and whether there are patient-scope ones, which the run
+// reads a batch of patients at a time (PatientMappingsBefore): at a million
+// notes they are millions.
 func (s *Store) PlanState(ctx context.Context, sourceID, jobID int) (state SurrogateState, patientMappings bool, err error) {
 	state, err = s.mappingsBefore(ctx, sourceID, jobID, surrogatemapping.Scope(surrogate.ScopeCorpus))
 	if err != nil {
