@@ -71,8 +71,9 @@ func (p *phraseSet) find(s string) ([]string, bool) { return p.types[s], continu
 
 // phraseFinder answers matchPhrases: the lists holding a phrase, and whether
 // a longer phrase of the lists begins with it, so that a phrase none
-// continues is not extended. A Lexicon may implement it (resourceLexicon
-// does); one that does not is asked every phrase up to its MaxWords.
+// continues is not extended. resourceLexicon implements it; a Lexicon
+// registered from outside the package cannot (the method is unexported) and
+// is asked every phrase up to its MaxWords.
 type phraseFinder interface {
 	find(phrase string) (lists []string, longer bool)
 }
