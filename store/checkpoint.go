@@ -5,15 +5,25 @@ import (
 	"time"
 )
 
-// On SQLite the write connection never checkpoints the WAL itself
-// (wal_autocheckpoint(0), see DSN.sqlite): after every 1,000 pages a commit
-// went on to copy them into the database file, holding the one write
-// connection, and every write queued behind it (heartbeats, leases, audit
-// records), while it did. A connection of the read pool checkpoints instead,
-// every checkpointEvery, in PASSIVE mode: it copies what no reader still
-// needs and neither waits for nor blocks the writer (figures in the
-// README, Hospital scale).
+// On SQLite a connection of the read pool checkpoints the WAL every
+// checkpointEvery, in PASSIVE mode: it copies what no reader still needs
+// into the database file and neither waits for nor blocks the writer. When
+// the write connection checkpointed after every 1,000 pages, a commit went
+// on to copy them, holding the one write connection, and every write queued
+// behind it (heartbeats, leases, audit records) while it did (figures in
+// the README, Hospital scale).
 const checkpointEvery = time.Second
+
+// walRestartPages is when the write connection checkpoints after all (see
+// DSN.sqlite): the WAL starts again from its beginning only when a write
+// begins with every frame copied, and beside a writer that commits without
+// pause the background checkpoints never catch up with it. The WAL then
+// grew without end (18 GB within six minutes of importing a million notes).
+// The writer's checkpoint copies what the background ones left, at most
+// about a second's commits, and the next write starts the WAL again: it
+// stays near this many pages (40 MB at 4 KiB), unless a reader holds an old
+// snapshot all along.
+const walRestartPages = 10000
 
 // startCheckpoints runs the checkpoints until stopCheckpoints.
 func (s *Store) startCheckpoints() {

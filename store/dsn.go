@@ -2,6 +2,7 @@ package store
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -53,7 +54,7 @@ func (d DSN) sqlite() string {
 		q[k] = append([]string(nil), v...)
 	}
 	for _, p := range []string{"foreign_keys(1)", "journal_mode(WAL)", "busy_timeout(10000)", "synchronous(NORMAL)",
-		"cache_size(-32768)", "wal_autocheckpoint(0)"} {
+		"cache_size(-32768)", "wal_autocheckpoint(" + strconv.Itoa(walRestartPages) + ")"} {
 		name, _, _ := strings.Cut(p, "(")
 		given := false
 		for _, v := range d.Query["_pragma"] {
