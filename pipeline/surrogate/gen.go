@@ -19,16 +19,18 @@ type gen struct {
 	excl   *valueSet  // a patient's replaced originals (nil for the corpus scope)
 	// excls are, for a corpus-scope value, the sets of the patients in whose
 	// records it occurs: its surrogate lands there.
-	excls        []*valueSet
-	exclPatients map[string]bool // the same patients, for lookups by word
-	patient      string
-	shift        PatientShift
-	dates        map[string]*date         // parsed DATE originals of the patient
-	aliases      map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
-	aliasKeys    []string                 // aliases' keys, longest first
-	review       []ReviewItem
-	doc          *pipeline.Document
-	span         pipeline.Span
+	excls []*valueSet
+	// exclWord reports whether one of the same patients' records holds a
+	// folded word as a value or a name word (nil for a patient's scope).
+	exclWord  func(folded string) bool
+	patient   string
+	shift     PatientShift
+	dates     map[string]*date         // parsed DATE originals of the patient
+	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
+	aliasKeys []string                 // aliases' keys, longest first
+	review    []ReviewItem
+	doc       *pipeline.Document
+	span      pipeline.Span
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken
@@ -134,18 +136,7 @@ func (g *gen) leaks(c, strategy string) bool {
 
 // excludedWord is excluded for one folded word (a listed name), by lookups.
 func (g *gen) excludedWord(f string) bool {
-	if g.excl.hasToken(f) {
-		return true
-	}
-	if len(g.excls) == 0 {
-		return false
-	}
-	for _, p := range g.e.tokenPatients[f] {
-		if g.exclPatients[p] {
-			return true
-		}
-	}
-	return false
+	return g.excl.hasToken(f) || g.exclWord != nil && g.exclWord(f)
 }
 
 // excluded reports whether a candidate contains a value or name word of the

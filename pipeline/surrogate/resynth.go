@@ -15,6 +15,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -169,14 +170,11 @@ type engine struct {
 	streets map[string]bool      // folded "name\x00suffix" pairs of original streets
 	dates   map[string][]dateRef // date-shuffle pools by pattern
 	corpus  *table
-	dropped []Mapping // stored corpus-scope mappings this run replaced
-	err     error     // a site's lists that do not load
-	// tokenPatients are, for each single-word value or name word, the
-	// patients whose records hold it.
-	tokenPatients map[string][]string
-	stored        map[string]*table // patient scope -> stored mappings
-	shifts        map[string]PatientShift
-	review        []ReviewItem
+	dropped []Mapping         // stored corpus-scope mappings this run replaced
+	err     error             // a site's lists that do not load
+	stored  map[string]*table // patient scope -> stored mappings
+	shifts  map[string]PatientShift
+	review  []ReviewItem
 }
 
 type dateRef struct{ doc, text string }
@@ -284,7 +282,7 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	scope := PatientScope(p.id)
 	tab := newTable(scope)
 	if st := e.stored[scope]; st != nil {
-		for _, m := range st.maps {
+		for m := range st.all() {
 			tab.put(m)
 		}
 	}
@@ -437,40 +435,82 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 	return nd
 }
 
-// table is the mappings of one scope.
+// table is the mappings of one scope. The corpus's holds one for each
+// corpus-scope value from the plan to the end of a run, so its rows are
+// compact: the strings every row of a kind shares are kept once.
 type table struct {
-	scope string
-	maps  []Mapping                  // in insertion order
-	index map[string]map[string]int  // type -> folded original -> index in maps
-	taken map[string]map[string]bool // type -> folded surrogate: keeps the mapping one-to-one
-	hit   []bool                     // mappings used by this run
-	mu    sync.Mutex                 // the corpus table is read by all patients at once
+	scope  string
+	rows   []tableRow                // in insertion order
+	kinds  [][3]string               // category, type and strategy of rows, by index
+	kindAt map[[3]string]uint32      // index of each in kinds
+	index  map[string]map[string]int // type -> folded original -> index in rows
+	// taken are the hashes (keyHash) of type + "\x00" + folded surrogate: they
+	// keep the mapping one-to-one, and two with one hash can only make a
+	// candidate surrogate look taken.
+	taken map[uint64]bool
+	mu    sync.Mutex // the corpus table is read by all patients at once
+}
+
+type tableRow struct {
+	original, surrogate string
+	kind                uint32
+	new, hit            bool // hit: used by this run
 }
 
 func newTable(scope string) *table {
-	return &table{scope: scope, index: map[string]map[string]int{}, taken: map[string]map[string]bool{}}
+	return &table{scope: scope, kindAt: map[[3]string]uint32{}, index: map[string]map[string]int{}, taken: map[uint64]bool{}}
+}
+
+// mapping returns row i as a Mapping.
+func (t *table) mapping(i int) Mapping {
+	r, k := &t.rows[i], t.kinds[t.rows[i].kind]
+	return Mapping{Scope: t.scope, Category: k[0], Type: k[1], Original: r.original, Surrogate: r.surrogate, Strategy: k[2], New: r.new}
+}
+
+// all yields every mapping of the table, in insertion order.
+func (t *table) all() iter.Seq[Mapping] {
+	return func(yield func(Mapping) bool) {
+		for i := range t.rows {
+			if !yield(t.mapping(i)) {
+				return
+			}
+		}
+	}
 }
 
 func (t *table) put(m Mapping) int {
-	m.Scope = t.scope
 	byType := t.index[m.Type]
 	if byType == nil {
 		byType = map[string]int{}
 		t.index[m.Type] = byType
-		t.taken[m.Type] = map[string]bool{}
 	}
+	kind := [3]string{m.Category, m.Type, m.Strategy}
+	ki, ok := t.kindAt[kind]
+	if !ok {
+		ki = uint32(len(t.kinds))
+		t.kindAt[kind] = ki
+		t.kinds = append(t.kinds, kind)
+	}
+	row := tableRow{original: m.Original, surrogate: m.Surrogate, kind: ki, new: m.New}
 	k := fold(m.Original)
 	i, dup := byType[k]
 	if dup {
-		t.maps[i] = m
+		row.hit = t.rows[i].hit
+		t.rows[i] = row
 	} else {
-		i = len(t.maps)
-		t.maps = append(t.maps, m)
-		t.hit = append(t.hit, false)
+		i = len(t.rows)
+		t.rows = append(t.rows, row)
 		byType[k] = i
 	}
-	t.taken[m.Type][fold(m.Surrogate)] = true
+	t.taken[takenKey(m.Type, m.Surrogate)] = true
 	return i
+}
+
+// takenKey is the hash of a type and a folded surrogate in table.taken.
+func takenKey(typ, sur string) uint64 {
+	var arr [96]byte
+	b := append(append(arr[:0], typ...), 0)
+	return keyHash(appendFold(b, sur))
 }
 
 // without returns a copy of the table without the mappings of some
@@ -481,7 +521,7 @@ func (t *table) without(keys []string) *table {
 		drop[k] = true
 	}
 	out := newTable(t.scope)
-	for _, m := range t.maps {
+	for m := range t.all() {
 		if !drop[m.Type+"\x00"+fold(m.Original)] {
 			out.put(m)
 		}
@@ -497,30 +537,29 @@ func (t *table) get(typ, orig string) (Mapping, bool) {
 	if !ok {
 		return Mapping{}, false
 	}
-	t.hit[i] = true
-	return t.maps[i], true
+	t.rows[i].hit = true
+	return t.mapping(i), true
 }
 
 func (t *table) add(m Mapping) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.New = true
-	t.hit[t.put(m)] = true
+	t.rows[t.put(m)].hit = true
 }
 
 func (t *table) isTaken(typ, sur string) bool {
-	var arr [64]byte
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.taken[typ][string(appendFold(arr[:0], sur))]
+	return t.taken[takenKey(typ, sur)]
 }
 
 // used returns the mappings this run looked up or made.
 func (t *table) used() []Mapping {
 	var out []Mapping
-	for i, m := range t.maps {
-		if t.hit[i] {
-			out = append(out, m)
+	for i := range t.rows {
+		if t.rows[i].hit {
+			out = append(out, t.mapping(i))
 		}
 	}
 	return out

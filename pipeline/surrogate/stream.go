@@ -35,12 +35,17 @@ type Stream struct {
 	uses       map[string][]string
 	dropKeys   map[string]bool
 	values     map[string]corpusValue // corpus-scope value key -> its occurrence that names it
-	interned   map[string]string      // the categories and types of values, one string each
+	// The labels of values: (category, type) by index, and the index of each.
+	valueLabels  [][2]string
+	valueLabelAt map[[2]string]uint32
 	// valuePats are, for each corpus-scope value key or name word key, the
 	// patients whose records hold it: 2 * the patient's index in patients,
 	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
 	// bytes a patient, where a set of names would cost a map each.
 	valuePats map[string][]int32
+	// tokenPats are, for each single-word value or name word, the patients
+	// whose records hold it, by index in patients.
+	tokenPats map[string][]int32
 	patients  []string
 	mark      []uint32 // per patient index: the last valuePatients call that visited it
 	epoch     uint32
@@ -99,21 +104,23 @@ func (s *Stream) unloadPatients(patients []string) {
 // corpusValue is the occurrence of a corpus-scope value a plan draws its
 // surrogate for; of all occurrences, the least by (context, text, category,
 // document, start), so that the choice depends on no batch's order. One is
-// kept per distinct value of the corpus until the plan: it holds the
-// document's ids, not the document.
+// kept per distinct value of the corpus until the plan, in a few words: the
+// document's id, not the document; the patient's and the label's indexes.
 type corpusValue struct {
-	doc, patient string
-	span         pipeline.Span
-	context      bool
+	doc, text  string
+	start, end int32  // code points
+	patient    int32  // index in Stream.patients
+	label      uint32 // index in Stream.valueLabels
+	context    bool
 }
 
-func (v *corpusValue) less(o *corpusValue) bool {
+// lessValue orders the occurrences of one value (see corpusValue).
+func (s *Stream) lessValue(v, o *corpusValue) bool {
 	if v.context != o.context {
 		return !v.context
 	}
-	a, b := v.span, o.span
-	return cmp.Or(cmp.Compare(a.Text, b.Text), cmp.Compare(a.Category, b.Category),
-		cmp.Compare(v.doc, o.doc), cmp.Compare(a.Start, b.Start)) < 0
+	return cmp.Or(cmp.Compare(v.text, o.text), cmp.Compare(s.valueLabels[v.label][0], s.valueLabels[o.label][0]),
+		cmp.Compare(v.doc, o.doc), cmp.Compare(v.start, o.start)) < 0
 }
 
 // Stream starts a batched run over the state earlier runs stored.
@@ -121,10 +128,9 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	if err := r.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	e := &engine{r: r, orig: newValueSet(), perPat: map[string]*valueSet{},
+	e := &engine{r: r, orig: newUnion(), perPat: map[string]*valueSet{},
 		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
-		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{},
-		tokenPatients: map[string][]string{}}
+		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}}
 	for _, m := range store.Mappings {
 		t := e.corpus
 		if m.Scope != ScopeCorpus {
@@ -142,8 +148,8 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
 		corpusKeys: map[string]bool{}, uses: map[string][]string{}, dropKeys: map[string]bool{},
-		values: map[string]corpusValue{}, interned: map[string]string{}, valuePats: map[string][]int32{}, labels: map[[2]string]bool{}}
-	for _, m := range e.corpus.maps {
+		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[string][]int32{}, labels: map[[2]string]bool{}}
+	for m := range e.corpus.all() {
 		s.corpusKeys[m.Type+"\x00"+fold(m.Original)] = true
 	}
 	return s, nil
@@ -213,10 +219,11 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 	preps := make([]patientPrep, len(groups))
 	parallel(len(groups), func(i int) { preps[i] = e.preparePatient(all, groups[i].docs) })
 	for i, pp := range preps {
+		p := int32(len(s.patients) + i) // the index groups[i] gets below
 		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
 			for k := range set {
 				if !strings.Contains(k, " ") {
-					e.tokenPatients[k] = append(e.tokenPatients[k], groups[i].id)
+					s.tokenPats[k] = append(s.tokenPats[k], p)
 				}
 			}
 		}
@@ -237,7 +244,7 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 	for _, d := range docs {
 		todo[patientOf(d)] = true
 	}
-	if len(e.shifts) > 0 || len(e.stored) > 0 || len(e.corpus.maps) > 0 { // else a first run: nothing stored to collide with
+	if len(e.shifts) > 0 || len(e.stored) > 0 || len(e.corpus.rows) > 0 { // else a first run: nothing stored to collide with
 		for _, g := range groups {
 			s.stalePatient(all, g, todo[g.id])
 		}
@@ -275,7 +282,7 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 		}
 	}
 	if t := e.stored[PatientScope(g.id)]; t != nil && todo && !s.redrawn[g.id] {
-		for _, m := range t.maps {
+		for m := range t.all() {
 			if vals.within(m.Surrogate) {
 				s.redrawn[g.id] = true
 				break
@@ -310,7 +317,7 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	if !todo {
 		return
 	}
-	for _, m := range e.corpus.maps {
+	for m := range e.corpus.all() {
 		if k := m.Type + "\x00" + fold(m.Original); uses[k] && vals.within(m.Surrogate) {
 			s.dropKeys[k] = true
 		}
@@ -322,7 +329,8 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 // to every patient whose records hold one of its words in a name of that
 // type (a word's surrogate is shared by all of them).
 func (s *Stream) observeValues(d *pipeline.Document, context bool) {
-	p := int32(len(s.patients)-1) * 2 // Observe appended the document's patient last
+	pi := int32(len(s.patients) - 1) // Observe appended the document's patient last
+	p := pi * 2
 	if !context {
 		p++
 	}
@@ -338,9 +346,9 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 			continue
 		}
 		k := sp.Type + "\x00" + fold(sp.Text) // as the corpus table looks values up
-		v := corpusValue{doc: d.ID, patient: d.Patient, context: context, span: pipeline.Span{
-			Start: sp.Start, End: sp.End, Text: sp.Text, Category: s.intern(sp.Category), Type: s.intern(sp.Type)}}
-		if old, ok := s.values[k]; !ok || v.less(&old) {
+		v := corpusValue{doc: d.ID, text: sp.Text, start: int32(sp.Start), end: int32(sp.End),
+			patient: pi, label: s.valueLabel(sp.Category, sp.Type), context: context}
+		if old, ok := s.values[k]; !ok || s.lessValue(&v, &old) {
 			s.values[k] = v
 		}
 		addPat(k)
@@ -382,7 +390,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		delete(e.shifts, p)
 	}
 	var dropped []string
-	for _, m := range e.corpus.maps {
+	for m := range e.corpus.all() {
 		if k := m.Type + "\x00" + fold(m.Original); s.dropKeys[k] {
 			dropped = append(dropped, k)
 			e.dropped = append(e.dropped, m)
@@ -402,22 +410,29 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	// Corpus-scope values first, in sorted order, from one generator: they are
 	// shared by all patients and must not depend on how patients are scheduled.
 	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
-	corpusGen.exclPatients = map[string]bool{}
-	for _, v := range s.corpusValues() {
+	corpusGen.exclWord = func(f string) bool {
+		for _, i := range s.tokenPats[f] {
+			if s.mark[i] == s.epoch { // valuePatients visited it for this value
+				return true
+			}
+		}
+		return false
+	}
+	values := s.corpusValues()
+	s.values = nil
+	for i := range values {
+		v := s.ref(&values[i])
 		corpusGen.excls = corpusGen.excls[:0]
-		clear(corpusGen.exclPatients)
 		s.valuePatients(v, func(p string) {
 			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
-			corpusGen.exclPatients[p] = true
 		})
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
 	// What only the plan reads is let go before pass 2: the occurrences of
 	// the corpus-scope values and their patients, and which patients hold
 	// which word (only the plan's exclusions look words up by patient).
-	s.seen, s.corpusKeys, s.uses, s.dropKeys, s.values, s.interned = nil, nil, nil, nil, nil, nil
-	s.valuePats, s.patients, s.mark = nil, nil, nil
-	e.tokenPatients = nil
+	s.seen, s.corpusKeys, s.uses, s.dropKeys, s.valueLabels, s.valueLabelAt = nil, nil, nil, nil, nil, nil
+	s.valuePats, s.tokenPats, s.patients, s.mark = nil, nil, nil, nil
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
 }
 
@@ -428,30 +443,40 @@ func (s *Stream) Redone() []string { return slices.Sorted(mapsKeys(s.stale)) }
 // patient-scope mappings the run draws anew: the store drops them.
 func (s *Stream) Redrawn() []string { return slices.Sorted(mapsKeys(s.redrawn)) }
 
-// intern returns one string for all equal labels.
-func (s *Stream) intern(label string) string {
-	if in, ok := s.interned[label]; ok {
-		return in
+// valueLabel returns the index of a label in valueLabels.
+func (s *Stream) valueLabel(category, typ string) uint32 {
+	l := [2]string{category, typ}
+	i, ok := s.valueLabelAt[l]
+	if !ok {
+		i = uint32(len(s.valueLabels))
+		s.valueLabelAt[l] = i
+		s.valueLabels = append(s.valueLabels, l)
 	}
-	s.interned[label] = label
-	return label
+	return i
 }
 
 // corpusValues lists the corpus-scope values of the notes the run rewrites,
-// sorted.
-func (s *Stream) corpusValues() []spanRef {
-	var out []spanRef
+// sorted by type and text: one for each value, as compact as observed (the
+// plan makes each value's span when it draws its surrogate, see ref).
+func (s *Stream) corpusValues() []corpusValue {
+	out := make([]corpusValue, 0, len(s.values))
 	for k, v := range s.values {
 		if s.rewritten(k) {
-			out = append(out, spanRef{doc: &pipeline.Document{ID: v.doc, Patient: v.patient}, span: v.span,
-				rule: s.e.r.Policy.Rule(v.span.Category, v.span.Type)})
+			out = append(out, v)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].span, out[j].span
-		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Text, b.Text)) < 0
+	slices.SortFunc(out, func(a, b corpusValue) int {
+		return cmp.Or(cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]), cmp.Compare(a.text, b.text))
 	})
 	return out
+}
+
+// ref is a corpus value's occurrence as the generator takes it.
+func (s *Stream) ref(v *corpusValue) spanRef {
+	l := s.valueLabels[v.label]
+	return spanRef{doc: &pipeline.Document{ID: v.doc, Patient: s.patients[v.patient]},
+		span: pipeline.Span{Start: int(v.start), End: int(v.end), Text: v.text, Category: l[0], Type: l[1]},
+		rule: s.e.r.Policy.Rule(l[0], l[1])}
 }
 
 // rewritten reports whether the run rewrites a note that holds a value.

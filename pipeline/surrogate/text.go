@@ -59,6 +59,14 @@ func tokens(s string) []string {
 }
 
 // valueSet holds original values as folded token sequences.
+//
+// A set is built with maps of its keys (add, addWord), then either frozen
+// (a patient's, kept from the first pass to the end of a run) or merged into
+// the corpus's union; both keep only each key's 64-bit hash (see keyHash)
+// and which kinds of key it is, not the key's text. Two keys with one hash
+// make a lookup answer "held" for a key that is not: every lookup of a
+// frozen or union set asks whether a candidate surrogate would leak, so a
+// collision can only reject a candidate, never let a value through.
 type valueSet struct {
 	m       map[string]bool
 	exact   map[string]bool // short upper-case values ("IN", "OR"), as written
@@ -74,85 +82,102 @@ type valueSet struct {
 	// words are folded single words that count as values of this set alone
 	// (a patient's name words), not of the corpus's union of the sets.
 	words map[string]bool
-	// A frozen set (see freeze) keeps m, words and exact as one sorted list
-	// of keys with a flag byte each, and its maps nil.
-	keys  []string
-	flags []uint8
+	// A frozen set keeps its keys' hashes sorted, with their kinds, and its
+	// maps nil.
+	hashes []uint64
+	kinds  []uint8
+	// A union keeps its keys' kinds by hash.
+	union map[uint64]uint8
 }
 
-// The flags of a frozen set's key: which of the maps held it.
+// The kinds of a key: which of the maps held it.
 const (
 	inValues uint8 = 1 << iota
 	inWords
 	inExact
+	inPrefix
 )
+
+// keyHash is the 64-bit FNV-1a hash of a key: fixed, so that a run's choices
+// do not depend on the process that makes them.
+func keyHash[K ~string | ~[]byte](k K) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(k); i++ {
+		h ^= uint64(k[i])
+		h *= 1099511628211
+	}
+	return h
+}
 
 // freeze makes the set read-only and compact. A patient's set is a few dozen
 // keys kept from the first pass to the end of a run, one per patient of the
-// corpus: its small maps cost several times the sorted list, and lookups by
-// binary search in a list that short are as fast as hashing. The prefixes
-// need no keys of their own: in the sorted list, the values a prefix begins
-// follow it.
+// corpus: its small maps of strings cost several times the sorted hashes,
+// and lookups by binary search in a list that short are as fast as hashing.
 func (v *valueSet) freeze() {
-	flags := map[string]uint8{}
-	for bit, set := range map[uint8]map[string]bool{inValues: v.m, inWords: v.words, inExact: v.exact} {
-		for k := range set {
-			flags[k] |= bit
-		}
-	}
-	v.keys = slices.Sorted(maps.Keys(flags))
-	v.flags = make([]uint8, len(v.keys))
-	for i, k := range v.keys {
-		v.flags[i] = flags[k]
+	kinds := map[uint64]uint8{}
+	v.addKinds(kinds)
+	v.hashes = make([]uint64, 0, len(kinds)) // no room to grow: the set is kept to the end of a run
+	v.hashes = slices.AppendSeq(v.hashes, maps.Keys(kinds))
+	slices.Sort(v.hashes)
+	v.kinds = make([]uint8, len(v.hashes))
+	for i, h := range v.hashes {
+		v.kinds[i] = kinds[h]
 	}
 	v.m, v.prefix, v.words, v.exact, v.raw = nil, nil, nil, nil, nil
 }
 
-// search is the index of the first key of a frozen set not below k.
-func search[K ~string | ~[]byte](keys []string, k K) int {
-	lo, hi := 0, len(keys)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if keys[mid] < string(k) {
-			lo = mid + 1
-		} else {
-			hi = mid
+// addKinds adds the kinds of the keys of a set being built to a table by hash.
+func (v *valueSet) addKinds(kinds map[uint64]uint8) {
+	for bit, set := range map[uint8]map[string]bool{inValues: v.m, inWords: v.words, inExact: v.exact, inPrefix: v.prefix} {
+		for k := range set {
+			kinds[keyHash(k)] |= bit
 		}
 	}
-	return lo
 }
 
-// has reports whether key k is in set, one of v's maps, or when v is frozen
-// whether k has the flag bit. k may be bytes: a lookup allocates nothing.
-func has[K ~string | ~[]byte](v *valueSet, set map[string]bool, bit uint8, k K) bool {
-	if v.keys == nil {
-		return set[string(k)]
+// newUnion returns an empty union of sets (see merge).
+func newUnion() *valueSet { return &valueSet{union: map[uint64]uint8{}} }
+
+// merge adds the values of o, a set being built, to the union v (not o's
+// words: they count for o's patient alone).
+func (v *valueSet) merge(o *valueSet) {
+	words := o.words
+	o.words = nil
+	o.addKinds(v.union)
+	o.words = words
+	v.longest = max(v.longest, o.longest)
+}
+
+// has reports whether key k is of a kind. k may be bytes: a lookup
+// allocates nothing.
+func has[K ~string | ~[]byte](v *valueSet, kind uint8, k K) bool {
+	switch {
+	case v.union != nil:
+		return v.union[keyHash(k)]&kind != 0
+	case v.hashes != nil:
+		i, ok := slices.BinarySearch(v.hashes, keyHash(k))
+		return ok && v.kinds[i]&kind != 0
 	}
-	i := search(v.keys, k)
-	return i < len(v.keys) && v.keys[i] == string(k) && v.flags[i]&bit != 0
+	var set map[string]bool
+	switch kind {
+	case inValues:
+		set = v.m
+	case inWords:
+		set = v.words
+	case inExact:
+		set = v.exact
+	case inPrefix:
+		set = v.prefix
+	}
+	return set[string(k)]
 }
 
 // isPrefix reports whether the folded tokens k begin a longer value.
-func (v *valueSet) isPrefix(k []byte) bool {
-	if v.keys == nil {
-		return v.prefix[string(k)]
-	}
-	// Tokens hold no byte below the space: the values that begin with k and
-	// a space sort right after k itself.
-	i := search(v.keys, k)
-	if i < len(v.keys) && v.keys[i] == string(k) {
-		i++
-	}
-	if i == len(v.keys) {
-		return false
-	}
-	key := v.keys[i]
-	return len(key) > len(k) && key[:len(k)] == string(k) && key[len(k)] == ' ' && v.flags[i]&inValues != 0
-}
+func (v *valueSet) isPrefix(k []byte) bool { return has(v, inPrefix, k) }
 
 // empty reports whether the set holds no value and no word.
 func (v *valueSet) empty() bool {
-	return v.keys == nil && len(v.m) == 0 && len(v.words) == 0
+	return len(v.union) == 0 && len(v.hashes) == 0 && len(v.m) == 0 && len(v.words) == 0
 }
 
 // addWord adds a word that counts as a value of this set only.
@@ -161,20 +186,6 @@ func (v *valueSet) addWord(w string) {
 		v.words = map[string]bool{}
 	}
 	v.words[fold(w)] = true
-}
-
-// merge adds the values of o (not its words) to v.
-func (v *valueSet) merge(o *valueSet) {
-	for k := range o.m {
-		v.m[k] = true
-	}
-	for k := range o.prefix {
-		v.prefix[k] = true
-	}
-	for k := range o.exact {
-		v.exact[k] = true
-	}
-	v.longest = max(v.longest, o.longest)
 }
 
 func newValueSet() *valueSet {
@@ -224,12 +235,12 @@ func (v *valueSet) addTyped(s, typ string) {
 // short upper-case abbreviation, which the leak check matches with its case:
 // the state "IN" is not the word "in".
 func (v *valueSet) abbreviation(folded, asWritten string) bool {
-	return has(v, v.exact, inExact, strings.ToUpper(folded)) && !has(v, v.exact, inExact, asWritten) && len([]rune(folded)) <= 3
+	return has(v, inExact, strings.ToUpper(folded)) && !has(v, inExact, asWritten) && len([]rune(folded)) <= 3
 }
 
 func (v *valueSet) has(s string) bool {
 	var arr [128]byte
-	return has(v, v.m, inValues, appendKey(arr[:0], s))
+	return has(v, inValues, appendKey(arr[:0], s))
 }
 
 // appendKey appends the folded tokens of s, joined by spaces: a value's key
@@ -260,7 +271,7 @@ func appendKey(b []byte, s string) []byte {
 
 // hasToken reports whether a folded token is a value of its own.
 func (v *valueSet) hasToken(folded string) bool {
-	return v != nil && (has(v, v.m, inValues, folded) || has(v, v.words, inWords, folded))
+	return v != nil && (has(v, inValues, folded) || has(v, inWords, folded))
 }
 
 // within reports whether any original value occurs in s as a whole token
@@ -301,7 +312,7 @@ func (v *valueSet) withinSkip(s string, skip func(string) bool) bool {
 			}
 			at := len(buf)
 			buf = appendFold(buf, s[t[j][0]:t[j][1]])
-			if (has(v, v.m, inValues, buf) || j == i && has(v, v.words, inWords, buf)) && (j > i || skip == nil || !skip(string(buf[at:]))) {
+			if (has(v, inValues, buf) || j == i && has(v, inWords, buf)) && (j > i || skip == nil || !skip(string(buf[at:]))) {
 				return true
 			}
 			if !v.isPrefix(buf) {

@@ -7,7 +7,8 @@ import (
 	"deidcorpus/pipeline/synth"
 )
 
-// A frozen value set answers every lookup as the set it was made from: the
+// A frozen value set answers every lookup as the set it was made from, and
+// the union of sets as one set of all their values (not their words): the
 // values, multi-token prefixes, name words and short upper-case values of
 // synthetic patients, probed with every value, word and prefix of theirs and
 // of other patients, and with candidates that extend or cut them.
@@ -37,7 +38,7 @@ func TestFrozenValueSetAnswersAsItsMaps(t *testing.T) {
 	for i, v := range sets {
 		frozen := &valueSet{longest: v.longest, m: v.m, prefix: v.prefix, words: v.words, exact: v.exact}
 		frozen.freeze()
-		if frozen.m != nil || frozen.prefix != nil || len(frozen.keys) == 0 {
+		if frozen.m != nil || frozen.prefix != nil || len(frozen.hashes) == 0 {
 			t.Fatalf("set %d: not frozen", i)
 		}
 		for _, c := range probes {
@@ -55,6 +56,37 @@ func TestFrozenValueSetAnswersAsItsMaps(t *testing.T) {
 				t.Errorf("set %d: abbreviation(%q) = %v frozen, %v as maps", i, c, got, want)
 			}
 		}
+	}
+	union, all := newUnion(), newValueSet()
+	for _, v := range sets {
+		union.merge(v)
+		for k := range v.m {
+			all.m[k] = true
+		}
+		for k := range v.prefix {
+			all.prefix[k] = true
+		}
+		for k := range v.exact {
+			all.exact[k] = true
+		}
+		all.longest = max(all.longest, v.longest)
+	}
+	held := 0
+	for _, c := range probes {
+		if got, want := union.within(c), all.within(c); got != want {
+			t.Errorf("union: within(%q) = %v, %v as maps", c, got, want)
+		} else if got {
+			held++
+		}
+		if got, want := union.has(c), all.has(c); got != want {
+			t.Errorf("union: has(%q) = %v, %v as maps", c, got, want)
+		}
+		if f := fold(c); union.hasToken(f) != all.hasToken(f) {
+			t.Errorf("union: hasToken(%q) = %v, %v as maps", f, union.hasToken(f), all.hasToken(f))
+		}
+	}
+	if held == 0 || held == len(probes) {
+		t.Fatalf("union: %d of %d probes within: the probes test nothing", held, len(probes))
 	}
 	var empty valueSet
 	empty.freeze()
