@@ -17,11 +17,12 @@ import (
 // synthetic corpus: the live heap once every batch is observed and the plan
 // drawn (what pass 2 keeps), and the peak of the live heap through the
 // first pass and the plan, sampled with the collector run at every 5% of
-// growth. Both include the language pack's lists, loaded once (about 10 MB,
-// 1,700 bytes a patient here). On 26 November: 5,695 and 8,122 bytes; 7,379
-// and 14,063 before the sets kept their keys' hashes instead of the keys and
-// the plan its values compact; 14,500 after the plan before the patients'
-// value sets were frozen and the plan's own state let go.
+// growth. Run it with -benchtime 2x: the last run's figures leave out what a
+// process loads once (the language pack's lists). On 26 November: 2,607 and
+// 4,900-5,200 bytes; 4,697 and 11,400-11,800 before the sets kept their
+// keys' hashes instead of the keys and the plan its values compact; 14,500
+// after the plan (once, pack included) before the patients' value sets were
+// frozen and the plan's own state let go.
 func BenchmarkStreamState(b *testing.B) {
 	const patients = 6000
 	defer debug.SetGCPercent(debug.SetGCPercent(5))
