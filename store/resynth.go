@@ -540,12 +540,6 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 	if err != nil {
 		return nil, err
 	}
-	var ms []surrogate.Mapping
-	for _, m := range in.Mappings {
-		if m.New {
-			ms = append(ms, m)
-		}
-	}
 	writing := func(c *ent.Corpus) error {
 		if m := InProgress(c); m == nil || m.Job != in.JobID {
 			return apperr.New(apperr.Conflict, "corpus %q is not being written by job %d", c.Name, in.JobID)
@@ -565,17 +559,31 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 	if err != nil {
 		return nil, err
 	}
-	if len(earlier) > 0 {
-		saved := map[[2]string]bool{}
-		for _, m := range earlier {
-			saved[[2]string{m.Type, m.OriginalHash}] = true
-		}
-		ms = slices.DeleteFunc(ms, func(m surrogate.Mapping) bool { return saved[[2]string{m.Type, ring.Hash(m.Original)}] })
+	saved := map[[2]string]bool{} // by an earlier attempt of this job
+	for _, m := range earlier {
+		saved[[2]string{m.Type, m.OriginalHash}] = true
 	}
-	for part := range slices.Chunk(ms, mappingBatch) {
-		if err := s.withTx(ctx, func(tx *ent.Tx) error {
-			return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part)
-		}); err != nil {
+	// The new mappings are gathered a batch at a time: a run over a million
+	// notes hands on millions of corpus-scope mappings, and a copy of them
+	// all cost hundreds of megabytes.
+	part := make([]surrogate.Mapping, 0, mappingBatch)
+	save := func() error {
+		err := s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part) })
+		part = part[:0]
+		return err
+	}
+	for _, m := range in.Mappings {
+		if !m.New || len(saved) > 0 && saved[[2]string{m.Type, ring.Hash(m.Original)}] {
+			continue
+		}
+		if part = append(part, m); len(part) == mappingBatch {
+			if err := save(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(part) > 0 {
+		if err := save(); err != nil {
 			return nil, err
 		}
 	}
