@@ -564,8 +564,8 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 		saved[[2]string{m.Type, m.OriginalHash}] = true
 	}
 	// The new mappings are gathered a batch at a time: a run over a million
-	// notes hands on millions of corpus-scope mappings, and a copy of them
-	// all cost hundreds of megabytes.
+	// notes hands on millions of corpus-scope mappings, which a copy would
+	// hold twice.
 	part := make([]surrogate.Mapping, 0, mappingBatch)
 	save := func() error {
 		err := s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part) })

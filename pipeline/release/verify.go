@@ -498,8 +498,6 @@ func (m *manifestReader) take(name string, sum [sha256.Size]byte, failed *failur
 
 // missing adds to failed the files listed before name (every one left if
 // name is ""), which the archive lacks, and moves past their lines.
-// missing adds to failed the lines before name (every line left, for "")
-// that name files the archive lacks.
 func (m *manifestReader) missing(name string, failed *failures) error {
 	for m.ok && (name == "" || m.name < name) {
 		failed.add(fmt.Errorf("%s: listed in MANIFEST but missing", m.name))
