@@ -204,17 +204,27 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// The corpus-scope mappings the run used are checked and counted a
+	// batch at a time (a million notes use millions), then saved.
 	fin := stream.Finish()
-	checker.Add(nil, fin)
-	reuse.Add(fin)
-	report := checker.Report()
-	summary := checkSummary(report)
-	findings := store.CheckFindings(summary)
-	for _, m := range fin.Mappings {
+	part := &surrogate.Result{}
+	add := func() {
+		checker.Add(nil, part)
+		reuse.Add(part)
+		part.Mappings = part.Mappings[:0]
+	}
+	for m := range stream.CorpusMappings() {
 		if m.New {
 			newMappings++
 		}
+		if part.Mappings = append(part.Mappings, m); len(part.Mappings) == mappingsBatch {
+			add()
+		}
 	}
+	add()
+	report := checker.Report()
+	summary := checkSummary(report)
+	findings := store.CheckFindings(summary)
 	// The seed draws only what no earlier run of the source decided: the
 	// provenance says what was taken over, from which job and its seed.
 	reused, err := st.Reused(ctx, reuse)
@@ -230,7 +240,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		"labels": fin.Labels,
 	}
 	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
-		Marker: marker, Provenance: prov, Mappings: fin.Mappings, Findings: findings})
+		Marker: marker, Provenance: prov, Mappings: stream.CorpusMappings(), Findings: findings})
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +273,10 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 
 // batchSize is about how many notes a resynthesis holds at a time.
 var batchSize = 500
+
+// mappingsBatch is how many corpus-scope mappings the end of a resynthesis
+// checks at a time.
+const mappingsBatch = 5000
 
 // batchSaved, when set (by tests), is called after each batch a resynthesis
 // saves, with how many it saved so far; an error ends the attempt there.

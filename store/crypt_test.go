@@ -413,7 +413,7 @@ func TestResynthesisStateInParts(t *testing.T) {
 			require.NoError(t, st.SaveMappings(ctx, src.ID, job, corpus[:2]))
 
 			_, err = st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: job, Marker: marker,
-				Provenance: map[string]any{"from": "notes"}, Mappings: corpus})
+				Provenance: map[string]any{"from": "notes"}, Mappings: slices.Values(corpus)})
 			require.NoError(t, err)
 			state, err := st.SurrogateStateBefore(ctx, src.ID, job+1) // every job's
 			require.NoError(t, err)

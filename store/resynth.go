@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -516,7 +517,7 @@ type ResynthesisEnd struct {
 	// Provenance of the run: a new or redone target's provenance, or an entry
 	// of an existing target's provenance "runs".
 	Provenance map[string]any
-	Mappings   []surrogate.Mapping // the corpus-scope mappings the run used; the new ones are stored
+	Mappings   iter.Seq[surrogate.Mapping] // the corpus-scope mappings the run used; the new ones are stored
 	// Findings is the number of problems the run's check found (0: passed).
 	Findings int
 }
@@ -564,15 +565,17 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 		saved[[2]string{m.Type, m.OriginalHash}] = true
 	}
 	// The new mappings are gathered a batch at a time: a run over a million
-	// notes hands on millions of corpus-scope mappings, which a copy would
-	// hold twice.
+	// notes uses millions of corpus-scope mappings, which come one at a time.
+	if in.Mappings == nil {
+		in.Mappings = func(func(surrogate.Mapping) bool) {}
+	}
 	part := make([]surrogate.Mapping, 0, mappingBatch)
 	save := func() error {
 		err := s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part) })
 		part = part[:0]
 		return err
 	}
-	for _, m := range in.Mappings {
+	for m := range in.Mappings {
 		if !m.New || len(saved) > 0 && saved[[2]string{m.Type, ring.Hash(m.Original)}] {
 			continue
 		}

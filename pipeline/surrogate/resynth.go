@@ -105,10 +105,9 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	fin := s.Finish()
-	res.Docs, res.Shifts, res.Labels = batch.Docs, batch.Shifts, fin.Labels
+	res.Docs, res.Shifts, res.Labels = batch.Docs, batch.Shifts, s.Finish().Labels
 	res.Review = append(res.Review, batch.Review...)
-	res.Mappings = append(batch.Mappings, fin.Mappings...)
+	res.Mappings = slices.AppendSeq(batch.Mappings, s.CorpusMappings())
 	sortMappings(res.Mappings)
 	return res, nil
 }
@@ -297,7 +296,7 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	for _, i := range p.docs {
 		out.docs = append(out.docs, g.rewrite(&docs[i]))
 	}
-	out.mappings = tab.used()
+	out.mappings = slices.Collect(tab.used())
 	out.shift = g.shift
 	out.review = g.review
 	return out
@@ -554,13 +553,26 @@ func (t *table) isTaken(typ, sur string) bool {
 	return t.taken[takenKey(typ, sur)]
 }
 
-// used returns the mappings this run looked up or made.
-func (t *table) used() []Mapping {
-	var out []Mapping
+// used yields the mappings this run looked up or made, in sortMappings's
+// order (one scope: by type, original and surrogate). Only the rows' indexes
+// are sorted; each Mapping is made as it is yielded.
+func (t *table) used() iter.Seq[Mapping] {
+	var hits []int32
 	for i := range t.rows {
 		if t.rows[i].hit {
-			out = append(out, t.mapping(i))
+			hits = append(hits, int32(i))
 		}
 	}
-	return out
+	slices.SortFunc(hits, func(a, b int32) int {
+		ra, rb := &t.rows[a], &t.rows[b]
+		return cmp.Or(cmp.Compare(t.kinds[ra.kind][1], t.kinds[rb.kind][1]),
+			cmp.Compare(ra.original, rb.original), cmp.Compare(ra.surrogate, rb.surrogate))
+	})
+	return func(yield func(Mapping) bool) {
+		for _, i := range hits {
+			if !yield(t.mapping(int(i))) {
+				return
+			}
+		}
+	}
 }

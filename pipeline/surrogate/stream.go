@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"sort"
@@ -563,13 +564,18 @@ func (s *Stream) Rewrite(docs, context []pipeline.Document) (*Result, error) {
 	return res, nil
 }
 
-// Finish returns what the run decided beyond any batch: the corpus-scope
-// mappings the rewritten notes used, and the rule each of their labels got.
+// Finish returns what the run decided beyond any batch but its corpus-scope
+// mappings (CorpusMappings): the language and the rule each of the rewritten
+// notes' labels got.
 func (s *Stream) Finish() *Result {
 	labels := slices.SortedFunc(maps.Keys(s.labels), func(a, b [2]string) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
-	ms := s.e.corpus.used()
-	sortMappings(ms)
-	return &Result{Mappings: ms, Language: s.e.lang, Labels: s.e.r.Policy.explain(labels)}
+	return &Result{Language: s.e.lang, Labels: s.e.r.Policy.explain(labels)}
 }
+
+// CorpusMappings yields, once every batch is rewritten, the corpus-scope
+// mappings the rewritten notes used, in sortMappings's order, one at a time:
+// a million notes use millions, which a slice of them all would hold at
+// once. It may be ranged over more than once.
+func (s *Stream) CorpusMappings() iter.Seq[Mapping] { return s.e.corpus.used() }

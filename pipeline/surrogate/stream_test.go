@@ -76,7 +76,15 @@ func streamed(t *testing.T, r *Resynthesizer, docs, context []pipeline.Document,
 		}
 		orig[i] = parts[i]
 	}
-	return plan, s.Finish(), batches, orig
+	fin = s.Finish()
+	// The corpus-scope mappings come one at a time, sorted, as often as asked.
+	fin.Mappings = slices.Collect(s.CorpusMappings())
+	sorted := slices.Clone(fin.Mappings)
+	sortMappings(sorted)
+	if !slices.Equal(fin.Mappings, sorted) || !slices.Equal(slices.Collect(s.CorpusMappings()), sorted) {
+		t.Fatal("CorpusMappings are not sortMappings's order, or differ the second time")
+	}
+	return plan, fin, batches, orig
 }
 
 // assertSameRun fails unless the batched run made the documents, mappings
