@@ -8,6 +8,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
@@ -207,21 +208,16 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// The corpus-scope mappings the run used are checked and counted a
 	// batch at a time (a million notes use millions), then saved.
 	fin := stream.Finish()
-	part := &surrogate.Result{}
-	add := func() {
+	for batch := range seqs.Chunk(stream.CorpusMappings(), mappingCheckBatch) {
+		part := &surrogate.Result{Mappings: batch}
 		checker.Add(nil, part)
 		reuse.Add(part)
-		part.Mappings = part.Mappings[:0]
-	}
-	for m := range stream.CorpusMappings() {
-		if m.New {
-			newMappings++
-		}
-		if part.Mappings = append(part.Mappings, m); len(part.Mappings) == mappingsBatch {
-			add()
+		for _, m := range batch {
+			if m.New {
+				newMappings++
+			}
 		}
 	}
-	add()
 	report := checker.Report()
 	summary := checkSummary(report)
 	findings := store.CheckFindings(summary)
@@ -274,9 +270,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 // batchSize is about how many notes a resynthesis holds at a time.
 var batchSize = 500
 
-// mappingsBatch is how many corpus-scope mappings the end of a resynthesis
-// checks at a time.
-const mappingsBatch = 5000
+// mappingCheckBatch is how many corpus-scope mappings the end of a
+// resynthesis checks at a time.
+const mappingCheckBatch = 5000
 
 // batchSaved, when set (by tests), is called after each batch a resynthesis
 // saves, with how many it saved so far; an error ends the attempt there.

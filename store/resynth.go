@@ -21,6 +21,7 @@ import (
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/internal/keys"
+	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/surrogate"
 )
@@ -566,28 +567,21 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 	}
 	// The new mappings are gathered a batch at a time: a run over a million
 	// notes uses millions of corpus-scope mappings, which come one at a time.
-	if in.Mappings == nil {
-		in.Mappings = func(func(surrogate.Mapping) bool) {}
-	}
-	part := make([]surrogate.Mapping, 0, mappingBatch)
-	save := func() error {
-		err := s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part) })
-		part = part[:0]
-		return err
-	}
-	for m := range in.Mappings {
-		if !m.New || len(saved) > 0 && saved[[2]string{m.Type, ring.Hash(m.Original)}] {
-			continue
-		}
-		if part = append(part, m); len(part) == mappingBatch {
-			if err := save(); err != nil {
-				return nil, err
+	unsaved := func(yield func(surrogate.Mapping) bool) {
+		for m := range in.Mappings {
+			// A first attempt saved nothing: it skips the HMAC of every mapping.
+			if m.New && (len(saved) == 0 || !saved[[2]string{m.Type, ring.Hash(m.Original)}]) && !yield(m) {
+				return
 			}
 		}
 	}
-	if len(part) > 0 {
-		if err := save(); err != nil {
-			return nil, err
+	if in.Mappings != nil {
+		for part := range seqs.Chunk(unsaved, mappingBatch) {
+			if err := s.withTx(ctx, func(tx *ent.Tx) error {
+				return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part)
+			}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
