@@ -280,7 +280,8 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
 type TrainOptions struct {
 	// L2 is the coefficient c2 of the penalty c2*||w||^2 (CRFsuite's c2).
 	L2 float64 `json:"l2"`
-	// MaxIterations bounds L-BFGS's major iterations.
+	// MaxIterations bounds the L-BFGS steps taken from the starting point
+	// (CRFsuite's max_iterations).
 	MaxIterations int `json:"max_iterations"`
 	// Epsilon stops training when the objective improved by less than this
 	// fraction over Period iterations (CRFsuite's delta and period).
@@ -471,7 +472,10 @@ func equal(a, b []float64) bool {
 }
 
 // recorder forwards major iterations to the progress callback and stops the
-// optimizer when the context is cancelled.
+// optimizer when the context is cancelled. gonum reports the starting point
+// as a major iteration too; iter counts it as iteration 0. gonum does not
+// record the iteration that ends the run, so fit counts steps from its
+// result.
 type recorder struct {
 	ctx      context.Context
 	progress func(IterationInfo)
@@ -510,28 +514,31 @@ func (c *crf) fit(ctx context.Context, seqs []sequence, opt TrainOptions, progre
 			copy(g, obj.lastGrad)
 		},
 	}
-	rec := &recorder{ctx: ctx, progress: progress}
+	rec := &recorder{ctx: ctx, progress: progress, iter: -1}
 	settings := &optimize.Settings{
 		GradientThreshold: opt.GradientThreshold,
-		MajorIterations:   opt.MaxIterations,
-		Converger:         &optimize.FunctionConverge{Relative: opt.Epsilon, Iterations: opt.Period},
-		Recorder:          rec,
+		// +1: gonum counts the starting point as a major iteration, and
+		// max_iterations means steps, as in CRFsuite.
+		MajorIterations: opt.MaxIterations + 1,
+		Converger:       &optimize.FunctionConverge{Relative: opt.Epsilon, Iterations: opt.Period},
+		Recorder:        rec,
 	}
 	x0 := make([]float64, len(c.w))
 	res, err := optimize.Minimize(p, x0, settings, &optimize.LBFGS{Store: opt.Memory})
 	if err != nil && res == nil {
-		return rec.iter, 0, err
+		return max(rec.iter, 0), 0, err
 	}
+	steps := max(res.Stats.MajorIterations-1, 0) // the starting point is not a step
 	if cerr := ctx.Err(); cerr != nil {
-		return rec.iter, 0, cerr
+		return steps, 0, cerr
 	}
 	if err != nil {
 		// A failed line search near the optimum still leaves the best point
 		// found, which is what CRFsuite keeps too.
 		if res.X == nil {
-			return rec.iter, 0, err
+			return steps, 0, err
 		}
 	}
 	copy(c.w, res.X)
-	return rec.iter, res.F, nil
+	return steps, res.F, nil
 }

@@ -76,6 +76,9 @@ func TestTrainingIsDeterministicAndArtifactRoundTrips(t *testing.T) {
 	if a.Hash() != b.Hash() {
 		t.Fatalf("two trainings hash %s and %s", a.Hash(), b.Hash())
 	}
+	if a.Meta.Iterations != 10 {
+		t.Errorf("max_iterations 10 took %d L-BFGS steps, want 10 (the starting point is not a step)", a.Meta.Iterations)
+	}
 	var buf bytes.Buffer
 	if err := a.Save(&buf); err != nil {
 		t.Fatal(err)
