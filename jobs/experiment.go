@@ -58,6 +58,25 @@ type ExperimentParams struct {
 	Shuffles  int            `json:"shuffles,omitempty"`  // default 9,999
 }
 
+// Validate checks an experiment's parameters before it is queued.
+func (p ExperimentParams) Validate() error {
+	needOther := p.Kind == "cross" || p.Kind == "or"
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case !slices.Contains([]string{"cv", "cross", "curve", "or"}, p.Kind):
+		return fmt.Errorf("kind: unknown experiment kind %q (known: cv, cross, curve, or)", p.Kind)
+	case needOther && p.Other == "":
+		return fmt.Errorf("other: a %s experiment needs a second corpus", p.Kind)
+	case p.Other != "" && p.Other == p.Corpus:
+		return fmt.Errorf("other: the second corpus must differ from the first")
+	case p.Kind == "cv" && p.Other != "":
+		return fmt.Errorf("other: cross-validation takes one corpus")
+	}
+	_, err := taggerConfig(p.Config)
+	return err
+}
+
 // runExperiment runs one of the evaluation designs of pipeline/experiment
 // with the built-in tagger and returns its table: a row per configuration
 // (strict micro P, R, F1 with bootstrap intervals) and significance tests
@@ -67,9 +86,6 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 	var p ExperimentParams
 	if err := run.Params(&p); err != nil {
 		return nil, err
-	}
-	if p.Corpus == "" {
-		return nil, apperr.New(apperr.Invalid, "an experiment needs a corpus")
 	}
 	if p.TestFraction == 0 {
 		p.TestFraction = 0.2
@@ -132,17 +148,6 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 
 // experimentPlan loads the documents and builds the plan a job asks for.
 func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experiment.Plan, error) {
-	needOther := p.Kind == "cross" || p.Kind == "or"
-	switch {
-	case !slices.Contains([]string{"cv", "cross", "curve", "or"}, p.Kind):
-		return nil, apperr.New(apperr.Invalid, "unknown experiment kind %q (known: cv, cross, curve, or)", p.Kind)
-	case needOther && p.Other == "":
-		return nil, apperr.New(apperr.Invalid, "a %s experiment needs a second corpus (other)", p.Kind)
-	case p.Other != "" && p.Other == p.Corpus:
-		return nil, apperr.New(apperr.Invalid, "the second corpus must differ from the first")
-	case p.Kind == "cv" && p.Other != "":
-		return nil, apperr.New(apperr.Invalid, "cross-validation takes one corpus")
-	}
 	mapping, err := phi.ResolveMapping(p.Mapping, p.MappingText, "mapping")
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)

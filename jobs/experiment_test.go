@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/apperr"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/experiment"
@@ -84,9 +85,13 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	assert.Equal(t, "notes 2-fold CV", res.Rows[0].Configuration)
 	assert.Positive(t, res.Rows[0].F1)
 
+	// What the parameters alone show wrong is refused at enqueue; what needs
+	// the corpus fails the job.
+	for _, bad := range []jobs.ExperimentParams{{Kind: "nope", Corpus: "notes"}, {Kind: "or", Corpus: "notes"}} {
+		_, err := m.Enqueue(ctx, bad, "", nil)
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
+	}
 	for _, bad := range []jobs.ExperimentParams{
-		{Kind: "nope", Corpus: "notes"},
-		{Kind: "or", Corpus: "notes"},
 		{Kind: "cv", Corpus: "notes", K: 50},
 		{Kind: "cross", Corpus: "notes", Other: "missing"},
 		{Kind: "cv", Corpus: "notes", Mapping: "/etc/passwd"},

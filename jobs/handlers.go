@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -17,6 +19,24 @@ type ExportParams struct {
 	Corpus string `json:"corpus"`
 	Set    string `json:"set"`
 	Format string `json:"format"`
+}
+
+// Validate checks an export's parameters before it is queued.
+func (p ExportParams) Validate() error {
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case p.Set == "":
+		return required("set")
+	}
+	f, err := formats.Lookup(p.Format)
+	if err != nil {
+		return fmt.Errorf("format: %w", err)
+	}
+	if f.Write == nil {
+		return fmt.Errorf("format: %s cannot be written", p.Format)
+	}
+	return nil
 }
 
 // export writes a corpus with one annotation set as a zip archive artifact.
@@ -63,6 +83,21 @@ type EvaluateParams struct {
 	Metric     string `json:"metric,omitempty"`
 	PaperHIPAA bool   `json:"paperHIPAA,omitempty"`
 	HIPAAOnly  bool   `json:"hipaaOnly,omitempty"`
+}
+
+// Validate checks an evaluation's parameters before it is queued.
+func (p EvaluateParams) Validate() error {
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case p.Gold == "":
+		return required("gold")
+	case p.System == "":
+		return required("system")
+	case p.Metric != "" && !slices.Contains(evaluate.Metrics(), evaluate.Metric(p.Metric)):
+		return fmt.Errorf("metric: unknown metric %q (known: %v)", p.Metric, evaluate.Metrics())
+	}
+	return nil
 }
 
 // evaluateSets scores one annotation set of a corpus against another and

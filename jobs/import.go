@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -36,9 +37,24 @@ func (p ImportParams) options() store.ImportOptions {
 		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace}
 }
 
+// Validate checks an import's parameters before it is queued.
+func (p ImportParams) Validate() error {
+	if p.Corpus == "" {
+		return required("corpus")
+	}
+	if _, err := formats.Lookup(cmp.Or(p.Format, formats.Default)); err != nil {
+		return fmt.Errorf("format: %w", err)
+	}
+	return nil
+}
+
 // EnqueueImport stores the files of src as the job's input and queues their
 // import, in one transaction.
 func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats.Source, by string) (*ent.Job, error) {
+	// Checked before the files are read: Enqueue checks again, cheaply.
+	if err := validate(p); err != nil {
+		return nil, err
+	}
 	format, err := formats.Lookup(cmp.Or(p.Format, formats.Default))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)

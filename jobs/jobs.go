@@ -172,6 +172,9 @@ func (m *Manager) enqueue(ctx context.Context, params []Params, by string, prepa
 		if _, ok := m.handlers[p.JobKind()]; !ok {
 			return nil, apperr.New(apperr.Invalid, "unknown job kind %q", p.JobKind())
 		}
+		if err := validate(p); err != nil {
+			return nil, err
+		}
 	}
 	js, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error) {
 		if prepare != nil {

@@ -204,6 +204,45 @@ func TestEnqueueIsTransactional(t *testing.T) {
 	}
 }
 
+// Parameters a job cannot run with are refused when it is queued, with the
+// field named, and leave no job behind.
+func TestBadParametersAreRefusedAtEnqueue(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
+	require.NoError(t, err)
+	cases := []struct {
+		params jobs.Params
+		want   string
+	}{
+		{jobs.TrainParams{Corpus: "c"}, "model is required"},
+		{jobs.TrainParams{Corpus: "c", Model: "m", Split: "train,,dev"}, "empty split name"},
+		{jobs.TrainParams{Corpus: "c", Model: "m", Config: map[string]any{"training": map[string]any{"max_iteration": 10}}}, `config: `},
+		{jobs.TrainParams{Corpus: "c", Model: "m", Config: map[string]any{"training": map[string]any{"max_iterations": 0}}}, "max_iterations must be >= 1"},
+		{jobs.TagParams{Corpus: "c"}, "model is required"},
+		{jobs.TagParams{Model: "m", Corpus: "c", Curve: make([]float64, 100)}, "curve: 100 biases"},
+		{jobs.ResynthesizeParams{Corpus: "c", Out: "c"}, "out: the surrogate corpus needs a name of its own"},
+		{jobs.ResynthesizeParams{Corpus: "c", Out: "d", Policy: map[string]any{"language": "fr"}}, `policy: language "fr"`},
+		{jobs.ExperimentParams{Corpus: "c", Kind: "cvv"}, `kind: unknown experiment kind "cvv"`},
+		{jobs.ExperimentParams{Corpus: "c", Kind: "cross"}, "other: a cross experiment needs a second corpus"},
+		{jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b3"}, `format: unknown format "i2b3"`},
+		{jobs.EvaluateParams{Corpus: "c", Gold: "gold", System: "s", Metric: "bleu"}, `metric: unknown metric "bleu"`},
+		{jobs.EvaluateParams{Corpus: "c", Gold: "gold"}, "system is required"},
+	}
+	for _, c := range cases {
+		_, err := m.Enqueue(ctx, c.params, "", nil)
+		if assert.Error(t, err, "%#v", c.params) {
+			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+	_, err = m.EnqueueImport(ctx, jobs.ImportParams{Corpus: "c", Format: "xml"}, nil, "")
+	assert.ErrorContains(t, err, `format: unknown format "xml"`)
+	n, err := st.Client.Job.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "no job row for refused parameters")
+}
+
 func TestStaleRunningJobIsRequeued(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLite)

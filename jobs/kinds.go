@@ -2,8 +2,11 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+
+	"deidcorpus/apperr"
 )
 
 // Params are a job's parameters. JobKind names the kind of job they ask for,
@@ -21,6 +24,26 @@ func (TrainParams) JobKind() string        { return "train" }
 func (TagParams) JobKind() string          { return "tag" }
 func (ExperimentParams) JobKind() string   { return "experiment" }
 func (PartParams) JobKind() string         { return "part" }
+
+// validator is implemented by parameters that can be checked without the
+// database. Enqueue refuses parameters that fail, so that a mistake the user
+// can fix (no model name, an unknown key in a tagger config, an unknown type
+// in a policy) is the error of the request that made it, naming the field,
+// rather than a job that fails in a worker later. Run.Params checks again,
+// for jobs queued before a check existed.
+type validator interface{ Validate() error }
+
+// validate checks p when its kind can be checked before it runs.
+func validate(p any) error {
+	v, ok := p.(validator)
+	if !ok {
+		return nil
+	}
+	return apperr.Wrap(apperr.Invalid, v.Validate())
+}
+
+// required says that a parameter has no value.
+func required(field string) error { return fmt.Errorf("%s is required", field) }
 
 // Handlers are the job kinds deidcorpus runs. Every process that works jobs
 // registers the same set.

@@ -24,6 +24,35 @@ type ResynthesizeParams struct {
 	Policy any    `json:"policy,omitempty"` // a policy object; default surrogate.DefaultPolicy
 }
 
+// Validate checks a resynthesis job's parameters before it is queued.
+func (p ResynthesizeParams) Validate() error {
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case p.Out == "" || p.Out == p.Corpus:
+		return fmt.Errorf("out: the surrogate corpus needs a name of its own")
+	}
+	_, _, err := p.policy()
+	return err
+}
+
+// policy returns the job's policy, and the JSON it is recorded as ("null"
+// for the default).
+func (p ResynthesizeParams) policy() (*surrogate.Policy, []byte, error) {
+	if p.Policy == nil {
+		return surrogate.DefaultPolicy(), []byte("null"), nil
+	}
+	data, err := json.Marshal(p.Policy)
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy: %v", err)
+	}
+	pol, err := surrogate.ParsePolicy(data) // its errors say "policy:"
+	if err != nil {
+		return nil, nil, err
+	}
+	return pol, data, nil
+}
+
 // resynthesize replaces the PHI of a corpus's documents with surrogates and
 // writes them, re-aligned, into a surrogate corpus. Documents the surrogate
 // corpus already has are not rewritten: they constrain the new surrogates, and
@@ -37,19 +66,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if p.Set == "" {
 		p.Set = "gold"
 	}
-	if p.Out == "" || p.Out == p.Corpus {
-		return nil, apperr.New(apperr.Invalid, "the surrogate corpus needs a name of its own")
-	}
-	policy := surrogate.DefaultPolicy()
-	policyJSON := []byte("null")
-	if p.Policy != nil {
-		var err error
-		if policyJSON, err = json.Marshal(p.Policy); err != nil {
-			return nil, apperr.New(apperr.Invalid, "policy: %v", err)
-		}
-		if policy, err = surrogate.ParsePolicy(policyJSON); err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
+	policy, policyJSON, err := p.policy()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	st := run.Store
 	src, err := st.CorpusByName(ctx, p.Corpus)

@@ -36,7 +36,7 @@ func (r *Run) Params(v any) error {
 	if err := decodeParams(r.Job.Params, v); err != nil {
 		return apperr.New(apperr.Invalid, "job %d parameters: %v", r.Job.ID, err)
 	}
-	return nil
+	return validate(v)
 }
 
 // decodeParams decodes a job's parameters into v.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,14 +31,26 @@ type TrainParams struct {
 	Config map[string]any `json:"config,omitempty"` // over tagger.DefaultConfig
 }
 
+// Validate checks a training job's parameters before it is queued.
+func (p TrainParams) Validate() error {
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case p.Model == "":
+		return required("model")
+	}
+	if _, err := splitNames(p.Split); err != nil {
+		return err
+	}
+	_, err := taggerConfig(p.Config)
+	return err
+}
+
 // train fits the built-in hybrid tagger on a corpus split and stores it.
 func train(ctx context.Context, run *Run) (Result, error) {
 	var p TrainParams
 	if err := run.Params(&p); err != nil {
 		return nil, err
-	}
-	if p.Model == "" {
-		return nil, apperr.New(apperr.Invalid, "a model name is required")
 	}
 	if p.Set == "" {
 		p.Set = "gold"
@@ -60,11 +73,8 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	}
 	start := time.Now()
 	m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
-		msg := pr.Stage
-		if pr.Stage == "train" {
-			msg = fmt.Sprintf("training: iteration %d, loss %.1f", pr.Done, pr.Loss)
-		}
-		run.Progress(pr.Done, pr.Total, msg)
+		done, msg := trainProgress(pr)
+		run.Progress(done, trainScale, msg)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -97,24 +107,60 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	return Result{"model": saved.ID, "modelName": saved.Name, "hash": saved.Hash, "metrics": metrics}, nil
 }
 
+// trainScale is the progress total of a training job: its stages share one
+// scale so that the bar only moves forward (features to 5%, L-BFGS to 98%,
+// the learnt rules to the end).
+const trainScale = 1000
+
+// trainProgress places a training stage's progress on trainScale and says
+// what the stage is doing.
+func trainProgress(pr tagger.Progress) (int, string) {
+	frac := 0.0
+	if pr.Total > 0 {
+		frac = min(float64(pr.Done)/float64(pr.Total), 1)
+	}
+	switch pr.Stage {
+	case "features":
+		return int(50 * frac), fmt.Sprintf("features: %d of %d documents", pr.Done, pr.Total)
+	case "train":
+		return 50 + int(930*frac), fmt.Sprintf("training: iteration %d of at most %d, loss %.1f", pr.Done, pr.Total, pr.Loss)
+	default: // "post"
+		return 980 + int(20*frac), "learning the post-processing rules"
+	}
+}
+
+// splitNames reads a comma-separated list of splits ("train,dev"), without
+// repeats; "all" is every document (the one name ""), and "" is no list,
+// which the caller defaults.
+func splitNames(splits string) ([]string, error) {
+	if splits == "all" {
+		return []string{""}, nil // LoadSplit's every document
+	}
+	var names []string
+	if splits == "" {
+		return names, nil
+	}
+	for _, split := range strings.Split(splits, ",") {
+		split = strings.TrimSpace(split)
+		if split == "" {
+			return nil, apperr.New(apperr.Invalid, "split: %q has an empty split name (name splits, or \"all\")", splits)
+		}
+		if !slices.Contains(names, split) {
+			names = append(names, split)
+		}
+	}
+	return names, nil
+}
+
 // loadSplits loads the documents of a comma-separated list of splits
 // ("train,dev"), or of every split for "all", with the spans of set.
 func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits string) ([]pipeline.Document, error) {
-	names := strings.Split(splits, ",")
-	if splits == "all" {
-		names = []string{""} // LoadSplit's every document
+	names, err := splitNames(splits)
+	if err != nil {
+		return nil, err
 	}
 	var docs []pipeline.Document
-	seen := map[string]bool{}
 	for _, split := range names {
-		split = strings.TrimSpace(split)
-		if split == "" && splits != "all" {
-			return nil, apperr.New(apperr.Invalid, "split list %q: an empty split (name splits, or \"all\")", splits)
-		}
-		if seen[split] {
-			continue
-		}
-		seen[split] = true
 		ds, err := st.LoadSplit(ctx, c, set, split)
 		if err != nil {
 			return nil, err
@@ -141,6 +187,19 @@ type TagParams struct {
 	Curve []float64 `json:"curve,omitempty"`
 	// Gold, when the corpus has it, is scored against; default "gold".
 	Gold string `json:"gold,omitempty"`
+}
+
+// Validate checks a tagging job's parameters before it is queued.
+func (p TagParams) Validate() error {
+	switch {
+	case p.Model == "":
+		return required("model")
+	case p.Corpus == "":
+		return required("corpus")
+	case len(p.Curve) > maxCurvePoints:
+		return fmt.Errorf("curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
+	}
+	return nil
 }
 
 // tagBatch is how many documents (whole patients at a time) are tagged and
@@ -193,6 +252,9 @@ func loadTagJob(ctx context.Context, st *store.Store, params map[string]any) (*t
 	if err := decodeParams(params, &t.p); err != nil {
 		return nil, apperr.New(apperr.Invalid, "tag job parameters: %v", err)
 	}
+	if err := validate(t.p); err != nil {
+		return nil, err
+	}
 	p := &t.p
 	if p.Set == "" {
 		p.Set = "system-" + p.Model
@@ -215,9 +277,6 @@ func loadTagJob(ctx context.Context, st *store.Store, params map[string]any) (*t
 		t.gold = "" // no gold to score against
 	} else if err != nil {
 		return nil, err
-	}
-	if len(p.Curve) > maxCurvePoints {
-		return nil, apperr.New(apperr.Invalid, "curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
 	}
 	if len(p.Curve) > 0 {
 		switch {
@@ -413,7 +472,10 @@ func taggerConfig(m map[string]any) (tagger.Config, error) {
 		return tagger.Config{}, apperr.New(apperr.Invalid, "tagger config: %v", err)
 	}
 	cfg, err := tagger.ReadConfig(bytes.NewReader(data))
-	return cfg, apperr.Wrap(apperr.Invalid, err)
+	if err != nil {
+		return cfg, apperr.New(apperr.Invalid, "config: %v", err)
+	}
+	return cfg, nil
 }
 
 // toJSONObject records a configuration as the JSON object stored with a
