@@ -85,12 +85,19 @@ func exampleArgs(t *testing.T, ex, name string) []string {
 }
 
 func TestHelpErrors(t *testing.T) {
-	code, out, _ := cli(t)
+	code, out, errs := cli(t)
+	assert.Equal(t, 2, code, "no command")
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "a command is required")
+	for name := range commands {
+		assert.Contains(t, errs, "\n  "+name+" ")
+	}
+	code, out, _ = cli(t, "help")
 	assert.Equal(t, 0, code)
 	for name := range commands {
 		assert.Contains(t, out, "\n  "+name+" ")
 	}
-	code, _, errs := cli(t, "help", "frobnicate")
+	code, _, errs = cli(t, "help", "frobnicate")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, `unknown command "frobnicate"`)
 	code, _, errs = cli(t, "help", "import", "frobnicate")

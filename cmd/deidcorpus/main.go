@@ -101,7 +101,14 @@ func isHelp(arg string) bool {
 // run executes one command and returns the process exit status.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	if len(args) == 0 || (len(args) == 1 && isHelp(args[0])) {
+	if len(args) == 0 {
+		// No command is a usage error, as a group without its subcommand is:
+		// a script that forgot its arguments must not look successful.
+		fmt.Fprint(stderr, "deidcorpus: a command is required\n\n")
+		usage(stderr)
+		return 2
+	}
+	if len(args) == 1 && isHelp(args[0]) {
 		usage(stdout)
 		return 0
 	}
