@@ -110,7 +110,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	// filtered to what it may see (package auth).
 	v, err := m.store.JobViewer(ctx, j.CreatedBy)
 	if apperr.CodeOf(err) == apperr.Unauthorized {
-		m.finish(ctx, jobID, job.StatusFailed, nil, err.Error(), "failed")
+		m.finish(ctx, jobID, job.StatusFailed, failure(err), err.Error(), "failed")
 		return river.JobCancel(err)
 	}
 	if err != nil {
@@ -147,7 +147,7 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	case errors.Is(cause, errSuperseded):
 		return nil
 	case errors.As(cause, &gone):
-		m.finish(context.WithoutCancel(ctx), jobID, job.StatusFailed, nil, gone.Error(), "failed")
+		m.finish(context.WithoutCancel(ctx), jobID, job.StatusFailed, failure(gone.error), gone.Error(), "failed")
 		run.Logger.Info("job stopped: its account was disabled", "err", gone)
 		return river.JobCancel(gone)
 	case err == nil || errors.As(err, &checkFailed):
@@ -180,11 +180,33 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	}
 	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts || errors.Is(err, errFinal) {
 		// Bad parameters or input fail the same way every time: no retry.
-		m.finish(ctx, jobID, job.StatusFailed, nil, msg, "failed")
+		m.finish(ctx, jobID, job.StatusFailed, failure(err), msg, "failed")
 		return river.JobCancel(err)
 	}
 	m.requeue(ctx, jobID, fmt.Sprintf("attempt %d failed; retrying: %s", j.Attempts, msg))
 	return err
+}
+
+// failure is the result recorded with a failed job: its error's code, so
+// that Err gives the command line's exit status and the API's code the same
+// error would have had met directly (an unknown split is invalid input, not
+// an internal error).
+func failure(err error) Result { return Result{"errorCode": string(apperr.CodeOf(err))} }
+
+// Err is the error of a finished job that did not succeed, with the code its
+// handler's error had; nil for a job that succeeded.
+func Err(j *ent.Job) error {
+	if j.Status == job.StatusSucceeded {
+		return nil
+	}
+	code := apperr.Internal
+	if c, ok := j.Result["errorCode"].(string); ok && c != "" {
+		code = apperr.Code(c)
+	}
+	if j.Error == "" {
+		return apperr.New(code, "job %d (%s) %s", j.ID, j.Kind, j.Status)
+	}
+	return apperr.New(code, "job %d (%s) %s: %s", j.ID, j.Kind, j.Status, j.Error)
 }
 
 // runHandler turns a handler's panic into an error, so one bad job cannot

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
@@ -257,21 +257,26 @@ func setupJobsWait(e *env, fs *flag.FlagSet) action {
 	}
 }
 
-// reportFinished prints each finished job and fails if one did not succeed.
+// reportFinished prints each finished job and fails if one did not succeed,
+// with the first failure's code (so its exit status).
 func reportFinished(e *env, js []*ent.Job) error {
 	var failed []string
+	var first error
 	for _, j := range js {
 		fmt.Fprintf(e.stdout, "job %d (%s): %s", j.ID, j.Kind, j.Status)
 		if j.Error != "" {
 			fmt.Fprintf(e.stdout, ": %s", j.Error)
 		}
 		fmt.Fprintln(e.stdout)
-		if j.Status != job.StatusSucceeded {
+		if err := jobs.Err(j); err != nil {
 			failed = append(failed, strconv.Itoa(j.ID))
+			if first == nil {
+				first = err
+			}
 		}
 	}
 	if len(failed) > 0 {
-		return errors.New("not every job succeeded")
+		return apperr.New(apperr.CodeOf(first), "not every job succeeded (failed: %s)", strings.Join(failed, ", "))
 	}
 	return nil
 }
@@ -344,8 +349,8 @@ func runJob(ctx context.Context, e *env, st *store.Store, params jobs.Params, as
 	}
 	// A job whose output failed its check has a result to show: the caller
 	// reports it and fails.
-	if j.Status != job.StatusSucceeded && j.Status != job.StatusCheckFailed {
-		return j, fmt.Errorf("job %d %s: %s", j.ID, j.Status, j.Error)
+	if j.Status != job.StatusCheckFailed {
+		return j, jobs.Err(j)
 	}
 	return j, nil
 }

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A job that fails in a worker exits as the same error would met directly:
+// bad input 2, a missing corpus 3; so does waiting for it again.
+func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+
+	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--split", "dev")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, `no documents in split "dev"`)
+	m := regexp.MustCompile(`job (\d+) \(train\) failed`).FindStringSubmatch(errs)
+	require.NotNil(t, m, errs)
+	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, out, `no documents in split "dev"`)
+
+	code, _, errs = cli(t, "train", "--db", db, "--corpus", "nope", "--model", "m")
+	assert.Equal(t, 3, code, errs)
+	assert.Contains(t, errs, `"nope"`)
+}
