@@ -249,12 +249,43 @@ func setupJobsWait(e *env, fs *flag.FlagSet) action {
 				return nil
 			}
 		}
+		stop := warnWhileQueued(ctx, e, st, ids)
 		js, err := m.Wait(ctx, ids)
+		stop()
 		if err != nil {
 			return err
 		}
 		return reportFinished(e, js)
 	}
+}
+
+// queuedNotice is how long jobs wait lets a job stay queued before it says
+// that something must work it.
+var queuedNotice = 10 * time.Second
+
+// warnWhileQueued says once, on stderr, when a job waited for is still
+// queued after queuedNotice: jobs wait only waits, and nothing works the jobs
+// of a database unless a server or a worker runs on it. stop ends the watch
+// and returns once nothing more will be written.
+func warnWhileQueued(ctx context.Context, e *env, st *store.Store, ids []int) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(queuedNotice):
+		}
+		for _, id := range ids {
+			if j, err := st.Job(ctx, id); err == nil && j.Status == job.StatusQueued {
+				fmt.Fprintf(e.stderr, "deidcorpus: job %d is still queued after %s; is a server (deidcorpus serve) "+
+					"or a worker (deidcorpus worker) running on this database? jobs wait only waits\n", id, queuedNotice)
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // reportFinished prints each finished job and fails if one did not succeed,

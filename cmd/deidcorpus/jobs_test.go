@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,4 +32,25 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	code, _, errs = cli(t, "train", "--db", db, "--corpus", "nope", "--model", "m")
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `"nope"`)
+}
+
+// jobs wait on a job that nothing works says so rather than wait in silence.
+func TestJobsWaitSaysWhenNothingWorksTheJob(t *testing.T) {
+	defer func(d time.Duration) { queuedNotice = d }(queuedNotice)
+	queuedNotice = 50 * time.Millisecond
+	db := filepath.Join(t.TempDir(), "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--async")
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`job (\d+) queued`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+
+	// No worker: the wait ends only with its context.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code = run(ctx, []string{"jobs", "wait", "--db", db, m[1]}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr.String(), "job "+m[1]+" is still queued after 50ms; is a server (deidcorpus serve) or a worker")
 }
