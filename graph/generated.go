@@ -478,7 +478,7 @@ type ComplexityRoot struct {
 		CompareEvaluations func(childComplexity int, a int, b int, shuffles int, bootstrap int, seed int) int
 		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
 		CorpusByName       func(childComplexity int, name string) int
-		CorpusStatistics   func(childComplexity int, corpus int, set string, by []model.StatDimension) int
+		CorpusStatistics   func(childComplexity int, corpus *int, name *string, set string, by []model.StatDimension) int
 		Documents          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
 		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		Formats            func(childComplexity int) int
@@ -693,7 +693,7 @@ type QueryResolver interface {
 	Release(ctx context.Context, ref string) (*ent.Release, error)
 	ReleaseDiff(ctx context.Context, a string, b string) (map[string]any, error)
 	CorpusByName(ctx context.Context, name string) (*ent.Corpus, error)
-	CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
+	CorpusStatistics(ctx context.Context, corpus *int, name *string, set string, by []model.StatDimension) (*model.CorpusStatistics, error)
 	CompareCorpora(ctx context.Context, a string, b string, setA string, setB string, by model.StatDimension) (*stats.Comparison, error)
 	TagSets(ctx context.Context) ([]*model.TagSetInfo, error)
 	Mappings(ctx context.Context) ([]string, error)
@@ -2701,7 +2701,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.CorpusStatistics(childComplexity, args["corpus"].(int), args["set"].(string), args["by"].([]model.StatDimension)), true
+		return e.ComplexityRoot.Query.CorpusStatistics(childComplexity, args["corpus"].(*int), args["name"].(*string), args["set"].(string), args["by"].([]model.StatDimension)), true
 	case "Query.documents":
 		if e.ComplexityRoot.Query.Documents == nil {
 			break
@@ -5771,29 +5771,37 @@ func (ec *executionContext) field_Query_corpusStatistics_args(ctx context.Contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
-		func(ctx context.Context, v any) (int, error) {
-			return ec.unmarshalNID2int(ctx, v)
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["corpus"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "set",
 		func(ctx context.Context, v any) (string, error) {
 			return ec.unmarshalNString2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["set"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "by",
+	args["set"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "by",
 		func(ctx context.Context, v any) ([]model.StatDimension, error) {
 			return ec.unmarshalNStatDimension2ᚕdeidcorpusᚋgraphᚋmodelᚐStatDimensionᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["by"] = arg2
+	args["by"] = arg3
 	return args, nil
 }
 
@@ -14964,7 +14972,7 @@ func (ec *executionContext) _Query_corpusStatistics(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().CorpusStatistics(ctx, fc.Args["corpus"].(int), fc.Args["set"].(string), fc.Args["by"].([]model.StatDimension))
+			return ec.Resolvers.Query().CorpusStatistics(ctx, fc.Args["corpus"].(*int), fc.Args["name"].(*string), fc.Args["set"].(string), fc.Args["by"].([]model.StatDimension))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CorpusStatistics) graphql.Marshaler {

@@ -126,7 +126,7 @@ func (r *queryResolver) CorpusByName(ctx context.Context, name string) (*ent.Cor
 }
 
 // CorpusStatistics is the resolver for the corpusStatistics field.
-func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus int, set string, by []model.StatDimension) (*model.CorpusStatistics, error) {
+func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus *int, name *string, set string, by []model.StatDimension) (*model.CorpusStatistics, error) {
 	dims := make([]store.Dimension, len(by))
 	for i, b := range by {
 		d, err := store.ParseDimension(string(b))
@@ -135,7 +135,16 @@ func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus int, set st
 		}
 		dims[i] = d
 	}
-	st, err := r.store.StatisticsByID(ctx, corpus, set, dims)
+	var st *store.Statistics
+	var err error
+	switch {
+	case (corpus == nil) == (name == nil):
+		return nil, apperr.New(apperr.Invalid, "corpusStatistics takes a corpus's id (corpus) or its name (name), one of the two")
+	case corpus != nil:
+		st, err = r.store.StatisticsByID(ctx, *corpus, set, dims)
+	default:
+		st, err = r.store.Statistics(ctx, *name, set, dims)
+	}
 	if err != nil {
 		return nil, err
 	}

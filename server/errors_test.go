@@ -58,4 +58,10 @@ func TestANameIsNotAnID(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `\"demo\" is not an ID`)
 	assert.NotContains(t, err.Error(), "strconv")
+	err = c.Post(`{ corpusStatistics(name: "demo") { documents } }`, &map[string]any{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no corpus named \"demo\"`, "a name goes in name")
+	err = c.Post(`{ corpusStatistics { documents } }`, &map[string]any{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "one of the two")
 }
