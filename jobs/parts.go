@@ -142,9 +142,10 @@ func (m *Manager) runSplit(ctx context.Context, run *Run, s Split) (Result, erro
 }
 
 // partFailed is the parent's error for a part that failed for good (after
-// its own retries): final, the parent is not tried again.
+// its own retries): final, the parent is not tried again. It has the part's
+// code (Err), so that the parent fails as the part did.
 func partFailed(p *ent.Job, i, n int) error {
-	code := apperr.Internal
+	code := apperr.CodeOf(Err(p))
 	if p.Status == job.StatusCancelled {
 		code = apperr.Conflict
 	}

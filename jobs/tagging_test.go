@@ -232,6 +232,7 @@ func TestExternalTaggerThatNeverAnswers(t *testing.T) {
 	assert.Equal(t, job.StatusFailed, done.Status)
 	// The part that asked failed with that error, and so did the job.
 	assert.Regexp(t, `^part 1 of 1 \(job \d+\) failed: external tagger `+regexp.QuoteMeta(hung.URL)+`: no answer within 200ms \(tried 2 times\)$`, done.Error)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(jobs.Err(done)), "the job fails with its part's code")
 	assert.Equal(t, int32(2), calls.Load(), "two attempts, and the job is not retried on top of them")
 	assert.Equal(t, 1, done.Attempts)
 }
