@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
+	"deidcorpus/internal/zipindex"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/store"
@@ -213,18 +214,26 @@ func verifyArchive(e *env, paths []string) error {
 	return nil
 }
 
-// verifyOne checks one archive, reading its members from the disk one at a
-// time.
+// verifyOne checks one archive, reading its index and its members from the
+// disk one at a time.
 func verifyOne(e *env, p string) error {
-	zr, err := zip.OpenReader(p)
+	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return apperr.Wrap(apperr.NotFound, err)
 	}
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
 	}
-	defer zr.Close()
-	v, err := release.VerifyZip(&zr.Reader)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
+	}
+	zr, err := zipindex.NewReader(f, st.Size())
+	if err != nil {
+		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
+	}
+	v, err := release.VerifyZip(zr)
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
 	}

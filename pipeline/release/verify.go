@@ -1,7 +1,6 @@
 package release
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"cmp"
@@ -13,9 +12,9 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
+	"deidcorpus/internal/zipindex"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 )
@@ -68,9 +67,19 @@ func Verify(files []formats.File) (*Verification, error) {
 		byName[name] = f.Data
 	}
 	names := slices.Sorted(maps.Keys(byName))
-	return verify(archive{names: names, open: func(i int) (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(byName[names[i]])), nil
-	}})
+	return verify(func() func() (member, bool, error) {
+		i := 0
+		return func() (member, bool, error) {
+			if i == len(names) {
+				return member{}, false, nil
+			}
+			data := byName[names[i]]
+			i++
+			return member{name: names[i-1], open: func() (io.ReadCloser, error) {
+				return io.NopCloser(bytes.NewReader(data)), nil
+			}}, true, nil
+		}
+	})
 }
 
 // VerifyZip recomputes every hash of a release archive: each file against
@@ -78,82 +87,117 @@ func Verify(files []formats.File) (*Verification, error) {
 // against release.json, and every document's content hash and the root hash
 // against release.json. Any difference is an error naming the file (every
 // file that differs, up to maxFailures), and so is any file a release archive
-// does not hold (a hidden one, one the format does not read): it could carry
-// what nothing checks. It reads a member at a time: memory holds the
-// archive's index, a member (at most 256 MiB; PackTo cuts a file in parts of
-// 128 MiB) and a run of the manifest's entries (for a format whose documents
-// join several files, brat and PhysioNet, a set's files).
-func VerifyZip(zr *zip.Reader) (*Verification, error) {
-	var members []*zip.File
-	for _, m := range zr.File {
-		if !m.FileInfo().IsDir() {
-			members = append(members, m)
-		}
+// does not hold (a hidden one, one the format does not read, content in a
+// directory entry): it could carry what nothing checks. It reads a member at
+// a time: memory holds a run of the archive's index, not all of it
+// (zipindex.Sort keeps the other runs, sorted by name, in a temporary file),
+// a member (at most 256 MiB; PackTo cuts a file in parts of 128 MiB), a run
+// of the manifest's entries, and what Scan keeps of a set to refuse a
+// duplicate id (for a format whose documents join several files, brat and
+// PhysioNet, the set's files).
+func VerifyZip(zr *zipindex.Reader) (*Verification, error) {
+	sorted, err := zr.Sort()
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
-	names := make([]string, len(members))
-	for i, m := range members {
-		if i > 0 && m.Name == members[i-1].Name {
-			return nil, fmt.Errorf("%s: twice in the archive", m.Name)
+	defer sorted.Close()
+	return verify(func() func() (member, bool, error) {
+		c := sorted.Cursor()
+		return func() (member, bool, error) {
+			for c.Next() {
+				e := c.Entry()
+				if e.IsDir() {
+					continue // Sort refused a directory that holds content
+				}
+				return member{name: e.Name, open: func() (io.ReadCloser, error) {
+					rc, err := zr.Open(e)
+					if err != nil {
+						return nil, fmt.Errorf("%s: cannot open archive member: %w", e.Name, err)
+					}
+					return rc, nil
+				}}, true, nil
+			}
+			return member{}, false, c.Err()
 		}
-		names[i] = m.Name
-	}
-	return verify(archive{names: names, open: func(i int) (io.ReadCloser, error) {
-		rc, err := members[i].Open()
-		if err != nil {
-			return nil, fmt.Errorf("%s: cannot open archive member: %w", names[i], err)
-		}
-		return rc, nil
-	}})
+	})
 }
 
-// archive is what verify reads: its files' names, sorted, and their content.
-type archive struct {
-	names []string
-	open  func(i int) (io.ReadCloser, error)
-}
+// archive is what verify reads: passes over its files in name order, as
+// many as it needs. Each call starts a pass; each call of the function it
+// returns gives the next file, ok false after the last.
+type archive func() (next func() (m member, ok bool, err error))
 
-func (a archive) find(name string) (int, bool) {
-	i := sort.SearchStrings(a.names, name)
-	return i, i < len(a.names) && a.names[i] == name
+// member is one file of an archive: its name, relative to the archive, and
+// its content, read when it is opened.
+type member struct {
+	name string
+	open func() (io.ReadCloser, error)
 }
 
 // read reads a file whole, as big as an archive member may be.
-func (a archive) read(i int) ([]byte, error) {
-	rc, err := a.open(i)
+func (m member) read() ([]byte, error) {
+	rc, err := m.open()
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return formats.ReadMember(a.names[i], rc)
+	return formats.ReadMember(m.name, rc)
 }
 
 // digest hashes a file as it is read.
-func (a archive) digest(i int) ([sha256.Size]byte, error) {
-	rc, err := a.open(i)
+func (m member) digest() ([sha256.Size]byte, error) {
+	rc, err := m.open()
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	defer rc.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, rc); err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("%s: damaged archive member: %w", a.names[i], err)
+		return [sha256.Size]byte{}, fmt.Errorf("%s: damaged archive member: %w", m.name, err)
 	}
 	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
 // verify walks the files in name order beside the MANIFEST's lines (also in
 // name order), so that each file is read once and no list of either is kept.
+// A first pass over the names finds the MANIFEST and release.json and
+// refuses a name given twice, before any file is read.
 func verify(a archive) (*Verification, error) {
-	mi, ok := a.find(ManifestFile)
-	if !ok {
+	var (
+		man, js member // the MANIFEST and release.json
+		haveMan bool
+		haveJS  bool
+		files   int
+		prev    string
+		next    = a()
+	)
+	for {
+		m, ok, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if files > 0 && m.name == prev {
+			return nil, fmt.Errorf("%s: twice in the archive", m.name)
+		}
+		switch m.name {
+		case ManifestFile:
+			man, haveMan = m, true
+		case MetaFile:
+			js, haveJS = m, true
+		}
+		prev = m.name
+		files++
+	}
+	if !haveMan {
 		return nil, errors.New("no MANIFEST in the archive")
 	}
-	ji, ok := a.find(MetaFile)
-	if !ok {
+	if !haveJS {
 		return nil, fmt.Errorf("%s: not in the archive", MetaFile)
 	}
-	meta, entriesRoot, err := a.readMeta(ji, nil)
+	meta, entriesRoot, err := readMeta(js, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +205,7 @@ func verify(a archive) (*Verification, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", MetaFile, err)
 	}
-	mr, err := a.open(mi)
+	mr, err := man.open()
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +213,8 @@ func verify(a archive) (*Verification, error) {
 	// The MANIFEST's header (its root hash among it) and release.json's
 	// root first: an archive that cannot verify fails before its files are
 	// read.
-	man := newManifestReader(mr, manifestHeader(meta))
-	if err := man.next(); err != nil {
+	lines := newManifestReader(mr, manifestHeader(meta))
+	if err := lines.next(); err != nil {
 		return nil, err
 	}
 	if entriesRoot != meta.Manifest.Root {
@@ -182,7 +226,7 @@ func verify(a archive) (*Verification, error) {
 	// fails for that; one that matches may still fail for its own reason
 	// (bad, nil if none): either way, once.
 	check := func(name string, sum [sha256.Size]byte, bad error) error {
-		differs, err := man.take(name, sum, &failed)
+		differs, err := lines.take(name, sum, &failed)
 		if err != nil {
 			return err
 		}
@@ -197,16 +241,27 @@ func verify(a archive) (*Verification, error) {
 	entries := newManifestBuilder()
 	defer entries.Close()
 	documents := 0
-	for i := 0; i < len(a.names); {
-		name := a.names[i]
+	// The second pass: m is the file at hand, more false past the last.
+	next = a()
+	m, more, err := next()
+	if err != nil {
+		return nil, err
+	}
+	advance := func() error {
+		var err error
+		m, more, err = next()
+		return err
+	}
+	for more {
+		name := m.name
 		set, _, inSet := strings.Cut(name, "/")
 		if !inSet {
 			var bad error
 			if name != ManifestFile && name != MetaFile && name != DatasheetFile {
 				bad = fmt.Errorf("%s: not a file of a release archive", name)
 			}
-			if i != mi {
-				sum, err := a.digest(i)
+			if name != ManifestFile {
+				sum, err := m.digest()
 				if err == nil {
 					err = check(name, sum, bad)
 				}
@@ -214,25 +269,26 @@ func verify(a archive) (*Verification, error) {
 					return nil, err
 				}
 			}
-			i++
+			if err := advance(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		// A set's files follow each other in name order: its documents are
 		// read from them as they are checked.
-		end := i
-		for end < len(a.names) && strings.HasPrefix(a.names[end], set+"/") {
-			end++
-		}
+		inThisSet := func() bool { return more && strings.HasPrefix(m.name, set+"/") }
 		var readErr error // the archive's or the MANIFEST's, not a document's
+		// src moves the pass on as it reads: it can be read once, as Scan
+		// does.
 		src := func(yield func(formats.File) error) error {
-			for k := i; k < end; k++ {
-				data, err := a.read(k)
+			for ; inThisSet(); readErr = advance() {
+				data, err := m.read()
 				if err == nil {
 					var bad error
-					if !f.Reads(a.names[k]) {
-						bad = fmt.Errorf("%s: not a file of format %s", a.names[k], f.Name)
+					if !f.Reads(m.name) {
+						bad = fmt.Errorf("%s: not a file of format %s", m.name, f.Name)
 					}
-					err = check(a.names[k], sha256.Sum256(data), bad)
+					err = check(m.name, sha256.Sum256(data), bad)
 				}
 				if err != nil {
 					readErr = err
@@ -244,11 +300,11 @@ func verify(a archive) (*Verification, error) {
 				if failed.any() {
 					continue
 				}
-				if err := yield(formats.File{Name: strings.TrimPrefix(a.names[k], set+"/"), Data: data}); err != nil {
+				if err := yield(formats.File{Name: strings.TrimPrefix(m.name, set+"/"), Data: data}); err != nil {
 					return err
 				}
 			}
-			return nil
+			return readErr // advance's, which ends the pass
 		}
 		err := f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
 			entries.add(set, []pipeline.Document{d})
@@ -261,9 +317,14 @@ func verify(a archive) (*Verification, error) {
 		if err != nil && !failed.any() {
 			return nil, fmt.Errorf("set %s: %w", set, err)
 		}
-		i = end
+		// Past the set's files Scan did not read (it stops at an error).
+		for inThisSet() {
+			if err := advance(); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if err := man.missing("", &failed); err != nil {
+	if err := lines.missing("", &failed); err != nil {
 		return nil, err
 	}
 	if err := failed.err(); err != nil {
@@ -274,18 +335,18 @@ func verify(a archive) (*Verification, error) {
 		return nil, err
 	}
 	if root != meta.Manifest.Root {
-		return nil, a.differences(ji, entries)
+		return nil, differences(js, entries)
 	}
 	return &Verification{Name: meta.Name, Version: meta.Version, Root: root, Format: meta.Format,
-		Files: len(a.names), Documents: documents}, nil
+		Files: files, Documents: documents}, nil
 }
 
 // differences names the documents whose content differs from release.json's
 // entries, or that one lists and the other lacks. Only a failed check comes
 // here: it holds release.json's entries.
-func (a archive) differences(ji int, entries *manifestBuilder) error {
+func differences(js member, entries *manifestBuilder) error {
 	want := map[[2]string]string{}
-	if _, _, err := a.readMeta(ji, func(e Entry) error {
+	if _, _, err := readMeta(js, func(e Entry) error {
 		want[[2]string{e.Set, e.ID}] = e.Hash
 		return nil
 	}); err != nil {
@@ -321,9 +382,9 @@ func (a archive) differences(ji int, entries *manifestBuilder) error {
 // readMeta reads release.json a token at a time: the release's fields, its
 // manifest's root, and the root hash over its entries, each given to fn in
 // turn (nil: none). Its entries must be sorted by set and id.
-func (a archive) readMeta(i int, fn func(Entry) error) (Meta, string, error) {
+func readMeta(js member, fn func(Entry) error) (Meta, string, error) {
 	var meta Meta
-	rc, err := a.open(i)
+	rc, err := js.open()
 	if err != nil {
 		return meta, "", err
 	}

@@ -6,15 +6,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"sort"
 	"strings"
 	"testing"
 
+	"deidcorpus/internal/zipindex"
 	"deidcorpus/pipeline/formats"
 )
 
 // zipped writes files as a zip archive and opens it.
-func zipped(t *testing.T, files []formats.File) *zip.Reader {
+func zipped(t *testing.T, files []formats.File) *zipindex.Reader {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -28,7 +30,7 @@ func zipped(t *testing.T, files []formats.File) *zip.Reader {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	zr, err := zipindex.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,5 +198,55 @@ func TestVerifyZip(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: want an error with %q, got %v", name, c.want, err)
 		}
+	}
+}
+
+// Directory entries, which tools that zip a tree add, hold nothing to check
+// and are passed over; one that holds content is refused, named, since
+// nothing would check what it holds.
+func TestVerifyZipDirectories(t *testing.T) {
+	f, _ := formats.Lookup("i2b2")
+	files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, sample(), f, "# demo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := func(dir string, content []byte) *zipindex.Reader {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		// archive/zip writes no content for a directory: it is written as
+		// a file, its name's last byte "_", then renamed.
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: strings.TrimSuffix(dir, "/") + "_", Method: zip.Store,
+			CompressedSize64: uint64(len(content)), UncompressedSize64: uint64(len(content)), CRC32: crc32.ChecksumIEEE(content)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(content)
+		for _, f := range files {
+			w, err := zw.Create(f.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(f.Data)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Replace(buf.Bytes(), []byte(strings.TrimSuffix(dir, "/")+"_"), []byte(dir), 2) // local and central
+		zr, err := zipindex.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return zr
+	}
+	v, err := VerifyZip(archive("gold/", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Files != len(files) || v.Documents != 2 {
+		t.Errorf("%+v", v)
+	}
+	_, err = VerifyZip(archive("gold/.notes/", []byte("Lee, 3/4")))
+	if want := `zip entry 0 "gold/.notes/": a directory that holds 8 bytes (8 compressed)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("want an error with %q, got %v", want, err)
 	}
 }
