@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -263,7 +264,7 @@ func setupFeatures(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		f, err := os.Create(*out)
+		f, err := formats.CreatePrivate(*out) // the features hold the notes' words
 		if err != nil {
 			return err
 		}
@@ -352,7 +353,13 @@ func setupModelsExport(e *env, fs *flag.FlagSet) action {
 		if len(m.Artifact) == 0 {
 			return apperr.New(apperr.Invalid, "model %q has no file (external models live at their endpoint)", *model)
 		}
-		if err := os.WriteFile(*out, m.Artifact, 0o644); err != nil {
+		// A model learnt from notes holds their words (features, lexicons).
+		f, err := formats.CreatePrivate(*out)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(m.Artifact)
+		if err = errors.Join(err, f.Close()); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote model %s (%d bytes) to %s\n", m.Name, len(m.Artifact), *out)

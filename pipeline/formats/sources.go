@@ -222,12 +222,40 @@ func (d *DirFiles) Create(name string) (io.Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(fp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := CreatePrivate(fp)
 	if err != nil {
 		return nil, err
 	}
 	d.f = f
 	d.Made++
+	return f, nil
+}
+
+// CreatePrivate creates or truncates a file that only its owner may read
+// and write (mode 0600), as every file made from notes must be: it holds PHI,
+// or a model or features learnt from PHI. A file already there with wider
+// permissions is narrowed to 0600 before it is truncated (O_TRUNC alone keeps
+// the old mode, and the new contents would be readable by all); if that
+// fails, the file is left as it was. Anything other than a regular file
+// (/dev/stdout, a pipe) is written to unchanged.
+func CreatePrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && info.Mode().IsRegular() {
+		if info.Mode().Perm()&0o077 != 0 {
+			err = f.Chmod(0o600)
+		}
+		if err == nil {
+			err = f.Truncate(0)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
 }
 

@@ -160,3 +160,41 @@ func TestZipFromRefusesTwoFilesOfOneName(t *testing.T) {
 		t.Fatalf("%d files, %v", n, err)
 	}
 }
+
+// Files written from notes are the owner's only, including one that was
+// there before with wider permissions (O_TRUNC alone keeps a file's mode).
+func TestExportFilesArePrivate(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "100-02.xml")
+	if err := os.WriteFile(old, []byte("an older, longer export"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(old, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	docs := []pipeline.Document{{ID: "100-01", Text: "Seen by Dr. Lee."}, {ID: "100-02", Text: "Lee"}}
+	files, err := WriteI2B2(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDir(dir, append(files, File{Name: "sub/100-03.xml", Data: files[0].Data})); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"100-01.xml", "100-02.xml", "sub/100-03.xml"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := info.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", name, perm)
+		}
+	}
+	got, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, files[1].Data) {
+		t.Errorf("the file there before was not replaced: %q", got)
+	}
+}
