@@ -61,9 +61,9 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		if len(args) > 0 {
 			return usageErr("unexpected arguments: %s", strings.Join(args, " "))
 		}
-		f, err := formats.Lookup(*format)
+		f, err := formatFlag(*format)
 		if err != nil {
-			return apperr.Wrap(apperr.Invalid, err)
+			return err
 		}
 		m := evaluate.Metric(*metric)
 		if m != "" && !slices.Contains(evaluate.Metrics(), m) {

@@ -79,7 +79,7 @@ func TestEvalBadInputIsInvalid(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"eval", "--gold", dir}, 2, "both --gold and --system are required"},
-		{[]string{"eval", "--gold", dir, "--system", dir, "--format", "nope"}, 2, `unknown format "nope"`},
+		{[]string{"eval", "--gold", dir, "--system", dir, "--format", "nope"}, 2, `--format: unknown format "nope" (known: brat, conll, i2b2,`},
 		{[]string{"eval", "--gold", dir, "--system", dir, "--metric", "f2"}, 2, `--metric "f2"`},
 		{[]string{"eval", "--gold", dir, "--system", dir}, 2, "100-01.xml:1: tag DATE [0:9]: end 9 is past the end of the text"},
 		{[]string{"eval", "--gold", filepath.Join(dir, "missing"), "--system", dir}, 3, "no such file"},

@@ -36,6 +36,9 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || *out == "" {
 			return usageErr("--corpus and --out are required")
 		}
+		if _, err := formatFlag(*format); err != nil {
+			return err
+		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format})
 		if err != nil {
 			return err
@@ -63,6 +66,18 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		fmt.Fprintf(e.stdout, "wrote %d %s to %s\n", made, files, *out)
 		return nil
 	}
+}
+
+// formatFlag is the format a --format flag names. An unknown one is a usage
+// error that names the flag, lists the formats and says which was likely
+// meant, before anything is opened or written: export, release export, eval
+// and offline tag say it alike.
+func formatFlag(name string) (*formats.Format, error) {
+	f, err := formats.Lookup(name)
+	if err != nil {
+		return nil, usageErr("--format: %v", err)
+	}
+	return f, nil
 }
 
 // writeZip writes a .zip archive whose members add makes with create, one

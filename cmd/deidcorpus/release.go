@@ -155,6 +155,9 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		if *ref == "" || *out == "" || len(args) > 0 {
 			return usageErr("--release and --out are required, and nothing else")
 		}
+		if _, err := formatFlag(*format); err != nil {
+			return err
+		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.release.read", map[string]any{"ref": *ref})
 		if err != nil {
 			return err

@@ -193,9 +193,9 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	if err := newOutDir(out); err != nil {
 		return err
 	}
-	f, err := formats.Lookup(format)
+	f, err := formatFlag(format)
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return err
 	}
 	mf, err := os.Open(modelFile)
 	if err != nil {

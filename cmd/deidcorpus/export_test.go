@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An unknown --format fails the same way in every command that takes one:
+// invalid, naming the flag and the formats, saying which was meant when it
+// is a near miss, and before anything is written.
+func TestUnknownFormatNamesTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a", "--name", "r", "--version", "1.0.0")
+	require.Equal(t, 0, code, errs)
+	known := "(known: brat, conll, i2b2, i2b2-2006, jsonl, mimic, physionet)"
+	for _, c := range []struct {
+		args []string
+		out  string // what must not be made
+	}{
+		{[]string{"export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "x")}, filepath.Join(dir, "x")},
+		{[]string{"export", "--db", db, "--corpus", "a", "--out", filepath.Join(dir, "x.zip")}, filepath.Join(dir, "x.zip")},
+		{[]string{"release", "export", "--db", db, "--release", "r@1.0.0", "--out", filepath.Join(dir, "r.zip")}, filepath.Join(dir, "r.zip")},
+		{[]string{"eval", "--gold", "../../testdata/i2b2", "--system", "../../testdata/i2b2"}, ""},
+		{[]string{"tag", "--model-file", filepath.Join(dir, "none.model"), "--in", "../../testdata/i2b2", "--out", filepath.Join(dir, "t")}, filepath.Join(dir, "t")},
+	} {
+		for format, want := range map[string]string{
+			"JSONL":     `--format: unknown format "JSONL"; did you mean jsonl? ` + known,
+			"i2b2_2006": `--format: unknown format "i2b2_2006"; did you mean i2b2-2006? ` + known,
+			"xml":       `--format: unknown format "xml" ` + known,
+		} {
+			args := append(append([]string(nil), c.args...), "--format", format)
+			code, _, errs := cli(t, args...)
+			assert.Equal(t, 2, code, "%s: %s", strings.Join(args, " "), errs)
+			assert.Contains(t, errs, want, strings.Join(args, " "))
+			if c.out != "" {
+				_, err := os.Stat(c.out)
+				assert.True(t, os.IsNotExist(err), "%s: %s made", strings.Join(args, " "), c.out)
+			}
+		}
+	}
+}
