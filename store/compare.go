@@ -145,7 +145,7 @@ func (s *Store) groupedTexts(ctx context.Context, q querier, setID int, category
 }
 
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
-// annotation set of a corpus: every span of a name category (stats.IsName)
+// annotation set of a corpus: every span of a name label (stats.IsName)
 // reduced to its pattern, counted. The names are grouped by text in the
 // database, one label at a time along the label index.
 func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
@@ -162,7 +162,7 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 			return err
 		}
 		for _, l := range labels {
-			if !stats.IsName(l[0]) {
+			if !stats.IsName(l[0], l[1]) {
 				continue
 			}
 			tasks = append(tasks, func(ctx context.Context, q querier) error {

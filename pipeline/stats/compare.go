@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"deidcorpus/pipeline/phi"
 )
 
 // Group dimensions of a comparison.
@@ -87,16 +89,25 @@ func (s *Side) AddSpans(category, typ, text string, n int) {
 		g.PHI.add(s.buf, n)
 	}
 	s.PHI.add(s.buf, n)
-	if IsName(category) {
+	if IsName(category, typ) {
 		s.Names[text] += n
 	}
 }
 
-// IsName says whether spans of a category are names for the name-pattern
-// table: the i2b2 and MEDDOCAN category NAME, CCHMC's NAME, PhysioNet's
-// PTName, HCPName, RelativeProxyName and PTNameInitial (any category whose
-// name contains "name", in any case).
-func IsName(category string) bool { return strings.Contains(strings.ToUpper(category), "NAME") }
+// IsName says whether spans of a label are names for the name-pattern table:
+// those whose label maps to the i2b2 2014 category NAME (phi.ToI2B2), so that
+// every tag set's names count and only they: i2b2's NAME, MEDDOCAN's
+// NOMBRE_SUJETO_ASISTENCIA and NOMBRE_PERSONAL_SANITARIO (with the category
+// NAME of its XML files or without, as its BRAT files give them), CCHMC's
+// NAME and INITIALS, PhysioNet's PTName, HCPName, RelativeProxyName and
+// PTNameInitial, MIMIC's name placeholders (not HOSPITAL_WARD_NAME, a place).
+// A label no built-in mapping knows is a name when its category is NAME.
+func IsName(category, typ string) bool {
+	if c, _, ok := phi.ToI2B2(category, typ); ok {
+		return c == "NAME"
+	}
+	return strings.EqualFold(category, "NAME")
+}
 
 // Comparison is what Compare finds between two corpora (A the reference, B
 // the one compared with it).

@@ -1,10 +1,16 @@
 package stats
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"deidcorpus/internal/shared"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
 )
 
 func near(t *testing.T, what string, got, want float64) {
@@ -133,5 +139,82 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := NewSide("a", "gold", "split"); err == nil {
 		t.Error("grouping by split accepted")
+	}
+}
+
+// Names are the labels that map to the i2b2 category NAME, whatever the tag
+// set calls them, and only those.
+func TestIsName(t *testing.T) {
+	for _, c := range []struct {
+		category, typ string
+		want          bool
+	}{
+		{"NAME", "PATIENT", true},
+		{"NAME", "USERNAME", true},
+		{"NAME", "NOMBRE_SUJETO_ASISTENCIA", true},                       // MEDDOCAN's XML
+		{"NOMBRE_PERSONAL_SANITARIO", "NOMBRE_PERSONAL_SANITARIO", true}, // its BRAT, open tag set
+		{"", "NOMBRE_SUJETO_ASISTENCIA", true},
+		{"FAMILIARES_SUJETO_ASISTENCIA", "FAMILIARES_SUJETO_ASISTENCIA", false}, // OTHER in i2b2
+		{"PTName", "PTName", true},
+		{"HCPName", "HCPName", true},
+		{"INITIALS", "INITIALS", true},                      // CCHMC
+		{"HOSPITAL_WARD_NAME", "HOSPITAL_WARD_NAME", false}, // a MIMIC place
+		{"LAST_NAME", "LAST_NAME", true},
+		{"LOCATION", "HOSPITAL", false},
+		{"NAME", "RELATIVE", true}, // no mapping knows it: its category says
+		{"FOO_NAME", "FOO_NAME", false},
+	} {
+		if got := IsName(c.category, c.typ); got != c.want {
+			t.Errorf("IsName(%q, %q) = %v, want %v", c.category, c.typ, got, c.want)
+		}
+	}
+	s, _ := NewSide("meddocan", "gold", ByType)
+	s.AddSpans("NOMBRE_SUJETO_ASISTENCIA", "NOMBRE_SUJETO_ASISTENCIA", "Ernesto Rivera Bueno", 2)
+	s.AddSpans("NOMBRE_PERSONAL_SANITARIO", "NOMBRE_PERSONAL_SANITARIO", "Ignacio Navarro Cuéllar", 1)
+	s.AddSpans("TERRITORIO", "TERRITORIO", "Madrid", 4)
+	if want := map[string]int{"Ernesto Rivera Bueno": 2, "Ignacio Navarro Cuéllar": 1}; !maps.Equal(s.Names, want) {
+		t.Errorf("names %v, want %v", s.Names, want)
+	}
+}
+
+// MEDDOCAN's names, read from its BRAT files into an open tag set (the
+// category is the type) and from its XML files (category NAME), are the
+// README's 2,009 in train and 1,000 in dev either way.
+func TestMEDDOCANNameSpans(t *testing.T) {
+	open := formats.ReadOptions{Label: func(c, typ string) (string, string, error) { return phi.Normalize(nil, c, typ) }}
+	for _, c := range []struct {
+		split string
+		want  int
+	}{{"train", 2009}, {"dev", 1000}} {
+		for _, f := range []struct {
+			dir  string
+			read func([]formats.File, formats.ReadOptions) ([]pipeline.Document, error)
+		}{{"brat", formats.ReadBRAT}, {"xml", formats.ReadI2B2}} {
+			files, err := formats.ReadPaths(shared.Path(t, "meddocan/corpus/"+c.split+"/"+f.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs, err := f.read(files, open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := NewSide("meddocan", "gold", ByType)
+			texts := map[[3]string]int{}
+			for _, d := range docs {
+				for _, sp := range d.Spans {
+					texts[[3]string{sp.Category, sp.Type, sp.Text}]++
+				}
+			}
+			for k, n := range texts {
+				s.AddSpans(k[0], k[1], k[2], n)
+			}
+			names := 0
+			for _, pc := range NamePatternCounts(s.Names) {
+				names += pc.Count
+			}
+			if names != c.want {
+				t.Errorf("%s %s: %d name spans, want %d", c.split, f.dir, names, c.want)
+			}
+		}
 	}
 }
