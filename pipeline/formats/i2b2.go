@@ -58,13 +58,16 @@ func ReadI2B2File(f File, opt ReadOptions) (pipeline.Document, error) {
 		lines    []int
 	)
 	for {
+		// Problems are reported where the token starts, not where the
+		// decoder stands after it: a tag is named by its first line however
+		// many lines it spans.
+		line, markup := tokenStart(dec, f.Data)
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
 		}
-		line, _ := dec.InputPos()
 		if err != nil {
-			return doc, xmlError(f.where(), line, err, inText)
+			return doc, xmlError(f.where(), line, markup, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -166,19 +169,34 @@ func finishDocument(doc *pipeline.Document, file string, lines []int, opt ReadOp
 	return nil
 }
 
-// xmlError reports a malformed XML file by file and line. Inside TEXT it
-// says what is wrong without the names or entities encoding/xml quotes:
-// there they are words of the note (an unescaped "<Smith>" or "&Jones").
-func xmlError(file string, line int, err error, inText bool) error {
+// tokenStart is the line where the decoder's next token starts, and whether
+// that token is markup (a tag, comment or CDATA section: it starts with '<')
+// rather than character data. Call it before dec.Token.
+func tokenStart(dec *xml.Decoder, data []byte) (line int, markup bool) {
+	line, _ = dec.InputPos()
+	off := dec.InputOffset()
+	return line, off < int64(len(data)) && data[off] == '<'
+}
+
+// xmlError reports a malformed XML file by file and line: line, where the
+// token being read starts, if it is markup (a malformed tag is reported
+// where it starts, not where the decoder gave up, lines later); otherwise
+// where the error is (a bad '&' deep in a note's text). Inside TEXT it says
+// what is wrong without the names or entities encoding/xml quotes: there
+// they are words of the note (an unescaped "<Smith>" or "&Jones").
+func xmlError(file string, line int, markup bool, err error, inText bool) error {
 	var se *xml.SyntaxError
 	if !errors.As(err, &se) {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("malformed XML: %w", err)}
 	}
+	if !markup {
+		line = se.Line
+	}
 	if !inText {
-		return &Error{File: file, Line: se.Line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
+		return &Error{File: file, Line: line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
 	}
 	msg := quotedMarkup.ReplaceAllStringFunc(se.Msg, func(m string) string { return m[:1] + "…" })
-	return &Error{File: file, Line: se.Line, Field: "TEXT",
+	return &Error{File: file, Line: line, Field: "TEXT",
 		Err: fmt.Errorf("malformed XML: %s (a '<' or '&' of the note is written &lt; or &amp;)", msg)}
 }
 

@@ -55,13 +55,13 @@ func readI2B22006File(f File, opt ReadOptions) ([]pipeline.Document, error) {
 		lines    []int
 	)
 	for {
+		line, markup := tokenStart(dec, f.Data) // a tag's first line (see ReadI2B2File)
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
 		}
-		line, _ := dec.InputPos()
 		if err != nil {
-			return nil, xmlError(f.where(), line, err, inText)
+			return nil, xmlError(f.where(), line, markup, err, inText)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:

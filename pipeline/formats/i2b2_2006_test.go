@@ -71,6 +71,10 @@ func TestI2B22006Errors(t *testing.T) {
 		{"missing ID", "<ROOT><RECORD><TEXT>x</TEXT></RECORD></ROOT>", 1, "RECORD ID", "missing"},
 		{"no TEXT", "<ROOT>\n<RECORD ID=\"1\">\n</RECORD></ROOT>", 2, "TEXT", "has no TEXT"},
 		{"broken XML", wrap("a < b"), 3, "", "malformed XML"},
+		// A tag over several lines is reported at its first.
+		{"missing TYPE, tag over two lines", wrap("a\n<PHI\n  TYPE=\" \">b</PHI>"), 4, "PHI TYPE", "missing label"},
+		{"broken tag over two lines", wrap("a\n<PHI\n  TYPE=A>b</PHI>"), 4, "TEXT", "malformed XML"},
+		{"empty PHI over two lines", wrap("a\n<PHI\n  TYPE=\"A\"></PHI>"), 4, "tag A", "not before end"},
 	}
 	for _, c := range cases {
 		docs, err := ReadI2B22006([]File{{Name: "r.xml", Data: []byte(c.data)}}, ReadOptions{})

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -85,6 +86,55 @@ func TestI2B2Errors(t *testing.T) {
 	_, err := ReadI2B2([]File{{Name: "d/100-01.xml", Data: []byte("<a><TEXT>x</TEXT></a>")}, {Name: "e/100-01.xml", Data: []byte("<a><TEXT>y</TEXT></a>")}}, ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), `document id "100-01" also comes from d/100-01.xml`) {
 		t.Errorf("duplicate ids: %v", err)
+	}
+}
+
+// A problem with a tag is reported at the line where the tag starts: not
+// where the decoder stands after it (its last line), nor where it gave up on
+// a malformed one. The text before the tags spans lines, as a note's does.
+func TestI2B2ErrorsNameTheLineATagStarts(t *testing.T) {
+	const head = "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<deIdi2b2>\n" + // lines 1-2
+		"<TEXT><![CDATA[Seen by Dr. Lee.\nLine two.\nLine three.\n]]></TEXT>\n<TAGS>\n" + // lines 3-7
+		"<DATE id=\"P0\" start=\"0\" end=\"4\" text=\"Seen\" TYPE=\"DATE\" />\n" // line 8
+	cases := []struct {
+		name, tag string
+		opt       ReadOptions
+		field     string
+		msg       string
+	}{
+		{"offset past the end", "<NAME id=\"P1\"\n  start=\"12\"\n  end=\"99\" text=\"Lee\"\n  TYPE=\"DOCTOR\" />", ReadOptions{},
+			"tag P1 (NAME/DOCTOR)", "end 99 is past the end"},
+		{"text differs", "<NAME id=\"P1\" start=\"12\" end=\"15\"\n  text=\"Lea\"\n  TYPE=\"DOCTOR\" />", ReadOptions{},
+			"tag P1 (NAME/DOCTOR)", "its text does not match"},
+		{"not an integer", "<NAME id=\"P1\"\n  start=\"x\" end=\"15\"\n  TYPE=\"DOCTOR\" />", ReadOptions{},
+			"tag P1 (NAME)", `attribute start="x" is not an integer`},
+		{"unknown type", "<NAME id=\"P1\" start=\"12\" end=\"15\"\n  text=\"Lee\"\n  TYPE=\"DOKTOR\" />", i2b2Labels,
+			"tag P1 (NAME/DOKTOR)", `unknown type "DOKTOR"`},
+		{"overlap", "<NAME id=\"P1\" start=\"2\" end=\"6\"\n  TYPE=\"DOCTOR\" />", ReadOptions{},
+			"tag P1 (NAME/DOCTOR)", "overlaps"},
+		{"unquoted attribute", "<NAME id=\"P1\" start=\"12\" end=\"15\"\n  text=\"Lee\"\n  TYPE=DOCTOR />", ReadOptions{},
+			"", "malformed XML: unquoted or missing attribute value"},
+		{"never closed", "<NAME id=\"P1\" start=\"12\" end=\"15\"\n  text=\"Lee\"\n  TYPE=\"DOCTOR\"", ReadOptions{},
+			"", "malformed XML"},
+	}
+	for _, c := range cases {
+		data := head + c.tag + "\n</TAGS>\n</deIdi2b2>\n"
+		_, err := ReadI2B2File(File{Name: "100-01.xml", Data: []byte(data)}, c.opt)
+		var fe *Error
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: error %v, want a *formats.Error", c.name, err)
+			continue
+		}
+		if fe.Line != 9 || !strings.Contains(fe.Field, c.field) || !strings.Contains(fe.Err.Error(), c.msg) {
+			t.Errorf("%s: got %q, want line 9, field ~%q, message ~%q", c.name, err, c.field, c.msg)
+		}
+	}
+	// Character data is still reported where the bad character is: a bare
+	// '&' on the note's third line, not the line TEXT starts on.
+	data := "<deIdi2b2>\n<TEXT>Seen\nby\nDr. &Lee</TEXT>\n<TAGS/>\n</deIdi2b2>\n"
+	_, err := ReadI2B2File(File{Name: "100-01.xml", Data: []byte(data)}, ReadOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "100-01.xml:4: TEXT: malformed XML") {
+		t.Errorf("bare '&' in TEXT: got %v, want line 4", err)
 	}
 }
 
