@@ -269,38 +269,73 @@ func printPatterns(w io.Writer, pats []stats.PatternCount) {
 
 // printStats renders the grouped counts as a table: one row per label (the
 // dimensions other than split), one column per split when grouped by split,
-// then the total and the unique count, like Stubbs & Uzuner Table 3.
+// then the total and the unique count, like Stubbs & Uzuner Table 3. The
+// label is in columns of their own, each with its header: the PHI label
+// ("NAME: PATIENT", a category or a type) and the note type.
 func printStats(w io.Writer, st *store.Statistics) {
 	fmt.Fprintf(w, "Corpus %s, annotation set %s: %d documents, %d patients, %d characters, %d tokens\n",
 		st.Corpus, st.AnnotationSet, st.Documents, st.Patients, st.Characters, st.Tokens)
 	fmt.Fprintf(w, "%d PHI (%d unique), %.2f per document, %.1f%% of documents with PHI\n\n",
 		st.Spans, st.UniqueSpans, st.PHIPerDocument(), 100*st.ShareWithPHI())
 
-	_, bySplit := st.Key(store.Group{Keys: make([]string, len(st.By))}, store.BySplit)
+	bySplit := slices.Contains(st.By, store.BySplit)
+	byCategory, byType := slices.Contains(st.By, store.ByCategory), slices.Contains(st.By, store.ByType)
+	byNoteType := slices.Contains(st.By, store.ByNoteType)
+	var headers []string
+	// Without a PHI dimension the PHI column still heads the rows: one
+	// row, "PHI", unless the note types are the rows.
+	phiColumn := byCategory || byType || !byNoteType
+	if phiColumn {
+		if byType && !byCategory {
+			headers = append(headers, "PHI type")
+		} else {
+			headers = append(headers, "PHI category") // Stubbs & Uzuner's, over NAME: PATIENT too
+		}
+	}
+	if byNoteType {
+		headers = append(headers, "Note type")
+	}
+	labelOf := func(g store.Group) []string {
+		var cells []string
+		if phiColumn {
+			var parts []string
+			for _, d := range []store.Dimension{store.ByCategory, store.ByType} {
+				if k, ok := st.Key(g, d); ok {
+					parts = append(parts, k)
+				}
+			}
+			label := strings.Join(parts, ": ")
+			if label == "" {
+				label = "PHI"
+			}
+			cells = append(cells, label)
+		}
+		if byNoteType {
+			nt, _ := st.Key(g, store.ByNoteType)
+			if nt == "" {
+				nt = "(none)"
+			}
+			cells = append(cells, nt)
+		}
+		return cells
+	}
+
 	var splits []string
 	type row struct {
-		label         string
+		label         []string
 		perSplit      map[string]int
 		total, unique int
 	}
 	rows := map[string]*row{}
 	var order []string
 	for _, g := range st.Groups {
-		var parts []string
-		for i, d := range st.By {
-			if d != store.BySplit {
-				parts = append(parts, g.Keys[i])
-			}
-		}
-		label := strings.Join(parts, ": ")
-		if label == "" {
-			label = "PHI"
-		}
-		r := rows[label]
+		label := labelOf(g)
+		key := strings.Join(label, "\t")
+		r := rows[key]
 		if r == nil {
 			r = &row{label: label, perSplit: map[string]int{}}
-			rows[label] = r
-			order = append(order, label)
+			rows[key] = r
+			order = append(order, key)
 		}
 		if sp, ok := st.Key(g, store.BySplit); ok {
 			if !slices.Contains(splits, sp) {
@@ -315,11 +350,13 @@ func printStats(w io.Writer, st *store.Statistics) {
 	}
 	splitOrder := map[string]int{"train": 0, "dev": 1, "test": 2, "unassigned": 3}
 	slices.SortFunc(splits, func(a, b string) int { return splitOrder[a] - splitOrder[b] })
-	rank := labelRank()
-	slices.SortStableFunc(order, func(a, b string) int { return rank(a) - rank(b) })
+	if phiColumn {
+		rank := labelRank()
+		slices.SortStableFunc(order, func(a, b string) int { return rank(rows[a].label[0]) - rank(rows[b].label[0]) })
+	}
 
 	tw := tabwriter.NewWriter(w, 4, 8, 2, ' ', tabwriter.AlignRight)
-	header := "PHI category\t"
+	header := strings.Join(headers, "\t") + "\t"
 	for _, sp := range splits {
 		header += "# in " + sp + "\t"
 	}
@@ -329,9 +366,9 @@ func printStats(w io.Writer, st *store.Statistics) {
 	}
 	fmt.Fprintln(tw, header)
 	sum := map[string]int{}
-	for _, label := range order {
-		r := rows[label]
-		line := r.label + "\t"
+	for _, key := range order {
+		r := rows[key]
+		line := key + "\t"
 		for _, sp := range splits {
 			line += fmt.Sprintf("%d\t", r.perSplit[sp])
 			sum[sp] += r.perSplit[sp]
@@ -342,8 +379,9 @@ func printStats(w io.Writer, st *store.Statistics) {
 		}
 		fmt.Fprintln(tw, line)
 	}
-	total := "Total # of tags\t"
-	avg := "Average PHI per document\t"
+	blank := strings.Repeat("\t", len(headers)) // the summary rows' label cells
+	total := "Total # of tags" + blank
+	avg := "Average PHI per document" + blank
 	docsIn := map[string]int{}
 	for _, s := range st.Splits {
 		docsIn[s.Name] = s.Documents
