@@ -219,7 +219,8 @@ func (d *DirFiles) Create(name string) (io.Writer, error) {
 		return nil, err
 	}
 	fp := filepath.Join(d.Dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
+	// Private as the files are: their names are document ids.
+	if err := os.MkdirAll(filepath.Dir(fp), 0o700); err != nil {
 		return nil, err
 	}
 	f, err := CreatePrivate(fp)

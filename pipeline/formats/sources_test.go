@@ -190,6 +190,9 @@ func TestExportFilesArePrivate(t *testing.T) {
 			t.Errorf("%s: mode %v, want 0600", name, perm)
 		}
 	}
+	if info, err := os.Stat(filepath.Join(dir, "sub")); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("a directory made for the files: %v %v, want mode 0700 (the names are document ids)", info, err)
+	}
 	got, err := os.ReadFile(old)
 	if err != nil {
 		t.Fatal(err)
