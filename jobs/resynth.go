@@ -279,9 +279,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": written > 0,
 		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
 	if findings > 0 {
-		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d misaligned spans): "+
+		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d source ids in the text, %d misaligned spans): "+
 			"corpus %q is quarantined (%d unresolved findings) until a rerun into it passes or a curator resolves them",
-			findings, len(report.Leaks), len(report.Misaligned), out.Name, out.CheckFindings)}
+			findings, len(report.Leaks), len(report.Identifiers), len(report.Misaligned), out.Name, out.CheckFindings)}
 	}
 	return result, nil
 }
@@ -323,7 +323,7 @@ func checkSummary(r *surrogate.Report) map[string]any {
 	}
 	return map[string]any{
 		"ok": r.OK(), "documents": r.Documents, "spans": r.Spans, "replaced": r.Replaced,
-		"misaligned": len(r.Misaligned), "leaks": len(r.Leaks), "unannotated": len(r.Unannotated),
+		"misaligned": len(r.Misaligned), "leaks": len(r.Leaks), "identifiers": len(r.Identifiers), "unannotated": len(r.Unannotated),
 		"inconsistent": len(r.Inconsistent), "intervalErrors": len(r.IntervalErrors), "datesChecked": r.DatesChecked,
 		"equalToOriginal": len(r.EqualToOriginal), "review": r.Review, "namePatterns": patterns,
 	}

@@ -83,6 +83,7 @@ func TestResynthesizeNewNotes(t *testing.T) {
 	assert.Less(t, redone, float64(len(later))/4, "most patients keep their stored surrogates")
 	check := r2.Result["check"].(map[string]any)
 	assert.Equal(t, true, check["ok"], "%v", check)
+	assert.EqualValues(t, 0, check["identifiers"], "the source ids were searched and not found: %v", check)
 
 	shifts2, err := st.Client.DateShift.Query().Count(ctx)
 	require.NoError(t, err)

@@ -624,16 +624,22 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 
 // CheckFindings counts the problems of a check summary (a resynthesis job's
 // result "check", as the job makes it or as JSON decoded it): the findings
-// that fail a check and quarantine its corpus.
+// that fail a check and quarantine its corpus ("identifiers": source patient
+// and note ids in the text). A summary that says the check failed ("ok":
+// false) counts one at least: a kind of finding the check has and this
+// list lacks, or its maker does not count, still quarantines the corpus.
 func CheckFindings(summary map[string]any) int {
 	n := 0
-	for _, k := range []string{"misaligned", "leaks", "inconsistent", "intervalErrors", "equalToOriginal"} {
+	for _, k := range []string{"misaligned", "leaks", "identifiers", "inconsistent", "intervalErrors", "equalToOriginal"} {
 		switch v := summary[k].(type) {
 		case int:
 			n += v
 		case float64:
 			n += int(v)
 		}
+	}
+	if ok, known := summary["ok"].(bool); known && !ok {
+		n = max(n, 1)
 	}
 	return n
 }

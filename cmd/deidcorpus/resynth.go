@@ -68,8 +68,8 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
 		}
 		if check != nil {
-			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
-				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]),
+			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
+				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]), number(check["identifiers"]),
 				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
 			if ok, _ := check["ok"].(bool); !ok {
 				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",

@@ -34,12 +34,16 @@ var resynthReport = &command{
 func checkFailed(out string, check map[string]any, report any) error {
 	var problems []string
 	for _, p := range []struct{ key, what string }{
-		{"leaks", "leaked originals"}, {"misaligned", "misaligned spans"}, {"inconsistent", "inconsistent surrogates"},
-		{"intervalErrors", "date interval errors"}, {"equalToOriginal", "surrogates equal to an original"},
+		{"leaks", "leaked originals"}, {"identifiers", "patient or note ids in the text"}, {"misaligned", "misaligned spans"},
+		{"inconsistent", "inconsistent surrogates"}, {"intervalErrors", "date interval errors"},
+		{"equalToOriginal", "surrogates equal to an original"},
 	} {
 		if n := number(check[p.key]); n != "0" && n != "<nil>" {
 			problems = append(problems, n+" "+p.what)
 		}
+	}
+	if len(problems) == 0 { // a summary made before the check had a kind of finding
+		problems = append(problems, "see its report")
 	}
 	artifact := ""
 	if report != nil {
@@ -93,10 +97,10 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 	if !r.OK() {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(e.stdout, "check of %s: %s\n%d documents, %d spans, %d replaced, %d dates checked; %d misaligned, %d leaks, %d inconsistent, "+
-		"%d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
-		corpus, verdict, r.Documents, r.Spans, r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Inconsistent),
-		len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
+	fmt.Fprintf(e.stdout, "check of %s: %s\n%d documents, %d spans, %d replaced, %d dates checked; %d misaligned, %d leaks, "+
+		"%d identifiers, %d inconsistent, %d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
+		corpus, verdict, r.Documents, r.Spans, r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
+		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
 	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {
 		if n == 0 {
 			return
@@ -113,6 +117,11 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		l := r.Leaks[i]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, l.Start, l.End, l.Value)
 	})
+	section("Identifiers: the source's patient or note id in the text", "DOCUMENT\tPATIENT\tKIND\tID\tAT\tVALUE", len(r.Identifiers),
+		func(tw *tabwriter.Writer, i int) {
+			l := r.Identifiers[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Kind, l.ID, l.Start, l.End, l.Value)
+		})
 	section("Misaligned spans: the span's text is not the text at its offsets", "DOCUMENT\tTYPE\tAT\tSPAN TEXT\tTEXT AT OFFSETS", len(r.Misaligned), func(tw *tabwriter.Writer, i int) {
 		m := r.Misaligned[i]
 		fmt.Fprintf(tw, "%s\t%s\t%d-%d\t%q\t%q\n", m.Doc, m.Span.Type, m.Span.Start, m.Span.End, m.Span.Text, m.AtOffsets)

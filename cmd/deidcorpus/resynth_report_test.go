@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/pipeline/surrogate"
 )
 
 // TestResynthReport: a curator prints the check report of a surrogate corpus,
@@ -53,4 +54,22 @@ func TestCheckFailedSaysWhatItMeans(t *testing.T) {
 		`but it is quarantined (no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; `+
 		`the review list (PHI, curators only): deidcorpus resynth report notes-r (also artifact 42, /download/artifacts/42); `+
 		`once reviewed: deidcorpus resynth resolve notes-r --reason ...`, err.Error())
+}
+
+// TestCheckReportListsIdentifiers: a source's patient or note id found in
+// the text fails the check, is counted and listed with the id it spells.
+func TestCheckReportListsIdentifiers(t *testing.T) {
+	var out strings.Builder
+	r := &surrogate.Report{Documents: 1, Identifiers: []surrogate.IdentifierLeak{{Patient: "100234", Doc: "100234-07",
+		Kind: surrogate.DocumentIDKind, ID: "100234-A1234", Value: "A1234", Start: 7, End: 12}}}
+	printCheckReport(&env{stdout: &out}, "notes-r", r, nil)
+	assert.Regexp(t, `^check of notes-r: FAILED\n.*; 0 misaligned, 0 leaks, 1 identifiers, 0 inconsistent`, out.String())
+	assert.Regexp(t, `(?m)^Identifiers: the source's patient or note id in the text \(1\):\nDOCUMENT +PATIENT +KIND +ID +AT +VALUE\n`+
+		`100234-07 +100234 +document id +100234-A1234 +7-12 +"A1234"$`, out.String())
+
+	err := checkFailed("notes-r", map[string]any{"ok": false, "leaks": 0.0, "identifiers": 3.0}, nil)
+	assert.Contains(t, err.Error(), `failed its check (3 patient or note ids in the text): corpus "notes-r"`)
+	// A summary that does not count a kind of finding the check failed on.
+	err = checkFailed("notes-r", map[string]any{"ok": false, "leaks": 0.0}, nil)
+	assert.Contains(t, err.Error(), `failed its check (see its report): corpus "notes-r"`)
 }

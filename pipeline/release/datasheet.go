@@ -92,8 +92,12 @@ func (d Datasheet) Markdown() string {
 
 	b.WriteString("## Provenance\n\n")
 	if check, ok := d.Provenance["check"].(map[string]any); ok {
-		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.\n\n",
-			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], check["misaligned"],
+		ids := check["identifiers"]
+		if ids == nil {
+			ids = "unsearched" // a check older than the search for source ids
+		}
+		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v source ids in the text, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.\n\n",
+			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], ids, check["misaligned"],
 			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
 	}
 	if m, ok := d.Provenance["mapping"]; ok {

@@ -17,8 +17,8 @@ import (
 )
 
 // Report is what Check found. A clean run has no Misaligned, Leaks,
-// Inconsistent, IntervalErrors or EqualToOriginal; Unannotated and Kept are
-// listed for a person to read.
+// Identifiers, Inconsistent, IntervalErrors or EqualToOriginal; Unannotated
+// and Kept are listed for a person to read.
 type Report struct {
 	Documents int
 	Spans     int
@@ -31,6 +31,10 @@ type Report struct {
 	// Unannotated are the same finds in text copied unchanged from the
 	// original: the value was written there without a span (an annotation gap).
 	Unannotated []Leak
+	// Identifiers are the source's own identifiers found in an output
+	// document's text: its patient's id, its id or the id of another
+	// document of its patient (patientIDs says which ids are searched).
+	Identifiers []IdentifierLeak
 	Kept        []KeptValue // values the policy keeps (ages under 90, OTHER), with counts
 	// Inconsistent are originals replaced by more than one surrogate in a scope.
 	Inconsistent []Inconsistency
@@ -44,8 +48,18 @@ type Report struct {
 }
 
 // OK reports whether the output passed every check.
+//
+// A source identifier in the text fails the check like a leak, where an
+// unannotated find is only listed: the identifiers searched are the record
+// numbers a hospital gives patients and notes (MRNs, accession numbers, PHI
+// under HIPAA), only distinctive ones are searched, so a find is the id
+// rather than a number or word that spells it, and the text around it is
+// released as written. That the output documents keep the source's ids as
+// their own ids does not make the find harmless: an export may rename them,
+// the text keeps them, and the gold annotation lacks the span a tagger
+// should learn.
 func (r *Report) OK() bool {
-	return len(r.Misaligned) == 0 && len(r.Leaks) == 0 && len(r.Inconsistent) == 0 &&
+	return len(r.Misaligned) == 0 && len(r.Leaks) == 0 && len(r.Identifiers) == 0 && len(r.Inconsistent) == 0 &&
 		len(r.IntervalErrors) == 0 && len(r.EqualToOriginal) == 0
 }
 
@@ -60,6 +74,23 @@ type SpanProblem struct {
 type Leak struct {
 	Patient, Doc, Type, Value string
 	Start, End                int // code points in the output document
+}
+
+// The kinds of an IdentifierLeak.
+const (
+	PatientIDKind  = "patient id"
+	DocumentIDKind = "document id"
+)
+
+// IdentifierLeak is a source identifier found in an output document.
+type IdentifierLeak struct {
+	Patient, Doc string // where it was found
+	Kind         string // PatientIDKind or DocumentIDKind
+	// ID is the identifier found: the patient's id, or a document's id, in
+	// full where the part of it after its patient's id was found.
+	ID         string
+	Value      string // the text found
+	Start, End int    // code points in the output document
 }
 
 // KeptValue is a value left in place, with how often.
@@ -244,6 +275,7 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 		r.IntervalErrors = append(r.IntervalErrors, dc.interval...)
 		r.Leaks = append(r.Leaks, dc.finds.leaks...)
 		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
+		r.Identifiers = append(r.Identifiers, dc.finds.ids...)
 	}
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
@@ -335,6 +367,9 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	pairs := make([][]pair, len(idx))
 	replaced := newValueSet() // the patient's replaced originals
 	keptBy := newValueSet()   // values kept somewhere in their records
+	// The documents checked (those with their original), and their ids.
+	checked := make([]bool, len(idx))
+	var docIDs []string
 	p, scope := "", ""
 	for n, di := range idx {
 		d := res.Docs[di]
@@ -358,6 +393,8 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			p = patientOf(*o)
 			scope = PatientScope(p)
 		}
+		checked[n] = true
+		docIDs = append(docIDs, d.ID)
 		for i, os := range o.Spans {
 			ss := d.Spans[i]
 			pairs[n] = append(pairs[n], pair{os, ss})
@@ -426,10 +463,18 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	for v := range keptBy.m {
 		delete(replaced.m, v)
 	}
+	ids := patientIDs(p, docIDs)
 	for n, di := range idx {
-		if len(pairs[n]) > 0 {
-			docs[di].finds = scan(p, res.Docs[di], replaced, pol)
+		leaks := len(pairs[n]) > 0 && len(replaced.m) > 0
+		if !checked[n] || !leaks && len(ids.ids) == 0 {
+			continue
 		}
+		d := res.Docs[di]
+		toks, folded := scanTokens(d.Text)
+		if leaks {
+			docs[di].finds = scan(p, d, toks, folded, replaced, pol)
+		}
+		docs[di].finds.ids = scanIDs(p, d, byID[d.ID], toks, folded, ids)
 	}
 	return pc
 }
@@ -444,7 +489,10 @@ func patternRows(orig, sur map[string]int) []PatternRow {
 }
 
 // docFinds are one document's finds.
-type docFinds struct{ leaks, unannotated []Leak }
+type docFinds struct {
+	leaks, unannotated []Leak
+	ids                []IdentifierLeak
+}
 
 // parallel calls fn(0) ... fn(n-1) on every core.
 func parallel(n int, fn func(int)) {
@@ -466,33 +514,38 @@ func parallel(n int, fn func(int)) {
 // the folded buffer.
 type scanToken struct{ start, end, fs, fe int }
 
-// scan looks for the patient's replaced values in one output document. A
-// single letter alone (an initial) is not searched: it occurs everywhere and
-// identifies no one.
-func scan(patient string, d pipeline.Document, vals *valueSet, pol *Policy) docFinds {
-	var out docFinds
-	if vals == nil || len(vals.m) == 0 {
-		return out
-	}
-	// The document's tokens, folded into one buffer.
+// scanTokens returns the tokens of a document's text (the runs of letters
+// and digits that tokens splits a value into), folded into one buffer.
+func scanTokens(text string) ([]scanToken, []byte) {
 	var toks []scanToken
-	folded := make([]byte, 0, len(d.Text))
+	folded := make([]byte, 0, len(text))
 	start := -1
-	for i, r := range d.Text {
+	for i, r := range text {
 		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 		if alnum && start < 0 {
 			start = i
 		} else if !alnum && start >= 0 {
 			fs := len(folded)
-			folded = appendFold(folded, d.Text[start:i])
+			folded = appendFold(folded, text[start:i])
 			toks = append(toks, scanToken{start, i, fs, len(folded)})
 			start = -1
 		}
 	}
 	if start >= 0 {
 		fs := len(folded)
-		folded = appendFold(folded, d.Text[start:])
-		toks = append(toks, scanToken{start, len(d.Text), fs, len(folded)})
+		folded = appendFold(folded, text[start:])
+		toks = append(toks, scanToken{start, len(text), fs, len(folded)})
+	}
+	return toks, folded
+}
+
+// scan looks for the patient's replaced values in one output document, whose
+// tokens scanTokens returned. A single letter alone (an initial) is not
+// searched: it occurs everywhere and identifies no one.
+func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, vals *valueSet, pol *Policy) docFinds {
+	var out docFinds
+	if vals == nil || len(vals.m) == 0 {
+		return out
 	}
 	var ix *pipeline.Index
 	var spans [][2]int
@@ -562,6 +615,158 @@ func joinsSurrogates(toks []scanToken, spans [][2]int) bool {
 		in = k
 	}
 	return false
+}
+
+// idSet is the identifiers searched in one patient's records: each as its
+// folded token sequence (see tokens), with the proper prefixes of the longer
+// ones, at which a scan extends a sequence.
+type idSet struct {
+	ids     map[string]idOf
+	prefix  map[string]bool
+	longest int // tokens
+	// The first bytes and the lengths (up to 63) of the ids' first tokens:
+	// most tokens of a text begin none, and are passed without a lookup.
+	firstByte [256]bool
+	firstLen  uint64
+}
+
+// idOf is what a sequence of an idSet is the identifier of.
+type idOf struct{ kind, id string }
+
+// patientIDs returns the identifiers searched in the text of a patient's
+// documents: each of their ids, the part of a document id after the
+// patient's id and a separator ("07" of "100234-07"), and the patient's id;
+// those of them that are distinctive (distinctiveID). An id that is both a
+// document's and its patient's (a document without a patient is its own
+// patient) is a document id. A find is the id as whole tokens, so "1002"
+// is not found in "10023", and separators are not compared ("100234-07" is
+// found written "100234 07"); an id glued to a word ("MRN100234") is not
+// found.
+func patientIDs(patient string, docs []string) idSet {
+	s := idSet{ids: map[string]idOf{}, prefix: map[string]bool{}}
+	pt := tokens(patient)
+	for _, id := range docs {
+		t := tokens(id)
+		s.add(t, DocumentIDKind, id)
+		if len(pt) > 0 && len(t) > len(pt) && slices.Equal(t[:len(pt)], pt) {
+			s.add(t[len(pt):], DocumentIDKind, id)
+		}
+	}
+	s.add(pt, PatientIDKind, patient)
+	return s
+}
+
+func (s *idSet) add(t []string, kind, id string) {
+	if !distinctiveID(t) {
+		return
+	}
+	k := strings.Join(t, " ")
+	if _, ok := s.ids[k]; ok {
+		return
+	}
+	s.ids[k] = idOf{kind, id}
+	s.longest = max(s.longest, len(t))
+	s.firstByte[t[0][0]] = true
+	s.firstLen |= 1 << min(len(t[0]), 63)
+	for i, n := 0, 0; i < len(t)-1; i++ {
+		n += len(t[i])
+		s.prefix[k[:n]] = true
+		n++ // the space
+	}
+}
+
+// distinctiveID reports whether an identifier (its tokens) is searched in
+// the text: one that is a number needs five digits or more (shorter numbers
+// are ages, doses, years, times, room and list numbers); one with letters
+// needs a digit, and three or more ("record-318", "A1234"): letters alone
+// are a word or a name (names are spans, and the leak check's), and a word
+// with a small number is ordinary text ("note 1", "day 12", "SpO2"). So an
+// id searched has four letters and digits or more. Separators do not count.
+func distinctiveID(t []string) bool {
+	letters, digits := 0, 0
+	for _, w := range t {
+		for _, r := range w {
+			if unicode.IsDigit(r) {
+				digits++
+			} else {
+				letters++
+			}
+		}
+	}
+	switch {
+	case digits == 0:
+		return false
+	case letters == 0:
+		return digits >= 5
+	}
+	return digits >= 3
+}
+
+// scanIDs looks for a patient's identifiers in one of their output
+// documents, d, whose original is o and whose tokens scanTokens returned.
+// Where several ids begin at a token, the longest is the find ("100234-07",
+// not the patient's "100234" in it), and the scan goes on after it. A find
+// that lies in surrogates alone (spans whose text the run replaced) is left:
+// the run drew them without regard to the source's ids, and one that spells
+// an id is a coincidence, not a copy (a shifted date "2075-03-18" spells the
+// note "2075-03"); text copied from the source, kept spans included, is the
+// source's.
+func scanIDs(patient string, d pipeline.Document, o *pipeline.Document, toks []scanToken, folded []byte, ids idSet) []IdentifierLeak {
+	if len(ids.ids) == 0 {
+		return nil
+	}
+	var out []IdentifierLeak
+	var ix *pipeline.Index
+	var surrogates [][2]int // the bytes of the spans replaced
+	var arr [128]byte
+	for i := 0; i < len(toks); i++ {
+		if first := folded[toks[i].fs:toks[i].fe]; len(first) == 0 || !ids.firstByte[first[0]] || ids.firstLen&(1<<min(len(first), 63)) == 0 {
+			continue
+		}
+		buf := arr[:0]
+		end, of := -1, idOf{}
+		for j := i; j < len(toks) && j-i < ids.longest; j++ {
+			if j > i {
+				buf = append(buf, ' ')
+			}
+			buf = append(buf, folded[toks[j].fs:toks[j].fe]...)
+			if hit, ok := ids.ids[string(buf)]; ok {
+				end, of = j, hit
+			}
+			if !ids.prefix[string(buf)] {
+				break
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		if ix == nil {
+			ix = pipeline.NewIndex(d.Text)
+			for k, s := range d.Spans {
+				if s.Text != o.Spans[k].Text && 0 <= s.Start && s.Start <= s.End && s.End <= ix.Len() {
+					surrogates = append(surrogates, [2]int{ix.Byte(s.Start), ix.Byte(s.End)})
+				}
+			}
+		}
+		if inSurrogates(toks[i:end+1], surrogates) {
+			continue // a find from a later token may reach copied text
+		}
+		bs, be := toks[i].start, toks[end].end
+		out = append(out, IdentifierLeak{Patient: patient, Doc: d.ID, Kind: of.kind, ID: of.id, Value: d.Text[bs:be],
+			Start: ix.CodePoint(bs), End: ix.CodePoint(be)})
+		i = end
+	}
+	return out
+}
+
+// inSurrogates reports whether every token lies in one of the spans.
+func inSurrogates(toks []scanToken, spans [][2]int) bool {
+	for _, t := range toks {
+		if !slices.ContainsFunc(spans, func(s [2]int) bool { return s[0] <= t.start && t.end <= s[1] }) {
+			return false
+		}
+	}
+	return true
 }
 
 // spelled reports whether a find in text copied from the original is the

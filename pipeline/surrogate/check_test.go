@@ -1,6 +1,7 @@
 package surrogate
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -109,10 +110,162 @@ func TestScanLeavesValuesJoinedAcrossTwoSurrogates(t *testing.T) {
 		{"the value in unannotated text", [][2]int{hospital, date}, 0, 1},
 	}
 	for _, c := range cases {
-		f := scan("p", doc(c.spans...), vals, pol)
+		d := doc(c.spans...)
+		toks, folded := scanTokens(d.Text)
+		f := scan("p", d, toks, folded, vals, pol)
 		if len(f.leaks) != c.leaks || len(f.unannotated) != c.unannotate {
 			t.Errorf("%s: %d leaks %v and %d unannotated finds %v, want %d and %d",
 				c.name, len(f.leaks), f.leaks, len(f.unannotated), f.unannotated, c.leaks, c.unannotate)
+		}
+	}
+}
+
+// Which identifiers are searched: numbers of five digits or more, ids with
+// letters and three digits or more, the part of a document id after its
+// patient's id when it is distinctive itself; not words, short numbers or a
+// word with a small number.
+func TestPatientIDsAreTheDistinctiveOnes(t *testing.T) {
+	cases := []struct {
+		patient string
+		docs    []string
+		want    []string // the searched sequences, sorted
+	}{
+		{"100234", []string{"100234-07"}, []string{"100234", "100234 07"}},
+		{"100234", []string{"100234-A1234"}, []string{"100234", "100234 a1234", "a1234"}},
+		{"100234", []string{"100234-318"}, []string{"100234", "100234 318"}}, // "318": a number of three digits
+		{"100234", []string{"1002347"}, []string{"100234", "1002347"}},       // no separator, so no part after the prefix
+		{"100", []string{"100-01", "100-02"}, []string{"100 01", "100 02"}},  // five digits in all
+		{"42", []string{"42-1"}, nil},
+		{"1234", []string{"1234"}, nil},
+		{"smith", []string{"smith-notes", "note-1", "day 12", "SpO2"}, nil},
+		{"p7", []string{"record-318", "A1234", "A12", "HbA1c"}, []string{"a1234", "record 318"}},
+		// A document without a patient is its own patient: its id is a document id.
+		{"S0004-06142005000500011-1", []string{"S0004-06142005000500011-1"}, []string{"s0004 06142005000500011 1"}},
+	}
+	for _, c := range cases {
+		ids := patientIDs(c.patient, c.docs)
+		got := slices.Sorted(maps.Keys(ids.ids))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %v: searched %q, want %q", c.patient, c.docs, got, c.want)
+		}
+		if c.patient == c.docs[0] && len(got) > 0 && ids.ids[got[0]].kind != DocumentIDKind {
+			t.Errorf("%s: an id that is its document's is a %s", c.patient, ids.ids[got[0]].kind)
+		}
+	}
+}
+
+// A patient's id and the ids of their documents written in the text of an
+// output document are found as whole tokens, fail the check and are
+// reported, by Check and by a Checker fed a patient at a time; a longer
+// number that contains one, a short number, an id glued to a word and
+// another patient's id are not.
+func TestCheckFindsTheSourcesIdentifiersInTheText(t *testing.T) {
+	mk := func(id, patient, text string, names ...string) pipeline.Document {
+		d := pipeline.Document{ID: id, Patient: patient, Text: text}
+		ix := pipeline.NewIndex(text)
+		for _, n := range names {
+			b := strings.Index(text, n)
+			d.Spans = append(d.Spans, pipeline.Span{Start: ix.CodePoint(b), End: ix.CodePoint(b + len(n)), Text: n, Category: "NAME", Type: "DOCTOR"})
+		}
+		return d
+	}
+	docs := []pipeline.Document{
+		mk("100234-07", "100234", "Señor seen by Dr. Ann Lee, MRN: 100234. Not ids: 1002345, 10023, 234, 07, MRN100234, 100234.5.\n"+
+			"See note 100234-A1234 and record-318; accession a1234.", "Ann Lee"),
+		mk("100234-A1234", "100234", "Follow-up of 100234 07 by Dr. Bo Kim.", "Bo Kim"),
+		mk("record-318", "100234", "Record 318 copied; records 318 and 318 are not."), // no span: searched all the same
+		mk("55555-02", "55555", "Seen with 100234 (another patient's) by Dr. Cy Day; 42 and 555555 are no ids.", "Cy Day"),
+		mk("42-1", "42", "Patient 42, note 42-1, by Dr. Di Fox.", "Di Fox"),
+	}
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 1).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type find struct{ doc, kind, id, value string }
+	want := []find{
+		{"100234-07", PatientIDKind, "100234", "100234"},
+		{"100234-07", PatientIDKind, "100234", "100234"}, // of "100234.5": "." separates tokens
+		{"100234-07", DocumentIDKind, "100234-A1234", "100234-A1234"},
+		{"100234-07", DocumentIDKind, "record-318", "record-318"},
+		{"100234-07", DocumentIDKind, "100234-A1234", "a1234"},
+		{"100234-A1234", DocumentIDKind, "100234-07", "100234 07"},
+		{"record-318", DocumentIDKind, "record-318", "Record 318"},
+	}
+	check := func(name string, rep *Report) {
+		t.Helper()
+		var got []find
+		for _, l := range rep.Identifiers {
+			got = append(got, find{l.Doc, l.Kind, l.ID, l.Value})
+			var text string
+			for _, d := range res.Docs {
+				if d.ID == l.Doc {
+					text = d.Text
+				}
+			}
+			if at := pipeline.NewIndex(text).Slice(l.Start, l.End); at != l.Value || l.Patient != "100234" {
+				t.Errorf("%s: %+v: the text at its offsets is %q, the patient 100234", name, l, at)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: found\n%q\nwant\n%q", name, got, want)
+		}
+		if rep.OK() || len(rep.Leaks) != 0 || len(rep.Misaligned) != 0 {
+			t.Errorf("%s: identifiers in the text pass the check (ok %v, leaks %v, misaligned %v)", name, rep.OK(), rep.Leaks, rep.Misaligned)
+		}
+	}
+	check("Check", Check(docs, res, pol))
+	c := NewChecker(pol, res.Language)
+	c.Add(docs[:3], &Result{Docs: res.Docs[:3], Shifts: res.Shifts, Mappings: res.Mappings, Language: res.Language})
+	c.Add(docs[3:], &Result{Docs: res.Docs[3:], Language: res.Language})
+	check("Checker", c.Report())
+
+	// Without the first three documents, nothing is found and the check passes.
+	res.Docs = res.Docs[3:]
+	if rep := Check(docs[3:], res, pol); !rep.OK() || len(rep.Identifiers) != 0 {
+		t.Errorf("no id in the text, yet the check found %v (ok %v)", rep.Identifiers, rep.OK())
+	}
+}
+
+// An id spelled by surrogates alone (a shifted date "2075-04-18" in the
+// note "2075-04") is a coincidence, not a copy; the id reaching from a
+// surrogate into copied text, copied, or in a span left unchanged is a find.
+func TestCheckLeavesIDsSpelledBySurrogates(t *testing.T) {
+	// doc writes the note with its spans: the values of a date, a doctor and
+	// an OTHER, in this order in the text.
+	doc := func(text string, values ...string) pipeline.Document {
+		d := pipeline.Document{ID: "2075-04", Patient: "2075", Text: text}
+		from := 0
+		for i, v := range values {
+			b := from + strings.Index(text[from:], v)
+			typ := []string{"DATE", "DOCTOR", "OTHER"}[i]
+			d.Spans = append(d.Spans, pipeline.Span{Start: b, End: b + len(v), Text: v, Category: typ, Type: typ})
+			from = b + len(v)
+		}
+		return d
+	}
+	cases := []struct {
+		name      string
+		orig, out pipeline.Document
+		want      []string
+	}{
+		{"in a surrogate", doc("Admitted 2070-07-22 by Dr. Ann Lee (x).", "2070-07-22", "Ann Lee", "x"),
+			doc("Admitted 2075-04-18 by Dr. Bo Kim (x).", "2075-04-18", "Bo Kim", "x"), nil},
+		{"from a surrogate into copied text", doc("Admitted 2070-07-22 04 by Dr. Ann Lee (x).", "2070-07-22", "Ann Lee", "x"),
+			doc("Admitted 2070-2075 04 by Dr. Bo Kim (x).", "2070-2075", "Bo Kim", "x"), []string{"2075 04"}},
+		{"in copied text", doc("Admitted 2070-07-22 by Dr. Ann Lee (x), note 2075-04.", "2070-07-22", "Ann Lee", "x"),
+			doc("Admitted 2071-01-02 by Dr. Bo Kim (x), note 2075-04.", "2071-01-02", "Bo Kim", "x"), []string{"2075-04"}},
+		{"in a span left unchanged", doc("Admitted 2070-07-22 by Dr. Ann Lee (ref 2075-04).", "2070-07-22", "Ann Lee", "ref 2075-04"),
+			doc("Admitted 2071-01-02 by Dr. Bo Kim (ref 2075-04).", "2071-01-02", "Bo Kim", "ref 2075-04"), []string{"2075-04"}},
+	}
+	pol := DefaultPolicy()
+	for _, c := range cases {
+		var ids []string
+		for _, l := range Check([]pipeline.Document{c.orig}, &Result{Docs: []pipeline.Document{c.out}}, pol).Identifiers {
+			ids = append(ids, l.Value)
+		}
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("%s: found %q, want %q", c.name, ids, c.want)
 		}
 	}
 }

@@ -47,6 +47,11 @@ func assertClean(t *testing.T, orig []pipeline.Document, res *Result, pol *Polic
 			t.Errorf("leak: %s %s %q at %d", l.Doc, l.Type, l.Value, l.Start)
 		}
 	}
+	for i, l := range rep.Identifiers {
+		if i < 10 {
+			t.Errorf("%s %s (%s) in %s: %q at %d", l.Kind, l.ID, l.Patient, l.Doc, l.Value, l.Start)
+		}
+	}
 	for i, c := range rep.Inconsistent {
 		if i < 5 {
 			t.Errorf("inconsistent: %+v", c)

@@ -116,6 +116,7 @@ function checkCard(p) {
         { label: '', value: (r) => h('span', { class: 'muted' }, r[2]) },
       ], [
         ['Leaks', bad(c.leaks), 'an original value still in a surrogate note'],
+        ['Source ids', c.identifiers === undefined ? '—' : bad(c.identifiers), 'a patient or note id of the source written in a note (not searched before 27 November 2026)'],
         ['Misaligned', bad(c.misaligned), 'spans whose offsets do not cover their surrogate text'],
         ['Inconsistent', bad(c.inconsistent), 'one original value given different surrogates'],
         ['Interval errors', bad(c.intervalErrors), `date intervals not preserved (${num(c.datesChecked)} dates checked)`],
