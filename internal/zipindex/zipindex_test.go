@@ -281,8 +281,8 @@ func TestManyEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Len() != n || len(s.runs) != 1 {
-		t.Errorf("%d entries in %d runs on disk", s.Len(), len(s.runs))
+	if s.Len() != n || s.s.Spilled() != 1 {
+		t.Errorf("%d entries in %d runs on disk", s.Len(), s.s.Spilled())
 	}
 	c := s.Cursor()
 	k := 0

@@ -402,11 +402,20 @@ func WritePhysioNet(docs []pipeline.Document) ([]File, error) {
 	haveText := false
 	sorted := make([]pipeline.Document, len(docs))
 	copy(sorted, docs)
+	// A note is named by its patient and note number only (the reader's
+	// canonical numbers: "007" is 7): two alike would make files the
+	// reader refuses.
+	notes := make(map[[2]int]string, len(docs))
 	for i := range sorted {
 		d := &sorted[i]
-		if _, err := strconv.Atoi(d.Patient); err != nil || d.RecordOrder <= 0 {
+		patient, err := strconv.Atoi(d.Patient)
+		if err != nil || d.RecordOrder <= 0 {
 			return nil, fmt.Errorf("document %s: PhysioNet files need a numeric patient and record order (have %q, %d)", d.ID, d.Patient, d.RecordOrder)
 		}
+		if prev, dup := notes[[2]int{patient, d.RecordOrder}]; dup {
+			return nil, fmt.Errorf("document %s: patient %d note %d, as document %s is: PhysioNet files name a note by its patient and note number only, and could not tell the two apart", d.ID, patient, d.RecordOrder, prev)
+		}
+		notes[[2]int{patient, d.RecordOrder}] = d.ID
 		if strings.Contains(d.Text, physioEndOfRecord) {
 			return nil, fmt.Errorf("document %s: text holds the %s marker", d.ID, physioEndOfRecord)
 		}

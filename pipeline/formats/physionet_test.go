@@ -134,6 +134,17 @@ func TestPhysioNetConflictingSources(t *testing.T) {
 	require.ErrorContains(t, err, "spans differ from those g.deid lists")
 }
 
+// Two documents with the same patient and record order (numerically: "007"
+// is 7) would be one note to the reader: the writer refuses them, naming both.
+func TestWritePhysioNetSameNote(t *testing.T) {
+	_, err := WritePhysioNet([]pipeline.Document{
+		{ID: "a", Patient: "007", RecordOrder: 2, Text: "one"},
+		{ID: "b", Patient: "7", RecordOrder: 1, Text: "two"},
+		{ID: "c", Patient: "7", RecordOrder: 2, Text: "three"},
+	})
+	require.EqualError(t, err, "document c: patient 7 note 2, as document a is: PhysioNet files name a note by its patient and note number only, and could not tell the two apart")
+}
+
 func FuzzReadPhysioNet(f *testing.F) {
 	f.Add("a.deid", []byte("Patient 1  Note 1\n48  48  55\n138  138  145\nPatient 1  Note 2\n"))
 	f.Add("a.phi", []byte("Patient 163\tNote 5\n25\t25\t27\n28\t28\t30\n"))

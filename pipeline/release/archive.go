@@ -40,7 +40,9 @@ const (
 // after set, a batch at a time (all of a set's at once if the format is not
 // Batched). Memory holds a batch, a digest per file and a run of the
 // manifest's entries (see manifestBuilder). If meta.Manifest.Root is set, the
-// documents must add up to it.
+// documents must add up to it. In a format whose files cannot carry a
+// document's id, release.json lists the id each is read back with (see
+// carriesIDs).
 func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	create func(name string) (io.Writer, error)) error {
 	if f.Write == nil {
@@ -51,6 +53,10 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	}
 	meta.Format = f.Name
 	want := meta.Manifest.Root
+	carries, err := carriesIDs(f)
+	if err != nil {
+		return err
+	}
 	entries := newManifestBuilder()
 	defer entries.Close()
 
@@ -99,7 +105,15 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 			current = set
 			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
 		}
-		entries.add(set, docs)
+		if carries {
+			entries.add(set, docs)
+		} else {
+			ids, err := archiveIDs(f, docs)
+			if err != nil {
+				return fmt.Errorf("set %s: %w", set, err)
+			}
+			entries.addArchived(set, docs, ids)
+		}
 		if err := stream.Write(docs); err != nil {
 			return fmt.Errorf("set %s: %w", set, err)
 		}

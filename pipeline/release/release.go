@@ -30,6 +30,12 @@ type Entry struct {
 	Set  string `json:"set"`
 	ID   string `json:"id"`
 	Hash string `json:"sha256"`
+	// ArchiveID is the id the archive's documents are read back with, in
+	// a format whose files cannot carry a document's own (PhysioNet names a
+	// note by patient and note number: "101-1"); verify reads it to tell
+	// which document is which. Not part of the root hash: the content
+	// hash, over the document's own id, checks the pairing.
+	ArchiveID string `json:"archive_id,omitempty"`
 }
 
 // Manifest lists every document's content hash, sorted by set and id, and

@@ -94,7 +94,10 @@ func Verify(files []formats.File) (*Verification, error) {
 // a member (at most 256 MiB; PackTo cuts a file in parts of 128 MiB), a run
 // of the manifest's entries, and what Scan keeps of a set to refuse a
 // duplicate id (for a format whose documents join several files, brat and
-// PhysioNet, the set's files).
+// PhysioNet, the set's files). In a format whose files cannot carry a
+// document's id (PhysioNet), a document is named by the entry of
+// release.json that lists the id it is read back with (Entry.ArchiveID),
+// and memory holds those of a set.
 func VerifyZip(zr *zipindex.Reader) (*Verification, error) {
 	sorted, err := zr.Sort()
 	if err != nil {
@@ -205,6 +208,10 @@ func verify(a archive) (*Verification, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", MetaFile, err)
 	}
+	carries, err := carriesIDs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MetaFile, err)
+	}
 	mr, err := man.open()
 	if err != nil {
 		return nil, err
@@ -277,6 +284,15 @@ func verify(a archive) (*Verification, error) {
 		// A set's files follow each other in name order: its documents are
 		// read from them as they are checked.
 		inThisSet := func() bool { return more && strings.HasPrefix(m.name, set+"/") }
+		var named archiveNames // nil if the format carries ids
+		if !carries {
+			// A release.json that cannot name the documents fails the
+			// check, as a file that differs does: the files are still
+			// checked, the documents not read.
+			if named, err = readArchiveNames(js, set, f.Name); err != nil {
+				failed.add(err)
+			}
+		}
 		var readErr error // the archive's or the MANIFEST's, not a document's
 		// src moves the pass on as it reads: it can be read once, as Scan
 		// does.
@@ -307,6 +323,9 @@ func verify(a archive) (*Verification, error) {
 			return readErr // advance's, which ends the pass
 		}
 		err := f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
+			if named != nil {
+				d.ID = named.id(d.ID)
+			}
 			entries.add(set, []pipeline.Document{d})
 			documents++
 			return nil
@@ -339,6 +358,39 @@ func verify(a archive) (*Verification, error) {
 	}
 	return &Verification{Name: meta.Name, Version: meta.Version, Root: root, Format: meta.Format,
 		Files: files, Documents: documents}, nil
+}
+
+// archiveNames maps the ids a set's documents are read back with, in a
+// format whose files cannot carry ids, to their own.
+type archiveNames map[string]string
+
+// id is the document's own id, or for one release.json does not list, its
+// archive id marked as such.
+func (n archiveNames) id(archiveID string) string {
+	if id, ok := n[archiveID]; ok {
+		return id
+	}
+	return archiveID + " (as the archive names it)"
+}
+
+// readArchiveNames reads the archive ids of a set's entries from
+// release.json: each entry must have one, and no two the same.
+func readArchiveNames(js member, set, format string) (archiveNames, error) {
+	names := archiveNames{}
+	_, _, err := readMeta(js, func(e Entry) error {
+		if e.Set != set {
+			return nil
+		}
+		if e.ArchiveID == "" {
+			return fmt.Errorf("document %s/%s has no archive_id, the id it is read back with, which tells the documents of format %s apart (its files cannot carry a document's id): export the release again", set, e.ID, format)
+		}
+		if prev, dup := names[e.ArchiveID]; dup {
+			return fmt.Errorf("documents %s/%s and %s/%s have the same archive_id %q", set, prev, set, e.ID, e.ArchiveID)
+		}
+		names[e.ArchiveID] = e.ID
+		return nil
+	})
+	return names, err
 }
 
 // differences names the documents whose content differs from release.json's

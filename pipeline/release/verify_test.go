@@ -5,13 +5,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"deidcorpus/internal/zipindex"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 )
 
@@ -249,4 +253,139 @@ func TestVerifyZipDirectories(t *testing.T) {
 	if want := `zip entry 0 "gold/.notes/": a directory that holds 8 bytes (8 compressed)`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("want an error with %q, got %v", want, err)
 	}
+}
+
+// physioNetSample is sample with a second patient, written "007" and "7"
+// (one number to PhysioNet's reader), whose ids run against its notes'
+// order.
+func physioNetSample() Snapshot {
+	s := sample()
+	s.Sets["gold"] = append(s.Sets["gold"],
+		pipeline.Document{ID: "a-late", Patient: "007", RecordOrder: 3, Text: "Called Ann.", Spans: []pipeline.Span{
+			{Start: 7, End: 10, Text: "Ann", Category: "NAME", Type: "PATIENT"},
+		}},
+		pipeline.Document{ID: "z-early", Patient: "7", RecordOrder: 1, Text: "First visit."})
+	return s
+}
+
+// PhysioNet's files name a note by patient and note number only, so its
+// archive's release.json lists the id each document is read back with, and
+// the archive verifies document by document as any other: a forger who
+// rehashes the MANIFEST after changing a span, a text, a note's number, or
+// release.json's pairing, or after removing or adding a note, is caught, the
+// document named by its own id (an added one, which has none, by the
+// archive's).
+func TestVerifyZipPhysioNet(t *testing.T) {
+	f, _ := formats.Lookup("physionet")
+	snap := physioNetSample()
+	files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := VerifyZip(zipped(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Root != rootOf(t, snap) || v.Documents != 4 || v.Files != len(files) || v.Format != "physionet" {
+		t.Fatalf("%+v", v)
+	}
+	if _, err := Verify(files); err != nil {
+		t.Fatalf("in memory: %v", err)
+	}
+	var meta Meta
+	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
+		t.Fatal(err)
+	}
+	archived := map[string]string{}
+	for _, e := range meta.Manifest.Entries {
+		archived[e.ID] = e.ArchiveID
+	}
+	if want := map[string]string{"100-01": "100-1", "100-02": "100-2", "a-late": "7-3", "z-early": "7-1"}; !reflect.DeepEqual(archived, want) {
+		t.Fatalf("archive ids %v, want %v", archived, want)
+	}
+
+	// edit changes the named files' text.
+	edit := func(fs []formats.File, change func(string) string, names ...string) []formats.File {
+		for _, name := range names {
+			if f := file(fs, name); f != nil {
+				f.Data = []byte(change(string(f.Data)))
+			}
+		}
+		return fs
+	}
+	replace := func(oldnew ...string) func(string) string { return strings.NewReplacer(oldnew...).Replace }
+	all := []string{"gold/id.deid", "gold/id-phi.phrase", "gold/id.text"}
+	for name, c := range map[string]struct {
+		change func([]formats.File) []formats.File
+		want   string
+	}{
+		"a span's type changed": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace("100 1 12 15 DOCTOR", "100 1 12 15 PATIENT"), "gold/id-phi.phrase"))
+		}, "document gold/100-01: content hash differs from the release's"},
+		"a span moved": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace("12\t12\t15", "12\t12\t14", "100 1 12 15 DOCTOR Lee", "100 1 12 14 DOCTOR Le"), all...))
+		}, "document gold/100-01: content hash differs from the release's"},
+		"a note's text changed": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace("Dr. Lee again.", "Dr. Lee later."), "gold/id.text"))
+		}, "document gold/100-02: content hash differs from the release's"},
+		"a note removed": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, func(s string) string {
+				s = regexp.MustCompile(`(?s)START_OF_RECORD=100\|\|\|\|2\|\|\|\|.*?END_OF_RECORD\n`).ReplaceAllString(s, "")
+				s = regexp.MustCompile(`Patient 100\tNote 2\n[^P]*`).ReplaceAllString(s, "")
+				return regexp.MustCompile(`(?m)^100 2 .*\n`).ReplaceAllString(s, "")
+			}, all...))
+		}, "document gold/100-02: listed in release.json but missing"},
+		"a note added": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, func(s string) string { return s + "START_OF_RECORD=100||||9||||\nSeen.||||END_OF_RECORD\n" }, "gold/id.text"))
+		}, "document gold/100-9 (as the archive names it): not in release.json: it was added"},
+		"two notes' numbers swapped": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace("100||||1||||", "100||||2||||", "100||||2||||", "100||||1||||",
+				"Patient 100\tNote 1", "Patient 100\tNote 2", "Patient 100\tNote 2", "Patient 100\tNote 1",
+				"100 1 ", "100 2 ", "100 2 ", "100 1 "), all...))
+		}, "document gold/100-01: content hash differs from the release's\n" +
+			"document gold/100-02: content hash differs from the release's"},
+		"release.json's archive ids swapped": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace(`"archive_id": "100-1"`, `"archive_id": "100-2"`, `"archive_id": "100-2"`, `"archive_id": "100-1"`), MetaFile))
+		}, "document gold/100-01: content hash differs from the release's\n" +
+			"document gold/100-02: content hash differs from the release's"},
+		"release.json with one archive id twice": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, replace(`"archive_id": "100-2"`, `"archive_id": "100-1"`), MetaFile))
+		}, `release.json: documents gold/100-01 and gold/100-02 have the same archive_id "100-1"`},
+		"release.json with one archive id twice, MANIFEST not rehashed": {func(fs []formats.File) []formats.File {
+			return edit(fs, replace(`"archive_id": "100-2"`, `"archive_id": "100-1"`), MetaFile)
+		}, `release.json: documents gold/100-01 and gold/100-02 have the same archive_id "100-1"` + "\n" +
+			"release.json: SHA-256 differs from MANIFEST: the file was changed"},
+		"release.json without archive ids, as exported before they were listed": {func(fs []formats.File) []formats.File {
+			return remanifest(edit(fs, func(s string) string {
+				return regexp.MustCompile(`,\n\s*"archive_id": "[^"]*"`).ReplaceAllLiteralString(s, "")
+			}, MetaFile))
+		}, "release.json: document gold/100-01 has no archive_id, the id it is read back with, which tells the documents of format physionet apart (its files cannot carry a document's id): export the release again"},
+	} {
+		fs := append([]formats.File(nil), files...)
+		for i := range fs {
+			fs[i].Data = append([]byte(nil), fs[i].Data...)
+		}
+		_, err := VerifyZip(zipped(t, c.change(fs)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error with %q, got %v", name, c.want, err)
+		}
+	}
+
+	// Two documents PhysioNet would read back as one note are refused, both
+	// named, before anything is written.
+	snap.Sets["gold"][3].RecordOrder = 3
+	_, err = Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+	if want := "set gold: document z-early: patient 7 note 3, as document a-late is"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("want an error with %q, got %v", want, err)
+	}
+}
+
+// file is the named file of fs, nil if none.
+func file(fs []formats.File, name string) *formats.File {
+	for i := range fs {
+		if fs[i].Name == name {
+			return &fs[i]
+		}
+	}
+	return nil
 }
