@@ -169,7 +169,8 @@ func WriteMIMIC(docs []pipeline.Document) ([]File, error) {
 		for _, s := range d.Spans {
 			if !have[key{s.Start, s.End, s.Type}] {
 				return nil, fmt.Errorf("document %s: %w", d.ID, &pipeline.SpanError{Span: s,
-					Msg: "is not a placeholder of that type in the text, and placeholder text can hold no other span"})
+					Msg: "is not a placeholder of that type in the text, and placeholder text can hold no other span " +
+						"(the mimic format writes placeholder-redacted notes, such as a corpus imported from it; choose another format)"})
 			}
 		}
 		out = append(out, File{Name: name, Data: []byte(d.Text)})
