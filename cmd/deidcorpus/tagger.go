@@ -360,6 +360,7 @@ func setupModelsExport(e *env, fs *flag.FlagSet) action {
 		}
 		_, err = f.Write(m.Artifact)
 		if err = errors.Join(err, f.Close()); err != nil {
+			os.Remove(*out) // a partial model would fail to load later, far from here
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote model %s (%d bytes) to %s\n", m.Name, len(m.Artifact), *out)
