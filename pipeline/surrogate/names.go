@@ -241,14 +241,36 @@ type nameLists interface {
 
 // The pack of the corpus's language knows its names; the English lists
 // (Census and SSA) know many more, of every origin, and settle the roles and
-// sexes of words the pack does not list.
+// sexes of words the pack does not list. A word no list knows is not known,
+// but its ending may still tell its sex (see guessSex).
 func (e *engine) isFirstName(w string) bool { return e.res.IsFirstName(w) || e.en.IsFirstName(w) }
 func (e *engine) isSurname(w string) bool   { return e.res.IsSurname(w) || e.en.IsSurname(w) }
 func (e *engine) sexOf(w string) (resources.Sex, bool) {
 	if sex, ok := e.res.SexOf(w); ok {
 		return sex, true
 	}
-	return e.en.SexOf(w)
+	if sex, ok := e.en.SexOf(w); ok {
+		return sex, true
+	}
+	return guessSex(w, e.lang), false
+}
+
+// guessSex tells the sex of a given name no list knows by its ending, in a
+// language whose names mark it: Spanish names in -a and -ión are women's
+// ("Begoña", "Inmaculada", "Ascensión"), those in -o men's ("Saturnino").
+// Other names, and names in other languages, are Either.
+func guessSex(w, lang string) resources.Sex {
+	if lang != "es" {
+		return resources.Either
+	}
+	f := fold(w)
+	switch {
+	case strings.HasSuffix(f, "a"), strings.HasSuffix(f, "ion"):
+		return resources.Female
+	case strings.HasSuffix(f, "o"):
+		return resources.Male
+	}
+	return resources.Either
 }
 
 // nameWord replaces one word of a name by a listed name of the pack of the
@@ -274,42 +296,45 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		strategy = "name-unlisted"
 	}
 	// Constraints are loosened in steps when the pack runs short (a small
-	// pack meets a corpus whose own names it lists): first the names come
-	// from the larger English lists (varied surrogates keep a tagger trained
-	// on them general: surrogates from a few hundred names cost it recall);
-	// then a surrogate may serve two originals of its scope; last, for a
-	// corpus in another language than English, it may be an original name of
-	// the corpus found in none of the records it goes to.
+	// pack meets a corpus whose own names it lists, or a corpus-scope type
+	// with more distinct names than the pack has). In English the pack is
+	// the Census lists, and the last step lets a surrogate serve two
+	// originals of its scope. In another language the pack's names come
+	// first however loose the constraints: a name of the pack that is an
+	// original name of the corpus found in none of the records it goes to
+	// ("Laura" for one patient's "Pilar" where another patient is a Laura),
+	// then one that serves two originals of its scope, as two doctors are
+	// both Luis; the English lists come only when the pack has no name left
+	// that the records it goes to do not hold.
 	orig := fold(w.text)
-	fits := func(c string, level int) bool {
+	fits := func(c string, st nameStep) bool {
 		f := fold(c)
 		// No surrogate surname is any original surname of the corpus, and no
 		// surrogate word a name word of the records it goes to (Deleger et al.).
-		return f != orig && (level == 3 || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
-			!g.excludedWord(f) && (level > 1 || !tab.isTaken(s.Type, c))
+		return f != orig && (st.corpusNames || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
+			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c))
 	}
-	loosest := 3
-	if g.e.res == g.e.en {
-		loosest = 2
+	own, english := pool, g.e.enPools.first[sex]
+	if w.role == roleLast {
+		english = g.e.enPools.last
+	}
+	steps := []nameStep{{pool: own, letter: true}, {pool: english}, {pool: english, shared: true}}
+	if g.e.res != g.e.en {
+		steps = []nameStep{{pool: own, letter: true}, {pool: own, corpusNames: true},
+			{pool: own, corpusNames: true, shared: true}, {pool: english}, {pool: english, corpusNames: true, shared: true}}
 	}
 	var c string
-	enFirst, enLast := g.e.enPools.first[sex], g.e.enPools.last
-	for level := 0; level <= loosest; level++ {
-		if level == 1 {
-			if pool = enFirst; w.role == roleLast {
-				pool = enLast
-			}
-		}
+	for _, st := range steps {
 		n := tries
-		if level == 0 {
+		if st.letter {
 			n = 2 * tries
 		}
 		for i := 0; i < n; i++ {
 			letter := target
-			if level > 0 || i >= tries { // the letter's names are exhausted: any letter
+			if !st.letter || i >= tries { // the letter's names are exhausted: any letter
 				letter = 0
 			}
-			if c = pool.draw(g.rng, letter); fits(c, level) {
+			if c = st.pool.draw(g.rng, letter); fits(c, st) {
 				tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
 				return c
 			}
@@ -317,8 +342,8 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	}
 	// The draws go by frequency, and a large corpus may hold every frequent
 	// name of a pool (the 378 English names given to both sexes, say): every
-	// name of the pool, from one drawn, as the loosest levels allow.
-	if n, ok := g.everyName(pool, strategy, w.text, fits, loosest); ok {
+	// name of a pool, from one drawn, as the loosest steps allow.
+	if n, ok := g.everyName(steps, strategy, w.text, fits); ok {
 		c = n
 	} else {
 		g.flag(c, lastCandidate, false)
@@ -327,13 +352,25 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	return c
 }
 
-// everyName returns the first name of a pool that fits at level 2 or, up to
-// the loosest, 3 of nameWord, from one drawn.
-func (g *gen) everyName(pool *namePool, strategy, orig string, fits func(string, int) bool, loosest int) (string, bool) {
+// nameStep is one step of nameWord's search: the pool it draws from, whether
+// it draws by the mapped initial first, and the constraints it lifts.
+type nameStep struct {
+	pool        *namePool
+	letter      bool // draw by the mapped initial before any letter
+	corpusNames bool // an original name of the corpus outside these records may serve
+	shared      bool // a surrogate may serve two originals of its scope
+}
+
+// everyName returns the first name of a step's pool that fits, trying every
+// name of each step that may share a surrogate, from one drawn.
+func (g *gen) everyName(steps []nameStep, strategy, orig string, fits func(string, nameStep) bool) (string, bool) {
 	defer g.drawApart(strategy, orig)()
-	name := func(i int) string { return pool.all[i].Text }
-	for level := 2; level <= loosest; level++ {
-		if c, ok := g.firstFit(len(pool.all), name, func(c string) bool { return fits(c, level) }); ok {
+	for _, st := range steps {
+		if !st.shared {
+			continue
+		}
+		name := func(i int) string { return st.pool.all[i].Text }
+		if c, ok := g.firstFit(len(st.pool.all), name, func(c string) bool { return fits(c, st) }); ok {
 			return c, true
 		}
 	}

@@ -156,7 +156,8 @@ func wordsOf(s string) []string {
 // the words of replaced spans known neither to a list nor to the original
 // corpus's text outside its PHI spans (under 3% allowed); the share of
 // Spanish names among the words of surrogate person names in Spanish
-// corpora (70% at least); and words of surrogate dates that are no month
+// corpora (95% at least: a Spanish note does not name its people from US
+// lists); and words of surrogate dates that are no month
 // or weekday name and no word of an original date (none allowed).
 func assertRealWords(t *testing.T, orig []pipeline.Document, res *Result, lists map[string]bool) {
 	t.Helper()
@@ -242,8 +243,8 @@ func assertRealWords(t *testing.T, orig []pipeline.Document, res *Result, lists 
 	if share >= 0.03 {
 		t.Errorf("%.2f%% of the words of replaced spans are unknown (want under 3%%), e.g. %v", 100*share, examples)
 	}
-	if res.Language == "es" && nameWords > 0 && float64(spanishNames) < 0.7*float64(nameWords) {
-		t.Errorf("%d of %d surrogate name words are Spanish names, want 70%%", spanishNames, nameWords)
+	if res.Language == "es" && nameWords > 0 && float64(spanishNames) < 0.95*float64(nameWords) {
+		t.Errorf("%d of %d surrogate name words are Spanish names, want 95%%", spanishNames, nameWords)
 	}
 	if len(badDates) > 0 {
 		t.Errorf("surrogate dates hold words that are no month or weekday and no word of an original date: %v", badDates)

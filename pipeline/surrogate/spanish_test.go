@@ -224,3 +224,57 @@ func TestSpanishPlacesKeepTheirShape(t *testing.T) {
 		t.Errorf("Madrid's surrogates over 300 patients: Barcelona %d times (of %d cities); want the big cities often", madrid["Barcelona"], len(madrid))
 	}
 }
+
+// A Spanish corpus names its people with Spanish names, even where it has
+// more distinct doctors (corpus scope) than the pack has first names, and
+// every first name of the pack is some patient's: the pack's names then
+// serve two doctors, or a name of another patient's records, before any
+// English name does. A name no list knows keeps the sex its ending tells.
+func TestSpanishNamesStaySpanish(t *testing.T) {
+	es := resources.ForLanguage("es")
+	var firsts []string
+	for _, sex := range []resources.Sex{resources.Female, resources.Male} {
+		for _, n := range es.FirstNames(sex) {
+			firsts = append(firsts, n.Text)
+		}
+	}
+	surnames := es.Surnames()
+	english := resources.ForLanguage("en").FirstNames(resources.Female)
+	var docs []pipeline.Document
+	add := func(i int, text string, spans ...pipeline.Span) {
+		docs = append(docs, pipeline.Document{ID: strconv.Itoa(i), Patient: "p" + strconv.Itoa(i), Text: text, Spans: spans})
+	}
+	span := func(text, sub, typ string) pipeline.Span {
+		start := len([]rune(text[:strings.Index(text, sub)]))
+		return pipeline.Span{Start: start, End: start + len([]rune(sub)), Text: sub, Category: typ, Type: typ}
+	}
+	for i, f := range firsts { // every pack first name is a patient's
+		doctor := english[i].Text + " " + surnames[i%len(surnames)].Text // a doctor's first name for each patient
+		text := "Paciente " + f + " Arzoz, visto por " + doctor + ". Inmaculada Ochandorena, su madre."
+		add(i, text, span(text, f+" Arzoz", "PATIENT"), span(text, doctor, "DOCTOR"), span(text, "Inmaculada Ochandorena", "PATIENT"))
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	out, err := New(pol, nil, 5).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := Check(docs, out, pol); !rep.OK() {
+		t.Fatalf("the check fails: %d leaks", len(rep.Leaks))
+	}
+	for i, d := range out.Docs {
+		for k, s := range d.Spans {
+			words := strings.Fields(s.Text)
+			for _, w := range words {
+				if !particles[fold(w)] && !es.IsFirstName(w) && !es.IsSurname(w) {
+					t.Errorf("%q became %q: %q is no name of the Spanish pack", docs[i].Spans[k].Text, s.Text, w)
+				}
+			}
+			if docs[i].Spans[k].Text == "Inmaculada Ochandorena" {
+				if sex, _ := es.SexOf(words[0]); sex != resources.Female {
+					t.Errorf("Inmaculada became %q (%v), want a woman's name", words[0], sex)
+				}
+			}
+		}
+	}
+}
