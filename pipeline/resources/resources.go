@@ -116,7 +116,7 @@ type Set struct {
 
 	places     []Place
 	byZIP      map[string]int
-	cities     map[string]bool
+	cities     map[string][]int // folded city -> its places, the most populous first
 	states     []State
 	stateIndex map[string]int // folded name or abbreviation -> index
 
@@ -317,7 +317,7 @@ func load(site fs.FS, lang string) (*Set, error) {
 		}
 	}
 
-	s.byZIP, s.cities = map[string]int{}, map[string]bool{}
+	s.byZIP, s.cities = map[string]int{}, map[string][]int{}
 	for _, r := range l.rows("zipcodes.tsv", 3) {
 		// Skip the post-office names that are not towns ("115 Crm Firms").
 		if !isPlaceName(r[0]) {
@@ -335,7 +335,12 @@ func load(site fs.FS, lang string) (*Set, error) {
 		for _, z := range p.ZIPs {
 			s.byZIP[z] = len(s.places)
 		}
-		s.cities[Fold(p.City)] = true
+		f, i := Fold(p.City), len(s.places)
+		if same := s.cities[f]; len(same) > 0 && s.places[same[0]].Population < p.Population {
+			s.cities[f] = append([]int{i}, same...)
+		} else {
+			s.cities[f] = append(same, i)
+		}
 		s.places = append(s.places, p)
 	}
 	s.stateIndex = map[string]int{}
@@ -442,7 +447,7 @@ func isPlaceName(s string) bool {
 // IsRegion) answers yes to, possibly more than once: what a caller needs to
 // answer those tests from one table of its own.
 func (s *Set) Keys(yield func(string) bool) {
-	for _, m := range []map[string]bool{s.firstNames, s.isSurname, s.cities, s.isHospital, s.isStreet, s.isSuffix,
+	for _, m := range []map[string]bool{s.firstNames, s.isSurname, s.isHospital, s.isStreet, s.isSuffix,
 		s.isProfession, s.isRegion} {
 		for k := range m {
 			if !yield(k) {
@@ -455,6 +460,11 @@ func (s *Set) Keys(yield func(string) bool) {
 			if !yield(k) {
 				return
 			}
+		}
+	}
+	for k := range s.cities {
+		if !yield(k) {
+			return
 		}
 	}
 	for k := range s.sex {
@@ -499,7 +509,38 @@ func (s *Set) PlaceOfZIP(zip string) (Place, bool) {
 }
 
 // IsCity reports whether a word or phrase is a listed city.
-func (s *Set) IsCity(w string) bool { return s.cities[Fold(w)] }
+func (s *Set) IsCity(w string) bool { return len(s.cities[Fold(w)]) > 0 }
+
+// PlaceOfCity returns the place a city's name names: the most populous of
+// those of that name (the first listed where the list has no populations).
+func (s *Set) PlaceOfCity(name string) (Place, bool) {
+	same := s.cities[Fold(name)]
+	if len(same) == 0 {
+		return Place{}, false
+	}
+	return s.places[same[0]], true
+}
+
+// CityHasZIP reports whether a place of a city's name has the postal code.
+func (s *Set) CityHasZIP(name, zip string) bool {
+	for _, i := range s.cities[Fold(name)] {
+		if s.places[i].HasZIP(zip) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasZIP reports whether a postal code is one of the place's: a US ZIP code
+// listed with it, or a Spanish code under one of its three-digit prefixes.
+func (p Place) HasZIP(zip string) bool {
+	for _, z := range p.ZIPs {
+		if strings.HasPrefix(zip, z) {
+			return true
+		}
+	}
+	return false
+}
 
 // States returns the US states.
 func (s *Set) States() []State { return s.states }

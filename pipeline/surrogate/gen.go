@@ -28,6 +28,7 @@ type gen struct {
 	dates     map[string]*date         // parsed DATE originals of the patient
 	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
 	aliasKeys []string                 // aliases' keys, longest first
+	inCityOf  bool                     // drawing a city for a postal code (see surrogateCityOf)
 	review    []ReviewItem
 	doc       *pipeline.Document
 	span      pipeline.Span
@@ -710,11 +711,16 @@ func (g *gen) ssn(s string) string {
 
 // zip draws a real postal code of the pack for a five-digit one (a US ZIP
 // code, or a Spanish province's number and three digits), plus random +4
-// digits.
+// digits. A code of a city the patient's records name is one of that
+// city's surrogate ("28035" beside "Madrid" becomes "080.." beside
+// "Barcelona"), whichever of the two comes first.
 func (g *gen) zip(s string) string {
 	t := strings.TrimSpace(s)
 	if isZIP(t) {
-		p := g.e.res.Places()[g.e.pools.places[0].draw(g.rng)]
+		p, ok := g.surrogateCityOf(t[:5])
+		if !ok {
+			p = g.e.res.Places()[g.e.pools.places[0].draw(g.rng)]
+		}
 		z := p.ZIPs[g.rng.IntN(len(p.ZIPs))]
 		for len(z) < 5 {
 			z += string(rune('0' + g.rng.IntN(10)))
@@ -725,6 +731,32 @@ func (g *gen) zip(s string) string {
 		return strings.Replace(s, t, z, 1)
 	}
 	return g.shape(s)
+}
+
+// surrogateCityOf returns the place of the surrogate of a city of the
+// patient's records that a postal code belongs to, drawing that surrogate if
+// no span has yet.
+func (g *gen) surrogateCityOf(zip string) (resources.Place, bool) {
+	if g.inCityOf {
+		return resources.Place{}, false
+	}
+	res, pol := g.e.res, g.e.r.Policy
+	for _, k := range g.aliasKeys { // in a fixed order: the first city that has the code
+		a := g.aliases[k]
+		rule := pol.Rule(a.Category, a.Type)
+		if rule.Strategy != City || g.placeKind(a.Text) != cityPlace {
+			continue
+		}
+		if !res.CityHasZIP(a.Text, zip) {
+			continue
+		}
+		doc, span := g.doc, g.span
+		g.inCityOf = true
+		sur := g.surrogate(doc, a, rule, "")
+		g.doc, g.span, g.inCityOf = doc, span, false
+		return res.PlaceOfCity(sur)
+	}
+	return resources.Place{}, false
 }
 
 // isZIP reports whether t is a five-digit postal code, or a ZIP+4 code.

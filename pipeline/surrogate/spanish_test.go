@@ -278,3 +278,57 @@ func TestSpanishNamesStaySpanish(t *testing.T) {
 		}
 	}
 }
+
+// A postal code follows its city's surrogate, before or after it in the
+// text, in Spanish and in English; a code of no city the records name is
+// drawn freely.
+func TestPostalCodesFollowTheirCity(t *testing.T) {
+	for _, c := range []struct {
+		lang, typ, zipType string
+		text               []string // city, code: in this order in the note
+		city               string
+	}{
+		{"es", "TERRITORIO", "TERRITORIO", []string{"Madrid", "28035"}, "Madrid"},
+		{"es", "TERRITORIO", "TERRITORIO", []string{"08014", "Barcelona"}, "Barcelona"},
+		{"en", "CITY", "ZIP", []string{"Boston", "02115"}, "Boston"},
+		{"en", "CITY", "ZIP", []string{"60614", "Chicago"}, "Chicago"},
+	} {
+		res := resources.ForLanguage(c.lang)
+		var docs []pipeline.Document
+		for i := range 40 {
+			var b strings.Builder
+			var spans []pipeline.Span
+			for _, v := range c.text {
+				typ := c.typ
+				if isDigits(v) {
+					typ = c.zipType
+				}
+				b.WriteString("Vive en ")
+				start := len([]rune(b.String()))
+				b.WriteString(v)
+				spans = append(spans, pipeline.Span{Start: start, End: start + len([]rune(v)), Text: v, Category: "LOCATION", Type: typ})
+				b.WriteString(". ")
+			}
+			docs = append(docs, pipeline.Document{ID: strconv.Itoa(i), Patient: "p" + strconv.Itoa(i), Text: b.String(), Spans: spans})
+		}
+		pol := DefaultPolicy()
+		pol.Language = c.lang
+		out, err := New(pol, nil, 3).Run(docs, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range out.Docs {
+			var city, zip string
+			for _, s := range d.Spans {
+				if isDigits(s.Text) {
+					zip = s.Text
+				} else {
+					city = s.Text
+				}
+			}
+			if !res.CityHasZIP(city, zip) {
+				t.Errorf("%v became %q and %q: the code is none of the city's", c.text, city, zip)
+			}
+		}
+	}
+}
