@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -42,10 +41,7 @@ func (p ImportParams) Validate() error {
 	if p.Corpus == "" {
 		return required("corpus")
 	}
-	if _, err := formats.Lookup(cmp.Or(p.Format, formats.Default)); err != nil {
-		return fmt.Errorf("format: %w", err)
-	}
-	return nil
+	return p.options().Validate()
 }
 
 // EnqueueImport stores the files of src as the job's input and queues their

@@ -65,13 +65,33 @@ type ImportResult struct {
 	Replaced      int
 }
 
+// Validate checks what it can of the options without a database: the
+// names a corpus, format, tag set, split or kind must be one of. A caller
+// that creates its database on first use (the CLI) checks before it opens.
+func (opt ImportOptions) Validate() error {
+	return opt.defaults()
+}
+
 // defaults fills in and checks the options shared by every import.
 func (opt *ImportOptions) defaults() error {
 	if opt.Corpus == "" {
 		return apperr.New(apperr.Invalid, "a corpus name is required")
 	}
+	if opt.TagSet != "" {
+		if _, ok := phi.Lookup(opt.TagSet); !ok {
+			return apperr.New(apperr.Invalid, "tagset: unknown tag set %q (known: %s)", opt.TagSet, strings.Join(phi.Names(), ", "))
+		}
+	}
+	if opt.Split != "" {
+		if _, err := normalizeSplit(opt.Split); err != nil {
+			return apperr.New(apperr.Invalid, "split: %v", err)
+		}
+	}
 	if opt.Format == "" {
 		opt.Format = formats.Default
+	}
+	if _, err := formats.Lookup(opt.Format); err != nil {
+		return apperr.New(apperr.Invalid, "format: %v", err)
 	}
 	if opt.Set == "" {
 		opt.Set = "gold"
@@ -83,10 +103,10 @@ func (opt *ImportOptions) defaults() error {
 		}
 	}
 	if err := annotationset.KindValidator(annotationset.Kind(opt.Kind)); err != nil {
-		return apperr.New(apperr.Invalid, "unknown annotation set kind %q", opt.Kind)
+		return apperr.New(apperr.Invalid, "kind: unknown annotation set kind %q", opt.Kind)
 	}
 	if opt.CorpusKind != "" && corpus.KindValidator(corpus.Kind(opt.CorpusKind)) != nil {
-		return apperr.New(apperr.Invalid, "unknown corpus kind %q (original or surrogate)", opt.CorpusKind)
+		return apperr.New(apperr.Invalid, "corpusKind: unknown corpus kind %q (original or surrogate)", opt.CorpusKind)
 	}
 	return nil
 }
@@ -201,11 +221,11 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 	tagset := opt.TagSet
 	if existing != nil {
 		if tagset != "" && tagset != existing.Tagset {
-			return nil, nil, "", apperr.New(apperr.Invalid, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
+			return nil, nil, "", apperr.New(apperr.Conflict, "corpus %q has tag set %s, not %s", opt.Corpus, existing.Tagset, tagset)
 		}
 		tagset = existing.Tagset
 		if opt.CorpusKind != "" && opt.CorpusKind != string(existing.Kind) {
-			return nil, nil, "", apperr.New(apperr.Invalid, "corpus %q is %s, not %s", opt.Corpus, existing.Kind, opt.CorpusKind)
+			return nil, nil, "", apperr.New(apperr.Conflict, "corpus %q is %s, not %s", opt.Corpus, existing.Kind, opt.CorpusKind)
 		}
 	}
 	if tagset == "" {

@@ -35,7 +35,7 @@ func TestCorpusKind(t *testing.T) {
 	assert.Equal(t, corpus.KindSurrogate, res.Corpus.Kind)
 
 	_, err = st.Import(ctx, store.ImportOptions{Corpus: "deid", Set: "more", CorpusKind: "original"}, files)
-	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, `corpus "deid" is surrogate, not original`)
 	_, err = st.Import(ctx, store.ImportOptions{Corpus: "x", CorpusKind: "scrubbed"}, files)
 	assert.ErrorContains(t, err, `unknown corpus kind "scrubbed"`)

@@ -261,7 +261,7 @@ func TestReimportConflictAndReplace(t *testing.T) {
 	assert.Equal(t, 2, after["spans"], "the changed text drops the other layer's spans")
 
 	_, err = s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "open"}, files)
-	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "tag set mismatch")
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "tag set mismatch: the corpus exists with another")
 }
 
 // A new SQLite database and its WAL are readable by their owner only: they

@@ -70,8 +70,8 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 
 // formatFlag is the format a --format flag names. An unknown one is a usage
 // error that names the flag, lists the formats and says which was likely
-// meant, before anything is opened or written: export, release export, eval
-// and offline tag say it alike.
+// meant, before anything is opened or written: import, export, release
+// export, eval and offline tag say it alike.
 func formatFlag(name string) (*formats.Format, error) {
 	f, err := formats.Lookup(name)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"deidcorpus/auth"
@@ -41,6 +42,21 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
+		opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
+			CorpusKind: *corpusKind, Replace: *replace}
+		// Checked before the database is opened: a refused import leaves
+		// no new, empty database behind.
+		if _, err := formatFlag(*format); err != nil {
+			return err
+		}
+		if err := opt.Validate(); err != nil {
+			return err
+		}
+		for _, p := range args {
+			if _, err := os.Stat(p); err != nil {
+				return fileError(err)
+			}
+		}
 		// Read as the import goes, one file at a time: a corpus can be
 		// larger than memory.
 		files := formats.Paths(args...)
@@ -49,8 +65,6 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
-			CorpusKind: *corpusKind, Replace: *replace}
 		if *async {
 			jm, err := openManager(ctx, st, nil, false, 0, 0)
 			if err != nil {

@@ -341,10 +341,32 @@ func TestOnlyImportMakesADatabase(t *testing.T) {
 	notes := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(notes, "n1.xml"), []byte(`<?xml version="1.0" encoding="UTF-8" ?>
 <deIdi2b2><TEXT><![CDATA[Seen by Dr. Ann Lee.]]></TEXT><TAGS><DOCTOR id="P0" start="12" end="19" text="Ann Lee" TYPE="DOCTOR" comment="" /></TAGS></deIdi2b2>`), 0o644))
+	// An import refused for its options or paths makes none either.
+	for _, c := range []struct {
+		code int
+		args []string
+		says string
+	}{
+		{2, []string{"--format", "brt", notes}, "did you mean brat"},
+		{2, []string{"--tagset", "i2b2", notes}, `unknown tag set "i2b2"`},
+		{2, []string{"--split", "training", notes}, `unknown split "training"`},
+		{2, []string{"--kind", "golden", notes}, `unknown annotation set kind "golden"`},
+		{3, []string{notes, filepath.Join(notes, "missing.xml")}, "missing.xml"},
+	} {
+		code, _, stderr := cli(t, append([]string{"import", "--corpus", "c", "--db", db}, c.args...)...)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.says, c.args)
+		_, err := os.Stat(db)
+		assert.ErrorIs(t, err, os.ErrNotExist, "import %v made a database", c.args)
+	}
 	code, _, stderr := cli(t, "import", "--corpus", "c", "--db", db, notes)
 	require.Equal(t, 0, code, stderr)
 	code, _, stderr = cli(t, "stats", "--corpus", "c", "--db", db)
 	assert.Equal(t, 0, code, stderr)
+	// Options at odds with the corpus that exists are a conflict (exit 4).
+	code, _, stderr = cli(t, "import", "--corpus", "c", "--tagset", "i2b2-2014", "--replace", "--db", db, notes)
+	assert.Equal(t, 4, code, stderr)
+	assert.Contains(t, stderr, `corpus "c" has tag set open, not i2b2-2014`)
 }
 
 // A start that cannot listen makes nothing: no database, no admin, no token
