@@ -177,7 +177,7 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 			return nil, err
 		}
 		if len(docs) == 0 {
-			return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", name, split)
+			return nil, run.Store.NoDocumentsIn(ctx, c, split)
 		}
 		docs, err = experiment.Harmonize(docs, m)
 		if err != nil {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -166,7 +165,7 @@ func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits
 			return nil, err
 		}
 		if len(ds) == 0 {
-			return nil, apperr.New(apperr.Invalid, "corpus %q has no documents in split %q", c.Name, cmp.Or(split, "all"))
+			return nil, st.NoDocumentsIn(ctx, c, split)
 		}
 		docs = append(docs, ds...)
 	}

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -139,7 +140,9 @@ func TestTrainOnASplitList(t *testing.T) {
 		}
 		assert.EqualValues(t, want, j.Result["metrics"].(map[string]any)["documents"], split)
 	}
-	for split, msg := range map[string]string{"train,dev": `no documents in split "dev"`, "train,tset": `unknown split "tset"`} {
+	// A split without documents says where the corpus's are.
+	dev := fmt.Sprintf(`no documents in split "dev" (its documents: train %d, test %d); choose one of these splits or "all"`, docs("train"), docs("test"))
+	for split, msg := range map[string]string{"train,dev": dev, "train,tset": `unknown split "tset"`} {
 		j := train("bad", split)
 		assert.Equal(t, job.StatusFailed, j.Status)
 		assert.Contains(t, j.Error, msg)

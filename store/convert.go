@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -282,4 +283,35 @@ func toPipelineSpan(sp *ent.Span) pipeline.Span {
 		Type:     sp.Type,
 		Comment:  sp.Comment,
 	}
+}
+
+// splitCount is a row of a count of documents by split.
+type splitCount struct {
+	Split string `json:"split"`
+	Count int    `json:"count"`
+}
+
+// NoDocumentsIn is the error of a job that found no documents in a split of
+// a corpus. It says where the corpus's documents are, so that a user whose
+// import gave no split (every note unassigned) learns what to pass.
+func (s *Store) NoDocumentsIn(ctx context.Context, c *ent.Corpus, split string) error {
+	var rows []splitCount
+	err := s.Client.Document.Query().Where(document.CorpusID(c.ID)).GroupBy(document.FieldSplit).
+		Aggregate(ent.Count()).Scan(ctx, &rows)
+	msg := fmt.Sprintf("corpus %q has no documents in split %q", c.Name, cmp.Or(split, "all"))
+	if err != nil || len(rows) == 0 {
+		return apperr.New(apperr.Invalid, "%s", msg)
+	}
+	slices.SortFunc(rows, func(a, b splitCount) int {
+		return cmp.Compare(slices.Index(pipeline.Splits, a.Split), slices.Index(pipeline.Splits, b.Split))
+	})
+	var where []string
+	for _, r := range rows {
+		where = append(where, fmt.Sprintf("%s %d", r.Split, r.Count))
+	}
+	hint := `; choose one of these splits or "all"`
+	if len(rows) == 1 && rows[0].Split == string(document.SplitUnassigned) {
+		hint = `: its import gave no split; use split "all", or import again with --split (or a split per document)`
+	}
+	return apperr.New(apperr.Invalid, "%s (its documents: %s)%s", msg, strings.Join(where, ", "), hint)
 }

@@ -353,3 +353,17 @@ func TestWALStaysBoundedUnderAStreamOfCommits(t *testing.T) {
 	assert.Less(t, largest, 2*every*pageSize, "the WAL grew past twice its restart size: it never started again")
 	assert.Greater(t, largest, every*pageSize/4, "the WAL never held a quarter of its restart size: the test wrote too little to show anything")
 }
+
+// A corpus imported without a split has every note unassigned: a job that
+// wants its train split is told so, and what to pass.
+func TestNoDocumentsInSaysWhereTheyAre(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.SQLite)
+	files := []formats.File{{Name: "100-01.xml", Data: []byte(goodDoc)}, {Name: "101-01.xml", Data: []byte(goodDoc)}}
+	res, err := s.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	err = s.NoDocumentsIn(ctx, res.Corpus, "train")
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.EqualError(t, err, `corpus "c" has no documents in split "train" (its documents: unassigned 2): `+
+		`its import gave no split; use split "all", or import again with --split (or a split per document)`)
+}
