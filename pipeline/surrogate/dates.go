@@ -277,7 +277,7 @@ func parseDate(s string, rd dateReading) (*date, bool) {
 			set(dn, fDay)
 			pad := a.width == 2 && b.width == 2
 			d.parts[mn.part].pad, d.parts[dn.part].pad = pad, pad
-			d.ambiguous = true
+			d.ambiguous = a.v <= 12 && b.v <= 12 // 8/31: a day above 12 settles the order
 		default:
 			return nil, false
 		}

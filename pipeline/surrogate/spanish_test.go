@@ -41,6 +41,29 @@ func TestSpanishDates(t *testing.T) {
 	}
 }
 
+// A bare day and month is listed for review only when either could be the
+// day: a number above 12 settles the order.
+func TestOnlyUnsettledDatesAreAmbiguous(t *testing.T) {
+	en, es := dateReading{lang: "en"}, dateReading{dmy: true, lang: "es"}
+	for _, c := range []struct {
+		in        string
+		r         dateReading
+		ambiguous bool
+	}{
+		{"8/31", en, false}, {"31/8", en, false}, {"3/4", en, true}, {"12/12", en, true},
+		{"31/8", es, false}, {"8/31", es, false}, {"06/01", es, true},
+	} {
+		d, ok := parseDate(c.in, c.r)
+		if !ok {
+			t.Errorf("%q (%s): not read", c.in, c.r.lang)
+			continue
+		}
+		if d.ambiguous != c.ambiguous {
+			t.Errorf("%q (%s): ambiguous %v, want %v", c.in, c.r.lang, d.ambiguous, c.ambiguous)
+		}
+	}
+}
+
 // TestDateCaseOfEachMention: a date written twice in different case keeps
 // each mention's case, and the check names no interval error (issue 19).
 func TestDateCaseOfEachMention(t *testing.T) {
