@@ -110,8 +110,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: chunkSize}
 	d := ParseDSN(dsn)
 	if f := d.File(); f != "" {
-		// A SQLite database keeps its key beside it unless told otherwise.
-		s.keyCfg.DefaultFile = f + ".key"
+		s.keyCfg.DefaultFile = DefaultKeyFile(dsn)
 		if err := createPrivate(f); err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
@@ -414,4 +413,13 @@ func createPrivate(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// DefaultKeyFile is where a SQLite database keeps its mapping keys unless
+// told otherwise: beside it, its path + ".key". PostgreSQL has none ("").
+func DefaultKeyFile(dsn string) string {
+	if f := ParseDSN(dsn).File(); f != "" {
+		return f + ".key"
+	}
+	return ""
 }

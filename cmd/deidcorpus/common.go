@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"os/user"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -20,14 +24,22 @@ import (
 	"deidcorpus/store"
 )
 
-// dbFlag adds --db, defaulting to $DEIDCORPUS_DB or ./deidcorpus.db.
+// dbFlag adds the flags of a command that acts for someone on the database:
+// --token, and those of serviceDBFlag.
 func dbFlag(fs *flag.FlagSet, e *env) *string {
+	e.token = fs.String("token", "", "act as the account of this API token (env DEIDCORPUS_TOKEN); "+
+		"without one the command acts as the local operator, with the admin role")
+	return serviceDBFlag(fs, e)
+}
+
+// serviceDBFlag adds --db, defaulting to $DEIDCORPUS_DB or ./deidcorpus.db,
+// and --key-file: the flags of serve, worker and keys init, which act for no
+// account.
+func serviceDBFlag(fs *flag.FlagSet, e *env) *string {
 	def := e.getenv("DEIDCORPUS_DB")
 	if def == "" {
 		def = store.DefaultDSN
 	}
-	e.token = fs.String("token", "", "act as the account of this API token (env DEIDCORPUS_TOKEN); "+
-		"without one the command acts as the local operator, with the admin role")
 	e.keyFile = fs.String("key-file", "", "key file encrypting the surrogate mappings (env "+keys.FileEnv+
 		"; or a base64 key in "+keys.KeyEnv+"; default for SQLite: the database path + .key, made on first use)")
 	return fs.String("db", def, "database: a SQLite file path or a postgres:// URL (env DEIDCORPUS_DB)")
@@ -42,10 +54,48 @@ func keyConfig(e *env) keys.Config {
 	return c
 }
 
-// openDB opens the database for the process itself (serve, worker).
-func openDB(ctx context.Context, e *env, dsn string) (*store.Store, error) {
-	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil))))
+// openDB opens the database with the command's key ring; the store logs to
+// logger.
+func openDB(ctx context.Context, e *env, dsn string, logger *slog.Logger) (*store.Store, error) {
+	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(logger))
 }
+
+// noteHandler writes a short command's log records as plain notes on
+// stderr, "deidcorpus: message (key: value)", between the command's own
+// lines; serve and worker log JSON instead.
+type noteHandler struct {
+	w     io.Writer
+	attrs []slog.Attr
+}
+
+func (h noteHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h noteHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("deidcorpus: " + r.Message)
+	var kv []string
+	add := func(a slog.Attr) bool {
+		kv = append(kv, a.Key+": "+a.Value.String())
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	if len(kv) > 0 {
+		b.WriteString(" (" + strings.Join(kv, ", ") + ")")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h noteHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.attrs = append(slices.Clip(h.attrs), attrs...)
+	return h
+}
+
+func (h noteHandler) WithGroup(string) slog.Handler { return h }
 
 // creates are the commands (by operation) that may make a new SQLite
 // database: the rest read or change what one holds, and a mistyped --db
@@ -60,7 +110,7 @@ func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any)
 			return nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
 		}
 	}
-	st, err := openDB(ctx, e, dsn)
+	st, err := openDB(ctx, e, dsn, slog.New(noteHandler{w: e.stderr}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,4 +214,23 @@ func newOutDir(dir string) error {
 		return apperr.New(apperr.Conflict, "--out %s is not empty: the files are written into an empty or new directory", dir)
 	}
 	return nil
+}
+
+// counted writes a count with its noun, singular for one: "1 document",
+// "3 documents". n is an int or a number decoded from JSON.
+func counted(n any, noun string) string {
+	s := number(n)
+	if s != "1" {
+		noun += "s"
+	}
+	return s + " " + noun
+}
+
+// number writes a number decoded from JSON (a float64) as an integer when
+// it is one.
+func number(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(v)
 }

@@ -46,7 +46,7 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %d documents, %d spans\n", *out, *corpus, m, res.Documents, res.Spans)
+		fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %s, %s\n", *out, *corpus, m, counted(res.Documents, "document"), counted(res.Spans, "span"))
 		return nil
 	}
 }

@@ -88,7 +88,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if res.CreatedCorpus {
 			verb = "into new corpus"
 		}
-		fmt.Fprintf(e.stdout, "imported %d documents and %d spans (set %s) %s %q", res.Documents, res.Spans, *set, verb, res.Corpus.Name)
+		fmt.Fprintf(e.stdout, "imported %s and %s (set %s) %s %q", counted(res.Documents, "document"), counted(res.Spans, "span"), *set, verb, res.Corpus.Name)
 		if res.Replaced > 0 {
 			fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
 		}

@@ -85,7 +85,7 @@ func workerFlags(fs *flag.FlagSet) (concurrency *int, staleAfter *time.Duration)
 // with JSON logs, and says where the mapping keys come from.
 func openServing(ctx context.Context, e *env, dsn string) (*store.Store, *slog.Logger, error) {
 	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	st, err := openDB(ctx, e, dsn)
+	st, err := openDB(ctx, e, dsn, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +106,7 @@ func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work
 }
 
 func setupWorker(e *env, fs *flag.FlagSet) action {
-	db := dbFlag(fs, e)
+	db := serviceDBFlag(fs, e)
 	concurrency, staleAfter := workerFlags(fs)
 	return func(ctx context.Context, args []string) error {
 		st, logger, err := openServing(ctx, e, *db)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,11 +21,12 @@ func init() {
 		name:    "keys",
 		summary: "the keys encrypting the surrogate mappings and check reports: init, status, rotate",
 		subs: []*command{{
-			name:     "init",
-			summary:  "make a key file with one new key (mode 0600); keep it apart from the database and its backups",
-			args:     "--key-file PATH",
-			examples: []string{"deidcorpus keys init --key-file /etc/deidcorpus/mappings.key"},
-			setup:    setupKeys("init"),
+			name:    "init",
+			summary: "make a key file with one new key (mode 0600); keep it apart from the database and its backups",
+			args:    "[--db DSN] [--key-file PATH]",
+			examples: []string{"deidcorpus keys init                # deidcorpus.db.key, beside the default database",
+				"deidcorpus keys init --key-file /etc/deidcorpus/mappings.key"},
+			setup: setupKeys("init"),
 		}, {
 			name:    "status",
 			summary: "list the key ring's keys and how many mappings each encrypts",
@@ -49,16 +51,21 @@ func init() {
 
 func setupKeys(sub string) func(e *env, fs *flag.FlagSet) action {
 	return func(e *env, fs *flag.FlagSet) action {
-		db := dbFlag(fs, e)
+		var db *string
+		if sub == "init" {
+			db = serviceDBFlag(fs, e)
+		} else {
+			db = dbFlag(fs, e)
+		}
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usageErr("keys %s takes no arguments", sub)
 			}
 			switch sub {
 			case "init":
-				path := keyConfig(e).File
+				path := cmp.Or(keyConfig(e).File, store.DefaultKeyFile(*db))
 				if path == "" {
-					return usageErr("keys init needs --key-file PATH (or %s)", keys.FileEnv)
+					return usageErr("keys init needs --key-file PATH (or %s): a PostgreSQL database has no default key file", keys.FileEnv)
 				}
 				r, err := keys.Create(path)
 				if errors.Is(err, os.ErrExist) {
@@ -146,7 +153,7 @@ func rotateKeys(ctx context.Context, e *env, dsn string) error {
 		return apperr.New(apperr.Invalid, "the key in %s cannot be rotated in place: name a new key file with --key-file PATH, "+
 			"which gets that key and a new one; then set %s=PATH instead of %s", keys.KeyEnv, keys.FileEnv, keys.KeyEnv)
 	}
-	opts := []store.Option{store.WithKeys(cfg), store.WithLogger(slog.New(slog.NewTextHandler(e.stderr, nil)))}
+	opts := []store.Option{store.WithKeys(cfg), store.WithLogger(slog.New(noteHandler{w: e.stderr}))}
 	if ring != nil {
 		opts = []store.Option{store.WithKeyRing(ring)}
 	}
@@ -179,7 +186,7 @@ func rotateKeys(ctx context.Context, e *env, dsn string) error {
 	if err != nil {
 		return fmt.Errorf("key %s is in %s, but re-encrypting the mappings failed (rerun 'deidcorpus keys rotate' or keep using the older keys): %w", id, path, err)
 	}
-	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %d mappings and %d check reports\n", id, path, old, n, sealed)
+	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %s and %s\n", id, path, old, counted(n, "mapping"), counted(sealed, "check report"))
 	return keyStatus(ctx, e, st)
 }
 

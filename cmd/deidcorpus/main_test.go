@@ -289,6 +289,34 @@ func TestKeysRotate(t *testing.T) {
 	assert.Contains(t, errs, "k2")
 	code, _, errs = cli(t, "keys", "init", "--key-file", other)
 	assert.Equal(t, 4, code, errs)
+
+	// Without --key-file, init makes the file a SQLite database would use.
+	fresh := filepath.Join(dir, "fresh.db")
+	code, out, errs = cli(t, "keys", "init", "--db", fresh)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "created key file "+fresh+".key")
+	info, err := os.Stat(fresh + ".key")
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	code, _, errs = cli(t, "keys", "init", "--db", "postgres://x@127.0.0.1/y")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "a PostgreSQL database has no default key file")
+}
+
+// Commands that act for no account do not offer --token; those that act
+// for one do.
+func TestTokenOnlyWhereAnAccountActs(t *testing.T) {
+	help := func(args []string) string {
+		_, out, errs := cli(t, append(args, "-h")...)
+		return out + errs
+	}
+	for _, args := range [][]string{{"serve"}, {"worker"}, {"keys", "init"}} {
+		assert.Contains(t, help(args), "-db string", args)
+		assert.NotContains(t, help(args), "-token string", args)
+	}
+	for _, args := range [][]string{{"stats"}, {"keys", "status"}, {"keys", "rotate"}, {"resynth"}} {
+		assert.Contains(t, help(args), "-token string", args)
+	}
 }
 
 func TestAuditVerifyCLI(t *testing.T) {
@@ -359,8 +387,9 @@ func TestOnlyImportMakesADatabase(t *testing.T) {
 		_, err := os.Stat(db)
 		assert.ErrorIs(t, err, os.ErrNotExist, "import %v made a database", c.args)
 	}
-	code, _, stderr := cli(t, "import", "--corpus", "c", "--db", db, notes)
+	code, out, stderr := cli(t, "import", "--corpus", "c", "--db", db, notes)
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "imported 1 document and 1 span (set gold)")
 	code, _, stderr = cli(t, "stats", "--corpus", "c", "--db", db)
 	assert.Equal(t, 0, code, stderr)
 	// Options at odds with the corpus that exists are a conflict (exit 4).

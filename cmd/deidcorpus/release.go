@@ -90,7 +90,7 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "released %s: %d documents, %d spans, root %s\n", release.Ref(r.Name, r.Version), r.Documents, r.Spans, r.RootHash)
+		fmt.Fprintf(e.stdout, "released %s: %s, %s, root %s\n", release.Ref(r.Name, r.Version), counted(r.Documents, "document"), counted(r.Spans, "span"), r.RootHash)
 		return nil
 	}
 }
@@ -171,7 +171,7 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote %s (%d files, MANIFEST and DATASHEET.md included)\n", *out, made)
+		fmt.Fprintf(e.stdout, "wrote %s (%s, MANIFEST and DATASHEET.md included)\n", *out, counted(made, "file"))
 		return nil
 	}
 }
@@ -240,6 +240,6 @@ func verifyOne(e *env, p string) error {
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: OK, %s, %d files, %d documents, root %s\n", p, release.Ref(v.Name, v.Version), v.Files, v.Documents, v.Root)
+	fmt.Fprintf(e.stdout, "%s: OK, %s, %s, %s, root %s\n", p, release.Ref(v.Name, v.Version), counted(v.Files, "file"), counted(v.Documents, "document"), v.Root)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
@@ -60,7 +59,7 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		check, _ := j.Result["check"].(map[string]any)
-		fmt.Fprintf(e.stdout, "resynthesized %v documents into %q (job %d)\n", number(j.Result["documents"]), *out, j.ID)
+		fmt.Fprintf(e.stdout, "resynthesized %s into %q (job %d)\n", counted(j.Result["documents"], "document"), *out, j.ID)
 		reused, _ := j.Result["reused"].([]any)
 		for _, r := range reused {
 			r, _ := r.(map[string]any)
@@ -83,9 +82,3 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 
 // number prints a JSON number from a job result (decoded as float64) as an
 // integer when it is one: ids are too large for %v's default form.
-func number(v any) string {
-	if f, ok := v.(float64); ok && f == float64(int64(f)) {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return fmt.Sprint(v)
-}

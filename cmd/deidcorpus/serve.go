@@ -32,7 +32,7 @@ func init() {
 func setupServe(e *env, fs *flag.FlagSet) action {
 	addr := fs.String("addr", "localhost:8080", "address to listen on (this machine only by default: the server holds original PHI; "+
 		"\":8080\" listens on every interface)")
-	db := dbFlag(fs, e)
+	db := serviceDBFlag(fs, e)
 	demo := fs.Bool("demo", false, "load the bundled demo corpus (synthetic patients, no real PHI) if it is missing; on its first start, "+
 		"also resynthesize it, release the twin, train a small model and tag and score the twin's test split, as jobs")
 	tokenFile := fs.String("admin-token-file", "", "where the first start writes the admin's API token (default: the SQLite database path + .admin-token, else ./deidcorpus.admin-token)")

@@ -75,7 +75,7 @@ func setupSynth(e *env, fs *flag.FlagSet) action {
 		}
 		secs := time.Since(start).Seconds()
 		fmt.Fprintf(e.stderr, "synth: %d patients, %d notes, %d PHI spans in %.1fs (%.0f notes/s)\n", done, nNotes, nSpans, secs, float64(nNotes)/secs)
-		fmt.Fprintf(e.stdout, "wrote %d notes to %s\n", nNotes, *out)
+		fmt.Fprintf(e.stdout, "wrote %s to %s\n", counted(nNotes, "note"), *out)
 		return nil
 	}
 }

@@ -148,7 +148,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "tagged %s documents into set %v (job %d)", number(j.Result["documents"]), j.Result["setName"], j.ID)
+		fmt.Fprintf(e.stdout, "tagged %s into set %v (job %d)", counted(j.Result["documents"], "document"), j.Result["setName"], j.ID)
 		if f1, ok := j.Result["f1"].(float64); ok {
 			fmt.Fprintf(e.stdout, "; against gold: strict micro P %.4f R %.4f F1 %.4f (evaluation %s)",
 				j.Result["precision"], j.Result["recall"], f1, number(j.Result["evaluation"]))
@@ -229,7 +229,7 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	for _, d := range tagged {
 		n += len(d.Spans)
 	}
-	fmt.Fprintf(e.stdout, "tagged %d documents (%d spans) into %s\n", len(tagged), n, out)
+	fmt.Fprintf(e.stdout, "tagged %s (%s) into %s\n", counted(len(tagged), "document"), counted(n, "span"), out)
 	return nil
 }
 
@@ -276,7 +276,7 @@ func setupFeatures(e *env, fs *flag.FlagSet) action {
 		if err := f.Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote the features of %d documents to %s (CRFsuite format)\n", len(docs), *out)
+		fmt.Fprintf(e.stdout, "wrote the features of %s to %s (CRFsuite format)\n", counted(len(docs), "document"), *out)
 		return nil
 	}
 }
