@@ -25203,11 +25203,14 @@ func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj 
 	if _, present := asMap["share"]; !present {
 		asMap["share"] = false
 	}
+	if _, present := asMap["pseudonymousIDs"]; !present {
+		asMap["pseudonymousIDs"] = false
+	}
 	if _, present := asMap["description"]; !present {
 		asMap["description"] = ""
 	}
 
-	fieldsInOrder := [...]string{"corpus", "name", "version", "sets", "parent", "share", "description"}
+	fieldsInOrder := [...]string{"corpus", "name", "version", "sets", "parent", "share", "pseudonymousIDs", "description"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25256,6 +25259,13 @@ func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Share = data
+		case "pseudonymousIDs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pseudonymousIDs"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PseudonymousIDs = data
 		case "description":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
 			data, err := ec.unmarshalNString2string(ctx, v)

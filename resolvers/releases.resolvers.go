@@ -21,7 +21,7 @@ import (
 // CreateRelease is the resolver for the createRelease field.
 func (r *mutationResolver) CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error) {
 	opt := store.ReleaseOptions{Corpus: input.Corpus, Name: input.Name, Version: input.Version, Sets: input.Sets,
-		Share: input.Share, Description: input.Description, By: auth.Name(ctx)}
+		Share: input.Share, PseudonymousIDs: input.PseudonymousIDs, Description: input.Description, By: auth.Name(ctx)}
 	if input.Parent != nil {
 		opt.Parent = *input.Parent
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,9 +26,14 @@ type ReleaseOptions struct {
 	Parent                string   // name@version of the release this one follows
 	// Share marks the release for outside sharing: refused unless the corpus
 	// is surrogate text whose check found no leak and no misaligned span.
-	Share       bool
-	Description string
-	By          string
+	Share bool
+	// PseudonymousIDs replaces the corpus's document and patient ids by
+	// keyed hashes in the release (see releaseIDs): a source's ids are
+	// often medical record or accession numbers. A release that follows one
+	// with pseudonymous ids has them too, the same for the same document.
+	PseudonymousIDs bool
+	Description     string
+	By              string
 }
 
 // CreateRelease freezes a corpus's documents and annotation sets into an
@@ -68,6 +74,10 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 			return nil, apperr.New(apperr.Invalid, "version %s does not come after its parent %s", opt.Version, release.Ref(parent.Name, parent.Version))
 		}
 	}
+	ids, err := s.releaseIDs(opt, parent)
+	if err != nil {
+		return nil, err
+	}
 	// The datasheet's statistics are read before the documents, so that the
 	// memory they take is reused by the encoding instead of added to it.
 	st, err := s.statistics(ctx, c, opt.Sets[0], []Dimension{ByCategory, ByType})
@@ -81,7 +91,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	// and stored in chunks as it is made: memory holds a batch, a chunk and
 	// a run of the manifest's entries.
 	content := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
-	r, err := s.createRelease(ctx, opt, c, parent, st, content)
+	r, err := s.createRelease(ctx, opt, c, parent, st, content, ids)
 	if err != nil {
 		s.dropChunks(ctx, content.key)
 	}
@@ -89,7 +99,8 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 }
 
 // createRelease writes the snapshot to content and then the release row.
-func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Corpus, parent *ent.Release, st *Statistics, content *chunkWriter) (*ent.Release, error) {
+func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Corpus, parent *ent.Release, st *Statistics,
+	content *chunkWriter, ids *pseudonyms) (*ent.Release, error) {
 	enc := release.NewEncoder(content)
 	defer enc.Close() // on an early return: removes the manifest's temporary file
 	documents, spans := 0, 0
@@ -100,8 +111,9 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 			if set == opt.Sets[0] {
 				documents += len(docs)
 			}
-			for _, d := range docs {
-				spans += len(d.Spans)
+			for i := range docs {
+				spans += len(docs[i].Spans)
+				ids.rename(&docs[i])
 			}
 			enc.Add(docs)
 			return nil
@@ -121,10 +133,15 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 	if err != nil {
 		return nil, err
 	}
+	sheet.PseudonymousIDs = ids != nil
+	prov := map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()}
+	if ids != nil {
+		prov["ids"], prov["idScope"] = "pseudonymous", ids.scope
+	}
 	create := s.Client.Release.Create().SetName(opt.Name).SetVersion(opt.Version).SetCorpus(c.Name).SetCorpusID(c.ID).
 		SetSets(opt.Sets).SetRootHash(root).SetDocuments(documents).SetSpans(spans).
 		SetShare(opt.Share).SetDatasheet(sheet.Markdown()).SetContentKey(content.key).SetCreatedBy(opt.By).
-		SetProvenance(map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()})
+		SetProvenance(prov)
 	if parent != nil {
 		create.SetParentID(parent.ID)
 	}
@@ -133,6 +150,58 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, apperr.New(apperr.Conflict, "release %s exists", release.Ref(opt.Name, opt.Version))
 	}
 	return r, err
+}
+
+// pseudonyms rename a release's documents and patients: each id becomes an
+// 18-digit number (about 60 bits) drawn from its keyed hash (Ring.Hash,
+// under the lookup key that rotation keeps) with the release line's scope,
+// so that no one without the key can tell which source id a release id
+// stands for, and every version of a line names a document alike (diffs
+// line up). Numbers, because some formats (PhysioNet) number patients.
+type pseudonyms struct {
+	hash  func(parts ...string) string
+	scope string // the name of the line's first release
+}
+
+// rename gives a document its pseudonymous ids; a nil pseudonyms keeps them.
+func (p *pseudonyms) rename(d *pipeline.Document) {
+	if p == nil {
+		return
+	}
+	d.ID = p.number("document", d.ID)
+	d.Patient = p.number("patient", d.Patient)
+}
+
+// number is an id's pseudonym: 18 digits, the first not 0.
+func (p *pseudonyms) number(kind, id string) string {
+	h, _ := strconv.ParseUint(p.hash("release id", p.scope, kind, id)[:16], 16, 64)
+	const low = 100_000_000_000_000_000
+	return strconv.FormatUint(low+h%(9*low), 10)
+}
+
+// releaseIDs says how a new release names its documents: as its parent does
+// (a line keeps its ids), else as the options ask.
+func (s *Store) releaseIDs(opt ReleaseOptions, parent *ent.Release) (*pseudonyms, error) {
+	scope := opt.Name
+	if parent != nil {
+		parentScope, _ := parent.Provenance["idScope"].(string)
+		switch {
+		case parentScope != "":
+			scope = parentScope
+		case opt.PseudonymousIDs:
+			return nil, apperr.New(apperr.Invalid, "%s keeps the corpus's own ids: a release that follows it cannot have pseudonymous ids "+
+				"(its diff would show every document changed); start a new line without --parent", release.Ref(parent.Name, parent.Version))
+		default:
+			return nil, nil
+		}
+	} else if !opt.PseudonymousIDs {
+		return nil, nil
+	}
+	ring, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	return &pseudonyms{hash: ring.Hash, scope: scope}, nil
 }
 
 // shareable refuses outside sharing of anything but surrogate text that

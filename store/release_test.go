@@ -109,6 +109,93 @@ func TestReleases(t *testing.T) {
 	}
 }
 
+// A release may name its documents and patients by keyed hashes: no source
+// id is in its archive, every version of its line names a document alike,
+// another line names it otherwise, and the archive verifies.
+func TestReleaseWithPseudonymousIDs(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}, files)
+	require.NoError(t, err)
+	c, err := st.CorpusByName(ctx, "c")
+	require.NoError(t, err)
+	src, err := st.LoadDocuments(ctx, c, "gold")
+	require.NoError(t, err)
+
+	r1, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "p", Version: "1.0.0", PseudonymousIDs: true})
+	require.NoError(t, err)
+	assert.Contains(t, r1.Datasheet, "| document and patient ids | pseudonymous")
+	assert.Equal(t, "pseudonymous", r1.Provenance["ids"])
+	plain, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "plain", Version: "1.0.0"})
+	require.NoError(t, err)
+	assert.Contains(t, plain.Datasheet, "| document and patient ids | the corpus's own |")
+	assert.NotEqual(t, plain.RootHash, r1.RootHash, "the content hashes cover the ids")
+
+	ids := func(ref string) map[string]string { // document id -> patient id, from the archive
+		pn, err := st.ExportRelease(ctx, ref, "physionet") // which numbers its patients
+		require.NoError(t, err)
+		_, err = release.Verify(pn)
+		require.NoError(t, err, ref)
+		arch, err := st.ExportRelease(ctx, ref, "jsonl")
+		require.NoError(t, err)
+		v, err := release.Verify(arch)
+		require.NoError(t, err, ref)
+		rel, err := st.ReleaseByRef(ctx, ref)
+		require.NoError(t, err)
+		assert.Equal(t, rel.RootHash, v.Root)
+		out := map[string]string{}
+		for _, f := range arch {
+			if name, ok := strings.CutPrefix(f.Name, "gold/"); ok {
+				docs, err := formats.ReadJSONL([]formats.File{{Name: name, Data: f.Data}}, formats.ReadOptions{})
+				require.NoError(t, err)
+				for _, d := range docs {
+					out[d.ID] = d.Patient
+				}
+			}
+			for _, d := range src {
+				assert.NotContains(t, string(f.Data), `"`+d.ID+`"`, "%s: %s names source document %s", ref, f.Name, d.ID)
+			}
+		}
+		return out
+	}
+	first := ids("p@1.0.0")
+	require.Len(t, first, len(src))
+	patients, srcPatients := map[string]bool{}, map[string]bool{}
+	for id, p := range first {
+		assert.Regexp(t, `^[1-9][0-9]{17}$`, id)
+		patients[p] = true
+	}
+	for _, d := range src {
+		srcPatients[d.Patient] = true
+		assert.NotContains(t, patients, d.Patient)
+	}
+	assert.Len(t, patients, len(srcPatients), "each source patient is one release patient")
+
+	// The next version of the line, made without asking, names them alike.
+	r2, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "p", Version: "1.1.0", Parent: "p@1.0.0"})
+	require.NoError(t, err)
+	assert.Equal(t, r1.RootHash, r2.RootHash)
+	assert.Equal(t, first, ids("p@1.1.0"))
+	d, err := st.DiffReleases(ctx, "p@1.0.0", "p@1.1.0")
+	require.NoError(t, err)
+	assert.Empty(t, d.DocumentsAdded)
+	assert.Empty(t, d.DocumentsChanged)
+
+	// Another line's ids are unrelated; a line with the corpus's ids cannot
+	// turn pseudonymous.
+	other, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "q", Version: "1.0.0", PseudonymousIDs: true})
+	require.NoError(t, err)
+	assert.NotEqual(t, r1.RootHash, other.RootHash)
+	for id := range ids("q@1.0.0") {
+		assert.NotContains(t, first, id)
+	}
+	_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "plain", Version: "1.1.0", Parent: "plain@1.0.0", PseudonymousIDs: true})
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "keeps the corpus's own ids")
+}
+
 func TestLineageOfATaggedEvaluation(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLite)

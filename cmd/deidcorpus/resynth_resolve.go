@@ -40,7 +40,7 @@ func setupResynthResolve(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "resolved %v check findings of %q: it is no longer quarantined\n", c.CheckResolution["findings"], c.Name)
+		fmt.Fprintf(e.stdout, "resolved %s of %q: it is no longer quarantined\n", counted(c.CheckResolution["findings"], "check finding"), c.Name)
 		return nil
 	}
 }

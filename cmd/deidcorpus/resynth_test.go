@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/zip"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,7 +54,33 @@ func TestResynthCheckFailed(t *testing.T) {
 	assert.Equal(t, 2, code, "no reason")
 	code, out, errs = cli(t, "resynth", "resolve", "--db", db, "a-r", "--reason", "reviewed: the kept value is an eponym")
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, `resolved 1 check findings of "a-r"`)
+	assert.Contains(t, out, `resolved 1 check finding of "a-r"`)
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "r", "--version", "1.0.0")
 	assert.Equal(t, 0, code, errs)
+
+	// For sharing, with pseudonymous ids: the source's note id 900-01 is in
+	// no file of the archive, which verifies.
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "pub", "--version", "1.0.0",
+		"--share", "--pseudonymous-ids")
+	require.Equal(t, 0, code, errs)
+	archive := filepath.Join(dir, "pub.zip")
+	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "pub@1.0.0", "--out", archive)
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "release", "verify", archive)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "OK, pub@1.0.0, ")
+	z, err := zip.OpenReader(archive)
+	require.NoError(t, err)
+	defer z.Close()
+	sourceID := regexp.MustCompile(`\b900(-01)?\b`)
+	for _, f := range z.File {
+		r, err := f.Open()
+		require.NoError(t, err)
+		data, err := io.ReadAll(r)
+		require.NoError(t, err)
+		assert.False(t, sourceID.MatchString(f.Name+"\n"+string(data)), "%s names the source's note or patient", f.Name)
+		if f.Name == "DATASHEET.md" {
+			assert.Contains(t, string(data), "| document and patient ids | pseudonymous")
+		}
+	}
 }

@@ -131,8 +131,10 @@ type ReleaseInput struct {
 	// name@version of the release this one follows.
 	Parent *string `json:"parent,omitempty"`
 	// For outside sharing: refused unless the corpus is surrogate text whose check found no leak and no misaligned span.
-	Share       bool   `json:"share"`
-	Description string `json:"description"`
+	Share bool `json:"share"`
+	// Replace the corpus's document and patient ids by keyed hashes (a source's ids are often record numbers). A release that follows one with pseudonymous ids has them too.
+	PseudonymousIDs bool   `json:"pseudonymousIDs"`
+	Description     string `json:"description"`
 }
 
 type ResynthesisInput struct {

@@ -17,6 +17,7 @@ type Datasheet struct {
 	Root                                       string
 	Created                                    time.Time
 	Share                                      bool
+	PseudonymousIDs                            bool // the corpus's ids replaced by keyed hashes
 	Provenance                                 map[string]any
 	Documents, Patients, Characters, Tokens    int
 	Spans, UniqueSpans                         int
@@ -56,7 +57,12 @@ func (d Datasheet) Markdown() string {
 	if d.Parent != "" {
 		fmt.Fprintf(&b, "| parent release | %s |\n", d.Parent)
 	}
-	fmt.Fprintf(&b, "| for outside sharing | %v |\n\n", d.Share)
+	fmt.Fprintf(&b, "| for outside sharing | %v |\n", d.Share)
+	if d.PseudonymousIDs {
+		b.WriteString("| document and patient ids | pseudonymous: keyed hashes of the corpus's ids, the same in every version of this release's line |\n\n")
+	} else {
+		b.WriteString("| document and patient ids | the corpus's own |\n\n")
+	}
 
 	b.WriteString("## Size\n\n")
 	fmt.Fprintf(&b, "%d documents of %d patients, %d characters, %d whitespace tokens; %d PHI spans (%d distinct texts)",
