@@ -846,12 +846,13 @@ const refOf = (v) => `${rel}@${v}`;
 const releaseQuery = (ref) => gql(`query($r: String!) { release(ref: $r) { id ref documents spans rootHash parentRef datasheet } }`, { r: ref }).then((d) => d.release);
 
 /** createFromForm fills the release form (name typed, so the version and parent are suggested) and submits it with the keyboard. */
-async function createFromForm(name, { share = false } = {}) {
+async function createFromForm(name, { share = false, pseudonymous = false } = {}) {
   await page.selectOption('#rel-corpus', corpus.name);
   await page.fill('#rel-name', '');
   await page.locator('#rel-name').focus();
   await page.keyboard.type(name);
   if (share) await page.check('#rel-share');
+  if (pseudonymous) await page.check('#rel-pseudonymous');
   await page.fill('#rel-description', 'made by the browser tests');
   await page.locator('#form-release button[type="submit"]').focus();
   await page.keyboard.press('Enter');
@@ -931,6 +932,18 @@ test('a second version with nothing changed: its parent is suggested, and the di
   assert.equal(await page.locator('.diff-page').getAttribute('data-changes'), '0');
   assert.match(await page.locator('.no-changes').innerText(), /^No changes: .*same documents and spans.*same root hash/);
   await shot('release-diff.png');
+});
+
+test('a release with pseudonymous ids says so in its datasheet', async () => {
+  await ready('releases', () => page.evaluate(() => { location.hash = '#/releases'; }));
+  const name = `${rel}-pseudonymous`;
+  await ready('releases', () => createFromForm(name, { pseudonymous: true }));
+  const r = await releaseQuery(`${name}@1.0.0`);
+  assert.ok(r, 'the release was created');
+  assert.match(r.datasheet, /\| document and patient ids \| pseudonymous/);
+  const first = await releaseQuery(refOf('1.0.0'));
+  assert.match(first.datasheet, /\| document and patient ids \| the corpus's own \|/);
+  assert.notEqual(r.rootHash, first.rootHash, 'the content hashes cover the ids');
 });
 
 test('sharing the original-text demo corpus is refused with a visible message', async () => {

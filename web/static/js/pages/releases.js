@@ -92,6 +92,7 @@ function createForm(corpora, releases, query) {
     h('option', { value: '' }, 'none (a first release)'),
     releases.map((r) => h('option', { value: r.ref }, `${r.ref} (${r.corpus})`)));
   const share = h('input', { id: 'rel-share', name: 'share', type: 'checkbox' });
+  const pseudonymous = h('input', { type: 'checkbox', id: 'rel-pseudonymous', name: 'pseudonymousIDs' });
   const description = h('textarea', { id: 'rel-description', name: 'description', rows: 3 });
   const sets = h('fieldset', { class: 'sets', id: 'rel-sets' }, h('legend', {}, 'Annotation sets'));
   const status = h('div', { class: 'form-status', role: 'status', id: 'rel-status' });
@@ -138,7 +139,7 @@ function createForm(corpora, releases, query) {
       const input = {
         corpus: corpus.value, name: name.value.trim(), version: version.value.trim(),
         sets: [...sets.querySelectorAll('input[name="set"]:checked')].map((x) => x.value),
-        share: share.checked, description: description.value.trim(),
+        share: share.checked, pseudonymousIDs: pseudonymous.checked, description: description.value.trim(),
       };
       if (parent.value) input.parent = parent.value;
       if (!input.corpus) return fail('Choose a corpus.');
@@ -168,7 +169,10 @@ function createForm(corpora, releases, query) {
     sets,
     h('div', { class: 'field share-field' },
       h('label', { class: 'check', for: 'rel-share' }, share, ' For outside sharing'),
-      h('small', { class: 'muted' }, 'Allowed only for surrogate text whose check found no leak and no misaligned span.'))),
+      h('small', { class: 'muted' }, 'Allowed only for surrogate text whose check found no leak and no misaligned span.')),
+    h('div', { class: 'field share-field' },
+      h('label', { class: 'check', for: 'rel-pseudonymous' }, pseudonymous, ' Pseudonymous ids'),
+      h('small', { class: 'muted' }, 'Documents and patients named by keyed-hash numbers, not the corpus’s ids (often record numbers); a release that follows one has them too.'))),
   h('div', { class: 'field wide' }, h('label', { for: 'rel-description' }, 'Description'), description),
   h('div', { class: 'form-actions' }, submit, status));
   status.tabIndex = -1;
