@@ -55,9 +55,10 @@ func (p ResynthesizeParams) policy() (*surrogate.Policy, []byte, error) {
 
 // resynthesize replaces the PHI of a corpus's documents with surrogates and
 // writes them, re-aligned, into a surrogate corpus. Documents the surrogate
-// corpus already has are not rewritten: they constrain the new surrogates, and
-// the stored mappings and date shifts make a patient's new notes consistent
-// with their earlier ones.
+// corpus already has are not rewritten unless their source changed since
+// (see surrogate.Outline): they constrain the new surrogates, and the stored
+// mappings and date shifts make a patient's new notes consistent with their
+// earlier ones.
 func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	var p ResynthesizeParams
 	if err := run.Params(&p); err != nil {
@@ -79,7 +80,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]bool{} // the target's notes, which this job does not rewrite
+	// The target's notes, which this job does not rewrite unless their
+	// source changed since: their outlines.
+	var done map[string]surrogate.Outline
 	redo := false
 	var marker *store.ResynthesisMarker // this job's, when an earlier attempt began writing
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
@@ -103,14 +106,14 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 			redo = out.CheckStatus == corpus.CheckStatusFailed
 		}
 		if !redo {
-			if done, err = st.DocumentIDsBefore(ctx, out.ID, before); err != nil {
+			if done, err = st.SurrogateOutlines(ctx, out, before); err != nil {
 				return nil, err
 			}
 		}
 	}
 	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {
 		for _, d := range batch {
-			if done[d.ID] {
+			if o, ok := done[d.ID]; ok && o == surrogate.OutlineOf(d) {
 				context = append(context, d)
 			} else {
 				todo = append(todo, d)

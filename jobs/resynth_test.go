@@ -317,3 +317,61 @@ func sortMappings(ms []surrogate.Mapping) {
 		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Original, b.Original))
 	})
 }
+
+// TestResynthesisRewritesChangedNotes: a curator adds to the source a name
+// the gold had missed, which the surrogate corpus holds as written; the next
+// resynthesis into the same corpus rewrites that note (its outline changed),
+// and the one after rewrites nothing.
+func TestResynthesisRewritesChangedNotes(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 6, Seed: 4}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	// The first note's first patient name, unannotated.
+	d := &docs[0]
+	k := slices.IndexFunc(d.Spans, func(s pipeline.Span) bool { return s.Type == "PATIENT" })
+	require.GreaterOrEqual(t, k, 0)
+	missed := d.Spans[k]
+	fixed := *d
+	fixed.Spans = slices.Clone(d.Spans)
+	d.Spans = slices.Delete(slices.Clone(d.Spans), k, k+1)
+	opt := store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}
+	_, err := st.ImportDocuments(ctx, opt, docs)
+	require.NoError(t, err)
+
+	m := newManager(t, st, nil, jobs.Options{})
+	run := func() map[string]any {
+		j, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 3}, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, j.ID)[0]
+		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		return done.Result
+	}
+	surrogateText := func() string {
+		out, err := st.CorpusByName(ctx, "notes-r")
+		require.NoError(t, err)
+		ds, err := st.LoadDocuments(ctx, out, "gold")
+		require.NoError(t, err)
+		for _, s := range ds {
+			if s.ID == d.ID {
+				return s.Text
+			}
+		}
+		t.Fatalf("no surrogate of %s", d.ID)
+		return ""
+	}
+	assert.EqualValues(t, len(docs), run()["documents"])
+	require.Contains(t, surrogateText(), missed.Text, "the missed name is copied")
+
+	opt.Replace = true
+	_, err = st.ImportDocuments(ctx, opt, []pipeline.Document{fixed})
+	require.NoError(t, err)
+	res := run()
+	assert.GreaterOrEqual(t, res["documents"], float64(1), "the changed note is rewritten")
+	assert.Less(t, res["documents"], float64(len(docs)), "not the whole corpus")
+	assert.NotContains(t, surrogateText(), missed.Text)
+	assert.EqualValues(t, 0, run()["documents"], "nothing changed since")
+}

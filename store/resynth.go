@@ -245,6 +245,27 @@ func (s *Store) DocumentIDsBefore(ctx context.Context, corpusID int, before time
 	return out, nil
 }
 
+// SurrogateOutlines reads the outline (surrogate.Outline) of each document
+// a surrogate corpus held before a time (every one when it is zero), a
+// batch at a time: a resynthesis rewrites a source note whose outline
+// differs from its surrogate's, one changed since.
+func (s *Store) SurrogateOutlines(ctx context.Context, target *ent.Corpus, before time.Time) (map[string]surrogate.Outline, error) {
+	ids, err := s.DocumentIDsBefore(ctx, target.ID, before)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	out := make(map[string]surrogate.Outline, len(ids))
+	err = s.EachBatch(ctx, target, "gold", "", readBatch, func(docs []pipeline.Document) error {
+		for _, d := range docs {
+			if ids[d.ID] {
+				out[d.ID] = surrogate.OutlineOf(d)
+			}
+		}
+		return ctx.Err()
+	})
+	return out, err
+}
+
 // ResynthesisMarker is what a resynthesis in progress writes on its target
 // corpus (provenance "inProgress"), with the corpus quarantined, until it
 // finishes: readers never take a half-written corpus for a checked one, and a

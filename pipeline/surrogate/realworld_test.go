@@ -78,6 +78,11 @@ func TestRealCorporaPassTheirCheck(t *testing.T) {
 				}
 				if key == 1 {
 					assertRealWords(t, c.docs, res, words)
+					for i, d := range res.Docs { // what tells an unchanged source note (see Outline)
+						if OutlineOf(d) != OutlineOf(c.docs[i]) {
+							t.Errorf("document %s: its surrogate's outline differs from its source's", d.ID)
+						}
+					}
 				}
 			}
 		})

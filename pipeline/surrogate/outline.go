@@ -1,0 +1,45 @@
+package surrogate
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"slices"
+	"strconv"
+
+	"deidcorpus/pipeline"
+)
+
+// Outline is what resynthesis leaves of a document as it was: its text
+// outside the spans and its spans' labels. A surrogate note has the outline
+// of the source note it was made from, so a source note whose outline
+// differs from its surrogate's was changed since (a span added, removed,
+// moved or relabelled, its text edited around them) and must be
+// resynthesized again: a name annotated after the first run would
+// otherwise stay in the surrogate text.
+type Outline [16]byte
+
+// OutlineOf is a document's outline.
+func OutlineOf(d pipeline.Document) Outline {
+	spans := slices.Clone(d.Spans)
+	slices.SortFunc(spans, func(a, b pipeline.Span) int { return cmp.Compare(a.Start, b.Start) })
+	labels := make([]string, len(spans))
+	for i, s := range spans {
+		labels[i] = s.Category + "\x00" + s.Type
+	}
+	slices.Sort(labels) // realigned spans of one start may come in another order
+	h := sha256.New()
+	for _, l := range labels {
+		h.Write([]byte(l + "\x01"))
+	}
+	ix := pipeline.NewIndex(d.Text)
+	prev := 0
+	for _, s := range spans {
+		if s.Start > prev {
+			gap := ix.Slice(prev, s.Start)
+			h.Write([]byte(strconv.Itoa(len(gap)) + ":" + gap))
+		}
+		prev = max(prev, s.End)
+	}
+	h.Write([]byte(ix.Slice(prev, ix.Len())))
+	return Outline(h.Sum(nil)[:16])
+}
