@@ -67,9 +67,13 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
 		}
 		if check != nil {
-			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v for review\n",
+			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v unannotated, %v for review\n",
 				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]), number(check["identifiers"]),
-				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["review"]))
+				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["unannotated"]), number(check["review"]))
+			if n := number(check["unannotated"]); n != "0" && n != "<nil>" {
+				fmt.Fprintf(e.stdout, "%s: original values outside the gold spans, copied unchanged (the source's annotation missed them); "+
+					"see them with: deidcorpus resynth report %s\n", counted(check["unannotated"], "unannotated find"), *out)
+			}
 			if ok, _ := check["ok"].(bool); !ok {
 				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
 					j.ID, *out, number(j.Result["checkFindings"]), *out)

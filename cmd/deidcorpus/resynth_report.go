@@ -140,10 +140,15 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.IntervalErrors), problems(r.IntervalErrors))
 	section("Surrogates equal to an original of their patient",
 		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.EqualToOriginal), problems(r.EqualToOriginal))
-	section("Unannotated: an original in text copied unchanged (a span missing in the source)", "DOCUMENT\tPATIENT\tTYPE\tAT\tVALUE",
+	section("Unannotated: an original in text copied unchanged (a span missing in the source)",
+		"DOCUMENT\tPATIENT\tTYPE\tAT IN THE SOURCE\tAT IN THE SURROGATE\tVALUE",
 		len(r.Unannotated), func(tw *tabwriter.Writer, i int) {
 			l := r.Unannotated[i]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, l.Start, l.End, l.Value)
+			src := "-" // a report from before source offsets were kept
+			if l.SourceEnd > 0 {
+				src = fmt.Sprintf("%d-%d", l.SourceStart, l.SourceEnd)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, src, l.Start, l.End, l.Value)
 		})
 	section("For review", "DOCUMENT\tAT\tTYPE\tORIGINAL\tSURROGATE\tREASON", len(review), func(tw *tabwriter.Writer, i int) {
 		v := review[i]

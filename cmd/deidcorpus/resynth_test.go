@@ -84,3 +84,32 @@ func TestResynthCheckFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestResynthSaysWhatItCopied: a name the gold annotates once and misses
+// once is copied where it was missed; the check passes (it lists such finds
+// for a person), but resynth says so and where to read them, with the
+// offsets of the source, where the span is missing.
+func TestResynthSaysWhatItCopied(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "901-01.xml"), []byte(`<?xml version="1.0" encoding="UTF-8" ?>
+<deIdi2b2>
+<TEXT><![CDATA[Mr. Garfunkel was seen today. Garfunkel is well.]]></TEXT>
+<TAGS>
+<NAME id="P0" start="4" end="13" text="Garfunkel" TYPE="PATIENT" comment="" />
+</TAGS>
+</deIdi2b2>
+`), 0o644))
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", notes)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "ok=true")
+	assert.Contains(t, out, ", 1 unannotated, ")
+	assert.Contains(t, out, "1 unannotated find: original values outside the gold spans, copied unchanged")
+	code, out, errs = cli(t, "resynth", "report", "--db", db, "a-r")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `901-01\s+901\s+PATIENT\s+30-39\s+\d+-\d+\s+"Garfunkel"`, out)
+}

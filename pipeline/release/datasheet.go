@@ -102,9 +102,15 @@ func (d Datasheet) Markdown() string {
 		if ids == nil {
 			ids = "unsearched" // a check older than the search for source ids
 		}
-		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v source ids in the text, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.\n\n",
+		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v source ids in the text, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.",
 			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], ids, check["misaligned"],
 			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
+		// Originals written where the gold has no span: copied as they were.
+		if n := fmt.Sprint(check["unannotated"]); n != "0" && n != "<nil>" {
+			fmt.Fprintf(&b, " **%v original values were found outside the gold spans and copied unchanged** (unannotated: the "+
+				"source's annotation missed them; a curator reads them in the check report).", check["unannotated"])
+		}
+		b.WriteString("\n\n")
 	}
 	if m, ok := d.Provenance["mapping"]; ok {
 		fmt.Fprintf(&b, "Derived from `%v` with the tag-set mapping `%v` (%v).\n\n", d.Provenance["from"], m, d.Provenance["mappingHash"])

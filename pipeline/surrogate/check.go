@@ -74,6 +74,9 @@ type SpanProblem struct {
 type Leak struct {
 	Patient, Doc, Type, Value string
 	Start, End                int // code points in the output document
+	// SourceStart and SourceEnd are an unannotated find's code points in
+	// the source document, where a curator adds the missing span.
+	SourceStart, SourceEnd int `json:",omitempty"`
 }
 
 // The kinds of an IdentifierLeak.
@@ -269,7 +272,13 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 			c.surPatterns[p]++
 		}
 	}
-	for _, dc := range docs {
+	for i, dc := range docs {
+		if o := byID[res.Docs[i].ID]; o != nil {
+			for k := range dc.finds.unannotated {
+				l := &dc.finds.unannotated[k]
+				l.SourceStart, l.SourceEnd = sourceOffset(*o, res.Docs[i], l.Start), sourceOffset(*o, res.Docs[i], l.End)
+			}
+		}
 		r.Misaligned = append(r.Misaligned, dc.misaligned...)
 		r.EqualToOriginal = append(r.EqualToOriginal, dc.equal...)
 		r.IntervalErrors = append(r.IntervalErrors, dc.interval...)
@@ -486,6 +495,24 @@ func patternRows(orig, sur map[string]int) []PatternRow {
 		out[i] = PatternRow{Pattern: p.Pattern, Tokens: p.Tokens, Original: p.A, Surrogate: p.B}
 	}
 	return out
+}
+
+// sourceOffset is the code point of the source document at which text
+// copied unchanged into its surrogate, at code point at, stands: at moved
+// back by what the surrogates before it added. The spans of both are in the
+// same order (resynthesis re-aligns them one for one).
+func sourceOffset(orig, sur pipeline.Document, at int) int {
+	if len(orig.Spans) != len(sur.Spans) {
+		return at
+	}
+	moved := 0
+	for k, s := range sur.Spans {
+		if s.End <= at {
+			o := orig.Spans[k]
+			moved += (o.End - o.Start) - (s.End - s.Start)
+		}
+	}
+	return at + moved
 }
 
 // docFinds are one document's finds.

@@ -88,10 +88,21 @@ func TestMEDDOCAN(t *testing.T) {
 		t.Errorf("language %q, want es", res.Language)
 	}
 	rep := assertClean(t, docs, res, pol)
+	byID := map[string]pipeline.Document{}
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
 	for i, l := range rep.Unannotated {
 		if i < 10 {
 			t.Logf("unannotated: %s %q at %d", l.Doc, l.Value, l.Start)
 		}
+		// Where a curator adds the missing span: the value, in the source.
+		if got := pipeline.NewIndex(byID[l.Doc].Text).Slice(l.SourceStart, l.SourceEnd); got != l.Value {
+			t.Errorf("unannotated %q in %s: the source holds %q at %d-%d", l.Value, l.Doc, got, l.SourceStart, l.SourceEnd)
+		}
+	}
+	if len(rep.Unannotated) == 0 {
+		t.Error("MEDDOCAN's gold misses some values it annotates elsewhere: no unannotated find")
 	}
 	for i, it := range res.Review {
 		if i < 10 {

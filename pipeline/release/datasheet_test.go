@@ -1,0 +1,34 @@
+package release
+
+import (
+	"strings"
+	"testing"
+)
+
+// A datasheet states a surrogate corpus's check, and says plainly when the
+// check found originals copied where the gold had no span, and which ids
+// the release carries.
+func TestDatasheetStatesTheCheck(t *testing.T) {
+	check := map[string]any{"ok": true, "leaks": 0.0, "identifiers": 0.0, "misaligned": 0.0, "inconsistent": 0.0,
+		"intervalErrors": 0.0, "datesChecked": 12.0, "review": 3.0, "unannotated": 0.0}
+	d := Datasheet{Name: "n", Version: "1.0.0", Provenance: map[string]any{"from": "src", "seed": 7.0, "check": check}}
+	clean := d.Markdown()
+	for _, want := range []string{"Check: ok=true, 0 leaks, 0 source ids in the text", "12 dates checked, 3 items listed for review.\n",
+		"| document and patient ids | the corpus's own |"} {
+		if !strings.Contains(clean, want) {
+			t.Errorf("the datasheet lacks %q:\n%s", want, clean)
+		}
+	}
+	if strings.Contains(clean, "copied unchanged") {
+		t.Errorf("a check without unannotated finds mentions them:\n%s", clean)
+	}
+	check["unannotated"] = 2.0
+	d.PseudonymousIDs = true
+	sheet := d.Markdown()
+	for _, want := range []string{"**2 original values were found outside the gold spans and copied unchanged**",
+		"| document and patient ids | pseudonymous"} {
+		if !strings.Contains(sheet, want) {
+			t.Errorf("the datasheet lacks %q:\n%s", want, sheet)
+		}
+	}
+}
