@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 	"time"
 
 	"deidcorpus/store"
@@ -57,13 +58,10 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS")
+			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS\tDETAIL")
 			for _, a := range entries {
-				ids := strings.Join(a.Ids, ",")
-				if len(ids) > 60 {
-					ids = ids[:57] + "..."
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target, ids)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target,
+					clip(strings.Join(a.Ids, ","), 60), clip(a.Detail, 100))
 			}
 			return tw.Flush()
 		}
@@ -89,4 +87,23 @@ func verifyAudit(ctx context.Context, e *env, st *store.Store) error {
 	// entries removed from the end.
 	fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", n, last.Seq, last.Hash)
 	return nil
+}
+
+// clip shortens a column's text to n bytes, marking the cut, on a rune
+// boundary; tabs and line breaks become spaces, which keep the table.
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

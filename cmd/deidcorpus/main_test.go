@@ -329,12 +329,25 @@ func TestAuditVerifyCLI(t *testing.T) {
 	code, out, errs := cli(t, "audit", "verify", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "audit log OK: 4 entries", "three records and the command's own")
+	// list shows what each command was given (its detail), on one line.
+	require.NoError(t, st.Audit(context.Background(), store.AuditRecord{Action: "export", Target: "cli.export", Detail: "corpus=med\tformat=i2b2"}))
+	code, out, errs = cli(t, "audit", "list", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `(?m)^SEQ\s+AT\s+ACTOR\s+ACTION\s+TARGET\s+IDS\s+DETAIL$`, out)
+	assert.Regexp(t, `(?m)^5\s.*export\s+cli\.export\s+corpus=med format=i2b2$`, out)
 	_, err = st.DB.Exec("UPDATE audit_entries SET target = 'nothing' WHERE seq = 3")
 	require.NoError(t, err)
 	st.Close()
 	code, _, errs = cli(t, "audit", "verify", "--db", db)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "broken at entry 3")
+}
+
+func TestClip(t *testing.T) {
+	assert.Equal(t, "abc", clip("abc", 5))
+	assert.Equal(t, "ab...", clip("abcdef", 5))
+	assert.Equal(t, "a b", clip("a\tb", 5))
+	assert.Equal(t, "ñ...", clip("ñññññ", 6), "cut on a rune boundary")
 }
 
 // TestMissingRowsAreNotFound: a missing row is not_found in the CLI as in the
