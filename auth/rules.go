@@ -155,6 +155,23 @@ func Operations() []string {
 	return ops
 }
 
+// describeOp names an operation as its caller knows it: a command line
+// ("cli.release.create") as the command, a GraphQL field as it is.
+func describeOp(op string) string {
+	if cmd, ok := strings.CutPrefix(op, "cli."); ok {
+		return "deidcorpus " + strings.ReplaceAll(cmd, ".", " ")
+	}
+	return op
+}
+
+// withArticle puts "a" or "an" before a role's name.
+func withArticle(role string) string {
+	if role != "" && strings.ContainsRune("aeiou", rune(role[0])) {
+		return "an " + role
+	}
+	return "a " + role
+}
+
 // Check decides whether ctx's viewer may run op with args (raw argument
 // values: input objects as maps). A context without a viewer is the process
 // itself and may do everything. Refusals are forbidden errors; an object the
@@ -169,7 +186,7 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 		return apperr.New(apperr.Forbidden, "%s has no access rule", op)
 	}
 	if !slices.Contains(r.Roles, v.Role) {
-		return apperr.New(apperr.Forbidden, "%s needs the %s role (you are %s, a %s)", op, roleList(r.Roles), v.Name, v.Role)
+		return apperr.New(apperr.Forbidden, "%s needs the %s role (you are %s, %s)", describeOp(op), roleList(r.Roles), v.Name, withArticle(string(v.Role)))
 	}
 	if r.Self != "" && v.Role != Admin {
 		if name, ok := lookup(args, r.Self).(string); ok && name != "" && name != v.Name {

@@ -35,7 +35,7 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 	mapped := make([]pipeline.Document, len(docs))
 	for i, d := range docs {
 		if mapped[i], err = m.Apply(d); err != nil {
-			return nil, apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
+			return nil, apperr.Wrap(apperr.Invalid, err) // it names the document
 		}
 	}
 	tagset := phi.Open

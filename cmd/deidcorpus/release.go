@@ -184,7 +184,8 @@ func setupReleaseVerify(e *env, fs *flag.FlagSet) action {
 
 func printDiff(e *env, a, b string, d release.Diff) {
 	fmt.Fprintf(e.stdout, "%s -> %s\n", a, b)
-	fmt.Fprintf(e.stdout, "documents: %d added, %d removed, %d changed\n", len(d.DocumentsAdded), len(d.DocumentsRemoved), len(d.DocumentsChanged))
+	fmt.Fprintf(e.stdout, "documents: %d added, %d removed, %d with changed text\n",
+		len(d.DocumentsAdded), len(d.DocumentsRemoved), len(d.DocumentsChanged))
 	fmt.Fprintf(e.stdout, "spans: %d added, %d removed, %d relabelled\n", len(d.SpansAdded), len(d.SpansRemoved), len(d.SpansRelabelled))
 	for _, id := range d.DocumentsAdded {
 		fmt.Fprintf(e.stdout, "+ document %s\n", id)

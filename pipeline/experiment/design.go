@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
@@ -196,8 +197,14 @@ func OriginalResynthesized(o, r Data) (*Plan, error) {
 	if len(o.Train) == 0 || len(o.Test) == 0 {
 		return nil, errors.New("experiment: the original corpus needs training and test documents")
 	}
-	if !sameIDs(o.Train, r.Train) || !sameIDs(o.Test, r.Test) {
-		return nil, fmt.Errorf("experiment: %s and %s are not split alike (the same document ids on each side)", o.Name, r.Name)
+	for _, side := range []struct {
+		name string
+		a, b []pipeline.Document
+	}{{"training", o.Train, r.Train}, {"test", o.Test, r.Test}} {
+		if !sameIDs(side.a, side.b) {
+			return nil, fmt.Errorf("experiment: %s and %s are not split alike (the same document ids on each side): their %s documents differ, %s",
+				o.Name, r.Name, side.name, idDifference(o.Name, side.a, r.Name, side.b))
+		}
 	}
 	oo, rr, or, ro := "O⇒O", "R⇒R", "O⇒R", "R⇒O"
 	cfg := func(name string, tr, te Data) Configuration {
@@ -241,6 +248,42 @@ func sameIDs(a, b []pipeline.Document) bool {
 		return out
 	}
 	return slices.Equal(ids(a), ids(b))
+}
+
+// idDifference says which document ids one of two lists holds and the
+// other lacks: the first few of each.
+func idDifference(aName string, a []pipeline.Document, bName string, b []pipeline.Document) string {
+	only := func(x, y []pipeline.Document) []string {
+		in := map[string]bool{}
+		for _, d := range y {
+			in[d.ID] = true
+		}
+		var out []string
+		for _, d := range x {
+			if !in[d.ID] {
+				out = append(out, d.ID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var parts []string
+	for _, side := range []struct {
+		name string
+		ids  []string
+	}{{aName, only(a, b)}, {bName, only(b, a)}} {
+		if n := len(side.ids); n > 0 {
+			shown := strings.Join(side.ids[:min(n, 3)], ", ")
+			if n > 3 {
+				shown += fmt.Sprintf(" and %d more", n-3)
+			}
+			parts = append(parts, fmt.Sprintf("only %s has %s", side.name, shown))
+		}
+	}
+	if len(parts) == 0 {
+		return "a document appears twice on one side"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // concat joins two corpora's training documents. The first corpus's document

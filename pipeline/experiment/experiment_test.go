@@ -281,6 +281,11 @@ func TestORDesignSharesModelsAndTestsSignificance(t *testing.T) {
 
 	_, err = OriginalResynthesized(o, Data{Name: "R", Train: rtest, Test: rtrain})
 	assert.Error(t, err, "twins split differently")
+	// The error names documents on each side that the other lacks.
+	_, err = OriginalResynthesized(o, Data{Name: "R", Train: rtrain[1:], Test: rtest})
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "their training documents differ, only "+o.Name+" has "+rtrain[0].ID)
+	}
 }
 
 func TestCrossAndCurvePlans(t *testing.T) {

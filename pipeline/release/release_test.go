@@ -137,6 +137,12 @@ func TestPackVerify(t *testing.T) {
 			return c
 		}, "missing")
 		tamper("no manifest", func(c []formats.File) []formats.File { return c[:len(c)-1] }, "no MANIFEST")
+		tamper("zipped in its folder", func(c []formats.File) []formats.File {
+			for i := range c {
+				c[i].Name = "notes-1.0.0/" + c[i].Name
+			}
+			return c
+		}, "no MANIFEST at the archive's top, but notes-1.0.0/MANIFEST")
 	}
 }
 

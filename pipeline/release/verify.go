@@ -172,6 +172,7 @@ func verify(a archive) (*Verification, error) {
 		haveJS  bool
 		files   int
 		prev    string
+		nested  string // a MANIFEST below the top: the release's folder zipped
 		next    = a()
 	)
 	for {
@@ -191,10 +192,16 @@ func verify(a archive) (*Verification, error) {
 		case MetaFile:
 			js, haveJS = m, true
 		}
+		if nested == "" && strings.HasSuffix(m.name, "/"+ManifestFile) {
+			nested = m.name
+		}
 		prev = m.name
 		files++
 	}
 	if !haveMan {
+		if nested != "" {
+			return nil, fmt.Errorf("no MANIFEST at the archive's top, but %s: a release's files are zipped as they are, not in a folder", nested)
+		}
 		return nil, errors.New("no MANIFEST in the archive")
 	}
 	if !haveJS {
