@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"deidcorpus/store"
 )
