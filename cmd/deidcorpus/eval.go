@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -90,6 +91,10 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return evalError(err)
 		}
+		// As the i2b2 script does, only documents on both sides are scored;
+		// said on stderr, so that stdout stays the script's.
+		warnUnpaired(e.stderr, "gold", "system output", report.GoldOnly)
+		warnUnpaired(e.stderr, "system", "gold", report.SystemOnly)
 		out := evalOutput{Report: report}
 		if *compare != "" {
 			others, err := readAnnotations(f, *compare)
@@ -121,6 +126,19 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		}
 		return nil
 	}
+}
+
+// warnUnpaired says which documents of one side eval left out for want of
+// the other side's: the first five ids.
+func warnUnpaired(w io.Writer, side, lacking string, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	shown := strings.Join(ids[:min(len(ids), 5)], ", ")
+	if len(ids) > 5 {
+		shown += ", ..."
+	}
+	fmt.Fprintf(w, "deidcorpus eval: not scored, for want of %s: %s (%s)\n", lacking, counted(len(ids), side+" document"), shown)
 }
 
 // readAnnotations reads one annotation set. System output may overlap, and

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/internal/shared"
@@ -28,6 +30,27 @@ func TestEvalPrintsTheOfficialScriptsReport(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join(fixture, "expected_i2b2_evaluate_output.txt"))
 	require.NoError(t, err)
 	require.Equal(t, string(want), out)
+}
+
+// Documents of one side only are left out, as the script does, and said so
+// on stderr.
+func TestEvalSaysWhatItLeftOut(t *testing.T) {
+	fixture := shared.Path(t, "meddocan-i2b2/sample-fixture")
+	entries, err := os.ReadDir(filepath.Join(fixture, "system-baseline"))
+	require.NoError(t, err)
+	some := t.TempDir()
+	for _, en := range entries[:5] {
+		data, err := os.ReadFile(filepath.Join(fixture, "system-baseline", en.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(some, en.Name()), data, 0o644))
+	}
+	code, out, errOut := runCLI(t, "eval", "--gold", filepath.Join(fixture, "gold"), "--system", some)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, fmt.Sprintf("not scored, for want of system output: %d gold documents (", len(entries)-5))
+	assert.NotContains(t, out, "not scored")
+	code, _, errOut = runCLI(t, "eval", "--gold", filepath.Join(fixture, "gold"), "--system", filepath.Join(fixture, "system-baseline"))
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "not scored")
 }
 
 func TestEvalJSONHasEveryFigure(t *testing.T) {
