@@ -384,7 +384,7 @@ type ComplexityRoot struct {
 		CreateUser            func(childComplexity int, name string, role user.Role) int
 		DeleteCorpus          func(childComplexity int, name string) int
 		DeriveCorpus          func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
-		ExportCorpus          func(childComplexity int, corpus string, set string, format string) int
+		ExportCorpus          func(childComplexity int, corpus string, set string, format string, split *document.Split) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
 		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
@@ -392,7 +392,7 @@ type ComplexityRoot struct {
 		RevokeToken           func(childComplexity int, id int) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
 		StartExperiment       func(childComplexity int, input model.ExperimentInput) int
-		StartExport           func(childComplexity int, corpus string, set string, format string) int
+		StartExport           func(childComplexity int, corpus string, set string, format string, split *document.Split) int
 		StartImport           func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		StartResynthesis      func(childComplexity int, input model.ResynthesisInput) int
 		StartTagging          func(childComplexity int, input model.TaggingInput) int
@@ -649,7 +649,7 @@ type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string, kind corpus.Kind) (*ent.Corpus, error)
 	ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error)
 	StartImport(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*ent.Job, error)
-	ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error)
+	ExportCorpus(ctx context.Context, corpus string, set string, format string, split *document.Split) (*model.Download, error)
 	DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error)
 	DeleteCorpus(ctx context.Context, name string) (bool, error)
 	CreateUser(ctx context.Context, name string, role user.Role) (*ent.User, error)
@@ -660,7 +660,7 @@ type MutationResolver interface {
 	RevokeToken(ctx context.Context, id int) (*ent.Token, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
-	StartExport(ctx context.Context, corpus string, set string, format string) (*ent.Job, error)
+	StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error)
 	StartEvaluation(ctx context.Context, input model.EvaluationInput) (*ent.Job, error)
 	StartTraining(ctx context.Context, input model.TrainingInput) (*ent.Job, error)
 	StartTagging(ctx context.Context, input model.TaggingInput) (*ent.Job, error)
@@ -2197,7 +2197,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ExportCorpus(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string)), true
+		return e.ComplexityRoot.Mutation.ExportCorpus(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string), args["split"].(*document.Split)), true
 	case "Mutation.importDocuments":
 		if e.ComplexityRoot.Mutation.ImportDocuments == nil {
 			break
@@ -2285,7 +2285,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.StartExport(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string)), true
+		return e.ComplexityRoot.Mutation.StartExport(childComplexity, args["corpus"].(string), args["set"].(string), args["format"].(string), args["split"].(*document.Split)), true
 	case "Mutation.startImport":
 		if e.ComplexityRoot.Mutation.StartImport == nil {
 			break
@@ -5192,6 +5192,14 @@ func (ec *executionContext) field_Mutation_exportCorpus_args(ctx context.Context
 		return nil, err
 	}
 	args["format"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "split",
+		func(ctx context.Context, v any) (*document.Split, error) {
+			return ec.unmarshalODocumentSplit2ᚖdeidcorpusᚋentᚋdocumentᚐSplit(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["split"] = arg3
 	return args, nil
 }
 
@@ -5352,6 +5360,14 @@ func (ec *executionContext) field_Mutation_startExport_args(ctx context.Context,
 		return nil, err
 	}
 	args["format"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "split",
+		func(ctx context.Context, v any) (*document.Split, error) {
+			return ec.unmarshalODocumentSplit2ᚖdeidcorpusᚋentᚋdocumentᚐSplit(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["split"] = arg3
 	return args, nil
 }
 
@@ -12114,7 +12130,7 @@ func (ec *executionContext) _Mutation_exportCorpus(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ExportCorpus(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["format"].(string))
+			return ec.Resolvers.Mutation().ExportCorpus(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["format"].(string), fc.Args["split"].(*document.Split))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Download) graphql.Marshaler {
@@ -12598,7 +12614,7 @@ func (ec *executionContext) _Mutation_startExport(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().StartExport(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["format"].(string))
+			return ec.Resolvers.Mutation().StartExport(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["format"].(string), fc.Args["split"].(*document.Split))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -19,6 +20,7 @@ type ExportParams struct {
 	Corpus string `json:"corpus"`
 	Set    string `json:"set"`
 	Format string `json:"format"`
+	Split  string `json:"split,omitempty"` // every document when empty
 }
 
 // Validate checks an export's parameters before it is queued.
@@ -35,6 +37,9 @@ func (p ExportParams) Validate() error {
 	}
 	if f.Write == nil {
 		return fmt.Errorf("format: %s cannot be written", p.Format)
+	}
+	if p.Split != "" && !slices.Contains(pipeline.Splits, p.Split) {
+		return fmt.Errorf("split: unknown split %q (known: %s)", p.Split, strings.Join(pipeline.Splits, ", "))
 	}
 	return nil
 }
@@ -53,12 +58,13 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	// and stored in chunks as it is written: the job holds a batch and a
 	// chunk, never the archive.
 	run.Progress(0, 1, "writing the archive")
+	opt := store.ExportOptions{Corpus: p.Corpus, Set: p.Set, Format: p.Format, Split: p.Split}
 	files, written := 0, false
-	a, err := run.Store.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: p.Corpus + "-" + p.Set + "-" + p.Format + ".zip",
+	a, err := run.Store.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: opt.Name() + ".zip",
 		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy},
 		func(w io.Writer) error {
 			z := formats.NewZipFiles(w)
-			err := run.Store.ExportTo(ctx, p.Corpus, p.Set, p.Format, z.Create)
+			err := run.Store.ExportTo(ctx, opt, z.Create)
 			if err == nil {
 				err = z.Close()
 			}

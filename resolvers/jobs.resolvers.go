@@ -10,6 +10,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/ent/document"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
 	"deidcorpus/internal/jsonmap"
@@ -42,8 +43,8 @@ func (r *mutationResolver) RetryJob(ctx context.Context, id int) (*ent.Job, erro
 }
 
 // StartExport is the resolver for the startExport field.
-func (r *mutationResolver) StartExport(ctx context.Context, corpus string, set string, format string) (*ent.Job, error) {
-	return r.jobs.Enqueue(ctx, jobs.ExportParams{Corpus: corpus, Set: set, Format: format}, auth.Name(ctx), nil)
+func (r *mutationResolver) StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error) {
+	return r.jobs.Enqueue(ctx, jobs.ExportParams{Corpus: corpus, Set: set, Format: format, Split: splitName(split)}, auth.Name(ctx), nil)
 }
 
 // StartEvaluation is the resolver for the startEvaluation field.

@@ -5,6 +5,7 @@
 package resolvers
 
 import (
+	"deidcorpus/ent/document"
 	"encoding/json"
 	"io"
 
@@ -91,4 +92,13 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// splitName is an optional split argument's name, "" (every split) when
+// absent.
+func splitName(s *document.Split) string {
+	if s == nil {
+		return ""
+	}
+	return string(*s)
 }

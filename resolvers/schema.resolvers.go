@@ -11,6 +11,7 @@ import (
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
 	"deidcorpus/graph"
 	"deidcorpus/graph/model"
 	"deidcorpus/jobs"
@@ -70,7 +71,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.
-func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set string, format string) (*model.Download, error) {
+func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set string, format string, split *document.Split) (*model.Download, error) {
 	f, err := formats.Lookup(format)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
@@ -85,10 +86,14 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 	if _, err := r.store.DocumentSpans(ctx, &ent.Document{CorpusID: c.ID}, set); err != nil {
 		return nil, err
 	}
+	opt := store.ExportOptions{Corpus: corpus, Set: set, Format: format, Split: splitName(split)}
 	q := url.Values{"set": {set}, "format": {format}}
+	if opt.Split != "" {
+		q.Set("split", opt.Split)
+	}
 	return &model.Download{
 		URL:      "/download/corpora/" + url.PathEscape(corpus) + "?" + q.Encode(),
-		Filename: corpus + "-" + set + "-" + format + ".zip",
+		Filename: opt.Name() + ".zip",
 	}, nil
 }
 

@@ -24,12 +24,14 @@ func handleCorpusDownload(logger *slog.Logger, st *store.Store) http.Handler {
 		if format == "" {
 			format = "i2b2"
 		}
+		split := r.URL.Query().Get("split") // every document when empty
 		if err := st.Authorize(r.Context(), "download.corpus", map[string]any{"name": name}); err != nil {
 			httpError(w, logger, err)
 			return
 		}
-		serveZip(w, r, logger, safeFilename(name+"-"+set+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
-			return st.ExportTo(r.Context(), name, set, format, create)
+		opt := store.ExportOptions{Corpus: name, Set: set, Format: format, Split: split}
+		serveZip(w, r, logger, safeFilename(opt.Name())+".zip", func(create func(string) (io.Writer, error)) error {
+			return st.ExportTo(r.Context(), opt, create)
 		}, func() { auditDownload(r, st, logger, "corpus", name+"/"+set) })
 	})
 }

@@ -43,7 +43,7 @@ func TestCorpusDownloadStreams(t *testing.T) {
 		assert.Equal(t, "application/zip", resp.Header.Get("Content-Type"))
 		zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 		require.NoError(t, err)
-		want, err := st.Export(ctx, "c", "gold", format)
+		want, err := st.Export(ctx, store.ExportOptions{Corpus: "c", Set: "gold", Format: format})
 		require.NoError(t, err)
 		require.Len(t, zr.File, len(want), format)
 		for i, m := range zr.File {
@@ -62,7 +62,7 @@ func TestCorpusDownloadStreams(t *testing.T) {
 	require.NoError(t, err)
 	whole, err := formats.WriteI2B22006(stored)
 	require.NoError(t, err)
-	streamed, err := st.Export(ctx, "c", "gold", "i2b2-2006")
+	streamed, err := st.Export(ctx, store.ExportOptions{Corpus: "c", Set: "gold", Format: "i2b2-2006"})
 	require.NoError(t, err)
 	assert.Equal(t, whole, streamed, "i2b2 2006 written in batches is the file written whole")
 

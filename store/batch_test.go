@@ -107,11 +107,11 @@ func TestExportTo(t *testing.T) {
 	s := storetest.Open(t, storetest.SQLite)
 	importSynth(t, s, "notes", 12)
 	for _, format := range []string{"i2b2", "jsonl", "physionet"} {
-		want, err := s.Export(ctx, "notes", "gold", format)
+		want, err := s.Export(ctx, store.ExportOptions{Corpus: "notes", Set: "gold", Format: format})
 		require.NoError(t, err)
 		dir := t.TempDir()
 		files := &formats.DirFiles{Dir: dir}
-		require.NoError(t, s.ExportTo(ctx, "notes", "gold", format, files.Create))
+		require.NoError(t, s.ExportTo(ctx, store.ExportOptions{Corpus: "notes", Set: "gold", Format: format}, files.Create))
 		require.NoError(t, files.Close())
 		got, err := formats.ReadPaths(dir)
 		require.NoError(t, err)
@@ -123,9 +123,9 @@ func TestExportTo(t *testing.T) {
 		}
 	}
 	full := io.ErrShortWrite
-	err := s.ExportTo(ctx, "notes", "gold", "i2b2", func(string) (io.Writer, error) { return nil, full })
+	err := s.ExportTo(ctx, store.ExportOptions{Corpus: "notes", Set: "gold", Format: "i2b2"}, func(string) (io.Writer, error) { return nil, full })
 	assert.ErrorIs(t, err, full)
 	assert.Equal(t, apperr.Internal, apperr.CodeOf(err), "the destination's error is no fault of the documents")
-	err = s.ExportTo(ctx, "notes", "gold", "mimic", func(string) (io.Writer, error) { return io.Discard, nil })
+	err = s.ExportTo(ctx, store.ExportOptions{Corpus: "notes", Set: "gold", Format: "mimic"}, func(string) (io.Writer, error) { return io.Discard, nil })
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "spans outside placeholders do not fit MIMIC's format: %v", err)
 }

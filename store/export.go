@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -11,10 +12,17 @@ import (
 	"deidcorpus/pipeline/formats"
 )
 
+// ExportOptions say what an export writes: a corpus's documents (of one
+// split, or all when Split is empty) with one annotation set, in a format.
+type ExportOptions struct {
+	Corpus, Set, Format string
+	Split               string
+}
+
 // Export renders a corpus's documents with one annotation set in a format.
-func (s *Store) Export(ctx context.Context, corpusName, set, format string) ([]formats.File, error) {
+func (s *Store) Export(ctx context.Context, opt ExportOptions) ([]formats.File, error) {
 	var c formats.Collector
-	if err := s.ExportTo(ctx, corpusName, set, format, c.Create); err != nil {
+	if err := s.ExportTo(ctx, opt, c.Create); err != nil {
 		return nil, err
 	}
 	return c.Files(), nil
@@ -25,23 +33,38 @@ func (s *Store) Export(ctx context.Context, corpusName, set, format string) ([]f
 // that writes batches holds one batch in memory, whatever the corpus's size.
 // Errors create returns pass through with their code; other write errors
 // are the documents' (invalid).
-func (s *Store) ExportTo(ctx context.Context, corpusName, set, format string, create func(name string) (io.Writer, error)) error {
-	f, err := formats.Lookup(format)
+func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(name string) (io.Writer, error)) error {
+	f, err := formats.Lookup(opt.Format)
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
 	if f.Write == nil {
-		return apperr.New(apperr.Invalid, "format %s cannot be written", format)
+		return apperr.New(apperr.Invalid, "format %s cannot be written", opt.Format)
 	}
-	c, err := s.CorpusByName(ctx, corpusName)
+	c, err := s.CorpusByName(ctx, opt.Corpus)
 	if err != nil {
 		return err
 	}
+	if opt.Split != "" {
+		if n, err := s.CountDocuments(ctx, c, opt.Split); err != nil || n == 0 {
+			return cmp.Or(err, s.NoDocumentsIn(ctx, c, opt.Split))
+		}
+	}
 	out := formats.NewStream(f, sinkCreate(create))
-	if err := s.EachBatch(ctx, c, set, "", batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+	if err := s.EachBatch(ctx, c, opt.Set, opt.Split, batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
 		return err
 	}
 	return classify(out.Close())
+}
+
+// Name is an export's file name without extension: corpus, set and
+// format, and the split when there is one ("notes-gold-i2b2-dev").
+func (opt ExportOptions) Name() string {
+	name := opt.Corpus + "-" + opt.Set + "-" + opt.Format
+	if opt.Split != "" {
+		name += "-" + opt.Split
+	}
+	return name
 }
 
 // batchOf is how many documents a streamed export of format f renders at a

@@ -140,7 +140,7 @@ func TestExportReimport(t *testing.T) {
 			ctx := context.Background()
 			s := storetest.Open(t, b)
 			importDir(t, s, "a", "dev", dev)
-			files, err := s.Export(ctx, "a", "gold", "i2b2")
+			files, err := s.Export(ctx, store.ExportOptions{Corpus: "a", Set: "gold", Format: "i2b2"})
 			require.NoError(t, err)
 			require.Len(t, files, 250)
 			_, err = s.Import(ctx, store.ImportOptions{Corpus: "b", TagSet: "i2b2-2014", Split: "dev"}, files)

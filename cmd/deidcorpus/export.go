@@ -11,16 +11,18 @@ import (
 	"strings"
 
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/store"
 )
 
 func init() {
 	register(&command{
 		name:    "export",
 		summary: "write a corpus with one annotation set to a directory or .zip",
-		args:    "--corpus NAME [--set gold] [--format i2b2] --out DIR|FILE.zip",
+		args:    "--corpus NAME [--set gold] [--format i2b2] [--split SPLIT] --out DIR|FILE.zip",
 		examples: []string{
 			"deidcorpus export --corpus notes --out notes-gold/",
 			"deidcorpus export --corpus notes --set system-crf1 --format brat --out crf1.zip",
+			"deidcorpus export --corpus notes --set system-crf1 --split dev --out crf1-dev/   # the notes tag scored",
 		},
 		setup: setupExport,
 	})
@@ -31,6 +33,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 	corpus := fs.String("corpus", "", "corpus to export (required)")
 	set := fs.String("set", "gold", "annotation set to write")
 	format := fs.String("format", formats.Default, "output format ("+strings.Join(formats.Names(), ", ")+")")
+	split := fs.String("split", "", "only the documents of this split: train, dev, test or unassigned (default: every document)")
 	out := fs.String("out", "", "output directory, or a file ending in .zip (required)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {
@@ -39,21 +42,22 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		if _, err := formatFlag(*format); err != nil {
 			return err
 		}
-		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format})
+		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "split": *split})
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		// The files are written as the documents are read, a batch at a
 		// time: an export never holds the corpus.
+		opt := store.ExportOptions{Corpus: *corpus, Set: *set, Format: *format, Split: *split}
 		var made int
 		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
 			made, err = writeZip(*out, func(create func(string) (io.Writer, error)) error {
-				return st.ExportTo(ctx, *corpus, *set, *format, create)
+				return st.ExportTo(ctx, opt, create)
 			})
 		} else if err = newOutDir(*out); err == nil {
 			dir := &formats.DirFiles{Dir: *out}
-			err = errors.Join(st.ExportTo(ctx, *corpus, *set, *format, dir.Create), dir.Close())
+			err = errors.Join(st.ExportTo(ctx, opt, dir.Create), dir.Close())
 			made = dir.Made
 		}
 		if err != nil {

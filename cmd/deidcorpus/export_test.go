@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,4 +47,40 @@ func TestUnknownFormatNamesTheFlag(t *testing.T) {
 			}
 		}
 	}
+}
+
+// export --split writes the documents of one split only (the notes tag
+// scored, say); a split without documents says where they are.
+func TestExportOneSplit(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	files, err := os.ReadDir("../../testdata/i2b2")
+	require.NoError(t, err)
+	require.Greater(t, len(files), 1)
+	for i, f := range files {
+		split := "train"
+		if i == 0 {
+			split = "dev"
+		}
+		code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", split,
+			filepath.Join("../../testdata/i2b2", f.Name()))
+		require.Equal(t, 0, code, errs)
+	}
+	out := filepath.Join(dir, "dev")
+	code, stdout, errs := cli(t, "export", "--db", db, "--corpus", "a", "--split", "dev", "--out", out)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "1 file")
+	written, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Len(t, written, 1)
+	assert.Equal(t, files[0].Name(), written[0].Name())
+
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--split", "test", "--out", filepath.Join(dir, "test"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, fmt.Sprintf(`no documents in split "test" (its documents: train %d, dev 1)`, len(files)-1))
+	_, err = os.Stat(filepath.Join(dir, "test"))
+	assert.True(t, os.IsNotExist(err), "a refused export makes no directory")
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--split", "tset", "--out", filepath.Join(dir, "tset"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `unknown split "tset"`)
 }
