@@ -263,3 +263,9 @@ func (s *Store) EnsureAdmin(ctx context.Context) (string, error) {
 	secret, _, err := s.CreateToken(ctx, FirstAdminName, "made at first start", 0)
 	return secret, err
 }
+
+// HasAdmin reports whether an enabled admin account exists: one that can
+// manage accounts from the API and the dashboard.
+func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
+	return s.Client.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false)).Exist(auth.System(ctx))
+}

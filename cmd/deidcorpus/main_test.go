@@ -426,3 +426,32 @@ func TestServeOnABusyPortMakesNothing(t *testing.T) {
 		assert.ErrorIs(t, err, os.ErrNotExist, f)
 	}
 }
+
+// A server whose accounts include no enabled admin says so when it starts,
+// and how to make one: the first start makes an admin only in an empty
+// database.
+func TestServeWithoutAnAdminSaysSo(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "u.db")
+	code, _, errs := cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
+	require.Equal(t, 0, code, errs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--no-workers", "--addr", "127.0.0.1:0", "--db", db},
+			func(string) string { return "" }, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+	}()
+	var before []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "serving on") {
+		before = append(before, sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	cancel()
+	<-done
+	assert.Contains(t, strings.Join(before, "\n"), "no enabled admin account; make one with: deidcorpus users add NAME --role admin")
+	_, err := os.Stat(db + ".admin-token")
+	assert.True(t, os.IsNotExist(err), "no admin was made")
+}

@@ -134,8 +134,17 @@ func adminTokenFile(dsn string) string {
 // where.
 func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, path string) error {
 	token, err := st.EnsureAdmin(ctx)
-	if err != nil || token == "" {
+	if err != nil {
 		return err
+	}
+	if token == "" { // accounts exist: say so if none can manage them
+		if ok, err := st.HasAdmin(ctx); err != nil || ok {
+			return err
+		}
+		logger.Warn("no enabled admin account: accounts cannot be managed from the API or the dashboard")
+		fmt.Fprintf(e.stderr, "deidcorpus serve: no enabled admin account; make one with: deidcorpus users add NAME --role admin "+
+			"(or users set NAME --enable --role admin), then: deidcorpus tokens create --user NAME\n")
+		return nil
 	}
 	// Through a new file renamed into place: owner-only from the start, and
 	// a stale file of an older database is replaced whole.
