@@ -148,14 +148,30 @@ func setupReleaseDiff(e *env, fs *flag.FlagSet) action {
 	}
 }
 
+// releaseFormats are the formats a release archive can be written in: those
+// that write the text, which the release's content hashes cover.
+func releaseFormats() []string {
+	var out []string
+	for _, n := range formats.Names() {
+		if f, _ := formats.Lookup(n); f.Write != nil && !f.RebuildsText {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	ref := fs.String("release", "", "the release, name@version (required)")
-	format := fs.String("format", formats.Default, "the documents' format ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", formats.Default, "the documents' format ("+strings.Join(releaseFormats(), ", ")+
+		"; mimic only for a corpus of placeholder-redacted notes)")
 	out := fs.String("out", "", "the archive to write, .zip (required)")
 	return func(ctx context.Context, args []string) error {
 		if *ref == "" || *out == "" || len(args) > 0 {
 			return usageErr("--release and --out are required, and nothing else")
+		}
+		if !strings.HasSuffix(strings.ToLower(*out), ".zip") {
+			return usageErr("--out %s: a release is written as a .zip archive", *out)
 		}
 		if _, err := formatFlag(*format); err != nil {
 			return err

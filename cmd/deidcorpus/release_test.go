@@ -29,4 +29,8 @@ func TestReleaseExportVerifies(t *testing.T) {
 	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "r@9.9.9", "--out", filepath.Join(dir, "none.zip"))
 	assert.Equal(t, 3, code, errs)
 	assert.NoFileExists(t, filepath.Join(dir, "none.zip"))
+	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "r@1.0.0", "--out", filepath.Join(dir, "r.txt"))
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "a release is written as a .zip archive")
+	assert.NoFileExists(t, filepath.Join(dir, "r.txt"))
 }
