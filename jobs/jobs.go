@@ -175,6 +175,11 @@ func (m *Manager) enqueue(ctx context.Context, params []Params, by string, prepa
 		if err := validate(p); err != nil {
 			return nil, err
 		}
+		if pc, ok := p.(precondition); ok {
+			if err := pc.precondition(ctx, m.store); err != nil {
+				return nil, err
+			}
+		}
 	}
 	js, err := m.queue.enqueueTx(ctx, func(ctx context.Context, tx *store.JobTx) ([]*ent.Job, error) {
 		if prepare != nil {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"deidcorpus/store"
 	"fmt"
 	"maps"
 	"slices"
@@ -32,6 +33,14 @@ func (PartParams) JobKind() string         { return "part" }
 // rather than a job that fails in a worker later. Run.Params checks again,
 // for jobs queued before a check existed.
 type validator interface{ Validate() error }
+
+// precondition is implemented by parameters whose job would fail, late,
+// on the database's state as it is when the job is queued (a training job
+// whose model name is taken fails when it saves, minutes later). Enqueue
+// refuses them; the job checks again when it starts.
+type precondition interface {
+	precondition(ctx context.Context, st *store.Store) error
+}
 
 // validate checks p when its kind can be checked before it runs.
 func validate(p any) error {

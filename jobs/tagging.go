@@ -61,6 +61,9 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := run.Store.ModelNameFree(ctx, p.Model, run.Job.ID); err != nil {
+		return nil, err
+	}
 	c, err := run.Store.CorpusByName(ctx, p.Corpus)
 	if err != nil {
 		return nil, err
@@ -170,6 +173,10 @@ func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits
 		docs = append(docs, ds...)
 	}
 	return docs, nil
+}
+
+func (p TrainParams) precondition(ctx context.Context, st *store.Store) error {
+	return st.ModelNameFree(ctx, p.Model, 0)
 }
 
 // TagParams are a tagging job's parameters.

@@ -150,6 +150,16 @@ func TestTrainOnASplitList(t *testing.T) {
 	// A list that cannot be a list is refused before it is queued.
 	_, err := m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Split: "train,", Model: "bad"}, "", nil)
 	assert.ErrorContains(t, err, "empty split name")
+	// So is a model name another model has: training would fail only when
+	// it saved, minutes later.
+	before, err := st.Client.Job.Query().Count(ctx)
+	require.NoError(t, err)
+	_, err = m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Model: "one"}, "", nil)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, `a model named "one" exists`)
+	after, err := st.Client.Job.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "no job row")
 }
 
 func TestExternalTagger(t *testing.T) {

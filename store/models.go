@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/model"
@@ -18,6 +19,21 @@ func (s *Store) ModelByName(ctx context.Context, name string) (*ent.Model, error
 		return nil, apperr.New(apperr.NotFound, "no model named %q", name)
 	}
 	return m, err
+}
+
+// ModelNameFree refuses a model name another model has (conflict): a
+// training job asks before it trains, not when it saves minutes later. A
+// model the same job saved (jobID, an earlier attempt's) does not count.
+func (s *Store) ModelNameFree(ctx context.Context, name string, jobID int) error {
+	taken, err := s.Client.Model.Query().Where(model.Name(name), model.Or(model.JobIDIsNil(), model.JobIDNEQ(jobID))).
+		Exist(auth.System(ctx))
+	if err != nil {
+		return err
+	}
+	if taken {
+		return apperr.New(apperr.Conflict, "a model named %q exists: choose another name (models are never overwritten)", name)
+	}
+	return nil
 }
 
 // SaveModel stores a model made by a job, once: a retried job finds the model

@@ -60,8 +60,12 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 			tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS\tDETAIL")
 			for _, a := range entries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target,
-					clip(strings.Join(a.Ids, ","), 60), clip(a.Detail, 100))
+				row := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s", a.Seq, a.At.Format(time.DateTime), a.Actor, a.Action, a.Target,
+					clip(strings.Join(a.Ids, ","), 60))
+				if a.Detail != "" { // a last cell is not padded: no trailing blanks
+					row += "\t" + clip(a.Detail, 100)
+				}
+				fmt.Fprintln(tw, row)
 			}
 			return tw.Flush()
 		}
