@@ -29,6 +29,8 @@ type gen struct {
 	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
 	aliasKeys []string                 // aliases' keys, longest first
 	inCityOf  bool                     // drawing a city for a postal code (see surrogateCityOf)
+	cities    []pipeline.Span          // the aliases that are cities, once surrogateCityOf needs them
+	citiesSet bool                     // cities is computed
 	review    []ReviewItem
 	doc       *pipeline.Document
 	span      pipeline.Span
@@ -741,18 +743,22 @@ func (g *gen) surrogateCityOf(zip string) (resources.Place, bool) {
 		return resources.Place{}, false
 	}
 	res, pol := g.e.res, g.e.r.Policy
-	for _, k := range g.aliasKeys { // in a fixed order: the first city that has the code
-		a := g.aliases[k]
-		rule := pol.Rule(a.Category, a.Type)
-		if rule.Strategy != City || g.placeKind(a.Text) != cityPlace {
-			continue
+	if !g.citiesSet {
+		g.citiesSet = true
+		for _, k := range g.aliasKeys { // in a fixed order: the first city that has the code
+			a := g.aliases[k]
+			if pol.Rule(a.Category, a.Type).Strategy == City && g.placeKind(a.Text) == cityPlace && res.IsCity(a.Text) {
+				g.cities = append(g.cities, a)
+			}
 		}
+	}
+	for _, a := range g.cities {
 		if !res.CityHasZIP(a.Text, zip) {
 			continue
 		}
 		doc, span := g.doc, g.span
 		g.inCityOf = true
-		sur := g.surrogate(doc, a, rule, "")
+		sur := g.surrogate(doc, a, pol.Rule(a.Category, a.Type), "")
 		g.doc, g.span, g.inCityOf = doc, span, false
 		return res.PlaceOfCity(sur)
 	}
