@@ -146,6 +146,9 @@ func (v *Viewer) TokenLifetime(days int) (time.Duration, error) {
 		}
 	}
 	if days < 0 || days > limit {
+		if limit == MaxOwnTokenDays {
+			return 0, apperr.New(apperr.Invalid, "a token you make lasts 1 to %d days (not %d)", limit, days)
+		}
 		return 0, apperr.New(apperr.Invalid, "a token lasts 1 to %d days, or 0 for no expiry (not %d)", limit, days)
 	}
 	ttl := time.Duration(days) * 24 * time.Hour

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"deidcorpus/ent"
 )
@@ -65,5 +66,35 @@ func TestArguments(t *testing.T) {
 	}
 	if got := roleList([]Role{Admin, Curator}); got != "admin or curator" {
 		t.Errorf("roleList = %q", got)
+	}
+}
+
+// A token's lifetime: admins may make tokens that never expire; others get
+// 1 to MaxOwnTokenDays days, and are told only what they may ask for.
+func TestTokenLifetime(t *testing.T) {
+	admin, researcher := &Viewer{Name: "a", Role: Admin}, &Viewer{Name: "r", Role: Researcher}
+	for _, c := range []struct {
+		v    *Viewer
+		days int
+		ttl  time.Duration
+		err  string
+	}{
+		{admin, 0, 0, ""},
+		{admin, MaxTokenDays, MaxTokenDays * 24 * time.Hour, ""},
+		{admin, MaxTokenDays + 1, 0, "a token lasts 1 to 36500 days, or 0 for no expiry (not 36501)"},
+		{researcher, 30, 30 * 24 * time.Hour, ""},
+		{researcher, 0, 0, "only admins make tokens that never expire"},
+		{researcher, 400, 0, "a token you make lasts 1 to 365 days (not 400)"},
+	} {
+		ttl, err := c.v.TokenLifetime(c.days)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s, %d days: error %v, want %q", c.v.Role, c.days, err, c.err)
+			}
+			continue
+		}
+		if err != nil || ttl != c.ttl {
+			t.Errorf("%s, %d days: %v, %v; want %v", c.v.Role, c.days, ttl, err, c.ttl)
+		}
 	}
 }

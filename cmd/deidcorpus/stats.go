@@ -63,7 +63,7 @@ func setupStats(e *env, fs *flag.FlagSet) action {
 		for i, b := range by {
 			d, err := store.ParseDimension(b)
 			if err != nil {
-				return err
+				return usageErr("--by: %v", err)
 			}
 			dims[i] = d
 		}
