@@ -627,7 +627,7 @@ func TestTokenFields(t *testing.T) {
 	admin := client.New(ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+ts.Token))
 	for _, days := range []int{-1, auth.MaxOwnTokenDays + 1, 300000, 2147483647} {
 		err := c.Post(`mutation($d: Int!) { createToken(expiresInDays: $d) { token } }`, &map[string]any{}, client.Var("d", days))
-		assert.ErrorContains(t, err, "a token lasts 1 to 365 days", "%d days", days)
+		assert.ErrorContains(t, err, "a token you make lasts 1 to 365 days", "%d days", days)
 	}
 	for _, days := range []int{-1, auth.MaxTokenDays + 1, 2147483647} {
 		err := admin.Post(`mutation($d: Int!) { createToken(expiresInDays: $d) { token } }`, &map[string]any{}, client.Var("d", days))
