@@ -25226,7 +25226,7 @@ func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj 
 		asMap["description"] = ""
 	}
 
-	fieldsInOrder := [...]string{"corpus", "name", "version", "sets", "parent", "share", "pseudonymousIDs", "description"}
+	fieldsInOrder := [...]string{"corpus", "name", "version", "sets", "parent", "share", "pseudonymousIDs", "acceptUnannotated", "description"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25282,6 +25282,13 @@ func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.PseudonymousIDs = data
+		case "acceptUnannotated":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("acceptUnannotated"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AcceptUnannotated = data
 		case "description":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
 			data, err := ec.unmarshalNString2string(ctx, v)

@@ -83,6 +83,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// The target's notes, which this job does not rewrite unless their
 	// source changed since: their outlines.
 	var done map[string]surrogate.Outline
+	// The target's notes with unannotated finds (from earlier runs): a note
+	// this run rewrites gets its own count.
+	unannotated := map[string]int{}
 	redo := false
 	var marker *store.ResynthesisMarker // this job's, when an earlier attempt began writing
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
@@ -109,6 +112,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 			if done, err = st.SurrogateOutlines(ctx, out, before); err != nil {
 				return nil, err
 			}
+			unannotated = store.UnannotatedDocuments(out.Provenance)
 		}
 	}
 	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {
@@ -202,6 +206,9 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		}
 		if len(res.Docs) > 0 {
 			checker.Add(batch, res)
+			for _, d := range res.Docs {
+				delete(unannotated, d.ID)
+			}
 			reuse.Add(res)
 			review = append(review, res.Review...)
 			produced += len(res.Docs)
@@ -257,8 +264,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		"documents": produced, "redonePatients": len(plan.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
 		"labels": fin.Labels,
 	}
+	for _, l := range report.Unannotated {
+		unannotated[l.Doc]++
+	}
 	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
-		Marker: marker, Provenance: prov, Mappings: stream.CorpusMappings(), Findings: findings})
+		Marker: marker, Provenance: prov, Mappings: stream.CorpusMappings(), Findings: findings, Unannotated: unannotated})
 	if err != nil {
 		return nil, err
 	}

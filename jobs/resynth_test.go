@@ -365,6 +365,25 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	}
 	assert.EqualValues(t, len(docs), run()["documents"])
 	require.Contains(t, surrogateText(), missed.Text, "the missed name is copied")
+	unannotated := func() map[string]int {
+		out, err := st.CorpusByName(ctx, "notes-r")
+		require.NoError(t, err)
+		return store.UnannotatedDocuments(out.Provenance)
+	}
+	assert.Positive(t, unannotated()[d.ID], "the copy is counted against its note")
+
+	// Such a corpus is shared only with a curator's reason, which the
+	// datasheet states.
+	share := func(version, reason string) (*ent.Release, error) {
+		return st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "notes-r", Name: "pub", Version: version, Share: true,
+			AcceptUnannotated: reason, By: "cara"})
+	}
+	_, err = share("1.0.0", "")
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "copied where the source's gold has no span")
+	r, err := share("1.0.0", "read: the name is the patient's nickname, not identifying")
+	require.NoError(t, err)
+	assert.Regexp(t, `original values? in 1 notes?, copied where the source's gold has no span, were accepted for sharing by cara: read: the name`, r.Datasheet)
 
 	opt.Replace = true
 	_, err = st.ImportDocuments(ctx, opt, []pipeline.Document{fixed})
@@ -373,5 +392,8 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	assert.GreaterOrEqual(t, res["documents"], float64(1), "the changed note is rewritten")
 	assert.Less(t, res["documents"], float64(len(docs)), "not the whole corpus")
 	assert.NotContains(t, surrogateText(), missed.Text)
+	assert.Empty(t, unannotated(), "the rewritten note's count is its own")
+	_, err = share("1.0.1", "")
+	assert.NoError(t, err, "nothing left to accept")
 	assert.EqualValues(t, 0, run()["documents"], "nothing changed since")
 }

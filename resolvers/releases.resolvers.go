@@ -25,6 +25,7 @@ func (r *mutationResolver) CreateRelease(ctx context.Context, input model.Releas
 	if input.Parent != nil {
 		opt.Parent = *input.Parent
 	}
+	opt.AcceptUnannotated = deref(input.AcceptUnannotated)
 	return r.store.CreateRelease(ctx, opt)
 }
 

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -32,8 +34,13 @@ type ReleaseOptions struct {
 	// often medical record or accession numbers. A release that follows one
 	// with pseudonymous ids has them too, the same for the same document.
 	PseudonymousIDs bool
-	Description     string
-	By              string
+	// AcceptUnannotated is a curator's reason for sharing a surrogate corpus
+	// that holds originals copied where the source's gold has no span
+	// (unannotated finds), which sharing is otherwise refused; the datasheet
+	// states it.
+	AcceptUnannotated string
+	Description       string
+	By                string
 }
 
 // CreateRelease freezes a corpus's documents and annotation sets into an
@@ -56,7 +63,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 		return nil, err
 	}
 	if opt.Share {
-		if err := shareable(c); err != nil {
+		if err := shareable(c, opt.AcceptUnannotated); err != nil {
 			return nil, err
 		}
 	}
@@ -135,6 +142,12 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 	}
 	sheet.PseudonymousIDs = ids != nil
 	prov := map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()}
+	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && opt.Share {
+		reason := strings.TrimSpace(opt.AcceptUnannotated)
+		prov["unannotatedAccepted"] = map[string]any{"finds": finds, "documents": docs, "reason": reason, "by": opt.By}
+		sheet.UnannotatedAccepted = fmt.Sprintf("%d original values in %d notes, copied where the source's gold has no span, "+
+			"were accepted for sharing by %s: %s", finds, docs, cmp.Or(opt.By, "the operator"), reason)
+	}
 	if ids != nil {
 		prov["ids"], prov["idScope"] = "pseudonymous", ids.scope
 	}
@@ -205,8 +218,10 @@ func (s *Store) releaseIDs(opt ReleaseOptions, parent *ent.Release) (*pseudonyms
 }
 
 // shareable refuses outside sharing of anything but surrogate text that
-// passed its check, and says why.
-func shareable(c *ent.Corpus) error {
+// passed its check, and says why. Originals the surrogate text holds where
+// the gold had no span (unannotated finds, often real names the annotators
+// missed) are shared only with a curator's reason (accept).
+func shareable(c *ent.Corpus, accept string) error {
 	if c.Provenance["source"] != "resynthesis" {
 		return apperr.New(apperr.Invalid, "corpus %q holds original text (it was not made by resynthesis): it cannot be released for outside sharing", c.Name)
 	}
@@ -214,6 +229,12 @@ func shareable(c *ent.Corpus) error {
 	// reviewed by a curator, whose reason the corpus records.
 	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
+	}
+	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && strings.TrimSpace(accept) == "" {
+		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %d notes copied where the source's gold has no span "+
+			"(unannotated finds; read them with: deidcorpus resynth report %s): annotate them in the source and resynthesize into %q "+
+			"again (the changed notes are rewritten), or, once a curator has read them, share with the reason they may be "+
+			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, docs, c.Name, c.Name)
 	}
 	return nil
 }

@@ -542,6 +542,31 @@ type ResynthesisEnd struct {
 	Mappings   iter.Seq[surrogate.Mapping] // the corpus-scope mappings the run used; the new ones are stored
 	// Findings is the number of problems the run's check found (0: passed).
 	Findings int
+	// Unannotated counts, per note of the target, the originals its
+	// surrogate holds where the source's gold has no span, as of this run
+	// (earlier runs' counts for notes it did not rewrite included).
+	Unannotated map[string]int
+}
+
+// UnannotatedDocuments reads a surrogate corpus's count, per note, of
+// originals copied where the source's gold has no span (unannotated finds).
+func UnannotatedDocuments(prov map[string]any) map[string]int {
+	out := map[string]int{}
+	m, _ := prov["unannotatedDocuments"].(map[string]any)
+	for id, n := range m {
+		if f, ok := n.(float64); ok && f > 0 {
+			out[id] = int(f)
+		}
+	}
+	return out
+}
+
+// unannotatedFinds totals UnannotatedDocuments: finds and notes.
+func unannotatedFinds(prov map[string]any) (finds, docs int) {
+	for _, n := range UnannotatedDocuments(prov) {
+		finds, docs = finds+n, docs+1
+	}
+	return finds, docs
 }
 
 // FinishResynthesis stores a resynthesis's new corpus-scope mappings, then
@@ -630,6 +655,12 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 		if !in.Marker.Created && !in.Marker.Redo {
 			runs, _ := prov["runs"].([]any)
 			prov["runs"] = append(runs, in.Provenance)
+		}
+		if len(in.Unannotated) > 0 {
+			prov = maps.Clone(prov) // in.Provenance may be prov: the run's own record stays as it was
+			prov["unannotatedDocuments"] = in.Unannotated
+		} else {
+			delete(prov, "unannotatedDocuments")
 		}
 		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).Exec(ctx)
 	})

@@ -27,7 +27,7 @@ func init() {
 		subs: []*command{{
 			name:    "create",
 			summary: "freeze a corpus's documents and annotation sets into an immutable release",
-			args:    "--corpus NAME --name NAME --version X.Y.Z [--set gold] [--parent NAME@VERSION] [--share] [--pseudonymous-ids] [--description TEXT]",
+			args:    "--corpus NAME --name NAME --version X.Y.Z [--set gold] [--parent NAME@VERSION] [--share [--accept-unannotated REASON]] [--pseudonymous-ids] [--description TEXT]",
 			examples: []string{
 				"deidcorpus release create --corpus demo-twin --name notes --version 1.0.0 --share",
 				"deidcorpus release create --corpus notes-r --name notes --version 1.1.0 --parent notes@1.0.0 --set gold,adjudicated",
@@ -77,6 +77,8 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 	share := fs.Bool("share", false, "for outside sharing (surrogate text that passed its check only)")
 	pseudonymous := fs.Bool("pseudonymous-ids", false, "replace the corpus's document and patient ids by keyed hashes "+
 		"(the same in every version of the release's line; one that follows such a release has them too)")
+	accept := fs.String("accept-unannotated", "", "with --share: why the originals the surrogate text holds where the gold has no span "+
+		"(unannotated finds, read with resynth report) may be shared; the datasheet states it")
 	description := fs.String("description", "", "a description for the datasheet")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *name == "" || *ver == "" || len(args) > 0 {
@@ -88,7 +90,7 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 		}
 		defer st.Close()
 		r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: *corpus, Name: *name, Version: *ver, Sets: sets,
-			Parent: *parent, Share: *share, PseudonymousIDs: *pseudonymous, Description: *description, By: auth.Name(ctx)})
+			Parent: *parent, Share: *share, PseudonymousIDs: *pseudonymous, AcceptUnannotated: *accept, Description: *description, By: auth.Name(ctx)})
 		if err != nil {
 			return err
 		}

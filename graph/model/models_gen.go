@@ -133,8 +133,10 @@ type ReleaseInput struct {
 	// For outside sharing: refused unless the corpus is surrogate text whose check found no leak and no misaligned span.
 	Share bool `json:"share"`
 	// Replace the corpus's document and patient ids by keyed hashes (a source's ids are often record numbers). A release that follows one with pseudonymous ids has them too.
-	PseudonymousIDs bool   `json:"pseudonymousIDs"`
-	Description     string `json:"description"`
+	PseudonymousIDs bool `json:"pseudonymousIDs"`
+	// With share: why the originals the surrogate text holds where the gold has no span (unannotated finds) may be shared; sharing such a corpus is refused without it.
+	AcceptUnannotated *string `json:"acceptUnannotated,omitempty"`
+	Description       string  `json:"description"`
 }
 
 type ResynthesisInput struct {

@@ -17,7 +17,8 @@ type Datasheet struct {
 	Root                                       string
 	Created                                    time.Time
 	Share                                      bool
-	PseudonymousIDs                            bool // the corpus's ids replaced by keyed hashes
+	PseudonymousIDs                            bool   // the corpus's ids replaced by keyed hashes
+	UnannotatedAccepted                        string // who shared unannotated finds, and why
 	Provenance                                 map[string]any
 	Documents, Patients, Characters, Tokens    int
 	Spans, UniqueSpans                         int
@@ -111,6 +112,9 @@ func (d Datasheet) Markdown() string {
 				"source's annotation missed them; a curator reads them in the check report).", check["unannotated"])
 		}
 		b.WriteString("\n\n")
+		if d.UnannotatedAccepted != "" {
+			fmt.Fprintf(&b, "**%s.**\n\n", d.UnannotatedAccepted)
+		}
 	}
 	if m, ok := d.Provenance["mapping"]; ok {
 		fmt.Fprintf(&b, "Derived from `%v` with the tag-set mapping `%v` (%v).\n\n", d.Provenance["from"], m, d.Provenance["mappingHash"])

@@ -93,6 +93,7 @@ function createForm(corpora, releases, query) {
     releases.map((r) => h('option', { value: r.ref }, `${r.ref} (${r.corpus})`)));
   const share = h('input', { id: 'rel-share', name: 'share', type: 'checkbox' });
   const pseudonymous = h('input', { type: 'checkbox', id: 'rel-pseudonymous', name: 'pseudonymousIDs' });
+  const accept = h('input', { type: 'text', id: 'rel-accept', name: 'acceptUnannotated' });
   const description = h('textarea', { id: 'rel-description', name: 'description', rows: 3 });
   const sets = h('fieldset', { class: 'sets', id: 'rel-sets' }, h('legend', {}, 'Annotation sets'));
   const status = h('div', { class: 'form-status', role: 'status', id: 'rel-status' });
@@ -142,6 +143,7 @@ function createForm(corpora, releases, query) {
         share: share.checked, pseudonymousIDs: pseudonymous.checked, description: description.value.trim(),
       };
       if (parent.value) input.parent = parent.value;
+      if (share.checked && accept.value.trim()) input.acceptUnannotated = accept.value.trim();
       if (!input.corpus) return fail('Choose a corpus.');
       if (!input.name || /[@/\s]/.test(input.name)) return fail('Give the release a name without spaces, “@” or “/”.');
       if (!semver(input.version)) return fail(`“${input.version}” is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0).`);
@@ -170,6 +172,7 @@ function createForm(corpora, releases, query) {
     h('div', { class: 'field share-field' },
       h('label', { class: 'check', for: 'rel-share' }, share, ' For outside sharing'),
       h('small', { class: 'muted' }, 'Allowed only for surrogate text whose check found no leak and no misaligned span.')),
+    field('Unannotated finds may be shared because', accept, 'only for sharing a corpus whose check found originals where the gold has no span'),
     h('div', { class: 'field share-field' },
       h('label', { class: 'check', for: 'rel-pseudonymous' }, pseudonymous, ' Pseudonymous ids'),
       h('small', { class: 'muted' }, 'Documents and patients named by keyed-hash numbers, not the corpus’s ids (often record numbers); a release that follows one has them too.'))),
