@@ -656,12 +656,13 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 			runs, _ := prov["runs"].([]any)
 			prov["runs"] = append(runs, in.Provenance)
 		}
-		if len(in.Unannotated) > 0 {
-			prov = maps.Clone(prov) // in.Provenance may be prov: the run's own record stays as it was
-			prov["unannotatedDocuments"] = in.Unannotated
-		} else {
-			delete(prov, "unannotatedDocuments")
+		// Kept even when empty: a corpus from before the count has none.
+		prov = maps.Clone(prov) // in.Provenance may be prov: the run's own record stays as it was
+		counts := in.Unannotated
+		if counts == nil {
+			counts = map[string]int{}
 		}
+		prov["unannotatedDocuments"] = counts
 		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).Exec(ctx)
 	})
 	if ent.IsConstraintError(err) {

@@ -107,9 +107,9 @@ func (d Datasheet) Markdown() string {
 			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], ids, check["misaligned"],
 			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
 		// Originals written where the gold has no span: copied as they were.
-		if n := fmt.Sprint(check["unannotated"]); n != "0" && n != "<nil>" {
+		if n := unannotated(d.Provenance, check); n != "0" && n != "<nil>" {
 			fmt.Fprintf(&b, " **%v original values were found outside the gold spans and copied unchanged** (unannotated: the "+
-				"source's annotation missed them; a curator reads them in the check report).", check["unannotated"])
+				"source's annotation missed them; a curator reads them in the check report).", n)
 		}
 		b.WriteString("\n\n")
 		if d.UnannotatedAccepted != "" {
@@ -133,4 +133,20 @@ func (d Datasheet) Markdown() string {
 	}
 	b.WriteString("Verify an archive of this release with `deidcorpus release verify FILE.zip`: it recomputes every file's SHA-256 against MANIFEST and every document's content hash against the root hash.\n")
 	return b.String()
+}
+
+// unannotated is how many unannotated finds a surrogate corpus holds now:
+// its count per note (kept across runs, a rewritten note counted afresh),
+// or for a corpus from before that count, its first run's.
+func unannotated(prov, check map[string]any) string {
+	perNote, ok := prov["unannotatedDocuments"].(map[string]any)
+	if !ok {
+		return fmt.Sprint(check["unannotated"])
+	}
+	n := 0.0
+	for _, v := range perNote {
+		f, _ := v.(float64)
+		n += f
+	}
+	return fmt.Sprint(n)
 }

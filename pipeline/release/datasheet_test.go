@@ -31,4 +31,14 @@ func TestDatasheetStatesTheCheck(t *testing.T) {
 			t.Errorf("the datasheet lacks %q:\n%s", want, sheet)
 		}
 	}
+	// The count per note, where the corpus keeps one, is what the text
+	// holds now: later runs rewrote notes the first run counted.
+	d.Provenance["unannotatedDocuments"] = map[string]any{"a": 1.0, "b": 2.0}
+	if sheet := d.Markdown(); !strings.Contains(sheet, "**3 original values were found") {
+		t.Errorf("the count per note is not stated:\n%s", sheet)
+	}
+	d.Provenance["unannotatedDocuments"] = map[string]any{}
+	if sheet := d.Markdown(); strings.Contains(sheet, "copied unchanged") {
+		t.Errorf("a corpus whose notes hold no unannotated find mentions them:\n%s", sheet)
+	}
 }
