@@ -384,6 +384,11 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	r, err := share("1.0.0", "read: the name is the patient's nickname, not identifying")
 	require.NoError(t, err)
 	assert.Regexp(t, `original values? in 1 notes?, copied where the source's gold has no span, were accepted for sharing by cara: read: the name`, r.Datasheet)
+	// The count per note names notes by the corpus's ids: a release, whose
+	// ids may be pseudonymous, states only the total.
+	assert.NotContains(t, r.Datasheet, "unannotatedDocuments")
+	assert.NotContains(t, r.Datasheet, `"`+d.ID+`"`)
+	assert.NotContains(t, r.Provenance["corpusProvenance"], "unannotatedDocuments")
 
 	opt.Replace = true
 	_, err = st.ImportDocuments(ctx, opt, []pipeline.Document{fixed})

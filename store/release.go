@@ -141,7 +141,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, err
 	}
 	sheet.PseudonymousIDs = ids != nil
-	prov := map[string]any{"corpus": c.Name, "corpusProvenance": c.Provenance, "codeVersion": version.String()}
+	prov := map[string]any{"corpus": c.Name, "corpusProvenance": release.PublicProvenance(c.Provenance), "codeVersion": version.String()}
 	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && opt.Share {
 		reason := strings.TrimSpace(opt.AcceptUnannotated)
 		prov["unannotatedAccepted"] = map[string]any{"finds": finds, "documents": docs, "reason": reason, "by": opt.By}

@@ -3,6 +3,7 @@ package release
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (d Datasheet) Markdown() string {
 	if m, ok := d.Provenance["mapping"]; ok {
 		fmt.Fprintf(&b, "Derived from `%v` with the tag-set mapping `%v` (%v).\n\n", d.Provenance["from"], m, d.Provenance["mappingHash"])
 	}
-	prov, _ := json.MarshalIndent(d.Provenance, "", "  ")
+	prov, _ := json.MarshalIndent(PublicProvenance(d.Provenance), "", "  ")
 	fmt.Fprintf(&b, "```json\n%s\n```\n\n", prov)
 
 	if len(d.Evaluations) > 0 {
@@ -149,4 +150,17 @@ func unannotated(prov, check map[string]any) string {
 		n += f
 	}
 	return fmt.Sprint(n)
+}
+
+// PublicProvenance is a corpus's provenance as a release states it: without
+// its count of unannotated finds per note, which names the corpus's notes
+// by their own ids (a release may rename them; the datasheet states the
+// total).
+func PublicProvenance(prov map[string]any) map[string]any {
+	if _, ok := prov["unannotatedDocuments"]; !ok {
+		return prov
+	}
+	out := maps.Clone(prov)
+	delete(out, "unannotatedDocuments")
+	return out
 }
