@@ -680,6 +680,9 @@ test('resynthesis from the form: the surrogate corpus shows its check, and the o
   const check = sc.provenance.check;
   assert.equal(await page.locator('[data-ok]').getAttribute('data-ok'), String(check.ok));
   assert.equal(await page.locator('table.name-patterns tbody tr').count(), check.namePatterns.length);
+  // The whole corpus's unannotated finds, as the sharing check counts them.
+  const whole = Object.values(sc.provenance.unannotatedDocuments || {}).reduce((a, n) => a + n, 0);
+  assert.equal(await page.locator('table.check tr', { hasText: 'Unannotated, whole corpus' }).locator('td.num').innerText(), String(whole));
   await page.locator('table.name-patterns').scrollIntoViewIfNeeded();
   await shot('surrogate-corpus.png');
   await ready('corpus/:name/doc/:doc', () => page.evaluate(([c, d]) => { location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`; }, [out, doc.externalID]));

@@ -122,6 +122,8 @@ function checkCard(p) {
         ['Interval errors', bad(c.intervalErrors), `date intervals not preserved (${num(c.datesChecked)} dates checked)`],
         ['Equal to original', num(c.equalToOriginal), 'surrogates that happen to equal the original'],
         ['Unannotated', num(c.unannotated), 'possible PHI outside the gold spans'],
+        ...(p.unannotatedDocuments ? [['Unannotated, whole corpus', bad(Object.values(p.unannotatedDocuments).reduce((a, n) => a + n, 0)),
+          'what the notes hold now, every run counted; sharing needs a curator’s reason while any remain']] : []),
         ['For review', num(c.review), 'replacements flagged for a human'],
       ], { cls: 'compact check', caption: 'Counts only: the full report names original values and is an artifact of the job.' }),
       patterns.length ? table([
