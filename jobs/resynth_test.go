@@ -383,7 +383,9 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	assert.ErrorContains(t, err, "copied where the source's gold has no span")
 	r, err := share("1.0.0", "read: the name is the patient's nickname, not identifying")
 	require.NoError(t, err)
-	assert.Regexp(t, `original values? in 1 notes?, copied where the source's gold has no span, were accepted for sharing by cara: read: the name`, r.Datasheet)
+	assert.Regexp(t, `\d+ original values? in 1 note, copied where the source's gold has no span, were read by a curator and accepted for sharing`, r.Datasheet)
+	assert.NotContains(t, r.Datasheet, "nickname", "the reason may quote values: it stays out of the archive")
+	assert.Equal(t, "read: the name is the patient's nickname, not identifying", r.Provenance["unannotatedAccepted"].(map[string]any)["reason"])
 	// The count per note names notes by the corpus's ids: a release, whose
 	// ids may be pseudonymous, states only the total.
 	assert.NotContains(t, r.Datasheet, "unannotatedDocuments")

@@ -34,7 +34,7 @@ type AuditRecord struct {
 func DescribeArgs(args map[string]any) string {
 	keys := make([]string, 0, len(args))
 	for k, v := range args {
-		if v != nil && v != "" {
+		if v != nil && v != "" && v != false { // unset flags say nothing
 			keys = append(keys, k)
 		}
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -145,8 +144,11 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && opt.Share {
 		reason := strings.TrimSpace(opt.AcceptUnannotated)
 		prov["unannotatedAccepted"] = map[string]any{"finds": finds, "documents": docs, "reason": reason, "by": opt.By}
-		sheet.UnannotatedAccepted = fmt.Sprintf("%d original values in %d notes, copied where the source's gold has no span, "+
-			"were accepted for sharing by %s: %s", finds, docs, cmp.Or(opt.By, "the operator"), reason)
+		// The reason and who gave it stay with the release row: a reason may
+		// quote the values or the notes' ids, which the archive must not hold.
+		sheet.UnannotatedAccepted = fmt.Sprintf("%s in %s, copied where the source's gold has no span, were read by a curator "+
+			"and accepted for sharing (the reason is recorded with the release, not in this archive)",
+			plural(finds, "original value"), plural(docs, "note"))
 	}
 	if ids != nil {
 		prov["ids"], prov["idScope"] = "pseudonymous", ids.scope
@@ -163,6 +165,14 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, apperr.New(apperr.Conflict, "release %s exists", release.Ref(opt.Name, opt.Version))
 	}
 	return r, err
+}
+
+// plural writes a count with its noun, singular for one.
+func plural(n int, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return strconv.Itoa(n) + " " + noun
 }
 
 // pseudonyms rename a release's documents and patients: each id becomes an

@@ -78,13 +78,14 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 	pseudonymous := fs.Bool("pseudonymous-ids", false, "replace the corpus's document and patient ids by keyed hashes "+
 		"(the same in every version of the release's line; one that follows such a release has them too)")
 	accept := fs.String("accept-unannotated", "", "with --share: why the originals the surrogate text holds where the gold has no span "+
-		"(unannotated finds, read with resynth report) may be shared; the datasheet states it")
+		"(unannotated finds, read with resynth report) may be shared; kept with the release, out of its archive")
 	description := fs.String("description", "", "a description for the datasheet")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *name == "" || *ver == "" || len(args) > 0 {
 			return usageErr("--corpus, --name and --version are required, and nothing else")
 		}
-		st, ctx, err := openStore(ctx, e, *db, "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver})
+		st, ctx, err := openStore(ctx, e, *db, "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver,
+			"parent": *parent, "share": *share, "pseudonymousIDs": *pseudonymous, "acceptUnannotated": *accept != ""})
 		if err != nil {
 			return err
 		}

@@ -63,6 +63,10 @@ func TestResynthCheckFailed(t *testing.T) {
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "pub", "--version", "1.0.0",
 		"--share", "--pseudonymous-ids")
 	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "audit", "list", "--db", db, "--limit", "3")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `cli\.release\.create\s+corpus=a-r name=pub pseudonymousIDs=true share=true version=1\.0\.0`, out,
+		"the audit log says how a release was made")
 	archive := filepath.Join(dir, "pub.zip")
 	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "pub@1.0.0", "--out", archive)
 	require.Equal(t, 0, code, errs)
