@@ -531,6 +531,20 @@ func (s *Set) CityHasZIP(name, zip string) bool {
 	return false
 }
 
+// CityProvinceHasZIP reports whether a Spanish postal code is of the
+// province of a city of that name (its first two digits, the province's
+// number); US places have no such prefix.
+func (s *Set) CityProvinceHasZIP(name, zip string) bool {
+	for _, i := range s.cities[Fold(name)] {
+		for _, z := range s.places[i].ZIPs {
+			if len(z) == 3 && strings.HasPrefix(zip, z[:2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // HasZIP reports whether a postal code is one of the place's: a US ZIP code
 // listed with it, or a Spanish code under one of its three-digit prefixes.
 func (p Place) HasZIP(zip string) bool {

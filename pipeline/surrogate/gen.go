@@ -715,15 +715,20 @@ func (g *gen) ssn(s string) string {
 // code, or a Spanish province's number and three digits), plus random +4
 // digits. A code of a city the patient's records name is one of that
 // city's surrogate ("28035" beside "Madrid" becomes "080.." beside
-// "Barcelona"), whichever of the two comes first.
+// "Barcelona"), whichever of the two comes first; a Spanish code of
+// another town of that city's province, one of another town of the
+// surrogate's province ("28319" beside "Madrid" becomes "081..").
 func (g *gen) zip(s string) string {
 	t := strings.TrimSpace(s)
 	if isZIP(t) {
-		p, ok := g.surrogateCityOf(t[:5])
+		p, own, ok := g.surrogateCityOf(t[:5])
 		if !ok {
 			p = g.e.res.Places()[g.e.pools.places[0].draw(g.rng)]
 		}
 		z := p.ZIPs[g.rng.IntN(len(p.ZIPs))]
+		if ok && !own { // the province's number, a town's third digit
+			z = z[:2] + string(rune('1'+g.rng.IntN(9)))
+		}
 		for len(z) < 5 {
 			z += string(rune('0' + g.rng.IntN(10)))
 		}
@@ -736,11 +741,12 @@ func (g *gen) zip(s string) string {
 }
 
 // surrogateCityOf returns the place of the surrogate of a city of the
-// patient's records that a postal code belongs to, drawing that surrogate if
-// no span has yet.
-func (g *gen) surrogateCityOf(zip string) (resources.Place, bool) {
+// patient's records that a postal code belongs to (own), or, for a Spanish
+// code, whose province it belongs to, drawing that surrogate if no span has
+// yet.
+func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) {
 	if g.inCityOf {
-		return resources.Place{}, false
+		return resources.Place{}, false, false
 	}
 	res, pol := g.e.res, g.e.r.Policy
 	if !g.citiesSet {
@@ -752,17 +758,26 @@ func (g *gen) surrogateCityOf(zip string) (resources.Place, bool) {
 			}
 		}
 	}
-	for _, a := range g.cities {
-		if !res.CityHasZIP(a.Text, zip) {
-			continue
-		}
+	surrogateOf := func(a pipeline.Span) (resources.Place, bool) {
 		doc, span := g.doc, g.span
 		g.inCityOf = true
 		sur := g.surrogate(doc, a, pol.Rule(a.Category, a.Type), "")
 		g.doc, g.span, g.inCityOf = doc, span, false
 		return res.PlaceOfCity(sur)
 	}
-	return resources.Place{}, false
+	for _, a := range g.cities {
+		if res.CityHasZIP(a.Text, zip) {
+			place, ok = surrogateOf(a)
+			return place, true, ok
+		}
+	}
+	for _, a := range g.cities {
+		if res.CityProvinceHasZIP(a.Text, zip) {
+			place, ok = surrogateOf(a)
+			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
+		}
+	}
+	return resources.Place{}, false, false
 }
 
 // isZIP reports whether t is a five-digit postal code, or a ZIP+4 code.
