@@ -150,12 +150,16 @@ func nameWordFollows(rest string) bool {
 	return false
 }
 
-// assignRoles decides which words are first and which last names: before a
+// assignRoles decides which words are first and which last names: every
+// word after a label that says so ("Apellidos: Higueras Patiño"); before a
 // comma, last names ("Smith, Brian K."); otherwise the final word, and any
-// word the lists know only as a surname ("Francisco Javier Torres Gómez"). A
+// word the lists know only as a surname ("Francisco Javier Torres Gómez"),
+// or, in Spanish, that follows the first and is not surely a first name:
+// Spanish names end with two surnames ("Jorge Subirá Ríos", "Estefanía
+// Romero Selas"; not "Juan Ramón Torrecilla García"). A
 // word alone is a first name when the lists know it as one and it follows no
 // title ("Dr. Thomas").
-func assignRoles(ws []nameWord, res nameLists, titled bool) {
+func assignRoles(ws []nameWord, res nameLists, titled, surnames bool, lang string) {
 	var idx []int
 	comma := -1
 	for i, w := range ws {
@@ -171,6 +175,8 @@ func assignRoles(ws []nameWord, res nameLists, titled bool) {
 	for k, i := range idx {
 		w := ws[i].text
 		switch {
+		case surnames:
+			ws[i].role = roleLast
 		case comma >= 0:
 			if k < comma {
 				ws[i].role = roleLast
@@ -183,8 +189,26 @@ func assignRoles(ws []nameWord, res nameLists, titled bool) {
 			ws[i].role = roleLast
 		case res.isSurname(w) && !res.isFirstName(w): // "Rivera Bueno": two surnames
 			ws[i].role = roleLast
+		case lang == "es" && k > 0 && !res.surelyFirstName(w):
+			ws[i].role = roleLast
 		}
 	}
+}
+
+// surnameLabels are the words of a label after which a name is surnames only.
+var surnameLabels = setOf("apellidos", "apellido", "surname", "surnames", "last name", "family name")
+
+// labelsSurnames reports whether the text before a name ends with a label
+// of surnames ("Apellidos: ", "Last name: ").
+func labelsSurnames(before string) bool {
+	b := strings.TrimRight(before, " \t:")
+	for label := range surnameLabels {
+		if len(b) >= len(label) && fold(b[len(b)-len(label):]) == label &&
+			(len(b) == len(label) || !unicode.IsLetter(rune(b[len(b)-len(label)-1]))) {
+			return true
+		}
+	}
+	return false
 }
 
 // name replaces a name span word by word.
@@ -200,7 +224,7 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 			titled = true
 		}
 	}
-	assignRoles(ws, g.e, titled)
+	assignRoles(ws, g.e, titled, labelsSurnames(before), g.e.lang)
 	var out strings.Builder
 	for _, w := range ws {
 		switch w.role {
@@ -237,6 +261,7 @@ func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
 type nameLists interface {
 	isFirstName(w string) bool
 	isSurname(w string) bool
+	surelyFirstName(w string) bool
 }
 
 // The pack of the corpus's language knows its names; the English lists
@@ -245,6 +270,13 @@ type nameLists interface {
 // but its ending may still tell its sex (see guessSex).
 func (e *engine) isFirstName(w string) bool { return e.res.IsFirstName(w) || e.en.IsFirstName(w) }
 func (e *engine) isSurname(w string) bool   { return e.res.IsSurname(w) || e.en.IsSurname(w) }
+
+// surelyFirstName: a first name of the pack, or one the English lists know
+// as a first name and not as a surname (SSA's long tail names babies
+// "Romero" and "Martinez").
+func (e *engine) surelyFirstName(w string) bool {
+	return e.res.IsFirstName(w) || e.en.IsFirstName(w) && !e.isSurname(w)
+}
 func (e *engine) sexOf(w string) (resources.Sex, bool) {
 	if sex, ok := e.res.SexOf(w); ok {
 		return sex, true

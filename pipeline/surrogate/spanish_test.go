@@ -361,3 +361,45 @@ func TestPostalCodesFollowTheirCity(t *testing.T) {
 		}
 	}
 }
+
+// Surnames get surnames: every word after a label of surnames, and in
+// Spanish a word after the first that is not surely a first name (Spanish
+// names end with two surnames); compound first names stay first names.
+func TestSpanishSurnamesStaySurnames(t *testing.T) {
+	for before, want := range map[string]bool{"Apellidos: ": true, "Apellidos:  ": true, "Last name: ": true,
+		"Nombre: ": false, "susapellidos ": false, "": false} {
+		if labelsSurnames(before) != want {
+			t.Errorf("labelsSurnames(%q) = %v", before, !want)
+		}
+	}
+	es := resources.ForLanguage("es")
+	text := "Apellidos: Higueras Patiño.\nMédico: Jorge Subirá Ríos.\nMédico: Juan Ramón Torrecilla.\n"
+	var spans []pipeline.Span
+	for _, v := range []struct{ text, typ string }{{"Higueras Patiño", "PATIENT"}, {"Jorge Subirá Ríos", "DOCTOR"}, {"Juan Ramón Torrecilla", "DOCTOR"}} {
+		start := len([]rune(text[:strings.Index(text, v.text)]))
+		spans = append(spans, pipeline.Span{Start: start, End: start + len([]rune(v.text)), Text: v.text, Category: "NAME", Type: v.typ})
+	}
+	var docs []pipeline.Document
+	for i := range 20 { // 20 patients: the draws vary
+		docs = append(docs, pipeline.Document{ID: strconv.Itoa(i), Patient: strconv.Itoa(i), Text: text, Spans: spans})
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	out, err := New(pol, nil, 11).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	surname := func(w string) bool { return es.IsSurname(w) || !es.IsFirstName(w) }
+	for _, d := range out.Docs {
+		ap, subira, ramon := strings.Fields(d.Spans[0].Text), strings.Fields(d.Spans[1].Text), strings.Fields(d.Spans[2].Text)
+		if !surname(ap[0]) || !surname(ap[1]) {
+			t.Errorf("Apellidos: Higueras Patiño became %q: a first name among the surnames", d.Spans[0].Text)
+		}
+		if !surname(subira[1]) {
+			t.Errorf("Jorge Subirá Ríos became %q: a first name for the first surname", d.Spans[1].Text)
+		}
+		if !es.IsFirstName(ramon[1]) {
+			t.Errorf("Juan Ramón Torrecilla became %q: the second first name lost", d.Spans[2].Text)
+		}
+	}
+}
