@@ -38,7 +38,7 @@ func (p ExportParams) Validate() error {
 	if f.Write == nil {
 		return fmt.Errorf("format: %s cannot be written", p.Format)
 	}
-	if p.Split != "" && !slices.Contains(pipeline.Splits, p.Split) {
+	if p.Split != "" && p.Split != "all" && !slices.Contains(pipeline.Splits, p.Split) {
 		return fmt.Errorf("split: unknown split %q (known: %s)", p.Split, strings.Join(pipeline.Splits, ", "))
 	}
 	return nil

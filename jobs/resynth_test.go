@@ -381,6 +381,8 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	_, err = share("1.0.0", "")
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, "copied where the source's gold has no span")
+	_, err = share("1.0.0", "   ")
+	assert.ErrorContains(t, err, "is blank")
 	r, err := share("1.0.0", "read: the name is the patient's nickname, not identifying")
 	require.NoError(t, err)
 	assert.Regexp(t, `\d+ original values? in 1 note, copied where the source's gold has no span, were read by a curator and accepted for sharing`, r.Datasheet)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
@@ -13,7 +14,8 @@ import (
 )
 
 // ExportOptions say what an export writes: a corpus's documents (of one
-// split, or all when Split is empty) with one annotation set, in a format.
+// split, or all when Split is empty or "all") with one annotation set, in a
+// format.
 type ExportOptions struct {
 	Corpus, Set, Format string
 	Split               string
@@ -45,6 +47,9 @@ func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(nam
 	if err != nil {
 		return err
 	}
+	if strings.EqualFold(opt.Split, "all") {
+		opt.Split = ""
+	}
 	if opt.Split != "" {
 		if n, err := s.CountDocuments(ctx, c, opt.Split); err != nil || n == 0 {
 			return cmp.Or(err, s.NoDocumentsIn(ctx, c, opt.Split))
@@ -61,7 +66,7 @@ func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(nam
 // format, and the split when there is one ("notes-gold-i2b2-dev").
 func (opt ExportOptions) Name() string {
 	name := opt.Corpus + "-" + opt.Set + "-" + opt.Format
-	if opt.Split != "" {
+	if opt.Split != "" && !strings.EqualFold(opt.Split, "all") {
 		name += "-" + opt.Split
 	}
 	return name

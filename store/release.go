@@ -240,7 +240,11 @@ func shareable(c *ent.Corpus, accept string) error {
 	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
 	}
-	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && strings.TrimSpace(accept) == "" {
+	finds, docs := unannotatedFinds(c.Provenance)
+	if finds > 0 && accept != "" && strings.TrimSpace(accept) == "" {
+		return apperr.New(apperr.Invalid, "the reason for sharing the unannotated finds of corpus %q is blank", c.Name)
+	}
+	if finds > 0 && strings.TrimSpace(accept) == "" {
 		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %d notes copied where the source's gold has no span "+
 			"(unannotated finds; read them with: deidcorpus resynth report %s): annotate them in the source and resynthesize into %q "+
 			"again (the changed notes are rewritten), or, once a curator has read them, share with the reason they may be "+

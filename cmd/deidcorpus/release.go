@@ -84,6 +84,9 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || *name == "" || *ver == "" || len(args) > 0 {
 			return usageErr("--corpus, --name and --version are required, and nothing else")
 		}
+		if *accept != "" && !*share {
+			return usageErr("--accept-unannotated goes with --share: a release not shared outside needs no reason")
+		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.release.create", map[string]any{"corpus": *corpus, "name": *name, "version": *ver,
 			"parent": *parent, "share": *share, "pseudonymousIDs": *pseudonymous, "acceptUnannotated": *accept != ""})
 		if err != nil {
