@@ -110,18 +110,45 @@ func (s *Store) SecretSeed(seed uint64, sourceID int) (uint64, error) {
 	return strconv.ParseUint(h[:16], 16, 64)
 }
 
-// KeyUse is how many mappings one key encrypts.
+// KeyUse is how many mappings one key encrypts, and whether the ring opens
+// them.
 type KeyUse struct {
 	KeyID    string `json:"key_id"`
 	Mappings int    `json:"count"`
+	// Problem says why the ring cannot open a mapping under the key: it
+	// lacks the key id, or a key of that id is another key (every new key
+	// file's first key is k1).
+	Problem string `json:"-"`
 }
 
-// KeyUsage counts the mappings under each key id.
+// KeyUsage counts the mappings under each key id, and tries the ring on one
+// mapping of each.
 func (s *Store) KeyUsage(ctx context.Context) ([]KeyUse, error) {
 	var out []KeyUse
 	err := s.Client.SurrogateMapping.Query().GroupBy(surrogatemapping.FieldKeyID).
 		Aggregate(ent.Count()).Scan(ctx, &out)
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		u := &out[i]
+		if !r.Has(u.KeyID) {
+			u.Problem = "not in the key ring"
+			continue
+		}
+		m, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.KeyID(u.KeyID)).First(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := openOriginal(r, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash); err != nil {
+			u.Problem = "the ring's " + u.KeyID + " is another key: " + err.Error()
+		}
+	}
+	return out, nil
 }
 
 // Reencrypt makes r the store's ring and re-encrypts, in one transaction,

@@ -117,16 +117,16 @@ func keyStatus(ctx context.Context, e *env, st *store.Store) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", k.ID, created, count[k.ID], note)
 	}
-	var missing []string
+	var problems []string
 	for _, u := range use {
-		if !r.Has(u.KeyID) {
-			fmt.Fprintf(tw, "%s\t-\t%d\tNOT IN THE KEY RING: these mappings cannot be decrypted\n", u.KeyID, u.Mappings)
-			missing = append(missing, u.KeyID)
+		if u.Problem != "" {
+			fmt.Fprintf(tw, "%s\t-\t%d\tCANNOT BE DECRYPTED: %s\n", u.KeyID, u.Mappings, u.Problem)
+			problems = append(problems, u.KeyID+" ("+u.Problem+")")
 		}
 	}
 	tw.Flush()
-	if len(missing) > 0 {
-		return apperr.New(apperr.Invalid, "the database uses keys the key ring lacks: %s", strings.Join(missing, ", "))
+	if len(problems) > 0 {
+		return apperr.New(apperr.Invalid, "the key ring cannot open the database's mappings under %s", strings.Join(problems, "; "))
 	}
 	return nil
 }

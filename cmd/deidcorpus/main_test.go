@@ -267,6 +267,15 @@ func TestKeysRotate(t *testing.T) {
 	require.NoError(t, err, "the SQLite key file is made next to the database")
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
+	// A key file of its own has a k1 too, which is another key: status
+	// tries it on a mapping and says so.
+	stranger := filepath.Join(dir, "stranger.key")
+	code, _, errs = cli(t, "keys", "init", "--key-file", stranger)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "keys", "status", "--db", db, "--key-file", stranger)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "the key ring cannot open the database's mappings under k1 (the ring's k1 is another key")
+
 	code, out, errs := cli(t, "keys", "status", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `k1\s+\S+ \S+\s+[1-9]\d*\s+encrypts new mappings`, out)
