@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/version"
@@ -112,7 +113,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 			if done, err = st.SurrogateOutlines(ctx, out, before); err != nil {
 				return nil, err
 			}
-			unannotated = store.UnannotatedDocuments(out.Provenance)
+			unannotated, _ = release.Unannotated(out.Provenance)
 		}
 	}
 	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {

@@ -17,6 +17,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/pipeline/synth"
@@ -368,7 +369,8 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	unannotated := func() map[string]int {
 		out, err := st.CorpusByName(ctx, "notes-r")
 		require.NoError(t, err)
-		return store.UnannotatedDocuments(out.Provenance)
+		perNote, _ := release.Unannotated(out.Provenance)
+		return perNote
 	}
 	assert.Positive(t, unannotated()[d.ID], "the copy is counted against its note")
 

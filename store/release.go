@@ -141,7 +141,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 	}
 	sheet.PseudonymousIDs = ids != nil
 	prov := map[string]any{"corpus": c.Name, "corpusProvenance": release.PublicProvenance(c.Provenance), "codeVersion": version.String()}
-	if finds, docs := unannotatedFinds(c.Provenance); finds > 0 && opt.Share {
+	if finds, docs := release.UnannotatedTotal(c.Provenance); finds > 0 && opt.Share {
 		reason := strings.TrimSpace(opt.AcceptUnannotated)
 		prov["unannotatedAccepted"] = map[string]any{"finds": finds, "documents": docs, "reason": reason, "by": opt.By}
 		// The reason and who gave it stay with the release row: a reason may
@@ -240,7 +240,7 @@ func shareable(c *ent.Corpus, accept string) error {
 	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
 	}
-	finds, docs := unannotatedFinds(c.Provenance)
+	finds, docs := release.UnannotatedTotal(c.Provenance)
 	if finds > 0 && accept != "" && strings.TrimSpace(accept) == "" {
 		return apperr.New(apperr.Invalid, "the reason for sharing the unannotated finds of corpus %q is blank", c.Name)
 	}

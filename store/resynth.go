@@ -23,6 +23,7 @@ import (
 	"deidcorpus/internal/keys"
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/surrogate"
 )
 
@@ -548,27 +549,6 @@ type ResynthesisEnd struct {
 	Unannotated map[string]int
 }
 
-// UnannotatedDocuments reads a surrogate corpus's count, per note, of
-// originals copied where the source's gold has no span (unannotated finds).
-func UnannotatedDocuments(prov map[string]any) map[string]int {
-	out := map[string]int{}
-	m, _ := prov["unannotatedDocuments"].(map[string]any)
-	for id, n := range m {
-		if f, ok := n.(float64); ok && f > 0 {
-			out[id] = int(f)
-		}
-	}
-	return out
-}
-
-// unannotatedFinds totals UnannotatedDocuments: finds and notes.
-func unannotatedFinds(prov map[string]any) (finds, docs int) {
-	for _, n := range UnannotatedDocuments(prov) {
-		finds, docs = finds+n, docs+1
-	}
-	return finds, docs
-}
-
 // FinishResynthesis stores a resynthesis's new corpus-scope mappings, then
 // records its provenance and check state on the target, lifting the
 // in-progress marker, in one transaction: a target whose check failed stays
@@ -662,7 +642,7 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 		if counts == nil {
 			counts = map[string]int{}
 		}
-		prov["unannotatedDocuments"] = counts
+		prov[release.UnannotatedKey] = counts
 		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).Exec(ctx)
 	})
 	if ent.IsConstraintError(err) {

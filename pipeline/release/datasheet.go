@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -136,20 +137,43 @@ func (d Datasheet) Markdown() string {
 	return b.String()
 }
 
-// unannotated is how many unannotated finds a surrogate corpus holds now:
-// its count per note (kept across runs, a rewritten note counted afresh),
-// or for a corpus from before that count, its first run's.
+// UnannotatedKey is the provenance key under which a surrogate corpus
+// counts, per note, the originals its text holds where the source's gold
+// has no span (unannotated finds): kept across runs, a rewritten note
+// counted afresh.
+const UnannotatedKey = "unannotatedDocuments"
+
+// Unannotated reads a surrogate corpus's count of unannotated finds per
+// note; known is false for a corpus from before the count.
+func Unannotated(prov map[string]any) (perNote map[string]int, known bool) {
+	m, known := prov[UnannotatedKey].(map[string]any)
+	perNote = map[string]int{}
+	for id, n := range m {
+		if f, ok := n.(float64); ok && f > 0 {
+			perNote[id] = int(f)
+		}
+	}
+	return perNote, known
+}
+
+// UnannotatedTotal is how many unannotated finds a surrogate corpus holds,
+// and in how many notes.
+func UnannotatedTotal(prov map[string]any) (finds, docs int) {
+	perNote, _ := Unannotated(prov)
+	for _, n := range perNote {
+		finds, docs = finds+n, docs+1
+	}
+	return finds, docs
+}
+
+// unannotated is how many unannotated finds a surrogate corpus holds now,
+// or for a corpus from before the count per note, its first run's.
 func unannotated(prov, check map[string]any) string {
-	perNote, ok := prov["unannotatedDocuments"].(map[string]any)
-	if !ok {
+	if _, known := Unannotated(prov); !known {
 		return fmt.Sprint(check["unannotated"])
 	}
-	n := 0.0
-	for _, v := range perNote {
-		f, _ := v.(float64)
-		n += f
-	}
-	return fmt.Sprint(n)
+	finds, _ := UnannotatedTotal(prov)
+	return strconv.Itoa(finds)
 }
 
 // PublicProvenance is a corpus's provenance as a release states it: without
@@ -157,10 +181,10 @@ func unannotated(prov, check map[string]any) string {
 // by their own ids (a release may rename them; the datasheet states the
 // total).
 func PublicProvenance(prov map[string]any) map[string]any {
-	if _, ok := prov["unannotatedDocuments"]; !ok {
+	if _, ok := prov[UnannotatedKey]; !ok {
 		return prov
 	}
 	out := maps.Clone(prov)
-	delete(out, "unannotatedDocuments")
+	delete(out, UnannotatedKey)
 	return out
 }
