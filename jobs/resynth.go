@@ -116,9 +116,13 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 			unannotated, _ = release.Unannotated(out.Provenance)
 		}
 	}
+	// split sorts a batch into the notes to write and those the target
+	// holds as they are; the first pass forgets the target's notes whose
+	// source changed since (their outlines differ), so the second pass
+	// splits alike without hashing every note again.
 	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {
 		for _, d := range batch {
-			if o, ok := done[d.ID]; ok && o == surrogate.OutlineOf(d) {
+			if _, ok := done[d.ID]; ok {
 				context = append(context, d)
 			} else {
 				todo = append(todo, d)
@@ -162,6 +166,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// batch of notes and those values.
 	read, todo := 0, 0
 	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+		for _, d := range batch {
+			if o, ok := done[d.ID]; ok && o != surrogate.OutlineOf(d) {
+				delete(done, d.ID)
+			}
+		}
 		t, c := split(batch)
 		if err := stream.Observe(t, c); err != nil {
 			return invalid(err)
