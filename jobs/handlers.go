@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -31,17 +30,11 @@ func (p ExportParams) Validate() error {
 	case p.Set == "":
 		return required("set")
 	}
-	f, err := formats.Lookup(p.Format)
-	if err != nil {
-		return fmt.Errorf("format: %w", err)
-	}
-	if f.Write == nil {
-		return fmt.Errorf("format: %s cannot be written", p.Format)
-	}
-	if p.Split != "" && p.Split != "all" && !slices.Contains(pipeline.Splits, p.Split) {
-		return fmt.Errorf("split: unknown split %q (known: %s)", p.Split, strings.Join(pipeline.Splits, ", "))
-	}
-	return nil
+	return p.options().Validate()
+}
+
+func (p ExportParams) options() store.ExportOptions {
+	return store.ExportOptions{Corpus: p.Corpus, Set: p.Set, Format: p.Format, Split: p.Split}
 }
 
 // export writes a corpus with one annotation set as a zip archive artifact.
@@ -58,7 +51,7 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	// and stored in chunks as it is written: the job holds a batch and a
 	// chunk, never the archive.
 	run.Progress(0, 1, "writing the archive")
-	opt := store.ExportOptions{Corpus: p.Corpus, Set: p.Set, Format: p.Format, Split: p.Split}
+	opt := p.options()
 	files, written := 0, false
 	a, err := run.Store.SaveArtifactFrom(ctx, store.ArtifactSpec{Name: opt.Name() + ".zip",
 		ContentType: "application/zip", JobID: run.Job.ID, CorpusID: c.ID, CreatedBy: run.Job.CreatedBy},

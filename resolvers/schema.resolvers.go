@@ -72,12 +72,9 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 
 // ExportCorpus is the resolver for the exportCorpus field.
 func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set string, format string, split *document.Split) (*model.Download, error) {
-	f, err := formats.Lookup(format)
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Invalid, err)
-	}
-	if f.Write == nil {
-		return nil, apperr.New(apperr.Invalid, "format %s cannot be written", format)
+	opt := store.ExportOptions{Corpus: corpus, Set: set, Format: format, Split: splitName(split)}
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
 	c, err := r.store.CorpusByName(ctx, corpus)
 	if err != nil {
@@ -86,7 +83,6 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 	if _, err := r.store.DocumentSpans(ctx, &ent.Document{CorpusID: c.ID}, set); err != nil {
 		return nil, err
 	}
-	opt := store.ExportOptions{Corpus: corpus, Set: set, Format: format, Split: splitName(split)}
 	q := url.Values{"set": {set}, "format": {format}}
 	if opt.Split != "" {
 		q.Set("split", opt.Split)

@@ -36,38 +36,71 @@ func (s *Store) Export(ctx context.Context, opt ExportOptions) ([]formats.File, 
 // Errors create returns pass through with their code; other write errors
 // are the documents' (invalid).
 func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(name string) (io.Writer, error)) error {
-	f, err := formats.Lookup(opt.Format)
+	f, err := opt.writer()
 	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
+		return err
 	}
-	if f.Write == nil {
-		return apperr.New(apperr.Invalid, "format %s cannot be written", opt.Format)
+	split, err := opt.split()
+	if err != nil {
+		return err
 	}
 	c, err := s.CorpusByName(ctx, opt.Corpus)
 	if err != nil {
 		return err
 	}
-	if strings.EqualFold(opt.Split, "all") {
-		opt.Split = ""
-	}
-	if opt.Split != "" {
-		if n, err := s.CountDocuments(ctx, c, opt.Split); err != nil || n == 0 {
-			return cmp.Or(err, s.NoDocumentsIn(ctx, c, opt.Split))
+	if split != "" {
+		if n, err := s.CountDocuments(ctx, c, split); err != nil || n == 0 {
+			return cmp.Or(err, s.NoDocumentsIn(ctx, c, split))
 		}
 	}
 	out := formats.NewStream(f, sinkCreate(create))
-	if err := s.EachBatch(ctx, c, opt.Set, opt.Split, batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+	if err := s.EachBatch(ctx, c, opt.Set, split, batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
 		return err
 	}
 	return classify(out.Close())
+}
+
+// Validate checks what it can of an export without a database: a format
+// that can be written, a known split (or "all"). Jobs and resolvers check
+// before they queue or link an export.
+func (opt ExportOptions) Validate() error {
+	if _, err := opt.writer(); err != nil {
+		return err
+	}
+	_, err := opt.split()
+	return err
+}
+
+// writer is the export's format, refused unless it can be written.
+func (opt ExportOptions) writer() (*formats.Format, error) {
+	f, err := formats.Lookup(opt.Format)
+	if err != nil {
+		return nil, apperr.New(apperr.Invalid, "format: %v", err)
+	}
+	if f.Write == nil {
+		return nil, apperr.New(apperr.Invalid, "format: %s cannot be written", opt.Format)
+	}
+	return f, nil
+}
+
+// split is the export's split, "" for every document.
+func (opt ExportOptions) split() (string, error) {
+	if opt.Split == "" || strings.EqualFold(opt.Split, "all") {
+		return "", nil
+	}
+	sp, err := normalizeSplit(opt.Split)
+	if err != nil {
+		return "", apperr.New(apperr.Invalid, "split: %v", err)
+	}
+	return string(sp), nil
 }
 
 // Name is an export's file name without extension: corpus, set and
 // format, and the split when there is one ("notes-gold-i2b2-dev").
 func (opt ExportOptions) Name() string {
 	name := opt.Corpus + "-" + opt.Set + "-" + opt.Format
-	if opt.Split != "" && !strings.EqualFold(opt.Split, "all") {
-		name += "-" + opt.Split
+	if split, _ := opt.split(); split != "" {
+		name += "-" + split
 	}
 	return name
 }
