@@ -657,3 +657,108 @@ func isASCIILetters(s string) bool {
 	}
 	return s != ""
 }
+
+// namesIn finds the names inside a value the policy keeps (OTHER: "madre
+// Teresa Rodríguez", "su esposo, Diego Maldonado", "padres Ana y Juan"):
+// runs of capitalized words, as byte ranges of text, of which at least one
+// is a first name or surname the lists know. A run's leading words that only
+// start a sentence there ("Hijo de ...") or name a relation or a person
+// ("Madre Teresa", "Niña") are left out, as are acronyms and eponyms
+// ("síndrome de Down"). Kept as written, such names would reach the output:
+// relatives are identifiers too (HIPAA).
+func (e *engine) namesIn(text string) [][2]int {
+	type word struct {
+		s, e      int
+		sentStart bool
+	}
+	var (
+		out  [][2]int
+		run  []word
+		prev []string // the two words before the current one, lower-cased
+	)
+	known := func(w string) bool { return e.isFirstName(w) || e.isSurname(w) }
+	flush := func() {
+		for len(run) > 0 {
+			w := text[run[0].s:run[0].e]
+			if !notNames[strings.ToLower(w)] && (!run[0].sentStart || known(w)) {
+				break
+			}
+			run = run[1:]
+		}
+		for _, w := range run {
+			if known(text[w.s:w.e]) {
+				out = append(out, [2]int{run[0].s, run[len(run)-1].e})
+				break
+			}
+		}
+		run = run[:0]
+	}
+	sentStart := true
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsLetter(r) {
+			switch {
+			case r == '.' || r == ':' || r == ';' || r == '\n' || r == '(' || r == '"':
+				flush()
+				sentStart = true
+			case r == ' ' || r == '-' || r == '\'' || r == '’':
+			default: // a comma, a digit: the end of a run
+				flush()
+			}
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r2, sz := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r2) && !unicode.IsMark(r2) {
+				break
+			}
+			j += sz
+		}
+		w := text[i:j]
+		lw := strings.ToLower(w)
+		n := utf8.RuneCountInString(w)
+		eponym := len(run) == 0 && len(prev) == 2 && prev[1] == "de" && eponymHeads[prev[0]]
+		switch {
+		case unicode.IsUpper(r) && n > 1 && !(n <= 4 && w == strings.ToUpper(w)) && !isTitle(fold(w), e.lang) && !eponym:
+			run = append(run, word{i, j, sentStart})
+		case particles[lw] && !conjunctions[lw] && len(run) > 0 && j < len(text):
+			// "de la Fuente": a particle inside a name joins it when a
+			// capitalized word follows it; "y" joins two people.
+		default:
+			flush()
+		}
+		if !particles[lw] || len(run) == 0 {
+			sentStart = false
+		}
+		prev = append(prev, lw)
+		if len(prev) > 2 {
+			prev = prev[1:]
+		}
+		i = j
+	}
+	flush()
+	return out
+}
+
+// notNames are the words that name a relative, a person or their sex rather
+// than the person: capitalized at a sentence's start or as a title ("Madre
+// Teresa", "Niña"), they are no name. Lower-cased, accents kept: "Nina" is
+// a name, "Niña" is not.
+var notNames = setOf(strings.Fields(`madre padre hermano hermana hermanos hermanas hijo hija hijos hijas
+	abuelo abuela abuelos abuelas tío tía tíos tías tio tia primo prima primos primas sobrino sobrina nieto nieta
+	esposo esposa marido mujer pareja novio novia cuñado cuñada suegro suegra yerno nuera padres
+	progenitores familiares familia gemelo gemela amigo amiga vecino vecina niño niña niños niñas varón varon
+	hombre paciente bebé bebe lactante chico chica señor señora
+	mother father brother sister son daughter wife husband partner uncle aunt cousin grandmother
+	grandfather niece nephew grandson granddaughter mom dad parents family friend neighbor patient
+	boy girl baby man woman male female`)...)
+
+// conjunctions join two people, not the words of one name.
+var conjunctions = setOf("y", "e", "i", "and")
+
+// eponymHeads are the words before "de" that make the capitalized word after
+// it an eponym ("síndrome de Down"), not a person of the record.
+var eponymHeads = setOf("síndrome", "sindrome", "enfermedad", "signo", "test", "escala", "maniobra", "método",
+	"metodo", "ley", "criterios", "clasificación", "clasificacion", "índice", "indice", "tríada", "triada")

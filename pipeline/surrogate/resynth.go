@@ -197,6 +197,14 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 		for _, s := range d.Spans {
 			rule := pol.Rule(s.Category, s.Type)
 			if rule.Strategy == Keep {
+				// The names inside a kept value are replaced as names: their
+				// words are the patient's too.
+				for _, r := range e.namesIn(s.Text) {
+					for _, w := range nameWords(s.Text[r[0]:r[1]], e.lang) {
+						pp.names = append(pp.names, w)
+						pp.values.addWord(w)
+					}
+				}
 				continue
 			}
 			// Ages of 90 or less are not identifiers (HIPAA): they constrain nothing.
@@ -332,7 +340,47 @@ func (g *gen) keptValue(d *pipeline.Document, s pipeline.Span, before string) st
 		as.Category, as.Type = a.Category, a.Type
 		return g.surrogate(d, as, g.e.r.Policy.Rule(a.Category, a.Type), before)
 	}
-	return g.withAliases(d, s.Text)
+	return g.withAliases(d, g.namesReplaced(d, s, before))
+}
+
+// namesReplaced replaces the names inside a kept value (engine.namesIn) word
+// by word as names of the value's type, consistently across the patient's
+// records. A name holding a value another span replaces is left to
+// withAliases, which gives it that value's surrogate.
+func (g *gen) namesReplaced(d *pipeline.Document, s pipeline.Span, before string) string {
+	runs := g.e.namesIn(s.Text)
+	if len(runs) == 0 {
+		return s.Text
+	}
+	var b strings.Builder
+	prev := 0
+	for _, r := range runs {
+		ns := s
+		ns.Text = s.Text[r[0]:r[1]]
+		if g.holdsAlias(ns.Text) {
+			continue
+		}
+		ns.Start += utf8.RuneCountInString(s.Text[:r[0]])
+		ns.End = ns.Start + utf8.RuneCountInString(ns.Text)
+		g.doc, g.span = d, ns
+		b.WriteString(s.Text[prev:r[0]])
+		b.WriteString(g.name(g.tab, ns, before+s.Text[:r[0]]))
+		prev = r[1]
+	}
+	b.WriteString(s.Text[prev:])
+	return b.String()
+}
+
+// holdsAlias reports whether text holds, as whole words, a value that
+// another span of the patient's records replaces.
+func (g *gen) holdsAlias(text string) bool {
+	lower := strings.ToLower(text)
+	for _, k := range g.aliasKeys {
+		if wordIndex(lower, strings.ToLower(g.aliases[k].Text)) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // withAliases replaces in text each value that a span of the patient's

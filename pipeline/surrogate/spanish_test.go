@@ -403,3 +403,48 @@ func TestSpanishSurnamesStaySurnames(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativesNamesInKeptValues: a relative's name inside a value the policy
+// keeps (FAMILIARES, OTHER) is replaced as a name, the same in every note of
+// the patient, and the words around it stay; relations alone stay as written.
+func TestRelativesNamesInKeptValues(t *testing.T) {
+	fam := func(text, value string) pipeline.Span {
+		start := len([]rune(text[:strings.LastIndex(text, value)]))
+		return pipeline.Span{Start: start, End: start + len([]rune(value)), Text: value, Category: "OTHER", Type: "FAMILIARES_SUJETO_ASISTENCIA"}
+	}
+	t1 := "Paciente de 40 años que vive con su madre Teresa Rodríguez y su esposo, Diego Maldonado Jiménez. Hijo de una prima hermana con síndrome de Down."
+	t2 := "Acude acompañado por su madre Teresa Rodríguez. Tío materno con esquizofrenia. Avisamos a Teresa en el teléfono de su casa."
+	docs := []pipeline.Document{
+		{ID: "1", Patient: "p", Text: t1, Spans: []pipeline.Span{
+			fam(t1, "madre Teresa Rodríguez"), fam(t1, "Diego Maldonado Jiménez"), fam(t1, "Hijo de una prima hermana")}},
+		{ID: "2", Patient: "p", Text: t2, Spans: []pipeline.Span{fam(t2, "madre Teresa Rodríguez"), fam(t2, "Tío materno"), fam(t2, "Teresa")}},
+	}
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 5).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Docs {
+		for _, w := range []string{"Teresa", "Rodríguez", "Diego", "Maldonado", "Jiménez"} {
+			if strings.Contains(d.Text, w) {
+				t.Errorf("note %s still names %q: %s", d.ID, w, d.Text)
+			}
+		}
+	}
+	s1, s2 := res.Docs[0].Spans, res.Docs[1].Spans
+	if !strings.HasPrefix(s1[0].Text, "madre ") || s1[0].Text != s2[0].Text {
+		t.Errorf("the mother is %q in one note and %q in the other; want \"madre \" and one name", s1[0].Text, s2[0].Text)
+	}
+	if first := strings.Fields(strings.TrimPrefix(s1[0].Text, "madre "))[0]; s2[2].Text != first {
+		t.Errorf("\"Teresa\" alone became %q, and %q in the full name", s2[2].Text, first)
+	}
+	if got := strings.Fields(s1[1].Text); len(got) != 3 {
+		t.Errorf("the husband's three-word name became %q", s1[1].Text)
+	}
+	if s1[2].Text != "Hijo de una prima hermana" || s2[1].Text != "Tío materno" {
+		t.Errorf("relations without a name changed: %q, %q", s1[2].Text, s2[1].Text)
+	}
+	if rep := Check(docs, res, pol); !rep.OK() {
+		t.Errorf("check: %d leaks %v, %d inconsistent", len(rep.Leaks), rep.Leaks, len(rep.Inconsistent))
+	}
+}
