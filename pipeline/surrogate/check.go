@@ -433,6 +433,11 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 				continue
 			}
 			replaced.addTyped(os.Text, os.Type)
+			if rule.Strategy == Name {
+				for _, part := range nameParts(os.Text, rd.lang) {
+					replaced.addTyped(part, os.Type)
+				}
+			}
 			sc := ScopeCorpus
 			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
 				sc = scope
@@ -474,7 +479,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	}
 	ids := patientIDs(p, docIDs)
 	for n, di := range idx {
-		leaks := len(pairs[n]) > 0 && len(replaced.m) > 0
+		leaks := len(replaced.m) > 0 // a note without spans is searched too: its text is all copied
 		if !checked[n] || !leaks && len(ids.ids) == 0 {
 			continue
 		}
@@ -486,6 +491,34 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 		docs[di].finds.ids = scanIDs(p, d, byID[d.ID], toks, folded, ids)
 	}
 	return pc
+}
+
+// nameParts are the runs of two or more words of a name, from one name word
+// to another, short of the whole name ("García López" and "Juan García" of
+// "Dr. Juan García López"): a name is also written without its first name
+// or its second surname, and such a copy is still the person's.
+func nameParts(name, lang string) []string {
+	ws := splitName(name, lang)
+	var at []int // the name words' indexes in ws
+	for i, w := range ws {
+		if w.role != roleLiteral && w.role != roleInitial {
+			at = append(at, i)
+		}
+	}
+	var out []string
+	for a := range at {
+		for b := a + 1; b < len(at); b++ {
+			if a == 0 && b == len(at)-1 {
+				continue // the whole name
+			}
+			var part strings.Builder
+			for _, w := range ws[at[a] : at[b]+1] {
+				part.WriteString(w.text)
+			}
+			out = append(out, part.String())
+		}
+	}
+	return out
 }
 
 func patternRows(orig, sur map[string]int) []PatternRow {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -446,5 +447,34 @@ func TestRelativesNamesInKeptValues(t *testing.T) {
 	}
 	if rep := Check(docs, res, pol); !rep.OK() {
 		t.Errorf("check: %d leaks %v, %d inconsistent", len(rep.Leaks), rep.Leaks, len(rep.Inconsistent))
+	}
+}
+
+// TestSurnamesWithoutFirstNameAreFound: the check finds a patient's name
+// copied unannotated without its first name ("Sr. García López") or its
+// second surname, not only whole.
+func TestSurnamesWithoutFirstNameAreFound(t *testing.T) {
+	t1 := "Paciente: Juan García López, de 40 años."
+	t2 := "Revisión. El Sr. García López refiere mejoría; Juan García acude solo."
+	docs := []pipeline.Document{
+		{ID: "1", Patient: "p", Text: t1, Spans: []pipeline.Span{{Start: 10, End: 27, Text: "Juan García López", Category: "NAME", Type: "PATIENT"}}},
+		{ID: "2", Patient: "p", Text: t2},
+	}
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 5).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Check(docs, res, pol)
+	var found []string
+	for _, l := range rep.Unannotated {
+		found = append(found, l.Value)
+	}
+	slices.Sort(found)
+	if want := []string{"García López", "Juan García"}; !slices.Equal(found, want) {
+		t.Errorf("unannotated finds %q, want %q", found, want)
+	}
+	if len(rep.Leaks) > 0 {
+		t.Errorf("leaks %+v", rep.Leaks)
 	}
 }
