@@ -473,7 +473,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
-		CheckReport        func(childComplexity int, corpus string) int
+		CheckReport        func(childComplexity int, corpus string, job *int) int
 		CompareCorpora     func(childComplexity int, a string, b string, setA string, setB string, by model.StatDimension) int
 		CompareEvaluations func(childComplexity int, a int, b int, shuffles int, bootstrap int, seed int) int
 		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
@@ -687,7 +687,7 @@ type QueryResolver interface {
 	Me(ctx context.Context) (*ent.User, error)
 	Lineage(ctx context.Context, id int) ([]*model.LineageStep, error)
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
-	CheckReport(ctx context.Context, corpus string) (map[string]any, error)
+	CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error)
 	SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error)
 	JobKinds(ctx context.Context) ([]string, error)
 	Release(ctx context.Context, ref string) (*ent.Release, error)
@@ -2646,7 +2646,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.CheckReport(childComplexity, args["corpus"].(string)), true
+		return e.ComplexityRoot.Query.CheckReport(childComplexity, args["corpus"].(string), args["job"].(*int)), true
 	case "Query.compareCorpora":
 		if e.ComplexityRoot.Query.CompareCorpora == nil {
 			break
@@ -5620,6 +5620,14 @@ func (ec *executionContext) field_Query_checkReport_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "job",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["job"] = arg1
 	return args, nil
 }
 
@@ -14745,7 +14753,7 @@ func (ec *executionContext) _Query_checkReport(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().CheckReport(ctx, fc.Args["corpus"].(string))
+			return ec.Resolvers.Query().CheckReport(ctx, fc.Args["corpus"].(string), fc.Args["job"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {

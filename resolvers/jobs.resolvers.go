@@ -157,8 +157,12 @@ func (r *queryResolver) CompareEvaluations(ctx context.Context, a int, b int, sh
 }
 
 // CheckReport is the resolver for the checkReport field.
-func (r *queryResolver) CheckReport(ctx context.Context, corpus string) (map[string]any, error) {
-	data, err := r.store.CheckReport(ctx, corpus)
+func (r *queryResolver) CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error) {
+	want := 0 // the latest run's
+	if job != nil {
+		want = *job
+	}
+	data, runs, err := r.store.CheckReport(ctx, corpus, want)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +170,10 @@ func (r *queryResolver) CheckReport(ctx context.Context, corpus string) (map[str
 	if err != nil {
 		return nil, err
 	}
+	if want == 0 {
+		want = runs[len(runs)-1]
+	}
+	m["job"], m["runs"] = want, runs
 	c, err := r.store.CorpusByName(ctx, corpus)
 	if err != nil {
 		return nil, err

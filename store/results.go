@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -261,27 +262,44 @@ func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.C
 	return cmp, apperr.Wrap(apperr.Invalid, err)
 }
 
-// CheckReport returns the full check report (JSON) of the resynthesis job
-// that made a surrogate corpus. It names original values: it is PHI.
-func (s *Store) CheckReport(ctx context.Context, corpusName string) ([]byte, error) {
+// CheckReport returns the full check report (JSON) of a resynthesis run into
+// a surrogate corpus: the latest run's, or job's when job > 0 (a run that
+// added notes checks those notes only), with the jobs of every run into the
+// corpus, oldest first. It names original values: it is PHI.
+func (s *Store) CheckReport(ctx context.Context, corpusName string, job int) (data []byte, runs []int, err error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	job, ok := c.Provenance["job"].(float64)
+	first, ok := c.Provenance["job"].(float64)
 	if c.Provenance["source"] != "resynthesis" || !ok {
-		return nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
+		return nil, nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
+	}
+	runs = []int{int(first)}
+	later, _ := c.Provenance["runs"].([]any)
+	for _, r := range later {
+		if m, ok := r.(map[string]any); ok {
+			if j, ok := m["job"].(float64); ok {
+				runs = append(runs, int(j))
+			}
+		}
+	}
+	switch {
+	case job == 0:
+		job = runs[len(runs)-1]
+	case !slices.Contains(runs, job):
+		return nil, nil, apperr.New(apperr.NotFound, "job %d did not resynthesize into corpus %q (its runs: jobs %v)", job, corpusName, runs)
 	}
 	a, err := s.Client.Artifact.Query().
-		Where(artifact.JobID(int(job)), artifact.NameHasSuffix("-check-report.json")).First(ctx)
+		Where(artifact.JobID(job), artifact.NameHasSuffix("-check-report.json")).First(ctx)
 	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "no check report for corpus %q", corpusName)
+		return nil, nil, apperr.New(apperr.NotFound, "no check report for corpus %q from job %d", corpusName, job)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if a, err = s.openArtifact(a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a.Data, nil
+	return a.Data, runs, nil
 }

@@ -18,10 +18,11 @@ import (
 var resynthReport = &command{
 	name:    "report",
 	summary: "print a surrogate corpus's check report: counts, then every leak, misaligned span and item for review (curators; PHI, audited)",
-	args:    "CORPUS [--json]",
+	args:    "CORPUS [--job N] [--json]",
 	examples: []string{
 		"deidcorpus resynth report demo-twin",
 		"deidcorpus resynth report notes-r --json > notes-r-check.json",
+		"deidcorpus resynth report notes-r --job 3   # an earlier run's (each run checks the notes it wrote)",
 	},
 	setup: setupResynthReport,
 }
@@ -58,18 +59,25 @@ func checkFailed(out string, check map[string]any, report any) error {
 func setupResynthReport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	asJSON := fs.Bool("json", false, "print the whole report as JSON")
+	job := fs.Int("job", 0, "the report of this run into the corpus (default: the latest run's)")
 	return func(ctx context.Context, args []string) error {
 		if len(args) != 1 {
 			return usageErr("resynth report takes one surrogate corpus")
 		}
+		if *job < 0 {
+			return usageErr("--job %d: a job id is a positive number", *job)
+		}
 		// The same rule, service and audit record as the GraphQL checkReport.
 		opArgs := map[string]any{"corpus": args[0]}
+		if *job > 0 {
+			opArgs["job"] = *job
+		}
 		st, ctx, err := openStore(ctx, e, *db, "Query.checkReport", opArgs)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		data, err := st.CheckReport(ctx, args[0])
+		data, runs, err := st.CheckReport(ctx, args[0], *job)
 		if err != nil {
 			return err
 		}
@@ -87,6 +95,13 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 		if err := json.Unmarshal(data, &full); err != nil {
 			return err
 		}
+		if *job == 0 {
+			*job = runs[len(runs)-1]
+		}
+		if len(runs) > 1 {
+			fmt.Fprintf(e.stdout, "run of job %d; %d runs wrote %s (jobs %v), each checking the notes it wrote: --job N for another's\n",
+				*job, len(runs), args[0], runs)
+		}
 		printCheckReport(e, args[0], &full.Report, full.Review)
 		return nil
 	}
@@ -97,9 +112,9 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 	if !r.OK() {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(e.stdout, "check of %s: %s\n%d documents, %d spans, %d replaced, %d dates checked; %d misaligned, %d leaks, "+
+	fmt.Fprintf(e.stdout, "check of %s: %s\n%s, %s, %d replaced, %d dates checked; %d misaligned, %d leaks, "+
 		"%d identifiers, %d inconsistent, %d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
-		corpus, verdict, r.Documents, r.Spans, r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
+		corpus, verdict, counted(r.Documents, "document"), counted(r.Spans, "span"), r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
 		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
 	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {
 		if n == 0 {

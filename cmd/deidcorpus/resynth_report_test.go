@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,6 +30,30 @@ func TestResynthReport(t *testing.T) {
 	code, out, errs = cli(t, "resynth", "report", "--json", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, `"NamePatterns"`)
+
+	// A run that adds a note checks that note: the report is the latest
+	// run's, and an earlier run's is asked for by its job.
+	more := filepath.Join(t.TempDir(), "950-01.xml")
+	require.NoError(t, os.WriteFile(more, []byte(`<?xml version="1.0" encoding="UTF-8" ?>
+<deIdi2b2><TEXT><![CDATA[Ms. Ostrowski was seen today.]]></TEXT>
+<TAGS><NAME id="P0" start="4" end="13" text="Ostrowski" TYPE="PATIENT" comment="" /></TAGS></deIdi2b2>
+`), 0o644))
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "orig", "--tagset", "i2b2-2014", more)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "orig", "--out", "surr")
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "resynth", "report", "surr", "--db", db)
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`^run of job (\d+); 2 runs wrote surr \(jobs \[(\d+) (\d+)\]\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Equal(t, m[3], m[1])
+	assert.Contains(t, out, "check of surr: passed\n1 document, 1 span,")
+	code, out, errs = cli(t, "resynth", "report", "surr", "--job", m[2], "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "check of surr: passed\n3 documents, 13 spans,")
+	code, _, errs = cli(t, "resynth", "report", "surr", "--job", "999", "--db", db)
+	assert.Equal(t, 3, code, errs)
+	assert.Contains(t, errs, `job 999 did not resynthesize into corpus "surr" (its runs: jobs [`+m[2]+" "+m[3]+"])")
 
 	code, _, errs = cli(t, "resynth", "report", "orig", "--db", db)
 	assert.Equal(t, 3, code, errs)
