@@ -84,8 +84,17 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 		if err := st.Audit(ctx, store.AuditRecord{Action: "read", Target: "Query.checkReport", IDs: []string{store.DescribeArgs(opArgs)}}); err != nil {
 			return err
 		}
+		if *job == 0 {
+			*job = runs[len(runs)-1]
+		}
 		if *asJSON {
-			_, err := e.stdout.Write(append(data, '\n'))
+			// As GraphQL's checkReport: the run's job and every run's beside
+			// the stored report, an object.
+			head, err := json.Marshal(map[string]any{"job": *job, "runs": runs})
+			if err != nil || len(data) < 2 || data[0] != '{' {
+				return fmt.Errorf("the check report of %s is not a JSON object", args[0])
+			}
+			_, err = fmt.Fprintf(e.stdout, "%s,%s\n", head[:len(head)-1], data[1:])
 			return err
 		}
 		var full struct {
@@ -94,9 +103,6 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 		}
 		if err := json.Unmarshal(data, &full); err != nil {
 			return err
-		}
-		if *job == 0 {
-			*job = runs[len(runs)-1]
 		}
 		if len(runs) > 1 {
 			fmt.Fprintf(e.stdout, "run of job %d; %d runs wrote %s (jobs %v), each checking the notes it wrote: --job N for another's\n",

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,6 +53,17 @@ func TestResynthReport(t *testing.T) {
 	code, out, errs = cli(t, "resynth", "report", "surr", "--job", m[2], "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "check of surr: passed\n3 documents, 13 spans,")
+	code, out, errs = cli(t, "resynth", "report", "surr", "--json", "--db", db)
+	require.Equal(t, 0, code, errs)
+	var full struct {
+		Job    int
+		Runs   []int
+		Report struct{ Documents int }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &full), out)
+	assert.Equal(t, m[3], strconv.Itoa(full.Job))
+	assert.Len(t, full.Runs, 2)
+	assert.Equal(t, 1, full.Report.Documents)
 	code, _, errs = cli(t, "resynth", "report", "surr", "--job", "999", "--db", db)
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `job 999 did not resynthesize into corpus "surr" (its runs: jobs [`+m[2]+" "+m[3]+"])")
