@@ -118,6 +118,7 @@ var rules = map[string]Rule{
 	"cli.import":          {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export":          {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.stats":           {Roles: everyone, Corpora: []string{"corpus", "compare"}},
+	"cli.corpora":         {Roles: everyone},
 	"cli.derive":          {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":         {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth.resolve": {Roles: curators, Corpora: []string{"corpus"}},

@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
 	"deidcorpus/ent/span"
 	"deidcorpus/pipeline/phi"
 )
@@ -46,4 +49,47 @@ func (s *Store) DocumentSpans(ctx context.Context, doc *ent.Document, setName st
 	return s.Client.Span.Query().
 		Where(span.DocumentID(doc.ID), span.AnnotationSetID(set.ID)).
 		Order(ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
+}
+
+// CorpusSummary is one corpus as a listing shows it.
+type CorpusSummary struct {
+	Name      string    `json:"name"`
+	TagSet    string    `json:"tagset"`
+	Kind      string    `json:"kind"`   // original or surrogate
+	Source    string    `json:"source"` // how it was made: import, resynthesis, derive, created
+	Check     string    `json:"check"`  // a surrogate corpus's resynthesis check: none, passed, failed, resolved
+	Documents int       `json:"documents"`
+	Sets      []string  `json:"sets"`
+	Created   time.Time `json:"created"`
+}
+
+// CorpusList lists the corpora the caller may see, by name, with their
+// documents counted in one grouped query.
+func (s *Store) CorpusList(ctx context.Context) ([]CorpusSummary, error) {
+	cs, err := s.Client.Corpus.Query().Order(ent.Asc(corpus.FieldName)).WithAnnotationSets().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var counts []struct {
+		CorpusID int `json:"corpus_id"`
+		Count    int `json:"count"`
+	}
+	if err := s.Client.Document.Query().GroupBy(document.FieldCorpusID).Aggregate(ent.Count()).Scan(ctx, &counts); err != nil {
+		return nil, err
+	}
+	docs := map[int]int{}
+	for _, c := range counts {
+		docs[c.CorpusID] = c.Count
+	}
+	out := make([]CorpusSummary, len(cs))
+	for i, c := range cs {
+		source, _ := c.Provenance["source"].(string)
+		out[i] = CorpusSummary{Name: c.Name, TagSet: c.Tagset, Kind: string(c.Kind), Source: source,
+			Check: string(c.CheckStatus), Documents: docs[c.ID], Created: c.CreatedAt}
+		for _, set := range c.Edges.AnnotationSets {
+			out[i].Sets = append(out[i].Sets, set.Name)
+		}
+		slices.Sort(out[i].Sets)
+	}
+	return out, nil
 }
