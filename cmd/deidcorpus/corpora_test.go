@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,12 +12,7 @@ import (
 // TestCorpora: the list names each corpus with how it was made, its check
 // and its counts; a researcher sees only surrogate corpora.
 func TestCorpora(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "c.db")
-	code, _, errs := cli(t, "import", "--db", db, "--corpus", "orig", "--tagset", "i2b2-2014", "../../testdata/i2b2")
-	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "orig", "--out", "surr")
-	require.Equal(t, 0, code, errs)
-
+	db := resynthesizedDB(t)
 	code, out, errs := cli(t, "corpora", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `^CORPUS\s+TAG SET\s+KIND\s+MADE BY\s+CHECK\s+DOCUMENTS\s+SETS\s+CREATED\n`+

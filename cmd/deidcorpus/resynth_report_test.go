@@ -16,15 +16,23 @@ import (
 	"deidcorpus/pipeline/surrogate"
 )
 
-// TestResynthReport: a curator prints the check report of a surrogate corpus,
-// audited as a read of checkReport; a researcher may not; an original corpus
-// has none.
-func TestResynthReport(t *testing.T) {
+// resynthesizedDB is a database holding testdata/i2b2 as corpus "orig" and
+// its resynthesis "surr".
+func resynthesizedDB(t *testing.T) string {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "c.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "orig", "--tagset", "i2b2-2014", "../../testdata/i2b2")
 	require.Equal(t, 0, code, errs)
 	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "orig", "--out", "surr")
 	require.Equal(t, 0, code, errs)
+	return db
+}
+
+// TestResynthReport: a curator prints the check report of a surrogate corpus,
+// audited as a read of checkReport; a researcher may not; an original corpus
+// has none.
+func TestResynthReport(t *testing.T) {
+	db := resynthesizedDB(t)
 
 	code, out, errs := cli(t, "resynth", "report", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
