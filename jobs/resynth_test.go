@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 
@@ -407,4 +408,17 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	_, err = share("1.0.1", "")
 	assert.NoError(t, err, "nothing left to accept")
 	assert.EqualValues(t, 0, run()["documents"], "nothing changed since")
+
+	// A corpus resynthesized before finds were counted per note is gated by
+	// its first run's count.
+	out, err := st.CorpusByName(ctx, "notes-r")
+	require.NoError(t, err)
+	prov := maps.Clone(out.Provenance)
+	delete(prov, release.UnannotatedKey)
+	prov["check"] = map[string]any{"ok": true, "leaks": 0.0, "unannotated": 2.0}
+	require.NoError(t, st.Client.Corpus.UpdateOne(out).SetProvenance(prov).Exec(ctx))
+	_, err = share("1.0.2", "")
+	assert.ErrorContains(t, err, "holds 2 original values in its notes (counted as a whole")
+	_, err = share("1.0.2", "read them")
+	assert.NoError(t, err)
 }

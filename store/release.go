@@ -148,7 +148,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		// quote the values or the notes' ids, which the archive must not hold.
 		sheet.UnannotatedAccepted = fmt.Sprintf("%s in %s, copied where the source's gold has no span, were read by a curator "+
 			"and accepted for sharing (the reason is recorded with the release, not in this archive)",
-			plural(finds, "original value"), plural(docs, "note"))
+			plural(finds, "original value"), notesOf(docs))
 	}
 	if ids != nil {
 		prov["ids"], prov["idScope"] = "pseudonymous", ids.scope
@@ -165,6 +165,15 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, apperr.New(apperr.Conflict, "release %s exists", release.Ref(opt.Name, opt.Version))
 	}
 	return r, err
+}
+
+// notesOf writes how many notes hold a corpus's unannotated finds: 0 for a
+// corpus resynthesized before they were counted per note.
+func notesOf(docs int) string {
+	if docs == 0 {
+		return "its notes (counted as a whole: the corpus was resynthesized before finds were counted per note)"
+	}
+	return plural(docs, "note")
 }
 
 // plural writes a count with its noun, singular for one.
@@ -245,10 +254,10 @@ func shareable(c *ent.Corpus, accept string) error {
 		return apperr.New(apperr.Invalid, "the reason for sharing the unannotated finds of corpus %q is blank", c.Name)
 	}
 	if finds > 0 && strings.TrimSpace(accept) == "" {
-		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %d notes copied where the source's gold has no span "+
+		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %s copied where the source's gold has no span "+
 			"(unannotated finds; read them with: deidcorpus resynth report %s): annotate them in the source and resynthesize into %q "+
 			"again (the changed notes are rewritten), or, once a curator has read them, share with the reason they may be "+
-			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, docs, c.Name, c.Name)
+			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, notesOf(docs), c.Name, c.Name)
 	}
 	return nil
 }

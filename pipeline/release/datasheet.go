@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -109,7 +108,7 @@ func (d Datasheet) Markdown() string {
 			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], ids, check["misaligned"],
 			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
 		// Originals written where the gold has no span: copied as they were.
-		if n := unannotated(d.Provenance, check); n != "0" && n != "<nil>" {
+		if n, _ := UnannotatedTotal(d.Provenance); n > 0 {
 			fmt.Fprintf(&b, " **%v original values were found outside the gold spans and copied unchanged** (unannotated: the "+
 				"source's annotation missed them; a curator reads them in the check report).", n)
 		}
@@ -157,23 +156,19 @@ func Unannotated(prov map[string]any) (perNote map[string]int, known bool) {
 }
 
 // UnannotatedTotal is how many unannotated finds a surrogate corpus holds,
-// and in how many notes.
+// and in how many notes; for a corpus from before the count per note, its
+// first run's check count, in notes not counted (docs 0).
 func UnannotatedTotal(prov map[string]any) (finds, docs int) {
-	perNote, _ := Unannotated(prov)
+	perNote, known := Unannotated(prov)
+	if !known {
+		check, _ := prov["check"].(map[string]any)
+		n, _ := check["unannotated"].(float64)
+		return int(n), 0
+	}
 	for _, n := range perNote {
 		finds, docs = finds+n, docs+1
 	}
 	return finds, docs
-}
-
-// unannotated is how many unannotated finds a surrogate corpus holds now,
-// or for a corpus from before the count per note, its first run's.
-func unannotated(prov, check map[string]any) string {
-	if _, known := Unannotated(prov); !known {
-		return fmt.Sprint(check["unannotated"])
-	}
-	finds, _ := UnannotatedTotal(prov)
-	return strconv.Itoa(finds)
 }
 
 // PublicProvenance is a corpus's provenance as a release states it: without
