@@ -101,7 +101,6 @@ type docFeatures struct {
 	matches [][][2]int
 	chunk   []string // shape of the token's whitespace-delimited chunk, "" for a lone token
 	lists   [][]listHit
-	lineOf  []int
 }
 
 type listHit struct {
