@@ -267,12 +267,18 @@ func TestKeysRotate(t *testing.T) {
 	require.NoError(t, err, "the SQLite key file is made next to the database")
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
+	// statusWithNewKeyFile makes a key file of its own and asks keys status
+	// of the database with it.
+	statusWithNewKeyFile := func(name string) (keyFile string, code int, errs string) {
+		keyFile = filepath.Join(dir, name)
+		code, _, errs = cli(t, "keys", "init", "--key-file", keyFile)
+		require.Equal(t, 0, code, errs)
+		code, _, errs = cli(t, "keys", "status", "--db", db, "--key-file", keyFile)
+		return keyFile, code, errs
+	}
 	// A key file of its own has a k1 too, which is another key: status
 	// tries it on a mapping and says so.
-	stranger := filepath.Join(dir, "stranger.key")
-	code, _, errs = cli(t, "keys", "init", "--key-file", stranger)
-	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "keys", "status", "--db", db, "--key-file", stranger)
+	_, code, errs = statusWithNewKeyFile("stranger.key")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "the key ring cannot open the database's mappings under k1 (the ring's k1 is another key")
 
@@ -290,10 +296,7 @@ func TestKeysRotate(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 
 	// Another key file cannot read the mappings, and says so.
-	other := filepath.Join(dir, "other.key")
-	code, _, errs = cli(t, "keys", "init", "--key-file", other)
-	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "keys", "status", "--db", db, "--key-file", other)
+	other, code, errs := statusWithNewKeyFile("other.key")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errs, "k2")
 	code, _, errs = cli(t, "keys", "init", "--key-file", other)
