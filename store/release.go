@@ -24,7 +24,7 @@ import (
 type ReleaseOptions struct {
 	Corpus, Name, Version string
 	Sets                  []string // annotation sets to include; default gold
-	Parent                string   // name@version of the release this one follows
+	Parent                string   // name@version of the release of the same corpus this one follows
 	// Share marks the release for outside sharing: refused unless the corpus
 	// is surrogate text whose check found no leak and no misaligned span.
 	Share bool
@@ -70,6 +70,11 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if opt.Parent != "" {
 		if parent, err = s.ReleaseByRef(ctx, opt.Parent); err != nil {
 			return nil, err
+		}
+		if parent.Corpus != c.Name {
+			// Names are not per corpus, and a line that changed corpus would
+			// diff unrelated notes and carry its ids over to them.
+			return nil, apperr.New(apperr.Invalid, "parent: release %q is of corpus %q, not %q", release.Ref(parent.Name, parent.Version), parent.Corpus, c.Name)
 		}
 		if opt.Share && !parent.Share {
 			// Its datasheet names the parent: a release shared outside follows

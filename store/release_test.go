@@ -329,3 +329,27 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 		})
 	}
 }
+
+// A release follows only a release of its own corpus: its diff, datasheet
+// and ids would otherwise compare unrelated notes.
+func TestReleaseParentOfAnotherCorpus(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		_, err = st.Import(ctx, store.ImportOptions{Corpus: name, TagSet: "i2b2-2014", Split: "train"}, files)
+		require.NoError(t, err)
+	}
+	_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "a", Name: "v1", Version: "1.0.0"})
+	require.NoError(t, err)
+
+	_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "b", Name: "v2", Version: "1.0.0", Parent: "v1@1.0.0"})
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.EqualError(t, err, `parent: release "v1@1.0.0" is of corpus "a", not "b"`)
+	_, err = st.ReleaseByRef(ctx, "v2@1.0.0")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing was released")
+
+	_, err = st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "a", Name: "v2", Version: "1.0.0", Parent: "v1@1.0.0"})
+	require.NoError(t, err)
+}

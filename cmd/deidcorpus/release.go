@@ -73,7 +73,7 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 	ver := fs.String("version", "", "its semantic version, MAJOR.MINOR.PATCH (required)")
 	sets := listFlag{}
 	fs.Var(&sets, "set", "annotation sets to include (default gold)")
-	parent := fs.String("parent", "", "name@version of the release this one follows")
+	parent := fs.String("parent", "", "name@version of the release of the same corpus this one follows")
 	share := fs.Bool("share", false, "for outside sharing (surrogate text that passed its check only)")
 	pseudonymous := fs.Bool("pseudonymous-ids", false, "replace the corpus's document and patient ids by keyed hashes "+
 		"(the same in every version of the release's line; one that follows such a release has them too)")
