@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,6 +82,17 @@ func TestEachBatch(t *testing.T) {
 				return nil
 			}))
 			assert.Equal(t, all[:len(all)-1], got)
+
+			// fn's error ends the read: no batch is passed after it.
+			stop, calls := errors.New("stop"), 0
+			err = s.EachBatch(ctx, c, "gold", "", 1, func([]pipeline.Document) error {
+				if calls++; calls == 2 {
+					return stop
+				}
+				return nil
+			})
+			assert.ErrorIs(t, err, stop)
+			assert.Equal(t, 2, calls)
 
 			none, err := s.LoadSplit(ctx, c, "gold", "test")
 			require.NoError(t, err)

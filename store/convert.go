@@ -90,10 +90,10 @@ const readBatch = 500
 
 // EachBatch calls fn with the documents LoadSplit returns, in its order
 // (patient, record order, external id), about n at a time and never
-// splitting a patient's records across two calls: memory holds one batch and
-// the corpus's document ids, whatever the size of the corpus. It reads no
-// snapshot: a document deleted during the read is left out, one added is
-// not read.
+// splitting a patient's records across two calls: memory holds two batches
+// (the next is read while fn works on one) and the corpus's document ids,
+// whatever the size of the corpus. It reads no snapshot: a document deleted
+// during the read is left out, one added is not read.
 func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split string, n int, fn func([]pipeline.Document) error) error {
 	return s.EachBatchOf(ctx, c, setName, split, nil, n, fn)
 }
@@ -118,19 +118,46 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(order); {
-		end := min(start+n, len(order))
-		for end < len(order) && order[end].patient == order[end-1].patient {
-			end++
+	// A job's reads overlap its work and writes: one goroutine reads the
+	// next batch while fn has the last.
+	type loaded struct {
+		docs []pipeline.Document
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	next := make(chan loaded)
+	go func() {
+		defer close(next)
+		for start := 0; start < len(order); {
+			end := min(start+n, len(order))
+			for end < len(order) && order[end].patient == order[end-1].patient {
+				end++
+			}
+			docs, err := s.loadBatch(ctx, order[start:end], set)
+			select {
+			case next <- loaded{docs, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+			start = end
 		}
-		batch, err := s.loadBatch(ctx, order[start:end], set)
-		if err != nil {
+	}()
+	defer func() {
+		// The reader stops before EachBatchOf returns: no read outlives it.
+		cancel()
+		for range next {
+		}
+	}()
+	for b := range next {
+		if b.err != nil {
+			return b.err
+		}
+		if err := fn(b.docs); err != nil {
 			return err
 		}
-		if err := fn(batch); err != nil {
-			return err
-		}
-		start = end
 	}
 	return nil
 }
