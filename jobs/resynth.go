@@ -14,6 +14,8 @@ import (
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/version"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ResynthesizeParams are a resynthesis job's parameters.
@@ -201,33 +203,19 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 
 	// Pass 2 rewrites, checks and saves a batch of whole patients at a time,
 	// each batch in a transaction of its own; a retry rewrites the batches an
-	// earlier attempt saved (for the check) without saving them again.
+	// earlier attempt saved (for the check) without saving them again. A
+	// batch is saved, in order, while the next is read and rewritten.
 	checker := surrogate.NewChecker(policy, plan.Language)
 	checker.Add(nil, plan)
 	review := plan.Review
-	produced, written, newMappings, saved := 0, 0, 0, 0
+	produced, written, newMappings := 0, 0, 0
 	read = 0
-	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
-		read += len(batch)
-		t, c := split(batch)
-		res, err := stream.Rewrite(t, c)
-		if err != nil {
-			return invalid(err)
-		}
-		if len(res.Docs) > 0 {
-			checker.Add(batch, res)
-			for _, d := range res.Docs {
-				delete(unannotated, d.ID)
-			}
-			reuse.Add(res)
-			review = append(review, res.Review...)
-			produced += len(res.Docs)
-			for _, m := range res.Mappings {
-				if m.New {
-					newMappings++
-				}
-			}
-			n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
+	g, gctx := errgroup.WithContext(ctx)
+	saves := make(chan *surrogate.Result)
+	g.Go(func() error {
+		saved := 0
+		for res := range saves {
+			n, err := st.SaveResynthesisBatch(gctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
 				Marker: marker, Result: res})
 			if err != nil {
 				return err
@@ -239,9 +227,41 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 				}
 			}
 		}
-		run.Progress(total+read, 2*total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, total))
-		return ctx.Err()
-	}); err != nil {
+		return nil
+	})
+	g.Go(func() error {
+		defer close(saves)
+		return st.EachBatch(gctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+			read += len(batch)
+			t, c := split(batch)
+			res, err := stream.Rewrite(t, c)
+			if err != nil {
+				return invalid(err)
+			}
+			if len(res.Docs) > 0 {
+				checker.Add(batch, res)
+				for _, d := range res.Docs {
+					delete(unannotated, d.ID)
+				}
+				reuse.Add(res)
+				review = append(review, res.Review...)
+				produced += len(res.Docs)
+				for _, m := range res.Mappings {
+					if m.New {
+						newMappings++
+					}
+				}
+				select {
+				case saves <- res:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			run.Progress(total+read, 2*total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, total))
+			return gctx.Err()
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	// The corpus-scope mappings the run used are checked and counted a
