@@ -8,6 +8,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/internal/zipindex"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
@@ -67,11 +68,27 @@ func export(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := Result{"artifact": a.ID, "bytes": a.Size, "sha256": a.Sha256}
-	if written { // else an earlier attempt stored the archive, and its count went with it
-		res["files"] = files
+	if !written { // an earlier attempt stored the archive
+		if files, err = archiveFiles(ctx, run.Store, a); err != nil {
+			return nil, err
+		}
 	}
-	return res, nil
+	return Result{"artifact": a.ID, "bytes": a.Size, "sha256": a.Sha256, "files": files}, nil
+}
+
+// archiveFiles counts the files of a stored zip archive from its end
+// records, reading at most its last 64 KiB. The count is exact: archive/zip
+// writes zip64 records, which do not wrap at 65,536, for that many files.
+func archiveFiles(ctx context.Context, st *store.Store, a *ent.Artifact) (int, error) {
+	r, err := st.ArtifactReaderAt(ctx, a)
+	if err != nil {
+		return 0, err
+	}
+	z, err := zipindex.NewReader(r, int64(a.Size))
+	if err != nil {
+		return 0, fmt.Errorf("artifact %d (%s): %w", a.ID, a.Name, err)
+	}
+	return int(z.Len()), nil
 }
 
 // EvaluateParams are an evaluation job's parameters.

@@ -317,6 +317,36 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 	assert.Equal(t, 3, report.Documents-0)
 }
 
+// An export job whose worker died after the archive was stored is requeued,
+// and its retry reports the stored archive as the first attempt did, files
+// included, without writing it again.
+func TestExportJobRetryReportsTheStoredArchive(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{StaleAfter: time.Second})
+	j, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "brat"}, "", nil)
+	require.NoError(t, err)
+	first := wait(t, m, j.ID)[0]
+	require.Equal(t, job.StatusSucceeded, first.Status, first.Error)
+	assert.EqualValues(t, 6, first.Result["files"], "brat: a text and an annotation file per note")
+
+	// The worker died after storing the archive, before finishing the job.
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, st.Client.Job.UpdateOneID(j.ID).SetStatus(job.StatusRunning).SetHeartbeatAt(old).
+		ClearResult().ClearFinishedAt().Exec(ctx))
+	retried := wait(t, m, j.ID)[0]
+	require.Equal(t, job.StatusSucceeded, retried.Status, retried.Error)
+	assert.Equal(t, 2, retried.Attempts)
+	assert.Equal(t, first.Result, retried.Result)
+	n, err := st.Client.Artifact.Query().Where(artifact.JobID(j.ID)).Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the archive was not written again")
+}
+
 func TestImportJob(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLite)

@@ -22,10 +22,10 @@ import (
 )
 
 // TestArtifactInChunks: a file a job writes (an export archive) is stored in
-// chunks as it is written and read back a chunk at a time, once per job and
-// name; a write that fails leaves no artifact and no chunk, a stored file's
-// chunks outlive the removal of abandoned ones, and a file that lost chunks
-// reads to an error.
+// chunks as it is written and read back a chunk at a time, or at any offset,
+// once per job and name; a write that fails leaves no artifact and no chunk,
+// a stored file's chunks outlive the removal of abandoned ones, and a file
+// that lost chunks reads to an error.
 func TestArtifactInChunks(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
@@ -64,6 +64,18 @@ func TestArtifactInChunks(t *testing.T) {
 				return out
 			}
 			assert.Equal(t, data, readBack())
+			at, err := st.ArtifactReaderAt(ctx, a)
+			require.NoError(t, err)
+			for _, off := range []int{990, 0, 60, 127, 500, 1000} { // within and across chunks, backwards
+				p := make([]byte, 70)
+				n, err := at.ReadAt(p, int64(off))
+				assert.Equal(t, data[off:min(off+len(p), len(data))], p[:n], "at %d", off)
+				if n < len(p) {
+					assert.ErrorIs(t, err, io.EOF)
+				} else {
+					assert.NoError(t, err)
+				}
+			}
 
 			// A retried job finds the file its predecessor stored.
 			again, err := st.SaveArtifactFrom(ctx, spec, func(io.Writer) error {
@@ -109,6 +121,8 @@ func TestArtifactInChunks(t *testing.T) {
 			_, err = io.ReadAll(st.ArtifactContent(ctx, got))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "damaged")
+			_, err = st.ArtifactReaderAt(ctx, got)
+			assert.ErrorContains(t, err, "damaged")
 		})
 	}
 }

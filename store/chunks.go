@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -130,6 +131,73 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.data)
 	r.data = r.data[n:]
+	return n, nil
+}
+
+// chunksAt reads the file stored under key at any offset. It learns where
+// each chunk ends from their lengths, without reading their data.
+func (s *Store) chunksAt(ctx context.Context, key string) (*chunkReaderAt, error) {
+	rows, err := s.reader().QueryContext(ctx, s.rebind(`SELECT length(data) FROM release_chunks WHERE content_key = ? ORDER BY seq`), key)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	r := &chunkReaderAt{ctx: ctx, client: s.Client, key: key, seq: -1}
+	for end := int64(0); rows.Next(); {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		end += n
+		r.ends = append(r.ends, end)
+	}
+	return r, rows.Err()
+}
+
+// chunkReaderAt is an io.ReaderAt over a file stored in chunks, chunk i
+// ending at ends[i]. It holds the chunk it read last (seq), so reading on
+// from there costs no query; it is not safe for concurrent use.
+type chunkReaderAt struct {
+	ctx    context.Context
+	client *ent.Client
+	key    string
+	ends   []int64
+	seq    int
+	data   []byte
+}
+
+func (r *chunkReaderAt) size() int64 {
+	if len(r.ends) == 0 {
+		return 0
+	}
+	return r.ends[len(r.ends)-1]
+}
+
+func (r *chunkReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("stored file %s: negative offset %d", r.key, off)
+	}
+	n := 0
+	for n < len(p) {
+		if off >= r.size() {
+			return n, io.EOF
+		}
+		seq, _ := slices.BinarySearch(r.ends, off+1) // the first chunk ending after off
+		start := int64(0)
+		if seq > 0 {
+			start = r.ends[seq-1]
+		}
+		if seq != r.seq {
+			c, err := r.client.Chunk.Query().Where(chunk.ContentKey(r.key), chunk.Seq(seq)).Select(chunk.FieldData).Only(r.ctx)
+			if err != nil {
+				return n, fmt.Errorf("stored file %s, chunk %d: %w", r.key, seq, err)
+			}
+			r.seq, r.data = seq, c.Data
+		}
+		k := copy(p[n:], r.data[off-start:])
+		n += k
+		off += int64(k)
+	}
 	return n, nil
 }
 
