@@ -14,8 +14,6 @@ import (
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/version"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // ResynthesizeParams are a resynthesis job's parameters.
@@ -210,28 +208,8 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	review := plan.Review
 	produced, written, newMappings := 0, 0, 0
 	read = 0
-	g, gctx := errgroup.WithContext(ctx)
-	saves := make(chan *surrogate.Result)
-	g.Go(func() error {
-		saved := 0
-		for res := range saves {
-			n, err := st.SaveResynthesisBatch(gctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
-				Marker: marker, Result: res})
-			if err != nil {
-				return err
-			}
-			written += n
-			if saved++; batchSaved != nil {
-				if err := batchSaved(saved); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	g.Go(func() error {
-		defer close(saves)
-		return st.EachBatch(gctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+	rewrite := func(ctx context.Context, send func(*surrogate.Result) error) error {
+		return st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
 			read += len(batch)
 			t, c := split(batch)
 			res, err := stream.Rewrite(t, c)
@@ -251,17 +229,27 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 						newMappings++
 					}
 				}
-				select {
-				case saves <- res:
-				case <-gctx.Done():
-					return gctx.Err()
+				if err := send(res); err != nil {
+					return err
 				}
 			}
 			run.Progress(total+read, 2*total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, total))
-			return gctx.Err()
+			return ctx.Err()
 		})
-	})
-	if err := g.Wait(); err != nil {
+	}
+	saved := 0
+	if err := seqs.Ahead(ctx, rewrite, func(res *surrogate.Result) error {
+		n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
+			Marker: marker, Result: res})
+		if err != nil {
+			return err
+		}
+		written += n
+		if saved++; batchSaved != nil {
+			return batchSaved(saved)
+		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	// The corpus-scope mappings the run used are checked and counted a

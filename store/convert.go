@@ -18,6 +18,7 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 )
 
@@ -118,48 +119,25 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 	if err != nil {
 		return err
 	}
-	// A job's reads overlap its work and writes: one goroutine reads the
-	// next batch while fn has the last.
-	type loaded struct {
-		docs []pipeline.Document
-		err  error
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	next := make(chan loaded)
-	go func() {
-		defer close(next)
+	// A job's reads overlap its work and writes: the next batch is read
+	// while fn has the last.
+	return seqs.Ahead(ctx, func(ctx context.Context, send func([]pipeline.Document) error) error {
 		for start := 0; start < len(order); {
 			end := min(start+n, len(order))
 			for end < len(order) && order[end].patient == order[end-1].patient {
 				end++
 			}
-			docs, err := s.loadBatch(ctx, order[start:end], set)
-			select {
-			case next <- loaded{docs, err}:
-			case <-ctx.Done():
-				return
-			}
+			batch, err := s.loadBatch(ctx, order[start:end], set)
 			if err != nil {
-				return
+				return err
+			}
+			if err := send(batch); err != nil {
+				return err
 			}
 			start = end
 		}
-	}()
-	defer func() {
-		// The reader stops before EachBatchOf returns: no read outlives it.
-		cancel()
-		for range next {
-		}
-	}()
-	for b := range next {
-		if b.err != nil {
-			return b.err
-		}
-		if err := fn(b.docs); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	}, fn)
 }
 
 // PatientGroups cuts the patients of a corpus's split ("" for all) into

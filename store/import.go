@@ -20,6 +20,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
+	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
@@ -287,8 +288,7 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 	res := &ImportResult{Corpus: existing}
 	write := opt
 	write.Progress = nil // reported per committed batch
-	var batch []pipeline.Document
-	flush := func() error {
+	flush := func(batch []pipeline.Document) error {
 		var created *ent.Corpus
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
 			c := res.Corpus
@@ -315,27 +315,33 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 		if created != nil {
 			res.Corpus, res.CreatedCorpus = created, true
 		}
-		batch = batch[:0]
 		if opt.Progress != nil {
 			opt.Progress(res.Documents, total)
 		}
 		return nil
 	}
-	err = scan(func(d pipeline.Document) error {
-		if err := prepare(&d); err != nil {
-			return err
-		}
-		if len(batch) >= importBatch && d.Patient != batch[len(batch)-1].Patient {
-			if err := flush(); err != nil {
+	// A batch is written, in order, while the next is parsed.
+	err = seqs.Ahead(ctx, func(ctx context.Context, send func([]pipeline.Document) error) error {
+		var batch []pipeline.Document
+		sent := 0
+		err := scan(func(d pipeline.Document) error {
+			if err := prepare(&d); err != nil {
 				return err
 			}
+			if len(batch) >= importBatch && d.Patient != batch[len(batch)-1].Patient {
+				if err := send(batch); err != nil {
+					return err
+				}
+				batch, sent = nil, sent+1
+			}
+			batch = append(batch, d)
+			return nil
+		})
+		if err == nil && (len(batch) > 0 || sent == 0 && existing == nil) {
+			err = send(batch) // an import of no documents still creates its corpus
 		}
-		batch = append(batch, d)
-		return nil
-	})
-	if err == nil && (len(batch) > 0 || res.Corpus == nil) {
-		err = flush()
-	}
+		return err
+	}, flush)
 	if err != nil {
 		if res.CreatedCorpus {
 			// Nobody else knows the corpus yet: take it away whole rather
