@@ -14,6 +14,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/model"
 	"deidcorpus/internal/jsonmap"
+	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/tagger"
@@ -358,24 +359,37 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	}
 	message := fmt.Sprintf("tagging with %s", t.p.Model)
 	run.Progress(0, spec.Documents, message)
-	err = st.EachBatchOf(ctx, t.c, "", t.p.Split, spec.Patients, size, func(batch []pipeline.Document) error {
-		var todo []pipeline.Document
-		for _, d := range batch {
-			if !written(d.Patient) {
-				todo = append(todo, d)
+	// A batch is written while the next is tagged.
+	type tagged struct {
+		docs []pipeline.Document // the batch's notes not written yet, tagged
+		last string              // the batch's last patient
+		read int                 // the notes of the batch
+	}
+	err = seqs.Ahead(ctx, func(ctx context.Context, send func(tagged) error) error {
+		return st.EachBatchOf(ctx, t.c, "", t.p.Split, spec.Patients, size, func(batch []pipeline.Document) error {
+			var todo []pipeline.Document
+			for _, d := range batch {
+				if !written(d.Patient) {
+					todo = append(todo, d)
+				}
 			}
-		}
-		if len(todo) > 0 {
-			tagged, err := tagFn(ctx, todo)
-			if err != nil {
+			b := tagged{last: batch[len(batch)-1].Patient, read: len(batch)}
+			if len(todo) > 0 {
+				var err error
+				if b.docs, err = tagFn(ctx, todo); err != nil {
+					return err
+				}
+			}
+			return send(b)
+		})
+	}, func(b tagged) error {
+		if len(b.docs) > 0 {
+			if err := st.AppendAnnotations(ctx, t.c, set, after, b.docs); err != nil {
 				return err
 			}
-			if err := st.AppendAnnotations(ctx, t.c, set, after, tagged); err != nil {
-				return err
-			}
 		}
-		after = batch[len(batch)-1].Patient
-		done += len(batch)
+		after = b.last
+		done += b.read
 		run.Progress(done, spec.Documents, message)
 		if test != nil {
 			return test.after(done)
