@@ -128,7 +128,7 @@ type ReleaseInput struct {
 	// A semantic version, MAJOR.MINOR.PATCH.
 	Version string   `json:"version"`
 	Sets    []string `json:"sets"`
-	// name@version of the release this one follows.
+	// name@version of the release this one follows: a release of the same corpus (one of another corpus is refused).
 	Parent *string `json:"parent,omitempty"`
 	// For outside sharing: refused unless the corpus is surrogate text whose check found no leak and no misaligned span.
 	Share bool `json:"share"`
