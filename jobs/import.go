@@ -1,9 +1,10 @@
 package jobs
 
 import (
-	"bytes"
 	"cmp"
 	"context"
+	"io"
+	"sync"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -44,8 +45,9 @@ func (p ImportParams) Validate() error {
 	return p.options().Validate()
 }
 
-// EnqueueImport stores the files of src as the job's input and queues their
-// import, in one transaction.
+// EnqueueImport stores the files of src as the job's input, a zip archive in
+// chunks, and queues their import: the artifact naming the chunks and the
+// job are written in one transaction.
 func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats.Source, by string) (*ent.Job, error) {
 	// Checked before the files are read: Enqueue checks again, cheaply.
 	if err := validate(p); err != nil {
@@ -65,19 +67,30 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 			return yield(f)
 		})
 	}
-	var buf bytes.Buffer
-	if _, err := formats.ZipFrom(&buf, checked); err != nil {
+	// Zipped into chunks as the files are read, before the job's
+	// transaction: neither this process nor the worker holds the archive,
+	// and the single writer is not held while a large upload is inserted.
+	chunks, err := m.store.WriteChunks(ctx, func(w io.Writer) error {
+		_, err := formats.ZipFrom(w, checked)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	return m.Enqueue(ctx, &p, by, func(ctx context.Context, tx *store.JobTx) error {
-		a, err := tx.CreateArtifact(ctx, store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip",
-			CreatedBy: by}, buf.Bytes())
+	j, err := m.Enqueue(ctx, &p, by, func(ctx context.Context, tx *store.JobTx) error {
+		a, err := tx.ArtifactOf(ctx, store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip",
+			CreatedBy: by}, chunks)
 		if err != nil {
 			return err
 		}
 		p.Artifact = a.ID
 		return nil
 	})
+	if err != nil {
+		m.store.DropChunks(ctx, chunks)
+		return nil, err
+	}
+	return j, nil
 }
 
 // importFiles imports the files of an import job.
@@ -96,14 +109,73 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	// A retry finds the batches its predecessor committed before its worker
 	// died, and goes on after them.
 	opt.Resume = run.Job.Attempts > 1
-	data, err := run.Store.ArtifactBytes(ctx, a) // a zip is read from its end
-	if err != nil {
+	// The archive is read where its reader asks, a chunk at a time, never
+	// whole. archive/zip checks each member's CRC-32 but not the names,
+	// which are documents' ids in most formats: the stored file's size and
+	// SHA-256 are checked first, in one pass that holds a chunk.
+	if _, err := io.Copy(io.Discard, run.Store.ArtifactContent(ctx, a)); err != nil {
 		return nil, err
 	}
-	res, err := run.Store.ImportFrom(ctx, opt, formats.Zip(a.Name, data))
+	src := &storedZip{ctx: ctx, st: run.Store, a: a}
+	res, err := run.Store.ImportFrom(ctx, opt, src.files)
 	if err != nil {
-		return nil, err
+		return nil, src.cause(err)
 	}
 	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
 		"spans": res.Spans, "replaced": res.Replaced, "createdCorpus": res.CreatedCorpus}, nil
+}
+
+// storedZip is the Source of a stored zip archive, read through
+// Store.ArtifactReaderAt: one per reading, as the import reads its files
+// twice and such a reader is not safe for concurrent use.
+type storedZip struct {
+	ctx context.Context
+	st  *store.Store
+	a   *ent.Artifact
+
+	mu  sync.Mutex
+	err error // the first error reading the store
+}
+
+func (z *storedZip) files(yield func(formats.File) error) error {
+	r, err := z.st.ArtifactReaderAt(z.ctx, z.a)
+	if err != nil {
+		z.failed(err)
+		return err
+	}
+	return formats.ZipAt(z.a.Name, readerAt{r, z}, int64(z.a.Size))(yield)
+}
+
+func (z *storedZip) failed(err error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.err == nil {
+		z.err = err
+	}
+}
+
+// cause is the error the import ends with: the store's, when reading it
+// failed. The zip reader reports such a failure as a damaged archive or
+// member, which the import would take for invalid input and never retry.
+func (z *storedZip) cause(err error) error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.err != nil {
+		return z.err
+	}
+	return err
+}
+
+// readerAt keeps the store's errors from being mistaken for the file's.
+type readerAt struct {
+	r io.ReaderAt
+	z *storedZip
+}
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.r.ReadAt(p, off)
+	if err != nil && err != io.EOF && off >= 0 { // a negative offset is the archive's
+		r.z.failed(err)
+	}
+	return n, err
 }

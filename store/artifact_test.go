@@ -126,3 +126,72 @@ func TestArtifactInChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestChunksBeforeTheirArtifact: a file stored in chunks before the
+// transaction that names it (an import job's upload) reads back as written
+// once the transaction commits; a caller whose transaction rolled back
+// removes the chunks, and removing them after a commit keeps them.
+func TestChunksBeforeTheirArtifact(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b, store.WithChunkSize(64))
+			data := make([]byte, 1000)
+			for i := range data {
+				data[i] = byte(rand.IntN(256))
+			}
+			write := func(w io.Writer) error {
+				_, err := w.Write(data)
+				return err
+			}
+			spec := store.ArtifactSpec{Name: "import-input.zip", ContentType: "application/zip", CreatedBy: "ann"}
+			count := func() int {
+				t.Helper()
+				n, err := st.Client.Chunk.Query().Count(ctx)
+				require.NoError(t, err)
+				return n
+			}
+			name := func(c *store.Chunks, commit bool) {
+				t.Helper()
+				tx, err := st.DB.BeginTx(ctx, nil)
+				require.NoError(t, err)
+				_, err = st.JobTx(tx).ArtifactOf(ctx, spec, c)
+				require.NoError(t, err)
+				if commit {
+					require.NoError(t, tx.Commit())
+				} else {
+					require.NoError(t, tx.Rollback())
+				}
+			}
+
+			c, err := st.WriteChunks(ctx, write)
+			require.NoError(t, err)
+			assert.Equal(t, 16, count(), "1,000 bytes in chunks of 64")
+			name(c, false)
+			st.DropChunks(ctx, c)
+			assert.Zero(t, count(), "no artifact names them")
+
+			c, err = st.WriteChunks(ctx, write)
+			require.NoError(t, err)
+			name(c, true)
+			st.DropChunks(ctx, c)
+			assert.Equal(t, 16, count(), "an artifact names them")
+			a, err := st.Client.Artifact.Query().Where(artifact.Name(spec.Name)).Only(ctx)
+			require.NoError(t, err)
+			sum := sha256.Sum256(data)
+			assert.Equal(t, len(data), a.Size)
+			assert.Equal(t, hex.EncodeToString(sum[:]), a.Sha256)
+			got, err := io.ReadAll(st.ArtifactContent(ctx, a))
+			require.NoError(t, err)
+			assert.Equal(t, data, got)
+
+			broken := errors.New("a file the format refuses")
+			_, err = st.WriteChunks(ctx, func(w io.Writer) error {
+				w.Write(data[:300])
+				return broken
+			})
+			assert.ErrorIs(t, err, broken)
+			assert.Equal(t, 16, count(), "a write that fails leaves no chunk")
+		})
+	}
+}

@@ -214,3 +214,10 @@ func (t *JobTx) Retry(ctx context.Context, id int) (*ent.Job, bool, error) {
 func (t *JobTx) CreateArtifact(ctx context.Context, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
 	return t.s.createArtifact(ctx, t.c, spec, data)
 }
+
+// ArtifactOf records a file stored in chunks before the transaction
+// (Store.WriteChunks) as written with the job: its input, too large to
+// insert whole inside the transaction.
+func (t *JobTx) ArtifactOf(ctx context.Context, spec ArtifactSpec, c *Chunks) (*ent.Artifact, error) {
+	return c.create(ctx, t.c, spec)
+}

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"io"
 	"slices"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -145,23 +146,66 @@ func (s *Store) SaveArtifactFrom(ctx context.Context, spec ArtifactSpec, write f
 	if err == nil || !ent.IsNotFound(err) {
 		return a, err
 	}
+	c, err := s.WriteChunks(ctx, write)
+	if err != nil {
+		return nil, err
+	}
+	if a, err = c.create(ctx, s.Client, spec); err != nil {
+		s.dropChunks(ctx, c.key)
+		return nil, err
+	}
+	return a, nil
+}
+
+// Chunks is a file stored in chunks by WriteChunks that no artifact names
+// yet.
+type Chunks struct {
+	key    string
+	size   int
+	sha256 string
+}
+
+// WriteChunks stores the file write writes in chunks, each in its own short
+// statement, as it is written: memory holds a chunk, never the file, and the
+// single writer is never held for the whole file. The artifact naming them
+// is written later, in a transaction of the caller's (JobTx.ArtifactOf); a
+// caller whose transaction fails removes them with DropChunks (the next
+// creation a day later removes those of a process killed in between). A
+// write that fails leaves no chunk.
+func (s *Store) WriteChunks(ctx context.Context, write func(w io.Writer) error) (*Chunks, error) {
 	if err := s.dropAbandonedChunks(ctx); err != nil {
 		return nil, err
 	}
 	w := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
-	err = write(w)
+	err := write(w)
 	if err == nil {
 		err = w.Close()
-	}
-	if err == nil {
-		a, err = artifactCreate(s.Client, spec).SetSize(w.n).SetSha256(hex.EncodeToString(w.sum.Sum(nil))).
-			SetData([]byte{}).SetContentKey(w.key).Save(ctx)
 	}
 	if err != nil {
 		s.dropChunks(ctx, w.key)
 		return nil, err
 	}
-	return a, nil
+	return &Chunks{key: w.key, size: w.n, sha256: hex.EncodeToString(w.sum.Sum(nil))}, nil
+}
+
+// DropChunks removes chunks that WriteChunks stored, unless an artifact
+// names them: a transaction that reported an error may still have committed.
+func (s *Store) DropChunks(ctx context.Context, c *Chunks) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if named, err := s.Client.Artifact.Query().Where(artifact.ContentKey(c.key)).Exist(ctx); err != nil || named {
+		return
+	}
+	s.dropChunks(ctx, c.key)
+}
+
+// create writes the artifact row that names the chunks.
+func (c *Chunks) create(ctx context.Context, client *ent.Client, spec ArtifactSpec) (*ent.Artifact, error) {
+	if spec.Sealed {
+		return nil, errors.New("a sealed artifact is encrypted whole: save it with SaveArtifact")
+	}
+	return artifactCreate(client, spec).SetSize(c.size).SetSha256(c.sha256).
+		SetData([]byte{}).SetContentKey(c.key).Save(ctx)
 }
 
 // ArtifactContent reads a stored file: from its chunks, a chunk at a time,
@@ -172,15 +216,6 @@ func (s *Store) ArtifactContent(ctx context.Context, a *ent.Artifact) io.Reader 
 		return bytes.NewReader(a.Data)
 	}
 	return &checkedReader{r: s.chunks(ctx, a.ContentKey), sum: sha256.New(), a: a}
-}
-
-// ArtifactBytes reads a stored file whole (what must be read from its end,
-// a zip to import).
-func (s *Store) ArtifactBytes(ctx context.Context, a *ent.Artifact) ([]byte, error) {
-	if a.ContentKey == "" {
-		return a.Data, nil
-	}
-	return io.ReadAll(s.ArtifactContent(ctx, a))
 }
 
 // ArtifactReaderAt reads a stored file at any offset, loading only the

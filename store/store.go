@@ -5,6 +5,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,7 +55,7 @@ type Store struct {
 	auditQueue      auditQueue // records waiting for the next chain step (audit.go)
 	stopCheckpoints func()     // SQLite: ends the WAL checkpoints (checkpoint.go)
 	statsCache      statsCache // statistics by corpus content version (statscache.go)
-	chunkSize       int        // bytes of a release snapshot's chunk (releasecontent.go)
+	chunkSize       int        // bytes of a stored file's chunk (chunks.go)
 
 	keyCfg keys.Config
 	logger *slog.Logger
@@ -69,10 +70,11 @@ const pgIdleConns = 32
 type Option func(*options)
 
 type options struct {
-	keys    keys.Config
-	keysSet bool
-	ring    *keys.Ring
-	logger  *slog.Logger
+	keys      keys.Config
+	keysSet   bool
+	ring      *keys.Ring
+	logger    *slog.Logger
+	chunkSize int
 }
 
 // WithKeys says where the key ring encrypting the surrogate mappings comes
@@ -86,6 +88,10 @@ func WithKeys(c keys.Config) Option {
 
 // WithKeyRing uses a ring made by the caller (tests).
 func WithKeyRing(r *keys.Ring) Option { return func(o *options) { o.ring = r } }
+
+// WithChunkSize stores files (release snapshots, artifacts) in chunks of n
+// bytes instead of 4 MiB: tests store their small files in many chunks.
+func WithChunkSize(n int) Option { return func(o *options) { o.chunkSize = n } }
 
 // WithLogger sets where the store logs (the creation of a key file); default
 // slog.Default().
@@ -107,7 +113,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: chunkSize}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: cmp.Or(o.chunkSize, chunkSize)}
 	d := ParseDSN(dsn)
 	if f := d.File(); f != "" {
 		s.keyCfg.DefaultFile = DefaultKeyFile(dsn)

@@ -131,8 +131,15 @@ func Unzip(name string, data []byte) ([]File, error) { return Collect(Zip(name, 
 // Zip is the Source of Unzip: the archive stays compressed in memory and
 // its members are decompressed one at a time.
 func Zip(name string, data []byte) Source {
+	return ZipAt(name, bytes.NewReader(data), int64(len(data)))
+}
+
+// ZipAt is Zip of an archive of size bytes that r reads where it is asked
+// (its end, its directory, then a member at a time): the archive need not
+// be in memory. Each reading of the Source reads r again from its end.
+func ZipAt(name string, r io.ReaderAt, size int64) Source {
 	return func(yield func(File) error) error {
-		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		zr, err := zip.NewReader(r, size)
 		if err != nil {
 			return notZip(name, err)
 		}

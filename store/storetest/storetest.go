@@ -80,15 +80,15 @@ func DSN(tb testing.TB, b Backend) string {
 // Open opens a new, empty store of the given backend, closed after the test.
 // Its surrogate mappings are encrypted under a key of its own, derived from
 // the test's name: resynthesis draws from the seed keyed by it, so a test
-// gives the same output on every run.
-func Open(tb testing.TB, b Backend) *store.Store {
+// gives the same output on every run. opts come after its own.
+func Open(tb testing.TB, b Backend, opts ...store.Option) *store.Store {
 	tb.Helper()
 	secret := sha256.Sum256([]byte("deidcorpus test key " + tb.Name()))
 	ring, err := keys.FromBase64(base64.StdEncoding.EncodeToString(secret[:]))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := store.Open(context.Background(), DSN(tb, b), store.WithKeyRing(ring))
+	s, err := store.Open(context.Background(), DSN(tb, b), append([]store.Option{store.WithKeyRing(ring)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
