@@ -171,8 +171,19 @@ func TestEnqueueIsTransactional(t *testing.T) {
 			require.NoError(t, err)
 			boom := errors.New("boom")
 			input := store.ArtifactSpec{Name: "written-with-the-job", ContentType: "text/plain"}
+			// The input is stored in chunks before the job's transaction,
+			// which names them.
+			stored := func() *store.Chunks {
+				c, err := st.WriteChunks(ctx, func(w io.Writer) error {
+					_, err := w.Write([]byte("input"))
+					return err
+				})
+				require.NoError(t, err)
+				return c
+			}
+			chunks := stored()
 			_, err = m.Enqueue(ctx, jobs.PingParams{}, "", func(ctx context.Context, tx *store.JobTx) error {
-				if _, err := tx.CreateArtifact(ctx, input, []byte("input")); err != nil {
+				if _, err := tx.ArtifactOf(ctx, input, chunks); err != nil {
 					return err
 				}
 				return boom
@@ -191,8 +202,9 @@ func TestEnqueueIsTransactional(t *testing.T) {
 			require.NoError(t, st.DB.QueryRow("SELECT COUNT(*) FROM river_job").Scan(&queued))
 			assert.Zero(t, queued)
 
+			chunks = stored()
 			j, err := m.Enqueue(ctx, jobs.PingParams{}, "", func(ctx context.Context, tx *store.JobTx) error {
-				_, err := tx.CreateArtifact(ctx, input, []byte("input"))
+				_, err := tx.ArtifactOf(ctx, input, chunks)
 				return err
 			})
 			require.NoError(t, err)

@@ -155,7 +155,6 @@ func (s *Store) StaleJobs(ctx context.Context, cutoff time.Time) ([]*ent.Job, er
 // JobTx writes job rows (and a job's input) inside a transaction that the
 // job queue owns, so that a job and its queue entry commit together.
 type JobTx struct {
-	s *Store
 	c *ent.Client
 }
 
@@ -164,7 +163,7 @@ type JobTx struct {
 func (s *Store) JobTx(eq entsql.ExecQuerier) *JobTx {
 	drv := txBound{entsql.NewDriver(s.Dialect, entsql.Conn{ExecQuerier: eq})}
 	c := ent.NewClient(ent.Driver(drv))
-	return &JobTx{s: s, c: c}
+	return &JobTx{c: c}
 }
 
 // txBound runs every statement on the caller's transaction: ent's own
@@ -208,11 +207,6 @@ func (t *JobTx) Retry(ctx context.Context, id int) (*ent.Job, bool, error) {
 	}
 	j, err := t.c.Job.Get(ctx, id)
 	return j, err == nil, err
-}
-
-// CreateArtifact stores a file written with the job: its input.
-func (t *JobTx) CreateArtifact(ctx context.Context, spec ArtifactSpec, data []byte) (*ent.Artifact, error) {
-	return t.s.createArtifact(ctx, t.c, spec, data)
 }
 
 // ArtifactOf records a file stored in chunks before the transaction
