@@ -282,11 +282,7 @@ func TestStaleRunningJobIsRequeued(t *testing.T) {
 
 func TestExportAndEvaluateJobs(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t, storetest.SQLite)
-	files, err := formats.ReadPaths("../testdata/i2b2")
-	require.NoError(t, err)
-	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
-	require.NoError(t, err)
+	st, files := testdataCorpus(t)
 	// A "system" that is the gold with one document's spans missing.
 	var sys []formats.File
 	for _, f := range files {
@@ -295,7 +291,7 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 		}
 		sys = append(sys, f)
 	}
-	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", Set: "run1", Kind: "system"}, sys)
+	_, err := st.Import(ctx, store.ImportOptions{Corpus: "c", Set: "run1", Kind: "system"}, sys)
 	require.NoError(t, err)
 
 	m := newManager(t, st, nil, jobs.Options{})
@@ -334,11 +330,7 @@ func TestExportAndEvaluateJobs(t *testing.T) {
 // included, without writing it again.
 func TestExportJobRetryReportsTheStoredArchive(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t, storetest.SQLite)
-	files, err := formats.ReadPaths("../testdata/i2b2")
-	require.NoError(t, err)
-	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
-	require.NoError(t, err)
+	st, _ := testdataCorpus(t)
 	m := newManager(t, st, nil, jobs.Options{StaleAfter: time.Second})
 	j, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "brat"}, "", nil)
 	require.NoError(t, err)
@@ -411,11 +403,7 @@ func TestImportJob(t *testing.T) {
 // away from it meanwhile fails, and so does any job of a disabled account.
 func TestJobsRunAsTheirCreator(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t, storetest.SQLite)
-	files, err := formats.ReadPaths("../testdata/i2b2")
-	require.NoError(t, err)
-	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
-	require.NoError(t, err)
+	st, files := testdataCorpus(t)
 	u, err := st.CreateUser(ctx, "ann", auth.Annotator)
 	require.NoError(t, err)
 	_, err = st.AssignCorpus(ctx, "ann", "c", true)
@@ -500,4 +488,16 @@ func TestDisablingAnAccountStopsItsRunningJobs(t *testing.T) {
 	done := wait(t, m, j.ID)[0]
 	assert.Equal(t, job.StatusFailed, done.Status)
 	assert.Contains(t, done.Error, "the account ann that queued this job is disabled")
+}
+
+// testdataCorpus opens a SQLite store with the i2b2 test files imported as
+// corpus "c", and returns the files.
+func testdataCorpus(t *testing.T) (*store.Store, []formats.File) {
+	t.Helper()
+	st := storetest.Open(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(context.Background(), store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	return st, files
 }
