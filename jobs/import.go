@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -74,6 +75,13 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 		_, err := formats.ZipFrom(w, checked)
 		return err
 	})
+	var bad *formats.Error
+	if errors.As(err, &bad) && apperr.CodeOf(err) == apperr.Internal {
+		// A file the format refuses, two files of one name, an archive
+		// that cannot be read: the input's fault, not the server's (which
+		// GraphQL would show as "internal error", without the file's name).
+		err = apperr.Wrap(apperr.Invalid, err)
+	}
 	if err != nil {
 		return nil, err
 	}

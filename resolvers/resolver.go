@@ -8,6 +8,7 @@ import (
 	"deidcorpus/ent/document"
 	"encoding/json"
 	"io"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -35,24 +36,71 @@ func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
 // DefaultTokenDays is how long a token made without an expiry lasts.
 const DefaultTokenDays = 90
 
-// readUploads reads uploaded files, expanding .zip archives.
-func readUploads(files []*graphql.Upload) ([]formats.File, error) {
+// uploads is the Source of uploaded files, .zip archives expanded, read
+// from gqlgen's uploads where they are asked (formats.Upload): memory holds
+// a file or an archive's member at a time, as an import from paths does.
+// gqlgen keeps the files of a small request in memory and spools a large
+// one's to temporary files (see server.Config.UploadMemory), which live as
+// long as the request. An error reading them is the client's input, invalid
+// like any other: not the errors of what the files are given to (yield),
+// which are returned as they are.
+func uploads(files []*graphql.Upload) (formats.Source, error) {
 	if len(files) == 0 {
 		return nil, apperr.New(apperr.Invalid, "no files uploaded")
 	}
-	var in []formats.File
-	for _, f := range files {
-		data, err := io.ReadAll(f.File)
+	srcs := make([]formats.Source, len(files))
+	for i, f := range files {
+		r := readerAt(f.File)
+		size, err := f.File.Seek(0, io.SeekEnd)
 		if err != nil {
 			return nil, apperr.New(apperr.Invalid, "upload %s: %v", f.Filename, err)
 		}
-		expanded, err := formats.Expand(f.Filename, data)
-		if err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
-		in = append(in, expanded...)
+		srcs[i] = formats.Upload(f.Filename, r, size)
 	}
-	return in, nil
+	return func(yield func(formats.File) error) error {
+		var yieldErr error
+		for _, src := range srcs {
+			err := src(func(f formats.File) error {
+				yieldErr = yield(f)
+				return yieldErr
+			})
+			if err != nil {
+				if err == yieldErr {
+					return err
+				}
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// readerAt reads an upload at any offset. A spooled upload is an *os.File,
+// one already; one kept in memory is only an io.ReadSeeker (gqlgen's own
+// type), which is read under a lock: io.ReaderAt allows parallel calls.
+func readerAt(f io.ReadSeeker) io.ReaderAt {
+	if r, ok := f.(io.ReaderAt); ok {
+		return r
+	}
+	return &seekingReaderAt{r: f}
+}
+
+type seekingReaderAt struct {
+	mu sync.Mutex
+	r  io.ReadSeeker
+}
+
+func (s *seekingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.r.Seek(off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(s.r, p)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF // ReadAt's way of saying it read less than asked at the end
+	}
+	return n, err
 }
 
 func importOptions(input model.ImportInput) store.ImportOptions {

@@ -50,11 +50,11 @@ func (r *mutationResolver) CreateCorpus(ctx context.Context, name string, tagset
 
 // ImportDocuments is the resolver for the importDocuments field.
 func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error) {
-	in, err := readUploads(files)
+	src, err := uploads(files)
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.store.Import(ctx, importOptions(input), in)
+	res, err := r.store.ImportFrom(ctx, importOptions(input), src)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +63,11 @@ func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.Impo
 
 // StartImport is the resolver for the startImport field.
 func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*ent.Job, error) {
-	in, err := readUploads(files)
+	src, err := uploads(files)
 	if err != nil {
 		return nil, err
 	}
-	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), formats.Files(in), auth.Name(ctx))
+	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), src, auth.Name(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -24,6 +25,10 @@ import (
 type Config struct {
 	// MaxUploadBytes bounds one multipart request (imports).
 	MaxUploadBytes int64
+	// UploadMemory is how long a multipart request may be for its files to
+	// be held in memory; a longer one's are spooled to temporary files,
+	// which the import reads where it needs (see spooledUploads).
+	UploadMemory int64
 	// MaxRequestBytes bounds any other request's body.
 	MaxRequestBytes int64
 	// MaxComplexity and MaxDepth bound a GraphQL operation.
@@ -38,7 +43,7 @@ type Config struct {
 
 // DefaultConfig is what `serve` uses unless told otherwise.
 var DefaultConfig = Config{
-	MaxUploadBytes: 512 << 20, MaxRequestBytes: 8 << 20,
+	MaxUploadBytes: 512 << 20, UploadMemory: 8 << 20, MaxRequestBytes: 8 << 20,
 	MaxComplexity: 5000, MaxDepth: 12,
 	RatePerSecond: 50, RateBurst: 200,
 	RequestTimeout: 2 * time.Minute,
@@ -64,7 +69,7 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: 64 << 20})
+	srv.AddTransport(spooledUploads{transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
@@ -74,6 +79,22 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 	authorizeGraphQL(srv, st, limiter, logger)
 	auditGraphQL(srv, st, logger)
 	return srv
+}
+
+// spooledUploads is gqlgen's multipart transport, which holds the files of
+// a request shorter than MaxMemory in memory and spools a longer one's to
+// temporary files, judging by the length the request declares. A request
+// of unknown length (chunked, or HTTP/2 without a content-length) would be
+// held in memory whatever its size, up to MaxUploadSize: it is taken to be
+// as long as a request may be, and MaxUploadSize still stops it there.
+type spooledUploads struct{ transport.MultipartForm }
+
+func (t spooledUploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if r.ContentLength < 0 {
+		r = r.WithContext(r.Context()) // a copy: what the caller holds stays as it came
+		r.ContentLength = t.MaxUploadSize
+	}
+	t.MultipartForm.Do(w, r, exec)
 }
 
 func graphiqlHandler() http.Handler {

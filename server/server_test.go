@@ -46,9 +46,15 @@ func (s *testServer) request(method, path string) (*http.Response, error) {
 // newServer serves a new store; the client and get act as an admin.
 func newServer(t *testing.T, b storetest.Backend) (*store.Store, *testServer, *client.Client) {
 	t.Helper()
+	return newServerConfig(t, b, server.DefaultConfig)
+}
+
+// newServerConfig is newServer with cfg.
+func newServerConfig(t *testing.T, b storetest.Backend, cfg server.Config) (*store.Store, *testServer, *client.Client) {
+	t.Helper()
 	st := storetest.Open(t, b)
 	jm := newJobs(t, st)
-	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), server.DefaultConfig, st, jm)
+	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, st, jm)
 	ts := &testServer{Server: httptest.NewServer(h), Token: storetest.Token(t, st, "admin", auth.Admin)}
 	t.Cleanup(ts.Close)
 	return st, ts, client.New(h, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+ts.Token))

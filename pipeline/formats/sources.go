@@ -115,13 +115,21 @@ func notZip(name string, err error) error {
 	return &Error{File: name, Err: fmt.Errorf("not a readable zip archive: %w", err)}
 }
 
-// Expand returns an uploaded file as itself (named by the user: a format
-// that does not read it says so), or a .zip archive as its members.
-func Expand(name string, data []byte) ([]File, error) {
+// Upload is the Source of an uploaded file of size bytes that r reads where
+// it is asked: the file as itself (named by the user: a format that does not
+// read it says so), read whole when it is yielded, or a .zip archive as its
+// members, read as ZipAt reads them. Neither is held between readings.
+func Upload(name string, r io.ReaderAt, size int64) Source {
 	if isZip(name) {
-		return Unzip(name, data)
+		return ZipAt(name, r, size)
 	}
-	return []File{{Name: name, Data: data, Given: true}}, nil
+	return func(yield func(File) error) error {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(io.NewSectionReader(r, 0, size), data); err != nil {
+			return &Error{File: name, Err: fmt.Errorf("cannot read the upload: %w", err)}
+		}
+		return yield(File{Name: name, Data: data, Given: true})
+	}
 }
 
 // Unzip expands an archive's regular members (directories and hidden files

@@ -201,3 +201,40 @@ func TestExportFilesArePrivate(t *testing.T) {
 		t.Errorf("the file there before was not replaced: %q", got)
 	}
 }
+
+// An upload is read where it is asked each time its Source is read (an
+// import reads it twice): a plain file whole and named by the user, an
+// archive as its members, the same the second time.
+func TestUploadCanBeReadTwice(t *testing.T) {
+	var zipped bytes.Buffer
+	members := []File{{Name: "100-01.xml", Data: []byte("a")}, {Name: "100-02.xml", Data: []byte("b")}}
+	if err := WriteZip(&zipped, members); err != nil {
+		t.Fatal(err)
+	}
+	want := []File{
+		{Name: "notes.zip:100-01.xml", Data: []byte("a"), Path: "notes.zip:100-01.xml"},
+		{Name: "notes.zip:100-02.xml", Data: []byte("b"), Path: "notes.zip:100-02.xml"},
+		{Name: "100-03.xml", Data: []byte("c"), Given: true},
+	}
+	srcs := []Source{
+		Upload("notes.zip", bytes.NewReader(zipped.Bytes()), int64(zipped.Len())),
+		Upload("100-03.xml", strings.NewReader("c"), 1),
+	}
+	for range 2 {
+		var got []File
+		for _, src := range srcs {
+			files, err := Collect(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, files...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+	}
+	_, err := Collect(Upload("100-04.xml", strings.NewReader("short"), 10))
+	if err == nil || !strings.HasPrefix(err.Error(), "100-04.xml: cannot read the upload") {
+		t.Fatalf("got %v", err)
+	}
+}
