@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -112,70 +112,72 @@ func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, sd *st
 	return rows.Err()
 }
 
-// streamSpans feeds a set's spans to a side, grouped by (category, type,
-// text) in the database: an ordered scan of the (annotation_set_id,
-// category, type, text, ...) index, no sorting.
+// streamSpans feeds a set's spans to a side, each distinct (category, type,
+// text) once with its count: one scan of the set, grouped here.
 func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats.Side) error {
-	return s.groupedTexts(ctx, q, setID, "", "", func(category, typ, text string, n int) { sd.AddSpans(category, typ, text, n) })
-}
-
-// groupedTexts calls fn for every distinct (category, type, text) of a set
-// with its count, or for those of one label when category is given.
-func (s *Store) groupedTexts(ctx context.Context, q querier, setID int, category, typ string, fn func(category, typ, text string, n int)) error {
-	query := `SELECT category, "type", text, COUNT(*) FROM spans WHERE annotation_set_id = ?`
-	args := []any{setID}
-	if category != "" {
-		query += ` AND category = ? AND "type" = ?`
-		args = append(args, category, typ)
-	}
-	rows, err := q.QueryContext(ctx, s.rebind(query+` GROUP BY category, "type", text`), args...)
-	if err != nil {
-		return fmt.Errorf("group span texts: %w", err)
-	}
-	defer rows.Close()
-	var cat, t, text string
-	var n int
-	for rows.Next() {
-		if err := rows.Scan(&cat, &t, &text, &n); err != nil {
-			return err
+	type label struct{ category, typ string }
+	counts := map[label]map[string]int{}
+	err := s.eachSpan(ctx, q, setID, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
+		texts := counts[label{string(l[0]), string(l[1])}]
+		if texts == nil {
+			texts = map[string]int{}
+			counts[label{string(l[0]), string(l[1])}] = texts
 		}
-		fn(cat, t, text, n)
+		texts[string(text)]++
+	})
+	if err != nil {
+		return err
 	}
-	return rows.Err()
+	for l, texts := range counts {
+		for text, n := range texts {
+			sd.AddSpans(l.category, l.typ, text, n)
+		}
+	}
+	return nil
 }
 
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
 // annotation set of a corpus: every span of a name label (stats.IsName)
-// reduced to its pattern, counted. The names are grouped by text in the
-// database, one label at a time along the label index.
+// reduced to its pattern, counted. The labels come from the statistics by
+// category and type (cached, as a dashboard asks for them anyway); the
+// database then reads the texts of the names' labels alone.
 func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
 	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	names := map[string]int{}
-	var tasks []readTask
-	setup := func(ctx context.Context, q querier) error {
-		labels, err := s.valuePairs(ctx, q, set.ID, "category", `"type"`)
-		if err != nil {
-			return err
-		}
-		for _, l := range labels {
-			if !stats.IsName(l[0], l[1]) {
-				continue
-			}
-			tasks = append(tasks, func(ctx context.Context, q querier) error {
-				return s.groupedTexts(ctx, q, set.ID, l[0], l[1], func(_, _, text string, n int) {
-					mu.Lock()
-					names[text] += n
-					mu.Unlock()
-				})
-			})
-		}
-		return nil
+	labels, err := s.statistics(ctx, c, setName, []Dimension{ByCategory, ByType})
+	if err != nil {
+		return nil, err
 	}
-	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
+	var or []string
+	args := []any{set.ID}
+	for _, g := range labels.Groups {
+		if stats.IsName(g.Keys[0], g.Keys[1]) {
+			or = append(or, `(category = ? AND "type" = ?)`)
+			args = append(args, g.Keys[0], g.Keys[1])
+		}
+	}
+	names := map[string]int{}
+	if len(or) == 0 {
+		return stats.NamePatternCounts(names), nil
+	}
+	read := func(ctx context.Context, q querier) error {
+		rows, err := q.QueryContext(ctx, s.rebind(`SELECT text FROM spans WHERE annotation_set_id = ? AND (`+strings.Join(or, " OR ")+`)`), args...)
+		if err != nil {
+			return fmt.Errorf("read names: %w", err)
+		}
+		defer rows.Close()
+		var text sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&text); err != nil {
+				return fmt.Errorf("read names: %w", err)
+			}
+			names[string(text)]++
+		}
+		return rows.Err()
+	}
+	if err := s.readConcurrently(ctx, nil, func() []readTask { return []readTask{read} }); err != nil {
 		return nil, err
 	}
 	return stats.NamePatternCounts(names), nil

@@ -3,12 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
-
-	"entgo.io/ent/dialect"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -42,10 +40,6 @@ func (d Dimension) column() (string, bool) {
 	}
 	return "", false
 }
-
-// indexedPairs are the pairs of dimensions that lead an index of the spans
-// after the annotation set, each followed by the text.
-var indexedPairs = [][2]Dimension{{ByCategory, ByType}, {BySplit, ByNoteType}}
 
 // ParseDimension accepts "category", "type", "split", "note-type"/"note_type".
 func ParseDimension(s string) (Dimension, error) {
@@ -163,7 +157,8 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	return st, nil
 }
 
-// countStatistics counts what Statistics returns, in the database.
+// countStatistics counts what Statistics returns: the documents in the
+// database, the spans in one scan of the set, counted here (countSpans).
 func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.AnnotationSet, by []Dimension) (*Statistics, error) {
 	st := &Statistics{Corpus: c.Name, AnnotationSet: set.Name, By: by, Groups: []Group{}}
 	cols := make([]string, len(by))
@@ -176,131 +171,122 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 		seen[d] = true
 		cols[i] = col
 	}
-	// The counts are independent queries, each a scan of its own index; on
-	// SQLite they run side by side on connections that read one snapshot.
+	// The counts are independent reads; on SQLite they run side by side on
+	// connections that read one snapshot. Each fills its own fields of st.
 	tasks := []readTask{
+		func(ctx context.Context, q querier) error { return s.countSpans(ctx, q, st, set.ID, cols) },
 		func(ctx context.Context, q querier) error { return s.documentCounts(ctx, q, st, c.ID, set.ID) },
 		func(ctx context.Context, q querier) error {
-			// Distinct texts over the whole set: an ordered scan of the
-			// (annotation_set_id, text) index.
-			err := q.QueryRowContext(ctx, s.rebind(`SELECT COUNT(DISTINCT text) FROM spans WHERE annotation_set_id = ?`), set.ID).
-				Scan(&st.UniqueSpans)
-			if err != nil {
-				return fmt.Errorf("count spans: %w", err)
-			}
-			err = q.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM patients WHERE corpus_id = ?`), c.ID).Scan(&st.Patients)
+			err := q.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM patients WHERE corpus_id = ?`), c.ID).Scan(&st.Patients)
 			if err != nil {
 				return fmt.Errorf("count patients: %w", err)
 			}
 			return nil
 		},
 	}
-	var setup readTask
-	var pair [2]string // the columns of an indexed pair, in the index's order
-	if len(by) == 2 && s.Dialect == dialect.SQLite {
-		for _, p := range indexedPairs {
-			if seen[p[0]] && seen[p[1]] {
-				pair[0], _ = p[0].column()
-				pair[1], _ = p[1].column()
-			}
-		}
-	}
-	switch {
-	case len(by) == 0:
-	case pair[0] != "":
-		// Per pair of values, as many small queries as there are pairs: each
-		// counts one range of the (annotation_set_id, a, b, text, ...)
-		// index, and COUNT(DISTINCT) over a range ordered by text compares
-		// neighbours instead of filling a temporary B-tree, which a GROUP BY
-		// over the whole set does.
-		// The pairs are listed inside the snapshot the counts read.
-		setup = func(ctx context.Context, q querier) error {
-			values, err := s.valuePairs(ctx, q, set.ID, pair[0], pair[1])
-			if err != nil {
-				return err
-			}
-			st.Groups = make([]Group, len(values))
-			for i, v := range values {
-				g := &st.Groups[i]
-				g.Keys = []string{v[0], v[1]}
-				if cols[0] != pair[0] {
-					g.Keys[0], g.Keys[1] = v[1], v[0]
-				}
-				args := []any{set.ID, v[0], v[1]}
-				where := ` FROM spans WHERE annotation_set_id = ? AND ` + pair[0] + ` = ? AND ` + pair[1] + ` = ?`
-				tasks = append(tasks,
-					func(ctx context.Context, q querier) error {
-						return q.QueryRowContext(ctx, `SELECT COUNT(*)`+where, args...).Scan(&g.Total)
-					},
-					func(ctx context.Context, q querier) error {
-						return q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT text)`+where, args...).Scan(&g.Unique)
-					})
-			}
-			return nil
-		}
-	default:
-		list := strings.Join(cols, ", ")
-		query := "SELECT " + list + ", COUNT(*), COUNT(DISTINCT text) FROM spans" +
-			" WHERE annotation_set_id = ? GROUP BY " + list + " ORDER BY " + list
-		// The grouping is the longest query: it goes first.
-		tasks = append([]readTask{func(ctx context.Context, q querier) error {
-			groups, err := scanGroups(ctx, q, s.rebind(query), len(by), set.ID)
-			st.Groups = groups
-			return err
-		}}, tasks...)
-	}
-	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
+	if err := s.readConcurrently(ctx, nil, func() []readTask { return tasks }); err != nil {
 		return nil, err
-	}
-	if pair[0] != "" {
-		slices.SortFunc(st.Groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
 	}
 	return st, nil
 }
 
-// valuePairs lists the distinct values of the columns (a, b) of a set's
-// spans in order by skipping through the (annotation_set_id, a, b, ...)
-// index: a seek per pair, not a scan of the spans.
-func (s *Store) valuePairs(ctx context.Context, q querier, setID int, a, b string) ([][2]string, error) {
-	var out [][2]string
-	var va, vb string
-	err := q.QueryRowContext(ctx, s.rebind(`SELECT `+a+`, `+b+` FROM spans WHERE annotation_set_id = ?
-		ORDER BY `+a+`, `+b+` LIMIT 1`), setID).Scan(&va, &vb)
-	for err == nil {
-		out = append(out, [2]string{va, vb})
-		err = q.QueryRowContext(ctx, s.rebind(`SELECT `+b+` FROM spans WHERE annotation_set_id = ? AND `+a+` = ? AND `+b+` > ?
-			ORDER BY `+b+` LIMIT 1`), setID, va, vb).Scan(&vb)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, s.rebind(`SELECT `+a+`, `+b+` FROM spans WHERE annotation_set_id = ? AND `+a+` > ?
-				ORDER BY `+a+`, `+b+` LIMIT 1`), setID, va).Scan(&va, &vb)
-		}
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("list the values of %s and %s: %w", a, b, err)
-	}
-	return out, nil
+// textHash names a span text in the distinct counts: two 64-bit hashes of
+// it under independent seeds. Two distinct texts share one with odds of
+// about n²/2¹²⁹ among n texts, which no corpus comes near, and memory holds
+// 16 bytes per distinct text whatever its length.
+type textHash [2]uint64
+
+var textSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func hashText(text []byte) textHash {
+	return textHash{maphash.Bytes(textSeeds[0], text), maphash.Bytes(textSeeds[1], text)}
 }
 
-func scanGroups(ctx context.Context, q querier, query string, keys int, args ...any) ([]Group, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+// countSpans counts a set's spans per group of the given columns and their
+// distinct texts, per group and over the set, in one scan of the set's
+// spans in the order they were written. Memory holds the groups and a hash
+// per distinct text and per distinct (group, text).
+func (s *Store) countSpans(ctx context.Context, q querier, st *Statistics, setID int, cols []string) error {
+	type groupText struct {
+		group int
+		text  textHash
+	}
+	all := map[textHash]struct{}{}
+	perGroup := map[groupText]struct{}{}
+	index := map[string]int{} // the group's keys, joined, -> its index in groups
+	var groups []Group
+	var key []byte
+	err := s.eachSpan(ctx, q, setID, cols, func(text []byte, values [][]byte) {
+		h := hashText(text)
+		all[h] = struct{}{}
+		if len(cols) == 0 {
+			return
+		}
+		key = key[:0]
+		for _, v := range values {
+			key = append(append(key, v...), 0)
+		}
+		g, ok := index[string(key)]
+		if !ok {
+			g = len(groups)
+			index[string(key)] = g
+			keys := make([]string, len(values))
+			for i, v := range values {
+				keys[i] = string(v)
+			}
+			groups = append(groups, Group{Keys: keys})
+		}
+		groups[g].Total++
+		if _, dup := perGroup[groupText{g, h}]; !dup {
+			perGroup[groupText{g, h}] = struct{}{}
+			groups[g].Unique++
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("group spans: %w", err)
+		return err
+	}
+	slices.SortFunc(groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
+	st.UniqueSpans = len(all)
+	if groups != nil {
+		st.Groups = groups
+	}
+	return nil
+}
+
+// eachSpan calls fn for every span of a set, in the order they were written
+// (along the annotation_set_id index, whose entries a writer appends), with
+// its text and the values of cols. The bytes are the driver's, valid
+// during the call only. Only what is asked crosses from the database: with
+// modernc's SQLite a column read costs about as much as the row's lookup.
+func (s *Store) eachSpan(ctx context.Context, q querier, setID int, cols []string, fn func(text []byte, values [][]byte)) error {
+	query := `SELECT text`
+	for _, c := range cols {
+		query += ", " + c
+	}
+	rows, err := q.QueryContext(ctx, s.rebind(query+` FROM spans WHERE annotation_set_id = ?`), setID)
+	if err != nil {
+		return fmt.Errorf("read spans: %w", err)
 	}
 	defer rows.Close()
-	groups := []Group{}
-	for rows.Next() {
-		g := Group{Keys: make([]string, keys)}
-		dest := make([]any, 0, keys+2)
-		for i := range g.Keys {
-			dest = append(dest, &g.Keys[i])
-		}
-		dest = append(dest, &g.Total, &g.Unique)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
-		groups = append(groups, g)
+	raw := make([]sql.RawBytes, 1+len(cols))
+	dest := make([]any, len(raw))
+	for i := range raw {
+		dest[i] = &raw[i]
 	}
-	return groups, rows.Err()
+	values := make([][]byte, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("read spans: %w", err)
+		}
+		for i := range values {
+			values[i] = raw[1+i]
+		}
+		fn(raw[0], values)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read spans: %w", err)
+	}
+	return nil
 }
 
 // documentCounts fills in the document totals, the spans per document, and

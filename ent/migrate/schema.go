@@ -405,19 +405,9 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "span_annotation_set_id_category_type_text_document_id",
+				Name:    "span_annotation_set_id",
 				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[10], SpansColumns[4], SpansColumns[5], SpansColumns[3], SpansColumns[11]},
-			},
-			{
-				Name:    "span_annotation_set_id_text",
-				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[10], SpansColumns[3]},
-			},
-			{
-				Name:    "span_annotation_set_id_split_note_type_text",
-				Unique:  false,
-				Columns: []*schema.Column{SpansColumns[10], SpansColumns[8], SpansColumns[9], SpansColumns[3]},
+				Columns: []*schema.Column{SpansColumns[10]},
 			},
 			{
 				Name:    "span_document_id_annotation_set_id_start",
