@@ -32,9 +32,9 @@ var graphQLCompareFields = CompareFields{A: "a", SetA: "setA", B: "b", SetB: "se
 //
 // Per corpus it makes two passes, all four side by side on one snapshot:
 // the documents' texts, streamed row by row through a vocabulary that keeps
-// only distinct case-folded tokens, and the spans grouped in the database
-// by (category, type, text) along the label index, which yields the counts
-// per group, the distinct texts and the names at once.
+// only distinct case-folded tokens, and the spans read in the order they
+// were written and grouped here by (category, type, text), which yields the
+// counts per group, the distinct texts and the names at once.
 func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.Comparison, error) {
 	f := opt.Fields
 	if f == (CompareFields{}) {
@@ -117,7 +117,7 @@ func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, sd *st
 func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats.Side) error {
 	type label struct{ category, typ string }
 	counts := map[label]map[string]int{}
-	err := s.eachSpan(ctx, q, setID, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
+	err := s.eachSpan(ctx, q, setID, allIDs, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
 		texts := counts[label{string(l[0]), string(l[1])}]
 		if texts == nil {
 			texts = map[string]int{}

@@ -24,6 +24,9 @@ type readTask func(ctx context.Context, q querier) error
 // maxReaders caps the connections one read spreads over.
 const maxReaders = 4
 
+// readers is how many connections one read spreads over on SQLite.
+func readers() int { return min(runtime.GOMAXPROCS(0), maxReaders) }
+
 // readConcurrently runs setup (when not nil) and then the tasks tasks returns
 // (called after setup, which may add to them), all against one snapshot of the
 // database, so the answers agree with each other even while imports commit.
@@ -61,7 +64,7 @@ func (s *Store) readConcurrently(ctx context.Context, setup readTask, tasks func
 		return tx.Commit()
 	}
 
-	n := min(runtime.GOMAXPROCS(0), maxReaders)
+	n := readers()
 	conns, release, err := s.snapshot(ctx, n)
 	if err != nil {
 		return err

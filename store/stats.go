@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 
@@ -158,7 +160,8 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 }
 
 // countStatistics counts what Statistics returns: the documents in the
-// database, the spans in one scan of the set, counted here (countSpans).
+// database, the spans in a scan of the set counted here (spanCount), cut
+// into ranges of ids that connections read side by side.
 func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.AnnotationSet, by []Dimension) (*Statistics, error) {
 	st := &Statistics{Corpus: c.Name, AnnotationSet: set.Name, By: by, Groups: []Group{}}
 	cols := make([]string, len(by))
@@ -172,9 +175,9 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 		cols[i] = col
 	}
 	// The counts are independent reads; on SQLite they run side by side on
-	// connections that read one snapshot. Each fills its own fields of st.
+	// connections that read one snapshot. Each fills its own part of st or
+	// of counts.
 	tasks := []readTask{
-		func(ctx context.Context, q querier) error { return s.countSpans(ctx, q, st, set.ID, cols) },
 		func(ctx context.Context, q querier) error { return s.documentCounts(ctx, q, st, c.ID, set.ID) },
 		func(ctx context.Context, q querier) error {
 			err := q.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM patients WHERE corpus_id = ?`), c.ID).Scan(&st.Patients)
@@ -184,11 +187,65 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 			return nil
 		},
 	}
-	if err := s.readConcurrently(ctx, nil, func() []readTask { return tasks }); err != nil {
+	var counts []*spanCount
+	setup := func(ctx context.Context, q querier) error {
+		ranges, err := s.idRanges(ctx, q, set.ID)
+		if err != nil {
+			return err
+		}
+		counts = make([]*spanCount, len(ranges))
+		for i, r := range ranges {
+			counts[i] = newSpanCount(len(cols))
+			tasks = append(tasks, func(ctx context.Context, q querier) error {
+				return s.eachSpan(ctx, q, set.ID, r, cols, counts[i].add)
+			})
+		}
+		return nil
+	}
+	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
 		return nil, err
 	}
+	total := newSpanCount(len(cols))
+	for _, c := range counts {
+		total.merge(c)
+	}
+	st.UniqueSpans = len(total.texts)
+	for _, g := range total.groups {
+		st.Groups = append(st.Groups, Group{Keys: g.keys, Total: g.total, Unique: len(g.texts)})
+	}
+	slices.SortFunc(st.Groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
 	return st, nil
 }
+
+// idRanges cuts the ids of a set's spans into as many ranges as a read
+// spreads over (one on PostgreSQL, whose reads share one transaction).
+func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([][2]int, error) {
+	// Two seeks: SQLite answers MIN and MAX in one query by a scan.
+	var lo, hi int64
+	err := q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id LIMIT 1`), setID).Scan(&lo)
+	if err == nil {
+		err = q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id DESC LIMIT 1`), setID).Scan(&hi)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read spans: %w", err)
+	}
+	n := int64(1)
+	if s.readDB != nil {
+		n = int64(readers())
+	}
+	step := (hi - lo + n) / n
+	var out [][2]int
+	for from := lo; from <= hi; from += step {
+		out = append(out, [2]int{int(from), int(min(from+step-1, hi))})
+	}
+	return out, nil
+}
+
+// allIDs is the range of every id.
+var allIDs = [2]int{math.MinInt64, math.MaxInt64}
 
 // textHash names a span text in the distinct counts: two 64-bit hashes of
 // it under independent seeds. Two distinct texts share one with odds of
@@ -202,68 +259,84 @@ func hashText(text []byte) textHash {
 	return textHash{maphash.Bytes(textSeeds[0], text), maphash.Bytes(textSeeds[1], text)}
 }
 
-// countSpans counts a set's spans per group of the given columns and their
-// distinct texts, per group and over the set, in one scan of the set's
-// spans in the order they were written. Memory holds the groups and a hash
-// per distinct text and per distinct (group, text).
-func (s *Store) countSpans(ctx context.Context, q querier, st *Statistics, setID int, cols []string) error {
-	type groupText struct {
-		group int
-		text  textHash
-	}
-	all := map[textHash]struct{}{}
-	perGroup := map[groupText]struct{}{}
-	index := map[string]int{} // the group's keys, joined, -> its index in groups
-	var groups []Group
-	var key []byte
-	err := s.eachSpan(ctx, q, setID, cols, func(text []byte, values [][]byte) {
-		h := hashText(text)
-		all[h] = struct{}{}
-		if len(cols) == 0 {
-			return
-		}
-		key = key[:0]
-		for _, v := range values {
-			key = append(append(key, v...), 0)
-		}
-		g, ok := index[string(key)]
-		if !ok {
-			g = len(groups)
-			index[string(key)] = g
-			keys := make([]string, len(values))
-			for i, v := range values {
-				keys[i] = string(v)
-			}
-			groups = append(groups, Group{Keys: keys})
-		}
-		groups[g].Total++
-		if _, dup := perGroup[groupText{g, h}]; !dup {
-			perGroup[groupText{g, h}] = struct{}{}
-			groups[g].Unique++
-		}
-	})
-	if err != nil {
-		return err
-	}
-	slices.SortFunc(groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
-	st.UniqueSpans = len(all)
-	if groups != nil {
-		st.Groups = groups
-	}
-	return nil
+// spanCount counts spans per group of some columns and their distinct texts,
+// per group and in all. Memory holds the groups and a hash per distinct
+// text and per distinct (group, text).
+type spanCount struct {
+	cols   int
+	texts  map[textHash]struct{}
+	groups map[string]*groupCount // by the group's values, each ended by a NUL
+	key    []byte
 }
 
-// eachSpan calls fn for every span of a set, in the order they were written
-// (along the annotation_set_id index, whose entries a writer appends), with
-// its text and the values of cols. The bytes are the driver's, valid
-// during the call only. Only what is asked crosses from the database: with
-// modernc's SQLite a column read costs about as much as the row's lookup.
-func (s *Store) eachSpan(ctx context.Context, q querier, setID int, cols []string, fn func(text []byte, values [][]byte)) error {
+type groupCount struct {
+	keys  []string
+	total int
+	texts map[textHash]struct{}
+}
+
+func newSpanCount(cols int) *spanCount {
+	return &spanCount{cols: cols, texts: map[textHash]struct{}{}, groups: map[string]*groupCount{}}
+}
+
+// add counts a span: its text and the values of the columns.
+func (c *spanCount) add(text []byte, values [][]byte) {
+	h := hashText(text)
+	c.texts[h] = struct{}{}
+	if c.cols == 0 {
+		return
+	}
+	c.key = c.key[:0]
+	for _, v := range values {
+		c.key = append(append(c.key, v...), 0)
+	}
+	g := c.groups[string(c.key)]
+	if g == nil {
+		g = &groupCount{keys: make([]string, len(values)), texts: map[textHash]struct{}{}}
+		for i, v := range values {
+			g.keys[i] = string(v)
+		}
+		c.groups[string(c.key)] = g
+	}
+	g.total++
+	g.texts[h] = struct{}{}
+}
+
+// merge adds o's counts to c's.
+func (c *spanCount) merge(o *spanCount) {
+	union := func(a, b map[textHash]struct{}) map[textHash]struct{} {
+		if len(a) < len(b) {
+			a, b = b, a
+		}
+		for h := range b {
+			a[h] = struct{}{}
+		}
+		return a
+	}
+	c.texts = union(c.texts, o.texts)
+	for k, og := range o.groups {
+		g := c.groups[k]
+		if g == nil {
+			c.groups[k] = og
+			continue
+		}
+		g.total += og.total
+		g.texts = union(g.texts, og.texts)
+	}
+}
+
+// eachSpan calls fn for every span of a set whose id lies in ids (both
+// ends included), in the order they were written (along the
+// annotation_set_id index, whose entries a writer appends), with its text
+// and the values of cols. The bytes are the driver's, valid during the call
+// only. Only what is asked crosses from the database: with modernc's SQLite
+// a column read costs about as much as the row's lookup.
+func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids [2]int, cols []string, fn func(text []byte, values [][]byte)) error {
 	query := `SELECT text`
 	for _, c := range cols {
 		query += ", " + c
 	}
-	rows, err := q.QueryContext(ctx, s.rebind(query+` FROM spans WHERE annotation_set_id = ?`), setID)
+	rows, err := q.QueryContext(ctx, s.rebind(query+` FROM spans WHERE annotation_set_id = ? AND id BETWEEN ? AND ?`), setID, ids[0], ids[1])
 	if err != nil {
 		return fmt.Errorf("read spans: %w", err)
 	}
