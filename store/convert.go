@@ -102,20 +102,20 @@ func (s *Store) EachBatch(ctx context.Context, c *ent.Corpus, setName, split str
 // EachBatchOf is EachBatch over the documents of some patients only (their
 // ids, a group of PatientGroups); nil patients means every patient.
 func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split string, patients []int, n int, fn func([]pipeline.Document) error) error {
-	docWhere, err := splitWhere(c, split)
-	if err != nil {
-		return err
-	}
-	if patients != nil {
-		docWhere = append(docWhere, document.PatientIDIn(patients...))
-	}
 	var set *ent.AnnotationSet
 	if setName != "" {
+		var err error
 		if set, err = s.AnnotationSet(ctx, c, setName); err != nil {
 			return err
 		}
 	}
-	order, err := s.documentOrder(ctx, c, docWhere)
+	var order []docRef
+	var err error
+	if patients == nil {
+		order, err = s.documentOrder(ctx, c, split)
+	} else {
+		order, err = s.patientsDocumentOrder(ctx, c, split, patients)
+	}
 	if err != nil {
 		return err
 	}
@@ -144,11 +144,7 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 // groups of about n documents, in EachBatch's order, and says how many
 // documents each group has: the parts of a job that several workers share.
 func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, n int) (groups [][]int, docs []int, err error) {
-	where, err := splitWhere(c, split)
-	if err != nil {
-		return nil, nil, err
-	}
-	order, err := s.documentOrder(ctx, c, where)
+	order, err := s.documentOrder(ctx, c, split)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,27 +185,61 @@ type docRow struct {
 	ExternalID  string `json:"external_id"`
 }
 
-// documentOrder lists the documents matching where, ordered by patient
-// external id, record order and external id. The order is made here, not
-// by the database, so that it is the byte order of the ids on SQLite and
-// PostgreSQL alike, whatever a database's collation.
-func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, where []predicate.Document) ([]docRef, error) {
+// documentOrder lists a corpus's documents of a split ("" for all) in
+// EachBatch's order.
+func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) ([]docRef, error) {
+	where, err := splitWhere(c, split)
+	if err != nil {
+		return nil, err
+	}
+	return s.orderDocuments(ctx, where, patient.CorpusID(c.ID))
+}
+
+// patientsDocumentOrder is documentOrder for the documents of some patients
+// of the corpus. The documents are found by the patients alone: beside the
+// corpus, SQLite's planner would read every document of the corpus instead
+// of the patients' (a tag job's part listed 105,052 documents for its 2,000).
+func (s *Store) patientsDocumentOrder(ctx context.Context, c *ent.Corpus, split string, patients []int) ([]docRef, error) {
+	n, err := s.Client.Patient.Query().Where(patient.CorpusID(c.ID), patient.IDIn(patients...)).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(slices.Compact(slices.Sorted(slices.Values(patients)))) {
+		return nil, apperr.New(apperr.Invalid, "a patient read from corpus %q is not one of its patients", c.Name)
+	}
+	where := []predicate.Document{document.PatientIDIn(patients...)}
+	if split != "" {
+		sp, err := normalizeSplit(split)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, document.SplitEQ(sp))
+	}
+	return s.orderDocuments(ctx, where, patient.IDIn(patients...))
+}
+
+// orderDocuments lists the documents matching where, ordered by patient
+// external id (of the patients matching patients), record order and
+// external id. The order is made here, not by the database, so that it is
+// the byte order of the ids on SQLite and PostgreSQL alike, whatever a
+// database's collation.
+func (s *Store) orderDocuments(ctx context.Context, where []predicate.Document, patients predicate.Patient) ([]docRef, error) {
 	var rows []docRow
 	if err := s.Client.Document.Query().Where(where...).
 		Select(document.FieldID, document.FieldPatientID, document.FieldRecordOrder, document.FieldExternalID).
 		Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
-	var patients []struct {
+	var pats []struct {
 		ID         int    `json:"id"`
 		ExternalID string `json:"external_id"`
 	}
-	if err := s.Client.Patient.Query().Where(patient.CorpusID(c.ID)).
-		Select(patient.FieldID, patient.FieldExternalID).Scan(ctx, &patients); err != nil {
+	if err := s.Client.Patient.Query().Where(patients).
+		Select(patient.FieldID, patient.FieldExternalID).Scan(ctx, &pats); err != nil {
 		return nil, err
 	}
-	name := make(map[int]string, len(patients))
-	for _, p := range patients {
+	name := make(map[int]string, len(pats))
+	for _, p := range pats {
 		name[p.ID] = p.ExternalID
 	}
 	slices.SortFunc(rows, func(a, b docRow) int {
