@@ -103,6 +103,49 @@ func TestEachBatch(t *testing.T) {
 	}
 }
 
+// The parts of a split job: PatientGroups cuts the patients into groups, and
+// EachBatchOf over each group in turn reads what EachBatch reads. A group
+// naming a patient of another corpus is refused.
+func TestEachBatchOfPatientGroups(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			s := storetest.Open(t, b)
+			importSynth(t, s, "notes", 12)
+			importSynth(t, s, "other", 2)
+			c, err := s.CorpusByName(ctx, "notes")
+			require.NoError(t, err)
+			all, err := s.LoadDocuments(ctx, c, "gold")
+			require.NoError(t, err)
+			groups, sizes, err := s.PatientGroups(ctx, c, "", 10)
+			require.NoError(t, err)
+			require.Greater(t, len(groups), 2)
+			var got []pipeline.Document
+			for i, g := range groups {
+				n := 0
+				require.NoError(t, s.EachBatchOf(ctx, c, "gold", "", g, 4, func(batch []pipeline.Document) error {
+					got = append(got, batch...)
+					n += len(batch)
+					return nil
+				}))
+				assert.Equal(t, sizes[i], n, "group %d", i)
+			}
+			assert.Equal(t, all, got)
+			require.NoError(t, s.EachBatchOf(ctx, c, "gold", "test", groups[0], 4, func([]pipeline.Document) error {
+				t.Error("the corpus has no test split")
+				return nil
+			}))
+
+			other, err := s.CorpusByName(ctx, "other")
+			require.NoError(t, err)
+			foreign, _, err := s.PatientGroups(ctx, other, "", 10)
+			require.NoError(t, err)
+			err = s.EachBatchOf(ctx, c, "gold", "", append(groups[0], foreign[0][0]), 4, func([]pipeline.Document) error { return nil })
+			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+		})
+	}
+}
+
 // documentRowID returns the row id of a corpus's document.
 func documentRowID(t *testing.T, s *store.Store, c *ent.Corpus, id string) int {
 	t.Helper()
