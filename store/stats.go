@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -187,17 +189,15 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 			return nil
 		},
 	}
-	var counts []*spanCount
+	count := newSpanCount()
 	setup := func(ctx context.Context, q querier) error {
 		ranges, err := s.idRanges(ctx, q, set.ID)
 		if err != nil {
 			return err
 		}
-		counts = make([]*spanCount, len(ranges))
-		for i, r := range ranges {
-			counts[i] = newSpanCount(len(cols))
+		for _, r := range ranges {
 			tasks = append(tasks, func(ctx context.Context, q querier) error {
-				return s.eachSpan(ctx, q, set.ID, r, cols, counts[i].add)
+				return s.eachSpan(ctx, q, set.ID, r, cols, count.reader())
 			})
 		}
 		return nil
@@ -205,15 +205,10 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 	if err := s.readConcurrently(ctx, setup, func() []readTask { return tasks }); err != nil {
 		return nil, err
 	}
-	total := newSpanCount(len(cols))
-	for _, c := range counts {
-		total.merge(c)
+	st.UniqueSpans = count.unique()
+	if len(cols) > 0 {
+		st.Groups = count.groupCounts()
 	}
-	st.UniqueSpans = len(total.texts)
-	for _, g := range total.groups {
-		st.Groups = append(st.Groups, Group{Keys: g.keys, Total: g.total, Unique: len(g.texts)})
-	}
-	slices.SortFunc(st.Groups, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
 	return st, nil
 }
 
@@ -260,69 +255,107 @@ func hashText(text []byte) textHash {
 }
 
 // spanCount counts spans per group of some columns and their distinct texts,
-// per group and in all. Memory holds the groups and a hash per distinct
-// text and per distinct (group, text).
+// per group and in all, from scans that run side by side. Memory holds the
+// groups and a hash per distinct text and per distinct (group, text), once
+// whatever the number of scans: the hashes are shared, in shards each
+// behind its own lock.
 type spanCount struct {
-	cols   int
-	texts  map[textHash]struct{}
+	mu     sync.Mutex
 	groups map[string]*groupCount // by the group's values, each ended by a NUL
-	key    []byte
+	shards [64]textShard
+}
+
+type textShard struct {
+	sync.Mutex
+	texts      map[textHash]struct{} // distinct texts
+	groupTexts map[textHash]struct{} // distinct (group, text): the text's hash xor the group's salt
 }
 
 type groupCount struct {
-	keys  []string
-	total int
-	texts map[textHash]struct{}
+	keys   []string
+	salt   textHash // the group's keys hashed under other seeds than the texts
+	total  atomic.Int64
+	unique atomic.Int64
 }
 
-func newSpanCount(cols int) *spanCount {
-	return &spanCount{cols: cols, texts: map[textHash]struct{}{}, groups: map[string]*groupCount{}}
+var groupSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func newSpanCount() *spanCount {
+	c := &spanCount{groups: map[string]*groupCount{}}
+	for i := range c.shards {
+		c.shards[i].texts = map[textHash]struct{}{}
+		c.shards[i].groupTexts = map[textHash]struct{}{}
+	}
+	return c
 }
 
-// add counts a span: its text and the values of the columns.
-func (c *spanCount) add(text []byte, values [][]byte) {
-	h := hashText(text)
-	c.texts[h] = struct{}{}
-	if c.cols == 0 {
-		return
+// reader returns the function a scan calls with each span (see eachSpan):
+// its text and the values of the columns. Each scan has its own, which
+// remembers the groups it met.
+func (c *spanCount) reader() func(text []byte, values [][]byte) {
+	met := map[string]*groupCount{}
+	var key []byte
+	return func(text []byte, values [][]byte) {
+		h := hashText(text)
+		var g *groupCount
+		if len(values) > 0 {
+			key = key[:0]
+			for _, v := range values {
+				key = append(append(key, v...), 0)
+			}
+			if g = met[string(key)]; g == nil {
+				g = c.group(key, values)
+				met[string(key)] = g
+			}
+			g.total.Add(1)
+		}
+		sh := &c.shards[h[0]%uint64(len(c.shards))]
+		sh.Lock()
+		sh.texts[h] = struct{}{}
+		if g != nil {
+			gh := textHash{h[0] ^ g.salt[0], h[1] ^ g.salt[1]}
+			if _, dup := sh.groupTexts[gh]; !dup {
+				sh.groupTexts[gh] = struct{}{}
+				g.unique.Add(1)
+			}
+		}
+		sh.Unlock()
 	}
-	c.key = c.key[:0]
-	for _, v := range values {
-		c.key = append(append(c.key, v...), 0)
-	}
-	g := c.groups[string(c.key)]
+}
+
+// group returns the group of the values, joined in key.
+func (c *spanCount) group(key []byte, values [][]byte) *groupCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[string(key)]
 	if g == nil {
-		g = &groupCount{keys: make([]string, len(values)), texts: map[textHash]struct{}{}}
+		g = &groupCount{keys: make([]string, len(values)),
+			salt: textHash{maphash.Bytes(groupSeeds[0], key), maphash.Bytes(groupSeeds[1], key)}}
 		for i, v := range values {
 			g.keys[i] = string(v)
 		}
-		c.groups[string(c.key)] = g
+		c.groups[string(key)] = g
 	}
-	g.total++
-	g.texts[h] = struct{}{}
+	return g
 }
 
-// merge adds o's counts to c's.
-func (c *spanCount) merge(o *spanCount) {
-	union := func(a, b map[textHash]struct{}) map[textHash]struct{} {
-		if len(a) < len(b) {
-			a, b = b, a
-		}
-		for h := range b {
-			a[h] = struct{}{}
-		}
-		return a
+// unique is the number of distinct texts.
+func (c *spanCount) unique() int {
+	n := 0
+	for i := range c.shards {
+		n += len(c.shards[i].texts)
 	}
-	c.texts = union(c.texts, o.texts)
-	for k, og := range o.groups {
-		g := c.groups[k]
-		if g == nil {
-			c.groups[k] = og
-			continue
-		}
-		g.total += og.total
-		g.texts = union(g.texts, og.texts)
+	return n
+}
+
+// groupCounts are the groups in order of their keys.
+func (c *spanCount) groupCounts() []Group {
+	out := make([]Group, 0, len(c.groups))
+	for _, g := range c.groups {
+		out = append(out, Group{Keys: g.keys, Total: int(g.total.Load()), Unique: int(g.unique.Load())})
 	}
+	slices.SortFunc(out, func(a, b Group) int { return slices.Compare(a.Keys, b.Keys) })
+	return out
 }
 
 // eachSpan calls fn for every span of a set whose id lies in ids (both
