@@ -113,7 +113,7 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 			assert.Equal(t, 13, imp.ImportDocuments.Spans)
 			corpusID := imp.ImportDocuments.Corpus.ID
 
-			// Statistics are grouped in the database and add up.
+			// Statistics are grouped and add up.
 			var stats struct {
 				CorpusStatistics struct {
 					Documents, Patients, Spans, UniqueSpans, DocumentsWithPHI int

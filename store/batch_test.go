@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,7 +141,7 @@ func TestEachBatchOfPatientGroups(t *testing.T) {
 			require.NoError(t, err)
 			foreign, _, err := s.PatientGroups(ctx, other, "", 10)
 			require.NoError(t, err)
-			err = s.EachBatchOf(ctx, c, "gold", "", append(groups[0], foreign[0][0]), 4, func([]pipeline.Document) error { return nil })
+			err = s.EachBatchOf(ctx, c, "gold", "", slices.Concat(groups[0], foreign[0][:1]), 4, func([]pipeline.Document) error { return nil })
 			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 		})
 	}

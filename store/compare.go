@@ -113,24 +113,38 @@ func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, sd *st
 }
 
 // streamSpans feeds a set's spans to a side, each distinct (category, type,
-// text) once with its count: one scan of the set, grouped here.
+// text) once with its count: one scan of the set, grouped here. Memory
+// holds each distinct (category, type, text) until the scan ends.
 func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats.Side) error {
-	type label struct{ category, typ string }
-	counts := map[label]map[string]int{}
+	// category -> type -> text -> count; looked up by the driver's bytes,
+	// which allocates nothing but for a new key.
+	counts := map[string]map[string]map[string]*int{}
 	err := s.eachSpan(ctx, q, setID, allIDs, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
-		texts := counts[label{string(l[0]), string(l[1])}]
-		if texts == nil {
-			texts = map[string]int{}
-			counts[label{string(l[0]), string(l[1])}] = texts
+		types := counts[string(l[0])]
+		if types == nil {
+			types = map[string]map[string]*int{}
+			counts[string(l[0])] = types
 		}
-		texts[string(text)]++
+		texts := types[string(l[1])]
+		if texts == nil {
+			texts = map[string]*int{}
+			types[string(l[1])] = texts
+		}
+		if n := texts[string(text)]; n != nil {
+			*n++
+		} else {
+			one := 1
+			texts[string(text)] = &one
+		}
 	})
 	if err != nil {
 		return err
 	}
-	for l, texts := range counts {
-		for text, n := range texts {
-			sd.AddSpans(l.category, l.typ, text, n)
+	for category, types := range counts {
+		for typ, texts := range types {
+			for text, n := range texts {
+				sd.AddSpans(category, typ, text, *n)
+			}
 		}
 	}
 	return nil
@@ -138,33 +152,38 @@ func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats
 
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
 // annotation set of a corpus: every span of a name label (stats.IsName)
-// reduced to its pattern, counted. The labels come from the statistics by
-// category and type (cached, as a dashboard asks for them anyway); the
-// database then reads the texts of the names' labels alone.
+// reduced to its pattern, counted. In one snapshot the database lists the
+// set's labels (along the (annotation_set_id, category, type) index) and
+// then reads the texts of the names' labels alone.
 func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
 	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
 	}
-	labels, err := s.statistics(ctx, c, setName, []Dimension{ByCategory, ByType})
-	if err != nil {
-		return nil, err
-	}
-	var or []string
-	args := []any{set.ID}
-	for _, g := range labels.Groups {
-		if stats.IsName(g.Keys[0], g.Keys[1]) {
-			or = append(or, `(category = ? AND "type" = ?)`)
-			args = append(args, g.Keys[0], g.Keys[1])
-		}
-	}
 	names := map[string]int{}
-	if len(or) == 0 {
-		return stats.NamePatternCounts(names), nil
-	}
-	read := func(ctx context.Context, q querier) error {
-		rows, err := q.QueryContext(ctx, s.rebind(`SELECT text FROM spans WHERE annotation_set_id = ? AND (`+strings.Join(or, " OR ")+`)`), args...)
+	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
+		rows, err := q.QueryContext(ctx, s.rebind(`SELECT DISTINCT category, "type" FROM spans WHERE annotation_set_id = ?`), set.ID)
 		if err != nil {
+			return fmt.Errorf("list labels: %w", err)
+		}
+		var or []string
+		args := []any{set.ID}
+		for rows.Next() {
+			var category, typ string
+			if err := rows.Scan(&category, &typ); err != nil {
+				rows.Close()
+				return fmt.Errorf("list labels: %w", err)
+			}
+			if stats.IsName(category, typ) {
+				or = append(or, `(category = ? AND "type" = ?)`)
+				args = append(args, category, typ)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(or) == 0 {
+			return err
+		}
+		if rows, err = q.QueryContext(ctx, s.rebind(`SELECT text FROM spans WHERE annotation_set_id = ? AND (`+strings.Join(or, " OR ")+`)`), args...); err != nil {
 			return fmt.Errorf("read names: %w", err)
 		}
 		defer rows.Close()
@@ -176,8 +195,8 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 			names[string(text)]++
 		}
 		return rows.Err()
-	}
-	if err := s.readConcurrently(ctx, nil, func() []readTask { return []readTask{read} }); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	return stats.NamePatternCounts(names), nil

@@ -163,7 +163,11 @@ func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, 
 
 // splitWhere selects the documents of a corpus's split ("" for all).
 func splitWhere(c *ent.Corpus, split string) ([]predicate.Document, error) {
-	where := []predicate.Document{document.CorpusID(c.ID)}
+	return withSplit([]predicate.Document{document.CorpusID(c.ID)}, split)
+}
+
+// withSplit adds to where the predicate of a split ("" for every split).
+func withSplit(where []predicate.Document, split string) ([]predicate.Document, error) {
 	if split != "" {
 		sp, err := normalizeSplit(split)
 		if err != nil {
@@ -205,15 +209,11 @@ func (s *Store) patientsDocumentOrder(ctx context.Context, c *ent.Corpus, split 
 		return nil, err
 	}
 	if n != len(slices.Compact(slices.Sorted(slices.Values(patients)))) {
-		return nil, apperr.New(apperr.Invalid, "a patient read from corpus %q is not one of its patients", c.Name)
+		return nil, apperr.New(apperr.Invalid, "the patients to read are not all patients of corpus %q", c.Name)
 	}
-	where := []predicate.Document{document.PatientIDIn(patients...)}
-	if split != "" {
-		sp, err := normalizeSplit(split)
-		if err != nil {
-			return nil, err
-		}
-		where = append(where, document.SplitEQ(sp))
+	where, err := withSplit([]predicate.Document{document.PatientIDIn(patients...)}, split)
+	if err != nil {
+		return nil, err
 	}
 	return s.orderDocuments(ctx, where, patient.IDIn(patients...))
 }

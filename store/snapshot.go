@@ -39,6 +39,17 @@ func readers() int { return min(runtime.GOMAXPROCS(0), maxReaders) }
 // one after another in a single read transaction instead, never waiting for
 // the writer. On PostgreSQL they run in one REPEATABLE READ transaction.
 func (s *Store) readConcurrently(ctx context.Context, setup readTask, tasks func() []readTask) error {
+	return s.read(ctx, readers(), setup, tasks)
+}
+
+// readOnce runs one read of several queries on one connection against one
+// snapshot.
+func (s *Store) readOnce(ctx context.Context, read readTask) error {
+	return s.read(ctx, 1, read, func() []readTask { return nil })
+}
+
+// read is readConcurrently over up to n connections on SQLite.
+func (s *Store) read(ctx context.Context, n int, setup readTask, tasks func() []readTask) error {
 	run := func(q querier) error {
 		if setup != nil {
 			if err := setup(ctx, q); err != nil {
@@ -64,7 +75,6 @@ func (s *Store) readConcurrently(ctx context.Context, setup readTask, tasks func
 		return tx.Commit()
 	}
 
-	n := readers()
 	conns, release, err := s.snapshot(ctx, n)
 	if err != nil {
 		return err

@@ -123,7 +123,8 @@ func (st *Statistics) Key(g Group, d Dimension) (string, bool) {
 }
 
 // Statistics counts a corpus's PHI in one annotation set, grouped by the
-// given dimensions. All counting happens in the database.
+// given dimensions: the documents are counted in the database, the spans
+// as one scan of the set streams by (countStatistics).
 func (s *Store) Statistics(ctx context.Context, corpusName, setName string, by []Dimension) (*Statistics, error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
@@ -212,14 +213,28 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 	return st, nil
 }
 
+// idRange is a range of row ids, both ends included.
+type idRange [2]int64
+
+// allIDs is the range of every id.
+var allIDs = idRange{math.MinInt64, math.MaxInt64}
+
 // idRanges cuts the ids of a set's spans into as many ranges as a read
-// spreads over (one on PostgreSQL, whose reads share one transaction).
-func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([][2]int, error) {
+// spreads over: one, every id, on PostgreSQL, whose reads share one
+// transaction.
+func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([]idRange, error) {
+	n := int64(1)
+	if s.readDB != nil {
+		n = int64(readers())
+	}
+	if n == 1 {
+		return []idRange{allIDs}, nil
+	}
 	// Two seeks: SQLite answers MIN and MAX in one query by a scan.
 	var lo, hi int64
-	err := q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id LIMIT 1`), setID).Scan(&lo)
+	err := q.QueryRowContext(ctx, `SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id LIMIT 1`, setID).Scan(&lo)
 	if err == nil {
-		err = q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id DESC LIMIT 1`), setID).Scan(&hi)
+		err = q.QueryRowContext(ctx, `SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id DESC LIMIT 1`, setID).Scan(&hi)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -227,20 +242,15 @@ func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([][2]int, e
 	if err != nil {
 		return nil, fmt.Errorf("read spans: %w", err)
 	}
-	n := int64(1)
-	if s.readDB != nil {
-		n = int64(readers())
+	step := (hi-lo)/n + 1
+	var out []idRange
+	for from := lo; ; from += step {
+		if hi-from < step {
+			return append(out, idRange{from, hi}), nil
+		}
+		out = append(out, idRange{from, from + step - 1})
 	}
-	step := (hi - lo + n) / n
-	var out [][2]int
-	for from := lo; from <= hi; from += step {
-		out = append(out, [2]int{int(from), int(min(from+step-1, hi))})
-	}
-	return out, nil
 }
-
-// allIDs is the range of every id.
-var allIDs = [2]int{math.MinInt64, math.MaxInt64}
 
 // textHash names a span text in the distinct counts: two 64-bit hashes of
 // it under independent seeds. Two distinct texts share one with odds of
@@ -358,13 +368,13 @@ func (c *spanCount) groupCounts() []Group {
 	return out
 }
 
-// eachSpan calls fn for every span of a set whose id lies in ids (both
-// ends included), in the order they were written (along the
-// annotation_set_id index, whose entries a writer appends), with its text
+// eachSpan calls fn for every span of a set whose id lies in ids, in no
+// order the caller may rely on (on SQLite, along the annotation_set_id
+// index: the order they were written), with its text
 // and the values of cols. The bytes are the driver's, valid during the call
 // only. Only what is asked crosses from the database: with modernc's SQLite
 // a column read costs about as much as the row's lookup.
-func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids [2]int, cols []string, fn func(text []byte, values [][]byte)) error {
+func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids idRange, cols []string, fn func(text []byte, values [][]byte)) error {
 	query := `SELECT text`
 	for _, c := range cols {
 		query += ", " + c

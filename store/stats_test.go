@@ -46,18 +46,18 @@ func TestStatisticsGroupings(t *testing.T) {
 	}
 	check := func(t *testing.T, s *store.Store, set string, docs []pipeline.Document) {
 		t.Helper()
+		texts := map[string]bool{}
+		for _, d := range docs {
+			for _, sp := range d.Spans {
+				texts[sp.Text] = true
+			}
+		}
 		for _, by := range groupings {
 			st, err := s.Statistics(context.Background(), "c", set, by)
 			require.NoError(t, err)
 			want := expectedGroups(docs, by)
 			require.NotEmpty(t, want)
 			assert.Equal(t, want, st.Groups, "%s by %v", set, by)
-			texts := map[string]bool{}
-			for _, d := range docs {
-				for _, sp := range d.Spans {
-					texts[sp.Text] = true
-				}
-			}
 			assert.Equal(t, len(texts), st.UniqueSpans, "%s: distinct texts", set)
 		}
 	}
@@ -73,6 +73,18 @@ func TestStatisticsGroupings(t *testing.T) {
 			require.NoError(t, err)
 			check(t, s, "gold", docs)
 			check(t, s, "system", layer)
+			// A set without spans.
+			bare := slices.Clone(docs[:3])
+			for i := range bare {
+				bare[i].Spans = nil
+			}
+			_, err = s.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Set: "empty"}, bare)
+			require.NoError(t, err)
+			st, err := s.Statistics(ctx, "c", "empty", []store.Dimension{store.ByCategory, store.ByType})
+			require.NoError(t, err)
+			assert.Equal(t, []store.Group{}, st.Groups)
+			assert.Zero(t, st.UniqueSpans)
+			assert.Equal(t, len(docs), st.Documents)
 
 			for _, q := range []string{
 				`ALTER TABLE spans DROP COLUMN split`,

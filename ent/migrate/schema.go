@@ -410,6 +410,11 @@ var (
 				Columns: []*schema.Column{SpansColumns[10]},
 			},
 			{
+				Name:    "span_annotation_set_id_category_type",
+				Unique:  false,
+				Columns: []*schema.Column{SpansColumns[10], SpansColumns[4], SpansColumns[5]},
+			},
+			{
 				Name:    "span_document_id_annotation_set_id_start",
 				Unique:  false,
 				Columns: []*schema.Column{SpansColumns[11], SpansColumns[10], SpansColumns[1]},

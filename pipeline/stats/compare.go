@@ -60,7 +60,7 @@ func (s *Side) AddDocument(text []byte) {
 }
 
 // AddSpans adds n spans of one label with one exact text. Each (category,
-// type, text) must be added once, as a GROUP BY over them returns them.
+// type, text) must be added once, with all its spans counted in n.
 func (s *Side) AddSpans(category, typ, text string, n int) {
 	key, t := category, ""
 	if s.By == ByType {

@@ -86,8 +86,8 @@ func NamePatterns(names []string) []PatternCount {
 	return NamePatternCounts(counts)
 }
 
-// NamePatternCounts is NamePatterns over names given with their counts (a
-// database's GROUP BY text); the table's counts add up to the counts'.
+// NamePatternCounts is NamePatterns over names given with their counts
+// (each distinct text once); the table's counts add up to the counts'.
 func NamePatternCounts(names map[string]int) []PatternCount {
 	counts := map[string]int{}
 	for n, c := range names {
