@@ -232,9 +232,9 @@ func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([]idRange, 
 	}
 	// Two seeks: SQLite answers MIN and MAX in one query by a scan.
 	var lo, hi int64
-	err := q.QueryRowContext(ctx, `SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id LIMIT 1`, setID).Scan(&lo)
+	err := q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id LIMIT 1`), setID).Scan(&lo)
 	if err == nil {
-		err = q.QueryRowContext(ctx, `SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id DESC LIMIT 1`, setID).Scan(&hi)
+		err = q.QueryRowContext(ctx, s.rebind(`SELECT id FROM spans WHERE annotation_set_id = ? ORDER BY id DESC LIMIT 1`), setID).Scan(&hi)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
