@@ -196,7 +196,11 @@ func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) 
 	if err != nil {
 		return nil, err
 	}
-	return s.orderDocuments(ctx, where, patient.CorpusID(c.ID))
+	names, err := s.patientNames(ctx, patient.CorpusID(c.ID))
+	if err != nil {
+		return nil, err
+	}
+	return s.orderDocuments(ctx, where, names)
 }
 
 // patientsDocumentOrder is documentOrder for the documents of some patients
@@ -204,46 +208,53 @@ func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) 
 // corpus, SQLite's planner would read every document of the corpus instead
 // of the patients' (a tag job's part listed 105,052 documents for its 2,000).
 func (s *Store) patientsDocumentOrder(ctx context.Context, c *ent.Corpus, split string, patients []int) ([]docRef, error) {
-	n, err := s.Client.Patient.Query().Where(patient.CorpusID(c.ID), patient.IDIn(patients...)).Count(ctx)
+	names, err := s.patientNames(ctx, patient.CorpusID(c.ID), patient.IDIn(patients...))
 	if err != nil {
 		return nil, err
 	}
-	if n != len(slices.Compact(slices.Sorted(slices.Values(patients)))) {
-		return nil, apperr.New(apperr.Invalid, "the patients to read are not all patients of corpus %q", c.Name)
+	for _, p := range patients {
+		if _, ok := names[p]; !ok {
+			return nil, apperr.New(apperr.Invalid, "the patients to read are not all patients of corpus %q", c.Name)
+		}
 	}
 	where, err := withSplit([]predicate.Document{document.PatientIDIn(patients...)}, split)
 	if err != nil {
 		return nil, err
 	}
-	return s.orderDocuments(ctx, where, patient.IDIn(patients...))
+	return s.orderDocuments(ctx, where, names)
 }
 
-// orderDocuments lists the documents matching where, ordered by patient
-// external id (of the patients matching patients), record order and
-// external id. The order is made here, not by the database, so that it is
-// the byte order of the ids on SQLite and PostgreSQL alike, whatever a
-// database's collation.
-func (s *Store) orderDocuments(ctx context.Context, where []predicate.Document, patients predicate.Patient) ([]docRef, error) {
+// patientNames maps the ids of the patients matching where to their
+// external ids.
+func (s *Store) patientNames(ctx context.Context, where ...predicate.Patient) (map[int]string, error) {
+	var pats []struct {
+		ID         int    `json:"id"`
+		ExternalID string `json:"external_id"`
+	}
+	if err := s.Client.Patient.Query().Where(where...).
+		Select(patient.FieldID, patient.FieldExternalID).Scan(ctx, &pats); err != nil {
+		return nil, err
+	}
+	names := make(map[int]string, len(pats))
+	for _, p := range pats {
+		names[p.ID] = p.ExternalID
+	}
+	return names, nil
+}
+
+// orderDocuments lists the documents matching where, ordered by their
+// patient's external id (names), record order and external id. The order is
+// made here, not by the database, so that it is the byte order of the ids
+// on SQLite and PostgreSQL alike, whatever a database's collation.
+func (s *Store) orderDocuments(ctx context.Context, where []predicate.Document, names map[int]string) ([]docRef, error) {
 	var rows []docRow
 	if err := s.Client.Document.Query().Where(where...).
 		Select(document.FieldID, document.FieldPatientID, document.FieldRecordOrder, document.FieldExternalID).
 		Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
-	var pats []struct {
-		ID         int    `json:"id"`
-		ExternalID string `json:"external_id"`
-	}
-	if err := s.Client.Patient.Query().Where(patients).
-		Select(patient.FieldID, patient.FieldExternalID).Scan(ctx, &pats); err != nil {
-		return nil, err
-	}
-	name := make(map[int]string, len(pats))
-	for _, p := range pats {
-		name[p.ID] = p.ExternalID
-	}
 	slices.SortFunc(rows, func(a, b docRow) int {
-		return cmp.Or(cmp.Compare(name[a.PatientID], name[b.PatientID]), cmp.Compare(a.RecordOrder, b.RecordOrder),
+		return cmp.Or(cmp.Compare(names[a.PatientID], names[b.PatientID]), cmp.Compare(a.RecordOrder, b.RecordOrder),
 			cmp.Compare(a.ExternalID, b.ExternalID))
 	})
 	out := make([]docRef, len(rows))
