@@ -82,7 +82,8 @@ func (s *Store) MappingOriginal(_ context.Context, m *ent.SurrogateMapping) (str
 }
 
 // MappingsOf finds a source corpus's mappings of one original value through
-// its keyed hash, in the order they were made.
+// its keyed hash, in the order they were made. It reads every mapping row of
+// the corpus: no index leads by the hash (see the schema).
 func (s *Store) MappingsOf(ctx context.Context, corpusID int, original string) ([]*ent.SurrogateMapping, error) {
 	r, err := s.KeyRing()
 	if err != nil {

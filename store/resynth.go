@@ -383,7 +383,7 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 		if _, err := getOrCreateSet(ctx, tx, target.ID, "gold", "surrogate"); err != nil {
 			return err
 		}
-		return dropReplacedState(ctx, tx, ring, in)
+		return s.dropReplacedState(ctx, tx, ring, in)
 	})
 	if ent.IsConstraintError(err) {
 		return nil, nil, apperr.Wrap(apperr.Conflict, err)
@@ -747,7 +747,7 @@ func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string,
 // dropReplacedState deletes what a run replaces: the date shift and
 // patient-scope mappings of each patient it draws anew (their notes collided
 // with them), and the corpus-scope mappings it redraws.
-func dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in ResynthesisStart) error {
+func (s *Store) dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in ResynthesisStart) error {
 	if len(in.Redrawn) > 0 {
 		scopes := make([]string, len(in.Redrawn))
 		for i, p := range in.Redrawn {
@@ -760,12 +760,49 @@ func dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in Resy
 			return err
 		}
 	}
+	// No index leads by the keyed hash (each new mapping would go to a
+	// random page of it): the dropped mappings are found in one read of each
+	// of their scopes.
+	dropped := map[string]map[[2]string]bool{} // scope -> (type, hash)
 	for _, m := range in.Dropped {
-		_, hash, _ := sealOriginal(ring, m.Original)
-		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(in.SourceID), surrogatemapping.Scope(m.Scope),
-			surrogatemapping.Type(m.Type), surrogatemapping.OriginalHash(hash)).Exec(ctx); err != nil {
+		if dropped[m.Scope] == nil {
+			dropped[m.Scope] = map[[2]string]bool{}
+		}
+		dropped[m.Scope][[2]string{m.Type, ring.Hash(m.Original)}] = true
+	}
+	for _, scope := range slices.Sorted(maps.Keys(dropped)) {
+		ids, err := s.mappingIDs(ctx, tx, in.SourceID, scope, dropped[scope])
+		if err != nil {
 			return err
+		}
+		for batch := range slices.Chunk(ids, spanBatch) {
+			if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.IDIn(batch...)).Exec(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// mappingIDs are the ids of a scope's mappings whose (type, keyed hash) is in
+// want, read a row at a time.
+func (s *Store) mappingIDs(ctx context.Context, tx *ent.Tx, corpusID int, scope string, want map[[2]string]bool) ([]int, error) {
+	rows, err := tx.QueryContext(ctx, s.rebind(`SELECT id, "type", original_hash FROM surrogate_mappings WHERE corpus_id = ? AND scope = ?`),
+		corpusID, scope)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int
+	for rows.Next() {
+		var id int
+		var k [2]string
+		if err := rows.Scan(&id, &k[0], &k[1]); err != nil {
+			return nil, err
+		}
+		if want[k] {
+			ids = append(ids, id)
+		}
+	}
+	return ids, rows.Err()
 }

@@ -1,11 +1,16 @@
 package store_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
+	"deidcorpus/store/storetest"
 )
 
 // TestCheckFindingsCountEveryKind: the source identifiers a check found in
@@ -24,5 +29,40 @@ func TestCheckFindingsCountEveryKind(t *testing.T) {
 		{map[string]any{"leaks": 2}, 2},
 	} {
 		assert.Equal(t, c.want, store.CheckFindings(c.summary), "%v", c.summary)
+	}
+}
+
+// TestBeginResynthesisDropsRedrawnMappings: the stored corpus-scope mappings
+// a run draws anew are deleted when it begins, and no other: not the same
+// value's mapping of another type, nor a patient's of the same value.
+func TestBeginResynthesisDropsRedrawnMappings(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			src, _, _ := resynthesized(t, st, 2, 5)
+			m := func(scope, typ, original string) surrogate.Mapping {
+				return surrogate.Mapping{Scope: scope, Category: "NAME", Type: typ, Original: original, Surrogate: "S" + original,
+					Strategy: "name", New: true}
+			}
+			kept := []surrogate.Mapping{m(surrogate.ScopeCorpus, "HOSPITAL", "Mercy"), m(surrogate.PatientScope("p1"), "DOCTOR", "Mercy"),
+				m(surrogate.ScopeCorpus, "DOCTOR", "Hale")}
+			dropped := []surrogate.Mapping{m(surrogate.ScopeCorpus, "DOCTOR", "Mercy"), m(surrogate.ScopeCorpus, "DOCTOR", "Lowe")}
+			require.NoError(t, st.SaveMappings(ctx, src.ID, 1, append(slices.Clone(kept), dropped...)))
+
+			_, _, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
+				From: "notes", JobID: 2, Dropped: dropped})
+			require.NoError(t, err)
+			state, err := st.SurrogateStateBefore(ctx, src.ID, 3)
+			require.NoError(t, err)
+			var got, want []string
+			for _, m := range state.Mappings {
+				got = append(got, m.Scope+" "+m.Type+" "+m.Original)
+			}
+			for _, m := range kept {
+				want = append(want, m.Scope+" "+m.Type+" "+m.Original)
+			}
+			assert.ElementsMatch(t, want, got)
+		})
 	}
 }

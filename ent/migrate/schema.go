@@ -453,11 +453,6 @@ var (
 				Columns: []*schema.Column{SurrogateMappingsColumns[10]},
 			},
 			{
-				Name:    "surrogatemapping_original_hash",
-				Unique:  false,
-				Columns: []*schema.Column{SurrogateMappingsColumns[6]},
-			},
-			{
 				Name:    "surrogatemapping_key_id",
 				Unique:  false,
 				Columns: []*schema.Column{SurrogateMappingsColumns[7]},
