@@ -39,5 +39,5 @@ func (s *Store) SaveMappings(ctx context.Context, sourceID, jobID int, ms []surr
 	if err != nil {
 		return err
 	}
-	return s.withTx(ctx, func(tx *ent.Tx) error { return saveMappings(ctx, tx, ring, sourceID, jobID, ms) })
+	return s.withTx(ctx, func(tx *ent.Tx) error { return s.saveMappings(ctx, tx, ring, sourceID, jobID, ms) })
 }

@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
-	"entgo.io/ent/dialect"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -539,7 +537,7 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 
 	// Spans go in as raw multi-row INSERTs: ent's bulk builders cost more than
 	// SQLite's own work here (a builder, a mutation and a spec per span).
-	args := make([]any, 0, spanBatch*spanColumns)
+	args := make([]any, 0, spanBatch*len(spanInsert.columns))
 	for _, d := range docs {
 		row := rows[d.ID]
 		for _, sp := range d.Spans {
@@ -560,55 +558,18 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 	return s.insertSpans(ctx, tx, args)
 }
 
-// spanColumns is the number of columns insertSpans writes per span.
-const spanColumns = 11
+// spanInsert writes spans as rows of 11 arguments each (document, set, start,
+// end, text, category, type, comment, source id, and the document's split and
+// note type).
+var spanInsert = rowInsert{table: "spans",
+	columns: []string{"document_id", "annotation_set_id", `"start"`, `"end"`, "text", "category", `"type"`, "comment", "source_id", "split", "note_type"}}
 
-// insertSpans writes spans given as spanColumns arguments each (document,
-// set, start, end, text, category, type, comment, source id, and the
-// document's split and note type) in one INSERT.
+// insertSpans writes spans given as rows of spanInsert's arguments.
 func (s *Store) insertSpans(ctx context.Context, tx *ent.Tx, args []any) error {
-	if len(args) == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, s.spanInsert(len(args)/spanColumns), args...); err != nil {
+	if err := s.insertRows(ctx, tx, &spanInsert, args); err != nil {
 		return fmt.Errorf("insert spans: %w", err)
 	}
 	return nil
-}
-
-// spanInsert returns the INSERT statement for n spans in the store's
-// placeholder style; the full-batch statement is built once.
-func (s *Store) spanInsert(n int) string {
-	build := func() string {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO spans (document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id, split, note_type) VALUES `)
-		p := 0
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for j := range spanColumns {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				p++
-				if s.Dialect == dialect.Postgres {
-					b.WriteByte('$')
-					b.WriteString(strconv.Itoa(p))
-				} else {
-					b.WriteByte('?')
-				}
-			}
-			b.WriteByte(')')
-		}
-		return b.String()
-	}
-	if n != spanBatch {
-		return build()
-	}
-	s.spanInsertOnce.Do(func() { s.spanInsertFull = build() })
-	return s.spanInsertFull
 }
 
 // patientIDs returns the row id of every patient the documents name,

@@ -485,7 +485,7 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 				ms = append(ms, m)
 			}
 		}
-		if err := saveMappings(ctx, tx, ring, in.SourceID, in.JobID, ms); err != nil {
+		if err := s.saveMappings(ctx, tx, ring, in.SourceID, in.JobID, ms); err != nil {
 			return err
 		}
 		var shifts []*ent.DateShiftCreate
@@ -508,23 +508,26 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 	return len(docs), err
 }
 
+// mappingInsert writes surrogate mappings (see saveMappings).
+var mappingInsert = rowInsert{table: "surrogate_mappings",
+	columns: []string{"corpus_id", "scope", "category", `"type"`, "original_enc", "original_hash", "key_id", "surrogate", "strategy", "job_id", "created_at"}}
+
 // saveMappings stores mappings a job drew, their originals sealed.
-func saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jobID int, mappings []surrogate.Mapping) error {
-	var ms []*ent.SurrogateMappingCreate
+func (s *Store) saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jobID int, mappings []surrogate.Mapping) error {
+	now := time.Now()
+	args := make([]any, 0, min(len(mappings), spanBatch)*len(mappingInsert.columns))
 	for _, m := range mappings {
 		enc, hash, keyID := sealOriginal(ring, m.Original)
-		ms = append(ms, tx.SurrogateMapping.Create().SetCorpusID(sourceID).SetScope(m.Scope).
-			SetCategory(m.Category).SetType(m.Type).SetOriginalEnc(enc).SetOriginalHash(hash).SetKeyID(keyID).
-			SetSurrogate(m.Surrogate).SetStrategy(m.Strategy).SetJobID(jobID))
-		if len(ms) == spanBatch {
-			if err := tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx); err != nil {
-				return err
+		args = append(args, sourceID, m.Scope, m.Category, m.Type, enc, hash, keyID, m.Surrogate, m.Strategy, jobID, now)
+		if len(args) == cap(args) {
+			if err := s.insertRows(ctx, tx, &mappingInsert, args); err != nil {
+				return fmt.Errorf("insert surrogate mappings: %w", err)
 			}
-			ms = ms[:0]
+			args = args[:0]
 		}
 	}
-	if len(ms) > 0 {
-		return tx.SurrogateMapping.CreateBulk(ms...).Exec(ctx)
+	if err := s.insertRows(ctx, tx, &mappingInsert, args); err != nil {
+		return fmt.Errorf("insert surrogate mappings: %w", err)
 	}
 	return nil
 }
@@ -604,7 +607,7 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 	if in.Mappings != nil {
 		for part := range seqs.Chunk(unsaved, mappingBatch) {
 			if err := s.withTx(ctx, func(tx *ent.Tx) error {
-				return saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part)
+				return s.saveMappings(ctx, tx, ring, in.SourceID, in.JobID, part)
 			}); err != nil {
 				return nil, err
 			}

@@ -49,8 +49,7 @@ type Store struct {
 	Dialect string  // dialect.SQLite or dialect.Postgres
 	DSN     string
 
-	spanInsertOnce sync.Once
-	spanInsertFull string // INSERT of spanBatch spans
+	inserts sync.Map // *rowInsert -> its INSERT of spanBatch rows (insert.go)
 
 	auditQueue      auditQueue // records waiting for the next chain step (audit.go)
 	stopCheckpoints func()     // SQLite: ends the WAL checkpoints (checkpoint.go)
