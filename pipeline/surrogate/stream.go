@@ -48,7 +48,8 @@ type Stream struct {
 	// whose records hold it, by index in patients.
 	tokenPats map[string][]int32
 	patients  []string
-	mark      []uint32 // per patient index: the last valuePatients call that visited it
+	sets      []*valueSet // per patient index: the patient's values (engine.perPat's)
+	mark      []uint32    // per patient index: the last valuePatients call that visited it
 	epoch     uint32
 	labels    map[[2]string]bool
 	load      PatientState // nil: every stored mapping came with the Store
@@ -250,8 +251,9 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 			s.stalePatient(all, g, todo[g.id])
 		}
 	}
-	for _, g := range groups {
+	for gi, g := range groups {
 		s.patients = append(s.patients, g.id)
+		s.sets = append(s.sets, preps[gi].values)
 		for _, i := range g.docs {
 			s.observeValues(&all[i], i >= len(docs))
 		}
@@ -424,8 +426,8 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	for i := range values {
 		v := s.ref(&values[i])
 		corpusGen.excls = corpusGen.excls[:0]
-		s.valuePatients(v, func(p string) {
-			corpusGen.excls = append(corpusGen.excls, e.perPat[p])
+		s.valuePatients(v, func(p int32) {
+			corpusGen.excls = append(corpusGen.excls, s.sets[p])
 		})
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
@@ -433,7 +435,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	// the corpus-scope values and their patients, and which patients hold
 	// which word (only the plan's exclusions look words up by patient).
 	s.seen, s.corpusKeys, s.uses, s.dropKeys, s.valueLabels, s.valueLabelAt = nil, nil, nil, nil, nil, nil
-	s.valuePats, s.tokenPats, s.patients, s.mark = nil, nil, nil, nil
+	s.valuePats, s.tokenPats, s.patients, s.sets, s.mark = nil, nil, nil, nil, nil
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
 }
 
@@ -490,13 +492,13 @@ func (s *Stream) rewritten(k string) bool {
 	return false
 }
 
-// valuePatients calls fn once for each patient a corpus-scope value's
-// surrogate goes to: those whose rewritten records hold it, and for a name
-// every patient whose rewritten records hold one of its words in a name of
-// that type (a word's surrogate is shared by all of them). Nothing is
-// allocated: a common name word is shared by thousands of patients, and the
-// plan visits them for each name that holds it.
-func (s *Stream) valuePatients(v spanRef, fn func(p string)) {
+// valuePatients calls fn once for each patient (by index in patients) a
+// corpus-scope value's surrogate goes to: those whose rewritten records hold
+// it, and for a name every patient whose rewritten records hold one of its
+// words in a name of that type (a word's surrogate is shared by all of them).
+// Nothing is allocated nor looked up by name: a common name word is shared by
+// thousands of patients, and the plan visits them for each name that holds it.
+func (s *Stream) valuePatients(v spanRef, fn func(p int32)) {
 	if len(s.mark) < len(s.patients) {
 		s.mark = make([]uint32, len(s.patients))
 	}
@@ -504,9 +506,9 @@ func (s *Stream) valuePatients(v spanRef, fn func(p string)) {
 	visit := func(k string) {
 		for _, e := range s.valuePats[k] {
 			i := e / 2
-			if p := s.patients[i]; s.mark[i] != s.epoch && (e%2 == 1 || s.stale[p]) {
+			if s.mark[i] != s.epoch && (e%2 == 1 || s.stale[s.patients[i]]) {
 				s.mark[i] = s.epoch
-				fn(p)
+				fn(i)
 			}
 		}
 	}
