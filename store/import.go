@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
