@@ -302,6 +302,9 @@ func (s *Store) loadBatch(ctx context.Context, refs []docRef, set *ent.Annotatio
 // and gives the spans of one label the same strings: ent's rows cost twice
 // the time on the spans a batched job reads by the million.
 func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(doc int, sp pipeline.Span)) error {
+	if len(docIDs) == 0 {
+		return nil
+	}
 	args := make([]any, 0, len(docIDs)+1)
 	args = append(args, setID)
 	for _, id := range docIDs {
@@ -309,7 +312,7 @@ func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(
 	}
 	rows, err := s.reader().QueryContext(ctx, s.rebind(`SELECT document_id, "start", "end", text, category, "type", comment, source_id
 		FROM spans WHERE annotation_set_id = ? AND document_id IN (?`+strings.Repeat(", ?", len(docIDs)-1)+`)
-		ORDER BY document_id, "start", "end"`), args...)
+		ORDER BY document_id, "start", "end", id`), args...)
 	if err != nil {
 		return err
 	}
@@ -323,10 +326,10 @@ func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(
 		labels[l] = l
 		return l
 	}
+	var category, typ sql.RawBytes // their buffers reused from row to row
 	for rows.Next() {
 		var doc int
 		var sp pipeline.Span
-		var category, typ sql.RawBytes
 		if err := rows.Scan(&doc, &sp.Start, &sp.End, &sp.Text, &category, &typ, &sp.Comment, &sp.ID); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -344,6 +345,12 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 			return existing, m, nil
 		}
 	}
+	// Found before the write transaction, which they would hold up: no
+	// index leads by the keyed hash.
+	dropped, err := s.mappingIDs(ctx, ring, in.SourceID, in.Dropped)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := &ResynthesisMarker{Job: in.JobID, Since: time.Now().UTC(), Redo: in.Redo, Redone: in.Redone, Status: string(corpus.CheckStatusNone),
 		Created: existing == nil}
 	var target *ent.Corpus
@@ -383,7 +390,7 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 		if _, err := getOrCreateSet(ctx, tx, target.ID, "gold", "surrogate"); err != nil {
 			return err
 		}
-		return s.dropReplacedState(ctx, tx, ring, in)
+		return dropReplacedState(ctx, tx, in, dropped)
 	})
 	if ent.IsConstraintError(err) {
 		return nil, nil, apperr.Wrap(apperr.Conflict, err)
@@ -515,16 +522,10 @@ var mappingInsert = rowInsert{table: "surrogate_mappings",
 // saveMappings stores mappings a job drew, their originals sealed.
 func (s *Store) saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jobID int, mappings []surrogate.Mapping) error {
 	now := time.Now()
-	args := make([]any, 0, min(len(mappings), spanBatch)*len(mappingInsert.columns))
+	args := make([]any, 0, len(mappings)*len(mappingInsert.columns))
 	for _, m := range mappings {
 		enc, hash, keyID := sealOriginal(ring, m.Original)
 		args = append(args, sourceID, m.Scope, m.Category, m.Type, enc, hash, keyID, m.Surrogate, m.Strategy, jobID, now)
-		if len(args) == cap(args) {
-			if err := s.insertRows(ctx, tx, &mappingInsert, args); err != nil {
-				return fmt.Errorf("insert surrogate mappings: %w", err)
-			}
-			args = args[:0]
-		}
 	}
 	if err := s.insertRows(ctx, tx, &mappingInsert, args); err != nil {
 		return fmt.Errorf("insert surrogate mappings: %w", err)
@@ -749,8 +750,9 @@ func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string,
 
 // dropReplacedState deletes what a run replaces: the date shift and
 // patient-scope mappings of each patient it draws anew (their notes collided
-// with them), and the corpus-scope mappings it redraws.
-func (s *Store) dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ring, in ResynthesisStart) error {
+// with them), and the corpus-scope mappings it redraws (by id, see
+// mappingIDs).
+func dropReplacedState(ctx context.Context, tx *ent.Tx, in ResynthesisStart, dropped []int) error {
 	if len(in.Redrawn) > 0 {
 		scopes := make([]string, len(in.Redrawn))
 		for i, p := range in.Redrawn {
@@ -763,49 +765,46 @@ func (s *Store) dropReplacedState(ctx context.Context, tx *ent.Tx, ring *keys.Ri
 			return err
 		}
 	}
-	// No index leads by the keyed hash (each new mapping would go to a
-	// random page of it): the dropped mappings are found in one read of each
-	// of their scopes.
-	dropped := map[string]map[[2]string]bool{} // scope -> (type, hash)
-	for _, m := range in.Dropped {
-		if dropped[m.Scope] == nil {
-			dropped[m.Scope] = map[[2]string]bool{}
-		}
-		dropped[m.Scope][[2]string{m.Type, ring.Hash(m.Original)}] = true
-	}
-	for _, scope := range slices.Sorted(maps.Keys(dropped)) {
-		ids, err := s.mappingIDs(ctx, tx, in.SourceID, scope, dropped[scope])
-		if err != nil {
+	for batch := range slices.Chunk(dropped, spanBatch) {
+		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.IDIn(batch...)).Exec(ctx); err != nil {
 			return err
-		}
-		for batch := range slices.Chunk(ids, spanBatch) {
-			if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.IDIn(batch...)).Exec(ctx); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
 }
 
-// mappingIDs are the ids of a scope's mappings whose (type, keyed hash) is in
-// want, read a row at a time.
-func (s *Store) mappingIDs(ctx context.Context, tx *ent.Tx, corpusID int, scope string, want map[[2]string]bool) ([]int, error) {
-	rows, err := tx.QueryContext(ctx, s.rebind(`SELECT id, "type", original_hash FROM surrogate_mappings WHERE corpus_id = ? AND scope = ?`),
-		corpusID, scope)
-	if err != nil {
-		return nil, err
+// mappingIDs are the ids of a source's stored mappings of ms (by scope, type
+// and keyed hash). No index leads by the hash (each new mapping would go to
+// a random page of it): each scope's rows are read once, a row at a time.
+func (s *Store) mappingIDs(ctx context.Context, ring *keys.Ring, corpusID int, ms []surrogate.Mapping) ([]int, error) {
+	want := map[string]map[[2]string]bool{} // scope -> (type, hash)
+	for _, m := range ms {
+		if want[m.Scope] == nil {
+			want[m.Scope] = map[[2]string]bool{}
+		}
+		want[m.Scope][[2]string{m.Type, ring.Hash(m.Original)}] = true
 	}
-	defer rows.Close()
 	var ids []int
-	for rows.Next() {
-		var id int
-		var k [2]string
-		if err := rows.Scan(&id, &k[0], &k[1]); err != nil {
+	for _, scope := range slices.Sorted(maps.Keys(want)) {
+		rows, err := s.reader().QueryContext(ctx, s.rebind(`SELECT id, "type", original_hash FROM surrogate_mappings WHERE corpus_id = ? AND scope = ?`),
+			corpusID, scope)
+		if err != nil {
 			return nil, err
 		}
-		if want[k] {
-			ids = append(ids, id)
+		for rows.Next() {
+			var id int
+			var k [2]string
+			if err := rows.Scan(&id, &k[0], &k[1]); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if want[scope][k] {
+				ids = append(ids, id)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
 		}
 	}
-	return ids, rows.Err()
+	return ids, nil
 }

@@ -26,6 +26,9 @@ func BenchmarkStreamPlan(b *testing.B) {
 				var batch []pipeline.Document
 				n := 0
 				flush := func() {
+					if len(batch) == 0 {
+						return
+					}
 					if err := s.Observe(batch, nil); err != nil {
 						b.Fatal(err)
 					}
