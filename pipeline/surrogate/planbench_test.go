@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/synth"
 )
 
 // BenchmarkStreamPlan measures a stream's plan (the corpus-scope surrogates
@@ -23,27 +20,7 @@ func BenchmarkStreamPlan(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var batch []pipeline.Document
-				n := 0
-				flush := func() {
-					if len(batch) == 0 {
-						return
-					}
-					if err := s.Observe(batch, nil); err != nil {
-						b.Fatal(err)
-					}
-					batch, n = nil, 0
-				}
-				if err := synth.Generate(synth.Options{Patients: patients, Seed: 7}, func(p synth.Patient) error {
-					batch = append(batch, p.Docs...)
-					if n++; n == 140 {
-						flush()
-					}
-					return nil
-				}); err != nil {
-					b.Fatal(err)
-				}
-				flush()
+				observeSynthetic(b, s, patients)
 				start := time.Now()
 				if _, err := s.Plan(nil); err != nil {
 					b.Fatal(err)

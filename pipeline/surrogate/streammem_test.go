@@ -35,24 +35,7 @@ func BenchmarkStreamState(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var batch []pipeline.Document
-		n := 0
-		flush := func() {
-			if err := s.Observe(batch, nil); err != nil {
-				b.Fatal(err)
-			}
-			batch, n = nil, 0
-		}
-		if err := synth.Generate(synth.Options{Patients: patients, Seed: 7}, func(p synth.Patient) error {
-			batch = append(batch, p.Docs...)
-			if n++; n == 140 {
-				flush()
-			}
-			return nil
-		}); err != nil {
-			b.Fatal(err)
-		}
-		flush()
+		observeSynthetic(b, s, patients)
 		if _, err := s.Plan(nil); err != nil {
 			b.Fatal(err)
 		}
@@ -64,6 +47,32 @@ func BenchmarkStreamState(b *testing.B) {
 		b.ReportMetric(float64(peak.Load()-before.HeapAlloc)/patients, "peak-live-B/patient")
 		runtime.KeepAlive(s)
 	}
+}
+
+// observeSynthetic has s observe a synthetic corpus of some patients
+// (synth seed 7), 140 patients a batch.
+func observeSynthetic(b *testing.B, s *Stream, patients int) {
+	var batch []pipeline.Document
+	n := 0
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if err := s.Observe(batch, nil); err != nil {
+			b.Fatal(err)
+		}
+		batch, n = nil, 0
+	}
+	if err := synth.Generate(synth.Options{Patients: patients, Seed: 7}, func(p synth.Patient) error {
+		batch = append(batch, p.Docs...)
+		if n++; n == 140 {
+			flush()
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	flush()
 }
 
 // livePeak samples the live heap (as of the last collection) every
