@@ -11,7 +11,6 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/document"
-	"deidcorpus/ent/span"
 	"deidcorpus/pipeline"
 )
 
@@ -214,14 +213,11 @@ func (s *Store) SetSpans(ctx context.Context, set *ent.AnnotationSet, docs []pip
 			byRow[r.ID] = index[r.ExternalID]
 			rowIDs[i] = r.ID
 		}
-		spans, err := s.Client.Span.Query().Where(span.AnnotationSetID(set.ID), span.DocumentIDIn(rowIDs...)).
-			Order(ent.Asc(span.FieldDocumentID), ent.Asc(span.FieldStart), ent.Asc(span.FieldEnd)).All(ctx)
-		if err != nil {
+		if err := s.loadSpans(ctx, set.ID, rowIDs, func(doc int, sp pipeline.Span) {
+			d := &out[byRow[doc]]
+			d.Spans = append(d.Spans, sp)
+		}); err != nil {
 			return nil, err
-		}
-		for _, sp := range spans {
-			d := &out[byRow[sp.DocumentID]]
-			d.Spans = append(d.Spans, toPipelineSpan(sp))
 		}
 	}
 	for i := range out {
