@@ -299,8 +299,9 @@ func (s *Store) loadBatch(ctx context.Context, refs []docRef, set *ent.Annotatio
 
 // loadSpans calls fn with each span of a set in some documents, by document,
 // start and end. It reads the columns a pipeline.Span holds and nothing else,
-// and gives the spans of one label the same strings: ent's rows cost twice
-// the time on the spans a batched job reads by the million.
+// and gives the spans of one label the same strings: a batched job reads
+// spans by the million, and ent's rows cost a quarter more CPU (19 against
+// 15 s in a resynthesis of 105,052 notes).
 func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(doc int, sp pipeline.Span)) error {
 	if len(docIDs) == 0 {
 		return nil
