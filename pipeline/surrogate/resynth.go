@@ -588,6 +588,18 @@ func (t *table) get(typ, orig string) (Mapping, bool) {
 	return t.mapping(i), true
 }
 
+// surrogateOf returns the surrogate of a type's folded original, without
+// counting it as used.
+func (t *table) surrogateOf(typ, folded string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, ok := t.index[typ][folded]
+	if !ok {
+		return "", false
+	}
+	return t.rows[i].surrogate, true
+}
+
 func (t *table) add(m Mapping) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -320,8 +320,11 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	if !todo {
 		return
 	}
-	for m := range e.corpus.all() {
-		if k := m.Type + "\x00" + fold(m.Original); uses[k] && vals.within(m.Surrogate) {
+	// By key, not over the whole table: every patient of a rerun into a new
+	// corpus uses some of it, and the table holds every corpus-scope value.
+	for k := range uses {
+		typ, folded, _ := strings.Cut(k, "\x00")
+		if sur, ok := e.corpus.surrogateOf(typ, folded); ok && vals.within(sur) {
 			s.dropKeys[k] = true
 		}
 	}
