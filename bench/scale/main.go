@@ -1,7 +1,8 @@
 // Command scale measures the corpus-sized steps at hospital scale: it builds
 // the deidcorpus command, writes a synthetic corpus (synth), and runs each
 // step as its own deidcorpus process on a fresh SQLite database (or a
-// PostgreSQL DSN): import, statistics, resynthesis, tagging with a stored
+// PostgreSQL DSN): import, statistics, resynthesis (and a rerun into a second corpus that
+// reuses the first's mappings), tagging with a stored
 // model, release create, export, verify and diff, and corpus export. Every step goes
 // through the CLI, so through the same jobs and store code a server runs.
 // It prints each step's wall time and peak resident memory: the child's
@@ -145,6 +146,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		{"release diff", "release", []string{"release", "diff", "notes@1.0.0", "notes@1.0.0"}, true},
 		{"export", "export", []string{"export", "--corpus", "notes", "--out", filepath.Join(dir, "notes-gold.zip")}, true},
 		{"resynth", "resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r", "--seed", "7"}, true},
+		// A second surrogate corpus of the same source: a rerun, every note to
+		// write beside the stored mappings of the first, which it reuses.
+		{"resynth again (stored)", "resynth", []string{"resynth", "--corpus", "notes", "--out", "notes-r2", "--seed", "8"}, true},
 		{"import-train", "tag", []string{"import", "--corpus", "train", "--tagset", "i2b2-2014", "--split", "train", train}, false},
 		{"train", "tag", []string{"train", "--corpus", "train", "--model", "crf1"}, false},
 		{"tag (stored model)", "tag", []string{"tag", "--model", "crf1", "--corpus", "notes"}, true},
