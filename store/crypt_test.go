@@ -382,9 +382,11 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 // A run's corpus-scope mappings are saved a few to a transaction at its end;
 // those an earlier attempt of the job saved before it stopped are not saved
 // twice. A later run reads the corpus-scope ones and the shifts at its start
-// (PlanState) and the patients' mappings a batch of patients at a time.
+// (PlanState) and the patients' mappings a batch of patients at a time, the
+// rows a few at a time.
 func TestResynthesisStateInParts(t *testing.T) {
 	defer store.SetMappingBatch(3)()
+	defer store.SetMappingReadBatch(4)()
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()

@@ -32,6 +32,14 @@ func SetMappingBatch(n int) (restore func()) {
 	return func() { mappingBatch = old }
 }
 
+// SetMappingReadBatch makes the reads of stored mappings take n rows at a
+// time; the returned function restores the default.
+func SetMappingReadBatch(n int) (restore func()) {
+	old := mappingReadBatch
+	mappingReadBatch = n
+	return func() { mappingReadBatch = old }
+}
+
 // SaveMappings stores mappings as a job that saved them and stopped would
 // have left them.
 func (s *Store) SaveMappings(ctx context.Context, sourceID, jobID int, ms []surrogate.Mapping) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"maps"
 	"slices"
@@ -92,31 +93,42 @@ func (s *Store) PatientMappingsBefore(ctx context.Context, sourceID, jobID int, 
 }
 
 // mappingsBefore reads and decrypts a source's mappings that job jobID did
-// not write, those where says, in the order they were saved.
+// not write, those where says, in the order they were saved. The rows are
+// read mappingReadBatch at a time: a rerun of a million notes reads about
+// 1.5 million corpus-scope mappings, whose rows whole would cost several
+// times their mappings.
 func (s *Store) mappingsBefore(ctx context.Context, sourceID, jobID int, where ...predicate.SurrogateMapping) (SurrogateState, error) {
 	var out SurrogateState
-	ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID), surrogatemapping.JobIDNEQ(jobID)).
-		Where(where...).Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
-	if err != nil {
-		return out, err
-	}
 	var ring *keys.Ring
-	if len(ms) > 0 {
-		if ring, err = s.KeyRing(); err != nil {
-			return out, err
-		}
-	}
-	for _, m := range ms {
-		original, err := openOriginal(ring, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash)
+	for last := 0; ; {
+		ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID), surrogatemapping.JobIDNEQ(jobID),
+			surrogatemapping.IDGT(last)).Where(where...).Order(ent.Asc(surrogatemapping.FieldID)).Limit(mappingReadBatch).All(ctx)
 		if err != nil {
 			return out, err
 		}
-		out.Mappings = append(out.Mappings, surrogate.Mapping{Scope: m.Scope, Category: m.Category, Type: m.Type,
-			Original: original, Surrogate: m.Surrogate, Strategy: m.Strategy})
-		out.MappingJobs = append(out.MappingJobs, m.JobID)
+		if len(ms) > 0 && ring == nil {
+			if ring, err = s.KeyRing(); err != nil {
+				return out, err
+			}
+		}
+		for _, m := range ms {
+			original, err := openOriginal(ring, m.ID, m.KeyID, m.OriginalEnc, m.OriginalHash)
+			if err != nil {
+				return out, err
+			}
+			out.Mappings = append(out.Mappings, surrogate.Mapping{Scope: m.Scope, Category: m.Category, Type: m.Type,
+				Original: original, Surrogate: m.Surrogate, Strategy: m.Strategy})
+			out.MappingJobs = append(out.MappingJobs, m.JobID)
+		}
+		if len(ms) < mappingReadBatch {
+			return out, nil
+		}
+		last = ms[len(ms)-1].ID
 	}
-	return out, nil
 }
+
+// mappingReadBatch is how many mapping rows mappingsBefore reads at a time.
+var mappingReadBatch = 10000
 
 // shiftsBefore adds a source's date shifts that job jobID did not draw to
 // out.
@@ -147,20 +159,35 @@ type Reuse struct {
 // used that were that job's rather than drawn by the run: the seed of a run
 // governs only what it drew itself. A batched run adds each batch's result.
 type ReuseCounter struct {
-	mappingJob map[reuseKey]int
-	batchJob   map[reuseKey]int // the patient mappings read with the last batch (Batch)
+	mappingJob map[uint64]int // by reuseKey
+	batchJob   map[uint64]int // the patient mappings read with the last batch (Batch)
 	shiftJob   map[string]int
 	byJob      map[int]*Reuse
 }
 
-type reuseKey struct{ scope, category, typ, original string }
+// reuseKey is the hash of a mapping's scope, category, type and original. A
+// counter holds one for each stored corpus-scope mapping (1.5 million at a
+// million notes), where the four strings' headers cost five times as much;
+// two mappings with one hash could only count one's reuse against the
+// other's job (odds of about 10^-6 at 5 million mappings).
+func reuseKey(m surrogate.Mapping) uint64 {
+	var h maphash.Hash
+	h.SetSeed(reuseSeed)
+	for _, part := range [...]string{m.Scope, m.Category, m.Type, m.Original} {
+		h.WriteString(part)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+var reuseSeed = maphash.MakeSeed()
 
 // Reuse starts counting what a run takes over from the state.
 func (state SurrogateState) Reuse() *ReuseCounter {
-	c := &ReuseCounter{mappingJob: make(map[reuseKey]int, len(state.Mappings)), shiftJob: make(map[string]int, len(state.Shifts)),
+	c := &ReuseCounter{mappingJob: make(map[uint64]int, len(state.Mappings)), shiftJob: make(map[string]int, len(state.Shifts)),
 		byJob: map[int]*Reuse{}}
 	for i, m := range state.Mappings {
-		c.mappingJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}] = state.MappingJobs[i]
+		c.mappingJob[reuseKey(m)] = state.MappingJobs[i]
 	}
 	for i, sh := range state.Shifts {
 		c.shiftJob[sh.Patient] = state.ShiftJobs[i]
@@ -173,9 +200,9 @@ func (state SurrogateState) Reuse() *ReuseCounter {
 // that reads them a batch at a time counts each batch's result against its
 // own.
 func (c *ReuseCounter) Batch(state SurrogateState) {
-	c.batchJob = make(map[reuseKey]int, len(state.Mappings))
+	c.batchJob = make(map[uint64]int, len(state.Mappings))
 	for i, m := range state.Mappings {
-		c.batchJob[reuseKey{m.Scope, m.Category, m.Type, m.Original}] = state.MappingJobs[i]
+		c.batchJob[reuseKey(m)] = state.MappingJobs[i]
 	}
 }
 
@@ -188,7 +215,7 @@ func (c *ReuseCounter) Add(res *surrogate.Result) {
 		return c.byJob[job]
 	}
 	for _, m := range res.Mappings {
-		k := reuseKey{m.Scope, m.Category, m.Type, m.Original}
+		k := reuseKey(m)
 		job, ok := c.mappingJob[k]
 		if !ok {
 			job, ok = c.batchJob[k]
