@@ -167,7 +167,7 @@ type ReuseCounter struct {
 
 // reuseKey is the hash of a mapping's scope, category, type and original. A
 // counter holds one for each stored corpus-scope mapping (1.5 million at a
-// million notes), where the four strings' headers cost five times as much;
+// million notes), where the four strings' headers cost four times as much;
 // two mappings with one hash could only count one's reuse against the
 // other's job (odds of about 10^-6 at 5 million mappings).
 func reuseKey(m surrogate.Mapping) uint64 {
