@@ -278,13 +278,18 @@ func isNameType(s pipeline.Span) bool {
 // notes, then the last ones with the stored mappings and shifts, under 200
 // seeds: every combined output must pass the check.
 func TestIncrementalRunsStayConsistent(t *testing.T) {
-	seeds := 200
-	if raceEnabled {
-		seeds = 20
+	var seeds []uint64
+	for seed := uint64(1); seed <= 200; seed++ {
+		// Under the race detector, 20 seeds and the two of the 200 whose
+		// second run redraws a stored corpus value (stalePatient's drop
+		// path: without it they leak).
+		if !raceEnabled || seed <= 20 || seed == 149 || seed == 172 {
+			seeds = append(seeds, seed)
+		}
 	}
 	pol := DefaultPolicy()
 	failed := 0
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	for _, seed := range seeds {
 		var docs, early, late []pipeline.Document
 		if err := synth.Generate(synth.Options{Patients: 40, Seed: seed}, func(p synth.Patient) error {
 			docs = append(docs, p.Docs...)
@@ -319,7 +324,7 @@ func TestIncrementalRunsStayConsistent(t *testing.T) {
 		}
 	}
 	if failed > 0 {
-		t.Errorf("%d of %d seeds fail their check after an incremental run", failed, seeds)
+		t.Errorf("%d of %d seeds fail their check after an incremental run", failed, len(seeds))
 	}
 }
 
