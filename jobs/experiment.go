@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/tagger"
+	"deidcorpus/store"
 	"deidcorpus/version"
 )
 
@@ -72,9 +74,46 @@ func (p ExperimentParams) Validate() error {
 		return fmt.Errorf("other: the second corpus must differ from the first")
 	case p.Kind == "cv" && p.Other != "":
 		return fmt.Errorf("other: cross-validation takes one corpus")
+	case p.K < 0 || p.K == 1:
+		return fmt.Errorf("k: cross-validation needs at least 2 folds, not %d", p.K)
+	case p.Steps < 0:
+		return fmt.Errorf("steps: %d is negative", p.Steps)
+	case p.TestFraction < 0 || p.TestFraction >= 1:
+		return fmt.Errorf("testFraction: %g is not a share in (0, 1)", p.TestFraction)
+	}
+	for field, split := range map[string]string{"trainSplit": p.TrainSplit, "testSplit": p.TestSplit, "otherSplit": p.OtherSplit} {
+		if strings.Contains(split, ",") {
+			return fmt.Errorf("%s: one split name or \"all\", not a list (%q)", field, split)
+		}
 	}
 	_, err := taggerConfig(p.Config)
 	return err
+}
+
+// precondition checks the corpora, sets and splits the experiment reads.
+func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) error {
+	set := cmp.Or(p.Set, "gold")
+	if err := sourcePrecondition(ctx, st, p.Corpus, set, cmp.Or(p.TrainSplit, "train")); err != nil {
+		return err
+	}
+	if p.TestSplit != "" {
+		if err := sourcePrecondition(ctx, st, p.Corpus, set, p.TestSplit); err != nil {
+			return err
+		}
+	}
+	if p.Other == "" {
+		return nil
+	}
+	return sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train"))
+}
+
+// otherSplit is the split of Other an experiment reads: all of it in "or",
+// which splits it like the original, by id.
+func (p ExperimentParams) otherSplit() string {
+	if p.Kind == "or" {
+		return "all"
+	}
+	return p.OtherSplit
 }
 
 // runExperiment runs one of the evaluation designs of pipeline/experiment
@@ -217,11 +256,7 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 	}
 	var x *experiment.Data
 	if p.Other != "" {
-		split := p.OtherSplit
-		if p.Kind == "or" {
-			split = "all" // split like the original, by id
-		}
-		odocs, err := load(p.Other, p.OtherSet, split, otherMapping)
+		odocs, err := load(p.Other, p.OtherSet, p.otherSplit(), otherMapping)
 		if err != nil {
 			return nil, err
 		}

@@ -85,15 +85,16 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	assert.Equal(t, "notes 2-fold CV", res.Rows[0].Configuration)
 	assert.Positive(t, res.Rows[0].F1)
 
-	// What the parameters alone show wrong is refused at enqueue; what needs
-	// the corpus fails the job.
+	// What the parameters show wrong, alone or beside the names they give,
+	// is refused at enqueue; what needs the documents fails the job.
 	for _, bad := range []jobs.ExperimentParams{{Kind: "nope", Corpus: "notes"}, {Kind: "or", Corpus: "notes"}} {
 		_, err := m.Enqueue(ctx, bad, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
 	}
+	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "missing"}, "", nil)
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
 	for _, bad := range []jobs.ExperimentParams{
 		{Kind: "cv", Corpus: "notes", K: 50},
-		{Kind: "cross", Corpus: "notes", Other: "missing"},
 		{Kind: "cv", Corpus: "notes", Mapping: "/etc/passwd"},
 	} {
 		j, err := m.Enqueue(ctx, bad, "", nil)

@@ -501,3 +501,41 @@ func testdataCorpus(t *testing.T) (*store.Store, []formats.File) {
 	require.NoError(t, err)
 	return st, files
 }
+
+// A mistyped corpus, set, split or model is the error of the request that
+// names it, before anything is queued: not a job that fails in a worker.
+func TestMistypedNamesAreRefusedAtEnqueue(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 4)
+	synthCorpus(t, st, "plain", 2)
+	m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
+	require.NoError(t, err)
+	cases := []struct {
+		params jobs.Params
+		code   apperr.Code
+		want   string
+	}{
+		{jobs.TagParams{Model: "crf9", Corpus: "notes"}, apperr.NotFound, `no model named "crf9"`},
+		{jobs.ResynthesizeParams{Corpus: "nptes", Out: "r"}, apperr.NotFound, `no corpus named "nptes"`},
+		{jobs.ResynthesizeParams{Corpus: "notes", Set: "glod", Out: "r"}, apperr.NotFound, `corpus "notes" has no annotation set "glod"`},
+		{jobs.ResynthesizeParams{Corpus: "notes", Out: "plain"}, apperr.Conflict, `corpus "plain" exists and is not a surrogate of "notes"`},
+		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", K: 1}, apperr.Invalid, "k: cross-validation needs at least 2 folds"},
+		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "dev"}, apperr.Invalid, `corpus "notes" has no documents in split "dev"`},
+		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "train,test"}, apperr.Invalid, "trainSplit: one split name"},
+		{jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "nptes"}, apperr.NotFound, `no corpus named "nptes"`},
+	}
+	for _, c := range cases {
+		_, err := m.Enqueue(ctx, c.params, "", nil)
+		if assert.Error(t, err, "%#v", c.params) {
+			assert.Equal(t, c.code, apperr.CodeOf(err), "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+	n, err := st.Client.Job.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "no job row for refused parameters")
+	// The same names spelled right are queued.
+	_, err = m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "r"}, "", nil)
+	assert.NoError(t, err)
+}

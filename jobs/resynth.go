@@ -1,12 +1,14 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
@@ -35,6 +37,28 @@ func (p ResynthesizeParams) Validate() error {
 	}
 	_, _, err := p.policy()
 	return err
+}
+
+func (p ResynthesizeParams) precondition(ctx context.Context, st *store.Store) error {
+	if err := sourcePrecondition(ctx, st, p.Corpus, cmp.Or(p.Set, "gold"), "all"); err != nil {
+		return err
+	}
+	out, err := st.CorpusByName(ctx, p.Out)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return p.checkTarget(out)
+}
+
+// checkTarget refuses an existing target corpus that is not a surrogate of
+// the job's source.
+func (p ResynthesizeParams) checkTarget(out *ent.Corpus) error {
+	if from, _ := out.Provenance["from"].(string); from != p.Corpus {
+		return apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
+	}
+	return nil
 }
 
 // policy returns the job's policy, and the JSON it is recorded as ("null"
@@ -90,8 +114,8 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	redo := false
 	var marker *store.ResynthesisMarker // this job's, when an earlier attempt began writing
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
-		if from, _ := out.Provenance["from"].(string); from != p.Corpus {
-			return nil, apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
+		if err := p.checkTarget(out); err != nil {
+			return nil, err
 		}
 		if err := st.RefuseOtherWriter(ctx, out, run.Job.ID); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -177,7 +178,43 @@ func loadSplits(ctx context.Context, st *store.Store, c *ent.Corpus, set, splits
 }
 
 func (p TrainParams) precondition(ctx context.Context, st *store.Store) error {
-	return st.ModelNameFree(ctx, p.Model, 0)
+	if err := st.ModelNameFree(ctx, p.Model, 0); err != nil {
+		return err
+	}
+	return sourcePrecondition(ctx, st, p.Corpus, cmp.Or(p.Set, "gold"), cmp.Or(p.Split, "train"))
+}
+
+// sourcePrecondition checks, as a job is queued, what its handler reads
+// first: the corpus, its annotation set and the splits (a comma-separated
+// list, or "all"), each of which must hold documents. A mistyped name is then
+// the error of the request that made it, not a failed job.
+func sourcePrecondition(ctx context.Context, st *store.Store, corpus, set, splits string) error {
+	c, err := st.CorpusByName(ctx, corpus)
+	if err != nil {
+		return err
+	}
+	if _, err := st.AnnotationSet(ctx, c, set); err != nil {
+		return err
+	}
+	names, err := splitNames(splits)
+	if err != nil {
+		return err
+	}
+	for _, split := range names {
+		n, err := st.CountDocuments(ctx, c, split)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return st.NoDocumentsIn(ctx, c, split)
+		}
+	}
+	return nil
+}
+
+func (p TagParams) precondition(ctx context.Context, st *store.Store) error {
+	_, err := p.load(ctx, st)
+	return err
 }
 
 // TagParams are a tagging job's parameters.
@@ -255,13 +292,20 @@ type tagJob struct {
 // loadTagJob reads a tag job's parameters, with their defaults, and what
 // they name, and checks them.
 func loadTagJob(ctx context.Context, st *store.Store, params map[string]any) (*tagJob, error) {
-	t := &tagJob{}
-	if err := decodeParams(params, &t.p); err != nil {
+	var p TagParams
+	if err := decodeParams(params, &p); err != nil {
 		return nil, apperr.New(apperr.Invalid, "tag job parameters: %v", err)
 	}
-	if err := validate(t.p); err != nil {
+	if err := validate(p); err != nil {
 		return nil, err
 	}
+	return p.load(ctx, st)
+}
+
+// load reads what a tag job's parameters name, with their defaults, and
+// checks them: when the job is queued and again when it starts.
+func (params TagParams) load(ctx context.Context, st *store.Store) (*tagJob, error) {
+	t := &tagJob{p: params}
 	p := &t.p
 	if p.Set == "" {
 		p.Set = "system-" + p.Model

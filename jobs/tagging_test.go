@@ -96,17 +96,16 @@ func TestTrainAndTagJobs(t *testing.T) {
 	for _, pt := range pts {
 		assert.Equal(t, pts[0].TP+pts[0].FN, pt.TP+pt.FN, "every point is scored on the same gold")
 	}
-	noGold, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve2",
+	// A curve without gold to score is refused before it is queued.
+	_, err = m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test", Set: "curve2",
 		Gold: "nope", Curve: []float64{0}}, "", nil)
-	require.NoError(t, err)
-	failed := wait(t, m, noGold.ID)[0]
-	assert.Equal(t, job.StatusFailed, failed.Status)
-	assert.Contains(t, failed.Error, `no annotation set "nope"`)
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, `no annotation set "nope"`)
 
 	// Tagging twice into the same set is a conflict, not a duplicate.
 	again, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
 	require.NoError(t, err)
-	failed = wait(t, m, again.ID)[0]
+	failed := wait(t, m, again.ID)[0]
 	assert.Equal(t, job.StatusFailed, failed.Status)
 	assert.Contains(t, failed.Error, "already has an annotation set")
 }
@@ -140,23 +139,29 @@ func TestTrainOnASplitList(t *testing.T) {
 		}
 		assert.EqualValues(t, want, j.Result["metrics"].(map[string]any)["documents"], split)
 	}
-	// A split without documents says where the corpus's are.
-	dev := fmt.Sprintf(`no documents in split "dev" (its documents: train %d, test %d); choose one of these splits or "all"`, docs("train"), docs("test"))
-	for split, msg := range map[string]string{"train,dev": dev, "train,tset": `unknown split "tset"`} {
-		j := train("bad", split)
-		assert.Equal(t, job.StatusFailed, j.Status)
-		assert.Contains(t, j.Error, msg)
-	}
-	// A list that cannot be a list is refused before it is queued.
-	_, err := m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Split: "train,", Model: "bad"}, "", nil)
-	assert.ErrorContains(t, err, "empty split name")
-	// So is a model name another model has: training would fail only when
-	// it saved, minutes later.
 	before, err := st.Client.Job.Query().Count(ctx)
 	require.NoError(t, err)
-	_, err = m.Enqueue(ctx, jobs.TrainParams{Corpus: "notes", Model: "one"}, "", nil)
-	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
-	assert.ErrorContains(t, err, `a model named "one" exists`)
+	// What the job would read is checked before it is queued: a split
+	// without documents says where the corpus's are, a mistyped name is
+	// named, and a model name another model has is refused (training would
+	// fail only when it saved, minutes later).
+	dev := fmt.Sprintf(`no documents in split "dev" (its documents: train %d, test %d); choose one of these splits or "all"`, docs("train"), docs("test"))
+	for _, c := range []struct {
+		params jobs.TrainParams
+		code   apperr.Code
+		msg    string
+	}{
+		{jobs.TrainParams{Corpus: "notes", Split: "train,dev", Model: "bad"}, apperr.Invalid, dev},
+		{jobs.TrainParams{Corpus: "notes", Split: "train,tset", Model: "bad"}, apperr.Invalid, `unknown split "tset"`},
+		{jobs.TrainParams{Corpus: "notes", Split: "train,", Model: "bad"}, apperr.Invalid, "empty split name"},
+		{jobs.TrainParams{Corpus: "nptes", Model: "bad"}, apperr.NotFound, `no corpus named "nptes"`},
+		{jobs.TrainParams{Corpus: "notes", Set: "glod", Model: "bad"}, apperr.NotFound, `corpus "notes" has no annotation set "glod"`},
+		{jobs.TrainParams{Corpus: "notes", Model: "one"}, apperr.Conflict, `a model named "one" exists`},
+	} {
+		_, err := m.Enqueue(ctx, c.params, "", nil)
+		assert.Equal(t, c.code, apperr.CodeOf(err), "%+v: %v", c.params, err)
+		assert.ErrorContains(t, err, c.msg)
+	}
 	after, err := st.Client.Job.Query().Count(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "no job row")

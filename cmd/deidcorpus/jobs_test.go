@@ -13,25 +13,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A job that fails in a worker exits as the same error would met directly:
-// bad input 2, a missing corpus 3; so does waiting for it again.
+// A job that fails in a worker exits as the same error would met directly,
+// bad input 2; so does waiting for it again. A name the job would not find
+// is refused before a job is queued: a missing split 2, a missing corpus 3.
 func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "c.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
 	require.Equal(t, 0, code, errs)
 
-	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--split", "dev")
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "50")
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, `no documents in split "dev"`)
-	m := regexp.MustCompile(`job (\d+) \(train\) failed`).FindStringSubmatch(errs)
+	assert.Contains(t, errs, "50 folds but only")
+	m := regexp.MustCompile(`job (\d+) \(experiment\) failed`).FindStringSubmatch(errs)
 	require.NotNil(t, m, errs)
 	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, out, `no documents in split "dev"`)
+	assert.Contains(t, out, "50 folds but only")
 
+	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--split", "dev")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, `no documents in split "dev"`)
 	code, _, errs = cli(t, "train", "--db", db, "--corpus", "nope", "--model", "m")
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `"nope"`)
+	code, out, errs = cli(t, "jobs", "list", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, "train", "a refused job leaves no row")
 }
 
 // jobs wait on a job that nothing works says so rather than wait in silence.
