@@ -97,15 +97,26 @@ func (h noteHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h noteHandler) WithGroup(string) slog.Handler { return h }
 
-// creates are the commands (by operation) that may make a new SQLite
-// database: the rest read or change what one holds, and a mistyped --db
-// must not leave an empty database behind it.
-var creates = map[string]bool{"cli.import": true, "cli.users": true, "cli.tokens": true, "cli.keys": true}
+// mayCreate tells whether a command (by operation and subcommand) may make
+// a new SQLite database: an import, or the first account or token of a new
+// one. The rest read or change what one holds, and a mistyped --db must not
+// leave an empty database (and a new key file) behind it.
+func mayCreate(op string, args map[string]any) bool {
+	switch op {
+	case "cli.import":
+		return true
+	case "cli.users":
+		return args["subcommand"] == "add"
+	case "cli.tokens":
+		return args["subcommand"] == "create"
+	}
+	return false
+}
 
 // openStore opens the database for a command that acts for someone (see
 // actAs).
 func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any) (*store.Store, context.Context, error) {
-	if f := store.ParseDSN(dsn).File(); f != "" && !creates[op] {
+	if f := store.ParseDSN(dsn).File(); f != "" && !mayCreate(op, args) {
 		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
 		}

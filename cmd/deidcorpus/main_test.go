@@ -376,20 +376,28 @@ func TestMissingRowsAreNotFound(t *testing.T) {
 	}
 }
 
-// A command that reads or changes a corpus does not make a database where
-// --db names none (a mistyped path, the wrong directory); import does.
+// A command that reads or changes a corpus, or lists accounts, tokens or
+// keys, does not make a database where --db names none (a mistyped path, the
+// wrong directory), nor a key file; import does, and so do the first account
+// and token of a new one.
 func TestOnlyImportMakesADatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "typo.db")
 	for _, args := range [][]string{
 		{"stats", "--corpus", "demo", "--db", db},
 		{"release", "list", "--db", db},
 		{"export", "--corpus", "demo", "--out", filepath.Join(t.TempDir(), "x"), "--db", db},
+		{"users", "list", "--db", db},
+		{"tokens", "list", "--db", db},
+		{"tokens", "revoke", "--db", db, "1"},
+		{"keys", "status", "--db", db},
 	} {
 		code, _, stderr := cli(t, args...)
 		assert.Equal(t, 3, code, "%v: %s", args, stderr)
 		assert.Contains(t, stderr, "no database at "+db, args)
-		_, err := os.Stat(db)
-		assert.ErrorIs(t, err, os.ErrNotExist, "%v made a database", args)
+		for _, f := range []string{db, db + ".key"} {
+			_, err := os.Stat(f)
+			assert.ErrorIs(t, err, os.ErrNotExist, "%v made %s", args, f)
+		}
 	}
 	notes := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(notes, "n1.xml"), []byte(`<?xml version="1.0" encoding="UTF-8" ?>
