@@ -177,6 +177,9 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	msg := err.Error()
 	if code == apperr.Internal {
 		run.Logger.Error("job failed", "err", err)
+	} else {
+		// The input's fault, not the system's: an operator still sees it.
+		run.Logger.Warn("job failed", "code", string(code), "err", err)
 	}
 	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts || errors.Is(err, errFinal) {
 		// Bad parameters or input fail the same way every time: no retry.
