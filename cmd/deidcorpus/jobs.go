@@ -53,7 +53,7 @@ func init() {
 			setup:    setupJobsOne("retry"),
 		}, {
 			name:    "wait",
-			summary: "wait until jobs finish; exit status 1 if one did not succeed",
+			summary: "wait until jobs finish; if one did not succeed, exit with its failure's status (2 for bad input, 1 internal)",
 			args:    "ID... | --all",
 			examples: []string{
 				"deidcorpus jobs wait 42 43",
