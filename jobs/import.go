@@ -72,7 +72,7 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 	// transaction: neither this process nor the worker holds the archive,
 	// and the single writer is not held while a large upload is inserted.
 	chunks, err := m.store.WriteChunks(ctx, func(w io.Writer) error {
-		_, err := formats.ZipFrom(w, checked)
+		_, err := formats.ZipUpload(w, checked)
 		return err
 	})
 	var bad *formats.Error

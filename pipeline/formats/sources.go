@@ -173,6 +173,9 @@ func zipMembers(name, fp string, zr *zip.Reader, yield func(File) error) error {
 	sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	for _, m := range members {
 		member := fp + ":" + m.Name
+		if zr.Comment == uploadComment && m.Comment != "" {
+			member = m.Comment
+		}
 		rc, err := m.Open()
 		if err != nil {
 			return &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
@@ -295,7 +298,19 @@ func WriteZip(w io.Writer, files []File) error {
 // time, and returns how many it wrote. Two files of one name (100-01.xml of
 // two directories) are an error naming both: the archive would hold two
 // members of that name.
-func ZipFrom(w io.Writer, src Source) (int, error) {
+func ZipFrom(w io.Writer, src Source) (int, error) { return zipFrom(w, src, false) }
+
+// ZipUpload is ZipFrom for files a job will read in place of the user: each
+// member keeps, as its comment, where the user found the file, and ZipAt
+// gives it back as the file's Path, so that the job's errors name the
+// user's path ("notes/100-01.xml:33"), not the stored archive's member.
+func ZipUpload(w io.Writer, src Source) (int, error) { return zipFrom(w, src, true) }
+
+// uploadComment marks an archive ZipUpload wrote: only there is a member's
+// comment a path.
+const uploadComment = "deidcorpus upload: member comments are the files' paths"
+
+func zipFrom(w io.Writer, src Source, paths bool) (int, error) {
 	z := NewZipFiles(w)
 	seen := map[string]string{} // member name -> the file it came from
 	err := src(func(f File) error {
@@ -303,7 +318,11 @@ func ZipFrom(w io.Writer, src Source) (int, error) {
 			return &Error{File: f.where(), Err: fmt.Errorf("%s is named %s too: give one of them", prev, f.Name)}
 		}
 		seen[f.Name] = f.where()
-		fw, err := z.Create(f.Name)
+		comment := ""
+		if paths {
+			comment = f.where()
+		}
+		fw, err := z.create(f.Name, comment)
 		if err != nil {
 			return err
 		}
@@ -312,6 +331,11 @@ func ZipFrom(w io.Writer, src Source) (int, error) {
 	})
 	if err != nil {
 		return 0, err
+	}
+	if paths {
+		if err := z.zw.SetComment(uploadComment); err != nil {
+			return 0, err
+		}
 	}
 	return z.Made, z.Close()
 }
@@ -332,9 +356,11 @@ func NewZipFiles(w io.Writer) *ZipFiles { return &ZipFiles{zw: zip.NewWriter(w)}
 var zipTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Create starts a member.
-func (z *ZipFiles) Create(name string) (io.Writer, error) {
+func (z *ZipFiles) Create(name string) (io.Writer, error) { return z.create(name, "") }
+
+func (z *ZipFiles) create(name, comment string) (io.Writer, error) {
 	z.Made++
-	return z.zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: zipTime})
+	return z.zw.CreateHeader(&zip.FileHeader{Name: name, Comment: comment, Method: zip.Deflate, Modified: zipTime})
 }
 
 // Close writes the archive's directory.

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,6 +159,36 @@ func TestZipFromRefusesTwoFilesOfOneName(t *testing.T) {
 	n, err := ZipFrom(&buf, Paths("dupA/", "sub/"))
 	if err != nil || n != 3 {
 		t.Fatalf("%d files, %v", n, err)
+	}
+}
+
+// A job reads the user's files from the archive ZipUpload stored, and its
+// errors name the paths the user gave, as a direct import's do; the members
+// of an archive ZipFrom wrote are named as its members.
+func TestUploadKeepsTheUsersPaths(t *testing.T) {
+	inputTree(t)
+	f, err := Lookup("i2b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		zip   func(io.Writer, Source) (int, error)
+		paths []string
+		want  string
+	}{
+		{ZipUpload, []string{"sub/"}, "sub/b/101-01.xml:1: tag P0"},
+		{ZipUpload, []string{"arch/"}, "arch/bad.zip:101-01.xml:1: tag P0"},
+		{ZipFrom, []string{"sub/"}, "import-input.zip:b/101-01.xml:1: tag P0"},
+	} {
+		var buf bytes.Buffer
+		if _, err := c.zip(&buf, Paths(c.paths...)); err != nil {
+			t.Fatal(err)
+		}
+		stored := ZipAt("import-input.zip", bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		err := f.Scan(stored, ReadOptions{}, func(pipeline.Document) error { return nil })
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %s", c.paths, err, c.want)
+		}
 	}
 }
 
