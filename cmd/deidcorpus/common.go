@@ -116,9 +116,13 @@ func mayCreate(op string, args map[string]any) bool {
 // openStore opens the database for a command that acts for someone (see
 // actAs).
 func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any) (*store.Store, context.Context, error) {
-	if f := store.ParseDSN(dsn).File(); f != "" && !mayCreate(op, args) {
-		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+	if f := store.ParseDSN(dsn).File(); f != "" {
+		fi, err := os.Stat(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !mayCreate(op, args):
 			return nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
+		case err == nil && fi.IsDir():
+			return nil, nil, apperr.New(apperr.Invalid, "--db %s is a directory; name a database file in it", f)
 		}
 	}
 	st, err := openDB(ctx, e, dsn, slog.New(noteHandler{w: e.stderr}))

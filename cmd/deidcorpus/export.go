@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"deidcorpus/apperr"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
 )
@@ -91,7 +93,12 @@ func formatFlag(name string) (*formats.Format, error) {
 func writeZip(path string, add func(create func(name string) (io.Writer, error)) error) (int, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*.zip")
 	if err != nil {
-		return 0, err
+		// The temporary file's name means nothing to the user: name theirs.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return 0, apperr.New(apperr.Invalid, "--out %s: cannot write there: %v", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	z := formats.NewZipFiles(tmp)

@@ -475,3 +475,20 @@ func TestServeWithoutAnAdminSaysSo(t *testing.T) {
 	_, err := os.Stat(db + ".admin-token")
 	assert.True(t, os.IsNotExist(err), "no admin was made")
 }
+
+// A --db that is a directory and an --out where nothing can be written are
+// bad input named as the user gave them, not internal errors naming a
+// temporary file.
+func TestUnusablePathsAreNamed(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	out := filepath.Join(dir, "missing", "a.zip")
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--out", out)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--out "+out+": cannot write there")
+	code, _, errs = cli(t, "corpora", "--db", dir)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--db "+dir+" is a directory")
+}
