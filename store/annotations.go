@@ -69,7 +69,8 @@ func (s *Store) BeginAnnotations(ctx context.Context, c *ent.Corpus, setName, ki
 
 func annotationsKind(kind string) error {
 	if err := annotationset.KindValidator(annotationset.Kind(kind)); err != nil {
-		return apperr.New(apperr.Invalid, "unknown annotation set kind %q", kind)
+		return apperr.New(apperr.Invalid, "unknown annotation set kind %q (known: %s, %s, %s, %s, %s)", kind,
+			annotationset.KindGold, annotationset.KindAnnotator, annotationset.KindAdjudicated, annotationset.KindSystem, annotationset.KindSurrogate)
 	}
 	return nil
 }

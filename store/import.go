@@ -100,8 +100,8 @@ func (opt *ImportOptions) defaults() error {
 			opt.Kind = "gold"
 		}
 	}
-	if err := annotationset.KindValidator(annotationset.Kind(opt.Kind)); err != nil {
-		return apperr.New(apperr.Invalid, "kind: unknown annotation set kind %q", opt.Kind)
+	if err := annotationsKind(opt.Kind); err != nil {
+		return fmt.Errorf("kind: %w", err)
 	}
 	if opt.CorpusKind != "" && corpus.KindValidator(corpus.Kind(opt.CorpusKind)) != nil {
 		return apperr.New(apperr.Invalid, "corpusKind: unknown corpus kind %q (original or surrogate)", opt.CorpusKind)

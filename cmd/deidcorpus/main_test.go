@@ -252,6 +252,12 @@ func TestCLIErrors(t *testing.T) {
 	_, v2, _ := cli(t, "version")
 	assert.Equal(t, v2, v)
 	assert.NotEmpty(t, strings.TrimSpace(v))
+	code, _, errs = cli(t, "version", "extra")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "version takes no arguments")
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "c", "--kind", "golden", bad)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, `unknown annotation set kind "golden" (known: gold, annotator, adjudicated, system, surrogate)`)
 }
 
 // TestKeysRotate resynthesizes the test notes, then rotates the key: every
