@@ -38,7 +38,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.IntVar(&p.K, "k", 0, "cv: folds (default 10)")
 	fs.IntVar(&p.Steps, "steps", 0, "curve: steps (default 10)")
 	shares := listFlag{}
-	fs.Var(&shares, "shares", "cross: shares of --corpus's training patients added to --other's, e.g. 0.1,0.5")
+	fs.Var(&shares, "shares", "cross: `SHARES` of --corpus's training patients added to --other's, e.g. 0.1,0.5")
 	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the splits, bootstrap and shuffles")
 	mapping := fs.String("mapping", "", "tag-set mapping applied to --corpus (both corpora in or): a built-in one ("+
 		strings.Join(phi.BuiltinMappings(), ", ")+") or a mapping file")

@@ -245,7 +245,7 @@ func help(w io.Writer, e *env, c *command) {
 	if c.setup == nil {
 		args = "SUBCOMMAND [flags] [arguments]"
 	}
-	fmt.Fprintf(w, "usage: deidcorpus %s %s\n\n%s\n", c.name, args, c.summary)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("deidcorpus "+c.name+" "+args), c.summary)
 	if len(c.subs) > 0 {
 		fmt.Fprintln(w, "\nsubcommands:")
 		names := subNames(c)

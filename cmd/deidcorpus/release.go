@@ -72,7 +72,7 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 	name := fs.String("name", "", "the release's name (required)")
 	ver := fs.String("version", "", "its semantic version, MAJOR.MINOR.PATCH (required)")
 	sets := listFlag{}
-	fs.Var(&sets, "set", "annotation sets to include (default gold)")
+	fs.Var(&sets, "set", "annotation `SET` to include; repeat it or give a comma-separated list (default gold)")
 	parent := fs.String("parent", "", "name@version of the release of the same corpus this one follows")
 	share := fs.Bool("share", false, "for outside sharing (surrogate text that passed its check only)")
 	pseudonymous := fs.Bool("pseudonymous-ids", false, "replace the corpus's document and patient ids by keyed hashes "+

@@ -39,7 +39,7 @@ func setupStats(e *env, fs *flag.FlagSet) action {
 	compare := fs.String("compare", "", "corpus B to compare with --corpus: Pearson chi-square of their PHI per group, B's token and PHI out-of-vocabulary rates against A, both name-pattern tables")
 	compareSet := fs.String("compare-set", "gold", "annotation set of the --compare corpus")
 	by := listFlag{}
-	fs.Var(&by, "by", "dimensions to group by, comma-separated: category, type, split, note-type (default category,type,split); with --compare one of category, type (default type)")
+	fs.Var(&by, "by", "`DIMENSIONS` to group by, comma-separated: category, type, split, note-type (default category,type,split); with --compare one of category, type (default type)")
 	asJSON := fs.Bool("json", false, "print every figure as JSON")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" {

@@ -314,7 +314,7 @@ func setupModelsRegister(e *env, fs *flag.FlagSet) action {
 	name := fs.String("name", "", "the external model's name (required)")
 	endpoint := fs.String("endpoint", "", "URL the documents are POSTed to, see README, external taggers (required)")
 	labels := listFlag{}
-	fs.Var(&labels, "labels", "the span labels the model predicts")
+	fs.Var(&labels, "labels", "the span `LABELS` the model predicts, comma-separated (or the flag repeated)")
 	return func(ctx context.Context, args []string) error {
 		if *name == "" || *endpoint == "" || len(args) > 0 {
 			return usageErr("--name and --endpoint are required, and nothing else")
