@@ -304,15 +304,14 @@ func loadTagJob(ctx context.Context, st *store.Store, params map[string]any) (*t
 
 // load reads what a tag job's parameters name, with their defaults, and
 // checks them: when the job is queued and again when it starts.
-func (params TagParams) load(ctx context.Context, st *store.Store) (*tagJob, error) {
-	t := &tagJob{p: params}
-	p := &t.p
+func (p TagParams) load(ctx context.Context, st *store.Store) (*tagJob, error) {
 	if p.Set == "" {
 		p.Set = "system-" + p.Model
 	}
 	if p.Gold == "" {
 		p.Gold = "gold"
 	}
+	t := &tagJob{p: p}
 	var err error
 	if t.model, err = st.ModelByName(ctx, p.Model); err != nil {
 		return nil, err
