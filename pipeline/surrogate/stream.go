@@ -30,10 +30,12 @@ type Stream struct {
 	stale   map[string]bool // patients whose earlier notes are rewritten too
 	redrawn map[string]bool // ... and of those, the ones whose stored state is drawn anew
 	// What stalePatients needs to redraw stored corpus-scope mappings: the
-	// keys of those mappings, the keys each patient's records use, and the
-	// keys that now hold an original value of a patient they go to.
-	corpusKeys map[string]bool
-	uses       map[string][]string
+	// keys of those mappings with an index each, the indexes of those each
+	// patient's records use (a rerun's every patient uses some: an index
+	// costs 4 bytes, where a key's string would cost 40), and the keys that
+	// now hold an original value of a patient they go to.
+	corpusKeys map[string]int32
+	uses       map[string][]int32
 	dropKeys   map[string]bool
 	values     map[string]corpusValue // corpus-scope value key -> its occurrence that names it
 	// The labels of values: (category, type) by index, and the index of each.
@@ -149,10 +151,13 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 		e.shifts[s.Patient] = s
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
-		corpusKeys: map[string]bool{}, uses: map[string][]string{}, dropKeys: map[string]bool{},
+		corpusKeys: map[string]int32{}, uses: map[string][]int32{}, dropKeys: map[string]bool{},
 		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[string][]int32{}, labels: map[[2]string]bool{}}
 	for m := range e.corpus.all() {
-		s.corpusKeys[m.Type+"\x00"+fold(m.Original)] = true
+		k := m.Type + "\x00" + fold(m.Original)
+		if _, ok := s.corpusKeys[k]; !ok {
+			s.corpusKeys[k] = int32(len(s.corpusKeys))
+		}
 	}
 	return s, nil
 }
@@ -298,16 +303,18 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	// A stored corpus-scope surrogate (a doctor's, a hospital's) that now
 	// holds an original value of a patient it goes to is drawn anew, and
 	// every patient whose records use it is rewritten with the new one.
-	uses := map[string]bool{}
+	uses := map[string]int32{}
 	for _, i := range g.docs {
 		for _, sp := range all[i].Spans {
-			if k := sp.Type + "\x00" + fold(sp.Text); s.corpusKeys[k] {
-				uses[k] = true
+			k := sp.Type + "\x00" + fold(sp.Text)
+			if at, ok := s.corpusKeys[k]; ok {
+				uses[k] = at
 			}
 			if pol.Rule(sp.Category, sp.Type).Strategy == Name {
 				for _, w := range splitName(sp.Text, e.lang) {
-					if k := sp.Type + "\x00" + fold(w.text); s.corpusKeys[k] {
-						uses[k] = true
+					k := sp.Type + "\x00" + fold(w.text)
+					if at, ok := s.corpusKeys[k]; ok {
+						uses[k] = at
 					}
 				}
 			}
@@ -316,7 +323,7 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	if len(uses) == 0 {
 		return
 	}
-	s.uses[g.id] = slices.Sorted(mapsKeys(uses))
+	s.uses[g.id] = slices.Sorted(maps.Values(uses))
 	if !todo {
 		return
 	}
@@ -404,9 +411,13 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	}
 	if len(dropped) > 0 {
 		e.corpus = e.corpus.without(dropped)
+		droppedAt := map[int32]bool{}
+		for k := range s.dropKeys {
+			droppedAt[s.corpusKeys[k]] = true
+		}
 		for p, u := range s.uses {
-			for _, k := range u {
-				if s.dropKeys[k] {
+			for _, i := range u {
+				if droppedAt[i] {
 					s.stale[p] = true
 				}
 			}
