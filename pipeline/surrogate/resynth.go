@@ -588,16 +588,13 @@ func (t *table) get(typ, orig string) (Mapping, bool) {
 	return t.mapping(i), true
 }
 
-// surrogateOf returns the surrogate of a type's folded original, without
+// rowOf returns the index of the row of a type's folded original, without
 // counting it as used.
-func (t *table) surrogateOf(typ, folded string) (string, bool) {
+func (t *table) rowOf(typ, folded string) (int32, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i, ok := t.index[typ][folded]
-	if !ok {
-		return "", false
-	}
-	return t.rows[i].surrogate, true
+	return int32(i), ok
 }
 
 func (t *table) add(m Mapping) {

@@ -30,13 +30,12 @@ type Stream struct {
 	stale   map[string]bool // patients whose earlier notes are rewritten too
 	redrawn map[string]bool // ... and of those, the ones whose stored state is drawn anew
 	// What stalePatients needs to redraw stored corpus-scope mappings: the
-	// keys of those mappings with an index each, the indexes of those each
-	// patient's records use (a rerun's every patient uses some: an index
-	// costs 4 bytes, where a key's string would cost 40), and the keys that
-	// now hold an original value of a patient they go to.
-	corpusKeys map[string]int32
-	uses       map[string][]int32
-	dropKeys   map[string]bool
+	// rows of the stored corpus table each patient's records use (a rerun's
+	// every patient uses some: a row's index costs 4 bytes, where its key's
+	// string would cost 40), and the rows that now hold an original value of
+	// a patient they go to.
+	uses     map[string][]int32
+	dropRows map[int32]bool
 	values     map[string]corpusValue // corpus-scope value key -> its occurrence that names it
 	// The labels of values: (category, type) by index, and the index of each.
 	valueLabels  [][2]string
@@ -151,14 +150,8 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 		e.shifts[s.Patient] = s
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
-		corpusKeys: map[string]int32{}, uses: map[string][]int32{}, dropKeys: map[string]bool{},
+		uses: map[string][]int32{}, dropRows: map[int32]bool{},
 		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[string][]int32{}, labels: map[[2]string]bool{}}
-	for m := range e.corpus.all() {
-		k := m.Type + "\x00" + fold(m.Original)
-		if _, ok := s.corpusKeys[k]; !ok {
-			s.corpusKeys[k] = int32(len(s.corpusKeys))
-		}
-	}
 	return s, nil
 }
 
@@ -303,18 +296,19 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	// A stored corpus-scope surrogate (a doctor's, a hospital's) that now
 	// holds an original value of a patient it goes to is drawn anew, and
 	// every patient whose records use it is rewritten with the new one.
-	uses := map[string]int32{}
+	if len(e.corpus.rows) == 0 {
+		return
+	}
+	uses := map[int32]bool{}
 	for _, i := range g.docs {
 		for _, sp := range all[i].Spans {
-			k := sp.Type + "\x00" + fold(sp.Text)
-			if at, ok := s.corpusKeys[k]; ok {
-				uses[k] = at
+			if row, ok := e.corpus.rowOf(sp.Type, fold(sp.Text)); ok {
+				uses[row] = true
 			}
 			if pol.Rule(sp.Category, sp.Type).Strategy == Name {
 				for _, w := range splitName(sp.Text, e.lang) {
-					k := sp.Type + "\x00" + fold(w.text)
-					if at, ok := s.corpusKeys[k]; ok {
-						uses[k] = at
+					if row, ok := e.corpus.rowOf(sp.Type, fold(w.text)); ok {
+						uses[row] = true
 					}
 				}
 			}
@@ -323,16 +317,15 @@ func (s *Stream) stalePatient(all []pipeline.Document, g patientGroup, todo bool
 	if len(uses) == 0 {
 		return
 	}
-	s.uses[g.id] = slices.Sorted(maps.Values(uses))
+	s.uses[g.id] = slices.Sorted(maps.Keys(uses))
 	if !todo {
 		return
 	}
-	// By key, not over the whole table: every patient of a rerun into a new
+	// By row, not over the whole table: every patient of a rerun into a new
 	// corpus uses some of it, and the table holds every corpus-scope value.
-	for k := range uses {
-		typ, folded, _ := strings.Cut(k, "\x00")
-		if sur, ok := e.corpus.surrogateOf(typ, folded); ok && vals.within(sur) {
-			s.dropKeys[k] = true
+	for row := range uses {
+		if vals.within(e.corpus.rows[row].surrogate) {
+			s.dropRows[row] = true
 		}
 	}
 }
@@ -402,22 +395,17 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		delete(e.stored, PatientScope(p))
 		delete(e.shifts, p)
 	}
-	var dropped []string
-	for m := range e.corpus.all() {
-		if k := m.Type + "\x00" + fold(m.Original); s.dropKeys[k] {
-			dropped = append(dropped, k)
+	if len(s.dropRows) > 0 {
+		var dropped []string
+		for _, row := range slices.Sorted(maps.Keys(s.dropRows)) { // in the table's order
+			m := e.corpus.mapping(int(row))
+			dropped = append(dropped, m.Type+"\x00"+fold(m.Original))
 			e.dropped = append(e.dropped, m)
 		}
-	}
-	if len(dropped) > 0 {
 		e.corpus = e.corpus.without(dropped)
-		droppedAt := map[int32]bool{}
-		for k := range s.dropKeys {
-			droppedAt[s.corpusKeys[k]] = true
-		}
 		for p, u := range s.uses {
-			for _, i := range u {
-				if droppedAt[i] {
+			for _, row := range u {
+				if s.dropRows[row] {
 					s.stale[p] = true
 				}
 			}
@@ -448,7 +436,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	// What only the plan reads is let go before pass 2: the occurrences of
 	// the corpus-scope values and their patients, and which patients hold
 	// which word (only the plan's exclusions look words up by patient).
-	s.seen, s.corpusKeys, s.uses, s.dropKeys, s.valueLabels, s.valueLabelAt = nil, nil, nil, nil, nil, nil
+	s.seen, s.uses, s.dropRows, s.valueLabels, s.valueLabelAt = nil, nil, nil, nil, nil
 	s.valuePats, s.tokenPats, s.patients, s.sets, s.mark = nil, nil, nil, nil, nil
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
 }
