@@ -12,11 +12,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/store"
@@ -66,7 +68,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "deidcorpus: DEIDCORPUS_CPUPROFILE:", err)
 		os.Exit(1)
 	}
+	stopHeap := startHeapProfile(os.Getenv("DEIDCORPUS_HEAPPROFILE"))
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stopHeap()
 	stopProfile()
 	stop()
 	os.Exit(code)
@@ -91,6 +95,56 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// startHeapProfile writes the process's heap profile to path whenever the
+// live heap (as of the last collection) passes its highest so far by a
+// tenth, so that the file ends with the heap at its peak: what a step's peak
+// memory holds, which a profile at exit would not show. Failures to write
+// are reported on stderr once; with no path it does nothing.
+func startHeapProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var written uint64
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			live := sample[0].Value.Uint64()
+			if live < written+written/10 {
+				continue
+			}
+			if err := writeHeapProfile(path); err != nil {
+				fmt.Fprintln(os.Stderr, "deidcorpus: DEIDCORPUS_HEAPPROFILE:", err)
+				return
+			}
+			written = live
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// writeHeapProfile replaces the file at path with the current heap profile.
+func writeHeapProfile(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(pprof.WriteHeapProfile(f), f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // isHelp tells whether an argument asks for help.
@@ -235,7 +289,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun 'deidcorpus COMMAND -h' (or 'deidcorpus help COMMAND [SUBCOMMAND]') for a command's flags and examples.")
 	fmt.Fprintln(w, "Exit status: 0 ok, 1 internal error, 2 invalid input, 3 not found, 4 conflict, 5 not allowed.")
-	fmt.Fprintln(w, "DEIDCORPUS_CPUPROFILE=FILE makes any command write its CPU profile to FILE (go tool pprof).")
+	fmt.Fprintln(w, "DEIDCORPUS_CPUPROFILE=FILE makes any command write its CPU profile to FILE (go tool pprof);")
+	fmt.Fprintln(w, "DEIDCORPUS_HEAPPROFILE=FILE its heap profile at the live heap's peak.")
 }
 
 // help prints a command's usage, summary, subcommands, flags and examples

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -497,4 +498,29 @@ func TestUnusablePathsAreNamed(t *testing.T) {
 	code, _, errs = cli(t, "corpora", "--db", dir)
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--db "+dir+" is a directory")
+}
+
+// DEIDCORPUS_HEAPPROFILE's profile is written while the command runs, as
+// its live heap grows, and is a gzipped pprof profile.
+func TestHeapProfileIsWrittenAtThePeak(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.prof")
+	stop := startHeapProfile(path)
+	held := make([][]byte, 0, 64)
+	for range 64 {
+		held = append(held, make([]byte, 1<<20))
+	}
+	runtime.GC()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	runtime.KeepAlive(held)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(data), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, data[:2], "gzip, as pprof writes")
 }
