@@ -36,7 +36,7 @@ type Stream struct {
 	// a patient they go to.
 	uses     map[string][]int32
 	dropRows map[int32]bool
-	values     map[string]corpusValue // corpus-scope value key -> its occurrence that names it
+	values   map[string]corpusValue // corpus-scope value key -> its occurrence that names it
 	// The labels of values: (category, type) by index, and the index of each.
 	valueLabels  [][2]string
 	valueLabelAt map[[2]string]uint32
