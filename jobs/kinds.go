@@ -42,6 +42,34 @@ type precondition interface {
 	precondition(ctx context.Context, st *store.Store) error
 }
 
+// sourcePrecondition checks, as a job is queued, what its handler reads
+// first: the corpus, its annotation set and the splits (a comma-separated
+// list, or "all"), each of which must hold documents. A mistyped name is then
+// the error of the request that made it, not a failed job.
+func sourcePrecondition(ctx context.Context, st *store.Store, corpus, set, splits string) error {
+	c, err := st.CorpusByName(ctx, corpus)
+	if err != nil {
+		return err
+	}
+	if _, err := st.AnnotationSet(ctx, c, set); err != nil {
+		return err
+	}
+	names, err := splitNames(splits)
+	if err != nil {
+		return err
+	}
+	for _, split := range names {
+		n, err := st.CountDocuments(ctx, c, split)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return st.NoDocumentsIn(ctx, c, split)
+		}
+	}
+	return nil
+}
+
 // validate checks p when its kind can be checked before it runs.
 func validate(p any) error {
 	v, ok := p.(validator)

@@ -184,34 +184,6 @@ func (p TrainParams) precondition(ctx context.Context, st *store.Store) error {
 	return sourcePrecondition(ctx, st, p.Corpus, cmp.Or(p.Set, "gold"), cmp.Or(p.Split, "train"))
 }
 
-// sourcePrecondition checks, as a job is queued, what its handler reads
-// first: the corpus, its annotation set and the splits (a comma-separated
-// list, or "all"), each of which must hold documents. A mistyped name is then
-// the error of the request that made it, not a failed job.
-func sourcePrecondition(ctx context.Context, st *store.Store, corpus, set, splits string) error {
-	c, err := st.CorpusByName(ctx, corpus)
-	if err != nil {
-		return err
-	}
-	if _, err := st.AnnotationSet(ctx, c, set); err != nil {
-		return err
-	}
-	names, err := splitNames(splits)
-	if err != nil {
-		return err
-	}
-	for _, split := range names {
-		n, err := st.CountDocuments(ctx, c, split)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return st.NoDocumentsIn(ctx, c, split)
-		}
-	}
-	return nil
-}
-
 func (p TagParams) precondition(ctx context.Context, st *store.Store) error {
 	_, err := p.load(ctx, st)
 	return err
