@@ -53,6 +53,15 @@ func (p *persona) conditionList() string {
 	return strings.Join(p.conditions[:len(p.conditions)-1], ", ") + " and " + p.conditions[len(p.conditions)-1]
 }
 
+// article is the indefinite article before a word: "an" before a vowel
+// letter (the professions here hold no "hour" or "union"), else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
 func dischargeSummary(w *writer, r *rand.Rand, p *persona, date time.Time) {
 	admit := date.AddDate(0, 0, -(2 + r.IntN(6)))
 	complaint := pick(r, complaints)
@@ -135,7 +144,7 @@ func edNote(w *writer, r *rand.Rand, p *persona, date time.Time) {
 	w.name(r, "PATIENT", p.relative, nameFirstLast, nameFirstLast)
 	w.s(", who can be reached at ")
 	w.phone(r, "PHONE", p.areaCode, p.phone)
-	w.s(".\n\nSOCIAL HISTORY: Works as a ")
+	w.s(".\n\nSOCIAL HISTORY: Works as ", article(p.profession), " ")
 	w.phi("PROFESSION", "PROFESSION", p.profession)
 	if r.IntN(2) == 0 {
 		w.s(" at ")

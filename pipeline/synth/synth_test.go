@@ -171,3 +171,35 @@ func BenchmarkGenerateI2B2(b *testing.B) {
 	b.ReportMetric(float64(notes)/b.Elapsed().Seconds(), "notes/s")
 	b.SetBytes(int64(bytes / b.N))
 }
+
+// The article before a profession agrees with it: "works as an
+// electrician", "a teacher".
+func TestProfessionTakesItsArticle(t *testing.T) {
+	seen := map[string]int{}
+	for _, p := range collect(t, Options{Patients: 300, Seed: 5}) {
+		for _, d := range p.Docs {
+			for _, s := range d.Spans {
+				if s.Type != "PROFESSION" {
+					continue
+				}
+				before := string([]rune(d.Text)[:s.Start])
+				works := strings.LastIndex(before, "Works as ")
+				if works < 0 || strings.ContainsRune(before[works:], '\n') {
+					continue
+				}
+				got := before[works+len("Works as "):]
+				want := "a "
+				if strings.ContainsRune("aeiou", rune(s.Text[0])) {
+					want = "an "
+				}
+				if got != want {
+					t.Fatalf("%s: %q before the profession %q, want %q", d.ID, got, s.Text, want)
+				}
+				seen[want]++
+			}
+		}
+	}
+	if seen["a "] == 0 || seen["an "] == 0 {
+		t.Fatalf("professions with each article: %v, want both", seen)
+	}
+}
