@@ -203,6 +203,11 @@ func setupTokens(sub string) func(e *env, fs *flag.FlagSet) action {
 				}
 				return usageErr("tokens %s takes no arguments", sub)
 			}
+			if sub == "create" { // its form first, before any database is opened (the viewer's limit below)
+				if _, err := parseLifetime(nil, *expires); err != nil {
+					return err
+				}
+			}
 			st, ctx, err := openStore(ctx, e, *db, "cli.tokens", map[string]any{"subcommand": sub, "user": *user})
 			if err != nil {
 				return err

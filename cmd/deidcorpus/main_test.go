@@ -406,6 +406,12 @@ func TestOnlyImportMakesADatabase(t *testing.T) {
 			assert.ErrorIs(t, err, os.ErrNotExist, "%v made %s", args, f)
 		}
 	}
+	// Nor does a token refused for its lifetime, which is read first.
+	code, _, stderr := cli(t, "tokens", "create", "--db", db, "--expires", "5x")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, `--expires "5x"`)
+	_, err := os.Stat(db)
+	assert.ErrorIs(t, err, os.ErrNotExist, "tokens create --expires 5x made a database")
 	notes := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(notes, "n1.xml"), []byte(`<?xml version="1.0" encoding="UTF-8" ?>
 <deIdi2b2><TEXT><![CDATA[Seen by Dr. Ann Lee.]]></TEXT><TAGS><DOCTOR id="P0" start="12" end="19" text="Ann Lee" TYPE="DOCTOR" comment="" /></TAGS></deIdi2b2>`), 0o644))
