@@ -129,6 +129,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, src.cause(err)
 	}
+	run.DropInputOnSuccess(a.ID)
 	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
 		"spans": res.Spans, "replaced": res.Replaced, "createdCorpus": res.CreatedCorpus}, nil
 }

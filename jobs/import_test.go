@@ -112,6 +112,7 @@ func TestImportJobReadsItsUploadInChunks(t *testing.T) {
 				return j, a
 			}
 			good, a := upload("c")
+			goodUpload := a
 			assert.Empty(t, a.Data, "the upload is not stored whole")
 			require.NotEmpty(t, a.ContentKey)
 			chunks, err := st.Client.Chunk.Query().Where(chunk.ContentKey(a.ContentKey)).Count(ctx)
@@ -120,6 +121,7 @@ func TestImportJobReadsItsUploadInChunks(t *testing.T) {
 			require.Greater(t, chunks, 100)
 
 			bad, a := upload("d")
+			badUpload := a
 			damaged, err := st.Client.Chunk.Query().Where(chunk.ContentKey(a.ContentKey), chunk.Seq(chunks/2)).Only(ctx)
 			require.NoError(t, err)
 			data := bytes.Clone(damaged.Data)
@@ -145,6 +147,19 @@ func TestImportJobReadsItsUploadInChunks(t *testing.T) {
 			assert.Contains(t, got[bad.ID].Error, "import-input.zip): its stored chunks are not the file stored")
 			_, err = st.CorpusByName(ctx, "d")
 			assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "a damaged upload imports nothing")
+
+			// The imported upload is deleted with the job's success, its
+			// chunks too; the failed job's stays for a retry.
+			_, err = st.Artifact(ctx, goodUpload.ID)
+			assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "the imported upload is kept")
+			left, err := st.Client.Chunk.Query().Where(chunk.ContentKey(goodUpload.ContentKey)).Count(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, left, "chunks of the imported upload")
+			_, err = st.Artifact(ctx, badUpload.ID)
+			assert.NoError(t, err, "the failed import's upload")
+			left, err = st.Client.Chunk.Query().Where(chunk.ContentKey(badUpload.ContentKey)).Count(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, chunks, left, "chunks of the failed import's upload")
 		})
 	}
 }

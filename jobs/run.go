@@ -29,6 +29,17 @@ type Run struct {
 	mu          sync.Mutex
 	done, total int
 	message     string
+	dropInput   int // see DropInputOnSuccess
+}
+
+// DropInputOnSuccess has the stored input artifact id deleted when the job
+// succeeds, with its outcome: an import's uploaded files are a copy of
+// notes the corpus now holds. A failed or cancelled job keeps them, for a
+// retry.
+func (r *Run) DropInputOnSuccess(id int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropInput = id
 }
 
 // Params decodes the job's parameters into v.
@@ -157,11 +168,16 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		}
 		if checkFailed != nil {
 			// The output is saved: trying again would only find it.
-			m.finishWith(ctx, jobID, job.StatusCheckFailed, result, checkFailed.Message, "check failed", done, total)
+			m.finishWith(ctx, jobID, store.JobOutcome{Status: job.StatusCheckFailed, Result: result,
+				Error: checkFailed.Message, Message: "check failed", Done: done, Total: total})
 			run.Logger.Warn("job output failed its check", "err", err)
 			return river.JobCancel(err)
 		}
-		m.finishWith(ctx, jobID, job.StatusSucceeded, result, "", "done", done, total)
+		run.mu.Lock()
+		drop := run.dropInput
+		run.mu.Unlock()
+		m.finishWith(ctx, jobID, store.JobOutcome{Status: job.StatusSucceeded, Result: result, Message: "done",
+			Done: done, Total: total, DropInput: drop})
 		run.Logger.Info("job succeeded")
 		return nil
 	case errors.Is(cause, errCancelRequested):
@@ -271,13 +287,12 @@ func (m *Manager) runsHere(id int) bool {
 type creatorGone struct{ error }
 
 func (m *Manager) finish(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string) {
-	m.finishWith(ctx, id, status, result, errMsg, msg, -1, -1)
+	m.finishWith(ctx, id, store.JobOutcome{Status: status, Result: result, Error: errMsg, Message: msg, Done: -1, Total: -1})
 }
 
-func (m *Manager) finishWith(ctx context.Context, id int, status job.Status, result Result, errMsg, msg string, done, total int) {
-	o := store.JobOutcome{Status: status, Result: result, Error: errMsg, Message: msg, Done: done, Total: total}
+func (m *Manager) finishWith(ctx context.Context, id int, o store.JobOutcome) {
 	if err := m.store.FinishJob(context.WithoutCancel(ctx), id, o); err != nil {
-		m.logger.Error("record job outcome", "job", id, "status", status, "err", err)
+		m.logger.Error("record job outcome", "job", id, "status", o.Status, "err", err)
 	}
 }
 

@@ -110,19 +110,43 @@ type JobOutcome struct {
 	Message string
 	// Done and Total are the final progress; negative keeps the row's.
 	Done, Total int
+	// DropInput is a stored input the job no longer needs (an import's
+	// uploaded files, once imported): deleted with the outcome, in its
+	// transaction, so that no retry can find it gone; 0 for none.
+	DropInput int
 }
 
 // FinishJob records a job's outcome.
 func (s *Store) FinishJob(ctx context.Context, id int, o JobOutcome) error {
-	upd := s.Client.Job.UpdateOneID(id).SetStatus(o.Status).SetFinishedAt(time.Now()).
-		SetError(o.Error).SetMessage(o.Message)
-	if o.Result != nil {
-		upd.SetResult(o.Result)
+	var dropped string // the content key of the input's chunks
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		upd := tx.Job.UpdateOneID(id).SetStatus(o.Status).SetFinishedAt(time.Now()).
+			SetError(o.Error).SetMessage(o.Message)
+		if o.Result != nil {
+			upd.SetResult(o.Result)
+		}
+		if o.Done >= 0 {
+			upd.SetProgressDone(o.Done).SetProgressTotal(o.Total)
+		}
+		if err := upd.Exec(ctx); err != nil || o.DropInput == 0 {
+			return err
+		}
+		a, err := tx.Artifact.Get(ctx, o.DropInput)
+		if ent.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		dropped = a.ContentKey
+		return tx.Artifact.DeleteOne(a).Exec(ctx)
+	})
+	if err == nil && dropped != "" {
+		// After the commit, in short statements of their own; chunks no
+		// artifact names are removed anyway by a later WriteChunks.
+		s.dropChunks(ctx, dropped)
 	}
-	if o.Done >= 0 {
-		upd.SetProgressDone(o.Done).SetProgressTotal(o.Total)
-	}
-	return upd.Exec(ctx)
+	return err
 }
 
 // RequeueJob marks a job queued again (its queue entry is River's).
