@@ -222,6 +222,7 @@ type ComplexityRoot struct {
 		PhiPerDocument          func(childComplexity int) int
 		ShareOfDocumentsWithPhi func(childComplexity int) int
 		Spans                   func(childComplexity int) int
+		Split                   func(childComplexity int) int
 		Tokens                  func(childComplexity int) int
 		UniqueSpans             func(childComplexity int) int
 	}
@@ -1454,6 +1455,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CorpusStatistics.Spans(childComplexity), true
+	case "CorpusStatistics.split":
+		if e.ComplexityRoot.CorpusStatistics.Split == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CorpusStatistics.Split(childComplexity), true
 	case "CorpusStatistics.tokens":
 		if e.ComplexityRoot.CorpusStatistics.Tokens == nil {
 			break
@@ -3851,6 +3858,8 @@ func (ec *executionContext) childFields_CorpusStatistics(ctx context.Context, fi
 		return ec.fieldContext_CorpusStatistics_corpus(ctx, field)
 	case "annotationSet":
 		return ec.fieldContext_CorpusStatistics_annotationSet(ctx, field)
+	case "split":
+		return ec.fieldContext_CorpusStatistics_split(ctx, field)
 	case "documents":
 		return ec.fieldContext_CorpusStatistics_documents(ctx, field)
 	case "patients":
@@ -9149,6 +9158,29 @@ func (ec *executionContext) _CorpusStatistics_annotationSet(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_CorpusStatistics_annotationSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CorpusStatistics", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CorpusStatistics_split(ctx context.Context, field graphql.CollectedField, obj *model.CorpusStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CorpusStatistics_split(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Split, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CorpusStatistics_split(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CorpusStatistics", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -29453,6 +29485,11 @@ func (ec *executionContext) _CorpusStatistics(ctx context.Context, sel ast.Selec
 		case "annotationSet":
 			out.Values[i] = ec._CorpusStatistics_annotationSet(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "split":
+			out.Values[i] = ec._CorpusStatistics_split(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "documents":

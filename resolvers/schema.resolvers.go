@@ -160,6 +160,9 @@ func (r *queryResolver) CorpusStatistics(ctx context.Context, corpus *int, name 
 		ShareOfDocumentsWithPhi: st.ShareWithPHI(), By: by, Groups: make([]*model.StatGroup, len(st.Groups)),
 		NoteTypes: make([]*store.DocumentCount, len(st.NoteTypes)),
 	}
+	if st.Split != "" {
+		out.Split = &st.Split
+	}
 	for i := range st.NoteTypes {
 		out.NoteTypes[i] = &st.NoteTypes[i]
 	}

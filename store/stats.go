@@ -57,8 +57,12 @@ func ParseDimension(s string) (Dimension, error) {
 // Statistics is the PHI distribution of one annotation set of a corpus, in the
 // shape of Stubbs & Uzuner Table 3 and Deleger Tables 3-4.
 type Statistics struct {
-	Corpus           string `json:"corpus"`
-	AnnotationSet    string `json:"annotationSet"`
+	Corpus        string `json:"corpus"`
+	AnnotationSet string `json:"annotationSet"`
+	// Split is the one split the set covers, for a tagging run's output of
+	// one split: only its documents (and their patients) are counted, as
+	// the others were never tagged. Empty: the set covers the corpus.
+	Split            string `json:"split,omitempty"`
 	Documents        int    `json:"documents"`
 	Patients         int    `json:"patients"`
 	Characters       int    `json:"characters"`
@@ -166,7 +170,7 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 // database, the spans in a scan of the set counted here (spanCount), cut
 // into ranges of ids that connections read side by side.
 func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.AnnotationSet, by []Dimension) (*Statistics, error) {
-	st := &Statistics{Corpus: c.Name, AnnotationSet: set.Name, By: by, Groups: []Group{}}
+	st := &Statistics{Corpus: c.Name, AnnotationSet: set.Name, Split: coveredSplit(set), By: by, Groups: []Group{}}
 	cols := make([]string, len(by))
 	seen := map[Dimension]bool{}
 	for i, d := range by {
@@ -183,8 +187,12 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 	tasks := []readTask{
 		func(ctx context.Context, q querier) error { return s.documentCounts(ctx, q, st, c.ID, set.ID) },
 		func(ctx context.Context, q querier) error {
-			err := q.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM patients WHERE corpus_id = ?`), c.ID).Scan(&st.Patients)
-			if err != nil {
+			query, args := `SELECT COUNT(*) FROM patients WHERE corpus_id = ?`, []any{c.ID}
+			if st.Split != "" {
+				query = `SELECT COUNT(DISTINCT patient_id) FROM documents WHERE corpus_id = ? AND split = ?`
+				args = append(args, st.Split)
+			}
+			if err := q.QueryRowContext(ctx, s.rebind(query), args...).Scan(&st.Patients); err != nil {
 				return fmt.Errorf("count patients: %w", err)
 			}
 			return nil
@@ -416,13 +424,17 @@ func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids idRange,
 // MATERIALIZED keeps the planner from evaluating the subquery again for every
 // aggregate that uses it.
 func (s *Store) documentCounts(ctx context.Context, q querier, st *Statistics, corpusID, setID int) error {
+	where, args := "corpus_id = ?", []any{corpusID}
+	if st.Split != "" {
+		where, args = where+" AND split = ?", append(args, st.Split)
+	}
 	query := `WITH d AS MATERIALIZED (
-		SELECT id, split, note_type, token_count, char_count FROM documents WHERE corpus_id = ? ORDER BY id),
+		SELECT id, split, note_type, token_count, char_count FROM documents WHERE ` + where + ` ORDER BY id),
 	c AS MATERIALIZED (
 		SELECT d.*, (SELECT COUNT(*) FROM spans s WHERE s.document_id = d.id AND s.annotation_set_id = ?) AS n FROM d)
 	SELECT split, note_type, COUNT(*), SUM(token_count), SUM(char_count), SUM(n), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END)
 	FROM c GROUP BY split, note_type`
-	rows, err := q.QueryContext(ctx, s.rebind(query), corpusID, setID)
+	rows, err := q.QueryContext(ctx, s.rebind(query), append(args, setID)...)
 	if err != nil {
 		return fmt.Errorf("count documents: %w", err)
 	}
@@ -457,6 +469,16 @@ func (s *Store) documentCounts(ctx context.Context, q querier, st *Statistics, c
 	}
 	st.Splits, st.NoteTypes = sortedCounts(splits), sortedCounts(noteTypes)
 	return nil
+}
+
+// coveredSplit is the one split a set covers, when it is a tagging run's
+// output of one split (its provenance names the split), else "".
+func coveredSplit(set *ent.AnnotationSet) string {
+	if set.Provenance["source"] != "tagging" {
+		return ""
+	}
+	split, _ := set.Provenance["split"].(string)
+	return split
 }
 
 func sortedCounts(m map[string]*DocumentCount) []DocumentCount {

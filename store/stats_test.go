@@ -85,6 +85,36 @@ func TestStatisticsGroupings(t *testing.T) {
 			assert.Equal(t, []store.Group{}, st.Groups)
 			assert.Zero(t, st.UniqueSpans)
 			assert.Equal(t, len(docs), st.Documents)
+			assert.Empty(t, st.Split)
+
+			// A tagging run's output of one split counts that split's
+			// documents and patients only: the others were never tagged.
+			c, err := s.CorpusByName(ctx, "c")
+			require.NoError(t, err)
+			tagged, err := s.BeginAnnotations(ctx, c, "tagged", "system", map[string]any{"source": "tagging", "split": "dev"}, 0)
+			require.NoError(t, err)
+			var dev []pipeline.Document
+			patients, spans := map[string]bool{}, 0
+			for _, d := range docs {
+				if d.Split == "dev" {
+					dev = append(dev, d)
+					patients[d.Patient] = true
+					spans += len(d.Spans)
+				}
+			}
+			require.NoError(t, s.AppendAnnotations(ctx, c, tagged, "", dev))
+			_, err = s.FinishAnnotations(ctx, tagged)
+			require.NoError(t, err)
+			st, err = s.Statistics(ctx, "c", "tagged", []store.Dimension{store.BySplit})
+			require.NoError(t, err)
+			assert.Equal(t, "dev", st.Split)
+			assert.Equal(t, len(dev), st.Documents)
+			assert.Equal(t, len(patients), st.Patients)
+			assert.Less(t, len(patients), 40)
+			assert.Equal(t, spans, st.Spans)
+			assert.Equal(t, 1.0, st.ShareWithPHI(), "every dev note holds PHI")
+			require.Len(t, st.Splits, 1)
+			assert.Equal(t, "dev", st.Splits[0].Name)
 
 			for _, q := range []string{
 				`ALTER TABLE spans DROP COLUMN split`,

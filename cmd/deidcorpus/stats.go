@@ -273,8 +273,12 @@ func printPatterns(w io.Writer, pats []stats.PatternCount) {
 // label is in columns of their own, each with its header: the PHI label
 // ("NAME: PATIENT", a category or a type) and the note type.
 func printStats(w io.Writer, st *store.Statistics) {
+	set := st.AnnotationSet
+	if st.Split != "" {
+		set += " (split " + st.Split + ", which it tagged)"
+	}
 	fmt.Fprintf(w, "Corpus %s, annotation set %s: %d documents, %d patients, %d characters, %d tokens\n",
-		st.Corpus, st.AnnotationSet, st.Documents, st.Patients, st.Characters, st.Tokens)
+		st.Corpus, set, st.Documents, st.Patients, st.Characters, st.Tokens)
 	fmt.Fprintf(w, "%d PHI (%d unique), %.2f per document, %.1f%% of documents with PHI\n\n",
 		st.Spans, st.UniqueSpans, st.PHIPerDocument(), 100*st.ShareWithPHI())
 

@@ -17,9 +17,13 @@ import (
 type CorpusStatistics struct {
 	Corpus        *ent.Corpus `json:"corpus"`
 	AnnotationSet string      `json:"annotationSet"`
-	Documents     int         `json:"documents"`
-	Patients      int         `json:"patients"`
-	Characters    int         `json:"characters"`
+	// The one split the annotation set covers, when it is a tagging run's output
+	// of one split: only that split's documents and patients are counted. Null
+	// when the set covers the whole corpus.
+	Split      *string `json:"split,omitempty"`
+	Documents  int     `json:"documents"`
+	Patients   int     `json:"patients"`
+	Characters int     `json:"characters"`
 	// Whitespace-separated tokens.
 	Tokens int `json:"tokens"`
 	Spans  int `json:"spans"`
