@@ -172,7 +172,7 @@ func printComparison(w io.Writer, c *stats.Comparison) {
 		k string
 		s stats.SideSummary
 	}{{"A", c.A}, {"B", c.B}} {
-		fmt.Fprintf(w, "%s: corpus %s, annotation set %s: %d documents, %d tokens (%d distinct), %d PHI (%d distinct texts)\n",
+		fmt.Fprintf(w, "%s: corpus %s, annotation set %s: %d documents, %d tokens (%d distinct), %d PHI (%d distinct case-folded texts)\n",
 			s.k, s.s.Corpus, s.s.AnnotationSet, s.s.Documents, s.s.Tokens, s.s.Vocabulary, s.s.Spans, s.s.PHITexts)
 	}
 	fmt.Fprintln(w)
