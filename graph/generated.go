@@ -303,6 +303,7 @@ type ComplexityRoot struct {
 		Documents     func(childComplexity int) int
 		Replaced      func(childComplexity int) int
 		Spans         func(childComplexity int) int
+		WithoutSpans  func(childComplexity int) int
 	}
 
 	Job struct {
@@ -1798,6 +1799,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ImportResult.Spans(childComplexity), true
+	case "ImportResult.withoutSpans":
+		if e.ComplexityRoot.ImportResult.WithoutSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportResult.WithoutSpans(childComplexity), true
 
 	case "Job.attempts":
 		if e.ComplexityRoot.Job.Attempts == nil {
@@ -4042,6 +4049,8 @@ func (ec *executionContext) childFields_ImportResult(ctx context.Context, field 
 		return ec.fieldContext_ImportResult_spans(ctx, field)
 	case "replaced":
 		return ec.fieldContext_ImportResult_replaced(ctx, field)
+	case "withoutSpans":
+		return ec.fieldContext_ImportResult_withoutSpans(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportResult", field.Name)
 }
@@ -10812,6 +10821,29 @@ func (ec *executionContext) _ImportResult_replaced(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ImportResult_replaced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportResult_withoutSpans(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportResult_withoutSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithoutSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportResult_withoutSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -30337,6 +30369,11 @@ func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.Selection
 			}
 		case "replaced":
 			out.Values[i] = ec._ImportResult_replaced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withoutSpans":
+			out.Values[i] = ec._ImportResult_withoutSpans(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -58,7 +58,7 @@ func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.Impo
 	if err != nil {
 		return nil, err
 	}
-	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced}, nil
+	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans}, nil
 }
 
 // StartImport is the resolver for the startImport field.
@@ -106,7 +106,7 @@ func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out 
 	if err != nil {
 		return nil, err
 	}
-	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans}, nil
+	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, WithoutSpans: res.WithoutSpans}, nil
 }
 
 // DeleteCorpus is the resolver for the deleteCorpus field.

@@ -61,6 +61,10 @@ type ImportResult struct {
 	Documents     int
 	Spans         int
 	Replaced      int
+	// WithoutSpans counts the documents imported with no span in the set:
+	// notes without PHI, or a sign of annotations that went missing (a
+	// brat .txt without its .ann).
+	WithoutSpans int
 }
 
 // Validate checks what it can of the options without a database: the
@@ -449,6 +453,9 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 				delete(found.layered, found.old[d.ID].ID) // its spans stay
 				res.Documents++
 				res.Spans += len(d.Spans)
+				if len(d.Spans) == 0 {
+					res.WithoutSpans++
+				}
 				return true
 			}
 			return false
@@ -554,6 +561,11 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 		}
 	}
 	res.Documents += len(docs)
+	for _, d := range docs {
+		if len(d.Spans) == 0 {
+			res.WithoutSpans++
+		}
+	}
 	return s.insertSpans(ctx, tx, args)
 }
 

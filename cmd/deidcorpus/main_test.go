@@ -530,3 +530,20 @@ func TestHeapProfileIsWrittenWhileRunning(t *testing.T) {
 	require.Greater(t, len(data), 2)
 	assert.Equal(t, []byte{0x1f, 0x8b}, data[:2], "gzip, as pprof writes")
 }
+
+// An import says how many documents came without a span: a brat .txt whose
+// .ann is missing reads as a note without PHI, which a curator must see.
+func TestImportCountsDocumentsWithoutSpans(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	for name, text := range map[string]string{
+		"a.txt": "Seen by Dr. Ann Lee.", "a.ann": "T1\tDOCTOR 12 19\tAnn Lee\n",
+		"b.txt": "Seen by Dr. Bo Chan.", // its .ann missing
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
+	}
+	code, out, errs := cli(t, "import", "--db", filepath.Join(dir, "c.db"), "--corpus", "c", "--format", "brat", notes)
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "imported 2 documents and 1 span (set gold) into new corpus \"c\"; 1 document without spans\n", out)
+}

@@ -107,6 +107,9 @@ type ImportResult struct {
 	Spans         int         `json:"spans"`
 	// Documents that existed and were replaced.
 	Replaced int `json:"replaced"`
+	// Documents imported with no span in the set: notes without PHI, or a sign
+	// of annotations that went missing (a brat .txt without its .ann).
+	WithoutSpans int `json:"withoutSpans"`
 }
 
 type LineageStep struct {
