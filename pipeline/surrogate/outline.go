@@ -10,7 +10,8 @@ import (
 )
 
 // Outline is what resynthesis leaves of a document as it was: its text
-// outside the spans and its spans' labels. A surrogate note has the outline
+// outside the spans (but the English article just before a span, which
+// agrees with the surrogate) and its spans' labels. A surrogate note has the outline
 // of the source note it was made from, so a source note whose outline
 // differs from its surrogate's was changed since (a span added, removed,
 // moved or relabelled, its text edited around them) and must be
@@ -35,7 +36,7 @@ func OutlineOf(d pipeline.Document) Outline {
 	prev := 0
 	for _, s := range spans {
 		if s.Start > prev {
-			gap := ix.Slice(prev, s.Start)
+			gap := withoutArticle(ix.Slice(prev, s.Start), prev == 0)
 			h.Write([]byte(strconv.Itoa(len(gap)) + ":" + gap))
 		}
 		prev = max(prev, s.End)

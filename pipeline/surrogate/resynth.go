@@ -457,8 +457,6 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 		s := d.Spans[i]
 		bs := byteOf(s.Start)
 		be := byteOf(s.End)
-		b.WriteString(d.Text[prev:bs])
-		ncp += utf8.RuneCountInString(d.Text[prev:bs])
 		s.Text = d.Text[bs:be]
 		before := d.Text[max(0, bs-16):bs]
 		var sur string
@@ -470,6 +468,12 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 				sur = g.withAliases(d, sur)
 			}
 		}
+		between := d.Text[prev:bs]
+		if g.e.lang == "en" {
+			between = withArticle(between, prev == 0, s.Text, sur)
+		}
+		b.WriteString(between)
+		ncp += utf8.RuneCountInString(between)
 		b.WriteString(sur)
 		s.Start = ncp
 		ncp += utf8.RuneCountInString(sur)

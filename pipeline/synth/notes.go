@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"deidcorpus/pipeline/english"
 )
 
 // Clinical vocabulary: not PHI, only there so that notes read like notes.
@@ -53,15 +55,6 @@ func (p *persona) conditionList() string {
 	return strings.Join(p.conditions[:len(p.conditions)-1], ", ") + " and " + p.conditions[len(p.conditions)-1]
 }
 
-// article is the indefinite article before a word: "an" before a vowel
-// letter (the professions here hold no "hour" or "union"), else "a".
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
-		return "an"
-	}
-	return "a"
-}
-
 func dischargeSummary(w *writer, r *rand.Rand, p *persona, date time.Time) {
 	admit := date.AddDate(0, 0, -(2 + r.IntN(6)))
 	complaint := pick(r, complaints)
@@ -79,8 +72,9 @@ func dischargeSummary(w *writer, r *rand.Rand, p *persona, date time.Time) {
 	w.s("\n\nHISTORY OF PRESENT ILLNESS:\n")
 	w.s(p.title(), " ")
 	w.phi("NAME", "PATIENT", p.last)
-	w.s(" is a ")
-	w.age(r, p.ageAt(date), p.female, false)
+	age := p.ageAt(date)
+	w.s(" is ", english.Article(fmt.Sprint(age)), " ")
+	w.age(r, age, p.female, false)
 	w.f(" %s with a history of %s who presented to the ", p.sexWord(), p.conditionList())
 	w.phi("LOCATION", "HOSPITAL", p.hospital)
 	w.s(" emergency department on ")
@@ -144,7 +138,7 @@ func edNote(w *writer, r *rand.Rand, p *persona, date time.Time) {
 	w.name(r, "PATIENT", p.relative, nameFirstLast, nameFirstLast)
 	w.s(", who can be reached at ")
 	w.phone(r, "PHONE", p.areaCode, p.phone)
-	w.s(".\n\nSOCIAL HISTORY: Works as ", article(p.profession), " ")
+	w.s(".\n\nSOCIAL HISTORY: Works as ", english.Article(p.profession), " ")
 	w.phi("PROFESSION", "PROFESSION", p.profession)
 	if r.IntN(2) == 0 {
 		w.s(" at ")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/english"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
 )
@@ -172,34 +173,35 @@ func BenchmarkGenerateI2B2(b *testing.B) {
 	b.SetBytes(int64(bytes / b.N))
 }
 
-// The article before a profession agrees with it: "works as an
-// electrician", "a teacher".
-func TestProfessionTakesItsArticle(t *testing.T) {
+// The article before a value agrees with it: "works as an electrician", "a
+// teacher", "is an 80-year-old".
+func TestArticlesAgreeWithTheirValues(t *testing.T) {
 	seen := map[string]int{}
 	for _, p := range collect(t, Options{Patients: 300, Seed: 5}) {
 		for _, d := range p.Docs {
+			text := []rune(d.Text)
 			for _, s := range d.Spans {
-				if s.Type != "PROFESSION" {
+				before := strings.ToLower(string(text[max(0, s.Start-4):s.Start]))
+				var got string
+				for _, art := range []string{"an", "a"} {
+					if strings.HasSuffix(before, " "+art+" ") {
+						got = art
+						break
+					}
+				}
+				if got == "" {
 					continue
 				}
-				before := string([]rune(d.Text)[:s.Start])
-				works := strings.LastIndex(before, "Works as ")
-				if works < 0 || strings.ContainsRune(before[works:], '\n') {
-					continue
+				if want := english.Article(s.Text); got != want {
+					t.Fatalf("%s: %q before the %s %q, want %q", d.ID, got, s.Type, s.Text, want)
 				}
-				got := before[works+len("Works as "):]
-				want := "a "
-				if strings.ContainsRune("aeiou", rune(s.Text[0])) {
-					want = "an "
-				}
-				if got != want {
-					t.Fatalf("%s: %q before the profession %q, want %q", d.ID, got, s.Text, want)
-				}
-				seen[want]++
+				seen[s.Type+" "+got]++
 			}
 		}
 	}
-	if seen["a "] == 0 || seen["an "] == 0 {
-		t.Fatalf("professions with each article: %v, want both", seen)
+	for _, k := range []string{"PROFESSION a", "PROFESSION an", "AGE a", "AGE an"} {
+		if seen[k] == 0 {
+			t.Errorf("no %s: %v", k, seen)
+		}
 	}
 }
