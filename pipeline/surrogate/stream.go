@@ -45,9 +45,10 @@ type Stream struct {
 	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
 	// bytes a patient, where a set of names would cost a map each.
 	valuePats map[string][]int32
-	// tokenPats are, for each single-word value or name word, the patients
-	// whose records hold it, by index in patients.
-	tokenPats map[string][]int32
+	// tokenPats are, for each single-word value or name word (by its hash,
+	// keyHash: two words of one hash can only make a candidate look held),
+	// the patients whose records hold it, by index in patients.
+	tokenPats map[uint64][]int32
 	patients  []string
 	sets      []*valueSet // per patient index: the patient's values (engine.perPat's)
 	mark      []uint32    // per patient index: the last valuePatients call that visited it
@@ -151,7 +152,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
 		uses: map[string][]int32{}, dropRows: map[int32]bool{},
-		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[string][]int32{}, labels: map[[2]string]bool{}}
+		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[uint64][]int32{}, labels: map[[2]string]bool{}}
 	return s, nil
 }
 
@@ -223,7 +224,8 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		for _, set := range []map[string]bool{pp.values.m, pp.values.words} {
 			for k := range set {
 				if !strings.Contains(k, " ") {
-					s.tokenPats[k] = append(s.tokenPats[k], p)
+					h := keyHash(k)
+					s.tokenPats[h] = append(s.tokenPats[h], p)
 				}
 			}
 		}
@@ -416,7 +418,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	// shared by all patients and must not depend on how patients are scheduled.
 	corpusGen := e.newGen(e.corpus, e.rngFor("corpus"), nil, nil)
 	corpusGen.exclWord = func(f string) bool {
-		for _, i := range s.tokenPats[f] {
+		for _, i := range s.tokenPats[keyHash(f)] {
 			if s.mark[i] == s.epoch { // valuePatients visited it for this value
 				return true
 			}

@@ -62,8 +62,8 @@ func tokens(s string) []string {
 //
 // A set is built with maps of its keys (add, addWord), then either frozen
 // (a patient's, kept from the first pass to the end of a run) or merged into
-// the corpus's union; both keep only each key's 64-bit hash (see keyHash)
-// and which kinds of key it is, not the key's text. Two keys with one hash
+// the corpus's union; both keep only each key's hash (see keyHash; 64
+// bits, 32 in a frozen set) and which kinds of key it is, not the key's text. Two keys with one hash
 // make a lookup answer "held" for a key that is not: every lookup of a
 // frozen or union set asks whether a candidate surrogate would leak, so a
 // collision can only reject a candidate, never let a value through.
@@ -82,9 +82,9 @@ type valueSet struct {
 	// words are folded single words that count as values of this set alone
 	// (a patient's name words), not of the corpus's union of the sets.
 	words map[string]bool
-	// A frozen set keeps its keys' hashes sorted, with their kinds, and its
-	// maps nil.
-	hashes []uint64
+	// A frozen set keeps its keys' hashes sorted, cut to 32 bits (see
+	// shortHash), with their kinds, and its maps nil.
+	hashes []uint32
 	kinds  []uint8
 	// A union keeps its keys' kinds by hash.
 	union map[uint64]uint8
@@ -113,10 +113,13 @@ func keyHash[K ~string | ~[]byte](k K) uint64 {
 // keys kept from the first pass to the end of a run, one per patient of the
 // corpus: its small maps of strings cost several times the sorted hashes,
 // and lookups by binary search in a list that short are as fast as hashing.
+// 32 bits of a hash are enough in a set this small: a key of another text
+// answers "held" with odds of about 80 in 4 billion, and can only reject a
+// candidate surrogate (a million notes' sets held 190 MB as 64-bit hashes).
 func (v *valueSet) freeze() {
-	kinds := map[uint64]uint8{}
-	v.addKinds(kinds)
-	v.hashes = make([]uint64, 0, len(kinds)) // no room to grow: the set is kept to the end of a run
+	kinds := map[uint32]uint8{}
+	v.eachKey(func(h uint64, kind uint8) { kinds[shortHash(h)] |= kind })
+	v.hashes = make([]uint32, 0, len(kinds)) // no room to grow: the set is kept to the end of a run
 	v.hashes = slices.AppendSeq(v.hashes, maps.Keys(kinds))
 	slices.Sort(v.hashes)
 	v.kinds = make([]uint8, len(v.hashes))
@@ -126,11 +129,15 @@ func (v *valueSet) freeze() {
 	v.m, v.prefix, v.words, v.exact, v.raw = nil, nil, nil, nil, nil
 }
 
-// addKinds adds the kinds of the keys of a set being built to a table by hash.
-func (v *valueSet) addKinds(kinds map[uint64]uint8) {
-	for bit, set := range map[uint8]map[string]bool{inValues: v.m, inWords: v.words, inExact: v.exact, inPrefix: v.prefix} {
+// shortHash is the 32 bits of a key's hash that a frozen set keeps.
+func shortHash(h uint64) uint32 { return uint32(h ^ h>>32) }
+
+// eachKey calls fn with the hash and the kind of each key of a set being
+// built, once for each map that holds the key.
+func (v *valueSet) eachKey(fn func(h uint64, kind uint8)) {
+	for kind, set := range map[uint8]map[string]bool{inValues: v.m, inWords: v.words, inExact: v.exact, inPrefix: v.prefix} {
 		for k := range set {
-			kinds[keyHash(k)] |= bit
+			fn(keyHash(k), kind)
 		}
 	}
 }
@@ -143,7 +150,7 @@ func newUnion() *valueSet { return &valueSet{union: map[uint64]uint8{}} }
 func (v *valueSet) merge(o *valueSet) {
 	words := o.words
 	o.words = nil
-	o.addKinds(v.union)
+	o.eachKey(func(h uint64, kind uint8) { v.union[h] |= kind })
 	o.words = words
 	v.longest = max(v.longest, o.longest)
 }
@@ -155,7 +162,7 @@ func has[K ~string | ~[]byte](v *valueSet, kind uint8, k K) bool {
 	case v.union != nil:
 		return v.union[keyHash(k)]&kind != 0
 	case v.hashes != nil:
-		i, ok := slices.BinarySearch(v.hashes, keyHash(k))
+		i, ok := slices.BinarySearch(v.hashes, shortHash(keyHash(k)))
 		return ok && v.kinds[i]&kind != 0
 	}
 	var set map[string]bool
