@@ -98,17 +98,16 @@ func (h noteHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h noteHandler) WithGroup(string) slog.Handler { return h }
 
 // mayCreate tells whether a command (by operation and subcommand) may make
-// a new SQLite database: an import, or the first account or token of a new
-// one. The rest read or change what one holds, and a mistyped --db must not
-// leave an empty database (and a new key file) behind it.
+// a new SQLite database: an import, or the first account of a new one. The
+// rest read or change what one holds (a token needs an account, which a new
+// database has not), and a mistyped --db must not leave an empty database
+// (and a new key file) behind it.
 func mayCreate(op string, args map[string]any) bool {
 	switch op {
 	case "cli.import":
 		return true
 	case "cli.users":
 		return args["subcommand"] == "add"
-	case "cli.tokens":
-		return args["subcommand"] == "create"
 	}
 	return false
 }

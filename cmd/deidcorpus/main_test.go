@@ -384,9 +384,9 @@ func TestMissingRowsAreNotFound(t *testing.T) {
 }
 
 // A command that reads or changes a corpus, or lists accounts, tokens or
-// keys, does not make a database where --db names none (a mistyped path, the
-// wrong directory), nor a key file; import does, and so do the first account
-// and token of a new one.
+// keys, or makes a token (which needs an account), does not make a database
+// where --db names none (a mistyped path, the wrong directory), nor a key
+// file; import does, and so does the first account of a new one.
 func TestOnlyImportMakesADatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "typo.db")
 	for _, args := range [][]string{
@@ -396,6 +396,7 @@ func TestOnlyImportMakesADatabase(t *testing.T) {
 		{"users", "list", "--db", db},
 		{"tokens", "list", "--db", db},
 		{"tokens", "revoke", "--db", db, "1"},
+		{"tokens", "create", "--db", db, "--user", "admin"},
 		{"keys", "status", "--db", db},
 	} {
 		code, _, stderr := cli(t, args...)
