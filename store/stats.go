@@ -472,13 +472,21 @@ func (s *Store) documentCounts(ctx context.Context, q querier, st *Statistics, c
 }
 
 // coveredSplit is the one split a set covers, when it is a tagging run's
-// output of one split (its provenance names the split), else "".
+// output of one split (its provenance names the split as the user gave it,
+// "Test" for test), else "".
 func coveredSplit(set *ent.AnnotationSet) string {
 	if set.Provenance["source"] != "tagging" {
 		return ""
 	}
 	split, _ := set.Provenance["split"].(string)
-	return split
+	if split == "" {
+		return ""
+	}
+	sp, err := normalizeSplit(split)
+	if err != nil {
+		return "" // not a split the job could have tagged: count the corpus
+	}
+	return string(sp)
 }
 
 func sortedCounts(m map[string]*DocumentCount) []DocumentCount {

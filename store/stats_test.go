@@ -89,9 +89,10 @@ func TestStatisticsGroupings(t *testing.T) {
 
 			// A tagging run's output of one split counts that split's
 			// documents and patients only: the others were never tagged.
+			// Its provenance names the split as the user wrote it.
 			c, err := s.CorpusByName(ctx, "c")
 			require.NoError(t, err)
-			tagged, err := s.BeginAnnotations(ctx, c, "tagged", "system", map[string]any{"source": "tagging", "split": "dev"}, 0)
+			tagged, err := s.BeginAnnotations(ctx, c, "tagged", "system", map[string]any{"source": "tagging", "split": "Dev"}, 0)
 			require.NoError(t, err)
 			var dev []pipeline.Document
 			patients, spans := map[string]bool{}, 0
