@@ -75,8 +75,12 @@ func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.
 	// The texts are the longest reads: they go first. A side's two tasks
 	// fill disjoint parts of it, so they may run at once.
 	tasks := []readTask{
-		func(ctx context.Context, q querier) error { return s.streamTexts(ctx, q, a.c.ID, a.side) },
-		func(ctx context.Context, q querier) error { return s.streamTexts(ctx, q, b.c.ID, b.side) },
+		func(ctx context.Context, q querier) error {
+			return s.streamTexts(ctx, q, a.c.ID, coveredSplit(a.set), a.side)
+		},
+		func(ctx context.Context, q querier) error {
+			return s.streamTexts(ctx, q, b.c.ID, coveredSplit(b.set), b.side)
+		},
 		func(ctx context.Context, q querier) error { return s.streamSpans(ctx, q, a.set.ID, a.side) },
 		func(ctx context.Context, q querier) error { return s.streamSpans(ctx, q, b.set.ID, b.side) },
 	}
@@ -95,9 +99,14 @@ func fieldError(field string, err error) error {
 }
 
 // streamTexts feeds every document's text of a corpus to a side, one row at
-// a time into one reused buffer.
-func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, sd *stats.Side) error {
-	rows, err := q.QueryContext(ctx, s.rebind(`SELECT text FROM documents WHERE corpus_id = ?`), corpusID)
+// a time into one reused buffer; those of one split only for a set that
+// covers one (see coveredSplit).
+func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, split string, sd *stats.Side) error {
+	query, args := `SELECT text FROM documents WHERE corpus_id = ?`, []any{corpusID}
+	if split != "" {
+		query, args = query+` AND split = ?`, append(args, split)
+	}
+	rows, err := q.QueryContext(ctx, s.rebind(query), args...)
 	if err != nil {
 		return fmt.Errorf("read texts: %w", err)
 	}

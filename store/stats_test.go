@@ -116,6 +116,17 @@ func TestStatisticsGroupings(t *testing.T) {
 			assert.Equal(t, 1.0, st.ShareWithPHI(), "every dev note holds PHI")
 			require.Len(t, st.Splits, 1)
 			assert.Equal(t, "dev", st.Splits[0].Name)
+			// So does a comparison with it: its documents and tokens.
+			cmp, err := s.CompareCorpora(ctx, store.CompareOptions{A: "c", SetA: "gold", B: "c", SetB: "tagged", By: store.ByType})
+			require.NoError(t, err)
+			tokens := 0
+			for _, d := range dev {
+				tokens += len(strings.Fields(d.Text))
+			}
+			assert.Equal(t, len(docs), cmp.A.Documents)
+			assert.Equal(t, len(dev), cmp.B.Documents)
+			assert.Equal(t, tokens, cmp.B.Tokens)
+			assert.Equal(t, spans, cmp.B.Spans)
 
 			for _, q := range []string{
 				`ALTER TABLE spans DROP COLUMN split`,
