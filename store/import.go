@@ -546,6 +546,9 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 	args := make([]any, 0, spanBatch*len(spanInsert.columns))
 	for _, d := range docs {
 		row := rows[d.ID]
+		if len(d.Spans) == 0 {
+			res.WithoutSpans++
+		}
 		for _, sp := range d.Spans {
 			if sp.Start < 0 || sp.End < 0 {
 				return apperr.New(apperr.Invalid, "document %s: span %s: negative offset", d.ID, sp.Label())
@@ -561,11 +564,6 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 		}
 	}
 	res.Documents += len(docs)
-	for _, d := range docs {
-		if len(d.Spans) == 0 {
-			res.WithoutSpans++
-		}
-	}
 	return s.insertSpans(ctx, tx, args)
 }
 
