@@ -101,6 +101,9 @@ var rowFilters = map[string]rowFilter{
 	// key of a release or artifact row, which that row's rule has already
 	// let the viewer read.
 	"Chunk": func(context.Context, *ent.Client, *Viewer) (func(*sql.Selector), error) { return nil, nil },
+	// Kept statistics (counts and label names, no text) are read only for
+	// a set that the set's rule has already let the viewer read.
+	"StatisticsResult": func(context.Context, *ent.Client, *Viewer) (func(*sql.Selector), error) { return nil, nil },
 	// A trained model holds words of its training text (learnt gazetteer,
 	// triggers): it follows its training corpus, by id (a name can be
 	// reused). External taggers are everyone's.

@@ -43,13 +43,16 @@ type AnnotationSetEdges struct {
 	Corpus *Corpus `json:"corpus,omitempty"`
 	// Spans holds the value of the spans edge.
 	Spans []*Span `json:"spans,omitempty"`
+	// Statistics holds the value of the statistics edge.
+	Statistics []*StatisticsResult `json:"statistics,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
 	totalCount [2]map[string]int
 
-	namedSpans map[string][]*Span
+	namedSpans      map[string][]*Span
+	namedStatistics map[string][]*StatisticsResult
 }
 
 // CorpusOrErr returns the Corpus value or an error if the edge
@@ -70,6 +73,15 @@ func (e AnnotationSetEdges) SpansOrErr() ([]*Span, error) {
 		return e.Spans, nil
 	}
 	return nil, &NotLoadedError{edge: "spans"}
+}
+
+// StatisticsOrErr returns the Statistics value or an error if the edge
+// was not loaded in eager-loading.
+func (e AnnotationSetEdges) StatisticsOrErr() ([]*StatisticsResult, error) {
+	if e.loadedTypes[2] {
+		return e.Statistics, nil
+	}
+	return nil, &NotLoadedError{edge: "statistics"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -167,6 +179,11 @@ func (_m *AnnotationSet) QuerySpans() *SpanQuery {
 	return NewAnnotationSetClient(_m.config).QuerySpans(_m)
 }
 
+// QueryStatistics queries the "statistics" edge of the AnnotationSet entity.
+func (_m *AnnotationSet) QueryStatistics() *StatisticsResultQuery {
+	return NewAnnotationSetClient(_m.config).QueryStatistics(_m)
+}
+
 // Update returns a builder for updating this AnnotationSet.
 // Note that you need to call AnnotationSet.Unwrap() before calling this method if this AnnotationSet
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -232,6 +249,30 @@ func (_m *AnnotationSet) appendNamedSpans(name string, edges ...*Span) {
 		_m.Edges.namedSpans[name] = []*Span{}
 	} else {
 		_m.Edges.namedSpans[name] = append(_m.Edges.namedSpans[name], edges...)
+	}
+}
+
+// NamedStatistics returns the Statistics named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *AnnotationSet) NamedStatistics(name string) ([]*StatisticsResult, error) {
+	if _m.Edges.namedStatistics == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedStatistics[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *AnnotationSet) appendNamedStatistics(name string, edges ...*StatisticsResult) {
+	if _m.Edges.namedStatistics == nil {
+		_m.Edges.namedStatistics = make(map[string][]*StatisticsResult)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedStatistics[name] = []*StatisticsResult{}
+	} else {
+		_m.Edges.namedStatistics[name] = append(_m.Edges.namedStatistics[name], edges...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"errors"
 	"fmt"
 	"time"
@@ -102,6 +103,21 @@ func (_c *AnnotationSetCreate) AddSpans(v ...*Span) *AnnotationSetCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddSpanIDs(ids...)
+}
+
+// AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
+func (_c *AnnotationSetCreate) AddStatisticIDs(ids ...int) *AnnotationSetCreate {
+	_c.mutation.AddStatisticIDs(ids...)
+	return _c
+}
+
+// AddStatistics adds the "statistics" edges to the StatisticsResult entity.
+func (_c *AnnotationSetCreate) AddStatistics(v ...*StatisticsResult) *AnnotationSetCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddStatisticIDs(ids...)
 }
 
 // Mutation returns the AnnotationSetMutation object of the builder.
@@ -256,6 +272,22 @@ func (_c *AnnotationSetCreate) createSpec() (*AnnotationSet, *sqlgraph.CreateSpe
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.StatisticsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

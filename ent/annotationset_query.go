@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"fmt"
 	"math"
 
@@ -22,15 +23,17 @@ import (
 // AnnotationSetQuery is the builder for querying AnnotationSet entities.
 type AnnotationSetQuery struct {
 	config
-	ctx            *QueryContext
-	order          []annotationset.OrderOption
-	inters         []Interceptor
-	predicates     []predicate.AnnotationSet
-	withCorpus     *CorpusQuery
-	withSpans      *SpanQuery
-	loadTotal      []func(context.Context, []*AnnotationSet) error
-	modifiers      []func(*sql.Selector)
-	withNamedSpans map[string]*SpanQuery
+	ctx                 *QueryContext
+	order               []annotationset.OrderOption
+	inters              []Interceptor
+	predicates          []predicate.AnnotationSet
+	withCorpus          *CorpusQuery
+	withSpans           *SpanQuery
+	withStatistics      *StatisticsResultQuery
+	loadTotal           []func(context.Context, []*AnnotationSet) error
+	modifiers           []func(*sql.Selector)
+	withNamedSpans      map[string]*SpanQuery
+	withNamedStatistics map[string]*StatisticsResultQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -104,6 +107,28 @@ func (_q *AnnotationSetQuery) QuerySpans() *SpanQuery {
 			sqlgraph.From(annotationset.Table, annotationset.FieldID, selector),
 			sqlgraph.To(span.Table, span.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.SpansTable, annotationset.SpansColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryStatistics chains the current query on the "statistics" edge.
+func (_q *AnnotationSetQuery) QueryStatistics() *StatisticsResultQuery {
+	query := (&StatisticsResultClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, selector),
+			sqlgraph.To(statisticsresult.Table, statisticsresult.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.StatisticsTable, annotationset.StatisticsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -298,13 +323,14 @@ func (_q *AnnotationSetQuery) Clone() *AnnotationSetQuery {
 		return nil
 	}
 	return &AnnotationSetQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]annotationset.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.AnnotationSet{}, _q.predicates...),
-		withCorpus: _q.withCorpus.Clone(),
-		withSpans:  _q.withSpans.Clone(),
+		config:         _q.config,
+		ctx:            _q.ctx.Clone(),
+		order:          append([]annotationset.OrderOption{}, _q.order...),
+		inters:         append([]Interceptor{}, _q.inters...),
+		predicates:     append([]predicate.AnnotationSet{}, _q.predicates...),
+		withCorpus:     _q.withCorpus.Clone(),
+		withSpans:      _q.withSpans.Clone(),
+		withStatistics: _q.withStatistics.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -330,6 +356,17 @@ func (_q *AnnotationSetQuery) WithSpans(opts ...func(*SpanQuery)) *AnnotationSet
 		opt(query)
 	}
 	_q.withSpans = query
+	return _q
+}
+
+// WithStatistics tells the query-builder to eager-load the nodes that are connected to
+// the "statistics" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithStatistics(opts ...func(*StatisticsResultQuery)) *AnnotationSetQuery {
+	query := (&StatisticsResultClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withStatistics = query
 	return _q
 }
 
@@ -411,9 +448,10 @@ func (_q *AnnotationSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 	var (
 		nodes       = []*AnnotationSet{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withCorpus != nil,
 			_q.withSpans != nil,
+			_q.withStatistics != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -450,10 +488,24 @@ func (_q *AnnotationSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 			return nil, err
 		}
 	}
+	if query := _q.withStatistics; query != nil {
+		if err := _q.loadStatistics(ctx, query, nodes,
+			func(n *AnnotationSet) { n.Edges.Statistics = []*StatisticsResult{} },
+			func(n *AnnotationSet, e *StatisticsResult) { n.Edges.Statistics = append(n.Edges.Statistics, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedSpans {
 		if err := _q.loadSpans(ctx, query, nodes,
 			func(n *AnnotationSet) { n.appendNamedSpans(name) },
 			func(n *AnnotationSet, e *Span) { n.appendNamedSpans(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedStatistics {
+		if err := _q.loadStatistics(ctx, query, nodes,
+			func(n *AnnotationSet) { n.appendNamedStatistics(name) },
+			func(n *AnnotationSet, e *StatisticsResult) { n.appendNamedStatistics(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -509,6 +561,36 @@ func (_q *AnnotationSetQuery) loadSpans(ctx context.Context, query *SpanQuery, n
 	}
 	query.Where(predicate.Span(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(annotationset.SpansColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AnnotationSetID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "annotation_set_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AnnotationSetQuery) loadStatistics(ctx context.Context, query *StatisticsResultQuery, nodes []*AnnotationSet, init func(*AnnotationSet), assign func(*AnnotationSet, *StatisticsResult)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*AnnotationSet)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(statisticsresult.FieldAnnotationSetID)
+	}
+	query.Where(predicate.StatisticsResult(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(annotationset.StatisticsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -652,6 +734,20 @@ func (_q *AnnotationSetQuery) WithNamedSpans(name string, opts ...func(*SpanQuer
 		_q.withNamedSpans = make(map[string]*SpanQuery)
 	}
 	_q.withNamedSpans[name] = query
+	return _q
+}
+
+// WithNamedStatistics tells the query-builder to eager-load the nodes that are connected to the "statistics"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithNamedStatistics(name string, opts ...func(*StatisticsResultQuery)) *AnnotationSetQuery {
+	query := (&StatisticsResultClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedStatistics == nil {
+		_q.withNamedStatistics = make(map[string]*StatisticsResultQuery)
+	}
+	_q.withNamedStatistics[name] = query
 	return _q
 }
 

@@ -7,6 +7,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"errors"
 	"fmt"
 
@@ -97,6 +98,21 @@ func (_u *AnnotationSetUpdate) AddSpans(v ...*Span) *AnnotationSetUpdate {
 	return _u.AddSpanIDs(ids...)
 }
 
+// AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
+func (_u *AnnotationSetUpdate) AddStatisticIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.AddStatisticIDs(ids...)
+	return _u
+}
+
+// AddStatistics adds the "statistics" edges to the StatisticsResult entity.
+func (_u *AnnotationSetUpdate) AddStatistics(v ...*StatisticsResult) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStatisticIDs(ids...)
+}
+
 // Mutation returns the AnnotationSetMutation object of the builder.
 func (_u *AnnotationSetUpdate) Mutation() *AnnotationSetMutation {
 	return _u.mutation
@@ -121,6 +137,27 @@ func (_u *AnnotationSetUpdate) RemoveSpans(v ...*Span) *AnnotationSetUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearStatistics clears all "statistics" edges to the StatisticsResult entity.
+func (_u *AnnotationSetUpdate) ClearStatistics() *AnnotationSetUpdate {
+	_u.mutation.ClearStatistics()
+	return _u
+}
+
+// RemoveStatisticIDs removes the "statistics" edge to StatisticsResult entities by IDs.
+func (_u *AnnotationSetUpdate) RemoveStatisticIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.RemoveStatisticIDs(ids...)
+	return _u
+}
+
+// RemoveStatistics removes "statistics" edges to StatisticsResult entities.
+func (_u *AnnotationSetUpdate) RemoveStatistics(v ...*StatisticsResult) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStatisticIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -240,6 +277,51 @@ func (_u *AnnotationSetUpdate) sqlSave(ctx context.Context) (_node int, err erro
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.StatisticsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStatisticsIDs(); len(nodes) > 0 && !_u.mutation.StatisticsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StatisticsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{annotationset.Label}
@@ -329,6 +411,21 @@ func (_u *AnnotationSetUpdateOne) AddSpans(v ...*Span) *AnnotationSetUpdateOne {
 	return _u.AddSpanIDs(ids...)
 }
 
+// AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
+func (_u *AnnotationSetUpdateOne) AddStatisticIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.AddStatisticIDs(ids...)
+	return _u
+}
+
+// AddStatistics adds the "statistics" edges to the StatisticsResult entity.
+func (_u *AnnotationSetUpdateOne) AddStatistics(v ...*StatisticsResult) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStatisticIDs(ids...)
+}
+
 // Mutation returns the AnnotationSetMutation object of the builder.
 func (_u *AnnotationSetUpdateOne) Mutation() *AnnotationSetMutation {
 	return _u.mutation
@@ -353,6 +450,27 @@ func (_u *AnnotationSetUpdateOne) RemoveSpans(v ...*Span) *AnnotationSetUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearStatistics clears all "statistics" edges to the StatisticsResult entity.
+func (_u *AnnotationSetUpdateOne) ClearStatistics() *AnnotationSetUpdateOne {
+	_u.mutation.ClearStatistics()
+	return _u
+}
+
+// RemoveStatisticIDs removes the "statistics" edge to StatisticsResult entities by IDs.
+func (_u *AnnotationSetUpdateOne) RemoveStatisticIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.RemoveStatisticIDs(ids...)
+	return _u
+}
+
+// RemoveStatistics removes "statistics" edges to StatisticsResult entities.
+func (_u *AnnotationSetUpdateOne) RemoveStatistics(v ...*StatisticsResult) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStatisticIDs(ids...)
 }
 
 // Where appends a list predicates to the AnnotationSetUpdate builder.
@@ -495,6 +613,51 @@ func (_u *AnnotationSetUpdateOne) sqlSave(ctx context.Context) (_node *Annotatio
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StatisticsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStatisticsIDs(); len(nodes) > 0 && !_u.mutation.StatisticsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StatisticsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.StatisticsTable,
+			Columns: []string{annotationset.StatisticsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(statisticsresult.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

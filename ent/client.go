@@ -24,6 +24,7 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
@@ -67,6 +68,8 @@ type Client struct {
 	Release *ReleaseClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// StatisticsResult is the client for interacting with the StatisticsResult builders.
+	StatisticsResult *StatisticsResultClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
 	SurrogateMapping *SurrogateMappingClient
 	// Token is the client for interacting with the Token builders.
@@ -97,6 +100,7 @@ func (c *Client) init() {
 	c.Patient = NewPatientClient(c.config)
 	c.Release = NewReleaseClient(c.config)
 	c.Span = NewSpanClient(c.config)
+	c.StatisticsResult = NewStatisticsResultClient(c.config)
 	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
 	c.Token = NewTokenClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -205,6 +209,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
 		Span:             NewSpanClient(cfg),
+		StatisticsResult: NewStatisticsResultClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
 		User:             NewUserClient(cfg),
@@ -240,6 +245,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
 		Span:             NewSpanClient(cfg),
+		StatisticsResult: NewStatisticsResultClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
 		User:             NewUserClient(cfg),
@@ -274,7 +280,7 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
 		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
-		c.SurrogateMapping, c.Token, c.User,
+		c.StatisticsResult, c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -286,7 +292,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
 		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
-		c.SurrogateMapping, c.Token, c.User,
+		c.StatisticsResult, c.SurrogateMapping, c.Token, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -321,6 +327,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Release.mutate(ctx, m)
 	case *SpanMutation:
 		return c.Span.mutate(ctx, m)
+	case *StatisticsResultMutation:
+		return c.StatisticsResult.mutate(ctx, m)
 	case *SurrogateMappingMutation:
 		return c.SurrogateMapping.mutate(ctx, m)
 	case *TokenMutation:
@@ -465,6 +473,22 @@ func (c *AnnotationSetClient) QuerySpans(_m *AnnotationSet) *SpanQuery {
 			sqlgraph.From(annotationset.Table, annotationset.FieldID, id),
 			sqlgraph.To(span.Table, span.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.SpansTable, annotationset.SpansColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryStatistics queries the statistics edge of a AnnotationSet.
+func (c *AnnotationSetClient) QueryStatistics(_m *AnnotationSet) *StatisticsResultQuery {
+	query := (&StatisticsResultClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, id),
+			sqlgraph.To(statisticsresult.Table, statisticsresult.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.StatisticsTable, annotationset.StatisticsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2335,6 +2359,155 @@ func (c *SpanClient) mutate(ctx context.Context, m *SpanMutation) (Value, error)
 	}
 }
 
+// StatisticsResultClient is a client for the StatisticsResult schema.
+type StatisticsResultClient struct {
+	config
+}
+
+// NewStatisticsResultClient returns a client for the StatisticsResult from the given config.
+func NewStatisticsResultClient(c config) *StatisticsResultClient {
+	return &StatisticsResultClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `statisticsresult.Hooks(f(g(h())))`.
+func (c *StatisticsResultClient) Use(hooks ...Hook) {
+	c.hooks.StatisticsResult = append(c.hooks.StatisticsResult, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `statisticsresult.Intercept(f(g(h())))`.
+func (c *StatisticsResultClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StatisticsResult = append(c.inters.StatisticsResult, interceptors...)
+}
+
+// Create returns a builder for creating a StatisticsResult entity.
+func (c *StatisticsResultClient) Create() *StatisticsResultCreate {
+	mutation := newStatisticsResultMutation(c.config, OpCreate)
+	return &StatisticsResultCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StatisticsResult entities.
+func (c *StatisticsResultClient) CreateBulk(builders ...*StatisticsResultCreate) *StatisticsResultCreateBulk {
+	return &StatisticsResultCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StatisticsResultClient) MapCreateBulk(slice any, setFunc func(*StatisticsResultCreate, int)) *StatisticsResultCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StatisticsResultCreateBulk{err: fmt.Errorf("calling to StatisticsResultClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StatisticsResultCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StatisticsResultCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StatisticsResult.
+func (c *StatisticsResultClient) Update() *StatisticsResultUpdate {
+	mutation := newStatisticsResultMutation(c.config, OpUpdate)
+	return &StatisticsResultUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StatisticsResultClient) UpdateOne(_m *StatisticsResult) *StatisticsResultUpdateOne {
+	mutation := newStatisticsResultMutation(c.config, OpUpdateOne, withStatisticsResult(_m))
+	return &StatisticsResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StatisticsResultClient) UpdateOneID(id int) *StatisticsResultUpdateOne {
+	mutation := newStatisticsResultMutation(c.config, OpUpdateOne, withStatisticsResultID(id))
+	return &StatisticsResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StatisticsResult.
+func (c *StatisticsResultClient) Delete() *StatisticsResultDelete {
+	mutation := newStatisticsResultMutation(c.config, OpDelete)
+	return &StatisticsResultDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StatisticsResultClient) DeleteOne(_m *StatisticsResult) *StatisticsResultDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StatisticsResultClient) DeleteOneID(id int) *StatisticsResultDeleteOne {
+	builder := c.Delete().Where(statisticsresult.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StatisticsResultDeleteOne{builder}
+}
+
+// Query returns a query builder for StatisticsResult.
+func (c *StatisticsResultClient) Query() *StatisticsResultQuery {
+	return &StatisticsResultQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStatisticsResult},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StatisticsResult entity by its id.
+func (c *StatisticsResultClient) Get(ctx context.Context, id int) (*StatisticsResult, error) {
+	return c.Query().Where(statisticsresult.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StatisticsResultClient) GetX(ctx context.Context, id int) *StatisticsResult {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAnnotationSet queries the annotation_set edge of a StatisticsResult.
+func (c *StatisticsResultClient) QueryAnnotationSet(_m *StatisticsResult) *AnnotationSetQuery {
+	query := (&AnnotationSetClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(statisticsresult.Table, statisticsresult.FieldID, id),
+			sqlgraph.To(annotationset.Table, annotationset.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, statisticsresult.AnnotationSetTable, statisticsresult.AnnotationSetColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *StatisticsResultClient) Hooks() []Hook {
+	return c.hooks.StatisticsResult
+}
+
+// Interceptors returns the client interceptors.
+func (c *StatisticsResultClient) Interceptors() []Interceptor {
+	return c.inters.StatisticsResult
+}
+
+func (c *StatisticsResultClient) mutate(ctx context.Context, m *StatisticsResultMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StatisticsResultCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StatisticsResultUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StatisticsResultUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StatisticsResultDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StatisticsResult mutation op: %q", m.Op())
+	}
+}
+
 // SurrogateMappingClient is a client for the SurrogateMapping schema.
 type SurrogateMappingClient struct {
 	config
@@ -2786,13 +2959,13 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 type (
 	hooks struct {
 		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
-		Evaluation, Job, Model, Patient, Release, Span, SurrogateMapping, Token,
-		User []ent.Hook
+		Evaluation, Job, Model, Patient, Release, Span, StatisticsResult,
+		SurrogateMapping, Token, User []ent.Hook
 	}
 	inters struct {
 		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
-		Evaluation, Job, Model, Patient, Release, Span, SurrogateMapping, Token,
-		User []ent.Interceptor
+		Evaluation, Job, Model, Patient, Release, Span, StatisticsResult,
+		SurrogateMapping, Token, User []ent.Interceptor
 	}
 )
 

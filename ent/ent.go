@@ -17,6 +17,7 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
@@ -101,6 +102,7 @@ func checkColumn(t, c string) error {
 			patient.Table:          patient.ValidColumn,
 			release.Table:          release.ValidColumn,
 			span.Table:             span.ValidColumn,
+			statisticsresult.Table: statisticsresult.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
 			token.Table:            token.ValidColumn,
 			user.Table:             user.ValidColumn,

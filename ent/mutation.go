@@ -18,6 +18,7 @@ import (
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
@@ -52,6 +53,7 @@ const (
 	TypePatient          = "Patient"
 	TypeRelease          = "Release"
 	TypeSpan             = "Span"
+	TypeStatisticsResult = "StatisticsResult"
 	TypeSurrogateMapping = "SurrogateMapping"
 	TypeToken            = "Token"
 	TypeUser             = "User"
@@ -60,23 +62,26 @@ const (
 // AnnotationSetMutation represents an operation that mutates the AnnotationSet nodes in the graph.
 type AnnotationSetMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int
-	name          *string
-	kind          *annotationset.Kind
-	description   *string
-	provenance    *map[string]interface{}
-	created_at    *time.Time
-	clearedFields map[string]struct{}
-	corpus        *int
-	clearedcorpus bool
-	spans         map[int]struct{}
-	removedspans  map[int]struct{}
-	clearedspans  bool
-	done          bool
-	oldValue      func(context.Context) (*AnnotationSet, error)
-	predicates    []predicate.AnnotationSet
+	op                Op
+	typ               string
+	id                *int
+	name              *string
+	kind              *annotationset.Kind
+	description       *string
+	provenance        *map[string]interface{}
+	created_at        *time.Time
+	clearedFields     map[string]struct{}
+	corpus            *int
+	clearedcorpus     bool
+	spans             map[int]struct{}
+	removedspans      map[int]struct{}
+	clearedspans      bool
+	statistics        map[int]struct{}
+	removedstatistics map[int]struct{}
+	clearedstatistics bool
+	done              bool
+	oldValue          func(context.Context) (*AnnotationSet, error)
+	predicates        []predicate.AnnotationSet
 }
 
 var _ ent.Mutation = (*AnnotationSetMutation)(nil)
@@ -487,6 +492,60 @@ func (m *AnnotationSetMutation) ResetSpans() {
 	m.removedspans = nil
 }
 
+// AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by ids.
+func (m *AnnotationSetMutation) AddStatisticIDs(ids ...int) {
+	if m.statistics == nil {
+		m.statistics = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.statistics[ids[i]] = struct{}{}
+	}
+}
+
+// ClearStatistics clears the "statistics" edge to the StatisticsResult entity.
+func (m *AnnotationSetMutation) ClearStatistics() {
+	m.clearedstatistics = true
+}
+
+// StatisticsCleared reports if the "statistics" edge to the StatisticsResult entity was cleared.
+func (m *AnnotationSetMutation) StatisticsCleared() bool {
+	return m.clearedstatistics
+}
+
+// RemoveStatisticIDs removes the "statistics" edge to the StatisticsResult entity by IDs.
+func (m *AnnotationSetMutation) RemoveStatisticIDs(ids ...int) {
+	if m.removedstatistics == nil {
+		m.removedstatistics = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.statistics, ids[i])
+		m.removedstatistics[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedStatistics returns the removed IDs of the "statistics" edge to the StatisticsResult entity.
+func (m *AnnotationSetMutation) RemovedStatisticsIDs() (ids []int) {
+	for id := range m.removedstatistics {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// StatisticsIDs returns the "statistics" edge IDs in the mutation.
+func (m *AnnotationSetMutation) StatisticsIDs() (ids []int) {
+	for id := range m.statistics {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetStatistics resets all changes to the "statistics" edge.
+func (m *AnnotationSetMutation) ResetStatistics() {
+	m.statistics = nil
+	m.clearedstatistics = false
+	m.removedstatistics = nil
+}
+
 // Where appends a list predicates to the AnnotationSetMutation builder.
 func (m *AnnotationSetMutation) Where(ps ...predicate.AnnotationSet) {
 	m.predicates = append(m.predicates, ps...)
@@ -717,12 +776,15 @@ func (m *AnnotationSetMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AnnotationSetMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.corpus != nil {
 		edges = append(edges, annotationset.EdgeCorpus)
 	}
 	if m.spans != nil {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.statistics != nil {
+		edges = append(edges, annotationset.EdgeStatistics)
 	}
 	return edges
 }
@@ -741,15 +803,24 @@ func (m *AnnotationSetMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case annotationset.EdgeStatistics:
+		ids := make([]ent.Value, 0, len(m.statistics))
+		for id := range m.statistics {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AnnotationSetMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.removedspans != nil {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.removedstatistics != nil {
+		edges = append(edges, annotationset.EdgeStatistics)
 	}
 	return edges
 }
@@ -764,18 +835,27 @@ func (m *AnnotationSetMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case annotationset.EdgeStatistics:
+		ids := make([]ent.Value, 0, len(m.removedstatistics))
+		for id := range m.removedstatistics {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AnnotationSetMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedcorpus {
 		edges = append(edges, annotationset.EdgeCorpus)
 	}
 	if m.clearedspans {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.clearedstatistics {
+		edges = append(edges, annotationset.EdgeStatistics)
 	}
 	return edges
 }
@@ -788,6 +868,8 @@ func (m *AnnotationSetMutation) EdgeCleared(name string) bool {
 		return m.clearedcorpus
 	case annotationset.EdgeSpans:
 		return m.clearedspans
+	case annotationset.EdgeStatistics:
+		return m.clearedstatistics
 	}
 	return false
 }
@@ -812,6 +894,9 @@ func (m *AnnotationSetMutation) ResetEdge(name string) error {
 		return nil
 	case annotationset.EdgeSpans:
 		m.ResetSpans()
+		return nil
+	case annotationset.EdgeStatistics:
+		m.ResetStatistics()
 		return nil
 	}
 	return fmt.Errorf("unknown AnnotationSet edge %s", name)
@@ -13382,6 +13467,638 @@ func (m *SpanMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Span edge %s", name)
+}
+
+// StatisticsResultMutation represents an operation that mutates the StatisticsResult nodes in the graph.
+type StatisticsResultMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int
+	measure               *string
+	content_version       *int
+	addcontent_version    *int
+	result                *[]byte
+	counted_at            *time.Time
+	clearedFields         map[string]struct{}
+	annotation_set        *int
+	clearedannotation_set bool
+	done                  bool
+	oldValue              func(context.Context) (*StatisticsResult, error)
+	predicates            []predicate.StatisticsResult
+}
+
+var _ ent.Mutation = (*StatisticsResultMutation)(nil)
+
+// statisticsresultOption allows management of the mutation configuration using functional options.
+type statisticsresultOption func(*StatisticsResultMutation)
+
+// newStatisticsResultMutation creates new mutation for the StatisticsResult entity.
+func newStatisticsResultMutation(c config, op Op, opts ...statisticsresultOption) *StatisticsResultMutation {
+	m := &StatisticsResultMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStatisticsResult,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStatisticsResultID sets the ID field of the mutation.
+func withStatisticsResultID(id int) statisticsresultOption {
+	return func(m *StatisticsResultMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *StatisticsResult
+		)
+		m.oldValue = func(ctx context.Context) (*StatisticsResult, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().StatisticsResult.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStatisticsResult sets the old StatisticsResult of the mutation.
+func withStatisticsResult(node *StatisticsResult) statisticsresultOption {
+	return func(m *StatisticsResultMutation) {
+		m.oldValue = func(context.Context) (*StatisticsResult, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StatisticsResultMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StatisticsResultMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StatisticsResultMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StatisticsResultMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().StatisticsResult.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAnnotationSetID sets the "annotation_set_id" field.
+func (m *StatisticsResultMutation) SetAnnotationSetID(i int) {
+	m.annotation_set = &i
+}
+
+// AnnotationSetID returns the value of the "annotation_set_id" field in the mutation.
+func (m *StatisticsResultMutation) AnnotationSetID() (r int, exists bool) {
+	v := m.annotation_set
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnotationSetID returns the old "annotation_set_id" field's value of the StatisticsResult entity.
+// If the StatisticsResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StatisticsResultMutation) OldAnnotationSetID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnotationSetID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnotationSetID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnotationSetID: %w", err)
+	}
+	return oldValue.AnnotationSetID, nil
+}
+
+// ResetAnnotationSetID resets all changes to the "annotation_set_id" field.
+func (m *StatisticsResultMutation) ResetAnnotationSetID() {
+	m.annotation_set = nil
+}
+
+// SetMeasure sets the "measure" field.
+func (m *StatisticsResultMutation) SetMeasure(s string) {
+	m.measure = &s
+}
+
+// Measure returns the value of the "measure" field in the mutation.
+func (m *StatisticsResultMutation) Measure() (r string, exists bool) {
+	v := m.measure
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMeasure returns the old "measure" field's value of the StatisticsResult entity.
+// If the StatisticsResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StatisticsResultMutation) OldMeasure(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMeasure is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMeasure requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMeasure: %w", err)
+	}
+	return oldValue.Measure, nil
+}
+
+// ResetMeasure resets all changes to the "measure" field.
+func (m *StatisticsResultMutation) ResetMeasure() {
+	m.measure = nil
+}
+
+// SetContentVersion sets the "content_version" field.
+func (m *StatisticsResultMutation) SetContentVersion(i int) {
+	m.content_version = &i
+	m.addcontent_version = nil
+}
+
+// ContentVersion returns the value of the "content_version" field in the mutation.
+func (m *StatisticsResultMutation) ContentVersion() (r int, exists bool) {
+	v := m.content_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentVersion returns the old "content_version" field's value of the StatisticsResult entity.
+// If the StatisticsResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StatisticsResultMutation) OldContentVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentVersion: %w", err)
+	}
+	return oldValue.ContentVersion, nil
+}
+
+// AddContentVersion adds i to the "content_version" field.
+func (m *StatisticsResultMutation) AddContentVersion(i int) {
+	if m.addcontent_version != nil {
+		*m.addcontent_version += i
+	} else {
+		m.addcontent_version = &i
+	}
+}
+
+// AddedContentVersion returns the value that was added to the "content_version" field in this mutation.
+func (m *StatisticsResultMutation) AddedContentVersion() (r int, exists bool) {
+	v := m.addcontent_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetContentVersion resets all changes to the "content_version" field.
+func (m *StatisticsResultMutation) ResetContentVersion() {
+	m.content_version = nil
+	m.addcontent_version = nil
+}
+
+// SetResult sets the "result" field.
+func (m *StatisticsResultMutation) SetResult(b []byte) {
+	m.result = &b
+}
+
+// Result returns the value of the "result" field in the mutation.
+func (m *StatisticsResultMutation) Result() (r []byte, exists bool) {
+	v := m.result
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResult returns the old "result" field's value of the StatisticsResult entity.
+// If the StatisticsResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StatisticsResultMutation) OldResult(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResult is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResult requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResult: %w", err)
+	}
+	return oldValue.Result, nil
+}
+
+// ResetResult resets all changes to the "result" field.
+func (m *StatisticsResultMutation) ResetResult() {
+	m.result = nil
+}
+
+// SetCountedAt sets the "counted_at" field.
+func (m *StatisticsResultMutation) SetCountedAt(t time.Time) {
+	m.counted_at = &t
+}
+
+// CountedAt returns the value of the "counted_at" field in the mutation.
+func (m *StatisticsResultMutation) CountedAt() (r time.Time, exists bool) {
+	v := m.counted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCountedAt returns the old "counted_at" field's value of the StatisticsResult entity.
+// If the StatisticsResult object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StatisticsResultMutation) OldCountedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCountedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCountedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCountedAt: %w", err)
+	}
+	return oldValue.CountedAt, nil
+}
+
+// ResetCountedAt resets all changes to the "counted_at" field.
+func (m *StatisticsResultMutation) ResetCountedAt() {
+	m.counted_at = nil
+}
+
+// ClearAnnotationSet clears the "annotation_set" edge to the AnnotationSet entity.
+func (m *StatisticsResultMutation) ClearAnnotationSet() {
+	m.clearedannotation_set = true
+	m.clearedFields[statisticsresult.FieldAnnotationSetID] = struct{}{}
+}
+
+// AnnotationSetCleared reports if the "annotation_set" edge to the AnnotationSet entity was cleared.
+func (m *StatisticsResultMutation) AnnotationSetCleared() bool {
+	return m.clearedannotation_set
+}
+
+// AnnotationSetIDs returns the "annotation_set" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AnnotationSetID instead. It exists only for internal usage by the builders.
+func (m *StatisticsResultMutation) AnnotationSetIDs() (ids []int) {
+	if id := m.annotation_set; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAnnotationSet resets all changes to the "annotation_set" edge.
+func (m *StatisticsResultMutation) ResetAnnotationSet() {
+	m.annotation_set = nil
+	m.clearedannotation_set = false
+}
+
+// Where appends a list predicates to the StatisticsResultMutation builder.
+func (m *StatisticsResultMutation) Where(ps ...predicate.StatisticsResult) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StatisticsResultMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StatisticsResultMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.StatisticsResult, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StatisticsResultMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StatisticsResultMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (StatisticsResult).
+func (m *StatisticsResultMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StatisticsResultMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.annotation_set != nil {
+		fields = append(fields, statisticsresult.FieldAnnotationSetID)
+	}
+	if m.measure != nil {
+		fields = append(fields, statisticsresult.FieldMeasure)
+	}
+	if m.content_version != nil {
+		fields = append(fields, statisticsresult.FieldContentVersion)
+	}
+	if m.result != nil {
+		fields = append(fields, statisticsresult.FieldResult)
+	}
+	if m.counted_at != nil {
+		fields = append(fields, statisticsresult.FieldCountedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StatisticsResultMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case statisticsresult.FieldAnnotationSetID:
+		return m.AnnotationSetID()
+	case statisticsresult.FieldMeasure:
+		return m.Measure()
+	case statisticsresult.FieldContentVersion:
+		return m.ContentVersion()
+	case statisticsresult.FieldResult:
+		return m.Result()
+	case statisticsresult.FieldCountedAt:
+		return m.CountedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StatisticsResultMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case statisticsresult.FieldAnnotationSetID:
+		return m.OldAnnotationSetID(ctx)
+	case statisticsresult.FieldMeasure:
+		return m.OldMeasure(ctx)
+	case statisticsresult.FieldContentVersion:
+		return m.OldContentVersion(ctx)
+	case statisticsresult.FieldResult:
+		return m.OldResult(ctx)
+	case statisticsresult.FieldCountedAt:
+		return m.OldCountedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown StatisticsResult field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StatisticsResultMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case statisticsresult.FieldAnnotationSetID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnotationSetID(v)
+		return nil
+	case statisticsresult.FieldMeasure:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMeasure(v)
+		return nil
+	case statisticsresult.FieldContentVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentVersion(v)
+		return nil
+	case statisticsresult.FieldResult:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResult(v)
+		return nil
+	case statisticsresult.FieldCountedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCountedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StatisticsResult field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StatisticsResultMutation) AddedFields() []string {
+	var fields []string
+	if m.addcontent_version != nil {
+		fields = append(fields, statisticsresult.FieldContentVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StatisticsResultMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case statisticsresult.FieldContentVersion:
+		return m.AddedContentVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StatisticsResultMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case statisticsresult.FieldContentVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddContentVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StatisticsResult numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StatisticsResultMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StatisticsResultMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StatisticsResultMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown StatisticsResult nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StatisticsResultMutation) ResetField(name string) error {
+	switch name {
+	case statisticsresult.FieldAnnotationSetID:
+		m.ResetAnnotationSetID()
+		return nil
+	case statisticsresult.FieldMeasure:
+		m.ResetMeasure()
+		return nil
+	case statisticsresult.FieldContentVersion:
+		m.ResetContentVersion()
+		return nil
+	case statisticsresult.FieldResult:
+		m.ResetResult()
+		return nil
+	case statisticsresult.FieldCountedAt:
+		m.ResetCountedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StatisticsResult field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StatisticsResultMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.annotation_set != nil {
+		edges = append(edges, statisticsresult.EdgeAnnotationSet)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StatisticsResultMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case statisticsresult.EdgeAnnotationSet:
+		if id := m.annotation_set; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StatisticsResultMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StatisticsResultMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StatisticsResultMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedannotation_set {
+		edges = append(edges, statisticsresult.EdgeAnnotationSet)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StatisticsResultMutation) EdgeCleared(name string) bool {
+	switch name {
+	case statisticsresult.EdgeAnnotationSet:
+		return m.clearedannotation_set
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StatisticsResultMutation) ClearEdge(name string) error {
+	switch name {
+	case statisticsresult.EdgeAnnotationSet:
+		m.ClearAnnotationSet()
+		return nil
+	}
+	return fmt.Errorf("unknown StatisticsResult unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StatisticsResultMutation) ResetEdge(name string) error {
+	switch name {
+	case statisticsresult.EdgeAnnotationSet:
+		m.ResetAnnotationSet()
+		return nil
+	}
+	return fmt.Errorf("unknown StatisticsResult edge %s", name)
 }
 
 // SurrogateMappingMutation represents an operation that mutates the SurrogateMapping nodes in the graph.

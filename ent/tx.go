@@ -40,6 +40,8 @@ type Tx struct {
 	Release *ReleaseClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// StatisticsResult is the client for interacting with the StatisticsResult builders.
+	StatisticsResult *StatisticsResultClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
 	SurrogateMapping *SurrogateMappingClient
 	// Token is the client for interacting with the Token builders.
@@ -190,6 +192,7 @@ func (tx *Tx) init() {
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Release = NewReleaseClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
+	tx.StatisticsResult = NewStatisticsResultClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -163,11 +163,16 @@ func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats
 // annotation set of a corpus: every span of a name label (stats.IsName)
 // reduced to its pattern, counted. In one snapshot the database lists the
 // set's labels (along the (annotation_set_id, category, type) index) and
-// then reads the texts of the names' labels alone.
+// then reads the texts of the names' labels alone. The table is kept in the
+// database, like the statistics, for the corpus's content version.
 func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string) ([]stats.PatternCount, error) {
 	set, err := s.AnnotationSet(ctx, c, setName)
 	if err != nil {
 		return nil, err
+	}
+	var patterns []stats.PatternCount
+	if kept, err := s.keptMeasure(ctx, set.ID, c.ContentVersion, namePatternsMeasure, &patterns); kept || err != nil {
+		return patterns, err
 	}
 	names := map[string]int{}
 	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
@@ -208,5 +213,7 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 	if err != nil {
 		return nil, err
 	}
-	return stats.NamePatternCounts(names), nil
+	patterns = stats.NamePatternCounts(names)
+	s.keepMeasure(ctx, set.ID, c.ContentVersion, namePatternsMeasure, patterns)
+	return patterns, nil
 }

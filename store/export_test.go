@@ -7,7 +7,7 @@ import (
 	"deidcorpus/pipeline/surrogate"
 )
 
-// CountStatistics is Statistics without the cache: what the benchmarks time.
+// CountStatistics is Statistics without either cache: what the benchmarks time.
 func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string, by []Dimension) (*Statistics, error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
@@ -49,3 +49,12 @@ func (s *Store) SaveMappings(ctx context.Context, sourceID, jobID int, ms []surr
 	}
 	return s.withTx(ctx, func(tx *ent.Tx) error { return s.saveMappings(ctx, tx, ring, sourceID, jobID, ms) })
 }
+
+// KeepStatistics stores a result in the database as a count made at version
+// would: what a slow counter of an older version does after a newer one.
+func (s *Store) KeepStatistics(ctx context.Context, setID, version int, by []Dimension, st *Statistics) {
+	s.keepMeasure(ctx, setID, version, statisticsMeasure(joinDimensions(by)), st)
+}
+
+// Rebind is rebind, for tests' own SQL.
+func (s *Store) Rebind(query string) string { return s.rebind(query) }

@@ -154,13 +154,22 @@ func (s *Store) statistics(ctx context.Context, c *ent.Corpus, setName string, b
 	if err != nil {
 		return nil, err
 	}
-	key := statsKey(set.ID, by)
+	dims := joinDimensions(by)
+	key := fmt.Sprint(set.ID, ":", dims)
 	if st, ok := s.statsCache.get(c.ID, c.ContentVersion, key); ok {
 		return st, nil
 	}
-	st, err := s.countStatistics(ctx, c, set, by)
+	st := &Statistics{}
+	measure := statisticsMeasure(dims)
+	kept, err := s.keptMeasure(ctx, set.ID, c.ContentVersion, measure, st)
 	if err != nil {
 		return nil, err
+	}
+	if !kept {
+		if st, err = s.countStatistics(ctx, c, set, by); err != nil {
+			return nil, err
+		}
+		s.keepMeasure(ctx, set.ID, c.ContentVersion, measure, st)
 	}
 	s.statsCache.put(c.ID, c.ContentVersion, key, st)
 	return st, nil

@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/stats"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -73,4 +75,115 @@ func TestStatisticsCacheFollowsWrites(t *testing.T) {
 			assert.Equal(t, fresh(), third)
 		})
 	}
+}
+
+// TestStatisticsKeptInTheDatabase counts statistics in one store and reads
+// them from others on the same database, as later processes would: they
+// find the first's result without counting, until the corpus changes. A
+// count of an older version never replaces a newer one, and the kept
+// results go with their corpus.
+func TestStatisticsKeptInTheDatabase(t *testing.T) {
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: 8, Seed: 3}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	half := len(docs) / 2
+	by := []store.Dimension{store.BySplit, store.ByNoteType}
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			open := func() *store.Store {
+				t.Helper()
+				s, err := store.Open(ctx, dsn)
+				require.NoError(t, err)
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+			var setID int
+			kept := func(s *store.Store) (version int, st store.Statistics) {
+				t.Helper()
+				var result []byte
+				require.NoError(t, s.DB.QueryRowContext(ctx, `SELECT annotation_set_id, content_version, result FROM statistics_results WHERE measure LIKE 'statistics%'`).
+					Scan(&setID, &version, &result))
+				require.NoError(t, json.Unmarshal(result, &st))
+				return version, st
+			}
+			first := open()
+			_, err := first.ImportDocuments(ctx, store.ImportOptions{Corpus: "c"}, docs[:half])
+			require.NoError(t, err)
+			counted, err := first.Statistics(ctx, "c", "gold", by)
+			require.NoError(t, err)
+			assert.Equal(t, half, counted.Documents)
+			version, st := kept(first)
+			assert.Equal(t, *counted, st)
+
+			// Marked in the database, the result shows it was read, not counted.
+			marked := *counted
+			marked.Documents = 1_000_000
+			result, err := json.Marshal(marked)
+			require.NoError(t, err)
+			_, err = first.DB.ExecContext(ctx, first.Rebind(`UPDATE statistics_results SET result = ? WHERE measure LIKE 'statistics%'`), result)
+			require.NoError(t, err)
+			second := open()
+			got, err := second.Statistics(ctx, "c", "gold", by)
+			require.NoError(t, err)
+			assert.Equal(t, 1_000_000, got.Documents)
+
+			// So are the name patterns.
+			c, err := first.CorpusByName(ctx, "c")
+			require.NoError(t, err)
+			patterns, err := first.NamePatterns(ctx, c, "gold")
+			require.NoError(t, err)
+			require.NotEmpty(t, patterns)
+			mark := []stats.PatternCount{{Pattern: "Mark", Tokens: 1, Count: 7}}
+			result, err = json.Marshal(mark)
+			require.NoError(t, err)
+			_, err = first.DB.ExecContext(ctx, first.Rebind(`UPDATE statistics_results SET result = ? WHERE measure = 'name patterns'`), result)
+			require.NoError(t, err)
+			got2, err := open().NamePatterns(ctx, c, "gold")
+			require.NoError(t, err)
+			assert.Equal(t, mark, got2)
+
+			// A write to the corpus makes them stale everywhere.
+			_, err = first.ImportDocuments(ctx, store.ImportOptions{Corpus: "c"}, docs[half:])
+			require.NoError(t, err)
+			fresh, err := second.CountStatistics(ctx, "c", "gold", by)
+			require.NoError(t, err)
+			got, err = second.Statistics(ctx, "c", "gold", by)
+			require.NoError(t, err)
+			assert.Equal(t, len(docs), got.Documents)
+			assert.Equal(t, fresh, got)
+			newer, st := kept(second)
+			assert.Greater(t, newer, version)
+			assert.Equal(t, *fresh, st)
+
+			c, err = second.CorpusByName(ctx, "c")
+			require.NoError(t, err)
+			got2, err = second.NamePatterns(ctx, c, "gold")
+			require.NoError(t, err)
+			assert.NotEqual(t, mark, got2)
+			assert.Greater(t, countPatterns(got2), countPatterns(patterns)) // the second half's names too
+
+			// A slow count of the older version, kept after, changes nothing.
+			first.KeepStatistics(ctx, setID, version, by, &marked)
+			again, st := kept(first)
+			assert.Equal(t, newer, again)
+			assert.Equal(t, *fresh, st)
+
+			require.NoError(t, first.DeleteCorpus(ctx, "c"))
+			var rows int
+			require.NoError(t, first.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM statistics_results`).Scan(&rows))
+			assert.Zero(t, rows)
+		})
+	}
+}
+
+func countPatterns(ps []stats.PatternCount) int {
+	n := 0
+	for _, p := range ps {
+		n += p.Count
+	}
+	return n
 }

@@ -33,6 +33,8 @@ const (
 	EdgeCorpus = "corpus"
 	// EdgeSpans holds the string denoting the spans edge name in mutations.
 	EdgeSpans = "spans"
+	// EdgeStatistics holds the string denoting the statistics edge name in mutations.
+	EdgeStatistics = "statistics"
 	// Table holds the table name of the annotationset in the database.
 	Table = "annotation_sets"
 	// CorpusTable is the table that holds the corpus relation/edge.
@@ -49,6 +51,13 @@ const (
 	SpansInverseTable = "spans"
 	// SpansColumn is the table column denoting the spans relation/edge.
 	SpansColumn = "annotation_set_id"
+	// StatisticsTable is the table that holds the statistics relation/edge.
+	StatisticsTable = "statistics_results"
+	// StatisticsInverseTable is the table name for the StatisticsResult entity.
+	// It exists in this package in order to avoid circular dependency with the "statisticsresult" package.
+	StatisticsInverseTable = "statistics_results"
+	// StatisticsColumn is the table column denoting the statistics relation/edge.
+	StatisticsColumn = "annotation_set_id"
 )
 
 // Columns holds all SQL columns for annotationset fields.
@@ -163,6 +172,20 @@ func BySpans(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newSpansStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByStatisticsCount orders the results by statistics count.
+func ByStatisticsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newStatisticsStep(), opts...)
+	}
+}
+
+// ByStatistics orders the results by statistics terms.
+func ByStatistics(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newStatisticsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newCorpusStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -175,6 +198,13 @@ func newSpansStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SpansInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, SpansTable, SpansColumn),
+	)
+}
+func newStatisticsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(StatisticsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, StatisticsTable, StatisticsColumn),
 	)
 }
 

@@ -341,6 +341,29 @@ func HasSpansWith(preds ...predicate.Span) predicate.AnnotationSet {
 	})
 }
 
+// HasStatistics applies the HasEdge predicate on the "statistics" edge.
+func HasStatistics() predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, StatisticsTable, StatisticsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasStatisticsWith applies the HasEdge predicate on the "statistics" edge with a given conditions (other predicates).
+func HasStatisticsWith(preds ...predicate.StatisticsResult) predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := newStatisticsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.AnnotationSet) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.AndPredicates(predicates...))

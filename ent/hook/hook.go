@@ -164,6 +164,18 @@ func (f SpanFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SpanMutation", m)
 }
 
+// The StatisticsResultFunc type is an adapter to allow the use of ordinary
+// function as StatisticsResult mutator.
+type StatisticsResultFunc func(context.Context, *ent.StatisticsResultMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f StatisticsResultFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.StatisticsResultMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StatisticsResultMutation", m)
+}
+
 // The SurrogateMappingFunc type is an adapter to allow the use of ordinary
 // function as SurrogateMapping mutator.
 type SurrogateMappingFunc func(context.Context, *ent.SurrogateMappingMutation) (ent.Value, error)

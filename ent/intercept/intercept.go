@@ -21,6 +21,7 @@ import (
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
@@ -435,6 +436,33 @@ func (f TraverseSpan) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SpanQuery", q)
 }
 
+// The StatisticsResultFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StatisticsResultFunc func(context.Context, *ent.StatisticsResultQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StatisticsResultFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StatisticsResultQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StatisticsResultQuery", q)
+}
+
+// The TraverseStatisticsResult type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStatisticsResult func(context.Context, *ent.StatisticsResultQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStatisticsResult) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStatisticsResult) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StatisticsResultQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StatisticsResultQuery", q)
+}
+
 // The SurrogateMappingFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SurrogateMappingFunc func(context.Context, *ent.SurrogateMappingQuery) (ent.Value, error)
 
@@ -545,6 +573,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ReleaseQuery, predicate.Release, release.OrderOption]{typ: ent.TypeRelease, tq: q}, nil
 	case *ent.SpanQuery:
 		return &query[*ent.SpanQuery, predicate.Span, span.OrderOption]{typ: ent.TypeSpan, tq: q}, nil
+	case *ent.StatisticsResultQuery:
+		return &query[*ent.StatisticsResultQuery, predicate.StatisticsResult, statisticsresult.OrderOption]{typ: ent.TypeStatisticsResult, tq: q}, nil
 	case *ent.SurrogateMappingQuery:
 		return &query[*ent.SurrogateMappingQuery, predicate.SurrogateMapping, surrogatemapping.OrderOption]{typ: ent.TypeSurrogateMapping, tq: q}, nil
 	case *ent.TokenQuery:

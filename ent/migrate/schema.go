@@ -421,6 +421,36 @@ var (
 			},
 		},
 	}
+	// StatisticsResultsColumns holds the columns for the "statistics_results" table.
+	StatisticsResultsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "measure", Type: field.TypeString},
+		{Name: "content_version", Type: field.TypeInt},
+		{Name: "result", Type: field.TypeBytes},
+		{Name: "counted_at", Type: field.TypeTime},
+		{Name: "annotation_set_id", Type: field.TypeInt},
+	}
+	// StatisticsResultsTable holds the schema information for the "statistics_results" table.
+	StatisticsResultsTable = &schema.Table{
+		Name:       "statistics_results",
+		Columns:    StatisticsResultsColumns,
+		PrimaryKey: []*schema.Column{StatisticsResultsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "statistics_results_annotation_sets_statistics",
+				Columns:    []*schema.Column{StatisticsResultsColumns[5]},
+				RefColumns: []*schema.Column{AnnotationSetsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "statisticsresult_annotation_set_id_measure",
+				Unique:  true,
+				Columns: []*schema.Column{StatisticsResultsColumns[5], StatisticsResultsColumns[1]},
+			},
+		},
+	}
 	// SurrogateMappingsColumns holds the columns for the "surrogate_mappings" table.
 	SurrogateMappingsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -539,6 +569,7 @@ var (
 		PatientsTable,
 		ReleasesTable,
 		SpansTable,
+		StatisticsResultsTable,
 		SurrogateMappingsTable,
 		TokensTable,
 		UsersTable,
@@ -595,6 +626,10 @@ func init() {
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable
 	SpansTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(17179869184),
+	}
+	StatisticsResultsTable.ForeignKeys[0].RefTable = AnnotationSetsTable
+	StatisticsResultsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(68719476736),
 	}
 	SurrogateMappingsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(38654705664),

@@ -45,6 +45,9 @@ type Release func(*sql.Selector)
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)
 
+// StatisticsResult is the predicate function for statisticsresult builders.
+type StatisticsResult func(*sql.Selector)
+
 // SurrogateMapping is the predicate function for surrogatemapping builders.
 type SurrogateMapping func(*sql.Selector)
 

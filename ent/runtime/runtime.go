@@ -16,6 +16,7 @@ import (
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
@@ -306,6 +307,12 @@ func init() {
 	spanDescNoteType := spanFields[10].Descriptor()
 	// span.DefaultNoteType holds the default value on creation for the note_type field.
 	span.DefaultNoteType = spanDescNoteType.Default.(string)
+	statisticsresultFields := schema.StatisticsResult{}.Fields()
+	_ = statisticsresultFields
+	// statisticsresultDescCountedAt is the schema descriptor for counted_at field.
+	statisticsresultDescCountedAt := statisticsresultFields[4].Descriptor()
+	// statisticsresult.DefaultCountedAt holds the default value on creation for the counted_at field.
+	statisticsresult.DefaultCountedAt = statisticsresultDescCountedAt.Default.(func() time.Time)
 	surrogatemappingFields := schema.SurrogateMapping{}.Fields()
 	_ = surrogatemappingFields
 	// surrogatemappingDescOriginalHash is the schema descriptor for original_hash field.

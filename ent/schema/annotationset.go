@@ -36,6 +36,9 @@ func (AnnotationSet) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("corpus", Corpus.Type).Ref("annotation_sets").Field("corpus_id").Unique().Required().Immutable(),
 		edge.To("spans", Span.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		// The set's statistics as last counted (store/statscache.go).
+		edge.To("statistics", StatisticsResult.Type).
+			Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),
 	}
 }
 
