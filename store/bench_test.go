@@ -576,7 +576,7 @@ func BenchmarkCompare100k(b *testing.B) {
 		b.Run("by="+string(by), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				c, err := s.CompareCorpora(ctx, store.CompareOptions{A: "generated-a", SetA: "gold", B: "generated-b", SetB: "gold", By: by})
+				c, err := s.CountComparison(ctx, store.CompareOptions{A: "generated-a", SetA: "gold", B: "generated-b", SetB: "gold", By: by})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -32,10 +32,17 @@ var graphQLCompareFields = CompareFields{A: "a", SetA: "setA", B: "b", SetB: "se
 //
 // Per corpus it makes two passes, all four side by side on one snapshot:
 // the documents' texts, streamed row by row through a vocabulary that keeps
-// only distinct case-folded tokens, and the spans read in the order they
-// were written and grouped here by (category, type, text), which yields the
-// counts per group, the distinct texts and the names at once.
+// only distinct case-folded tokens, and the spans, streamed in the order they
+// were written into the counts per group, the distinct texts and the names.
+// The result is kept in the database (see statscache.go) for the two
+// corpora's content versions.
 func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.Comparison, error) {
+	return s.compareCorpora(ctx, opt, true)
+}
+
+// compareCorpora is CompareCorpora, reading and keeping the result in the
+// database when kept is set.
+func (s *Store) compareCorpora(ctx context.Context, opt CompareOptions, kept bool) (*stats.Comparison, error) {
 	f := opt.Fields
 	if f == (CompareFields{}) {
 		f = graphQLCompareFields
@@ -72,6 +79,14 @@ func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.
 	if err != nil {
 		return nil, err
 	}
+	// Kept on A, for A's version, under a measure naming B's.
+	measure := fmt.Sprintf("comparison by %s with annotation set %d at version %d", opt.By, b.set.ID, b.c.ContentVersion)
+	if kept {
+		var cmp stats.Comparison
+		if ok, err := s.keptMeasure(ctx, a.set.ID, a.c.ContentVersion, measure, &cmp); ok || err != nil {
+			return &cmp, err
+		}
+	}
 	// The texts are the longest reads: they go first. A side's two tasks
 	// fill disjoint parts of it, so they may run at once.
 	tasks := []readTask{
@@ -87,7 +102,17 @@ func (s *Store) CompareCorpora(ctx context.Context, opt CompareOptions) (*stats.
 	if err := s.readConcurrently(ctx, nil, func() []readTask { return tasks }); err != nil {
 		return nil, err
 	}
-	return stats.Compare(a.side, b.side)
+	cmp, err := stats.Compare(a.side, b.side)
+	if err == nil && kept {
+		// The comparisons with B's earlier versions are stale for good.
+		stale := fmt.Sprintf("comparison by %s with annotation set %d at version %%", opt.By, b.set.ID)
+		if _, err := s.DB.ExecContext(ctx, s.rebind(`DELETE FROM statistics_results
+			WHERE annotation_set_id = ? AND measure LIKE ? AND measure <> ?`), a.set.ID, stale, measure); err != nil {
+			s.logger.Warn("drop the stale comparisons", "annotation set", a.set.ID, "err", err)
+		}
+		s.keepMeasure(ctx, a.set.ID, a.c.ContentVersion, measure, cmp)
+	}
+	return cmp, err
 }
 
 // fieldError names the option an error is about, keeping its code.
@@ -121,42 +146,12 @@ func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, split 
 	return rows.Err()
 }
 
-// streamSpans feeds a set's spans to a side, each distinct (category, type,
-// text) once with its count: one scan of the set, grouped here. Memory
-// holds each distinct (category, type, text) until the scan ends.
+// streamSpans feeds a set's spans to a side: one scan of the set, in the
+// order the spans were written.
 func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats.Side) error {
-	// category -> type -> text -> count; looked up by the driver's bytes,
-	// which allocates nothing but for a new key.
-	counts := map[string]map[string]map[string]*int{}
-	err := s.eachSpan(ctx, q, setID, allIDs, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
-		types := counts[string(l[0])]
-		if types == nil {
-			types = map[string]map[string]*int{}
-			counts[string(l[0])] = types
-		}
-		texts := types[string(l[1])]
-		if texts == nil {
-			texts = map[string]*int{}
-			types[string(l[1])] = texts
-		}
-		if n := texts[string(text)]; n != nil {
-			*n++
-		} else {
-			one := 1
-			texts[string(text)] = &one
-		}
+	return s.eachSpan(ctx, q, setID, allIDs, []string{"category", `"type"`}, func(text []byte, l [][]byte) {
+		sd.AddSpan(l[0], l[1], text)
 	})
-	if err != nil {
-		return err
-	}
-	for category, types := range counts {
-		for typ, texts := range types {
-			for text, n := range texts {
-				sd.AddSpans(category, typ, text, *n)
-			}
-		}
-	}
-	return nil
 }
 
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"deidcorpus/ent"
+	"deidcorpus/pipeline/stats"
 	"deidcorpus/pipeline/surrogate"
 )
 
@@ -58,3 +59,9 @@ func (s *Store) KeepStatistics(ctx context.Context, setID, version int, by []Dim
 
 // Rebind is rebind, for tests' own SQL.
 func (s *Store) Rebind(query string) string { return s.rebind(query) }
+
+// CountComparison is CompareCorpora without the results kept in the
+// database: what the benchmarks time.
+func (s *Store) CountComparison(ctx context.Context, opt CompareOptions) (*stats.Comparison, error) {
+	return s.compareCorpora(ctx, opt, false)
+}

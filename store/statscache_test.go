@@ -187,3 +187,88 @@ func countPatterns(ps []stats.PatternCount) int {
 	}
 	return n
 }
+
+// TestComparisonKeptInTheDatabase compares two corpora, then reads the
+// comparison from another store as a later process would: it is the one
+// kept, exactly, until either corpus changes; a comparison with an earlier
+// version of B is dropped when a newer one is kept.
+func TestComparisonKeptInTheDatabase(t *testing.T) {
+	gen := func(seed uint64) []pipeline.Document {
+		var docs []pipeline.Document
+		require.NoError(t, synth.Generate(synth.Options{Patients: 6, Seed: seed}, func(p synth.Patient) error {
+			docs = append(docs, p.Docs...)
+			return nil
+		}))
+		return docs
+	}
+	docsA, docsB := gen(1), gen(2)
+	half := len(docsB) / 2
+	opt := store.CompareOptions{A: "a", SetA: "gold", B: "b", SetB: "gold", By: store.ByType}
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			open := func() *store.Store {
+				t.Helper()
+				s, err := store.Open(ctx, dsn)
+				require.NoError(t, err)
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+			comparisons := func(s *store.Store) int {
+				t.Helper()
+				var n int
+				require.NoError(t, s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM statistics_results WHERE measure LIKE 'comparison%'`).Scan(&n))
+				return n
+			}
+			first := open()
+			_, err := first.ImportDocuments(ctx, store.ImportOptions{Corpus: "a"}, docsA)
+			require.NoError(t, err)
+			_, err = first.ImportDocuments(ctx, store.ImportOptions{Corpus: "b"}, docsB[:half])
+			require.NoError(t, err)
+			counted, err := first.CompareCorpora(ctx, opt)
+			require.NoError(t, err)
+			read, err := open().CompareCorpora(ctx, opt)
+			require.NoError(t, err)
+			assert.Equal(t, counted, read, "the kept comparison is the counted one, figure for figure")
+			assert.Equal(t, 1, comparisons(first))
+
+			// Marked in the database, the result shows it was read, not counted.
+			marked := *counted
+			marked.B.Documents = 1_000_000
+			result, err := json.Marshal(marked)
+			require.NoError(t, err)
+			_, err = first.DB.ExecContext(ctx, first.Rebind(`UPDATE statistics_results SET result = ? WHERE measure LIKE 'comparison%'`), result)
+			require.NoError(t, err)
+			read, err = open().CompareCorpora(ctx, opt)
+			require.NoError(t, err)
+			assert.Equal(t, 1_000_000, read.B.Documents)
+
+			// A write to B makes it stale, and the kept one is replaced.
+			_, err = first.ImportDocuments(ctx, store.ImportOptions{Corpus: "b"}, docsB[half:])
+			require.NoError(t, err)
+			second := open()
+			read, err = second.CompareCorpora(ctx, opt)
+			require.NoError(t, err)
+			fresh, err := second.CountComparison(ctx, opt)
+			require.NoError(t, err)
+			assert.Equal(t, fresh, read)
+			assert.Equal(t, len(docsB), read.B.Documents)
+			assert.Equal(t, 1, comparisons(first), "the comparison with B's earlier version is dropped")
+
+			// So does a write to A.
+			_, err = first.DB.ExecContext(ctx, first.Rebind(`UPDATE statistics_results SET result = ? WHERE measure LIKE 'comparison%'`), result)
+			require.NoError(t, err)
+			changed := docsA[0]
+			changed.Text += " "
+			changed.Spans = nil
+			_, err = first.ImportDocuments(ctx, store.ImportOptions{Corpus: "a", Replace: true}, []pipeline.Document{changed})
+			require.NoError(t, err)
+			read, err = open().CompareCorpora(ctx, opt)
+			require.NoError(t, err)
+			fresh, err = second.CountComparison(ctx, opt)
+			require.NoError(t, err)
+			assert.Equal(t, fresh, read)
+		})
+	}
+}

@@ -16,9 +16,9 @@ const (
 )
 
 // Side is what a comparison needs of one annotation set of one corpus. It is
-// filled by streaming: every document's text through AddDocument and the
-// set's spans, grouped by (category, type, text) with their counts, through
-// AddSpans; only distinct terms are kept.
+// filled by streaming: every document's text through AddDocument and every
+// span of the set through AddSpan; only distinct terms are kept, as hashes
+// (termHash), and the exact texts of names.
 type Side struct {
 	Corpus        string
 	AnnotationSet string
@@ -32,7 +32,7 @@ type Side struct {
 	// own (B's spans are looked up in A's PHI as a whole): set it before
 	// adding spans to save the time and memory.
 	Reference bool
-	buf       []byte
+	key, buf  []byte
 }
 
 // SideGroup is one group (a category or a type) of a Side.
@@ -41,7 +41,8 @@ type SideGroup struct {
 	Total          int
 	Unique         int         // distinct exact span texts
 	PHI            *Vocabulary // case-folded span texts of this group
-	texts          map[string]bool
+	texts          map[termHash]struct{}
+	name           bool // its spans are names (IsName)
 }
 
 // NewSide starts a side grouped by ByCategory or ByType.
@@ -59,38 +60,37 @@ func (s *Side) AddDocument(text []byte) {
 	s.Tokens.AddText(text)
 }
 
-// AddSpans adds n spans of one label with one exact text. Each (category,
-// type, text) must be added once, with all its spans counted in n.
-func (s *Side) AddSpans(category, typ, text string, n int) {
-	key, t := category, ""
+// AddSpan adds one span: its label and its exact text. The bytes are only
+// read during the call (a database driver's buffers will do).
+func (s *Side) AddSpan(category, typ, text []byte) {
+	s.key = append(s.key[:0], category...)
 	if s.By == ByType {
-		key, t = category+"\x00"+typ, typ
+		s.key = append(append(s.key, 0), typ...)
 	}
-	g := s.Groups[key]
+	g := s.Groups[string(s.key)]
 	if g == nil {
-		g = &SideGroup{Category: category, Type: t}
+		g = &SideGroup{Category: string(category), texts: map[termHash]struct{}{}, name: IsName(string(category), string(typ))}
+		if s.By == ByType {
+			g.Type = string(typ)
+		}
 		if !s.Reference {
 			g.PHI = NewVocabulary()
 		}
-		if s.By == ByCategory {
-			g.texts = map[string]bool{}
-		}
-		s.Groups[key] = g
+		s.Groups[string(s.key)] = g
 	}
-	g.Total += n
-	if g.texts == nil {
-		g.Unique++ // (category, type, text) is distinct
-	} else if !g.texts[text] {
-		g.texts[text] = true
+	g.Total++
+	h := hashTerm(text)
+	if _, seen := g.texts[h]; !seen {
+		g.texts[h] = struct{}{}
 		g.Unique++
 	}
 	s.buf = appendFold(s.buf[:0], text) // folded once for both vocabularies
 	if g.PHI != nil {
-		g.PHI.add(s.buf, n)
+		g.PHI.add(s.buf, 1)
 	}
-	s.PHI.add(s.buf, n)
-	if IsName(category, typ) {
-		s.Names[text] += n
+	s.PHI.add(s.buf, 1)
+	if g.name {
+		s.Names[string(text)]++
 	}
 }
 

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"hash/maphash"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,7 +15,7 @@ func Fold(s string) string {
 	return string(appendFold(nil, s))
 }
 
-func appendFold(dst []byte, s string) []byte {
+func appendFold[T string | []byte](dst []byte, s T) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -25,7 +26,8 @@ func appendFold(dst []byte, s string) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// At most one character's bytes: converted on the stack.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 		dst = utf8.AppendRune(dst, foldRune(r))
 		i += size
 	}
@@ -39,18 +41,37 @@ func foldRune(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // Vocabulary counts terms: case-folded whitespace tokens of document text
-// (AddText), or whole case-folded span texts (AddTerm). It holds each distinct
-// term once, however large the corpus it was fed: texts are streamed through
-// it, not kept.
+// (AddText), or whole case-folded span texts (Side.AddSpan). It holds each distinct
+// term once, as its hash (termHash), however large the corpus it was fed:
+// texts are streamed through it, not kept.
 type Vocabulary struct {
-	index  map[string]int32
+	index  map[termHash]int32
 	counts []int
 	total  int
 	buf    []byte
 }
 
 // NewVocabulary returns an empty vocabulary.
-func NewVocabulary() *Vocabulary { return &Vocabulary{index: map[string]int32{}} }
+func NewVocabulary() *Vocabulary { return &Vocabulary{index: map[termHash]int32{}} }
+
+// termHash names a term: two 64-bit hashes of it under independent seeds,
+// the same for every vocabulary of the process, so that two vocabularies
+// compare. Two distinct terms share one with odds of about n²/2¹²⁹ among n
+// terms, which no corpus comes near; a term costs 16 bytes whatever its
+// length (a million notes have millions of distinct tokens and span texts).
+type termHash [2]uint64
+
+var termSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func hashTerm[T string | []byte](term T) termHash {
+	switch t := any(term).(type) {
+	case string:
+		return termHash{maphash.String(termSeeds[0], t), maphash.String(termSeeds[1], t)}
+	default:
+		b := t.([]byte)
+		return termHash{maphash.Bytes(termSeeds[0], b), maphash.Bytes(termSeeds[1], b)}
+	}
+}
 
 // AddText adds the tokens of a text: the runs of characters between white
 // space (unicode.IsSpace, as strings.Fields splits), each case-folded by Fold.
@@ -90,17 +111,12 @@ func (v *Vocabulary) AddText(text []byte) {
 	v.buf = buf
 }
 
-// AddTerm adds n occurrences of a whole text (a span's), case-folded.
-func (v *Vocabulary) AddTerm(text string, n int) {
-	v.buf = appendFold(v.buf[:0], text)
-	v.add(v.buf, n)
-}
-
 func (v *Vocabulary) add(term []byte, n int) {
-	if i, ok := v.index[string(term)]; ok { // no allocation for a known term
+	h := hashTerm(term)
+	if i, ok := v.index[h]; ok {
 		v.counts[i] += n
 	} else {
-		v.index[string(term)] = int32(len(v.counts))
+		v.index[h] = int32(len(v.counts))
 		v.counts = append(v.counts, n)
 	}
 	v.total += n
@@ -108,7 +124,7 @@ func (v *Vocabulary) add(term []byte, n int) {
 
 // Count returns how often a (folded) term occurred.
 func (v *Vocabulary) Count(term string) int {
-	if i, ok := v.index[term]; ok {
+	if i, ok := v.index[hashTerm(term)]; ok {
 		return v.counts[i]
 	}
 	return 0
@@ -116,7 +132,7 @@ func (v *Vocabulary) Count(term string) int {
 
 // Has says whether a (folded) term occurred.
 func (v *Vocabulary) Has(term string) bool {
-	_, ok := v.index[term]
+	_, ok := v.index[hashTerm(term)]
 	return ok
 }
 
@@ -128,8 +144,8 @@ func (v *Vocabulary) Len() int { return len(v.counts) }
 
 // OOV counts the occurrences and the distinct terms of v that ref never saw.
 func (v *Vocabulary) OOV(ref *Vocabulary) (occurrences, terms int) {
-	for t, i := range v.index {
-		if !ref.Has(t) {
+	for h, i := range v.index {
+		if _, ok := ref.index[h]; !ok {
 			occurrences += v.counts[i]
 			terms++
 		}
