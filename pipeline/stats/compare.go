@@ -41,9 +41,16 @@ type SideGroup struct {
 	Total          int
 	Unique         int         // distinct exact span texts
 	PHI            *Vocabulary // case-folded span texts of this group
-	texts          map[termHash]struct{}
-	name           bool // its spans are names (IsName)
+	// texts are the group's distinct exact texts, each with its folded
+	// term's indexes in the side's PHI and the group's: a text met again
+	// costs one lookup.
+	texts map[termHash]termRef
+	name  bool // its spans are names (IsName)
 }
+
+// termRef is where a span text's folded term is counted: its index in the
+// side's PHI and in its group's (-1 for none).
+type termRef struct{ all, group int32 }
 
 // NewSide starts a side grouped by ByCategory or ByType.
 func NewSide(corpus, set, by string) (*Side, error) {
@@ -69,7 +76,7 @@ func (s *Side) AddSpan(category, typ, text []byte) {
 	}
 	g := s.Groups[string(s.key)]
 	if g == nil {
-		g = &SideGroup{Category: string(category), texts: map[termHash]struct{}{}, name: IsName(string(category), string(typ))}
+		g = &SideGroup{Category: string(category), texts: map[termHash]termRef{}, name: IsName(string(category), string(typ))}
 		if s.By == ByType {
 			g.Type = string(typ)
 		}
@@ -80,15 +87,21 @@ func (s *Side) AddSpan(category, typ, text []byte) {
 	}
 	g.Total++
 	h := hashTerm(text)
-	if _, seen := g.texts[h]; !seen {
-		g.texts[h] = struct{}{}
+	ref, seen := g.texts[h]
+	if !seen {
 		g.Unique++
+		s.buf = appendFold(s.buf[:0], text)
+		folded := hashTerm(s.buf)
+		ref = termRef{all: s.PHI.addHash(folded, 0), group: -1}
+		if g.PHI != nil {
+			ref.group = g.PHI.addHash(folded, 0)
+		}
+		g.texts[h] = ref
 	}
-	s.buf = appendFold(s.buf[:0], text) // folded once for both vocabularies
-	if g.PHI != nil {
-		g.PHI.add(s.buf, 1)
+	s.PHI.addAt(ref.all, 1)
+	if ref.group >= 0 {
+		g.PHI.addAt(ref.group, 1)
 	}
-	s.PHI.add(s.buf, 1)
 	if g.name {
 		s.Names[string(text)]++
 	}

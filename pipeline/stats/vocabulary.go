@@ -111,14 +111,24 @@ func (v *Vocabulary) AddText(text []byte) {
 	v.buf = buf
 }
 
-func (v *Vocabulary) add(term []byte, n int) {
-	h := hashTerm(term)
-	if i, ok := v.index[h]; ok {
-		v.counts[i] += n
-	} else {
-		v.index[h] = int32(len(v.counts))
-		v.counts = append(v.counts, n)
+func (v *Vocabulary) add(term []byte, n int) { v.addHash(hashTerm(term), n) }
+
+// addHash adds n occurrences of the term of hash h, and returns the term's
+// index, for addAt.
+func (v *Vocabulary) addHash(h termHash, n int) int32 {
+	i, ok := v.index[h]
+	if !ok {
+		i = int32(len(v.counts))
+		v.index[h] = i
+		v.counts = append(v.counts, 0)
 	}
+	v.addAt(i, n)
+	return i
+}
+
+// addAt adds n occurrences of the term of index i.
+func (v *Vocabulary) addAt(i int32, n int) {
+	v.counts[i] += n
 	v.total += n
 }
 
