@@ -3,8 +3,10 @@ package formats
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,9 +22,10 @@ func init() {
 		Doc: "BRAT standoff: NAME.txt with the text and NAME.ann with text-bound annotations (T lines, code-point offsets); " +
 			"fragments split only by whitespace become one span, other discontinuous spans are an error; " +
 			"AnnotatorNotes become span comments; relations, events, attributes and normalizations are ignored",
-		Read:    ReadBRAT,
-		Write:   WriteBRAT,
-		Batched: true,
+		Read:       ReadBRAT,
+		ScanSource: scanBRAT,
+		Write:      WriteBRAT,
+		Batched:    true,
 	})
 }
 
@@ -38,44 +41,75 @@ func init() {
 //   - relations (R), events (E), attributes (A, M), normalizations (N) and
 //     equivalences (*) carry no PHI span of their own and are ignored.
 func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
-	type pair struct{ txt, ann *File }
-	pairs := map[string]*pair{}
-	for _, f := range filterExt(files, ".txt", ".ann") {
-		key := strings.TrimSuffix(f.Name, path.Ext(f.Name))
-		p := pairs[key]
-		if p == nil {
-			p = &pair{}
-			pairs[key] = p
-		}
-		if strings.EqualFold(path.Ext(f.Name), ".txt") {
-			p.txt = &f
-		} else {
-			p.ann = &f
-		}
-	}
-	if len(pairs) == 0 {
-		return nil, ErrNoDocuments
-	}
-	keys := make([]string, 0, len(pairs))
-	for k := range pairs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	docs := make([]pipeline.Document, 0, len(keys))
-	var source []string // source[i] is the file docs[i] came from
-	for _, k := range keys {
-		p := pairs[k]
-		if p.txt == nil {
-			return nil, errorf(p.ann.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))
-		}
-		d, err := ReadBRATPair(*p.txt, p.ann, opt)
-		if err != nil {
-			return nil, err
-		}
-		source = append(source, p.txt.where())
+	var docs []pipeline.Document
+	err := scanBRAT(Files(files), opt, func(d pipeline.Document) error {
 		docs = append(docs, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return unique(docs, source)
+	return docs, nil
+}
+
+// scanBRAT is ReadBRAT of a Source, read once, a document at a time: a pair
+// is parsed and given as soon as both of its files have come, so memory holds
+// a file only until its partner arrives (in a directory or an archive, read
+// in name order, NAME.ann comes just before NAME.txt). What is left at the
+// end comes last, in name order: texts without an annotation file, given as
+// documents without spans, held until then; an annotation file without its
+// text, an error.
+func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
+	key := func(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
+	isText := func(name string) bool { return strings.EqualFold(path.Ext(name), ".txt") }
+	seen := map[string]string{} // document id -> its text file
+	give := func(txt File, ann *File) error {
+		d, err := ReadBRATPair(txt, ann, opt)
+		if err != nil {
+			return err
+		}
+		if prev, dup := seen[d.ID]; dup {
+			return errorf(txt.where(), 0, "", "document id %q also comes from %s", d.ID, prev)
+		}
+		seen[d.ID] = txt.where()
+		return fn(d)
+	}
+	pending := map[string]File{} // by key: a file whose partner has not come yet
+	err := src(func(f File) error {
+		if !hasExt(f.Name, []string{".txt", ".ann"}) {
+			return nil
+		}
+		k := key(f.Name)
+		other, ok := pending[k]
+		if !ok {
+			pending[k] = f
+			return nil
+		}
+		delete(pending, k)
+		if isText(f.Name) == isText(other.Name) {
+			return errorf(f.where(), 0, "", "the same file as %s", other.where())
+		}
+		if isText(f.Name) {
+			return give(f, &other)
+		}
+		return give(other, &f)
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(pending)) {
+		f := pending[k]
+		if !isText(f.Name) {
+			return errorf(f.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))
+		}
+		if err := give(f, nil); err != nil {
+			return err
+		}
+	}
+	if len(seen) == 0 {
+		return ErrNoDocuments
+	}
+	return nil
 }
 
 // ReadBRATPair parses one document: its text file and its annotation file

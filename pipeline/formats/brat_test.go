@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"slices"
 	"testing"
 
 	"deidcorpus/internal/shared"
@@ -129,4 +130,59 @@ func FuzzBRAT(f *testing.F) {
 		}
 		checkReadable(t, brat, docs, ReadOptions{}, false)
 	})
+}
+
+// TestBRATScanStreams reads a BRAT source through Scan as an import does: a
+// document is given as soon as its two files have come (before the next
+// document's files are read), whatever order the pair's files come in; a
+// text without annotations is a document without spans, given at the end;
+// and an annotation file without its text fails.
+func TestBRATScanStreams(t *testing.T) {
+	brat, err := Lookup("brat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []File{
+		{Name: "d/1.ann", Data: []byte("T1\tPATIENT 0 3\tAnn\n")},
+		{Name: "d/1.txt", Data: []byte("Ann saw Bob.")},
+		{Name: "d/2.txt", Data: []byte("Nothing here.")},
+		{Name: "d/3.txt", Data: []byte("Bob saw Ann.")}, // its annotations come after it
+		{Name: "d/3.ann", Data: []byte("T1\tDOCTOR 0 3\tBob\n")},
+		{Name: "d/notes.md", Data: []byte("not read")},
+	}
+	var events []string
+	src := func(yield func(File) error) error {
+		for _, f := range files {
+			events = append(events, "read "+f.Name)
+			if err := yield(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var docs []pipeline.Document
+	err = brat.Scan(src, ReadOptions{}, func(d pipeline.Document) error {
+		events = append(events, "document "+d.ID)
+		docs = append(docs, d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"read d/1.ann", "read d/1.txt", "document 1", "read d/2.txt",
+		"read d/3.txt", "read d/3.ann", "document 3", "read d/notes.md", "document 2"}
+	if !slices.Equal(events, want) {
+		t.Errorf("events:\n%v\nwant\n%v", events, want)
+	}
+	if len(docs) != 3 || len(docs[0].Spans) != 1 || docs[1].Spans[0].Type != "DOCTOR" || len(docs[2].Spans) != 0 {
+		t.Errorf("documents %+v", docs)
+	}
+
+	files = append(files, File{Name: "d/4.ann", Data: []byte("T1\tX 0 1\tA\n")})
+	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
+	wantError(t, "orphan .ann", nil, err, "d/4.ann", 0, "", "without its text file 4.txt")
+
+	files = []File{{Name: "d/1.txt", Data: []byte("a")}, {Name: "d/1.txt", Data: []byte("b")}}
+	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
+	wantError(t, "a file twice", nil, err, "d/1.txt", 0, "", "the same file as d/1.txt")
 }

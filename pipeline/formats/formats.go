@@ -60,6 +60,9 @@ type Format struct {
 	// Scan holds one file at a time. Nil for formats whose documents join
 	// several files.
 	ReadFile func(f File, opt ReadOptions) ([]pipeline.Document, error)
+	// ScanSource, if set, is Scan for a format whose documents join several
+	// files: it holds a file only as long as the document needs it.
+	ScanSource func(src Source, opt ReadOptions, fn func(pipeline.Document) error) error
 	// RebuildsText: the format keeps tokens, not the text, which Read
 	// rebuilds (whitespace lost), so a document read back is not the one
 	// written.
@@ -232,8 +235,8 @@ func hasExt(name string, exts []string) bool {
 func (f *Format) Reads(name string) bool { return hasExt(name, f.Exts) }
 
 // Scan parses the documents of src and gives them to fn in Read's order,
-// one file in memory at a time when the format has ReadFile (the others are
-// read whole). Duplicate ids are an error, as in Read; the only thing kept
+// one file in memory at a time when the format has ReadFile, a document's
+// files at a time when it has ScanSource (the others are read whole). Duplicate ids are an error, as in Read; the only thing kept
 // across files is each id and the file it came from. Files the format does
 // not read are skipped, except one the user named (File.Given); if src holds
 // only such files, the error names a few and the formats that read them.
@@ -276,6 +279,9 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 
 // scan is Scan of the files the format reads.
 func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
+	if f.ScanSource != nil {
+		return f.ScanSource(src, opt, fn)
+	}
 	if f.ReadFile != nil {
 		return scanEach(src, opt, f.ReadFile, fn)
 	}
@@ -372,18 +378,4 @@ func one(read func(File, ReadOptions) (pipeline.Document, error)) func(File, Rea
 		}
 		return []pipeline.Document{d}, nil
 	}
-}
-
-// unique rejects two documents with the same id (source[i] names the file
-// docs[i] came from); on error it returns no documents, since an import is
-// all-or-nothing.
-func unique(docs []pipeline.Document, source []string) ([]pipeline.Document, error) {
-	seen := make(map[string]string, len(docs))
-	for i, d := range docs {
-		if prev, dup := seen[d.ID]; dup {
-			return nil, errorf(source[i], 0, "", "document id %q also comes from %s", d.ID, prev)
-		}
-		seen[d.ID] = source[i]
-	}
-	return docs, nil
 }
