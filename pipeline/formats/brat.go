@@ -79,6 +79,10 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 		if !hasExt(f.Name, []string{".txt", ".ann"}) {
 			return nil
 		}
+		f, err := f.loaded()
+		if err != nil {
+			return err
+		}
 		k := key(f.Name)
 		other, ok := pending[k]
 		if !ok {

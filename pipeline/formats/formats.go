@@ -7,8 +7,10 @@
 package formats
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path"
 	"regexp"
@@ -26,6 +28,10 @@ import (
 // by it.
 type File struct {
 	Name string
+	// Data is the file's content. A Source may leave it nil and read the
+	// content only when it is asked for (loaded, reader), which it can be
+	// during the yield that gave the file only: a file that is kept past
+	// it, or read whole, is loaded first (Collect does).
 	Data []byte
 	// Path, if set, is where the user finds the file (Paths: the path given
 	// joined with Name's path under it, dir/a.zip:member for an archive's
@@ -36,6 +42,44 @@ type File struct {
 	// archive that holds it, so a format that does not read it says so
 	// instead of skipping it.
 	Given bool
+	// open gives the content of a file whose Source left Data unread;
+	// limit, if not 0, is the most bytes loaded may read (an archive's
+	// member: a zip bomb fails clearly), a stream being unbounded.
+	open  func() (io.ReadCloser, error)
+	limit int64
+}
+
+// loaded returns the file with its content in Data, read now if its Source
+// left it unread.
+func (f File) loaded() (File, error) {
+	if f.open == nil {
+		return f, nil
+	}
+	r, err := f.open()
+	if err != nil {
+		return f, &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	defer r.Close()
+	if f.limit > 0 {
+		f.Data, err = ReadMember(f.where(), r)
+	} else if f.Data, err = io.ReadAll(r); err != nil {
+		err = &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	f.open, f.limit = nil, 0
+	return f, err
+}
+
+// reader returns the file's content as a stream, from the disk or the
+// archive when its Source left Data unread.
+func (f File) reader() (io.ReadCloser, error) {
+	if f.open == nil {
+		return io.NopCloser(bytes.NewReader(f.Data)), nil
+	}
+	r, err := f.open()
+	if err != nil {
+		return nil, &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	return r, nil
 }
 
 // where names the file in errors.
@@ -60,6 +104,10 @@ type Format struct {
 	// Scan holds one file at a time. Nil for formats whose documents join
 	// several files.
 	ReadFile func(f File, opt ReadOptions) ([]pipeline.Document, error)
+	// ScanFile, if set, parses one file as a stream (r reads its content),
+	// giving each document to fn as it comes, so that Scan holds one
+	// document at a time however large the file (a JSON Lines corpus).
+	ScanFile func(f File, r io.Reader, opt ReadOptions, fn func(pipeline.Document) error) error
 	// ScanSource, if set, is Scan for a format whose documents join several
 	// files: it holds a file only as long as the document needs it.
 	ScanSource func(src Source, opt ReadOptions, fn func(pipeline.Document) error) error
@@ -282,8 +330,18 @@ func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 	if f.ScanSource != nil {
 		return f.ScanSource(src, opt, fn)
 	}
+	if f.ScanFile != nil {
+		return scanEach(src, func(file File, fn func(pipeline.Document) error) error {
+			r, err := file.reader()
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			return f.ScanFile(file, r, opt, fn)
+		}, fn)
+	}
 	if f.ReadFile != nil {
-		return scanEach(src, opt, f.ReadFile, fn)
+		return scanEach(src, wholeFiles(f.ReadFile, opt), fn)
 	}
 	files, err := Collect(src)
 	if err != nil {
@@ -331,7 +389,7 @@ func (f *Format) readsOnly(exts []string) string {
 // several documents per file) and rejects duplicate document ids.
 func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), exts ...string) ([]pipeline.Document, error) {
 	var docs []pipeline.Document
-	err := scanEach(Files(filterExt(files, exts...)), opt, read, func(d pipeline.Document) error {
+	err := scanEach(Files(filterExt(files, exts...)), wholeFiles(read, opt), func(d pipeline.Document) error {
 		docs = append(docs, d)
 		return nil
 	})
@@ -341,32 +399,47 @@ func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pip
 	return docs, nil
 }
 
-// scanEach is readEach one file at a time, of files already filtered:
-// ErrNoDocuments when src has no document.
-func scanEach(src Source, opt ReadOptions, read func(File, ReadOptions) ([]pipeline.Document, error), fn func(pipeline.Document) error) error {
+// scanEach is readEach one file at a time, of files already filtered, read
+// gives fn the documents of one file: ErrNoDocuments when src has no
+// document.
+func scanEach(src Source, read func(File, func(pipeline.Document) error) error, fn func(pipeline.Document) error) error {
 	seen := map[string]string{} // document id -> its file
 	n := 0
 	err := src(func(f File) error {
-		got, err := read(f, opt)
-		if err != nil {
-			return err
-		}
-		for _, d := range got {
+		return read(f, func(d pipeline.Document) error {
 			if prev, dup := seen[d.ID]; dup {
 				return errorf(f.where(), 0, "", "document id %q also comes from %s", d.ID, prev)
 			}
 			seen[d.ID] = f.where()
 			n++
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(d)
+		})
 	})
 	if err == nil && n == 0 {
 		return ErrNoDocuments
 	}
 	return err
+}
+
+// wholeFiles adapts a reader of whole files to scanEach: each file is
+// loaded, parsed, and its documents given in order.
+func wholeFiles(read func(File, ReadOptions) ([]pipeline.Document, error), opt ReadOptions) func(File, func(pipeline.Document) error) error {
+	return func(f File, fn func(pipeline.Document) error) error {
+		f, err := f.loaded()
+		if err != nil {
+			return err
+		}
+		docs, err := read(f, opt)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // one adapts a one-document-per-file reader to readEach.

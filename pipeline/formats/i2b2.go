@@ -258,18 +258,27 @@ func readTag(t xml.StartElement) (pipeline.Span, error) {
 
 // checkUTF8 reports the line and byte of the first invalid UTF-8 sequence.
 func checkUTF8(f File) error {
-	if utf8.Valid(f.Data) {
-		return nil
+	if i := invalidUTF8(f.Data); i >= 0 {
+		line := 1 + bytes.Count(f.Data[:i], []byte{'\n'})
+		return &Error{File: f.where(), Line: line, Err: fmt.Errorf("invalid UTF-8 at byte %d (files must be UTF-8)", i)}
 	}
-	for i := 0; i < len(f.Data); {
-		r, size := utf8.DecodeRune(f.Data[i:])
+	return nil
+}
+
+// invalidUTF8 is the offset of the first byte of data that is not UTF-8,
+// -1 if there is none.
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && size <= 1 {
-			line := 1 + bytes.Count(f.Data[:i], []byte{'\n'})
-			return &Error{File: f.where(), Line: line, Err: fmt.Errorf("invalid UTF-8 at byte %d (files must be UTF-8)", i)}
+			return i
 		}
 		i += size
 	}
-	return nil
+	return -1
 }
 
 // WriteI2B2 renders documents as i2b2 2014 XML files named ID.xml, in the

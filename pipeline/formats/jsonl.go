@@ -1,10 +1,12 @@
 package formats
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -21,7 +23,7 @@ func init() {
 		Doc: `JSON Lines, one document a line: {"id","patient","text","spans":[{"start","end","label"}]} with code-point offsets ` +
 			`and optional record, note_type, split, created; spaCy/Prodigy "spans" and doccano "label"/"entities" are read too`,
 		Read:     ReadJSONL,
-		ReadFile: readJSONLFile,
+		ScanFile: scanJSONL,
 		Write:    WriteJSONL,
 		Batched:  true,
 	})
@@ -71,30 +73,61 @@ func ReadJSONL(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 }
 
 func readJSONLFile(f File, opt ReadOptions) ([]pipeline.Document, error) {
-	if err := checkUTF8(f); err != nil {
+	var docs []pipeline.Document
+	err := scanJSONL(f, bytes.NewReader(f.Data), opt, func(d pipeline.Document) error {
+		docs = append(docs, d)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	return docs, nil
+}
+
+// scanJSONL parses a JSON Lines file a line at a time, as r reads it: memory
+// holds one line and one document, and the ids seen.
+func scanJSONL(f File, r io.Reader, opt ReadOptions, fn func(pipeline.Document) error) error {
 	base := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
 	if i := strings.LastIndexByte(base, ':'); i >= 0 {
 		base = base[i+1:]
 	}
-	var docs []pipeline.Document
 	seen := map[string]int{} // id -> line
-	for i, line := range splitLines(bytes.TrimPrefix(f.Data, []byte("\ufeff"))) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	br := bufio.NewReaderSize(r, 1<<20)
+	var offset int64 // of the line in the file, for an encoding error
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return &Error{File: f.where(), Line: n, Err: fmt.Errorf("cannot read: %w", err)}
 		}
-		d, err := parseJSONLine(line, f.where(), i+1, base, opt)
-		if err != nil {
-			return nil, err
+		if len(line) == 0 && err == io.EOF {
+			return nil
 		}
-		if prev, dup := seen[d.ID]; dup {
-			return nil, errorf(f.where(), i+1, "id", "document id %q also on %s:%d", d.ID, f.where(), prev)
+		start := offset
+		offset += int64(len(line))
+		if bom := []byte("\ufeff"); n == 1 && bytes.HasPrefix(line, bom) {
+			line, start = line[len(bom):], start+int64(len(bom))
 		}
-		seen[d.ID] = i + 1
-		docs = append(docs, d)
+		if i := invalidUTF8(line); i >= 0 {
+			return &Error{File: f.where(), Line: n, Err: fmt.Errorf("invalid UTF-8 at byte %d (files must be UTF-8)", start+int64(i))}
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+		if len(bytes.TrimSpace(line)) > 0 {
+			d, perr := parseJSONLine(line, f.where(), n, base, opt)
+			if perr != nil {
+				return perr
+			}
+			if prev, dup := seen[d.ID]; dup {
+				return errorf(f.where(), n, "id", "document id %q also on %s:%d", d.ID, f.where(), prev)
+			}
+			seen[d.ID] = n
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
 	}
-	return docs, nil
 }
 
 func parseJSONLine(line []byte, file string, n int, base string, opt ReadOptions) (pipeline.Document, error) {

@@ -1,8 +1,13 @@
 package formats
 
 import (
+	"io"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"deidcorpus/pipeline"
 )
 
 func TestJSONLRoundTrip(t *testing.T) {
@@ -86,4 +91,52 @@ func FuzzJSONL(f *testing.F) {
 		}
 		checkReadable(t, jsonl, docs, ReadOptions{}, true)
 	})
+}
+
+// TestJSONLScanStreams reads a JSON Lines file through Scan a line at a
+// time: the first document is given before the file is read to its end,
+// a file larger than an archive member may be when read whole is streamed
+// all the same, and an encoding error names its line and byte.
+func TestJSONLScanStreams(t *testing.T) {
+	jsonl, err := Lookup("jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := "\ufeff" + `{"id":"1-01","text":"Ann"}` + "\r\n\n" + `{"id":"1-02","text":"Bob","spans":[{"start":0,"end":3,"label":"NAME"}]}` + "\n" + `{"id":"2-01","text":"Cy"}`
+	var read int
+	file := File{Name: "notes.jsonl", limit: 10, open: func() (io.ReadCloser, error) {
+		return io.NopCloser(iotest.OneByteReader(readCounter{strings.NewReader(content), &read})), nil
+	}}
+	var ids []string
+	err = jsonl.Scan(Files([]File{file}), ReadOptions{}, func(d pipeline.Document) error {
+		if d.ID == "1-01" && read >= len(content) {
+			t.Errorf("the first document was given after the whole file was read")
+		}
+		ids = append(ids, d.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1-01", "1-02", "2-01"}; !slices.Equal(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+
+	bad := "{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n"
+	file.open = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(bad)), nil }
+	err = jsonl.Scan(Files([]File{file}), ReadOptions{}, func(pipeline.Document) error { return nil })
+	if err == nil || err.Error() != "notes.jsonl:2: invalid UTF-8 at byte 22 (files must be UTF-8)" {
+		t.Errorf("got %v", err)
+	}
+}
+
+type readCounter struct {
+	r io.Reader
+	n *int
+}
+
+func (c readCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += n
+	return n, err
 }

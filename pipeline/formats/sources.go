@@ -3,6 +3,7 @@ package formats
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,8 +40,9 @@ func Files(files []File) Source {
 func Collect(src Source) ([]File, error) {
 	var out []File
 	err := src(func(f File) error {
+		f, err := f.loaded()
 		out = append(out, f)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -102,11 +104,7 @@ func readFile(fp, name string, given bool, yield func(File) error) error {
 		defer zr.Close()
 		return zipMembers(name, fp, &zr.Reader, yield)
 	}
-	data, err := os.ReadFile(fp)
-	if err != nil {
-		return err
-	}
-	return yield(File{Name: name, Data: data, Path: fp, Given: given})
+	return yield(File{Name: name, Path: fp, Given: given, open: func() (io.ReadCloser, error) { return os.Open(fp) }})
 }
 
 func isZip(name string) bool { return strings.EqualFold(path.Ext(name), ".zip") }
@@ -117,19 +115,32 @@ func notZip(name string, err error) error {
 
 // Upload is the Source of an uploaded file of size bytes that r reads where
 // it is asked: the file as itself (named by the user: a format that does not
-// read it says so), read whole when it is yielded, or a .zip archive as its
+// read it says so), read when a format asks, or a .zip archive as its
 // members, read as ZipAt reads them. Neither is held between readings.
 func Upload(name string, r io.ReaderAt, size int64) Source {
 	if isZip(name) {
 		return ZipAt(name, r, size)
 	}
 	return func(yield func(File) error) error {
-		data := make([]byte, size)
-		if _, err := io.ReadFull(io.NewSectionReader(r, 0, size), data); err != nil {
-			return &Error{File: name, Err: fmt.Errorf("cannot read the upload: %w", err)}
-		}
-		return yield(File{Name: name, Data: data, Given: true})
+		return yield(File{Name: name, Given: true, open: func() (io.ReadCloser, error) {
+			return io.NopCloser(&sizedReader{r: io.NewSectionReader(r, 0, size), size: size}), nil
+		}})
 	}
+}
+
+// sizedReader reads an upload of a known size, and fails if it ends short.
+type sizedReader struct {
+	r          io.Reader
+	size, read int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.read += int64(n)
+	if err == io.EOF && s.read < s.size {
+		err = fmt.Errorf("the upload ended after %d of its %d bytes", s.read, s.size)
+	}
+	return n, err
 }
 
 // Unzip expands an archive's regular members (directories and hidden files
@@ -176,28 +187,47 @@ func zipMembers(name, fp string, zr *zip.Reader, yield func(File) error) error {
 		if zr.Comment == uploadComment && m.Comment != "" {
 			member = m.Comment
 		}
-		rc, err := m.Open()
-		if err != nil {
-			return &Error{File: member, Err: fmt.Errorf("cannot open archive member: %w", err)}
+		open := func() (io.ReadCloser, error) {
+			rc, err := m.Open()
+			if err != nil {
+				return nil, fmt.Errorf("cannot open archive member: %w", err)
+			}
+			return memberReader{rc}, nil
 		}
-		buf, err := ReadMember(member, rc)
-		rc.Close()
-		if err != nil {
-			return err
-		}
-		if err := yield(File{Name: name + ":" + m.Name, Data: buf, Path: member}); err != nil {
+		if err := yield(File{Name: name + ":" + m.Name, Path: member, open: open, limit: maxMember}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// memberReader says that an error reading an archive member's stream (a
+// checksum, a truncated member) is a damaged member.
+type memberReader struct{ io.ReadCloser }
+
+func (r memberReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = damagedMember{err}
+	}
+	return n, err
+}
+
+// damagedMember is an error reading an archive member.
+type damagedMember struct{ error }
+
+func (e damagedMember) Error() string { return "damaged archive member: " + e.error.Error() }
+func (e damagedMember) Unwrap() error { return e.error }
+
 // ReadMember reads an opened archive member whole, up to the size a member
 // may have decompressed.
 func ReadMember(member string, r io.Reader) ([]byte, error) {
 	buf, err := io.ReadAll(io.LimitReader(r, maxMember+1))
 	if err != nil {
-		return nil, &Error{File: member, Err: fmt.Errorf("damaged archive member: %w", err)}
+		if !errors.As(err, new(damagedMember)) {
+			err = damagedMember{err}
+		}
+		return nil, &Error{File: member, Err: err}
 	}
 	if len(buf) > maxMember {
 		return nil, &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
@@ -326,8 +356,15 @@ func zipFrom(w io.Writer, src Source, paths bool) (int, error) {
 		if err != nil {
 			return err
 		}
-		_, err = fw.Write(f.Data)
-		return err
+		r, err := f.reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if _, err := io.Copy(fw, r); err != nil {
+			return &Error{File: f.where(), Err: err}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err

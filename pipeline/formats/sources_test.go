@@ -265,7 +265,7 @@ func TestUploadCanBeReadTwice(t *testing.T) {
 		}
 	}
 	_, err := Collect(Upload("100-04.xml", strings.NewReader("short"), 10))
-	if err == nil || !strings.HasPrefix(err.Error(), "100-04.xml: cannot read the upload") {
+	if err == nil || err.Error() != "100-04.xml: cannot read: the upload ended after 5 of its 10 bytes" {
 		t.Fatalf("got %v", err)
 	}
 }
