@@ -13,10 +13,11 @@ import (
 var streetWords = setOf(
 	"st", "ave", "av", "rd", "dr", "blvd", "ln", "ct", "pl", "hwy", "pkwy", "apt", "suite", "ste", "unit", "floor", "fl", "po", "box",
 	"n", "s", "e", "w", "ne", "nw", "se", "sw", "north", "south", "east", "west", "of", "the", "and",
-	"calle", "c", "avda", "avenida", "paseo", "plaza", "pza", "travesia", "carretera", "ctra", "camino", "ronda", "glorieta",
+	"calle", "c", "avda", "avenida", "paseo", "plaza", "pza", "pz", "travesia", "carretera", "ctra", "camino", "ronda", "glorieta",
 	"urbanizacion", "urb", "callejon", "via", "rambla", "barrio", "bloque", "piso", "puerta", "portal", "esc", "escalera",
 	"planta", "km", "no", "num", "numero", "sn", "dcha", "izda", "izq", "bis", "de", "del", "la", "las", "los", "el", "y",
-	"pasaje", "poligono", "edificio", "bajo", "letra", "o", "a", "º", "ª")
+	"pasaje", "poligono", "edificio", "ed", "edif", "bajo", "letra", "pta", "izqda", "izdo", "izd", "iz", "dch", "dcho", "drcha", "der", "atico",
+	"entlo", "o", "a", "º", "ª")
 
 // streetToken is one piece of an address.
 type streetToken struct {
@@ -31,9 +32,14 @@ func splitStreet(res *resources.Set, s string) []streetToken {
 		j := i + 1
 		kind := byte('p')
 		switch r := rs[i]; {
+		case isOrdinal(r): // "2ºA", "Nº 10": a letter to Unicode, a sign here
+			kind = 'k'
 		case unicode.IsLetter(r):
-			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsMark(rs[j])) {
+			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsMark(rs[j])) && !isOrdinal(rs[j]) {
 				j++
+			}
+			if j-i == 2 && i > 0 && rs[i-1] >= '0' && rs[i-1] <= '9' && (r == 'o' || r == 'a') {
+				j-- // "1oE", "3aB": a floor's ordinal sign, then its door's letter
 			}
 			f := fold(string(rs[i:j]))
 			kind = 'n'
@@ -48,6 +54,9 @@ func splitStreet(res *resources.Set, s string) []streetToken {
 				j++
 			}
 			kind = 'd'
+		}
+		if j-i == 1 && unicode.IsLetter(rs[i]) && !isOrdinal(rs[i]) && isFloor(out) {
+			kind = 'l' // a door's letter after the floor ("2ºA"), even a kept word's
 		}
 		out = append(out, streetToken{string(rs[i:j]), kind})
 		i = j
@@ -78,6 +87,21 @@ func splitStreet(res *resources.Set, s string) []streetToken {
 	return out
 }
 
+// isFloor reports whether the tokens so far end with a floor: a number and
+// its ordinal sign ("2º", "1o").
+func isFloor(toks []streetToken) bool {
+	n := len(toks)
+	if n < 2 || toks[n-2].kind != 'd' {
+		return false
+	}
+	last := toks[n-1].text
+	return last == "º" || last == "ª" || last == "o" || last == "a"
+}
+
+// isOrdinal reports whether r is the ordinal sign of a floor or a number
+// ("2º", "1ª", "Nº").
+func isOrdinal(r rune) bool { return r == 'º' || r == 'ª' }
+
 // streetTypes are the usual street types, in groups of one form: a kept type
 // that must be replaced is replaced by another of its group.
 var streetTypes = [][]string{
@@ -89,7 +113,7 @@ var streetTypes = [][]string{
 // streetTypeGroup is the group of each type, and of the abbreviations of
 // streetWords that the groups do not list.
 var streetTypeGroup = func() map[string]int {
-	m := map[string]int{"hwy": 0, "pkwy": 0, "av": 2, "avda": 2, "pza": 2, "ctra": 2}
+	m := map[string]int{"hwy": 0, "pkwy": 0, "av": 2, "avda": 2, "pza": 2, "pz": 2, "ctra": 2}
 	for i, g := range streetTypes {
 		for _, t := range g {
 			if _, dup := m[fold(t)]; !dup {

@@ -1,6 +1,7 @@
 package surrogate
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -476,5 +477,31 @@ func TestSurnamesWithoutFirstNameAreFound(t *testing.T) {
 	}
 	if len(rep.Leaks) > 0 {
 		t.Errorf("leaks %+v", rep.Leaks)
+	}
+}
+
+// TestSpanishAddressUnits: the floor and door of a Spanish address ("6
+// 2ºA", "23 1oE", "Nº 10", "Ed.ICA") keep their signs and unit words, so
+// that only the numbers, the door's letter and the street's name change;
+// none becomes a name ("2Monroy").
+func TestSpanishAddressUnits(t *testing.T) {
+	res := resources.ForLanguage("es")
+	for _, c := range []struct{ street, want string }{
+		{"Calle Francisco del Pino, 6 2ºA", "kpnpkpnppdpdkl"},
+		{"C/ Antonio Acuña. Nº 10 5ºA izq", "kppnpnppkkpdpdklpk"},
+		{"Avda. Juan Carlos I, 23 1oE", "kppnpnplppdpdkl"},
+		{"Pz de Pontevedra,2, Ed.ICA, Esc.2a,5ºC", "kpkpnpdppkpnppkpdkpdkl"},
+	} {
+		var kinds []byte
+		for _, tok := range splitStreet(res, c.street) {
+			kinds = append(kinds, tok.kind)
+		}
+		if string(kinds) != c.want {
+			var toks []string
+			for _, tok := range splitStreet(res, c.street) {
+				toks = append(toks, fmt.Sprintf("%q:%c", tok.text, tok.kind))
+			}
+			t.Errorf("%q: kinds %s, want %s (%s)", c.street, kinds, c.want, strings.Join(toks, " "))
+		}
 	}
 }
