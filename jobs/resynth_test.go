@@ -384,6 +384,7 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	_, err = share("1.0.0", "")
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, "copied where the source's gold has no span")
+	assert.ErrorContains(t, err, "read them with: deidcorpus resynth report notes-r)")
 	_, err = share("1.0.0", "   ")
 	assert.ErrorContains(t, err, "is blank")
 	r, err := share("1.0.0", "read: the name is the patient's nickname, not identifying")
@@ -419,6 +420,8 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	require.NoError(t, st.Client.Corpus.UpdateOne(out).SetProvenance(prov).Exec(ctx))
 	_, err = share("1.0.2", "")
 	assert.ErrorContains(t, err, "holds 2 original values in its notes (counted as a whole")
+	// Two runs wrote the corpus: each one's report lists the finds of its notes.
+	assert.Regexp(t, `read them with: the reports of the runs that wrote them, deidcorpus resynth report notes-r --job N for N in \[\d+ \d+\]\)`, err)
 	_, err = share("1.0.2", "read them")
 	assert.NoError(t, err)
 }

@@ -259,10 +259,15 @@ func shareable(c *ent.Corpus, accept string) error {
 		return apperr.New(apperr.Invalid, "the reason for sharing the unannotated finds of corpus %q is blank", c.Name)
 	}
 	if finds > 0 && strings.TrimSpace(accept) == "" {
+		// Each run's report lists the finds of the notes it wrote.
+		read := "deidcorpus resynth report " + c.Name
+		if runs := resynthesisRuns(c); len(runs) > 1 {
+			read = fmt.Sprintf("the reports of the runs that wrote them, deidcorpus resynth report %s --job N for N in %v", c.Name, runs)
+		}
 		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %s copied where the source's gold has no span "+
-			"(unannotated finds; read them with: deidcorpus resynth report %s): annotate them in the source and resynthesize into %q "+
+			"(unannotated finds; read them with: %s): annotate them in the source and resynthesize into %q "+
 			"again (the changed notes are rewritten), or, once a curator has read them, share with the reason they may be "+
-			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, notesOf(docs), c.Name, c.Name)
+			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, notesOf(docs), read, c.Name)
 	}
 	return nil
 }

@@ -314,6 +314,25 @@ func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.C
 	return cmp, apperr.Wrap(apperr.Invalid, err)
 }
 
+// resynthesisRuns are the jobs of every resynthesis run into a surrogate
+// corpus, oldest first; none for another corpus.
+func resynthesisRuns(c *ent.Corpus) []int {
+	first, ok := c.Provenance["job"].(float64)
+	if c.Provenance["source"] != "resynthesis" || !ok {
+		return nil
+	}
+	runs := []int{int(first)}
+	later, _ := c.Provenance["runs"].([]any)
+	for _, r := range later {
+		if m, ok := r.(map[string]any); ok {
+			if j, ok := m["job"].(float64); ok {
+				runs = append(runs, int(j))
+			}
+		}
+	}
+	return runs
+}
+
 // CheckReport returns the full check report (JSON) of a resynthesis run into
 // a surrogate corpus: the latest run's, or job's when job > 0 (a run that
 // added notes checks those notes only), with the jobs of every run into the
@@ -323,18 +342,9 @@ func (s *Store) CheckReport(ctx context.Context, corpusName string, job int) (da
 	if err != nil {
 		return nil, nil, err
 	}
-	first, ok := c.Provenance["job"].(float64)
-	if c.Provenance["source"] != "resynthesis" || !ok {
+	runs = resynthesisRuns(c)
+	if len(runs) == 0 {
 		return nil, nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
-	}
-	runs = []int{int(first)}
-	later, _ := c.Provenance["runs"].([]any)
-	for _, r := range later {
-		if m, ok := r.(map[string]any); ok {
-			if j, ok := m["job"].(float64); ok {
-				runs = append(runs, int(j))
-			}
-		}
 	}
 	switch {
 	case job == 0:
