@@ -301,6 +301,7 @@ type ComplexityRoot struct {
 		Corpus        func(childComplexity int) int
 		CreatedCorpus func(childComplexity int) int
 		Documents     func(childComplexity int) int
+		Moved         func(childComplexity int) int
 		Replaced      func(childComplexity int) int
 		Spans         func(childComplexity int) int
 		WithoutSpans  func(childComplexity int) int
@@ -1787,6 +1788,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ImportResult.Documents(childComplexity), true
+	case "ImportResult.moved":
+		if e.ComplexityRoot.ImportResult.Moved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportResult.Moved(childComplexity), true
 	case "ImportResult.replaced":
 		if e.ComplexityRoot.ImportResult.Replaced == nil {
 			break
@@ -4051,6 +4058,8 @@ func (ec *executionContext) childFields_ImportResult(ctx context.Context, field 
 		return ec.fieldContext_ImportResult_replaced(ctx, field)
 	case "withoutSpans":
 		return ec.fieldContext_ImportResult_withoutSpans(ctx, field)
+	case "moved":
+		return ec.fieldContext_ImportResult_moved(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportResult", field.Name)
 }
@@ -10844,6 +10853,29 @@ func (ec *executionContext) _ImportResult_withoutSpans(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ImportResult_withoutSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportResult_moved(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportResult_moved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Moved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportResult_moved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -30374,6 +30406,11 @@ func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.Selection
 			}
 		case "withoutSpans":
 			out.Values[i] = ec._ImportResult_withoutSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moved":
+			out.Values[i] = ec._ImportResult_moved(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -65,6 +65,9 @@ type ImportResult struct {
 	// notes without PHI, or a sign of annotations that went missing (a
 	// brat .txt without its .ann).
 	WithoutSpans int
+	// Moved counts the replaced documents, their text unchanged, that the
+	// import put in another split or note type than they had.
+	Moved int
 }
 
 // Validate checks what it can of the options without a database: the
@@ -480,6 +483,15 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 			if layered[o.ID] {
 				res.Replaced++
 			}
+			if opt.Replace {
+				moved, err := s.moveDocument(ctx, tx, o, d)
+				if err != nil {
+					return err
+				}
+				if moved {
+					res.Moved++
+				}
+			}
 		default:
 			if err := tx.Document.DeleteOneID(o.ID).Exec(ctx); err != nil {
 				return err
@@ -501,7 +513,7 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 	}
 
 	// Each span carries a copy of its document's split and note type: a kept
-	// document's are the row's, which this import does not change.
+	// document's are the row's (moved above, if the import moved it).
 	type docRow struct {
 		id              int
 		split, noteType string
@@ -691,6 +703,37 @@ func lookupExisting(ctx context.Context, client *ent.Client, corpusID, setID int
 		}
 	}
 	return found, nil
+}
+
+// moveDocument gives a document kept by a replacing import (its text
+// unchanged) the split and note type the import gives it, where it gives
+// one, and the copies its spans of every layer carry: o is the row, which
+// it updates. It reports whether anything changed.
+func (s *Store) moveDocument(ctx context.Context, tx *ent.Tx, o *ent.Document, d pipeline.Document) (bool, error) {
+	split, noteType := o.Split, o.NoteType
+	if d.Split != "" {
+		sp, err := normalizeSplit(d.Split)
+		if err != nil {
+			return false, err
+		}
+		split = sp
+	}
+	if d.NoteType != "" {
+		noteType = d.NoteType
+	}
+	if split == o.Split && noteType == o.NoteType {
+		return false, nil
+	}
+	for _, q := range []string{
+		`UPDATE documents SET split = ?, note_type = ? WHERE id = ?`,
+		`UPDATE spans SET split = ?, note_type = ? WHERE document_id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, s.rebind(q), string(split), noteType, o.ID); err != nil {
+			return false, fmt.Errorf("move document %s to split %s, note type %q: %w", d.ID, split, noteType, err)
+		}
+	}
+	o.Split, o.NoteType = split, noteType
+	return true, nil
 }
 
 // sameSpans reports whether a and b hold the same spans in any order.

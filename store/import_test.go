@@ -136,3 +136,59 @@ func TestImportCancelledRemovesNewCorpus(t *testing.T) {
 	_, err = s.CorpusByName(context.Background(), "c")
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 }
+
+// TestReplaceMovesADocument: a replacing import that gives a document of
+// unchanged text another split or note type moves it there, with the copies
+// its spans of every layer carry (statistics by split count it there); one
+// that gives none leaves it where it is, and a layer added without replace
+// moves nothing.
+func TestReplaceMovesADocument(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			doc := pipeline.Document{ID: "100-01", Patient: "100", Text: "Seen by Dr. Lee on 3/4.", Split: "dev",
+				Spans: []pipeline.Span{{Start: 12, End: 15, Text: "Lee", Category: "NAME", Type: "DOCTOR"}}}
+			_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c"}, []pipeline.Document{doc})
+			require.NoError(t, err)
+			layer := doc
+			layer.Split = "train"
+			layer.Spans = []pipeline.Span{{Start: 19, End: 22, Text: "3/4", Category: "DATE", Type: "DATE"}}
+			res, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Set: "second", Kind: "annotator"}, []pipeline.Document{layer})
+			require.NoError(t, err)
+			assert.Zero(t, res.Moved, "a layer added without replace moves nothing")
+			splits := func(set string) []string {
+				t.Helper()
+				stats, err := st.Statistics(ctx, "c", set, []store.Dimension{store.BySplit})
+				require.NoError(t, err)
+				var out []string
+				for _, g := range stats.Groups {
+					out = append(out, g.Keys[0])
+				}
+				for _, s := range stats.Splits {
+					out = append(out, "document:"+s.Name)
+				}
+				return out
+			}
+			assert.Equal(t, []string{"dev", "document:dev"}, splits("gold"))
+
+			unsplit := doc
+			unsplit.Split = ""
+			res, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true}, []pipeline.Document{unsplit})
+			require.NoError(t, err)
+			assert.Zero(t, res.Moved, "no split given: the document stays")
+
+			moved := doc
+			moved.Split, moved.NoteType = "test", "discharge"
+			res, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true}, []pipeline.Document{moved})
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.Moved)
+			assert.Equal(t, []string{"test", "document:test"}, splits("gold"))
+			assert.Equal(t, []string{"test", "document:test"}, splits("second"), "the other layer's spans moved too")
+			stats, err := st.Statistics(ctx, "c", "second", []store.Dimension{store.ByNoteType})
+			require.NoError(t, err)
+			require.Len(t, stats.Groups, 1)
+			assert.Equal(t, "discharge", stats.Groups[0].Keys[0])
+		})
+	}
+}

@@ -92,6 +92,9 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if res.Replaced > 0 {
 			fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
 		}
+		if res.Moved > 0 {
+			fmt.Fprintf(e.stdout, "; %d moved to the split or note type given", res.Moved)
+		}
 		if res.WithoutSpans > 0 {
 			fmt.Fprintf(e.stdout, "; %s without spans", counted(res.WithoutSpans, "document"))
 		}

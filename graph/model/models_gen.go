@@ -110,6 +110,9 @@ type ImportResult struct {
 	// Documents imported with no span in the set: notes without PHI, or a sign
 	// of annotations that went missing (a brat .txt without its .ann).
 	WithoutSpans int `json:"withoutSpans"`
+	// Documents replaced with their text unchanged that the import put in
+	// another split or note type.
+	Moved int `json:"moved"`
 }
 
 type LineageStep struct {
