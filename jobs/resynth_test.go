@@ -424,4 +424,18 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	assert.Regexp(t, `read them with: the reports of the runs that wrote them, deidcorpus resynth report notes-r --job N for N in \[\d+ \d+\]\)`, err)
 	_, err = share("1.0.2", "read them")
 	assert.NoError(t, err)
+
+	// Deleting the source takes the mappings kept for it (its originals,
+	// encrypted) and its date shifts; the surrogate corpus stays.
+	mappings, err := st.Client.SurrogateMapping.Query().Count(ctx)
+	require.NoError(t, err)
+	require.Positive(t, mappings)
+	require.NoError(t, st.DeleteCorpus(ctx, "notes"))
+	mappings, err = st.Client.SurrogateMapping.Query().Count(ctx)
+	require.NoError(t, err)
+	shifts, err := st.Client.DateShift.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, mappings+shifts)
+	_, err = st.CorpusByName(ctx, "notes-r")
+	assert.NoError(t, err)
 }

@@ -10,8 +10,10 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/pipeline/phi"
 )
 
@@ -53,14 +55,17 @@ func (s *Store) DocumentSpans(ctx context.Context, doc *ent.Document, setName st
 
 // CorpusSummary is one corpus as a listing shows it.
 type CorpusSummary struct {
-	Name      string    `json:"name"`
-	TagSet    string    `json:"tagset"`
-	Kind      string    `json:"kind"`   // original or surrogate
-	Source    string    `json:"source"` // how it was made: import, resynthesis, derive, created
-	Check     string    `json:"check"`  // a surrogate corpus's resynthesis check: none, passed, failed, resolved
-	Documents int       `json:"documents"`
-	Sets      []string  `json:"sets"`
-	Created   time.Time `json:"created"`
+	Name   string `json:"name"`
+	TagSet string `json:"tagset"`
+	Kind   string `json:"kind"`   // original or surrogate
+	Source string `json:"source"` // how it was made: import, resynthesis, derive, created
+	Check  string `json:"check"`  // a surrogate corpus's resynthesis check: none, passed, failed, resolved
+	// UnfinishedImport: the import that made it has not written its last
+	// batch (still running, or its process was killed).
+	UnfinishedImport bool      `json:"unfinishedImport,omitempty"`
+	Documents        int       `json:"documents"`
+	Sets             []string  `json:"sets"`
+	Created          time.Time `json:"created"`
 }
 
 // CorpusList lists the corpora the caller may see, by name, with their
@@ -85,11 +90,30 @@ func (s *Store) CorpusList(ctx context.Context) ([]CorpusSummary, error) {
 	for i, c := range cs {
 		source, _ := c.Provenance["source"].(string)
 		out[i] = CorpusSummary{Name: c.Name, TagSet: c.Tagset, Kind: string(c.Kind), Source: source,
-			Check: string(c.CheckStatus), Documents: docs[c.ID], Created: c.CreatedAt}
+			Check: string(c.CheckStatus), Documents: docs[c.ID], Created: c.CreatedAt, UnfinishedImport: unfinishedImport(c)}
 		for _, set := range c.Edges.AnnotationSets {
 			out[i].Sets = append(out[i].Sets, set.Name)
 		}
 		slices.Sort(out[i].Sets)
 	}
 	return out, nil
+}
+
+// DeleteCorpus removes a corpus and everything in it, and, for a source of
+// resynthesis, the surrogate mappings and date shifts kept for it (they hold
+// its original values, encrypted). Releases frozen from it stay.
+func (s *Store) DeleteCorpus(ctx context.Context, name string) error {
+	c, err := s.CorpusByName(ctx, name)
+	if err != nil {
+		return err
+	}
+	return s.withTx(ctx, func(tx *ent.Tx) error {
+		if _, err := tx.SurrogateMapping.Delete().Where(surrogatemapping.CorpusID(c.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.DateShift.Delete().Where(dateshift.CorpusID(c.ID)).Exec(ctx); err != nil {
+			return err
+		}
+		return tx.Corpus.DeleteOneID(c.ID).Exec(ctx)
+	})
 }

@@ -25,7 +25,7 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 	}
 	// A derived copy of a surrogate corpus is surrogate too, and would be
 	// outside the quarantine.
-	if err := refuseQuarantined(src, "deriving from it"); err != nil {
+	if err := refuseTakingOut(src, "deriving from it"); err != nil {
 		return nil, err
 	}
 	docs, err := s.LoadDocuments(ctx, src, set)

@@ -155,12 +155,3 @@ func (w sinkWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// DeleteCorpus removes a corpus and everything in it.
-func (s *Store) DeleteCorpus(ctx context.Context, name string) error {
-	c, err := s.CorpusByName(ctx, name)
-	if err != nil {
-		return err
-	}
-	return s.Client.Corpus.DeleteOneID(c.ID).Exec(ctx)
-}

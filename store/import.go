@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -246,6 +248,11 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 // importStream checks, then writes in batches, the documents scan gives
 // (the same ones, in the same order, every time it is called).
 func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *ent.Corpus, tagset string, scan func(func(pipeline.Document) error) error) (*ImportResult, error) {
+	if existing != nil && unfinishedImport(existing) && !opt.Replace && !opt.Resume {
+		return nil, apperr.New(apperr.Conflict, "corpus %q holds an import that has not finished (still running, or its "+
+			"process ended first): complete it by importing the same files again with replace (--replace; the documents "+
+			"already there are kept), or delete the corpus (deidcorpus corpora delete %s)", existing.Name, existing.Name)
+	}
 	var split *document.Split
 	if opt.Split != "" {
 		sp, err := normalizeSplit(opt.Split)
@@ -297,7 +304,11 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
 			c := res.Corpus
 			if c == nil {
-				create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(provenance)
+				// Marked until the last batch commits: a process killed
+				// meanwhile leaves a corpus that says so.
+				marked := maps.Clone(provenance)
+				marked[provUnfinishedImport] = time.Now().UTC().Format(time.RFC3339)
+				create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(marked)
 				if opt.CorpusKind != "" {
 					create.SetKind(corpus.Kind(opt.CorpusKind))
 				}
@@ -355,6 +366,14 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 			}
 		}
 		return nil, err
+	}
+	if unfinishedImport(res.Corpus) || res.CreatedCorpus {
+		// Finished: this import, or the one it completed with replace.
+		prov := maps.Clone(res.Corpus.Provenance)
+		delete(prov, provUnfinishedImport)
+		if err := s.Client.Corpus.UpdateOneID(res.Corpus.ID).SetProvenance(prov).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("mark the import of corpus %q finished: %w", res.Corpus.Name, err)
+		}
 	}
 	// Reload outside the committed transactions so callers can follow edges.
 	res.Corpus, err = s.Client.Corpus.Get(ctx, res.Corpus.ID)
@@ -430,6 +449,16 @@ func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind st
 			SetKind(annotationset.Kind(kind)).Save(ctx)
 	}
 	return set, err
+}
+
+// provUnfinishedImport marks, in a corpus's provenance, an import that made
+// the corpus and has not written its last batch (when it began).
+const provUnfinishedImport = "unfinishedImport"
+
+// unfinishedImport reports whether the import that made c has not finished.
+func unfinishedImport(c *ent.Corpus) bool {
+	_, ok := c.Provenance[provUnfinishedImport]
+	return ok
 }
 
 // writeDocuments inserts docs and their spans into set. Existing documents

@@ -58,7 +58,7 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseQuarantined(c, "releasing it"); err != nil {
+	if err := refuseTakingOut(c, "releasing it"); err != nil {
 		return nil, err
 	}
 	if opt.Share {

@@ -708,9 +708,14 @@ func CheckFindings(summary map[string]any) int {
 	return n
 }
 
-// refuseQuarantined refuses to take a quarantined corpus's text out of the
-// quarantine (into a release, a derived corpus) while doing something.
-func refuseQuarantined(c *ent.Corpus, doing string) error {
+// refuseTakingOut refuses to take a corpus's text out (into a release, a
+// derived corpus) while doing something when it is not whole: quarantined,
+// or imported in part.
+func refuseTakingOut(c *ent.Corpus, doing string) error {
+	if unfinishedImport(c) {
+		return apperr.New(apperr.Conflict, "corpus %q holds an import that has not finished: complete it (import the same "+
+			"files again with --replace) before %s", c.Name, doing)
+	}
 	if c.CheckStatus != corpus.CheckStatusFailed {
 		return nil
 	}

@@ -397,7 +397,8 @@ func (s *Store) withTx(ctx context.Context, fn func(tx *ent.Tx) error) (err erro
 		}
 	}()
 	if err := fn(tx); err != nil {
-		if rerr := tx.Rollback(); rerr != nil {
+		// A cancelled context has rolled the transaction back already.
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 			return fmt.Errorf("%w (rollback: %v)", err, rerr)
 		}
 		return err

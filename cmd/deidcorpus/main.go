@@ -217,6 +217,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err = act(ctx, pos); err == nil {
 		return 0
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C or SIGTERM: what each command keeps of its work is its
+		// own (an import into a new corpus removes it).
+		fmt.Fprintf(stderr, "deidcorpus %s: interrupted\n", c.name)
+		return exitInterrupted
+	}
 	fmt.Fprintf(stderr, "deidcorpus %s: %v\n", c.name, err)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -383,6 +389,10 @@ func (l *listFlag) Set(v string) error {
 }
 
 func exitCode(err error) int { return apperr.ExitStatus(store.Coded(err)) }
+
+// exitInterrupted is the exit status of a command stopped by Ctrl-C or
+// SIGTERM: 128 + SIGINT, as shells report it.
+const exitInterrupted = 130
 
 // arg is the i-th positional argument, or "" when there are fewer.
 func arg(args []string, i int) string {

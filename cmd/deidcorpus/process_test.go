@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -270,4 +272,88 @@ func TestTwoWorkersSharePostgresQueue(t *testing.T) {
 	for w, k := range perWorker {
 		assert.GreaterOrEqual(t, k, 20, "worker %s did only %d jobs", w, k)
 	}
+}
+
+// TestImportKilledOrInterrupted: an import into a new corpus that is killed
+// once some batches have committed leaves a corpus that says its import did
+// not finish; importing again without replace is refused with the way out,
+// and with replace completes it. One interrupted (Ctrl-C) says so, exits
+// 130 and leaves no corpus behind.
+func TestImportKilledOrInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	runBin(t, "synth", "--patients", "3000", "--seed", "5", "--out", notes)
+	entries, err := os.ReadDir(notes)
+	require.NoError(t, err)
+	total := len(entries)
+	// committed counts the documents in the database, read beside the
+	// import as any reader would.
+	committed := func(db string) int {
+		conn, err := sql.Open("sqlite", db)
+		require.NoError(t, err)
+		defer conn.Close()
+		var n int
+		if err := conn.QueryRow(`SELECT COUNT(*) FROM documents`).Scan(&n); err != nil {
+			return 0 // not made yet
+		}
+		return n
+	}
+	start := func(db, corpus string) (*exec.Cmd, *bytes.Buffer) {
+		before := committed(db)
+		cmd := exec.Command(binary(t), "import", "--db", db, "--corpus", corpus, "--tagset", "i2b2-2014", notes)
+		errb := &bytes.Buffer{}
+		cmd.Stderr = errb
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill() })
+		require.Eventually(t, func() bool { return committed(db) > before }, time.Minute, 20*time.Millisecond, "no batch committed")
+		return cmd, errb
+	}
+	bin := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		cmd := exec.Command(binary(t), args...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), out.String()
+		}
+		require.NoError(t, err)
+		return 0, out.String()
+	}
+
+	killed := filepath.Join(dir, "killed.db")
+	cmd, _ := start(killed, "notes")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	require.Less(t, committed(killed), total, "killed before the last batch")
+	assert.Contains(t, runBin(t, "corpora", "--db", killed), "import (unfinished)")
+	code, out := bin("import", "--db", killed, "--corpus", "notes", "--tagset", "i2b2-2014", notes)
+	assert.Equal(t, 4, code, out)
+	assert.Contains(t, out, `corpus "notes" holds an import that has not finished`)
+	assert.Contains(t, out, "deidcorpus corpora delete notes")
+	code, out = bin("release", "create", "--db", killed, "--corpus", "notes", "--name", "n", "--version", "1.0.0")
+	assert.Equal(t, 4, code, out)
+	assert.Contains(t, out, "holds an import that has not finished")
+	out = runBin(t, "import", "--db", killed, "--corpus", "notes", "--tagset", "i2b2-2014", "--replace", notes)
+	assert.Contains(t, out, fmt.Sprintf("imported %d documents", total))
+	assert.Equal(t, total, committed(killed))
+	assert.NotContains(t, runBin(t, "corpora", "--db", killed), "unfinished")
+
+	interrupted := filepath.Join(dir, "interrupted.db")
+	runBin(t, "import", "--db", interrupted, "--corpus", "other", "--tagset", "i2b2-2014", filepath.Join(notes, entries[0].Name()))
+	cmd, errb := start(interrupted, "notes")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode())
+	assert.Equal(t, "deidcorpus import: interrupted\n", errb.String())
+	list := runBin(t, "corpora", "--db", interrupted)
+	assert.NotContains(t, list, "notes", "the interrupted import took its new corpus away")
+	assert.Equal(t, 1, committed(interrupted))
+
+	// And the corpus is deleted from the command line.
+	out = runBin(t, "corpora", "delete", "--db", killed, "notes")
+	assert.Equal(t, "deleted corpus \"notes\"\n", out)
+	assert.Zero(t, committed(killed))
 }
