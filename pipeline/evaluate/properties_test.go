@@ -260,10 +260,10 @@ func TestSignificanceOfSystemAgainstItselfIsOne(t *testing.T) {
 		require.Equal(t, 1.0, tt.PAdjusted, tt.Scope)
 		require.False(t, tt.Significant)
 	}
-	// A and B resample independently, so equal systems get close, not
-	// identical, intervals.
-	require.InDelta(t, c.A.F1.Low, c.B.F1.Low, 0.05)
-	require.InDelta(t, c.A.F1.High, c.B.F1.High, 0.05)
+	// A and B share every resample (paired): equal systems get the same
+	// intervals.
+	require.Equal(t, c.A, c.B)
+	require.Less(t, c.A.F1.Low, c.A.F1.High)
 }
 
 func TestSignificanceFindsARealDifference(t *testing.T) {

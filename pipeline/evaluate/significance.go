@@ -87,7 +87,8 @@ type Comparison struct {
 // swaps the two systems' output on a random half of the documents; p is
 // (shuffles at least as extreme + 1) / (shuffles + 1)), for all tags and per
 // category, with a Bonferroni correction across those tests; and percentile
-// bootstrap intervals for each system's precision, recall and F1. Only
+// bootstrap intervals for each system's precision, recall and F1, both
+// systems on the same resamples (paired). Only
 // documents present in all three sets are used.
 func Compare(gold, a, b []pipeline.Document, opt CompareOptions) (*Comparison, error) {
 	opt.defaults()
@@ -142,8 +143,8 @@ func Compare(gold, a, b []pipeline.Document, opt CompareOptions) (*Comparison, e
 		t.Significant = t.P < cmp.Threshold
 		cmp.Tests = append(cmp.Tests, t)
 	}
-	cmp.A = bootstrap(ca[0], opt.Bootstrap, opt.Confidence, rng)
-	cmp.B = bootstrap(cb[0], opt.Bootstrap, opt.Confidence, rng)
+	cis := bootstrap([][]Counts{ca[0], cb[0]}, opt.Bootstrap, opt.Confidence, rng)
+	cmp.A, cmp.B = cis[0], cis[1]
 	return cmp, nil
 }
 
@@ -204,18 +205,32 @@ func randomization(a, b []Counts, shuffles int, rng *rand.Rand) SignificanceTest
 }
 
 // bootstrap resamples documents with replacement and takes percentile
-// intervals of micro precision, recall and F1.
-func bootstrap(docs []Counts, samples int, confidence float64, rng *rand.Rand) BootstrapCI {
-	if len(docs) == 0 {
-		return BootstrapCI{}
+// intervals of each system's micro precision, recall and F1. The systems
+// share every resample (paired), so that their intervals differ only where
+// their outputs do: two identical systems get identical intervals.
+func bootstrap(systems [][]Counts, samples int, confidence float64, rng *rand.Rand) []BootstrapCI {
+	out := make([]BootstrapCI, len(systems))
+	n := len(systems[0])
+	if n == 0 {
+		return out
 	}
-	ps, rs, fs := make([]float64, samples), make([]float64, samples), make([]float64, samples)
+	type scores struct{ p, r, f []float64 }
+	all := make([]scores, len(systems))
+	for k := range all {
+		all[k] = scores{make([]float64, samples), make([]float64, samples), make([]float64, samples)}
+	}
+	sums := make([]Counts, len(systems))
 	for s := range samples {
-		var c Counts
-		for range docs {
-			c = c.Add(docs[rng.IntN(len(docs))])
+		clear(sums)
+		for range n {
+			d := rng.IntN(n)
+			for k, docs := range systems {
+				sums[k] = sums[k].Add(docs[d])
+			}
 		}
-		ps[s], rs[s], fs[s] = c.Precision(), c.Recall(), c.F1()
+		for k, c := range sums {
+			all[k].p[s], all[k].r[s], all[k].f[s] = c.Precision(), c.Recall(), c.F1()
+		}
 	}
 	iv := func(x []float64) Interval {
 		slices.Sort(x)
@@ -223,7 +238,10 @@ func bootstrap(docs []Counts, samples int, confidence float64, rng *rand.Rand) B
 		hi := int(math.Ceil((1+confidence)/2*float64(len(x)))) - 1
 		return Interval{Low: x[max(lo, 0)], High: x[min(max(hi, 0), len(x)-1)]}
 	}
-	return BootstrapCI{Precision: iv(ps), Recall: iv(rs), F1: iv(fs)}
+	for k, sc := range all {
+		out[k] = BootstrapCI{Precision: iv(sc.p), Recall: iv(sc.r), F1: iv(sc.f)}
+	}
+	return out
 }
 
 // RenderComparison writes a comparison as a table.
