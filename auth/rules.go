@@ -156,11 +156,12 @@ func Operations() []string {
 	return ops
 }
 
-// describeOp names an operation as its caller knows it: a command line
-// ("cli.release.create") as the command, a GraphQL field as it is.
+// describeOp names an operation as its caller knows it: a command line's
+// ("cli.release.create") as "this command", since the command line prints
+// its name before the error, a GraphQL field as it is.
 func describeOp(op string) string {
-	if cmd, ok := strings.CutPrefix(op, "cli."); ok {
-		return "deidcorpus " + strings.ReplaceAll(cmd, ".", " ")
+	if strings.HasPrefix(op, "cli.") {
+		return "this command"
 	}
 	return op
 }

@@ -59,7 +59,7 @@ func TestCLIActsForTheTokenAccount(t *testing.T) {
 	assert.Equal(t, 0, code, errs)
 	code, _, errs = cli(t, "users", "list", "--db", db, "--token", token)
 	assert.Equal(t, 5, code, errs)
-	assert.Contains(t, errs, "deidcorpus users needs the admin role")
+	assert.Contains(t, errs, "deidcorpus users list: this command needs the admin role (you are")
 	code, _, errs = cli(t, "tokens", "create", "--db", db, "--token", token, "--user", "admin")
 	assert.Equal(t, 5, code, errs)
 	assert.Contains(t, errs, "only admins act for other accounts")
