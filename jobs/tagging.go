@@ -184,9 +184,16 @@ func (p TrainParams) precondition(ctx context.Context, st *store.Store) error {
 	return sourcePrecondition(ctx, st, p.Corpus, cmp.Or(p.Set, "gold"), cmp.Or(p.Split, "train"))
 }
 
+// precondition also refuses the output set where the plan would
+// (store.AnnotationSetFree). It runs only when a job is queued: a retried or
+// requeued job is not queued anew, and its plan resumes the set its earlier
+// attempt made.
 func (p TagParams) precondition(ctx context.Context, st *store.Store) error {
-	_, err := p.load(ctx, st)
-	return err
+	t, err := p.load(ctx, st)
+	if err != nil {
+		return err
+	}
+	return st.AnnotationSetFree(ctx, t.c, t.p.Set)
 }
 
 // TagParams are a tagging job's parameters.
@@ -293,6 +300,9 @@ func (p TagParams) load(ctx context.Context, st *store.Store) (*tagJob, error) {
 	}
 	if t.total, err = st.CountDocuments(ctx, t.c, p.Split); err != nil {
 		return nil, err
+	}
+	if t.total == 0 { // nothing to tag: an empty set and an evaluation of nothing
+		return nil, st.NoDocumentsIn(ctx, t.c, p.Split)
 	}
 	t.gold = p.Gold
 	if _, err := st.AnnotationSet(ctx, t.c, p.Gold); apperr.CodeOf(err) == apperr.NotFound {

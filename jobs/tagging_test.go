@@ -102,12 +102,23 @@ func TestTrainAndTagJobs(t *testing.T) {
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
 	assert.ErrorContains(t, err, `no annotation set "nope"`)
 
-	// Tagging twice into the same set is a conflict, not a duplicate.
-	again, err := m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
+	// Tagging twice into the same set is a conflict, and a split without
+	// documents invalid: both refused before anything is queued or written.
+	queued, err := st.Client.Job.Query().Count(ctx)
 	require.NoError(t, err)
-	failed := wait(t, m, again.ID)[0]
-	assert.Equal(t, job.StatusFailed, failed.Status)
-	assert.Contains(t, failed.Error, "already has an annotation set")
+	_, err = m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "test"}, "", nil)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
+	assert.EqualError(t, err, `corpus "notes" already has an annotation set "system-crf1"`)
+	_, err = m.Enqueue(ctx, jobs.TagParams{Model: "crf1", Corpus: "notes", Split: "dev", Set: "empty"}, "", nil)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, `corpus "notes" has no documents in split "dev"`)
+	n, err := st.Client.Job.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, queued, n, "no job row for a refused tag job")
+	c, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	_, err = st.AnnotationSet(ctx, c, "empty")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "no set for a refused tag job: %v", err)
 }
 
 // A model can be trained on several splits at once; a split that holds no
@@ -253,6 +264,14 @@ func TestExternalTaggerThatNeverAnswers(t *testing.T) {
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(jobs.Err(done)), "the job fails with its part's code")
 	assert.Equal(t, int32(2), calls.Load(), "two attempts, and the job is not retried on top of them")
 	assert.Equal(t, 1, done.Attempts)
+
+	// The set it left half written does not stop a new job, which makes it
+	// anew: only a finished set, or one being written, is refused.
+	again, err := m.Enqueue(ctx, jobs.TagParams{Model: "hung", Corpus: "notes"}, "", nil)
+	require.NoError(t, err)
+	redone := wait(t, m, again.ID)[0]
+	assert.Equal(t, job.StatusFailed, redone.Status)
+	assert.Contains(t, redone.Error, "no answer within", "it failed on the endpoint again, not on the set")
 }
 
 // TestExternalTaggerRetriesAFailureThatPasses: a 503 then an answer tags.

@@ -37,11 +37,7 @@ func (s *Store) BeginAnnotations(ctx context.Context, c *ent.Corpus, setName, ki
 		if job, _ := set.Provenance["job"].(float64); jobID != 0 && int(job) == jobID {
 			return set, nil
 		}
-		writer, writing := writingJob(set)
-		if !writing {
-			return nil, apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, setName)
-		}
-		if err := refuseLiveWriter(ctx, s.Client.Job, fmt.Sprintf("annotation set %q of corpus %q", setName, c.Name), writer); err != nil {
+		if err := s.refuseTakeover(ctx, c, set); err != nil {
 			return nil, err
 		}
 		if err := s.Client.AnnotationSet.DeleteOneID(set.ID).Exec(ctx); err != nil {
@@ -65,6 +61,31 @@ func (s *Store) BeginAnnotations(ctx context.Context, c *ent.Corpus, setName, ki
 		return nil, apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, setName)
 	}
 	return set, err
+}
+
+// AnnotationSetFree refuses a set name that BeginAnnotations would refuse a
+// new job (conflict), so that a job which writes the set is refused when it
+// is queued rather than failing in a worker. A set that a job which has ended
+// left half written is free: the new job makes it anew.
+func (s *Store) AnnotationSetFree(ctx context.Context, c *ent.Corpus, name string) error {
+	set, err := s.Client.AnnotationSet.Query().Where(annotationset.CorpusID(c.ID), annotationset.Name(name)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.refuseTakeover(ctx, c, set)
+}
+
+// refuseTakeover refuses a new writer an existing set (conflict) unless a
+// job which has ended left it half written.
+func (s *Store) refuseTakeover(ctx context.Context, c *ent.Corpus, set *ent.AnnotationSet) error {
+	writer, writing := writingJob(set)
+	if !writing {
+		return apperr.New(apperr.Conflict, "corpus %q already has an annotation set %q", c.Name, set.Name)
+	}
+	return refuseLiveWriter(ctx, s.Client.Job, fmt.Sprintf("annotation set %q of corpus %q", set.Name, c.Name), writer)
 }
 
 func annotationsKind(kind string) error {

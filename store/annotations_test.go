@@ -19,7 +19,8 @@ import (
 // its provenance says which patients are written, one range while batches
 // come in order; a retry by the same job gets it back, another job a
 // conflict while the writer runs, and a set anew once the writer has ended
-// without finishing it.
+// without finishing it. AnnotationSetFree, which a job asks when it is
+// queued, says what BeginAnnotations would say to a new job.
 func TestAnnotationsWrittenInBatches(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLite)
@@ -40,6 +41,7 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	require.GreaterOrEqual(t, len(batches), 3)
 	last := func(b []pipeline.Document) string { return b[len(b)-1].Patient }
 
+	require.NoError(t, st.AnnotationSetFree(ctx, c, "sys"))
 	set, err := st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": writer}, writer)
 	require.NoError(t, err)
 	require.NoError(t, st.AppendAnnotations(ctx, c, set, "", batches[0]))
@@ -63,6 +65,7 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	_, err = st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": other}, other)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, fmt.Sprintf(`annotation set "sys" of corpus "c" is being written by tag job %d (running)`, writer))
+	assert.EqualError(t, st.AnnotationSetFree(ctx, c, "sys"), err.Error())
 
 	require.NoError(t, st.AppendAnnotations(ctx, c, again, last(batches[1]), nil))
 	for _, b := range batches[2:] {
@@ -84,6 +87,7 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 	_, err = st.BeginAnnotations(ctx, c, "sys", "system", map[string]any{"job": other}, other)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a finished set is nobody's to take over")
+	assert.EqualError(t, st.AnnotationSetFree(ctx, c, "sys"), `corpus "c" already has an annotation set "sys"`)
 
 	// A writer that failed for good left its set half written: the next job
 	// gets a set of its own under the name.
@@ -92,6 +96,7 @@ func TestAnnotationsWrittenInBatches(t *testing.T) {
 	require.NoError(t, st.AppendAnnotations(ctx, c, half, "", batches[0]))
 	_, err = st.Client.Job.UpdateOneID(writer).SetStatus(job.StatusFailed).Save(ctx)
 	require.NoError(t, err)
+	require.NoError(t, st.AnnotationSetFree(ctx, c, "half"))
 	fresh, err := st.BeginAnnotations(ctx, c, "half", "system", map[string]any{"job": other}, other)
 	require.NoError(t, err)
 	assert.NotEqual(t, half.ID, fresh.ID)

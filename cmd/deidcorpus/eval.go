@@ -91,6 +91,11 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return evalError(err)
 		}
+		if report.Documents == 0 { // mismatched directories, not a system that found nothing
+			return apperr.New(apperr.Invalid, "no document to score: gold %s (%s: %s) and system %s (%s: %s) share no document id",
+				*gold, counted(len(report.GoldOnly), "document"), someIDs(report.GoldOnly),
+				*system, counted(len(report.SystemOnly), "document"), someIDs(report.SystemOnly))
+		}
 		// As the i2b2 script does, only documents on both sides are scored;
 		// said on stderr, so that stdout stays the script's.
 		warnUnpaired(e.stderr, "gold", "system output", report.GoldOnly)
@@ -134,11 +139,16 @@ func warnUnpaired(w io.Writer, side, lacking string, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
+	fmt.Fprintf(w, "deidcorpus eval: not scored, for want of %s: %s (%s)\n", lacking, counted(len(ids), side+" document"), someIDs(ids))
+}
+
+// someIDs lists the first five document ids.
+func someIDs(ids []string) string {
 	shown := strings.Join(ids[:min(len(ids), 5)], ", ")
 	if len(ids) > 5 {
 		shown += ", ..."
 	}
-	fmt.Fprintf(w, "deidcorpus eval: not scored, for want of %s: %s (%s)\n", lacking, counted(len(ids), side+" document"), shown)
+	return shown
 }
 
 // readAnnotations reads one annotation set. System output may overlap, and

@@ -53,6 +53,20 @@ func TestEvalSaysWhatItLeftOut(t *testing.T) {
 	assert.NotContains(t, errOut, "not scored")
 }
 
+// Gold and system without a document in common (the wrong directory, say)
+// score nothing: an error naming both, not a report of zeros.
+func TestEvalWithoutACommonDocumentIsInvalid(t *testing.T) {
+	system := t.TempDir()
+	data, err := os.ReadFile("../../testdata/i2b2/101-01.xml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(system, "900-01.xml"), data, 0o644))
+	code, out, errOut := runCLI(t, "eval", "--gold", "../../testdata/i2b2", "--system", system)
+	require.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "deidcorpus eval: no document to score: gold ../../testdata/i2b2 (3 documents: 101-01, 101-02, 102-01) and system "+
+		system+" (1 document: 900-01) share no document id\n", errOut)
+}
+
 func TestEvalJSONHasEveryFigure(t *testing.T) {
 	fixture := shared.Path(t, "meddocan-i2b2/sample-fixture")
 	code, out, errOut := runCLI(t, "eval", "--json", "--paper-hipaa", "--gold", filepath.Join(fixture, "gold"),

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -60,4 +61,36 @@ func TestJobsWaitSaysWhenNothingWorksTheJob(t *testing.T) {
 	code = run(ctx, []string{"jobs", "wait", "--db", db, m[1]}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
 	assert.NotZero(t, code)
 	assert.Contains(t, stderr.String(), "job "+m[1]+" is still queued after 50ms; is a server (deidcorpus serve) or a worker")
+}
+
+// tag refuses, before a job is queued, a split without documents (2) and a
+// set that exists (4): no job row, no set, no log line of a failed job.
+func TestTagIsRefusedBeforeItIsQueued(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	config := filepath.Join(dir, "tagger.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"training": {"max_iterations": 3}}`), 0o644))
+	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "crf1", "--config", config)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "tag", "--db", db, "--model", "crf1", "--corpus", "a", "--split", "train")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "tagged 3 documents into set system-crf1")
+
+	code, out, errs = cli(t, "tag", "--db", db, "--model", "crf1", "--corpus", "a", "--split", "test", "--set", "s2")
+	assert.Equal(t, 2, code, errs)
+	assert.Empty(t, out)
+	assert.Equal(t, "deidcorpus tag: corpus \"a\" has no documents in split \"test\" (its documents: train 3); choose one of these splits or \"all\"\n", errs)
+	code, out, errs = cli(t, "tag", "--db", db, "--model", "crf1", "--corpus", "a", "--split", "train")
+	assert.Equal(t, 4, code, errs)
+	assert.Empty(t, out)
+	assert.Equal(t, "deidcorpus tag: corpus \"a\" already has an annotation set \"system-crf1\"\n", errs)
+
+	code, out, errs = cli(t, "jobs", "list", "--db", db, "--kind", "tag")
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, 1, strings.Count(out, " tag "), "only the job that tagged: %s", out)
+	code, out, errs = cli(t, "corpora", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, "s2")
 }
