@@ -548,3 +548,9 @@ func TestImportCountsDocumentsWithoutSpans(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, "imported 2 documents and 1 span (set gold) into new corpus \"c\"; 1 document without spans\n", out)
 }
+
+func TestStatsRefusesARepeatedDimension(t *testing.T) {
+	code, _, errs := cli(t, "stats", "--db", filepath.Join(t.TempDir(), "none.db"), "--corpus", "c", "--by", "type,category,Type")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "deidcorpus stats: --by: Type is given twice\n")
+}

@@ -65,6 +65,9 @@ func setupStats(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return usageErr("--by: %v", err)
 			}
+			if slices.Contains(dims[:i], d) {
+				return usageErr("--by: %s is given twice", b)
+			}
 			dims[i] = d
 		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.stats", map[string]any{"corpus": *corpus, "set": *set})
