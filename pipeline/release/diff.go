@@ -30,16 +30,20 @@ type SpanChange struct {
 }
 
 // Compare lists the differences from a to b. Documents are matched by id
-// (the union over sets); spans by set, document and offsets.
+// (the union over sets); spans by set, document and offsets, where a's
+// offsets in a document whose text changed are first carried over the edit
+// (textEdit): a span the edit only moved is no difference.
 func Compare(a, b Snapshot) Diff {
 	d := Diff{DocumentsAdded: []string{}, DocumentsRemoved: []string{}, DocumentsChanged: []string{},
 		SpansAdded: []SpanChange{}, SpansRemoved: []SpanChange{}, SpansRelabelled: []SpanChange{}}
 	textA, textB := texts(a), texts(b)
+	edits := map[string]textEdit{}
 	for id, t := range textB {
 		if ta, ok := textA[id]; !ok {
 			d.DocumentsAdded = append(d.DocumentsAdded, id)
 		} else if ta != t {
 			d.DocumentsChanged = append(d.DocumentsChanged, id)
+			edits[id] = editBetween(ta, t)
 		}
 	}
 	for id := range textA {
@@ -55,7 +59,7 @@ func Compare(a, b Snapshot) Diff {
 		sets[s] = true
 	}
 	for set := range sets {
-		sa, sb := spans(set, a.Sets[set]), spans(set, b.Sets[set])
+		sa, sb := spans(set, a.Sets[set], edits), spans(set, b.Sets[set], nil)
 		for k, s := range sb {
 			old, ok := sa[k]
 			switch {
@@ -209,12 +213,54 @@ type spanKey struct {
 	start, end int
 }
 
-func spans(set string, docs []pipeline.Document) map[spanKey]SpanChange {
+// spans keys a set's spans by document and offsets; a document's edit, if
+// given, carries the offsets into the newer text (a span the edit touched
+// gets a key no span of the newer text has), while the change keeps them.
+func spans(set string, docs []pipeline.Document, edits map[string]textEdit) map[spanKey]SpanChange {
 	out := map[spanKey]SpanChange{}
 	for _, d := range docs {
-		for _, s := range d.Spans {
-			out[spanKey{d.ID, s.Start, s.End}] = SpanChange{Set: set, Document: d.ID, Start: s.Start, End: s.End, Text: s.Text, Type: s.Type}
+		edit, edited := edits[d.ID]
+		for i, s := range d.Spans {
+			k := spanKey{d.ID, s.Start, s.End}
+			if edited {
+				var ok bool
+				if k.start, k.end, ok = edit.carry(s.Start, s.End); !ok {
+					k.start, k.end = -1-i, -1 // its own, unmatched
+				}
+			}
+			out[k] = SpanChange{Set: set, Document: d.ID, Start: s.Start, End: s.End, Text: s.Text, Type: s.Type}
 		}
 	}
 	return out
+}
+
+// textEdit is how a document's text changed, seen as one edit: the older
+// text's code points [from, to) became others, and what follows moved by
+// delta. Their common start and end are what the edit left alone; two edits
+// far apart are seen as one spanning both.
+type textEdit struct{ from, to, delta int }
+
+func editBetween(older, newer string) textEdit {
+	a, b := []rune(older), []rune(newer)
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return textEdit{from: p, to: len(a) - s, delta: len(b) - len(a)}
+}
+
+// carry gives an older span's offsets in the newer text, unless the edit
+// touched it.
+func (e textEdit) carry(start, end int) (int, int, bool) {
+	switch {
+	case end <= e.from:
+		return start, end, true
+	case start >= e.to:
+		return start + e.delta, end + e.delta, true
+	}
+	return 0, 0, false
 }

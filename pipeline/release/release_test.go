@@ -1,6 +1,7 @@
 package release
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,5 +167,38 @@ func TestPackRefusesRebuiltText(t *testing.T) {
 	err := PackTo(Meta{Name: "demo", Version: "1.0.0"}, each, f, "", c.Create)
 	if err == nil || !strings.Contains(err.Error(), "could never be verified") || len(c.Files()) > 0 {
 		t.Fatalf("CoNLL release: %v, %d files", err, len(c.Files()))
+	}
+}
+
+// TestDiffCarriesSpansOverAnEdit: in a note whose text changed, the spans an
+// edit only moved are no difference; one it touched is removed and its
+// replacement added, and the offsets reported are each text's own.
+func TestDiffCarriesSpansOverAnEdit(t *testing.T) {
+	older := pipeline.Document{ID: "100-01", Text: "Dr. Ann Lee saw Bo Chan on 3/4 in Bóston.", Spans: []pipeline.Span{
+		{Start: 4, End: 11, Text: "Ann Lee", Type: "DOCTOR"},
+		{Start: 16, End: 23, Text: "Bo Chan", Type: "PATIENT"},
+		{Start: 27, End: 30, Text: "3/4", Type: "DATE"},
+		{Start: 34, End: 40, Text: "Bóston", Type: "CITY"},
+	}}
+	newer := pipeline.Document{ID: "100-01", Text: "Dr. Ann Lee saw Bob Chan on 3/4 in Bóston.", Spans: []pipeline.Span{
+		{Start: 4, End: 11, Text: "Ann Lee", Type: "DOCTOR"},
+		{Start: 16, End: 24, Text: "Bob Chan", Type: "PATIENT"},
+		{Start: 28, End: 31, Text: "3/4", Type: "DATE"},
+		{Start: 35, End: 41, Text: "Bóston", Type: "HOSPITAL"},
+	}}
+	a := Snapshot{Sets: map[string][]pipeline.Document{"gold": {older}}}
+	b := Snapshot{Sets: map[string][]pipeline.Document{"gold": {newer}}}
+	d := Compare(a, b)
+	if !slices.Equal(d.DocumentsChanged, []string{"100-01"}) {
+		t.Errorf("changed documents %v", d.DocumentsChanged)
+	}
+	if len(d.SpansRemoved) != 1 || d.SpansRemoved[0].Text != "Bo Chan" || d.SpansRemoved[0].End != 23 {
+		t.Errorf("removed %+v, want Bo Chan at 16-23", d.SpansRemoved)
+	}
+	if len(d.SpansAdded) != 1 || d.SpansAdded[0].Text != "Bob Chan" || d.SpansAdded[0].End != 24 {
+		t.Errorf("added %+v, want Bob Chan at 16-24", d.SpansAdded)
+	}
+	if len(d.SpansRelabelled) != 1 || d.SpansRelabelled[0].Start != 35 || d.SpansRelabelled[0].WasType != "CITY" {
+		t.Errorf("relabelled %+v, want Bóston at 35, a CITY before", d.SpansRelabelled)
 	}
 }
