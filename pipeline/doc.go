@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -115,7 +116,12 @@ func (d *Document) Validate(allowOverlap bool) error {
 		if got := d.Text[byteOf(s.Start):byteOf(s.End)]; s.Text != "" && got != s.Text {
 			// Neither text is quoted: error messages reach logs and
 			// clients, and these are PHI.
-			return &SpanError{s, fmt.Sprintf("its text does not match the document text at its offsets (%s)", textDifference(s.Text, got))}
+			hint := ""
+			if strings.HasPrefix(d.Text, "\ufeff") {
+				hint = "; the text starts with a byte-order mark (U+FEFF), which counts as its first character: " +
+					"offsets counted without it are one short"
+			}
+			return &SpanError{s, fmt.Sprintf("its text does not match the document text at its offsets (%s%s)", textDifference(s.Text, got), hint)}
 		}
 	}
 	if allowOverlap {

@@ -64,6 +64,14 @@ func TestValidate(t *testing.T) {
 		!strings.Contains(err.Error(), "first difference at character 2") {
 		t.Errorf("mismatch: got %v", err)
 	}
+	if strings.Contains(err.Error(), "byte-order mark") {
+		t.Errorf("a text without a byte-order mark is said to have one: %v", err)
+	}
+	// Offsets that did not count a byte-order mark the text starts with.
+	bom := Document{Text: "\ufeff" + d.Text, Spans: []Span{{Start: 12, End: 17, Text: "Núñez", Type: "DOCTOR"}}}
+	if err := bom.Validate(false); err == nil || !strings.Contains(err.Error(), "starts with a byte-order mark (U+FEFF)") {
+		t.Errorf("byte-order mark: got %v", err)
+	}
 }
 
 // byteOffsets must agree with Index on every offset, including invalid UTF-8

@@ -175,7 +175,8 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		case err == nil || err == fnErr:
 			return err
 		case errors.Is(err, formats.ErrNoDocuments):
-			return apperr.New(apperr.Invalid, "no %s documents in the given input", opt.Format)
+			// The caller knows what the input was, and may name it.
+			return &apperr.Error{Code: apperr.Invalid, Msg: fmt.Sprintf("no %s documents in the given input", opt.Format), Err: err}
 		case errors.Is(err, fs.ErrNotExist):
 			return apperr.Wrap(apperr.NotFound, err)
 		}

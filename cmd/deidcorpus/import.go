@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 
+	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
@@ -81,6 +83,9 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		opt.Progress = update
 		res, err := st.ImportFrom(ctx, opt, files)
 		finish()
+		if errors.Is(err, formats.ErrNoDocuments) && apperr.CodeOf(err) == apperr.Invalid {
+			return apperr.New(apperr.Invalid, "no %s documents in %s", *format, strings.Join(args, ", "))
+		}
 		if err != nil {
 			return err
 		}

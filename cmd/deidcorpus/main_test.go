@@ -554,3 +554,12 @@ func TestStatsRefusesARepeatedDimension(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "deidcorpus stats: --by: Type is given twice\n")
 }
+
+func TestImportOfAnEmptyDirectoryNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	code, _, errs := cli(t, "import", "--db", filepath.Join(dir, "c.db"), "--corpus", "c", empty)
+	assert.Equal(t, 2, code, errs)
+	assert.Equal(t, "deidcorpus import: no i2b2 documents in "+empty+"\n", errs)
+}
