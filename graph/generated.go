@@ -303,6 +303,7 @@ type ComplexityRoot struct {
 		Documents     func(childComplexity int) int
 		Moved         func(childComplexity int) int
 		Replaced      func(childComplexity int) int
+		Skipped       func(childComplexity int) int
 		Spans         func(childComplexity int) int
 		WithoutSpans  func(childComplexity int) int
 	}
@@ -1800,6 +1801,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ImportResult.Replaced(childComplexity), true
+	case "ImportResult.skipped":
+		if e.ComplexityRoot.ImportResult.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportResult.Skipped(childComplexity), true
 	case "ImportResult.spans":
 		if e.ComplexityRoot.ImportResult.Spans == nil {
 			break
@@ -4060,6 +4067,8 @@ func (ec *executionContext) childFields_ImportResult(ctx context.Context, field 
 		return ec.fieldContext_ImportResult_withoutSpans(ctx, field)
 	case "moved":
 		return ec.fieldContext_ImportResult_moved(ctx, field)
+	case "skipped":
+		return ec.fieldContext_ImportResult_skipped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportResult", field.Name)
 }
@@ -10876,6 +10885,29 @@ func (ec *executionContext) _ImportResult_moved(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ImportResult_moved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportResult_skipped(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportResult_skipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportResult_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -30411,6 +30443,11 @@ func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.Selection
 			}
 		case "moved":
 			out.Values[i] = ec._ImportResult_moved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipped":
+			out.Values[i] = ec._ImportResult_skipped(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

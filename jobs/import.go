@@ -131,7 +131,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	}
 	run.DropInputOnSuccess(a.ID)
 	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
-		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "createdCorpus": res.CreatedCorpus}, nil
+		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "skipped": res.Skipped, "createdCorpus": res.CreatedCorpus}, nil
 }
 
 // storedZip is the Source of a stored zip archive, read through

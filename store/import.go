@@ -70,6 +70,10 @@ type ImportResult struct {
 	// Moved counts the replaced documents, their text unchanged, that the
 	// import put in another split or note type than they had.
 	Moved int
+	// Skipped counts the files of the input the format does not read (in a
+	// directory or an archive given), SkippedNames the first few.
+	Skipped      int
+	SkippedNames []string
 }
 
 // Validate checks what it can of the options without a database: the
@@ -162,10 +166,20 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	if err != nil {
 		return nil, err
 	}
+	var (
+		skipped      []string // the first few, of the latest reading: each reads the same files
+		skippedFiles int
+	)
 	read := formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		return phi.Normalize(ts, cat, typ)
+	}, Skipped: func(file string) {
+		if len(skipped) < maxSkippedNames {
+			skipped = append(skipped, file)
+		}
+		skippedFiles++
 	}}
 	scan := func(fn func(pipeline.Document) error) error {
+		skipped, skippedFiles = skipped[:0], 0
 		var fnErr error
 		err := format.Scan(src, read, func(d pipeline.Document) error {
 			fnErr = fn(d)
@@ -182,8 +196,15 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		}
 		return apperr.Wrap(apperr.Invalid, err)
 	}
-	return s.importStream(ctx, opt, existing, tagset, scan)
+	res, err := s.importStream(ctx, opt, existing, tagset, scan)
+	if res != nil {
+		res.Skipped, res.SkippedNames = skippedFiles, skipped
+	}
+	return res, err
 }
+
+// maxSkippedNames is how many of the files an import skipped it names.
+const maxSkippedNames = 3
 
 // ImportDocuments writes documents that are already parsed (generated ones,
 // or a pipeline's output) as Import does, checking their labels against the

@@ -103,6 +103,14 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		if res.WithoutSpans > 0 {
 			fmt.Fprintf(e.stdout, "; %s without spans", counted(res.WithoutSpans, "document"))
 		}
+		if res.Skipped > 0 {
+			more := ""
+			if res.Skipped > len(res.SkippedNames) {
+				more = ", ..."
+			}
+			fmt.Fprintf(e.stdout, "; %s skipped, which format %s does not read (%s%s)", counted(res.Skipped, "file"), *format,
+				strings.Join(res.SkippedNames, ", "), more)
+		}
 		fmt.Fprintln(e.stdout)
 		return nil
 	}

@@ -563,3 +563,21 @@ func TestImportOfAnEmptyDirectoryNamesIt(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Equal(t, "deidcorpus import: no i2b2 documents in "+empty+"\n", errs)
 }
+
+// TestImportSaysWhatItSkipped: files of an archive the format does not read
+// are skipped, and the import says which.
+func TestImportSaysWhatItSkipped(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	for name, text := range map[string]string{
+		"a.txt": "Seen by Dr. Ann Lee.", "a.ann": "T1\tDOCTOR 12 19\tAnn Lee\n",
+		"junk.bin": "\x00\x01", "readme.md": "notes",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
+	}
+	code, out, errs := cli(t, "import", "--db", filepath.Join(dir, "c.db"), "--corpus", "c", "--format", "brat", notes)
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "imported 1 document and 1 span (set gold) into new corpus \"c\"; 2 files skipped, which format brat does not read ("+
+		filepath.Join(notes, "junk.bin")+", "+filepath.Join(notes, "readme.md")+")\n", out)
+}

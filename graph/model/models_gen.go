@@ -113,6 +113,8 @@ type ImportResult struct {
 	// Documents replaced with their text unchanged that the import put in
 	// another split or note type.
 	Moved int `json:"moved"`
+	// Files of the input the format does not read, skipped.
+	Skipped int `json:"skipped"`
 }
 
 type LineageStep struct {

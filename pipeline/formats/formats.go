@@ -283,11 +283,13 @@ func hasExt(name string, exts []string) bool {
 func (f *Format) Reads(name string) bool { return hasExt(name, f.Exts) }
 
 // Scan parses the documents of src and gives them to fn in Read's order,
-// one file in memory at a time when the format has ReadFile, a document's
-// files at a time when it has ScanSource (the others are read whole). Duplicate ids are an error, as in Read; the only thing kept
-// across files is each id and the file it came from. Files the format does
-// not read are skipped, except one the user named (File.Given); if src holds
-// only such files, the error names a few and the formats that read them.
+// one file in memory at a time when the format has ReadFile or ScanFile, a
+// document's files at a time when it has ScanSource (the others are read
+// whole). Duplicate ids are an error, as in Read; the only thing kept across
+// files is each id and the file it came from. Files the format does not
+// read are skipped (and given to opt.Skipped), except one the user named
+// (File.Given); if src holds only such files, the error names a few and the
+// formats that read them.
 func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
 	var (
 		read    bool
@@ -303,6 +305,9 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 			}
 			if err := f.Refuses(file); err != nil {
 				return err
+			}
+			if opt.Skipped != nil {
+				opt.Skipped(file.where())
 			}
 			ext := strings.ToLower(path.Ext(file.Name))
 			n++

@@ -34,6 +34,9 @@ type ReadOptions struct {
 	Label func(category, typ string) (string, string, error)
 	// AllowOverlap accepts overlapping spans.
 	AllowOverlap bool
+	// Skipped, when set, is told of each file Scan skips: one the format
+	// does not read, inside a directory or an archive given.
+	Skipped func(file string)
 }
 
 // ReadI2B2 parses i2b2 2014 XML files (files with other extensions are
