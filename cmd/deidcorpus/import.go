@@ -76,7 +76,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return fileError(err)
 			}
-			fmt.Fprintf(e.stdout, "job %d queued (import of %s); follow it with: deidcorpus jobs wait %d\n", j.ID, strings.Join(args, " "), j.ID)
+			printQueued(e, j.ID, "import of "+strings.Join(args, " "))
 			return nil
 		}
 		update, finish := progress(e.stderr, "importing")

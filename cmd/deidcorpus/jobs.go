@@ -340,6 +340,12 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// printQueued says that a job was queued, what runs it and how to follow it.
+func printQueued(e *env, id int, what string) {
+	fmt.Fprintf(e.stdout, "job %d queued (%s): a serve or worker process on this database runs it; follow it with: deidcorpus jobs wait %d\n",
+		id, what, id)
+}
+
 // runJob enqueues a job and, unless async, works it in this process, showing
 // its progress, until it finishes. With async it prints the job's id and
 // returns at once: a server or worker on the same database runs it.
@@ -355,7 +361,7 @@ func runJob(ctx context.Context, e *env, st *store.Store, params jobs.Params, as
 		return nil, err
 	}
 	if async {
-		fmt.Fprintf(e.stdout, "job %d queued (%s); follow it with: deidcorpus jobs wait %d\n", j.ID, kind, j.ID)
+		printQueued(e, j.ID, kind)
 		return j, nil
 	}
 	if err := m.Start(ctx); err != nil {
