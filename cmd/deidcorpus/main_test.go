@@ -581,3 +581,26 @@ func TestImportSaysWhatItSkipped(t *testing.T) {
 	assert.Equal(t, "imported 1 document and 1 span (set gold) into new corpus \"c\"; 2 files skipped, which format brat does not read ("+
 		filepath.Join(notes, "junk.bin")+", "+filepath.Join(notes, "readme.md")+")\n", out)
 }
+
+// TestStatsOfAnOpenTagSet: an open tag set's labels (category and type the
+// same) are printed once, in name order, not in i2b2's order, where
+// MEDDOCAN's HOSPITAL would come first.
+func TestStatsOfAnOpenTagSet(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	for name, text := range map[string]string{
+		"a.txt": "Ingresa en Hospital Sur, calle Mayor 3.",
+		"a.ann": "T1\tHOSPITAL 11 23\tHospital Sur\nT2\tCALLE 25 38\tcalle Mayor 3\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
+	}
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "--format", "brat", "--tagset", "open", notes)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "stats", "--db", db, "--corpus", "c", "--by", "category,type")
+	require.Equal(t, 0, code, errs)
+	calle, hospital := strings.Index(out, " CALLE "), strings.Index(out, " HOSPITAL ")
+	assert.True(t, calle > 0 && hospital > calle, "CALLE before HOSPITAL:\n%s", out)
+	assert.NotContains(t, out, "CALLE: CALLE")
+}

@@ -307,7 +307,9 @@ func printStats(w io.Writer, st *store.Statistics) {
 		if phiColumn {
 			var parts []string
 			for _, d := range []store.Dimension{store.ByCategory, store.ByType} {
-				if k, ok := st.Key(g, d); ok {
+				// An open tag set's label is its category and its type
+				// ("CALLE: CALLE"): said once.
+				if k, ok := st.Key(g, d); ok && !slices.Contains(parts, k) {
 					parts = append(parts, k)
 				}
 			}
@@ -358,8 +360,12 @@ func printStats(w io.Writer, st *store.Statistics) {
 	splitOrder := map[string]int{"train": 0, "dev": 1, "test": 2, "unassigned": 3}
 	slices.SortFunc(splits, func(a, b string) int { return splitOrder[a] - splitOrder[b] })
 	if phiColumn {
-		rank := labelRank()
-		slices.SortStableFunc(order, func(a, b string) int { return rank(rows[a].label[0]) - rank(rows[b].label[0]) })
+		rank, known := labelRank()
+		// In i2b2 2014's order when every label is one of its own; another tag
+		// set's labels (MEDDOCAN's HOSPITAL among them) stay in name order.
+		if !slices.ContainsFunc(order, func(k string) bool { return !known(rows[k].label[0]) }) {
+			slices.SortStableFunc(order, func(a, b string) int { return rank(rows[a].label[0]) - rank(rows[b].label[0]) })
+		}
 	}
 
 	tw := tabwriter.NewWriter(w, 4, 8, 2, ' ', tabwriter.AlignRight)
@@ -410,8 +416,8 @@ func printStats(w io.Writer, st *store.Statistics) {
 }
 
 // labelRank orders "CATEGORY: TYPE" labels as the i2b2 2014 tag set lists
-// them; other labels follow in the order the database returned them.
-func labelRank() func(string) int {
+// them (other labels last), and says which labels it knows.
+func labelRank() (rank func(string) int, known func(string) bool) {
 	pos := map[string]int{}
 	i := 0
 	for _, c := range phi.I2B2().Categories {
@@ -423,12 +429,17 @@ func labelRank() func(string) int {
 			i++
 		}
 	}
-	return func(label string) int {
+	rank = func(label string) int {
 		if p, ok := pos[label]; ok {
 			return p
 		}
 		return i
 	}
+	known = func(label string) bool {
+		_, ok := pos[label]
+		return ok || label == "PHI"
+	}
+	return rank, known
 }
 
 func ratio(a, b int) float64 {
