@@ -19,11 +19,7 @@ import (
 // another store on the same database (as another process would) writes to
 // the corpus: every read gives what counting afresh gives.
 func TestStatisticsCacheFollowsWrites(t *testing.T) {
-	var docs []pipeline.Document
-	require.NoError(t, synth.Generate(synth.Options{Patients: 12, Seed: 5}, func(p synth.Patient) error {
-		docs = append(docs, p.Docs...)
-		return nil
-	}))
+	docs := synthDocs(t, 12, 5)
 	half := len(docs) / 2
 	by := []store.Dimension{store.ByCategory, store.ByType}
 	for _, b := range storetest.Backends(t) {
@@ -83,11 +79,7 @@ func TestStatisticsCacheFollowsWrites(t *testing.T) {
 // count of an older version never replaces a newer one, and the kept
 // results go with their corpus.
 func TestStatisticsKeptInTheDatabase(t *testing.T) {
-	var docs []pipeline.Document
-	require.NoError(t, synth.Generate(synth.Options{Patients: 8, Seed: 3}, func(p synth.Patient) error {
-		docs = append(docs, p.Docs...)
-		return nil
-	}))
+	docs := synthDocs(t, 8, 3)
 	half := len(docs) / 2
 	by := []store.Dimension{store.BySplit, store.ByNoteType}
 	for _, b := range storetest.Backends(t) {
@@ -193,15 +185,7 @@ func countPatterns(ps []stats.PatternCount) int {
 // kept, exactly, until either corpus changes; a comparison with an earlier
 // version of B is dropped when a newer one is kept.
 func TestComparisonKeptInTheDatabase(t *testing.T) {
-	gen := func(seed uint64) []pipeline.Document {
-		var docs []pipeline.Document
-		require.NoError(t, synth.Generate(synth.Options{Patients: 6, Seed: seed}, func(p synth.Patient) error {
-			docs = append(docs, p.Docs...)
-			return nil
-		}))
-		return docs
-	}
-	docsA, docsB := gen(1), gen(2)
+	docsA, docsB := synthDocs(t, 6, 1), synthDocs(t, 6, 2)
 	half := len(docsB) / 2
 	opt := store.CompareOptions{A: "a", SetA: "gold", B: "b", SetB: "gold", By: store.ByType}
 	for _, b := range storetest.Backends(t) {
@@ -271,4 +255,15 @@ func TestComparisonKeptInTheDatabase(t *testing.T) {
 			assert.Equal(t, fresh, read)
 		})
 	}
+}
+
+// synthDocs are the notes of a synthetic corpus.
+func synthDocs(t *testing.T, patients int, seed uint64) []pipeline.Document {
+	t.Helper()
+	var docs []pipeline.Document
+	require.NoError(t, synth.Generate(synth.Options{Patients: patients, Seed: seed}, func(p synth.Patient) error {
+		docs = append(docs, p.Docs...)
+		return nil
+	}))
+	return docs
 }
