@@ -604,3 +604,27 @@ func TestStatsOfAnOpenTagSet(t *testing.T) {
 	assert.True(t, calle > 0 && hospital > calle, "CALLE before HOSPITAL:\n%s", out)
 	assert.NotContains(t, out, "CALLE: CALLE")
 }
+
+// TestModelsList: the table shows how many labels a model predicts and the
+// first few; --json lists them all, and never the model's own bytes.
+func TestModelsList(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "models", "register", "--db", db, "--name", "ext", "--endpoint", "http://127.0.0.1:9/tag",
+		"--labels", "AGE,CITY,DATE,DOCTOR,PATIENT")
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "models", "list", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "5: AGE, CITY, DATE, ...")
+	code, out, errs = cli(t, "models", "list", "--db", db, "--json")
+	require.Equal(t, 0, code, errs)
+	var listed []struct {
+		Name   string   `json:"name"`
+		Labels []string `json:"labels"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &listed))
+	require.Len(t, listed, 1)
+	assert.Equal(t, []string{"AGE", "CITY", "DATE", "DOCTOR", "PATIENT"}, listed[0].Labels)
+	assert.NotContains(t, out, "artifact")
+}

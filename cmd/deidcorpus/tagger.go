@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
@@ -57,7 +58,8 @@ func init() {
 		subs: []*command{{
 			name:     "list",
 			summary:  "list the models: built-in CRFs with their training corpus, external taggers with their endpoint",
-			examples: []string{"deidcorpus models list"},
+			args:     "[--json]",
+			examples: []string{"deidcorpus models list", "deidcorpus models list --json   # every label of each"},
 			setup:    setupModelsList,
 		}, {
 			name:    "register",
@@ -283,6 +285,7 @@ func setupFeatures(e *env, fs *flag.FlagSet) action {
 
 func setupModelsList(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
+	asJSON := fs.Bool("json", false, "print the models as JSON, every label of each")
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
 			return usageErr("models list takes no arguments")
@@ -296,6 +299,25 @@ func setupModelsList(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
+		if *asJSON {
+			type listed struct {
+				Name           string    `json:"name"`
+				Kind           string    `json:"kind"`
+				Labels         []string  `json:"labels"`
+				TrainingCorpus string    `json:"trainingCorpus,omitempty"`
+				TrainingSplit  string    `json:"trainingSplit,omitempty"`
+				TrainingSet    string    `json:"trainingSet,omitempty"`
+				Endpoint       string    `json:"endpoint,omitempty"`
+				Hash           string    `json:"hash,omitempty"`
+				Created        time.Time `json:"created"`
+			}
+			out := make([]listed, len(ms))
+			for i, m := range ms {
+				out[i] = listed{Name: m.Name, Kind: string(m.Kind), Labels: m.Labels, TrainingCorpus: m.TrainingCorpus,
+					TrainingSplit: m.TrainingSplit, TrainingSet: m.TrainingSet, Endpoint: m.Endpoint, Hash: m.Hash, Created: m.CreatedAt}
+			}
+			return writeJSON(e.stdout, out)
+		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tTRAINED ON / ENDPOINT\tLABELS\tHASH")
 		for _, m := range ms {
@@ -303,10 +325,19 @@ func setupModelsList(e *env, fs *flag.FlagSet) action {
 			if m.Endpoint != "" {
 				where = m.Endpoint
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, where, strings.Join(m.Labels, ","), m.Hash)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, where, someLabels(m.Labels), m.Hash)
 		}
 		return tw.Flush()
 	}
+}
+
+// someLabels shows a model's labels in a column: how many, and the first
+// three (a CRF of a tag set predicts dozens; --json lists them all).
+func someLabels(labels []string) string {
+	if len(labels) <= 3 {
+		return strings.Join(labels, ",")
+	}
+	return fmt.Sprintf("%d: %s, ...", len(labels), strings.Join(labels[:3], ", "))
 }
 
 func setupModelsRegister(e *env, fs *flag.FlagSet) action {
