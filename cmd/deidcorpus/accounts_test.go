@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,6 +79,22 @@ func TestCLIActsForTheTokenAccount(t *testing.T) {
 	assert.Regexp(t, `rita\s+denied\s+cli.users`, out)
 	assert.Regexp(t, `rita\s+cli\s+cli.export`, out)
 	assert.Regexp(t, `local:\S+\s+cli\s+cli.resynth`, out)
+	// Whole, as JSON, newest first: each entry's chain link is the next one's hash.
+	code, out, errs = cli(t, "audit", "list", "--db", db, "--json")
+	require.Equal(t, 0, code, errs)
+	var entries []struct {
+		Seq      int64    `json:"seq"`
+		Actor    string   `json:"actor"`
+		IDs      []string `json:"ids"`
+		PrevHash string   `json:"prevHash"`
+		Hash     string   `json:"hash"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &entries))
+	require.Greater(t, len(entries), 3)
+	for i := 0; i+1 < len(entries); i++ {
+		assert.Equal(t, entries[i].Seq-1, entries[i+1].Seq)
+		assert.Equal(t, entries[i+1].Hash, entries[i].PrevHash, "entry %d", entries[i].Seq)
+	}
 	code, _, errs = cli(t, "audit", "verify", "--db", db)
 	assert.Equal(t, 0, code, errs)
 

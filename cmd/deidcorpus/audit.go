@@ -19,10 +19,10 @@ func init() {
 		subs: []*command{{
 			name:    "list",
 			summary: "the newest entries: who read or changed what, when",
-			args:    "[--limit 50]",
+			args:    "[--limit 50] [--json]",
 			examples: []string{
 				"deidcorpus audit list",
-				"deidcorpus audit list --limit 500",
+				"deidcorpus audit list --limit 500 --json   # every entry whole: ids, detail, hashes",
 			},
 			setup: setupAudit("list"),
 		}, {
@@ -37,9 +37,10 @@ func init() {
 func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 	return func(e *env, fs *flag.FlagSet) action {
 		db := dbFlag(fs, e)
-		limit := new(int)
+		limit, asJSON := new(int), new(bool)
 		if sub == "list" {
 			limit = fs.Int("limit", 50, "the newest N entries")
+			asJSON = fs.Bool("json", false, "print the entries whole, as JSON (the table clips ids and detail)")
 		}
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -56,6 +57,25 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 			entries, err := st.AuditEntries(ctx, *limit)
 			if err != nil {
 				return err
+			}
+			if *asJSON {
+				type entry struct {
+					Seq      int64     `json:"seq"`
+					At       time.Time `json:"at"`
+					Actor    string    `json:"actor"`
+					Action   string    `json:"action"`
+					Target   string    `json:"target"`
+					IDs      []string  `json:"ids"`
+					Detail   string    `json:"detail,omitempty"`
+					PrevHash string    `json:"prevHash"`
+					Hash     string    `json:"hash"`
+				}
+				out := make([]entry, len(entries))
+				for i, a := range entries {
+					out[i] = entry{Seq: a.Seq, At: a.At, Actor: a.Actor, Action: a.Action, Target: a.Target, IDs: a.Ids,
+						Detail: a.Detail, PrevHash: a.PrevHash, Hash: a.Hash}
+				}
+				return writeJSON(e.stdout, out)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "SEQ\tAT\tACTOR\tACTION\tTARGET\tIDS\tDETAIL")
