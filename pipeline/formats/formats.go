@@ -70,7 +70,8 @@ func (f File) loaded() (File, error) {
 }
 
 // reader returns the file's content as a stream, from the disk or the
-// archive when its Source left Data unread.
+// archive when its Source left Data unread; past its limit (an archive
+// member's: a zip bomb) the stream fails.
 func (f File) reader() (io.ReadCloser, error) {
 	if f.open == nil {
 		return io.NopCloser(bytes.NewReader(f.Data)), nil
@@ -79,7 +80,33 @@ func (f File) reader() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
 	}
+	if f.limit > 0 {
+		return &limitedReader{ReadCloser: r, file: f.where(), limit: f.limit}, nil
+	}
 	return r, nil
+}
+
+// limitedReader fails once more than limit bytes have been read.
+type limitedReader struct {
+	io.ReadCloser
+	file        string
+	limit, read int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if l.read += int64(n); l.read > l.limit {
+		return n, &Error{File: l.file, Err: fmt.Errorf("archive member larger than %s", size(l.limit))}
+	}
+	return n, err
+}
+
+// size says a number of bytes in MiB when it is a whole number of them.
+func size(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // where names the file in errors.

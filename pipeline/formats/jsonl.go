@@ -97,6 +97,9 @@ func scanJSONL(f File, r io.Reader, opt ReadOptions, fn func(pipeline.Document) 
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
+			if errors.As(err, new(*Error)) { // the reader's own, naming the file
+				return err
+			}
 			return &Error{File: f.where(), Line: n, Err: fmt.Errorf("cannot read: %w", err)}
 		}
 		if len(line) == 0 && err == io.EOF {

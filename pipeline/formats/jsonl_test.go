@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -94,9 +95,9 @@ func FuzzJSONL(f *testing.F) {
 }
 
 // TestJSONLScanStreams reads a JSON Lines file through Scan a line at a
-// time: the first document is given before the file is read to its end,
-// a file larger than an archive member may be when read whole is streamed
-// all the same, and an encoding error names its line and byte.
+// time: the first document is given before the file is read to its end; an
+// archive member past its limit fails (a zip bomb), streamed or not; and an
+// encoding error names its line and byte.
 func TestJSONLScanStreams(t *testing.T) {
 	jsonl, err := Lookup("jsonl")
 	if err != nil {
@@ -104,7 +105,7 @@ func TestJSONLScanStreams(t *testing.T) {
 	}
 	content := "\ufeff" + `{"id":"1-01","text":"Ann"}` + "\r\n\n" + `{"id":"1-02","text":"Bob","spans":[{"start":0,"end":3,"label":"NAME"}]}` + "\n" + `{"id":"2-01","text":"Cy"}`
 	var read int
-	file := File{Name: "notes.jsonl", limit: 10, open: func() (io.ReadCloser, error) {
+	file := File{Name: "notes.jsonl", limit: 1000, open: func() (io.ReadCloser, error) {
 		return io.NopCloser(iotest.OneByteReader(readCounter{strings.NewReader(content), &read})), nil
 	}}
 	var ids []string
@@ -120,6 +121,13 @@ func TestJSONLScanStreams(t *testing.T) {
 	}
 	if want := []string{"1-01", "1-02", "2-01"}; !slices.Equal(ids, want) {
 		t.Errorf("ids %v, want %v", ids, want)
+	}
+
+	bomb := file
+	bomb.limit = int64(len(content) - 1)
+	err = jsonl.Scan(Files([]File{bomb}), ReadOptions{}, func(pipeline.Document) error { return nil })
+	if want := fmt.Sprintf("notes.jsonl: archive member larger than %d bytes", len(content)-1); err == nil || err.Error() != want {
+		t.Errorf("past the limit: got %v, want %s", err, want)
 	}
 
 	bad := "{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n"

@@ -362,6 +362,9 @@ func zipFrom(w io.Writer, src Source, paths bool) (int, error) {
 		}
 		defer r.Close()
 		if _, err := io.Copy(fw, r); err != nil {
+			if errors.As(err, new(*Error)) { // the reader's own, naming the file
+				return err
+			}
 			return &Error{File: f.where(), Err: err}
 		}
 		return nil
