@@ -321,6 +321,7 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 	res := &ImportResult{Corpus: existing}
 	write := opt
 	write.Progress = nil // reported per committed batch
+	committed := 0       // batches: each bumps the corpus's content version once
 	flush := func(batch []pipeline.Document) error {
 		var created *ent.Corpus
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
@@ -352,6 +353,7 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 		if created != nil {
 			res.Corpus, res.CreatedCorpus = created, true
 		}
+		committed++
 		if opt.Progress != nil {
 			opt.Progress(res.Documents, total)
 		}
@@ -381,9 +383,15 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 	}, flush)
 	if err != nil {
 		if res.CreatedCorpus {
-			// Nobody else knows the corpus yet: take it away whole rather
-			// than leave half an import behind.
-			if derr := s.Client.Corpus.DeleteOneID(res.Corpus.ID).Exec(context.WithoutCancel(ctx)); derr != nil {
+			// Take the corpus away whole rather than leave half an import
+			// behind, unless someone else wrote to it meanwhile (an import
+			// completing it with replace): its version counts every write.
+			bg := context.WithoutCancel(ctx)
+			c, gerr := s.Client.Corpus.Get(bg, res.Corpus.ID)
+			if gerr == nil && c.ContentVersion != committed {
+				return nil, fmt.Errorf("%w (corpus %q is left as it is: another writer wrote to it meanwhile)", err, c.Name)
+			}
+			if derr := s.Client.Corpus.DeleteOneID(res.Corpus.ID).Exec(bg); derr != nil {
 				return nil, fmt.Errorf("%w (removing the partly imported corpus: %v)", err, derr)
 			}
 		}
@@ -748,7 +756,13 @@ func lookupExisting(ctx context.Context, client *ent.Client, corpusID, setID int
 			have[sp.DocumentID] = append(have[sp.DocumentID], toPipelineSpan(sp))
 		}
 		for _, d := range docs {
-			if o, ok := found.old[d.ID]; ok && found.layered[o.ID] && o.Checksum == checksum(d.Text) && sameSpans(have[o.ID], d.Spans) {
+			o, ok := found.old[d.ID]
+			if !ok || !found.layered[o.ID] || o.Checksum != checksum(d.Text) || !sameSpans(have[o.ID], d.Spans) {
+				continue
+			}
+			// Done only where this import would leave it: a replacing one
+			// that moves it has not, until it has moved it.
+			if split, noteType := placeOf(o, d); split == o.Split && noteType == o.NoteType {
 				found.done[d.ID] = true
 			}
 		}
@@ -761,17 +775,7 @@ func lookupExisting(ctx context.Context, client *ent.Client, corpusID, setID int
 // one, and the copies its spans of every layer carry: o is the row, which
 // it updates. It reports whether anything changed.
 func (s *Store) moveDocument(ctx context.Context, tx *ent.Tx, o *ent.Document, d pipeline.Document) (bool, error) {
-	split, noteType := o.Split, o.NoteType
-	if d.Split != "" {
-		sp, err := normalizeSplit(d.Split)
-		if err != nil {
-			return false, err
-		}
-		split = sp
-	}
-	if d.NoteType != "" {
-		noteType = d.NoteType
-	}
+	split, noteType := placeOf(o, d)
 	if split == o.Split && noteType == o.NoteType {
 		return false, nil
 	}
@@ -785,6 +789,20 @@ func (s *Store) moveDocument(ctx context.Context, tx *ent.Tx, o *ent.Document, d
 	}
 	o.Split, o.NoteType = split, noteType
 	return true, nil
+}
+
+// placeOf is the split and note type a replacing import gives a document
+// whose row is o: those it names, else the row's. The split is valid
+// (Import checks it).
+func placeOf(o *ent.Document, d pipeline.Document) (document.Split, string) {
+	split, noteType := o.Split, o.NoteType
+	if d.Split != "" {
+		split, _ = normalizeSplit(d.Split)
+	}
+	if d.NoteType != "" {
+		noteType = d.NoteType
+	}
+	return split, noteType
 }
 
 // sameSpans reports whether a and b hold the same spans in any order.

@@ -189,6 +189,60 @@ func TestReplaceMovesADocument(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, stats.Groups, 1)
 			assert.Equal(t, "discharge", stats.Groups[0].Keys[0])
+
+			// A retried job (resume) counts a document written as done only
+			// where it is also in the place this import gives it.
+			back := doc
+			back.NoteType = "discharge"
+			res, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true, Resume: true}, []pipeline.Document{back})
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.Moved)
+			assert.Equal(t, []string{"dev", "document:dev"}, splits("second"))
+			res, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true, Resume: true}, []pipeline.Document{back})
+			require.NoError(t, err)
+			assert.Zero(t, res.Moved, "in place already: done")
+		})
+	}
+}
+
+// A failed import into the corpus it made takes the corpus away, unless
+// another writer wrote to it meanwhile (an import completing it with
+// replace): then the corpus is left, and the error says so.
+func TestFailedImportLeavesACorpusAnotherWroteTo(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			files := synthFiles(t, 400)
+			dsn := storetest.DSN(t, b)
+			s, err := store.Open(context.Background(), dsn)
+			require.NoError(t, err)
+			defer s.Close()
+			other, err := store.Open(context.Background(), dsn)
+			require.NoError(t, err)
+			defer other.Close()
+
+			for _, meddle := range []bool{false, true} {
+				ctx, cancel := context.WithCancel(context.Background())
+				opt := store.ImportOptions{Corpus: fmt.Sprint("c", meddle), TagSet: "i2b2-2014"}
+				opt.Progress = func(done, total int) {
+					if meddle {
+						again := opt
+						again.Progress, again.Replace = nil, true
+						_, err := other.Import(context.Background(), again, files[:1])
+						require.NoError(t, err)
+					}
+					cancel() // the import fails after its first batch
+				}
+				_, err := s.Import(ctx, opt, files)
+				cancel()
+				require.ErrorIs(t, err, context.Canceled)
+				_, lookErr := s.CorpusByName(context.Background(), opt.Corpus)
+				if meddle {
+					assert.NoError(t, lookErr, "left for the other writer")
+					assert.Contains(t, err.Error(), "is left as it is: another writer wrote to it meanwhile")
+				} else {
+					assert.Equal(t, apperr.NotFound, apperr.CodeOf(lookErr), "taken away whole")
+				}
+			}
 		})
 	}
 }

@@ -219,8 +219,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Ctrl-C or SIGTERM: what each command keeps of its work is its
-		// own (an import into a new corpus removes it).
-		fmt.Fprintf(stderr, "deidcorpus %s: interrupted\n", c.name)
+		// own (an import into a new corpus removes it). An error that says
+		// more than the cancellation (what could not be undone) is shown.
+		msg := "interrupted"
+		if !strings.HasSuffix(err.Error(), context.Canceled.Error()) {
+			msg += ": " + err.Error()
+		}
+		fmt.Fprintf(stderr, "deidcorpus %s: %s\n", c.name, msg)
 		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "deidcorpus %s: %v\n", c.name, err)
