@@ -19,11 +19,11 @@ import (
 // in the database (statistics_results), where every process on it and every
 // later one finds them. A cache miss at both costs one scan of the set.
 //
-// statsCache keeps the statistics of corpora in this process. Every transaction that
-// writes a corpus's patients, documents or spans bumps the version in the
-// corpus's row (bumpContentVersion), so a result is stale as soon as the
-// write commits, whichever process made it: a reader reads the version
-// before it counts, and its counts are at least that recent. A deleted
+// statsCache keeps the statistics of corpora in this process. Every
+// transaction that writes a corpus's patients, documents or spans bumps the
+// version in the corpus's row (bumpContentVersion), so a result is stale as
+// soon as the write commits, whichever process made it: a reader reads the
+// version before it counts, and its counts are at least that recent. A deleted
 // corpus's results are never read again: corpus ids are not reused (SQLite's
 // AUTOINCREMENT, PostgreSQL's sequences).
 type statsCache struct {

@@ -86,13 +86,7 @@ func TestStatisticsKeptInTheDatabase(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()
 			dsn := storetest.DSN(t, b)
-			open := func() *store.Store {
-				t.Helper()
-				s, err := store.Open(ctx, dsn)
-				require.NoError(t, err)
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			open := func() *store.Store { return openStore(t, dsn) }
 			var setID int
 			kept := func(s *store.Store) (version int, st store.Statistics) {
 				t.Helper()
@@ -192,13 +186,7 @@ func TestComparisonKeptInTheDatabase(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()
 			dsn := storetest.DSN(t, b)
-			open := func() *store.Store {
-				t.Helper()
-				s, err := store.Open(ctx, dsn)
-				require.NoError(t, err)
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			open := func() *store.Store { return openStore(t, dsn) }
 			comparisons := func(s *store.Store) int {
 				t.Helper()
 				var n int
@@ -266,4 +254,13 @@ func synthDocs(t *testing.T, patients int, seed uint64) []pipeline.Document {
 		return nil
 	}))
 	return docs
+}
+
+// openStore opens another store on the database, as another process would.
+func openStore(t *testing.T, dsn string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -43,27 +43,28 @@ type File struct {
 	// instead of skipping it.
 	Given bool
 	// open gives the content of a file whose Source left Data unread;
-	// limit, if not 0, is the most bytes loaded may read (an archive's
-	// member: a zip bomb fails clearly), a stream being unbounded.
+	// limit, if not 0, is the most bytes it may give (an archive's member:
+	// a zip bomb fails clearly).
 	open  func() (io.ReadCloser, error)
 	limit int64
 }
 
-// loaded returns the file with its content in Data, read now if its Source
-// left it unread.
+// loaded returns the file with its content in Data, read now (through
+// reader, and so within its limit) if its Source left it unread.
 func (f File) loaded() (File, error) {
 	if f.open == nil {
 		return f, nil
 	}
-	r, err := f.open()
+	r, err := f.reader()
 	if err != nil {
-		return f, &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
+		return f, err
 	}
 	defer r.Close()
-	if f.limit > 0 {
-		f.Data, err = ReadMember(f.where(), r)
-	} else if f.Data, err = io.ReadAll(r); err != nil {
-		err = &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
+	if f.Data, err = io.ReadAll(r); err != nil && !errors.As(err, new(*Error)) {
+		if !errors.As(err, new(damagedMember)) {
+			err = fmt.Errorf("cannot read: %w", err)
+		}
+		err = &Error{File: f.where(), Err: err}
 	}
 	f.open, f.limit = nil, 0
 	return f, err
