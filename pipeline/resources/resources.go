@@ -76,7 +76,8 @@ type Place struct {
 	Population float64
 }
 
-// State is a US state.
+// State is a US state with its abbreviation, or a Spanish province with its
+// number.
 type State struct{ Name, Abbr string }
 
 // Hospital is a hospital's name and location.
@@ -345,8 +346,9 @@ func load(site fs.FS, lang string) (*Set, error) {
 	}
 	s.stateIndex = map[string]int{}
 	for _, r := range l.rows("states.tsv", 2) {
-		s.stateIndex[Fold(r[0])] = len(s.states)
-		s.stateIndex[Fold(r[1])] = len(s.states)
+		for _, name := range r { // the name, its abbreviation, then any other names it goes by
+			s.stateIndex[Fold(name)] = len(s.states)
+		}
 		s.states = append(s.states, State{r[0], r[1]})
 	}
 	s.isHospital = map[string]bool{}
@@ -545,6 +547,21 @@ func (s *Set) CityProvinceHasZIP(name, zip string) bool {
 	return false
 }
 
+// CityIsIn reports whether a place of a city's name lies in a state
+// (province), named as StateOf takes it.
+func (s *Set) CityIsIn(name, state string) bool {
+	st, ok := s.stateIndex[Fold(state)]
+	if !ok {
+		return false
+	}
+	for _, i := range s.cities[Fold(name)] {
+		if j, ok := s.stateIndex[Fold(s.places[i].State)]; ok && j == st {
+			return true
+		}
+	}
+	return false
+}
+
 // HasZIP reports whether a postal code is one of the place's: a US ZIP code
 // listed with it, or a Spanish code under one of its three-digit prefixes.
 func (p Place) HasZIP(zip string) bool {
@@ -559,7 +576,8 @@ func (p Place) HasZIP(zip string) bool {
 // States returns the US states.
 func (s *Set) States() []State { return s.states }
 
-// StateOf returns the state a name or abbreviation ("MA", "massachusetts") names.
+// StateOf returns the state a name or abbreviation ("MA", "massachusetts") names,
+// or another name a pack lists for it (a Spanish province's island, "Tenerife").
 func (s *Set) StateOf(w string) (State, bool) {
 	i, ok := s.stateIndex[Fold(w)]
 	if !ok {

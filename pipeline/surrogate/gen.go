@@ -22,18 +22,22 @@ type gen struct {
 	excls []*valueSet
 	// exclWord reports whether one of the same patients' records holds a
 	// folded word as a value or a name word (nil for a patient's scope).
-	exclWord  func(folded string) bool
-	patient   string
-	shift     PatientShift
-	dates     map[string]*date         // parsed DATE originals of the patient
-	aliases   map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
-	aliasKeys []string                 // aliases' keys, longest first
-	inCityOf  bool                     // drawing a city for a postal code (see surrogateCityOf)
-	cities    []pipeline.Span          // the aliases that are cities, once surrogateCityOf needs them
-	citiesSet bool                     // cities is computed
-	review    []ReviewItem
-	doc       *pipeline.Document
-	span      pipeline.Span
+	exclWord     func(folded string) bool
+	patient      string
+	shift        PatientShift
+	dates        map[string]*date         // parsed DATE originals of the patient
+	aliases      map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
+	aliasKeys    []string                 // aliases' keys, longest first
+	inCityOf     bool                     // drawing a city for a postal code (see surrogateCityOf)
+	inProvinceOf bool                     // drawing a city for a province (see provinceOfCity)
+	cities       []pipeline.Span          // the aliases that are listed cities, once patientCities computes them
+	citiesSet    bool                     // cities is computed
+	// provinceCity is, by folded state or province, the place the patient's
+	// records write it right after (see addressPairs).
+	provinceCity map[string]pipeline.Span
+	review       []ReviewItem
+	doc          *pipeline.Document
+	span         pipeline.Span
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken
@@ -88,6 +92,12 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		g.flag(s.Text, "words, not a code, under a type whose strategy replaces codes: kept", true)
 		return s.Text
 	}
+	if c, ok := g.provinceOfCity(s.Text, rule.Strategy); ok && fold(c) != fold(s.Text) && !g.leaks(c, rule.Strategy) {
+		// Its city's province, which the city (or another province of the
+		// patient's) may already hold as a surrogate: "Madrid, Madrid".
+		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
+		return c
+	}
 	fits := func(c string) bool {
 		return c != "" && fold(c) != fold(s.Text) && !tab.isTaken(s.Type, c) && !g.leaks(c, rule.Strategy)
 	}
@@ -124,8 +134,10 @@ func (g *gen) leaks(c, strategy string) bool {
 	case City:
 		// A closed list whose big cities every corpus names: a surrogate may
 		// be a place of another patient's records ("Madrid" for one patient's
-		// "Sevilla"), as a note names them, never one of its own patient's.
-		return g.excluded(c)
+		// "Sevilla"), as a note names them, never one of its own patient's,
+		// nor one of its patient's province or state (which the surrogate
+		// of a province beside it could then not leave, see provinceOfCity).
+		return g.excluded(c) || g.inPatientState(c)
 	case HospitalS, Organization:
 		// Lists of hospitals and institutions, corpus-wide: a surrogate may
 		// name a place of another patient's records, never equal another
@@ -135,6 +147,17 @@ func (g *gen) leaks(c, strategy string) bool {
 		return g.excluded(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
 	}
 	return g.e.orig.within(c) || g.excluded(c)
+}
+
+// inPatientState reports whether a listed place lies in a state or province
+// the patient's records name ("Benidorm" for a patient of "Elche, Alicante").
+func (g *gen) inPatientState(c string) bool {
+	p, ok := g.e.res.PlaceOfCity(c)
+	if !ok {
+		return false
+	}
+	st, ok := g.e.res.StateOf(p.State)
+	return ok && (g.excluded(st.Name) || !isDigits(st.Abbr) && g.excluded(st.Abbr))
 }
 
 // excludedWord is excluded for one folded word (a listed name), by lookups.
@@ -748,36 +771,104 @@ func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) 
 	if g.inCityOf {
 		return resources.Place{}, false, false
 	}
-	res, pol := g.e.res, g.e.r.Policy
+	res := g.e.res
+	cities := g.patientCities()
+	for _, a := range cities {
+		if res.CityHasZIP(a.Text, zip) {
+			place, ok = g.surrogatePlace(a)
+			return place, true, ok
+		}
+	}
+	for _, a := range cities {
+		if res.CityProvinceHasZIP(a.Text, zip) {
+			place, ok = g.surrogatePlace(a)
+			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
+		}
+	}
+	return resources.Place{}, false, false
+}
+
+// provinceOfCity returns, for a state or province, the state of the
+// surrogate of the city it belongs with, written as the original, drawing
+// that surrogate if no span has yet, so that an address stays one place:
+// "Elche, Alicante" becomes "Getafe, Madrid", "Boston, MA" "Springfield,
+// IL". That city is the place the patient's records write the original
+// right after ("Los Llanos de Aridane, Tenerife"), unless that place is a
+// listed city of another province; else, for a name that is no city
+// ("Tenerife", not "Alicante"), the first listed city of the patient's
+// records in that province.
+func (g *gen) provinceOfCity(orig, strategy string) (string, bool) {
+	res := g.e.res
+	asCity := false
+	switch {
+	case g.inProvinceOf:
+		return "", false
+	case strategy == City:
+		switch g.placeKind(orig) {
+		case cityPlace:
+			asCity = true
+		case statePlace:
+		default:
+			return "", false
+		}
+	case strategy != StateS:
+		return "", false
+	}
+	if _, ok := res.StateOf(orig); !ok {
+		return "", false
+	}
+	of := func(a pipeline.Span) (string, bool) {
+		g.inProvinceOf = true
+		p, ok := g.surrogatePlace(a)
+		g.inProvinceOf = false
+		if ok {
+			if st, ok := res.StateOf(p.State); ok {
+				return g.stateAs(st, orig), true
+			}
+		}
+		return "", false
+	}
+	if a, ok := g.provinceCity[fold(orig)]; ok && fold(a.Text) != fold(orig) &&
+		g.e.r.Policy.Rule(a.Category, a.Type).Strategy == City && g.placeKind(a.Text) == cityPlace &&
+		(!res.IsCity(a.Text) || res.CityIsIn(a.Text, orig)) {
+		return of(a)
+	}
+	if asCity {
+		return "", false
+	}
+	for _, a := range g.patientCities() {
+		if fold(a.Text) != fold(orig) && res.CityIsIn(a.Text, orig) {
+			return of(a)
+		}
+	}
+	return "", false
+}
+
+// patientCities are the patient's replaced values that are listed cities,
+// in a fixed order.
+func (g *gen) patientCities() []pipeline.Span {
 	if !g.citiesSet {
 		g.citiesSet = true
-		for _, k := range g.aliasKeys { // in a fixed order: the first city that has the code
+		res, pol := g.e.res, g.e.r.Policy
+		for _, k := range g.aliasKeys {
 			a := g.aliases[k]
 			if pol.Rule(a.Category, a.Type).Strategy == City && g.placeKind(a.Text) == cityPlace && res.IsCity(a.Text) {
 				g.cities = append(g.cities, a)
 			}
 		}
 	}
-	surrogateOf := func(a pipeline.Span) (resources.Place, bool) {
-		doc, span := g.doc, g.span
-		g.inCityOf = true
-		sur := g.surrogate(doc, a, pol.Rule(a.Category, a.Type), "")
-		g.doc, g.span, g.inCityOf = doc, span, false
-		return res.PlaceOfCity(sur)
-	}
-	for _, a := range g.cities {
-		if res.CityHasZIP(a.Text, zip) {
-			place, ok = surrogateOf(a)
-			return place, true, ok
-		}
-	}
-	for _, a := range g.cities {
-		if res.CityProvinceHasZIP(a.Text, zip) {
-			place, ok = surrogateOf(a)
-			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
-		}
-	}
-	return resources.Place{}, false, false
+	return g.cities
+}
+
+// surrogatePlace returns the listed place of a city span's surrogate,
+// drawing the surrogate if no span has yet; a postal code it draws beside
+// is none of its own (inCityOf).
+func (g *gen) surrogatePlace(a pipeline.Span) (resources.Place, bool) {
+	doc, span := g.doc, g.span
+	g.inCityOf = true
+	sur := g.surrogate(doc, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
+	g.doc, g.span, g.inCityOf = doc, span, false
+	return g.e.res.PlaceOfCity(sur)
 }
 
 // isZIP reports whether t is a five-digit postal code, or a ZIP+4 code.

@@ -297,6 +297,7 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	g.patient = p.id
 	g.chooseShifts(docs, p)
 	g.aliases = g.replacedValues(docs, p)
+	g.provinceCity = g.addressPairs(docs, p)
 	g.aliasKeys = slices.SortedFunc(mapsKeys(g.aliases), func(a, b string) int { // longest first
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
 	})
@@ -328,6 +329,70 @@ func (g *gen) replacedValues(docs []pipeline.Document, p patientGroup) map[strin
 		}
 	}
 	return out
+}
+
+// addressPairs returns, for each folded state or province that the
+// patient's records write right after a place ("Elche, Alicante", "Los
+// Llanos de Aridane (Tenerife)"), that place's span: the city whose
+// surrogate's province replaces it (see provinceOfCity).
+func (g *gen) addressPairs(docs []pipeline.Document, p patientGroup) map[string]pipeline.Span {
+	var out map[string]pipeline.Span
+	pol, res := g.e.r.Policy, g.e.res
+	var places []pipeline.Span
+	for _, i := range p.docs {
+		d := &docs[i]
+		places = places[:0]
+		for _, s := range d.Spans {
+			if st := pol.Rule(s.Category, s.Type).Strategy; st == City || st == StateS {
+				places = append(places, s)
+			}
+		}
+		slices.SortFunc(places, func(a, b pipeline.Span) int { return cmp.Compare(a.Start, b.Start) })
+		for k := 1; k < len(places); k++ {
+			a, b := places[k-1], places[k]
+			if b.Start < a.End || b.Start-a.End > maxAddressGap || pol.Rule(a.Category, a.Type).Strategy != City {
+				continue
+			}
+			if _, seen := out[fold(b.Text)]; seen {
+				continue
+			}
+			if _, ok := res.StateOf(b.Text); !ok || !addressGap(codePoints(d.Text, a.End, b.Start)) {
+				continue
+			}
+			if out == nil {
+				out = map[string]pipeline.Span{}
+			}
+			out[fold(b.Text)] = a
+		}
+	}
+	return out
+}
+
+// maxAddressGap is the most code points between a city and its province.
+const maxAddressGap = 4
+
+// addressGap reports whether the text between two spans is what separates
+// a city from its province: spaces, a comma, a bracket, a slash or a dash.
+func addressGap(between string) bool {
+	return strings.Trim(between, " ,(/-\t") == ""
+}
+
+// codePoints returns text's code points [start, end).
+func codePoints(text string, start, end int) string {
+	bs, cp := -1, 0
+	for i := range text {
+		if cp == start {
+			bs = i
+		}
+		if cp == end {
+			return text[bs:i]
+		}
+		cp++
+	}
+	if bs < 0 {
+		bs = len(text)
+	}
+	return text[bs:]
 }
 
 // keptValue writes a value its policy keeps (OTHER: "hermana María José

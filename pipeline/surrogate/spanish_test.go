@@ -505,3 +505,60 @@ func TestSpanishAddressUnits(t *testing.T) {
 		}
 	}
 }
+
+// A province written after its city, or one that holds a city of the
+// patient's records, becomes the province of that city's surrogate, and the
+// city's surrogate leaves the province: an address stays one real place.
+func TestProvincesFollowTheirCity(t *testing.T) {
+	for _, c := range []struct {
+		lang, cityType, stateType string
+		text                      string
+		city, state               string // as in text
+	}{
+		{"es", "TERRITORIO", "TERRITORIO", "Vive en Los Llanos de Aridane Tenerife.", "Los Llanos de Aridane", "Tenerife"},
+		{"es", "TERRITORIO", "TERRITORIO", "Natural de Los Llanos de Aridane (Tenerife).", "Los Llanos de Aridane", "Tenerife"},
+		{"es", "TERRITORIO", "TERRITORIO", "Domicilio en Elche, Alicante.", "Elche", "Alicante"},
+		{"es", "TERRITORIO", "TERRITORIO", "Vive en Telde. Trasladado desde Gran Canaria.", "Telde", "Gran Canaria"},
+		{"es", "TERRITORIO", "TERRITORIO", "Procede de Bizkaia. Vive en Bilbao.", "Bilbao", "Bizkaia"},
+		{"en", "CITY", "STATE", "Lives in Boston, MA 02115.", "Boston", "MA"},
+	} {
+		res := resources.ForLanguage(c.lang)
+		span := func(v, typ string) pipeline.Span {
+			i := strings.Index(c.text, v)
+			start := len([]rune(c.text[:i]))
+			return pipeline.Span{Start: start, End: start + len([]rune(v)), Text: v, Category: "LOCATION", Type: typ}
+		}
+		var docs []pipeline.Document
+		for i := range 40 {
+			docs = append(docs, pipeline.Document{ID: strconv.Itoa(i), Patient: "p" + strconv.Itoa(i), Text: c.text,
+				Spans: []pipeline.Span{span(c.city, c.cityType), span(c.state, c.stateType)}})
+		}
+		pol := DefaultPolicy()
+		pol.Language = c.lang
+		out, err := New(pol, nil, 5).Run(docs, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig, _ := res.StateOf(c.state)
+		for _, d := range out.Docs {
+			var city, state string
+			for _, s := range d.Spans {
+				if s.Start == d.Spans[0].Start {
+					city = s.Text
+				} else {
+					state = s.Text
+				}
+			}
+			place, ok := res.PlaceOfCity(city)
+			st, okState := res.StateOf(state)
+			switch {
+			case !ok || !okState:
+				t.Errorf("%q became %q and %q: not a listed city and state", c.text, city, state)
+			case !res.CityIsIn(place.City, st.Name):
+				t.Errorf("%q became %q and %q: the city is not in the state", c.text, city, state)
+			case st == orig:
+				t.Errorf("%q became %q and %q: the state stayed", c.text, city, state)
+			}
+		}
+	}
+}

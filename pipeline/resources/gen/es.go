@@ -65,6 +65,19 @@ var provinceCodes = map[string]string{
 	"Zamora": "49", "Zaragoza": "50", "Ceuta": "51", "Melilla": "52",
 }
 
+// provinceOtherNamesES are the other names notes give a province: its name
+// in the region's own language and, for the island provinces, their islands,
+// which an address names in its place ("Los Llanos de Aridane, Tenerife").
+// "Baleares" stays a region (regions.txt), as faker lists it.
+var provinceOtherNamesES = map[string][]string{
+	"Álava": {"Araba"}, "Alicante": {"Alacant"}, "Castellón": {"Castelló"}, "Gerona": {"Girona"},
+	"Guipúzcoa": {"Gipuzkoa"}, "La Coruña": {"A Coruña"}, "Lérida": {"Lleida"}, "Orense": {"Ourense"},
+	"Valencia": {"València"}, "Vizcaya": {"Bizkaia"},
+	"Islas Baleares":         {"Illes Balears", "Mallorca", "Menorca", "Ibiza", "Eivissa", "Formentera"},
+	"Las Palmas":             {"Gran Canaria", "Lanzarote", "Fuerteventura"},
+	"Santa Cruz de Tenerife": {"Tenerife", "La Palma", "La Gomera", "El Hierro"},
+}
+
 // spellingES corrects the misspellings of faker's es lists ("" drops a name).
 var spellingES = map[string]string{
 	"lérida": "Lérida", "Cuenta": "Cuenca", "San Sebastían de los Reyes": "San Sebastián de los Reyes",
@@ -227,7 +240,7 @@ func (g *gen) spanish() {
 			g.err = fmt.Errorf("faker-es: province %q has no number", p)
 			return
 		}
-		states = append(states, p+"\t"+code)
+		states = append(states, strings.Join(append([]string{p, code}, provinceOtherNamesES[p]...), "\t"))
 	}
 	g.write("es/states.tsv", states)
 	g.write("es/regions.txt", d.Location.State)
