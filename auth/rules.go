@@ -23,8 +23,9 @@ import (
 type Rule struct {
 	Roles []Role
 	// Corpora: arguments naming corpora. Nodes: arguments holding ids of
-	// objects. Releases: "name@version" references. Models: model names.
-	Corpora, Nodes, Releases, Models []string
+	// objects. Jobs: arguments holding job ids. Releases: "name@version"
+	// references. Models: model names.
+	Corpora, Nodes, Jobs, Releases, Models []string
 	// Self: an argument naming an account that must be the viewer's own
 	// unless the viewer is an admin (absent means the viewer's own).
 	Self string
@@ -93,8 +94,8 @@ var rules = map[string]Rule{
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTagging":    {Roles: everyone, Corpora: []string{"input.corpus"}, Models: []string{"input.model"}},
 	"Mutation.startExperiment": {Roles: everyone, Corpora: []string{"input.corpus", "input.other"}},
-	"Mutation.cancelJob":       {Roles: everyone, Nodes: []string{"id"}},
-	"Mutation.retryJob":        {Roles: everyone, Nodes: []string{"id"}},
+	"Mutation.cancelJob":       {Roles: everyone, Jobs: []string{"id"}},
+	"Mutation.retryJob":        {Roles: everyone, Jobs: []string{"id"}},
 	// The server sends corpus text to an external tagger's endpoint.
 	"Mutation.registerExternalModel": {Roles: curators},
 	// Accounts.
@@ -105,7 +106,7 @@ var rules = map[string]Rule{
 	"Mutation.createToken":    {Roles: everyone, Self: "user"},
 	"Mutation.revokeToken":    {Roles: everyone, Nodes: []string{"id"}},
 
-	"Subscription.job": {Roles: everyone, Nodes: []string{"id"}},
+	"Subscription.job": {Roles: everyone, Jobs: []string{"id"}},
 
 	// Downloads (server/download.go).
 	"download.corpus":   {Roles: everyone, Corpora: []string{"name"}},
@@ -130,7 +131,7 @@ var rules = map[string]Rule{
 	"cli.models.export":   {Roles: everyone, Models: []string{"model"}},
 	"cli.experiment":      {Roles: everyone, Corpora: []string{"corpus", "other"}},
 	"cli.jobs":            {Roles: everyone},
-	"cli.jobs.change":     {Roles: everyone, Nodes: []string{"id"}},
+	"cli.jobs.change":     {Roles: everyone, Jobs: []string{"id"}},
 	"cli.release.create":  {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.release.read":    {Roles: everyone, Releases: []string{"ref", "other"}},
 	"cli.release.list":    {Roles: everyone},
@@ -205,6 +206,17 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 			}
 			if _, err := c.Noder(ctx, id); err != nil {
 				return notFound(err, "no object with id %d", id)
+			}
+		}
+	}
+	for _, path := range r.Jobs {
+		if raw := lookup(args, path); raw != nil {
+			id, err := toID(raw)
+			if err != nil {
+				return apperr.New(apperr.Invalid, "argument %s: %v", path, err)
+			}
+			if _, err := c.Job.Get(ctx, id); err != nil {
+				return notFound(err, "no job %d", id)
 			}
 		}
 	}

@@ -42,6 +42,19 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	assert.NotContains(t, out, "train", "a refused job leaves no row")
 }
 
+// Every jobs subcommand names a missing job the same way, whichever check
+// finds it first (the access rule of cancel and retry, the lookup of show).
+func TestMissingJobIsNamed(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	for _, sub := range []string{"show", "cancel", "retry"} {
+		code, _, errs := cli(t, "jobs", sub, "--db", db, "12345")
+		assert.Equal(t, 3, code, sub)
+		assert.Contains(t, errs, "jobs "+sub+": no job 12345", sub)
+	}
+}
+
 // jobs wait on a job that nothing works says so rather than wait in silence.
 func TestJobsWaitSaysWhenNothingWorksTheJob(t *testing.T) {
 	defer func(d time.Duration) { queuedNotice = d }(queuedNotice)
