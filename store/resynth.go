@@ -546,8 +546,15 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 var mappingInsert = rowInsert{table: "surrogate_mappings",
 	columns: []string{"corpus_id", "scope", "category", `"type"`, "original_enc", "original_hash", "key_id", "surrogate", "strategy", "job_id", "created_at"}}
 
-// saveMappings stores mappings a job drew, their originals sealed.
+// saveMappings stores mappings a job drew, their originals sealed. A source
+// deleted while the job ran is an error: its mappings and date shifts were
+// deleted with it, and new ones would keep its originals for nothing.
 func (s *Store) saveMappings(ctx context.Context, tx *ent.Tx, ring *keys.Ring, sourceID, jobID int, mappings []surrogate.Mapping) error {
+	if ok, err := tx.Corpus.Query().Where(corpus.ID(sourceID)).Exist(ctx); err != nil {
+		return err
+	} else if !ok {
+		return apperr.New(apperr.NotFound, "the source corpus (id %d) was deleted while job %d ran: nothing of it is kept", sourceID, jobID)
+	}
 	now := time.Now()
 	args := make([]any, 0, len(mappings)*len(mappingInsert.columns))
 	for _, m := range mappings {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/apperr"
+	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -63,6 +65,28 @@ func TestBeginResynthesisDropsRedrawnMappings(t *testing.T) {
 				want = append(want, m.Scope+" "+m.Type+" "+m.Original)
 			}
 			assert.ElementsMatch(t, want, got)
+		})
+	}
+}
+
+// A source corpus deleted while a resynthesis of it runs keeps nothing: the
+// job's next save of mappings fails instead of leaving sealed originals of a
+// corpus that is gone.
+func TestMappingsOfADeletedSourceAreRefused(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			src, _, _ := resynthesized(t, st, 2, 5)
+			require.NoError(t, st.DeleteCorpus(ctx, src.Name))
+			err := st.SaveMappings(ctx, src.ID, 9, []surrogate.Mapping{{Scope: surrogate.ScopeCorpus, Category: "NAME", Type: "DOCTOR",
+				Original: "Hale", Surrogate: "Lowe", Strategy: "name", New: true}})
+			require.Error(t, err)
+			assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), err.Error())
+			assert.Contains(t, err.Error(), "was deleted while job 9 ran")
+			n, err := st.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(src.ID)).Count(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n)
 		})
 	}
 }
