@@ -69,7 +69,10 @@ func (p ExperimentParams) Validate() error {
 	case !slices.Contains([]string{"cv", "cross", "curve", "or"}, p.Kind):
 		return fmt.Errorf("kind: unknown experiment kind %q (known: cv, cross, curve, or)", p.Kind)
 	case needOther && p.Other == "":
-		return fmt.Errorf("other: a %s experiment needs a second corpus", p.Kind)
+		return fmt.Errorf("other: the %s experiment needs a second corpus", p.Kind)
+	case p.Kind != "cv" && p.TestSplit != "" && (p.TestSplit == cmp.Or(p.TrainSplit, "train") || p.TestSplit == "all" || p.TrainSplit == "all"):
+		return fmt.Errorf("testSplit: %q overlaps the training split %q: the tagger would be tested on documents it was trained on",
+			p.TestSplit, cmp.Or(p.TrainSplit, "train"))
 	case p.Other != "" && p.Other == p.Corpus:
 		return fmt.Errorf("other: the second corpus must differ from the first")
 	case p.Kind == "cv" && p.Other != "":
@@ -237,18 +240,16 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		return plan, apperr.Wrap(apperr.Invalid, err)
 	}
 	y := experiment.Data{Name: p.Corpus}
+	from := cmp.Or(p.TrainSplit, "train")
 	if p.TestSplit != "" {
 		y.Train = docs
 		if y.Test, err = load(p.Corpus, p.Set, p.TestSplit, mapping); err != nil {
 			return nil, err
 		}
+		y.TrainLabel, y.TestLabel = p.Corpus+" "+from, p.Corpus+" "+p.TestSplit
 	} else {
 		if y.Train, y.Test, err = experiment.SplitByPatient(docs, p.TestFraction, p.Seed); err != nil {
 			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
-		from := p.TrainSplit
-		if from == "" {
-			from = "train"
 		}
 		held := fmt.Sprintf("%g%% of its patients", p.TestFraction*100)
 		y.TrainLabel = fmt.Sprintf("%s %s, less %s", p.Corpus, from, held)
@@ -260,7 +261,7 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		if err != nil {
 			return nil, err
 		}
-		x = &experiment.Data{Name: p.Other, Train: odocs}
+		x = &experiment.Data{Name: p.Other, Train: odocs, TrainLabel: p.Other + " " + cmp.Or(p.OtherSplit, "train")}
 		if p.Kind == "or" {
 			x.Train, x.Test = experiment.PartitionLike(odocs, y)
 			x.TrainLabel = strings.Replace(y.TrainLabel, p.Corpus, p.Other, 1)

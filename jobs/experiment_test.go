@@ -87,10 +87,14 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 
 	// What the parameters show wrong, alone or beside the names they give,
 	// is refused at enqueue; what needs the documents fails the job.
-	for _, bad := range []jobs.ExperimentParams{{Kind: "nope", Corpus: "notes"}, {Kind: "or", Corpus: "notes"}} {
+	for _, bad := range []jobs.ExperimentParams{{Kind: "nope", Corpus: "notes"}, {Kind: "or", Corpus: "notes"},
+		{Kind: "curve", Corpus: "notes", TestSplit: "train"}, {Kind: "curve", Corpus: "notes", TrainSplit: "dev", TestSplit: "dev"},
+		{Kind: "cross", Corpus: "notes", Other: "x", TrainSplit: "all", TestSplit: "dev"}} {
 		_, err := m.Enqueue(ctx, bad, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
 	}
+	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "curve", Corpus: "notes", TestSplit: "train"}, "", nil)
+	assert.ErrorContains(t, err, "tested on documents it was trained on")
 	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "missing"}, "", nil)
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
 	for _, bad := range []jobs.ExperimentParams{

@@ -192,10 +192,10 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	code := apperr.CodeOf(err)
 	msg := err.Error()
 	if code == apperr.Internal {
-		run.Logger.Error("job failed", "err", err)
+		run.Logger.Error(LogJobFailed, "err", err)
 	} else {
 		// The input's fault, not the system's: an operator still sees it.
-		run.Logger.Warn("job failed", "code", string(code), "err", err)
+		run.Logger.Warn(LogJobFailed, "code", string(code), "err", err)
 	}
 	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts || errors.Is(err, errFinal) {
 		// Bad parameters or input fail the same way every time: no retry.
@@ -301,6 +301,9 @@ func (m *Manager) requeue(ctx context.Context, id int, msg string) {
 		m.logger.Error("requeue job", "job", id, "err", err)
 	}
 }
+
+// LogJobFailed is the message of the log record of a job that failed.
+const LogJobFailed = "job failed"
 
 // reapLoop requeues jobs whose worker stopped sending heartbeats (a crash, a
 // killed process, a lost machine), so that no job stays running forever.

@@ -346,12 +346,31 @@ func printQueued(e *env, id int, what string) {
 		id, what, id)
 }
 
+// withoutOutcome drops the job manager's records of a failed job: a command
+// that runs its job prints the job's outcome itself, once.
+type withoutOutcome struct{ slog.Handler }
+
+func (h withoutOutcome) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == jobs.LogJobFailed {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h withoutOutcome) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withoutOutcome{h.Handler.WithAttrs(attrs)}
+}
+
+func (h withoutOutcome) WithGroup(name string) slog.Handler {
+	return withoutOutcome{h.Handler.WithGroup(name)}
+}
+
 // runJob enqueues a job and, unless async, works it in this process, showing
 // its progress, until it finishes. With async it prints the job's id and
 // returns at once: a server or worker on the same database runs it.
 func runJob(ctx context.Context, e *env, st *store.Store, params jobs.Params, async bool) (*ent.Job, error) {
 	kind := params.JobKind()
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(withoutOutcome{slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})})
 	m, err := openManager(ctx, st, logger, !async, 1, 15*time.Second)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "50")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "50 folds but only")
+	assert.NotContains(t, errs, "level=", "the job's outcome is printed once, not logged beside it")
 	m := regexp.MustCompile(`job (\d+) \(experiment\) failed`).FindStringSubmatch(errs)
 	require.NotNil(t, m, errs)
 	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
