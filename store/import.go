@@ -555,6 +555,9 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 			if err := tx.Document.DeleteOneID(o.ID).Exec(ctx); err != nil {
 				return err
 			}
+			// Written anew, where the import names a place or where it was.
+			split, noteType := placeOf(o, d)
+			d.Split, d.NoteType = string(split), noteType
 			fresh = append(fresh, d)
 			res.Replaced++
 		}

@@ -201,6 +201,19 @@ func TestReplaceMovesADocument(t *testing.T) {
 			res, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true, Resume: true}, []pipeline.Document{back})
 			require.NoError(t, err)
 			assert.Zero(t, res.Moved, "in place already: done")
+
+			// A note whose text changed is written anew where it was, unless
+			// the import says where.
+			edited := doc
+			edited.Split, edited.NoteType = "", ""
+			edited.Text = "Seen by Dr. Lee on 3/5."
+			_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", Replace: true}, []pipeline.Document{edited})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"dev", "document:dev"}, splits("gold"), "the edited note kept its split")
+			stats, err = st.Statistics(ctx, "c", "gold", []store.Dimension{store.ByNoteType})
+			require.NoError(t, err)
+			require.Len(t, stats.Groups, 1)
+			assert.Equal(t, "discharge", stats.Groups[0].Keys[0], "and its note type")
 		})
 	}
 }
