@@ -234,10 +234,23 @@ func verifyArchive(e *env, paths []string) error {
 	if len(paths) == 0 {
 		return usageErr("release verify takes one or more archives")
 	}
+	if len(paths) == 1 {
+		return verifyOne(e, paths[0])
+	}
+	// Every archive is checked and reported in turn; the exit status is the
+	// first failure's.
+	var first error
+	failed := 0
 	for _, p := range paths {
 		if err := verifyOne(e, p); err != nil {
-			return err
+			fmt.Fprintln(e.stdout, err)
+			if failed++; first == nil {
+				first = err
+			}
 		}
+	}
+	if first != nil {
+		return apperr.New(apperr.CodeOf(first), "%d of %d archives failed (see above)", failed, len(paths))
 	}
 	return nil
 }
@@ -247,7 +260,7 @@ func verifyArchive(e *env, paths []string) error {
 func verifyOne(e *env, p string) error {
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return apperr.Wrap(apperr.NotFound, err)
+		return apperr.New(apperr.NotFound, "%s: no such file", p)
 	}
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
@@ -262,8 +275,8 @@ func verifyOne(e *env, p string) error {
 		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
 	}
 	v, err := release.VerifyZip(zr)
-	if err != nil {
-		return apperr.New(apperr.Invalid, "%s: FAILED: %v", p, err)
+	if err != nil { // one finding a line, indented under the archive's
+		return apperr.New(apperr.Invalid, "%s: FAILED: %s", p, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}
 	fmt.Fprintf(e.stdout, "%s: OK, %s, %s, %s, root %s\n", p, release.Ref(v.Name, v.Version), counted(v.Files, "file"), counted(v.Documents, "document"), v.Root)
 	return nil

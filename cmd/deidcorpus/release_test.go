@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,6 +27,18 @@ func TestReleaseExportVerifies(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, out, "3 documents")
 	}
+	// Several archives: each is checked and reported, a bad one among them
+	// fails the command after the others.
+	bad := filepath.Join(dir, "bad.zip")
+	require.NoError(t, os.WriteFile(bad, []byte("not a zip"), 0o644))
+	good := filepath.Join(dir, "i2b2.zip")
+	code, out, errs := cli(t, "release", "verify", bad, filepath.Join(dir, "missing.zip"), good)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, out, bad+": not a readable zip archive")
+	assert.Contains(t, out, "missing.zip: no such file")
+	assert.Contains(t, out, good+": OK")
+	assert.Contains(t, errs, "2 of 3 archives failed")
+
 	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "r@9.9.9", "--out", filepath.Join(dir, "none.zip"))
 	assert.Equal(t, 3, code, errs)
 	assert.NoFileExists(t, filepath.Join(dir, "none.zip"))
