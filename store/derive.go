@@ -1,8 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
@@ -33,10 +37,22 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 		return nil, err
 	}
 	mapped := make([]pipeline.Document, len(docs))
+	before, after := 0, 0
+	labels := map[string]bool{}
 	for i, d := range docs {
 		if mapped[i], err = m.Apply(d); err != nil {
 			return nil, apperr.Wrap(apperr.Invalid, err) // it names the document
 		}
+		before += len(d.Spans)
+		after += len(mapped[i].Spans)
+		for _, sp := range d.Spans {
+			labels[sp.Label()] = true
+		}
+	}
+	if before > 0 && after == 0 {
+		// A mapping for another tag set drops every label it does not know.
+		return nil, apperr.New(apperr.Invalid, "mapping %s drops every one of the %d spans of %q (labels %s; the mapping is for %s): is it the mapping for this corpus?",
+			m.Name, before, source, strings.Join(firstSorted(labels, 5), ", "), cmp.Or(m.From, "an undeclared tag set"))
 	}
 	tagset := phi.Open
 	if _, ok := phi.Lookup(m.To); ok && m.To != "" {
@@ -47,9 +63,22 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
 			"mapping": m.Name, "mappingHash": m.Hash},
 	}, mapped)
+	if res != nil {
+		res.Dropped = before - after
+	}
 	var ae *apperr.Error
 	if errors.As(err, &ae) && ae.Code == apperr.Invalid {
 		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
 	}
 	return res, err
+}
+
+// firstSorted returns the first n of a set's keys in order, and "..." when
+// there are more.
+func firstSorted(set map[string]bool, n int) []string {
+	keys := slices.Sorted(maps.Keys(set))
+	if len(keys) > n {
+		keys = append(keys[:n], "...")
+	}
+	return keys
 }

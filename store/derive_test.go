@@ -48,4 +48,21 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 
 	_, err = st.Derive(ctx, "native", "gold", m, "derived")
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+
+	// A mapping for another tag set would drop every span: refused, with
+	// the corpus's labels and the mapping's tag set named, and no corpus made.
+	hipaa, err := phi.LoadMapping("i2b2-hipaa")
+	require.NoError(t, err)
+	_, err = st.Derive(ctx, "native", "gold", hipaa, "hipaa")
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "drops every one of the")
+	assert.ErrorContains(t, err, "the mapping is for i2b2-2014")
+	_, err = st.CorpusByName(ctx, "hipaa")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+
+	// One that drops some says how many.
+	res, err = st.Derive(ctx, "derived", "gold", hipaa, "hipaa")
+	require.NoError(t, err)
+	assert.Equal(t, want.Spans-res.Spans, res.Dropped)
+	assert.Positive(t, res.Dropped)
 }

@@ -74,6 +74,8 @@ type ImportResult struct {
 	// directory or an archive given), SkippedNames the first few.
 	Skipped      int
 	SkippedNames []string
+	// Dropped counts the spans a derived corpus's mapping dropped.
+	Dropped int
 }
 
 // Validate checks what it can of the options without a database: the

@@ -46,7 +46,12 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %s, %s\n", *out, *corpus, m, counted(res.Documents, "document"), counted(res.Spans, "span"))
+		dropped := ""
+		if res.Dropped > 0 {
+			dropped = fmt.Sprintf(" (%d dropped by the mapping)", res.Dropped)
+		}
+		fmt.Fprintf(e.stdout, "derived %q from %q with mapping %s: %s, %s%s\n", *out, *corpus, m, counted(res.Documents, "document"),
+			counted(res.Spans, "span"), dropped)
 		return nil
 	}
 }
