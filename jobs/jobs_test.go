@@ -236,7 +236,7 @@ func TestBadParametersAreRefusedAtEnqueue(t *testing.T) {
 		{jobs.ResynthesizeParams{Corpus: "c", Out: "c"}, "out: the surrogate corpus needs a name of its own"},
 		{jobs.ResynthesizeParams{Corpus: "c", Out: "d", Policy: map[string]any{"language": "fr"}}, `policy: language "fr"`},
 		{jobs.ExperimentParams{Corpus: "c", Kind: "cvv"}, `kind: unknown experiment kind "cvv"`},
-		{jobs.ExperimentParams{Corpus: "c", Kind: "cross"}, "other: a cross experiment needs a second corpus"},
+		{jobs.ExperimentParams{Corpus: "c", Kind: "cross"}, "other: the cross experiment needs a second corpus"},
 		{jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b3"}, `format: unknown format "i2b3"`},
 		{jobs.EvaluateParams{Corpus: "c", Gold: "gold", System: "s", Metric: "bleu"}, `metric: unknown metric "bleu"`},
 		{jobs.EvaluateParams{Corpus: "c", Gold: "gold"}, "system is required"},

@@ -161,6 +161,15 @@ func TestImportStatsExportRoundTrip(t *testing.T) {
 		return m
 	}
 	assert.Equal(t, stats("a"), stats("b"))
+	// PhysioNet files carry types only: read back under the corpus's own tag
+	// set, each type gets its category again.
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--format", "physionet", "--out", filepath.Join(dir, "physionet"))
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "p", "--format", "physionet", "--tagset", "i2b2-2014", "--split", "train",
+		filepath.Join(dir, "physionet"))
+	require.Equal(t, 0, code, errs)
+	require.NotEmpty(t, stats("a")["groups"])
+	assert.Equal(t, stats("a")["groups"], stats("p")["groups"])
 
 	// The note-type table and the name patterns of one corpus.
 	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "a")

@@ -334,7 +334,7 @@ func readPhysioPhrases(f File, note func(p, n int) *physioNote) error {
 			}
 			sources[pn] = src
 		}
-		src.spans = append(src.spans, pipeline.Span{Start: nums[2], End: nums[3], Category: fields[4], Type: fields[4], Text: rest})
+		src.spans = append(src.spans, pipeline.Span{Start: nums[2], End: nums[3], Type: fields[4], Text: rest})
 		src.lines = append(src.lines, line)
 	}
 	return nil
