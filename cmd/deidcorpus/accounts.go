@@ -101,9 +101,12 @@ func setupUsers(sub string) func(e *env, fs *flag.FlagSet) action {
 			enable = fs.Bool("enable", false, "accept the account's tokens again")
 		}
 		return func(ctx context.Context, pos []string) error {
-			n := map[string]int{"add": 1, "list": 0, "set": 1, "assign": 2, "unassign": 2}[sub]
-			if len(pos) != n {
-				return usageErr("users %s takes %d argument(s), not %d", sub, n, len(pos))
+			want := map[string][]string{"add": {"NAME"}, "list": nil, "set": {"NAME"}, "assign": {"NAME", "CORPUS"}, "unassign": {"NAME", "CORPUS"}}[sub]
+			if len(pos) != len(want) {
+				if len(want) == 0 {
+					return usageErr("users %s takes no arguments", sub)
+				}
+				return usageErr("users %s takes %s (got %d arguments)", sub, strings.Join(want, " "), len(pos))
 			}
 			st, ctx, err := openStore(ctx, e, *db, "cli.users", map[string]any{"subcommand": sub, "user": arg(pos, 0), "corpus": arg(pos, 1)})
 			if err != nil {

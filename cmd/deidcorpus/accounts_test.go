@@ -43,6 +43,9 @@ func TestCLIActsForTheTokenAccount(t *testing.T) {
 	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "orig", "--out", "surr")
 	require.Equal(t, 0, code, errs)
 
+	code, _, errs = cli(t, "users", "add", "--role", "researcher", "--db", db)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "users add takes NAME (got 0 arguments)")
 	code, out, errs := cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "rita: researcher, enabled")

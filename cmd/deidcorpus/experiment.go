@@ -43,7 +43,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	mapping := fs.String("mapping", "", "tag-set mapping applied to --corpus (both corpora in or): a built-in one ("+
 		strings.Join(phi.BuiltinMappings(), ", ")+") or a mapping file")
 	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
-	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults)")
+	configFile := fs.String("config", "", "tagger configuration `FILE` (JSON over the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	return func(ctx context.Context, args []string) error {
 		if p.Kind == "" || p.Corpus == "" {

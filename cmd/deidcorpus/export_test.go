@@ -37,6 +37,9 @@ func TestUnknownFormatNamesTheFlag(t *testing.T) {
 			"i2b2_2006": `--format: unknown format "i2b2_2006"; did you mean i2b2-2006? ` + known,
 			"xml":       `--format: unknown format "xml" ` + known,
 		} {
+			if c.args[0] == "release" { // only the formats a release is written in
+				want = strings.Replace(want, "conll, ", "", 1)
+			}
 			args := append(append([]string(nil), c.args...), "--format", format)
 			code, _, errs := cli(t, args...)
 			assert.Equal(t, 2, code, "%s: %s", strings.Join(args, " "), errs)

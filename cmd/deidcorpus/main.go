@@ -299,7 +299,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'deidcorpus COMMAND -h' (or 'deidcorpus help COMMAND [SUBCOMMAND]') for a command's flags and examples.")
-	fmt.Fprintln(w, "Exit status: 0 ok, 1 internal error, 2 invalid input, 3 not found, 4 conflict, 5 not allowed.")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 internal error, 2 invalid input, 3 not found, 4 conflict, 5 not allowed, 130 interrupted.")
 	fmt.Fprintln(w, "DEIDCORPUS_CPUPROFILE=FILE makes any command write its CPU profile to FILE (go tool pprof);")
 	fmt.Fprintln(w, "DEIDCORPUS_HEAPPROFILE=FILE its heap profile at the live heap's peak.")
 }

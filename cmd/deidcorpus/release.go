@@ -179,8 +179,9 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		if !strings.HasSuffix(strings.ToLower(*out), ".zip") {
 			return usageErr("--out %s: a release is written as a .zip archive", *out)
 		}
-		if _, err := formatFlag(*format); err != nil {
-			return err
+		if _, err := formats.Lookup(*format); err != nil { // a known one that cannot be a release's says why later
+			_, err = formats.LookupAmong(*format, releaseFormats())
+			return usageErr("--format: %v", err)
 		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.release.read", map[string]any{"ref": *ref})
 		if err != nil {

@@ -86,7 +86,7 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 	split := fs.String("split", "train", `split(s) to train on: "train", a list such as "train,dev", or "all"`)
 	set := fs.String("set", "gold", "annotation set holding the training spans")
 	name := fs.String("model", "", "name of the model to create (required)")
-	configFile := fs.String("config", "", "tagger configuration (JSON over the defaults: features, training, post, recall_bias)")
+	configFile := fs.String("config", "", "tagger configuration `FILE` (JSON over the defaults: features, training, post, recall_bias)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *name == "" {
@@ -240,7 +240,7 @@ func setupFeatures(e *env, fs *flag.FlagSet) action {
 	corpus := fs.String("corpus", "", "corpus (required)")
 	split := fs.String("split", "", "only this split")
 	set := fs.String("set", "gold", "annotation set giving the labels")
-	configFile := fs.String("config", "", "tagger configuration (JSON), for its feature options")
+	configFile := fs.String("config", "", "tagger configuration `FILE` (JSON), for its feature options")
 	out := fs.String("out", "", "output file (required)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {

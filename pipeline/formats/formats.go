@@ -173,15 +173,21 @@ const Default = "i2b2"
 
 // Lookup returns the named format or an error that lists the known ones and,
 // for a near miss ("JSONL", "i2b2_2006", "brt"), says which was meant.
-func Lookup(name string) (*Format, error) {
-	if f, ok := registry[name]; ok {
+func Lookup(name string) (*Format, error) { return LookupAmong(name, Names()) }
+
+// LookupAmong is Lookup among some formats only (those a command writes),
+// whose names its error lists.
+func LookupAmong(name string, names []string) (*Format, error) {
+	if f, ok := registry[name]; ok && slices.Contains(names, name) {
 		return f, nil
 	}
 	msg := fmt.Sprintf("unknown format %q", name)
-	if meant := nearMisses(name, Names()); len(meant) > 0 {
+	if _, ok := registry[name]; ok {
+		msg = fmt.Sprintf("format %q is not one of these", name)
+	} else if meant := nearMisses(name, names); len(meant) > 0 {
 		msg += "; did you mean " + strings.Join(meant, " or ") + "?"
 	}
-	return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(names, ", "))
 }
 
 // nearMisses are the names one edit (a letter added, dropped, changed or two
