@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -11,6 +12,9 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/store"
 )
+
+// undecodableBody begins gqlgen's error for a request body that is not JSON.
+const undecodableBody = "json request body could not be decoded"
 
 // ErrorPresenter maps service errors to GraphQL errors with extensions.code.
 // Internal errors are logged and shown only as "internal error", so that no
@@ -23,6 +27,15 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			// node lookup, whose code is spelled like ours.
 			if gqlErr.Extensions["code"] == "NOT_FOUND" {
 				gqlErr.Extensions["code"] = string(apperr.NotFound)
+			}
+			if msg, _, ok := strings.Cut(gqlErr.Message, " body:"); ok && strings.HasPrefix(msg, undecodableBody) {
+				// The transport quotes the request body, which may hold a
+				// note's text: the sender gets the reason only.
+				gqlErr.Message = msg
+				if gqlErr.Extensions == nil {
+					gqlErr.Extensions = map[string]any{}
+				}
+				gqlErr.Extensions["code"] = string(apperr.Invalid)
 			}
 			return gqlErr
 		}

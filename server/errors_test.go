@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,22 @@ func TestANameIsNotAnID(t *testing.T) {
 	err = c.Post(`{ corpusStatistics { documents } }`, &map[string]any{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "one of the two")
+}
+
+// A request body that is not JSON gets the reason and the code invalid,
+// never the body back: it may hold a note's text.
+func TestUndecodableBodyIsNotEchoed(t *testing.T) {
+	_, ts, _ := newServer(t, storetest.SQLite)
+	req, err := http.NewRequest("POST", ts.URL+"/graphql", strings.NewReader(`{"query": "mutation { importDocuments(text: \"Juan Pérez, NHC 123`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+ts.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(body), "json request body could not be decoded")
+	assert.Contains(t, string(body), `"code":"invalid"`)
+	assert.NotContains(t, string(body), "Pérez")
 }
