@@ -80,7 +80,7 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.store.DocumentSpans(ctx, &ent.Document{CorpusID: c.ID}, set); err != nil {
+	if _, err := r.store.AnnotationSet(ctx, c, set); err != nil {
 		return nil, err
 	}
 	q := url.Values{"set": {set}, "format": {format}}

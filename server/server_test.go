@@ -257,6 +257,10 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 			assert.Contains(t, err.Error(), "conflict")
 			err = c.Post(`{ documents(first: 1) { edges { node { annotations(set: "nope") { id } } } } }`, &ignored)
 			assert.Contains(t, err.Error(), "not_found")
+			assert.Contains(t, err.Error(), `has no annotation set \"nope\"`)
+			err = c.Post(`mutation { exportCorpus(corpus: "demo", set: "nope") { url } }`, &ignored)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `corpus \"demo\" has no annotation set \"nope\"`, "worded as the download words it")
 
 			// Export returns a link; the link serves a zip that re-imports to the same corpus.
 			var exp struct {

@@ -43,6 +43,9 @@ func (s *Store) DocumentSpans(ctx context.Context, doc *ent.Document, setName st
 	set, err := s.Client.AnnotationSet.Query().
 		Where(annotationset.CorpusID(doc.CorpusID), annotationset.Name(setName)).Only(ctx)
 	if ent.IsNotFound(err) {
+		if c, err := s.Client.Corpus.Get(ctx, doc.CorpusID); err == nil {
+			return nil, apperr.New(apperr.NotFound, "corpus %q has no annotation set %q", c.Name, setName)
+		}
 		return nil, apperr.New(apperr.NotFound, "the document's corpus has no annotation set %q", setName)
 	}
 	if err != nil {
