@@ -386,6 +386,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
+	e.orig.seal() // every batch is merged into it
 	for _, p := range force {
 		s.stale[p] = true
 	}

@@ -86,8 +86,10 @@ type valueSet struct {
 	// shortHash), with their kinds, and its maps nil.
 	hashes []uint32
 	kinds  []uint8
-	// A union keeps its keys' kinds by hash.
-	union map[uint64]uint8
+	// A union keeps its keys' kinds by hash while sets are merged into it,
+	// then, sealed, in a hashIndex.
+	union  map[uint64]uint8
+	sealed *hashIndex
 }
 
 // The kinds of a key: which of the maps held it.
@@ -155,10 +157,23 @@ func (v *valueSet) merge(o *valueSet) {
 	v.longest = max(v.longest, o.longest)
 }
 
+// seal ends a union's merges: its keys move from the map, about 20 bytes
+// a key, to a hashIndex of 9. A union holds every original value of a
+// corpus, kept from the first pass to the end of a run.
+func (v *valueSet) seal() {
+	if v.union == nil {
+		return
+	}
+	v.sealed = newHashIndex(v.union)
+	v.union = nil
+}
+
 // has reports whether key k is of a kind. k may be bytes: a lookup
 // allocates nothing.
 func has[K ~string | ~[]byte](v *valueSet, kind uint8, k K) bool {
 	switch {
+	case v.sealed != nil:
+		return v.sealed.kinds(keyHash(k))&kind != 0
 	case v.union != nil:
 		return v.union[keyHash(k)]&kind != 0
 	case v.hashes != nil:
@@ -184,7 +199,7 @@ func (v *valueSet) isPrefix(k []byte) bool { return has(v, inPrefix, k) }
 
 // empty reports whether the set holds no value and no word.
 func (v *valueSet) empty() bool {
-	return len(v.union) == 0 && len(v.hashes) == 0 && len(v.m) == 0 && len(v.words) == 0
+	return len(v.union) == 0 && v.sealed.len() == 0 && len(v.hashes) == 0 && len(v.m) == 0 && len(v.words) == 0
 }
 
 // addWord adds a word that counts as a value of this set only.
