@@ -102,7 +102,7 @@ func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out 
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	res, err := r.store.Derive(ctx, corpus, set, m, out)
+	res, err := r.store.Derive(ctx, corpus, set, m, out, nil)
 	if err != nil {
 		return nil, err
 	}

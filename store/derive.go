@@ -16,7 +16,10 @@ import (
 // Derive makes a new corpus from one annotation set of another, its labels
 // rewritten by a tag-set mapping (merging, renaming or dropping classes). The
 // new corpus's provenance names the source and the mapping with its hash.
-func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, out string) (*ImportResult, error) {
+// The source is read a batch of patients at a time, in each of the import's
+// passes: memory does not grow with the corpus. progress, if not nil, is
+// called as documents are written.
+func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, out string, progress func(done, total int)) (*ImportResult, error) {
 	if out == "" || out == source {
 		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
 	}
@@ -32,42 +35,57 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 	if err := refuseTakingOut(src, "deriving from it"); err != nil {
 		return nil, err
 	}
-	docs, err := s.LoadDocuments(ctx, src, set)
-	if err != nil {
+	if _, err := s.AnnotationSet(ctx, src, set); err != nil {
 		return nil, err
 	}
-	mapped := make([]pipeline.Document, len(docs))
 	before, after := 0, 0
 	labels := map[string]bool{}
-	for i, d := range docs {
-		if mapped[i], err = m.Apply(d); err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err) // it names the document
+	var mapErr error // the source's documents do not map: not the target's labels' fault
+	// Each pass counts the spans before and after the mapping; the first,
+	// which checks every document before anything is written, refuses a
+	// mapping that drops them all.
+	scan := func(fn func(pipeline.Document) error) error {
+		before, after = 0, 0
+		err := s.EachBatch(ctx, src, set, "", readBatch, func(batch []pipeline.Document) error {
+			for _, d := range batch {
+				mapped, err := m.Apply(d)
+				if err != nil {
+					mapErr = apperr.Wrap(apperr.Invalid, err) // it names the document
+					return mapErr
+				}
+				before += len(d.Spans)
+				after += len(mapped.Spans)
+				for _, sp := range d.Spans {
+					labels[sp.Label()] = true
+				}
+				if err := fn(mapped); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil && before > 0 && after == 0 {
+			// A mapping for another tag set drops every label it does not know.
+			mapErr = apperr.New(apperr.Invalid, "mapping %s drops every one of the %d spans of %q (labels %s; the mapping is for %s): is it the mapping for this corpus?",
+				m.Name, before, source, strings.Join(firstSorted(labels, 5), ", "), cmp.Or(m.From, "an undeclared tag set"))
+			err = mapErr
 		}
-		before += len(d.Spans)
-		after += len(mapped[i].Spans)
-		for _, sp := range d.Spans {
-			labels[sp.Label()] = true
-		}
-	}
-	if before > 0 && after == 0 {
-		// A mapping for another tag set drops every label it does not know.
-		return nil, apperr.New(apperr.Invalid, "mapping %s drops every one of the %d spans of %q (labels %s; the mapping is for %s): is it the mapping for this corpus?",
-			m.Name, before, source, strings.Join(firstSorted(labels, 5), ", "), cmp.Or(m.From, "an undeclared tag set"))
+		return err
 	}
 	tagset := phi.Open
 	if _, ok := phi.Lookup(m.To); ok && m.To != "" {
 		tagset = m.To
 	}
-	res, err := s.ImportDocuments(ctx, ImportOptions{
-		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind),
+	res, err := s.importParsed(ctx, ImportOptions{
+		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: progress,
 		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
 			"mapping": m.Name, "mappingHash": m.Hash},
-	}, mapped)
+	}, scan)
 	if res != nil {
 		res.Dropped = before - after
 	}
 	var ae *apperr.Error
-	if errors.As(err, &ae) && ae.Code == apperr.Invalid {
+	if errors.As(err, &ae) && ae.Code == apperr.Invalid && (mapErr == nil || !errors.Is(err, mapErr)) {
 		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
 	}
 	return res, err

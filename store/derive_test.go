@@ -31,7 +31,7 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 
 	m, err := phi.LoadMapping("meddocan-i2b2")
 	require.NoError(t, err)
-	res, err := st.Derive(ctx, "native", "gold", m, "derived")
+	res, err := st.Derive(ctx, "native", "gold", m, "derived", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 250, res.Documents)
 	assert.Equal(t, "i2b2-2014", res.Corpus.Tagset)
@@ -46,14 +46,14 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 	assert.Equal(t, want.Groups, got.Groups)
 	assert.Equal(t, want.Spans, got.Spans)
 
-	_, err = st.Derive(ctx, "native", "gold", m, "derived")
+	_, err = st.Derive(ctx, "native", "gold", m, "derived", nil)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 
 	// A mapping for another tag set would drop every span: refused, with
 	// the corpus's labels and the mapping's tag set named, and no corpus made.
 	hipaa, err := phi.LoadMapping("i2b2-hipaa")
 	require.NoError(t, err)
-	_, err = st.Derive(ctx, "native", "gold", hipaa, "hipaa")
+	_, err = st.Derive(ctx, "native", "gold", hipaa, "hipaa", nil)
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, "drops every one of the")
 	assert.ErrorContains(t, err, "the mapping is for i2b2-2014")
@@ -61,8 +61,50 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 
 	// One that drops some says how many.
-	res, err = st.Derive(ctx, "derived", "gold", hipaa, "hipaa")
+	res, err = st.Derive(ctx, "derived", "gold", hipaa, "hipaa", nil)
 	require.NoError(t, err)
 	assert.Equal(t, want.Spans-res.Spans, res.Dropped)
 	assert.Positive(t, res.Dropped)
+}
+
+// TestDeriveInBatches derives a corpus of several read batches: every
+// document is written, with progress, and a mapping that fails on any
+// document writes nothing.
+func TestDeriveInBatches(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	importSynth(t, st, "synth", 400)
+	src, err := st.Statistics(ctx, "synth", "gold", nil)
+	require.NoError(t, err)
+	require.Greater(t, src.Documents, 1000, "want several batches of 500")
+
+	hipaa, err := phi.LoadMapping("i2b2-hipaa")
+	require.NoError(t, err)
+	last, calls := 0, 0
+	res, err := st.Derive(ctx, "synth", "gold", hipaa, "synth-hipaa", func(done, total int) {
+		calls++
+		assert.Equal(t, src.Documents, total)
+		assert.GreaterOrEqual(t, done, last)
+		last = done
+	})
+	require.NoError(t, err)
+	assert.Equal(t, src.Documents, res.Documents)
+	assert.Equal(t, src.Documents, last)
+	assert.Greater(t, calls, 1)
+	got, err := st.Statistics(ctx, "synth-hipaa", "gold", nil)
+	require.NoError(t, err)
+	assert.Equal(t, src.Documents, got.Documents)
+	assert.Equal(t, src.Spans, got.Spans+res.Dropped)
+
+	// Names only, every other label an error: refused, naming a document
+	// and a label, and nothing written.
+	names, err := phi.ParseMapping("names-only", []byte("@default error\nNAME/* NAME/PATIENT\n"))
+	require.NoError(t, err)
+	_, err = st.Derive(ctx, "synth", "gold", names, "synth-names", nil)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "document ")
+	assert.ErrorContains(t, err, "has no rule for label")
+	assert.NotContains(t, err.Error(), "does not give valid")
+	_, err = st.CorpusByName(ctx, "synth-names")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 }

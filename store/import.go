@@ -212,6 +212,19 @@ const maxSkippedNames = 3
 // or a pipeline's output) as Import does, checking their labels against the
 // corpus's tag set and their spans against their text first.
 func (s *Store) ImportDocuments(ctx context.Context, opt ImportOptions, docs []pipeline.Document) (*ImportResult, error) {
+	return s.importParsed(ctx, opt, func(fn func(pipeline.Document) error) error {
+		for _, d := range docs {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// importParsed is ImportDocuments over the documents scan gives (the same
+// ones, in the same order, every time it is called).
+func (s *Store) importParsed(ctx context.Context, opt ImportOptions, scan func(func(pipeline.Document) error) error) (*ImportResult, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -219,10 +232,11 @@ func (s *Store) ImportDocuments(ctx context.Context, opt ImportOptions, docs []p
 	if err != nil {
 		return nil, err
 	}
-	scan := func(fn func(pipeline.Document) error) error {
-		for _, d := range docs {
+	checked := func(fn func(pipeline.Document) error) error {
+		return scan(func(d pipeline.Document) error {
 			d.Spans = slices.Clone(d.Spans)
 			for j := range d.Spans {
+				var err error
 				sp := &d.Spans[j]
 				if sp.Category, sp.Type, err = phi.Normalize(ts, sp.Category, sp.Type); err != nil {
 					return apperr.New(apperr.Invalid, "document %s: span %d: %v", d.ID, j, err)
@@ -233,13 +247,10 @@ func (s *Store) ImportDocuments(ctx context.Context, opt ImportOptions, docs []p
 			}
 			d.FillText()
 			d.SortSpans()
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(d)
+		})
 	}
-	return s.importStream(ctx, opt, existing, tagset, scan)
+	return s.importStream(ctx, opt, existing, tagset, checked)
 }
 
 // importTarget finds the corpus an import goes to (nil if it is new) and the

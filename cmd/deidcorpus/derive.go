@@ -42,7 +42,9 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		res, err := st.Derive(ctx, *corpus, *set, m, *out)
+		update, finish := progress(e.stderr, "deriving")
+		res, err := st.Derive(ctx, *corpus, *set, m, *out, update)
+		finish()
 		if err != nil {
 			return err
 		}
