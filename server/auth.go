@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -19,12 +20,25 @@ import (
 	"deidcorpus/store"
 )
 
-// bearerToken is the API token of a request's Authorization header.
-func bearerToken(h string) string {
-	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-		return strings.TrimSpace(t)
+// bearerToken is the API token of an Authorization header, which must use
+// the Bearer scheme (RFC 6750; the scheme's name in any case). A header of
+// another scheme or none is refused, naming the scheme but never echoing
+// what could be a secret.
+func bearerToken(h string) (string, error) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	token = strings.TrimSpace(token)
+	switch {
+	case !ok:
+		return "", apperr.New(apperr.Unauthorized, "the Authorization header has no scheme: send Authorization: Bearer TOKEN")
+	case !strings.EqualFold(scheme, "Bearer"):
+		if len(scheme) > 12 || strings.ContainsFunc(scheme, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			scheme = "not a scheme's name" // perhaps the token itself
+		}
+		return "", apperr.New(apperr.Unauthorized, "the Authorization header's scheme is %q: send Authorization: Bearer TOKEN", scheme)
+	case token == "":
+		return "", apperr.New(apperr.Unauthorized, "the Authorization header has no token after Bearer")
 	}
-	return strings.TrimSpace(h)
+	return token, nil
 }
 
 // authenticate serves next only for requests with a valid API token, acting
@@ -43,8 +57,11 @@ func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, ne
 			unauthorized(w, r, apperr.New(apperr.Unauthorized, "send an API token: Authorization: Bearer TOKEN (the first start writes an admin token; `deidcorpus tokens create` makes more)"))
 			return
 		}
-		token := bearerToken(header)
-		v, err := st.Authenticate(r.Context(), token)
+		token, err := bearerToken(header)
+		var v *auth.Viewer
+		if err == nil {
+			v, err = st.Authenticate(r.Context(), token)
+		}
 		if err != nil {
 			if !limiter.allow("addr:" + clientAddress(r)) {
 				tooMany(w) // bad tokens are rated per address
@@ -97,9 +114,12 @@ func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 		if auth.FromContext(ctx) != nil {
 			return ctx, nil, nil
 		}
-		token := bearerToken(p.Authorization())
-		if token == "" {
+		if p.Authorization() == "" {
 			return ctx, nil, apperr.New(apperr.Unauthorized, `send an API token in connection_init: {"Authorization": "Bearer TOKEN"}`)
+		}
+		token, err := bearerToken(p.Authorization())
+		if err != nil {
+			return ctx, nil, err
 		}
 		v, err := st.Authenticate(ctx, token)
 		if err != nil {

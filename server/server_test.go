@@ -332,7 +332,8 @@ func TestHTTPSurface(t *testing.T) {
 	// The API and downloads need a valid token; the IDE and health checks
 	// do not.
 	for _, path := range []string{"/graphql?query={corpora{totalCount}}", "/download/corpora/missing"} {
-		for _, header := range []string{"", "Bearer dct_notatoken", "Bearer " + ts.Token + "x"} {
+		// A valid token without the Bearer scheme, or with another, is refused too.
+		for _, header := range []string{"", "Bearer dct_notatoken", "Bearer " + ts.Token + "x", ts.Token, "Basic " + ts.Token, "Bearer"} {
 			req, _ := http.NewRequest("GET", ts.URL+path, nil)
 			if header != "" {
 				req.Header.Set("Authorization", header)
@@ -347,6 +348,14 @@ func TestHTTPSurface(t *testing.T) {
 		}
 	}
 
+	// The scheme's name is case-insensitive (RFC 7235).
+	req, _ := http.NewRequest("GET", ts.URL+"/graphql?query={corpora{totalCount}}", nil)
+	req.Header.Set("Authorization", "bearer "+ts.Token)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
 	// An oversized upload is refused with a clear error, not a crash.
 	small := server.DefaultConfig
 	small.MaxUploadBytes = 1 << 10
@@ -357,7 +366,7 @@ func TestHTTPSurface(t *testing.T) {
 	body.WriteString("--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x\r\nContent-Disposition: form-data; name=\"0\"; filename=\"a.xml\"\r\n\r\n")
 	body.Write(bytes.Repeat([]byte("a"), 4<<10))
 	body.WriteString("\r\n--x--\r\n")
-	req := httptest.NewRequest("POST", "/graphql", &body)
+	req = httptest.NewRequest("POST", "/graphql", &body)
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Length", strconv.Itoa(body.Len()))
