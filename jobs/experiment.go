@@ -99,6 +99,11 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 	if err := sourcePrecondition(ctx, st, p.Corpus, set, cmp.Or(p.TrainSplit, "train")); err != nil {
 		return err
 	}
+	if p.Kind == "cv" {
+		if err := p.enoughPatients(ctx, st); err != nil {
+			return err
+		}
+	}
 	if p.TestSplit != "" {
 		if err := sourcePrecondition(ctx, st, p.Corpus, set, p.TestSplit); err != nil {
 			return err
@@ -108,6 +113,32 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 		return nil
 	}
 	return sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train"))
+}
+
+// folds is the number of folds of a cv experiment.
+func (p ExperimentParams) folds() int { return cmp.Or(p.K, 10) }
+
+// enoughPatients refuses a cv experiment with more folds than the split it
+// folds has patients: each fold holds whole patients.
+func (p ExperimentParams) enoughPatients(ctx context.Context, st *store.Store) error {
+	c, err := st.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return err
+	}
+	split := cmp.Or(p.TrainSplit, "train")
+	names, err := splitNames(split)
+	if err != nil {
+		return err
+	}
+	groups, _, err := st.PatientGroups(ctx, c, names[0], 1)
+	if err != nil {
+		return err
+	}
+	if len(groups) < p.folds() {
+		return apperr.New(apperr.Invalid, "k: %d folds, but split %s of corpus %q has %d patients: each fold needs one at least",
+			p.folds(), split, p.Corpus, len(groups))
+	}
+	return nil
 }
 
 // otherSplit is the split of Other an experiment reads: all of it in "or",
@@ -232,11 +263,7 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		return nil, err
 	}
 	if p.Kind == "cv" {
-		k := p.K
-		if k == 0 {
-			k = 10
-		}
-		plan, err := experiment.CrossValidation(p.Corpus, docs, k, p.Seed)
+		plan, err := experiment.CrossValidation(p.Corpus, docs, p.folds(), p.Seed)
 		return plan, apperr.Wrap(apperr.Invalid, err)
 	}
 	y := experiment.Data{Name: p.Corpus}

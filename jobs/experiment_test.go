@@ -97,9 +97,14 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "tested on documents it was trained on")
 	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "missing"}, "", nil)
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
+	// More folds than patients, 50 or the default 10 of 6 patients.
+	for _, k := range []int{50, 0} {
+		_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all", K: k}, "", nil)
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+		assert.ErrorContains(t, err, "has 6 patients")
+	}
 	for _, bad := range []jobs.ExperimentParams{
-		{Kind: "cv", Corpus: "notes", K: 50},
-		{Kind: "cv", Corpus: "notes", Mapping: "/etc/passwd"},
+		{Kind: "cv", Corpus: "notes", K: 2, Mapping: "/etc/passwd"},
 	} {
 		j, err := m.Enqueue(ctx, bad, "", nil)
 		require.NoError(t, err)

@@ -35,8 +35,8 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.StringVar(&p.TestSplit, "test-split", "", "test split; when empty, --test-fraction of the patients is held out")
 	fs.Float64Var(&p.TestFraction, "test-fraction", 0, "share of patients held out for testing (default 0.2)")
 	fs.StringVar(&p.OtherSplit, "other-split", "", "split of --other used for training (default train)")
-	fs.IntVar(&p.K, "k", 0, "cv: folds (default 10)")
-	fs.IntVar(&p.Steps, "steps", 0, "curve: steps (default 10)")
+	fs.IntVar(&p.K, "k", 10, "cv: folds, at least 2")
+	fs.IntVar(&p.Steps, "steps", 10, "curve: steps, at least 1")
 	shares := listFlag{}
 	fs.Var(&shares, "shares", "cross: `SHARES` of --corpus's training patients added to --other's, e.g. 0.1,0.5")
 	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the splits, bootstrap and shuffles")
@@ -48,6 +48,19 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	return func(ctx context.Context, args []string) error {
 		if p.Kind == "" || p.Corpus == "" {
 			return usageErr("--kind and --corpus are required")
+		}
+		switch {
+		case p.Kind == "cv" && p.K < 2:
+			return usageErr("--k: cross-validation needs at least 2 folds, not %d", p.K)
+		case p.Kind == "curve" && p.Steps < 1:
+			return usageErr("--steps: a learning curve needs at least 1 step, not %d", p.Steps)
+		}
+		// The job's parameters hold only what its kind reads.
+		if p.Kind != "cv" {
+			p.K = 0
+		}
+		if p.Kind != "curve" {
+			p.Steps = 0
 		}
 		for _, s := range shares {
 			var f float64
