@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 )
@@ -142,6 +144,18 @@ func (n *physioNote) document(id string, opt ReadOptions) (pipeline.Document, er
 		file, lines = src.file, src.lines
 	}
 	if err := finishDocument(&d, file, lines, opt); err != nil {
+		// A span past the text's end: the offsets and the text disagree,
+		// and either may be at fault (a truncated text file): both are named.
+		var fe *Error
+		if errors.As(err, &fe) {
+			length := utf8.RuneCountInString(d.Text)
+			for _, s := range d.Spans {
+				if s.End > length && fe.Field == spanName(s) {
+					fe.Err = fmt.Errorf("%w of the note at %s line %d", fe.Err, n.text.file, n.text.line)
+					break
+				}
+			}
+		}
 		return d, err
 	}
 	return d, nil

@@ -128,6 +128,9 @@ func TestPhysioNetErrorsNameFileLineField(t *testing.T) {
 			require.Equal(t, c.file, fe.File, err.Error())
 			require.Equal(t, c.line, fe.Line, err.Error())
 			require.Equal(t, c.field, fe.Field, err.Error())
+			if c.name == "span past text" {
+				require.ErrorContains(t, err, "past the end of the text (3 code points) of the note at a.text line 1")
+			}
 		})
 	}
 }
