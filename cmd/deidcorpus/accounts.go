@@ -31,7 +31,8 @@ func init() {
 		}, {
 			name:     "list",
 			summary:  "list the accounts, their roles, status and assigned corpora",
-			examples: []string{"deidcorpus users list"},
+			args:     "[--json]",
+			examples: []string{"deidcorpus users list", "deidcorpus users list --json"},
 			setup:    setupUsers("list"),
 		}, {
 			name:    "set",
@@ -71,7 +72,7 @@ func init() {
 		}, {
 			name:    "list",
 			summary: "list tokens: prefix, expiry, last use, status",
-			args:    "[--user NAME]",
+			args:    "[--user NAME] [--json]",
 			examples: []string{
 				"deidcorpus tokens list",
 				"deidcorpus tokens list --user rita",
@@ -92,6 +93,10 @@ func setupUsers(sub string) func(e *env, fs *flag.FlagSet) action {
 	return func(e *env, fs *flag.FlagSet) action {
 		db := dbFlag(fs, e)
 		var role *string
+		asJSON := new(bool)
+		if sub == "list" {
+			asJSON = fs.Bool("json", false, "print the accounts as JSON")
+		}
 		if sub == "add" || sub == "set" {
 			role = fs.String("role", "", "admin, curator, annotator or researcher")
 		}
@@ -128,6 +133,23 @@ func setupUsers(sub string) func(e *env, fs *flag.FlagSet) action {
 				us, err := st.Users(ctx)
 				if err != nil {
 					return err
+				}
+				if *asJSON {
+					type row struct {
+						Name            string    `json:"name"`
+						Role            string    `json:"role"`
+						Status          string    `json:"status"`
+						AssignedCorpora []string  `json:"assignedCorpora"`
+						Created         time.Time `json:"created"`
+					}
+					rows := make([]row, len(us))
+					for i, u := range us {
+						rows[i] = row{u.Name, string(u.Role), status(u), []string{}, u.CreatedAt}
+						for _, c := range u.Edges.AssignedCorpora {
+							rows[i].AssignedCorpora = append(rows[i].AssignedCorpora, c.Name)
+						}
+					}
+					return writeJSON(e.stdout, rows)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tASSIGNED CORPORA\tCREATED")
@@ -195,6 +217,10 @@ func setupTokens(sub string) func(e *env, fs *flag.FlagSet) action {
 			user = fs.String("user", "", "the account (default: your own; admins: any)")
 		}
 		var label, expires *string
+		asJSON := new(bool)
+		if sub == "list" {
+			asJSON = fs.Bool("json", false, "print the tokens as JSON (never their secrets, which are not stored)")
+		}
 		if sub == "create" {
 			label = fs.String("name", "", "what the token is for")
 			expires = fs.String("expires", "90d", `lifetime, as days ("30d") or a duration ("12h"); "0" for none`)
@@ -245,6 +271,24 @@ func setupTokens(sub string) func(e *env, fs *flag.FlagSet) action {
 				ts, err := st.Tokens(ctx, owner)
 				if err != nil {
 					return err
+				}
+				if *asJSON {
+					type row struct {
+						ID       int        `json:"id"`
+						User     string     `json:"user"`
+						Prefix   string     `json:"prefix"`
+						Name     string     `json:"name"`
+						Created  time.Time  `json:"created"`
+						Expires  *time.Time `json:"expires"`
+						LastUsed *time.Time `json:"lastUsed"`
+						Status   string     `json:"status"`
+					}
+					rows := make([]row, len(ts))
+					for i, t := range ts {
+						rows[i] = row{t.ID, t.Edges.User.Name, t.Prefix, t.Name, t.CreatedAt, t.ExpiresAt, t.LastUsedAt,
+							store.TokenStatus(t, time.Now())}
+					}
+					return writeJSON(e.stdout, rows)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tUSER\tPREFIX\tNAME\tCREATED\tEXPIRES\tLAST USED\tSTATUS")

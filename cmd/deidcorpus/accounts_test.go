@@ -76,6 +76,26 @@ func TestCLIActsForTheTokenAccount(t *testing.T) {
 	assert.Contains(t, out, "rita")
 	assert.NotContains(t, out, token, "a listed token shows its prefix only")
 	assert.Contains(t, out, auth.ShownPrefix(token))
+	code, out, errs = cli(t, "tokens", "list", "--db", db, "--token", token, "--json")
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, token)
+	var tokens []struct{ User, Prefix, Status string }
+	require.NoError(t, json.Unmarshal([]byte(out), &tokens))
+	require.Len(t, tokens, 1)
+	assert.Equal(t, "rita", tokens[0].User)
+	assert.Equal(t, "active", tokens[0].Status)
+	assert.True(t, strings.HasPrefix(token, tokens[0].Prefix), tokens[0].Prefix)
+	code, out, errs = cli(t, "users", "list", "--db", db, "--json")
+	require.Equal(t, 0, code, errs)
+	var users []struct {
+		Name, Role      string
+		AssignedCorpora []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &users))
+	assert.Contains(t, users, struct {
+		Name, Role      string
+		AssignedCorpora []string
+	}{"rita", "researcher", []string{}})
 
 	code, out, errs = cli(t, "audit", "list", "--db", db, "--limit", "100")
 	require.Equal(t, 0, code, errs)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -27,9 +26,10 @@ func init() {
 		subs: []*command{{
 			name:    "list",
 			summary: "list jobs, newest first, with their status and progress",
-			args:    "[--status STATUS] [--kind KIND] [--limit 50]",
+			args:    "[--status STATUS] [--kind KIND] [--limit 50] [--json]",
 			examples: []string{
 				"deidcorpus jobs list --status running",
+				"deidcorpus jobs list --status failed --json",
 				"deidcorpus jobs list --kind train --limit 10",
 			},
 			setup: setupJobsList,
@@ -152,6 +152,7 @@ func setupJobsList(e *env, fs *flag.FlagSet) action {
 	status := fs.String("status", "", "only jobs with this status (queued, running, succeeded, failed, cancelled, check_failed)")
 	kind := fs.String("kind", "", "only jobs of this kind ("+strings.Join(jobs.Kinds(), ", ")+")")
 	limit := fs.Int("limit", 50, "at most this many jobs, newest first")
+	asJSON := fs.Bool("json", false, "print the jobs whole, as JSON, as jobs show does (parameters, result)")
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
 			return usageErr("jobs list takes no arguments (see --status, --kind)")
@@ -174,6 +175,9 @@ func setupJobsList(e *env, fs *flag.FlagSet) action {
 		js, err := st.Jobs(ctx, f)
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			return writeJSON(e.stdout, js)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tPROGRESS\tATTEMPTS\tCREATED\tMESSAGE")
@@ -214,9 +218,7 @@ func setupJobsOne(sub string) func(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(j)
+			return writeJSON(e.stdout, j)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,6 +105,17 @@ func TestTagIsRefusedBeforeItIsQueued(t *testing.T) {
 	code, out, errs = cli(t, "jobs", "list", "--db", db, "--kind", "tag")
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, 1, strings.Count(out, " tag "), "only the job that tagged: %s", out)
+	code, out, errs = cli(t, "jobs", "list", "--db", db, "--kind", "tag", "--json")
+	require.Equal(t, 0, code, errs)
+	var listed []struct {
+		Kind, Status string
+		Params       map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	require.Len(t, listed, 1)
+	assert.Equal(t, "tag", listed[0].Kind)
+	assert.Equal(t, "succeeded", listed[0].Status)
+	assert.Equal(t, "crf1", listed[0].Params["model"])
 	code, out, errs = cli(t, "corpora", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "s2")
