@@ -36,15 +36,13 @@ type Stream struct {
 	// a patient they go to.
 	uses     map[string][]int32
 	dropRows map[int32]bool
-	values   map[string]corpusValue // corpus-scope value key -> its occurrence that names it
+	// values are the corpus-scope values and the name words of the corpus
+	// (see valueEntry), by key: what the first pass keeps most of until the
+	// plan.
+	values valueTable
 	// The labels of values: (category, type) by index, and the index of each.
 	valueLabels  [][2]string
 	valueLabelAt map[[2]string]uint32
-	// valuePats are, for each corpus-scope value key or name word key, the
-	// patients whose records hold it: 2 * the patient's index in patients,
-	// plus 1 when a note to rewrite holds it (a patient may repeat). A few
-	// bytes a patient, where a set of names would cost a map each.
-	valuePats map[string][]int32
 	// tokenPats are, for each single-word value or name word (by its hash,
 	// keyHash: two words of one hash can only make a candidate look held),
 	// the patients whose records hold it, by index in patients.
@@ -116,6 +114,7 @@ type corpusValue struct {
 	patient    int32  // index in Stream.patients
 	label      uint32 // index in Stream.valueLabels
 	context    bool
+	named      bool // an occurrence is kept (a name word's entry has none)
 }
 
 // lessValue orders the occurrences of one value (see corpusValue).
@@ -152,7 +151,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	s := &Stream{e: e, seen: map[string]bool{}, stale: map[string]bool{}, redrawn: map[string]bool{},
 		uses: map[string][]int32{}, dropRows: map[int32]bool{},
-		values: map[string]corpusValue{}, valueLabelAt: map[[2]string]uint32{}, valuePats: map[string][]int32{}, tokenPats: map[uint64][]int32{}, labels: map[[2]string]bool{}}
+		values: newValueTable(), valueLabelAt: map[[2]string]uint32{}, tokenPats: map[uint64][]int32{}, labels: map[[2]string]bool{}}
 	return s, nil
 }
 
@@ -342,27 +341,26 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 	if !context {
 		p++
 	}
-	addPat := func(k string) {
-		ps := s.valuePats[k]
-		if len(ps) == 0 || ps[len(ps)-1] != p {
-			s.valuePats[k] = append(ps, p)
+	addPat := func(k valueKey) *valueEntry {
+		e := s.values.entry(k)
+		if len(e.pats) == 0 || e.pats[len(e.pats)-1] != p {
+			e.pats = append(e.pats, p)
 		}
+		return e
 	}
 	for _, sp := range d.Spans {
 		rule := s.e.r.Policy.Rule(sp.Category, sp.Type)
 		if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
 			continue
 		}
-		k := sp.Type + "\x00" + fold(sp.Text) // as the corpus table looks values up
 		v := corpusValue{doc: d.ID, text: sp.Text, start: int32(sp.Start), end: int32(sp.End),
-			patient: pi, label: s.valueLabel(sp.Category, sp.Type), context: context}
-		if old, ok := s.values[k]; !ok || s.lessValue(&v, &old) {
-			s.values[k] = v
+			patient: pi, label: s.valueLabel(sp.Category, sp.Type), context: context, named: true}
+		if e := addPat(valueKeyOf(sp.Type, sp.Text)); !e.v.named || s.lessValue(&v, &e.v) {
+			e.v = v
 		}
-		addPat(k)
 		if rule.Strategy == Name {
 			for _, w := range nameWords(sp.Text, s.e.lang) {
-				addPat(sp.Type + "\x01" + w)
+				addPat(wordKeyOf(sp.Type, w))
 			}
 		}
 	}
@@ -426,10 +424,8 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		}
 		return false
 	}
-	values := s.corpusValues()
-	s.values = nil
-	for i := range values {
-		v := s.ref(&values[i])
+	for _, i := range s.corpusValues() {
+		v := s.ref(&s.values.at(i).v)
 		corpusGen.excls = corpusGen.excls[:0]
 		s.valuePatients(v, func(p int32) {
 			corpusGen.excls = append(corpusGen.excls, s.sets[p])
@@ -440,7 +436,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 	// the corpus-scope values and their patients, and which patients hold
 	// which word (only the plan's exclusions look words up by patient).
 	s.seen, s.uses, s.dropRows, s.valueLabels, s.valueLabelAt = nil, nil, nil, nil, nil
-	s.valuePats, s.tokenPats, s.patients, s.sets, s.mark = nil, nil, nil, nil, nil
+	s.values, s.tokenPats, s.patients, s.sets, s.mark = valueTable{}, nil, nil, nil, nil
 	return &Result{Review: corpusGen.review, Language: e.lang, Redone: s.Redone(), Dropped: e.dropped}, nil
 }
 
@@ -464,16 +460,17 @@ func (s *Stream) valueLabel(category, typ string) uint32 {
 }
 
 // corpusValues lists the corpus-scope values of the notes the run rewrites,
-// sorted by type and text: one for each value, as compact as observed (the
-// plan makes each value's span when it draws its surrogate, see ref).
-func (s *Stream) corpusValues() []corpusValue {
-	out := make([]corpusValue, 0, len(s.values))
-	for k, v := range s.values {
-		if s.rewritten(k) {
-			out = append(out, v)
+// by index in values, sorted by type and text: one for each value (the plan
+// makes each value's span when it draws its surrogate, see ref).
+func (s *Stream) corpusValues() []int32 {
+	var out []int32
+	for i := range s.values.len() {
+		if e := s.values.at(i); e.v.named && s.rewritten(e) {
+			out = append(out, i)
 		}
 	}
-	slices.SortFunc(out, func(a, b corpusValue) int {
+	slices.SortFunc(out, func(i, j int32) int {
+		a, b := &s.values.at(i).v, &s.values.at(j).v
 		return cmp.Or(cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]), cmp.Compare(a.text, b.text))
 	})
 	return out
@@ -488,8 +485,8 @@ func (s *Stream) ref(v *corpusValue) spanRef {
 }
 
 // rewritten reports whether the run rewrites a note that holds a value.
-func (s *Stream) rewritten(k string) bool {
-	for _, e := range s.valuePats[k] {
+func (s *Stream) rewritten(v *valueEntry) bool {
+	for _, e := range v.pats {
 		if e%2 == 1 || s.stale[s.patients[e/2]] {
 			return true
 		}
@@ -508,8 +505,8 @@ func (s *Stream) valuePatients(v spanRef, fn func(p int32)) {
 		s.mark = make([]uint32, len(s.patients))
 	}
 	s.epoch++
-	visit := func(k string) {
-		for _, e := range s.valuePats[k] {
+	visit := func(k valueKey) {
+		for _, e := range s.values.pats(k) {
 			i := e / 2
 			if s.mark[i] != s.epoch && (e%2 == 1 || s.stale[s.patients[i]]) {
 				s.mark[i] = s.epoch
@@ -517,10 +514,10 @@ func (s *Stream) valuePatients(v spanRef, fn func(p int32)) {
 			}
 		}
 	}
-	visit(v.span.Type + "\x00" + fold(v.span.Text))
+	visit(valueKeyOf(v.span.Type, v.span.Text))
 	if v.rule.Strategy == Name {
 		for _, w := range nameWords(v.span.Text, s.e.lang) {
-			visit(v.span.Type + "\x01" + w)
+			visit(wordKeyOf(v.span.Type, w))
 		}
 	}
 }
