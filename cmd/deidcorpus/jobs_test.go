@@ -23,15 +23,24 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
 	require.Equal(t, 0, code, errs)
 
+	// More folds than patients: refused before a job is queued.
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "50")
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "50 folds but only")
+	assert.Contains(t, errs, "50 folds, but split train of corpus \"a\" has 2 patients")
+	assert.NotContains(t, errs, "job ")
+
+	// A mapping that has no rule for the corpus's labels fails the job.
+	mapping := filepath.Join(t.TempDir(), "strict.map")
+	require.NoError(t, os.WriteFile(mapping, []byte("@default error\nNOSUCH X\n"), 0o644))
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "2", "--mapping", mapping)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "has no rule for label")
 	assert.NotContains(t, errs, "level=", "the job's outcome is printed once, not logged beside it")
 	m := regexp.MustCompile(`job (\d+) \(experiment\) failed`).FindStringSubmatch(errs)
 	require.NotNil(t, m, errs)
 	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, out, "50 folds but only")
+	assert.Contains(t, out, "has no rule for label")
 
 	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--split", "dev")
 	assert.Equal(t, 2, code, errs)
