@@ -88,6 +88,7 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	}
 	var stream *formats.Stream
 	var current string
+	var namer *archiveNamer // the set's, if the format carries ids
 	closeSet := func() error {
 		if stream == nil {
 			return nil
@@ -104,9 +105,24 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 			}
 			current = set
 			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
+			namer = newArchiveNamer(f)
 		}
 		if carries {
-			entries.add(set, docs)
+			ids, err := namer.name(docs)
+			if err != nil {
+				return fmt.Errorf("set %s: %w", set, err)
+			}
+			entries.addArchived(set, docs, ids)
+			if ids != nil {
+				renamed := make([]pipeline.Document, len(docs))
+				for i, d := range docs {
+					if ids[i] != "" {
+						d.ID = ids[i]
+					}
+					renamed[i] = d
+				}
+				docs = renamed
+			}
 		} else {
 			ids, err := archiveIDs(f, docs)
 			if err != nil {

@@ -3,6 +3,7 @@ package release
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
@@ -30,11 +31,25 @@ func carriesIDs(f *formats.Format) (bool, error) {
 }
 
 // archiveIDs gives the id each document comes back with when f's files of
-// docs are read: a document's own id if f carries ids. It writes the
-// documents without their spans and with their index for a text (the one
-// thing of a document every release format gives back as written, which
-// tells them apart), and reads them back.
+// docs are read: a document's own id if f carries ids.
 func archiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, error) {
+	back, err := readBack(f, docs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(back))
+	for i, d := range back {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}
+
+// readBack gives, for each document, the id and patient it comes back with
+// when f's files of docs are read. It writes the documents without their
+// spans and with their index for a text (the one thing of a document every
+// release format gives back as written, which tells them apart), and reads
+// them back.
+func readBack(f *formats.Format, docs []pipeline.Document) ([]pipeline.Document, error) {
 	if f.Write == nil {
 		return nil, fmt.Errorf("format %s cannot be written", f.Name)
 	}
@@ -51,18 +66,95 @@ func archiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("format %s does not read back the files it writes: %w", f.Name, err)
 	}
-	ids := make([]string, len(docs))
+	out := make([]pipeline.Document, len(docs))
 	for _, d := range back {
 		i, err := strconv.Atoi(d.Text)
-		if err != nil || i < 0 || i >= len(docs) || ids[i] != "" {
+		if err != nil || i < 0 || i >= len(docs) || out[i].ID != "" {
 			return nil, fmt.Errorf("format %s reads back a document it did not write (%s)", f.Name, d.ID)
 		}
-		ids[i] = d.ID
+		out[i] = pipeline.Document{ID: d.ID, Patient: d.Patient}
 	}
-	for i, id := range ids {
-		if id == "" {
+	for i, d := range out {
+		if d.ID == "" {
 			return nil, fmt.Errorf("document %s: format %s does not read it back from the files it writes", docs[i].ID, f.Name)
 		}
 	}
-	return ids, nil
+	return out, nil
+}
+
+// A format that carries a document's id may still name its patient only by
+// it: i2b2 and brat files are named ID.xml, and "100-01.xml" is read back as
+// note 1 of patient 100. A release whose ids say nothing of their patients
+// (pseudonymous ids, or a corpus that named its notes otherwise) would lose
+// which notes are one patient's. Such a document is written under an
+// archive id "PATIENT-NN", the next number of its patient that no file of
+// the set has, and release.json lists it beside the document's own id, as
+// for a format that carries no ids (Entry.ArchiveID).
+
+// archiveNamer names a set's documents in a format that carries ids: it
+// holds the names of the set's files so far (an id and a number a patient).
+type archiveNamer struct {
+	f    *formats.Format
+	used map[string]bool
+	next map[string]int
+}
+
+func newArchiveNamer(f *formats.Format) *archiveNamer {
+	return &archiveNamer{f: f, used: map[string]bool{}, next: map[string]int{}}
+}
+
+// name gives the archive ids of a batch of the set's documents: "" for one
+// written under its own id, which comes back with its own patient; nil if
+// every one is. A patient whose id no file name can hold (a '/', '\' or
+// ':') keeps its documents' ids, as before.
+func (n *archiveNamer) name(docs []pipeline.Document) ([]string, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	back, err := readBack(n.f, docs)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, d := range docs {
+		keep := back[i].ID == d.ID && back[i].Patient == d.Patient && !n.used[d.ID]
+		if !keep && (d.Patient == "" || strings.ContainsAny(d.Patient, "/\\:\x00")) {
+			if n.used[d.ID] {
+				return nil, fmt.Errorf("document %s: another file of the set has its name", d.ID)
+			}
+			keep = true // its patient cannot be named: as before
+		}
+		if keep {
+			n.used[d.ID] = true
+			continue
+		}
+		if out == nil {
+			out = make([]string, len(docs))
+		}
+		for out[i] == "" || n.used[out[i]] {
+			n.next[d.Patient]++
+			out[i] = fmt.Sprintf("%s-%02d", d.Patient, n.next[d.Patient])
+		}
+		n.used[out[i]] = true
+	}
+	if out == nil {
+		return nil, nil
+	}
+	renamed := make([]pipeline.Document, len(docs))
+	for i, d := range docs {
+		if out[i] != "" {
+			d.ID = out[i]
+		}
+		renamed[i] = d
+	}
+	if back, err = readBack(n.f, renamed); err != nil {
+		return nil, err
+	}
+	for i, id := range out {
+		if id != "" && (back[i].ID != id || back[i].Patient != docs[i].Patient) {
+			return nil, fmt.Errorf("document %s: format %s reads its archive id %q back as %s of patient %s, not of patient %s",
+				docs[i].ID, n.f.Name, id, back[i].ID, back[i].Patient, docs[i].Patient)
+		}
+	}
+	return out, nil
 }

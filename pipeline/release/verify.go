@@ -291,14 +291,12 @@ func verify(a archive) (*Verification, error) {
 		// A set's files follow each other in name order: its documents are
 		// read from them as they are checked.
 		inThisSet := func() bool { return more && strings.HasPrefix(m.name, set+"/") }
-		var named archiveNames // nil if the format carries ids
-		if !carries {
-			// A release.json that cannot name the documents fails the
-			// check, as a file that differs does: the files are still
-			// checked, the documents not read.
-			if named, err = readArchiveNames(js, set, f.Name); err != nil {
-				failed.add(err)
-			}
+		// A release.json that cannot name the documents fails the check, as
+		// a file that differs does: the files are still checked, the
+		// documents not read.
+		named, err := readArchiveNames(js, set, f.Name, !carries)
+		if err != nil {
+			failed.add(err)
 		}
 		var readErr error // the archive's or the MANIFEST's, not a document's
 		// src moves the pass on as it reads: it can be read once, as Scan
@@ -329,10 +327,8 @@ func verify(a archive) (*Verification, error) {
 			}
 			return readErr // advance's, which ends the pass
 		}
-		err := f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
-			if named != nil {
-				d.ID = named.id(d.ID)
-			}
+		err = f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
+			d.ID = named.id(d.ID)
 			entries.add(set, []pipeline.Document{d})
 			documents++
 			return nil
@@ -367,34 +363,44 @@ func verify(a archive) (*Verification, error) {
 		Files: files, Documents: documents}, nil
 }
 
-// archiveNames maps the ids a set's documents are read back with, in a
-// format whose files cannot carry ids, to their own.
-type archiveNames map[string]string
+// archiveNames maps the ids a set's documents are read back with to their
+// own: in a format whose files cannot carry ids, every document's; in one
+// that can, those written under an archive id (see archiveNamer).
+type archiveNames struct {
+	ids map[string]string
+	all bool // every document has one
+}
 
-// id is the document's own id, or for one release.json does not list, its
-// archive id marked as such.
+// id is the document's own id; for one release.json does not list, in a
+// format whose files cannot carry ids, its archive id marked as such.
 func (n archiveNames) id(archiveID string) string {
-	if id, ok := n[archiveID]; ok {
+	if id, ok := n.ids[archiveID]; ok {
 		return id
+	}
+	if !n.all {
+		return archiveID
 	}
 	return archiveID + " (as the archive names it)"
 }
 
 // readArchiveNames reads the archive ids of a set's entries from
-// release.json: each entry must have one, and no two the same.
-func readArchiveNames(js member, set, format string) (archiveNames, error) {
-	names := archiveNames{}
+// release.json: no two the same and, if all, one for each entry.
+func readArchiveNames(js member, set, format string, all bool) (archiveNames, error) {
+	names := archiveNames{ids: map[string]string{}, all: all}
 	_, _, err := readMeta(js, func(e Entry) error {
 		if e.Set != set {
+			return nil
+		}
+		if e.ArchiveID == "" && !all {
 			return nil
 		}
 		if e.ArchiveID == "" {
 			return fmt.Errorf("document %s/%s has no archive_id, the id it is read back with, which tells the documents of format %s apart (its files cannot carry a document's id): export the release again", set, e.ID, format)
 		}
-		if prev, dup := names[e.ArchiveID]; dup {
+		if prev, dup := names.ids[e.ArchiveID]; dup {
 			return fmt.Errorf("documents %s/%s and %s/%s have the same archive_id %q", set, prev, set, e.ID, e.ArchiveID)
 		}
-		names[e.ArchiveID] = e.ID
+		names.ids[e.ArchiveID] = e.ID
 		return nil
 	})
 	return names, err

@@ -389,3 +389,64 @@ func file(fs []formats.File, name string) *formats.File {
 	}
 	return nil
 }
+
+// In i2b2 and brat a file is named by its document's id, and its patient is
+// read from that name ("100-01" is note 1 of patient 100). Documents whose
+// ids say nothing of their patient (pseudonymous ids) are written as
+// "PATIENT-NN", release.json pairing each archive id with the document's
+// own id: the notes come back grouped by patient, in order, and the archive
+// verifies. A document whose id already names its patient keeps its file.
+func TestArchiveKeepsPatientsTogether(t *testing.T) {
+	snap := Snapshot{Sets: map[string][]pipeline.Document{"gold": {
+		{ID: "100-01", Patient: "100", RecordOrder: 1, Text: "Seen by Dr. Li."},
+		{ID: "731902448217", Patient: "100", RecordOrder: 2, Text: "Back again.", Spans: []pipeline.Span{
+			{Start: 0, End: 4, Text: "Back", Category: "NAME", Type: "PATIENT"}}},
+		{ID: "580114372905", Patient: "100", RecordOrder: 3, Text: "Third note."},
+		{ID: "220917001835", Patient: "922018377411", RecordOrder: 1, Text: "Another patient."},
+		// A patient id no file name can hold: the note keeps its id, as before.
+		{ID: "note-x", Patient: "a:b", RecordOrder: 1, Text: "A patient no file can name."},
+	}}}
+	for _, name := range []string{"i2b2", "brat"} {
+		t.Run(name, func(t *testing.T) {
+			f, _ := formats.Lookup(name)
+			files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := VerifyZip(zipped(t, files)); err != nil {
+				t.Fatal(err)
+			}
+			var meta Meta
+			if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
+				t.Fatal(err)
+			}
+			archived := map[string]string{}
+			for _, e := range meta.Manifest.Entries {
+				archived[e.ID] = e.ArchiveID
+			}
+			want := map[string]string{"100-01": "", "731902448217": "100-02", "580114372905": "100-03", "220917001835": "922018377411-01",
+				"note-x": ""}
+			if !reflect.DeepEqual(archived, want) {
+				t.Fatalf("archive ids %v, want %v", archived, want)
+			}
+			var docFiles []formats.File
+			for _, fl := range files {
+				if strings.HasPrefix(fl.Name, "gold/") {
+					docFiles = append(docFiles, formats.File{Name: strings.TrimPrefix(fl.Name, "gold/"), Data: fl.Data})
+				}
+			}
+			back, err := f.Read(docFiles, formats.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			patients := map[string]string{}
+			for _, d := range back {
+				patients[d.ID] = d.Patient
+			}
+			if want := map[string]string{"100-01": "100", "100-02": "100", "100-03": "100", "922018377411-01": "922018377411",
+				"note-x": "note-x"}; !reflect.DeepEqual(patients, want) {
+				t.Fatalf("read back %v, want %v", patients, want)
+			}
+		})
+	}
+}
