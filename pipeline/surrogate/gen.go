@@ -89,6 +89,15 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		if a, ok := g.aliases[fold(s.Text)]; ok {
 			return g.surrogate(d, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
 		}
+		if !g.e.r.Policy.names(s.Category, s.Type) {
+			// Under a label no rule of the policy names (a tag set of its
+			// own, a misspelt type), words may well be a name: left in
+			// place, not as a value kept on purpose but as one the check
+			// finds, which keeps the corpus from being shared until the
+			// policy names the label or a curator resolves it.
+			g.flag(s.Text, "words under a label the policy has no rule for: left in place, a finding of the check; name the label in the policy (or map it to one)", false)
+			return s.Text
+		}
 		g.flag(s.Text, "words, not a code, under a type whose strategy replaces codes: kept", true)
 		return s.Text
 	}

@@ -256,6 +256,21 @@ func (p *Policy) Rule(category, typ string) Rule {
 	return Rule{Strategy: Shape, Scope: ScopePatient}
 }
 
+// names reports whether the policy has a rule of its own for a label,
+// directly or through its mappings, rather than its "*" fallback.
+func (p *Policy) names(category, typ string) bool {
+	if _, ok := p.direct(category, typ); ok {
+		return true
+	}
+	if p.labels != nil {
+		if c, t, _, ok := p.labels.mapped(category, typ); ok {
+			_, ok := p.direct(c, t)
+			return ok
+		}
+	}
+	return false
+}
+
 func (p *Policy) direct(category, typ string) (Rule, bool) {
 	if r, ok := p.Types[typ]; ok {
 		return r, true
