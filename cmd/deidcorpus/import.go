@@ -11,7 +11,9 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
 )
 
@@ -48,7 +50,8 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			CorpusKind: *corpusKind, Replace: *replace}
 		// Checked before the database is opened: a refused import leaves
 		// no new, empty database behind.
-		if _, err := formatFlag(*format); err != nil {
+		inFormat, err := formatFlag(*format)
+		if err != nil {
 			return err
 		}
 		if err := opt.Validate(); err != nil {
@@ -112,6 +115,39 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 				strings.Join(res.SkippedNames, ", "), more)
 		}
 		fmt.Fprintln(e.stdout)
+		if res.CreatedCorpus && *tagset == "" && inFormat.Name == "i2b2" {
+			warnOddLabels(ctx, e, st, res.Corpus.Name, *set)
+		}
 		return nil
+	}
+}
+
+// warnOddLabels warns, after i2b2 XML went into a new corpus of the open tag
+// set (--tagset not given), about labels that are not i2b2 2014's beside
+// others that are: most likely misspelt types, which the open tag set
+// accepts and which resynthesis's policy has no rule for. A corpus of
+// another tag set altogether (no i2b2 2014 label) is taken as meant.
+func warnOddLabels(ctx context.Context, e *env, st *store.Store, corpus, set string) {
+	stats, err := st.Statistics(ctx, corpus, set, []store.Dimension{store.ByCategory, store.ByType})
+	if err != nil {
+		return // the import succeeded: a warning that cannot be computed is no error
+	}
+	ts, _ := phi.Lookup(phi.I2B22014)
+	var odd []string
+	known := 0
+	for _, g := range stats.Groups {
+		cat, _ := stats.Key(g, store.ByCategory)
+		typ, _ := stats.Key(g, store.ByType)
+		if _, _, err := phi.Normalize(ts, cat, typ); err != nil {
+			odd = append(odd, fmt.Sprintf("%s: %s", pipeline.Span{Category: cat, Type: typ}.Label(), counted(g.Total, "span")))
+		} else {
+			known++
+		}
+	}
+	if len(odd) > 0 && known > 0 {
+		fmt.Fprintf(e.stderr, "warning: corpus %q holds %s that i2b2 2014 does not know (%s) beside %d it knows. The corpus has the open tag set, "+
+			"which checks no label; misspelt types would be kept as they are, and resynthesis's policy has no rule for them. "+
+			"Fix them and import again with --tagset i2b2-2014 (delete the corpus first), or map them with derive.\n",
+			corpus, counted(len(odd), "label"), strings.Join(odd, ", "), known)
 	}
 }

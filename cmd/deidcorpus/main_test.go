@@ -591,6 +591,30 @@ func TestImportSaysWhatItSkipped(t *testing.T) {
 		filepath.Join(notes, "junk.bin")+", "+filepath.Join(notes, "readme.md")+")\n", out)
 }
 
+// i2b2 XML imported without --tagset goes into an open tag set, which checks
+// no label: a misspelt type beside i2b2 2014's is warned about; a corpus of
+// i2b2 2014 labels, or of another tag set altogether, is not.
+func TestImportWarnsOfMisspeltI2B2Types(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	xml := func(typ string) string {
+		return `<?xml version="1.0" encoding="UTF-8" ?><deIdi2b2><TEXT><![CDATA[Seen by Dr. Ann Lee on 3/4.]]></TEXT><TAGS>` +
+			`<NAME id="P0" start="12" end="19" text="Ann Lee" TYPE="` + typ + `" comment="" />` +
+			`<DATE id="P1" start="23" end="26" text="3/4" TYPE="DATE" comment="" /></TAGS></deIdi2b2>`
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "100-01.xml"), []byte(xml("DOCTR")), 0o644))
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "typo", notes)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, `warning: corpus "typo" holds 1 label that i2b2 2014 does not know (NAME/DOCTR: 1 span) beside 1 it knows.`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "100-01.xml"), []byte(xml("DOCTOR")), 0o644))
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "clean", notes)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, errs, "warning")
+}
+
 // TestStatsOfAnOpenTagSet: an open tag set's labels (category and type the
 // same) are printed once, in name order, not in i2b2's order, where
 // MEDDOCAN's HOSPITAL would come first.
