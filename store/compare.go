@@ -154,6 +154,39 @@ func (s *Store) streamSpans(ctx context.Context, q querier, setID int, sd *stats
 	})
 }
 
+// Labels lists the labels (category, type) of one annotation set of a
+// corpus, from the (annotation_set_id, category, type) index: no span's
+// text is read.
+func (s *Store) Labels(ctx context.Context, c *ent.Corpus, setName string) ([][2]string, error) {
+	set, err := s.AnnotationSet(ctx, c, setName)
+	if err != nil {
+		return nil, err
+	}
+	var labels [][2]string
+	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
+		labels, err = s.setLabels(ctx, q, set.ID)
+		return err
+	})
+	return labels, err
+}
+
+func (s *Store) setLabels(ctx context.Context, q querier, setID int) ([][2]string, error) {
+	rows, err := q.QueryContext(ctx, s.rebind(`SELECT DISTINCT category, "type" FROM spans WHERE annotation_set_id = ?`), setID)
+	if err != nil {
+		return nil, fmt.Errorf("list labels: %w", err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var l [2]string
+		if err := rows.Scan(&l[0], &l[1]); err != nil {
+			return nil, fmt.Errorf("list labels: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
 // annotation set of a corpus: every span of a name label (stats.IsName)
 // reduced to its pattern, counted. In one snapshot the database lists the
@@ -171,28 +204,23 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 	}
 	names := map[string]int{}
 	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
-		rows, err := q.QueryContext(ctx, s.rebind(`SELECT DISTINCT category, "type" FROM spans WHERE annotation_set_id = ?`), set.ID)
+		labels, err := s.setLabels(ctx, q, set.ID)
 		if err != nil {
-			return fmt.Errorf("list labels: %w", err)
+			return err
 		}
 		var or []string
 		args := []any{set.ID}
-		for rows.Next() {
-			var category, typ string
-			if err := rows.Scan(&category, &typ); err != nil {
-				rows.Close()
-				return fmt.Errorf("list labels: %w", err)
-			}
-			if stats.IsName(category, typ) {
+		for _, l := range labels {
+			if stats.IsName(l[0], l[1]) {
 				or = append(or, `(category = ? AND "type" = ?)`)
-				args = append(args, category, typ)
+				args = append(args, l[0], l[1])
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(or) == 0 {
-			return err
+		if len(or) == 0 {
+			return nil
 		}
-		if rows, err = q.QueryContext(ctx, s.rebind(`SELECT text FROM spans WHERE annotation_set_id = ? AND (`+strings.Join(or, " OR ")+`)`), args...); err != nil {
+		rows, err := q.QueryContext(ctx, s.rebind(`SELECT text FROM spans WHERE annotation_set_id = ? AND (`+strings.Join(or, " OR ")+`)`), args...)
+		if err != nil {
 			return fmt.Errorf("read names: %w", err)
 		}
 		defer rows.Close()

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
+	"deidcorpus/ent"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
@@ -116,7 +118,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		}
 		fmt.Fprintln(e.stdout)
 		if res.CreatedCorpus && *tagset == "" && inFormat.Name == "i2b2" {
-			warnOddLabels(ctx, e, st, res.Corpus.Name, *set)
+			warnOddLabels(ctx, e, st, res.Corpus, *set)
 		}
 		return nil
 	}
@@ -127,27 +129,26 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 // others that are: most likely misspelt types, which the open tag set
 // accepts and which resynthesis's policy has no rule for. A corpus of
 // another tag set altogether (no i2b2 2014 label) is taken as meant.
-func warnOddLabels(ctx context.Context, e *env, st *store.Store, corpus, set string) {
-	stats, err := st.Statistics(ctx, corpus, set, []store.Dimension{store.ByCategory, store.ByType})
+func warnOddLabels(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, set string) {
+	labels, err := st.Labels(ctx, c, set)
 	if err != nil {
 		return // the import succeeded: a warning that cannot be computed is no error
 	}
 	ts, _ := phi.Lookup(phi.I2B22014)
 	var odd []string
 	known := 0
-	for _, g := range stats.Groups {
-		cat, _ := stats.Key(g, store.ByCategory)
-		typ, _ := stats.Key(g, store.ByType)
-		if _, _, err := phi.Normalize(ts, cat, typ); err != nil {
-			odd = append(odd, fmt.Sprintf("%s: %s", pipeline.Span{Category: cat, Type: typ}.Label(), counted(g.Total, "span")))
+	for _, l := range labels {
+		if _, _, err := phi.Normalize(ts, l[0], l[1]); err != nil {
+			odd = append(odd, pipeline.Span{Category: l[0], Type: l[1]}.Label())
 		} else {
 			known++
 		}
 	}
+	slices.Sort(odd)
 	if len(odd) > 0 && known > 0 {
 		fmt.Fprintf(e.stderr, "warning: corpus %q holds %s that i2b2 2014 does not know (%s) beside %d it knows. The corpus has the open tag set, "+
 			"which checks no label; misspelt types would be kept as they are, and resynthesis's policy has no rule for them. "+
 			"Fix them and import again with --tagset i2b2-2014 (delete the corpus first), or map them with derive.\n",
-			corpus, counted(len(odd), "label"), strings.Join(odd, ", "), known)
+			c.Name, counted(len(odd), "label"), strings.Join(odd, ", "), known)
 	}
 }

@@ -607,7 +607,7 @@ func TestImportWarnsOfMisspeltI2B2Types(t *testing.T) {
 	db := filepath.Join(dir, "c.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "typo", notes)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, errs, `warning: corpus "typo" holds 1 label that i2b2 2014 does not know (NAME/DOCTR: 1 span) beside 1 it knows.`)
+	assert.Contains(t, errs, `warning: corpus "typo" holds 1 label that i2b2 2014 does not know (NAME/DOCTR) beside 1 it knows.`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(notes, "100-01.xml"), []byte(xml("DOCTOR")), 0o644))
 	code, _, errs = cli(t, "import", "--db", db, "--corpus", "clean", notes)
