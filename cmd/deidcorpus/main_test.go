@@ -661,3 +661,25 @@ func TestModelsList(t *testing.T) {
 	assert.Equal(t, []string{"AGE", "CITY", "DATE", "DOCTOR", "PATIENT"}, listed[0].Labels)
 	assert.NotContains(t, out, "artifact")
 }
+
+// synth writes any format a patient at a time: JSON lines keep each note's
+// type, which i2b2 XML cannot hold, and the import keeps them.
+func TestSynthJSONLinesKeepNoteTypes(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "notes")
+	code, stdout, errs := cli(t, "synth", "--patients", "12", "--seed", "3", "--format", "jsonl", "--out", out)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "notes to "+out)
+	assert.Contains(t, errs, "import them with: deidcorpus import --corpus NAME --tagset i2b2-2014 --format jsonl --split train "+out)
+	db := filepath.Join(dir, "c.db")
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "s", "--tagset", "i2b2-2014", "--format", "jsonl", "--split", "train", out)
+	require.Equal(t, 0, code, errs)
+	code, stdout, errs = cli(t, "stats", "--db", db, "--corpus", "s", "--by", "note-type")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, stdout, "discharge summary")
+	assert.NotContains(t, stdout, "(none)")
+
+	code, _, errs = cli(t, "synth", "--patients", "2", "--format", "physionet", "--out", filepath.Join(dir, "p"))
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "is not written a patient at a time")
+}
