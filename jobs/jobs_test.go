@@ -19,6 +19,7 @@ import (
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
@@ -509,6 +510,10 @@ func TestMistypedNamesAreRefusedAtEnqueue(t *testing.T) {
 	st := storetest.Open(t, storetest.SQLite)
 	synthCorpus(t, st, "notes", 4)
 	synthCorpus(t, st, "plain", 2)
+	hipaa, err := phi.LoadMapping("i2b2-hipaa")
+	require.NoError(t, err)
+	_, err = st.Derive(ctx, "notes", "gold", hipaa, "notes-hipaa", nil) // names notes as its source
+	require.NoError(t, err)
 	m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
 	require.NoError(t, err)
 	cases := []struct {
@@ -519,7 +524,8 @@ func TestMistypedNamesAreRefusedAtEnqueue(t *testing.T) {
 		{jobs.TagParams{Model: "crf9", Corpus: "notes"}, apperr.NotFound, `no model named "crf9"`},
 		{jobs.ResynthesizeParams{Corpus: "nptes", Out: "r"}, apperr.NotFound, `no corpus named "nptes"`},
 		{jobs.ResynthesizeParams{Corpus: "notes", Set: "glod", Out: "r"}, apperr.NotFound, `corpus "notes" has no annotation set "glod"`},
-		{jobs.ResynthesizeParams{Corpus: "notes", Out: "plain"}, apperr.Conflict, `corpus "plain" exists and is not a surrogate of "notes"`},
+		{jobs.ResynthesizeParams{Corpus: "notes", Out: "plain"}, apperr.Conflict, `corpus "plain" exists and holds original text`},
+		{jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-hipaa"}, apperr.Conflict, `corpus "notes-hipaa" exists and holds original text`},
 		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", K: 1}, apperr.Invalid, "k: cross-validation needs at least 2 folds"},
 		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "dev"}, apperr.Invalid, `corpus "notes" has no documents in split "dev"`},
 		{jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "train,test"}, apperr.Invalid, "trainSplit: one split name"},

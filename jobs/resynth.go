@@ -53,10 +53,16 @@ func (p ResynthesizeParams) precondition(ctx context.Context, st *store.Store) e
 }
 
 // checkTarget refuses an existing target corpus that is not a surrogate of
-// the job's source.
+// the job's source made by resynthesis (a corpus derived from the source
+// names it too, and holds its original text).
 func (p ResynthesizeParams) checkTarget(out *ent.Corpus) error {
-	if from, _ := out.Provenance["from"].(string); from != p.Corpus {
-		return apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q", p.Out, p.Corpus)
+	from, _ := out.Provenance["from"].(string)
+	source, _ := out.Provenance["source"].(string)
+	switch {
+	case out.Kind != corpus.KindSurrogate:
+		return apperr.New(apperr.Conflict, "corpus %q exists and holds original text: choose another name for the surrogate corpus", p.Out)
+	case from != p.Corpus || source != "resynthesis":
+		return apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q made by resynthesis: choose another name", p.Out, p.Corpus)
 	}
 	return nil
 }
