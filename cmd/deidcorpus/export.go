@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"deidcorpus/apperr"
@@ -42,6 +43,9 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 			return usageErr("--corpus and --out are required")
 		}
 		if _, err := formatFlag(*format); err != nil {
+			return err
+		}
+		if err := outIsDirOrZip(*out); err != nil {
 			return err
 		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "split": *split})
@@ -110,4 +114,24 @@ func writeZip(path string, add func(create func(name string) (io.Writer, error))
 		return 0, err
 	}
 	return z.Made, os.Rename(tmp.Name(), path)
+}
+
+// outIsDirOrZip refuses an --out that names a document file (notes.jsonl,
+// a.xml): an export writes a directory of the format's files, or a .zip of
+// them, and would make a directory of that name.
+func outIsDirOrZip(out string) error {
+	ext := strings.ToLower(filepath.Ext(out))
+	if ext == "" || ext == ".zip" {
+		return nil
+	}
+	if info, err := os.Stat(out); err == nil && info.IsDir() {
+		return nil
+	}
+	for _, name := range formats.Names() {
+		if f, err := formats.Lookup(name); err == nil && slices.Contains(f.Exts, ext) {
+			return usageErr("--out %s names a %s file, but an export writes a directory of files (or a .zip of them): name a directory, or %s.zip",
+				out, ext, strings.TrimSuffix(out, filepath.Ext(out)))
+		}
+	}
+	return nil
 }

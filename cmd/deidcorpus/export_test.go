@@ -83,6 +83,12 @@ func TestExportOneSplit(t *testing.T) {
 	assert.Contains(t, errs, fmt.Sprintf(`no documents in split "test" (its documents: train %d, dev 1)`, len(files)-1))
 	_, err = os.Stat(filepath.Join(dir, "test"))
 	assert.True(t, os.IsNotExist(err), "a refused export makes no directory")
+	// An --out named as a document file would be made a directory: refused.
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "a", "--format", "jsonl", "--out", filepath.Join(dir, "notes.jsonl"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "names a .jsonl file, but an export writes a directory of files (or a .zip of them)")
+	_, err = os.Stat(filepath.Join(dir, "notes.jsonl"))
+	assert.True(t, os.IsNotExist(err))
 	code, stdout, errs = cli(t, "export", "--db", db, "--corpus", "a", "--split", "all", "--out", filepath.Join(dir, "all"))
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, stdout, fmt.Sprintf("%d files", len(files)), "all: every document")
