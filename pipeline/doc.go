@@ -90,9 +90,13 @@ func (d *Document) Validate(allowOverlap bool) error {
 	// Only the spans' offsets need converting: one walk over the text, not an
 	// Index, which would cost eight bytes per byte of text on every call (the
 	// readers validate span by span).
+	bom := strings.HasPrefix(d.Text, "\ufeff")
 	cps := make([]int, 0, 2*len(d.Spans))
 	for _, s := range d.Spans {
 		cps = append(cps, s.Start, s.End)
+		if bom { // where offsets counted without the mark would point
+			cps = append(cps, s.Start+1, s.End+1)
+		}
 	}
 	slices.Sort(cps)
 	cps = slices.Compact(cps)
@@ -117,7 +121,7 @@ func (d *Document) Validate(allowOverlap bool) error {
 			// Neither text is quoted: error messages reach logs and
 			// clients, and these are PHI.
 			hint := ""
-			if strings.HasPrefix(d.Text, "\ufeff") {
+			if bom && byteOf(s.End+1) >= 0 && d.Text[byteOf(s.Start+1):byteOf(s.End+1)] == s.Text {
 				hint = "; the text starts with a byte-order mark (U+FEFF), which counts as its first character: " +
 					"offsets counted without it are one short"
 			}

@@ -72,6 +72,11 @@ func TestValidate(t *testing.T) {
 	if err := bom.Validate(false); err == nil || !strings.Contains(err.Error(), "starts with a byte-order mark (U+FEFF)") {
 		t.Errorf("byte-order mark: got %v", err)
 	}
+	// Offsets wrong otherwise in a text that has one: no word of the mark.
+	bom.Spans[0].Start, bom.Spans[0].End = 14, 19
+	if err := bom.Validate(false); err == nil || strings.Contains(err.Error(), "byte-order mark") {
+		t.Errorf("offsets two off in a text with a byte-order mark: got %v", err)
+	}
 }
 
 // byteOffsets must agree with Index on every offset, including invalid UTF-8

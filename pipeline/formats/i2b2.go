@@ -192,13 +192,20 @@ func xmlError(file string, line int, markup bool, err error, inText bool) error 
 	if !errors.As(err, &se) {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("malformed XML: %w", err)}
 	}
-	if !markup {
+	// A file cut short ends inside a token: where it ends is the news,
+	// not where the token began.
+	eof := strings.Contains(se.Msg, "unexpected EOF")
+	if !markup || eof {
 		line = se.Line
 	}
 	if !inText {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("malformed XML: %s", se.Msg)}
 	}
 	msg := quotedMarkup.ReplaceAllStringFunc(se.Msg, func(m string) string { return m[:1] + "…" })
+	if eof {
+		return &Error{File: file, Line: line, Field: "TEXT",
+			Err: fmt.Errorf("malformed XML: %s: the file ends inside the note's text (is it cut short?)", msg)}
+	}
 	return &Error{File: file, Line: line, Field: "TEXT",
 		Err: fmt.Errorf("malformed XML: %s (a '<' or '&' of the note is written &lt; or &amp;)", msg)}
 }

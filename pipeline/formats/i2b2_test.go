@@ -136,6 +136,14 @@ func TestI2B2ErrorsNameTheLineATagStarts(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "100-01.xml:4: TEXT: malformed XML") {
 		t.Errorf("bare '&' in TEXT: got %v, want line 4", err)
 	}
+	// A file cut short inside its note is reported where it ends, as cut
+	// short, without the escaping hint.
+	data = "<deIdi2b2>\n<TEXT><![CDATA[Seen\nby\nDr. Lee"
+	_, err = ReadI2B2File(File{Name: "100-01.xml", Data: []byte(data)}, ReadOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "100-01.xml:4: TEXT: malformed XML") ||
+		!strings.Contains(err.Error(), "cut short") || strings.Contains(err.Error(), "&lt;") {
+		t.Errorf("a file cut short: got %v, want line 4, cut short", err)
+	}
 }
 
 func TestDocumentID(t *testing.T) {
