@@ -44,7 +44,7 @@ func (s *Store) KeyRing() (*keys.Ring, error) {
 		return nil, err
 	}
 	if created {
-		s.logger.Info("created the key file that encrypts the surrogate mappings; back it up with the database and keep it apart from copies of it",
+		s.logger.Info("created the key file that encrypts the surrogate mappings; back it up, but never beside the database or its copies: whoever holds both reads the mappings",
 			"keyFile", r.Path)
 	}
 	s.ring = r

@@ -36,7 +36,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 	corpus := fs.String("corpus", "", "corpus to export (required)")
 	set := fs.String("set", "gold", "annotation set to write")
 	format := fs.String("format", formats.Default, "output format ("+strings.Join(formats.Names(), ", ")+")")
-	split := fs.String("split", "", "only the documents of this split: train, dev, test or unassigned (default, or all: every document)")
+	split := fs.String("split", "", "only the documents of this split: train, dev, test or unassigned; all (the default): every document")
 	out := fs.String("out", "", "output directory, or a file ending in .zip (required)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {
