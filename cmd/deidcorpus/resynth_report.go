@@ -119,7 +119,7 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(e.stdout, "check of %s: %s\n%s, %s, %d replaced, %d dates checked; %d misaligned, %d leaks, "+
-		"%d identifiers, %d inconsistent, %d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
+		"%d source ids, %d inconsistent, %d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
 		corpus, verdict, counted(r.Documents, "document"), counted(r.Spans, "span"), r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
 		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
 	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {

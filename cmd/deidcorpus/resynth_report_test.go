@@ -110,7 +110,7 @@ func TestCheckReportListsIdentifiers(t *testing.T) {
 	r := &surrogate.Report{Documents: 1, Identifiers: []surrogate.IdentifierLeak{{Patient: "100234", Doc: "100234-07",
 		Kind: surrogate.DocumentIDKind, ID: "100234-A1234", Value: "A1234", Start: 7, End: 12}}}
 	printCheckReport(&env{stdout: &out}, "notes-r", r, nil)
-	assert.Regexp(t, `^check of notes-r: FAILED\n.*; 0 misaligned, 0 leaks, 1 identifiers, 0 inconsistent`, out.String())
+	assert.Regexp(t, `^check of notes-r: FAILED\n.*; 0 misaligned, 0 leaks, 1 source ids, 0 inconsistent`, out.String())
 	assert.Regexp(t, `(?m)^Identifiers: the source's patient or note id in the text \(1\):\nDOCUMENT +PATIENT +KIND +ID +AT +VALUE\n`+
 		`100234-07 +100234 +document id +100234-A1234 +7-12 +"A1234"$`, out.String())
 
