@@ -135,27 +135,6 @@ func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any)
 	return st, ctx, nil
 }
 
-// newDatabaseFile is the SQLite file a command opening dsn would make: ""
-// if it exists, or the database is not a file.
-func newDatabaseFile(dsn string) string {
-	f := store.ParseDSN(dsn).File()
-	if f == "" {
-		return ""
-	}
-	if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	return f
-}
-
-// removeDatabase removes a SQLite database a failed command made, with its
-// write-ahead log.
-func removeDatabase(f string) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(f + suffix)
-	}
-}
-
 // actAs returns ctx acting for the command's viewer: the account of --token
 // (or DEIDCORPUS_TOKEN), else the local operator as an admin (whoever can
 // read the database file and its key has the data anyway). The command's

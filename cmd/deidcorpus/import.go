@@ -44,7 +44,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		"holds no real PHI (researchers can see it)")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
-	return func(ctx context.Context, args []string) (err error) {
+	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
@@ -67,17 +67,10 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		// Read as the import goes, one file at a time: a corpus can be
 		// larger than memory.
 		files := formats.Paths(args...)
-		made := newDatabaseFile(*db)
 		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "paths": args})
 		if err != nil {
 			return err
 		}
-		// A refused import into a database it made leaves none behind.
-		defer func() {
-			if err != nil && made != "" {
-				removeDatabase(made)
-			}
-		}()
 		defer st.Close()
 		if *async {
 			jm, err := openManager(ctx, st, nil, false, 0, 0)

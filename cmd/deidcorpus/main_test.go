@@ -571,17 +571,6 @@ func TestImportOfAnEmptyDirectoryNamesIt(t *testing.T) {
 	code, _, errs := cli(t, "import", "--db", filepath.Join(dir, "c.db"), "--corpus", "c", empty)
 	assert.Equal(t, 2, code, errs)
 	assert.Equal(t, "deidcorpus import: no i2b2 documents in "+empty+"\n", errs)
-	_, err := os.Stat(filepath.Join(dir, "c.db"))
-	assert.True(t, os.IsNotExist(err), "a refused import leaves no new database behind: %v", err)
-
-	// Into a database that was there, it leaves the database.
-	db := filepath.Join(dir, "d.db")
-	code, _, errs = cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "../../testdata/i2b2")
-	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "import", "--db", db, "--corpus", "c", empty)
-	assert.Equal(t, 2, code, errs)
-	_, err = os.Stat(db)
-	assert.NoError(t, err)
 }
 
 // TestImportSaysWhatItSkipped: files of an archive the format does not read
