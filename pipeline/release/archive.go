@@ -38,11 +38,13 @@ const (
 // are made: the documents' files set by set, DATASHEET.md, release.json, then
 // the MANIFEST. each calls its function with a snapshot's documents, set
 // after set, a batch at a time (all of a set's at once if the format is not
-// Batched). Memory holds a batch, a digest per file and a run of the
-// manifest's entries (see manifestBuilder). If meta.Manifest.Root is set, the
-// documents must add up to it. In a format whose files cannot carry a
-// document's id, release.json lists the id each is read back with (see
-// carriesIDs).
+// Batched), a patient's documents in one batch (as Each gives them). Memory
+// holds a batch, a digest per file and a run of the manifest's entries (see
+// manifestBuilder). If meta.Manifest.Root is set, the documents must add up
+// to it. In a format whose files cannot carry a document's id, release.json
+// lists the id each is read back with (see carriesIDs); in one whose file
+// names give the patient, the id a document is written under when its own
+// would not (see groupedArchiveIDs).
 func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	create func(name string) (io.Writer, error)) error {
 	if f.Write == nil {
@@ -88,7 +90,6 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 	}
 	var stream *formats.Stream
 	var current string
-	var namer *archiveNamer // the set's, if the format carries ids
 	closeSet := func() error {
 		if stream == nil {
 			return nil
@@ -105,10 +106,9 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 			}
 			current = set
 			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
-			namer = newArchiveNamer(f)
 		}
 		if carries {
-			ids, err := namer.name(docs)
+			ids, err := groupedArchiveIDs(f, docs)
 			if err != nil {
 				return fmt.Errorf("set %s: %w", set, err)
 			}

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,73 +88,61 @@ func readBack(f *formats.Format, docs []pipeline.Document) ([]pipeline.Document,
 // note 1 of patient 100. A release whose ids say nothing of their patients
 // (pseudonymous ids, or a corpus that named its notes otherwise) would lose
 // which notes are one patient's. Such a document is written under an
-// archive id "PATIENT-NN", the next number of its patient that no file of
-// the set has, and release.json lists it beside the document's own id, as
-// for a format that carries no ids (Entry.ArchiveID).
+// archive id "PATIENT-NN", the first number of its patient that no other
+// file of the patient has, and release.json lists it beside the document's
+// own id, as for a format that carries no ids (Entry.ArchiveID).
 
-// archiveNamer names a set's documents in a format that carries ids: it
-// holds the names of the set's files so far (an id and a number a patient).
-type archiveNamer struct {
-	f    *formats.Format
-	used map[string]bool
-	next map[string]int
-}
-
-func newArchiveNamer(f *formats.Format) *archiveNamer {
-	return &archiveNamer{f: f, used: map[string]bool{}, next: map[string]int{}}
-}
-
-// name gives the archive ids of a batch of the set's documents: "" for one
-// written under its own id, which comes back with its own patient; nil if
-// every one is. A patient whose id no file name can hold (a '/', '\' or
-// ':') keeps its documents' ids, as before.
-func (n *archiveNamer) name(docs []pipeline.Document) ([]string, error) {
+// groupedArchiveIDs gives the archive ids of a batch of a set's documents in
+// a format that carries ids: "" for one written under its own id, which
+// comes back with its own patient; nil if every one is. A patient's
+// documents must all be in the batch (Each's batches end with a patient's):
+// the names of a patient's files are unique among that patient's, and only
+// a patient's own names read back with that patient. A patient whose id no
+// file name can hold (a '/', '\\' or ':') keeps its documents' ids, as before.
+func groupedArchiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	back, err := readBack(n.f, docs)
+	back, err := readBack(f, docs)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	// The ids kept first, so that no new name takes one.
+	used := map[string]bool{}
+	rename := make([]bool, len(docs))
+	renaming := false
 	for i, d := range docs {
-		keep := back[i].ID == d.ID && back[i].Patient == d.Patient && !n.used[d.ID]
-		if !keep && (d.Patient == "" || strings.ContainsAny(d.Patient, "/\\:\x00")) {
-			if n.used[d.ID] {
-				return nil, fmt.Errorf("document %s: another file of the set has its name", d.ID)
-			}
-			keep = true // its patient cannot be named: as before
+		nameable := d.Patient != "" && !strings.ContainsAny(d.Patient, "/\\:\x00")
+		if nameable && (back[i].ID != d.ID || back[i].Patient != d.Patient) {
+			rename[i], renaming = true, true
+		} else {
+			used[d.ID] = true
 		}
-		if keep {
-			n.used[d.ID] = true
-			continue
-		}
-		if out == nil {
-			out = make([]string, len(docs))
-		}
-		for out[i] == "" || n.used[out[i]] {
-			n.next[d.Patient]++
-			out[i] = fmt.Sprintf("%s-%02d", d.Patient, n.next[d.Patient])
-		}
-		n.used[out[i]] = true
 	}
-	if out == nil {
+	if !renaming {
 		return nil, nil
 	}
-	renamed := make([]pipeline.Document, len(docs))
+	out := make([]string, len(docs))
+	next := map[string]int{}
+	renamed := slices.Clone(docs)
 	for i, d := range docs {
-		if out[i] != "" {
-			d.ID = out[i]
+		if !rename[i] {
+			continue
 		}
-		renamed[i] = d
+		for out[i] == "" || used[out[i]] {
+			next[d.Patient]++
+			out[i] = fmt.Sprintf("%s-%02d", d.Patient, next[d.Patient])
+		}
+		used[out[i]] = true
+		renamed[i].ID = out[i]
 	}
-	if back, err = readBack(n.f, renamed); err != nil {
+	if back, err = readBack(f, renamed); err != nil {
 		return nil, err
 	}
 	for i, id := range out {
 		if id != "" && (back[i].ID != id || back[i].Patient != docs[i].Patient) {
 			return nil, fmt.Errorf("document %s: format %s reads its archive id %q back as %s of patient %s, not of patient %s",
-				docs[i].ID, n.f.Name, id, back[i].ID, back[i].Patient, docs[i].Patient)
+				docs[i].ID, f.Name, id, back[i].ID, back[i].Patient, docs[i].Patient)
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -105,6 +106,38 @@ func TestPackToBatches(t *testing.T) {
 		if _, err := Verify(c.Files()); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
+	}
+}
+
+// Each's batches hold about n documents and end where a patient's do.
+func TestEachKeepsPatientsTogether(t *testing.T) {
+	var docs []pipeline.Document
+	for _, p := range []struct {
+		id    string
+		notes int
+	}{{"a", 3}, {"b", 1}, {"c", 2}, {"d", 1}} {
+		for k := range p.notes {
+			docs = append(docs, pipeline.Document{ID: fmt.Sprintf("%s-%d", p.id, k), Patient: p.id, Text: "x"})
+		}
+	}
+	data, err := Snapshot{Sets: map[string][]pipeline.Document{"gold": docs}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	if err := Each(bytes.NewReader(data), 2, func(_ string, batch []pipeline.Document) error {
+		var ids []string
+		for _, d := range batch {
+			ids = append(ids, d.ID)
+		}
+		got = append(got, ids)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"a-0", "a-1", "a-2"}, {"b-0", "c-0", "c-1"}, {"d-0"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batches %v, want %v", got, want)
 	}
 }
 

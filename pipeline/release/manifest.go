@@ -78,8 +78,9 @@ func (b *manifestBuilder) add(set string, docs []pipeline.Document) {
 	b.addArchived(set, docs, nil)
 }
 
-// addArchived is add with the ids an archive of a format that cannot carry
-// ids names the documents by (Entry.ArchiveID), one per document; nil: none.
+// addArchived is add with the ids an archive names the documents by
+// (Entry.ArchiveID), one per document, "" for one named by its own; nil:
+// none.
 func (b *manifestBuilder) addArchived(set string, docs []pipeline.Document, archiveIDs []string) {
 	for i, d := range docs {
 		e := digestEntry{set: set, id: d.ID, hash: docDigest(d)}

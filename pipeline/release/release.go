@@ -30,10 +30,11 @@ type Entry struct {
 	Set  string `json:"set"`
 	ID   string `json:"id"`
 	Hash string `json:"sha256"`
-	// ArchiveID is the id the archive's documents are read back with, in
-	// a format whose files cannot carry a document's own (PhysioNet names a
-	// note by patient and note number: "101-1"); verify reads it to tell
-	// which document is which. Not part of the root hash: the content
+	// ArchiveID is the id the archive's document is read back with, in a
+	// format whose files cannot carry a document's own (PhysioNet names a
+	// note by patient and note number: "101-1"), or whose file names give
+	// the patient where the document's id would not (i2b2, brat: "PATIENT-NN");
+	// verify reads it to tell which document is which. Not part of the root hash: the content
 	// hash, over the document's own id, checks the pairing.
 	ArchiveID string `json:"archive_id,omitempty"`
 }
@@ -160,8 +161,11 @@ func (e *Encoder) Close() (root string, err error) {
 }
 
 // Each reads a snapshot written by an Encoder and calls fn with its sets'
-// documents, up to n at a time, set after set; a set without documents
-// comes once with none. It holds a batch, never the snapshot, decoded or not.
+// documents, about n at a time, set after set; a set without documents
+// comes once with none. A batch ends where a patient's documents do (a
+// snapshot holds each patient's together, as EachBatch reads them), so that
+// a format naming a patient's files together sees them all (see
+// groupedArchiveIDs). It holds a batch, never the snapshot, decoded or not.
 func Each(r io.Reader, n int, fn func(set string, docs []pipeline.Document) error) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -238,13 +242,13 @@ func eachDoc(dec *json.Decoder, set string, n int, fn func(set string, docs []pi
 		if err := dec.Decode(&d); err != nil {
 			return err
 		}
-		batch = append(batch, d)
-		if len(batch) == n {
+		if len(batch) >= n && d.Patient != batch[len(batch)-1].Patient {
 			if err := fn(set, batch); err != nil {
 				return err
 			}
 			batch, sent = nil, true
 		}
+		batch = append(batch, d)
 	}
 	if _, err := dec.Token(); err != nil { // ]
 		return err

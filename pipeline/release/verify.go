@@ -96,8 +96,9 @@ func Verify(files []formats.File) (*Verification, error) {
 // duplicate id (for a format whose documents join several files, brat and
 // PhysioNet, the set's files). In a format whose files cannot carry a
 // document's id (PhysioNet), a document is named by the entry of
-// release.json that lists the id it is read back with (Entry.ArchiveID),
-// and memory holds those of a set.
+// release.json that lists the id it is read back with (Entry.ArchiveID), as
+// is one written under a name that gives its patient (i2b2, brat), and
+// memory holds those of a set.
 func VerifyZip(zr *zipindex.Reader) (*Verification, error) {
 	sorted, err := zr.Sort()
 	if err != nil {

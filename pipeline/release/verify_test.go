@@ -402,6 +402,8 @@ func TestArchiveKeepsPatientsTogether(t *testing.T) {
 		{ID: "731902448217", Patient: "100", RecordOrder: 2, Text: "Back again.", Spans: []pipeline.Span{
 			{Start: 0, End: 4, Text: "Back", Category: "NAME", Type: "PATIENT"}}},
 		{ID: "580114372905", Patient: "100", RecordOrder: 3, Text: "Third note."},
+		// A kept id after the renamed ones: no new name takes it.
+		{ID: "100-02", Patient: "100", RecordOrder: 4, Text: "Fourth note."},
 		{ID: "220917001835", Patient: "922018377411", RecordOrder: 1, Text: "Another patient."},
 		// A patient id no file name can hold: the note keeps its id, as before.
 		{ID: "note-x", Patient: "a:b", RecordOrder: 1, Text: "A patient no file can name."},
@@ -424,8 +426,8 @@ func TestArchiveKeepsPatientsTogether(t *testing.T) {
 			for _, e := range meta.Manifest.Entries {
 				archived[e.ID] = e.ArchiveID
 			}
-			want := map[string]string{"100-01": "", "731902448217": "100-02", "580114372905": "100-03", "220917001835": "922018377411-01",
-				"note-x": ""}
+			want := map[string]string{"100-01": "", "731902448217": "100-03", "580114372905": "100-04", "100-02": "",
+				"220917001835": "922018377411-01", "note-x": ""}
 			if !reflect.DeepEqual(archived, want) {
 				t.Fatalf("archive ids %v, want %v", archived, want)
 			}
@@ -443,7 +445,7 @@ func TestArchiveKeepsPatientsTogether(t *testing.T) {
 			for _, d := range back {
 				patients[d.ID] = d.Patient
 			}
-			if want := map[string]string{"100-01": "100", "100-02": "100", "100-03": "100", "922018377411-01": "922018377411",
+			if want := map[string]string{"100-01": "100", "100-02": "100", "100-03": "100", "100-04": "100", "922018377411-01": "922018377411",
 				"note-x": "note-x"}; !reflect.DeepEqual(patients, want) {
 				t.Fatalf("read back %v, want %v", patients, want)
 			}
