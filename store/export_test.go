@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"testing"
 
 	"deidcorpus/ent"
 	"deidcorpus/pipeline/stats"
@@ -64,4 +65,12 @@ func (s *Store) Rebind(query string) string { return s.rebind(query) }
 // database: what the benchmarks time.
 func (s *Store) CountComparison(ctx context.Context, opt CompareOptions) (*stats.Comparison, error) {
 	return s.compareCorpora(ctx, opt, false)
+}
+
+// SetImportKeep sets how much text an import's check keeps (importKeep)
+// until the test ends: 0 makes every import read its input twice.
+func SetImportKeep(t testing.TB, n int) {
+	old := importKeep
+	importKeep = n
+	t.Cleanup(func() { importKeep = old })
 }

@@ -139,7 +139,7 @@ const importBatch = 500
 
 // importKeep bounds the text of the documents an import's check keeps for
 // its write pass: an input that fits is parsed once, a bigger one twice.
-const importKeep = 8 << 20
+var importKeep = 8 << 20
 
 // Import parses files and writes their documents into a corpus, as
 // ImportFrom does.
