@@ -135,20 +135,45 @@ func warnOddLabels(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, 
 		return // the import succeeded: a warning that cannot be computed is no error
 	}
 	ts, _ := phi.Lookup(phi.I2B22014)
-	var odd []string
+	var odd [][2]string
 	known := 0
 	for _, l := range labels {
 		if _, _, err := phi.Normalize(ts, l[0], l[1]); err != nil {
-			odd = append(odd, pipeline.Span{Category: l[0], Type: l[1]}.Label())
+			odd = append(odd, l)
 		} else {
 			known++
 		}
 	}
-	slices.Sort(odd)
-	if len(odd) > 0 && known > 0 {
-		fmt.Fprintf(e.stderr, "warning: corpus %q holds %s that i2b2 2014 does not know (%s) beside %d it knows. The corpus has the open tag set, "+
-			"which checks no label; misspelt types would be kept as they are, and resynthesis's policy has no rule for them. "+
-			"Fix them and import again with --tagset i2b2-2014 (delete the corpus first), or map them with derive.\n",
-			c.Name, counted(len(odd), "label"), strings.Join(odd, ", "), known)
+	if len(odd) == 0 || known == 0 || ofOneTagSet(odd) {
+		return
 	}
+	names := make([]string, len(odd))
+	for i, l := range odd {
+		names[i] = pipeline.Span{Category: l[0], Type: l[1]}.Label()
+	}
+	slices.Sort(names)
+	fmt.Fprintf(e.stderr, "warning: corpus %q holds %s that i2b2 2014 does not know (%s) beside %d it knows. The corpus has the open tag set, "+
+		"which checks no label; misspelt types would be kept as they are, and resynthesis's policy has no rule for them. "+
+		"Fix them and import again with --tagset i2b2-2014 (delete the corpus first), or map them with derive.\n",
+		c.Name, counted(len(odd), "label"), strings.Join(names, ", "), known)
+}
+
+// ofOneTagSet reports whether a built-in mapping from another tag set to
+// i2b2 2014 names every one of the labels: they are that tag set's
+// (MEDDOCAN's, CCHMC's...), not misspelt.
+func ofOneTagSet(labels [][2]string) bool {
+	for _, name := range phi.BuiltinMappings() {
+		m, err := phi.LoadMapping(name)
+		if err != nil || m.To != phi.I2B22014 || m.From == phi.I2B22014 {
+			continue
+		}
+		all := true
+		for _, l := range labels {
+			all = all && m.Names(l[0], l[1])
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

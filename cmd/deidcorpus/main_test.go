@@ -613,6 +613,17 @@ func TestImportWarnsOfMisspeltI2B2Types(t *testing.T) {
 	code, _, errs = cli(t, "import", "--db", db, "--corpus", "clean", notes)
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, errs, "warning")
+
+	// MEDDOCAN's own types beside an i2b2 one: a tag set a built-in
+	// mapping knows, not misspellings.
+	meddocan := `<?xml version="1.0" encoding="UTF-8" ?><deIdi2b2><TEXT><![CDATA[Dra. Ana Gil, Hospital Sur, 3/4.]]></TEXT><TAGS>` +
+		`<NOMBRE_PERSONAL_SANITARIO id="P0" start="5" end="12" text="Ana Gil" TYPE="NOMBRE_PERSONAL_SANITARIO" comment="" />` +
+		`<HOSPITAL id="P1" start="14" end="26" text="Hospital Sur" TYPE="HOSPITAL" comment="" />` +
+		`<DATE id="P2" start="28" end="31" text="3/4" TYPE="DATE" comment="" /></TAGS></deIdi2b2>`
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "100-01.xml"), []byte(meddocan), 0o644))
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "meddocan", notes)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, errs, "warning")
 }
 
 // TestStatsOfAnOpenTagSet: an open tag set's labels (category and type the
