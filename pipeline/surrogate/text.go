@@ -148,7 +148,8 @@ func (v *valueSet) eachKey(fn func(h uint64, kind uint8)) {
 func newUnion() *valueSet { return &valueSet{union: map[uint64]uint8{}} }
 
 // merge adds the values of o, a set being built, to the union v (not o's
-// words: they count for o's patient alone).
+// words: they count for o's patient alone). v must not be sealed yet: a
+// Stream merges in its first pass and seals at its plan.
 func (v *valueSet) merge(o *valueSet) {
 	words := o.words
 	o.words = nil
