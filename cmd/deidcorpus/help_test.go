@@ -42,7 +42,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 			if c.setup != nil {
 				fs := newFlags(c.name)
 				c.setup(&env{getenv: func(string) string { return "" }}, fs)
-				fs.VisitAll(func(f *flag.Flag) { assert.Contains(t, want, "\n  -"+f.Name) })
+				fs.VisitAll(func(f *flag.Flag) { assert.Contains(t, want, "\n  --"+f.Name) })
 			}
 			for _, s := range c.subs {
 				assert.Contains(t, want, "\n  "+strings.TrimPrefix(s.name, c.name+" ")+" ")

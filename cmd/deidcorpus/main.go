@@ -328,9 +328,12 @@ func help(w io.Writer, e *env, c *command) {
 		fs := newFlags(c.name)
 		c.setup(e, fs)
 		if hasFlags(fs) {
-			fmt.Fprintln(w, "\nflags:")
-			fs.SetOutput(w)
+			// Written as the usage lines and the README write them: --db
+			// (the flag package takes both, and prints -db).
+			var flags strings.Builder
+			fs.SetOutput(&flags)
 			fs.PrintDefaults()
+			fmt.Fprint(w, "\nflags:"+strings.ReplaceAll("\n"+flags.String(), "\n  -", "\n  --"))
 		}
 	}
 	fmt.Fprintln(w, "\nexamples:")
