@@ -130,13 +130,13 @@ func (p ExperimentParams) enoughPatients(ctx context.Context, st *store.Store) e
 	if err != nil {
 		return err
 	}
-	groups, _, err := st.PatientGroups(ctx, c, names[0], 1)
+	patients, err := st.CountPatients(ctx, c, names[0])
 	if err != nil {
 		return err
 	}
-	if len(groups) < p.folds() {
+	if patients < p.folds() {
 		return apperr.New(apperr.Invalid, "k: %d folds, but split %s of corpus %q has %d patients: each fold needs one at least",
-			p.folds(), split, p.Corpus, len(groups))
+			p.folds(), split, p.Corpus, patients)
 	}
 	return nil
 }

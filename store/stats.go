@@ -195,16 +195,9 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 	// of counts.
 	tasks := []readTask{
 		func(ctx context.Context, q querier) error { return s.documentCounts(ctx, q, st, c.ID, set.ID) },
-		func(ctx context.Context, q querier) error {
-			query, args := `SELECT COUNT(*) FROM patients WHERE corpus_id = ?`, []any{c.ID}
-			if st.Split != "" {
-				query = `SELECT COUNT(DISTINCT patient_id) FROM documents WHERE corpus_id = ? AND split = ?`
-				args = append(args, st.Split)
-			}
-			if err := q.QueryRowContext(ctx, s.rebind(query), args...).Scan(&st.Patients); err != nil {
-				return fmt.Errorf("count patients: %w", err)
-			}
-			return nil
+		func(ctx context.Context, q querier) (err error) {
+			st.Patients, err = s.countPatients(ctx, q, c.ID, st.Split)
+			return err
 		},
 	}
 	count := newSpanCount()
@@ -228,6 +221,37 @@ func (s *Store) countStatistics(ctx context.Context, c *ent.Corpus, set *ent.Ann
 		st.Groups = count.groupCounts()
 	}
 	return st, nil
+}
+
+// CountPatients counts the patients of a corpus's split ("" for every
+// split) in the database, without reading their documents.
+func (s *Store) CountPatients(ctx context.Context, c *ent.Corpus, split string) (int, error) {
+	if split != "" {
+		sp, err := normalizeSplit(split)
+		if err != nil {
+			return 0, err
+		}
+		split = string(sp)
+	}
+	var n int
+	err := s.readOnce(ctx, func(ctx context.Context, q querier) (err error) {
+		n, err = s.countPatients(ctx, q, c.ID, split)
+		return err
+	})
+	return n, err
+}
+
+func (s *Store) countPatients(ctx context.Context, q querier, corpusID int, split string) (int, error) {
+	query, args := `SELECT COUNT(*) FROM patients WHERE corpus_id = ?`, []any{corpusID}
+	if split != "" {
+		query = `SELECT COUNT(DISTINCT patient_id) FROM documents WHERE corpus_id = ? AND split = ?`
+		args = append(args, split)
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, s.rebind(query), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count patients: %w", err)
+	}
+	return n, nil
 }
 
 // idRange is a range of row ids, both ends included.
