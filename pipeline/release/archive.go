@@ -108,21 +108,12 @@ func PackTo(meta Meta, each Reader, f *formats.Format, datasheet string,
 			stream = formats.NewStream(f, func(name string) (io.Writer, error) { return hashed(path.Join(set, name)) })
 		}
 		if carries {
-			ids, err := groupedArchiveIDs(f, docs)
+			ids, written, err := groupedArchiveIDs(f, docs)
 			if err != nil {
 				return fmt.Errorf("set %s: %w", set, err)
 			}
 			entries.addArchived(set, docs, ids)
-			if ids != nil {
-				renamed := make([]pipeline.Document, len(docs))
-				for i, d := range docs {
-					if ids[i] != "" {
-						d.ID = ids[i]
-					}
-					renamed[i] = d
-				}
-				docs = renamed
-			}
+			docs = written
 		} else {
 			ids, err := archiveIDs(f, docs)
 			if err != nil {

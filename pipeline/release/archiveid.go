@@ -93,19 +93,20 @@ func readBack(f *formats.Format, docs []pipeline.Document) ([]pipeline.Document,
 // own id, as for a format that carries no ids (Entry.ArchiveID).
 
 // groupedArchiveIDs gives the archive ids of a batch of a set's documents in
-// a format that carries ids: "" for one written under its own id, which
-// comes back with its own patient; nil if every one is. A patient's
+// a format that carries ids, and the documents as they are written: "" for
+// one written under its own id, which comes back with its own patient; nil
+// (and docs as they are) if every one is. A patient's
 // documents must all be in the batch (Each's batches end with a patient's):
 // the names of a patient's files are unique among that patient's, and only
 // a patient's own names read back with that patient. A patient whose id no
 // file name can hold (a '/', '\\' or ':') keeps its documents' ids, as before.
-func groupedArchiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, error) {
+func groupedArchiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, []pipeline.Document, error) {
 	if len(docs) == 0 {
-		return nil, nil
+		return nil, docs, nil
 	}
 	back, err := readBack(f, docs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The ids kept first, so that no new name takes one.
 	used := map[string]bool{}
@@ -120,7 +121,7 @@ func groupedArchiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, e
 		}
 	}
 	if !renaming {
-		return nil, nil
+		return nil, docs, nil
 	}
 	out := make([]string, len(docs))
 	next := map[string]int{}
@@ -137,13 +138,13 @@ func groupedArchiveIDs(f *formats.Format, docs []pipeline.Document) ([]string, e
 		renamed[i].ID = out[i]
 	}
 	if back, err = readBack(f, renamed); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, id := range out {
 		if id != "" && (back[i].ID != id || back[i].Patient != docs[i].Patient) {
-			return nil, fmt.Errorf("document %s: format %s reads its archive id %q back as %s of patient %s, not of patient %s",
+			return nil, nil, fmt.Errorf("document %s: format %s reads its archive id %q back as %s of patient %s, not of patient %s",
 				docs[i].ID, f.Name, id, back[i].ID, back[i].Patient, docs[i].Patient)
 		}
 	}
-	return out, nil
+	return out, renamed, nil
 }

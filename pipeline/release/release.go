@@ -33,9 +33,10 @@ type Entry struct {
 	// ArchiveID is the id the archive's document is read back with, in a
 	// format whose files cannot carry a document's own (PhysioNet names a
 	// note by patient and note number: "101-1"), or whose file names give
-	// the patient where the document's id would not (i2b2, brat: "PATIENT-NN");
-	// verify reads it to tell which document is which. Not part of the root hash: the content
-	// hash, over the document's own id, checks the pairing.
+	// the patient where the document's id would not (i2b2, brat, MIMIC:
+	// "PATIENT-NN"); verify reads it to tell which document is which. Not
+	// part of the root hash: the content hash, over the document's own id,
+	// checks the pairing.
 	ArchiveID string `json:"archive_id,omitempty"`
 }
 

@@ -366,7 +366,7 @@ func verify(a archive) (*Verification, error) {
 
 // archiveNames maps the ids a set's documents are read back with to their
 // own: in a format whose files cannot carry ids, every document's; in one
-// that can, those written under an archive id (see archiveNamer).
+// that can, those written under an archive id (see groupedArchiveIDs).
 type archiveNames struct {
 	ids map[string]string
 	all bool // every document has one

@@ -292,14 +292,7 @@ func TestVerifyZipPhysioNet(t *testing.T) {
 	if _, err := Verify(files); err != nil {
 		t.Fatalf("in memory: %v", err)
 	}
-	var meta Meta
-	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
-		t.Fatal(err)
-	}
-	archived := map[string]string{}
-	for _, e := range meta.Manifest.Entries {
-		archived[e.ID] = e.ArchiveID
-	}
+	archived := archiveIDsOf(t, files)
 	if want := map[string]string{"100-01": "100-1", "100-02": "100-2", "a-late": "7-3", "z-early": "7-1"}; !reflect.DeepEqual(archived, want) {
 		t.Fatalf("archive ids %v, want %v", archived, want)
 	}
@@ -381,6 +374,20 @@ func TestVerifyZipPhysioNet(t *testing.T) {
 }
 
 // file is the named file of fs, nil if none.
+// archiveIDsOf maps each document id release.json lists to its archive id.
+func archiveIDsOf(t *testing.T, files []formats.File) map[string]string {
+	t.Helper()
+	var meta Meta
+	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
+		t.Fatal(err)
+	}
+	archived := map[string]string{}
+	for _, e := range meta.Manifest.Entries {
+		archived[e.ID] = e.ArchiveID
+	}
+	return archived
+}
+
 func file(fs []formats.File, name string) *formats.File {
 	for i := range fs {
 		if fs[i].Name == name {
@@ -418,14 +425,7 @@ func TestArchiveKeepsPatientsTogether(t *testing.T) {
 			if _, err := VerifyZip(zipped(t, files)); err != nil {
 				t.Fatal(err)
 			}
-			var meta Meta
-			if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
-				t.Fatal(err)
-			}
-			archived := map[string]string{}
-			for _, e := range meta.Manifest.Entries {
-				archived[e.ID] = e.ArchiveID
-			}
+			archived := archiveIDsOf(t, files)
 			want := map[string]string{"100-01": "", "731902448217": "100-03", "580114372905": "100-04", "100-02": "",
 				"220917001835": "922018377411-01", "note-x": ""}
 			if !reflect.DeepEqual(archived, want) {
