@@ -22,6 +22,15 @@ func (s *Store) CountStatistics(ctx context.Context, corpusName, setName string,
 	return s.countStatistics(ctx, c, set, by)
 }
 
+// SetSpanRun makes the statistics' distinct counts write a sorted run to
+// their temporary file every n spans of a scan; the returned function
+// restores the default.
+func SetSpanRun(n int) (restore func()) {
+	old := spanRun
+	spanRun = n
+	return func() { spanRun = old }
+}
+
 // SetChunkSize makes stored files' chunks n bytes, so that a
 // test's small file spans several.
 func (s *Store) SetChunkSize(n int) { s.chunkSize = n }

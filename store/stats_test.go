@@ -60,6 +60,15 @@ func TestStatisticsGroupings(t *testing.T) {
 			assert.Equal(t, want, st.Groups, "%s by %v", set, by)
 			assert.Equal(t, len(texts), st.UniqueSpans, "%s: distinct texts", set)
 		}
+		// Counted again with runs of a few spans, each scan's pairs merged
+		// back from many runs of its temporary file: the same figures.
+		defer store.SetSpanRun(7)()
+		for _, by := range groupings[:3] {
+			st, err := s.CountStatistics(context.Background(), "c", set, by)
+			require.NoError(t, err)
+			assert.Equal(t, expectedGroups(docs, by), st.Groups, "%s by %v, in runs of 7", set, by)
+			assert.Equal(t, len(texts), st.UniqueSpans, "%s: distinct texts, in runs of 7", set)
+		}
 	}
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) {
