@@ -30,6 +30,10 @@ type Order[T any] struct {
 	// included, means the file is not what Append wrote: a Cursor calls
 	// it only where a value begins.
 	Decode func(r *bufio.Reader) (T, error)
+	// Distinct keeps one of the values of equal rank in each run, for a
+	// caller that counts distinct values: a Cursor still gives a value once
+	// for each run that holds it. Len counts every value added.
+	Distinct bool
 }
 
 // Sorter collects values in any order and gives them back sorted, as many
@@ -85,7 +89,7 @@ func (s *Sorter[T]) spill() error {
 		// leaves nothing behind.
 		s.unlinked = os.Remove(f.Name()) == nil
 	}
-	slices.SortFunc(s.run, s.order.Compare)
+	s.sortRun()
 	w := bufio.NewWriterSize(s.file, 32<<10)
 	var buf []byte
 	for _, v := range s.run {
@@ -125,8 +129,17 @@ func (s *Sorter[T]) Close() error {
 // it, until the next Add, Cursors can be made and read concurrently.
 func (s *Sorter[T]) Sort() {
 	if !s.sorted {
-		slices.SortFunc(s.run, s.order.Compare)
+		s.sortRun()
 		s.sorted = true
+	}
+}
+
+// sortRun sorts the run in memory, and keeps one of each rank if the order
+// is Distinct.
+func (s *Sorter[T]) sortRun() {
+	slices.SortFunc(s.run, s.order.Compare)
+	if s.order.Distinct {
+		s.run = slices.CompactFunc(s.run, func(a, b T) bool { return s.order.Compare(a, b) == 0 })
 	}
 }
 

@@ -90,6 +90,51 @@ func TestSorter(t *testing.T) {
 	}
 }
 
+// A Distinct order writes each value once per run: a pass gives every
+// distinct value, in order, once for each run that holds it, and never
+// more often than it was added.
+func TestSorterDistinct(t *testing.T) {
+	distinct := pairs
+	distinct.Distinct = true
+	rng := rand.New(rand.NewPCG(3, 4))
+	var values []pair
+	for range 500 {
+		values = append(values, pair{fmt.Sprintf("k%02d", rng.IntN(40)), uint64(rng.IntN(3))})
+	}
+	for _, run := range []int{1, 9, 1000} {
+		s := New("test sort", run, distinct)
+		for _, v := range values {
+			if err := s.Add(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := all(s.Cursor())
+		if err != nil || !slices.IsSortedFunc(got, pairs.Compare) {
+			t.Fatalf("run %d: %v, sorted %v", run, err, slices.IsSortedFunc(got, pairs.Compare))
+		}
+		added := map[pair]int{}
+		for _, v := range values {
+			added[v]++
+		}
+		seen := map[pair]int{}
+		for _, v := range got {
+			seen[v]++
+		}
+		if len(seen) != len(added) {
+			t.Errorf("run %d: %d distinct values, want %d", run, len(seen), len(added))
+		}
+		for v, n := range seen {
+			if n > added[v] || (run == 1000 && n != 1) {
+				t.Errorf("run %d: %v %d times, added %d times", run, v, n, added[v])
+			}
+		}
+		if s.Len() != len(values) {
+			t.Errorf("run %d: Len %d, want %d", run, s.Len(), len(values))
+		}
+		s.Close()
+	}
+}
+
 // The temporary file is out of its directory while in use, and a pass
 // after Close says so instead of reading a closed file.
 func TestSorterFile(t *testing.T) {
