@@ -187,6 +187,10 @@ func (s *Store) setLabels(ctx context.Context, q querier, setID int) ([][2]strin
 	return out, rows.Err()
 }
 
+// namesHeld is how many distinct names NamePatterns holds at a time (a few
+// MB; a million synthetic notes' distinct names took 51 MB held at once).
+var namesHeld = 1 << 16
+
 // NamePatterns is the name-pattern table (Yeniterzi et al. Table 7) of one
 // annotation set of a corpus: every span of a name label (stats.IsName)
 // reduced to its pattern, counted. In one snapshot the database lists the
@@ -202,7 +206,15 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 	if kept, err := s.keptMeasure(ctx, set.ID, c.ContentVersion, namePatternsMeasure, &patterns); kept || err != nil {
 		return patterns, err
 	}
-	names := map[string]int{}
+	// Each distinct name's pattern is worked out once per namesHeld names
+	// read: the names are counted, then their patterns, and let go.
+	names, counts := map[string]int{}, map[string]int{}
+	flush := func() {
+		for n, c := range names {
+			counts[stats.NamePattern(n)] += c
+		}
+		clear(names)
+	}
 	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
 		labels, err := s.setLabels(ctx, q, set.ID)
 		if err != nil {
@@ -230,13 +242,17 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 				return fmt.Errorf("read names: %w", err)
 			}
 			names[string(text)]++
+			if len(names) >= namesHeld {
+				flush()
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return nil, err
 	}
-	patterns = stats.NamePatternCounts(names)
+	flush()
+	patterns = stats.PatternCounts(counts)
 	s.keepMeasure(ctx, set.ID, c.ContentVersion, namePatternsMeasure, patterns)
 	return patterns, nil
 }

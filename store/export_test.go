@@ -31,6 +31,14 @@ func SetSpanRun(n int) (restore func()) {
 	return func() { spanRun = old }
 }
 
+// SetNamesHeld makes NamePatterns hold n distinct names at a time; the
+// returned function restores the default.
+func SetNamesHeld(n int) (restore func()) {
+	old := namesHeld
+	namesHeld = n
+	return func() { namesHeld = old }
+}
+
 // SetChunkSize makes stored files' chunks n bytes, so that a
 // test's small file spans several.
 func (s *Store) SetChunkSize(n int) { s.chunkSize = n }
