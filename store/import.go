@@ -173,7 +173,13 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		skippedFiles int
 	)
 	read := formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
-		return phi.Normalize(ts, cat, typ)
+		c, t, err := phi.Normalize(ts, cat, typ)
+		if err != nil && strings.TrimSpace(typ) != "" {
+			if _, known := ts.CategoryOf(strings.TrimSpace(typ)); !known { // ts is not open: Normalize refused
+				err = fmt.Errorf("%w; a corpus with labels of its own is imported with tag set %s", err, phi.Open)
+			}
+		}
+		return c, t, err
 	}, Skipped: func(file string) {
 		if len(skipped) < maxSkippedNames {
 			skipped = append(skipped, file)

@@ -194,7 +194,7 @@ func TestBrokenInputsChangeNothing(t *testing.T) {
 		{"offset past text", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `end="29"`, `end="99"`, 1))}, []string{"200-01.xml", "P1", "past the end"}},
 		{"text mismatch", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `text="Núñez"`, `text="Nunez"`, 1))}, []string{"200-01.xml", "P0", "does not match"}},
 		{"unclosed xml", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, "</TAGS>", "", 1))}, []string{"200-01.xml", "malformed XML"}},
-		{"unknown type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="FECHA"`, 1))}, []string{"200-01.xml", "P1", "unknown type"}},
+		{"unknown type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="FECHA"`, 1))}, []string{"200-01.xml", "P1", "unknown type", "imported with tag set open"}},
 		{"invalid utf-8", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, "Seen", "S\xffen", 1))}, []string{"200-01.xml", "invalid UTF-8"}},
 		{"zip with bad member", formats.File{Name: "batch.zip", Data: zipWithBadMember()}, []string{"batch.zip:100-02.xml", "P1", "past the end"}},
 	}

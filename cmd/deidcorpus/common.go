@@ -215,10 +215,17 @@ func fileError(err error) error {
 	if errors.As(err, &coded) {
 		return err
 	}
+	code := apperr.Invalid
 	if errors.Is(err, fs.ErrNotExist) {
-		return apperr.Wrap(apperr.NotFound, err)
+		code = apperr.NotFound
 	}
-	return apperr.Wrap(apperr.Invalid, err)
+	// "notes/: no such file or directory", not "stat notes/: ...": the
+	// system call that found it is not the user's business.
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path != "" {
+		return &apperr.Error{Code: code, Msg: pe.Path + ": " + pe.Err.Error(), Err: err}
+	}
+	return apperr.Wrap(code, err)
 }
 
 // newOutDir refuses an --out directory that holds files: files written into

@@ -392,6 +392,15 @@ func TestMissingRowsAreNotFound(t *testing.T) {
 	}
 }
 
+// An input path that does not exist is not found (exit status 3), named as
+// the user wrote it, without the system call that looked for it.
+func TestMissingInputIsNotFound(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-notes")
+	code, _, stderr := cli(t, "import", "--db", filepath.Join(t.TempDir(), "c.db"), "--corpus", "c", missing)
+	assert.Equal(t, 3, code, stderr)
+	assert.Equal(t, "deidcorpus import: "+missing+": no such file or directory\n", stderr)
+}
+
 // A command that reads or changes a corpus, or lists accounts, tokens or
 // keys, or makes a token (which needs an account), does not make a database
 // where --db names none (a mistyped path, the wrong directory), nor a key
