@@ -183,7 +183,7 @@ func printComparison(w io.Writer, c *stats.Comparison) {
 	fmt.Fprintf(tw, "PHI %s\tA total\tA unique\tB total\tB unique\tA share\tB share\tResidual\tp\tB PHI OOV\t\n", c.By)
 	for _, g := range c.Groups {
 		label := g.Group
-		if c.By == stats.ByType {
+		if c.By == stats.ByType && g.Category != g.Group { // an open tag set's label is said once
 			label = g.Category + ": " + g.Group
 		}
 		mark := ""

@@ -92,4 +92,14 @@ func TestStatsHeadsEveryColumn(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `\n\s+DOCTOR\s+discharge\s+1\s+1\n`, out)
 	assert.Regexp(t, `\n\s+DATE\s+radiology\s+1\s+1\n`, out)
+
+	// An open tag set's label (category and type alike) is said once.
+	for _, name := range []string{"o1", "o2"} {
+		code, _, errs = cli(t, "import", "--db", db, "--corpus", name, "--tagset", "open", "--format", "jsonl", notes)
+		require.Equal(t, 0, code, errs)
+	}
+	code, out, errs = cli(t, "stats", "--db", db, "--corpus", "o1", "--compare", "o2")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `\n\s+DATE\s+2\s+2\s+2\s+2\s`, out)
+	assert.NotContains(t, out, "DATE: DATE")
 }
