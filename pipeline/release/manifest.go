@@ -31,6 +31,7 @@ type manifestBuilder struct {
 type digestEntry struct {
 	set, id   string
 	archiveID string // Entry.ArchiveID
+	split     string // Entry.Split
 	hash      [sha256.Size]byte
 }
 
@@ -39,7 +40,7 @@ func (a digestEntry) compare(b digestEntry) int {
 }
 
 func (a digestEntry) entry() Entry {
-	return Entry{Set: a.set, ID: a.id, Hash: hex.EncodeToString(a.hash[:]), ArchiveID: a.archiveID}
+	return Entry{Set: a.set, ID: a.id, Hash: hex.EncodeToString(a.hash[:]), ArchiveID: a.archiveID, Split: a.split}
 }
 
 // digestOrder sorts entries by set and id, and writes each to the temporary
@@ -47,14 +48,14 @@ func (a digestEntry) entry() Entry {
 var digestOrder = extsort.Order[digestEntry]{
 	Compare: digestEntry.compare,
 	Append: func(buf []byte, e digestEntry) []byte {
-		for _, s := range []string{e.set, e.id, e.archiveID} {
+		for _, s := range []string{e.set, e.id, e.archiveID, e.split} {
 			buf = extsort.AppendString(buf, s)
 		}
 		return append(buf, e.hash[:]...)
 	},
 	Decode: func(r *bufio.Reader) (digestEntry, error) {
 		var e digestEntry
-		for _, s := range []*string{&e.set, &e.id, &e.archiveID} {
+		for _, s := range []*string{&e.set, &e.id, &e.archiveID, &e.split} {
 			var err error
 			if *s, err = extsort.ReadString(r, math.MaxInt); err != nil {
 				return e, err
@@ -83,7 +84,7 @@ func (b *manifestBuilder) add(set string, docs []pipeline.Document) {
 // none.
 func (b *manifestBuilder) addArchived(set string, docs []pipeline.Document, archiveIDs []string) {
 	for i, d := range docs {
-		e := digestEntry{set: set, id: d.ID, hash: docDigest(d)}
+		e := digestEntry{set: set, id: d.ID, split: d.Split, hash: docDigest(d)}
 		if archiveIDs != nil {
 			e.archiveID = archiveIDs[i]
 		}

@@ -38,6 +38,11 @@ type Entry struct {
 	// part of the root hash: the content hash, over the document's own id,
 	// checks the pairing.
 	ArchiveID string `json:"archive_id,omitempty"`
+	// Split is the document's split (train, dev, test), which no file of
+	// i2b2, brat or MIMIC can carry; empty for none. Not part of the root
+	// hash (the content hash is the text's and the spans'), but release.json
+	// is hashed in the MANIFEST.
+	Split string `json:"split,omitempty"`
 }
 
 // Manifest lists every document's content hash, sorted by set and id, and

@@ -452,3 +452,37 @@ func TestArchiveKeepsPatientsTogether(t *testing.T) {
 		})
 	}
 }
+
+// A format whose files cannot say a document's split (i2b2 here) has it in
+// release.json, beside the document's hash; a document of no split has none.
+// The archive verifies: the split is not part of the content hash.
+func TestArchiveListsSplits(t *testing.T) {
+	snap := Snapshot{Sets: map[string][]pipeline.Document{"gold": {
+		{ID: "100-01", Patient: "100", RecordOrder: 1, Split: "train", Text: "Seen by Dr. Li."},
+		{ID: "100-02", Patient: "100", RecordOrder: 2, Split: "train", Text: "Back again."},
+		{ID: "200-01", Patient: "200", RecordOrder: 1, Split: "dev", Text: "Another patient."},
+		{ID: "300-01", Patient: "300", RecordOrder: 1, Text: "No split."},
+	}}}
+	f, _ := formats.Lookup("i2b2")
+	files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, "# demo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := VerifyZip(zipped(t, files)); err != nil {
+		t.Fatal(err)
+	}
+	var meta Meta
+	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
+		t.Fatal(err)
+	}
+	splits := map[string]string{}
+	for _, e := range meta.Manifest.Entries {
+		splits[e.ID] = e.Split
+	}
+	if want := map[string]string{"100-01": "train", "100-02": "train", "200-01": "dev", "300-01": ""}; !reflect.DeepEqual(splits, want) {
+		t.Errorf("splits %v, want %v", splits, want)
+	}
+	if strings.Count(string(file(files, MetaFile).Data), `"split"`) != 3 {
+		t.Errorf("release.json lists a split for the document of none:\n%s", file(files, MetaFile).Data)
+	}
+}
