@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +24,7 @@ import (
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
+	"deidcorpus/pipeline/release"
 )
 
 // ImportOptions say where imported documents go.
@@ -54,6 +56,9 @@ type ImportOptions struct {
 	// same text and the same spans in the set is taken as written by that
 	// attempt, not as a conflict.
 	Resume bool
+	// splitOf, if set, gives a document that has no split and no Split
+	// above one by its id (releaseSplits).
+	splitOf func(id string) string
 }
 
 // ImportResult tells what an import did.
@@ -204,6 +209,11 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		}
 		return apperr.Wrap(apperr.Invalid, err)
 	}
+	if opt.Split == "" {
+		released := releaseSplits{}
+		src = released.watch(src)
+		opt.splitOf = released.of
+	}
 	res, err := s.importStream(ctx, opt, existing, tagset, scan)
 	if res != nil {
 		res.Skipped, res.SkippedNames = skippedFiles, skipped
@@ -305,7 +315,10 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 	prepare := func(d *pipeline.Document) error {
 		if split != nil {
 			d.Split = string(*split)
-		} else if _, err := normalizeSplit(d.Split); err != nil {
+		} else if d.Split == "" && opt.splitOf != nil {
+			d.Split = opt.splitOf(d.ID)
+		}
+		if _, err := normalizeSplit(d.Split); err != nil {
 			return apperr.New(apperr.Invalid, "document %s: %v", d.ID, err)
 		}
 		if d.Patient == "" {
@@ -870,3 +883,41 @@ func conflictError(opt ImportOptions, conflicts []string) error {
 	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (import with replace, --replace on the command line, to overwrite them)",
 		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
 }
+
+// releaseSplits are the splits a release archive's release.json gives its
+// documents (no i2b2, brat or MIMIC file can), by the id the archive's files
+// give each back (its archive_id, else its id): an archive of a release
+// imports with the splits it was released with. An id two entries give
+// different splits keeps none.
+type releaseSplits map[string]string
+
+// watch passes src's files on, and reads each release.json at the top of an
+// archive or directory as it goes by. The import's first pass meets it (an
+// archive holds it after the documents); the splits apply in the second.
+// A file of that name that is not a release's is passed on unread.
+func (r releaseSplits) watch(src formats.Source) formats.Source {
+	return func(yield func(formats.File) error) error {
+		return src(func(f formats.File) error {
+			if name := f.Name[strings.LastIndex(f.Name, ":")+1:]; name == release.MetaFile {
+				data, err := f.Content()
+				if err != nil {
+					return err
+				}
+				var meta release.Meta
+				if json.Unmarshal(data, &meta) == nil && meta.Name != "" {
+					for _, e := range meta.Manifest.Entries {
+						id := cmp.Or(e.ArchiveID, e.ID)
+						if prev, ok := r[id]; ok && prev != e.Split {
+							e.Split = ""
+						}
+						r[id] = e.Split
+					}
+				}
+			}
+			return yield(f)
+		})
+	}
+}
+
+// of is the split release.json gave a document, "" for none.
+func (r releaseSplits) of(id string) string { return r[id] }

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
@@ -258,4 +261,61 @@ func TestFailedImportLeavesACorpusAnotherWroteTo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An archive of a release imports with the splits its release.json lists,
+// by the id each file gives a document back (a note written as PATIENT-NN
+// under its archive_id too); a split the import names wins, and a file
+// named release.json that is no release's is left alone.
+func TestImportReleaseArchiveSplits(t *testing.T) {
+	docs := []pipeline.Document{
+		{ID: "100-01", Patient: "100", RecordOrder: 1, Split: "train", Text: "Seen by Dr. Li."},
+		{ID: "731902448217", Patient: "100", RecordOrder: 2, Split: "train", Text: "Back again."},
+		{ID: "200-01", Patient: "200", RecordOrder: 1, Split: "dev", Text: "Another patient."},
+		{ID: "300-01", Patient: "300", RecordOrder: 1, Text: "No split."},
+	}
+	f, err := formats.Lookup("i2b2")
+	require.NoError(t, err)
+	var c formats.Collector
+	require.NoError(t, release.PackTo(release.Meta{Name: "r", Version: "1.0.0", Corpus: "c"},
+		func(fn func(set string, docs []pipeline.Document) error) error { return fn("gold", docs) }, f, "# r\n", c.Create))
+	var zipped bytes.Buffer
+	require.NoError(t, formats.WriteZip(&zipped, c.Files()))
+	stray := formats.Files([]formats.File{{Name: "release.json", Data: []byte(`{"note": "not a release"}`)}})
+
+	splits := func(s *store.Store, corpus string) map[string]string {
+		out := map[string]string{}
+		for _, d := range imported(t, s, corpus) {
+			out[d.ID] = d.Split
+		}
+		return out
+	}
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.SQLite)
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "back"}, formats.Zip("r.zip", zipped.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"100-01": "train", "100-02": "train", "200-01": "dev", "300-01": ""}, splits(s, "back"),
+		"the note of a pseudonymous id comes back as 100-02, its archive_id")
+
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "named", Split: "test"}, formats.Zip("r.zip", zipped.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"100-01": "test", "100-02": "test", "200-01": "test", "300-01": "test"}, splits(s, "named"))
+
+	var files []formats.File
+	require.NoError(t, formats.Zip("r.zip", zipped.Bytes())(func(f formats.File) error {
+		if !strings.HasSuffix(f.Name, release.MetaFile) {
+			data, err := f.Content()
+			files = append(files, formats.File{Name: f.Name, Data: data})
+			return err
+		}
+		return nil
+	}))
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "stray"}, func(yield func(formats.File) error) error {
+		if err := formats.Files(files)(yield); err != nil {
+			return err
+		}
+		return stray(yield)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"100-01": "", "100-02": "", "200-01": "", "300-01": ""}, splits(s, "stray"))
 }

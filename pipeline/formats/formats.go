@@ -49,6 +49,14 @@ type File struct {
 	limit int64
 }
 
+// Content returns the file's content, read now (within an archive
+// member's limit) if its Source left it unread: during the yield that gave
+// the file only.
+func (f File) Content() ([]byte, error) {
+	l, err := f.loaded()
+	return l.Data, err
+}
+
 // loaded returns the file with its content in Data, read now (through
 // reader, and so within its limit) if its Source left it unread.
 func (f File) loaded() (File, error) {
