@@ -190,7 +190,7 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 			skipped = append(skipped, file)
 		}
 		skippedFiles++
-	}}
+	}, KeepGoing: maxFileErrors}
 	scan := func(fn func(pipeline.Document) error) error {
 		skipped, skippedFiles = skipped[:0], 0
 		var fnErr error
@@ -883,6 +883,10 @@ func conflictError(opt ImportOptions, conflicts []string) error {
 	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (import with replace, --replace on the command line, to overwrite them)",
 		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
 }
+
+// maxFileErrors is how many files with errors an import reports, reading
+// on past each, before it stops.
+const maxFileErrors = 20
 
 // releaseSplits are the splits a release archive's release.json gives its
 // documents (no i2b2, brat or MIMIC file can), by the id the archive's files

@@ -224,6 +224,15 @@ func TestBrokenInputsChangeNothing(t *testing.T) {
 					assert.Equal(t, before, rowCounts(t, s), "%s changed the database", c.name)
 				}
 			}
+			// Every bad file is named in one round, and still nothing is written.
+			files := []formats.File{cases[0].file, {Name: "201-01.xml", Data: cases[3].file.Data}, {Name: "300-01.xml", Data: []byte(goodDoc)}}
+			_, err = s.Import(ctx, store.ImportOptions{Corpus: "new", TagSet: "i2b2-2014"}, files)
+			require.Error(t, err)
+			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+			for _, w := range []string{"2 files with errors:\n", "200-01.xml", "past the end", "201-01.xml", "unknown type"} {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Equal(t, before, rowCounts(t, s), "two bad files changed the database")
 		})
 	}
 }

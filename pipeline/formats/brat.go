@@ -63,13 +63,16 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 	key := func(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 	isText := func(name string) bool { return strings.EqualFold(path.Ext(name), ".txt") }
 	seen := map[string]string{} // document id -> its text file
+	bad := fileErrors{max: opt.KeepGoing}
+	// give gives a document to fn; an error of its files is noted, and the
+	// scan reads on until bad holds as many as it may.
 	give := func(txt File, ann *File) error {
 		d, err := ReadBRATPair(txt, ann, opt)
 		if err != nil {
-			return err
+			return bad.add(err)
 		}
 		if prev, dup := seen[d.ID]; dup {
-			return errorf(txt.where(), 0, "", "document id %q also comes from %s", d.ID, prev)
+			return bad.add(errorf(txt.where(), 0, "", "document id %q also comes from %s", d.ID, prev))
 		}
 		seen[d.ID] = txt.where()
 		return fn(d)
@@ -91,7 +94,7 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 		}
 		delete(pending, k)
 		if isText(f.Name) == isText(other.Name) {
-			return errorf(f.where(), 0, "", "the same file as %s", other.where())
+			return bad.add(errorf(f.where(), 0, "", "the same file as %s", other.where()))
 		}
 		if isText(f.Name) {
 			return give(f, &other)
@@ -104,11 +107,17 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 	for _, k := range slices.Sorted(maps.Keys(pending)) {
 		f := pending[k]
 		if !isText(f.Name) {
-			return errorf(f.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))
+			if err := bad.add(errorf(f.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := give(f, nil); err != nil {
 			return err
 		}
+	}
+	if err := bad.err(); err != nil {
+		return err
 	}
 	if len(seen) == 0 {
 		return ErrNoDocuments

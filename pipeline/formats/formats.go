@@ -385,10 +385,10 @@ func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 			}
 			defer r.Close()
 			return f.ScanFile(file, r, opt, fn)
-		}, fn)
+		}, fn, opt.KeepGoing)
 	}
 	if f.ReadFile != nil {
-		return scanEach(src, wholeFiles(f.ReadFile, opt), fn)
+		return scanEach(src, wholeFiles(f.ReadFile, opt), fn, opt.KeepGoing)
 	}
 	files, err := Collect(src)
 	if err != nil {
@@ -439,7 +439,7 @@ func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pip
 	err := scanEach(Files(filterExt(files, exts...)), wholeFiles(read, opt), func(d pipeline.Document) error {
 		docs = append(docs, d)
 		return nil
-	})
+	}, opt.KeepGoing)
 	if err != nil {
 		return nil, err
 	}
@@ -449,23 +449,63 @@ func readEach(files []File, opt ReadOptions, read func(File, ReadOptions) ([]pip
 // scanEach is readEach one file at a time, of files already filtered, read
 // gives fn the documents of one file: ErrNoDocuments when src has no
 // document.
-func scanEach(src Source, read func(File, func(pipeline.Document) error) error, fn func(pipeline.Document) error) error {
+func scanEach(src Source, read func(File, func(pipeline.Document) error) error, fn func(pipeline.Document) error, keepGoing int) error {
 	seen := map[string]string{} // document id -> its file
 	n := 0
+	bad := fileErrors{max: keepGoing}
 	err := src(func(f File) error {
-		return read(f, func(d pipeline.Document) error {
+		var fnErr error // fn's: it stops the scan
+		err := read(f, func(d pipeline.Document) error {
 			if prev, dup := seen[d.ID]; dup {
 				return errorf(f.where(), 0, "", "document id %q also comes from %s", d.ID, prev)
 			}
 			seen[d.ID] = f.where()
 			n++
-			return fn(d)
+			fnErr = fn(d)
+			return fnErr
 		})
+		if err != nil && err != fnErr {
+			return bad.add(err)
+		}
+		return err
 	})
+	if err == nil {
+		err = bad.err()
+	}
 	if err == nil && n == 0 {
 		return ErrNoDocuments
 	}
 	return err
+}
+
+// fileErrors gathers the errors of a scan's files, up to max of them.
+type fileErrors struct {
+	max  int
+	errs []error
+}
+
+// add notes a file's error. It returns nil while the scan may read on, and
+// every error noted once max are.
+func (e *fileErrors) add(err error) error {
+	e.errs = append(e.errs, err)
+	if len(e.errs) < e.max {
+		return nil
+	}
+	return e.err()
+}
+
+// err is every error noted, nil for none; one alone is itself, several are
+// one per line under a count.
+func (e *fileErrors) err() error {
+	switch {
+	case len(e.errs) == 0:
+		return nil
+	case len(e.errs) == 1:
+		return e.errs[0]
+	case len(e.errs) == e.max:
+		return fmt.Errorf("the first %d files with errors (the rest of the input was not read):\n%w", e.max, errors.Join(e.errs...))
+	}
+	return fmt.Errorf("%d files with errors:\n%w", len(e.errs), errors.Join(e.errs...))
 }
 
 // wholeFiles adapts a reader of whole files to scanEach: each file is

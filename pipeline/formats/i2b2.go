@@ -37,6 +37,12 @@ type ReadOptions struct {
 	// Skipped, when set, is told of each file Scan skips: one the format
 	// does not read, inside a directory or an archive given.
 	Skipped func(file string)
+	// KeepGoing is how many files with errors Scan reports before it
+	// stops, reading on past each (the documents of good files still go to
+	// its function): a curator fixes a corpus's bad files in one round.
+	// 0 or 1 stops at the first. Formats that read the input whole stop at
+	// the first error whatever it says.
+	KeepGoing int
 }
 
 // ReadI2B2 parses i2b2 2014 XML files (files with other extensions are
