@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/metrics"
 	"runtime/pprof"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -333,7 +334,8 @@ func help(w io.Writer, e *env, c *command) {
 			var flags strings.Builder
 			fs.SetOutput(&flags)
 			fs.PrintDefaults()
-			fmt.Fprint(w, "\nflags:"+strings.ReplaceAll("\n"+flags.String(), "\n  -", "\n  --"))
+			// --name, as the usage lines write it; a one-letter flag stays -v.
+			fmt.Fprint(w, "\nflags:"+longFlag.ReplaceAllString("\n"+flags.String(), "\n  --$1"))
 		}
 	}
 	fmt.Fprintln(w, "\nexamples:")
@@ -344,6 +346,10 @@ func help(w io.Writer, e *env, c *command) {
 		fmt.Fprintf(w, "  %s\n", s.examples[0])
 	}
 }
+
+// longFlag is a flag of two letters or more at the start of a line of
+// PrintDefaults.
+var longFlag = regexp.MustCompile(`\n  -(\w\w)`)
 
 func hasFlags(fs *flag.FlagSet) bool {
 	n := 0
