@@ -158,6 +158,7 @@ type Checker struct {
 type surrogateSets struct {
 	first map[uint64]string
 	more  map[[3]string]map[string]bool // the values with a second surrogate
+	keys  map[uint64][3]string          // each hash's key, kept only for State
 }
 
 func newSurrogateSets() surrogateSets {
@@ -171,6 +172,9 @@ func (s surrogateSets) add(k [3]string, sur string) {
 	switch {
 	case !ok:
 		s.first[h] = sur
+		if s.keys != nil {
+			s.keys[h] = k
+		}
 	case first != sur:
 		if s.more[k] == nil {
 			s.more[k] = map[string]bool{first: true}
@@ -199,6 +203,104 @@ func NewChecker(pol *Policy, language string) *Checker {
 	return &Checker{pol: pol, rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
 		kept: map[[2]string]int{}, seen: newSurrogateSets(), corpusMaps: newSurrogateSets(),
 		origPatterns: map[string]int{}, surPatterns: map[string]int{}}
+}
+
+// NewPartChecker is NewChecker for one part of a run checked in a process
+// of its own: it also keeps each corpus-scope value's key, so that its
+// State can be merged into the Checker that finishes the run.
+func NewPartChecker(pol *Policy, language string) *Checker {
+	c := NewChecker(pol, language)
+	c.seen.keys = map[uint64][3]string{}
+	return c
+}
+
+// KeptForReview notes review items of the run (its plan's) that keep a
+// value, as Add does, without counting them: a part's checker, whose
+// plan's items the Checker that finishes the run counts.
+func (c *Checker) KeptForReview(items []ReviewItem) {
+	for _, it := range items {
+		if it.Kept {
+			c.keptForReview[checkAt{it.Doc, it.Start}] = true
+		}
+	}
+}
+
+// CheckState is what a part's Checker found (see NewPartChecker), written
+// out for the Checker that finishes the run (Merge): the findings and
+// counts, the values kept, each corpus-scope value with its surrogates and
+// the name patterns. It names original values: it is as sensitive as the
+// report.
+type CheckState struct {
+	Report       Report // the findings and counts so far; Inconsistent, Kept and NamePatterns are below
+	Kept         []KeptValue
+	Seen         []SeenValue
+	SeenProblems []Inconsistency
+	MapProblems  []Inconsistency
+	OrigPatterns map[string]int
+	SurPatterns  map[string]int
+}
+
+// SeenValue is one corpus-scope value and its folded surrogates.
+type SeenValue struct {
+	Key        [3]string // scope, type, folded original
+	Surrogates []string
+}
+
+// State returns what a part's Checker found. It panics for a Checker
+// NewPartChecker did not make, which cannot name its values.
+func (c *Checker) State() CheckState {
+	if c.seen.keys == nil {
+		panic("surrogate: State of a Checker that keeps no keys (use NewPartChecker)")
+	}
+	st := CheckState{Report: *c.r, SeenProblems: c.seenProblems, MapProblems: c.mapProblems,
+		OrigPatterns: c.origPatterns, SurPatterns: c.surPatterns}
+	for k, n := range c.kept {
+		st.Kept = append(st.Kept, KeptValue{k[0], k[1], n})
+	}
+	for h, sur := range c.seen.first {
+		k := c.seen.keys[h]
+		surs := []string{sur}
+		if more := c.seen.more[k]; more != nil {
+			surs = slices.Sorted(maps.Keys(more))
+		}
+		st.Seen = append(st.Seen, SeenValue{k, surs})
+	}
+	slices.SortFunc(st.Seen, func(a, b SeenValue) int { return slices.Compare(a.Key[:], b.Key[:]) })
+	return st
+}
+
+// Merge adds what a part's Checker found (its State), as if its documents
+// had been added here: parts merged in the run's document order give the
+// report one Checker would.
+func (c *Checker) Merge(st CheckState) {
+	r, p := c.r, &st.Report
+	r.Documents += p.Documents
+	r.Spans += p.Spans
+	r.Replaced += p.Replaced
+	r.DatesChecked += p.DatesChecked
+	r.Review += p.Review
+	r.Misaligned = append(r.Misaligned, p.Misaligned...)
+	r.Leaks = append(r.Leaks, p.Leaks...)
+	r.Unannotated = append(r.Unannotated, p.Unannotated...)
+	r.Identifiers = append(r.Identifiers, p.Identifiers...)
+	r.IntervalErrors = append(r.IntervalErrors, p.IntervalErrors...)
+	r.EqualToOriginal = append(r.EqualToOriginal, p.EqualToOriginal...)
+	for _, k := range st.Kept {
+		c.kept[[2]string{k.Type, k.Value}] += k.Count
+	}
+	for _, v := range st.Seen {
+		for _, sur := range v.Surrogates {
+			c.seen.add(v.Key, sur)
+		}
+	}
+	c.seenProblems = append(c.seenProblems, st.SeenProblems...)
+	c.mapProblems = append(c.mapProblems, st.MapProblems...)
+	for p, n := range st.OrigPatterns {
+		c.origPatterns[p] += n
+	}
+	for p, n := range st.SurPatterns {
+		c.surPatterns[p] += n
+	}
 }
 
 // Add checks one part of a run: res's documents against their originals in

@@ -572,10 +572,23 @@ func (s *Stream) Rewrite(docs, context []pipeline.Document) (*Result, error) {
 // mappings (CorpusMappings): the language and the rule each of the rewritten
 // notes' labels got.
 func (s *Stream) Finish() *Result {
-	labels := slices.SortedFunc(maps.Keys(s.labels), func(a, b [2]string) int {
+	return &Result{Language: s.e.lang, Labels: s.e.r.Policy.explain(s.Labels())}
+}
+
+// Labels are the labels of the notes Rewrite rewrote, sorted: what a part
+// of a run rewritten in another process tells the stream that finishes the
+// run (AddLabels), whose Finish explains them.
+func (s *Stream) Labels() [][2]string {
+	return slices.SortedFunc(maps.Keys(s.labels), func(a, b [2]string) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
-	return &Result{Language: s.e.lang, Labels: s.e.r.Policy.explain(labels)}
+}
+
+// AddLabels adds labels of notes rewritten elsewhere (see Labels).
+func (s *Stream) AddLabels(labels [][2]string) {
+	for _, l := range labels {
+		s.labels[l] = true
+	}
 }
 
 // CorpusMappings yields, once every batch is rewritten, the corpus-scope

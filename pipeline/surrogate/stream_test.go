@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"cmp"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
@@ -136,6 +137,57 @@ func assertSameRun(t *testing.T, whole *Result, plan, fin *Result, batches []*Re
 	if got := c.Report(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the batched check differs from Check:\n%+v\n%+v", got, want)
 	}
+	// The same check made in parts of three batches, as processes of their
+	// own would make it, each part's state written out as JSON and merged.
+	parts := NewChecker(pol, plan.Language)
+	parts.Add(nil, plan)
+	for lo := 0; lo < len(batches); lo += 3 {
+		pc := NewPartChecker(pol, plan.Language)
+		pc.KeptForReview(plan.Review)
+		for i := lo; i < min(lo+3, len(batches)); i++ {
+			pc.Add(orig[i], batches[i])
+		}
+		data, err := json.Marshal(pc.State())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st CheckState
+		if err := json.Unmarshal(data, &st); err != nil {
+			t.Fatal(err)
+		}
+		parts.Merge(st)
+	}
+	parts.Add(nil, fin)
+	if got := parts.Report(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the check merged from parts differs from Check:\n%+v\n%+v", got, want)
+	}
+}
+
+// Two parts that gave one corpus-scope value different surrogates are an
+// inconsistency once merged, though neither part saw one; a Checker that
+// keeps no keys has no State.
+func TestCheckerMergeFindsInconsistency(t *testing.T) {
+	pol := DefaultPolicy()
+	k := [3]string{ScopeCorpus, "DOCTOR", "lee"}
+	whole := NewChecker(pol, "en")
+	for _, sur := range []string{"ray", "fox"} {
+		pc := NewPartChecker(pol, "en")
+		pc.seen.add(k, sur)
+		if in := pc.Report().Inconsistent; len(in) != 0 {
+			t.Fatalf("one part alone: %v", in)
+		}
+		whole.Merge(pc.State())
+	}
+	want := []Inconsistency{{ScopeCorpus, "DOCTOR", "lee", []string{"fox", "ray"}}}
+	if got := whole.Report().Inconsistent; !reflect.DeepEqual(got, want) {
+		t.Errorf("merged: %v, want %v", got, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("State of a Checker without keys did not panic")
+		}
+	}()
+	NewChecker(pol, "en").State()
 }
 
 // TestStreamEqualsRun resynthesizes a corpus a few patients at a time,
