@@ -231,6 +231,28 @@ func (c *ReuseCounter) Add(res *surrogate.Result) {
 	}
 }
 
+// Counts are what the counter counted, per earlier job, without the jobs'
+// seeds and corpora: what a part of a run rewritten in another process
+// gives the process that finishes the run (Merge).
+func (c *ReuseCounter) Counts() []Reuse {
+	out := make([]Reuse, 0, len(c.byJob))
+	for _, id := range slices.Sorted(maps.Keys(c.byJob)) {
+		out = append(out, Reuse{Job: id, Mappings: c.byJob[id].Mappings, Shifts: c.byJob[id].Shifts})
+	}
+	return out
+}
+
+// Merge adds counts another counter made (Counts).
+func (c *ReuseCounter) Merge(counts []Reuse) {
+	for _, r := range counts {
+		if c.byJob[r.Job] == nil {
+			c.byJob[r.Job] = &Reuse{Job: r.Job}
+		}
+		c.byJob[r.Job].Mappings += r.Mappings
+		c.byJob[r.Job].Shifts += r.Shifts
+	}
+}
+
 // Reused tells, per earlier job, what a run took over (as counted), with the
 // job's seed and the surrogate corpus it wrote.
 func (s *Store) Reused(ctx context.Context, c *ReuseCounter) ([]Reuse, error) {
