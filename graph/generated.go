@@ -26393,8 +26393,11 @@ func (ec *executionContext) unmarshalInputResynthesisInput(ctx context.Context, 
 	if _, present := asMap["seed"]; !present {
 		asMap["seed"] = 1
 	}
+	if _, present := asMap["parts"]; !present {
+		asMap["parts"] = 0
+	}
 
-	fieldsInOrder := [...]string{"corpus", "out", "set", "seed", "policy"}
+	fieldsInOrder := [...]string{"corpus", "out", "set", "seed", "policy", "parts"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -26436,6 +26439,13 @@ func (ec *executionContext) unmarshalInputResynthesisInput(ctx context.Context, 
 				return it, err
 			}
 			it.Policy = data
+		case "parts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parts"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parts = data
 		}
 	}
 	return it, nil

@@ -118,7 +118,11 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 		external: newExternalClient(opt.External),
 	}
 	for kind, s := range opt.Splits {
-		m.handlers[kind] = func(ctx context.Context, run *Run) (Result, error) { return m.runSplit(ctx, run, s) }
+		// A kind with a handler of its own splits the jobs that ask for it
+		// (resynthesize's parts).
+		if _, own := m.handlers[kind]; !own {
+			m.handlers[kind] = func(ctx context.Context, run *Run) (Result, error) { return m.runSplit(ctx, run, s) }
+		}
 	}
 	q, err := newQueue(auth.System(ctx), st, m)
 	if err != nil {

@@ -98,9 +98,9 @@ func Handlers() map[string]Handler {
 }
 
 // Splits are the kinds whose jobs are cut into parts that every worker
-// takes (see Split).
+// takes (see Split): every tag job, and a resynthesis that asks for parts.
 func Splits() map[string]Split {
-	return map[string]Split{TagParams{}.JobKind(): tagSplit}
+	return map[string]Split{TagParams{}.JobKind(): tagSplit, ResynthesizeParams{}.JobKind(): resynthSplit}
 }
 
 // Kinds lists the job kinds, sorted: what the API offers to filter jobs by.

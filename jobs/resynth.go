@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"deidcorpus/apperr"
@@ -25,6 +26,9 @@ type ResynthesizeParams struct {
 	Set    string `json:"set,omitempty"`    // the source's annotation set; default gold
 	Seed   uint64 `json:"seed"`             // makes the output reproducible
 	Policy any    `json:"policy,omitempty"` // a policy object; default surrogate.DefaultPolicy
+	// Parts, 2 or more, splits the job into that many parts of whole
+	// patients that any worker takes (resynthSplit); 0 or 1 runs it whole.
+	Parts int `json:"parts,omitempty"`
 }
 
 // Validate checks a resynthesis job's parameters before it is queued.
@@ -34,6 +38,8 @@ func (p ResynthesizeParams) Validate() error {
 		return required("corpus")
 	case p.Out == "" || p.Out == p.Corpus:
 		return fmt.Errorf("out: the surrogate corpus needs a name of its own")
+	case p.Parts < 0 || p.Parts > maxResynthParts:
+		return fmt.Errorf("parts: %d, want 0 to %d (0 or 1: the job is not split)", p.Parts, maxResynthParts)
 	}
 	_, _, err := p.policy()
 	return err
@@ -89,206 +95,282 @@ func (p ResynthesizeParams) policy() (*surrogate.Policy, []byte, error) {
 // corpus already has are not rewritten unless their source changed since
 // (see surrogate.Outline): they constrain the new surrogates, and the stored
 // mappings and date shifts make a patient's new notes consistent with their
-// earlier ones.
+// earlier ones. A job that asks for parts is split (resynthSplit).
 func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	var p ResynthesizeParams
 	if err := run.Params(&p); err != nil {
 		return nil, err
 	}
+	if p.Parts >= 2 {
+		return run.manager.runSplit(ctx, run, resynthSplit)
+	}
+	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
+		run.Progress(read, 2*total, fmt.Sprintf("reading %s: %d of %d notes", p.Corpus, read, total))
+	})
+	if err != nil || r.result != nil {
+		return r.result, err
+	}
+	target, marker, err := r.begin(ctx, run.Store, run.Job.ID)
+	if err != nil {
+		return nil, err
+	}
+	checker := surrogate.NewChecker(r.policy, r.plan.Language)
+	checker.Add(nil, r.plan)
+	each := func(ctx context.Context, fn func([]pipeline.Document) error) error {
+		return run.Store.EachBatch(ctx, r.src, r.p.Set, "", batchSize, fn)
+	}
+	rw, err := r.rewrite(ctx, run.Store, run.Job.ID, each, target, marker, checker, func(read int) {
+		run.Progress(r.total+read, 2*r.total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, r.total))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(ctx, run, target, marker, checker, rw)
+}
+
+// resynthesis is a resynthesis job read and planned: what its first pass
+// and plan decide, which every process that works on the job decides alike
+// (see surrogate.Stream).
+type resynthesis struct {
+	p          ResynthesizeParams // with its defaults
+	policy     *surrogate.Policy
+	policyJSON []byte
+	src        *ent.Corpus
+	total      int // the source's documents
+	// done are the target's notes, which the job does not rewrite unless
+	// their source changed since: their outlines.
+	done map[string]surrogate.Outline
+	// unannotated are the target's notes with unannotated finds (from
+	// earlier runs): a note the job rewrites gets its own count.
+	unannotated map[string]int
+	redo        bool
+	marker      *store.ResynthesisMarker // the job's, when an earlier attempt began writing
+	stream      *surrogate.Stream
+	reuse       *store.ReuseCounter
+	loadErr     error // reading stored mappings failed: the database's error, not the input's
+	plan        *surrogate.Result
+	// result, when set, is the job's whole result: an earlier attempt
+	// saved its output, or there is nothing to write.
+	result Result
+}
+
+// planResynthesis reads a resynthesis job's source (pass 1) and plans the
+// job. jobID is the job's (a part's parent's): what it wrote is not stored
+// state to a retry, which draws it again, identically.
+func planResynthesis(ctx context.Context, run *Run, params map[string]any, jobID int, progress func(read, total int)) (*resynthesis, error) {
+	r := &resynthesis{unannotated: map[string]int{}}
+	if err := decodeParams(params, &r.p); err != nil {
+		return nil, apperr.New(apperr.Invalid, "resynthesis parameters: %v", err)
+	}
+	p := &r.p
 	if p.Set == "" {
 		p.Set = "gold"
 	}
-	policy, policyJSON, err := p.policy()
-	if err != nil {
+	var err error
+	if r.policy, r.policyJSON, err = p.policy(); err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	st := run.Store
-	src, err := st.CorpusByName(ctx, p.Corpus)
-	if err != nil {
+	if r.src, err = st.CorpusByName(ctx, p.Corpus); err != nil {
 		return nil, err
 	}
-	total, err := st.CountDocuments(ctx, src, "")
-	if err != nil {
+	if r.total, err = st.CountDocuments(ctx, r.src, ""); err != nil {
 		return nil, err
 	}
-	// The target's notes, which this job does not rewrite unless their
-	// source changed since: their outlines.
-	var done map[string]surrogate.Outline
-	// The target's notes with unannotated finds (from earlier runs): a note
-	// this run rewrites gets its own count.
-	unannotated := map[string]int{}
-	redo := false
-	var marker *store.ResynthesisMarker // this job's, when an earlier attempt began writing
+	var before time.Time
 	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
 		if err := p.checkTarget(out); err != nil {
 			return nil, err
 		}
-		if err := st.RefuseOtherWriter(ctx, out, run.Job.ID); err != nil {
+		if err := st.RefuseOtherWriter(ctx, out, jobID); err != nil {
 			return nil, err
 		}
-		if earlier := finishedRun(out.Provenance, run.Job.ID); earlier != nil {
+		if earlier := finishedRun(out.Provenance, jobID); earlier != nil {
 			// A retry of a job whose output was saved: it reports what it wrote.
-			return Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
-				"message": "saved by an earlier attempt of this job"}, nil
+			r.result = Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
+				"message": "saved by an earlier attempt of this job"}
+			return r, nil
 		}
-		var before time.Time
-		if m := store.InProgress(out); m != nil && m.Job == run.Job.ID {
-			marker, redo, before = m, m.Redo, m.Since
+		if m := store.InProgress(out); m != nil && m.Job == jobID {
+			r.marker, r.redo, before = m, m.Redo, m.Since
 		} else {
 			// A quarantined corpus's notes cannot be trusted: a rerun rewrites
 			// and checks them all, and its check decides the quarantine.
-			redo = out.CheckStatus == corpus.CheckStatusFailed
+			r.redo = out.CheckStatus == corpus.CheckStatusFailed
 		}
-		if !redo {
-			if done, err = st.SurrogateOutlines(ctx, out, before); err != nil {
+		if !r.redo {
+			if r.done, err = st.SurrogateOutlines(ctx, out, before); err != nil {
 				return nil, err
 			}
-			unannotated, _ = release.Unannotated(out.Provenance)
+			r.unannotated, _ = release.Unannotated(out.Provenance)
 		}
 	}
-	// split sorts a batch into the notes to write and those the target
-	// holds as they are; the first pass forgets the target's notes whose
-	// source changed since (their outlines differ), so the second pass
-	// splits alike without hashing every note again.
-	split := func(batch []pipeline.Document) (todo, context []pipeline.Document) {
-		for _, d := range batch {
-			if _, ok := done[d.ID]; ok {
-				context = append(context, d)
-			} else {
-				todo = append(todo, d)
-			}
-		}
-		return todo, context
-	}
-	// What an earlier attempt of this job saved is not stored state to this
-	// one: it draws it again, identically. The patients' own mappings are
-	// read with their batch, in each pass.
-	state, patientMappings, err := st.PlanState(ctx, src.ID, run.Job.ID)
+	state, patientMappings, err := st.PlanState(ctx, r.src.ID, jobID)
 	if err != nil {
 		return nil, err
 	}
-	seed, err := st.SecretSeed(p.Seed, src.ID)
+	seed, err := st.SecretSeed(p.Seed, r.src.ID)
 	if err != nil {
 		return nil, err
 	}
-	stream, err := surrogate.New(policy, nil, seed).Stream(state.Store)
-	if err != nil {
+	if r.stream, err = surrogate.New(r.policy, nil, seed).Stream(state.Store); err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	reuse := state.Reuse()
-	var loadErr error // reading stored mappings failed: the database's error, not the input's
+	r.reuse = state.Reuse()
 	if patientMappings {
-		stream.LoadPatientState(func(patients []string) ([]surrogate.Mapping, error) {
-			batch, err := st.PatientMappingsBefore(ctx, src.ID, run.Job.ID, patients)
-			loadErr = err
-			reuse.Batch(batch)
+		// The patients' own mappings are read with their batch, in each pass.
+		r.stream.LoadPatientState(func(patients []string) ([]surrogate.Mapping, error) {
+			batch, err := st.PatientMappingsBefore(ctx, r.src.ID, jobID, patients)
+			r.loadErr = err
+			r.reuse.Batch(batch)
 			return batch.Mappings, err
 		})
 	}
-	invalid := func(err error) error {
-		if loadErr != nil {
-			return loadErr
-		}
-		return apperr.Wrap(apperr.Invalid, err)
-	}
 
 	// Pass 1 reads the source for what its values decide; memory holds one
-	// batch of notes and those values.
+	// batch of notes and those values. It forgets the target's notes whose
+	// source changed since (their outlines differ), so that the second pass
+	// splits alike without hashing every note again.
 	read, todo := 0, 0
-	if err := st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+	if err := st.EachBatch(ctx, r.src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
 		for _, d := range batch {
-			if o, ok := done[d.ID]; ok && o != surrogate.OutlineOf(d) {
-				delete(done, d.ID)
+			if o, ok := r.done[d.ID]; ok && o != surrogate.OutlineOf(d) {
+				delete(r.done, d.ID)
 			}
 		}
-		t, c := split(batch)
-		if err := stream.Observe(t, c); err != nil {
-			return invalid(err)
+		t, c := r.split(batch)
+		if err := r.stream.Observe(t, c); err != nil {
+			return r.invalid(err)
 		}
 		read += len(batch)
 		todo += len(t)
-		run.Progress(read, 2*total, fmt.Sprintf("reading %s: %d of %d notes", p.Corpus, read, total))
+		progress(read, r.total)
 		return ctx.Err()
 	}); err != nil {
 		return nil, err
 	}
 	if todo == 0 {
-		return Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}, nil
+		r.result = Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}
+		return r, nil
 	}
 	var force []string
-	if marker != nil {
-		force = marker.Redone
+	if r.marker != nil {
+		force = r.marker.Redone
 	}
-	plan, err := stream.Plan(force)
-	if err != nil {
+	if r.plan, err = r.stream.Plan(force); err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: p.Out, TagSet: src.Tagset,
-		From: p.Corpus, JobID: run.Job.ID, Redo: redo, Redone: plan.Redone, Redrawn: stream.Redrawn(), Dropped: plan.Dropped})
-	if err != nil {
-		return nil, err
-	}
+	return r, nil
+}
 
-	// Pass 2 rewrites, checks and saves a batch of whole patients at a time,
-	// each batch in a transaction of its own; a retry rewrites the batches an
-	// earlier attempt saved (for the check) without saving them again. A
-	// batch is saved, in order, while the next is read and rewritten.
-	checker := surrogate.NewChecker(policy, plan.Language)
-	checker.Add(nil, plan)
-	review := plan.Review
-	produced, written, newMappings := 0, 0, 0
-	read = 0
-	rewrite := func(ctx context.Context, send func(*surrogate.Result) error) error {
-		return st.EachBatch(ctx, src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
+// split sorts a batch into the notes to write and those the target holds
+// as they are.
+func (r *resynthesis) split(batch []pipeline.Document) (todo, context []pipeline.Document) {
+	for _, d := range batch {
+		if _, ok := r.done[d.ID]; ok {
+			context = append(context, d)
+		} else {
+			todo = append(todo, d)
+		}
+	}
+	return todo, context
+}
+
+// invalid is the error of a stream's step: the input's, unless reading the
+// stored mappings failed.
+func (r *resynthesis) invalid(err error) error {
+	if r.loadErr != nil {
+		return r.loadErr
+	}
+	return apperr.Wrap(apperr.Invalid, err)
+}
+
+// begin marks the target as written by job jobID (creating it if need be).
+func (r *resynthesis) begin(ctx context.Context, st *store.Store, jobID int) (*ent.Corpus, *store.ResynthesisMarker, error) {
+	return st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: r.src.ID, Target: r.p.Out, TagSet: r.src.Tagset,
+		From: r.p.Corpus, JobID: jobID, Redo: r.redo, Redone: r.plan.Redone, Redrawn: r.stream.Redrawn(), Dropped: r.plan.Dropped})
+}
+
+// rewritten is what a second pass wrote.
+type rewritten struct {
+	produced, written, newMappings int
+	review                         []surrogate.ReviewItem
+	annotated                      []string // notes of unannotated it rewrote
+}
+
+// rewrite is the second pass over the batches each gives (whole patients):
+// it rewrites, checks and saves a batch at a time, each in a transaction of
+// its own, for job jobID; a retry rewrites the batches an earlier attempt
+// saved (for the check) without saving them again. A batch is saved, in
+// order, while the next is read and rewritten.
+func (r *resynthesis) rewrite(ctx context.Context, st *store.Store, jobID int, each func(context.Context, func([]pipeline.Document) error) error,
+	target *ent.Corpus, marker *store.ResynthesisMarker, checker *surrogate.Checker, progress func(read int)) (rewritten, error) {
+	var rw rewritten
+	read := 0
+	pass := func(ctx context.Context, send func(*surrogate.Result) error) error {
+		return each(ctx, func(batch []pipeline.Document) error {
 			read += len(batch)
-			t, c := split(batch)
-			res, err := stream.Rewrite(t, c)
+			t, c := r.split(batch)
+			res, err := r.stream.Rewrite(t, c)
 			if err != nil {
-				return invalid(err)
+				return r.invalid(err)
 			}
 			if len(res.Docs) > 0 {
 				checker.Add(batch, res)
 				for _, d := range res.Docs {
-					delete(unannotated, d.ID)
+					if _, ok := r.unannotated[d.ID]; ok {
+						rw.annotated = append(rw.annotated, d.ID)
+					}
 				}
-				reuse.Add(res)
-				review = append(review, res.Review...)
-				produced += len(res.Docs)
+				r.reuse.Add(res)
+				rw.review = append(rw.review, res.Review...)
+				rw.produced += len(res.Docs)
 				for _, m := range res.Mappings {
 					if m.New {
-						newMappings++
+						rw.newMappings++
 					}
 				}
 				if err := send(res); err != nil {
 					return err
 				}
 			}
-			run.Progress(total+read, 2*total, fmt.Sprintf("replacing the PHI of %s: %d of %d notes", p.Corpus, read, total))
+			progress(read)
 			return ctx.Err()
 		})
 	}
 	saved := 0
-	if err := seqs.Ahead(ctx, rewrite, func(res *surrogate.Result) error {
-		n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
+	err := seqs.Ahead(ctx, pass, func(res *surrogate.Result) error {
+		n, err := st.SaveResynthesisBatch(ctx, store.ResynthesisBatch{SourceID: r.src.ID, TargetID: target.ID, JobID: jobID,
 			Marker: marker, Result: res})
 		if err != nil {
 			return err
 		}
-		written += n
+		rw.written += n
 		if saved++; batchSaved != nil {
 			return batchSaved(saved)
 		}
 		return nil
-	}); err != nil {
-		return nil, err
+	})
+	return rw, err
+}
+
+// finish checks and counts the corpus-scope mappings the run used, saves
+// them with the run's provenance and check, and saves the full check report.
+func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, marker *store.ResynthesisMarker,
+	checker *surrogate.Checker, rw rewritten) (Result, error) {
+	st, p := run.Store, r.p
+	review := append(slices.Clone(r.plan.Review), rw.review...)
+	for _, id := range rw.annotated {
+		delete(r.unannotated, id)
 	}
+	newMappings := rw.newMappings
 	// The corpus-scope mappings the run used are checked and counted a
 	// batch at a time (a million notes use millions), then saved.
-	fin := stream.Finish()
-	for batch := range seqs.Chunk(stream.CorpusMappings(), mappingCheckBatch) {
+	fin := r.stream.Finish()
+	for batch := range seqs.Chunk(r.stream.CorpusMappings(), mappingCheckBatch) {
 		part := &surrogate.Result{Mappings: batch}
 		checker.Add(nil, part)
-		reuse.Add(part)
+		r.reuse.Add(part)
 		for _, m := range batch {
 			if m.New {
 				newMappings++
@@ -300,23 +382,26 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	findings := store.CheckFindings(summary)
 	// The seed draws only what no earlier run of the source decided: the
 	// provenance says what was taken over, from which job and its seed.
-	reused, err := st.Reused(ctx, reuse)
+	reused, err := st.Reused(ctx, r.reuse)
 	if err != nil {
 		return nil, err
 	}
 	var policyObj any
-	json.Unmarshal(policyJSON, &policyObj)
+	json.Unmarshal(r.policyJSON, &policyObj)
 	prov := map[string]any{
-		"source": "resynthesis", "from": p.Corpus, "fromID": src.ID, "set": p.Set, "job": run.Job.ID,
-		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": plan.Language,
-		"documents": produced, "redonePatients": len(plan.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
+		"source": "resynthesis", "from": p.Corpus, "fromID": r.src.ID, "set": p.Set, "job": run.Job.ID,
+		"seed": p.Seed, "policy": policyObj, "codeVersion": version.String(), "language": r.plan.Language,
+		"documents": rw.produced, "redonePatients": len(r.plan.Redone), "newMappings": newMappings, "reused": reused, "check": summary,
 		"labels": fin.Labels,
 	}
-	for _, l := range report.Unannotated {
-		unannotated[l.Doc]++
+	if p.Parts >= 2 {
+		prov["parts"] = p.Parts
 	}
-	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: src.ID, TargetID: target.ID, JobID: run.Job.ID,
-		Marker: marker, Provenance: prov, Mappings: stream.CorpusMappings(), Findings: findings, Unannotated: unannotated})
+	for _, l := range report.Unannotated {
+		r.unannotated[l.Doc]++
+	}
+	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: r.src.ID, TargetID: target.ID, JobID: run.Job.ID,
+		Marker: marker, Provenance: prov, Mappings: r.stream.CorpusMappings(), Findings: findings, Unannotated: r.unannotated})
 	if err != nil {
 		return nil, err
 	}
@@ -331,13 +416,13 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	// items, leaks, values kept): it stays an artifact of the job, not part
 	// of the surrogate corpus, sealed under the mapping keys.
 	a, err := st.SaveArtifact(ctx, store.ArtifactSpec{Name: p.Out + "-check-report.json", ContentType: "application/json",
-		JobID: run.Job.ID, CorpusID: src.ID, CreatedBy: run.Job.CreatedBy, Sealed: true}, full)
+		JobID: run.Job.ID, CorpusID: r.src.ID, CreatedBy: run.Job.CreatedBy, Sealed: true}, full)
 	if err != nil {
 		return nil, err
 	}
-	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": produced, "written": written,
-		"redonePatients": len(plan.Redone), "newMappings": newMappings,
-		"reused": reused, "redo": redo, "check": summary, "checkReport": a.ID, "saved": written > 0,
+	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": rw.produced, "written": rw.written,
+		"redonePatients": len(r.plan.Redone), "newMappings": newMappings,
+		"reused": reused, "redo": r.redo, "check": summary, "checkReport": a.ID, "saved": rw.written > 0,
 		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
 	if findings > 0 {
 		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d source ids in the text, %d misaligned spans): "+

@@ -251,14 +251,15 @@ func TestResynthesisResumes(t *testing.T) {
 		docs = append(docs, p.Docs...)
 		return nil
 	}))
-	params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 5}
 	type output struct {
 		docs     []pipeline.Document
 		mappings []surrogate.Mapping
 		shifts   []surrogate.PatientShift
 		result   map[string]any
+		report   string // the full check report, review items among it
 	}
-	resynthesize := func(interrupt bool) output {
+	resynthesize := func(interrupt bool, parts int) output {
+		params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 5, Parts: parts}
 		st := storetest.Open(t, storetest.SQLite) // the test's key: the same secret seed in both databases
 		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
 		require.NoError(t, err)
@@ -289,6 +290,13 @@ func TestResynthesisResumes(t *testing.T) {
 			done = wait(t, m, j.ID)[0]
 		}
 		require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		kids, err := st.ChildJobs(ctx, j.ID)
+		require.NoError(t, err)
+		if parts > 0 {
+			require.GreaterOrEqual(t, len(kids), parts, "the job's parts")
+		} else {
+			require.Empty(t, kids)
+		}
 		src, err := st.CorpusByName(ctx, "notes")
 		require.NoError(t, err)
 		out, err := st.CorpusByName(ctx, params.Out)
@@ -300,18 +308,30 @@ func TestResynthesisResumes(t *testing.T) {
 		state, err := st.SurrogateState(ctx, src.ID)
 		require.NoError(t, err)
 		sortMappings(state.Mappings)
-		return output{written, state.Mappings, state.Shifts, done.Result}
+		report, err := st.Artifact(ctx, int(done.Result["checkReport"].(float64)))
+		require.NoError(t, err)
+		return output{written, state.Mappings, state.Shifts, done.Result, string(report.Data)}
 	}
-	whole := resynthesize(false)
-	resumed := resynthesize(true)
-	require.Len(t, resumed.docs, len(docs))
-	assert.Equal(t, whole.docs, resumed.docs)
-	assert.Equal(t, whole.mappings, resumed.mappings)
-	assert.Equal(t, whole.shifts, resumed.shifts)
-	assert.Equal(t, float64(len(docs)), resumed.result["documents"], "the retry reports every document of the job")
-	assert.Less(t, resumed.result["written"], resumed.result["documents"], "the retry skips what was saved")
-	assert.Equal(t, whole.result["check"], resumed.result["check"])
-	assert.Equal(t, whole.result["newMappings"], resumed.result["newMappings"])
+	whole := resynthesize(false, 0)
+	// Resumed whole, split into 3 parts that the workers share, and split
+	// with a part failing after two batches and retried.
+	for _, run := range []struct {
+		interrupt bool
+		parts     int
+	}{{true, 0}, {false, 3}, {true, 3}} {
+		got := resynthesize(run.interrupt, run.parts)
+		require.Len(t, got.docs, len(docs))
+		assert.Equal(t, whole.docs, got.docs, "%+v", run)
+		assert.Equal(t, whole.mappings, got.mappings, "%+v", run)
+		assert.Equal(t, whole.shifts, got.shifts, "%+v", run)
+		assert.Equal(t, float64(len(docs)), got.result["documents"], "%+v: every document of the job is reported", run)
+		if run.interrupt {
+			assert.Less(t, got.result["written"], got.result["documents"], "%+v: the retry skips what was saved", run)
+		}
+		assert.Equal(t, whole.result["check"], got.result["check"], "%+v", run)
+		assert.Equal(t, whole.result["newMappings"], got.result["newMappings"], "%+v", run)
+		assert.Equal(t, whole.report, got.report, "%+v: the full check report", run)
+	}
 }
 
 func sortMappings(ms []surrogate.Mapping) {

@@ -113,7 +113,7 @@ func (r *mutationResolver) StartExperiment(ctx context.Context, input model.Expe
 
 // StartResynthesis is the resolver for the startResynthesis field.
 func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error) {
-	p := jobs.ResynthesizeParams{Corpus: input.Corpus, Out: input.Out, Set: input.Set, Seed: uint64(input.Seed)}
+	p := jobs.ResynthesizeParams{Corpus: input.Corpus, Out: input.Out, Set: input.Set, Seed: uint64(input.Seed), Parts: input.Parts}
 	if input.Policy != nil {
 		p.Policy = input.Policy
 	}

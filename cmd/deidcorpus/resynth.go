@@ -19,6 +19,7 @@ func init() {
 		examples: []string{
 			"deidcorpus resynth --corpus demo --out demo-surrogate --seed 7",
 			"deidcorpus resynth --corpus notes --out notes-r --policy policy.json --async",
+			"deidcorpus resynth --corpus big --out big-r --parts 4 --db postgres://...   # 4 worker processes share it",
 		},
 		setup: setupResynth,
 		subs:  []*command{resynthReport, resynthResolve},
@@ -33,11 +34,12 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 	policyFile := fs.String("policy", "", "resynthesis policy (JSON; default: the built-in policy from the papers)")
 	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	parts := fs.Int("parts", 0, "split the job into N parts of whole patients that every worker process takes (2-64; each reads the source again: for workers on machines of their own, on PostgreSQL)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {
 			return usageErr("--corpus and --out are required")
 		}
-		p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed}
+		p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed, Parts: *parts}
 		if *policyFile != "" {
 			data, err := os.ReadFile(*policyFile)
 			if err != nil {

@@ -158,6 +158,11 @@ type ResynthesisInput struct {
 	Seed   int    `json:"seed"`
 	// A resynthesis policy (see pipeline/surrogate/policy.json); the default policy when null.
 	Policy map[string]any `json:"policy,omitempty"`
+	// Split the job into this many parts of whole patients that every worker
+	// process takes (2 to 64); 0 or 1 runs it whole. Each part reads the source
+	// and plans again: parts pay where worker processes run on machines of
+	// their own (PostgreSQL).
+	Parts int `json:"parts"`
 }
 
 // One group of the statistics; the dimensions not grouped by are null.
