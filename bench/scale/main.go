@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	trainPatients := fs.Int("train-patients", 100, "patients of the small corpus the stored model is trained on")
 	db := fs.String("db", "", "database DSN (default: a fresh SQLite file in the work directory); a PostgreSQL database must be empty")
 	keep := fs.String("keep", "", "work directory to use and keep (default: a temporary one, removed at the end); a synthetic corpus already written there is reused")
-	workers := fs.Int("workers", 1, "worker processes for the tag step, which is split into parts that every worker takes: the command's own and workers-1 'deidcorpus worker' processes beside it")
+	workers := fs.Int("workers", 1, "worker processes for the tag and resynthesis steps, which are split into parts that every worker takes (resynthesis into as many parts as workers): the command's own and workers-1 'deidcorpus worker' processes beside it")
 	only := fs.String("only", "", "comma-separated measured steps to run (import, stats, resynth, tag, release, export); default all. The import always runs: every other step reads its corpus")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -165,7 +165,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			continue
 		}
 		var stopWorkers func()
-		if s.group == "tag" && s.measured && *workers > 1 {
+		if (s.group == "tag" || s.group == "resynth") && s.measured && *workers > 1 {
+			if s.args[0] == "resynth" {
+				s.args = append(slices.Clone(s.args), "--parts", strconv.Itoa(*workers))
+			}
 			if stopWorkers, err = startWorkers(ctx, bin, *db, dir, *workers-1); err != nil {
 				return err
 			}
