@@ -545,3 +545,33 @@ func TestMistypedNamesAreRefusedAtEnqueue(t *testing.T) {
 	_, err = m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "r"}, "", nil)
 	assert.NoError(t, err)
 }
+
+// Processes that start at once on a new database (a server and its
+// workers) all open it: its tables and the job queue's are migrated by one
+// after another, never by two at once.
+func TestProcessesStartTogetherOnANewDatabase(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			dsn := storetest.DSN(t, b)
+			errs := make(chan error, 4)
+			for range cap(errs) {
+				go func() {
+					st, err := store.Open(context.Background(), dsn)
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer st.Close()
+					m, err := jobs.New(context.Background(), st, jobs.Handlers(), jobs.Options{})
+					if err == nil {
+						m.Stop(context.Background())
+					}
+					errs <- err
+				}()
+			}
+			for range cap(errs) {
+				assert.NoError(t, <-errs)
+			}
+		})
+	}
+}

@@ -80,7 +80,7 @@ func newQueue(ctx context.Context, st *store.Store, m *Manager) (queue, error) {
 	switch st.Dialect {
 	case dialect.SQLite:
 		driver := riversqlite.New(st.DB)
-		if err := migrate(ctx, driver); err != nil {
+		if err := migrate(ctx, st, driver); err != nil {
 			return nil, err
 		}
 		client, err := river.NewClient(driver, cfg)
@@ -101,7 +101,7 @@ func newQueue(ctx context.Context, st *store.Store, m *Manager) (queue, error) {
 			return nil, fmt.Errorf("connect job queue: %w", err)
 		}
 		driver := riverpgxv5.New(pool)
-		if err := migrate(ctx, driver); err != nil {
+		if err := migrate(ctx, st, driver); err != nil {
 			pool.Close()
 			return nil, err
 		}
@@ -156,7 +156,15 @@ func pgBegin(st *store.Store) func(ctx context.Context) (*store.JobTx, pgx.Tx, f
 	}
 }
 
-func migrate[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+// migrate migrates the job queue's tables while no other process migrates
+// the database (a server and its workers starting at once on a new one
+// would create one table twice).
+func migrate[TTx any](ctx context.Context, st *store.Store, driver riverdriver.Driver[TTx]) error {
+	unlock, err := st.LockMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	mig, err := rivermigrate.New(driver, nil)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -151,9 +152,27 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	// Processes that open a new database at once (a server and its
+	// workers) migrate it one after another: two creating one table fail on
+	// its name. A SQLite file is locked before the first connection, whose
+	// switch to WAL mode another process's migration would make busy.
+	unlock := func() {}
+	if s.Dialect == dialect.SQLite {
+		if unlock, err = s.LockMigrations(ctx); err != nil {
+			s.closeDBs()
+			return nil, err
+		}
+	}
+	defer func() { unlock() }()
 	if err := s.DB.PingContext(ctx); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("connect to database %s: %w", redact(dsn), err)
+	}
+	if s.Dialect == dialect.Postgres {
+		if unlock, err = s.LockMigrations(ctx); err != nil {
+			s.closeDBs()
+			return nil, err
+		}
 	}
 	if s.readDB != nil {
 		s.Client = ent.NewClient(ent.Driver(newRoutedDriver(s.Dialect, s.DB, s.readDB)))
@@ -428,4 +447,40 @@ func DefaultKeyFile(dsn string) string {
 		return f + ".key"
 	}
 	return ""
+}
+
+// migrationLock is the key of the PostgreSQL advisory lock that processes
+// migrating a database take in turn.
+const migrationLock = 7468348
+
+// LockMigrations waits until no other process migrates the database, and
+// keeps others waiting until the returned function runs: on PostgreSQL an
+// advisory lock; on a SQLite file an exclusive flock of its directory (not
+// of the file, whose SQLite locks a second descriptor's close would drop).
+func (s *Store) LockMigrations(ctx context.Context) (unlock func(), err error) {
+	if s.Dialect != dialect.Postgres {
+		f := ParseDSN(s.DSN).File()
+		if f == "" { // in memory: this process's alone
+			return func() {}, nil
+		}
+		unlock, err := lockDir(filepath.Dir(f))
+		if err != nil {
+			return nil, fmt.Errorf("wait for other processes migrating the database: %w", err)
+		}
+		return unlock, nil
+	}
+	conn, err := s.DB.Conn(ctx)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLock)
+		if err != nil {
+			conn.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wait for other processes migrating the database: %w", err)
+	}
+	return func() {
+		conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock)
+		conn.Close()
+	}, nil
 }
