@@ -21,8 +21,8 @@ import (
 // a sealed artifact; the parent's finish plans once more for the
 // corpus-scope mappings, merges the parts' checks in the plan's order and
 // finishes as a whole job does. Each process pays for the first pass and
-// the plan (about an eighth of a first run's time on SQLite), so parts gain
-// where they run on machines of their own, on PostgreSQL.
+// the plan (about a tenth of a first run's CPU), so parts gain only where
+// they run on machines of their own, on PostgreSQL.
 var resynthSplit = Split{Plan: planResynthParts, Part: resynthPart, Finish: finishResynthParts}
 
 // maxResynthParts bounds ResynthesizeParams.Parts: each part reads the whole
