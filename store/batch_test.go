@@ -132,6 +132,16 @@ func TestEachBatchOfPatientGroups(t *testing.T) {
 				assert.Equal(t, sizes[i], n, "group %d", i)
 			}
 			assert.Equal(t, all, got)
+			// Every patient at once, asked for 5 at a time (a resynthesis
+			// part's share can pass what one statement may bind).
+			restore := store.SetIDsPerQuery(5)
+			got = got[:0]
+			require.NoError(t, s.EachBatchOf(ctx, c, "gold", "", slices.Concat(groups...), 4, func(batch []pipeline.Document) error {
+				got = append(got, batch...)
+				return nil
+			}))
+			restore()
+			assert.Equal(t, all, got, "in chunks of 5 patients")
 			require.NoError(t, s.EachBatchOf(ctx, c, "gold", "test", groups[0], 4, func([]pipeline.Document) error {
 				t.Error("the corpus has no test split")
 				return nil

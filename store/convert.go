@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -207,22 +208,38 @@ func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) 
 // of the corpus. The documents are found by the patients alone: beside the
 // corpus, SQLite's planner would read every document of the corpus instead
 // of the patients' (a tag job's part listed 105,052 documents for its 2,000).
+// The patients are asked for idsPerQuery at a time: a resynthesis part
+// holds a share of the corpus's patients, past what one statement may bind
+// (32,766 variables in SQLite).
 func (s *Store) patientsDocumentOrder(ctx context.Context, c *ent.Corpus, split string, patients []int) ([]docRef, error) {
-	names, err := s.patientNames(ctx, patient.CorpusID(c.ID), patient.IDIn(patients...))
-	if err != nil {
-		return nil, err
+	names := map[int]string{}
+	var rows []docRow
+	for part := range slices.Chunk(patients, idsPerQuery) {
+		some, err := s.patientNames(ctx, patient.CorpusID(c.ID), patient.IDIn(part...))
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(names, some)
+		where, err := withSplit([]predicate.Document{document.PatientIDIn(part...)}, split)
+		if err != nil {
+			return nil, err
+		}
+		more, err := s.documentRows(ctx, where)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
 	}
 	for _, p := range patients {
 		if _, ok := names[p]; !ok {
 			return nil, apperr.New(apperr.Invalid, "the patients to read are not all patients of corpus %q", c.Name)
 		}
 	}
-	where, err := withSplit([]predicate.Document{document.PatientIDIn(patients...)}, split)
-	if err != nil {
-		return nil, err
-	}
-	return s.orderDocuments(ctx, where, names)
+	return sortedRefs(rows, names), nil
 }
+
+// idsPerQuery is how many ids a query binds at most.
+var idsPerQuery = 10000
 
 // patientNames maps the ids of the patients matching where to their
 // external ids.
@@ -247,12 +264,25 @@ func (s *Store) patientNames(ctx context.Context, where ...predicate.Patient) (m
 // made here, not by the database, so that it is the byte order of the ids
 // on SQLite and PostgreSQL alike, whatever a database's collation.
 func (s *Store) orderDocuments(ctx context.Context, where []predicate.Document, names map[int]string) ([]docRef, error) {
-	var rows []docRow
-	if err := s.Client.Document.Query().Where(where...).
-		Select(document.FieldID, document.FieldPatientID, document.FieldRecordOrder, document.FieldExternalID).
-		Scan(ctx, &rows); err != nil {
+	rows, err := s.documentRows(ctx, where)
+	if err != nil {
 		return nil, err
 	}
+	return sortedRefs(rows, names), nil
+}
+
+// documentRows reads what orderDocuments sorts the documents by.
+func (s *Store) documentRows(ctx context.Context, where []predicate.Document) ([]docRow, error) {
+	var rows []docRow
+	err := s.Client.Document.Query().Where(where...).
+		Select(document.FieldID, document.FieldPatientID, document.FieldRecordOrder, document.FieldExternalID).
+		Scan(ctx, &rows)
+	return rows, err
+}
+
+// sortedRefs sorts documents by patient (external id), record order and
+// external id.
+func sortedRefs(rows []docRow, names map[int]string) []docRef {
 	slices.SortFunc(rows, func(a, b docRow) int {
 		return cmp.Or(cmp.Compare(names[a.PatientID], names[b.PatientID]), cmp.Compare(a.RecordOrder, b.RecordOrder),
 			cmp.Compare(a.ExternalID, b.ExternalID))
@@ -261,7 +291,7 @@ func (s *Store) orderDocuments(ctx context.Context, where []predicate.Document, 
 	for i, r := range rows {
 		out[i] = docRef{r.ID, r.PatientID}
 	}
-	return out, nil
+	return out
 }
 
 // loadBatch loads documents, in the order of refs, with their spans of set

@@ -31,6 +31,14 @@ func SetSpanRun(n int) (restore func()) {
 	return func() { spanRun = old }
 }
 
+// SetIDsPerQuery makes the reads of a list of patients ask for n at a time;
+// the returned function restores the default.
+func SetIDsPerQuery(n int) (restore func()) {
+	old := idsPerQuery
+	idsPerQuery = n
+	return func() { idsPerQuery = old }
+}
+
 // SetNamesHeld makes NamePatterns hold n distinct names at a time; the
 // returned function restores the default.
 func SetNamesHeld(n int) (restore func()) {
