@@ -528,6 +528,15 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 	}
 	opt := ImportOptions{Set: "gold", Replace: true}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		// A part of a split job still running when another job has taken
+		// the target over (its job failed, a new one began) writes nothing.
+		c, err := tx.Corpus.Get(ctx, in.TargetID)
+		if err != nil {
+			return err
+		}
+		if m := InProgress(c); m == nil || m.Job != in.JobID {
+			return apperr.New(apperr.Conflict, "corpus %q is not being written by job %d", c.Name, in.JobID)
+		}
 		set, err := getOrCreateSet(ctx, tx, in.TargetID, "gold", "surrogate")
 		if err != nil {
 			return err
