@@ -55,6 +55,18 @@ func (m *Manager) runSplit(ctx context.Context, run *Run, s Split) (Result, erro
 	if err != nil {
 		return nil, err
 	}
+	// Parts an earlier attempt cancelled when it failed may still be
+	// stopping: they are waited for, to be tried again with the others.
+	for slices.ContainsFunc(parts, func(p *ent.Job) bool { return p.CancelRequested && !finished(p.Status) }) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(partWait):
+		}
+		if parts, err = m.store.ChildJobs(ctx, run.Job.ID); err != nil {
+			return nil, err
+		}
+	}
 	// A new attempt of the job (retried, or requeued after its worker
 	// died) tries its failed and cancelled parts again.
 	for _, p := range parts {

@@ -10,6 +10,7 @@ import (
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
+	"deidcorpus/version"
 )
 
 // resynthSplit is a resynthesis split into parts of whole patients that any
@@ -52,11 +53,41 @@ func planResynthParts(ctx context.Context, run *Run) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the plan was made from: a part or a finish that plans from
+	// another source (an import meanwhile) or with other code would draw
+	// other surrogates than the parts before it.
 	parts := make([]map[string]any, len(groups))
 	for i := range groups {
-		parts[i] = map[string]any{"patients": groups[i], "documents": docs[i]}
+		parts[i] = map[string]any{"patients": groups[i], "documents": docs[i],
+			"sourceVersion": r.src.ContentVersion, "code": version.String()}
 	}
 	return parts, nil
+}
+
+// planned is what a resynthesis part's plan was made from.
+type planned struct {
+	SourceVersion int    `json:"sourceVersion"`
+	Code          string `json:"code"`
+}
+
+// check refuses, for good, a part or finish whose source or code is not
+// what the parent planned with: it would draw other surrogates.
+func (p planned) check(ctx context.Context, st *store.Store, src *ent.Corpus) error {
+	now := src.ContentVersion
+	if c, err := st.CorpusByName(ctx, src.Name); err != nil {
+		return err
+	} else if c.ContentVersion != now {
+		now = c.ContentVersion // it changed while this process read it
+	}
+	switch {
+	case now != p.SourceVersion:
+		return &apperr.Error{Code: apperr.Conflict, Err: errFinal, Msg: fmt.Sprintf("corpus %q changed since the job planned its parts "+
+			"(content version %d, planned at %d): its parts would not agree; run the resynthesis again", src.Name, now, p.SourceVersion)}
+	case p.Code != version.String():
+		return &apperr.Error{Code: apperr.Conflict, Err: errFinal, Msg: fmt.Sprintf("this worker runs deidcorpus %s, the job planned its parts "+
+			"with %s: its parts would not agree; run every worker on one version", version.String(), p.Code)}
+	}
+	return nil
 }
 
 // writing returns the target a parent resynthesis job marked as its own.
@@ -75,11 +106,15 @@ func (r *resynthesis) writing(ctx context.Context, st *store.Store, jobID int) (
 // resynthPart rewrites, checks and saves the patients of one part.
 func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string]any) (Result, error) {
 	var spec struct {
+		planned
 		Patients  []int `json:"patients"`
 		Documents int   `json:"documents"`
 	}
-	if err := decodeParams(part, &spec); err != nil || len(spec.Patients) == 0 {
-		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients (%v)", parent.ID, err)
+	if err := decodeParams(part, &spec); err != nil {
+		return nil, apperr.New(apperr.Invalid, "part of job %d: %v", parent.ID, err)
+	}
+	if len(spec.Patients) == 0 {
+		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients", parent.ID)
 	}
 	r, err := planResynthesis(ctx, run, parent.Params, parent.ID, func(read, total int) {
 		run.Progress(0, spec.Documents, fmt.Sprintf("reading %s: %d of %d notes", parent.Params["corpus"], read, total))
@@ -88,7 +123,10 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		return nil, err
 	}
 	if r.result != nil { // the parent's output is saved, or nothing is left to write
-		return Result{"documents": 0}, nil
+		return Result{"documents": 0, "message": r.result["message"]}, nil
+	}
+	if err := spec.check(ctx, run.Store, r.src); err != nil {
+		return nil, err
 	}
 	target, marker, err := r.writing(ctx, run.Store, parent.ID)
 	if err != nil {
@@ -105,6 +143,9 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	if err != nil {
 		return nil, err
 	}
+	if err := spec.check(ctx, run.Store, r.src); err != nil { // the source changed while the part wrote
+		return nil, err
+	}
 	data, err := json.Marshal(resynthPartState{Check: checker.State(), Review: rw.review, Annotated: rw.annotated})
 	if err != nil {
 		return nil, err
@@ -115,7 +156,7 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		return nil, err
 	}
 	return Result{"documents": rw.produced, "written": rw.written, "newMappings": rw.newMappings,
-		"reused": r.reuse.Counts(), "labels": r.stream.Labels(), "state": a.ID}, nil
+		"reused": r.reuse.Counts(), "labels": r.stream.Labels(), "state": a.ID, "sourceVersion": spec.SourceVersion, "code": spec.Code}, nil
 }
 
 // finishResynthParts plans again, merges the parts' checks and counts in
@@ -136,6 +177,7 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 	var rw rewritten
 	for i, res := range parts {
 		var got struct {
+			planned
 			Documents   int           `json:"documents"`
 			Written     int           `json:"written"`
 			NewMappings int           `json:"newMappings"`
@@ -146,8 +188,15 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 		if err := decodeParams(res, &got); err != nil {
 			return nil, apperr.New(apperr.Internal, "part %d of %d: its result: %v", i+1, len(parts), err)
 		}
-		if got.State == 0 { // the part found the output saved or nothing to write
-			continue
+		if got.State == 0 {
+			// It found the output saved or nothing to write, where this
+			// finish found the job's work to merge: the check would leave
+			// its patients out.
+			return nil, &apperr.Error{Code: apperr.Conflict, Err: errFinal, Msg: fmt.Sprintf("part %d of %d wrote nothing (%v) "+
+				"where the job has notes to write: run the resynthesis again", i+1, len(parts), res["message"])}
+		}
+		if err := got.check(ctx, run.Store, r.src); err != nil {
+			return nil, err
 		}
 		a, err := run.Store.Artifact(ctx, got.State)
 		if err != nil {
