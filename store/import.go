@@ -910,6 +910,9 @@ func (r releaseSplits) watch(src formats.Source) formats.Source {
 				var meta release.Meta
 				if json.Unmarshal(data, &meta) == nil && meta.Name != "" {
 					for _, e := range meta.Manifest.Entries {
+						if _, err := normalizeSplit(e.Split); err != nil {
+							return &formats.Error{File: f.Name, Field: "split", Err: fmt.Errorf("document %s: %w", e.ID, err)}
+						}
 						id := cmp.Or(e.ArchiveID, e.ID)
 						if prev, ok := r[id]; ok && prev != e.Split {
 							e.Split = ""

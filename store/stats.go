@@ -308,7 +308,8 @@ func (s *Store) idRanges(ctx context.Context, q querier, setID int) ([]idRange, 
 // textHash names a span text in the distinct counts: two 64-bit hashes of
 // it under independent seeds. Two distinct texts share one with odds of
 // about n²/2¹²⁹ among n texts, which no corpus comes near, and a span costs
-// the counts 20 bytes whatever its text's length (see spanCount).
+// the counts 24 bytes in memory and 20 in their temporary file, whatever its
+// text's length (see spanCount).
 type textHash [2]uint64
 
 var textSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}

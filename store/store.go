@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -480,7 +481,10 @@ func (s *Store) LockMigrations(ctx context.Context) (unlock func(), err error) {
 		return nil, fmt.Errorf("wait for other processes migrating the database: %w", err)
 	}
 	return func() {
-		conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock)
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock); err != nil {
+			// Not back into the pool still holding the lock: closed.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		conn.Close()
 	}, nil
 }

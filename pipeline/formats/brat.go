@@ -84,7 +84,7 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 		}
 		f, err := f.loaded()
 		if err != nil {
-			return err
+			return bad.add(err)
 		}
 		k := key(f.Name)
 		other, ok := pending[k]

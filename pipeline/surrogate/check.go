@@ -257,6 +257,7 @@ func (c *Checker) State() CheckState {
 	for k, n := range c.kept {
 		st.Kept = append(st.Kept, KeptValue{k[0], k[1], n})
 	}
+	slices.SortFunc(st.Kept, func(a, b KeptValue) int { return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Value, b.Value)) })
 	for h, sur := range c.seen.first {
 		k := c.seen.keys[h]
 		surs := []string{sur}
