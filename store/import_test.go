@@ -318,4 +318,19 @@ func TestImportReleaseArchiveSplits(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"100-01": "", "100-02": "", "200-01": "", "300-01": ""}, splits(s, "stray"))
+
+	// A split no corpus has fails the import in its first pass, naming release.json.
+	bad := formats.Files([]formats.File{{Name: "release.json", Data: []byte(
+		`{"name": "r", "version": "1", "manifest": {"documents": [{"set": "gold", "id": "100-01", "sha256": "00", "split": "training"}]}}`)}})
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "bad"}, func(yield func(formats.File) error) error {
+		if err := formats.Files(files)(yield); err != nil {
+			return err
+		}
+		return bad(yield)
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "release.json")
+	assert.Contains(t, err.Error(), `unknown split "training"`)
+	_, err = s.CorpusByName(ctx, "bad")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing written")
 }
