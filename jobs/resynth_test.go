@@ -297,6 +297,10 @@ func TestResynthesisResumes(t *testing.T) {
 			// As many parts as asked, or fewer where whole patients do not divide.
 			require.GreaterOrEqual(t, len(kids), 2, "the job's parts")
 			require.LessOrEqual(t, len(kids), parts, "the job's parts")
+			for _, k := range kids { // their sealed working files are gone
+				_, err := st.Artifact(ctx, int(k.Result["state"].(float64)))
+				assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "part %d's check state", k.ID)
+			}
 		} else {
 			require.Empty(t, kids)
 		}

@@ -32,7 +32,7 @@ const maxResynthParts = 64
 
 // resynthPartState is what a part leaves for the finish: its check, its
 // review items and the notes of earlier unannotated finds it rewrote. It
-// names original values: a sealed artifact.
+// names original values: a sealed artifact, removed once the job is done.
 type resynthPartState struct {
 	Check     surrogate.CheckState   `json:"check"`
 	Review    []surrogate.ReviewItem `json:"review"`
@@ -175,6 +175,7 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 	checker := surrogate.NewChecker(r.policy, r.plan.Language)
 	checker.Add(nil, r.plan)
 	var rw rewritten
+	var states []int // the parts' sealed working files, removed once the job is finished
 	for i, res := range parts {
 		var got struct {
 			planned
@@ -198,6 +199,7 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 		if err := got.check(ctx, run.Store, r.src); err != nil {
 			return nil, err
 		}
+		states = append(states, got.State)
 		a, err := run.Store.Artifact(ctx, got.State)
 		if err != nil {
 			return nil, fmt.Errorf("part %d of %d: its check: %w", i+1, len(parts), err)
@@ -215,5 +217,13 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 		r.reuse.Merge(got.Reused)
 		r.stream.AddLabels(got.Labels)
 	}
-	return r.finish(ctx, run, target, marker, checker, rw)
+	result, err := r.finish(ctx, run, target, marker, checker, rw)
+	if result != nil {
+		// The job's output and its check report are saved: the parts'
+		// copies of original values go (a retry reports the saved output).
+		if derr := run.Store.DeleteStoredWhole(context.WithoutCancel(ctx), states...); derr != nil {
+			run.manager.logger.Warn("remove the parts' check states", "job", run.Job.ID, "err", derr)
+		}
+	}
+	return result, err
 }

@@ -274,6 +274,13 @@ func (s *Store) openArtifact(a *ent.Artifact) (*ent.Artifact, error) {
 	return a, nil
 }
 
+// DeleteStoredWhole removes files stored whole (SaveArtifact), such as the
+// sealed working files a job needs no more; a file stored in chunks is left.
+func (s *Store) DeleteStoredWhole(ctx context.Context, ids ...int) error {
+	_, err := s.Client.Artifact.Delete().Where(artifact.IDIn(ids...), artifact.ContentKey("")).Exec(ctx)
+	return Coded(err)
+}
+
 // Artifact returns a stored file, decrypted.
 func (s *Store) Artifact(ctx context.Context, id int) (*ent.Artifact, error) {
 	a, err := s.Client.Artifact.Get(ctx, id)
