@@ -259,9 +259,9 @@ func TestResynthesisResumes(t *testing.T) {
 		result   map[string]any
 		report   string // the full check report, review items among it
 	}
-	resynthesize := func(interrupt bool, parts int) output {
+	resynthesize := func(t *testing.T, b storetest.Backend, interrupt bool, parts int) output {
 		params := jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 5, Parts: parts}
-		st := storetest.Open(t, storetest.SQLite) // the test's key: the same secret seed in both databases
+		st := storetest.Open(t, b) // the test's key: the same secret seed in every database of the subtest
 		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
 		require.NoError(t, err)
 		m := newManager(t, st, nil, jobs.Options{})
@@ -319,25 +319,29 @@ func TestResynthesisResumes(t *testing.T) {
 		require.NoError(t, err)
 		return output{written, state.Mappings, state.Shifts, done.Result, string(report.Data)}
 	}
-	whole := resynthesize(false, 0)
-	// Resumed whole, split into 3 parts that the workers share, and split
-	// with a part failing after two batches and retried.
-	for _, run := range []struct {
-		interrupt bool
-		parts     int
-	}{{true, 0}, {false, 3}, {true, 3}} {
-		got := resynthesize(run.interrupt, run.parts)
-		require.Len(t, got.docs, len(docs))
-		assert.Equal(t, whole.docs, got.docs, "%+v", run)
-		assert.Equal(t, whole.mappings, got.mappings, "%+v", run)
-		assert.Equal(t, whole.shifts, got.shifts, "%+v", run)
-		assert.Equal(t, float64(len(docs)), got.result["documents"], "%+v: every document of the job is reported", run)
-		if run.interrupt {
-			assert.Less(t, got.result["written"], got.result["documents"], "%+v: the retry skips what was saved", run)
-		}
-		assert.Equal(t, whole.result["check"], got.result["check"], "%+v", run)
-		assert.Equal(t, whole.result["newMappings"], got.result["newMappings"], "%+v", run)
-		assert.Equal(t, whole.report, got.report, "%+v: the full check report", run)
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			whole := resynthesize(t, b, false, 0)
+			// Resumed whole, split into 3 parts that the workers share, and
+			// split with a part failing after two batches and retried.
+			for _, run := range []struct {
+				interrupt bool
+				parts     int
+			}{{true, 0}, {false, 3}, {true, 3}} {
+				got := resynthesize(t, b, run.interrupt, run.parts)
+				require.Len(t, got.docs, len(docs))
+				assert.Equal(t, whole.docs, got.docs, "%+v", run)
+				assert.Equal(t, whole.mappings, got.mappings, "%+v", run)
+				assert.Equal(t, whole.shifts, got.shifts, "%+v", run)
+				assert.Equal(t, float64(len(docs)), got.result["documents"], "%+v: every document of the job is reported", run)
+				if run.interrupt {
+					assert.Less(t, got.result["written"], got.result["documents"], "%+v: the retry skips what was saved", run)
+				}
+				assert.Equal(t, whole.result["check"], got.result["check"], "%+v", run)
+				assert.Equal(t, whole.result["newMappings"], got.result["newMappings"], "%+v", run)
+				assert.Equal(t, whole.report, got.report, "%+v: the full check report", run)
+			}
+		})
 	}
 }
 
