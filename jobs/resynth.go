@@ -107,8 +107,11 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, 2*total, fmt.Sprintf("reading %s: %d of %d notes", p.Corpus, read, total))
 	})
-	if err != nil || r.result != nil {
-		return r.result, err
+	if err != nil {
+		return nil, err
+	}
+	if r.result != nil {
+		return r.result, nil
 	}
 	target, marker, err := r.begin(ctx, run.Store, run.Job.ID)
 	if err != nil {

@@ -376,6 +376,28 @@ func TestResynthesisPartsRefuseAChangedSource(t *testing.T) {
 	assert.Equal(t, 1, done.Attempts, "not tried again: it would meet the same change")
 }
 
+// A resynthesis whose source is gone by the time a worker takes it fails
+// as not found, in one attempt, whole or in parts.
+func TestResynthesisOfADeletedSource(t *testing.T) {
+	ctx := context.Background()
+	for _, parts := range []int{0, 2} {
+		st := storetest.Open(t, storetest.SQLite)
+		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"},
+			[]pipeline.Document{{ID: "1-01", Patient: "1", RecordOrder: 1, Text: "Seen."}})
+		require.NoError(t, err)
+		queue, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // queues, works nothing
+		require.NoError(t, err)
+		j, err := queue.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Parts: parts}, "", nil)
+		require.NoError(t, err)
+		require.NoError(t, st.DeleteCorpus(ctx, "notes"))
+		done := wait(t, newManager(t, st, nil, jobs.Options{}), j.ID)[0]
+		require.Equal(t, job.StatusFailed, done.Status, "parts %d", parts)
+		assert.Contains(t, done.Error, `"notes"`, "parts %d", parts)
+		assert.NotContains(t, done.Error, "panicked", "parts %d", parts)
+		assert.Equal(t, 1, done.Attempts, "parts %d: not found is not tried again", parts)
+	}
+}
+
 func sortMappings(ms []surrogate.Mapping) {
 	slices.SortFunc(ms, func(a, b surrogate.Mapping) int {
 		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Original, b.Original))

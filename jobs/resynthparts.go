@@ -43,8 +43,11 @@ func planResynthParts(ctx context.Context, run *Run) ([]map[string]any, error) {
 	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, total, fmt.Sprintf("reading %s and planning its parts: %d of %d notes", run.Job.Params["corpus"], read, total))
 	})
-	if err != nil || r.result != nil {
-		return nil, err // no parts: the finish reports r.result
+	if err != nil {
+		return nil, err
+	}
+	if r.result != nil {
+		return nil, nil // no parts: the finish reports r.result
 	}
 	if _, _, err := r.begin(ctx, run.Store, run.Job.ID); err != nil {
 		return nil, err
@@ -165,8 +168,11 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, total, fmt.Sprintf("reading %s to finish: %d of %d notes", run.Job.Params["corpus"], read, total))
 	})
-	if err != nil || r.result != nil {
-		return r.result, err
+	if err != nil {
+		return nil, err
+	}
+	if r.result != nil {
+		return r.result, nil
 	}
 	target, marker, err := r.writing(ctx, run.Store, run.Job.ID)
 	if err != nil {
