@@ -174,6 +174,10 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 	if r.result != nil {
 		return r.result, nil
 	}
+	if len(parts) == 0 { // the plan found nothing to write, this finish does
+		return nil, &apperr.Error{Code: apperr.Conflict, Err: errFinal,
+			Msg: fmt.Sprintf("corpus %q changed since the job planned: run the resynthesis again", r.p.Corpus)}
+	}
 	target, marker, err := r.writing(ctx, run.Store, run.Job.ID)
 	if err != nil {
 		return nil, err
