@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -210,7 +209,7 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		return apperr.Wrap(apperr.Invalid, err)
 	}
 	if opt.Split == "" {
-		released := releaseSplits{}
+		released := &releaseSplits{split: map[string]string{}, read: map[string]bool{}}
 		src = released.watch(src)
 		opt.splitOf = released.of
 	}
@@ -893,32 +892,39 @@ const maxFileErrors = 20
 // give each back (its archive_id, else its id): an archive of a release
 // imports with the splits it was released with. An id two entries give
 // different splits keeps none.
-type releaseSplits map[string]string
+type releaseSplits struct {
+	split map[string]string
+	read  map[string]bool // the release.json files read, each once
+}
 
 // watch passes src's files on, and reads each release.json at the top of an
-// archive or directory as it goes by. The import's first pass meets it (an
-// archive holds it after the documents); the splits apply in the second.
-// A file of that name that is not a release's is passed on unread.
-func (r releaseSplits) watch(src formats.Source) formats.Source {
+// archive or directory as it goes by, an entry at a time
+// (release.ReadMeta). The import's first pass meets it (an archive holds it
+// after the documents); the splits apply in the second. One that lists no
+// release's documents changes nothing.
+func (r *releaseSplits) watch(src formats.Source) formats.Source {
 	return func(yield func(formats.File) error) error {
 		return src(func(f formats.File) error {
-			if name := f.Name[strings.LastIndex(f.Name, ":")+1:]; name == release.MetaFile {
-				data, err := f.Content()
+			if name := f.Name[strings.LastIndex(f.Name, ":")+1:]; name == release.MetaFile && !r.read[f.Name] {
+				r.read[f.Name] = true
+				rc, err := f.Open()
 				if err != nil {
 					return err
 				}
-				var meta release.Meta
-				if json.Unmarshal(data, &meta) == nil && meta.Name != "" {
-					for _, e := range meta.Manifest.Entries {
-						if _, err := normalizeSplit(e.Split); err != nil {
-							return &formats.Error{File: f.Name, Field: "split", Err: fmt.Errorf("document %s: %w", e.ID, err)}
-						}
-						id := cmp.Or(e.ArchiveID, e.ID)
-						if prev, ok := r[id]; ok && prev != e.Split {
-							e.Split = ""
-						}
-						r[id] = e.Split
+				defer rc.Close()
+				_, _, err = release.ReadMeta(rc, func(e release.Entry) error {
+					if _, err := normalizeSplit(e.Split); err != nil {
+						return fmt.Errorf("document %s: split: %w", e.ID, err)
 					}
+					id := cmp.Or(e.ArchiveID, e.ID)
+					if prev, ok := r.split[id]; ok && prev != e.Split {
+						e.Split = ""
+					}
+					r.split[id] = e.Split
+					return nil
+				})
+				if err != nil {
+					return &formats.Error{File: f.Name, Err: err}
 				}
 			}
 			return yield(f)
@@ -927,4 +933,4 @@ func (r releaseSplits) watch(src formats.Source) formats.Source {
 }
 
 // of is the split release.json gave a document, "" for none.
-func (r releaseSplits) of(id string) string { return r[id] }
+func (r *releaseSplits) of(id string) string { return r.split[id] }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -304,7 +305,12 @@ func TestImportReleaseArchiveSplits(t *testing.T) {
 	var files []formats.File
 	require.NoError(t, formats.Zip("r.zip", zipped.Bytes())(func(f formats.File) error {
 		if !strings.HasSuffix(f.Name, release.MetaFile) {
-			data, err := f.Content()
+			rc, err := f.Open()
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			data, err := io.ReadAll(rc)
 			files = append(files, formats.File{Name: f.Name, Data: data})
 			return err
 		}

@@ -49,13 +49,10 @@ type File struct {
 	limit int64
 }
 
-// Content returns the file's content, read now (within an archive
-// member's limit) if its Source left it unread: during the yield that gave
-// the file only.
-func (f File) Content() ([]byte, error) {
-	l, err := f.loaded()
-	return l.Data, err
-}
+// Open returns the file's content as a stream (within an archive member's
+// limit): during the yield that gave the file only, if its Source left it
+// unread.
+func (f File) Open() (io.ReadCloser, error) { return f.reader() }
 
 // loaded returns the file with its content in Data, read now (through
 // reader, and so within its limit) if its Source left it unread.

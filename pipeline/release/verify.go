@@ -445,19 +445,28 @@ func differences(js member, entries *manifestBuilder) error {
 	return errors.New("the documents do not add up to the release's root hash")
 }
 
-// readMeta reads release.json a token at a time: the release's fields, its
-// manifest's root, and the root hash over its entries, each given to fn in
-// turn (nil: none). Its entries must be sorted by set and id.
+// readMeta is ReadMeta of an archive's release.json.
 func readMeta(js member, fn func(Entry) error) (Meta, string, error) {
-	var meta Meta
 	rc, err := js.open()
 	if err != nil {
-		return meta, "", err
+		return Meta{}, "", err
 	}
 	defer rc.Close()
+	meta, root, err := ReadMeta(rc, fn)
+	if err != nil {
+		return meta, "", fmt.Errorf("%s: %w", MetaFile, err)
+	}
+	return meta, root, nil
+}
+
+// ReadMeta reads a release.json a token at a time: the release's fields, its
+// manifest's root, and the root hash over its entries, each given to fn in
+// turn (nil: none); memory holds one entry. Its entries must be sorted by
+// set and id. Fields it does not know are skipped.
+func ReadMeta(r io.Reader, fn func(Entry) error) (Meta, string, error) {
+	var meta Meta
 	h := sha256.New()
-	fail := func(err error) (Meta, string, error) { return meta, "", fmt.Errorf("%s: %w", MetaFile, err) }
-	dec := json.NewDecoder(bufio.NewReader(rc))
+	dec := json.NewDecoder(bufio.NewReader(r))
 	fields := map[string]*string{"name": &meta.Name, "version": &meta.Version, "corpus": &meta.Corpus,
 		"format": &meta.Format, "parent": &meta.Parent}
 	entries := func() error {
@@ -508,7 +517,7 @@ func readMeta(js member, fn func(Entry) error) (Meta, string, error) {
 		var v json.RawMessage
 		return dec.Decode(&v)
 	}
-	err = object(func(key string) error {
+	err := object(func(key string) error {
 		if p, ok := fields[key]; ok {
 			return dec.Decode(p)
 		}
@@ -526,7 +535,7 @@ func readMeta(js member, fn func(Entry) error) (Meta, string, error) {
 		})
 	})
 	if err != nil {
-		return fail(err)
+		return meta, "", err
 	}
 	return meta, hex.EncodeToString(h.Sum(nil)), nil
 }
