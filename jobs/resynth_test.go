@@ -350,14 +350,8 @@ func TestResynthesisResumes(t *testing.T) {
 // for good, and so does the job, saying why.
 func TestResynthesisPartsRefuseAChangedSource(t *testing.T) {
 	ctx := context.Background()
-	var docs []pipeline.Document
-	require.NoError(t, synth.Generate(synth.Options{Patients: 30, Seed: 4}, func(p synth.Patient) error {
-		docs = append(docs, p.Docs...)
-		return nil
-	}))
 	st := storetest.Open(t, storetest.SQLite)
-	_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}, docs)
-	require.NoError(t, err)
+	synthCorpus(t, st, "notes", 30)
 	m := newManager(t, st, nil, jobs.Options{})
 	var once sync.Once
 	defer jobs.SetResynthesisBatches(20, func(int) error {

@@ -373,21 +373,26 @@ func TestVerifyZipPhysioNet(t *testing.T) {
 	}
 }
 
-// file is the named file of fs, nil if none.
 // archiveIDsOf maps each document id release.json lists to its archive id.
 func archiveIDsOf(t *testing.T, files []formats.File) map[string]string {
+	return entryField(t, files, func(e Entry) string { return e.ArchiveID })
+}
+
+// entryField maps each document id release.json lists to a field of its entry.
+func entryField(t *testing.T, files []formats.File, field func(Entry) string) map[string]string {
 	t.Helper()
 	var meta Meta
 	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
 		t.Fatal(err)
 	}
-	archived := map[string]string{}
+	out := map[string]string{}
 	for _, e := range meta.Manifest.Entries {
-		archived[e.ID] = e.ArchiveID
+		out[e.ID] = field(e)
 	}
-	return archived
+	return out
 }
 
+// file is the named file of fs, nil if none.
 func file(fs []formats.File, name string) *formats.File {
 	for i := range fs {
 		if fs[i].Name == name {
@@ -471,14 +476,7 @@ func TestArchiveListsSplits(t *testing.T) {
 	if _, err := VerifyZip(zipped(t, files)); err != nil {
 		t.Fatal(err)
 	}
-	var meta Meta
-	if err := json.Unmarshal(file(files, MetaFile).Data, &meta); err != nil {
-		t.Fatal(err)
-	}
-	splits := map[string]string{}
-	for _, e := range meta.Manifest.Entries {
-		splits[e.ID] = e.Split
-	}
+	splits := entryField(t, files, func(e Entry) string { return e.Split })
 	if want := map[string]string{"100-01": "train", "100-02": "train", "200-01": "dev", "300-01": ""}; !reflect.DeepEqual(splits, want) {
 		t.Errorf("splits %v, want %v", splits, want)
 	}
