@@ -464,7 +464,7 @@ func (s *Store) LockMigrations(ctx context.Context) (unlock func(), err error) {
 		if f == "" { // in memory: this process's alone
 			return func() {}, nil
 		}
-		unlock, err := lockDir(filepath.Dir(f))
+		unlock, err := lockDir(ctx, filepath.Dir(f))
 		if err != nil {
 			return nil, fmt.Errorf("wait for other processes migrating the database: %w", err)
 		}
