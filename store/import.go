@@ -58,6 +58,9 @@ type ImportOptions struct {
 	// splitOf, if set, gives a document that has no split and no Split
 	// above one by its id (releaseSplits).
 	splitOf func(id string) string
+	// importedAt, if set, is the documents' import time instead of this
+	// machine's clock (SaveResynthesisBatch).
+	importedAt time.Time
 }
 
 // ImportResult tells what an import did.
@@ -630,6 +633,9 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 				SetChecksum(checksum(d.Text))
 			if !d.Created.IsZero() {
 				b.SetCreated(d.Created)
+			}
+			if !opt.importedAt.IsZero() {
+				b.SetImportedAt(opt.importedAt)
 			}
 			builders[i] = b
 		}

@@ -526,7 +526,14 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 	if len(docs) == 0 {
 		return 0, nil
 	}
-	opt := ImportOptions{Set: "gold", Replace: true}
+	// The job tells its documents by an import time at or after the
+	// marker's, which the machine that began the job took from its clock: a
+	// writer whose clock is behind stamps that time, so that its documents
+	// still count as the job's (a part on another machine, or a retry).
+	opt := ImportOptions{Set: "gold", Replace: true, importedAt: time.Now().UTC()}
+	if floor := in.Marker.Since.Truncate(time.Microsecond).Add(time.Microsecond); opt.importedAt.Before(floor) {
+		opt.importedAt = floor
+	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		// A part of a split job still running when another job has taken
 		// the target over (its job failed, a new one began) writes nothing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,6 +88,35 @@ func TestMappingsOfADeletedSourceAreRefused(t *testing.T) {
 			n, err := st.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(src.ID)).Count(ctx)
 			require.NoError(t, err)
 			assert.Zero(t, n)
+		})
+	}
+}
+
+// TestResynthesisBatchesOfASlowClock: a writer whose clock is an hour behind
+// the machine that began the job (the marker's time) still writes documents
+// that count as the job's, so that a retried batch skips them instead of
+// writing them and their mappings again.
+func TestResynthesisBatchesOfASlowClock(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			src, docs, res := resynthesized(t, st, 3, 4)
+			target, marker, err := st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: src.ID, Target: "notes-r", TagSet: src.Tagset,
+				From: "notes", JobID: 1})
+			require.NoError(t, err)
+			ahead := *marker
+			ahead.Since = marker.Since.Add(time.Hour)
+			batch := store.ResynthesisBatch{SourceID: src.ID, TargetID: target.ID, JobID: 1, Marker: &ahead, Result: res}
+			n, err := st.SaveResynthesisBatch(ctx, batch)
+			require.NoError(t, err)
+			require.Equal(t, len(docs), n)
+			n, err = st.SaveResynthesisBatch(ctx, batch)
+			require.NoError(t, err)
+			assert.Zero(t, n, "a retried batch rewrote documents the job had written")
+			ids, err := st.DocumentIDsBefore(ctx, target.ID, ahead.Since)
+			require.NoError(t, err)
+			assert.Empty(t, ids, "the job's documents were taken for ones the target held before it began")
 		})
 	}
 }
