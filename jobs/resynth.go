@@ -146,12 +146,17 @@ type resynthesis struct {
 	// unannotated are the target's notes with unannotated finds (from
 	// earlier runs): a note the job rewrites gets its own count.
 	unannotated map[string]int
-	redo        bool
-	marker      *store.ResynthesisMarker // the job's, when an earlier attempt began writing
-	stream      *surrogate.Stream
-	reuse       *store.ReuseCounter
-	loadErr     error // reading stored mappings failed: the database's error, not the input's
-	plan        *surrogate.Result
+	// todo counts the notes to write; when the job is split into parts,
+	// which are cut by the notes to write, todoOf counts them by patient and
+	// notesOf every note.
+	todo            int
+	todoOf, notesOf map[string]int
+	redo            bool
+	marker          *store.ResynthesisMarker // the job's, when an earlier attempt began writing
+	stream          *surrogate.Stream
+	reuse           *store.ReuseCounter
+	loadErr         error // reading stored mappings failed: the database's error, not the input's
+	plan            *surrogate.Result
 	// result, when set, is the job's whole result: an earlier attempt
 	// saved its output, or there is nothing to write.
 	result Result
@@ -234,7 +239,10 @@ func planResynthesis(ctx context.Context, run *Run, params map[string]any, jobID
 	// batch of notes and those values. It forgets the target's notes whose
 	// source changed since (their outlines differ), so that the second pass
 	// splits alike without hashing every note again.
-	read, todo := 0, 0
+	read := 0
+	if p.Parts > 1 {
+		r.todoOf, r.notesOf = map[string]int{}, map[string]int{}
+	}
 	if err := st.EachBatch(ctx, r.src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
 		for _, d := range batch {
 			if o, ok := r.done[d.ID]; ok && o != surrogate.OutlineOf(d) {
@@ -246,13 +254,21 @@ func planResynthesis(ctx context.Context, run *Run, params map[string]any, jobID
 			return r.invalid(err)
 		}
 		read += len(batch)
-		todo += len(t)
+		r.todo += len(t)
+		if r.todoOf != nil {
+			for _, d := range t {
+				r.todoOf[d.Patient]++
+			}
+			for _, d := range batch {
+				r.notesOf[d.Patient]++
+			}
+		}
 		progress(read, r.total)
 		return ctx.Err()
 	}); err != nil {
 		return nil, err
 	}
-	if todo == 0 {
+	if r.todo == 0 {
 		r.result = Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}
 		return r, nil
 	}

@@ -517,3 +517,51 @@ func TestResynthesisRewritesChangedNotes(t *testing.T) {
 	_, err = st.CorpusByName(ctx, "notes-r")
 	assert.NoError(t, err)
 }
+
+// TestResynthesisPartsShareNewNotes: a resynthesis split into parts that
+// adds the new notes of two patients to a corpus resynthesized before cuts
+// its parts by the notes to write, so that each part writes one, and writes
+// what a whole run writes.
+func TestResynthesisPartsShareNewNotes(t *testing.T) {
+	ctx := context.Background()
+	var first, later []pipeline.Document
+	patients := 0
+	require.NoError(t, synth.Generate(synth.Options{Patients: 30, Seed: 6, NotesMin: 2, NotesMax: 3}, func(p synth.Patient) error {
+		patients++
+		if patients <= 28 {
+			first = append(first, p.Docs...)
+		} else {
+			first = append(first, p.Docs[:len(p.Docs)-1]...)
+			later = append(later, p.Docs[len(p.Docs)-1])
+		}
+		return nil
+	}))
+	resynthesize := func(parts int) ([]pipeline.Document, []*ent.Job) {
+		st := storetest.Open(t, storetest.SQLite)
+		m := newManager(t, st, nil, jobs.Options{})
+		opt := store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"}
+		var j *ent.Job
+		for _, notes := range [][]pipeline.Document{first, later} {
+			_, err := st.ImportDocuments(ctx, opt, notes)
+			require.NoError(t, err)
+			j, err = m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-r", Seed: 3, Parts: parts}, "", nil)
+			require.NoError(t, err)
+			done := wait(t, m, j.ID)[0]
+			require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+		}
+		kids, err := st.ChildJobs(ctx, j.ID)
+		require.NoError(t, err)
+		out, err := st.CorpusByName(ctx, "notes-r")
+		require.NoError(t, err)
+		written, err := st.LoadDocuments(ctx, out, "gold")
+		require.NoError(t, err)
+		return written, kids
+	}
+	whole, _ := resynthesize(0)
+	split, kids := resynthesize(2)
+	require.Len(t, kids, 2, "the second run's parts")
+	for _, k := range kids {
+		assert.NotZero(t, k.Result["documents"], "part %d wrote nothing: the parts were not cut by the notes to write", k.ID)
+	}
+	assert.Equal(t, whole, split)
+}

@@ -52,7 +52,24 @@ func planResynthParts(ctx context.Context, run *Run) ([]map[string]any, error) {
 	if _, _, err := r.begin(ctx, run.Store, run.Job.ID); err != nil {
 		return nil, err
 	}
-	groups, docs, err := run.Store.PatientGroups(ctx, r.src, "", (r.total+r.p.Parts-1)/r.p.Parts)
+	// Cut by the notes to write: a run that adds notes to a corpus
+	// resynthesized before has them where the new patients are. A redone
+	// patient's notes are all written again.
+	redone := map[string]bool{}
+	for _, p := range r.plan.Redone {
+		redone[p] = true
+	}
+	weight := func(patient string) int {
+		if redone[patient] {
+			return r.notesOf[patient]
+		}
+		return r.todoOf[patient]
+	}
+	work := 0
+	for p := range r.notesOf {
+		work += weight(p)
+	}
+	groups, docs, err := run.Store.PatientGroups(ctx, r.src, "", (work+r.p.Parts-1)/r.p.Parts, weight)
 	if err != nil {
 		return nil, err
 	}

@@ -342,7 +342,7 @@ func planTag(ctx context.Context, run *Run) ([]map[string]any, error) {
 	if test := tagTesting.Load(); test != nil {
 		size = test.part
 	}
-	groups, docs, err := run.Store.PatientGroups(ctx, t.c, t.p.Split, size)
+	groups, docs, err := run.Store.PatientGroups(ctx, t.c, t.p.Split, size, nil)
 	if err != nil {
 		return nil, err
 	}

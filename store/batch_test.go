@@ -118,7 +118,7 @@ func TestEachBatchOfPatientGroups(t *testing.T) {
 			require.NoError(t, err)
 			all, err := s.LoadDocuments(ctx, c, "gold")
 			require.NoError(t, err)
-			groups, sizes, err := s.PatientGroups(ctx, c, "", 10)
+			groups, sizes, err := s.PatientGroups(ctx, c, "", 10, nil)
 			require.NoError(t, err)
 			require.Greater(t, len(groups), 2)
 			var got []pipeline.Document
@@ -147,9 +147,33 @@ func TestEachBatchOfPatientGroups(t *testing.T) {
 				return nil
 			}))
 
+			// Weighed by patient: only the last three patients weigh, so the
+			// first group runs up to the first of them and each of the
+			// other two is a group of its own.
+			var names []string
+			for i, d := range all {
+				if i == 0 || d.Patient != all[i-1].Patient {
+					names = append(names, d.Patient)
+				}
+			}
+			heavy := map[string]bool{}
+			for _, p := range names[len(names)-3:] {
+				heavy[p] = true
+			}
+			weighed, _, err := s.PatientGroups(ctx, c, "", 1, func(p string) int {
+				if heavy[p] {
+					return 1
+				}
+				return 0
+			})
+			require.NoError(t, err)
+			require.Len(t, weighed, 3)
+			assert.Len(t, weighed[0], len(names)-2)
+			assert.Equal(t, slices.Concat(groups...), slices.Concat(weighed...))
+
 			other, err := s.CorpusByName(ctx, "other")
 			require.NoError(t, err)
-			foreign, _, err := s.PatientGroups(ctx, other, "", 10)
+			foreign, _, err := s.PatientGroups(ctx, other, "", 10, nil)
 			require.NoError(t, err)
 			err = s.EachBatchOf(ctx, c, "gold", "", slices.Concat(groups[0], foreign[0][:1]), 4, func([]pipeline.Document) error { return nil })
 			assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)

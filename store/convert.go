@@ -142,20 +142,36 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 }
 
 // PatientGroups cuts the patients of a corpus's split ("" for all) into
-// groups of about n documents, in EachBatch's order, and says how many
+// groups that weigh about n each, in EachBatch's order, and says how many
 // documents each group has: the parts of a job that several workers share.
-func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, n int) (groups [][]int, docs []int, err error) {
+// A patient weighs weight(its name), or its documents when weight is nil
+// (a job that rewrites only some notes weighs the patients by those).
+func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, n int, weight func(patient string) int) (groups [][]int, docs []int, err error) {
 	order, err := s.documentOrder(ctx, c, split)
 	if err != nil {
 		return nil, nil, err
 	}
+	var names map[int]string
+	if weight != nil {
+		if names, err = s.patientNames(ctx, patient.CorpusID(c.ID)); err != nil {
+			return nil, nil, err
+		}
+	}
+	load := 0 // the last group's weight
 	for i, r := range order {
-		if i == 0 || (r.patient != order[i-1].patient && docs[len(docs)-1] >= n) {
-			groups, docs = append(groups, nil), append(docs, 0)
+		first := i == 0 || r.patient != order[i-1].patient // a patient's documents are together
+		if i == 0 || first && load >= n {
+			groups, docs, load = append(groups, nil), append(docs, 0), 0
 		}
 		g := len(groups) - 1
-		if len(groups[g]) == 0 || groups[g][len(groups[g])-1] != r.patient {
+		if first {
 			groups[g] = append(groups[g], r.patient)
+			if weight != nil {
+				load += weight(names[r.patient])
+			}
+		}
+		if weight == nil {
+			load++
 		}
 		docs[g]++
 	}
