@@ -158,7 +158,7 @@ func (ws *workspace) ensure(T, L int) {
 // addSequence adds one sequence's negative log-likelihood to ws.loss and its
 // model expectations to ws.grad (state part) and ws.transAcc (transitions,
 // before multiplying by exp(w)). expTrans holds exp of the transition weights.
-func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
+func (c *crf) addSequence(s *sequence, expTrans []float64, cost *marginCost, ws *workspace) {
 	T, L := s.len(), c.L
 	if T == 0 {
 		return
@@ -166,6 +166,21 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, ws *workspace) {
 	ws.ensure(T, L)
 	st := ws.state
 	c.stateScores(s, st)
+	if cost != nil {
+		for t := 0; t < T; t++ {
+			row := st[t*L : (t+1)*L]
+			g := s.y[t]
+			for j := range row {
+				switch {
+				case j == g:
+				case j == 0:
+					row[j] += cost.missed
+				default:
+					row[j] += cost.wrong
+				}
+			}
+		}
+	}
 	// Gold path score, then exp of the state scores shifted by their maximum
 	// (kept in logZ) so that no exp overflows.
 	gold := 0.0
@@ -298,14 +313,25 @@ type TrainOptions struct {
 	Workers int `json:"workers"`
 	// MinFreq drops attributes seen fewer times in training.
 	MinFreq int `json:"min_freq"`
+	// Margin and MissedMargin make training softmax-margin (Gimpel and
+	// Smith 2010): every wrong label of a token scores Margin more while
+	// the normalizer is summed, O on a PHI token MissedMargin more, so that
+	// training keeps a margin the larger where a mistake costs more (a
+	// missed PHI token most: recall-oriented learning). Both 0 is plain
+	// maximum likelihood.
+	Margin       float64 `json:"margin,omitempty"`
+	MissedMargin float64 `json:"missed_margin,omitempty"`
 }
+
+// marginCost is the cost softmax-margin training adds to a wrong label.
+type marginCost struct{ wrong, missed float64 }
 
 // DefaultTraining are the training options the accuracy figures were
 // measured with.
 func DefaultTraining() TrainOptions {
 	return TrainOptions{
 		L2: 0.1, MaxIterations: 150, Epsilon: 1e-4, Period: 10,
-		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1,
+		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1, Margin: 1,
 	}
 }
 
@@ -323,6 +349,8 @@ func (o TrainOptions) validate() error {
 		return fmt.Errorf("workers %d out of range [1, 256]", o.Workers)
 	case o.MinFreq < 1:
 		return fmt.Errorf("min_freq must be >= 1")
+	case !(o.Margin >= 0 && o.Margin <= 100) || !(o.MissedMargin >= 0 && o.MissedMargin <= 100):
+		return fmt.Errorf("margin and missed_margin must be in [0, 100]")
 	}
 	return nil
 }
@@ -342,6 +370,7 @@ type objective struct {
 	shards [][2]int // sequence ranges, one per worker
 	emp    []float64
 	l2     float64
+	cost   *marginCost
 	ws     []*workspace
 
 	lastX    []float64
@@ -423,7 +452,7 @@ func (o *objective) evaluate(x []float64) {
 			clear(ws.transAcc)
 			ws.loss = 0
 			for i := sh[0]; i < sh[1]; i++ {
-				c.addSequence(&o.seqs[i], expTrans, ws)
+				c.addSequence(&o.seqs[i], expTrans, o.cost, ws)
 			}
 		}()
 	}
@@ -504,6 +533,9 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, _ *opti
 // fit trains c's weights (starting from zero) on seqs with L-BFGS.
 func (c *crf) fit(ctx context.Context, seqs []sequence, opt TrainOptions, progress func(IterationInfo)) (iterations int, loss float64, err error) {
 	obj := newObjective(c, seqs, opt.L2, opt.Workers)
+	if opt.Margin != 0 || opt.MissedMargin != 0 {
+		obj.cost = &marginCost{wrong: opt.Margin, missed: opt.MissedMargin}
+	}
 	p := optimize.Problem{
 		Func: func(x []float64) float64 {
 			obj.evaluate(x)

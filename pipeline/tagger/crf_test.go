@@ -82,8 +82,13 @@ func validPaths(T, L int, fn func(y []int)) {
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	c, seqs := randomProblem(r, 5, 12, 9)
-	for _, workers := range []int{1, 3} {
+	for _, run := range []struct {
+		workers int
+		cost    *marginCost
+	}{{1, nil}, {3, nil}, {1, &marginCost{wrong: 0.7, missed: 1.9}}, {3, &marginCost{wrong: 0.7, missed: 1.9}}} {
+		workers := run.workers
 		obj := newObjective(c, seqs, 0.3, workers)
+		obj.cost = run.cost
 		x := make([]float64, len(c.w))
 		for i := range x {
 			x[i] = r.NormFloat64()
@@ -101,34 +106,50 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 			fm := obj.lastF
 			num := (fp - fm) / (2 * h)
 			if math.Abs(num-grad[i]) > 1e-6*math.Max(1, math.Abs(num)) {
-				t.Errorf("workers %d: d/dw[%d]: analytic %.8f, numeric %.8f", workers, i, grad[i], num)
+				t.Errorf("workers %d, cost %v: d/dw[%d]: analytic %.8f, numeric %.8f", workers, run.cost, i, grad[i], num)
 			}
 		}
 	}
 }
 
 // The log-partition must equal brute-force enumeration of all valid BIO
-// label paths.
+// label paths; with softmax-margin, of every path's score plus its cost
+// against the gold labels.
 func TestLossMatchesBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	c, seqs := randomProblem(r, 5, 6, 4)
 	for i := range c.w {
 		c.w[i] = r.NormFloat64()
 	}
-	obj := newObjective(c, seqs, 0, 1)
-	obj.evaluate(c.w)
-	want := 0.0
-	score := make([]float64, 64)
-	for si := range seqs {
-		s := &seqs[si]
-		T, L := s.len(), c.L
-		c.stateScores(s, score)
-		z := 0.0
-		validPaths(T, L, func(y []int) { z += math.Exp(c.pathScore(score, y)) })
-		want += math.Log(z) - c.pathScore(score, s.y)
-	}
-	if math.Abs(obj.lastF-want) > 1e-9 {
-		t.Errorf("loss %.12f, brute force %.12f", obj.lastF, want)
+	for _, cost := range []*marginCost{nil, {wrong: 0.5, missed: 2}} {
+		obj := newObjective(c, seqs, 0, 1)
+		obj.cost = cost
+		obj.evaluate(c.w)
+		want := 0.0
+		score := make([]float64, 64)
+		for si := range seqs {
+			s := &seqs[si]
+			T, L := s.len(), c.L
+			c.stateScores(s, score)
+			z := 0.0
+			validPaths(T, L, func(y []int) {
+				v := c.pathScore(score, y)
+				for t, g := range s.y {
+					switch {
+					case cost == nil || y[t] == g:
+					case y[t] == 0:
+						v += cost.missed
+					default:
+						v += cost.wrong
+					}
+				}
+				z += math.Exp(v)
+			})
+			want += math.Log(z) - c.pathScore(score, s.y)
+		}
+		if math.Abs(obj.lastF-want) > 1e-9 {
+			t.Errorf("cost %v: loss %.12f, brute force %.12f", cost, obj.lastF, want)
+		}
 	}
 }
 

@@ -145,7 +145,8 @@ func TestReadConfig(t *testing.T) {
 	if cfg.Training.L2 != 0.5 || cfg.Training.MaxIterations != DefaultTraining().MaxIterations || cfg.RecallBias["*"] != 0.3 {
 		t.Errorf("config %+v", cfg)
 	}
-	for _, bad := range []string{`{"training": {"l2": -1}}`, `{"featurez": {}}`, `{"features": {"lexicon": "nope"}}`} {
+	for _, bad := range []string{`{"training": {"l2": -1}}`, `{"featurez": {}}`, `{"features": {"lexicon": "nope"}}`,
+		`{"training": {"margin": -0.5}}`, `{"training": {"missed_margin": 1e9}}`} {
 		if _, err := ReadConfig(strings.NewReader(bad)); !errors.Is(err, ErrConfig) {
 			t.Errorf("config %s: error %v, want ErrConfig", bad, err)
 		}
