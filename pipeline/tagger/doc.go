@@ -1,7 +1,8 @@
 // Package tagger is deidcorpus's built-in hybrid PHI tagger, after Yang &
 // Garibaldi (2015): a tokenizer for clinical text that keeps offsets, feature
 // generation kept apart from learning (as in CRFsuite), a linear-chain CRF with
-// BIO labels trained by L-BFGS with L2 regularization, rules for rare types,
+// BIO labels trained by L-BFGS on a softmax-margin objective with L2
+// regularization, rules for rare types,
 // and post-processing that propagates trusted PHI terms across a patient's
 // records.
 //
