@@ -91,9 +91,23 @@ func (d Datasheet) Markdown() string {
 	counts("note type", d.NoteTypes)
 
 	if len(d.Labels) > 0 {
-		b.WriteString("## PHI by type\n\n| category | type | total | unique |\n|---|---|---:|---:|\n")
+		// A tag set whose categories are its types (an open one) has one
+		// column for the label.
+		open := true
 		for _, l := range d.Labels {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", l.Category, l.Type, l.Total, l.Unique)
+			open = open && (l.Category == "" || l.Category == l.Type)
+		}
+		if open {
+			b.WriteString("## PHI by type\n\n| type | total | unique |\n|---|---:|---:|\n")
+		} else {
+			b.WriteString("## PHI by type\n\n| category | type | total | unique |\n|---|---|---:|---:|\n")
+		}
+		for _, l := range d.Labels {
+			if open {
+				fmt.Fprintf(&b, "| %s | %d | %d |\n", l.Type, l.Total, l.Unique)
+			} else {
+				fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", l.Category, l.Type, l.Total, l.Unique)
+			}
 		}
 		b.WriteString("\n")
 	}

@@ -42,3 +42,22 @@ func TestDatasheetStatesTheCheck(t *testing.T) {
 		t.Errorf("a corpus whose notes hold no unannotated find mentions them:\n%s", sheet)
 	}
 }
+
+// The PHI table names each label once where the tag set's categories are
+// its types (an open tag set, as MEDDOCAN's own), and both otherwise.
+func TestDatasheetLabels(t *testing.T) {
+	open := Datasheet{Name: "n", Version: "1.0.0", Labels: []LabelCount{{"CALLE", "CALLE", 4, 3}, {"PAIS", "PAIS", 2, 1}}}
+	sheet := open.Markdown()
+	for _, want := range []string{"| type | total | unique |", "| CALLE | 4 | 3 |"} {
+		if !strings.Contains(sheet, want) {
+			t.Errorf("the datasheet lacks %q:\n%s", want, sheet)
+		}
+	}
+	if strings.Contains(sheet, "| CALLE | CALLE |") {
+		t.Errorf("an open tag set's label is written twice:\n%s", sheet)
+	}
+	i2b2 := Datasheet{Name: "n", Version: "1.0.0", Labels: []LabelCount{{"NAME", "DOCTOR", 4, 3}, {"LOCATION", "CITY", 2, 1}}}
+	if sheet := i2b2.Markdown(); !strings.Contains(sheet, "| NAME | DOCTOR | 4 | 3 |") {
+		t.Errorf("the datasheet lacks the category and type:\n%s", sheet)
+	}
+}
