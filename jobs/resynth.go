@@ -104,7 +104,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 	if p.Parts >= 2 {
 		return run.manager.runSplit(ctx, run, resynthSplit)
 	}
-	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
+	r, err := planResynthesis(ctx, run.Store, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, 2*total, fmt.Sprintf("reading %s: %d of %d notes", p.Corpus, read, total))
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ type resynthesis struct {
 // planResynthesis reads a resynthesis job's source (pass 1) and plans the
 // job. jobID is the job's (a part's parent's): what it wrote is not stored
 // state to a retry, which draws it again, identically.
-func planResynthesis(ctx context.Context, run *Run, params map[string]any, jobID int, progress func(read, total int)) (*resynthesis, error) {
+func planResynthesis(ctx context.Context, st *store.Store, params map[string]any, jobID int, progress func(read, total int)) (*resynthesis, error) {
 	r := &resynthesis{unannotated: map[string]int{}}
 	if err := decodeParams(params, &r.p); err != nil {
 		return nil, apperr.New(apperr.Invalid, "resynthesis parameters: %v", err)
@@ -178,7 +178,6 @@ func planResynthesis(ctx context.Context, run *Run, params map[string]any, jobID
 	if r.policy, r.policyJSON, err = p.policy(); err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	st := run.Store
 	if r.src, err = st.CorpusByName(ctx, p.Corpus); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ type resynthPartState struct {
 }
 
 func planResynthParts(ctx context.Context, run *Run) ([]map[string]any, error) {
-	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
+	r, err := planResynthesis(ctx, run.Store, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, total, fmt.Sprintf("reading %s and planning its parts: %d of %d notes", run.Job.Params["corpus"], read, total))
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	if len(spec.Patients) == 0 {
 		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients", parent.ID)
 	}
-	r, err := planResynthesis(ctx, run, parent.Params, parent.ID, func(read, total int) {
+	r, err := planResynthesis(ctx, run.Store, parent.Params, parent.ID, func(read, total int) {
 		run.Progress(0, spec.Documents, fmt.Sprintf("reading %s: %d of %d notes", parent.Params["corpus"], read, total))
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 // finishResynthParts plans again, merges the parts' checks and counts in
 // the plan's order, and finishes the job as a whole job finishes.
 func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, error) {
-	r, err := planResynthesis(ctx, run, run.Job.Params, run.Job.ID, func(read, total int) {
+	r, err := planResynthesis(ctx, run.Store, run.Job.Params, run.Job.ID, func(read, total int) {
 		run.Progress(read, total, fmt.Sprintf("reading %s to finish: %d of %d notes", run.Job.Params["corpus"], read, total))
 	})
 	if err != nil {
