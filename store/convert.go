@@ -113,7 +113,7 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 	var order []docRef
 	var err error
 	if patients == nil {
-		order, err = s.documentOrder(ctx, c, split)
+		order, _, err = s.documentOrder(ctx, c, split)
 	} else {
 		order, err = s.patientsDocumentOrder(ctx, c, split, patients)
 	}
@@ -147,15 +147,9 @@ func (s *Store) EachBatchOf(ctx context.Context, c *ent.Corpus, setName, split s
 // A patient weighs weight(its name), or its documents when weight is nil
 // (a job that rewrites only some notes weighs the patients by those).
 func (s *Store) PatientGroups(ctx context.Context, c *ent.Corpus, split string, n int, weight func(patient string) int) (groups [][]int, docs []int, err error) {
-	order, err := s.documentOrder(ctx, c, split)
+	order, names, err := s.documentOrder(ctx, c, split)
 	if err != nil {
 		return nil, nil, err
-	}
-	var names map[int]string
-	if weight != nil {
-		if names, err = s.patientNames(ctx, patient.CorpusID(c.ID)); err != nil {
-			return nil, nil, err
-		}
 	}
 	load := 0 // the last group's weight
 	for i, r := range order {
@@ -207,17 +201,18 @@ type docRow struct {
 }
 
 // documentOrder lists a corpus's documents of a split ("" for all) in
-// EachBatch's order.
-func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) ([]docRef, error) {
+// EachBatch's order, and the names of the corpus's patients by id.
+func (s *Store) documentOrder(ctx context.Context, c *ent.Corpus, split string) ([]docRef, map[int]string, error) {
 	where, err := splitWhere(c, split)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names, err := s.patientNames(ctx, patient.CorpusID(c.ID))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.orderDocuments(ctx, where, names)
+	order, err := s.orderDocuments(ctx, where, names)
+	return order, names, err
 }
 
 // patientsDocumentOrder is documentOrder for the documents of some patients
