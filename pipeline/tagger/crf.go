@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -65,17 +67,21 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 			}
 		}
 	}
-	// Transposed so that the inner loop over previous labels reads memory
-	// in order. Decoding keeps to valid BIO sequences: an I- label only
+	// Transposed so that the loop over previous labels reads memory in
+	// order. Decoding keeps to valid BIO sequences: an I- label only
 	// continues a B- or I- of its own type.
 	tr := c.w[c.nState():]
 	transT := make([]float64, L*L)
-	for i := 0; i < L; i++ {
-		for j := 0; j < L; j++ {
-			transT[j*L+i] = tr[i*L+j]
+	colMax := make([]float64, L) // the best transition into each label
+	for j := 0; j < L; j++ {
+		colMax[j] = math.Inf(-1)
+		for i := 0; i < L; i++ {
+			v := tr[i*L+j]
 			if !validTransition(i, j) {
-				transT[j*L+i] = math.Inf(-1)
+				v = math.Inf(-1)
 			}
+			transT[j*L+i] = v
+			colMax[j] = max(colMax[j], v)
 		}
 	}
 	prev := make([]float64, L)
@@ -84,26 +90,40 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 	for j := 2; j < L; j += 2 {
 		prev[j] = math.Inf(-1)
 	}
+	// order holds the labels by their score at t-1, best first (an
+	// insertion sort: the order changes little from token to token). O and
+	// B- labels may follow any label; their best predecessor is searched in
+	// that order and the search stops once no later label can reach the
+	// best so far even by the best transition. Ties go to the lowest label,
+	// as an exhaustive search in label order would.
+	order := make([]int, L)
+	for i := range order {
+		order[i] = i
+	}
 	for t := 1; t < T; t++ {
+		for k := 1; k < L; k++ {
+			for m := k; m > 0 && prev[order[m]] > prev[order[m-1]]; m-- {
+				order[m], order[m-1] = order[m-1], order[m]
+			}
+		}
 		row := score[t*L : (t+1)*L]
 		bk := back[t*L : (t+1)*L]
 		for j := 0; j < L; j++ {
 			col := transT[j*L : (j+1)*L]
-			var best float64
-			var arg int
+			best, arg := math.Inf(-1), L
 			if j > 0 && j%2 == 0 {
-				// An I- label has two possible predecessors (the rest are
-				// -Inf): about half of the work of the full loop below.
-				best = math.Inf(-1)
+				// An I- label has two possible predecessors.
 				for i := j - 1; i <= j; i++ {
-					if v := prev[i] + col[i]; v > best {
+					if v := prev[i] + col[i]; v > best || (v == best && i < arg) {
 						best, arg = v, i
 					}
 				}
 			} else {
-				best = prev[0] + col[0]
-				for i := 1; i < L; i++ {
-					if v := prev[i] + col[i]; v > best {
+				for _, i := range order {
+					if prev[i]+colMax[j] < best {
+						break
+					}
+					if v := prev[i] + col[i]; v > best || (v == best && i < arg) {
 						best, arg = v, i
 					}
 				}
@@ -139,10 +159,25 @@ func validTransition(i, j int) bool {
 type workspace struct {
 	state, alpha, beta []float64
 	scale              []float64
-	u                  []float64
-	transAcc           []float64
-	grad               []float64
-	loss               float64
+	u, uOB, aOB        []float64
+	// accOB (L×H) and accI (by predecessor) accumulate the transition
+	// expectations before multiplying by exp(w), laid out as transitions.
+	accOB blas64.General
+	accI  []float64
+	grad  []float64
+	loss  float64
+}
+
+func newWorkspace(nWeights, L int) *workspace {
+	H := (L + 1) / 2
+	return &workspace{
+		grad:  make([]float64, nWeights),
+		accOB: blas64.General{Rows: L, Cols: H, Stride: H, Data: make([]float64, L*H)},
+		accI:  make([]float64, L),
+		u:     make([]float64, L),
+		uOB:   make([]float64, H),
+		aOB:   make([]float64, H),
+	}
 }
 
 func (ws *workspace) ensure(T, L int) {
@@ -155,10 +190,47 @@ func (ws *workspace) ensure(T, L int) {
 	ws.state, ws.alpha, ws.beta, ws.scale = ws.state[:T*L], ws.alpha[:T*L], ws.beta[:T*L], ws.scale[:T]
 }
 
+// transitions holds exp of the transition weights (0 where BIO forbids the
+// transition) in full, L×L, and again as the L×H matrix of the columns of
+// the labels any label may precede (O and every B-; obLabel maps a column
+// to its label), contiguous so that forward-backward sums over predecessors
+// with BLAS matrix-vector products. An I- label's two predecessors are read
+// from full.
+type transitions struct {
+	full []float64
+	ob   blas64.General
+}
+
+// obLabel is the label of column k of transitions.ob: O, then B- of each
+// type.
+func obLabel(k int) int { return max(2*k-1, 0) }
+
+// iLabel is the I- label that label i > 0 may precede: its own type's.
+func iLabel(i int) int { return i + i%2 }
+
+func newTransitions(w []float64, L int) *transitions {
+	H := (L + 1) / 2
+	tr := &transitions{
+		full: make([]float64, L*L),
+		ob:   blas64.General{Rows: L, Cols: H, Stride: H, Data: make([]float64, L*H)},
+	}
+	for i := 0; i < L; i++ {
+		for j := 0; j < L; j++ {
+			if validTransition(i, j) {
+				tr.full[i*L+j] = math.Exp(w[i*L+j])
+			}
+		}
+		for k := 0; k < H; k++ {
+			tr.ob.Data[i*H+k] = tr.full[i*L+obLabel(k)]
+		}
+	}
+	return tr
+}
+
 // addSequence adds one sequence's negative log-likelihood to ws.loss and its
-// model expectations to ws.grad (state part) and ws.transAcc (transitions,
-// before multiplying by exp(w)). expTrans holds exp of the transition weights.
-func (c *crf) addSequence(s *sequence, expTrans []float64, cost *marginCost, ws *workspace) {
+// model expectations to ws.grad (state part) and ws.accOB and ws.accI
+// (transitions, before multiplying by exp(w)).
+func (c *crf) addSequence(s *sequence, tr *transitions, cost *marginCost, ws *workspace) {
 	T, L := s.len(), c.L
 	if T == 0 {
 		return
@@ -212,17 +284,13 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, cost *marginCost, ws 
 			}
 		} else {
 			// O and B- labels may follow any label; I-k only B-k or I-k.
-			clear(a)
 			prev := al[(t-1)*L : t*L]
-			for i, pi := range prev {
-				et := expTrans[i*L : (i+1)*L]
-				a[0] += pi * et[0]
-				for j := 1; j < L; j += 2 {
-					a[j] += pi * et[j]
-				}
+			blas64.Gemv(blas.Trans, 1, tr.ob, vec(prev), 0, vec(ws.aOB))
+			for k, v := range ws.aOB {
+				a[obLabel(k)] = v
 			}
 			for j := 2; j < L; j += 2 {
-				a[j] = prev[j-1]*expTrans[(j-1)*L+j] + prev[j]*expTrans[j*L+j]
+				a[j] = prev[j-1]*tr.full[(j-1)*L+j] + prev[j]*tr.full[j*L+j]
 			}
 			srow := st[t*L : (t+1)*L]
 			for j := range a {
@@ -247,10 +315,7 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, cost *marginCost, ws 
 	for j := range last {
 		last[j] = 1
 	}
-	if cap(ws.u) < L {
-		ws.u = make([]float64, L)
-	}
-	u := ws.u[:L]
+	u, uOB := ws.u[:L], ws.uOB
 	for t := T - 2; t >= 0; t-- {
 		nb := be[(t+1)*L : (t+2)*L]
 		srow := st[(t+1)*L : (t+2)*L]
@@ -258,24 +323,17 @@ func (c *crf) addSequence(s *sequence, expTrans []float64, cost *marginCost, ws 
 		for j := range u {
 			u[j] = srow[j] * nb[j] * sc
 		}
+		for k := range uOB {
+			uOB[k] = u[obLabel(k)]
+		}
 		b := be[t*L : (t+1)*L]
 		a := al[t*L : (t+1)*L]
-		for i := 0; i < L; i++ {
-			et := expTrans[i*L : (i+1)*L]
-			acc := ws.transAcc[i*L : (i+1)*L]
-			ai := a[i]
-			sum := et[0] * u[0]
-			acc[0] += ai * u[0]
-			for j := 1; j < L; j += 2 {
-				sum += et[j] * u[j]
-				acc[j] += ai * u[j]
-			}
-			if i > 0 {
-				j := i + i%2 // the I- label of i's type
-				sum += et[j] * u[j]
-				acc[j] += ai * u[j]
-			}
-			b[i] = sum
+		blas64.Gemv(blas.NoTrans, 1, tr.ob, vec(uOB), 0, vec(b))
+		blas64.Ger(1, vec(a), vec(uOB), ws.accOB)
+		for i := 1; i < L; i++ {
+			j := iLabel(i)
+			b[i] += tr.full[i*L+j] * u[j]
+			ws.accI[i] += a[i] * u[j]
 		}
 	}
 	// State expectations: marginal p_t(j) = alpha_t(j) * beta_t(j).
@@ -399,7 +457,7 @@ func newObjective(c *crf, seqs []sequence, l2 float64, workers int) *objective {
 	n := len(c.w)
 	L := c.L
 	for range o.shards {
-		o.ws = append(o.ws, &workspace{grad: make([]float64, n), transAcc: make([]float64, L*L)})
+		o.ws = append(o.ws, newWorkspace(n, L))
 	}
 	// Empirical counts do not depend on the weights.
 	o.emp = make([]float64, n)
@@ -434,14 +492,7 @@ func (o *objective) evaluate(x []float64) {
 	// Invalid BIO transitions get probability 0: training normalizes over
 	// the label sequences decoding can produce, and their weights, which
 	// no gold sequence uses, stay at 0.
-	expTrans := make([]float64, L*L)
-	for i := 0; i < L; i++ {
-		for j := 0; j < L; j++ {
-			if validTransition(i, j) {
-				expTrans[i*L+j] = math.Exp(c.w[ns+i*L+j])
-			}
-		}
-	}
+	tr := newTransitions(c.w[ns:], L)
 	var wg sync.WaitGroup
 	for k, sh := range o.shards {
 		ws := o.ws[k]
@@ -449,10 +500,11 @@ func (o *objective) evaluate(x []float64) {
 		go func() {
 			defer wg.Done()
 			clear(ws.grad)
-			clear(ws.transAcc)
+			clear(ws.accOB.Data)
+			clear(ws.accI)
 			ws.loss = 0
 			for i := sh[0]; i < sh[1]; i++ {
-				c.addSequence(&o.seqs[i], expTrans, o.cost, ws)
+				c.addSequence(&o.seqs[i], tr, o.cost, ws)
 			}
 		}()
 	}
@@ -474,9 +526,17 @@ func (o *objective) evaluate(x []float64) {
 	for i := ns; i < len(g); i++ {
 		g[i] = 0
 	}
+	H := tr.ob.Cols
 	for _, ws := range o.ws {
-		for i, v := range ws.transAcc {
-			g[ns+i] += v * expTrans[i]
+		for i := 0; i < L; i++ {
+			for k := 0; k < H; k++ {
+				j := i*L + obLabel(k)
+				g[ns+j] += ws.accOB.Data[i*H+k] * tr.full[j]
+			}
+			if i > 0 {
+				j := i*L + iLabel(i)
+				g[ns+j] += ws.accI[i] * tr.full[j]
+			}
 		}
 	}
 	for i, wi := range x {
@@ -574,3 +634,6 @@ func (c *crf) fit(ctx context.Context, seqs []sequence, opt TrainOptions, progre
 	copy(c.w, res.X)
 	return steps, res.F, nil
 }
+
+// vec views a slice as a BLAS vector.
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }

@@ -186,6 +186,75 @@ func TestViterbiMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// Viterbi's pruned search over predecessors returns exactly the path of the
+// exhaustive dynamic programme (ties to the lowest label) with as many
+// labels as MEDDOCAN's, on long sequences, with integer weights so that ties
+// are frequent.
+func TestViterbiPrunedEqualsExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const L = 45
+	c, _ := randomProblem(r, L, 40, 0)
+	for _, scale := range []float64{0.5, 3, 20} {
+		for i := range c.w {
+			c.w[i] = math.Round(scale * r.NormFloat64())
+		}
+		for k := 0; k < 20; k++ {
+			T := 1 + r.IntN(300)
+			s := sequence{off: []int32{0}}
+			for range T {
+				for n := 1 + r.IntN(6); n > 0; n-- {
+					s.attrs = append(s.attrs, int32(r.IntN(40)))
+				}
+				s.off = append(s.off, int32(len(s.attrs)))
+			}
+			score, back := make([]float64, T*L), make([]int32, T*L)
+			got := c.viterbi(&s, nil, score, back)
+			if want := exhaustiveViterbi(c, score, T); !slices.Equal(got, want) {
+				t.Fatalf("scale %v, sequence %d (T %d): pruned and exhaustive Viterbi differ", scale, k, T)
+			}
+		}
+	}
+}
+
+// exhaustiveViterbi is the textbook dynamic programme over every valid
+// predecessor, ties to the lowest label, over the state scores in score.
+func exhaustiveViterbi(c *crf, score []float64, T int) []int {
+	L := c.L
+	tr := c.w[c.nState():]
+	delta := make([]float64, T*L)
+	back := make([]int, T*L)
+	for j := 0; j < L; j++ {
+		delta[j] = score[j]
+		if j > 0 && j%2 == 0 {
+			delta[j] = math.Inf(-1)
+		}
+	}
+	for t := 1; t < T; t++ {
+		for j := 0; j < L; j++ {
+			best, arg := math.Inf(-1), -1
+			for i := 0; i < L; i++ {
+				if !validTransition(i, j) {
+					continue
+				}
+				if v := delta[(t-1)*L+i] + tr[i*L+j]; arg < 0 || v > best {
+					best, arg = v, i
+				}
+			}
+			delta[t*L+j], back[t*L+j] = best+score[t*L+j], arg
+		}
+	}
+	y := make([]int, T)
+	for j := 1; j < L; j++ {
+		if delta[(T-1)*L+j] > delta[(T-1)*L+y[T-1]] {
+			y[T-1] = j
+		}
+	}
+	for t := T - 1; t > 0; t-- {
+		y[t-1] = back[t*L+y[t]]
+	}
+	return y
+}
+
 // Training fits a separable toy problem (labels O, B, I) and Viterbi
 // recovers its labels.
 func TestFitAndViterbi(t *testing.T) {
