@@ -69,7 +69,9 @@ func (c PostConfig) validate() error {
 // any label set.
 type rule struct {
 	Kind string
-	re   *regexp.Regexp
+	// re finds the PHI; with a capturing group, the group is the PHI and
+	// the rest of the match its context.
+	re *regexp.Regexp
 	// keywords, when set: one of them must occur (case-insensitively) in
 	// the few bytes before a match, and after any of unless ("Tel.: 948 255
 	// 400 Fax: 948 296 500" holds one phone). A match that follows an
@@ -79,11 +81,20 @@ type rule struct {
 	// minDigits, when set, is the fewest digits a match holds (a phone
 	// number has 9 or more; a record number near "Tel." has fewer).
 	minDigits int
+	// anyOf, when set, holds characters of which every match has one: a
+	// text without any is not scanned.
+	anyOf string
 }
 
 // phoneFaxRe is a phone or fax number: digits in groups, an optional
 // country code and area code in brackets.
 var phoneFaxRe = regexp.MustCompile(`(?:\+\s?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*)?\d[\d\s.-]{5,}\d`)
+
+// makerRe is a maker named after a trademarked product in a report's
+// brackets ("(Zovirax®, Glaxo Smith Kline)", "(Travatan®, Alcon, Fort Worth,
+// Texas)"): the field after the product, up to the next separator. A field
+// that is itself a product ("Exviera® y Rebetol®") is not one.
+var makerRe = regexp.MustCompile(`[®™]\s*[,;]\s*(\p{Lu}[^,;()\[\]®™\n]*?)(?:\s*[,;)\]]|\.\s)`)
 
 var rules = []rule{
 	{Kind: "EMAIL", re: emailRe},
@@ -92,6 +103,7 @@ var rules = []rule{
 	{Kind: "SSN", re: ssnRe},
 	{Kind: "FAX", re: phoneFaxRe, keywords: []string{"fax"}, minDigits: 9},
 	{Kind: "PHONE", re: phoneFaxRe, keywords: []string{"tel", "tfno", "móvil", "movil", "phone"}, unless: []string{"fax"}, minDigits: 9},
+	{Kind: "MAKER", re: makerRe, anyOf: "®™"},
 }
 
 // keywordReach is how far before a match a rule's keyword may be.
@@ -111,13 +123,17 @@ type RuleBinding struct {
 // matches returns the token ranges of a rule's matches that fall on token
 // boundaries.
 func (r *rule) matches(tk *Tokens) [][2]int {
-	// Most notes name no phone or fax: skip the pattern's scan.
-	if len(r.keywords) > 0 && lastIndexAny(strings.ToLower(tk.Text), r.keywords) < 0 {
+	// Most notes name no phone, fax or trademark: skip the pattern's scan.
+	if len(r.keywords) > 0 && lastIndexAny(strings.ToLower(tk.Text), r.keywords) < 0 ||
+		r.anyOf != "" && !strings.ContainsAny(tk.Text, r.anyOf) {
 		return nil
 	}
 	var out [][2]int
 	lastEnd := -1
-	for _, m := range r.re.FindAllStringIndex(tk.Text, -1) {
+	for _, m := range r.re.FindAllStringSubmatchIndex(tk.Text, -1) {
+		if len(m) > 2 {
+			m = m[2:4] // the group
+		}
 		if r.minDigits > 0 && digits(tk.Text[m[0]:m[1]]) < r.minDigits {
 			continue
 		}

@@ -91,7 +91,9 @@ func TestNamePermutations(t *testing.T) {
 	}
 }
 
-func TestRulesNeedTheirKeyword(t *testing.T) {
+// Each rule finds its PHI and nothing around it: phones and faxes after
+// their keyword, makers after a trademarked product.
+func TestRuleMatches(t *testing.T) {
 	ruleOf := func(kind string) *rule {
 		for i := range rules {
 			if rules[i].Kind == kind {
@@ -120,6 +122,13 @@ func TestRulesNeedTheirKeyword(t *testing.T) {
 		{"PHONE", "NHC 918823884. Peso 3 400 500 g.", nil},
 		// A number far from its keyword, and not listed, is not taken.
 		{"PHONE", "Teléfono de la unidad de hospitalización pediátrica 918823884", nil},
+		// The maker after a trademarked product, up to its field's end.
+		{"MAKER", "(Zovirax®, Glaxo Smith Kline) y oral (Virex®, Biogen).", []string{"Glaxo Smith Kline", "Biogen"}},
+		{"MAKER", "(Travatan®, Alcon-Cusí, Fort Worth, Texas)", []string{"Alcon-Cusí"}},
+		{"MAKER", "(Babylog 8000 plus®, Dräger Medizintechnik GMBH. Lübeck, Alemania)", []string{"Dräger Medizintechnik GMBH"}},
+		// A list of products is not a maker; nor is a lower-case field.
+		{"MAKER", "tratada con Viekirax®, Exviera® y Rebetol®, sin respuesta", nil},
+		{"MAKER", "(Edemox®, vía oral)", nil},
 	} {
 		tk := Tokenize(c.text)
 		var got []string
