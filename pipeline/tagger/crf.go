@@ -84,46 +84,59 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 			colMax[j] = max(colMax[j], v)
 		}
 	}
+	// O and B- labels may follow any label, but only a label scoring
+	// within reach[top] of the best one at t-1 (top) can be the best
+	// predecessor of any of them, or tie with it: reach[i] is the most a
+	// transition into an O or B- label can gain over the one from i. The
+	// search over those candidates, in label order, returns what the
+	// exhaustive search returns, ties to the lowest label included.
+	reach := make([]float64, L)
+	for i := range reach {
+		for j := 0; j < L; j++ {
+			if j == 0 || j%2 == 1 {
+				reach[i] = max(reach[i], colMax[j]-transT[j*L+i])
+			}
+		}
+	}
 	prev := make([]float64, L)
 	cur := make([]float64, L)
 	copy(prev, score[:L])
 	for j := 2; j < L; j += 2 {
 		prev[j] = math.Inf(-1)
 	}
-	// order holds the labels by their score at t-1, best first (an
-	// insertion sort: the order changes little from token to token). O and
-	// B- labels may follow any label; their best predecessor is searched in
-	// that order and the search stops once no later label can reach the
-	// best so far even by the best transition. Ties go to the lowest label,
-	// as an exhaustive search in label order would.
-	order := make([]int, L)
-	for i := range order {
-		order[i] = i
-	}
+	cand := make([]int, 0, L)
 	for t := 1; t < T; t++ {
-		for k := 1; k < L; k++ {
-			for m := k; m > 0 && prev[order[m]] > prev[order[m-1]]; m-- {
-				order[m], order[m-1] = order[m-1], order[m]
+		top := 0
+		for i := 1; i < L; i++ {
+			if prev[i] > prev[top] {
+				top = i
+			}
+		}
+		floor := prev[top] - reach[top]
+		cand = cand[:0]
+		for i, v := range prev {
+			if v >= floor {
+				cand = append(cand, i)
 			}
 		}
 		row := score[t*L : (t+1)*L]
 		bk := back[t*L : (t+1)*L]
 		for j := 0; j < L; j++ {
 			col := transT[j*L : (j+1)*L]
-			best, arg := math.Inf(-1), L
+			var (
+				best float64
+				arg  int
+			)
 			if j > 0 && j%2 == 0 {
 				// An I- label has two possible predecessors.
-				for i := j - 1; i <= j; i++ {
-					if v := prev[i] + col[i]; v > best || (v == best && i < arg) {
-						best, arg = v, i
-					}
+				best, arg = prev[j-1]+col[j-1], j-1
+				if v := prev[j] + col[j]; v > best {
+					best, arg = v, j
 				}
 			} else {
-				for _, i := range order {
-					if prev[i]+colMax[j] < best {
-						break
-					}
-					if v := prev[i] + col[i]; v > best || (v == best && i < arg) {
+				best, arg = prev[cand[0]]+col[cand[0]], cand[0]
+				for _, i := range cand[1:] {
+					if v := prev[i] + col[i]; v > best {
 						best, arg = v, i
 					}
 				}
