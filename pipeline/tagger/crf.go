@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -72,30 +73,31 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 	// continues a B- or I- of its own type.
 	tr := c.w[c.nState():]
 	transT := make([]float64, L*L)
-	colMax := make([]float64, L) // the best transition into each label
 	for j := 0; j < L; j++ {
-		colMax[j] = math.Inf(-1)
 		for i := 0; i < L; i++ {
 			v := tr[i*L+j]
 			if !validTransition(i, j) {
 				v = math.Inf(-1)
 			}
 			transT[j*L+i] = v
-			colMax[j] = max(colMax[j], v)
 		}
 	}
 	// O and B- labels may follow any label, but only a label scoring
 	// within reach[top] of the best one at t-1 (top) can be the best
 	// predecessor of any of them, or tie with it: reach[i] is the most a
 	// transition into an O or B- label can gain over the one from i. The
-	// search over those candidates, in label order, returns what the
-	// exhaustive search returns, ties to the lowest label included.
+	// bound is widened by a relative 1e-9 against rounding, so the search
+	// over those candidates, in label order, returns what the exhaustive
+	// search returns, ties to the lowest label included.
 	reach := make([]float64, L)
-	for i := range reach {
-		for j := 0; j < L; j++ {
-			if j == 0 || j%2 == 1 {
-				reach[i] = max(reach[i], colMax[j]-transT[j*L+i])
-			}
+	for j := 0; j < L; j++ {
+		if j > 0 && j%2 == 0 {
+			continue // an I- label: its two predecessors are compared apart
+		}
+		col := transT[j*L : (j+1)*L]
+		best := slices.Max(col)
+		for i, v := range col {
+			reach[i] = max(reach[i], best-v)
 		}
 	}
 	prev := make([]float64, L)
@@ -113,9 +115,15 @@ func (c *crf) viterbi(s *sequence, bias []float64, score []float64, back []int32
 			}
 		}
 		floor := prev[top] - reach[top]
+		floor -= 1e-9 * (math.Abs(prev[top]) + reach[top])
 		cand = cand[:0]
 		for i, v := range prev {
 			if v >= floor {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 { // scores that are not numbers: search them all
+			for i := range prev {
 				cand = append(cand, i)
 			}
 		}

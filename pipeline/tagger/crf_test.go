@@ -2,6 +2,7 @@ package tagger
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -187,33 +188,49 @@ func TestViterbiMatchesBruteForce(t *testing.T) {
 }
 
 // Viterbi's pruned search over predecessors returns exactly the path of the
-// exhaustive dynamic programme (ties to the lowest label) with as many
-// labels as MEDDOCAN's, on long sequences, with integer weights so that ties
-// are frequent.
+// exhaustive dynamic programme (ties to the lowest label): with as many
+// labels as MEDDOCAN's on long sequences, with integer weights so that ties
+// are frequent, and with real-valued weights on many short sequences. Scores
+// that are not numbers do not make it panic.
 func TestViterbiPrunedEqualsExhaustive(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	const L = 45
-	c, _ := randomProblem(r, L, 40, 0)
+	check := func(c *crf, T, A int, what string) {
+		t.Helper()
+		s := sequence{off: []int32{0}}
+		for range T {
+			for n := 1 + r.IntN(6); n > 0; n-- {
+				s.attrs = append(s.attrs, int32(r.IntN(A)))
+			}
+			s.off = append(s.off, int32(len(s.attrs)))
+		}
+		score, back := make([]float64, T*c.L), make([]int32, T*c.L)
+		got := c.viterbi(&s, nil, score, back)
+		if want := exhaustiveViterbi(c, score, T); !slices.Equal(got, want) {
+			t.Fatalf("%s (L %d, T %d): pruned %v, exhaustive %v", what, c.L, T, got, want)
+		}
+	}
+	c, _ := randomProblem(r, 45, 40, 0)
 	for _, scale := range []float64{0.5, 3, 20} {
 		for i := range c.w {
 			c.w[i] = math.Round(scale * r.NormFloat64())
 		}
-		for k := 0; k < 20; k++ {
-			T := 1 + r.IntN(300)
-			s := sequence{off: []int32{0}}
-			for range T {
-				for n := 1 + r.IntN(6); n > 0; n-- {
-					s.attrs = append(s.attrs, int32(r.IntN(40)))
-				}
-				s.off = append(s.off, int32(len(s.attrs)))
-			}
-			score, back := make([]float64, T*L), make([]int32, T*L)
-			got := c.viterbi(&s, nil, score, back)
-			if want := exhaustiveViterbi(c, score, T); !slices.Equal(got, want) {
-				t.Fatalf("scale %v, sequence %d (T %d): pruned and exhaustive Viterbi differ", scale, k, T)
-			}
+		for range 20 {
+			check(c, 1+r.IntN(300), 40, fmt.Sprintf("integer weights, scale %v", scale))
 		}
 	}
+	for _, L := range []int{3, 5, 7} {
+		c, _ := randomProblem(r, L, 6, 0)
+		for range 3000 {
+			for i := range c.w {
+				c.w[i] = r.NormFloat64()
+			}
+			check(c, 2+r.IntN(7), 6, "real weights")
+		}
+	}
+	bias := make([]float64, c.L)
+	bias[0] = math.NaN()
+	s := sequence{off: []int32{0, 1, 2, 3}, attrs: []int32{0, 1, 2}}
+	c.viterbi(&s, bias, make([]float64, 3*c.L), make([]int32, 3*c.L))
 }
 
 // exhaustiveViterbi is the textbook dynamic programme over every valid

@@ -69,7 +69,7 @@ func (c PostConfig) validate() error {
 // any label set.
 type rule struct {
 	Kind string
-	// re finds the PHI; with a capturing group, the group is the PHI and
+	// re finds the PHI; with a group named phi, the group is the PHI and
 	// the rest of the match its context.
 	re *regexp.Regexp
 	// keywords, when set: one of them must occur (case-insensitively) in
@@ -93,8 +93,8 @@ var phoneFaxRe = regexp.MustCompile(`(?:\+\s?\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s*)?
 // makerRe is a maker named after a trademarked product in a report's
 // brackets ("(Zovirax®, Glaxo Smith Kline)", "(Travatan®, Alcon, Fort Worth,
 // Texas)"): the field after the product, up to the next separator. A field
-// that is itself a product ("Exviera® y Rebetol®") is not one.
-var makerRe = regexp.MustCompile(`[®™]\s*[,;]\s*(\p{Lu}[^,;()\[\]®™\n]*?)(?:\s*[,;)\]]|\.\s)`)
+// that is itself marked as a product ("Exviera® y Rebetol®") is not one.
+var makerRe = regexp.MustCompile(`[(\[][^()\[\]\n]*?[®™]\s*[,;]\s*(?P<phi>\p{Lu}[^,;()\[\]®™\n]*?)\s*[,;)\]]`)
 
 var rules = []rule{
 	{Kind: "EMAIL", re: emailRe},
@@ -130,9 +130,12 @@ func (r *rule) matches(tk *Tokens) [][2]int {
 	}
 	var out [][2]int
 	lastEnd := -1
+	phi := r.re.SubexpIndex("phi")
 	for _, m := range r.re.FindAllStringSubmatchIndex(tk.Text, -1) {
-		if len(m) > 2 {
-			m = m[2:4] // the group
+		if phi > 0 {
+			if m = m[2*phi : 2*phi+2]; m[0] < 0 {
+				continue
+			}
 		}
 		if r.minDigits > 0 && digits(tk.Text[m[0]:m[1]]) < r.minDigits {
 			continue

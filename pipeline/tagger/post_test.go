@@ -125,10 +125,12 @@ func TestRuleMatches(t *testing.T) {
 		// The maker after a trademarked product, up to its field's end.
 		{"MAKER", "(Zovirax®, Glaxo Smith Kline) y oral (Virex®, Biogen).", []string{"Glaxo Smith Kline", "Biogen"}},
 		{"MAKER", "(Travatan®, Alcon-Cusí, Fort Worth, Texas)", []string{"Alcon-Cusí"}},
-		{"MAKER", "(Babylog 8000 plus®, Dräger Medizintechnik GMBH. Lübeck, Alemania)", []string{"Dräger Medizintechnik GMBH"}},
-		// A list of products is not a maker; nor is a lower-case field.
-		{"MAKER", "tratada con Viekirax®, Exviera® y Rebetol®, sin respuesta", nil},
+		{"MAKER", "(Efferalgan®; Laboratorios Dr. Esteve S.A., Barcelona)", []string{"Laboratorios Dr. Esteve S.A."}},
+		// A list of products is not a maker; nor is a lower-case field, or
+		// a field outside brackets.
+		{"MAKER", "(Viekirax®, Exviera® y Rebetol®, sin respuesta)", nil},
 		{"MAKER", "(Edemox®, vía oral)", nil},
+		{"MAKER", "se pautó Sintrom®, Tras dos semanas, mejoró", nil},
 	} {
 		tk := Tokenize(c.text)
 		var got []string
