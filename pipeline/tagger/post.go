@@ -3,6 +3,7 @@ package tagger
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -373,11 +374,76 @@ func trimmedTypes(docs []pipeline.Document, toks []*Tokens, types []SpanType) []
 	return out
 }
 
+// titleMin is how often a word must come just before a type's gold spans,
+// and never begin one, to be trimmed from the start of the type's spans.
+const titleMin = 5
+
+// titleWords learns, per type, the words (isTitleLike) that often come just
+// before its gold spans (at most one punctuation token between) but never
+// begin one: "Dr" and "Dra" before a clinician's name, "de" before a town. A
+// span of the type that the CRF begins with one loses it.
+func titleWords(docs []pipeline.Document, toks []*Tokens, types []SpanType) map[string][]string {
+	before := make([]map[string]int, len(types))
+	begins := make([]map[string]bool, len(types))
+	for ty := range types {
+		before[ty], begins[ty] = map[string]int{}, map[string]bool{}
+	}
+	for di, d := range docs {
+		tk := toks[di]
+		for r, ty := range goldTokenSpans(&d, tk, types) {
+			begins[ty][strings.ToLower(tk.Word(r[0]))] = true
+			for i := r[0] - 1; i >= max(0, r[0]-2); i-- {
+				if w := tk.Word(i); isWordy(w) {
+					if isTitleLike(w) {
+						before[ty][strings.ToLower(w)]++
+					}
+					break
+				}
+			}
+		}
+	}
+	out := map[string][]string{}
+	for ty, t := range types {
+		for w, n := range before[ty] {
+			if n >= titleMin && !begins[ty][w] {
+				out[t.Type] = append(out[t.Type], w)
+			}
+		}
+		sort.Strings(out[t.Type])
+	}
+	return out
+}
+
+// isTitleLike tells whether w could be a title: a word of two letters or
+// more, not a number ("46" before a postal code) or an initial.
+func isTitleLike(w string) bool {
+	n := 0
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 2
+}
+
 // trim extracts PHI from inside the tokens the CRF marked (Yang 3.4 step 1):
-// punctuation at the edges of spans of types that never have it goes.
+// punctuation at the edges of spans of types that never have it goes, and so
+// does a title word at the start of a span of a type it never begins.
 func (m *Model) trim(td *taggedDoc) {
 	out := td.pred[:0]
 	for _, p := range td.pred {
+		titles := m.learnt.Titles[m.Types[p.typ].Type]
+		for slices.Contains(titles, strings.ToLower(td.tk.Word(p.first))) {
+			j := p.first + 1
+			for j < p.last && !isWordy(td.tk.Word(j)) {
+				j++
+			}
+			if j == p.last {
+				break // the title is all the span holds
+			}
+			p.first = j
+		}
 		if contains(m.learnt.TrimEdges, m.Types[p.typ].Type) {
 			for p.first < p.last && !isWordy(td.tk.Word(p.first)) {
 				p.first++

@@ -197,6 +197,68 @@ func TestTrimKeepsAbbreviations(t *testing.T) {
 	}
 }
 
+// A word that often comes just before a type's gold spans and never begins
+// one is learnt as a title, and trimmed, with its period, from the start of
+// the CRF's spans of that type; a word that begins some gold span is not.
+func TestTitlesAreTrimmed(t *testing.T) {
+	types := []SpanType{{"NAME", "DOCTOR"}}
+	var docs []pipeline.Document
+	var toks []*Tokens
+	for i, name := range []string{"Ana Ruiz", "Luis Gil", "Eva Sanz", "Juan Mora", "Rosa Vila", "Sara Bravo"} {
+		title := "Dr. "
+		if i == 5 {
+			title = "Remitido por "
+		}
+		text := "Informe. " + title + name + " firmó."
+		start := len([]rune("Informe. " + title))
+		docs = append(docs, pipeline.Document{Text: text, Spans: []pipeline.Span{
+			{Start: start, End: start + len([]rune(name)), Category: "NAME", Type: "DOCTOR"},
+		}})
+		toks = append(toks, Tokenize(text))
+	}
+	// A number or an initial before 5 spans is no title.
+	for _, title := range []string{"46 ", "J. "} {
+		for range 5 {
+			text := "Visto por " + title + "Ana Ruiz."
+			start := len([]rune("Visto por " + title))
+			docs = append(docs, pipeline.Document{Text: text, Spans: []pipeline.Span{
+				{Start: start, End: start + len("Ana Ruiz"), Category: "NAME", Type: "DOCTOR"},
+			}})
+			toks = append(toks, Tokenize(text))
+		}
+	}
+	// "Dr" precedes 5 spans and begins none; "por" precedes one.
+	titles := titleWords(docs, toks, types)
+	if want := []string{"dr"}; !slices.Equal(titles["DOCTOR"], want) {
+		t.Fatalf("titles %v, want %v", titles["DOCTOR"], want)
+	}
+	// Once a gold span begins with it, it is part of names, not a title.
+	begun := pipeline.Document{Text: "Dr Ana Ruiz.", Spans: []pipeline.Span{{Start: 0, End: 11, Category: "NAME", Type: "DOCTOR"}}}
+	if got := titleWords(append(docs, begun), append(toks, Tokenize(begun.Text)), types); len(got["DOCTOR"]) > 0 {
+		t.Fatalf("titles %v after a span that begins with one, want none", got["DOCTOR"])
+	}
+	m := &Model{Config: DefaultConfig(), Types: types}
+	m.labels = newLabels(types)
+	m.learnt.Titles = titles
+	for _, c := range []struct{ text, span, want string }{
+		{"Dr. Pedro Gómez firmó", "Dr. Pedro Gómez", "Pedro Gómez"},
+		{"DR Pedro Gómez firmó", "DR Pedro Gómez", "Pedro Gómez"},
+		{"Dr. firmó", "Dr.", "Dr."}, // the title is all the span holds
+	} {
+		tk := Tokenize(c.text)
+		td := &taggedDoc{tk: tk, ix: pipeline.NewIndex(c.text), model: m}
+		last := 0
+		for last < len(tk.Tokens) && tk.Tokens[last].End <= len(c.span) {
+			last++
+		}
+		td.pred = []tokSpan{{0, last, 0}}
+		m.trim(td)
+		if got := td.spans()[0].Text; got != c.want {
+			t.Errorf("trim of %q in %q: %q, want %q", c.span, c.text, got, c.want)
+		}
+	}
+}
+
 // End to end on a synthetic longitudinal corpus: the model learns names only
 // from "Paciente:" fields, so it misses a bare name in another record's
 // narrative; propagation across the patient's records recovers it, and does

@@ -103,6 +103,7 @@ type learnt struct {
 	Templates []RuleBinding       `json:"templates,omitempty"` // trusted templates
 	Propagate []string            `json:"propagate,omitempty"` // types whose terms are trusted
 	TrimEdges []string            `json:"trim_edges,omitempty"`
+	Titles    map[string][]string `json:"titles,omitempty"` // type -> words trimmed from its spans' start
 }
 
 // Meta records how a model was trained. It is not part of the model's hash:
@@ -169,6 +170,7 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	m.learnt.Templates = bindTemplates(docs, ts.toks, m.Types, cfg.Post)
 	m.learnt.Propagate = propagatingTypes(docs, ts.toks, m.Types, cfg.Post)
 	m.learnt.TrimEdges = trimmedTypes(docs, ts.toks, m.Types)
+	m.learnt.Titles = titleWords(docs, ts.toks, m.Types)
 	progress(Progress{Stage: "post", Done: 1, Total: 1})
 	tokens, spans := 0, 0
 	for i, t := range ts.toks {
