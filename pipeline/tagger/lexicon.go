@@ -112,7 +112,7 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 				w := strings.ToLower(tk.Word(i))
 				b.WriteString(w)
 				n++
-				if utf8.RuneCountInString(w) >= 2 && isWordy(w) && !contains(p.parts[w], s.Type) {
+				if utf8.RuneCountInString(w) >= 2 && isWordy(w) && !slices.Contains(p.parts[w], s.Type) {
 					p.parts[w] = append(p.parts[w], s.Type)
 				}
 			})
@@ -121,7 +121,7 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 				continue
 			}
 			p.maxWords = max(p.maxWords, n)
-			if !contains(p.types[key], s.Type) {
+			if !slices.Contains(p.types[key], s.Type) {
 				p.types[key] = append(p.types[key], s.Type)
 			}
 		}
@@ -139,15 +139,6 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 func hasAlnum(s string) bool {
 	for _, r := range s {
 		if isWordy(string(r)) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
 			return true
 		}
 	}

@@ -444,7 +444,7 @@ func (m *Model) trim(td *taggedDoc) {
 			}
 			p.first = j
 		}
-		if contains(m.learnt.TrimEdges, m.Types[p.typ].Type) {
+		if slices.Contains(m.learnt.TrimEdges, m.Types[p.typ].Type) {
 			for p.first < p.last && !isWordy(td.tk.Word(p.first)) {
 				p.first++
 			}
@@ -608,7 +608,7 @@ func (m *Model) trustedTerms(tagged []*taggedDoc, members []int) []trustedTerm {
 		td := tagged[i]
 		for _, p := range td.pred {
 			t := m.Types[p.typ]
-			if !contains(m.learnt.Propagate, t.Type) {
+			if !slices.Contains(m.learnt.Propagate, t.Type) {
 				continue
 			}
 			text := td.tk.Text[td.tk.Tokens[p.first].Start:td.tk.Tokens[p.last-1].End]

@@ -284,7 +284,7 @@ func TestTagRecoversNameAcrossRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contains(m.learnt.Propagate, "PATIENT") {
+	if !slices.Contains(m.learnt.Propagate, "PATIENT") {
 		t.Fatalf("PATIENT not learnt as a trusted type: %v", m.learnt.Propagate)
 	}
 	docs := []pipeline.Document{
