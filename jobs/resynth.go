@@ -423,10 +423,7 @@ func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, 
 	if err != nil {
 		return nil, err
 	}
-	full, err := json.Marshal(struct {
-		Report *surrogate.Report      `json:"report"`
-		Review []surrogate.ReviewItem `json:"review"`
-	}{report, review})
+	full, err := json.Marshal(surrogate.CheckFile{Report: *report, Review: review})
 	if err != nil {
 		return nil, err
 	}

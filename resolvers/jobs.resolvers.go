@@ -162,18 +162,15 @@ func (r *queryResolver) CheckReport(ctx context.Context, corpus string, job *int
 	if job != nil {
 		want = *job
 	}
-	data, runs, err := r.store.CheckReport(ctx, corpus, want)
+	file, reportJob, runs, err := r.store.CheckReport(ctx, corpus, want)
 	if err != nil {
 		return nil, err
 	}
-	m, err := jsonmap.Decode(data)
+	m, err := jsonmap.Of(file)
 	if err != nil {
 		return nil, err
 	}
-	if want == 0 {
-		want = runs[len(runs)-1]
-	}
-	m["job"], m["runs"] = want, runs
+	m["job"], m["runs"] = reportJob, runs
 	c, err := r.store.CorpusByName(ctx, corpus)
 	if err != nil {
 		return nil, err

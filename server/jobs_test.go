@@ -128,7 +128,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 
 			var report struct{ CheckReport map[string]any }
 			c.MustPost(`{ checkReport(corpus: "notes-surrogate") }`, &report)
-			assert.NotEmpty(t, report.CheckReport["report"].(map[string]any)["NamePatterns"])
+			assert.NotEmpty(t, report.CheckReport["report"].(map[string]any)["namePatterns"])
 			assert.Equal(t, []any{report.CheckReport["job"]}, report.CheckReport["runs"], "one run, the report's")
 			var none struct{ CheckReport map[string]any }
 			err = c.Post(`{ checkReport(corpus: "notes-surrogate", job: 99999) }`, &none)

@@ -20,6 +20,7 @@ import (
 	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/surrogate"
 )
 
 // EvaluationInput says what an evaluation scored.
@@ -340,35 +341,40 @@ func resynthesisRuns(c *ent.Corpus) []int {
 	return runs
 }
 
-// CheckReport returns the full check report (JSON) of a resynthesis run into
-// a surrogate corpus: the latest run's, or job's when job > 0 (a run that
-// added notes checks those notes only), with the jobs of every run into the
-// corpus, oldest first. It names original values: it is PHI.
-func (s *Store) CheckReport(ctx context.Context, corpusName string, job int) (data []byte, runs []int, err error) {
+// CheckReport returns the full check report of a resynthesis run into a
+// surrogate corpus: the latest run's, or job's when job > 0 (a run that added
+// notes checks those notes only), with the job of the report and those of
+// every run into the corpus, oldest first. It names original values: it is
+// PHI.
+func (s *Store) CheckReport(ctx context.Context, corpusName string, job int) (file *surrogate.CheckFile, reportJob int, runs []int, err error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	runs = resynthesisRuns(c)
 	if len(runs) == 0 {
-		return nil, nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
+		return nil, 0, nil, apperr.New(apperr.NotFound, "corpus %q was not made by resynthesis", corpusName)
 	}
 	switch {
 	case job == 0:
 		job = runs[len(runs)-1]
 	case !slices.Contains(runs, job):
-		return nil, nil, apperr.New(apperr.NotFound, "job %d did not resynthesize into corpus %q (its runs: jobs %v)", job, corpusName, runs)
+		return nil, 0, nil, apperr.New(apperr.NotFound, "job %d did not resynthesize into corpus %q (its runs: jobs %v)", job, corpusName, runs)
 	}
 	a, err := s.Client.Artifact.Query().
 		Where(artifact.JobID(job), artifact.NameHasSuffix("-check-report.json")).First(ctx)
 	if ent.IsNotFound(err) {
-		return nil, nil, apperr.New(apperr.NotFound, "no check report for corpus %q from job %d", corpusName, job)
+		return nil, 0, nil, apperr.New(apperr.NotFound, "no check report for corpus %q from job %d", corpusName, job)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	if a, err = s.openArtifact(a); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	return a.Data, runs, nil
+	file = new(surrogate.CheckFile)
+	if err := json.Unmarshal(a.Data, file); err != nil {
+		return nil, 0, nil, fmt.Errorf("the check report of corpus %q from job %d: %w", corpusName, job, err)
+	}
+	return file, job, runs, nil
 }

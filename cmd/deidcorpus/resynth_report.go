@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -77,38 +76,27 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		data, runs, err := st.CheckReport(ctx, args[0], *job)
+		file, reportJob, runs, err := st.CheckReport(ctx, args[0], *job)
 		if err != nil {
 			return err
 		}
 		if err := st.Audit(ctx, store.AuditRecord{Action: "read", Target: "Query.checkReport", IDs: []string{store.DescribeArgs(opArgs)}}); err != nil {
 			return err
 		}
-		if *job == 0 {
-			*job = runs[len(runs)-1]
-		}
 		if *asJSON {
 			// As GraphQL's checkReport: the run's job and every run's beside
-			// the stored report, an object.
-			head, err := json.Marshal(map[string]any{"job": *job, "runs": runs})
-			if err != nil || len(data) < 2 || data[0] != '{' {
-				return fmt.Errorf("the check report of %s is not a JSON object", args[0])
-			}
-			_, err = fmt.Fprintf(e.stdout, "%s,%s\n", head[:len(head)-1], data[1:])
-			return err
-		}
-		var full struct {
-			Report surrogate.Report       `json:"report"`
-			Review []surrogate.ReviewItem `json:"review"`
-		}
-		if err := json.Unmarshal(data, &full); err != nil {
-			return err
+			// the report, one object.
+			return writeJSON(e.stdout, struct {
+				Job  int   `json:"job"`
+				Runs []int `json:"runs"`
+				*surrogate.CheckFile
+			}{reportJob, runs, file})
 		}
 		if len(runs) > 1 {
 			fmt.Fprintf(e.stdout, "run of job %d; %d runs wrote %s (jobs %v), each checking the notes it wrote: --job N for another's\n",
-				*job, len(runs), args[0], runs)
+				reportJob, len(runs), args[0], runs)
 		}
-		printCheckReport(e, args[0], &full.Report, full.Review)
+		printCheckReport(e, args[0], &file.Report, file.Review)
 		return nil
 	}
 }
@@ -145,7 +133,7 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		})
 	section("Misaligned spans: the span's text is not the text at its offsets", "DOCUMENT\tTYPE\tAT\tSPAN TEXT\tTEXT AT OFFSETS", len(r.Misaligned), func(tw *tabwriter.Writer, i int) {
 		m := r.Misaligned[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d-%d\t%q\t%q\n", m.Doc, m.Span.Type, m.Span.Start, m.Span.End, m.Span.Text, m.AtOffsets)
+		fmt.Fprintf(tw, "%s\t%s\t%d-%d\t%q\t%q\n", m.Doc, m.Type, m.Start, m.End, m.Text, m.AtOffsets)
 	})
 	section("Inconsistent: one original, several surrogates", "SCOPE\tTYPE\tORIGINAL\tSURROGATES", len(r.Inconsistent), func(tw *tabwriter.Writer, i int) {
 		c := r.Inconsistent[i]

@@ -39,7 +39,7 @@ func TestResynthReport(t *testing.T) {
 	assert.Regexp(t, `^check of surr: passed\n3 documents, 13 spans, \d+ replaced, \d+ dates checked; 0 misaligned, 0 leaks`, out)
 	code, out, errs = cli(t, "resynth", "report", "--json", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, `"NamePatterns"`)
+	assert.Contains(t, out, `"namePatterns"`)
 
 	// A run that adds a note checks that note: the report is the latest
 	// run's, and an earlier run's is asked for by its job.
@@ -72,6 +72,8 @@ func TestResynthReport(t *testing.T) {
 	assert.Equal(t, m[3], strconv.Itoa(full.Job))
 	assert.Len(t, full.Runs, 2)
 	assert.Equal(t, 1, full.Report.Documents)
+	assert.Contains(t, out, `"documents": 1`, "the fields' JSON names, as GraphQL's")
+	assert.NotContains(t, out, `"Documents"`)
 	code, _, errs = cli(t, "resynth", "report", "surr", "--job", "999", "--db", db)
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `job 999 did not resynthesize into corpus "surr" (its runs: jobs [`+m[2]+" "+m[3]+"])")

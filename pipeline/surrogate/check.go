@@ -20,31 +20,40 @@ import (
 // Identifiers, Inconsistent, IntervalErrors or EqualToOriginal; Unannotated
 // and Kept are listed for a person to read.
 type Report struct {
-	Documents int
-	Spans     int
-	Replaced  int // spans whose text changed
+	Documents int `json:"documents"`
+	Spans     int `json:"spans"`
+	Replaced  int `json:"replaced"` // spans whose text changed
 
-	Misaligned []SpanProblem // a span's Text differs from the text at its offsets
+	Misaligned []SpanProblem `json:"misaligned"` // a span's Text differs from the text at its offsets
 	// Leaks are replaced original values found in the output, as whole token
 	// sequences, in the records of their patient, where they touch surrogate text.
-	Leaks []Leak
+	Leaks []Leak `json:"leaks"`
 	// Unannotated are the same finds in text copied unchanged from the
 	// original: the value was written there without a span (an annotation gap).
-	Unannotated []Leak
+	Unannotated []Leak `json:"unannotated"`
 	// Identifiers are the source's own identifiers found in an output
 	// document's text: its patient's id, its id or the id of another
 	// document of its patient (patientIDs says which ids are searched).
-	Identifiers []IdentifierLeak
-	Kept        []KeptValue // values the policy keeps (ages under 90, OTHER), with counts
+	Identifiers []IdentifierLeak `json:"identifiers"`
+	Kept        []KeptValue      `json:"kept"` // values the policy keeps (ages under 90, OTHER), with counts
 	// Inconsistent are originals replaced by more than one surrogate in a scope.
-	Inconsistent []Inconsistency
+	Inconsistent []Inconsistency `json:"inconsistent"`
 	// IntervalErrors are shifted dates that are not the original moved by the
 	// patient's shift (so an interval between two dates changed).
-	IntervalErrors  []SurrogateProblem
-	DatesChecked    int                // shifted dates whose interval to every other was verified
-	EqualToOriginal []SurrogateProblem // a surrogate equal to an original value of its patient
-	NamePatterns    []PatternRow       // Yeniterzi et al. Table 7, original beside surrogate
-	Review          int                // items the run listed for review
+	IntervalErrors  []SurrogateProblem `json:"intervalErrors"`
+	DatesChecked    int                `json:"datesChecked"`    // shifted dates whose interval to every other was verified
+	EqualToOriginal []SurrogateProblem `json:"equalToOriginal"` // a surrogate equal to an original value of its patient
+	NamePatterns    []PatternRow       `json:"namePatterns"`    // Yeniterzi et al. Table 7, original beside surrogate
+	Review          int                `json:"review"`          // items the run listed for review
+}
+
+// CheckFile is a run's full check report as its job saves it: the report and
+// the items listed for review. Reports saved before the fields had JSON names
+// ("Leaks") still read, since encoding/json matches keys without regard to
+// case.
+type CheckFile struct {
+	Report Report       `json:"report"`
+	Review []ReviewItem `json:"review"`
 }
 
 // OK reports whether the output passed every check.
@@ -65,18 +74,26 @@ func (r *Report) OK() bool {
 
 // SpanProblem is a span whose text is not the document's text at its offsets.
 type SpanProblem struct {
-	Doc       string
-	Span      pipeline.Span
-	AtOffsets string
+	Doc       string `json:"doc"`
+	Start     int    `json:"start"` // the span's code points
+	End       int    `json:"end"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`      // what the span says it covers
+	AtOffsets string `json:"atOffsets"` // what its offsets cover
 }
 
 // Leak is an original value found in the output.
 type Leak struct {
-	Patient, Doc, Type, Value string
-	Start, End                int // code points in the output document
+	Patient string `json:"patient"`
+	Doc     string `json:"doc"`
+	Type    string `json:"type"`
+	Value   string `json:"value"`
+	Start   int    `json:"start"` // code points in the output document
+	End     int    `json:"end"`
 	// SourceStart and SourceEnd are an unannotated find's code points in
 	// the source document, where a curator adds the missing span.
-	SourceStart, SourceEnd int `json:",omitempty"`
+	SourceStart int `json:"sourceStart,omitempty"`
+	SourceEnd   int `json:"sourceEnd,omitempty"`
 }
 
 // The kinds of an IdentifierLeak.
@@ -87,37 +104,48 @@ const (
 
 // IdentifierLeak is a source identifier found in an output document.
 type IdentifierLeak struct {
-	Patient, Doc string // where it was found
-	Kind         string // PatientIDKind or DocumentIDKind
+	Patient string `json:"patient"` // where it was found
+	Doc     string `json:"doc"`
+	Kind    string `json:"kind"` // PatientIDKind or DocumentIDKind
 	// ID is the identifier found: the patient's id, or a document's id, in
 	// full where the part of it after its patient's id was found.
-	ID         string
-	Value      string // the text found
-	Start, End int    // code points in the output document
+	ID    string `json:"id"`
+	Value string `json:"value"` // the text found
+	Start int    `json:"start"` // code points in the output document
+	End   int    `json:"end"`
 }
 
 // KeptValue is a value left in place, with how often.
 type KeptValue struct {
-	Type, Value string
-	Count       int
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	Count int    `json:"count"`
 }
 
 // Inconsistency is one original with several surrogates in one scope.
 type Inconsistency struct {
-	Scope, Type, Original string
-	Surrogates            []string
+	Scope      string   `json:"scope"`
+	Type       string   `json:"type"`
+	Original   string   `json:"original"`
+	Surrogates []string `json:"surrogates"`
 }
 
 // SurrogateProblem is one replaced span at fault.
 type SurrogateProblem struct {
-	Patient, Doc, Type, Original, Surrogate, Want string
+	Patient   string `json:"patient"`
+	Doc       string `json:"doc"`
+	Type      string `json:"type"`
+	Original  string `json:"original"`
+	Surrogate string `json:"surrogate"`
+	Want      string `json:"want"`
 }
 
 // PatternRow is one name pattern's count in the original and the surrogate corpus.
 type PatternRow struct {
-	Pattern             string
-	Tokens              int
-	Original, Surrogate int
+	Pattern   string `json:"pattern"`
+	Tokens    int    `json:"tokens"`
+	Original  int    `json:"original"`
+	Surrogate int    `json:"surrogate"`
 }
 
 // Check compares the original documents with a run's result under the policy
@@ -493,7 +521,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 				if s.Start >= 0 && s.End <= ix.Len() && s.Start <= s.End {
 					got = ix.Slice(s.Start, s.End)
 				}
-				dc.misaligned = append(dc.misaligned, SpanProblem{d.ID, s, got})
+				dc.misaligned = append(dc.misaligned, SpanProblem{Doc: d.ID, Start: s.Start, End: s.End, Type: s.Type, Text: s.Text, AtOffsets: got})
 			}
 		}
 		o := byID[d.ID]

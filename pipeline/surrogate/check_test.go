@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -266,6 +268,41 @@ func TestCheckLeavesIDsSpelledBySurrogates(t *testing.T) {
 		}
 		if !slices.Equal(ids, c.want) {
 			t.Errorf("%s: found %q, want %q", c.name, ids, c.want)
+		}
+	}
+}
+
+// TestCheckFileJSONNames: a check report is written with the JSON names
+// GraphQL's checkReport shows ("leaks", "sourceStart"), and a report saved
+// before the fields had them (Go's names, "Leaks") still reads whole.
+func TestCheckFileJSONNames(t *testing.T) {
+	old := `{"report":{"Documents":2,"Replaced":3,"Leaks":[{"Patient":"p1","Doc":"d1","Type":"NAME","Value":"Ana","Start":4,"End":7}],
+		"Unannotated":[{"Patient":"p1","Doc":"d1","Value":"Ana","Start":9,"End":12,"SourceStart":9,"SourceEnd":12}],
+		"IntervalErrors":[{"Doc":"d2","Want":"2020-01-02"}],"DatesChecked":5,"NamePatterns":[{"Pattern":"F L","Tokens":2,"Original":4,"Surrogate":4}]},
+		"review":[{"Doc":"d1","Start":1,"End":2,"Reason":"ambiguous date","Kept":true}]}`
+	var f CheckFile
+	if err := json.Unmarshal([]byte(old), &f); err != nil {
+		t.Fatal(err)
+	}
+	want := CheckFile{
+		Report: Report{Documents: 2, Replaced: 3,
+			Leaks:          []Leak{{Patient: "p1", Doc: "d1", Type: "NAME", Value: "Ana", Start: 4, End: 7}},
+			Unannotated:    []Leak{{Patient: "p1", Doc: "d1", Value: "Ana", Start: 9, End: 12, SourceStart: 9, SourceEnd: 12}},
+			IntervalErrors: []SurrogateProblem{{Doc: "d2", Want: "2020-01-02"}}, DatesChecked: 5,
+			NamePatterns: []PatternRow{{Pattern: "F L", Tokens: 2, Original: 4, Surrogate: 4}}},
+		Review: []ReviewItem{{Doc: "d1", Start: 1, End: 2, Reason: "ambiguous date", Kept: true}},
+	}
+	if !reflect.DeepEqual(f, want) {
+		t.Fatalf("read %+v\nwant %+v", f, want)
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"documents":2`, `"leaks":[{"patient":"p1","doc":"d1","type":"NAME","value":"Ana","start":4,"end":7}]`,
+		`"sourceStart":9`, `"intervalErrors":`, `"datesChecked":5`, `"namePatterns":[{"pattern":"F L"`, `"review":[{"doc":"d1"`, `"kept":true`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("written report lacks %s: %s", key, data)
 		}
 	}
 }

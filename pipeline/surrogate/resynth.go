@@ -55,14 +55,14 @@ func New(policy *Policy, res *resources.Set, seed uint64) *Resynthesizer {
 // ReviewItem is a replacement a person should look at: an ambiguous date read
 // one way, a value no strategy could parse, a constraint that could not be met.
 type ReviewItem struct {
-	Doc       string
-	Start     int // code points in the original document
-	End       int
-	Type      string
-	Original  string
-	Surrogate string
-	Reason    string
-	Kept      bool // the original was left in place (it is listed by Check, not counted as a leak)
+	Doc       string `json:"doc"`
+	Start     int    `json:"start"` // code points in the original document
+	End       int    `json:"end"`
+	Type      string `json:"type"`
+	Original  string `json:"original"`
+	Surrogate string `json:"surrogate"`
+	Reason    string `json:"reason"`
+	Kept      bool   `json:"kept"` // the original was left in place (it is listed by Check, not counted as a leak)
 }
 
 // Result is what a run returns: the new documents (in input order, spans in

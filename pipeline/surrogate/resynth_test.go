@@ -39,7 +39,7 @@ func assertClean(t *testing.T, orig []pipeline.Document, res *Result, pol *Polic
 	rep := Check(orig, res, pol)
 	for i, p := range rep.Misaligned {
 		if i < 5 {
-			t.Errorf("misaligned: %s %+v at offsets %q", p.Doc, p.Span, p.AtOffsets)
+			t.Errorf("misaligned: %s %s [%d:%d] %q at offsets %q", p.Doc, p.Type, p.Start, p.End, p.Text, p.AtOffsets)
 		}
 	}
 	for i, l := range rep.Leaks {
