@@ -286,13 +286,20 @@ func shapeOf(w string) string {
 // emit calls f with every attribute of token i. The slice passed to f is
 // reused: f must copy it to keep it.
 func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
+	buf = x.emitWord(d, i, buf, f)
+	buf = x.emitWindow(d, i, buf, f)
+	return x.emitContext(d, i, buf, f)
+}
+
+// emitWord emits the attributes token i's word alone decides: the word, its
+// shape, length and affixes. Tagging computes them once per distinct word
+// (wordCache).
+func (x *extractor) emitWord(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
 	put := func(name, value string) {
 		buf = append(append(buf[:0], name...), value...)
 		f(buf)
 	}
-	tk := d.tk
-	n := len(tk.Tokens)
-	w := tk.Word(i)
+	w := d.tk.Word(i)
 	lw := d.lower[i]
 	put("bias", "")
 	put("w=", lw)
@@ -310,24 +317,73 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 			put(names.suffix[k], suffixRunes(lw, k))
 		}
 	}
+	return buf
+}
+
+// emitWindow emits the attributes of the words within Window tokens of
+// token i, and "<s>" or "</s>" past the document's edges.
+func (x *extractor) emitWindow(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
+	n := len(d.tk.Tokens)
 	for k := 1; k <= x.cfg.Window; k++ {
 		if i-k >= 0 {
-			put(names.before[k], d.lower[i-k])
-			if k == 1 {
-				put("s[-1]=", d.shape[i-1])
-			}
+			buf = x.emitNeighbour(d, i-k, -k, buf, f)
 		} else {
-			put(names.before[k], "<s>")
+			buf = emitEdge(-k, buf, f)
 		}
 		if i+k < n {
-			put(names.after[k], d.lower[i+k])
-			if k == 1 {
-				put("s[1]=", d.shape[i+1])
-			}
+			buf = x.emitNeighbour(d, i+k, k, buf, f)
 		} else {
-			put(names.after[k], "</s>")
+			buf = emitEdge(k, buf, f)
 		}
 	}
+	return buf
+}
+
+// emitEdge emits what stands for a word k places away past the document's
+// start (k < 0) or end.
+func emitEdge(k int, buf []byte, f func([]byte)) []byte {
+	if k < 0 {
+		buf = append(append(buf[:0], names.before[-k]...), "<s>"...)
+	} else {
+		buf = append(append(buf[:0], names.after[k]...), "</s>"...)
+	}
+	f(buf)
+	return buf
+}
+
+// emitNeighbour emits the attributes token j's word gives the token k places
+// from it (k < 0: j comes first): the word, and an adjacent token's shape.
+// Like emitWord's, they depend on the word alone.
+func (x *extractor) emitNeighbour(d *docFeatures, j, k int, buf []byte, f func([]byte)) []byte {
+	put := func(name, value string) {
+		buf = append(append(buf[:0], name...), value...)
+		f(buf)
+	}
+	if k < 0 {
+		put(names.before[-k], d.lower[j])
+		if k == -1 {
+			put("s[-1]=", d.shape[j])
+		}
+	} else {
+		put(names.after[k], d.lower[j])
+		if k == 1 {
+			put("s[1]=", d.shape[j])
+		}
+	}
+	return buf
+}
+
+// emitContext emits the attributes that depend on more than the words
+// around token i: chunk shapes, bigrams, templates, lists, triggers and
+// layout.
+func (x *extractor) emitContext(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
+	put := func(name, value string) {
+		buf = append(append(buf[:0], name...), value...)
+		f(buf)
+	}
+	tk := d.tk
+	n := len(tk.Tokens)
+	lw := d.lower[i]
 	if d.chunk != nil && d.chunk[i] != "" {
 		put("cs=", d.chunk[i])
 	}

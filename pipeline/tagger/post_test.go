@@ -320,3 +320,56 @@ func TestTagRecoversNameAcrossRecords(t *testing.T) {
 		t.Errorf("another patient's record got %q", a["600-01"])
 	}
 }
+
+// Tagging's word cache gives every token the attributes emit gives it, in
+// emit's order, whether a word is new, cached or the cache was started
+// again between documents, at any window.
+func TestWordCacheGivesEmitsAttributes(t *testing.T) {
+	var train []pipeline.Document
+	for i := range 30 {
+		name := []string{"Ana Ruiz", "JORGE Prieto", "Elena Soler"}[i%3]
+		head := fmt.Sprintf("Paciente: ")
+		text := head + name + fmt.Sprintf(".\nEdad: %d años. Ingresa el 12/0%d/2019 en Madrid.\n", 20+i, 1+i%9)
+		train = append(train, pipeline.Document{ID: fmt.Sprintf("t%d", i), Text: text, Spans: []pipeline.Span{
+			{Start: len(head), End: len(head) + len([]rune(name)), Category: "NAME", Type: "PATIENT"},
+		}})
+	}
+	docs := []string{
+		"Paciente: Ana Ruiz.\nEdad: 31 años. Ingresa el 12/03/2019 en Madrid.\n",
+		"Madrid",
+		"",
+		"INGRESA  ingresa Ingresa 70yoM, en Madrid el 3-4-19; Paciente Ruiz (Ruiz).",
+		"Paciente: Ana Ruiz.\nEdad: 31 años.",
+	}
+	for _, window := range []int{0, 1, 3} {
+		cfg := DefaultConfig()
+		cfg.Features.Window = window
+		cfg.Training.MaxIterations = 5
+		m, err := Train(context.Background(), train, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, max := range []int{0, 3} {
+			c := wordCache{max: max}
+			for pass := range 2 {
+				for _, text := range docs {
+					d := m.ext.prepare(Tokenize(text))
+					got, _ := m.sequenceOf(m.ext, d, &c, nil)
+					want := sequence{off: []int32{0}}
+					for i := range d.tk.Tokens {
+						m.ext.emit(d, i, nil, func(b []byte) {
+							if id, ok := m.attrIndex[string(b)]; ok {
+								want.attrs = append(want.attrs, id)
+							}
+						})
+						want.off = append(want.off, int32(len(want.attrs)))
+					}
+					if !slices.Equal(got.off, want.off) || !slices.Equal(got.attrs, want.attrs) {
+						t.Fatalf("window %d, cache bound %d, pass %d, %q:\ngot  %v %v\nwant %v %v",
+							window, max, pass, text, got.off, got.attrs, want.off, want.attrs)
+					}
+				}
+			}
+		}
+	}
+}

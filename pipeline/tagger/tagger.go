@@ -1,6 +1,7 @@
 package tagger
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -503,6 +504,7 @@ type tagScratch struct {
 	buf   []byte
 	score []float64
 	back  []int32
+	words wordCache
 }
 
 // taggedDoc is one document during tagging: its tokens and current spans in
@@ -532,19 +534,98 @@ func (td *taggedDoc) spans() []pipeline.Span {
 }
 
 // sequenceOf maps a prepared document's attributes to the model's ids;
-// attributes unseen in training are dropped, as CRFsuite drops them.
-func (m *Model) sequenceOf(x *extractor, d *docFeatures, buf []byte) (sequence, []byte) {
+// attributes unseen in training are dropped, as CRFsuite drops them. They
+// come in emit's order; those a word alone decides come from the cache.
+func (m *Model) sequenceOf(x *extractor, d *docFeatures, c *wordCache, buf []byte) (sequence, []byte) {
 	n := len(d.tk.Tokens)
 	s := sequence{off: make([]int32, 1, n+1), attrs: make([]int32, 0, n*32)}
-	for t := 0; t < n; t++ {
-		buf = x.emit(d, t, buf, func(b []byte) {
-			if id, ok := m.attrIndex[string(b)]; ok {
-				s.attrs = append(s.attrs, id)
+	lookup := func(b []byte) {
+		if id, ok := m.attrIndex[string(b)]; ok {
+			s.attrs = append(s.attrs, id)
+		}
+	}
+	c.begin(x)
+	words := make([]int32, n)
+	for t := range n {
+		words[t], buf = c.entry(m, x, d, t, buf)
+	}
+	W := x.cfg.Window
+	for t := range n {
+		s.attrs = append(s.attrs, c.part(words[t], 0)...)
+		for k := 1; k <= W; k++ {
+			if t-k >= 0 {
+				s.attrs = append(s.attrs, c.part(words[t-k], k)...)
+			} else {
+				buf = emitEdge(-k, buf, lookup)
 			}
-		})
+			if t+k < n {
+				s.attrs = append(s.attrs, c.part(words[t+k], W+k)...)
+			} else {
+				buf = emitEdge(k, buf, lookup)
+			}
+		}
+		buf = x.emitContext(d, t, buf, lookup)
 		s.off = append(s.off, int32(len(s.attrs)))
 	}
 	return s, buf
+}
+
+// wordCacheWords bounds a wordCache: past it, the next document starts it
+// again.
+const wordCacheWords = 1 << 16
+
+// wordCache keeps, per distinct word, the model's ids of the attributes the
+// word alone decides (emitWord, and emitNeighbour at each distance), so
+// that tagging looks them up once per word rather than once per token: they
+// are about half of a token's attributes. One per tagging worker and model.
+type wordCache struct {
+	index map[string]int32 // word -> entry
+	// Entry e's ids for part p are ids[off[e*parts+p]:off[e*parts+p+1]];
+	// part 0 is the word's own attributes, part k (1 to Window) those it
+	// gives the token k places after it, part Window+k those it gives the
+	// token k places before it.
+	ids   []int32
+	off   []int32
+	parts int
+	max   int // words kept before starting again; 0 for wordCacheWords
+}
+
+// begin readies the cache for a document: entries stay valid until the next
+// begin.
+func (c *wordCache) begin(x *extractor) {
+	if c.index == nil || len(c.index) >= cmp.Or(c.max, wordCacheWords) {
+		c.index, c.ids, c.off, c.parts = make(map[string]int32), c.ids[:0], append(c.off[:0], 0), 1+2*x.cfg.Window
+	}
+}
+
+// entry returns the cache entry of token i's word, made on first sight.
+func (c *wordCache) entry(m *Model, x *extractor, d *docFeatures, i int, buf []byte) (int32, []byte) {
+	w := d.tk.Word(i)
+	if e, ok := c.index[w]; ok {
+		return e, buf
+	}
+	collect := func(b []byte) {
+		if id, ok := m.attrIndex[string(b)]; ok {
+			c.ids = append(c.ids, id)
+		}
+	}
+	buf = x.emitWord(d, i, buf, collect)
+	c.off = append(c.off, int32(len(c.ids)))
+	for _, dir := range [2]int{-1, 1} {
+		for k := 1; k <= x.cfg.Window; k++ {
+			buf = x.emitNeighbour(d, i, dir*k, buf, collect)
+			c.off = append(c.off, int32(len(c.ids)))
+		}
+	}
+	e := int32(len(c.index))
+	c.index[strings.Clone(w)] = e // a substring would keep the whole text alive
+	return e, buf
+}
+
+// part returns entry e's ids for part p.
+func (c *wordCache) part(e int32, p int) []int32 {
+	i := int(e)*c.parts + p
+	return c.ids[c.off[i]:c.off[i+1]]
 }
 
 func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool) *taggedDoc {
@@ -552,7 +633,7 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 	td := &taggedDoc{doc: doc, tk: tk, ix: pipeline.NewIndex(doc.Text), model: m}
 	df := m.ext.prepare(tk)
 	var s sequence
-	s, tg.buf = m.sequenceOf(m.ext, df, tg.buf)
+	s, tg.buf = m.sequenceOf(m.ext, df, &tg.words, tg.buf)
 	n := len(tk.Tokens) * m.crf.L
 	if cap(tg.score) < n {
 		tg.score, tg.back = make([]float64, n), make([]int32, n)
