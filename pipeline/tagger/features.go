@@ -108,7 +108,46 @@ type listHit struct {
 	begin bool
 }
 
-func (x *extractor) prepare(tk *Tokens) *docFeatures {
+// phraseMemo remembers what a finder answered for one-word phrases, the
+// first and most often the only phrase matchPhrases tries at a token. One
+// per tagging worker; nil when training.
+type phraseMemo struct {
+	lex, gaz map[string]phraseAnswer
+}
+
+type phraseAnswer struct {
+	lists  []string
+	longer bool
+}
+
+// phraseMemoWords bounds each of a phraseMemo's maps: past it, the next
+// document starts them again.
+const phraseMemoWords = 1 << 16
+
+// begin readies the memo for a document; a nil memo does nothing.
+func (m *phraseMemo) begin() {
+	if m != nil && (m.lex == nil || len(m.lex) >= phraseMemoWords || len(m.gaz) >= phraseMemoWords) {
+		m.lex, m.gaz = map[string]phraseAnswer{}, map[string]phraseAnswer{}
+	}
+}
+
+func (m *phraseMemo) lexWords() map[string]phraseAnswer {
+	if m == nil {
+		return nil
+	}
+	return m.lex
+}
+
+func (m *phraseMemo) gazWords() map[string]phraseAnswer {
+	if m == nil {
+		return nil
+	}
+	return m.gaz
+}
+
+// prepare computes what the document's tokens need once. memo, when not nil,
+// keeps the dictionaries' answers for one word across documents.
+func (x *extractor) prepare(tk *Tokens, memo *phraseMemo) *docFeatures {
 	n := len(tk.Tokens)
 	d := &docFeatures{tk: tk, lower: make([]string, n), shape: make([]string, n)}
 	for i := range tk.Tokens {
@@ -146,15 +185,16 @@ func (x *extractor) prepare(tk *Tokens) *docFeatures {
 	}
 	if x.lex != nil || x.gaz != nil {
 		d.lists = make([][]listHit, n)
+		memo.begin()
 		if x.lex != nil {
 			f, ok := x.lex.(phraseFinder)
 			if !ok {
 				f = everyPhrase{x.lex}
 			}
-			matchPhrases(d, x.lex.MaxWords(), f, "d=")
+			matchPhrases(d, x.lex.MaxWords(), f, "d=", memo.lexWords())
 		}
 		if x.gaz != nil {
-			matchPhrases(d, x.gaz.maxWords, x.gaz, "g=")
+			matchPhrases(d, x.gaz.maxWords, x.gaz, "g=", memo.gazWords())
 		}
 	}
 	return d
@@ -172,24 +212,12 @@ func matchTemplates(tk *Tokens) [][][2]int {
 		}
 		covered := 0
 		for i, tok := range tk.Tokens {
-			if tok.Start < covered || !t.start(text[tok.Start:tok.End]) {
+			if tok.Start < covered {
 				continue
 			}
-			lineEnd := tk.Tokens[tk.Lines[tok.Line].Last-1].End
-			end := min(lineEnd, tok.Start+templateReach)
-			for end < lineEnd && !utf8.RuneStart(text[end]) {
-				end++
-			}
-			m := t.anchored.FindStringIndex(text[tok.Start:end])
-			if m == nil || m[1] == 0 {
+			e := t.matchAt(tk, tok, true)
+			if e < 0 {
 				continue
-			}
-			e := tok.Start + m[1]
-			if e == end && end < lineEnd {
-				// The window cut the text: a \b there may be false.
-				if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
-					continue
-				}
 			}
 			covered = e
 			j := i
@@ -204,6 +232,33 @@ func matchTemplates(tk *Tokens) [][][2]int {
 	return out
 }
 
+// matchAt returns the end (a byte offset) of t's match beginning at tok, or
+// -1 for none. The match may run to the end of tok's line, at most
+// templateReach bytes; one that the window cut is dropped, since a \b there
+// may be false. With useStart, a token t.start refuses is not tried.
+func (t *template) matchAt(tk *Tokens, tok Token, useStart bool) int {
+	text := tk.Text
+	lineEnd := tk.Tokens[tk.Lines[tok.Line].Last-1].End
+	end := min(lineEnd, tok.Start+templateReach)
+	for end < lineEnd && !utf8.RuneStart(text[end]) {
+		end++
+	}
+	if useStart && !t.start(text[tok.Start:tok.End], text[tok.Start:end]) {
+		return -1
+	}
+	m := t.anchored.FindStringIndex(text[tok.Start:end])
+	if m == nil || m[1] == 0 {
+		return -1
+	}
+	e := tok.Start + m[1]
+	if e == end && end < lineEnd {
+		if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return -1
+		}
+	}
+	return e
+}
+
 // markTokens calls f for every token lying inside the byte range [s, e).
 func markTokens(tk *Tokens, s, e int, f func(i int, begin bool)) {
 	i := sort.Search(len(tk.Tokens), func(i int) bool { return tk.Tokens[i].Start >= s })
@@ -216,8 +271,9 @@ func markTokens(tk *Tokens, s, e int, f func(i int, begin bool)) {
 // matchPhrases finds, at every token, the longest phrase of up to maxWords
 // tokens that the finder knows, and marks its tokens with the lists it is
 // in. Phrases are tried shortest first, each the last one extended by a
-// token, until none of the finder's is longer and begins with it.
-func matchPhrases(d *docFeatures, maxWords int, f phraseFinder, prefix string) {
+// token, until none of the finder's is longer and begins with it. words,
+// when not nil, keeps the finder's answers for one-word phrases.
+func matchPhrases(d *docFeatures, maxWords int, f phraseFinder, prefix string, words map[string]phraseAnswer) {
 	tk := d.tk
 	// Every phrase is written to one builder and read back as a slice of
 	// it, so that trying a phrase allocates nothing.
@@ -234,7 +290,7 @@ func matchPhrases(d *docFeatures, maxWords int, f phraseFinder, prefix string) {
 				b.WriteByte(' ')
 			}
 			b.WriteString(d.lower[k])
-			lists, longer := f.find(b.String()[from:])
+			lists, longer := findPhrase(f, b.String()[from:], k == i, words)
 			if len(lists) > 0 {
 				names, last = lists, k+1
 			}
@@ -248,6 +304,20 @@ func matchPhrases(d *docFeatures, maxWords int, f phraseFinder, prefix string) {
 			}
 		}
 	}
+}
+
+// findPhrase asks f about phrase, or words for a one-word phrase it holds
+// (keeping f's answer there when words is not nil).
+func findPhrase(f phraseFinder, phrase string, oneWord bool, words map[string]phraseAnswer) ([]string, bool) {
+	if !oneWord || words == nil {
+		return f.find(phrase)
+	}
+	if a, ok := words[phrase]; ok {
+		return a.lists, a.longer
+	}
+	lists, longer := f.find(phrase)
+	words[strings.Clone(phrase)] = phraseAnswer{lists, longer} // a slice of the builder, which grows on
+	return lists, longer
 }
 
 func isWordy(w string) bool {

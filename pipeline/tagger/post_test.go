@@ -321,9 +321,9 @@ func TestTagRecoversNameAcrossRecords(t *testing.T) {
 	}
 }
 
-// Tagging's word cache gives every token the attributes emit gives it, in
-// emit's order, whether a word is new, cached or the cache was started
-// again between documents, at any window.
+// Tagging's word cache and phrase memo give every token the attributes emit
+// gives it, in emit's order, whether a word is new, cached or the cache was
+// started again between documents, at any window.
 func TestWordCacheGivesEmitsAttributes(t *testing.T) {
 	var train []pipeline.Document
 	for i := range 30 {
@@ -351,10 +351,11 @@ func TestWordCacheGivesEmitsAttributes(t *testing.T) {
 		}
 		for _, max := range []int{0, 3} {
 			c := wordCache{max: max}
+			var memo phraseMemo
 			for pass := range 2 {
 				for _, text := range docs {
-					d := m.ext.prepare(Tokenize(text))
-					got, _ := m.sequenceOf(m.ext, d, &c, nil)
+					got, _ := m.sequenceOf(m.ext, m.ext.prepare(Tokenize(text), &memo), &c, nil)
+					d := m.ext.prepare(Tokenize(text), nil)
 					want := sequence{off: []int32{0}}
 					for i := range d.tk.Tokens {
 						m.ext.emit(d, i, nil, func(b []byte) {

@@ -119,9 +119,9 @@ func TestMatchPhrasesFindsTheLongestPhrase(t *testing.T) {
 			{"gazetteer", gaz.maxWords, gaz, func(p string) []string { return gaz.types[p] }},
 			{"a lexicon without find", res.MaxWords(), everyPhrase{res}, res.Lookup},
 		} {
-			got, want := x.prepare(tk), x.prepare(tk)
+			got, want := x.prepare(tk, nil), x.prepare(tk, nil)
 			got.lists, want.lists = make([][]listHit, len(tk.Tokens)), make([][]listHit, len(tk.Tokens))
-			matchPhrases(got, c.maxWords, c.f, "d=")
+			matchPhrases(got, c.maxWords, c.f, "d=", nil)
 			longestFirst(want, c.maxWords, c.lookup, "d=")
 			for i := range want.lists {
 				if !slices.Equal(got.lists[i], want.lists[i]) {

@@ -241,7 +241,7 @@ func (m *Model) trainingAttributes(ts *trainingSet, i int, buf []byte, f func(t 
 		xc.gaz = ts.foldGaz[i%len(ts.foldGaz)]
 		x = &xc
 	}
-	d := x.prepare(ts.toks[i])
+	d := x.prepare(ts.toks[i], nil)
 	for t := range ts.toks[i].Tokens {
 		buf = x.emit(d, t, buf, func(b []byte) { f(t, b) })
 	}
@@ -501,10 +501,11 @@ func (m *Model) biasVector(b map[string]float64) []float64 {
 
 // tagScratch is one worker's reusable buffers.
 type tagScratch struct {
-	buf   []byte
-	score []float64
-	back  []int32
-	words wordCache
+	buf     []byte
+	score   []float64
+	back    []int32
+	words   wordCache
+	phrases phraseMemo
 }
 
 // taggedDoc is one document during tagging: its tokens and current spans in
@@ -631,7 +632,7 @@ func (c *wordCache) part(e int32, p int) []int32 {
 func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool) *taggedDoc {
 	tk := Tokenize(doc.Text)
 	td := &taggedDoc{doc: doc, tk: tk, ix: pipeline.NewIndex(doc.Text), model: m}
-	df := m.ext.prepare(tk)
+	df := m.ext.prepare(tk, &tg.phrases)
 	var s sequence
 	s, tg.buf = m.sequenceOf(m.ext, df, &tg.words, tg.buf)
 	n := len(tk.Tokens) * m.crf.L

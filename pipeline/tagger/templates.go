@@ -17,11 +17,15 @@ import (
 type template struct {
 	Name     string
 	anchored *regexp.Regexp
-	start    func(w string) bool // whether a match can begin at a token
-	gate     string              // the document must contain this, if set
+	// start tells whether a match can begin at a token: w is the token, rest
+	// the text the match may cover (from the token to the end of its line,
+	// at most templateReach bytes). It must hold wherever the pattern
+	// matches; it only saves trying the pattern where it cannot.
+	start func(w, rest string) bool
+	gate  string // the document must contain this, if set
 }
 
-func newTemplate(name, pattern string, start func(string) bool, gate string) template {
+func newTemplate(name, pattern string, start func(w, rest string) bool, gate string) template {
 	return template{Name: name, anchored: regexp.MustCompile(`^(?:` + pattern + `)`), start: start, gate: gate}
 }
 
@@ -46,12 +50,34 @@ var dateNumPattern = func() string {
 	return `(?:` + strings.Join(alts, "|") + `)\b`
 }()
 
-func digitStart(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
+func digitStart(w, _ string) bool { return isDigit(w) }
 
-func alnumStart(w string) bool { return isWordy(w) }
+func isDigit(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
 
-func monthOrDigitStart(w string) bool {
-	if digitStart(w) {
+// mixedStart: the text goes on from the token with a run of ASCII letters
+// followed by a digit, or of digits followed by an ASCII letter, as an
+// identifier mixing the two must (USERNAME, MRN_ALNUM, ID_MIXED).
+func mixedStart(_, rest string) bool {
+	letter := func(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+	digit := func(c byte) bool { return '0' <= c && c <= '9' }
+	i := 0
+	for i < len(rest) && letter(rest[i]) {
+		i++
+	}
+	if i > 0 {
+		return i < len(rest) && digit(rest[i])
+	}
+	for i < len(rest) && digit(rest[i]) {
+		i++
+	}
+	return i > 0 && i < len(rest) && letter(rest[i])
+}
+
+// emailStart: an address's '@' lies ahead on the line.
+func emailStart(w, rest string) bool { return isWordy(w) && strings.IndexByte(rest, '@') >= 0 }
+
+func monthOrDigitStart(w, _ string) bool {
+	if isDigit(w) {
 		return true
 	}
 	if len(w) < 3 {
@@ -81,18 +107,18 @@ var templates = []template{
 	newTemplate("YEAR", `(?:19|20)\d{2}\b`, digitStart, ""),
 	newTemplate("DECADE", `(?:\d{2}|\d{4})\s?'?s\b`, digitStart, ""),
 	newTemplate("AGE", `(?i)\d{1,3}\s*(?:-\s*)?(?:años|año|a\.|yo|y/o|y\.o\.?|ym|years?(?:[- ]old)?|yrs?(?:[- ]old)?|meses|mes|months?|mos|semanas|weeks?|días|days?)\b`, digitStart, ""),
-	newTemplate("USERNAME", `[A-Za-z]{2,3}\d{1,3}\b`, alnumStart, ""),
-	newTemplate("PHONE_US", `(?:\(\d{3}\)\s*|\d{3}[-. ])\d{3}[-. ]\d{4}\b`, func(w string) bool { return digitStart(w) || w == "(" }, ""),
-	newTemplate("PHONE_ES", `(?:\+\s?34[\s.-]?)?[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`, func(w string) bool { return digitStart(w) || w == "+" }, ""),
+	newTemplate("USERNAME", `[A-Za-z]{2,3}\d{1,3}\b`, mixedStart, ""),
+	newTemplate("PHONE_US", `(?:\(\d{3}\)\s*|\d{3}[-. ])\d{3}[-. ]\d{4}\b`, func(w, _ string) bool { return isDigit(w) || w == "(" }, ""),
+	newTemplate("PHONE_ES", `(?:\+\s?34[\s.-]?)?[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`, func(w, _ string) bool { return isDigit(w) || w == "+" }, ""),
 	newTemplate("MRN", `\d{6,8}\b`, digitStart, ""),
-	newTemplate("MRN_ALNUM", `(?:\d{3,4}[A-Za-z]{1,2}\d{4,5}|[A-Z]{2,4}\d{3,8})\b`, alnumStart, ""),
+	newTemplate("MRN_ALNUM", `(?:\d{3,4}[A-Za-z]{1,2}\d{4,5}|[A-Z]{2,4}\d{3,8})\b`, mixedStart, ""),
 	newTemplate("IDNUM", `\d{1,2}[- ]\d{6,8}\b`, digitStart, ""),
-	newTemplate("ID_MIXED", `(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`, alnumStart, ""),
+	newTemplate("ID_MIXED", `(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`, mixedStart, ""),
 	newTemplate("ID_SPACED", `\d{2}(?: \d{2,8}){1,3}\b`, digitStart, ""),
 	// Spanish postal codes are written "E-41013" as often as "41013".
-	newTemplate("ZIP", `(?:E-)?\d{5}(?:-\d{4})?\b`, func(w string) bool { return digitStart(w) || w == "E" }, ""),
-	newTemplate("EMAIL", emailPattern, alnumStart, "@"),
-	newTemplate("URL", urlPattern, func(w string) bool {
+	newTemplate("ZIP", `(?:E-)?\d{5}(?:-\d{4})?\b`, func(w, _ string) bool { return isDigit(w) || w == "E" }, ""),
+	newTemplate("EMAIL", emailPattern, emailStart, "@"),
+	newTemplate("URL", urlPattern, func(w, _ string) bool {
 		return strings.EqualFold(w, "www") || strings.HasPrefix(strings.ToLower(w), "http")
 	}, ""),
 	newTemplate("IPADDR", ipPattern, digitStart, ""),
