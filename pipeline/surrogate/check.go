@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"cmp"
+	"encoding/json"
 	"maps"
 	"runtime"
 	"slices"
@@ -80,6 +81,24 @@ type SpanProblem struct {
 	Type      string `json:"type"`
 	Text      string `json:"text"`      // what the span says it covers
 	AtOffsets string `json:"atOffsets"` // what its offsets cover
+}
+
+// UnmarshalJSON also reads the form of reports saved before the fields had
+// JSON names, where the span was nested whole under "Span".
+func (p *SpanProblem) UnmarshalJSON(data []byte) error {
+	type plain SpanProblem
+	var v struct {
+		plain
+		Span *pipeline.Span
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*p = SpanProblem(v.plain)
+	if s := v.Span; s != nil {
+		p.Start, p.End, p.Type, p.Text = s.Start, s.End, s.Type, s.Text
+	}
+	return nil
 }
 
 // Leak is an original value found in the output.

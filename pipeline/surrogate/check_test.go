@@ -277,8 +277,12 @@ func TestCheckLeavesIDsSpelledBySurrogates(t *testing.T) {
 // before the fields had them (Go's names, "Leaks") still reads whole.
 func TestCheckFileJSONNames(t *testing.T) {
 	old := `{"report":{"Documents":2,"Replaced":3,"Leaks":[{"Patient":"p1","Doc":"d1","Type":"NAME","Value":"Ana","Start":4,"End":7}],
+		"Misaligned":[{"Doc":"d3","Span":{"ID":"T1","Start":2,"End":5,"Text":"Ana","Category":"NAME","Type":"PATIENT","Comment":""},"AtOffsets":"Eva"}],
 		"Unannotated":[{"Patient":"p1","Doc":"d1","Value":"Ana","Start":9,"End":12,"SourceStart":9,"SourceEnd":12}],
-		"IntervalErrors":[{"Doc":"d2","Want":"2020-01-02"}],"DatesChecked":5,"NamePatterns":[{"Pattern":"F L","Tokens":2,"Original":4,"Surrogate":4}]},
+		"Identifiers":[{"Patient":"p1","Doc":"d1","Kind":"patient id","ID":"100234","Value":"100234","Start":20,"End":26}],
+		"Kept":[{"Type":"AGE","Value":"45","Count":2}],"Inconsistent":[{"Scope":"corpus","Type":"CITY","Original":"Lugo","Surrogates":["Vigo","Soria"]}],
+		"IntervalErrors":[{"Doc":"d2","Want":"2020-01-02"}],"DatesChecked":5,"EqualToOriginal":[{"Patient":"p2","Original":"Eva","Surrogate":"Eva"}],
+		"NamePatterns":[{"Pattern":"F L","Tokens":2,"Original":4,"Surrogate":4}]},
 		"review":[{"Doc":"d1","Start":1,"End":2,"Reason":"ambiguous date","Kept":true}]}`
 	var f CheckFile
 	if err := json.Unmarshal([]byte(old), &f); err != nil {
@@ -287,9 +291,14 @@ func TestCheckFileJSONNames(t *testing.T) {
 	want := CheckFile{
 		Report: Report{Documents: 2, Replaced: 3,
 			Leaks:          []Leak{{Patient: "p1", Doc: "d1", Type: "NAME", Value: "Ana", Start: 4, End: 7}},
+			Misaligned:     []SpanProblem{{Doc: "d3", Start: 2, End: 5, Type: "PATIENT", Text: "Ana", AtOffsets: "Eva"}},
 			Unannotated:    []Leak{{Patient: "p1", Doc: "d1", Value: "Ana", Start: 9, End: 12, SourceStart: 9, SourceEnd: 12}},
+			Identifiers:    []IdentifierLeak{{Patient: "p1", Doc: "d1", Kind: PatientIDKind, ID: "100234", Value: "100234", Start: 20, End: 26}},
+			Kept:           []KeptValue{{Type: "AGE", Value: "45", Count: 2}},
+			Inconsistent:   []Inconsistency{{Scope: "corpus", Type: "CITY", Original: "Lugo", Surrogates: []string{"Vigo", "Soria"}}},
 			IntervalErrors: []SurrogateProblem{{Doc: "d2", Want: "2020-01-02"}}, DatesChecked: 5,
-			NamePatterns: []PatternRow{{Pattern: "F L", Tokens: 2, Original: 4, Surrogate: 4}}},
+			EqualToOriginal: []SurrogateProblem{{Patient: "p2", Original: "Eva", Surrogate: "Eva"}},
+			NamePatterns:    []PatternRow{{Pattern: "F L", Tokens: 2, Original: 4, Surrogate: 4}}},
 		Review: []ReviewItem{{Doc: "d1", Start: 1, End: 2, Reason: "ambiguous date", Kept: true}},
 	}
 	if !reflect.DeepEqual(f, want) {
@@ -299,7 +308,14 @@ func TestCheckFileJSONNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var again CheckFile
+	if err := json.Unmarshal(data, &again); err != nil || !reflect.DeepEqual(again, want) {
+		t.Fatalf("the report written does not read back (%v): %s", err, data)
+	}
 	for _, key := range []string{`"documents":2`, `"leaks":[{"patient":"p1","doc":"d1","type":"NAME","value":"Ana","start":4,"end":7}]`,
+		`"misaligned":[{"doc":"d3","start":2,"end":5,"type":"PATIENT","text":"Ana","atOffsets":"Eva"}]`,
+		`"identifiers":[{"patient":"p1","doc":"d1","kind":"patient id","id":"100234"`, `"kept":[{"type":"AGE","value":"45","count":2}]`,
+		`"inconsistent":[{"scope":"corpus","type":"CITY","original":"Lugo","surrogates":["Vigo","Soria"]}]`, `"equalToOriginal":[{"patient":"p2"`,
 		`"sourceStart":9`, `"intervalErrors":`, `"datesChecked":5`, `"namePatterns":[{"pattern":"F L"`, `"review":[{"doc":"d1"`, `"kept":true`} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("written report lacks %s: %s", key, data)
