@@ -341,6 +341,7 @@ func TestWordCacheGivesEmitsAttributes(t *testing.T) {
 		"INGRESA  ingresa Ingresa 70yoM, en Madrid el 3-4-19; Paciente Ruiz (Ruiz).",
 		"Paciente: Ana Ruiz.\nEdad: 31 años.",
 	}
+	listed := map[string]bool{} // the prefixes of the lists the documents hit
 	for _, window := range []int{0, 1, 3} {
 		cfg := DefaultConfig()
 		cfg.Features.Window = window
@@ -354,8 +355,17 @@ func TestWordCacheGivesEmitsAttributes(t *testing.T) {
 			var memo phraseMemo
 			for pass := range 2 {
 				for _, text := range docs {
-					got, _ := m.sequenceOf(m.ext, m.ext.prepare(Tokenize(text), &memo), &c, nil)
+					dm := m.ext.prepare(Tokenize(text), &memo)
+					got, _ := m.sequenceOf(m.ext, dm, &c, nil)
 					d := m.ext.prepare(Tokenize(text), nil)
+					if !reflect.DeepEqual(dm.lists, d.lists) {
+						t.Fatalf("%q: the phrase memo gave the lists %v, want %v", text, dm.lists, d.lists)
+					}
+					for _, hits := range d.lists {
+						for _, h := range hits {
+							listed[h.name[:2]] = true
+						}
+					}
 					want := sequence{off: []int32{0}}
 					for i := range d.tk.Tokens {
 						m.ext.emit(d, i, nil, func(b []byte) {
@@ -372,5 +382,8 @@ func TestWordCacheGivesEmitsAttributes(t *testing.T) {
 				}
 			}
 		}
+	}
+	if !listed["d="] || !listed["g="] {
+		t.Errorf("the documents hit lists %v: want both the lexicon's (d=) and the gazetteer's (g=)", listed)
 	}
 }

@@ -19,8 +19,9 @@ type template struct {
 	anchored *regexp.Regexp
 	// start tells whether a match can begin at a token: w is the token, rest
 	// the text the match may cover (from the token to the end of its line,
-	// at most templateReach bytes). It must hold wherever the pattern
-	// matches; it only saves trying the pattern where it cannot.
+	// templateReach bytes at most, or to the next character boundary past
+	// them). It must hold wherever the pattern matches; it only saves trying
+	// the pattern where it cannot.
 	start func(w, rest string) bool
 	gate  string // the document must contain this, if set
 }
