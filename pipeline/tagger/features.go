@@ -124,25 +124,11 @@ type phraseAnswer struct {
 // document starts them again.
 const phraseMemoWords = 1 << 16
 
-// begin readies the memo for a document; a nil memo does nothing.
+// begin readies the memo for a document.
 func (m *phraseMemo) begin() {
-	if m != nil && (m.lex == nil || len(m.lex) >= phraseMemoWords || len(m.gaz) >= phraseMemoWords) {
+	if m.lex == nil || len(m.lex) >= phraseMemoWords || len(m.gaz) >= phraseMemoWords {
 		m.lex, m.gaz = map[string]phraseAnswer{}, map[string]phraseAnswer{}
 	}
-}
-
-func (m *phraseMemo) lexWords() map[string]phraseAnswer {
-	if m == nil {
-		return nil
-	}
-	return m.lex
-}
-
-func (m *phraseMemo) gazWords() map[string]phraseAnswer {
-	if m == nil {
-		return nil
-	}
-	return m.gaz
 }
 
 // prepare computes what the document's tokens need once. memo, when not nil,
@@ -185,16 +171,20 @@ func (x *extractor) prepare(tk *Tokens, memo *phraseMemo) *docFeatures {
 	}
 	if x.lex != nil || x.gaz != nil {
 		d.lists = make([][]listHit, n)
-		memo.begin()
+		var lexWords, gazWords map[string]phraseAnswer
+		if memo != nil {
+			memo.begin()
+			lexWords, gazWords = memo.lex, memo.gaz
+		}
 		if x.lex != nil {
 			f, ok := x.lex.(phraseFinder)
 			if !ok {
 				f = everyPhrase{x.lex}
 			}
-			matchPhrases(d, x.lex.MaxWords(), f, "d=", memo.lexWords())
+			matchPhrases(d, x.lex.MaxWords(), f, "d=", lexWords)
 		}
 		if x.gaz != nil {
-			matchPhrases(d, x.gaz.maxWords, x.gaz, "g=", memo.gazWords())
+			matchPhrases(d, x.gaz.maxWords, x.gaz, "g=", gazWords)
 		}
 	}
 	return d
@@ -353,6 +343,17 @@ func shapeOf(w string) string {
 	return string(b)
 }
 
+// attrs hands attributes to f, each written into one reused buffer.
+type attrs struct {
+	buf []byte
+	f   func([]byte)
+}
+
+func (a *attrs) put(name, value string) {
+	a.buf = append(append(a.buf[:0], name...), value...)
+	a.f(a.buf)
+}
+
 // emit calls f with every attribute of token i. The slice passed to f is
 // reused: f must copy it to keep it.
 func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
@@ -365,29 +366,26 @@ func (x *extractor) emit(d *docFeatures, i int, buf []byte, f func([]byte)) []by
 // shape, length and affixes. Tagging computes them once per distinct word
 // (wordCache).
 func (x *extractor) emitWord(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
-	put := func(name, value string) {
-		buf = append(append(buf[:0], name...), value...)
-		f(buf)
-	}
+	a := attrs{buf, f}
 	w := d.tk.Word(i)
 	lw := d.lower[i]
-	put("bias", "")
-	put("w=", lw)
+	a.put("bias", "")
+	a.put("w=", lw)
 	if w != lw {
-		put("W=", w)
+		a.put("W=", w)
 	}
-	put("s=", d.shape[i])
+	a.put("s=", d.shape[i])
 	if r, _ := utf8.DecodeRuneInString(w); unicode.IsDigit(r) {
-		put("dl=", strconv.Itoa(len(w)))
+		a.put("dl=", strconv.Itoa(len(w)))
 	}
 	if x.cfg.Affixes > 0 && isWordy(lw) {
 		runes := utf8.RuneCountInString(lw)
 		for k := 1; k <= x.cfg.Affixes && k < runes; k++ {
-			put(names.prefix[k], prefixRunes(lw, k))
-			put(names.suffix[k], suffixRunes(lw, k))
+			a.put(names.prefix[k], prefixRunes(lw, k))
+			a.put(names.suffix[k], suffixRunes(lw, k))
 		}
 	}
-	return buf
+	return a.buf
 }
 
 // emitWindow emits the attributes of the words within Window tokens of
@@ -412,99 +410,93 @@ func (x *extractor) emitWindow(d *docFeatures, i int, buf []byte, f func([]byte)
 // emitEdge emits what stands for a word k places away past the document's
 // start (k < 0) or end.
 func emitEdge(k int, buf []byte, f func([]byte)) []byte {
+	a := attrs{buf, f}
 	if k < 0 {
-		buf = append(append(buf[:0], names.before[-k]...), "<s>"...)
+		a.put(names.before[-k], "<s>")
 	} else {
-		buf = append(append(buf[:0], names.after[k]...), "</s>"...)
+		a.put(names.after[k], "</s>")
 	}
-	f(buf)
-	return buf
+	return a.buf
 }
 
 // emitNeighbour emits the attributes token j's word gives the token k places
 // from it (k < 0: j comes first): the word, and an adjacent token's shape.
 // Like emitWord's, they depend on the word alone.
 func (x *extractor) emitNeighbour(d *docFeatures, j, k int, buf []byte, f func([]byte)) []byte {
-	put := func(name, value string) {
-		buf = append(append(buf[:0], name...), value...)
-		f(buf)
-	}
+	a := attrs{buf, f}
 	if k < 0 {
-		put(names.before[-k], d.lower[j])
+		a.put(names.before[-k], d.lower[j])
 		if k == -1 {
-			put("s[-1]=", d.shape[j])
+			a.put("s[-1]=", d.shape[j])
 		}
 	} else {
-		put(names.after[k], d.lower[j])
+		a.put(names.after[k], d.lower[j])
 		if k == 1 {
-			put("s[1]=", d.shape[j])
+			a.put("s[1]=", d.shape[j])
 		}
 	}
-	return buf
+	return a.buf
 }
 
 // emitContext emits the attributes that depend on more than the words
 // around token i: chunk shapes, bigrams, templates, lists, triggers and
 // layout.
 func (x *extractor) emitContext(d *docFeatures, i int, buf []byte, f func([]byte)) []byte {
-	put := func(name, value string) {
-		buf = append(append(buf[:0], name...), value...)
-		f(buf)
-	}
+	a := attrs{buf, f}
 	tk := d.tk
 	n := len(tk.Tokens)
 	lw := d.lower[i]
 	if d.chunk != nil && d.chunk[i] != "" {
-		put("cs=", d.chunk[i])
+		a.put("cs=", d.chunk[i])
 	}
 	if x.cfg.Bigrams {
 		if i > 0 {
-			buf = append(append(append(append(buf[:0], "b[-1]="...), d.lower[i-1]...), '|'), lw...)
-			f(buf)
+			a.buf = append(append(append(append(a.buf[:0], "b[-1]="...), d.lower[i-1]...), '|'), lw...)
+			a.f(a.buf)
 		}
 		if i+1 < n {
-			buf = append(append(append(append(buf[:0], "b[1]="...), lw...), '|'), d.lower[i+1]...)
-			f(buf)
+			a.buf = append(append(append(append(a.buf[:0], "b[1]="...), lw...), '|'), d.lower[i+1]...)
+			a.f(a.buf)
 		}
 	}
 	if d.tmpl != nil {
 		for k, t := range templates {
 			if d.tmpl[i]&(1<<k) != 0 {
 				if d.tmplB[i]&(1<<k) != 0 {
-					put("reB=", t.Name)
+					a.put("reB=", t.Name)
 				} else {
-					put("reI=", t.Name)
+					a.put("reI=", t.Name)
 				}
 			}
 			if i > 0 && d.tmpl[i-1]&(1<<k) != 0 && d.tmpl[i]&(1<<k) == 0 {
-				put("re[-1]=", t.Name)
+				a.put("re[-1]=", t.Name)
 			}
 			if i+1 < n && d.tmpl[i+1]&(1<<k) != 0 && d.tmpl[i]&(1<<k) == 0 {
-				put("re[1]=", t.Name)
+				a.put("re[1]=", t.Name)
 			}
 		}
 	}
 	if x.gaz != nil {
 		for _, ty := range x.gaz.parts[lw] {
-			put("gp=", ty)
+			a.put("gp=", ty)
 		}
 	}
 	if d.lists != nil {
 		for _, h := range d.lists[i] {
 			if h.begin {
-				put(h.name, "/B")
+				a.put(h.name, "/B")
 			} else {
-				put(h.name, "/I")
+				a.put(h.name, "/I")
 			}
 		}
 		if i > 0 {
 			for _, h := range d.lists[i-1] {
-				put(h.name, "[-1]")
+				a.put(h.name, "[-1]")
 			}
 		}
 		if i+1 < n {
 			for _, h := range d.lists[i+1] {
-				put(h.name, "[1]")
+				a.put(h.name, "[1]")
 			}
 		}
 	}
@@ -519,7 +511,7 @@ func (x *extractor) emitContext(d *docFeatures, i int, buf []byte, f func([]byte
 			for _, ty := range x.triggers[d.lower[k]] {
 				name := x.types[ty].Type
 				if back == 1 {
-					put("tr1=", name)
+					a.put("tr1=", name)
 				}
 				dup := false
 				for _, s := range seen[:ns] {
@@ -528,7 +520,7 @@ func (x *extractor) emitContext(d *docFeatures, i int, buf []byte, f func([]byte
 				if !dup && ns < len(seen) {
 					seen[ns] = ty
 					ns++
-					put("tr=", name)
+					a.put("tr=", name)
 				}
 			}
 		}
@@ -536,35 +528,35 @@ func (x *extractor) emitContext(d *docFeatures, i int, buf []byte, f func([]byte
 	if x.cfg.Layout {
 		tok := tk.Tokens[i]
 		if tok.Flags&LineStart != 0 {
-			put("ls", "")
+			a.put("ls", "")
 		}
 		if tok.Flags&SentStart != 0 {
-			put("ss", "")
+			a.put("ss", "")
 		}
 		if tok.Flags&BlankBefore != 0 {
-			put("bl", "")
+			a.put("bl", "")
 		}
 		if i > 0 && tok.Flags&SpaceBefore == 0 {
-			put("glued", "")
+			a.put("glued", "")
 		}
 		ln := &tk.Lines[tok.Line]
 		if ln.Key != "" {
 			if i >= ln.KeyEnd {
-				put("k=", clip(ln.Key, 40))
-				put("kp=", smallInts[min(i-ln.KeyEnd, 4)])
+				a.put("k=", clip(ln.Key, 40))
+				a.put("kp=", smallInts[min(i-ln.KeyEnd, 4)])
 			} else {
-				put("inkey", "")
+				a.put("inkey", "")
 			}
 		}
 		if ln.Section != "" {
-			put("sec=", clip(ln.Section, 40))
+			a.put("sec=", clip(ln.Section, 40))
 		}
-		put("ln=", smallInts[min(tok.Line, 12)])
+		a.put("ln=", smallInts[min(tok.Line, 12)])
 		if tok.Line == len(tk.Lines)-1 {
-			put("lastline", "")
+			a.put("lastline", "")
 		}
 	}
-	return buf
+	return a.buf
 }
 
 // names are the attribute prefixes that carry a number, built once.

@@ -51,9 +51,9 @@ var dateNumPattern = func() string {
 	return `(?:` + strings.Join(alts, "|") + `)\b`
 }()
 
-func digitStart(w, _ string) bool { return isDigit(w) }
+func digitStart(w, _ string) bool { return leadingDigit(w) }
 
-func isDigit(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
+func leadingDigit(w string) bool { return w != "" && '0' <= w[0] && w[0] <= '9' }
 
 // mixedStart: the text goes on from the token with a run of ASCII letters
 // followed by a digit, or of digits followed by an ASCII letter, as an
@@ -78,7 +78,7 @@ func mixedStart(_, rest string) bool {
 func emailStart(w, rest string) bool { return isWordy(w) && strings.IndexByte(rest, '@') >= 0 }
 
 func monthOrDigitStart(w, _ string) bool {
-	if isDigit(w) {
+	if leadingDigit(w) {
 		return true
 	}
 	if len(w) < 3 {
@@ -109,15 +109,15 @@ var templates = []template{
 	newTemplate("DECADE", `(?:\d{2}|\d{4})\s?'?s\b`, digitStart, ""),
 	newTemplate("AGE", `(?i)\d{1,3}\s*(?:-\s*)?(?:años|año|a\.|yo|y/o|y\.o\.?|ym|years?(?:[- ]old)?|yrs?(?:[- ]old)?|meses|mes|months?|mos|semanas|weeks?|días|days?)\b`, digitStart, ""),
 	newTemplate("USERNAME", `[A-Za-z]{2,3}\d{1,3}\b`, mixedStart, ""),
-	newTemplate("PHONE_US", `(?:\(\d{3}\)\s*|\d{3}[-. ])\d{3}[-. ]\d{4}\b`, func(w, _ string) bool { return isDigit(w) || w == "(" }, ""),
-	newTemplate("PHONE_ES", `(?:\+\s?34[\s.-]?)?[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`, func(w, _ string) bool { return isDigit(w) || w == "+" }, ""),
+	newTemplate("PHONE_US", `(?:\(\d{3}\)\s*|\d{3}[-. ])\d{3}[-. ]\d{4}\b`, func(w, _ string) bool { return leadingDigit(w) || w == "(" }, ""),
+	newTemplate("PHONE_ES", `(?:\+\s?34[\s.-]?)?[6789]\d{1,2}(?:[\s.-]?\d{2,3}){2,3}\b`, func(w, _ string) bool { return leadingDigit(w) || w == "+" }, ""),
 	newTemplate("MRN", `\d{6,8}\b`, digitStart, ""),
 	newTemplate("MRN_ALNUM", `(?:\d{3,4}[A-Za-z]{1,2}\d{4,5}|[A-Z]{2,4}\d{3,8})\b`, mixedStart, ""),
 	newTemplate("IDNUM", `\d{1,2}[- ]\d{6,8}\b`, digitStart, ""),
 	newTemplate("ID_MIXED", `(?:\d+[A-Za-z]+\d*|[A-Za-z]+\d+[A-Za-z]*)\b`, mixedStart, ""),
 	newTemplate("ID_SPACED", `\d{2}(?: \d{2,8}){1,3}\b`, digitStart, ""),
 	// Spanish postal codes are written "E-41013" as often as "41013".
-	newTemplate("ZIP", `(?:E-)?\d{5}(?:-\d{4})?\b`, func(w, _ string) bool { return isDigit(w) || w == "E" }, ""),
+	newTemplate("ZIP", `(?:E-)?\d{5}(?:-\d{4})?\b`, func(w, _ string) bool { return leadingDigit(w) || w == "E" }, ""),
 	newTemplate("EMAIL", emailPattern, emailStart, "@"),
 	newTemplate("URL", urlPattern, func(w, _ string) bool {
 		return strings.EqualFold(w, "www") || strings.HasPrefix(strings.ToLower(w), "http")
