@@ -1,7 +1,9 @@
 package tagger
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -188,16 +190,15 @@ func lastIndexAny(s string, words []string) int {
 }
 
 // bindRules learns which type each rule's matches are in the training gold.
-func bindRules(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []RuleBinding {
+func bindRules(toks []*Tokens, gold []goldSpans, types []SpanType, cfg PostConfig) []RuleBinding {
 	var out []RuleBinding
 	for _, r := range rules {
 		counts := make([]int, len(types))
 		n := 0
-		for di, d := range docs {
-			gold := goldTokenSpans(&d, toks[di], types)
-			for _, m := range r.matches(toks[di]) {
+		for di, tk := range toks {
+			for _, m := range r.matches(tk) {
 				n++
-				if ty, ok := gold[m]; ok {
+				if ty, ok := gold[di][m]; ok {
 					counts[ty]++
 				}
 			}
@@ -224,18 +225,17 @@ func bindRules(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg P
 
 // bindTemplates finds the trusted templates: those whose training matches
 // are, almost always, gold spans of one type.
-func bindTemplates(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []RuleBinding {
+func bindTemplates(toks []*Tokens, gold []goldSpans, types []SpanType, cfg PostConfig) []RuleBinding {
 	counts := make([][]int, len(templates))
 	n := make([]int, len(templates))
 	for k := range counts {
 		counts[k] = make([]int, len(types))
 	}
-	for di := range docs {
-		gold := goldTokenSpans(&docs[di], toks[di], types)
-		for k, ms := range matchTemplates(toks[di]) {
+	for di, tk := range toks {
+		for k, ms := range matchTemplates(tk) {
 			for _, r := range ms {
 				n[k]++
-				if ty, ok := gold[r]; ok {
+				if ty, ok := gold[di][r]; ok {
 					counts[k][ty]++
 				}
 			}
@@ -282,31 +282,48 @@ func (m *Model) applyTemplates(td *taggedDoc, matches [][][2]int) {
 	}
 }
 
-// goldTokenSpans maps the token range of each gold span to its type index.
-func goldTokenSpans(d *pipeline.Document, tk *Tokens, types []SpanType) map[[2]int]int {
+// goldSpans maps the token range of each of a document's gold spans to its
+// type index.
+type goldSpans map[[2]int]int
+
+// goldTokenSpans finds every training document's gold spans in its tokens,
+// once for all the learners of post-processing.
+func goldTokenSpans(docs []pipeline.Document, toks []*Tokens, types []SpanType) []goldSpans {
 	index := map[SpanType]int{}
 	for i, t := range types {
 		index[t] = i
 	}
-	ix := pipeline.NewIndex(d.Text)
-	out := map[[2]int]int{}
-	for _, s := range d.Spans {
-		ty, ok := index[SpanType{s.Category, s.Type}]
-		if !ok {
-			continue
-		}
-		first, last := -1, -1
-		markTokens(tk, ix.Byte(s.Start), ix.Byte(s.End), func(i int, begin bool) {
-			if begin {
-				first = i
+	out := make([]goldSpans, len(docs))
+	for di, d := range docs {
+		tk := toks[di]
+		ix := pipeline.NewIndex(d.Text)
+		out[di] = goldSpans{}
+		for _, s := range d.Spans {
+			ty, ok := index[SpanType{s.Category, s.Type}]
+			if !ok {
+				continue
 			}
-			last = i + 1
-		})
-		if first >= 0 {
-			out[[2]int{first, last}] = ty
+			first, last := -1, -1
+			markTokens(tk, ix.Byte(s.Start), ix.Byte(s.End), func(i int, begin bool) {
+				if begin {
+					first = i
+				}
+				last = i + 1
+			})
+			if first >= 0 {
+				out[di][[2]int{first, last}] = ty
+			}
 		}
 	}
 	return out
+}
+
+// sorted returns the spans' token ranges in text order, for learners whose
+// result must not depend on map order.
+func (g goldSpans) sorted() [][2]int {
+	rs := slices.Collect(maps.Keys(g))
+	slices.SortFunc(rs, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) })
+	return rs
 }
 
 func (m *Model) applyRules(td *taggedDoc) {
@@ -353,12 +370,11 @@ func overlapsAny(pred []tokSpan, sp tokSpan) bool {
 
 // trimmedTypes lists the types whose gold spans almost never begin or end
 // with punctuation: the CRF's spans of these types lose such edges.
-func trimmedTypes(docs []pipeline.Document, toks []*Tokens, types []SpanType) []string {
+func trimmedTypes(toks []*Tokens, gold []goldSpans, types []SpanType) []string {
 	edge := make([]int, len(types))
 	total := make([]int, len(types))
-	for di, d := range docs {
-		tk := toks[di]
-		for r, ty := range goldTokenSpans(&d, tk, types) {
+	for di, tk := range toks {
+		for r, ty := range gold[di] {
 			total[ty]++
 			if !isWordy(tk.Word(r[0])) || !isWordy(tk.Word(r[1]-1)) {
 				edge[ty]++
@@ -382,15 +398,14 @@ const titleMin = 5
 // before its gold spans (at most one punctuation token between) but never
 // begin one: "Dr" and "Dra" before a clinician's name, "de" before a town. A
 // span of the type that the CRF begins with one loses it.
-func titleWords(docs []pipeline.Document, toks []*Tokens, types []SpanType) map[string][]string {
+func titleWords(toks []*Tokens, gold []goldSpans, types []SpanType) map[string][]string {
 	before := make([]map[string]int, len(types))
 	begins := make([]map[string]bool, len(types))
 	for ty := range types {
 		before[ty], begins[ty] = map[string]int{}, map[string]bool{}
 	}
-	for di, d := range docs {
-		tk := toks[di]
-		for r, ty := range goldTokenSpans(&d, tk, types) {
+	for di, tk := range toks {
+		for r, ty := range gold[di] {
 			begins[ty][strings.ToLower(tk.Word(r[0]))] = true
 			for i := r[0] - 1; i >= max(0, r[0]-2); i-- {
 				if w := tk.Word(i); isWordy(w) {
@@ -473,16 +488,16 @@ func abbreviationEnd(tk *Tokens, first, last int) bool {
 // propagatingTypes learns which types' terms can be trusted: those whose
 // gold span texts, wherever else they occur in the same document, are
 // annotated with the same type.
-func propagatingTypes(docs []pipeline.Document, toks []*Tokens, types []SpanType, cfg PostConfig) []string {
+func propagatingTypes(toks []*Tokens, golds []goldSpans, types []SpanType, cfg PostConfig) []string {
 	hits := make([]int, len(types))
 	occ := make([]int, len(types))
 	spans := make([]int, len(types))
-	for di, d := range docs {
-		tk := toks[di]
-		gold := goldTokenSpans(&d, tk, types)
+	for di, tk := range toks {
+		gold := golds[di]
 		al := newAlignment(tk)
-		terms := map[string]int{}
-		for r, ty := range gold {
+		terms := map[string]int{} // a text annotated with two types counts for the later span's
+		for _, r := range gold.sorted() {
+			ty := gold[r]
 			spans[ty]++
 			terms[tk.Text[tk.Tokens[r[0]].Start:tk.Tokens[r[1]-1].End]] = ty
 		}

@@ -167,11 +167,12 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 		return nil, fmt.Errorf("tagger: training: %w", err)
 	}
 	progress(Progress{Stage: "post", Done: 0, Total: 1})
-	m.learnt.Rules = bindRules(docs, ts.toks, m.Types, cfg.Post)
-	m.learnt.Templates = bindTemplates(docs, ts.toks, m.Types, cfg.Post)
-	m.learnt.Propagate = propagatingTypes(docs, ts.toks, m.Types, cfg.Post)
-	m.learnt.TrimEdges = trimmedTypes(docs, ts.toks, m.Types)
-	m.learnt.Titles = titleWords(docs, ts.toks, m.Types)
+	gold := goldTokenSpans(docs, ts.toks, m.Types)
+	m.learnt.Rules = bindRules(ts.toks, gold, m.Types, cfg.Post)
+	m.learnt.Templates = bindTemplates(ts.toks, gold, m.Types, cfg.Post)
+	m.learnt.Propagate = propagatingTypes(ts.toks, gold, m.Types, cfg.Post)
+	m.learnt.TrimEdges = trimmedTypes(ts.toks, gold, m.Types)
+	m.learnt.Titles = titleWords(ts.toks, gold, m.Types)
 	progress(Progress{Stage: "post", Done: 1, Total: 1})
 	tokens, spans := 0, 0
 	for i, t := range ts.toks {
