@@ -76,11 +76,11 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 				m = evaluate.MetricPhysioNet
 			}
 		}
-		golds, err := readAnnotations(f, *gold)
+		golds, err := readDocuments(f, *gold)
 		if err != nil {
 			return err
 		}
-		systems, err := readAnnotations(f, *system)
+		systems, err := readDocuments(f, *system)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		warnUnpaired(e.stderr, "system", "gold", report.SystemOnly)
 		out := evalOutput{Report: report}
 		if *compare != "" {
-			others, err := readAnnotations(f, *compare)
+			others, err := readDocuments(f, *compare)
 			if err != nil {
 				return err
 			}
@@ -151,18 +151,24 @@ func someIDs(ids []string) string {
 	return shown
 }
 
-// readAnnotations reads one annotation set. System output may overlap, and
-// gold sets sometimes do (PhysioNet's does), so overlaps are accepted.
-func readAnnotations(f *formats.Format, p string) ([]pipeline.Document, error) {
+// readDocuments reads the documents of p (a file, directory or .zip) with
+// their spans. System output may overlap, and gold sets sometimes do
+// (PhysioNet's does), so overlaps are accepted. Input that holds no file of
+// the format is named, with the formats that read what it holds.
+func readDocuments(f *formats.Format, p string) ([]pipeline.Document, error) {
 	files, err := readFiles(p)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
+	var docs []pipeline.Document
+	err = f.Scan(formats.Files(files), formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
+		docs = append(docs, d)
+		return nil
+	})
+	if errors.Is(err, formats.ErrNoDocuments) {
+		return nil, apperr.New(apperr.Invalid, "%s: no %s documents", p, f.Name)
+	}
 	if err != nil {
-		if errors.Is(err, formats.ErrNoDocuments) {
-			return nil, apperr.New(apperr.Invalid, "%s: no %s files found", p, f.Name)
-		}
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	return docs, nil

@@ -64,4 +64,15 @@ func TestFilesFromNotesArePrivate(t *testing.T) {
 	for _, p := range tagged {
 		private(p)
 	}
+	// Plain-text notes in the default format: the refusal names the file
+	// and the format that reads it, and nothing is written.
+	notes := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "n1.txt"), []byte("Seen by Dr. Ann Lee on 3/4/2019.\n"), 0o644))
+	code, _, errs = cli(t, "tag", "--model-file", model, "--in", notes, "--out", filepath.Join(dir, "plain"))
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "n1.txt; format i2b2 reads .xml files only (try --format brat")
+	code, out, errs := cli(t, "tag", "--model-file", model, "--in", notes, "--out", filepath.Join(dir, "plain"), "--format", "brat")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "tagged 1 document")
+	assert.FileExists(t, filepath.Join(dir, "plain", "n1.ann"))
 }

@@ -208,13 +208,9 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: %v", modelFile, err)
 	}
-	files, err := readFiles(in)
+	docs, err := readDocuments(f, in)
 	if err != nil {
 		return err
-	}
-	docs, err := f.Read(files, formats.ReadOptions{AllowOverlap: true})
-	if err != nil {
-		return apperr.Wrap(apperr.Invalid, err)
 	}
 	tagged, err := m.Tag(ctx, docs, tagger.TagOptions{})
 	if err != nil {
