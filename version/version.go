@@ -7,21 +7,38 @@ import "runtime/debug"
 // otherwise String falls back to the module's build information.
 var Version = ""
 
-// String returns the version, the VCS revision the binary was built from, or
+// String returns the version, the VCS revision the binary was built from
+// (with "+modified" when the working tree had uncommitted changes), or
 // "devel".
 func String() string {
 	if Version != "" {
 		return Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	return fromBuildInfo(bi)
+}
+
+// fromBuildInfo is String's answer from a binary's build information.
+func fromBuildInfo(bi *debug.BuildInfo) string {
+	revision, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
-		}
+	}
+	switch {
+	case revision != "" && modified:
+		return revision + "+modified"
+	case revision != "":
+		return revision
+	case bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		return bi.Main.Version
 	}
 	return "devel"
 }
