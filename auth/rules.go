@@ -84,6 +84,7 @@ var rules = map[string]Rule{
 	"Mutation.exportCorpus":     {Roles: everyone, Corpora: []string{"corpus"}},
 	"Mutation.startExport":      {Roles: everyone, Corpora: []string{"corpus"}},
 	"Mutation.deriveCorpus":     {Roles: curators, Corpora: []string{"corpus"}},
+	"Mutation.startDerive":      {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.deleteCorpus":     {Roles: curators, Corpora: []string{"name"}},
 	"Mutation.startResynthesis": {Roles: curators, Corpora: []string{"input.corpus"}},
 	// Lifts a quarantine: the curator vouches that the findings are no PHI.

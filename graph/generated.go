@@ -394,6 +394,7 @@ type ComplexityRoot struct {
 		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
 		RetryJob              func(childComplexity int, id int) int
 		RevokeToken           func(childComplexity int, id int) int
+		StartDerive           func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
 		StartExperiment       func(childComplexity int, input model.ExperimentInput) int
 		StartExport           func(childComplexity int, corpus string, set string, format string, split *document.Split) int
@@ -655,6 +656,7 @@ type MutationResolver interface {
 	StartImport(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*ent.Job, error)
 	ExportCorpus(ctx context.Context, corpus string, set string, format string, split *document.Split) (*model.Download, error)
 	DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error)
+	StartDerive(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*ent.Job, error)
 	DeleteCorpus(ctx context.Context, name string) (bool, error)
 	CreateUser(ctx context.Context, name string, role user.Role) (*ent.User, error)
 	UpdateUser(ctx context.Context, name string, role *user.Role, disabled *bool) (*ent.User, error)
@@ -2281,6 +2283,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["id"].(int)), true
+	case "Mutation.startDerive":
+		if e.ComplexityRoot.Mutation.StartDerive == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startDerive_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartDerive(childComplexity, args["corpus"].(string), args["out"].(string), args["mapping"].(*string), args["mappingText"].(*string), args["set"].(string)), true
 	case "Mutation.startEvaluation":
 		if e.ComplexityRoot.Mutation.StartEvaluation == nil {
 			break
@@ -5338,6 +5351,52 @@ func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startDerive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "out",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["out"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "mapping",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mapping"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "mappingText",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mappingText"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg4
 	return args, nil
 }
 
@@ -12338,6 +12397,50 @@ func (ec *executionContext) fieldContext_Mutation_deriveCorpus(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deriveCorpus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startDerive(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startDerive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartDerive(ctx, fc.Args["corpus"].(string), fc.Args["out"].(string), fc.Args["mapping"].(*string), fc.Args["mappingText"].(*string), fc.Args["set"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startDerive(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startDerive_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -31047,6 +31150,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deriveCorpus":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deriveCorpus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startDerive":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startDerive(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

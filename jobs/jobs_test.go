@@ -512,7 +512,7 @@ func TestMistypedNamesAreRefusedAtEnqueue(t *testing.T) {
 	synthCorpus(t, st, "plain", 2)
 	hipaa, err := phi.LoadMapping("i2b2-hipaa")
 	require.NoError(t, err)
-	_, err = st.Derive(ctx, "notes", "gold", hipaa, "notes-hipaa", nil) // names notes as its source
+	_, err = st.Derive(ctx, store.DeriveOptions{Source: "notes", Set: "gold", Mapping: hipaa, Out: "notes-hipaa"}) // names notes as its source
 	require.NoError(t, err)
 	m, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // enqueue only
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ type Params interface{ JobKind() string }
 func (PingParams) JobKind() string         { return "ping" }
 func (ImportParams) JobKind() string       { return "import" }
 func (ExportParams) JobKind() string       { return "export" }
+func (DeriveParams) JobKind() string       { return "derive" }
 func (EvaluateParams) JobKind() string     { return "evaluate" }
 func (ResynthesizeParams) JobKind() string { return "resynthesize" }
 func (TrainParams) JobKind() string        { return "train" }
@@ -89,6 +90,7 @@ func Handlers() map[string]Handler {
 		PingParams{}.JobKind():         ping,
 		ImportParams{}.JobKind():       importFiles,
 		ExportParams{}.JobKind():       export,
+		DeriveParams{}.JobKind():       derive,
 		EvaluateParams{}.JobKind():     evaluateSets,
 		ResynthesizeParams{}.JobKind(): resynthesize,
 		TrainParams{}.JobKind():        train,

@@ -150,3 +150,13 @@ func splitName(s *document.Split) string {
 	}
 	return string(*s)
 }
+
+// deriveParams are deriveCorpus's and startDerive's arguments as a derive
+// job's parameters; an uploaded mapping's errors name it "uploaded".
+func deriveParams(corpus, out string, mapping, mappingText *string, set string) jobs.DeriveParams {
+	p := jobs.DeriveParams{Corpus: corpus, Set: set, Out: out, Mapping: deref(mapping), MappingText: deref(mappingText)}
+	if p.MappingText != "" {
+		p.MappingLabel = "uploaded"
+	}
+	return p
+}

@@ -19,7 +19,6 @@ import (
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/stats"
 	"deidcorpus/store"
-	"errors"
 	"net/url"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -95,18 +94,20 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 
 // DeriveCorpus is the resolver for the deriveCorpus field.
 func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error) {
-	m, err := phi.ResolveMapping(deref(mapping), deref(mappingText), "uploaded")
-	if err == nil && m == nil {
-		err = errors.New("give a built-in mapping (mapping) or a mapping file's text (mappingText)")
-	}
+	m, err := deriveParams(corpus, out, mapping, mappingText, set).ResolveMapping()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	res, err := r.store.Derive(ctx, corpus, set, m, out, nil)
+	res, err := r.store.Derive(ctx, store.DeriveOptions{Source: corpus, Set: set, Mapping: m, Out: out})
 	if err != nil {
 		return nil, err
 	}
 	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, WithoutSpans: res.WithoutSpans}, nil
+}
+
+// StartDerive is the resolver for the startDerive field.
+func (r *mutationResolver) StartDerive(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*ent.Job, error) {
+	return r.jobs.Enqueue(ctx, deriveParams(corpus, out, mapping, mappingText, set), auth.Name(ctx), nil)
 }
 
 // DeleteCorpus is the resolver for the deleteCorpus field.

@@ -223,6 +223,10 @@ func authzCases() []authzCase {
 		{op: "Mutation.startExport", name: "assigned", allowed: "ACN", query: `mutation { startExport(corpus: "assigned") { id } }`},
 		{op: "Mutation.deriveCorpus", allowed: "AC", query: `mutation($o: String!) { deriveCorpus(corpus: "orig", out: $o, mapping: "i2b2-hipaa") { documents } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "derived-" + string(r)} }},
+		{op: "Mutation.startDerive", allowed: "AC", query: `mutation($o: String!) { startDerive(corpus: "orig", out: $o, mapping: "i2b2-hipaa") { id } }`,
+			vars: func(_ *authzFixture, r auth.Role) map[string]any {
+				return map[string]any{"o": "job-derived-" + string(r)}
+			}},
 		{op: "Mutation.deleteCorpus", allowed: "AC", query: `mutation($n: String!) { deleteCorpus(name: $n) }`,
 			vars: func(f *authzFixture, r auth.Role) map[string]any {
 				// Made by the admin for each role, so that a refusal is not a

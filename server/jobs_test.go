@@ -239,3 +239,41 @@ func TestJobSubscriptionOverSSE(t *testing.T) {
 	}
 	assert.Equal(t, "succeeded", statuses[len(statuses)-1])
 }
+
+// deriveCorpus as a job: it makes the corpus the synchronous mutation
+// makes, with progress; a taken name and a mapping that does not parse are
+// the request's errors, not failed jobs.
+func TestStartDerive(t *testing.T) {
+	st, _, c := newServer(t, storetest.SQLite)
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(context.Background(), store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
+	require.NoError(t, err)
+	var sync struct {
+		DeriveCorpus struct{ Documents, Spans int }
+	}
+	c.MustPost(`mutation { deriveCorpus(corpus: "c", out: "c-sync", mapping: "i2b2-hipaa") { documents spans } }`, &sync)
+
+	var started struct{ StartDerive struct{ ID string } }
+	c.MustPost(`mutation { startDerive(corpus: "c", out: "c-job", mapping: "i2b2-hipaa") { id } }`, &started)
+	states := follow(t, c, started.StartDerive.ID)
+	last := states[len(states)-1]
+	require.Equal(t, "succeeded", last.Status, last.Error)
+	assert.Equal(t, "c-job", last.Result["corpusName"])
+	assert.EqualValues(t, sync.DeriveCorpus.Documents, last.Result["documents"])
+	assert.EqualValues(t, sync.DeriveCorpus.Spans, last.Result["spans"])
+	assert.Positive(t, last.Result["dropped"])
+	got, err := st.Statistics(context.Background(), "c-job", "gold", nil)
+	require.NoError(t, err)
+	want, err := st.Statistics(context.Background(), "c-sync", "gold", nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Spans, got.Spans)
+
+	var ignored map[string]any
+	err = c.Post(`mutation { startDerive(corpus: "c", out: "c-job", mapping: "i2b2-hipaa") { id } }`, &ignored)
+	assert.ErrorContains(t, err, `a corpus named \"c-job\" exists`)
+	assert.ErrorContains(t, err, `"code":"conflict"`)
+	err = c.Post(`mutation($m: String!) { startDerive(corpus: "c", out: "c-bad", mappingText: $m) { id } }`, &ignored,
+		client.Var("m", "@default drop\nDATE\n"))
+	assert.ErrorContains(t, err, "uploaded:2")
+}

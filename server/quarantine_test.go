@@ -174,6 +174,8 @@ func TestQuarantine(t *testing.T) {
 			assert.Contains(t, err.Error(), `"code":"conflict"`)
 			err = curator.Post(`mutation { deriveCorpus(corpus: "notes-r", out: "notes-r-hipaa", mapping: "i2b2-hipaa") { documents } }`, &map[string]any{})
 			assert.ErrorContains(t, err, "quarantined", "a derived copy would be outside the quarantine")
+			err = curator.Post(`mutation { startDerive(corpus: "notes-r", out: "notes-r-hipaa", mapping: "i2b2-hipaa") { id } }`, &map[string]any{})
+			assert.ErrorContains(t, err, "quarantined", "refused as it is queued, not by a failed job")
 
 			// Researchers cannot lift it; a curator resolves every finding
 			// with a reason, which the corpus keeps.

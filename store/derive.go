@@ -9,35 +9,37 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
 )
+
+// DeriveOptions say what Derive makes from what.
+type DeriveOptions struct {
+	Source, Set string // the corpus and its annotation set to map
+	Mapping     *phi.Mapping
+	Out         string // the corpus to make
+	// Progress, if not nil, is called as documents are written; Checked,
+	// if not nil, as they are checked before (their total not known yet).
+	Progress func(done, total int)
+	Checked  func(done int)
+	// Resume continues a derivation an earlier attempt began (a job's
+	// retry after its worker died): Out may then exist, unfinished, made
+	// from the same source, set and mapping.
+	Resume bool
+}
 
 // Derive makes a new corpus from one annotation set of another, its labels
 // rewritten by a tag-set mapping (merging, renaming or dropping classes). The
 // new corpus's provenance names the source and the mapping with its hash.
 // The source is read a batch of patients at a time, in each of the import's
-// passes: memory does not grow with the corpus. progress, if not nil, is
-// called as documents are written.
-func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, out string, progress func(done, total int)) (*ImportResult, error) {
-	if out == "" || out == source {
-		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
-	}
-	if _, err := s.CorpusByName(ctx, out); err == nil {
-		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", out)
-	}
-	src, err := s.CorpusByName(ctx, source)
+// passes: memory does not grow with the corpus.
+func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, error) {
+	src, err := s.CheckDerive(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
-	// A derived copy of a surrogate corpus is surrogate too, and would be
-	// outside the quarantine.
-	if err := refuseTakingOut(src, "deriving from it"); err != nil {
-		return nil, err
-	}
-	if _, err := s.AnnotationSet(ctx, src, set); err != nil {
-		return nil, err
-	}
+	source, set, m, out := opt.Source, opt.Set, opt.Mapping, opt.Out
 	before, after := 0, 0
 	labels := map[string]bool{}
 	var mapErr error // the source's documents do not map: not the target's labels' fault
@@ -77,7 +79,7 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 		tagset = m.To
 	}
 	res, err := s.importParsed(ctx, ImportOptions{
-		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: progress,
+		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: opt.Progress, Checked: opt.Checked, Resume: opt.Resume,
 		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
 			"mapping": m.Name, "mappingHash": m.Hash},
 	}, scan)
@@ -89,6 +91,40 @@ func (s *Store) Derive(ctx context.Context, source, set string, m *phi.Mapping, 
 		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
 	}
 	return res, err
+}
+
+// CheckDerive finds what would stop Derive before it reads a document (the
+// output's name taken, the source or its set missing, a quarantined
+// source), so that a job can be refused as it is queued; it returns the
+// source. The mapping is needed only with Resume.
+func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (*ent.Corpus, error) {
+	if opt.Out == "" || opt.Out == opt.Source {
+		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
+	}
+	if existing, err := s.CorpusByName(ctx, opt.Out); err == nil &&
+		!(opt.Resume && sameDerivation(existing, opt.Source, opt.Set, opt.Mapping)) {
+		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
+	}
+	src, err := s.CorpusByName(ctx, opt.Source)
+	if err != nil {
+		return nil, err
+	}
+	// A derived copy of a surrogate corpus is surrogate too, and would be
+	// outside the quarantine.
+	if err := refuseTakingOut(src, "deriving from it"); err != nil {
+		return nil, err
+	}
+	if _, err := s.AnnotationSet(ctx, src, opt.Set); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// sameDerivation tells whether c is an unfinished derivation of source's set
+// by mapping m: what a retried derivation may go on with.
+func sameDerivation(c *ent.Corpus, source, set string, m *phi.Mapping) bool {
+	p := c.Provenance
+	return unfinishedImport(c) && p["source"] == "derived" && p["from"] == source && p["set"] == set && p["mappingHash"] == m.Hash
 }
 
 // firstSorted returns the first n of a set's keys in order, and "..." when

@@ -31,7 +31,7 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 
 	m, err := phi.LoadMapping("meddocan-i2b2")
 	require.NoError(t, err)
-	res, err := st.Derive(ctx, "native", "gold", m, "derived", nil)
+	res, err := st.Derive(ctx, store.DeriveOptions{Source: "native", Set: "gold", Mapping: m, Out: "derived"})
 	require.NoError(t, err)
 	assert.Equal(t, 250, res.Documents)
 	assert.Equal(t, "i2b2-2014", res.Corpus.Tagset)
@@ -46,14 +46,14 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 	assert.Equal(t, want.Groups, got.Groups)
 	assert.Equal(t, want.Spans, got.Spans)
 
-	_, err = st.Derive(ctx, "native", "gold", m, "derived", nil)
+	_, err = st.Derive(ctx, store.DeriveOptions{Source: "native", Set: "gold", Mapping: m, Out: "derived"})
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
 
 	// A mapping for another tag set would drop every span: refused, with
 	// the corpus's labels and the mapping's tag set named, and no corpus made.
 	hipaa, err := phi.LoadMapping("i2b2-hipaa")
 	require.NoError(t, err)
-	_, err = st.Derive(ctx, "native", "gold", hipaa, "hipaa", nil)
+	_, err = st.Derive(ctx, store.DeriveOptions{Source: "native", Set: "gold", Mapping: hipaa, Out: "hipaa"})
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, "drops every one of the")
 	assert.ErrorContains(t, err, "the mapping is for i2b2-2014")
@@ -61,7 +61,7 @@ func TestDeriveMEDDOCAN(t *testing.T) {
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
 
 	// One that drops some says how many.
-	res, err = st.Derive(ctx, "derived", "gold", hipaa, "hipaa", nil)
+	res, err = st.Derive(ctx, store.DeriveOptions{Source: "derived", Set: "gold", Mapping: hipaa, Out: "hipaa"})
 	require.NoError(t, err)
 	assert.Equal(t, want.Spans-res.Spans, res.Dropped)
 	assert.Positive(t, res.Dropped)
@@ -82,12 +82,12 @@ func TestDeriveInBatches(t *testing.T) {
 	hipaa, err := phi.LoadMapping("i2b2-hipaa")
 	require.NoError(t, err)
 	last, calls := 0, 0
-	res, err := st.Derive(ctx, "synth", "gold", hipaa, "synth-hipaa", func(done, total int) {
+	res, err := st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "synth-hipaa", Progress: func(done, total int) {
 		calls++
 		assert.Equal(t, src.Documents, total)
 		assert.GreaterOrEqual(t, done, last)
 		last = done
-	})
+	}})
 	require.NoError(t, err)
 	assert.Equal(t, src.Documents, res.Documents)
 	assert.Equal(t, src.Documents, last)
@@ -101,11 +101,56 @@ func TestDeriveInBatches(t *testing.T) {
 	// and a label, and nothing written.
 	names, err := phi.ParseMapping("names-only", []byte("@default error\nNAME/* NAME/PATIENT\n"))
 	require.NoError(t, err)
-	_, err = st.Derive(ctx, "synth", "gold", names, "synth-names", nil)
+	_, err = st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: names, Out: "synth-names"})
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, "document ")
 	assert.ErrorContains(t, err, "has no rule for label")
 	assert.NotContains(t, err.Error(), "does not give valid")
 	_, err = st.CorpusByName(ctx, "synth-names")
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+}
+
+// A derivation killed after a batch has committed is finished by its retry
+// (Resume), which ends with what an uninterrupted one gives. Without Resume,
+// or with another mapping, the unfinished corpus is a conflict.
+func TestDeriveResumesAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	importSynth(t, st, "synth", 400)
+	hipaa, err := phi.LoadMapping("i2b2-hipaa")
+	require.NoError(t, err)
+	full, err := st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "whole"})
+	require.NoError(t, err)
+
+	committed := 0
+	opt := store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "resumed", Progress: func(done, total int) {
+		committed = done
+		panic(crash{})
+	}}
+	require.PanicsWithValue(t, crash{}, func() { st.Derive(ctx, opt) })
+	require.Greater(t, committed, 0)
+	require.Less(t, committed, full.Documents)
+	assert.Len(t, imported(t, st, "resumed"), committed, "the first batch stays committed")
+
+	opt.Progress = nil
+	_, err = st.Derive(ctx, opt)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	dates, err := phi.ParseMapping("dates", []byte("@from i2b2-2014\n@to i2b2-2014\n@default drop\nDATE =\n"))
+	require.NoError(t, err)
+	other := opt
+	other.Mapping, other.Resume = dates, true
+	_, err = st.Derive(ctx, other)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a retry with another mapping")
+
+	opt.Resume = true
+	res, err := st.Derive(ctx, opt)
+	require.NoError(t, err)
+	assert.Equal(t, full.Documents, res.Documents)
+	assert.Equal(t, full.Spans, res.Spans)
+	assert.Equal(t, full.Dropped, res.Dropped)
+	assert.Equal(t, imported(t, st, "whole"), imported(t, st, "resumed"))
+	c, err := st.CorpusByName(ctx, "resumed")
+	require.NoError(t, err)
+	assert.NotContains(t, c.Provenance, "unfinishedImport", "finished")
+	assert.Equal(t, hipaa.Hash, c.Provenance["mappingHash"])
 }

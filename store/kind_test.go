@@ -45,7 +45,7 @@ func TestCorpusKind(t *testing.T) {
 	m, err := phi.LoadMapping("i2b2-hipaa")
 	require.NoError(t, err)
 	for src, want := range map[string]corpus.Kind{"plain": corpus.KindOriginal, "deid": corpus.KindSurrogate} {
-		res, err := st.Derive(ctx, src, "gold", m, src+"-hipaa", nil)
+		res, err := st.Derive(ctx, store.DeriveOptions{Source: src, Set: "gold", Mapping: m, Out: src + "-hipaa"})
 		require.NoError(t, err)
 		assert.Equal(t, want, res.Corpus.Kind, "derived from %s", src)
 	}

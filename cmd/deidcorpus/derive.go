@@ -7,17 +7,20 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/phi"
+	"deidcorpus/store"
 )
 
 func init() {
 	register(&command{
 		name:    "derive",
 		summary: "make a corpus with labels rewritten by a tag-set mapping",
-		args:    "--corpus A --mapping NAME|FILE --out B [--set gold]",
+		args:    "--corpus A --mapping NAME|FILE --out B [--set gold] [--async]",
 		examples: []string{
 			"deidcorpus derive --corpus meddocan-native --mapping meddocan-i2b2 --out meddocan",
 			"deidcorpus derive --corpus notes --mapping my-rules.map --out notes-hipaa",
+			"deidcorpus derive --corpus big --mapping i2b2-hipaa --out big-hipaa --async   # a job that a serve or worker process runs",
 		},
 		setup: setupDerive,
 	})
@@ -29,6 +32,7 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 	mapping := fs.String("mapping", "", fmt.Sprintf("a built-in mapping (%s) or a mapping file (required)", strings.Join(phi.BuiltinMappings(), ", ")))
 	out := fs.String("out", "", "corpus to create (required)")
 	set := fs.String("set", "gold", "annotation set to map")
+	async := fs.Bool("async", false, "queue a derive job, print its id and return")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *mapping == "" || *out == "" {
 			return usageErr("--corpus, --mapping and --out are required")
@@ -42,8 +46,17 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
+		if *async {
+			name, text, label, err := phi.ReadMappingArg(*mapping)
+			if err != nil {
+				return apperr.Wrap(apperr.Invalid, err)
+			}
+			_, err = runJob(ctx, e, st, jobs.DeriveParams{Corpus: *corpus, Set: *set, Out: *out,
+				Mapping: name, MappingText: text, MappingLabel: label}, true)
+			return err
+		}
 		update, finish := progress(e.stderr, "deriving")
-		res, err := st.Derive(ctx, *corpus, *set, m, *out, update)
+		res, err := st.Derive(ctx, store.DeriveOptions{Source: *corpus, Set: *set, Mapping: m, Out: *out, Progress: update})
 		finish()
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"deidcorpus/store"
 )
 
 // A job that fails in a worker exits as the same error would met directly,
@@ -128,4 +131,36 @@ func TestTagIsRefusedBeforeItIsQueued(t *testing.T) {
 	code, out, errs = cli(t, "corpora", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "s2")
+}
+
+// derive --async queues a job that a worker runs; a mapping file's name
+// reaches the derived corpus's provenance as with a derive run in place.
+func TestDeriveAsync(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	mapping := filepath.Join(dir, "dates.map")
+	require.NoError(t, os.WriteFile(mapping, []byte("@from i2b2-2014\n@to i2b2-2014\n@default drop\nDATE =\n"), 0o644))
+	code, out, errs := cli(t, "derive", "--db", db, "--corpus", "a", "--mapping", mapping, "--out", "a-dates", "--async")
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`job (\d+) queued \(derive\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"worker", "--db", db}, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	defer func() { cancel(); <-done }()
+	code, out, errs = cli(t, "jobs", "wait", "--db", db, m[1])
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "succeeded")
+	st, err := store.Open(context.Background(), db)
+	require.NoError(t, err)
+	defer st.Close()
+	c, err := st.CorpusByName(context.Background(), "a-dates")
+	require.NoError(t, err)
+	assert.Equal(t, "dates", c.Provenance["mapping"])
+	assert.Equal(t, "derived", c.Provenance["source"])
 }

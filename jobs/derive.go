@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+
+	"deidcorpus/apperr"
+	"deidcorpus/pipeline/phi"
+	"deidcorpus/store"
+)
+
+// DeriveParams are a derivation's parameters: the corpus made from one
+// annotation set of another, its labels rewritten by a mapping given by a
+// built-in mapping's name or a mapping file's text (MappingLabel names that
+// file, for the new corpus's provenance).
+type DeriveParams struct {
+	Corpus       string `json:"corpus"`
+	Set          string `json:"set"`
+	Out          string `json:"out"`
+	Mapping      string `json:"mapping,omitempty"`
+	MappingText  string `json:"mappingText,omitempty"`
+	MappingLabel string `json:"mappingLabel,omitempty"`
+}
+
+// Validate checks a derivation's parameters, its mapping parsed, before it
+// is queued.
+func (p DeriveParams) Validate() error {
+	switch {
+	case p.Corpus == "":
+		return required("corpus")
+	case p.Set == "":
+		return required("set")
+	case p.Out == "":
+		return required("out")
+	}
+	_, err := p.ResolveMapping()
+	return err
+}
+
+// ResolveMapping parses the mapping the parameters give.
+func (p DeriveParams) ResolveMapping() (*phi.Mapping, error) {
+	m, err := phi.ResolveMapping(p.Mapping, p.MappingText, p.MappingLabel)
+	if err == nil && m == nil {
+		err = errors.New("give a built-in mapping's name (mapping) or a mapping file's text (mappingText)")
+	}
+	return m, err
+}
+
+// precondition refuses, as the job is queued, what would stop the
+// derivation at its start: a source or set that is not there, a quarantined
+// source, an output name that is taken.
+func (p DeriveParams) precondition(ctx context.Context, st *store.Store) error {
+	_, err := st.CheckDerive(ctx, store.DeriveOptions{Source: p.Corpus, Set: p.Set, Out: p.Out})
+	return err
+}
+
+// derive makes the derived corpus. A retry goes on with the corpus its
+// predecessor began, after the batches it committed.
+func derive(ctx context.Context, run *Run) (Result, error) {
+	var p DeriveParams
+	if err := run.Params(&p); err != nil {
+		return nil, err
+	}
+	m, err := p.ResolveMapping()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	res, err := run.Store.Derive(ctx, store.DeriveOptions{Source: p.Corpus, Set: p.Set, Mapping: m, Out: p.Out,
+		Checked: func(done int) { run.Progress(done, 0, "checking") }, Progress: run.Step("deriving"),
+		Resume: run.Job.Attempts > 1})
+	if err != nil {
+		return nil, err
+	}
+	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
+		"spans": res.Spans, "dropped": res.Dropped, "mapping": m.Name, "mappingHash": m.Hash}, nil
+}
