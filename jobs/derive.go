@@ -55,7 +55,7 @@ func (p DeriveParams) precondition(ctx context.Context, st *store.Store) error {
 }
 
 // derive makes the derived corpus. A retry goes on with the corpus its
-// predecessor began, after the batches it committed.
+// predecessor began, after the batches it committed, or finds it finished.
 func derive(ctx context.Context, run *Run) (Result, error) {
 	var p DeriveParams
 	if err := run.Params(&p); err != nil {
@@ -67,7 +67,7 @@ func derive(ctx context.Context, run *Run) (Result, error) {
 	}
 	res, err := run.Store.Derive(ctx, store.DeriveOptions{Source: p.Corpus, Set: p.Set, Mapping: m, Out: p.Out,
 		Checked: func(done int) { run.Progress(done, 0, "checking") }, Progress: run.Step("deriving"),
-		Resume: run.Job.Attempts > 1})
+		Resume: run.Job.Attempts > 1, Job: run.Job.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,12 @@ type DeriveOptions struct {
 	Progress func(done, total int)
 	Checked  func(done int)
 	// Resume continues a derivation an earlier attempt began (a job's
-	// retry after its worker died): Out may then exist, unfinished, made
-	// from the same source, set and mapping.
+	// retry after its worker died): Out may then exist, made from the same
+	// source, set and mapping, unfinished or, when Job made it, finished
+	// (the worker died before the job could record its success).
 	Resume bool
+	// Job is the job deriving, 0 for none; the corpus's provenance names it.
+	Job int
 }
 
 // Derive makes a new corpus from one annotation set of another, its labels
@@ -78,10 +81,14 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 	if _, ok := phi.Lookup(m.To); ok && m.To != "" {
 		tagset = m.To
 	}
+	prov := map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
+		"mapping": m.Name, "mappingHash": m.Hash}
+	if opt.Job != 0 {
+		prov["job"] = opt.Job
+	}
 	res, err := s.importParsed(ctx, ImportOptions{
 		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: opt.Progress, Checked: opt.Checked, Resume: opt.Resume,
-		Provenance: map[string]any{"source": "derived", "from": source, "fromID": src.ID, "set": set,
-			"mapping": m.Name, "mappingHash": m.Hash},
+		Provenance: prov,
 	}, scan)
 	if res != nil {
 		res.Dropped = before - after
@@ -101,8 +108,7 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (*ent.Corpus
 	if opt.Out == "" || opt.Out == opt.Source {
 		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
 	}
-	if existing, err := s.CorpusByName(ctx, opt.Out); err == nil &&
-		!(opt.Resume && sameDerivation(existing, opt.Source, opt.Set, opt.Mapping)) {
+	if existing, err := s.CorpusByName(ctx, opt.Out); err == nil && !(opt.Resume && sameDerivation(existing, opt)) {
 		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
 	}
 	src, err := s.CorpusByName(ctx, opt.Source)
@@ -120,11 +126,13 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (*ent.Corpus
 	return src, nil
 }
 
-// sameDerivation tells whether c is an unfinished derivation of source's set
-// by mapping m: what a retried derivation may go on with.
-func sameDerivation(c *ent.Corpus, source, set string, m *phi.Mapping) bool {
+// sameDerivation tells whether c is what a retry of the derivation opt may
+// go on with: a derivation of the same source's set by the same mapping,
+// unfinished, or finished by the same job.
+func sameDerivation(c *ent.Corpus, opt DeriveOptions) bool {
 	p := c.Provenance
-	return unfinishedImport(c) && p["source"] == "derived" && p["from"] == source && p["set"] == set && p["mappingHash"] == m.Hash
+	return p["source"] == "derived" && p["from"] == opt.Source && p["set"] == opt.Set && p["mappingHash"] == opt.Mapping.Hash &&
+		(unfinishedImport(c) || opt.Job != 0 && intOf(p["job"]) == opt.Job)
 }
 
 // firstSorted returns the first n of a set's keys in order, and "..." when

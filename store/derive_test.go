@@ -123,7 +123,7 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 
 	committed := 0
-	opt := store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "resumed", Progress: func(done, total int) {
+	opt := store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "resumed", Job: 7, Progress: func(done, total int) {
 		committed = done
 		panic(crash{})
 	}}
@@ -153,4 +153,16 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, c.Provenance, "unfinishedImport", "finished")
 	assert.Equal(t, hipaa.Hash, c.Provenance["mappingHash"])
+
+	// Its job's worker may die after the last batch, before the job records
+	// its success: the next retry finds the corpus finished and says so. A
+	// retry of another job does not take it for its own.
+	again, err := st.Derive(ctx, opt)
+	require.NoError(t, err)
+	assert.Equal(t, full.Documents, again.Documents)
+	assert.Equal(t, imported(t, st, "whole"), imported(t, st, "resumed"))
+	other = opt
+	other.Job = 8
+	_, err = st.Derive(ctx, other)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "another job's retry")
 }
