@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline/phi"
@@ -40,17 +41,25 @@ func (p DeriveParams) Validate() error {
 // ResolveMapping parses the mapping the parameters give.
 func (p DeriveParams) ResolveMapping() (*phi.Mapping, error) {
 	m, err := phi.ResolveMapping(p.Mapping, p.MappingText, p.MappingLabel)
-	if err == nil && m == nil {
-		err = errors.New("give a built-in mapping's name (mapping) or a mapping file's text (mappingText)")
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("mapping: %w", err)
+	case m == nil:
+		return nil, errors.New("mapping: give a built-in mapping's name (mapping) or a mapping file's text (mappingText)")
 	}
-	return m, err
+	return m, nil
+}
+
+// Options are the store's options for deriving with mapping m.
+func (p DeriveParams) Options(m *phi.Mapping) store.DeriveOptions {
+	return store.DeriveOptions{Source: p.Corpus, Set: p.Set, Mapping: m, Out: p.Out}
 }
 
 // precondition refuses, as the job is queued, what would stop the
 // derivation at its start: a source or set that is not there, a quarantined
 // source, an output name that is taken.
 func (p DeriveParams) precondition(ctx context.Context, st *store.Store) error {
-	_, err := st.CheckDerive(ctx, store.DeriveOptions{Source: p.Corpus, Set: p.Set, Out: p.Out})
+	_, _, err := st.CheckDerive(ctx, p.Options(nil))
 	return err
 }
 
@@ -65,12 +74,15 @@ func derive(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	res, err := run.Store.Derive(ctx, store.DeriveOptions{Source: p.Corpus, Set: p.Set, Mapping: m, Out: p.Out,
-		Checked: func(done int) { run.Progress(done, 0, "checking") }, Progress: run.Step("deriving"),
-		Resume: run.Job.Attempts > 1, Job: run.Job.ID})
+	opt := p.Options(m)
+	opt.Checked = func(done int) { run.Progress(done, 0, "checking") }
+	opt.Progress = run.Step("deriving")
+	opt.Resume, opt.Job = run.Job.Attempts > 1, run.Job.ID
+	res, err := run.Store.Derive(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
 	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
-		"spans": res.Spans, "dropped": res.Dropped, "mapping": m.Name, "mappingHash": m.Hash}, nil
+		"spans": res.Spans, "dropped": res.Dropped, "withoutSpans": res.WithoutSpans, "createdCorpus": res.CreatedCorpus,
+		"mapping": m.Name, "mappingHash": m.Hash}, nil
 }

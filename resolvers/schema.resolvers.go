@@ -94,11 +94,12 @@ func (r *mutationResolver) ExportCorpus(ctx context.Context, corpus string, set 
 
 // DeriveCorpus is the resolver for the deriveCorpus field.
 func (r *mutationResolver) DeriveCorpus(ctx context.Context, corpus string, out string, mapping *string, mappingText *string, set string) (*model.ImportResult, error) {
-	m, err := deriveParams(corpus, out, mapping, mappingText, set).ResolveMapping()
+	p := deriveParams(corpus, out, mapping, mappingText, set)
+	m, err := p.ResolveMapping()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	res, err := r.store.Derive(ctx, store.DeriveOptions{Source: corpus, Set: set, Mapping: m, Out: out})
+	res, err := r.store.Derive(ctx, p.Options(m))
 	if err != nil {
 		return nil, err
 	}

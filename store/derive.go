@@ -23,9 +23,9 @@ type DeriveOptions struct {
 	// if not nil, as they are checked before (their total not known yet).
 	Progress func(done, total int)
 	Checked  func(done int)
-	// Resume continues a derivation an earlier attempt began (a job's
-	// retry after its worker died): Out may then exist, made from the same
-	// source, set and mapping, unfinished or, when Job made it, finished
+	// Resume continues the derivation an earlier attempt of job Job began
+	// (a retry after its worker died): Out may then exist, made by that
+	// job from the same source, set and mapping, unfinished or finished
 	// (the worker died before the job could record its success).
 	Resume bool
 	// Job is the job deriving, 0 for none; the corpus's provenance names it.
@@ -38,9 +38,15 @@ type DeriveOptions struct {
 // The source is read a batch of patients at a time, in each of the import's
 // passes: memory does not grow with the corpus.
 func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, error) {
-	src, err := s.CheckDerive(ctx, opt)
+	src, resumed, err := s.CheckDerive(ctx, opt)
 	if err != nil {
 		return nil, err
+	}
+	// The import writes into the corpus checked here, and no other that a
+	// writer made meanwhile under the same name.
+	into := 0
+	if resumed != nil {
+		into = resumed.ID
 	}
 	source, set, m, out := opt.Source, opt.Set, opt.Mapping, opt.Out
 	before, after := 0, 0
@@ -87,7 +93,7 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 		prov["job"] = opt.Job
 	}
 	res, err := s.importParsed(ctx, ImportOptions{
-		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: opt.Progress, Checked: opt.Checked, Resume: opt.Resume,
+		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: opt.Progress, Checked: opt.Checked, Resume: opt.Resume, into: &into,
 		Provenance: prov,
 	}, scan)
 	if res != nil {
@@ -102,37 +108,50 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 
 // CheckDerive finds what would stop Derive before it reads a document (the
 // output's name taken, the source or its set missing, a quarantined
-// source), so that a job can be refused as it is queued; it returns the
-// source. The mapping is needed only with Resume.
-func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (*ent.Corpus, error) {
-	if opt.Out == "" || opt.Out == opt.Source {
-		return nil, apperr.New(apperr.Invalid, "the derived corpus needs a name of its own")
+// source), so that a job can be refused as it is queued. It returns the
+// source, and the corpus a resumed derivation goes on with (nil for a new
+// one).
+func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resumed *ent.Corpus, err error) {
+	switch {
+	case opt.Out == "" || opt.Out == opt.Source:
+		return nil, nil, apperr.New(apperr.Invalid, "out: the derived corpus needs a name of its own")
+	case opt.Resume && (opt.Mapping == nil || opt.Job == 0):
+		return nil, nil, apperr.New(apperr.Invalid, "resuming a derivation needs its mapping and its job")
 	}
-	if existing, err := s.CorpusByName(ctx, opt.Out); err == nil && !(opt.Resume && sameDerivation(existing, opt)) {
-		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
-	}
-	src, err := s.CorpusByName(ctx, opt.Source)
-	if err != nil {
-		return nil, err
+	if src, err = s.CorpusByName(ctx, opt.Source); err != nil {
+		return nil, nil, err
 	}
 	// A derived copy of a surrogate corpus is surrogate too, and would be
 	// outside the quarantine.
 	if err := refuseTakingOut(src, "deriving from it"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := s.AnnotationSet(ctx, src, opt.Set); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return src, nil
+	existing, err := s.CorpusByName(ctx, opt.Out)
+	switch {
+	case err != nil && apperr.CodeOf(err) != apperr.NotFound:
+		return nil, nil, err
+	case existing == nil:
+		return src, nil, nil
+	case opt.Resume && ownDerivation(existing, src, opt):
+		return src, existing, nil
+	case unfinishedImport(existing):
+		return nil, nil, apperr.New(apperr.Conflict, "a corpus named %q exists, holding an unfinished import or derivation "+
+			"(still running, or its process ended first); delete it (deidcorpus corpora delete %s) or name another", opt.Out, opt.Out)
+	}
+	return nil, nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
 }
 
-// sameDerivation tells whether c is what a retry of the derivation opt may
-// go on with: a derivation of the same source's set by the same mapping,
-// unfinished, or finished by the same job.
-func sameDerivation(c *ent.Corpus, opt DeriveOptions) bool {
+// ownDerivation tells whether c is what a retry of the job deriving opt
+// goes on with: the corpus that job began, from the same source's set by
+// the same mapping, unfinished or (the worker died before the job recorded
+// its success) finished.
+func ownDerivation(c, src *ent.Corpus, opt DeriveOptions) bool {
 	p := c.Provenance
-	return p["source"] == "derived" && p["from"] == opt.Source && p["set"] == opt.Set && p["mappingHash"] == opt.Mapping.Hash &&
-		(unfinishedImport(c) || opt.Job != 0 && intOf(p["job"]) == opt.Job)
+	return p["source"] == "derived" && intOf(p["job"]) == opt.Job && intOf(p["fromID"]) == src.ID &&
+		p["set"] == opt.Set && p["mappingHash"] == opt.Mapping.Hash
 }
 
 // firstSorted returns the first n of a set's keys in order, and "..." when

@@ -135,9 +135,14 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	opt.Progress = nil
 	_, err = st.Derive(ctx, opt)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, "unfinished import or derivation")
+	other := opt
+	other.Resume, other.Job = true, 8
+	_, err = st.Derive(ctx, other)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "another job's retry does not write into job 7's corpus")
 	dates, err := phi.ParseMapping("dates", []byte("@from i2b2-2014\n@to i2b2-2014\n@default drop\nDATE =\n"))
 	require.NoError(t, err)
-	other := opt
+	other = opt
 	other.Mapping, other.Resume = dates, true
 	_, err = st.Derive(ctx, other)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "a retry with another mapping")
@@ -161,6 +166,9 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, full.Documents, again.Documents)
 	assert.Equal(t, imported(t, st, "whole"), imported(t, st, "resumed"))
+	after, err := st.CorpusByName(ctx, "resumed")
+	require.NoError(t, err)
+	assert.Equal(t, c.ContentVersion, after.ContentVersion, "nothing written, the cached statistics stay valid")
 	other = opt
 	other.Job = 8
 	_, err = st.Derive(ctx, other)

@@ -61,6 +61,10 @@ type ImportOptions struct {
 	// importedAt, if set, is the documents' import time instead of this
 	// machine's clock (SaveResynthesisBatch).
 	importedAt time.Time
+	// into, if set, is the only corpus the import may write to: the id
+	// of the one named Corpus, or 0 when it must make it (Derive, which
+	// checked the name first).
+	into *int
 }
 
 // ImportResult tells what an import did.
@@ -277,6 +281,15 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 	existing, err := s.Client.Corpus.Query().Where(corpus.Name(opt.Corpus)).Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, nil, "", err
+	}
+	if opt.into != nil {
+		got := 0
+		if existing != nil {
+			got = existing.ID
+		}
+		if got != *opt.into {
+			return nil, nil, "", apperr.New(apperr.Conflict, "corpus %q was made or removed by another writer meanwhile", opt.Corpus)
+		}
 	}
 	tagset := opt.TagSet
 	if existing != nil {
@@ -531,12 +544,16 @@ func unfinishedImport(c *ent.Corpus) bool {
 // their offsets no longer hold. With resume set, a document already there
 // with the same text and spans is counted and left as it is.
 func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID int, docs []pipeline.Document, opt ImportOptions, res *ImportResult) error {
-	if err := s.bumpContentVersion(ctx, tx, corpusID); err != nil {
-		return err
-	}
 	found, err := lookupExisting(ctx, tx.Client(), corpusID, setID, docs, opt.Resume)
 	if err != nil {
 		return err
+	}
+	// A batch a resumed import finds written changes nothing: the corpus's
+	// cached statistics stay valid.
+	if len(docs) == 0 || len(found.done) < len(docs) {
+		if err := s.bumpContentVersion(ctx, tx, corpusID); err != nil {
+			return err
+		}
 	}
 	if !opt.Replace {
 		if err := conflictError(opt, found.conflicts(docs)); err != nil {

@@ -8,8 +8,8 @@ import "runtime/debug"
 var Version = ""
 
 // String returns the version, the VCS revision the binary was built from
-// (with "+modified" when the working tree had uncommitted changes), or
-// "devel".
+// (with "+modified" when the working tree had uncommitted changes: two such
+// builds of one revision say the same), the module's version, or "devel".
 func String() string {
 	if Version != "" {
 		return Version

@@ -9,7 +9,6 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/phi"
-	"deidcorpus/store"
 )
 
 func init() {
@@ -37,7 +36,12 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || *mapping == "" || *out == "" {
 			return usageErr("--corpus, --mapping and --out are required")
 		}
-		m, err := phi.LoadMapping(*mapping)
+		name, text, label, err := phi.ReadMappingArg(*mapping)
+		if err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+		p := jobs.DeriveParams{Corpus: *corpus, Set: *set, Out: *out, Mapping: name, MappingText: text, MappingLabel: label}
+		m, err := p.ResolveMapping()
 		if err != nil {
 			return apperr.Wrap(apperr.Invalid, err)
 		}
@@ -47,16 +51,13 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		}
 		defer st.Close()
 		if *async {
-			name, text, label, err := phi.ReadMappingArg(*mapping)
-			if err != nil {
-				return apperr.Wrap(apperr.Invalid, err)
-			}
-			_, err = runJob(ctx, e, st, jobs.DeriveParams{Corpus: *corpus, Set: *set, Out: *out,
-				Mapping: name, MappingText: text, MappingLabel: label}, true)
+			_, err = runJob(ctx, e, st, p, true)
 			return err
 		}
 		update, finish := progress(e.stderr, "deriving")
-		res, err := st.Derive(ctx, store.DeriveOptions{Source: *corpus, Set: *set, Mapping: m, Out: *out, Progress: update})
+		opt := p.Options(m)
+		opt.Progress = update
+		res, err := st.Derive(ctx, opt)
 		finish()
 		if err != nil {
 			return err

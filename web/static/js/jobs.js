@@ -74,7 +74,7 @@ export function describe(job) {
     case 'evaluate': return `${p.corpus}: ${p.system} vs ${p.gold || 'gold'} (${p.metric || 'i2b2'})`;
     case 'resynthesize': return `${p.corpus} → ${p.out} (seed ${p.seed ?? 1})`;
     case 'export': return `${p.corpus}/${p.set || 'gold'} as ${p.format || 'i2b2'}`;
-    case 'derive': return `${p.corpus}/${p.set || 'gold'} → ${p.out} by ${p.mapping || 'an uploaded mapping'}`;
+    case 'derive': return `${p.corpus}/${p.set || 'gold'} → ${p.out} by ${p.mapping || p.mappingLabel?.split(/[\\/]/).pop() || 'an uploaded mapping'}`;
     default: return Object.entries(p).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ');
   }
 }
