@@ -426,6 +426,16 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	require.NoError(t, err)
 	done := wait(t, m, imp.ID)[0]
 	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	// A curator's job runs only while its creator is one: here an
+	// annotator's, as a curator demoted after queueing it would have.
+	der, err := m.Enqueue(ctx, jobs.DeriveParams{Corpus: "c", Set: "gold", Out: "c-hipaa", Mapping: "i2b2-hipaa"}, "ann", nil)
+	require.NoError(t, err)
+	done = wait(t, m, der.ID)[0]
+	assert.Equal(t, job.StatusFailed, done.Status)
+	assert.Contains(t, done.Error, "the account ann that queued this job may no longer run it")
+	assert.Contains(t, done.Error, "curator")
+	_, err = st.CorpusByName(ctx, "c-hipaa")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing derived")
 
 	_, err = st.AssignCorpus(ctx, "ann", "c", false)
 	require.NoError(t, err)

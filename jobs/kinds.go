@@ -99,6 +99,21 @@ func Handlers() map[string]Handler {
 	}
 }
 
+// queuedBy names, per kind, the rule (auth/rules.go) of the mutation that
+// queues its jobs. A job runs as its creator's account is now, so the rule's
+// role is checked again when it starts: an account demoted since it queued
+// the job (and retries it) is refused as the mutation would refuse it.
+var queuedBy = map[string]string{
+	ImportParams{}.JobKind():       "Mutation.startImport",
+	ExportParams{}.JobKind():       "Mutation.startExport",
+	DeriveParams{}.JobKind():       "Mutation.startDerive",
+	EvaluateParams{}.JobKind():     "Mutation.startEvaluation",
+	ResynthesizeParams{}.JobKind(): "Mutation.startResynthesis",
+	TrainParams{}.JobKind():        "Mutation.startTraining",
+	TagParams{}.JobKind():          "Mutation.startTagging",
+	ExperimentParams{}.JobKind():   "Mutation.startExperiment",
+}
+
 // Splits are the kinds whose jobs are cut into parts that every worker
 // takes (see Split): every tag job, and a resynthesis that asks for parts.
 func Splits() map[string]Split {

@@ -127,6 +127,13 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	if err != nil {
 		return err // the database: River tries again
 	}
+	if op, ok := queuedBy[j.Kind]; ok && v != nil {
+		if err := m.store.Authorize(auth.NewContext(ctx, v), op, nil); err != nil {
+			err = fmt.Errorf("the account %s that queued this job may no longer run it: %w", v.Name, err)
+			m.finish(ctx, jobID, job.StatusFailed, failure(err), err.Error(), "failed")
+			return river.JobCancel(err)
+		}
+	}
 	run := &Run{Job: j, Store: m.store, Logger: m.logger.With("job", jobID, "kind", j.Kind), manager: m}
 	m.running.Store(jobID, struct{}{})
 	defer m.running.Delete(jobID)
