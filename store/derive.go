@@ -100,8 +100,14 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 		res.Dropped = before - after
 	}
 	var ae *apperr.Error
-	if errors.As(err, &ae) && ae.Code == apperr.Invalid && (mapErr == nil || !errors.Is(err, mapErr)) {
+	switch {
+	case errors.As(err, &ae) && ae.Code == apperr.Invalid && (mapErr == nil || !errors.Is(err, mapErr)):
 		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
+	case apperr.CodeOf(err) == apperr.Conflict && resumed == nil:
+		// Another writer made the corpus between the check and the
+		// first batch (two derivations of one name at once): its name
+		// says which, where the database's unique index would not.
+		return nil, apperr.New(apperr.Conflict, "a corpus named %q was made by another writer meanwhile", out)
 	}
 	return res, err
 }

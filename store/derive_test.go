@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -173,4 +174,43 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	other.Job = 8
 	_, err = st.Derive(ctx, other)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "another job's retry")
+}
+
+// Derivations of one name at once, as several clients may ask: one makes
+// the corpus, whole; the others are conflicts naming it, and write nothing
+// into it.
+func TestConcurrentDerivesOfOneName(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, b)
+			importSynth(t, st, "synth", 200)
+			hipaa, err := phi.LoadMapping("i2b2-hipaa")
+			require.NoError(t, err)
+			whole, err := st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "whole"})
+			require.NoError(t, err)
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: hipaa, Out: "raced"})
+				}()
+			}
+			wg.Wait()
+			succeeded := 0
+			for _, err := range errs {
+				if err == nil {
+					succeeded++
+					continue
+				}
+				assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), err)
+				assert.ErrorContains(t, err, `"raced"`)
+			}
+			assert.Equal(t, 1, succeeded)
+			assert.Len(t, imported(t, st, "raced"), whole.Documents)
+			assert.Equal(t, imported(t, st, "whole"), imported(t, st, "raced"))
+		})
+	}
 }
