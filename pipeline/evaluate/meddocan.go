@@ -26,7 +26,10 @@ func scoreOf(c Counts) Score {
 // the paired documents. The script's Subtask1 "leak" needs its sentence-split
 // copies of the corpus and is not computed.
 type MeddocanScores struct {
-	// Subtask1: span and label exact.
+	// Subtask1: span and type exact. The category is not compared: the
+	// script reads only the type from BRAT, and in MEDDOCAN's XML the
+	// element (the category) follows from the type; so gold read from XML
+	// scores a system's BRAT, or XML of an open tag set, as the script would.
 	Subtask1 Score `json:"subtask1"`
 	// Subtask2Strict: span exact, label ignored.
 	Subtask2Strict Score `json:"subtask2_strict"`
@@ -71,15 +74,17 @@ func (c *meddocanCounts) scores() MeddocanScores {
 	return MeddocanScores{Subtask1: scoreOf(c[0]), Subtask2Strict: scoreOf(c[1]), Subtask2Merged: scoreOf(c[2])}
 }
 
+// labelledSetCounts compares the sets of (type, start, end) of two
+// documents.
 func labelledSetCounts(gold, sys []pipeline.Span) Counts {
 	type key struct {
-		cat, typ   string
+		typ        string
 		start, end int
 	}
 	set := func(spans []pipeline.Span) map[key]bool {
 		m := make(map[key]bool, len(spans))
 		for _, s := range spans {
-			m[key{s.Category, s.Type, s.Start, s.End}] = true
+			m[key{s.Type, s.Start, s.End}] = true
 		}
 		return m
 	}

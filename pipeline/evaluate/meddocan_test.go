@@ -81,6 +81,22 @@ func TestMeddocanMatchesOfficialScript(t *testing.T) {
 	require.Equal(t, got, Meddocan(pairs2))
 }
 
+// Subtask 1 compares types, not categories: MEDDOCAN's XML puts "NAME" on a
+// name that BRAT, or an open tag set, files under its type.
+func TestSubtask1IgnoresCategory(t *testing.T) {
+	text := "Ana vive en Lugo"
+	gold := pipeline.Document{ID: "d", Text: text, Spans: []pipeline.Span{
+		{Start: 0, End: 3, Category: "NAME", Type: "NOMBRE_SUJETO_ASISTENCIA"},
+		{Start: 12, End: 16, Category: "LOCATION", Type: "TERRITORIO"},
+	}}
+	sys := pipeline.Document{ID: "d", Text: text, Spans: []pipeline.Span{
+		{Start: 0, End: 3, Category: "NOMBRE_SUJETO_ASISTENCIA", Type: "NOMBRE_SUJETO_ASISTENCIA"},
+		{Start: 12, End: 16, Category: "LOCATION", Type: "PAIS"},
+	}}
+	got := Meddocan([]Pair{{Gold: &gold, System: &sys}}).Subtask1
+	require.Equal(t, Counts{TP: 1, FP: 1, FN: 1}, got.Counts)
+}
+
 func TestMergedSpansJoinAcrossPunctuationOnly(t *testing.T) {
 	d := &pipeline.Document{Text: "Dr. Ana Ruiz, Madrid y Lugo", Spans: []pipeline.Span{
 		{Start: 4, End: 7, Type: "N", Category: "N"},   // Ana
