@@ -185,8 +185,17 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	)
 	read := formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		c, t, err := phi.Normalize(ts, cat, typ)
-		if err != nil && strings.TrimSpace(typ) != "" {
-			if _, known := ts.CategoryOf(strings.TrimSpace(typ)); !known { // ts is not open: Normalize refused
+		if typ = strings.TrimSpace(typ); err != nil && typ != "" {
+			// ts is not open (Normalize refused): say which tag set the
+			// labels are of, unless they are misspelt.
+			_, known := ts.CategoryOf(typ)
+			_, medd := phi.MEDDOCAN().CategoryOf(typ)
+			switch {
+			case known || len(ts.NearTypes(typ)) > 0:
+			case medd:
+				err = fmt.Errorf("type %q is MEDDOCAN's, not %s's: import MEDDOCAN with tag set %s (derive --mapping meddocan-i2b2 then makes an i2b2 2014 copy)",
+					typ, ts.Name, phi.MEDDOCANName)
+			default:
 				err = fmt.Errorf("%w; a corpus with labels of its own is imported with tag set %s", err, phi.Open)
 			}
 		}

@@ -23,10 +23,11 @@ func init() {
 	register(&command{
 		name:    "import",
 		summary: "import documents and their PHI spans into a corpus (all or nothing)",
-		args:    "--corpus NAME [--tagset i2b2-2014|open] [--format i2b2] [--split SPLIT] [--set gold] [--replace] PATH...",
+		args:    "--corpus NAME [--tagset i2b2-2014|meddocan|open] [--format i2b2] [--split SPLIT] [--set gold] [--replace] PATH...",
 		examples: []string{
 			"deidcorpus import --corpus notes --tagset i2b2-2014 --split train notes/train/ notes-dev.zip",
 			"deidcorpus import --corpus notes --set annotator2 --kind annotator --format brat second-pass/",
+			"deidcorpus import --corpus meddocan --tagset meddocan --format brat --split train meddocan/train/brat/",
 		},
 		setup: setupImport,
 	})
@@ -35,7 +36,7 @@ func init() {
 func setupImport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
-	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 (validated) or open (default open)")
+	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 or meddocan (labels checked, categories filled in), or open (any label; the default)")
 	format := fs.String("format", formats.Default, "input format ("+strings.Join(formats.Names(), ", ")+")")
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
 	set := fs.String("set", "gold", "annotation set the files' spans go to")

@@ -658,6 +658,38 @@ func TestStatsOfAnOpenTagSet(t *testing.T) {
 	assert.NotContains(t, out, "CALLE: CALLE")
 }
 
+// A MEDDOCAN corpus imported from BRAT, which carries only the types, gets
+// each type's category from the meddocan tag set: its i2b2 XML export is
+// what MEDDOCAN's own XML and evaluation script read. A type the tag set
+// lacks is refused, naming the file and line.
+func TestMeddocanTagSetFillsCategories(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	for name, text := range map[string]string{
+		"a.txt": "Ingresa en Hospital Sur, calle Mayor 3.",
+		"a.ann": "T1\tHOSPITAL 11 23\tHospital Sur\nT2\tCALLE 25 38\tcalle Mayor 3\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
+	}
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "--format", "brat", "--tagset", "meddocan", notes)
+	require.Equal(t, 0, code, errs)
+	out := filepath.Join(dir, "xml")
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "c", "--format", "i2b2", "--out", out)
+	require.Equal(t, 0, code, errs)
+	xml, err := os.ReadFile(filepath.Join(out, "a.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(xml), `<LOCATION id="T1" start="11" end="23" text="Hospital Sur" TYPE="HOSPITAL"`)
+	assert.Contains(t, string(xml), `<LOCATION id="T2" start="25" end="38" text="calle Mayor 3" TYPE="CALLE"`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "a.ann"), []byte("T1\tHOSPITAL 11 23\tHospital Sur\nT2\tCALE 25 38\tcalle Mayor 3\n"), 0o644))
+	code, _, errs = cli(t, "import", "--db", filepath.Join(dir, "d.db"), "--corpus", "d", "--format", "brat", "--tagset", "meddocan", notes)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "a.ann:2")
+	assert.Contains(t, errs, `unknown type "CALE" in tag set meddocan`)
+}
+
 // TestModelsList: the table shows how many labels a model predicts and the
 // first few; --json lists them all, and never the model's own bytes.
 func TestModelsList(t *testing.T) {

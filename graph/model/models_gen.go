@@ -88,7 +88,7 @@ type FormatInfo struct {
 
 type ImportInput struct {
 	Corpus string `json:"corpus"`
-	// Tag set of a new corpus: "i2b2-2014" (validated) or "open". Must match an existing corpus's.
+	// Tag set of a new corpus: "i2b2-2014" or "meddocan" (labels checked, categories filled in) or "open" (any label). Must match an existing corpus's.
 	Tagset *string `json:"tagset,omitempty"`
 	// Kind of a new corpus (original by default; surrogate attests that the text holds no real PHI). Must match an existing corpus's.
 	Kind   *corpus.Kind `json:"kind,omitempty"`

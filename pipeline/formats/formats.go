@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"deidcorpus/internal/nearmiss"
 	"deidcorpus/pipeline"
 )
 
@@ -189,50 +190,10 @@ func LookupAmong(name string, names []string) (*Format, error) {
 	msg := fmt.Sprintf("unknown format %q", name)
 	if _, ok := registry[name]; ok {
 		msg = fmt.Sprintf("format %q is not one of these", name)
-	} else if meant := nearMisses(name, names); len(meant) > 0 {
+	} else if meant := nearmiss.Among(name, names, func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }); len(meant) > 0 {
 		msg += "; did you mean " + strings.Join(meant, " or ") + "?"
 	}
 	return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(names, ", "))
-}
-
-// nearMisses are the names one edit (a letter added, dropped, changed or two
-// swapped) from name once case and '_' for '-' are set aside. One edit and
-// no more: "i2b2-2014" is two from "i2b2-2006", which it does not mean.
-func nearMisses(name string, names []string) []string {
-	norm := func(s string) []rune { return []rune(strings.ReplaceAll(strings.ToLower(s), "_", "-")) }
-	var out []string
-	for _, n := range names {
-		if editDistance(norm(name), norm(n)) <= 1 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of neighbours.
-func editDistance(a, b []rune) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // Names lists the registered formats.

@@ -1,13 +1,16 @@
 // Package phi defines the PHI tag sets deidcorpus knows (the i2b2 2014 set and
-// its HIPAA subset) and validates span labels against a corpus's declared tag
-// set. A corpus either declares "i2b2-2014", whose labels are checked, or
-// "open", which takes any label.
+// its HIPAA subset, MEDDOCAN's) and validates span labels against a corpus's
+// declared tag set. A corpus declares "i2b2-2014" or "meddocan", whose labels
+// are checked and whose categories are filled in where a format carries only
+// the type, or "open", which takes any label.
 package phi
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"deidcorpus/internal/nearmiss"
 )
 
 // Tag set names a corpus can declare.
@@ -54,11 +57,14 @@ func newTagSet(name string, cats []Category) *TagSet {
 // I2B2 returns the i2b2 2014 tag set.
 func I2B2() *TagSet { return i2b2 }
 
-// Lookup returns the tag set with the given name; "open" yields nil with ok.
+// Lookup returns the tag set a corpus may declare with the given name; "open"
+// yields nil with ok.
 func Lookup(name string) (ts *TagSet, ok bool) {
 	switch name {
 	case I2B22014:
 		return i2b2, true
+	case MEDDOCANName:
+		return meddocan, true
 	case Open:
 		return nil, true
 	}
@@ -66,12 +72,18 @@ func Lookup(name string) (ts *TagSet, ok bool) {
 }
 
 // Names lists the tag sets a corpus may declare.
-func Names() []string { return []string{I2B22014, Open} }
+func Names() []string { return []string{I2B22014, MEDDOCANName, Open} }
 
 // CategoryOf returns the category of a type, and whether the type is known.
 func (ts *TagSet) CategoryOf(typ string) (string, bool) {
 	c, ok := ts.byType[typ]
 	return c, ok
+}
+
+// NearTypes are the set's types a mistyped one was probably meant to be:
+// one edit away, case and '-' for '_' set aside.
+func (ts *TagSet) NearTypes(typ string) []string {
+	return nearmiss.Among(typ, ts.Types(), func(s string) string { return strings.ReplaceAll(strings.ToUpper(s), "-", "_") })
 }
 
 // Types lists every type of the set, in declaration order.
@@ -100,6 +112,9 @@ func Normalize(ts *TagSet, category, typ string) (string, string, error) {
 	}
 	want, ok := ts.byType[typ]
 	if !ok {
+		if meant := ts.NearTypes(typ); len(meant) > 0 {
+			return "", "", fmt.Errorf("unknown type %q in tag set %s; did you mean %s?", typ, ts.Name, strings.Join(meant, " or "))
+		}
 		return "", "", fmt.Errorf("unknown type %q in tag set %s (known: %s)", typ, ts.Name, strings.Join(ts.Types(), ", "))
 	}
 	if category != "" && category != want {

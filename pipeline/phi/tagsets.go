@@ -1,8 +1,9 @@
 package phi
 
 // Tag sets of other corpora, known so that mapping files can be checked
-// against them and so that readers can recover a type's category (MEDDOCAN's
-// BRAT files carry only the type; its XML files carry both).
+// against them and, for MEDDOCAN, which a corpus may declare, so that
+// readers can recover a type's category (MEDDOCAN's BRAT files carry only the
+// type; its XML files carry both).
 const (
 	MEDDOCANName  = "meddocan"
 	CCHMCName     = "cchmc"
@@ -53,7 +54,7 @@ func CCHMC() *TagSet { return cchmc }
 func PhysioNet() *TagSet { return physionet }
 
 // knownTagSet finds any tag set this package defines, including those a corpus
-// cannot declare (yet) but a mapping may name as its source or target.
+// cannot declare but a mapping may name as its source or target.
 func knownTagSet(name string) (*TagSet, bool) {
 	switch name {
 	case I2B22014:
