@@ -131,12 +131,31 @@ func (d *Document) Validate(allowOverlap bool) error {
 	if allowOverlap {
 		return nil
 	}
-	sorted := append([]Span(nil), d.Spans...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Start < sorted[j].Start })
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].Start < sorted[i-1].End {
-			return &SpanError{sorted[i], fmt.Sprintf("overlaps %s [%d:%d]", sorted[i-1].Label(), sorted[i-1].Start, sorted[i-1].End)}
+	// By start, ties in the spans' order; of two overlapping spans the
+	// later one in d.Spans (the later line of a file) is the one in error.
+	order := make([]int, len(d.Spans))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return d.Spans[order[i]].Start < d.Spans[order[j]].Start })
+	for k := 1; k < len(order); k++ {
+		a, b := order[k-1], order[k]
+		if d.Spans[b].Start >= d.Spans[a].End {
+			continue
 		}
+		if b < a {
+			a, b = b, a
+		}
+		first, s := d.Spans[a], d.Spans[b]
+		what := "overlaps"
+		if s.Start == first.Start && s.End == first.End {
+			what = "has the offsets of"
+		}
+		name := first.Label()
+		if first.ID != "" {
+			name = first.ID + " (" + name + ")"
+		}
+		return &SpanError{s, fmt.Sprintf("%s %s [%d:%d]", what, name, first.Start, first.End)}
 	}
 	return nil
 }

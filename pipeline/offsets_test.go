@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -99,6 +100,27 @@ func TestByteOffsetsAgreeWithIndex(t *testing.T) {
 					t.Fatalf("%q: byte offset of %d = %d, want %d", text, cp, bytes[i], want)
 				}
 			}
+		}
+	}
+}
+
+// Of two overlapping spans the later one given is in error, whichever starts
+// first, and the error names the earlier one by its id.
+func TestValidateBlamesTheLaterOfTwoOverlappingSpans(t *testing.T) {
+	text := "Seen by Dr. Núñez on 3/4."
+	first := Span{ID: "T1", Start: 12, End: 17, Category: "NAME", Type: "DOCTOR"}
+	for _, c := range []struct {
+		later Span
+		want  string
+	}{
+		{Span{ID: "T9", Start: 12, End: 17, Type: "PATIENT"}, "has the offsets of T1 (NAME/DOCTOR) [12:17]"},
+		{Span{ID: "T9", Start: 8, End: 14, Type: "PATIENT"}, "overlaps T1 (NAME/DOCTOR) [12:17]"},
+		{Span{ID: "T9", Start: 15, End: 20, Type: "PATIENT"}, "overlaps T1 (NAME/DOCTOR) [12:17]"},
+	} {
+		d := Document{Text: text, Spans: []Span{first, {Start: 21, End: 24, Type: "DATE"}, c.later}}
+		var se *SpanError
+		if err := d.Validate(false); !errors.As(err, &se) || se.Span != c.later || se.Msg != c.want {
+			t.Errorf("%+v after T1: got %v, want %q on T9", c.later, err, c.want)
 		}
 	}
 }
