@@ -49,6 +49,11 @@ func (p ResynthesizeParams) precondition(ctx context.Context, st *store.Store) e
 	if err := sourcePrecondition(ctx, st, p.Corpus, cmp.Or(p.Set, "gold"), "all"); err != nil {
 		return err
 	}
+	if p.Policy != nil {
+		if err := p.checkPolicyNames(ctx, st); err != nil {
+			return err
+		}
+	}
 	out, err := st.CorpusByName(ctx, p.Out)
 	if apperr.CodeOf(err) == apperr.NotFound {
 		return nil
@@ -56,6 +61,27 @@ func (p ResynthesizeParams) precondition(ctx context.Context, st *store.Store) e
 		return err
 	}
 	return p.checkTarget(out)
+}
+
+// checkPolicyNames refuses a policy naming a type the source's labels cannot
+// reach (see surrogate.Policy.CheckNames).
+func (p ResynthesizeParams) checkPolicyNames(ctx context.Context, st *store.Store) error {
+	pol, _, err := p.policy()
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	c, err := st.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return err
+	}
+	labels, err := st.Labels(ctx, c, cmp.Or(p.Set, "gold"))
+	if err != nil {
+		return err
+	}
+	if err := pol.CheckNames(labels); err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	return nil
 }
 
 // checkTarget refuses an existing target corpus that is not a surrogate of

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 )
 
@@ -688,6 +689,17 @@ func TestMeddocanTagSetFillsCategories(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "a.ann:2")
 	assert.Contains(t, errs, `unknown type "CALE" in tag set meddocan`)
+}
+
+// train --print-config prints the defaults, which read back as a --config
+// file give the default configuration.
+func TestTrainPrintConfigReadsBack(t *testing.T) {
+	code, out, errs := cli(t, "train", "--print-config")
+	require.Equal(t, 0, code, errs)
+	cfg, err := tagger.ReadConfig(strings.NewReader(out))
+	require.NoError(t, err)
+	assert.Equal(t, tagger.DefaultConfig(), cfg)
+	assert.Contains(t, out, `"max_iterations": 150`)
 }
 
 // TestModelsList: the table shows how many labels a model predicts and the

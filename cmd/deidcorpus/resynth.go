@@ -9,6 +9,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/surrogate"
 )
 
 func init() {
@@ -45,6 +46,10 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return apperr.Wrap(apperr.Invalid, err)
 			}
+			// Read here first so that an error names the file and its lines.
+			if _, err := surrogate.ParsePolicy(data); err != nil {
+				return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
+			}
 			var policy map[string]any
 			if err := json.Unmarshal(data, &policy); err != nil {
 				return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
@@ -77,8 +82,8 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 					"see them with: deidcorpus resynth report %s\n", counted(check["unannotated"], "unannotated find"), *out)
 			}
 			if ok, _ := check["ok"].(bool); !ok {
-				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%v unresolved findings) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
-					j.ID, *out, number(j.Result["checkFindings"]), *out)
+				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%s) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
+					j.ID, *out, counted(j.Result["checkFindings"], "unresolved finding"), *out)
 				return checkFailed(*out, check, j.Result["checkReport"])
 			}
 		}

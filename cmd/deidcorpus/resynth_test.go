@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +26,35 @@ const leakingNote = `<?xml version="1.0" encoding="UTF-8" ?>
 </deIdi2b2>
 `
 
+// A policy file's errors name the file, and the line or the field; a type
+// no label of the corpus reaches is refused with the one it was meant to be.
+func TestResynthPolicyErrors(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	notes := filepath.Join(dir, "notes")
+	require.NoError(t, os.Mkdir(notes, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "900-01.xml"), []byte(leakingNote), 0o644))
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", notes)
+	require.Equal(t, 0, code, errs)
+	policy := filepath.Join(dir, "policy.json")
+	for _, c := range []struct{ text, want string }{
+		{"{\n  \"types\": {\"DATE\": {\"strategy\": \"date-shift\", \"scop\": \"patient\"}}\n}", `types.DATE.scop: unknown field; did you mean scope?`},
+		{"{\n  \"types\": {,}\n}", "line 2, column 13"},
+		{`{"types": {"PATEINT": {"strategy": "name", "scope": "patient"}}}`, `"PATEINT" is no label of the corpus nor an i2b2 2014 type; did you mean PATIENT?`},
+	} {
+		require.NoError(t, os.WriteFile(policy, []byte(c.text), 0o644))
+		code, _, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r", "--policy", policy)
+		assert.Equal(t, 2, code, errs)
+		assert.Contains(t, errs, c.want)
+		if !strings.Contains(c.want, "PATEINT") {
+			assert.Contains(t, errs, policy)
+		}
+	}
+	code, out, errs := cli(t, "corpora", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, "a-r", "a refused policy makes no corpus")
+}
+
 // TestResynthCheckFailed: a resynthesis whose check fails says that its
 // corpus is quarantined and exits with an error; jobs lists it as
 // check_failed; a curator's resolve lifts the quarantine and needs a reason.
@@ -40,7 +70,7 @@ func TestResynthCheckFailed(t *testing.T) {
 	code, out, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errs, "failed its check")
-	assert.Regexp(t, `job \d+: check failed; "a-r" is quarantined \(1 unresolved findings\)`, out)
+	assert.Regexp(t, `job \d+: check failed; "a-r" is quarantined \(1 unresolved finding\)`, out)
 
 	code, out, errs = cli(t, "jobs", "list", "--db", db)
 	require.Equal(t, 0, code, errs)

@@ -25,9 +25,10 @@ func init() {
 	register(&command{
 		name:    "train",
 		summary: "train the built-in hybrid CRF tagger on a corpus split",
-		args:    "--corpus NAME --model NAME [--split train|train,dev|all] [--set gold] [--config FILE] [--async]",
+		args:    "--corpus NAME --model NAME [--split train|train,dev|all] [--set gold] [--config FILE] [--async] | --print-config",
 		examples: []string{
 			"deidcorpus train --corpus demo --model crf1",
+			"deidcorpus train --print-config > tagger.json   # the defaults, to edit",
 			"deidcorpus train --corpus meddocan --split train --model crf2 --config tagger.json --async",
 			"deidcorpus train --corpus meddocan --split train,dev --model crf-all",
 		},
@@ -86,9 +87,18 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 	split := fs.String("split", "train", `split(s) to train on: "train", a list such as "train,dev", or "all"`)
 	set := fs.String("set", "gold", "annotation set holding the training spans")
 	name := fs.String("model", "", "name of the model to create (required)")
-	configFile := fs.String("config", "", "tagger configuration `FILE` (JSON over the defaults: features, training, post, recall_bias)")
+	configFile := fs.String("config", "", "tagger configuration `FILE`: JSON naming the options it changes (--print-config shows the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	printConfig := fs.Bool("print-config", false, "print the default configuration as JSON and exit")
 	return func(ctx context.Context, args []string) error {
+		if *printConfig {
+			data, err := json.MarshalIndent(tagger.DefaultConfig(), "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(e.stdout, "%s\n", data)
+			return err
+		}
 		if *corpus == "" || *name == "" {
 			return usageErr("--corpus and --model are required")
 		}

@@ -3,12 +3,17 @@ package surrogate
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"deidcorpus/internal/nearmiss"
+	"deidcorpus/internal/strictjson"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
 )
@@ -157,9 +162,7 @@ func DefaultPolicy() *Policy {
 // default policy's rule.
 func ParsePolicy(data []byte) (*Policy, error) {
 	var p Policy
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Decode(data, &p); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if p.Types == nil {
@@ -254,6 +257,35 @@ func (p *Policy) Rule(category, typ string) Rule {
 		return r
 	}
 	return Rule{Strategy: Shape, Scope: ScopePatient}
+}
+
+// CheckNames refuses a policy that names a type no label of the corpus
+// (labels: its category and type pairs) can reach and that is neither an
+// i2b2 2014 type or category nor "*": most likely misspelt, its rule would
+// never apply while the type it was meant for fell back to another.
+func (p *Policy) CheckNames(labels [][2]string) error {
+	known := map[string]bool{"*": true}
+	for _, c := range phi.I2B2().Categories {
+		known[c.Name] = true
+		for _, t := range c.Types {
+			known[t] = true
+		}
+	}
+	for _, l := range labels {
+		known[l[0]], known[l[1]] = true, true
+	}
+	names := slices.Sorted(maps.Keys(known))
+	for _, t := range slices.Sorted(maps.Keys(p.Types)) {
+		if known[t] {
+			continue
+		}
+		msg := fmt.Sprintf("policy: types: %q is no label of the corpus nor an i2b2 2014 type", t)
+		if meant := nearmiss.Among(t, names, strings.ToUpper); len(meant) > 0 {
+			msg += "; did you mean " + strings.Join(meant, " or ") + "?"
+		}
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // names reports whether the policy has a rule of its own for a label,
