@@ -44,7 +44,7 @@ func (s *Store) KeyRing() (*keys.Ring, error) {
 		return nil, err
 	}
 	if created {
-		s.logger.Info("created the key file that encrypts the surrogate mappings; back it up, but never beside the database or its copies: whoever holds both reads the mappings",
+		s.logger.Info("created the key file that encrypts the surrogate mappings; back it up, but never with the database's backups: whoever holds both reads the mappings",
 			"keyFile", r.Path)
 	}
 	s.ring = r

@@ -22,7 +22,7 @@ func init() {
 		summary: "the keys encrypting the surrogate mappings and check reports: init, status, rotate",
 		subs: []*command{{
 			name:    "init",
-			summary: "make a key file with one new key (mode 0600); back it up, but never beside the database or its copies",
+			summary: "make a key file with one new key (mode 0600); back it up, but never with the database's backups",
 			args:    "[--db DSN] [--key-file PATH]",
 			examples: []string{"deidcorpus keys init                # deidcorpus.db.key, beside the default database",
 				"deidcorpus keys init --key-file /etc/deidcorpus/mappings.key"},
@@ -74,7 +74,7 @@ func setupKeys(sub string) func(e *env, fs *flag.FlagSet) action {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "created key file %s (key %s); back it up, but never beside the database or its copies: whoever holds both reads the surrogate mappings\n", path, r.Current())
+				fmt.Fprintf(e.stdout, "created key file %s (key %s); back it up, but never with the database's backups: whoever holds both reads the surrogate mappings\n", path, r.Current())
 				return nil
 			case "status":
 				st, ctx, err := openStore(ctx, e, *db, "cli.keys", map[string]any{"subcommand": sub})

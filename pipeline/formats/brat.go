@@ -208,6 +208,9 @@ func parseTextBound(id, rest string, ix *pipeline.Index) (pipeline.Span, error) 
 		return s, fmt.Errorf("missing label")
 	}
 	s.Type = typ
+	if strings.TrimSpace(offsets) == "" {
+		return s, fmt.Errorf("missing offsets: want TYPE START END")
+	}
 	var frags [][2]int
 	for _, fr := range strings.Split(offsets, ";") {
 		f := strings.Fields(fr)
@@ -233,8 +236,12 @@ func parseTextBound(id, rest string, ix *pipeline.Index) (pipeline.Span, error) 
 			return s, fmt.Errorf("fragments %v overlap", frags)
 		}
 		if gap := ix.Slice(frags[i-1][1], frags[i][0]); strings.TrimSpace(gap) != "" {
-			return s, fmt.Errorf("discontinuous span: fragments are separated by %d characters of text (from %d), which one span cannot leave out",
-				utf8.RuneCountInString(gap), frags[i-1][1])
+			n, unit := utf8.RuneCountInString(gap), "characters"
+			if n == 1 {
+				unit = "character"
+			}
+			return s, fmt.Errorf("discontinuous span: fragments are separated by %d %s of text (from %d), which one span cannot leave out",
+				n, unit, frags[i-1][1])
 		}
 	}
 	s.Start, s.End = frags[0][0], frags[len(frags)-1][1]
