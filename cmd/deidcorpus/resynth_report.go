@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"deidcorpus/apperr"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 )
@@ -86,11 +87,12 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 		if *asJSON {
 			// As GraphQL's checkReport: the run's job and every run's beside
 			// the report, one object.
-			return writeJSON(e.stdout, struct {
-				Job  int   `json:"job"`
-				Runs []int `json:"runs"`
-				*surrogate.CheckFile
-			}{reportJob, runs, file})
+			m, err := jsonmap.Of(file)
+			if err != nil {
+				return err
+			}
+			m["job"], m["runs"] = reportJob, runs
+			return writeJSON(e.stdout, m)
 		}
 		if len(runs) > 1 {
 			fmt.Fprintf(e.stdout, "run of job %d; %d runs wrote %s (jobs %v), each checking the notes it wrote: --job N for another's\n",

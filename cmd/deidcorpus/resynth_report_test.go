@@ -40,6 +40,8 @@ func TestResynthReport(t *testing.T) {
 	code, out, errs = cli(t, "resynth", "report", "--json", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, `"namePatterns"`)
+	assert.Contains(t, out, `"leaks": []`, "nothing found is an empty list")
+	assert.NotContains(t, out, "null")
 
 	// A run that adds a note checks that note: the report is the latest
 	// run's, and an earlier run's is asked for by its job.

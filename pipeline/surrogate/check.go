@@ -48,6 +48,32 @@ type Report struct {
 	Review          int                `json:"review"`          // items the run listed for review
 }
 
+// MarshalJSON writes an empty list, never null, for a kind of finding the run
+// did not find: a reader (jq, a dashboard) need not tell the two apart.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without this method
+	p := plain(r)
+	p.Misaligned, p.Leaks, p.Unannotated = orEmpty(p.Misaligned), orEmpty(p.Leaks), orEmpty(p.Unannotated)
+	p.Identifiers, p.Kept, p.Inconsistent = orEmpty(p.Identifiers), orEmpty(p.Kept), orEmpty(p.Inconsistent)
+	p.IntervalErrors, p.EqualToOriginal, p.NamePatterns = orEmpty(p.IntervalErrors), orEmpty(p.EqualToOriginal), orEmpty(p.NamePatterns)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty review list, never null.
+func (f CheckFile) MarshalJSON() ([]byte, error) {
+	type plain CheckFile
+	p := plain(f)
+	p.Review = orEmpty(p.Review)
+	return json.Marshal(p)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // CheckFile is a run's full check report as its job saves it: the report and
 // the items listed for review. Reports saved before the fields had JSON names
 // ("Leaks") still read, since encoding/json matches keys without regard to
