@@ -213,8 +213,11 @@ func setupTokens(sub string) func(e *env, fs *flag.FlagSet) action {
 	return func(e *env, fs *flag.FlagSet) action {
 		db := dbFlag(fs, e)
 		user := new(string)
-		if sub != "revoke" {
+		switch sub {
+		case "create":
 			user = fs.String("user", "", "the account (default: your own; admins: any)")
+		case "list":
+			user = fs.String("user", "", "the account (default: your own; admins: any; the local operator, who has no account, sees every account's)")
 		}
 		var label, expires *string
 		asJSON := new(bool)

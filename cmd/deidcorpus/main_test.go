@@ -473,7 +473,8 @@ func TestServeOnABusyPortMakesNothing(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	code, _, stderr := cli(t, "serve", "--addr", busy.Addr().String(), "--db", db)
 	assert.NotEqual(t, 0, code)
-	assert.Contains(t, stderr, "address already in use")
+	assert.Contains(t, stderr, busy.Addr().String()+" is in use")
+	assert.Contains(t, stderr, "--addr")
 	for _, f := range []string{db, db + ".admin-token"} {
 		_, err := os.Stat(f)
 		assert.ErrorIs(t, err, os.ErrNotExist, f)

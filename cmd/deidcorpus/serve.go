@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
+	"deidcorpus/apperr"
 	"deidcorpus/server"
 	"deidcorpus/store"
 )
@@ -42,7 +44,9 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		// The address first: a port in use ends the start before it makes
 		// a database, an admin and a token nobody is told of again.
 		ln, err := net.Listen("tcp", *addr)
-		if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return apperr.New(apperr.Conflict, "%s is in use (another deidcorpus serve?): stop it, or choose another address with --addr, e.g. --addr :8081", *addr)
+		} else if err != nil {
 			return err
 		}
 		defer ln.Close()

@@ -13,7 +13,7 @@ import (
 func RenderMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	ci := func(x float64, lo, hi float64) string { return fmt.Sprintf("%.4f [%.4f, %.4f]", x, lo, hi) }
-	fmt.Fprintf(&b, "| Configuration | Train | Test | Train docs | Test docs | P [%g%% CI] | R [%g%% CI] | F1 [%g%% CI] |\n",
+	fmt.Fprintf(&b, "| Configuration | Train | Test | Train docs (a run's) | Test docs (all runs') | P [%g%% CI] | R [%g%% CI] | F1 [%g%% CI] |\n",
 		r.Confidence*100, r.Confidence*100, r.Confidence*100)
 	b.WriteString("|---|---|---|---:|---:|---|---|---|\n")
 	for _, row := range r.Rows {
