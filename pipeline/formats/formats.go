@@ -461,7 +461,7 @@ func (e *fileErrors) err() error {
 	case len(e.errs) == 1:
 		return e.errs[0]
 	case len(e.errs) == e.max:
-		return fmt.Errorf("%d files with errors, where reading stops (fix them and read the input again):\n%w", e.max, errors.Join(e.errs...))
+		return fmt.Errorf("the first %d files with errors (reading stopped there: fix them and run again to see any more):\n%w", e.max, errors.Join(e.errs...))
 	}
 	return fmt.Errorf("%d files with errors:\n%w", len(e.errs), errors.Join(e.errs...))
 }

@@ -77,7 +77,7 @@ func TestScanKeepGoing(t *testing.T) {
 			if keep == 20 && !strings.HasPrefix(err.Error(), "3 files with errors:\n") {
 				t.Errorf("%s: %q", c.format, err)
 			}
-			if keep == 2 && !strings.HasPrefix(err.Error(), "2 files with errors, where reading stops (fix them and read the input again):\n") {
+			if keep == 2 && !strings.HasPrefix(err.Error(), "the first 2 files with errors (reading stopped there: fix them and run again to see any more):\n") {
 				t.Errorf("%s: %q", c.format, err)
 			}
 			if keep == 20 && len(ids) != 2 {
