@@ -53,6 +53,7 @@ const (
 	clLetter
 	clDigit
 	clOther
+	clInvisible // a byte-order mark: no token, and no space either
 )
 
 func classify(r rune) runeClass {
@@ -75,6 +76,8 @@ func classify(r rune) runeClass {
 		return clDigit
 	case unicode.IsSpace(r):
 		return clSpace
+	case r == '\ufeff':
+		return clInvisible
 	}
 	return clOther
 }
@@ -122,6 +125,8 @@ func Tokenize(text string) *Tokens {
 			if c == clNewline {
 				newlines++
 			}
+		case clInvisible:
+			flush(i)
 		case clOther:
 			flush(i)
 			emit(i, i+size)

@@ -27,11 +27,18 @@ func TestTokenizeSplitsGluedPHI(t *testing.T) {
 		"Dr. Núñez, 03/03/1946": "Dr . Núñez , 03 / 03 / 1946",
 		"MR:6746781":            "MR : 6746781",
 		"nnavcu@hotmail.com":    "nnavcu @ hotmail . com",
+		"\ufeffAna Pérez":       "Ana Pérez",
+		"Ana\ufeffPérez":        "Ana Pérez",
 	}
 	for in, want := range cases {
 		if got := strings.Join(words(Tokenize(in)), " "); got != want {
 			t.Errorf("Tokenize(%q) = %q, want %q", in, got, want)
 		}
+	}
+	// A byte-order mark leaves the first token as it would be without it.
+	with, without := Tokenize("\ufeffAna Pérez"), Tokenize("Ana Pérez")
+	if with.Tokens[0].Flags != without.Tokens[0].Flags {
+		t.Errorf("first token's flags %v after a byte-order mark, %v without", with.Tokens[0].Flags, without.Tokens[0].Flags)
 	}
 }
 
