@@ -22,7 +22,7 @@ type Corpus struct {
 	Name string `json:"name,omitempty"`
 	// Description holds the value of the "description" field.
 	Description string `json:"description,omitempty"`
-	// "i2b2-2014" (labels validated) or "open" (any label)
+	// "i2b2-2014" or "meddocan" (labels validated, categories filled in) or "open" (any label)
 	Tagset string `json:"tagset,omitempty"`
 	// surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these
 	Kind corpus.Kind `json:"kind,omitempty"`

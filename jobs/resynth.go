@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
@@ -78,7 +79,8 @@ func (p ResynthesizeParams) checkPolicyNames(ctx context.Context, st *store.Stor
 	if err != nil {
 		return err
 	}
-	if err := pol.CheckNames(labels); err != nil {
+	declared, _ := phi.Lookup(c.Tagset)
+	if err := pol.CheckNames(labels, declared); err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
 	return nil

@@ -185,19 +185,8 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	)
 	read := formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		c, t, err := phi.Normalize(ts, cat, typ)
-		if typ = strings.TrimSpace(typ); err != nil && typ != "" {
-			// ts is not open (Normalize refused): say which tag set the
-			// labels are of, unless they are misspelt.
-			_, known := ts.CategoryOf(typ)
-			_, medd := phi.MEDDOCAN().CategoryOf(typ)
-			switch {
-			case known || len(ts.NearTypes(typ)) > 0:
-			case medd:
-				err = fmt.Errorf("type %q is MEDDOCAN's, not %s's: import MEDDOCAN with tag set %s (derive --mapping meddocan-i2b2 then makes an i2b2 2014 copy)",
-					typ, ts.Name, phi.MEDDOCANName)
-			default:
-				err = fmt.Errorf("%w; a corpus with labels of its own is imported with tag set %s", err, phi.Open)
-			}
+		if ue := (*phi.UnknownTypeError)(nil); errors.As(err, &ue) && len(ue.Near) == 0 {
+			err = otherTagSet(ue)
 		}
 		return c, t, err
 	}, Skipped: func(file string) {
@@ -913,6 +902,25 @@ func conflictError(opt ImportOptions, conflicts []string) error {
 	}
 	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (import with replace, --replace on the command line, to overwrite them)",
 		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
+}
+
+// otherTagSet explains a type the corpus's tag set lacks and is not a
+// misspelling of: which declarable tag set has it, else the open one.
+func otherTagSet(ue *phi.UnknownTypeError) error {
+	for _, name := range phi.Names() {
+		other, _ := phi.Lookup(name)
+		if other == nil || other == ue.TagSet {
+			continue
+		}
+		if _, ok := other.CategoryOf(ue.Type); ok {
+			hint := ""
+			if name == phi.MEDDOCANName && ue.TagSet.Name == phi.I2B22014 {
+				hint = " (derive --mapping meddocan-i2b2 then makes an i2b2 2014 copy)"
+			}
+			return fmt.Errorf("type %q is %s's, not %s's: import with tag set %s%s", ue.Type, name, ue.TagSet.Name, name, hint)
+		}
+	}
+	return fmt.Errorf("%w; a corpus with labels of its own is imported with tag set %s", ue, phi.Open)
 }
 
 // maxFileErrors is how many files with errors an import reports, reading

@@ -196,7 +196,7 @@ func TestBrokenInputsChangeNothing(t *testing.T) {
 		{"unclosed xml", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, "</TAGS>", "", 1))}, []string{"200-01.xml", "malformed XML"}},
 		{"unknown type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="FECHA"`, 1))}, []string{"200-01.xml", "P1", "unknown type", "imported with tag set open"}},
 		{"misspelt type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="DAET"`, 1))}, []string{"200-01.xml", "P1", `unknown type "DAET"`, "did you mean DATE?"}},
-		{"MEDDOCAN type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="FECHAS"`, 1))}, []string{"200-01.xml", "P1", `type "FECHAS" is MEDDOCAN's`, "tag set meddocan"}},
+		{"MEDDOCAN type", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, `TYPE="DATE"`, `TYPE="FECHAS"`, 1))}, []string{"200-01.xml", "P1", `type "FECHAS" is meddocan's, not i2b2-2014's: import with tag set meddocan (derive --mapping meddocan-i2b2`}},
 		{"invalid utf-8", formats.File{Name: "200-01.xml", Data: []byte(strings.Replace(goodDoc, "Seen", "S\xffen", 1))}, []string{"200-01.xml", "invalid UTF-8"}},
 		{"zip with bad member", formats.File{Name: "batch.zip", Data: zipWithBadMember()}, []string{"batch.zip:100-02.xml", "P1", "past the end"}},
 	}

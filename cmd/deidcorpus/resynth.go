@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -62,6 +63,9 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 		}
 		defer st.Close()
 		j, err := runJob(ctx, e, st, p, *async)
+		if errors.Is(err, surrogate.ErrPolicy) && *policyFile != "" {
+			return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err) // its names, checked against the corpus
+		}
 		if err != nil || *async {
 			return err
 		}

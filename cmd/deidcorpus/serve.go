@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,7 +46,13 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		// a database, an admin and a token nobody is told of again.
 		ln, err := net.Listen("tcp", *addr)
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return apperr.New(apperr.Conflict, "%s is in use (another deidcorpus serve?): stop it, or choose another address with --addr, e.g. --addr :8081", *addr)
+			other := ":8081"
+			if host, port, err := net.SplitHostPort(*addr); err == nil {
+				if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65535 {
+					other = net.JoinHostPort(host, strconv.Itoa(n+1))
+				}
+			}
+			return apperr.New(apperr.Conflict, "%s is in use (another deidcorpus serve?): stop it, or choose another address with --addr, e.g. --addr %s", *addr, other)
 		} else if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func (Corpus) Fields() []ent.Field {
 			Annotations(entgql.OrderField("NAME")),
 		field.Text("description").Default(""),
 		field.String("tagset").Default("open").
-			Comment(`"i2b2-2014" (labels validated) or "open" (any label)`),
+			Comment(`"i2b2-2014" or "meddocan" (labels validated, categories filled in) or "open" (any label)`),
 		field.Enum("kind").Values("original", "surrogate").Default("original").
 			Comment("surrogate: PHI replaced by resynthesis (or attested so by a curator); researchers see only these").
 			Annotations(entgql.OrderField("KIND")),

@@ -2,22 +2,25 @@
 // for "did you mean ...?" in error messages.
 package nearmiss
 
+import "strings"
+
 // Among returns the names one edit (a letter added, dropped, changed or two
-// neighbours swapped) from name, in their order, once both are put through
-// norm (nil for none). One edit and no more: "i2b2-2014" is two from
-// "i2b2-2006", which it does not mean.
-func Among(name string, names []string, norm func(string) string) []string {
-	if norm == nil {
-		norm = func(s string) string { return s }
-	}
-	want := []rune(norm(name))
+// neighbours swapped) from name, in their order, once letter case is set
+// aside and '_' and '-' are taken as one. One edit and no more: "i2b2-2014"
+// is two from "i2b2-2006", which it does not mean.
+func Among(name string, names []string) []string {
+	want := fold(name)
 	var out []string
 	for _, n := range names {
-		if distance(want, []rune(norm(n))) <= 1 {
+		if distance(want, fold(n)) <= 1 {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+func fold(s string) []rune {
+	return []rune(strings.ReplaceAll(strings.ToLower(s), "_", "-"))
 }
 
 // distance is the optimal string alignment distance: insertions, deletions,

@@ -190,7 +190,7 @@ func LookupAmong(name string, names []string) (*Format, error) {
 	msg := fmt.Sprintf("unknown format %q", name)
 	if _, ok := registry[name]; ok {
 		msg = fmt.Sprintf("format %q is not one of these", name)
-	} else if meant := nearmiss.Among(name, names, func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }); len(meant) > 0 {
+	} else if meant := nearmiss.Among(name, names); len(meant) > 0 {
 		msg += "; did you mean " + strings.Join(meant, " or ") + "?"
 	}
 	return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(names, ", "))

@@ -13,7 +13,7 @@ import (
 	"deidcorpus/internal/nearmiss"
 )
 
-// Tag set names a corpus can declare.
+// Tag set names a corpus can declare (MEDDOCAN's is MEDDOCANName).
 const (
 	I2B22014 = "i2b2-2014"
 	Open     = "open"
@@ -83,7 +83,7 @@ func (ts *TagSet) CategoryOf(typ string) (string, bool) {
 // NearTypes are the set's types a mistyped one was probably meant to be:
 // one edit away, case and '-' for '_' set aside.
 func (ts *TagSet) NearTypes(typ string) []string {
-	return nearmiss.Among(typ, ts.Types(), func(s string) string { return strings.ReplaceAll(strings.ToUpper(s), "-", "_") })
+	return nearmiss.Among(typ, ts.Types())
 }
 
 // Types lists every type of the set, in declaration order.
@@ -93,6 +93,21 @@ func (ts *TagSet) Types() []string {
 		out = append(out, c.Types...)
 	}
 	return out
+}
+
+// UnknownTypeError is a type a tag set does not have, with the set's types
+// it may have been meant to be.
+type UnknownTypeError struct {
+	Type   string
+	TagSet *TagSet
+	Near   []string
+}
+
+func (e *UnknownTypeError) Error() string {
+	if len(e.Near) > 0 {
+		return fmt.Sprintf("unknown type %q in tag set %s; did you mean %s?", e.Type, e.TagSet.Name, strings.Join(e.Near, " or "))
+	}
+	return fmt.Sprintf("unknown type %q in tag set %s (known: %s)", e.Type, e.TagSet.Name, strings.Join(e.TagSet.Types(), ", "))
 }
 
 // Normalize checks a (category, type) pair against a declared tag set and fills
@@ -112,10 +127,7 @@ func Normalize(ts *TagSet, category, typ string) (string, string, error) {
 	}
 	want, ok := ts.byType[typ]
 	if !ok {
-		if meant := ts.NearTypes(typ); len(meant) > 0 {
-			return "", "", fmt.Errorf("unknown type %q in tag set %s; did you mean %s?", typ, ts.Name, strings.Join(meant, " or "))
-		}
-		return "", "", fmt.Errorf("unknown type %q in tag set %s (known: %s)", typ, ts.Name, strings.Join(ts.Types(), ", "))
+		return "", "", &UnknownTypeError{Type: typ, TagSet: ts, Near: ts.NearTypes(typ)}
 	}
 	if category != "" && category != want {
 		return "", "", fmt.Errorf("type %s belongs to category %s, not %s", typ, want, category)

@@ -56,11 +56,10 @@ func PhysioNet() *TagSet { return physionet }
 // knownTagSet finds any tag set this package defines, including those a corpus
 // cannot declare but a mapping may name as its source or target.
 func knownTagSet(name string) (*TagSet, bool) {
+	if ts, ok := Lookup(name); ok && ts != nil {
+		return ts, true
+	}
 	switch name {
-	case I2B22014:
-		return i2b2, true
-	case MEDDOCANName:
-		return meddocan, true
 	case CCHMCName:
 		return cchmc, true
 	case PhysioNetName:

@@ -18,6 +18,10 @@ import (
 	"deidcorpus/pipeline/phi"
 )
 
+// ErrPolicy marks the errors of a policy (its file's, or its names'
+// against a corpus), so that a caller who read it from a file can name it.
+var ErrPolicy = errors.New("policy")
+
 // Strategies a policy can choose for a type.
 const (
 	Keep         = "keep"         // left as is (listed by the check, not counted as a leak)
@@ -116,7 +120,7 @@ func newLabelMapper(spec string) (*labelMapper, error) {
 	default:
 		m, err := phi.LoadMapping(spec)
 		if err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 		}
 		lm.maps = []*phi.Mapping{m}
 	}
@@ -163,7 +167,7 @@ func DefaultPolicy() *Policy {
 func ParsePolicy(data []byte) (*Policy, error) {
 	var p Policy
 	if err := strictjson.Decode(data, &p); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
 	if p.Types == nil {
 		p.Types = map[string]Rule{}
@@ -197,22 +201,22 @@ func (p *Policy) Validate() error {
 	switch p.Language {
 	case "auto", "en", "es":
 	default:
-		return fmt.Errorf("policy: language %q: want auto, en or es", p.Language)
+		return fmt.Errorf("%w: language %q: want auto, en or es", ErrPolicy, p.Language)
 	}
 	switch p.DateOrder {
 	case "auto", "MDY", "DMY":
 	default:
-		return fmt.Errorf("policy: dateOrder %q: want auto, MDY or DMY", p.DateOrder)
+		return fmt.Errorf("%w: dateOrder %q: want auto, MDY or DMY", ErrPolicy, p.DateOrder)
 	}
 	if p.DateShift.MinDays > p.DateShift.MaxDays {
-		return fmt.Errorf("policy: dateShift minDays %d > maxDays %d", p.DateShift.MinDays, p.DateShift.MaxDays)
+		return fmt.Errorf("%w: dateShift minDays %d > maxDays %d", ErrPolicy, p.DateShift.MinDays, p.DateShift.MaxDays)
 	}
 	if p.DateShift.MinDays <= 0 && p.DateShift.MaxDays >= 0 {
-		return fmt.Errorf("policy: dateShift [%d, %d] allows a shift of 0 days", p.DateShift.MinDays, p.DateShift.MaxDays)
+		return fmt.Errorf("%w: dateShift [%d, %d] allows a shift of 0 days", ErrPolicy, p.DateShift.MinDays, p.DateShift.MaxDays)
 	}
 	if p.Resources != "" {
 		if st, err := os.Stat(p.Resources); err != nil || !st.IsDir() {
-			return fmt.Errorf("policy: resources %q is not a readable directory", p.Resources)
+			return fmt.Errorf("%w: resources %q is not a readable directory", ErrPolicy, p.Resources)
 		}
 	}
 	if p.labels == nil {
@@ -230,10 +234,10 @@ func (p *Policy) Validate() error {
 	for _, t := range keys {
 		r := p.Types[t]
 		if !strategies[r.Strategy] {
-			return fmt.Errorf("policy: type %s: unknown strategy %q", t, r.Strategy)
+			return fmt.Errorf("%w: type %s: unknown strategy %q", ErrPolicy, t, r.Strategy)
 		}
 		if r.Scope != ScopePatient && r.Scope != ScopeCorpus {
-			return fmt.Errorf("policy: type %s: scope %q: want patient or corpus", t, r.Scope)
+			return fmt.Errorf("%w: type %s: scope %q: want patient or corpus", ErrPolicy, t, r.Scope)
 		}
 	}
 	return nil
@@ -260,15 +264,21 @@ func (p *Policy) Rule(category, typ string) Rule {
 }
 
 // CheckNames refuses a policy that names a type no label of the corpus
-// (labels: its category and type pairs) can reach and that is neither an
-// i2b2 2014 type or category nor "*": most likely misspelt, its rule would
-// never apply while the type it was meant for fell back to another.
-func (p *Policy) CheckNames(labels [][2]string) error {
-	known := map[string]bool{"*": true}
-	for _, c := range phi.I2B2().Categories {
-		known[c.Name] = true
-		for _, t := range c.Types {
-			known[t] = true
+// (labels: its category and type pairs) can reach and that is no type or
+// category of the corpus's tag set (declared; nil for an open one) or of
+// i2b2 2014's, nor "*": most likely misspelt, its rule would never apply
+// while the type it was meant for fell back to another.
+func (p *Policy) CheckNames(labels [][2]string, declared *phi.TagSet) error {
+	known := map[string]bool{}
+	for _, ts := range []*phi.TagSet{phi.I2B2(), declared} {
+		if ts == nil {
+			continue
+		}
+		for _, c := range ts.Categories {
+			known[c.Name] = true
+			for _, t := range c.Types {
+				known[t] = true
+			}
 		}
 	}
 	for _, l := range labels {
@@ -276,14 +286,14 @@ func (p *Policy) CheckNames(labels [][2]string) error {
 	}
 	names := slices.Sorted(maps.Keys(known))
 	for _, t := range slices.Sorted(maps.Keys(p.Types)) {
-		if known[t] {
+		if known[t] || t == "*" {
 			continue
 		}
-		msg := fmt.Sprintf("policy: types: %q is no label of the corpus nor an i2b2 2014 type", t)
-		if meant := nearmiss.Among(t, names, strings.ToUpper); len(meant) > 0 {
-			msg += "; did you mean " + strings.Join(meant, " or ") + "?"
+		hint := ""
+		if meant := nearmiss.Among(t, names); len(meant) > 0 {
+			hint = "; did you mean " + strings.Join(meant, " or ") + "?"
 		}
-		return errors.New(msg)
+		return fmt.Errorf("%w: types: %q is no label of the corpus, no type of its tag set and no i2b2 2014 type%s", ErrPolicy, t, hint)
 	}
 	return nil
 }

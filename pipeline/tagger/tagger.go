@@ -59,7 +59,7 @@ func ReadConfig(r io.Reader) (Config, error) {
 	}
 	if err := strictjson.Decode(data, &cfg); err != nil {
 		hint := ""
-		if strings.HasPrefix(err.Error(), "recall_bias:") {
+		if se := (*strictjson.Error)(nil); errors.As(err, &se) && se.Path == "recall_bias" {
 			hint = ` (a bias per type, "*" for every other: {"*": 0.4})`
 		}
 		return cfg, fmt.Errorf("%w: %v%s", ErrConfig, err, hint)

@@ -155,7 +155,7 @@ func TestReadConfig(t *testing.T) {
 	for bad, want := range map[string]string{
 		`{"training": {"iterations": 20}}`:       "training.iterations: unknown field",
 		`{"training": {"max_iterations": "20"}}`: "training.max_iterations: want a whole number, not a string",
-		`{"recall_bias": 0.4}`:                   `recall_bias: want an object, not a number (a bias per type, "*" for every other: {"*": 0.4})`,
+		`{"recall_bias": 0.4}`:                   `recall_bias: want an object, not the number 0.4 (a bias per type, "*" for every other: {"*": 0.4})`,
 		"{\n\"training\": {,}}":                  "line 2, column 14",
 	} {
 		if _, err := ReadConfig(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), want) {
