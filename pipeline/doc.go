@@ -131,22 +131,24 @@ func (d *Document) Validate(allowOverlap bool) error {
 	if allowOverlap {
 		return nil
 	}
-	// By start, ties in the spans' order; of two overlapping spans the
-	// later one in d.Spans (the later line of a file) is the one in error.
-	order := make([]int, len(d.Spans))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return d.Spans[order[i]].Start < d.Spans[order[j]].Start })
-	for k := 1; k < len(order); k++ {
-		a, b := order[k-1], order[k]
-		if d.Spans[b].Start >= d.Spans[a].End {
+	// In the spans' order (a file's lines), the first span that overlaps
+	// one before it is in error: each is placed among the earlier ones,
+	// which do not overlap and are kept by start, and only its neighbours
+	// there can overlap it.
+	var placed []Span
+	for _, s := range d.Spans {
+		i := sort.Search(len(placed), func(k int) bool { return placed[k].Start >= s.Start })
+		var first *Span
+		switch {
+		case i > 0 && placed[i-1].End > s.Start:
+			first = &placed[i-1]
+		case i < len(placed) && placed[i].Start < s.End:
+			first = &placed[i]
+		}
+		if first == nil {
+			placed = slices.Insert(placed, i, s)
 			continue
 		}
-		if b < a {
-			a, b = b, a
-		}
-		first, s := d.Spans[a], d.Spans[b]
 		what := "overlaps"
 		if s.Start == first.Start && s.End == first.End {
 			what = "has the offsets of"

@@ -123,4 +123,11 @@ func TestValidateBlamesTheLaterOfTwoOverlappingSpans(t *testing.T) {
 			t.Errorf("%+v after T1: got %v, want %q on T9", c.later, err, c.want)
 		}
 	}
+	// The first line in error is the one named, though a later line's span
+	// starts before both (T3 lies inside T2, which overlaps T1).
+	d := Document{Text: text, Spans: []Span{{ID: "T1", Start: 5, End: 8, Type: "A"}, {ID: "T2", Start: 0, End: 10, Type: "B"}, {ID: "T3", Start: 1, End: 2, Type: "C"}}}
+	var se *SpanError
+	if err := d.Validate(false); !errors.As(err, &se) || se.Span.ID != "T2" || se.Msg != "overlaps T1 (A) [5:8]" {
+		t.Errorf("T1 [5:8], T2 [0:10], T3 [1:2]: got %v, want T2 overlapping T1", err)
+	}
 }
