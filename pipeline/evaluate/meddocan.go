@@ -30,6 +30,9 @@ type MeddocanScores struct {
 	// script reads only the type from BRAT, and in MEDDOCAN's XML the
 	// element (the category) follows from the type; so gold read from XML
 	// scores a system's BRAT, or XML of an open tag set, as the script would.
+	// The per-label tables and the error analysis are i2b2's and compare
+	// the category too: a corpus imported with tag set meddocan gives both
+	// sides MEDDOCAN's categories.
 	Subtask1 Score `json:"subtask1"`
 	// Subtask2Strict: span exact, label ignored.
 	Subtask2Strict Score `json:"subtask2_strict"`

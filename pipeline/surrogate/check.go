@@ -48,6 +48,15 @@ type Report struct {
 	Review          int                `json:"review"`          // items the run listed for review
 }
 
+// CheckFile is a run's full check report as its job saves it: the report and
+// the items listed for review. Reports saved before the fields had JSON names
+// ("Leaks") still read, since encoding/json matches keys without regard to
+// case.
+type CheckFile struct {
+	Report Report       `json:"report"`
+	Review []ReviewItem `json:"review"`
+}
+
 // MarshalJSON writes an empty list, never null, for a kind of finding the run
 // did not find: a reader (jq, a dashboard) need not tell the two apart.
 func (r Report) MarshalJSON() ([]byte, error) {
@@ -72,15 +81,6 @@ func orEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// CheckFile is a run's full check report as its job saves it: the report and
-// the items listed for review. Reports saved before the fields had JSON names
-// ("Leaks") still read, since encoding/json matches keys without regard to
-// case.
-type CheckFile struct {
-	Report Report       `json:"report"`
-	Review []ReviewItem `json:"review"`
 }
 
 // OK reports whether the output passed every check.

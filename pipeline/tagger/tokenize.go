@@ -53,7 +53,7 @@ const (
 	clLetter
 	clDigit
 	clOther
-	clInvisible // a byte-order mark: no token, and no space either
+	clInvisible // a byte-order mark: no token, and no space either (other format characters, joiners, belong to their words)
 )
 
 func classify(r rune) runeClass {
