@@ -31,7 +31,7 @@ func TestDecodeSaysWhereAndWhat(t *testing.T) {
 		{`{"rules": {"DATE": {"l3": 1}}}`, `rules.DATE.l3: unknown field; did you mean l2?`},
 		{`{"traning": {}}`, `traning: unknown field; did you mean training?`},
 		{`{"Training": {"L2": 1}, "rules": {"DATE": {"nme": "x"}}}`, `rules.DATE.nme: unknown field`}, // keys match without regard to case
-		{`{"languag": "es"}`, `languag: unknown field; did you mean language?`},                      // an embedded struct's fields are the struct's
+		{`{"languag": "es"}`, `languag: unknown field; did you mean language?`},                       // an embedded struct's fields are the struct's
 		{"{\n  \"training\": {\"l2\": 1,}\n}", `line 2, column 24: invalid character '}'`},
 		{`{"training": {"max_iterations": "20"}}`, `line 1, column 37: training.max_iterations: want a whole number, not a string`},
 		{`{"training": {"max_iterations": 1.5}}`, `training.max_iterations: want a whole number, not the number 1.5`},
