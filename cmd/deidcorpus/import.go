@@ -118,10 +118,44 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 				strings.Join(res.SkippedNames, ", "), more)
 		}
 		fmt.Fprintln(e.stdout)
-		if res.CreatedCorpus && *tagset == "" && inFormat.Name == "i2b2" {
-			warnOddLabels(ctx, e, st, res.Corpus, *set)
+		if res.CreatedCorpus && *tagset == "" {
+			if inFormat.Name == "i2b2" {
+				warnOddLabels(ctx, e, st, res.Corpus, *set)
+			}
+			hintTagSet(ctx, e, st, res.Corpus, *set)
 		}
 		return nil
+	}
+}
+
+// hintTagSet says, after a new corpus of the open tag set (--tagset not
+// given) took labels that are all of a tag set a corpus may declare but
+// under other categories (BRAT gives none: the category is the type),
+// which tag set would have given them their categories.
+func hintTagSet(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, set string) {
+	labels, err := st.Labels(ctx, c, set)
+	if err != nil || len(labels) == 0 {
+		return // the import succeeded: a hint that cannot be computed is no error
+	}
+	for _, name := range phi.Names() {
+		ts, _ := phi.Lookup(name)
+		if ts == nil {
+			continue
+		}
+		all, differ := true, ""
+		for _, l := range labels {
+			cat, ok := ts.CategoryOf(l[1])
+			all = all && ok
+			if ok && cat != l[0] && differ == "" {
+				differ = fmt.Sprintf("%s under %s, not %s", l[1], l[0], cat)
+			}
+		}
+		if all && differ != "" {
+			fmt.Fprintf(e.stderr, "note: corpus %q holds %s's types, but under the open tag set their categories are as read (%s). "+
+				"Imported with --tagset %s (delete the corpus first) they get %s's, which i2b2 XML exports and the scorers' per-category tables need.\n",
+				c.Name, name, differ, name, name)
+			return
+		}
 	}
 }
 
