@@ -134,19 +134,20 @@ func (d *Document) Validate(allowOverlap bool) error {
 	// In the spans' order (a file's lines), the first span that overlaps
 	// one before it is in error: each is placed among the earlier ones,
 	// which do not overlap and are kept by start, and only its neighbours
-	// there can overlap it.
-	var placed []Span
-	for _, s := range d.Spans {
-		i := sort.Search(len(placed), func(k int) bool { return placed[k].Start >= s.Start })
+	// there can overlap it. Spans listed in offset order are appended, in
+	// linear time.
+	var placed []int // indexes into d.Spans
+	for j, s := range d.Spans {
+		i := sort.Search(len(placed), func(k int) bool { return d.Spans[placed[k]].Start >= s.Start })
 		var first *Span
 		switch {
-		case i > 0 && placed[i-1].End > s.Start:
-			first = &placed[i-1]
-		case i < len(placed) && placed[i].Start < s.End:
-			first = &placed[i]
+		case i > 0 && d.Spans[placed[i-1]].End > s.Start:
+			first = &d.Spans[placed[i-1]]
+		case i < len(placed) && d.Spans[placed[i]].Start < s.End:
+			first = &d.Spans[placed[i]]
 		}
 		if first == nil {
-			placed = slices.Insert(placed, i, s)
+			placed = slices.Insert(placed, i, j)
 			continue
 		}
 		what := "overlaps"

@@ -119,10 +119,13 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		}
 		fmt.Fprintln(e.stdout)
 		if res.CreatedCorpus && *tagset == "" {
-			if inFormat.Name == "i2b2" {
-				warnOddLabels(ctx, e, st, res.Corpus, *set)
+			// The import succeeded: advice that cannot be computed is no error.
+			if labels, err := st.Labels(ctx, res.Corpus, *set); err == nil {
+				if inFormat.Name == "i2b2" {
+					warnOddLabels(e, res.Corpus, labels)
+				}
+				hintTagSet(e, res.Corpus, labels)
 			}
-			hintTagSet(ctx, e, st, res.Corpus, *set)
 		}
 		return nil
 	}
@@ -132,11 +135,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 // given) took labels that are all of a tag set a corpus may declare but
 // under other categories (BRAT gives none: the category is the type),
 // which tag set would have given them their categories.
-func hintTagSet(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, set string) {
-	labels, err := st.Labels(ctx, c, set)
-	if err != nil || len(labels) == 0 {
-		return // the import succeeded: a hint that cannot be computed is no error
-	}
+func hintTagSet(e *env, c *ent.Corpus, labels [][2]string) {
 	for _, name := range phi.Names() {
 		ts, _ := phi.Lookup(name)
 		if ts == nil {
@@ -164,11 +163,7 @@ func hintTagSet(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, set
 // others that are: most likely misspelt types, which the open tag set
 // accepts and which resynthesis's policy has no rule for. A corpus of
 // another tag set altogether (no i2b2 2014 label) is taken as meant.
-func warnOddLabels(ctx context.Context, e *env, st *store.Store, c *ent.Corpus, set string) {
-	labels, err := st.Labels(ctx, c, set)
-	if err != nil {
-		return // the import succeeded: a warning that cannot be computed is no error
-	}
+func warnOddLabels(e *env, c *ent.Corpus, labels [][2]string) {
 	ts, _ := phi.Lookup(phi.I2B22014)
 	var odd [][2]string
 	known := 0

@@ -640,11 +640,10 @@ func TestImportWarnsOfMisspeltI2B2Types(t *testing.T) {
 	assert.NotContains(t, errs, "warning")
 }
 
-// TestStatsOfAnOpenTagSet: an open tag set's labels (category and type the
-// same) are printed once, in name order, not in i2b2's order, where
-// MEDDOCAN's HOSPITAL would come first.
-func TestStatsOfAnOpenTagSet(t *testing.T) {
-	dir := t.TempDir()
+// spanishNote writes a BRAT note with MEDDOCAN's HOSPITAL and CALLE into
+// dir/notes and returns that directory.
+func spanishNote(t *testing.T, dir string) string {
+	t.Helper()
 	notes := filepath.Join(dir, "notes")
 	require.NoError(t, os.Mkdir(notes, 0o755))
 	for name, text := range map[string]string{
@@ -653,6 +652,15 @@ func TestStatsOfAnOpenTagSet(t *testing.T) {
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
 	}
+	return notes
+}
+
+// TestStatsOfAnOpenTagSet: an open tag set's labels (category and type the
+// same) are printed once, in name order, not in i2b2's order, where
+// MEDDOCAN's HOSPITAL would come first.
+func TestStatsOfAnOpenTagSet(t *testing.T) {
+	dir := t.TempDir()
+	notes := spanishNote(t, dir)
 	db := filepath.Join(dir, "c.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "--format", "brat", "--tagset", "open", notes)
 	require.Equal(t, 0, code, errs)
@@ -673,14 +681,7 @@ func TestStatsOfAnOpenTagSet(t *testing.T) {
 // lacks is refused, naming the file and line.
 func TestMeddocanTagSetFillsCategories(t *testing.T) {
 	dir := t.TempDir()
-	notes := filepath.Join(dir, "notes")
-	require.NoError(t, os.Mkdir(notes, 0o755))
-	for name, text := range map[string]string{
-		"a.txt": "Ingresa en Hospital Sur, calle Mayor 3.",
-		"a.ann": "T1\tHOSPITAL 11 23\tHospital Sur\nT2\tCALLE 25 38\tcalle Mayor 3\n",
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
-	}
+	notes := spanishNote(t, dir)
 	db := filepath.Join(dir, "c.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "--format", "brat", "--tagset", "meddocan", notes)
 	require.Equal(t, 0, code, errs)

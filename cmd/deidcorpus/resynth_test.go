@@ -25,16 +25,24 @@ const leakingNote = `<?xml version="1.0" encoding="UTF-8" ?>
 </deIdi2b2>
 `
 
-// A policy file's errors name the file, and the line or the field; a type
-// no label of the corpus reaches is refused with the one it was meant to be.
-func TestResynthPolicyErrors(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "c.db")
+// importLeakingNote imports leakingNote as corpus "a" into a new database
+// in a new directory, and returns both.
+func importLeakingNote(t *testing.T) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "c.db")
 	notes := filepath.Join(dir, "notes")
 	require.NoError(t, os.Mkdir(notes, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(notes, "900-01.xml"), []byte(leakingNote), 0o644))
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", notes)
 	require.Equal(t, 0, code, errs)
+	return dir, db
+}
+
+// A policy file's errors name the file, and the line or the field; a type
+// no label of the corpus reaches is refused with the one it was meant to be.
+func TestResynthPolicyErrors(t *testing.T) {
+	dir, db := importLeakingNote(t)
 	policy := filepath.Join(dir, "policy.json")
 	for _, c := range []struct{ text, want string }{
 		{"{\n  \"types\": {\"DATE\": {\"strategy\": \"date-shift\", \"scop\": \"patient\"}}\n}", `types.DATE.scop: unknown field; did you mean scope?`},
@@ -56,13 +64,7 @@ func TestResynthPolicyErrors(t *testing.T) {
 // corpus is quarantined and exits with an error; jobs lists it as
 // check_failed; a curator's resolve lifts the quarantine and needs a reason.
 func TestResynthCheckFailed(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "c.db")
-	notes := filepath.Join(dir, "notes")
-	require.NoError(t, os.Mkdir(notes, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(notes, "900-01.xml"), []byte(leakingNote), 0o644))
-	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", notes)
-	require.Equal(t, 0, code, errs)
+	dir, db := importLeakingNote(t)
 
 	code, out, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
 	assert.NotEqual(t, 0, code)
