@@ -42,6 +42,8 @@ func (p DeriveParams) Validate() error {
 func (p DeriveParams) ResolveMapping() (*phi.Mapping, error) {
 	m, err := phi.ResolveMapping(p.Mapping, p.MappingText, p.MappingLabel)
 	switch {
+	case errors.As(err, new(*phi.MappingError)):
+		return nil, err // it names the mapping
 	case err != nil:
 		return nil, fmt.Errorf("mapping: %w", err)
 	case m == nil:
@@ -59,7 +61,11 @@ func (p DeriveParams) Options(m *phi.Mapping) store.DeriveOptions {
 // derivation at its start: a source or set that is not there, a quarantined
 // source, an output name that is taken.
 func (p DeriveParams) precondition(ctx context.Context, st *store.Store) error {
-	_, _, err := st.CheckDerive(ctx, p.Options(nil))
+	m, err := p.ResolveMapping()
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	_, _, err = st.CheckDerive(ctx, p.Options(m))
 	return err
 }
 

@@ -78,7 +78,7 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 		if err == nil && before > 0 && after == 0 {
 			// A mapping for another tag set drops every label it does not know.
 			mapErr = apperr.New(apperr.Invalid, "mapping %s drops every one of the %d spans of %q (labels %s; the mapping is for %s): is it the mapping for this corpus?",
-				m.Name, before, source, strings.Join(firstSorted(labels, 5), ", "), cmp.Or(m.From, "an undeclared tag set"))
+				m.Label, before, source, strings.Join(firstSorted(labels, 5), ", "), cmp.Or(m.From, "an undeclared tag set"))
 			err = mapErr
 		}
 		return err
@@ -102,7 +102,7 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 	var ae *apperr.Error
 	switch {
 	case errors.As(err, &ae) && ae.Code == apperr.Invalid && (mapErr == nil || !errors.Is(err, mapErr)):
-		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Name, tagset, err)
+		return nil, apperr.New(apperr.Invalid, "mapping %s does not give valid %s labels: %v", m.Label, tagset, err)
 	case apperr.CodeOf(err) == apperr.Conflict && resumed == nil:
 		// Another writer made the corpus between the check and the
 		// first batch (two derivations of one name at once): its name
@@ -135,6 +135,9 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resume
 	if _, err := s.AnnotationSet(ctx, src, opt.Set); err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkMapped(ctx, src, opt); err != nil {
+		return nil, nil, err
+	}
 	existing, err := s.CorpusByName(ctx, opt.Out)
 	switch {
 	case err != nil && apperr.CodeOf(err) != apperr.NotFound:
@@ -148,6 +151,31 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resume
 			"(still running, or its process ended first); delete it (deidcorpus corpora delete %s) or name another", opt.Out, opt.Out)
 	}
 	return nil, nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
+}
+
+// checkMapped refuses a mapping that has no rule for some of the set's
+// labels (and no @default), naming every such label at once rather than
+// the first a document shows.
+func (s *Store) checkMapped(ctx context.Context, src *ent.Corpus, opt DeriveOptions) error {
+	if opt.Mapping == nil {
+		return nil
+	}
+	labels, err := s.Labels(ctx, src, opt.Set)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, l := range labels {
+		if _, _, _, err := opt.Mapping.Map(l[0], l[1]); err != nil {
+			missing = append(missing, pipeline.Span{Category: l[0], Type: l[1]}.Label())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	return apperr.New(apperr.Invalid, "mapping %s has no rule for %d of the %d labels of %q: %s (give each a rule, or an @default: keep, drop or a LABEL)",
+		opt.Mapping.Label, len(missing), len(labels), opt.Source, strings.Join(missing, ", "))
 }
 
 // ownDerivation tells whether c is what a retry of the job deriving opt

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/internal/shared"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/store"
@@ -98,14 +100,28 @@ func TestDeriveInBatches(t *testing.T) {
 	assert.Equal(t, src.Documents, got.Documents)
 	assert.Equal(t, src.Spans, got.Spans+res.Dropped)
 
-	// Names only, every other label an error: refused, naming a document
-	// and a label, and nothing written.
+	// Names only, every other label an error: refused before a document
+	// is read, every label without a rule named at once, nothing written.
 	names, err := phi.ParseMapping("names-only", []byte("@default error\nNAME/* NAME/PATIENT\n"))
 	require.NoError(t, err)
+	synth, err := st.CorpusByName(ctx, "synth")
+	require.NoError(t, err)
+	labels, err := st.Labels(ctx, synth, "gold")
+	require.NoError(t, err)
+	var unnamed []string
+	for _, l := range labels {
+		if l[0] != "NAME" {
+			unnamed = append(unnamed, pipeline.Span{Category: l[0], Type: l[1]}.Label())
+		}
+	}
+	require.Greater(t, len(unnamed), 1)
 	_, err = st.Derive(ctx, store.DeriveOptions{Source: "synth", Set: "gold", Mapping: names, Out: "synth-names"})
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
-	assert.ErrorContains(t, err, "document ")
-	assert.ErrorContains(t, err, "has no rule for label")
+	assert.ErrorContains(t, err, fmt.Sprintf("mapping names-only has no rule for %d of the %d labels of \"synth\": ", len(unnamed), len(labels)))
+	for _, l := range unnamed {
+		assert.ErrorContains(t, err, l)
+	}
+	assert.NotContains(t, err.Error(), "document ")
 	assert.NotContains(t, err.Error(), "does not give valid")
 	_, err = st.CorpusByName(ctx, "synth-names")
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err))

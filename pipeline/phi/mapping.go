@@ -1,6 +1,7 @@
 package phi
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"deidcorpus/internal/nearmiss"
 	"deidcorpus/pipeline"
 )
 
@@ -41,8 +43,11 @@ var builtinFS embed.FS
 // Mapping relabels, merges and drops span classes.
 type Mapping struct {
 	Name string // built-in name, or the file's base name without extension
-	From string // declared source tag set; may be empty
-	To   string // declared target tag set; may be empty
+	// Label is what the mapping was read from, as errors name it: the
+	// built-in name, or the file's path.
+	Label string
+	From  string // declared source tag set; may be empty
+	To    string // declared target tag set; may be empty
 	// Hash is "sha256:" and the hex digest of the mapping file's bytes, so that
 	// a derived corpus's provenance pins the exact rules that made it.
 	Hash string
@@ -156,6 +161,7 @@ func LoadMapping(nameOrPath string) (*Mapping, error) {
 func ParseMapping(name string, data []byte) (*Mapping, error) {
 	m := &Mapping{
 		Name:  name,
+		Label: name,
 		exact: map[[2]string]action{},
 		types: map[string]action{},
 		cats:  map[string]action{},
@@ -190,12 +196,21 @@ func ParseMapping(name string, data []byte) (*Mapping, error) {
 				return fail(n, "directive %s must come before the first rule", f[0])
 			}
 			switch f[0] {
-			case "@from":
-				m.From = f[1]
-				from, _ = knownTagSet(f[1])
-			case "@to":
-				m.To = f[1]
-				to, _ = knownTagSet(f[1])
+			case "@from", "@to":
+				ts, ok := knownTagSet(f[1])
+				if !ok {
+					known := mappingTagSets()
+					msg := fmt.Sprintf("%s: unknown tag set %s (known: %s)", f[0], f[1], strings.Join(known, ", "))
+					if near := nearmiss.Among(f[1], known); len(near) > 0 {
+						msg += "; did you mean " + near[0] + "?"
+					}
+					return fail(n, "%s", msg)
+				}
+				if f[0] == "@from" {
+					m.From, from = f[1], ts
+				} else {
+					m.To, to = f[1], ts
+				}
 			case "@default":
 				if defLine > 0 {
 					return fail(n, "@default already given on line %d", defLine)
@@ -321,7 +336,7 @@ func (m *Mapping) Map(category, typ string) (cat, newType string, keep bool, err
 		return a.cat, a.typ, true, nil
 	}
 	label := pipeline.Span{Category: category, Type: typ}.Label()
-	return "", "", false, fmt.Errorf("mapping %s has no rule for label %s", m.Name, label)
+	return "", "", false, fmt.Errorf("mapping %s has no rule for label %s", cmp.Or(m.Label, m.Name), label)
 }
 
 // Names reports whether the mapping has a rule of its own for a label (not

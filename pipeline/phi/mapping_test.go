@@ -144,6 +144,8 @@ func TestMappingErrors(t *testing.T) {
 		{"A B C\n", "t:1: want 2 fields"},
 		{"@colour red\n", "t:1: unknown directive @colour"},
 		{"A B\n@to i2b2-2014\n", "t:2: directive @to must come before the first rule"},
+		{"@to i2b2-14\nDATE DATEE\n", "t:1: @to: unknown tag set i2b2-14 (known: i2b2-2014, meddocan, open, cchmc, physionet)"},
+		{"@from medocan\nFECHAS DATE\n", "t:1: @from: unknown tag set medocan (known: i2b2-2014, meddocan, open, cchmc, physionet); did you mean meddocan?"},
 		{"# nothing\n", "t: no rules and no @default"},
 		{"@default maybe/\n", "t:1: @default: want TYPE"},
 		{"A \xff\n", "t: not UTF-8 text"},
@@ -171,7 +173,7 @@ func TestLoadMappingFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := LoadMapping(p)
-	if err != nil || m.Name != "names" {
+	if err != nil || m.Name != "names" || m.Label != p {
 		t.Fatalf("LoadMapping: %v %v", m, err)
 	}
 	doc := pipeline.Document{Text: "Ann", Spans: []pipeline.Span{{Start: 0, End: 3, Category: "NAME", Type: "PATIENT"}}}
@@ -222,7 +224,7 @@ func FuzzParseMapping(f *testing.F) {
 		f.Add(string(data))
 	}
 	f.Add("@default keep\nNAME/*  NAME/NAME\n")
-	f.Add("@from i2b2-2014\n@to hipaa\nAGE = # keep\nID -\n")
+	f.Add("@from i2b2-2014\n@to cchmc\nAGE = # keep\nID -\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		m, err := ParseMapping("fuzz", []byte(text))
 		if err != nil {

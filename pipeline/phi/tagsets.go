@@ -53,8 +53,13 @@ func CCHMC() *TagSet { return cchmc }
 // PhysioNet returns the PhysioNet deid class set.
 func PhysioNet() *TagSet { return physionet }
 
+// mappingTagSets are the names a mapping's @from and @to may give: the tag
+// sets a corpus may declare and those only a mapping names.
+func mappingTagSets() []string { return append(Names(), CCHMCName, PhysioNetName) }
+
 // knownTagSet finds any tag set this package defines, including those a corpus
-// cannot declare but a mapping may name as its source or target.
+// cannot declare but a mapping may name as its source or target; "open" is
+// known and has no definition (nil).
 func knownTagSet(name string) (*TagSet, bool) {
 	if ts, ok := Lookup(name); ok && ts != nil {
 		return ts, true
