@@ -112,7 +112,78 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 	if p.Other == "" {
 		return nil
 	}
-	return sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train"))
+	if err := sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train")); err != nil {
+		return err
+	}
+	return p.sharedLabels(ctx, st)
+}
+
+// sharedLabels refuses two corpora with no label in common once their
+// mappings are applied (MEDDOCAN's FECHAS against i2b2's DATE, say): every
+// run would score 0, as if the tagger had failed.
+func (p ExperimentParams) sharedLabels(ctx context.Context, st *store.Store) error {
+	mapping, otherMapping, err := p.mappings()
+	if err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
+	labelsOf := func(corpus, set string, m *phi.Mapping) ([]string, error) {
+		c, err := st.CorpusByName(ctx, corpus)
+		if err != nil {
+			return nil, err
+		}
+		labels, err := st.Labels(ctx, c, cmp.Or(set, "gold"))
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, l := range labels {
+			cat, typ := l[0], l[1]
+			if m != nil {
+				var keep bool
+				if cat, typ, keep, err = m.Map(cat, typ); err != nil || !keep {
+					continue // an unmapped label fails the run, naming its document
+				}
+			}
+			out = append(out, pipeline.Span{Category: cat, Type: typ}.Label())
+		}
+		slices.Sort(out)
+		return slices.Compact(out), nil
+	}
+	ours, err := labelsOf(p.Corpus, p.Set, mapping)
+	if err != nil {
+		return err
+	}
+	theirs, err := labelsOf(p.Other, p.OtherSet, otherMapping)
+	if err != nil || len(ours) == 0 || len(theirs) == 0 {
+		return err
+	}
+	for _, l := range ours {
+		if _, found := slices.BinarySearch(theirs, l); found {
+			return nil
+		}
+	}
+	first := func(ls []string) string {
+		if len(ls) > 4 {
+			return strings.Join(ls[:4], ", ") + ", ..."
+		}
+		return strings.Join(ls, ", ")
+	}
+	return apperr.New(apperr.Invalid, "other: corpora %q (%s) and %q (%s) share no label, so every run would score 0; "+
+		"map one onto the other's labels with a mapping (--other-mapping or --mapping; in GraphQL otherMapping or mapping): built-in %s, or a mapping file",
+		p.Corpus, first(ours), p.Other, first(theirs), strings.Join(phi.BuiltinMappings(), ", "))
+}
+
+// mappings resolves the mappings of Corpus and of Other ("or" maps both by
+// Mapping).
+func (p ExperimentParams) mappings() (mapping, otherMapping *phi.Mapping, err error) {
+	if mapping, err = phi.ResolveMapping(p.Mapping, p.MappingText, "mapping"); err != nil {
+		return nil, nil, err
+	}
+	if p.Kind == "or" {
+		return mapping, mapping, nil
+	}
+	otherMapping, err = phi.ResolveMapping(p.OtherMapping, p.OtherMappingText, "other mapping")
+	return mapping, otherMapping, err
 }
 
 // folds is the number of folds of a cv experiment.
@@ -221,15 +292,9 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 
 // experimentPlan loads the documents and builds the plan a job asks for.
 func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experiment.Plan, error) {
-	mapping, err := phi.ResolveMapping(p.Mapping, p.MappingText, "mapping")
+	mapping, otherMapping, err := p.mappings()
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
-	}
-	otherMapping := mapping
-	if p.Kind != "or" {
-		if otherMapping, err = phi.ResolveMapping(p.OtherMapping, p.OtherMappingText, "other mapping"); err != nil {
-			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
 	}
 	load := func(name, set, split string, m *phi.Mapping) ([]pipeline.Document, error) {
 		c, err := run.Store.CorpusByName(ctx, name)

@@ -12,7 +12,9 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
+	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
 
@@ -103,6 +105,25 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 		assert.ErrorContains(t, err, "has 6 patients")
 	}
+	// A corpus whose labels the tested one does not share is refused with
+	// the way out, a mapping, which is then accepted.
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "dates-es", TagSet: "open"}, []pipeline.Document{
+		{ID: "e1", Patient: "p1", Split: "train", Text: "Ingreso el 3 de mayo.", Spans: []pipeline.Span{{Start: 11, End: 20, Type: "FECHAS"}}},
+	})
+	require.NoError(t, err)
+	cross := jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "dates-es", TrainSplit: "all", Seed: 1,
+		Config: map[string]any{"training": map[string]any{"max_iterations": 2}}}
+	_, err = m.Enqueue(ctx, cross, "", nil)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, `corpora "notes" (`)
+	assert.ErrorContains(t, err, `and "dates-es" (FECHAS) share no label`)
+	assert.ErrorContains(t, err, "meddocan-i2b2")
+	cross.OtherMappingText = "@to i2b2-2014\nFECHAS DATE\n"
+	j, err := m.Enqueue(ctx, cross, "", nil)
+	require.NoError(t, err)
+	mapped := wait(t, m, j.ID)[0]
+	require.Equal(t, job.StatusSucceeded, mapped.Status, mapped.Error)
+
 	for _, bad := range []jobs.ExperimentParams{
 		{Kind: "cv", Corpus: "notes", K: 2, Mapping: "/etc/passwd"},
 	} {

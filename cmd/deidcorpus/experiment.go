@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"strings"
 
@@ -99,7 +100,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		defer st.Close()
 		j, err := runJob(ctx, e, st, p, *async)
 		if err != nil || *async {
-			return err
+			return flagNamed(err, experimentFlags)
 		}
 		var res experiment.Result
 		data, err := json.Marshal(j.Result)
@@ -111,4 +112,25 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		}
 		return experiment.RenderMarkdown(e.stdout, &res)
 	}
+}
+
+// experimentFlags are the flags of the job parameters an experiment's errors
+// begin with (the names GraphQL and the job know them by).
+var experimentFlags = map[string]string{
+	"kind": "--kind", "corpus": "--corpus", "other": "--other", "k": "--k", "steps": "--steps", "shares": "--shares",
+	"testFraction": "--test-fraction", "trainSplit": "--train-split", "testSplit": "--test-split", "otherSplit": "--other-split",
+}
+
+// flagNamed rewrites an error about a job parameter ("testFraction: 1.5 is
+// not a share") to name the flag that set it ("--test-fraction: ...").
+func flagNamed(err error, flags map[string]string) error {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	field, rest, ok := strings.Cut(err.Error(), ": ")
+	if flag, known := flags[field]; ok && known {
+		return apperr.New(ae.Code, "%s: %s", flag, rest)
+	}
+	return err
 }
