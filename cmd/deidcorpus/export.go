@@ -95,6 +95,9 @@ func formatFlag(name string) (*formats.Format, error) {
 // temporary file renamed into place, so that a failure never leaves a
 // truncated archive under the requested name.
 func writeZip(path string, add func(create func(name string) (io.Writer, error)) error) (int, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return 0, usageErr("--out %s is a directory: name the archive to write, a new .zip file (or one to replace)", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".export-*.zip")
 	if err != nil {
 		// The temporary file's name means nothing to the user: name theirs.

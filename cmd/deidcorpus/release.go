@@ -50,7 +50,7 @@ func init() {
 		}, {
 			name:    "export",
 			summary: "write a release as a .zip archive with its MANIFEST and DATASHEET.md",
-			args:    "--release NAME@VERSION [--format i2b2] --out FILE.zip",
+			args:    "[--release] NAME@VERSION [--format i2b2] --out FILE.zip",
 			examples: []string{
 				"deidcorpus release export --release notes@1.0.0 --out notes-1.0.0.zip",
 				"deidcorpus release export --release notes@1.0.0 --format jsonl --out notes-1.0.0-jsonl.zip",
@@ -58,8 +58,8 @@ func init() {
 			setup: setupReleaseExport,
 		}, {
 			name:     "verify",
-			summary:  "recompute every hash of release archives, without a database; fails on any change",
-			args:     "ARCHIVE.zip...",
+			summary:  "recompute every hash of release archives (or their unzipped folders), without a database; fails on any change",
+			args:     "ARCHIVE.zip|FOLDER...",
 			examples: []string{"deidcorpus release verify notes-1.0.0.zip"},
 			setup:    setupReleaseVerify,
 		}},
@@ -173,8 +173,11 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		"; mimic only for a corpus of placeholder-redacted notes)")
 	out := fs.String("out", "", "the archive to write, .zip (required)")
 	return func(ctx context.Context, args []string) error {
+		if *ref == "" && len(args) == 1 { // as diff and verify take theirs
+			*ref, args = args[0], nil
+		}
 		if *ref == "" || *out == "" || len(args) > 0 {
-			return usageErr("--release and --out are required, and nothing else")
+			return usageErr("the release (--release or an argument, name@version) and --out are required, and nothing else")
 		}
 		if !strings.HasSuffix(strings.ToLower(*out), ".zip") {
 			return usageErr("--out %s: a release is written as a .zip archive", *out)
@@ -271,11 +274,16 @@ func verifyOne(e *env, p string) error {
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
 	}
-	zr, err := zipindex.NewReader(f, st.Size())
-	if err != nil {
-		return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, err)
+	var v *release.Verification
+	if st.IsDir() { // the archive unzipped
+		v, err = release.VerifyFS(os.DirFS(p))
+	} else {
+		zr, zerr := zipindex.NewReader(f, st.Size())
+		if zerr != nil {
+			return apperr.New(apperr.Invalid, "%s: not a readable zip archive: %v", p, zerr)
+		}
+		v, err = release.VerifyZip(zr)
 	}
-	v, err := release.VerifyZip(zr)
 	if err != nil { // one finding a line, indented under the archive's
 		return apperr.New(apperr.Invalid, "%s: FAILED: %s", p, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 	}

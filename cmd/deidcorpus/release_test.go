@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,17 +29,48 @@ func TestReleaseExportVerifies(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, out, "3 documents")
 	}
+	// The archive unzipped verifies as the archive does; a changed file in
+	// the folder fails it, named.
+	folder := filepath.Join(dir, "unzipped")
+	unzipTo(t, filepath.Join(dir, "i2b2.zip"), folder)
+	code, out, errs := cli(t, "release", "verify", folder)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, folder+": OK, r@1.0.0")
+	docs, err := filepath.Glob(filepath.Join(folder, "gold", "*.xml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	require.NoError(t, os.WriteFile(docs[0], []byte("changed"), 0o644))
+	code, out, errs = cli(t, "release", "verify", folder)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, folder+": FAILED")
+	assert.Contains(t, errs, filepath.Base(docs[0]))
+
 	// Several archives: each is checked and reported, a bad one among them
 	// fails the command after the others.
 	bad := filepath.Join(dir, "bad.zip")
 	require.NoError(t, os.WriteFile(bad, []byte("not a zip"), 0o644))
 	good := filepath.Join(dir, "i2b2.zip")
-	code, out, errs := cli(t, "release", "verify", bad, filepath.Join(dir, "missing.zip"), good)
+	code, out, errs = cli(t, "release", "verify", bad, filepath.Join(dir, "missing.zip"), good)
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, out, bad+": not a readable zip archive")
 	assert.Contains(t, out, "missing.zip: no such file")
 	assert.Contains(t, out, good+": OK")
 	assert.Contains(t, errs, "2 of 3 archives failed")
+
+	// The release as an argument, as diff and verify take theirs; an --out
+	// that is a directory is refused before anything is written.
+	code, _, errs = cli(t, "release", "export", "--db", db, "r@1.0.0", "--out", filepath.Join(dir, "arg.zip"))
+	require.Equal(t, 0, code, errs)
+	assert.FileExists(t, filepath.Join(dir, "arg.zip"))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "folder.zip"), 0o755))
+	code, _, errs = cli(t, "release", "export", "--db", db, "r@1.0.0", "--out", filepath.Join(dir, "folder.zip"))
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "folder.zip is a directory")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".export-", "no temporary archive left")
+	}
 
 	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "r@9.9.9", "--out", filepath.Join(dir, "none.zip"))
 	assert.Equal(t, 3, code, errs)
@@ -49,4 +82,22 @@ func TestReleaseExportVerifies(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "a release is written as a .zip archive")
 	assert.NoFileExists(t, filepath.Join(dir, "r.txt"))
+}
+
+// unzipTo extracts a zip archive into dir.
+func unzipTo(t *testing.T, archive, dir string) {
+	t.Helper()
+	zr, err := zip.OpenReader(archive)
+	require.NoError(t, err)
+	defer zr.Close()
+	for _, f := range zr.File {
+		path := filepath.Join(dir, filepath.FromSlash(f.Name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		rc, err := f.Open()
+		require.NoError(t, err)
+		data, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
 }

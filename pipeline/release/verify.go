@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -78,6 +79,34 @@ func Verify(files []formats.File) (*Verification, error) {
 			return member{name: names[i-1], open: func() (io.ReadCloser, error) {
 				return io.NopCloser(bytes.NewReader(data)), nil
 			}}, true, nil
+		}
+	})
+}
+
+// VerifyFS checks an archive unzipped into a file system (os.DirFS of its
+// folder), as VerifyZip checks the archive: every file below the root is a
+// member, named by its slash-separated path.
+func VerifyFS(fsys fs.FS) (*Verification, error) {
+	var names []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return verify(func() func() (member, bool, error) {
+		i := 0
+		return func() (member, bool, error) {
+			if i == len(names) {
+				return member{}, false, nil
+			}
+			name := names[i]
+			i++
+			return member{name: name, open: func() (io.ReadCloser, error) { return fsys.Open(name) }}, true, nil
 		}
 	})
 }
