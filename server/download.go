@@ -102,7 +102,7 @@ func handleReleaseDownload(logger *slog.Logger, st *store.Store) http.Handler {
 			return
 		}
 		serveZip(w, r, logger, safeFilename(ref+"-"+format)+".zip", func(create func(string) (io.Writer, error)) error {
-			return st.ExportReleaseTo(r.Context(), ref, format, create)
+			return st.ExportReleaseTo(r.Context(), ref, format, create, nil)
 		}, func() { auditDownload(r, st, logger, "release", ref) })
 	})
 }

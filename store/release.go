@@ -40,6 +40,9 @@ type ReleaseOptions struct {
 	AcceptUnannotated string
 	Description       string
 	By                string
+	// Progress, if not nil, is called as documents are frozen: done of
+	// total, each set's documents counted.
+	Progress func(done, total int)
 }
 
 // CreateRelease freezes a corpus's documents and annotation sets into an
@@ -54,6 +57,13 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	if len(opt.Sets) == 0 {
 		opt.Sets = []string{"gold"}
 	}
+	var sets []string // each once, the first (the datasheet's) first
+	for _, set := range opt.Sets {
+		if !slices.Contains(sets, set) {
+			sets = append(sets, set)
+		}
+	}
+	opt.Sets = sets
 	c, err := s.CorpusByName(ctx, opt.Corpus)
 	if err != nil {
 		return nil, err
@@ -101,22 +111,34 @@ func (s *Store) CreateRelease(ctx context.Context, opt ReleaseOptions) (*ent.Rel
 	// The snapshot is encoded as its documents are read, a batch at a time,
 	// and stored in chunks as it is made: memory holds a batch, a chunk and
 	// a run of the manifest's entries.
+	frozen := func(int) {}
+	if opt.Progress != nil {
+		n, err := s.CountDocuments(ctx, c, "")
+		if err != nil {
+			return nil, err
+		}
+		done, total := 0, n*len(opt.Sets)
+		frozen = func(batch int) {
+			done += batch
+			opt.Progress(done, total)
+		}
+	}
 	content := newChunkWriter(s.chunkSize, s.insertChunk(ctx))
-	r, err := s.createRelease(ctx, opt, c, parent, st, content, ids)
+	r, err := s.createRelease(ctx, opt, c, parent, st, content, ids, frozen)
 	if err != nil {
 		s.dropChunks(ctx, content.key)
 	}
 	return r, err
 }
 
-// createRelease writes the snapshot to content and then the release row.
+// createRelease writes the snapshot to content and then the release row;
+// frozen is told of each batch of documents encoded.
 func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Corpus, parent *ent.Release, st *Statistics,
-	content *chunkWriter, ids *pseudonyms) (*ent.Release, error) {
+	content *chunkWriter, ids *pseudonyms, frozen func(documents int)) (*ent.Release, error) {
 	enc := release.NewEncoder(content)
 	defer enc.Close() // on an early return: removes the manifest's temporary file
 	documents, spans := 0, 0
-	sets := slices.Sorted(slices.Values(opt.Sets))
-	for _, set := range slices.Compact(sets) {
+	for _, set := range slices.Sorted(slices.Values(opt.Sets)) { // each once (CreateRelease)
 		enc.Set(set)
 		err := s.EachBatch(ctx, c, set, "", readBatch, func(docs []pipeline.Document) error {
 			if set == opt.Sets[0] {
@@ -127,6 +149,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 				ids.rename(&docs[i])
 			}
 			enc.Add(docs)
+			frozen(len(docs))
 			return nil
 		})
 		if err != nil {
@@ -321,11 +344,15 @@ func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, err
 // releaseReader reads a release's snapshot, n documents at a time, from its
 // chunks: memory holds a chunk and a batch. Errors fn returns come back as
 // they are; the snapshot's own are internal.
-func (s *Store) releaseReader(ctx context.Context, r *ent.Release, n int) release.Reader {
+func (s *Store) releaseReader(ctx context.Context, r *ent.Release, n int, progress func(done, total int)) release.Reader {
 	return func(fn func(set string, docs []pipeline.Document) error) error {
 		var fromFn error
+		done, total := 0, r.Documents*len(r.Sets)
 		err := release.Each(s.chunks(ctx, r.ContentKey), n, func(set string, docs []pipeline.Document) error {
 			fromFn = fn(set, docs)
+			if done += len(docs); progress != nil && fromFn == nil {
+				progress(min(done, total), total)
+			}
 			return fromFn
 		})
 		if err != nil && fromFn == nil {
@@ -345,7 +372,7 @@ func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, er
 		if err != nil {
 			return release.Diff{}, err
 		}
-		readers[i] = s.releaseReader(ctx, r, readBatch)
+		readers[i] = s.releaseReader(ctx, r, readBatch, nil)
 	}
 	return release.CompareReaders(readers[0], readers[1])
 }
@@ -354,7 +381,7 @@ func (s *Store) DiffReleases(ctx context.Context, a, b string) (release.Diff, er
 // MANIFEST and DATASHEET.md.
 func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]formats.File, error) {
 	var c formats.Collector
-	if err := s.ExportReleaseTo(ctx, ref, format, c.Create); err != nil {
+	if err := s.ExportReleaseTo(ctx, ref, format, c.Create, nil); err != nil {
 		return nil, err
 	}
 	return c.Files(), nil
@@ -363,8 +390,9 @@ func (s *Store) ExportRelease(ctx context.Context, ref, format string) ([]format
 // ExportReleaseTo writes a release's archive files (release.PackTo) to files
 // made by create, decoding its snapshot a batch at a time: memory holds the
 // snapshot's chunk and a batch. Errors create returns keep their code;
-// other write errors are the documents' (invalid).
-func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create func(name string) (io.Writer, error)) error {
+// other write errors are the documents' (invalid). progress, if not nil, is
+// called as documents are written: done of total, each set's counted.
+func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create func(name string) (io.Writer, error), progress func(done, total int)) error {
 	f, err := formats.Lookup(format)
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
@@ -379,7 +407,7 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
-	return classify(release.PackTo(meta, s.releaseReader(ctx, r, batchOf(f)), f, r.Datasheet, sinkCreate(create)))
+	return classify(release.PackTo(meta, s.releaseReader(ctx, r, batchOf(f), progress), f, r.Datasheet, sinkCreate(create)))
 }
 
 // Releases lists the releases by name, each name's versions in the order

@@ -40,10 +40,20 @@ func TestReleases(t *testing.T) {
 			assert.Contains(t, r1.Datasheet, "# demo@1.0.0")
 			assert.Contains(t, r1.Datasheet, "| NAME | DOCTOR | 2 | 2 |")
 
-			// The same content gives the same root hash.
-			r1b, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo-copy", Version: "1.0.0"})
+			// The same content gives the same root hash. Creating and
+			// exporting tell their progress, in documents, to the end.
+			var created, exported [][2]int
+			r1b, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "c", Name: "demo-copy", Version: "1.0.0",
+				Sets: []string{"gold", "gold"}, Progress: func(done, total int) { created = append(created, [2]int{done, total}) }})
 			require.NoError(t, err)
 			assert.Equal(t, r1.RootHash, r1b.RootHash)
+			require.NotEmpty(t, created)
+			assert.Equal(t, [2]int{3, 3}, created[len(created)-1])
+			var c formats.Collector
+			require.NoError(t, st.ExportReleaseTo(ctx, "demo-copy@1.0.0", "brat", c.Create,
+				func(done, total int) { exported = append(exported, [2]int{done, total}) }))
+			require.NotEmpty(t, exported)
+			assert.Equal(t, [2]int{3, 3}, exported[len(exported)-1])
 
 			// Releases cannot be altered or deleted.
 			err = st.Client.Release.UpdateOneID(r1.ID).Exec(ctx) // every field is immutable: no setters exist

@@ -93,8 +93,11 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
+		update, finish := progress(e.stderr, "freezing")
 		r, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: *corpus, Name: *name, Version: *ver, Sets: sets,
-			Parent: *parent, Share: *share, PseudonymousIDs: *pseudonymous, AcceptUnannotated: *accept, Description: *description, By: auth.Name(ctx)})
+			Parent: *parent, Share: *share, PseudonymousIDs: *pseudonymous, AcceptUnannotated: *accept, Description: *description, By: auth.Name(ctx),
+			Progress: update})
+		finish()
 		if err != nil {
 			return err
 		}
@@ -193,9 +196,11 @@ func setupReleaseExport(e *env, fs *flag.FlagSet) action {
 		defer st.Close()
 		// The archive is written as the release's snapshot is decoded, a
 		// batch of documents at a time.
+		update, finish := progress(e.stderr, "exporting")
 		made, err := writeZip(*out, func(create func(string) (io.Writer, error)) error {
-			return st.ExportReleaseTo(ctx, *ref, *format, create)
+			return st.ExportReleaseTo(ctx, *ref, *format, create, update)
 		})
+		finish()
 		if err != nil {
 			return err
 		}
