@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -190,6 +191,10 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		}
 		return c, t, err
 	}, Skipped: func(file string) {
+		switch path.Base(file[strings.LastIndex(file, ":")+1:]) {
+		case release.ManifestFile, release.DatasheetFile, release.MetaFile:
+			return // a release archive's own files (release.json gives the splits), not notes
+		}
 		if len(skipped) < maxSkippedNames {
 			skipped = append(skipped, file)
 		}

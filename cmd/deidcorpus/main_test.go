@@ -588,7 +588,8 @@ func TestImportOfAnEmptyDirectoryNamesIt(t *testing.T) {
 }
 
 // TestImportSaysWhatItSkipped: files of an archive the format does not read
-// are skipped, and the import says which.
+// are skipped, and the import says which; a release's MANIFEST, datasheet and
+// release.json are not counted among them.
 func TestImportSaysWhatItSkipped(t *testing.T) {
 	dir := t.TempDir()
 	notes := filepath.Join(dir, "notes")
@@ -596,6 +597,8 @@ func TestImportSaysWhatItSkipped(t *testing.T) {
 	for name, text := range map[string]string{
 		"a.txt": "Seen by Dr. Ann Lee.", "a.ann": "T1\tDOCTOR 12 19\tAnn Lee\n",
 		"junk.bin": "\x00\x01", "readme.md": "notes",
+		// A release archive's own files, unzipped: not notes, not skipped ones.
+		"MANIFEST": "", "DATASHEET.md": "# r@1.0.0\n", "release.json": `{"name":"r","version":"1.0.0","documents":[]}`,
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(notes, name), []byte(text), 0o644))
 	}
