@@ -160,11 +160,28 @@ func runCompare(ctx context.Context, e *env, db, a, setA, b, setB string, by lis
 		}{sa, sb, cmp})
 	}
 	printComparison(e.stdout, cmp)
+	warnDisjointGroups(e, cmp)
 	fmt.Fprintf(e.stdout, "\nA: %s\n", a)
 	printNoteTypes(e.stdout, sa.Statistics)
 	fmt.Fprintf(e.stdout, "\nB: %s\n", b)
 	printNoteTypes(e.stdout, sb.Statistics)
 	return nil
+}
+
+// warnDisjointGroups tells, on stderr, when the two corpora have no PHI
+// group in common: their tag sets differ (MEDDOCAN's FECHAS against i2b2's
+// DATE), and every row compares a label with nothing.
+func warnDisjointGroups(e *env, c *stats.Comparison) {
+	for _, g := range c.Groups {
+		if g.A.Total > 0 && g.B.Total > 0 {
+			return
+		}
+	}
+	if len(c.Groups) > 0 {
+		fmt.Fprintf(e.stderr, "note: %s and %s share no PHI %s: their labels differ, so each row compares a label with nothing; "+
+			"derive one onto the other's tag set first (deidcorpus derive --mapping, built-in: %s)\n",
+			c.A.Corpus, c.B.Corpus, c.By, strings.Join(phi.BuiltinMappings(), ", "))
+	}
 }
 
 // printComparison renders a comparison like Deleger et al.'s Table 3: per

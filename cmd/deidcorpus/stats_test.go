@@ -102,4 +102,15 @@ func TestStatsHeadsEveryColumn(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `\n\s+DATE\s+2\s+2\s+2\s+2\s`, out)
 	assert.NotContains(t, out, "DATE: DATE")
+	assert.NotContains(t, errs, "share no PHI", "o1 and o2 share their labels")
+
+	// Corpora with no label in common are compared, and told so.
+	es := filepath.Join(dir, "es.jsonl")
+	require.NoError(t, os.WriteFile(es, []byte(`{"id": "9-01", "split": "train", "text": "Ingreso el 3 de mayo.", "spans": [{"start": 11, "end": 20, "label": "FECHAS"}]}`+"\n"), 0o644))
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "es", "--tagset", "open", "--format", "jsonl", es)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "stats", "--db", db, "--corpus", "o1", "--compare", "es")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "note: o1 and es share no PHI type: their labels differ")
+	assert.Contains(t, errs, "meddocan-i2b2")
 }
