@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"strings"
 
 	"deidcorpus/apperr"
@@ -102,16 +103,21 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return flagNamed(err, experimentFlags)
 		}
-		var res experiment.Result
-		data, err := json.Marshal(j.Result)
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(data, &res); err != nil {
-			return err
-		}
-		return experiment.RenderMarkdown(e.stdout, &res)
+		return printExperiment(e.stdout, j.Result)
 	}
+}
+
+// printExperiment renders an experiment job's result as its tables.
+func printExperiment(w io.Writer, result map[string]any) error {
+	var res experiment.Result
+	data, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return err
+	}
+	return experiment.RenderMarkdown(w, &res)
 }
 
 // experimentFlags are the flags of the job parameters an experiment's errors

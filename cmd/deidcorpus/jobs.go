@@ -301,6 +301,12 @@ func reportFinished(e *env, js []*ent.Job) error {
 			fmt.Fprintf(e.stdout, ": %s", j.Error)
 		}
 		fmt.Fprintln(e.stdout)
+		if j.Kind == (jobs.ExperimentParams{}).JobKind() && j.Status == job.StatusSucceeded {
+			// Its table, as a waiting experiment command prints it.
+			if err := printExperiment(e.stdout, j.Result); err != nil {
+				return err
+			}
+		}
 		if err := jobs.Err(j); err != nil {
 			failed = append(failed, strconv.Itoa(j.ID))
 			if first == nil {

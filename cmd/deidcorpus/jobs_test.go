@@ -164,3 +164,30 @@ func TestDeriveAsync(t *testing.T) {
 	assert.Equal(t, "dates", c.Provenance["mapping"])
 	assert.Equal(t, "derived", c.Provenance["source"])
 }
+
+// experiment --async queues a job; jobs wait prints its tables when it is
+// done, as the experiment command waiting in place does.
+func TestExperimentAsyncTableOnWait(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	config := filepath.Join(dir, "quick.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"training": {"max_iterations": 2}}`), 0o644))
+	code, out, errs := cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "2", "--config", config, "--async")
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`job (\d+) queued \(experiment\)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"worker", "--db", db}, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	defer func() { cancel(); <-done }()
+	code, out, errs = cli(t, "jobs", "wait", "--db", db, m[1])
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "job "+m[1]+" (experiment): succeeded\n")
+	assert.Contains(t, out, "| a 2-fold CV |")
+	assert.Contains(t, out, "Strict micro scores")
+}
