@@ -287,10 +287,10 @@ func shareable(c *ent.Corpus, accept string) error {
 		if runs := resynthesisRuns(c); len(runs) > 1 {
 			read = fmt.Sprintf("the reports of the runs that wrote them, deidcorpus resynth report %s --job N for N in %v", c.Name, runs)
 		}
-		return apperr.New(apperr.Invalid, "corpus %q holds %d original values in %s copied where the source's gold has no span "+
+		return apperr.New(apperr.Invalid, "corpus %q holds %s in %s copied where the source's gold has no span "+
 			"(unannotated finds; read them with: %s): annotate them in the source and resynthesize into %q "+
 			"again (the changed notes are rewritten), or, once a curator has read them, share with the reason they may be "+
-			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, finds, notesOf(docs), read, c.Name)
+			"shared (--accept-unannotated REASON; GraphQL acceptUnannotated)", c.Name, plural(finds, "original value"), notesOf(docs), read, c.Name)
 	}
 	return nil
 }

@@ -45,11 +45,22 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	mapping := fs.String("mapping", "", "tag-set mapping applied to --corpus (both corpora in or): a built-in one ("+
 		strings.Join(phi.BuiltinMappings(), ", ")+") or a mapping file")
 	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
-	configFile := fs.String("config", "", "tagger configuration `FILE` (JSON over the defaults)")
+	configFile := fs.String("config", "", "tagger configuration `FILE`: JSON naming the options it changes (deidcorpus train --print-config shows the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	return func(ctx context.Context, args []string) error {
 		if p.Kind == "" || p.Corpus == "" {
 			return usageErr("--kind and --corpus are required")
+		}
+		// A flag the kind does not read is refused, not ignored (a curve
+		// with --k would otherwise run silently without it).
+		var unread []string
+		fs.Visit(func(f *flag.Flag) {
+			if kinds, ok := experimentFlagKinds[f.Name]; ok && !strings.Contains(kinds, p.Kind) {
+				unread = append(unread, "--"+f.Name)
+			}
+		})
+		if len(unread) > 0 {
+			return usageErr("%s: --kind %s does not read it", strings.Join(unread, ", "), p.Kind)
 		}
 		switch {
 		case p.Kind == "cv" && p.K < 2:
@@ -118,6 +129,12 @@ func printExperiment(w io.Writer, result map[string]any) error {
 		return err
 	}
 	return experiment.RenderMarkdown(w, &res)
+}
+
+// experimentFlagKinds are the kinds that read each flag only some kinds read.
+var experimentFlagKinds = map[string]string{
+	"k": "cv", "steps": "curve", "shares": "cross", "other-split": "cross curve", "other-mapping": "cross curve",
+	"test-split": "cross curve or", "test-fraction": "cross curve or",
 }
 
 // experimentFlags are the flags of the job parameters an experiment's errors

@@ -31,6 +31,14 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "50 folds, but split train of corpus \"a\" has 2 patients")
 	assert.NotContains(t, errs, "job ")
+	// A flag the kind does not read is refused, not silently ignored.
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "curve", "--corpus", "a", "--k", "5", "--shares", "0.5")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--k, --shares: --kind curve does not read it")
+	// The job's parameter names read as the flags that set them.
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "curve", "--corpus", "a", "--test-fraction", "1.5")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "--test-fraction: 1.5 is not a share in (0, 1)")
 
 	// A mapping that has no rule for the corpus's labels fails the job.
 	mapping := filepath.Join(t.TempDir(), "strict.map")
