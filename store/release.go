@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -410,8 +411,13 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	return classify(release.PackTo(meta, s.releaseReader(ctx, r, batchOf(f), progress), f, r.Datasheet, sinkCreate(create)))
 }
 
-// Releases lists the releases by name, each name's versions in the order
-// they were made.
+// Releases lists the releases by name, each name's versions in version
+// order (1.0.0 before 1.10.0), those of one version in the order they were
+// made.
 func (s *Store) Releases(ctx context.Context) ([]*ent.Release, error) {
-	return s.Client.Release.Query().Order(ent.Asc(entrelease.FieldName), ent.Asc(entrelease.FieldCreatedAt)).All(ctx)
+	rs, err := s.Client.Release.Query().Order(ent.Asc(entrelease.FieldName), ent.Asc(entrelease.FieldCreatedAt)).All(ctx)
+	slices.SortStableFunc(rs, func(a, b *ent.Release) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), release.CompareVersions(a.Version, b.Version))
+	})
+	return rs, err
 }

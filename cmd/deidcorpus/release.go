@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
@@ -108,6 +110,8 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 
 func setupReleaseList(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
+	corpus := fs.String("corpus", "", "only the releases of this corpus")
+	asJSON := fs.Bool("json", false, "print the list as JSON (the root hash whole)")
 	return func(ctx context.Context, args []string) error {
 		if len(args) > 0 {
 			return usageErr("release list takes no arguments")
@@ -117,18 +121,54 @@ func setupReleaseList(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		rs, err := st.Releases(ctx)
+		all, err := st.Releases(ctx)
 		if err != nil {
 			return err
 		}
+		refs := map[int]string{}
+		var rs []releaseRow
+		for _, r := range all {
+			refs[r.ID] = release.Ref(r.Name, r.Version)
+		}
+		for _, r := range all {
+			if *corpus != "" && r.Corpus != *corpus {
+				continue
+			}
+			row := releaseRow{Release: refs[r.ID], Corpus: r.Corpus, Sets: r.Sets, Documents: r.Documents, Spans: r.Spans,
+				Share: r.Share, Root: r.RootHash, Created: r.CreatedAt.UTC().Format(time.RFC3339), CreatedBy: r.CreatedBy}
+			if r.ParentID != nil {
+				row.Parent = refs[*r.ParentID]
+			}
+			rs = append(rs, row)
+		}
+		if *asJSON {
+			if rs == nil {
+				rs = []releaseRow{} // [], not null
+			}
+			return writeJSON(e.stdout, rs)
+		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "RELEASE\tCORPUS\tSETS\tDOCUMENTS\tSPANS\tSHARE\tROOT")
+		fmt.Fprintln(tw, "RELEASE\tPARENT\tCORPUS\tSETS\tDOCUMENTS\tSPANS\tSHARE\tCREATED\tROOT")
 		for _, r := range rs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%v\t%s\n", release.Ref(r.Name, r.Version), r.Corpus, strings.Join(r.Sets, ","),
-				r.Documents, r.Spans, r.Share, r.RootHash[:16])
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%v\t%s\t%s\n", r.Release, cmp.Or(r.Parent, "-"), r.Corpus, strings.Join(r.Sets, ","),
+				r.Documents, r.Spans, r.Share, strings.Replace(r.Created[:16], "T", " ", 1), r.Root[:16])
 		}
 		return tw.Flush()
 	}
+}
+
+// releaseRow is one release as release list prints it.
+type releaseRow struct {
+	Release   string   `json:"release"`
+	Parent    string   `json:"parent,omitempty"`
+	Corpus    string   `json:"corpus"`
+	Sets      []string `json:"sets"`
+	Documents int      `json:"documents"`
+	Spans     int      `json:"spans"`
+	Share     bool     `json:"share"`
+	Root      string   `json:"root"`
+	Created   string   `json:"created"`
+	CreatedBy string   `json:"createdBy,omitempty"`
 }
 
 func setupReleaseDiff(e *env, fs *flag.FlagSet) action {

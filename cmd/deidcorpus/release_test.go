@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,4 +101,31 @@ func unzipTo(t *testing.T, archive, dir string) {
 		require.NoError(t, rc.Close())
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 	}
+}
+
+// release list orders a name's versions as versions, names each one's
+// parent, filters by corpus and prints JSON.
+func TestReleaseList(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	for _, v := range [][]string{{"1.0.0"}, {"1.10.0", "--parent", "r@1.0.0"}, {"1.2.0"}} {
+		code, _, errs = cli(t, append([]string{"release", "create", "--db", db, "--corpus", "a", "--name", "r", "--version"}, v...)...)
+		require.Equal(t, 0, code, errs)
+	}
+	code, out, errs := cli(t, "release", "list", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `(?s)r@1\.0\.0 .*\nr@1\.2\.0 .*\nr@1\.10\.0\s+r@1\.0\.0\s+a\s`, out)
+	code, out, errs = cli(t, "release", "list", "--db", db, "--corpus", "a", "--json")
+	require.Equal(t, 0, code, errs)
+	var rows []struct{ Release, Parent, Root string }
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 3)
+	assert.Equal(t, "r@1.10.0", rows[2].Release)
+	assert.Equal(t, "r@1.0.0", rows[2].Parent)
+	assert.Len(t, rows[0].Root, 64)
+	code, out, errs = cli(t, "release", "list", "--db", db, "--corpus", "other", "--json")
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "[]\n", out)
 }
