@@ -114,7 +114,12 @@ func TestHelpErrors(t *testing.T) {
 	assert.Contains(t, errs, `help takes a command and its subcommand; "frobnicate" is neither`)
 	code, _, errs = cli(t, "jobs", "frobnicate")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errs, `unknown jobs subcommand "frobnicate" (list, show, cancel, retry, wait)`)
+	assert.Contains(t, errs, `unknown jobs subcommand "frobnicate" (list, show, cancel, retry, wait); run 'deidcorpus jobs -h'`)
+	// One edit from a command or subcommand: the one meant is named.
+	_, _, errs = cli(t, "releases", "list")
+	assert.Contains(t, errs, `unknown command "releases"; did you mean release?`)
+	_, _, errs = cli(t, "release", "lst")
+	assert.Contains(t, errs, `unknown release subcommand "lst" (create, list, diff, export, verify); did you mean list? Run 'deidcorpus release -h'`)
 	code, out, errs = cli(t, "jobs")
 	assert.Equal(t, 2, code, "a group without a subcommand")
 	assert.Empty(t, out)

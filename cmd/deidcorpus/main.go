@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"deidcorpus/apperr"
+	"deidcorpus/internal/nearmiss"
 	"deidcorpus/store"
 )
 
@@ -253,6 +255,9 @@ func find(args []string) (*command, []string, error) {
 		return nil, nil, apperr.New(apperr.Invalid, "%s before the command: flags come after it (deidcorpus %s %s ...)", args[0], name, args[0])
 	}
 	if !ok {
+		if near := nearmiss.Among(args[0], slices.Sorted(maps.Keys(commands))); len(near) > 0 {
+			return nil, nil, apperr.New(apperr.Invalid, "unknown command %q; did you mean %s?", args[0], near[0])
+		}
 		return nil, nil, apperr.New(apperr.Invalid, "unknown command %q", args[0])
 	}
 	args = args[1:]
@@ -266,8 +271,12 @@ func find(args []string) (*command, []string, error) {
 	if c.setup != nil || len(args) == 0 || isHelp(args[0]) {
 		return c, args, nil
 	}
-	return nil, nil, apperr.New(apperr.Invalid, "unknown %s subcommand %q (%s); run 'deidcorpus %s -h'",
-		c.name, args[0], strings.Join(subNames(c), ", "), c.name)
+	next := "; run"
+	if near := nearmiss.Among(args[0], subNames(c)); len(near) > 0 {
+		next = "; did you mean " + near[0] + "? Run"
+	}
+	return nil, nil, apperr.New(apperr.Invalid, "unknown %s subcommand %q (%s)%s 'deidcorpus %s -h'",
+		c.name, args[0], strings.Join(subNames(c), ", "), next, c.name)
 }
 
 func subNames(c *command) []string {
