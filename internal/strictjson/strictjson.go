@@ -80,9 +80,14 @@ func Decode(data []byte, v any) error {
 	rd.UseNumber()
 	if rd.Decode(&raw) == nil {
 		if e := check(raw, reflect.TypeOf(v), ""); e != nil {
+			off := int64(-1)
 			if errors.As(err, &typ) {
-				line, col := position(data, typ.Offset)
-				e.Line, e.Column = line, col
+				off = typ.Offset
+			} else {
+				off = locate(data, e.Path) // an unknown field: encoding/json gives no offset
+			}
+			if off >= 0 {
+				e.Line, e.Column = position(data, off)
 			}
 			return e
 		}
@@ -93,6 +98,56 @@ func Decode(data []byte, v any) error {
 		return e
 	}
 	return &Error{Msg: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+// locate returns the byte offset of the key or list element at path (as
+// check writes paths), walking data's tokens; -1 when there is none.
+func locate(data []byte, path string) int64 {
+	type frame struct {
+		path    string
+		object  bool
+		key     string // an object's member whose value comes next
+		haveKey bool
+		index   int // an array's next element
+	}
+	var stack []*frame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		from := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return -1
+		}
+		// start is where the token itself begins, past separators.
+		start := from + int64(len(data[from:])-len(bytes.TrimLeft(data[from:], " \t\r\n,:")))
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		here := ""
+		if n := len(stack); n > 0 {
+			top := stack[n-1]
+			switch {
+			case top.object && !top.haveKey:
+				top.key, top.haveKey = join(top.path, tok.(string)), true
+				if top.key == path {
+					return start
+				}
+				continue
+			case top.object:
+				here, top.haveKey = top.key, false
+			default:
+				here = fmt.Sprintf("%s[%d]", top.path, top.index)
+				top.index++
+				if here == path {
+					return start
+				}
+			}
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, &frame{path: here, object: d == '{'})
+		}
+	}
 }
 
 // at is an Error at byte offset off of data.

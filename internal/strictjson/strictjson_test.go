@@ -26,9 +26,11 @@ type config struct {
 
 func TestDecodeSaysWhereAndWhat(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{`{"training": {"iterations": 20}}`, `training.iterations: unknown field (known here: l2, max_iterations, name)`},
+		{`{"training": {"iterations": 20}}`, `line 1, column 15: training.iterations: unknown field (known here: l2, max_iterations, name)`},
 		{`{"training": {"max_iteration": 20}}`, `training.max_iteration: unknown field; did you mean max_iterations?`},
-		{`{"rules": {"DATE": {"l3": 1}}}`, `rules.DATE.l3: unknown field; did you mean l2?`},
+		{`{"rules": {"DATE": {"l3": 1}}}`, `line 1, column 21: rules.DATE.l3: unknown field; did you mean l2?`},
+		{"{\"steps\": [{\"l2\": 1},\n  {\"l2\": 2, \"l3\": [1, {}]}]}", `line 2, column 13: steps[1].l3: unknown field; did you mean l2?`},
+		{`{"rules": {"a.b": {}, "DATE": {"l2": 1, "x": {"l3": 0}}}}`, `line 1, column 41: rules.DATE.x: unknown field`},
 		{`{"traning": {}}`, `traning: unknown field; did you mean training?`},
 		{`{"Training": {"L2": 1}, "rules": {"DATE": {"nme": "x"}}}`, `rules.DATE.nme: unknown field`}, // keys match without regard to case
 		{`{"languag": "es"}`, `languag: unknown field; did you mean language?`},                       // an embedded struct's fields are the struct's
