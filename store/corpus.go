@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
@@ -20,8 +21,8 @@ import (
 // CreateCorpus makes an empty corpus with a declared tag set. Its kind is
 // original unless a curator attests that its text is surrogate already.
 func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description string, kind corpus.Kind) (*ent.Corpus, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, apperr.New(apperr.Invalid, "a corpus name is required")
+	if err := checkCorpusName(name); err != nil {
+		return nil, err
 	}
 	if _, ok := phi.Lookup(tagset); !ok {
 		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
@@ -35,6 +36,22 @@ func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description stri
 		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", name)
 	}
 	return c, err
+}
+
+// checkCorpusName refuses a name for a new corpus that paths and URLs would
+// split or that could not be typed back: empty, with '/', '\\' or a control
+// character, or with spaces at either end. Corpora named before keep their
+// names.
+func checkCorpusName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return apperr.New(apperr.Invalid, "a corpus name is required")
+	case strings.TrimSpace(name) != name:
+		return apperr.New(apperr.Invalid, "corpus name %q begins or ends with a space", name)
+	case strings.ContainsAny(name, `/\`) || strings.ContainsFunc(name, unicode.IsControl):
+		return apperr.New(apperr.Invalid, "corpus name %q holds '/', '\\' or a control character: name it without", name)
+	}
+	return nil
 }
 
 // DocumentSpans returns a document's spans in the named annotation set of its

@@ -124,6 +124,9 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resume
 	case opt.Resume && (opt.Mapping == nil || opt.Job == 0):
 		return nil, nil, apperr.New(apperr.Invalid, "resuming a derivation needs its mapping and its job")
 	}
+	if err := checkCorpusName(opt.Out); err != nil {
+		return nil, nil, apperr.New(apperr.Invalid, "out: %v", err)
+	}
 	if src, err = s.CorpusByName(ctx, opt.Source); err != nil {
 		return nil, nil, err
 	}

@@ -294,6 +294,11 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 			return nil, nil, "", apperr.New(apperr.Conflict, "corpus %q was made or removed by another writer meanwhile", opt.Corpus)
 		}
 	}
+	if existing == nil {
+		if err := checkCorpusName(opt.Corpus); err != nil {
+			return nil, nil, "", err
+		}
+	}
 	tagset := opt.TagSet
 	if existing != nil {
 		if tagset != "" && tagset != existing.Tagset {

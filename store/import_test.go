@@ -14,6 +14,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/synth"
 	"deidcorpus/store"
@@ -339,4 +340,30 @@ func TestImportReleaseArchiveSplits(t *testing.T) {
 	assert.Contains(t, err.Error(), `unknown split "training"`)
 	_, err = s.CorpusByName(ctx, "bad")
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing written")
+}
+
+// A new corpus's name must survive paths and URLs: '/', '\', control
+// characters and spaces at its ends are refused, by import, derivation and
+// creation alike, and nothing is made.
+func TestNewCorpusNames(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	docs := []pipeline.Document{{ID: "1", Patient: "p", Text: "Ann Lee", Spans: []pipeline.Span{{Start: 0, End: 7, Type: "PATIENT"}}}}
+	for _, name := range []string{"a/b", `a\b`, "a\nb", " a", "a ", ""} {
+		_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: name, TagSet: "open"}, docs)
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%q: %v", name, err)
+		_, err = st.CreateCorpus(ctx, name, "open", "", "original")
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%q: %v", name, err)
+	}
+	n, err := st.Client.Corpus.Query().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes 2026-11", TagSet: "open"}, docs)
+	require.NoError(t, err, "spaces inside a name are fine")
+	m, err := phi.ParseMapping("keep", []byte("@default keep\n"))
+	require.NoError(t, err)
+	_, err = st.Derive(ctx, store.DeriveOptions{Source: "notes 2026-11", Set: "gold", Mapping: m, Out: "notes/kept"})
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.ErrorContains(t, err, `out: corpus name "notes/kept" holds '/'`)
 }

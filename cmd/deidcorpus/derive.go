@@ -53,7 +53,7 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		defer st.Close()
 		if *async {
 			_, err = runJob(ctx, e, st, p, true)
-			return err
+			return flagNamed(err, deriveFlags)
 		}
 		update, finish := progress(e.stderr, "deriving")
 		opt := p.Options(m)
@@ -61,7 +61,7 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		res, err := st.Derive(ctx, opt)
 		finish()
 		if err != nil {
-			return err
+			return flagNamed(err, deriveFlags)
 		}
 		dropped := ""
 		if res.Dropped > 0 {
@@ -72,3 +72,6 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 		return nil
 	}
 }
+
+// deriveFlags are the flags of the parameters a derivation's errors begin with.
+var deriveFlags = map[string]string{"corpus": "--corpus", "set": "--set", "out": "--out"}
