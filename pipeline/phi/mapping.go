@@ -202,7 +202,7 @@ func ParseMapping(name string, data []byte) (*Mapping, error) {
 					known := mappingTagSets()
 					msg := fmt.Sprintf("%s: unknown tag set %s (known: %s)", f[0], f[1], strings.Join(known, ", "))
 					if near := nearmiss.Among(f[1], known); len(near) > 0 {
-						msg += "; did you mean " + near[0] + "?"
+						msg += "; did you mean " + strings.Join(near, " or ") + "?"
 					}
 					return fail(n, "%s", msg)
 				}

@@ -159,6 +159,18 @@ func TestMappingErrors(t *testing.T) {
 	}
 }
 
+// A mapping may name the open tag set as its source or target: it checks no
+// label there.
+func TestMappingOpenTagSet(t *testing.T) {
+	m, err := ParseMapping("t", []byte("@from open\n@to open\nFECHAS DATE\n"))
+	if err != nil || m.From != "open" || m.To != "open" {
+		t.Fatalf("ParseMapping: %+v, %v", m, err)
+	}
+	if cat, typ, keep, err := m.Map("", "FECHAS"); err != nil || !keep || cat != "DATE" || typ != "DATE" {
+		t.Errorf("Map(FECHAS) = %s/%s %v %v", cat, typ, keep, err)
+	}
+}
+
 func TestLoadMappingFromFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "names.map")

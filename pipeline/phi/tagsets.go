@@ -61,8 +61,8 @@ func mappingTagSets() []string { return append(Names(), CCHMCName, PhysioNetName
 // cannot declare but a mapping may name as its source or target; "open" is
 // known and has no definition (nil).
 func knownTagSet(name string) (*TagSet, bool) {
-	if ts, ok := Lookup(name); ok && ts != nil {
-		return ts, true
+	if ts, ok := Lookup(name); ok {
+		return ts, true // nil for open
 	}
 	switch name {
 	case CCHMCName:
