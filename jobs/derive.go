@@ -58,8 +58,9 @@ func (p DeriveParams) Options(m *phi.Mapping) store.DeriveOptions {
 }
 
 // precondition refuses, as the job is queued, what would stop the
-// derivation at its start: a source or set that is not there, a quarantined
-// source, an output name that is taken.
+// derivation at its start (store.CheckDerive): a source or set that is not
+// there, a quarantined source, an output name that is taken or invalid, a
+// mapping without a rule for some of the source's labels.
 func (p DeriveParams) precondition(ctx context.Context, st *store.Store) error {
 	m, err := p.ResolveMapping()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -89,8 +90,35 @@ func (p ExperimentParams) Validate() error {
 			return fmt.Errorf("%s: one split name or \"all\", not a list (%q)", field, split)
 		}
 	}
+	if unread := p.unread(); len(unread) > 0 {
+		return fmt.Errorf("%s: the %s experiment does not read it", unread[0], p.Kind)
+	}
+	if _, _, err := p.mappings(); err != nil {
+		return err
+	}
 	_, err := taggerConfig(p.Config)
 	return err
+}
+
+// experimentFieldKinds are the kinds that read each parameter only some
+// kinds read.
+var experimentFieldKinds = map[string][]string{
+	"k": {"cv"}, "steps": {"curve"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
+	"otherMapping": {"cross", "curve"}, "testSplit": {"cross", "curve", "or"}, "testFraction": {"cross", "curve", "or"},
+}
+
+// unread lists the parameters given that p's kind does not read (a curve
+// with k would otherwise run as if it had none).
+func (p ExperimentParams) unread() []string {
+	given := map[string]bool{"k": p.K != 0, "steps": p.Steps != 0, "shares": len(p.Shares) > 0, "otherSplit": p.OtherSplit != "",
+		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0}
+	var out []string
+	for _, field := range slices.Sorted(maps.Keys(experimentFieldKinds)) {
+		if given[field] && !slices.Contains(experimentFieldKinds[field], p.Kind) {
+			out = append(out, field)
+		}
+	}
+	return out
 }
 
 // precondition checks the corpora, sets and splits the experiment reads.
@@ -109,52 +137,37 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 			return err
 		}
 	}
-	if p.Other == "" {
-		return nil
+	if p.Other != "" {
+		if err := sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train")); err != nil {
+			return err
+		}
 	}
-	if err := sourcePrecondition(ctx, st, p.Other, cmp.Or(p.OtherSet, "gold"), cmp.Or(p.otherSplit(), "train")); err != nil {
-		return err
-	}
-	return p.sharedLabels(ctx, st)
+	return p.mappedLabels(ctx, st)
 }
 
-// sharedLabels refuses two corpora with no label in common once their
-// mappings are applied (MEDDOCAN's FECHAS against i2b2's DATE, say): every
-// run would score 0, as if the tagger had failed.
-func (p ExperimentParams) sharedLabels(ctx context.Context, st *store.Store) error {
+// mappedLabels refuses, as the job is queued, a mapping without a rule for
+// some of its corpus's labels (store.MappedLabels), and, with a second
+// corpus, two corpora with no label in common once their mappings are
+// applied (MEDDOCAN's FECHAS against i2b2's DATE, say): the runs that train
+// on the second corpus would score 0, as if the tagger had failed.
+func (p ExperimentParams) mappedLabels(ctx context.Context, st *store.Store) error {
 	mapping, otherMapping, err := p.mappings()
 	if err != nil {
 		return apperr.Wrap(apperr.Invalid, err)
 	}
-	labelsOf := func(corpus, set string, m *phi.Mapping) ([]string, error) {
-		c, err := st.CorpusByName(ctx, corpus)
+	labelsOf := func(name, set string, m *phi.Mapping) ([]string, error) {
+		c, err := st.CorpusByName(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		labels, err := st.Labels(ctx, c, cmp.Or(set, "gold"))
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, l := range labels {
-			cat, typ := l[0], l[1]
-			if m != nil {
-				var keep bool
-				if cat, typ, keep, err = m.Map(cat, typ); err != nil || !keep {
-					continue // an unmapped label fails the run, naming its document
-				}
-			}
-			out = append(out, pipeline.Span{Category: cat, Type: typ}.Label())
-		}
-		slices.Sort(out)
-		return slices.Compact(out), nil
+		return st.MappedLabels(ctx, c, cmp.Or(set, "gold"), m)
 	}
 	ours, err := labelsOf(p.Corpus, p.Set, mapping)
-	if err != nil {
+	if err != nil || p.Other == "" {
 		return err
 	}
 	theirs, err := labelsOf(p.Other, p.OtherSet, otherMapping)
-	if err != nil || len(ours) == 0 || len(theirs) == 0 {
+	if err != nil {
 		return err
 	}
 	for _, l := range ours {
@@ -163,14 +176,17 @@ func (p ExperimentParams) sharedLabels(ctx context.Context, st *store.Store) err
 		}
 	}
 	first := func(ls []string) string {
-		if len(ls) > 4 {
+		switch {
+		case len(ls) == 0:
+			return "no label"
+		case len(ls) > 4:
 			return strings.Join(ls[:4], ", ") + ", ..."
 		}
 		return strings.Join(ls, ", ")
 	}
-	return apperr.New(apperr.Invalid, "other: corpora %q (%s) and %q (%s) share no label, so every run would score 0; "+
+	return apperr.New(apperr.Invalid, "other: corpora %q (%s) and %q (%s) share no label, so the runs trained on %q would score 0; "+
 		"map one onto the other's labels with a mapping (--other-mapping or --mapping; in GraphQL otherMapping or mapping): built-in %s, or a mapping file",
-		p.Corpus, first(ours), p.Other, first(theirs), strings.Join(phi.BuiltinMappings(), ", "))
+		p.Corpus, first(ours), p.Other, first(theirs), p.Other, strings.Join(phi.BuiltinMappings(), ", "))
 }
 
 // mappings resolves the mappings of Corpus and of Other ("or" maps both by

@@ -124,13 +124,17 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	mapped := wait(t, m, j.ID)[0]
 	require.Equal(t, job.StatusSucceeded, mapped.Status, mapped.Error)
 
-	for _, bad := range []jobs.ExperimentParams{
-		{Kind: "cv", Corpus: "notes", K: 2, Mapping: "/etc/passwd"},
+	// A mapping that is no built-in one's name, or whose rules miss some of
+	// the corpus's labels, and a parameter the kind does not read: refused at
+	// enqueue too.
+	for bad, want := range map[*jobs.ExperimentParams]string{
+		{Kind: "cv", Corpus: "notes", K: 2, Mapping: "/etc/passwd"}:                          `no built-in mapping "/etc/passwd"`,
+		{Kind: "cv", Corpus: "notes", K: 2, MappingText: "@default error\nDATE DATE\n"}:      "has no rule for",
+		{Kind: "curve", Corpus: "notes", K: 5}:                                               "k: the curve experiment does not read it",
+		{Kind: "or", Corpus: "notes", Other: "notes-x", OtherMappingText: "@default keep\n"}: "otherMapping: the or experiment does not read it",
 	} {
-		j, err := m.Enqueue(ctx, bad, "", nil)
-		require.NoError(t, err)
-		failed := wait(t, m, j.ID)[0]
-		assert.Equal(t, job.StatusFailed, failed.Status, "%+v", bad)
-		t.Logf("%s: %s", bad.Kind, failed.Error)
+		_, err := m.Enqueue(ctx, *bad, "", nil)
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", *bad, err)
+		assert.ErrorContains(t, err, want)
 	}
 }

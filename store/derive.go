@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -113,8 +114,9 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 }
 
 // CheckDerive finds what would stop Derive before it reads a document (the
-// output's name taken, the source or its set missing, a quarantined
-// source), so that a job can be refused as it is queued. It returns the
+// output's name taken or not a corpus name, the source or its set missing, a
+// quarantined source, a mapping without a rule for some of the set's
+// labels), so that a job can be refused as it is queued. It returns the
 // source, and the corpus a resumed derivation goes on with (nil for a new
 // one).
 func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resumed *ent.Corpus, err error) {
@@ -138,8 +140,10 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resume
 	if _, err := s.AnnotationSet(ctx, src, opt.Set); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkMapped(ctx, src, opt); err != nil {
-		return nil, nil, err
+	if opt.Mapping != nil {
+		if _, err := s.MappedLabels(ctx, src, opt.Set, opt.Mapping); err != nil {
+			return nil, nil, err
+		}
 	}
 	existing, err := s.CorpusByName(ctx, opt.Out)
 	switch {
@@ -156,29 +160,40 @@ func (s *Store) CheckDerive(ctx context.Context, opt DeriveOptions) (src, resume
 	return nil, nil, apperr.New(apperr.Conflict, "a corpus named %q exists", opt.Out)
 }
 
-// checkMapped refuses a mapping that has no rule for some of the set's
-// labels (and no @default), naming every such label at once rather than
-// the first a document shows.
-func (s *Store) checkMapped(ctx context.Context, src *ent.Corpus, opt DeriveOptions) error {
-	if opt.Mapping == nil {
-		return nil
-	}
-	labels, err := s.Labels(ctx, src, opt.Set)
+// MappedLabels returns the labels of a corpus's annotation set as mapping m
+// gives them (those it drops left out), sorted, each once; nil m keeps them.
+// A mapping that has no rule for some of the labels (and no @default) is
+// refused, every such label named at once rather than the first a document
+// shows.
+func (s *Store) MappedLabels(ctx context.Context, c *ent.Corpus, set string, m *phi.Mapping) ([]string, error) {
+	labels, err := s.Labels(ctx, c, set)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var missing []string
+	var mapped, missing []string
 	for _, l := range labels {
-		if _, _, _, err := opt.Mapping.Map(l[0], l[1]); err != nil {
-			missing = append(missing, pipeline.Span{Category: l[0], Type: l[1]}.Label())
+		cat, typ, keep := l[0], l[1], true
+		if m != nil {
+			if cat, typ, keep, err = m.Map(l[0], l[1]); err != nil {
+				missing = append(missing, pipeline.Span{Category: l[0], Type: l[1]}.Label())
+				continue
+			}
+		}
+		if keep {
+			mapped = append(mapped, pipeline.Span{Category: cat, Type: typ}.Label())
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		hint := ""
+		if m.From != "" && m.From != c.Tagset {
+			hint = fmt.Sprintf("; the mapping is for tag set %s, the corpus's is %s: is it the mapping for this corpus?", m.From, c.Tagset)
+		}
+		return nil, apperr.New(apperr.Invalid, "mapping %s has no rule for %d of the %d labels of %q: %s (give each a rule, or an @default: keep, drop or a LABEL)%s",
+			m.Label, len(missing), len(labels), c.Name, strings.Join(missing, ", "), hint)
 	}
-	slices.Sort(missing)
-	return apperr.New(apperr.Invalid, "mapping %s has no rule for %d of the %d labels of %q: %s (give each a rule, or an @default: keep, drop or a LABEL)",
-		opt.Mapping.Label, len(missing), len(labels), opt.Source, strings.Join(missing, ", "))
+	slices.Sort(mapped)
+	return slices.Compact(mapped), nil
 }
 
 // ownDerivation tells whether c is what a retry of the job deriving opt

@@ -51,28 +51,21 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		if p.Kind == "" || p.Corpus == "" {
 			return usageErr("--kind and --corpus are required")
 		}
-		// A flag the kind does not read is refused, not ignored (a curve
-		// with --k would otherwise run silently without it).
-		var unread []string
-		fs.Visit(func(f *flag.Flag) {
-			if kinds, ok := experimentFlagKinds[f.Name]; ok && !strings.Contains(kinds, p.Kind) {
-				unread = append(unread, "--"+f.Name)
-			}
-		})
-		if len(unread) > 0 {
-			return usageErr("%s: --kind %s does not read it", strings.Join(unread, ", "), p.Kind)
-		}
 		switch {
 		case p.Kind == "cv" && p.K < 2:
 			return usageErr("--k: cross-validation needs at least 2 folds, not %d", p.K)
 		case p.Kind == "curve" && p.Steps < 1:
 			return usageErr("--steps: a learning curve needs at least 1 step, not %d", p.Steps)
 		}
-		// The job's parameters hold only what its kind reads.
-		if p.Kind != "cv" {
+		// The job's parameters hold only what its kind reads: the flags'
+		// defaults go, and a flag given that the kind does not read is
+		// refused by the job's checks.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if p.Kind != "cv" && !set["k"] {
 			p.K = 0
 		}
-		if p.Kind != "curve" {
+		if p.Kind != "curve" && !set["steps"] {
 			p.Steps = 0
 		}
 		for _, s := range shares {
@@ -131,17 +124,12 @@ func printExperiment(w io.Writer, result map[string]any) error {
 	return experiment.RenderMarkdown(w, &res)
 }
 
-// experimentFlagKinds are the kinds that read each flag only some kinds read.
-var experimentFlagKinds = map[string]string{
-	"k": "cv", "steps": "curve", "shares": "cross", "other-split": "cross curve", "other-mapping": "cross curve",
-	"test-split": "cross curve or", "test-fraction": "cross curve or",
-}
-
 // experimentFlags are the flags of the job parameters an experiment's errors
 // begin with (the names GraphQL and the job know them by).
 var experimentFlags = map[string]string{
 	"kind": "--kind", "corpus": "--corpus", "other": "--other", "k": "--k", "steps": "--steps", "shares": "--shares",
 	"testFraction": "--test-fraction", "trainSplit": "--train-split", "testSplit": "--test-split", "otherSplit": "--other-split",
+	"otherMapping": "--other-mapping",
 }
 
 // flagNamed rewrites an error about a job parameter ("testFraction: 1.5 is

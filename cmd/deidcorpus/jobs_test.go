@@ -34,24 +34,20 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	// A flag the kind does not read is refused, not silently ignored.
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "curve", "--corpus", "a", "--k", "5", "--shares", "0.5")
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "--k, --shares: --kind curve does not read it")
+	assert.Contains(t, errs, "--k: the curve experiment does not read it")
 	// The job's parameter names read as the flags that set them.
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "curve", "--corpus", "a", "--test-fraction", "1.5")
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, "--test-fraction: 1.5 is not a share in (0, 1)")
 
-	// A mapping that has no rule for the corpus's labels fails the job.
+	// A mapping that has no rule for the corpus's labels is refused before a
+	// job is queued, every such label named.
 	mapping := filepath.Join(t.TempDir(), "strict.map")
 	require.NoError(t, os.WriteFile(mapping, []byte("@default error\nNOSUCH X\n"), 0o644))
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "2", "--mapping", mapping)
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "has no rule for label")
-	assert.NotContains(t, errs, "level=", "the job's outcome is printed once, not logged beside it")
-	m := regexp.MustCompile(`job (\d+) \(experiment\) failed`).FindStringSubmatch(errs)
-	require.NotNil(t, m, errs)
-	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
-	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, out, "has no rule for label")
+	assert.Contains(t, errs, "mapping "+mapping+" has no rule for 6 of the 6 labels of \"a\": AGE, CONTACT/PHONE, DATE,")
+	assert.NotContains(t, errs, "job ")
 
 	code, _, errs = cli(t, "train", "--db", db, "--corpus", "a", "--model", "m", "--split", "dev")
 	assert.Equal(t, 2, code, errs)
@@ -59,7 +55,7 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	code, _, errs = cli(t, "train", "--db", db, "--corpus", "nope", "--model", "m")
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `"nope"`)
-	code, out, errs = cli(t, "jobs", "list", "--db", db)
+	code, out, errs := cli(t, "jobs", "list", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "train", "a refused job leaves no row")
 }
