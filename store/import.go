@@ -191,9 +191,12 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 		}
 		return c, t, err
 	}, Skipped: func(file string) {
-		switch path.Base(file[strings.LastIndex(file, ":")+1:]) {
+		// A release archive's own files, in it or in its unzipped folder
+		// (whose files are named by their paths): not notes, and release.json
+		// gives the splits.
+		switch path.Base(archiveMember(file)) {
 		case release.ManifestFile, release.DatasheetFile, release.MetaFile:
-			return // a release archive's own files (release.json gives the splits), not notes
+			return
 		}
 		if len(skipped) < maxSkippedNames {
 			skipped = append(skipped, file)
@@ -955,7 +958,7 @@ type releaseSplits struct {
 func (r *releaseSplits) watch(src formats.Source) formats.Source {
 	return func(yield func(formats.File) error) error {
 		return src(func(f formats.File) error {
-			if name := f.Name[strings.LastIndex(f.Name, ":")+1:]; name == release.MetaFile && !r.read[f.Name] {
+			if archiveMember(f.Name) == release.MetaFile && !r.read[f.Name] {
 				r.read[f.Name] = true
 				rc, err := f.Open()
 				if err != nil {
@@ -981,6 +984,10 @@ func (r *releaseSplits) watch(src formats.Source) formats.Source {
 		})
 	}
 }
+
+// archiveMember is a file's name within the archive or directory it was
+// read from ("notes.zip:release.json" -> "release.json").
+func archiveMember(name string) string { return name[strings.LastIndex(name, ":")+1:] }
 
 // of is the split release.json gave a document, "" for none.
 func (r *releaseSplits) of(id string) string { return r.split[id] }

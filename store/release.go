@@ -348,7 +348,7 @@ func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, err
 func (s *Store) releaseReader(ctx context.Context, r *ent.Release, n int, progress func(done, total int)) release.Reader {
 	return func(fn func(set string, docs []pipeline.Document) error) error {
 		var fromFn error
-		done, total := 0, r.Documents*len(r.Sets)
+		done, total := 0, r.Documents*len(slices.Compact(slices.Sorted(slices.Values(r.Sets)))) // older releases may name a set twice
 		err := release.Each(s.chunks(ctx, r.ContentKey), n, func(set string, docs []pipeline.Document) error {
 			fromFn = fn(set, docs)
 			if done += len(docs); progress != nil && fromFn == nil {

@@ -47,6 +47,7 @@ func TestReleases(t *testing.T) {
 				Sets: []string{"gold", "gold"}, Progress: func(done, total int) { created = append(created, [2]int{done, total}) }})
 			require.NoError(t, err)
 			assert.Equal(t, r1.RootHash, r1b.RootHash)
+			assert.Equal(t, []string{"gold"}, r1b.Sets, "a set named twice is frozen once")
 			require.NotEmpty(t, created)
 			assert.Equal(t, [2]int{3, 3}, created[len(created)-1])
 			var c formats.Collector

@@ -302,9 +302,10 @@ func reportFinished(e *env, js []*ent.Job) error {
 		}
 		fmt.Fprintln(e.stdout)
 		if j.Kind == (jobs.ExperimentParams{}).JobKind() && j.Status == job.StatusSucceeded {
-			// Its table, as a waiting experiment command prints it.
+			// Its table, as a waiting experiment command prints it; one that
+			// cannot be read (an older version's) stops no other report.
 			if err := printExperiment(e.stdout, j.Result); err != nil {
-				return err
+				fmt.Fprintf(e.stderr, "job %d: its result cannot be printed as tables (%v); deidcorpus jobs show %d has it whole\n", j.ID, err, j.ID)
 			}
 		}
 		if err := jobs.Err(j); err != nil {

@@ -256,7 +256,7 @@ func find(args []string) (*command, []string, error) {
 	}
 	if !ok {
 		if near := nearmiss.Among(args[0], slices.Sorted(maps.Keys(commands))); len(near) > 0 {
-			return nil, nil, apperr.New(apperr.Invalid, "unknown command %q; did you mean %s?", args[0], near[0])
+			return nil, nil, apperr.New(apperr.Invalid, "unknown command %q; did you mean %s?", args[0], strings.Join(near, " or "))
 		}
 		return nil, nil, apperr.New(apperr.Invalid, "unknown command %q", args[0])
 	}
@@ -273,7 +273,7 @@ func find(args []string) (*command, []string, error) {
 	}
 	next := "; run"
 	if near := nearmiss.Among(args[0], subNames(c)); len(near) > 0 {
-		next = "; did you mean " + near[0] + "? Run"
+		next = "; did you mean " + strings.Join(near, " or ") + "? Run"
 	}
 	return nil, nil, apperr.New(apperr.Invalid, "unknown %s subcommand %q (%s)%s 'deidcorpus %s -h'",
 		c.name, args[0], strings.Join(subNames(c), ", "), next, c.name)

@@ -141,6 +141,12 @@ func setupReleaseList(e *env, fs *flag.FlagSet) action {
 			}
 			rs = append(rs, row)
 		}
+		if rs == nil && *corpus != "" {
+			// No release of it: say so if no such corpus is known either.
+			if _, err := st.CorpusByName(ctx, *corpus); err != nil {
+				return err
+			}
+		}
 		if *asJSON {
 			if rs == nil {
 				rs = []releaseRow{} // [], not null
@@ -166,8 +172,8 @@ type releaseRow struct {
 	Documents int      `json:"documents"`
 	Spans     int      `json:"spans"`
 	Share     bool     `json:"share"`
-	Root      string   `json:"root"`
-	Created   string   `json:"created"`
+	Root      string   `json:"rootHash"`
+	Created   string   `json:"createdAt"`
 	CreatedBy string   `json:"createdBy,omitempty"`
 }
 

@@ -45,6 +45,18 @@ func TestReleaseExportVerifies(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, folder+": FAILED")
 	assert.Contains(t, errs, filepath.Base(docs[0]))
+	// A file the archive did not hold fails it; a link is refused unread.
+	stray := filepath.Join(dir, "stray")
+	unzipTo(t, filepath.Join(dir, "i2b2.zip"), stray)
+	require.NoError(t, os.WriteFile(filepath.Join(stray, ".DS_Store"), nil, 0o644))
+	code, _, errs = cli(t, "release", "verify", stray)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, ".DS_Store: not listed in MANIFEST")
+	require.NoError(t, os.Remove(filepath.Join(stray, ".DS_Store")))
+	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(stray, "gold", "link.xml")))
+	code, _, errs = cli(t, "release", "verify", stray)
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "gold/link.xml: not a regular file")
 
 	// Several archives: each is checked and reported, a bad one among them
 	// fails the command after the others.
@@ -119,13 +131,18 @@ func TestReleaseList(t *testing.T) {
 	assert.Regexp(t, `(?s)r@1\.0\.0 .*\nr@1\.2\.0 .*\nr@1\.10\.0\s+r@1\.0\.0\s+a\s`, out)
 	code, out, errs = cli(t, "release", "list", "--db", db, "--corpus", "a", "--json")
 	require.Equal(t, 0, code, errs)
-	var rows []struct{ Release, Parent, Root string }
+	var rows []struct{ Release, Parent, RootHash string }
 	require.NoError(t, json.Unmarshal([]byte(out), &rows))
 	require.Len(t, rows, 3)
 	assert.Equal(t, "r@1.10.0", rows[2].Release)
 	assert.Equal(t, "r@1.0.0", rows[2].Parent)
-	assert.Len(t, rows[0].Root, 64)
-	code, out, errs = cli(t, "release", "list", "--db", db, "--corpus", "other", "--json")
+	assert.Len(t, rows[0].RootHash, 64)
+	code, _, errs = cli(t, "release", "list", "--db", db, "--corpus", "other", "--json")
+	assert.Equal(t, 3, code, errs)
+	assert.Contains(t, errs, `"other"`)
+	code, _, errs = cli(t, "import", "--db", db, "--corpus", "unreleased", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "release", "list", "--db", db, "--corpus", "unreleased", "--json")
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, "[]\n", out)
 }

@@ -172,6 +172,9 @@ func runCompare(ctx context.Context, e *env, db, a, setA, b, setB string, by lis
 // group in common: their tag sets differ (MEDDOCAN's FECHAS against i2b2's
 // DATE), and every row compares a label with nothing.
 func warnDisjointGroups(e *env, c *stats.Comparison) {
+	if c.A.Spans == 0 || c.B.Spans == 0 {
+		return // one side has no PHI at all: nothing to say about labels
+	}
 	for _, g := range c.Groups {
 		if g.A.Total > 0 && g.B.Total > 0 {
 			return

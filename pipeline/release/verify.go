@@ -87,15 +87,22 @@ func Verify(files []formats.File) (*Verification, error) {
 // folder), as VerifyZip checks the archive: every file below the root is a
 // member, named by its slash-separated path.
 func VerifyFS(fsys fs.FS) (*Verification, error) {
-	var names []string
+	var names, odd []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		switch {
+		case err != nil || d.IsDir():
+		case d.Type().IsRegular():
 			names = append(names, p)
+		default: // a link or a pipe: an archive holds neither, and reading a pipe would wait for ever
+			odd = append(odd, p)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(odd) > 0 {
+		return nil, fmt.Errorf("%s: not a regular file (a link, a pipe or a device), which no release archive holds", strings.Join(odd, ", "))
 	}
 	slices.Sort(names)
 	return verify(func() func() (member, bool, error) {
