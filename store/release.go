@@ -344,7 +344,8 @@ func (s *Store) ReleaseByRef(ctx context.Context, ref string) (*ent.Release, err
 
 // releaseReader reads a release's snapshot, n documents at a time, from its
 // chunks: memory holds a chunk and a batch. Errors fn returns come back as
-// they are; the snapshot's own are internal.
+// they are; the snapshot's own are internal. progress, if not nil, is told
+// of the documents fn has taken: done of total, each set's counted.
 func (s *Store) releaseReader(ctx context.Context, r *ent.Release, n int, progress func(done, total int)) release.Reader {
 	return func(fn func(set string, docs []pipeline.Document) error) error {
 		var fromFn error
