@@ -49,11 +49,15 @@ type ExperimentParams struct {
 	Seed   uint64    `json:"seed"`
 	// Mapping and OtherMapping map Corpus's and Other's spans to a common
 	// label set: a built-in mapping's name, or (MappingText,
-	// OtherMappingText) a mapping file's text. In or, Mapping maps both.
-	Mapping          string `json:"mapping,omitempty"`
-	MappingText      string `json:"mappingText,omitempty"`
-	OtherMapping     string `json:"otherMapping,omitempty"`
-	OtherMappingText string `json:"otherMappingText,omitempty"`
+	// OtherMappingText) a mapping file's text, which MappingLabel and
+	// OtherMappingLabel name in errors (the command line's file paths). In
+	// or, Mapping maps both.
+	Mapping           string `json:"mapping,omitempty"`
+	MappingText       string `json:"mappingText,omitempty"`
+	MappingLabel      string `json:"mappingLabel,omitempty"`
+	OtherMapping      string `json:"otherMapping,omitempty"`
+	OtherMappingText  string `json:"otherMappingText,omitempty"`
+	OtherMappingLabel string `json:"otherMappingLabel,omitempty"`
 	// Config is the tagger configuration over tagger.DefaultConfig (e.g.
 	// {"training": {"max_iterations": 30}}).
 	Config    map[string]any `json:"config,omitempty"`
@@ -192,13 +196,13 @@ func (p ExperimentParams) mappedLabels(ctx context.Context, st *store.Store) err
 // mappings resolves the mappings of Corpus and of Other ("or" maps both by
 // Mapping).
 func (p ExperimentParams) mappings() (mapping, otherMapping *phi.Mapping, err error) {
-	if mapping, err = phi.ResolveMapping(p.Mapping, p.MappingText, "mapping"); err != nil {
+	if mapping, err = phi.ResolveMapping(p.Mapping, p.MappingText, cmp.Or(p.MappingLabel, "mapping")); err != nil {
 		return nil, nil, err
 	}
 	if p.Kind == "or" {
 		return mapping, mapping, nil
 	}
-	otherMapping, err = phi.ResolveMapping(p.OtherMapping, p.OtherMappingText, "other mapping")
+	otherMapping, err = phi.ResolveMapping(p.OtherMapping, p.OtherMappingText, cmp.Or(p.OtherMappingLabel, "other mapping"))
 	return mapping, otherMapping, err
 }
 

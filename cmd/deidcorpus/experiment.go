@@ -77,9 +77,9 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		}
 		// The files are read here and sent as text: a job never reads a path.
 		for _, m := range []struct {
-			arg        string
-			name, text *string
-		}{{*mapping, &p.Mapping, &p.MappingText}, {*otherMapping, &p.OtherMapping, &p.OtherMappingText}} {
+			arg               string
+			name, text, label *string
+		}{{*mapping, &p.Mapping, &p.MappingText, &p.MappingLabel}, {*otherMapping, &p.OtherMapping, &p.OtherMappingText, &p.OtherMappingLabel}} {
 			if m.arg == "" {
 				continue
 			}
@@ -90,7 +90,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return apperr.Wrap(apperr.Invalid, err)
 			}
-			*m.name, *m.text = name, text
+			*m.name, *m.text, *m.label = name, text, label
 		}
 		if *configFile != "" {
 			var err error
