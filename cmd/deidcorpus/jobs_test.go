@@ -148,17 +148,7 @@ func TestDeriveAsync(t *testing.T) {
 	require.NoError(t, os.WriteFile(mapping, []byte("@from i2b2-2014\n@to i2b2-2014\n@default drop\nDATE =\n"), 0o644))
 	code, out, errs := cli(t, "derive", "--db", db, "--corpus", "a", "--mapping", mapping, "--out", "a-dates", "--async")
 	require.Equal(t, 0, code, errs)
-	m := regexp.MustCompile(`job (\d+) queued \(derive\)`).FindStringSubmatch(out)
-	require.NotNil(t, m, out)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"worker", "--db", db}, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
-	}()
-	defer func() { cancel(); <-done }()
-	code, out, errs = cli(t, "jobs", "wait", "--db", db, m[1])
-	require.Equal(t, 0, code, errs)
+	_, out = waitWithWorker(t, db, "derive", out)
 	assert.Contains(t, out, "succeeded")
 	st, err := store.Open(context.Background(), db)
 	require.NoError(t, err)
@@ -180,18 +170,26 @@ func TestExperimentAsyncTableOnWait(t *testing.T) {
 	require.NoError(t, os.WriteFile(config, []byte(`{"training": {"max_iterations": 2}}`), 0o644))
 	code, out, errs := cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "2", "--config", config, "--async")
 	require.Equal(t, 0, code, errs)
-	m := regexp.MustCompile(`job (\d+) queued \(experiment\)`).FindStringSubmatch(out)
-	require.NotNil(t, m, out)
+	id, out := waitWithWorker(t, db, "experiment", out)
+	assert.Contains(t, out, "job "+id+" (experiment): succeeded\n")
+	assert.Contains(t, out, "| a 2-fold CV |")
+	assert.Contains(t, out, "Strict micro scores")
+}
 
+// waitWithWorker runs a worker on db until the job whose queuing printed
+// queued ("job N queued (kind)") has finished, and returns the job's id and
+// what jobs wait printed (which must exit 0).
+func waitWithWorker(t *testing.T, db, kind, queued string) (id, out string) {
+	t.Helper()
+	m := regexp.MustCompile(`job (\d+) queued \(` + kind + `\)`).FindStringSubmatch(queued)
+	require.NotNil(t, m, queued)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"worker", "--db", db}, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
 	}()
 	defer func() { cancel(); <-done }()
-	code, out, errs = cli(t, "jobs", "wait", "--db", db, m[1])
+	code, out, errs := cli(t, "jobs", "wait", "--db", db, m[1])
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "job "+m[1]+" (experiment): succeeded\n")
-	assert.Contains(t, out, "| a 2-fold CV |")
-	assert.Contains(t, out, "Strict micro scores")
+	return m[1], out
 }
