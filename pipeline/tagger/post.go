@@ -475,14 +475,29 @@ func (m *Model) trim(td *taggedDoc) {
 }
 
 // abbreviationEnd tells whether the span's final '.' closes an abbreviation
-// with inner periods ("EE.UU.", "D.F.", "S.A."), which keeps it.
+// with inner periods ("EE.UU.", "D.F.", "S.A.", or spaced when its pieces
+// are capitals, "EE. UU."), which keeps it.
 func abbreviationEnd(tk *Tokens, first, last int) bool {
 	if tk.Word(last-1) != "." || last-first < 4 {
 		return false
 	}
 	piece := tk.Word(last - 2)
-	return tk.Tokens[last-1].Flags&SpaceBefore == 0 && tk.Tokens[last-2].Flags&SpaceBefore == 0 &&
-		utf8.RuneCountInString(piece) <= 3 && isWordy(piece) && tk.Word(last-3) == "."
+	if tk.Tokens[last-1].Flags&SpaceBefore != 0 || utf8.RuneCountInString(piece) > 3 || !isWordy(piece) || tk.Word(last-3) != "." {
+		return false
+	}
+	return tk.Tokens[last-2].Flags&SpaceBefore == 0 || isCapitals(piece) && isCapitals(tk.Word(last-4))
+}
+
+// isCapitals tells whether w is one to three upper-case letters.
+func isCapitals(w string) bool {
+	n := 0
+	for _, r := range w {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 1 && n <= 3
 }
 
 // propagatingTypes learns which types' terms can be trusted: those whose

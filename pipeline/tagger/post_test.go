@@ -175,8 +175,10 @@ func TestTrimKeepsAbbreviations(t *testing.T) {
 	m.labels = newLabels(types)
 	m.learnt.TrimEdges = []string{"PAIS"}
 	for text, want := range map[string]string{
-		"California, EE.UU.) En": "EE.UU.",
-		"Vive en España. Vino":   "España",
+		"California, EE.UU.) En":     "EE.UU.",
+		"Vive en EE. UU.) En":        "EE. UU.",
+		"Vive en España. Vino":       "España",
+		"Vive en España 4 Izq. Vino": "España 4 Izq",
 	} {
 		tk := Tokenize(text)
 		td := &taggedDoc{tk: tk, ix: pipeline.NewIndex(text), model: m}
@@ -187,7 +189,7 @@ func TestTrimKeepsAbbreviations(t *testing.T) {
 				first = i
 			}
 		}
-		for last = first + 1; tk.Word(last) != ")" && tk.Word(last) != "Vino"; last++ {
+		for last = first + 1; tk.Word(last) != ")" && tk.Word(last) != "Vino" && tk.Word(last) != "En"; last++ {
 		}
 		td.pred = []tokSpan{{first, last, 0}}
 		m.trim(td)
