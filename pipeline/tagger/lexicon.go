@@ -103,21 +103,22 @@ func gazetteerOf(docs []pipeline.Document, toks []*Tokens, maxWords int) *phrase
 		ix := pipeline.NewIndex(d.Text)
 		for _, s := range d.Spans {
 			bs, be := ix.Byte(s.Start), ix.Byte(s.End)
-			var b strings.Builder
-			n := 0
+			first, n := -1, 0
 			markTokens(tk, bs, be, func(i int, begin bool) {
-				if !begin && tk.Tokens[i].Flags&SpaceBefore != 0 {
-					b.WriteByte(' ')
+				if begin {
+					first = i
 				}
 				w := strings.ToLower(tk.Word(i))
-				b.WriteString(w)
 				n++
 				if utf8.RuneCountInString(w) >= 2 && isWordy(w) && !slices.Contains(p.parts[w], s.Type) {
 					p.parts[w] = append(p.parts[w], s.Type)
 				}
 			})
-			key := b.String()
-			if n == 0 || n > maxWords || len([]rune(key)) < 2 || !hasAlnum(key) {
+			if n == 0 || n > maxWords {
+				continue
+			}
+			key := phraseKey(tk, first, first+n)
+			if len([]rune(key)) < 2 || !hasAlnum(key) {
 				continue
 			}
 			p.maxWords = max(p.maxWords, n)

@@ -174,7 +174,7 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	}
 	progress(Progress{Stage: "post", Done: 0, Total: 1})
 	gold := goldTokenSpans(docs, ts.toks, m.Types)
-	m.learnt.Rules = bindRules(ts.toks, gold, m.Types, cfg.Post)
+	m.learnt.Rules = append(bindRules(ts.toks, gold, m.Types, cfg.Post), bindAttributions(ts.toks, gold, m.Types, m.ext.gaz, cfg.Post)...)
 	m.learnt.Templates = bindTemplates(ts.toks, gold, m.Types, cfg.Post)
 	m.learnt.Propagate = propagatingTypes(ts.toks, gold, m.Types, cfg.Post)
 	m.learnt.TrimEdges = trimmedTypes(ts.toks, gold, m.Types)
@@ -648,6 +648,7 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 	}
 	td.pred = bioSpans(m.crf.viterbi(&s, bias, tg.score[:n], tg.back[:n]))
 	m.applyRules(td)
+	m.applyAttributions(td)
 	if post {
 		m.trim(td)
 		m.applyTemplates(td, df.matches)
