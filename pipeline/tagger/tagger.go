@@ -110,7 +110,8 @@ type learnt struct {
 	Templates []RuleBinding       `json:"templates,omitempty"` // trusted templates
 	Propagate []string            `json:"propagate,omitempty"` // types whose terms are trusted
 	TrimEdges []string            `json:"trim_edges,omitempty"`
-	Titles    map[string][]string `json:"titles,omitempty"` // type -> words trimmed from its spans' start
+	Titles    map[string][]string `json:"titles,omitempty"`  // type -> words trimmed from its spans' start
+	Retypes   []RuleBinding       `json:"retypes,omitempty"` // template matches that take the preceding span's type
 }
 
 // Meta records how a model was trained. It is not part of the model's hash:
@@ -179,6 +180,7 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	m.learnt.Propagate = propagatingTypes(ts.toks, gold, m.Types, cfg.Post)
 	m.learnt.TrimEdges = trimmedTypes(ts.toks, gold, m.Types)
 	m.learnt.Titles = titleWords(ts.toks, gold, m.Types)
+	m.learnt.Retypes = learnRetypes(ts.toks, gold, m.Types)
 	progress(Progress{Stage: "post", Done: 1, Total: 1})
 	tokens, spans := 0, 0
 	for i, t := range ts.toks {
@@ -482,6 +484,9 @@ func (m *Model) Tag(ctx context.Context, docs []pipeline.Document, opt TagOption
 	}
 	if !opt.NoPostProcess {
 		m.propagate(docs, tagged)
+		for _, td := range tagged {
+			m.retype(td)
+		}
 	}
 	for i := range docs {
 		out[i] = docs[i]
@@ -523,6 +528,9 @@ type taggedDoc struct {
 	ix    *pipeline.Index
 	model *Model
 	pred  []tokSpan
+	// matches are the templates' matches (docFeatures.matches), kept for
+	// the retyping that follows propagation.
+	matches [][][2]int
 }
 
 // tokSpan is a predicted span over tokens [first, last) of type typ (an
@@ -652,6 +660,7 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 	if post {
 		m.trim(td)
 		m.applyTemplates(td, df.matches)
+		td.matches = df.matches
 	}
 	return td
 }
