@@ -13,6 +13,7 @@ import (
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/experiment"
+	"deidcorpus/pipeline/formats"
 )
 
 // TestMeddocanCrossValidation is how the default configuration was chosen:
@@ -23,7 +24,9 @@ import (
 // the number of folds (default 5), DEIDCORPUS_CV_RUNS how many of them to run
 // (default all: fewer is a quicker screen), DEIDCORPUS_CV_CURVE recall biases ("0,0.4,1") to score each fold's model at
 // as well (the recall-bias curve of cross-validation). It prints the pooled strict micro scores
-// with 95% bootstrap intervals and the per-type table.
+// with 95% bootstrap intervals and the per-type table; DEIDCORPUS_CV_ERRORS names a file for the
+// folds' errors in context, DEIDCORPUS_CV_PRED one for their predictions as JSONL (to compare two
+// runs span by span).
 func TestMeddocanCrossValidation(t *testing.T) {
 	if os.Getenv("DEIDCORPUS_CV") == "" {
 		t.Skip("set DEIDCORPUS_CV=1 to cross-validate on MEDDOCAN train")
@@ -109,6 +112,15 @@ func TestMeddocanCrossValidation(t *testing.T) {
 	for i, b := range biases {
 		sc := strictF1(t, gold, curve[i])
 		t.Logf("recall bias %g: P %.4f R %.4f F1 %.4f", b, sc.Precision, sc.Recall, sc.F1)
+	}
+	if path := os.Getenv("DEIDCORPUS_CV_PRED"); path != "" {
+		files, err := formats.WriteJSONL(pred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, files[0].Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if path := os.Getenv("DEIDCORPUS_CV_ERRORS"); path != "" {
 		if err := os.WriteFile(path, []byte(spanErrors(gold, pred)), 0o644); err != nil {
