@@ -301,6 +301,8 @@ type ComplexityRoot struct {
 		Corpus        func(childComplexity int) int
 		CreatedCorpus func(childComplexity int) int
 		Documents     func(childComplexity int) int
+		Format        func(childComplexity int) int
+		FromRelease   func(childComplexity int) int
 		Moved         func(childComplexity int) int
 		Replaced      func(childComplexity int) int
 		Skipped       func(childComplexity int) int
@@ -1791,6 +1793,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ImportResult.Documents(childComplexity), true
+	case "ImportResult.format":
+		if e.ComplexityRoot.ImportResult.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportResult.Format(childComplexity), true
+	case "ImportResult.fromRelease":
+		if e.ComplexityRoot.ImportResult.FromRelease == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportResult.FromRelease(childComplexity), true
 	case "ImportResult.moved":
 		if e.ComplexityRoot.ImportResult.Moved == nil {
 			break
@@ -4082,6 +4096,10 @@ func (ec *executionContext) childFields_ImportResult(ctx context.Context, field 
 		return ec.fieldContext_ImportResult_moved(ctx, field)
 	case "skipped":
 		return ec.fieldContext_ImportResult_skipped(ctx, field)
+	case "format":
+		return ec.fieldContext_ImportResult_format(ctx, field)
+	case "fromRelease":
+		return ec.fieldContext_ImportResult_fromRelease(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportResult", field.Name)
 }
@@ -10968,6 +10986,52 @@ func (ec *executionContext) _ImportResult_skipped(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ImportResult_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportResult_format(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportResult_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Format, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportResult_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImportResult_fromRelease(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportResult_fromRelease(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromRelease, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportResult_fromRelease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *ent.Job) (ret graphql.Marshaler) {
@@ -22966,9 +23030,6 @@ func (ec *executionContext) unmarshalInputImportInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	if _, present := asMap["format"]; !present {
-		asMap["format"] = "i2b2"
-	}
 	if _, present := asMap["set"]; !present {
 		asMap["set"] = "gold"
 	}
@@ -23006,7 +23067,7 @@ func (ec *executionContext) unmarshalInputImportInput(ctx context.Context, obj a
 			it.Kind = data
 		case "format":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("format"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -30562,6 +30623,16 @@ func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.Selection
 		case "skipped":
 			out.Values[i] = ec._ImportResult_skipped(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "format":
+			out.Values[i] = ec._ImportResult_format(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "fromRelease":
+			out.Values[i] = ec._ImportResult_fromRelease(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

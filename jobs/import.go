@@ -130,8 +130,13 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 		return nil, src.cause(err)
 	}
 	run.DropInputOnSuccess(a.ID)
-	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
-		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "skipped": res.Skipped, "createdCorpus": res.CreatedCorpus}, nil
+	out := Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
+		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "skipped": res.Skipped, "createdCorpus": res.CreatedCorpus,
+		"format": res.Format}
+	if res.FromRelease != "" {
+		out["fromRelease"] = res.FromRelease
+	}
+	return out, nil
 }
 
 // storedZip is the Source of a stored zip archive, read through

@@ -104,7 +104,10 @@ func (s *seekingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func importOptions(input model.ImportInput) store.ImportOptions {
-	opt := store.ImportOptions{Corpus: input.Corpus, Format: input.Format, Set: input.Set, Replace: input.Replace}
+	opt := store.ImportOptions{Corpus: input.Corpus, Set: input.Set, Replace: input.Replace}
+	if input.Format != nil {
+		opt.Format = *input.Format
+	}
 	if input.Kind != nil {
 		opt.CorpusKind = string(*input.Kind)
 	}
@@ -159,4 +162,12 @@ func deriveParams(corpus, out string, mapping, mappingText *string, set string) 
 		p.MappingLabel = "uploaded"
 	}
 	return p
+}
+
+// nonEmpty is s for an optional GraphQL string, null when empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -57,7 +57,8 @@ func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.Impo
 	if err != nil {
 		return nil, err
 	}
-	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans, Moved: res.Moved, Skipped: res.Skipped}, nil
+	return &model.ImportResult{Corpus: res.Corpus, CreatedCorpus: res.CreatedCorpus, Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans, Moved: res.Moved, Skipped: res.Skipped,
+		Format: &res.Format, FromRelease: nonEmpty(res.FromRelease)}, nil
 }
 
 // StartImport is the resolver for the startImport field.

@@ -84,6 +84,8 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 					CreatedCorpus bool
 					Documents     int
 					Spans         int
+					Format        string
+					FromRelease   *string
 				}
 			}
 			uploads := make([]*os.File, len(files))
@@ -96,9 +98,11 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 			}
 			c.MustPost(`mutation($files: [Upload!]!) {
 				importDocuments(input: {corpus: "demo", tagset: "i2b2-2014", split: train}, files: $files) {
-					corpus { id name } createdCorpus documents spans
+					corpus { id name } createdCorpus documents spans format fromRelease
 				}}`, &imp, client.Var("files", uploads), client.WithFiles())
 			assert.True(t, imp.ImportDocuments.CreatedCorpus)
+			assert.Equal(t, "i2b2", imp.ImportDocuments.Format, "the default, no release.json being given")
+			assert.Nil(t, imp.ImportDocuments.FromRelease)
 			assert.Equal(t, 3, imp.ImportDocuments.Documents)
 			// An uploaded file the format does not read is named, not skipped.
 			wrong := t.TempDir() + "/notes.jsonl"

@@ -33,7 +33,9 @@ type ImportOptions struct {
 	// TagSet is the tag set of a new corpus ("" means open); for an existing
 	// corpus it must be empty or equal to the corpus's.
 	TagSet string
-	Format string // default "i2b2"
+	// Format of the files; default the one a release archive's release.json
+	// in them names (as TagSet, for a new corpus), else "i2b2".
+	Format string
 	// Split overrides the split the files give; "" keeps theirs.
 	Split string
 	Set   string // annotation set for the files' spans; default "gold"
@@ -56,6 +58,9 @@ type ImportOptions struct {
 	// same text and the same spans in the set is taken as written by that
 	// attempt, not as a conflict.
 	Resume bool
+	// releaseTagSet is the tag set a release archive's release.json gives a
+	// new corpus when TagSet is empty (releaseDefaults).
+	releaseTagSet string
 	// splitOf, if set, gives a document that has no split and no Split
 	// above one by its id (releaseSplits).
 	splitOf func(id string) string
@@ -88,6 +93,10 @@ type ImportResult struct {
 	SkippedNames []string
 	// Dropped counts the spans a derived corpus's mapping dropped.
 	Dropped int
+	// Format is the format the files were read in; FromRelease, if not
+	// empty, the release.json that gave it or the new corpus's tag set
+	// (the options left them out).
+	Format, FromRelease string
 }
 
 // Validate checks what it can of the options without a database: the
@@ -169,6 +178,10 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 // import created is removed; one that existed keeps the batches written
 // (an import job's retry resumes after them, see ImportOptions.Resume).
 func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.Source) (*ImportResult, error) {
+	fromRelease, err := releaseDefaults(&opt, src)
+	if err != nil {
+		return nil, err
+	}
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -229,8 +242,80 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	res, err := s.importStream(ctx, opt, existing, tagset, scan)
 	if res != nil {
 		res.Skipped, res.SkippedNames = skippedFiles, skipped
+		res.Format, res.FromRelease = opt.Format, fromRelease
 	}
 	return res, err
+}
+
+// releaseDefaults fills in what opt leaves out, the format and the tag set
+// (kept for a new corpus: see importTarget), from the release.json of the
+// release archives (or unzipped ones) in src, and returns the file it read
+// ("" for none). It reads the names of src's files and the head of each
+// release.json, not its documents. Two releases that disagree are an error:
+// the caller must then say which format and tag set.
+func releaseDefaults(opt *ImportOptions, src formats.Source) (string, error) {
+	if opt.Format != "" && opt.TagSet != "" {
+		return "", nil
+	}
+	var (
+		from string
+		meta release.Meta
+	)
+	err := src(func(f formats.File) error {
+		if archiveMember(f.Name) != release.MetaFile {
+			return nil
+		}
+		m, err := releaseHead(f)
+		if err != nil {
+			return &formats.Error{File: f.Name, Err: err}
+		}
+		switch {
+		case from == "":
+			from, meta = f.Name, m
+		case m.Format != meta.Format || m.TagSet != meta.TagSet:
+			return apperr.New(apperr.Invalid, "%s is a release in format %s (tag set %s) and %s one in %s (tag set %s): "+
+				"import them one at a time, or give the format and tag set", from, meta.Format, cmp.Or(meta.TagSet, "not named"),
+				f.Name, m.Format, cmp.Or(m.TagSet, "not named"))
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", apperr.Wrap(apperr.NotFound, err)
+		}
+		return "", apperr.Wrap(apperr.Invalid, err)
+	}
+	format := opt.Format == "" && meta.Format != ""
+	tagset := opt.TagSet == "" && meta.TagSet != ""
+	if !format && !tagset {
+		return "", nil
+	}
+	if format {
+		opt.Format = meta.Format
+	}
+	if tagset {
+		if _, ok := phi.Lookup(meta.TagSet); !ok {
+			return "", apperr.New(apperr.Invalid, "%s: tagset: unknown tag set %q (known: %s): give the corpus's with its tag set option",
+				from, meta.TagSet, strings.Join(phi.Names(), ", "))
+		}
+		opt.releaseTagSet = meta.TagSet
+	}
+	return from, nil
+}
+
+// releaseHead reads a release.json's fields up to its manifest's documents.
+func releaseHead(f formats.File) (release.Meta, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return release.Meta{}, err
+	}
+	defer rc.Close()
+	stop := errors.New("stop")
+	m, _, err := release.ReadMeta(rc, func(release.Entry) error { return stop })
+	if err == stop {
+		err = nil
+	}
+	return m, err
 }
 
 // maxSkippedNames is how many of the files an import skipped it names.
@@ -313,7 +398,7 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 		}
 	}
 	if tagset == "" {
-		tagset = phi.Open
+		tagset = cmp.Or(opt.releaseTagSet, phi.Open)
 	}
 	ts, ok := phi.Lookup(tagset)
 	if !ok {

@@ -342,6 +342,65 @@ func TestImportReleaseArchiveSplits(t *testing.T) {
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing written")
 }
 
+// An import that names no format reads a release archive in the format its
+// release.json names, and a new corpus takes the release's tag set; what the
+// import names wins, an existing corpus keeps its own, and two archives that
+// disagree are refused before anything is written.
+func TestImportReleaseArchiveFormatAndTagSet(t *testing.T) {
+	docs := []pipeline.Document{{ID: "100-01", Patient: "100", RecordOrder: 1, Text: "Seen by Dr. Li.",
+		Spans: []pipeline.Span{{Start: 12, End: 14, Text: "Li", Category: "NAME", Type: "DOCTOR"}}}}
+	archive := func(format, tagset string) formats.Source {
+		f, err := formats.Lookup(format)
+		require.NoError(t, err)
+		var c formats.Collector
+		require.NoError(t, release.PackTo(release.Meta{Name: "r", Version: "1.0.0", Corpus: "c", TagSet: tagset},
+			func(fn func(set string, docs []pipeline.Document) error) error { return fn("gold", docs) }, f, "# r\n", c.Create))
+		var zipped bytes.Buffer
+		require.NoError(t, formats.WriteZip(&zipped, c.Files()))
+		return formats.Zip(format+".zip", zipped.Bytes())
+	}
+	brat := archive("brat", phi.I2B22014)
+	ctx := context.Background()
+	s := storetest.Open(t, storetest.SQLite)
+
+	res, err := s.ImportFrom(ctx, store.ImportOptions{Corpus: "back"}, brat)
+	require.NoError(t, err)
+	assert.Equal(t, "brat", res.Format)
+	assert.Equal(t, "brat.zip:release.json", res.FromRelease)
+	assert.Equal(t, phi.I2B22014, res.Corpus.Tagset)
+	assert.Equal(t, docs[0].Spans[0].Category, imported(t, s, "back")[0].Spans[0].Category, "the tag set's category, not the type")
+
+	res, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "open", TagSet: phi.Open}, brat)
+	require.NoError(t, err)
+	assert.Equal(t, phi.Open, res.Corpus.Tagset, "the tag set named wins")
+	assert.Equal(t, "brat", res.Format)
+
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "open", Set: "second", Kind: "annotator"}, brat)
+	require.NoError(t, err, "an existing corpus keeps its tag set, with no conflict")
+
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "xml", Format: "i2b2"}, brat)
+	require.Error(t, err, "the format named wins: a brat archive holds no i2b2 XML")
+	assert.Contains(t, err.Error(), "no i2b2 documents")
+
+	both := func(yield func(formats.File) error) error {
+		if err := brat(yield); err != nil {
+			return err
+		}
+		return archive("i2b2", phi.I2B22014)(yield)
+	}
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "both"}, both)
+	require.Error(t, err)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
+	assert.Contains(t, err.Error(), "brat.zip:release.json is a release in format brat (tag set i2b2-2014) and i2b2.zip:release.json one in i2b2")
+	_, err = s.CorpusByName(ctx, "both")
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing written")
+
+	unknown := archive("brat", "i2b2-2015")
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "unknown"}, unknown)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `brat.zip:release.json: tagset: unknown tag set "i2b2-2015"`)
+}
+
 // A new corpus's name must survive paths and URLs: '/', '\', control
 // characters and spaces at its ends are refused, by import, derivation and
 // creation alike, and nothing is made.

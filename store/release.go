@@ -169,7 +169,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, err
 	}
 	sheet.PseudonymousIDs = ids != nil
-	prov := map[string]any{"corpus": c.Name, "corpusProvenance": release.PublicProvenance(c.Provenance), "codeVersion": version.String()}
+	prov := map[string]any{"corpus": c.Name, "tagset": c.Tagset, "corpusProvenance": release.PublicProvenance(c.Provenance), "codeVersion": version.String()}
 	if finds, docs := release.UnannotatedTotal(c.Provenance); finds > 0 && opt.Share {
 		reason := strings.TrimSpace(opt.AcceptUnannotated)
 		prov["unannotatedAccepted"] = map[string]any{"finds": finds, "documents": docs, "reason": reason, "by": opt.By}
@@ -403,13 +403,31 @@ func (s *Store) ExportReleaseTo(ctx context.Context, ref, format string, create 
 	if err != nil {
 		return err
 	}
-	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus, Manifest: release.Manifest{Root: r.RootHash}}
+	meta := release.Meta{Name: r.Name, Version: r.Version, Corpus: r.Corpus, TagSet: s.releaseTagSet(ctx, r),
+		Manifest: release.Manifest{Root: r.RootHash}}
 	if r.ParentID != nil {
 		if p, err := s.Client.Release.Get(ctx, *r.ParentID); err == nil {
 			meta.Parent = release.Ref(p.Name, p.Version)
 		}
 	}
 	return classify(release.PackTo(meta, s.releaseReader(ctx, r, batchOf(f), progress), f, r.Datasheet, sinkCreate(create)))
+}
+
+// releaseTagSet is the tag set of the corpus r was frozen from: kept in its
+// provenance since 2 December 2026, and for a release made before, the
+// corpus's if it is still there ("" if not: its archive then names none).
+func (s *Store) releaseTagSet(ctx context.Context, r *ent.Release) string {
+	if ts, ok := r.Provenance["tagset"].(string); ok {
+		return ts
+	}
+	if r.CorpusID == 0 {
+		return ""
+	}
+	c, err := s.Client.Corpus.Get(ctx, r.CorpusID)
+	if err != nil || c.Name != r.Corpus {
+		return ""
+	}
+	return c.Tagset
 }
 
 // Releases lists the releases by name, each name's versions in version

@@ -89,21 +89,19 @@ func TestReleases(t *testing.T) {
 			assert.Len(t, d.SpansAdded, 4)
 			assert.Empty(t, d.SpansRemoved)
 
-			// The archive verifies, and re-imports to the same statistics.
+			// The archive verifies, and re-imports, its format and tag set
+			// read from its release.json, to the same statistics.
 			for _, format := range []string{"i2b2", "brat", "jsonl"} {
 				arch, err := st.ExportRelease(ctx, "demo@1.1.0", format)
 				require.NoError(t, err)
 				v, err := release.Verify(arch)
 				require.NoError(t, err, format)
 				assert.Equal(t, r2.RootHash, v.Root)
-				var gold []formats.File
-				for _, f := range arch {
-					if name, ok := strings.CutPrefix(f.Name, "gold/"); ok {
-						gold = append(gold, formats.File{Name: name, Data: f.Data})
-					}
-				}
-				_, err = st.Import(ctx, store.ImportOptions{Corpus: "re-" + format, Format: format, TagSet: "i2b2-2014", Split: "train"}, gold)
+				res, err := st.ImportFrom(ctx, store.ImportOptions{Corpus: "re-" + format}, formats.Files(arch))
 				require.NoError(t, err, format)
+				assert.Equal(t, format, res.Format)
+				assert.Equal(t, "i2b2-2014", res.Corpus.Tagset, format)
+				assert.Equal(t, release.MetaFile, res.FromRelease, format)
 				by := []store.Dimension{store.ByType}
 				want, _ := st.Statistics(ctx, "c", "gold", by)
 				got, err := st.Statistics(ctx, "re-"+format, "gold", by)

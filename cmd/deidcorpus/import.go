@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -37,7 +38,8 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
 	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 or meddocan (labels checked, categories filled in), or open (any label; the default)")
-	format := fs.String("format", formats.Default, "input format ("+strings.Join(formats.Names(), ", ")+")")
+	format := fs.String("format", "", "input format ("+strings.Join(formats.Names(), ", ")+"); default the one a release "+
+		"archive's release.json names (and its tag set, for a new corpus), else "+formats.Default)
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")
 	set := fs.String("set", "gold", "annotation set the files' spans go to")
 	kind := fs.String("kind", "", "kind of a new annotation set: gold, annotator, adjudicated, system, surrogate")
@@ -53,9 +55,10 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			CorpusKind: *corpusKind, Replace: *replace}
 		// Checked before the database is opened: a refused import leaves
 		// no new, empty database behind.
-		inFormat, err := formatFlag(*format)
-		if err != nil {
-			return err
+		if *format != "" {
+			if _, err := formatFlag(*format); err != nil {
+				return err
+			}
 		}
 		if err := opt.Validate(); err != nil {
 			return err
@@ -101,7 +104,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		res, err := st.ImportFrom(ctx, opt, files)
 		finish()
 		if errors.Is(err, formats.ErrNoDocuments) && apperr.CodeOf(err) == apperr.Invalid {
-			return apperr.New(apperr.Invalid, "no %s documents in %s", *format, strings.Join(args, ", "))
+			return apperr.New(apperr.Invalid, "no %s documents in %s", cmp.Or(*format, formats.Default), strings.Join(args, ", "))
 		}
 		if err != nil {
 			return err
@@ -111,6 +114,18 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			verb = "into new corpus"
 		}
 		fmt.Fprintf(e.stdout, "imported %s and %s (set %s) %s %q", counted(res.Documents, "document"), counted(res.Spans, "span"), *set, verb, res.Corpus.Name)
+		if res.FromRelease != "" {
+			var took []string
+			if *format == "" {
+				took = append(took, "format "+res.Format)
+			}
+			if *tagset == "" && res.CreatedCorpus && res.Corpus.Tagset != phi.Open {
+				took = append(took, "tag set "+res.Corpus.Tagset)
+			}
+			if len(took) > 0 {
+				fmt.Fprintf(e.stdout, " (%s from %s)", strings.Join(took, " and "), res.FromRelease)
+			}
+		}
 		if res.Replaced > 0 {
 			fmt.Fprintf(e.stdout, "; %d replaced", res.Replaced)
 		}
@@ -125,14 +140,14 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			if res.Skipped > len(res.SkippedNames) {
 				more = ", ..."
 			}
-			fmt.Fprintf(e.stdout, "; %s skipped, which format %s does not read (%s%s)", counted(res.Skipped, "file"), *format,
+			fmt.Fprintf(e.stdout, "; %s skipped, which format %s does not read (%s%s)", counted(res.Skipped, "file"), res.Format,
 				strings.Join(res.SkippedNames, ", "), more)
 		}
 		fmt.Fprintln(e.stdout)
-		if res.CreatedCorpus && *tagset == "" {
+		if res.CreatedCorpus && *tagset == "" && res.Corpus.Tagset == phi.Open {
 			// The import succeeded: advice that cannot be computed is no error.
 			if labels, err := st.Labels(ctx, res.Corpus, *set); err == nil {
-				if inFormat.Name == "i2b2" {
+				if res.Format == "i2b2" {
 					warnOddLabels(e, res.Corpus, labels)
 				}
 				hintTagSet(e, res.Corpus, labels)

@@ -30,9 +30,21 @@ func TestReleaseExportVerifies(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, out, "3 documents")
 	}
+	// Imported with no format or tag set named, the archive and its unzipped
+	// folder come back in the format and tag set release.json names.
+	folder := filepath.Join(dir, "unzipped")
+	unzipTo(t, filepath.Join(dir, "i2b2-2006.zip"), folder)
+	for _, in := range []string{filepath.Join(dir, "i2b2-2006.zip"), folder} {
+		code, out, errs := cli(t, "import", "--db", db, "--corpus", "back-"+filepath.Base(in), in)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "imported 3 documents and 13 spans")
+		assert.Contains(t, out, "(format i2b2-2006 and tag set i2b2-2014 from ")
+		assert.Contains(t, out, "release.json)")
+	}
+	require.NoError(t, os.RemoveAll(folder))
+
 	// The archive unzipped verifies as the archive does; a changed file in
 	// the folder fails it, named.
-	folder := filepath.Join(dir, "unzipped")
 	unzipTo(t, filepath.Join(dir, "i2b2.zip"), folder)
 	code, out, errs := cli(t, "release", "verify", folder)
 	require.Equal(t, 0, code, errs)

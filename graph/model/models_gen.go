@@ -91,8 +91,11 @@ type ImportInput struct {
 	// Tag set of a new corpus: "i2b2-2014" or "meddocan" (labels checked, categories filled in) or "open" (any label). Must match an existing corpus's.
 	Tagset *string `json:"tagset,omitempty"`
 	// Kind of a new corpus (original by default; surrogate attests that the text holds no real PHI). Must match an existing corpus's.
-	Kind   *corpus.Kind `json:"kind,omitempty"`
-	Format string       `json:"format"`
+	Kind *corpus.Kind `json:"kind,omitempty"`
+	// Format of the files (see formats). Default: the one a release archive's
+	// release.json names (and its tag set, for a new corpus, where tagset is not
+	// given), else "i2b2".
+	Format *string `json:"format,omitempty"`
 	// Split to give every imported document.
 	Split *document.Split `json:"split,omitempty"`
 	// Annotation set the files' spans go to.
@@ -115,6 +118,11 @@ type ImportResult struct {
 	Moved int `json:"moved"`
 	// Files of the input the format does not read, skipped.
 	Skipped int `json:"skipped"`
+	// The format the files were read in (null for a derivation).
+	Format *string `json:"format,omitempty"`
+	// The release archive's release.json that gave the format, or a new corpus's
+	// tag set, where the input left them out.
+	FromRelease *string `json:"fromRelease,omitempty"`
 }
 
 type LineageStep struct {

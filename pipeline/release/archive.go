@@ -19,10 +19,13 @@ import (
 
 // Meta describes a release in its archive (release.json).
 type Meta struct {
-	Name     string   `json:"name"`
-	Version  string   `json:"version"`
-	Corpus   string   `json:"corpus"`
-	Format   string   `json:"format"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Corpus  string `json:"corpus"`
+	Format  string `json:"format"`
+	// TagSet is the corpus's tag set (phi.Names), which an import of the
+	// archive into a new corpus takes; empty in archives made before it.
+	TagSet   string   `json:"tagset,omitempty"`
 	Parent   string   `json:"parent,omitempty"` // name@version
 	Manifest Manifest `json:"manifest"`
 }

@@ -504,7 +504,7 @@ func ReadMeta(r io.Reader, fn func(Entry) error) (Meta, string, error) {
 	h := sha256.New()
 	dec := json.NewDecoder(bufio.NewReader(r))
 	fields := map[string]*string{"name": &meta.Name, "version": &meta.Version, "corpus": &meta.Corpus,
-		"format": &meta.Format, "parent": &meta.Parent}
+		"format": &meta.Format, "tagset": &meta.TagSet, "parent": &meta.Parent}
 	entries := func() error {
 		if tok, err := dec.Token(); err != nil || tok == nil {
 			return err
