@@ -16,6 +16,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
+	"deidcorpus/ent"
 	"deidcorpus/internal/zipindex"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
@@ -104,7 +105,37 @@ func setupReleaseCreate(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "released %s: %s, %s, root %s\n", release.Ref(r.Name, r.Version), counted(r.Documents, "document"), counted(r.Spans, "span"), r.RootHash)
+		noteReleaseLine(ctx, e, st, r, *parent)
 		return nil
+	}
+}
+
+// noteReleaseLine says, after a release was made, what its line may not have
+// meant: a parent shared outside whose child is not (--share is not
+// inherited), or earlier versions of its name that it does not follow (no
+// --parent: its datasheet names no parent). Advice that cannot be computed
+// is no error: the release is made.
+func noteReleaseLine(ctx context.Context, e *env, st *store.Store, r *ent.Release, parent string) {
+	ref := release.Ref(r.Name, r.Version)
+	if parent != "" {
+		if p, err := st.ReleaseByRef(ctx, parent); err == nil && p.Share && !r.Share {
+			fmt.Fprintf(e.stderr, "note: %s is shared outside and %s is not: --share is given to each release that is\n", parent, ref)
+		}
+		return
+	}
+	all, err := st.Releases(ctx)
+	if err != nil {
+		return
+	}
+	var earlier []string
+	for _, o := range all {
+		if o.Name == r.Name && o.Corpus == r.Corpus && o.ID != r.ID {
+			earlier = append(earlier, release.Ref(o.Name, o.Version))
+		}
+	}
+	if len(earlier) > 0 {
+		fmt.Fprintf(e.stderr, "note: %s has no parent though %s of its name came before (no --parent): its datasheet names none, "+
+			"and a release cannot change; the next version can follow it with --parent %s\n", ref, strings.Join(earlier, ", "), ref)
 	}
 }
 

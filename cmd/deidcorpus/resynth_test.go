@@ -96,6 +96,17 @@ func TestResynthCheckFailed(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `cli\.release\.create\s+corpus=a-r name=pub pseudonymousIDs=true share=true version=1\.0\.0`, out,
 		"the audit log says how a release was made")
+	// --share is not inherited, and a version without --parent follows
+	// nothing: both are said, and the release is made.
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "pub", "--version", "1.1.0", "--parent", "pub@1.0.0")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "note: pub@1.0.0 is shared outside and pub@1.1.0 is not")
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "r", "--version", "1.1.0")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "note: r@1.1.0 has no parent though r@1.0.0 of its name came before")
+	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "r", "--version", "1.2.0", "--parent", "r@1.1.0")
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, errs, "note:")
 	archive := filepath.Join(dir, "pub.zip")
 	code, _, errs = cli(t, "release", "export", "--db", db, "--release", "pub@1.0.0", "--out", archive)
 	require.Equal(t, 0, code, errs)
