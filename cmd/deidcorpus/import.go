@@ -47,7 +47,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		"holds no real PHI (researchers can see it)")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
-	return func(ctx context.Context, args []string) (err error) {
+	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
@@ -71,17 +71,6 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		// Read as the import goes, one file at a time: a corpus can be
 		// larger than memory.
 		files := formats.Paths(args...)
-		if f := store.ParseDSN(*db).File(); f != "" && !*async {
-			if _, statErr := os.Stat(f); errors.Is(statErr, os.ErrNotExist) {
-				// A refused first import leaves no empty database behind
-				// (registered before the store's Close, so run after it).
-				defer func() {
-					if err != nil {
-						removeNewDatabase(f)
-					}
-				}()
-			}
-		}
 		st, ctx, err := openStore(ctx, e, *db, "cli.import", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "paths": args})
 		if err != nil {
 			return err
@@ -154,18 +143,6 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			}
 		}
 		return nil
-	}
-}
-
-// removeNewDatabase removes a SQLite database file that this command made,
-// with its write-ahead log and shared-memory index: an import that failed
-// wrote nothing into it, and it would only make the next command's
-// "no database at" check pass on a mistyped --db. Only the SQLite files go:
-// a key file is made with the first surrogate mapping, which no import
-// writes.
-func removeNewDatabase(f string) {
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		_ = os.Remove(f + suffix)
 	}
 }
 
