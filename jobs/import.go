@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 
 	"deidcorpus/apperr"
@@ -54,7 +55,13 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 	if err := validate(p); err != nil {
 		return nil, err
 	}
-	format, err := formats.Lookup(cmp.Or(p.Format, formats.Default))
+	// The format the job will read, a release archive's own if none is
+	// given (the job finds it again in the stored files).
+	opt := p.options()
+	if _, err := store.ReleaseDefaults(&opt, src); err != nil {
+		return nil, err
+	}
+	format, err := formats.Lookup(cmp.Or(opt.Format, formats.Default))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
@@ -134,7 +141,8 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "skipped": res.Skipped, "createdCorpus": res.CreatedCorpus,
 		"format": res.Format}
 	if res.FromRelease != "" {
-		out["fromRelease"] = res.FromRelease
+		// As the user named it, not as a member of the stored input.
+		out["fromRelease"] = strings.TrimPrefix(res.FromRelease, a.Name+":")
 	}
 	return out, nil
 }

@@ -58,9 +58,9 @@ type ImportOptions struct {
 	// same text and the same spans in the set is taken as written by that
 	// attempt, not as a conflict.
 	Resume bool
-	// releaseTagSet is the tag set a release archive's release.json gives a
-	// new corpus when TagSet is empty (releaseDefaults).
-	releaseTagSet string
+	// release is the tag set a release archive's release.json gives a new
+	// corpus when TagSet is empty, and the file (ReleaseDefaults).
+	release stated
 	// splitOf, if set, gives a document that has no split and no Split
 	// above one by its id (releaseSplits).
 	splitOf func(id string) string
@@ -178,7 +178,7 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 // import created is removed; one that existed keeps the batches written
 // (an import job's retry resumes after them, see ImportOptions.Resume).
 func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.Source) (*ImportResult, error) {
-	fromRelease, err := releaseDefaults(&opt, src)
+	fromRelease, err := ReleaseDefaults(&opt, src)
 	if err != nil {
 		return nil, err
 	}
@@ -247,35 +247,37 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	return res, err
 }
 
-// releaseDefaults fills in what opt leaves out, the format and the tag set
+// ReleaseDefaults fills in what opt leaves out, the format and the tag set
 // (kept for a new corpus: see importTarget), from the release.json of the
 // release archives (or unzipped ones) in src, and returns the file it read
 // ("" for none). It reads the names of src's files and the head of each
-// release.json, not its documents. Two releases that disagree are an error:
-// the caller must then say which format and tag set.
-func releaseDefaults(opt *ImportOptions, src formats.Source) (string, error) {
+// release.json, not its documents. A release.json that is no release's (no
+// name or version, or not readable as one) is passed over here: it gives the
+// splits or fails the import only where releaseSplits reads it. Two releases
+// that disagree on what opt leaves out are an error: the caller must say it.
+func ReleaseDefaults(opt *ImportOptions, src formats.Source) (string, error) {
 	if opt.Format != "" && opt.TagSet != "" {
 		return "", nil
 	}
-	var (
-		from string
-		meta release.Meta
-	)
+	var format, tagset stated
 	err := src(func(f formats.File) error {
 		if archiveMember(f.Name) != release.MetaFile {
 			return nil
 		}
 		m, err := releaseHead(f)
-		if err != nil {
-			return &formats.Error{File: f.Name, Err: err}
+		if err != nil || m.Name == "" || m.Version == "" {
+			return nil
 		}
-		switch {
-		case from == "":
-			from, meta = f.Name, m
-		case m.Format != meta.Format || m.TagSet != meta.TagSet:
-			return apperr.New(apperr.Invalid, "%s is a release in format %s (tag set %s) and %s one in %s (tag set %s): "+
-				"import them one at a time, or give the format and tag set", from, meta.Format, cmp.Or(meta.TagSet, "not named"),
-				f.Name, m.Format, cmp.Or(m.TagSet, "not named"))
+		where := cmp.Or(f.Path, f.Name)
+		if opt.Format == "" {
+			if err := format.add(where, m.Format, "format"); err != nil {
+				return err
+			}
+		}
+		if opt.TagSet == "" {
+			if err := tagset.add(where, m.TagSet, "tag set"); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -285,22 +287,35 @@ func releaseDefaults(opt *ImportOptions, src formats.Source) (string, error) {
 		}
 		return "", apperr.Wrap(apperr.Invalid, err)
 	}
-	format := opt.Format == "" && meta.Format != ""
-	tagset := opt.TagSet == "" && meta.TagSet != ""
-	if !format && !tagset {
+	if format.value != "" {
+		if _, err := formats.Lookup(format.value); err != nil {
+			return "", apperr.New(apperr.Invalid, "%s: format: %v: give the files' format", format.from, err)
+		}
+		opt.Format = format.value
+	}
+	if tagset.value != "" {
+		opt.release = tagset
+	}
+	if format.value == "" && tagset.value == "" {
 		return "", nil
 	}
-	if format {
-		opt.Format = meta.Format
+	return cmp.Or(format.from, tagset.from), nil
+}
+
+// stated is what the release.json files read so far say of one field, and
+// the first that said it; one that says nothing agrees with any.
+type stated struct{ value, from string }
+
+func (s *stated) add(where, value, field string) error {
+	switch {
+	case value == "" || value == s.value:
+	case s.value == "":
+		s.value, s.from = value, where
+	default:
+		return apperr.New(apperr.Invalid, "%s is a release in %s %s and %s one in %s %s: import them one at a time, or give the %s",
+			s.from, field, s.value, where, field, value, field)
 	}
-	if tagset {
-		if _, ok := phi.Lookup(meta.TagSet); !ok {
-			return "", apperr.New(apperr.Invalid, "%s: tagset: unknown tag set %q (known: %s): give the corpus's with its tag set option",
-				from, meta.TagSet, strings.Join(phi.Names(), ", "))
-		}
-		opt.releaseTagSet = meta.TagSet
-	}
-	return from, nil
+	return nil
 }
 
 // releaseHead reads a release.json's fields up to its manifest's documents.
@@ -397,8 +412,15 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 			return nil, nil, "", apperr.New(apperr.Conflict, "corpus %q is %s, not %s", opt.Corpus, existing.Kind, opt.CorpusKind)
 		}
 	}
+	if tagset == "" && opt.release.value != "" {
+		if _, ok := phi.Lookup(opt.release.value); !ok {
+			return nil, nil, "", apperr.New(apperr.Invalid, "%s: tagset: unknown tag set %q (known: %s): give the corpus's tag set",
+				opt.release.from, opt.release.value, strings.Join(phi.Names(), ", "))
+		}
+		tagset = opt.release.value
+	}
 	if tagset == "" {
-		tagset = cmp.Or(opt.releaseTagSet, phi.Open)
+		tagset = phi.Open
 	}
 	ts, ok := phi.Lookup(tagset)
 	if !ok {

@@ -347,9 +347,9 @@ func TestImportReleaseArchiveSplits(t *testing.T) {
 // import names wins, an existing corpus keeps its own, and two archives that
 // disagree are refused before anything is written.
 func TestImportReleaseArchiveFormatAndTagSet(t *testing.T) {
-	docs := []pipeline.Document{{ID: "100-01", Patient: "100", RecordOrder: 1, Text: "Seen by Dr. Li.",
-		Spans: []pipeline.Span{{Start: 12, End: 14, Text: "Li", Category: "NAME", Type: "DOCTOR"}}}}
-	archive := func(format, tagset string) formats.Source {
+	archive := func(name, format, tagset, patient string) formats.Source {
+		docs := []pipeline.Document{{ID: patient + "-01", Patient: patient, RecordOrder: 1, Text: "Seen by Dr. Li.",
+			Spans: []pipeline.Span{{Start: 12, End: 14, Text: "Li", Category: "NAME", Type: "DOCTOR"}}}}
 		f, err := formats.Lookup(format)
 		require.NoError(t, err)
 		var c formats.Collector
@@ -357,9 +357,19 @@ func TestImportReleaseArchiveFormatAndTagSet(t *testing.T) {
 			func(fn func(set string, docs []pipeline.Document) error) error { return fn("gold", docs) }, f, "# r\n", c.Create))
 		var zipped bytes.Buffer
 		require.NoError(t, formats.WriteZip(&zipped, c.Files()))
-		return formats.Zip(format+".zip", zipped.Bytes())
+		return formats.Zip(name, zipped.Bytes())
 	}
-	brat := archive("brat", phi.I2B22014)
+	concat := func(srcs ...formats.Source) formats.Source {
+		return func(yield func(formats.File) error) error {
+			for _, src := range srcs {
+				if err := src(yield); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	brat := archive("brat.zip", "brat", phi.I2B22014, "100")
 	ctx := context.Background()
 	s := storetest.Open(t, storetest.SQLite)
 
@@ -368,7 +378,7 @@ func TestImportReleaseArchiveFormatAndTagSet(t *testing.T) {
 	assert.Equal(t, "brat", res.Format)
 	assert.Equal(t, "brat.zip:release.json", res.FromRelease)
 	assert.Equal(t, phi.I2B22014, res.Corpus.Tagset)
-	assert.Equal(t, docs[0].Spans[0].Category, imported(t, s, "back")[0].Spans[0].Category, "the tag set's category, not the type")
+	assert.Equal(t, "NAME", imported(t, s, "back")[0].Spans[0].Category, "the tag set's category, not the type")
 
 	res, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "open", TagSet: phi.Open}, brat)
 	require.NoError(t, err)
@@ -377,28 +387,56 @@ func TestImportReleaseArchiveFormatAndTagSet(t *testing.T) {
 
 	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "open", Set: "second", Kind: "annotator"}, brat)
 	require.NoError(t, err, "an existing corpus keeps its tag set, with no conflict")
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "open", Set: "third", Kind: "annotator"}, archive("new.zip", "brat", "i2b2-2031", "100"))
+	require.NoError(t, err, "nor is a tag set it does not take checked")
 
 	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "xml", Format: "i2b2"}, brat)
 	require.Error(t, err, "the format named wins: a brat archive holds no i2b2 XML")
 	assert.Contains(t, err.Error(), "no i2b2 documents")
 
-	both := func(yield func(formats.File) error) error {
-		if err := brat(yield); err != nil {
-			return err
-		}
-		return archive("i2b2", phi.I2B22014)(yield)
-	}
-	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "both"}, both)
+	// An archive made before release.json named the tag set agrees with
+	// one that names it; so does anything, on what the import names.
+	old := archive("old.zip", "brat", "", "200")
+	res, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "mixed"}, concat(old, archive("new.zip", "brat", phi.I2B22014, "300")))
+	require.NoError(t, err)
+	assert.Equal(t, phi.I2B22014, res.Corpus.Tagset)
+	assert.Equal(t, "old.zip:release.json", res.FromRelease, "the first to name the format")
+	xml := archive("i2b2.zip", "i2b2", phi.Open, "400")
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "both"}, concat(brat, xml))
 	require.Error(t, err)
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
-	assert.Contains(t, err.Error(), "brat.zip:release.json is a release in format brat (tag set i2b2-2014) and i2b2.zip:release.json one in i2b2")
+	assert.Contains(t, err.Error(), "brat.zip:release.json is a release in format brat and i2b2.zip:release.json one in format i2b2: "+
+		"import them one at a time, or give the format")
 	_, err = s.CorpusByName(ctx, "both")
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "nothing written")
-
-	unknown := archive("brat", "i2b2-2015")
-	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "unknown"}, unknown)
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "both", Format: "brat"}, concat(brat, xml))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `brat.zip:release.json: tagset: unknown tag set "i2b2-2015"`)
+	assert.Contains(t, err.Error(), "in tag set i2b2-2014 and i2b2.zip:release.json one in tag set open: import them one at a time, or give the tag set")
+	res, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "both", Format: "brat", TagSet: phi.I2B22014}, concat(brat, xml))
+	require.NoError(t, err, "both named: the archives' own say nothing")
+	assert.Empty(t, res.FromRelease)
+
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "unknown"}, archive("brat.zip", "brat", "i2b2-2031", "100"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `brat.zip:release.json: tagset: unknown tag set "i2b2-2031"`)
+	bad := formats.Files([]formats.File{{Name: "release.json", Data: []byte(`{"name": "r", "version": "1", "format": "brat-1.3"}`)}})
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "unknown"}, concat(brat, bad))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "brat.zip:release.json is a release in format brat and release.json one in format brat-1.3")
+	_, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "unknown"}, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `release.json: format: unknown format "brat-1.3"`)
+
+	// A release.json that is no release's says nothing of the format, and
+	// is not read as one where the split is named.
+	for _, stray := range []string{`{"format": "jsonl", "tagset": "open"}`, `[1, 2, 3]`} {
+		notes := formats.Files([]formats.File{{Name: "release.json", Data: []byte(stray)},
+			{Name: "500-01.xml", Data: []byte(`<deIdi2b2><TEXT><![CDATA[Seen by Dr. Li.]]></TEXT><TAGS><DOCTOR id="P0" start="12" end="14" text="Li" TYPE="DOCTOR"/></TAGS></deIdi2b2>`)}})
+		res, err = s.ImportFrom(ctx, store.ImportOptions{Corpus: "stray", Split: "train", Replace: true}, notes)
+		require.NoError(t, err, stray)
+		assert.Equal(t, "i2b2", res.Format)
+		assert.Equal(t, phi.Open, res.Corpus.Tagset)
+	}
 }
 
 // A new corpus's name must survive paths and URLs: '/', '\', control

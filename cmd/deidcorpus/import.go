@@ -37,7 +37,8 @@ func init() {
 func setupImport(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "corpus to import into; created if needed (required)")
-	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 or meddocan (labels checked, categories filled in), or open (any label; the default)")
+	tagset := fs.String("tagset", "", "tag set of a new corpus: i2b2-2014 or meddocan (labels checked, categories filled in), or open (any label); "+
+		"default the one a release archive's release.json names, else open")
 	format := fs.String("format", "", "input format ("+strings.Join(formats.Names(), ", ")+"); default the one a release "+
 		"archive's release.json names (and its tag set, for a new corpus), else "+formats.Default)
 	split := fs.String("split", "", "split of every imported document: train, dev, test or unassigned")

@@ -119,7 +119,7 @@ func noteReleaseLine(ctx context.Context, e *env, st *store.Store, r *ent.Releas
 	ref := release.Ref(r.Name, r.Version)
 	if parent != "" {
 		if p, err := st.ReleaseByRef(ctx, parent); err == nil && p.Share && !r.Share {
-			fmt.Fprintf(e.stderr, "note: %s is shared outside and %s is not: --share is given to each release that is\n", parent, ref)
+			fmt.Fprintf(e.stderr, "note: %s is shared but %s is not (--share is not inherited): no release that follows %s can be shared\n", parent, ref, ref)
 		}
 		return
 	}
@@ -127,15 +127,15 @@ func noteReleaseLine(ctx context.Context, e *env, st *store.Store, r *ent.Releas
 	if err != nil {
 		return
 	}
-	var earlier []string
+	latest := "" // the last of the name's other versions, in version order
 	for _, o := range all {
 		if o.Name == r.Name && o.Corpus == r.Corpus && o.ID != r.ID {
-			earlier = append(earlier, release.Ref(o.Name, o.Version))
+			latest = release.Ref(o.Name, o.Version)
 		}
 	}
-	if len(earlier) > 0 {
-		fmt.Fprintf(e.stderr, "note: %s has no parent though %s of its name came before (no --parent): its datasheet names none, "+
-			"and a release cannot change; the next version can follow it with --parent %s\n", ref, strings.Join(earlier, ", "), ref)
+	if latest != "" {
+		fmt.Fprintf(e.stderr, "note: %s follows no release though %s was made before it (no --parent): its datasheet names no parent, "+
+			"and a release cannot change\n", ref, latest)
 	}
 }
 

@@ -100,10 +100,10 @@ func TestResynthCheckFailed(t *testing.T) {
 	// nothing: both are said, and the release is made.
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "pub", "--version", "1.1.0", "--parent", "pub@1.0.0")
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, errs, "note: pub@1.0.0 is shared outside and pub@1.1.0 is not")
+	assert.Contains(t, errs, "note: pub@1.0.0 is shared but pub@1.1.0 is not (--share is not inherited)")
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "r", "--version", "1.1.0")
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, errs, "note: r@1.1.0 has no parent though r@1.0.0 of its name came before")
+	assert.Contains(t, errs, "note: r@1.1.0 follows no release though r@1.0.0 was made before it")
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a-r", "--name", "r", "--version", "1.2.0", "--parent", "r@1.1.0")
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, errs, "note:")
