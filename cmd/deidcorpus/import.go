@@ -29,6 +29,7 @@ func init() {
 			"deidcorpus import --corpus notes --tagset i2b2-2014 --split train notes/train/ notes-dev.zip",
 			"deidcorpus import --corpus notes --set annotator2 --kind annotator --format brat second-pass/",
 			"deidcorpus import --corpus meddocan --tagset meddocan --format brat --split train meddocan/train/brat/",
+			"deidcorpus import --corpus notes-back notes-1.0.0.zip   # a release archive: its format, tag set and splits",
 		},
 		setup: setupImport,
 	})
