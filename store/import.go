@@ -591,7 +591,8 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 		}
 	}
 	var pending []pipeline.Document
-	var conflicts []string
+	var conflicts, newText []string
+	resynthesized := existing != nil && existing.Provenance["source"] == "resynthesis"
 	check := func() error {
 		if existing != nil && len(pending) > 0 {
 			found, err := lookupExisting(ctx, s.Client, existing.ID, setID, pending, opt.Resume)
@@ -599,6 +600,9 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 				return err
 			}
 			conflicts = append(conflicts, found.conflicts(pending)...)
+			if resynthesized {
+				newText = append(newText, found.newText(pending)...)
+			}
 		}
 		pending = pending[:0]
 		return nil
@@ -631,10 +635,25 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 	if err == nil {
 		err = check()
 	}
+	if err == nil && len(newText) > 0 {
+		err = resynthesizedError(opt, newText)
+	}
 	if err == nil && !opt.Replace {
 		err = conflictError(opt, conflicts)
 	}
 	return kept, total, err
+}
+
+// resynthesizedError refuses text imported into a corpus made by
+// resynthesis: its check (which --share relies on) read only the text
+// resynthesis wrote, so a note added or replaced there could carry
+// original PHI into a shared release. Layers on its notes, their text
+// unchanged, are welcome.
+func resynthesizedError(opt ImportOptions, ids []string) error {
+	return apperr.New(apperr.Conflict, "corpus %q was made by resynthesis, and its check covers only the text resynthesis wrote: "+
+		"the import would add or change the text of %s. Import them into a corpus of their own (text whose PHI was "+
+		"replaced elsewhere with --corpus-kind surrogate), or resynthesize the source again with them in it",
+		opt.Corpus, listFirst(ids, "document"))
 }
 
 func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind string) (*ent.AnnotationSet, error) {
@@ -1008,20 +1027,38 @@ func (e *existingDocs) conflicts(docs []pipeline.Document) []string {
 	return out
 }
 
+// newText lists the documents of docs that the corpus does not hold, or
+// holds with other text.
+func (e *existingDocs) newText(docs []pipeline.Document) []string {
+	var out []string
+	for _, d := range docs {
+		if o, ok := e.old[d.ID]; !ok || o.Checksum != checksum(d.Text) {
+			out = append(out, d.ID)
+		}
+	}
+	return out
+}
+
 // conflictError names the first conflicting documents, or is nil.
 func conflictError(opt ImportOptions, conflicts []string) error {
 	if len(conflicts) == 0 {
 		return nil
 	}
-	conflicts = slices.Clone(conflicts)
-	sort.Strings(conflicts)
+	return apperr.New(apperr.Conflict, "corpus %q already has %s in set %q (import with replace, --replace on the command line, to overwrite them)",
+		opt.Corpus, listFirst(conflicts, "document(s)"), opt.Set)
+}
+
+// listFirst names the first five of ids in order, after noun, and counts
+// the rest.
+func listFirst(ids []string, noun string) string {
+	ids = slices.Clone(ids)
+	sort.Strings(ids)
 	more := ""
-	if len(conflicts) > 5 {
-		more = fmt.Sprintf(" and %d more", len(conflicts)-5)
-		conflicts = conflicts[:5]
+	if len(ids) > 5 {
+		more = fmt.Sprintf(" and %d more", len(ids)-5)
+		ids = ids[:5]
 	}
-	return apperr.New(apperr.Conflict, "corpus %q already has document(s) %s%s in set %q (import with replace, --replace on the command line, to overwrite them)",
-		opt.Corpus, strings.Join(conflicts, ", "), more, opt.Set)
+	return noun + " " + strings.Join(ids, ", ") + more
 }
 
 // otherTagSet explains a type the corpus's tag set lacks and is not a

@@ -157,3 +157,39 @@ func TestResynthSaysWhatItCopied(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `901-01\s+901\s+PATIENT\s+30-39\s+\d+-\d+\s+"Garfunkel"`, out)
 }
+
+// A corpus made by resynthesis takes no text from an import: its check,
+// which --share relies on, read only what resynthesis wrote, so an original
+// note added or replaced there would be shared as if checked. A second
+// layer of annotations on its notes, their text unchanged, is taken.
+func TestResynthesizedCorpusTakesNoImportedText(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "resynth", "--db", db, "--corpus", "c", "--out", "c-r")
+	require.Equal(t, 0, code, errs)
+
+	for _, args := range [][]string{
+		{"--replace", "../../testdata/i2b2"}, // the originals over the surrogates
+		{filepath.Join(dir, "new")},          // a note the corpus lacks
+	} {
+		if args[0] != "--replace" {
+			require.NoError(t, os.Mkdir(args[0], 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(args[0], "999-01.xml"), []byte(leakingNote), 0o644))
+		}
+		code, _, errs = cli(t, append([]string{"import", "--db", db, "--corpus", "c-r"}, args...)...)
+		assert.Equal(t, 4, code, errs)
+		assert.Contains(t, errs, `corpus "c-r" was made by resynthesis, and its check covers only the text resynthesis wrote`)
+	}
+	code, out, errs := cli(t, "corpora", "--db", db)
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `c-r\s+i2b2-2014\s+surrogate\s+resynthesis\s+passed\s+3\s+gold`, out, "nothing was written")
+
+	layer := filepath.Join(dir, "layer")
+	code, _, errs = cli(t, "export", "--db", db, "--corpus", "c-r", "--out", layer)
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "import", "--db", db, "--corpus", "c-r", "--set", "second", "--kind", "annotator", layer)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "imported 3 documents")
+}
