@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/phi"
 )
 
 // ExternalOptions bound the calls to external taggers, so that an endpoint
@@ -153,8 +155,11 @@ func (c *ExternalClient) postOnce(ctx context.Context, endpoint string, body []b
 	return &out, nil
 }
 
-// Tag sends documents to an external tagger and returns them with its spans.
-func (c *ExternalClient) Tag(ctx context.Context, endpoint string, docs []pipeline.Document) ([]pipeline.Document, error) {
+// Tag sends documents to an external tagger and returns them with its spans,
+// their labels ("CITY" or "LOCATION/CITY") read against ts, the corpus's tag
+// set (nil: open), as an import reads a file's: a type of a declared tag set
+// gets its category, so that the spans score against the gold.
+func (c *ExternalClient) Tag(ctx context.Context, endpoint string, ts *phi.TagSet, docs []pipeline.Document) ([]pipeline.Document, error) {
 	req := ExternalRequest{Documents: make([]ExternalDocument, len(docs))}
 	for i, d := range docs {
 		req.Documents[i] = ExternalDocument{ID: d.ID, Patient: d.Patient, Text: d.Text}
@@ -179,7 +184,15 @@ func (c *ExternalClient) Tag(ctx context.Context, endpoint string, docs []pipeli
 			return nil, apperr.New(apperr.Invalid, "external tagger %s returned unknown document %q", endpoint, od.ID)
 		}
 		for _, s := range od.Spans {
-			tagged[i].Spans = append(tagged[i].Spans, pipeline.Span{Start: s.Start, End: s.End, Category: s.Label, Type: s.Label})
+			cat, typ, found := strings.Cut(s.Label, "/")
+			if !found {
+				cat, typ = "", s.Label
+			}
+			cat, typ, err := phi.Normalize(ts, cat, typ)
+			if err != nil {
+				return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: span %d-%d label %q: %v", endpoint, od.ID, s.Start, s.End, s.Label, err)
+			}
+			tagged[i].Spans = append(tagged[i].Spans, pipeline.Span{Start: s.Start, End: s.End, Category: cat, Type: typ})
 		}
 	}
 	for i := range tagged {

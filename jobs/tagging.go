@@ -18,6 +18,7 @@ import (
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 	"deidcorpus/version"
@@ -372,7 +373,7 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	if err := decodeParams(part, &spec); err != nil || len(spec.Patients) == 0 {
 		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients (%v)", parent.ID, err)
 	}
-	tagFn, _, err := run.manager.modelTagger(t.model, t.p.RecallBias)
+	tagFn, _, err := run.manager.modelTagger(t.model, t.p.RecallBias, t.c)
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +464,7 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		return nil, err
 	}
 	if len(t.p.Curve) > 0 {
-		_, tm, err := run.manager.modelTagger(t.model, t.p.RecallBias)
+		_, tm, err := run.manager.modelTagger(t.model, t.p.RecallBias, t.c)
 		if err != nil {
 			return nil, err
 		}
@@ -482,13 +483,15 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 }
 
 // modelTagger returns the tagging function of a stored model and, for a
-// built-in one, the model itself. A built-in model is decoded once per
+// built-in one, the model itself (an external one's labels read against
+// corpus c's tag set). A built-in model is decoded once per
 // process and kept while the next job uses it too (every part of a tag job
 // would decode it again).
-func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
+func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64, c *ent.Corpus) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
 	if row.Kind == model.KindExternal {
+		ts, _ := phi.Lookup(c.Tagset)
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return m.external.Tag(ctx, row.Endpoint, docs)
+			return m.external.Tag(ctx, row.Endpoint, ts, docs)
 		}, nil, nil
 	}
 	m.lastModel.Lock()

@@ -203,7 +203,12 @@ func TestExternalTagger(t *testing.T) {
 			runes := []rune(d.Text)
 			for i := 0; i+3 <= len(runes); i++ {
 				if string(runes[i:i+3]) == "Dr." {
-					od.Spans = append(od.Spans, span{i, i + 3, "TITLE"})
+					// A type alone or with its category, as i2b2 writes it.
+					label := []string{"HOSPITAL", "LOCATION/HOSPITAL"}[len(od.Spans)%2]
+					if strings.Contains(d.Text, "UNKNOWN-LABEL") {
+						label = "TITLE"
+					}
+					od.Spans = append(od.Spans, span{i, i + 3, label})
 				}
 			}
 			out.Documents = append(out.Documents, od)
@@ -211,7 +216,7 @@ func TestExternalTagger(t *testing.T) {
 		json.NewEncoder(w).Encode(out)
 	}))
 	defer ext.Close()
-	_, err := st.RegisterExternalModel(ctx, "titles", ext.URL, []string{"TITLE"}, "")
+	_, err := st.RegisterExternalModel(ctx, "titles", ext.URL, []string{"HOSPITAL"}, "")
 	require.NoError(t, err)
 	m := newManager(t, st, nil, jobs.Options{})
 	tg, err := m.Enqueue(ctx, jobs.TagParams{Model: "titles", Corpus: "notes"}, "", nil)
@@ -226,10 +231,21 @@ func TestExternalTagger(t *testing.T) {
 		n += strings.Count(d.Text, "Dr.")
 		for _, s := range d.Spans {
 			assert.Equal(t, "Dr.", s.Text)
+			assert.Equal(t, [2]string{"LOCATION", "HOSPITAL"}, [2]string{s.Category, s.Type}, "the corpus's tag set gives the category")
 		}
 		assert.Equal(t, strings.Count(d.Text, "Dr."), len(d.Spans))
 	}
 	assert.Positive(t, n)
+
+	// A label the corpus's tag set lacks fails the job, named.
+	other := []pipeline.Document{{ID: "900-01", Patient: "900", Text: "UNKNOWN-LABEL: seen by Dr. Li."}}
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "other", TagSet: "i2b2-2014"}, other)
+	require.NoError(t, err)
+	tg, err = m.Enqueue(ctx, jobs.TagParams{Model: "titles", Corpus: "other"}, "", nil)
+	require.NoError(t, err)
+	done = wait(t, m, tg.ID)[0]
+	require.Equal(t, job.StatusFailed, done.Status)
+	assert.Contains(t, done.Error, `document 900-01: span 23-26 label "TITLE": unknown type "TITLE" in tag set i2b2-2014`)
 }
 
 // TestExternalTaggerThatNeverAnswers: an endpoint that accepts the request
