@@ -392,6 +392,11 @@ type TrainOptions struct {
 	Workers int `json:"workers"`
 	// MinFreq drops attributes seen fewer times in training.
 	MinFreq int `json:"min_freq"`
+	// PruneBelow drops, once trained, the attributes whose every weight is
+	// smaller than this in magnitude: none can move a label's score by as
+	// much, and a smaller attribute table is a faster lookup when tagging.
+	// 0 keeps them all.
+	PruneBelow float64 `json:"prune_below,omitempty"`
 	// Margin and MissedMargin make training softmax-margin (Gimpel and
 	// Smith 2010): every wrong label of a token scores Margin more while
 	// the normalizer is summed, O on a PHI token MissedMargin more, so that
@@ -410,7 +415,7 @@ type marginCost struct{ wrong, missed float64 }
 func DefaultTraining() TrainOptions {
 	return TrainOptions{
 		L2: 0.1, MaxIterations: 150, Epsilon: 1e-4, Period: 10,
-		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1, Margin: 1,
+		GradientThreshold: 1e-6, Memory: 6, Workers: 2, MinFreq: 1, Margin: 1, PruneBelow: 1e-3,
 	}
 }
 
@@ -428,6 +433,8 @@ func (o TrainOptions) validate() error {
 		return fmt.Errorf("workers %d out of range [1, 256]", o.Workers)
 	case o.MinFreq < 1:
 		return fmt.Errorf("min_freq must be >= 1")
+	case !(o.PruneBelow >= 0 && o.PruneBelow < 1):
+		return fmt.Errorf("prune_below must be in [0, 1)")
 	case !(o.Margin >= 0 && o.Margin <= 100) || !(o.MissedMargin >= 0 && o.MissedMargin <= 100):
 		return fmt.Errorf("margin and missed_margin must be in [0, 100]")
 	}

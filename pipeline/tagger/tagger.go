@@ -173,6 +173,9 @@ func Train(ctx context.Context, docs []pipeline.Document, cfg Config, progress f
 	if err != nil {
 		return nil, fmt.Errorf("tagger: training: %w", err)
 	}
+	if cfg.Training.PruneBelow > 0 {
+		m.dropNegligible(cfg.Training.PruneBelow)
+	}
 	progress(Progress{Stage: "post", Done: 0, Total: 1})
 	gold := goldTokenSpans(docs, ts.toks, m.Types)
 	m.learnt.Rules = append(bindRules(ts.toks, gold, m.Types, cfg.Post), bindAttributions(ts.toks, gold, m.Types, m.ext.gaz, cfg.Post)...)
@@ -347,6 +350,37 @@ func (m *Model) dropRare(seqs []sequence, counts []int, minFreq int) {
 		}
 		s.attrs = attrs
 	}
+	m.attrs = kept
+	m.attrIndex = make(map[string]int32, len(kept))
+	for i, a := range kept {
+		m.attrIndex[a] = int32(i)
+	}
+}
+
+// dropNegligible removes, once the CRF is trained, the attributes whose
+// every state weight is below eps in magnitude (TrainOptions.PruneBelow),
+// and their features.
+func (m *Model) dropNegligible(eps float64) {
+	c := m.crf
+	var kept []string
+	attrStart := []int32{0}
+	var featLabel []uint16
+	var w []float64
+	for a, name := range m.attrs {
+		from, to := c.attrStart[a], c.attrStart[a+1]
+		top := 0.0
+		for _, v := range c.w[from:to] {
+			top = max(top, math.Abs(v))
+		}
+		if top < eps {
+			continue
+		}
+		kept = append(kept, name)
+		featLabel = append(featLabel, c.featLabel[from:to]...)
+		w = append(w, c.w[from:to]...)
+		attrStart = append(attrStart, int32(len(featLabel)))
+	}
+	c.attrStart, c.featLabel, c.w = attrStart, featLabel, append(w, c.w[c.nState():]...)
 	m.attrs = kept
 	m.attrIndex = make(map[string]int32, len(kept))
 	for i, a := range kept {

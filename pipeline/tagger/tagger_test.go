@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +378,56 @@ func TestEmptyDocumentsAndNoSpans(t *testing.T) {
 	}
 	if _, err := Train(context.Background(), nil, cfg, nil); !errors.Is(err, ErrInput) {
 		t.Error("training on nothing succeeded")
+	}
+}
+
+// Pruning keeps exactly the attributes with a weight of at least
+// PruneBelow in magnitude, with their features' weights and the
+// transitions unchanged, and what is dropped changes no decision here.
+func TestPruneBelowDropsOnlyNegligibleAttributes(t *testing.T) {
+	docs := readMeddocan(t, "train")[:15]
+	cfg := DefaultConfig()
+	cfg.Training.MaxIterations = 20
+	cfg.Training.PruneBelow = 0
+	full, err := Train(context.Background(), docs, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps = 1e-2
+	cfg.Training.PruneBelow = eps
+	pruned, err := Train(context.Background(), docs, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := func(m *Model) map[string][]float64 {
+		out := map[string][]float64{}
+		for a, name := range m.attrs {
+			out[name] = m.crf.w[m.crf.attrStart[a]:m.crf.attrStart[a+1]]
+		}
+		return out
+	}
+	kept, all := weights(pruned), weights(full)
+	for name, w := range all {
+		large := slices.ContainsFunc(w, func(v float64) bool { return math.Abs(v) >= eps })
+		if got, ok := kept[name]; ok != large || ok && !slices.Equal(got, w) {
+			t.Fatalf("attribute %q, weights %v: kept %v (%v), want kept %v", name, w, ok, got, large)
+		}
+	}
+	if len(kept) == len(all) || len(kept) == 0 {
+		t.Fatalf("%d of %d attributes kept: the test needs some of each", len(kept), len(all))
+	}
+	if !slices.Equal(pruned.crf.w[pruned.crf.nState():], full.crf.w[full.crf.nState():]) {
+		t.Error("transition weights changed")
+	}
+	if pruned.Meta.Attributes != len(kept) || pruned.Meta.Features != len(pruned.crf.w) {
+		t.Errorf("meta %+v for %d attributes and %d weights", pruned.Meta, len(kept), len(pruned.crf.w))
+	}
+	dev := readMeddocan(t, "dev")[:20]
+	x, _ := full.Tag(context.Background(), dev, TagOptions{})
+	y, _ := pruned.Tag(context.Background(), dev, TagOptions{})
+	for i := range x {
+		if !slices.Equal(x[i].Spans, y[i].Spans) {
+			t.Errorf("%s: spans %v unpruned, %v pruned", x[i].ID, x[i].Spans, y[i].Spans)
+		}
 	}
 }
