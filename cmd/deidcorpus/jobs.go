@@ -293,7 +293,7 @@ func warnWhileQueued(ctx context.Context, e *env, st *store.Store, ids []int) (s
 // reportFinished prints each finished job and fails if one did not succeed,
 // with the first failure's code (so its exit status).
 func reportFinished(e *env, js []*ent.Job) error {
-	var failed []string
+	var notOK []string // "failed: 7", "cancelled: 5"
 	var first error
 	for _, j := range js {
 		fmt.Fprintf(e.stdout, "job %d (%s): %s", j.ID, j.Kind, j.Status)
@@ -309,14 +309,14 @@ func reportFinished(e *env, js []*ent.Job) error {
 			}
 		}
 		if err := jobs.Err(j); err != nil {
-			failed = append(failed, strconv.Itoa(j.ID))
+			notOK = append(notOK, fmt.Sprintf("%s: %d", j.Status, j.ID))
 			if first == nil {
 				first = err
 			}
 		}
 	}
-	if len(failed) > 0 {
-		return apperr.New(apperr.CodeOf(first), "not every job succeeded (failed: %s)", strings.Join(failed, ", "))
+	if len(notOK) > 0 {
+		return apperr.New(apperr.CodeOf(first), "not every job succeeded (%s)", strings.Join(notOK, "; "))
 	}
 	return nil
 }

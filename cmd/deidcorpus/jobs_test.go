@@ -193,3 +193,18 @@ func waitWithWorker(t *testing.T, db, kind, queued string) (id, out string) {
 	require.Equal(t, 0, code, errs)
 	return m[1], out
 }
+
+// jobs wait names a cancelled job as cancelled, not as failed.
+func TestJobsWaitSaysCancelled(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	code, out, errs := cli(t, "import", "--db", db, "--corpus", "a", "--async", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	m := regexp.MustCompile(`job (\d+) queued`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	code, _, errs = cli(t, "jobs", "cancel", "--db", db, m[1])
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "jobs", "wait", "--db", db, m[1])
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, out, "job "+m[1]+" (import): cancelled")
+	assert.Contains(t, errs, "not every job succeeded (cancelled: "+m[1]+")")
+}
