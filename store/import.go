@@ -9,7 +9,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -591,7 +590,7 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 		}
 	}
 	var pending []pipeline.Document
-	var conflicts, newText []string
+	var conflicts, newText firstIDs // memory holds a few, however large the import
 	resynthesized := existing != nil && existing.Provenance["source"] == "resynthesis"
 	check := func() error {
 		if existing != nil && len(pending) > 0 {
@@ -599,9 +598,9 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 			if err != nil {
 				return err
 			}
-			conflicts = append(conflicts, found.conflicts(pending)...)
+			conflicts.add(found.conflicts(pending)...)
 			if resynthesized {
-				newText = append(newText, found.newText(pending)...)
+				newText.add(found.newText(pending)...)
 			}
 		}
 		pending = pending[:0]
@@ -635,10 +634,10 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 	if err == nil {
 		err = check()
 	}
-	if err == nil && len(newText) > 0 {
+	if err == nil && newText.n > 0 {
 		err = resynthesizedError(opt, newText)
 	}
-	if err == nil && !opt.Replace {
+	if err == nil && !opt.Replace && conflicts.n > 0 {
 		err = conflictError(opt, conflicts)
 	}
 	return kept, total, err
@@ -649,11 +648,11 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 // resynthesis wrote, so a note added or replaced there could carry
 // original PHI into a shared release. Layers on its notes, their text
 // unchanged, are welcome.
-func resynthesizedError(opt ImportOptions, ids []string) error {
+func resynthesizedError(opt ImportOptions, ids firstIDs) error {
 	return apperr.New(apperr.Conflict, "corpus %q was made by resynthesis, and its check covers only the text resynthesis wrote: "+
 		"the import would add or change the text of %s. Import them into a corpus of their own (text whose PHI was "+
 		"replaced elsewhere with --corpus-kind surrogate), or resynthesize the source again with them in it",
-		opt.Corpus, listFirst(ids, "document"))
+		opt.Corpus, ids.describe("document"))
 }
 
 func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind string) (*ent.AnnotationSet, error) {
@@ -693,8 +692,9 @@ func (s *Store) writeDocuments(ctx context.Context, tx *ent.Tx, corpusID, setID 
 		}
 	}
 	if !opt.Replace {
-		if err := conflictError(opt, found.conflicts(docs)); err != nil {
-			return err
+		var conflicts firstIDs
+		if conflicts.add(found.conflicts(docs)...); conflicts.n > 0 {
+			return conflictError(opt, conflicts)
 		}
 	}
 	if len(found.done) > 0 {
@@ -1039,26 +1039,39 @@ func (e *existingDocs) newText(docs []pipeline.Document) []string {
 	return out
 }
 
-// conflictError names the first conflicting documents, or is nil.
-func conflictError(opt ImportOptions, conflicts []string) error {
-	if len(conflicts) == 0 {
-		return nil
-	}
+// conflictError names the first conflicting documents.
+func conflictError(opt ImportOptions, conflicts firstIDs) error {
 	return apperr.New(apperr.Conflict, "corpus %q already has %s in set %q (import with replace, --replace on the command line, to overwrite them)",
-		opt.Corpus, listFirst(conflicts, "document(s)"), opt.Set)
+		opt.Corpus, conflicts.describe("document(s)"), opt.Set)
 }
 
-// listFirst names the first five of ids in order, after noun, and counts
-// the rest.
-func listFirst(ids []string, noun string) string {
-	ids = slices.Clone(ids)
-	sort.Strings(ids)
-	more := ""
-	if len(ids) > 5 {
-		more = fmt.Sprintf(" and %d more", len(ids)-5)
-		ids = ids[:5]
+// firstIDs keeps the first few ids in sort order of those added, and counts
+// them all.
+type firstIDs struct {
+	ids []string
+	n   int
+}
+
+// firstIDsKept is how many ids an error names.
+const firstIDsKept = 5
+
+func (f *firstIDs) add(ids ...string) {
+	for _, id := range ids {
+		f.n++
+		i, _ := slices.BinarySearch(f.ids, id)
+		if i < firstIDsKept {
+			f.ids = slices.Insert(f.ids, i, id)[:min(len(f.ids)+1, firstIDsKept)]
+		}
 	}
-	return noun + " " + strings.Join(ids, ", ") + more
+}
+
+// describe names the ids kept after noun, and counts the rest.
+func (f firstIDs) describe(noun string) string {
+	more := ""
+	if f.n > len(f.ids) {
+		more = fmt.Sprintf(" and %d more", f.n-len(f.ids))
+	}
+	return noun + " " + strings.Join(f.ids, ", ") + more
 }
 
 // otherTagSet explains a type the corpus's tag set lacks and is not a
