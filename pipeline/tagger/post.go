@@ -431,15 +431,18 @@ func titleWords(toks []*Tokens, gold []goldSpans, types []SpanType) map[string][
 
 // isTitleLike tells whether w could be a title: a word of two letters or
 // more, not a number ("46" before a postal code) or an initial.
-func isTitleLike(w string) bool {
+func isTitleLike(w string) bool { return runesAll(w, unicode.IsLetter) >= 2 }
+
+// runesAll is the number of code points of w if every one is, 0 if not.
+func runesAll(w string, is func(rune) bool) int {
 	n := 0
 	for _, r := range w {
-		if !unicode.IsLetter(r) {
-			return false
+		if !is(r) {
+			return 0
 		}
 		n++
 	}
-	return n >= 2
+	return n
 }
 
 // trim extracts PHI from inside the tokens the CRF marked (Yang 3.4 step 1):
@@ -490,13 +493,7 @@ func abbreviationEnd(tk *Tokens, first, last int) bool {
 
 // isCapitals tells whether w is one to three upper-case letters.
 func isCapitals(w string) bool {
-	n := 0
-	for _, r := range w {
-		if !unicode.IsUpper(r) {
-			return false
-		}
-		n++
-	}
+	n := runesAll(w, unicode.IsUpper)
 	return n >= 1 && n <= 3
 }
 

@@ -90,17 +90,13 @@ func (m *Model) retype(td *taggedDoc) {
 	if len(m.learnt.Retypes) == 0 {
 		return
 	}
-	matches := td.matches
-	if matches == nil {
-		matches = matchTemplates(td.tk)
-	}
 	sort.Slice(td.pred, func(i, j int) bool { return td.pred[i].first < td.pred[j].first })
 	for _, b := range m.learnt.Retypes {
 		for k, t := range templates {
 			if t.Name != b.Kind {
 				continue
 			}
-			for _, r := range matches[k] {
+			for _, r := range td.matches[k] {
 				i := sort.Search(len(td.pred), func(i int) bool { return td.pred[i].first >= r[0] })
 				if i == len(td.pred) || td.pred[i].first != r[0] || td.pred[i].last != r[1] || td.pred[i].typ == b.Type {
 					continue

@@ -38,7 +38,7 @@ func TestRetypeGivesARelativesAgeTheRelativesType(t *testing.T) {
 		{"Abuelo materno, que vive en el pueblo con su familia desde hace mucho, de 40 años.", "Abuelo materno", "40 años", "EDAD"},
 	} {
 		tk := Tokenize(c.text)
-		td := &taggedDoc{tk: tk, ix: pipeline.NewIndex(c.text), model: m}
+		td := &taggedDoc{tk: tk, ix: pipeline.NewIndex(c.text), model: m, matches: matchTemplates(tk)}
 		f0, l0 := tokRange(tk, c.before)
 		f1, l1 := tokRange(tk, c.age)
 		td.pred = []tokSpan{{f1, l1, 0}, {f0, l0, 1}}
