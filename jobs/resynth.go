@@ -514,6 +514,6 @@ func checkSummary(r *surrogate.Report) map[string]any {
 		"ok": r.OK(), "documents": r.Documents, "spans": r.Spans, "replaced": r.Replaced,
 		"misaligned": len(r.Misaligned), "leaks": len(r.Leaks), "identifiers": len(r.Identifiers), "unannotated": len(r.Unannotated),
 		"inconsistent": len(r.Inconsistent), "intervalErrors": len(r.IntervalErrors), "datesChecked": r.DatesChecked,
-		"equalToOriginal": len(r.EqualToOriginal), "review": r.Review, "namePatterns": patterns,
+		"equalToOriginal": len(r.EqualToOriginal), "metadata": len(r.Metadata), "review": r.Review, "namePatterns": patterns,
 	}
 }

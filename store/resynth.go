@@ -739,7 +739,7 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 // list lacks, or its maker does not count, still quarantines the corpus.
 func CheckFindings(summary map[string]any) int {
 	n := 0
-	for _, k := range []string{"misaligned", "leaks", "identifiers", "inconsistent", "intervalErrors", "equalToOriginal"} {
+	for _, k := range []string{"misaligned", "leaks", "identifiers", "inconsistent", "intervalErrors", "equalToOriginal", "metadata"} {
 		switch v := summary[k].(type) {
 		case int:
 			n += v

@@ -37,7 +37,7 @@ func checkFailed(out string, check map[string]any, report any) error {
 	for _, p := range []struct{ key, what string }{
 		{"leaks", "leaked originals"}, {"identifiers", "patient or note ids in the text"}, {"misaligned", "misaligned spans"},
 		{"inconsistent", "inconsistent surrogates"}, {"intervalErrors", "date interval errors"},
-		{"equalToOriginal", "surrogates equal to an original"},
+		{"equalToOriginal", "surrogates equal to an original"}, {"metadata", "note fields that give an original away"},
 	} {
 		if n := number(check[p.key]); n != "0" && n != "<nil>" {
 			problems = append(problems, n+" "+p.what)
@@ -109,9 +109,9 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(e.stdout, "check of %s: %s\n%s, %s, %d replaced, %d dates checked; %d misaligned, %d leaks, "+
-		"%d source ids, %d inconsistent, %d interval errors, %d equal to an original; %d unannotated finds, %d for review\n",
+		"%d source ids, %d inconsistent, %d interval errors, %d equal to an original, %d in note fields; %d unannotated finds, %d for review\n",
 		corpus, verdict, counted(r.Documents, "document"), counted(r.Spans, "span"), r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
-		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Unannotated), len(review))
+		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Metadata), len(r.Unannotated), len(review))
 	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {
 		if n == 0 {
 			return
@@ -151,6 +151,15 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.IntervalErrors), problems(r.IntervalErrors))
 	section("Surrogates equal to an original of their patient",
 		"DOCUMENT\tPATIENT\tTYPE\tORIGINAL\tSURROGATE\tEXPECTED", len(r.EqualToOriginal), problems(r.EqualToOriginal))
+	section("Note fields: a creation date, note type or span comment that gives an original away",
+		"DOCUMENT\tPATIENT\tFIELD\tPROBLEM", len(r.Metadata), func(tw *tabwriter.Writer, i int) {
+			m := r.Metadata[i]
+			field := m.Field
+			if m.Field == "comment" {
+				field = fmt.Sprintf("comment of span %d", m.Span+1)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Doc, m.Patient, field, m.Problem)
+		})
 	section("Unannotated: an original in text copied unchanged (a span missing in the source)",
 		"DOCUMENT\tPATIENT\tTYPE\tAT IN THE SOURCE\tAT IN THE SURROGATE\tVALUE",
 		len(r.Unannotated), func(tw *tabwriter.Writer, i int) {

@@ -45,6 +45,9 @@ type Report struct {
 	DatesChecked    int                `json:"datesChecked"`    // shifted dates whose interval to every other was verified
 	EqualToOriginal []SurrogateProblem `json:"equalToOriginal"` // a surrogate equal to an original value of its patient
 	NamePatterns    []PatternRow       `json:"namePatterns"`    // Yeniterzi et al. Table 7, original beside surrogate
+	// Metadata are fields beside the text (creation date, note type, span
+	// comments) that give an original away.
+	Metadata []MetadataProblem `json:"metadata"`
 	Review          int                `json:"review"`          // items the run listed for review
 }
 
@@ -65,6 +68,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	p.Misaligned, p.Leaks, p.Unannotated = orEmpty(p.Misaligned), orEmpty(p.Leaks), orEmpty(p.Unannotated)
 	p.Identifiers, p.Kept, p.Inconsistent = orEmpty(p.Identifiers), orEmpty(p.Kept), orEmpty(p.Inconsistent)
 	p.IntervalErrors, p.EqualToOriginal, p.NamePatterns = orEmpty(p.IntervalErrors), orEmpty(p.EqualToOriginal), orEmpty(p.NamePatterns)
+	p.Metadata = orEmpty(p.Metadata)
 	return json.Marshal(p)
 }
 
@@ -96,7 +100,7 @@ func orEmpty[T any](s []T) []T {
 // should learn.
 func (r *Report) OK() bool {
 	return len(r.Misaligned) == 0 && len(r.Leaks) == 0 && len(r.Identifiers) == 0 && len(r.Inconsistent) == 0 &&
-		len(r.IntervalErrors) == 0 && len(r.EqualToOriginal) == 0
+		len(r.IntervalErrors) == 0 && len(r.EqualToOriginal) == 0 && len(r.Metadata) == 0
 }
 
 // SpanProblem is a span whose text is not the document's text at its offsets.
@@ -359,6 +363,7 @@ func (c *Checker) Merge(st CheckState) {
 	r.Identifiers = append(r.Identifiers, p.Identifiers...)
 	r.IntervalErrors = append(r.IntervalErrors, p.IntervalErrors...)
 	r.EqualToOriginal = append(r.EqualToOriginal, p.EqualToOriginal...)
+	r.Metadata = append(r.Metadata, p.Metadata...)
 	for _, k := range st.Kept {
 		c.kept[[2]string{k.Type, k.Value}] += k.Count
 	}
@@ -461,6 +466,7 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 		r.Leaks = append(r.Leaks, dc.finds.leaks...)
 		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
 		r.Identifiers = append(r.Identifiers, dc.finds.ids...)
+		r.Metadata = append(r.Metadata, dc.metadata...)
 	}
 	byMap := map[[3]string]map[string]bool{}
 	for _, m := range res.Mappings {
@@ -533,6 +539,7 @@ type docCheck struct {
 	equal      []SurrogateProblem
 	interval   []SurrogateProblem
 	finds      docFinds
+	metadata   []MetadataProblem
 }
 
 // patientCheck is what the check counted in one patient's documents.
@@ -652,6 +659,13 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	// as kept, not counted as a leak where another span replaced it.
 	for v := range keptBy.m {
 		delete(replaced.m, v)
+	}
+	days, shifted := shift[p]
+	for n, di := range idx {
+		if checked[n] {
+			d := res.Docs[di]
+			docs[di].metadata = checkMetadata(p, *byID[d.ID], d, replaced, days, shifted, pol)
+		}
 	}
 	ids := patientIDs(p, docIDs)
 	for n, di := range idx {

@@ -53,6 +53,18 @@ var strategies = map[string]bool{Keep: true, Name: true, Username: true, DateShi
 	Organization: true, Profession: true, DepartmentS: true, Shape: true, Phone: true, Email: true, URL: true,
 	IP: true, SSN: true, SSNMask: true}
 
+// What a policy does with span comments (Policy.Comments).
+const (
+	CommentsDrop = "drop"
+	CommentsKeep = "keep"
+)
+
+// NoteTypeRule is when a note's type is kept (Policy.NoteTypes).
+type NoteTypeRule struct {
+	MinPatients int    `json:"minPatients"`
+	Neutral     string `json:"neutral"`
+}
+
 // Scopes a surrogate is consistent within.
 const (
 	ScopePatient = "patient" // the same original gets the same surrogate in one patient's records
@@ -92,6 +104,15 @@ type Policy struct {
 	// lists of the same names in the language's pack (see resources.Files).
 	Resources string          `json:"resources,omitempty"`
 	Types     map[string]Rule `json:"types"`
+	// Comments says what becomes of span comments and annotator notes,
+	// free text that often restates the value its span marks: "drop" (the
+	// default) or "keep", and then the check reads them as it reads text.
+	Comments string `json:"comments,omitempty"`
+	// NoteTypes says when a note's type is kept: where it is a category,
+	// written for at least MinPatients patients of the source and holding
+	// no annotated value of its own patient ("Alta de Amparo Ybarrondo" is
+	// neither). Other types become Neutral.
+	NoteTypes NoteTypeRule `json:"noteTypes"`
 
 	labels *labelMapper // resolves Mapping; made by Validate
 }
@@ -193,6 +214,15 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if p.DateShift.MinDays == 0 && p.DateShift.MaxDays == 0 {
 		p.DateShift = def.DateShift
 	}
+	if p.Comments == "" {
+		p.Comments = CommentsDrop
+	}
+	if p.NoteTypes.MinPatients == 0 {
+		p.NoteTypes.MinPatients = def.NoteTypes.MinPatients
+	}
+	if p.NoteTypes.Neutral == "" {
+		p.NoteTypes.Neutral = def.NoteTypes.Neutral
+	}
 	return &p, p.Validate()
 }
 
@@ -213,6 +243,17 @@ func (p *Policy) Validate() error {
 	}
 	if p.DateShift.MinDays <= 0 && p.DateShift.MaxDays >= 0 {
 		return fmt.Errorf("%w: dateShift [%d, %d] allows a shift of 0 days", ErrPolicy, p.DateShift.MinDays, p.DateShift.MaxDays)
+	}
+	switch p.Comments {
+	case CommentsDrop, CommentsKeep:
+	default:
+		return fmt.Errorf("%w: comments %q: want drop or keep", ErrPolicy, p.Comments)
+	}
+	if p.NoteTypes.MinPatients < 1 {
+		return fmt.Errorf("%w: noteTypes.minPatients %d: want 1 or more", ErrPolicy, p.NoteTypes.MinPatients)
+	}
+	if strings.TrimSpace(p.NoteTypes.Neutral) == "" {
+		return fmt.Errorf("%w: noteTypes.neutral is empty: name the type other notes get", ErrPolicy)
 	}
 	if p.Resources != "" {
 		if st, err := os.Stat(p.Resources); err != nil || !st.IsDir() {

@@ -174,6 +174,9 @@ type engine struct {
 	stored  map[string]*table // patient scope -> stored mappings
 	shifts  map[string]PatientShift
 	review  []ReviewItem
+	// noteTypes counts, for each folded note type, the patients whose
+	// records use it (see metadata.go).
+	noteTypes map[string]int
 }
 
 type dateRef struct{ doc, text string }
@@ -303,7 +306,9 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	})
 	out := patientResult{idx: p.docs}
 	for _, i := range p.docs {
-		out.docs = append(out.docs, g.rewrite(&docs[i]))
+		nd := g.rewrite(&docs[i])
+		g.metadata(&nd)
+		out.docs = append(out.docs, nd)
 	}
 	out.mappings = slices.Collect(tab.used())
 	out.shift = g.shift

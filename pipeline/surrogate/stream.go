@@ -133,7 +133,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	}
 	e := &engine{r: r, orig: newUnion(), perPat: map[string]*valueSet{},
 		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
-		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}}
+		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}, noteTypes: map[string]int{}}
 	for _, m := range store.Mappings {
 		t := e.corpus
 		if m.Scope != ScopeCorpus {
@@ -251,6 +251,7 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		}
 	}
 	for gi, g := range groups {
+		e.countNoteTypes(all, g.docs)
 		s.patients = append(s.patients, g.id)
 		s.sets = append(s.sets, preps[gi].values)
 		for _, i := range g.docs {

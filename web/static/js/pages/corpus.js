@@ -121,6 +121,7 @@ function checkCard(p) {
         ['Inconsistent', bad(c.inconsistent), 'one original value given different surrogates'],
         ['Interval errors', bad(c.intervalErrors), `date intervals not preserved (${num(c.datesChecked)} dates checked)`],
         ['Equal to original', num(c.equalToOriginal), 'surrogates that happen to equal the original'],
+        ['Note fields', c.metadata === undefined ? '—' : bad(c.metadata), 'a creation date, note type or span comment that gives an original away (not checked before 6 December 2026)'],
         ['Unannotated', num(c.unannotated), 'possible PHI outside the gold spans'],
         ...(p.unannotatedDocuments ? [['Unannotated, whole corpus', bad(Object.values(p.unannotatedDocuments).reduce((a, n) => a + n, 0)),
           'what the notes hold now, every run counted; sharing needs a curator’s reason while any remain']] : []),

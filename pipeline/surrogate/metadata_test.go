@@ -1,0 +1,173 @@
+package surrogate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"deidcorpus/pipeline"
+)
+
+// metadataCorpus is six patients' discharge notes, written on known days,
+// under a shared note type, each patient's first note with a span comment
+// that restates its name; patient p0 has a second note whose type names
+// them, and p1 a type no other patient uses.
+func metadataCorpus() []pipeline.Document {
+	var docs []pipeline.Document
+	names := []string{"Rigoberto Zamacola", "Amparo Ybarrondo", "Mendieta Espinosa", "Lucía Garmendia", "Tomás Irigoyen", "Elena Urquijo"}
+	for i, name := range names {
+		p := fmt.Sprintf("p%d", i)
+		text := "Paciente " + name + " ingresa el 12/03/2021."
+		start := len([]rune("Paciente "))
+		docs = append(docs, pipeline.Document{ID: p + "-1", Patient: p, RecordOrder: 1, NoteType: "Informe de alta",
+			Created: time.Date(2021, 3, 12, 10, 30, 0, 0, time.UTC), Text: text,
+			Spans: []pipeline.Span{
+				{Start: start, End: start + len([]rune(name)), Category: "NAME", Type: "PATIENT", Comment: "real name " + name + ", MRN 99887766"},
+				{Start: strings.Index(text, "12/03"), End: strings.Index(text, "12/03") + 10, Category: "DATE", Type: "DATE"},
+			}})
+	}
+	docs[1].NoteType = "Consulta de genética"
+	docs = append(docs, pipeline.Document{ID: "p0-2", Patient: "p0", RecordOrder: 2, NoteType: "Alta de Rigoberto Zamacola",
+		Created: time.Date(2021, 3, 20, 0, 0, 0, 0, time.UTC), Text: "Sin cambios."})
+	for i := range docs {
+		docs[i].FillText()
+	}
+	return docs
+}
+
+func TestResynthesisRewritesNoteFields(t *testing.T) {
+	docs := metadataCorpus()
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shift := map[string]int{}
+	for _, s := range res.Shifts {
+		shift[s.Patient] = s.Days
+	}
+	for i, d := range res.Docs {
+		o := docs[i]
+		if want := o.Created.AddDate(0, 0, shift[o.Patient]); !d.Created.Equal(want) {
+			t.Errorf("%s: created %v, want the original moved by the patient's %d days: %v", d.ID, d.Created, shift[o.Patient], want)
+		}
+		for _, s := range d.Spans {
+			if s.Comment != "" {
+				t.Errorf("%s: comment %q kept; the default policy drops comments", d.ID, s.Comment)
+			}
+		}
+	}
+	types := map[string]string{}
+	for _, d := range res.Docs {
+		types[d.ID] = d.NoteType
+	}
+	for id, want := range map[string]string{"p0-1": "Informe de alta", "p2-1": "Informe de alta", // five patients use it
+		"p1-1": "note", // one patient's type
+		"p0-2": "note", // names its patient
+	} {
+		if types[id] != want {
+			t.Errorf("%s: note type %q, want %q", id, types[id], want)
+		}
+	}
+	if rep := assertClean(t, docs, res, pol); len(rep.Metadata) != 0 {
+		t.Errorf("metadata findings on a clean run: %+v", rep.Metadata)
+	}
+
+	// A stricter policy: a type needs seven patients.
+	strict, err := ParsePolicy([]byte(`{"noteTypes": {"minPatients": 7, "neutral": "nota"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = New(strict, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Docs {
+		if d.NoteType != "nota" {
+			t.Errorf("%s: note type %q under minPatients 7, want the neutral nota", d.ID, d.NoteType)
+		}
+	}
+}
+
+func TestKeptCommentsAreChecked(t *testing.T) {
+	docs := metadataCorpus()
+	pol, err := ParsePolicy([]byte(`{"comments": "keep"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(pol, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Check(docs, res, pol)
+	if rep.OK() {
+		t.Fatal("the check passed surrogate notes whose kept comments name their patients")
+	}
+	found := map[string]bool{}
+	for _, m := range rep.Metadata {
+		if m.Field == "comment" && m.Span == 0 {
+			found[m.Doc] = true
+		}
+	}
+	for _, d := range docs {
+		if len(d.Spans) > 0 && !found[d.ID] {
+			t.Errorf("%s: the comment naming its patient is not reported (%+v)", d.ID, rep.Metadata)
+		}
+	}
+
+	// A comment that names nothing passes.
+	for i := range docs {
+		for j := range docs[i].Spans {
+			if docs[i].Spans[j].Comment != "" {
+				docs[i].Spans[j].Comment = "checked by two annotators"
+			}
+		}
+	}
+	res, err = New(pol, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := Check(docs, res, pol); len(rep.Metadata) != 0 {
+		t.Errorf("harmless kept comments reported: %+v", rep.Metadata)
+	}
+	if got := res.Docs[0].Spans[0].Comment; got != "checked by two annotators" {
+		t.Errorf("kept comment = %q", got)
+	}
+}
+
+func TestCheckFindsNoteFieldsCopiedAsTheyWere(t *testing.T) {
+	docs := metadataCorpus()
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a pipeline that copied the fields would write.
+	for i := range res.Docs {
+		res.Docs[i].Created = docs[i].Created
+		res.Docs[i].NoteType = docs[i].NoteType
+		for j := range res.Docs[i].Spans {
+			res.Docs[i].Spans[j].Comment = docs[i].Spans[j].Comment
+		}
+	}
+	rep := Check(docs, res, pol)
+	kinds := map[string]int{}
+	for _, m := range rep.Metadata {
+		kinds[m.Field]++
+	}
+	if kinds["created"] != len(docs) || kinds["comment"] != 6 || kinds["noteType"] != 1 {
+		t.Errorf("findings by field = %v, want created %d, comment 6, noteType 1 (%+v)", kinds, len(docs), rep.Metadata)
+	}
+	if rep.OK() {
+		t.Error("the check passed")
+	}
+}
+
+func TestPolicyRefusesBadNoteFieldRules(t *testing.T) {
+	for _, bad := range []string{`{"comments": "redact"}`, `{"noteTypes": {"minPatients": -1}}`, `{"noteTypes": {"neutral": "  "}}`} {
+		if _, err := ParsePolicy([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
