@@ -32,6 +32,8 @@ type Corpus struct {
 	CheckFindings int `json:"check_findings,omitempty"`
 	// the curator's resolution of a failed check: by, at, reason, findings
 	CheckResolution map[string]interface{} `json:"check_resolution,omitempty"`
+	// how the corpus names its notes and patients: by the source's ids (an import's own, or a surrogate corpus made before 6 December 2026) or by keyed pseudonyms of its source's ids, as resynthesis names them; curators read the pairs (deidcorpus resynth ids)
+	Ids corpus.Ids `json:"ids,omitempty"`
 	// how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -123,7 +125,7 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case corpus.FieldID, corpus.FieldCheckFindings, corpus.FieldContentVersion:
 			values[i] = new(sql.NullInt64)
-		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus:
+		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus, corpus.FieldIds:
 			values[i] = new(sql.NullString)
 		case corpus.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -191,6 +193,12 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 				if err := json.Unmarshal(*value, &_m.CheckResolution); err != nil {
 					return fmt.Errorf("unmarshal field check_resolution: %w", err)
 				}
+			}
+		case corpus.FieldIds:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ids", values[i])
+			} else if value.Valid {
+				_m.Ids = corpus.Ids(value.String)
 			}
 		case corpus.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -293,6 +301,9 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("check_resolution=")
 	builder.WriteString(fmt.Sprintf("%v", _m.CheckResolution))
+	builder.WriteString(", ")
+	builder.WriteString("ids=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Ids))
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))

@@ -109,6 +109,20 @@ func (_c *CorpusCreate) SetCheckResolution(v map[string]interface{}) *CorpusCrea
 	return _c
 }
 
+// SetIds sets the "ids" field.
+func (_c *CorpusCreate) SetIds(v corpus.Ids) *CorpusCreate {
+	_c.mutation.SetIds(v)
+	return _c
+}
+
+// SetNillableIds sets the "ids" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableIds(v *corpus.Ids) *CorpusCreate {
+	if v != nil {
+		_c.SetIds(*v)
+	}
+	return _c
+}
+
 // SetProvenance sets the "provenance" field.
 func (_c *CorpusCreate) SetProvenance(v map[string]interface{}) *CorpusCreate {
 	_c.mutation.SetProvenance(v)
@@ -273,6 +287,10 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultCheckFindings
 		_c.mutation.SetCheckFindings(v)
 	}
+	if _, ok := _c.mutation.Ids(); !ok {
+		v := corpus.DefaultIds
+		_c.mutation.SetIds(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := corpus.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -317,6 +335,14 @@ func (_c *CorpusCreate) check() error {
 	}
 	if _, ok := _c.mutation.CheckFindings(); !ok {
 		return &ValidationError{Name: "check_findings", err: errors.New(`ent: missing required field "Corpus.check_findings"`)}
+	}
+	if _, ok := _c.mutation.Ids(); !ok {
+		return &ValidationError{Name: "ids", err: errors.New(`ent: missing required field "Corpus.ids"`)}
+	}
+	if v, ok := _c.mutation.Ids(); ok {
+		if err := corpus.IdsValidator(v); err != nil {
+			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Corpus.created_at"`)}
@@ -378,6 +404,10 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CheckResolution(); ok {
 		_spec.SetField(corpus.FieldCheckResolution, field.TypeJSON, value)
 		_node.CheckResolution = value
+	}
+	if value, ok := _c.mutation.Ids(); ok {
+		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
+		_node.Ids = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -619,6 +649,18 @@ func (u *CorpusUpsert) ClearCheckResolution() *CorpusUpsert {
 	return u
 }
 
+// SetIds sets the "ids" field.
+func (u *CorpusUpsert) SetIds(v corpus.Ids) *CorpusUpsert {
+	u.Set(corpus.FieldIds, v)
+	return u
+}
+
+// UpdateIds sets the "ids" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateIds() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldIds)
+	return u
+}
+
 // SetProvenance sets the "provenance" field.
 func (u *CorpusUpsert) SetProvenance(v map[string]interface{}) *CorpusUpsert {
 	u.Set(corpus.FieldProvenance, v)
@@ -809,6 +851,20 @@ func (u *CorpusUpsertOne) UpdateCheckResolution() *CorpusUpsertOne {
 func (u *CorpusUpsertOne) ClearCheckResolution() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearCheckResolution()
+	})
+}
+
+// SetIds sets the "ids" field.
+func (u *CorpusUpsertOne) SetIds(v corpus.Ids) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetIds(v)
+	})
+}
+
+// UpdateIds sets the "ids" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateIds() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateIds()
 	})
 }
 
@@ -1174,6 +1230,20 @@ func (u *CorpusUpsertBulk) UpdateCheckResolution() *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) ClearCheckResolution() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearCheckResolution()
+	})
+}
+
+// SetIds sets the "ids" field.
+func (u *CorpusUpsertBulk) SetIds(v corpus.Ids) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetIds(v)
+	})
+}
+
+// UpdateIds sets the "ids" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateIds() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateIds()
 	})
 }
 

@@ -135,6 +135,20 @@ func (_u *CorpusUpdate) ClearCheckResolution() *CorpusUpdate {
 	return _u
 }
 
+// SetIds sets the "ids" field.
+func (_u *CorpusUpdate) SetIds(v corpus.Ids) *CorpusUpdate {
+	_u.mutation.SetIds(v)
+	return _u
+}
+
+// SetNillableIds sets the "ids" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableIds(v *corpus.Ids) *CorpusUpdate {
+	if v != nil {
+		_u.SetIds(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *CorpusUpdate) SetProvenance(v map[string]interface{}) *CorpusUpdate {
 	_u.mutation.SetProvenance(v)
@@ -397,6 +411,11 @@ func (_u *CorpusUpdate) check() error {
 			return &ValidationError{Name: "check_status", err: fmt.Errorf(`ent: validator failed for field "Corpus.check_status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Ids(); ok {
+		if err := corpus.IdsValidator(v); err != nil {
+			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -438,6 +457,9 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CheckResolutionCleared() {
 		_spec.ClearField(corpus.FieldCheckResolution, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Ids(); ok {
+		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -799,6 +821,20 @@ func (_u *CorpusUpdateOne) ClearCheckResolution() *CorpusUpdateOne {
 	return _u
 }
 
+// SetIds sets the "ids" field.
+func (_u *CorpusUpdateOne) SetIds(v corpus.Ids) *CorpusUpdateOne {
+	_u.mutation.SetIds(v)
+	return _u
+}
+
+// SetNillableIds sets the "ids" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableIds(v *corpus.Ids) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetIds(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *CorpusUpdateOne) SetProvenance(v map[string]interface{}) *CorpusUpdateOne {
 	_u.mutation.SetProvenance(v)
@@ -1074,6 +1110,11 @@ func (_u *CorpusUpdateOne) check() error {
 			return &ValidationError{Name: "check_status", err: fmt.Errorf(`ent: validator failed for field "Corpus.check_status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Ids(); ok {
+		if err := corpus.IdsValidator(v); err != nil {
+			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1132,6 +1173,9 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if _u.mutation.CheckResolutionCleared() {
 		_spec.ClearField(corpus.FieldCheckResolution, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Ids(); ok {
+		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)

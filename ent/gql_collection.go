@@ -808,6 +808,11 @@ func (_q *CorpusQuery) collectField(ctx context.Context, oneNode bool, opCtx *gr
 				selectedFields = append(selectedFields, corpus.FieldCheckFindings)
 				fieldSeen[corpus.FieldCheckFindings] = struct{}{}
 			}
+		case "ids":
+			if _, ok := fieldSeen[corpus.FieldIds]; !ok {
+				selectedFields = append(selectedFields, corpus.FieldIds)
+				fieldSeen[corpus.FieldIds] = struct{}{}
+			}
 		case "provenance":
 			if _, ok := fieldSeen[corpus.FieldProvenance]; !ok {
 				selectedFields = append(selectedFields, corpus.FieldProvenance)

@@ -1364,6 +1364,12 @@ type CorpusWhereInput struct {
 	CheckFindingsLT    *int  `json:"checkFindingsLT,omitempty"`
 	CheckFindingsLTE   *int  `json:"checkFindingsLTE,omitempty"`
 
+	// "ids" field predicates.
+	Ids      *corpus.Ids  `json:"ids,omitempty"`
+	IdsNEQ   *corpus.Ids  `json:"idsNEQ,omitempty"`
+	IdsIn    []corpus.Ids `json:"idsIn,omitempty"`
+	IdsNotIn []corpus.Ids `json:"idsNotIn,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -1650,6 +1656,18 @@ func (i *CorpusWhereInput) P() (predicate.Corpus, error) {
 	}
 	if i.CheckFindingsLTE != nil {
 		predicates = append(predicates, corpus.CheckFindingsLTE(*i.CheckFindingsLTE))
+	}
+	if i.Ids != nil {
+		predicates = append(predicates, corpus.IdsEQ(*i.Ids))
+	}
+	if i.IdsNEQ != nil {
+		predicates = append(predicates, corpus.IdsNEQ(*i.IdsNEQ))
+	}
+	if len(i.IdsIn) > 0 {
+		predicates = append(predicates, corpus.IdsIn(i.IdsIn...))
+	}
+	if len(i.IdsNotIn) > 0 {
+		predicates = append(predicates, corpus.IdsNotIn(i.IdsNotIn...))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, corpus.CreatedAtEQ(*i.CreatedAt))

@@ -3284,6 +3284,7 @@ type CorpusMutation struct {
 	check_findings         *int
 	addcheck_findings      *int
 	check_resolution       *map[string]interface{}
+	ids                    *corpus.Ids
 	provenance             *map[string]interface{}
 	created_at             *time.Time
 	content_version        *int
@@ -3690,6 +3691,42 @@ func (m *CorpusMutation) CheckResolutionCleared() bool {
 func (m *CorpusMutation) ResetCheckResolution() {
 	m.check_resolution = nil
 	delete(m.clearedFields, corpus.FieldCheckResolution)
+}
+
+// SetIds sets the "ids" field.
+func (m *CorpusMutation) SetIds(c corpus.Ids) {
+	m.ids = &c
+}
+
+// Ids returns the value of the "ids" field in the mutation.
+func (m *CorpusMutation) Ids() (r corpus.Ids, exists bool) {
+	v := m.ids
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIds returns the old "ids" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldIds(ctx context.Context) (v corpus.Ids, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIds: %w", err)
+	}
+	return oldValue.Ids, nil
+}
+
+// ResetIds resets all changes to the "ids" field.
+func (m *CorpusMutation) ResetIds() {
+	m.ids = nil
 }
 
 // SetProvenance sets the "provenance" field.
@@ -4137,7 +4174,7 @@ func (m *CorpusMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CorpusMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.name != nil {
 		fields = append(fields, corpus.FieldName)
 	}
@@ -4158,6 +4195,9 @@ func (m *CorpusMutation) Fields() []string {
 	}
 	if m.check_resolution != nil {
 		fields = append(fields, corpus.FieldCheckResolution)
+	}
+	if m.ids != nil {
+		fields = append(fields, corpus.FieldIds)
 	}
 	if m.provenance != nil {
 		fields = append(fields, corpus.FieldProvenance)
@@ -4190,6 +4230,8 @@ func (m *CorpusMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckFindings()
 	case corpus.FieldCheckResolution:
 		return m.CheckResolution()
+	case corpus.FieldIds:
+		return m.Ids()
 	case corpus.FieldProvenance:
 		return m.Provenance()
 	case corpus.FieldCreatedAt:
@@ -4219,6 +4261,8 @@ func (m *CorpusMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCheckFindings(ctx)
 	case corpus.FieldCheckResolution:
 		return m.OldCheckResolution(ctx)
+	case corpus.FieldIds:
+		return m.OldIds(ctx)
 	case corpus.FieldProvenance:
 		return m.OldProvenance(ctx)
 	case corpus.FieldCreatedAt:
@@ -4282,6 +4326,13 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCheckResolution(v)
+		return nil
+	case corpus.FieldIds:
+		v, ok := value.(corpus.Ids)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIds(v)
 		return nil
 	case corpus.FieldProvenance:
 		v, ok := value.(map[string]interface{})
@@ -4415,6 +4466,9 @@ func (m *CorpusMutation) ResetField(name string) error {
 		return nil
 	case corpus.FieldCheckResolution:
 		m.ResetCheckResolution()
+		return nil
+	case corpus.FieldIds:
+		m.ResetIds()
 		return nil
 	case corpus.FieldProvenance:
 		m.ResetProvenance()

@@ -179,6 +179,7 @@ type ComplexityRoot struct {
 		Documents      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
 		Evaluations    func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		ID             func(childComplexity int) int
+		Ids            func(childComplexity int) int
 		Kind           func(childComplexity int) int
 		Name           func(childComplexity int) int
 		Patients       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.PatientOrder, where *ent.PatientWhereInput) int
@@ -1267,6 +1268,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Corpus.ID(childComplexity), true
+	case "Corpus.ids":
+		if e.ComplexityRoot.Corpus.Ids == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Corpus.Ids(childComplexity), true
 	case "Corpus.kind":
 		if e.ComplexityRoot.Corpus.Kind == nil {
 			break
@@ -3838,6 +3845,8 @@ func (ec *executionContext) childFields_Corpus(ctx context.Context, field graphq
 		return ec.fieldContext_Corpus_checkStatus(ctx, field)
 	case "checkFindings":
 		return ec.fieldContext_Corpus_checkFindings(ctx, field)
+	case "ids":
+		return ec.fieldContext_Corpus_ids(ctx, field)
 	case "provenance":
 		return ec.fieldContext_Corpus_provenance(ctx, field)
 	case "createdAt":
@@ -8577,6 +8586,29 @@ func (ec *executionContext) _Corpus_checkFindings(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Corpus_checkFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Corpus_ids(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Corpus_ids(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ids, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v corpus.Ids) graphql.Marshaler {
+			return ec.marshalNCorpusIds2deidcorpusᚋentᚋcorpusᚐIds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Corpus_ids(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type CorpusIds does not have child fields"))
 }
 
 func (ec *executionContext) _Corpus_provenance(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
@@ -20541,7 +20573,7 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "checkStatus", "checkStatusNEQ", "checkStatusIn", "checkStatusNotIn", "checkFindings", "checkFindingsNEQ", "checkFindingsIn", "checkFindingsNotIn", "checkFindingsGT", "checkFindingsGTE", "checkFindingsLT", "checkFindingsLTE", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "tagset", "tagsetNEQ", "tagsetIn", "tagsetNotIn", "tagsetGT", "tagsetGTE", "tagsetLT", "tagsetLTE", "tagsetContains", "tagsetHasPrefix", "tagsetHasSuffix", "tagsetEqualFold", "tagsetContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "checkStatus", "checkStatusNEQ", "checkStatusIn", "checkStatusNotIn", "checkFindings", "checkFindingsNEQ", "checkFindingsIn", "checkFindingsNotIn", "checkFindingsGT", "checkFindingsGTE", "checkFindingsLT", "checkFindingsLTE", "ids", "idsNEQ", "idsIn", "idsNotIn", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasPatients", "hasPatientsWith", "hasDocuments", "hasDocumentsWith", "hasAnnotationSets", "hasAnnotationSetsWith", "hasEvaluations", "hasEvaluationsWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21010,6 +21042,34 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 				return it, err
 			}
 			it.CheckFindingsLTE = data
+		case "ids":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ids"))
+			data, err := ec.unmarshalOCorpusIds2ᚖdeidcorpusᚋentᚋcorpusᚐIds(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ids = data
+		case "idsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idsNEQ"))
+			data, err := ec.unmarshalOCorpusIds2ᚖdeidcorpusᚋentᚋcorpusᚐIds(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdsNEQ = data
+		case "idsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idsIn"))
+			data, err := ec.unmarshalOCorpusIds2ᚕdeidcorpusᚋentᚋcorpusᚐIdsᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdsIn = data
+		case "idsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idsNotIn"))
+			data, err := ec.unmarshalOCorpusIds2ᚕdeidcorpusᚋentᚋcorpusᚐIdsᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdsNotIn = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -29350,6 +29410,11 @@ func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "ids":
+			out.Values[i] = ec._Corpus_ids(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "provenance":
 			out.Values[i] = ec._Corpus_provenance(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34479,6 +34544,16 @@ func (ec *executionContext) marshalNCorpusConnection2ᚖdeidcorpusᚋentᚐCorpu
 	return ec._CorpusConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCorpusIds2deidcorpusᚋentᚋcorpusᚐIds(ctx context.Context, v any) (corpus.Ids, error) {
+	var res corpus.Ids
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCorpusIds2deidcorpusᚋentᚋcorpusᚐIds(ctx context.Context, sel ast.SelectionSet, v corpus.Ids) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCorpusKind2deidcorpusᚋentᚋcorpusᚐKind(ctx context.Context, v any) (corpus.Kind, error) {
 	var res corpus.Kind
 	err := res.UnmarshalGQL(v)
@@ -36054,6 +36129,58 @@ func (ec *executionContext) marshalOCorpusEdge2ᚖdeidcorpusᚋentᚐCorpusEdge(
 		return graphql.Null
 	}
 	return ec._CorpusEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCorpusIds2ᚕdeidcorpusᚋentᚋcorpusᚐIdsᚄ(ctx context.Context, v any) ([]corpus.Ids, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]corpus.Ids, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCorpusIds2deidcorpusᚋentᚋcorpusᚐIds(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCorpusIds2ᚕdeidcorpusᚋentᚋcorpusᚐIdsᚄ(ctx context.Context, sel ast.SelectionSet, v []corpus.Ids) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCorpusIds2deidcorpusᚋentᚋcorpusᚐIds(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCorpusIds2ᚖdeidcorpusᚋentᚋcorpusᚐIds(ctx context.Context, v any) (*corpus.Ids, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(corpus.Ids)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCorpusIds2ᚖdeidcorpusᚋentᚋcorpusᚐIds(ctx context.Context, sel ast.SelectionSet, v *corpus.Ids) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOCorpusKind2ᚕdeidcorpusᚋentᚋcorpusᚐKindᚄ(ctx context.Context, v any) ([]corpus.Kind, error) {

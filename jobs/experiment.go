@@ -375,6 +375,9 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		}
 		x = &experiment.Data{Name: p.Other, Train: odocs, TrainLabel: p.Other + " " + cmp.Or(p.OtherSplit, "train")}
 		if p.Kind == "or" {
+			if err := pairTwins(ctx, run.Store, p.Corpus, p.Other, &y, odocs); err != nil {
+				return nil, err
+			}
 			x.Train, x.Test = experiment.PartitionLike(odocs, y)
 			x.TrainLabel = strings.Replace(y.TrainLabel, p.Corpus, p.Other, 1)
 			x.TestLabel = strings.Replace(y.TestLabel, p.Corpus, p.Other, 1)
@@ -394,4 +397,24 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		plan, err = experiment.OriginalResynthesized(y, *x)
 	}
 	return plan, apperr.Wrap(apperr.Invalid, err)
+}
+
+// pairTwins names the notes of the original of an O/R pair as its
+// pseudonymous surrogate twin names them (y holds corpus's notes, odocs
+// other's), so that each note meets its surrogate.
+func pairTwins(ctx context.Context, st *store.Store, corpus, other string, y *experiment.Data, odocs []pipeline.Document) error {
+	original, names, err := st.TwinNames(ctx, corpus, other)
+	if err != nil || !names.Pseudonymous() {
+		return err
+	}
+	rename := [][]pipeline.Document{odocs}
+	if original == corpus {
+		rename = [][]pipeline.Document{y.Train, y.Test}
+	}
+	for _, docs := range rename {
+		for i := range docs {
+			names.Rename(&docs[i])
+		}
+	}
+	return nil
 }

@@ -168,11 +168,14 @@ type resynthesis struct {
 	policyJSON []byte
 	src        *ent.Corpus
 	total      int // the source's documents
+	// names are the target's ids of the source's notes.
+	names store.SurrogateNames
 	// done are the target's notes, which the job does not rewrite unless
-	// their source changed since: their outlines.
+	// their source changed since: their outlines, by the target's ids.
 	done map[string]surrogate.Outline
 	// unannotated are the target's notes with unannotated finds (from
-	// earlier runs): a note the job rewrites gets its own count.
+	// earlier runs), by the target's ids: a note the job rewrites gets its
+	// own count.
 	unannotated map[string]int
 	// todo counts the notes to write; when the job is split into parts,
 	// which are cut by the notes to write, todoOf counts them by patient and
@@ -213,7 +216,14 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 		return nil, err
 	}
 	var before time.Time
-	if out, err := st.CorpusByName(ctx, p.Out); err == nil {
+	out, err := st.CorpusByName(ctx, p.Out)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return nil, err
+	}
+	if r.names, err = st.SurrogateNames(out, r.src.ID); err != nil {
+		return nil, err
+	}
+	if out != nil {
 		if err := p.checkTarget(out); err != nil {
 			return nil, err
 		}
@@ -272,8 +282,8 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 	}
 	if err := st.EachBatch(ctx, r.src, p.Set, "", batchSize, func(batch []pipeline.Document) error {
 		for _, d := range batch {
-			if o, ok := r.done[d.ID]; ok && o != surrogate.OutlineOf(d) {
-				delete(r.done, d.ID)
+			if o, ok := r.done[r.names.Doc(d.ID)]; ok && o != surrogate.OutlineOf(d) {
+				delete(r.done, r.names.Doc(d.ID))
 			}
 		}
 		t, c := r.split(batch)
@@ -313,7 +323,7 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 // as they are.
 func (r *resynthesis) split(batch []pipeline.Document) (todo, context []pipeline.Document) {
 	for _, d := range batch {
-		if _, ok := r.done[d.ID]; ok {
+		if _, ok := r.done[r.names.Doc(d.ID)]; ok {
 			context = append(context, d)
 		} else {
 			todo = append(todo, d)
@@ -364,8 +374,8 @@ func (r *resynthesis) rewrite(ctx context.Context, st *store.Store, jobID int, e
 			if len(res.Docs) > 0 {
 				checker.Add(batch, res)
 				for _, d := range res.Docs {
-					if _, ok := r.unannotated[d.ID]; ok {
-						rw.annotated = append(rw.annotated, d.ID)
+					if id := r.names.Doc(d.ID); r.unannotated[id] > 0 {
+						rw.annotated = append(rw.annotated, id)
 					}
 				}
 				r.reuse.Add(res)
@@ -444,7 +454,7 @@ func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, 
 		prov["parts"] = p.Parts
 	}
 	for _, l := range report.Unannotated {
-		r.unannotated[l.Doc]++
+		r.unannotated[r.names.Doc(l.Doc)]++
 	}
 	out, err := st.FinishResynthesis(ctx, store.ResynthesisEnd{SourceID: r.src.ID, TargetID: target.ID, JobID: run.Job.ID,
 		Marker: marker, Provenance: prov, Mappings: r.stream.CorpusMappings(), Findings: findings, Unannotated: r.unannotated})

@@ -19,6 +19,10 @@ import (
 type ExportOptions struct {
 	Corpus, Set, Format string
 	Split               string
+	// SourceIDs writes a surrogate corpus under its source's note and
+	// patient ids (curators only: auth's cli.export.source-ids), so that
+	// original and surrogate compare file by file.
+	SourceIDs bool
 }
 
 // Export renders a corpus's documents with one annotation set in a format.
@@ -53,8 +57,19 @@ func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(nam
 			return cmp.Or(err, s.NoDocumentsIn(ctx, c, split))
 		}
 	}
+	rename := func(*pipeline.Document) {}
+	if opt.SourceIDs {
+		if rename, err = s.sourceNamer(ctx, c); err != nil {
+			return err
+		}
+	}
 	out := formats.NewStream(f, sinkCreate(create))
-	if err := s.EachBatch(ctx, c, opt.Set, split, batchOf(f), func(docs []pipeline.Document) error { return classify(out.Write(docs)) }); err != nil {
+	if err := s.EachBatch(ctx, c, opt.Set, split, batchOf(f), func(docs []pipeline.Document) error {
+		for i := range docs {
+			rename(&docs[i])
+		}
+		return classify(out.Write(docs))
+	}); err != nil {
 		return err
 	}
 	return classify(out.Close())

@@ -213,33 +213,6 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun
 }
 
-// pseudonyms rename a release's documents and patients: each id becomes an
-// 18-digit number (about 60 bits) drawn from its keyed hash (Ring.Hash,
-// under the lookup key that rotation keeps) with the release line's scope,
-// so that no one without the key can tell which source id a release id
-// stands for, and every version of a line names a document alike (diffs
-// line up). Numbers, because some formats (PhysioNet) number patients.
-type pseudonyms struct {
-	hash  func(parts ...string) string
-	scope string // the name of the line's first release
-}
-
-// rename gives a document its pseudonymous ids; a nil pseudonyms keeps them.
-func (p *pseudonyms) rename(d *pipeline.Document) {
-	if p == nil {
-		return
-	}
-	d.ID = p.number("document", d.ID)
-	d.Patient = p.number("patient", d.Patient)
-}
-
-// number is an id's pseudonym: 18 digits, the first not 0.
-func (p *pseudonyms) number(kind, id string) string {
-	h, _ := strconv.ParseUint(p.hash("release id", p.scope, kind, id)[:16], 16, 64)
-	const low = 100_000_000_000_000_000
-	return strconv.FormatUint(low+h%(9*low), 10)
-}
-
 // releaseIDs says how a new release names its documents: as its parent does
 // (a line keeps its ids), else as the options ask.
 func (s *Store) releaseIDs(opt ReleaseOptions, parent *ent.Release) (*pseudonyms, error) {
@@ -262,7 +235,7 @@ func (s *Store) releaseIDs(opt ReleaseOptions, parent *ent.Release) (*pseudonyms
 	if err != nil {
 		return nil, err
 	}
-	return &pseudonyms{hash: ring.Hash, scope: scope}, nil
+	return &pseudonyms{hash: ring.Hash, label: "release id", scope: scope}, nil
 }
 
 // shareable refuses outside sharing of anything but surrogate text that

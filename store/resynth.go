@@ -405,7 +405,7 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 	var target *ent.Corpus
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if existing == nil {
-			target, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).
+			target, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).SetIds(corpus.IdsPseudonymous).
 				SetProvenance(map[string]any{"source": "resynthesis", "from": in.From, "fromID": in.SourceID, "inProgress": m}).
 				SetCheckStatus(corpus.CheckStatusFailed).Save(ctx)
 			if err != nil {
@@ -496,23 +496,31 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 	if err != nil {
 		return 0, err
 	}
+	target, err := s.Client.Corpus.Get(ctx, in.TargetID)
+	if err != nil {
+		return 0, Coded(err)
+	}
+	names, err := s.SurrogateNames(target, in.SourceID)
+	if err != nil {
+		return 0, err
+	}
 	ids := make([]string, len(in.Result.Docs))
 	for i, d := range in.Result.Docs {
-		ids[i] = d.ID
+		ids[i] = names.Doc(d.ID)
 	}
 	written, err := s.Client.Document.Query().Where(document.CorpusID(in.TargetID), document.ExternalIDIn(ids...),
 		document.ImportedAtGTE(in.Marker.Since)).Select(document.FieldExternalID).Strings(ctx)
 	if err != nil {
 		return 0, Coded(err)
 	}
-	skip := map[string]bool{} // patients
+	skip := map[string]bool{} // patients, by their source ids
 	if len(written) > 0 {
 		w := map[string]bool{}
 		for _, id := range written {
 			w[id] = true
 		}
-		for _, d := range in.Result.Docs {
-			if w[d.ID] {
+		for i, d := range in.Result.Docs {
+			if w[ids[i]] {
 				skip[d.Patient] = true
 			}
 		}
@@ -520,6 +528,7 @@ func (s *Store) SaveResynthesisBatch(ctx context.Context, in ResynthesisBatch) (
 	var docs []pipeline.Document
 	for _, d := range in.Result.Docs {
 		if !skip[d.Patient] {
+			names.Rename(&d)
 			docs = append(docs, d)
 		}
 	}

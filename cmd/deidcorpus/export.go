@@ -21,11 +21,12 @@ func init() {
 	register(&command{
 		name:    "export",
 		summary: "write a corpus with one annotation set to a directory or .zip",
-		args:    "--corpus NAME [--set gold] [--format i2b2] [--split SPLIT] --out DIR|FILE.zip",
+		args:    "--corpus NAME [--set gold] [--format i2b2] [--split SPLIT] [--source-ids] --out DIR|FILE.zip",
 		examples: []string{
 			"deidcorpus export --corpus notes --out notes-gold/",
 			"deidcorpus export --corpus notes --set system-crf1 --format brat --out crf1.zip",
 			"deidcorpus export --corpus notes --set system-crf1 --split dev --out crf1-dev/   # the notes tag scored",
+			"deidcorpus export --corpus notes-r --source-ids --out notes-r-as-source/   # a surrogate corpus under its source's ids (curators)",
 		},
 		setup: setupExport,
 	})
@@ -38,6 +39,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 	format := fs.String("format", formats.Default, "output format ("+strings.Join(formats.Names(), ", ")+")")
 	split := fs.String("split", "", "only the documents of this split: train, dev, test or unassigned; all (the default): every document")
 	out := fs.String("out", "", "output directory, or a file ending in .zip (required)")
+	sourceIDs := fs.Bool("source-ids", false, "write a surrogate corpus under its source's note and patient ids, to compare it with its source file by file (curators)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {
 			return usageErr("--corpus and --out are required")
@@ -48,14 +50,18 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		if err := outIsDirOrZip(*out); err != nil {
 			return err
 		}
-		st, ctx, err := openStore(ctx, e, *db, "cli.export", map[string]any{"corpus": *corpus, "set": *set, "format": *format, "split": *split})
+		op := "cli.export"
+		if *sourceIDs {
+			op = "cli.export.source-ids"
+		}
+		st, ctx, err := openStore(ctx, e, *db, op, map[string]any{"corpus": *corpus, "set": *set, "format": *format, "split": *split})
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		// The files are written as the documents are read, a batch at a
 		// time: an export never holds the corpus.
-		opt := store.ExportOptions{Corpus: *corpus, Set: *set, Format: *format, Split: *split}
+		opt := store.ExportOptions{Corpus: *corpus, Set: *set, Format: *format, Split: *split, SourceIDs: *sourceIDs}
 		var made int
 		if strings.HasSuffix(strings.ToLower(*out), ".zip") {
 			made, err = writeZip(*out, func(create func(string) (io.Writer, error)) error {

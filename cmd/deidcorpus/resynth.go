@@ -24,7 +24,7 @@ func init() {
 			"deidcorpus resynth --corpus big --out big-r --parts 4 --db postgres://...   # 4 worker processes share it",
 		},
 		setup: setupResynth,
-		subs:  []*command{resynthReport, resynthResolve},
+		subs:  []*command{resynthReport, resynthResolve, resynthIDs},
 	})
 }
 

@@ -31,6 +31,8 @@ const (
 	FieldCheckFindings = "check_findings"
 	// FieldCheckResolution holds the string denoting the check_resolution field in the database.
 	FieldCheckResolution = "check_resolution"
+	// FieldIds holds the string denoting the ids field in the database.
+	FieldIds = "ids"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -94,6 +96,7 @@ var Columns = []string{
 	FieldCheckStatus,
 	FieldCheckFindings,
 	FieldCheckResolution,
+	FieldIds,
 	FieldProvenance,
 	FieldCreatedAt,
 	FieldContentVersion,
@@ -184,6 +187,32 @@ func CheckStatusValidator(cs CheckStatus) error {
 	}
 }
 
+// Ids defines the type for the "ids" enum field.
+type Ids string
+
+// IdsSource is the default value of the Ids enum.
+const DefaultIds = IdsSource
+
+// Ids values.
+const (
+	IdsSource       Ids = "source"
+	IdsPseudonymous Ids = "pseudonymous"
+)
+
+func (i Ids) String() string {
+	return string(i)
+}
+
+// IdsValidator is a validator for the "ids" field enum values. It is called by the builders before save.
+func IdsValidator(i Ids) error {
+	switch i {
+	case IdsSource, IdsPseudonymous:
+		return nil
+	default:
+		return fmt.Errorf("corpus: invalid enum value for ids field: %q", i)
+	}
+}
+
 // OrderOption defines the ordering options for the Corpus queries.
 type OrderOption func(*sql.Selector)
 
@@ -220,6 +249,11 @@ func ByCheckStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByCheckFindings orders the results by the check_findings field.
 func ByCheckFindings(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCheckFindings, opts...).ToFunc()
+}
+
+// ByIds orders the results by the ids field.
+func ByIds(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldIds, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.
@@ -369,6 +403,24 @@ func (e *CheckStatus) UnmarshalGQL(val interface{}) error {
 	*e = CheckStatus(str)
 	if err := CheckStatusValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid CheckStatus", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Ids) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Ids) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Ids(str)
+	if err := IdsValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Ids", str)
 	}
 	return nil
 }

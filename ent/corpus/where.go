@@ -370,6 +370,26 @@ func CheckResolutionNotNil() predicate.Corpus {
 	return predicate.Corpus(sql.FieldNotNull(FieldCheckResolution))
 }
 
+// IdsEQ applies the EQ predicate on the "ids" field.
+func IdsEQ(v Ids) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldIds, v))
+}
+
+// IdsNEQ applies the NEQ predicate on the "ids" field.
+func IdsNEQ(v Ids) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldIds, v))
+}
+
+// IdsIn applies the In predicate on the "ids" field.
+func IdsIn(vs ...Ids) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldIds, vs...))
+}
+
+// IdsNotIn applies the NotIn predicate on the "ids" field.
+func IdsNotIn(vs ...Ids) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldIds, vs...))
+}
+
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.
 func ProvenanceIsNil() predicate.Corpus {
 	return predicate.Corpus(sql.FieldIsNull(FieldProvenance))

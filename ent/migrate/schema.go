@@ -116,6 +116,7 @@ var (
 		{Name: "check_status", Type: field.TypeEnum, Enums: []string{"none", "passed", "failed", "resolved"}, Default: "none"},
 		{Name: "check_findings", Type: field.TypeInt, Default: 0},
 		{Name: "check_resolution", Type: field.TypeJSON, Nullable: true},
+		{Name: "ids", Type: field.TypeEnum, Enums: []string{"source", "pseudonymous"}, Default: "source"},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "content_version", Type: field.TypeInt, Default: 0},

@@ -112,11 +112,11 @@ func init() {
 	// corpus.DefaultCheckFindings holds the default value on creation for the check_findings field.
 	corpus.DefaultCheckFindings = corpusDescCheckFindings.Default.(int)
 	// corpusDescCreatedAt is the schema descriptor for created_at field.
-	corpusDescCreatedAt := corpusFields[8].Descriptor()
+	corpusDescCreatedAt := corpusFields[9].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
 	// corpusDescContentVersion is the schema descriptor for content_version field.
-	corpusDescContentVersion := corpusFields[9].Descriptor()
+	corpusDescContentVersion := corpusFields[10].Descriptor()
 	// corpus.DefaultContentVersion holds the default value on creation for the content_version field.
 	corpus.DefaultContentVersion = corpusDescContentVersion.Default.(int)
 	documentFields := schema.Document{}.Fields()

@@ -39,6 +39,10 @@ func (Corpus) Fields() []ent.Field {
 		field.JSON("check_resolution", map[string]any{}).Optional().
 			Comment("the curator's resolution of a failed check: by, at, reason, findings").
 			Annotations(entgql.Skip()),
+		field.Enum("ids").Values("source", "pseudonymous").Default("source").
+			Comment("how the corpus names its notes and patients: by the source's ids (an import's own, or a surrogate " +
+				"corpus made before 6 December 2026) or by keyed pseudonyms of its source's ids, as resynthesis names them; " +
+				"curators read the pairs (deidcorpus resynth ids)"),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
 			Annotations(entgql.Type("Map")),
