@@ -70,6 +70,14 @@ func NewViewer(userID int, name string, role Role) *Viewer {
 	return &Viewer{UserID: userID, Name: name, Role: role}
 }
 
+// SeesSources tells whether ctx's viewer may read where a surrogate corpus
+// came from (its source corpus, seed, runs): everyone but researchers, who
+// read the public view of provenance (release.PublicProvenance).
+func SeesSources(ctx context.Context) bool {
+	v := FromContext(ctx)
+	return v == nil || v.Role != Researcher
+}
+
 // SeesAllCorpora tells whether the viewer's queries are unfiltered by corpus.
 func (v *Viewer) SeesAllCorpora() bool { return v.Role == Admin || v.Role == Curator }
 

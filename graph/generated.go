@@ -40,6 +40,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Corpus() CorpusResolver
 	CorpusStatistics() CorpusStatisticsResolver
 	Document() DocumentResolver
 	Evaluation() EvaluationResolver
@@ -641,6 +642,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CorpusResolver interface {
+	Provenance(ctx context.Context, obj *ent.Corpus) (map[string]any, error)
+}
 type CorpusStatisticsResolver interface {
 	NamePatterns(ctx context.Context, obj *model.CorpusStatistics) ([]*stats.PatternCount, error)
 }
@@ -709,6 +713,8 @@ type QueryResolver interface {
 	Formats(ctx context.Context) ([]*model.FormatInfo, error)
 }
 type ReleaseResolver interface {
+	Provenance(ctx context.Context, obj *ent.Release) (map[string]any, error)
+
 	Ref(ctx context.Context, obj *ent.Release) (string, error)
 	ParentRef(ctx context.Context, obj *ent.Release) (*string, error)
 	DownloadURL(ctx context.Context, obj *ent.Release, format string) (string, error)
@@ -8620,7 +8626,7 @@ func (ec *executionContext) _Corpus_provenance(ctx context.Context, field graphq
 			return ec.fieldContext_Corpus_provenance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Provenance, nil
+			return ec.Resolvers.Corpus().Provenance(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -8631,7 +8637,7 @@ func (ec *executionContext) _Corpus_provenance(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Corpus_provenance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Corpus", field, false, false, errors.New("field of type Map does not have child fields"))
+	return graphql.NewScalarFieldContext("Corpus", field, true, true, errors.New("field of type Map does not have child fields"))
 }
 
 func (ec *executionContext) _Corpus_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Corpus) (ret graphql.Marshaler) {
@@ -15826,7 +15832,7 @@ func (ec *executionContext) _Release_provenance(ctx context.Context, field graph
 			return ec.fieldContext_Release_provenance(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Provenance, nil
+			return ec.Resolvers.Release().Provenance(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -15837,7 +15843,7 @@ func (ec *executionContext) _Release_provenance(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Release_provenance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Release", field, false, false, errors.New("field of type Map does not have child fields"))
+	return graphql.NewScalarFieldContext("Release", field, true, true, errors.New("field of type Map does not have child fields"))
 }
 
 func (ec *executionContext) _Release_createdBy(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
@@ -29416,10 +29422,43 @@ func (ec *executionContext) _Corpus(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provenance":
-			out.Values[i] = ec._Corpus_provenance(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Corpus_provenance(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Corpus_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32739,10 +32778,43 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provenance":
-			out.Values[i] = ec._Release_provenance(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Release_provenance(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdBy":
 			out.Values[i] = ec._Release_createdBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -9,9 +9,15 @@ import (
 	"context"
 	"deidcorpus/ent"
 	"deidcorpus/graph"
+	"deidcorpus/store"
 
 	"entgo.io/contrib/entgql"
 )
+
+// Provenance is the resolver for the provenance field.
+func (r *corpusResolver) Provenance(ctx context.Context, obj *ent.Corpus) (map[string]any, error) {
+	return store.CorpusProvenance(ctx, obj.Provenance), nil
+}
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id int) (ent.Noder, error) {
@@ -78,6 +84,14 @@ func (r *queryResolver) Users(ctx context.Context, after *entgql.Cursor[int], fi
 	return r.client.User.Query().Paginate(ctx, after, first, before, last, ent.WithUserOrder(orderBy), ent.WithUserFilter(where.Filter))
 }
 
+// Provenance is the resolver for the provenance field.
+func (r *releaseResolver) Provenance(ctx context.Context, obj *ent.Release) (map[string]any, error) {
+	return store.ReleaseProvenance(ctx, obj.Provenance), nil
+}
+
+// Corpus returns graph.CorpusResolver implementation.
+func (r *Resolver) Corpus() graph.CorpusResolver { return &corpusResolver{r} }
+
 // Document returns graph.DocumentResolver implementation.
 func (r *Resolver) Document() graph.DocumentResolver { return &documentResolver{r} }
 
@@ -97,6 +111,7 @@ func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} 
 func (r *Resolver) Token() graph.TokenResolver { return &tokenResolver{r} }
 
 type (
+	corpusResolver     struct{ *Resolver }
 	documentResolver   struct{ *Resolver }
 	evaluationResolver struct{ *Resolver }
 	jobResolver        struct{ *Resolver }

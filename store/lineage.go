@@ -56,8 +56,8 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			if err != nil {
 				return hiddenOK(err)
 			}
-			step.Name, step.Provenance = c.Name, c.Provenance
-			step.JobID = intOf(c.Provenance["job"])
+			step.Name, step.Provenance = c.Name, CorpusProvenance(ctx, c.Provenance)
+			step.JobID = intOf(step.Provenance["job"])
 			if from, ok := c.Provenance["from"].(string); ok {
 				next = append(next, func() error { return visitCorpusNamed(from) })
 			}
@@ -115,7 +115,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			if err != nil {
 				return hiddenOK(err)
 			}
-			step.Name, step.Provenance = release.Ref(r.Name, r.Version), r.Provenance
+			step.Name, step.Provenance = release.Ref(r.Name, r.Version), ReleaseProvenance(ctx, r.Provenance)
 			step.CodeVersion, _ = r.Provenance["codeVersion"].(string)
 			if r.ParentID != nil {
 				next = append(next, func() error { return visit("Release", *r.ParentID) })

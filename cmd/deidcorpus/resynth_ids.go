@@ -11,7 +11,8 @@ import (
 
 // resynthIDs lists the pairs of a surrogate corpus's note and patient ids
 // with its source's: the surrogate names them by keyed pseudonyms, and only
-// curators may read which record number each stands for.
+// curators may read which record number each stands for (export
+// --source-ids writes the surrogate under its source's ids).
 var resynthIDs = &command{
 	name:    "ids",
 	summary: "list a surrogate corpus's note and patient ids beside its source's (curators; the source's ids are record numbers)",
@@ -19,7 +20,6 @@ var resynthIDs = &command{
 	examples: []string{
 		"deidcorpus resynth ids notes-r",
 		"deidcorpus resynth ids notes-r --json > notes-r-ids.json",
-		"deidcorpus export --corpus notes-r --source-ids --out notes-r-as-source/   # the surrogate under its source's note ids",
 	},
 	setup: setupResynthIDs,
 }

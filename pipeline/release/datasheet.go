@@ -118,8 +118,8 @@ func (d Datasheet) Markdown() string {
 		if ids == nil {
 			ids = "unsearched" // a check older than the search for source ids
 		}
-		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis of `%v` with seed %v. Check: ok=%v, %v leaks, %v source ids in the text, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.",
-			d.Provenance["from"], d.Provenance["seed"], check["ok"], check["leaks"], ids, check["misaligned"],
+		fmt.Fprintf(&b, "A surrogate corpus: PHI replaced by resynthesis (its policy below). Check: ok=%v, %v leaks, %v source ids in the text, %v misaligned spans, %v inconsistent mappings, %v interval errors, %v dates checked, %v items listed for review.",
+			check["ok"], check["leaks"], ids, check["misaligned"],
 			check["inconsistent"], check["intervalErrors"], check["datesChecked"], check["review"])
 		// Originals written where the gold has no span: copied as they were.
 		if n, _ := UnannotatedTotal(d.Provenance); n > 0 {
@@ -185,15 +185,48 @@ func UnannotatedTotal(prov map[string]any) (finds, docs int) {
 	return finds, docs
 }
 
-// PublicProvenance is a corpus's provenance as a release states it: without
-// its count of unannotated finds per note, which names the corpus's notes
-// by their own ids (a release may rename them; the datasheet states the
-// total).
+// PublicProvenance is a corpus's provenance as a release and a researcher
+// read it. A surrogate corpus's says how it was made (policy, code, check
+// counts), never from what: not its source corpus's name or id, the seed,
+// the jobs and runs, nor what counts the source's values (mappings drawn and
+// reused, name patterns, the notes with unannotated finds, which name notes
+// by the corpus's own ids). Other provenance loses the per-note counts only.
 func PublicProvenance(prov map[string]any) map[string]any {
-	if _, ok := prov[UnannotatedKey]; !ok {
-		return prov
+	if prov["source"] != "resynthesis" {
+		if _, ok := prov[UnannotatedKey]; !ok {
+			return prov
+		}
+		out := maps.Clone(prov)
+		delete(out, UnannotatedKey)
+		return out
 	}
-	out := maps.Clone(prov)
-	delete(out, UnannotatedKey)
+	out := map[string]any{}
+	for k, v := range prov {
+		if publicResynthesis[k] {
+			out[k] = v
+		}
+	}
+	if check, ok := prov["check"].(map[string]any); ok {
+		public := map[string]any{}
+		for k, v := range check {
+			if publicCheck[k] {
+				public[k] = v
+			}
+		}
+		out["check"] = public
+	}
+	if n, docs := UnannotatedTotal(prov); n > 0 {
+		out["unannotatedFinds"], out["unannotatedNotes"] = n, docs
+	}
 	return out
 }
+
+// The keys of a surrogate corpus's provenance, and of its check summary,
+// that PublicProvenance keeps.
+var (
+	publicResynthesis = map[string]bool{"source": true, "set": true, "policy": true, "codeVersion": true,
+		"language": true, "documents": true, "labels": true, "parts": true}
+	publicCheck = map[string]bool{"ok": true, "documents": true, "misaligned": true, "leaks": true, "identifiers": true,
+		"inconsistent": true, "intervalErrors": true, "equalToOriginal": true, "metadata": true, "unannotated": true,
+		"datesChecked": true, "review": true}
+)
