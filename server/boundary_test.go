@@ -1,0 +1,133 @@
+package server_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"deidcorpus/auth"
+	"deidcorpus/pipeline"
+	"deidcorpus/store"
+	"deidcorpus/store/storetest"
+)
+
+// boundaryCorpus is six patients' notes whose every field beside the PHI
+// spans holds something real: hospital record numbers as note and patient
+// ids, a creation date, a note type naming its patient, and span comments
+// that restate the patient's name and record number.
+func boundaryCorpus() []pipeline.Document {
+	names := []string{"Rigoberto Zamacola", "Amparo Ybarrondo", "Mendieta Espinosa", "Lucía Garmendia", "Tomás Irigoyen", "Elena Urquijo"}
+	var docs []pipeline.Document
+	for i, name := range names {
+		text := "Paciente " + name + " ingresa el 12/03/2021 por disnea."
+		start := len([]rune("Paciente "))
+		at := strings.Index(text, "12/03")
+		docs = append(docs, pipeline.Document{
+			ID: fmt.Sprintf("MRN-4471%d-ACC-9%d", i, i), Patient: fmt.Sprintf("MRN-4471%d", i), RecordOrder: 1,
+			NoteType: "Informe de alta", Created: time.Date(2021, 3, 12, 9, 15, 0, 0, time.UTC), Text: text,
+			Spans: []pipeline.Span{
+				{Start: start, End: start + len([]rune(name)), Category: "NAME", Type: "PATIENT",
+					Comment: "real name " + name + ", MRN 99887766"},
+				{Start: at, End: at + 10, Category: "DATE", Type: "DATE"},
+			}})
+	}
+	docs[1].NoteType = "Alta de Amparo Ybarrondo"
+	for i := range docs {
+		docs[i].FillText()
+	}
+	return docs
+}
+
+// TestNothingRealReachesAResearcher: a corpus whose comments, note types,
+// creation dates and ids hold real values is resynthesized and released for
+// sharing; a researcher reads the surrogate corpus, its provenance and
+// lineage through GraphQL and downloads it and the release, and meets none
+// of those values, nor the source corpus's name or the seed.
+func TestNothingRealReachesAResearcher(t *testing.T) {
+	st, ts, admin := newServer(t, storetest.SQLite)
+	ctx := context.Background()
+	docs := boundaryCorpus()
+	_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "hospital-x-notes", TagSet: "i2b2-2014"}, docs)
+	require.NoError(t, err)
+
+	var started struct{ StartResynthesis struct{ ID string } }
+	admin.MustPost(`mutation { startResynthesis(input: {corpus: "hospital-x-notes", out: "shared-notes", seed: 424242}) { id } }`, &started)
+	states := follow(t, admin, started.StartResynthesis.ID)
+	require.Equal(t, "succeeded", states[len(states)-1].Status, states[len(states)-1].Error)
+	admin.MustPost(`mutation { createRelease(input: {corpus: "shared-notes", name: "pub", version: "1.0.0", share: true}) { ref } }`, &map[string]any{})
+
+	secrets := []string{"hospital-x-notes", "424242", "MRN-4471", "ACC-9", "99887766", "Alta de Amparo", "2021-03-12"}
+	for _, d := range docs {
+		secrets = append(secrets, d.Spans[0].Text)
+	}
+	assertClean := func(what, data string) {
+		t.Helper()
+		for _, s := range secrets {
+			assert.NotContains(t, data, s, "%s shows %q to a researcher", what, s)
+		}
+	}
+
+	researcher := client.New(ts.Config.Handler, client.Path("/graphql"),
+		client.AddHeader("Authorization", "Bearer "+storetest.Token(t, st, "rita", auth.Researcher)))
+	var read map[string]any
+	researcher.MustPost(`{ corpusByName(name: "shared-notes") { id name provenance checkStatus
+		documents(first: 100) { edges { node { externalID noteType created text patient { externalID }
+			spans(first: 100) { edges { node { text comment type sourceID } } } } } }
+		patients(first: 100) { edges { node { externalID } } } }
+		releases(first: 10) { edges { node { name version provenance datasheet } } } }`, &read)
+	asJSON := func(v any) string {
+		data, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(data)
+	}
+	assertClean("GraphQL", asJSON(read))
+	require.Contains(t, asJSON(read), `"noteType":"Informe de alta"`, "a note type five patients share is a category, kept")
+	require.Contains(t, asJSON(read), `"noteType":"note"`)
+
+	var id struct{ CorpusByName struct{ ID string } }
+	researcher.MustPost(`{ corpusByName(name: "shared-notes") { id } }`, &id)
+	var lineage map[string]any
+	researcher.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance parameters } }`, &lineage, client.Var("id", id.CorpusByName.ID))
+	assertClean("lineage", asJSON(lineage))
+
+	token := storetest.Token(t, st, "rita2", auth.Researcher)
+	for _, path := range []string{"/download/corpora/shared-notes?format=jsonl", "/download/corpora/shared-notes?format=i2b2",
+		"/download/releases/pub@1.0.0?format=jsonl", "/download/releases/pub@1.0.0?format=brat"} {
+		req, err := http.NewRequest("GET", ts.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+		z, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+		require.NoError(t, err)
+		for _, f := range z.File {
+			assertClean(path+" "+f.Name+" (name)", f.Name)
+			r, err := f.Open()
+			require.NoError(t, err)
+			data, err := io.ReadAll(r)
+			require.NoError(t, err)
+			assertClean(path+" "+f.Name, string(data))
+		}
+	}
+
+	// The curator still reads where the corpus came from.
+	var full struct{ CorpusByName struct{ Provenance map[string]any } }
+	admin.MustPost(`{ corpusByName(name: "shared-notes") { provenance } }`, &full)
+	assert.Equal(t, "hospital-x-notes", full.CorpusByName.Provenance["from"])
+	assert.EqualValues(t, 424242, full.CorpusByName.Provenance["seed"])
+}
