@@ -126,7 +126,9 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	}
 
 	// The curator still reads where the corpus came from.
-	var full struct{ CorpusByName struct{ Provenance map[string]any } }
+	var full struct {
+		CorpusByName struct{ Provenance map[string]any }
+	}
 	admin.MustPost(`{ corpusByName(name: "shared-notes") { provenance } }`, &full)
 	assert.Equal(t, "hospital-x-notes", full.CorpusByName.Provenance["from"])
 	assert.EqualValues(t, 424242, full.CorpusByName.Provenance["seed"])

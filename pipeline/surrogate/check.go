@@ -48,7 +48,7 @@ type Report struct {
 	// Metadata are fields beside the text (creation date, note type, span
 	// comments) that give an original away.
 	Metadata []MetadataProblem `json:"metadata"`
-	Review          int                `json:"review"`          // items the run listed for review
+	Review   int               `json:"review"` // items the run listed for review
 }
 
 // CheckFile is a run's full check report as its job saves it: the report and
