@@ -37,7 +37,7 @@ func checkFailed(out string, check map[string]any, report any) error {
 	for _, p := range []struct{ key, what string }{
 		{"leaks", "leaked originals"}, {"identifiers", "patient or note ids in the text"}, {"misaligned", "misaligned spans"},
 		{"inconsistent", "inconsistent surrogates"}, {"intervalErrors", "date interval errors"},
-		{"equalToOriginal", "surrogates equal to an original"},
+		{"equalToOriginal", "surrogates equal to an original"}, {"unannotated", "unannotated originals"},
 	} {
 		if n := number(check[p.key]); n != "0" && n != "<nil>" {
 			problems = append(problems, n+" "+p.what)
