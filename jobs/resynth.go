@@ -478,9 +478,9 @@ func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, 
 		"reused": reused, "redo": r.redo, "check": summary, "checkReport": a.ID, "saved": rw.written > 0,
 		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
 	if findings > 0 {
-		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d source ids in the text, %d misaligned spans): "+
-			"corpus %q is quarantined (%d unresolved findings) until a rerun into it passes or a curator resolves them",
-			findings, len(report.Leaks), len(report.Identifiers), len(report.Misaligned), out.Name, out.CheckFindings)}
+		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d source ids in the text, %d misaligned spans, "+
+			"%d unannotated originals): corpus %q is quarantined (%d unresolved findings) until a rerun into it passes or a curator resolves them",
+			findings, len(report.Leaks), len(report.Identifiers), len(report.Misaligned), len(report.Unannotated), out.Name, out.CheckFindings)}
 	}
 	return result, nil
 }
@@ -524,6 +524,7 @@ func checkSummary(r *surrogate.Report) map[string]any {
 		"ok": r.OK(), "documents": r.Documents, "spans": r.Spans, "replaced": r.Replaced,
 		"misaligned": len(r.Misaligned), "leaks": len(r.Leaks), "identifiers": len(r.Identifiers), "unannotated": len(r.Unannotated),
 		"inconsistent": len(r.Inconsistent), "intervalErrors": len(r.IntervalErrors), "datesChecked": r.DatesChecked,
-		"equalToOriginal": len(r.EqualToOriginal), "metadata": len(r.Metadata), "review": r.Review, "namePatterns": patterns,
+		"equalToOriginal": len(r.EqualToOriginal), "metadata": len(r.Metadata), "propagated": len(r.Propagated),
+		"review": r.Review, "namePatterns": patterns,
 	}
 }

@@ -743,12 +743,17 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 // CheckFindings counts the problems of a check summary (a resynthesis job's
 // result "check", as the job makes it or as JSON decoded it): the findings
 // that fail a check and quarantine its corpus ("identifiers": source patient
-// and note ids in the text). A summary that says the check failed ("ok":
-// false) counts one at least: a kind of finding the check has and this
-// list lacks, or its maker does not count, still quarantines the corpus.
+// and note ids in the text), and the unannotated finds, originals that the
+// run copied where the gold has no span and no annotated value's surrogate
+// replaced (see surrogate.Propagation): they pass the check, which lists
+// them, but researchers read the corpus through the API, so they quarantine
+// it as well until a curator resolves them. A summary that says the check
+// failed ("ok": false) counts one at least: a kind of finding the check has
+// and this list lacks, or its maker does not count, still quarantines the
+// corpus.
 func CheckFindings(summary map[string]any) int {
 	n := 0
-	for _, k := range []string{"misaligned", "leaks", "identifiers", "inconsistent", "intervalErrors", "equalToOriginal", "metadata"} {
+	for _, k := range []string{"misaligned", "leaks", "identifiers", "inconsistent", "intervalErrors", "equalToOriginal", "metadata", "unannotated"} {
 		switch v := summary[k].(type) {
 		case int:
 			n += v

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/surrogate"
 )
@@ -78,14 +79,16 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
 		}
 		if check != nil {
-			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v unannotated, %v for review\n",
+			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v unannotated, %v propagated, %v for review\n",
 				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]), number(check["identifiers"]),
-				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["unannotated"]), number(check["review"]))
+				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["unannotated"]),
+				number(check["propagated"]), number(check["review"]))
 			if n := number(check["unannotated"]); n != "0" && n != "<nil>" {
 				fmt.Fprintf(e.stdout, "%s: original values outside the gold spans, copied unchanged (the source's annotation missed them); "+
 					"see them with: deidcorpus resynth report %s\n", counted(check["unannotated"], "unannotated find"), *out)
 			}
-			if ok, _ := check["ok"].(bool); !ok {
+			// Unannotated finds pass the check but quarantine the corpus.
+			if ok, _ := check["ok"].(bool); !ok || j.Status == job.StatusCheckFailed {
 				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%s) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
 					j.ID, *out, counted(j.Result["checkFindings"], "unresolved finding"), *out)
 				return checkFailed(*out, check, j.Result["checkReport"])

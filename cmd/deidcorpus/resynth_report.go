@@ -38,6 +38,7 @@ func checkFailed(out string, check map[string]any, report any) error {
 		{"leaks", "leaked originals"}, {"identifiers", "patient or note ids in the text"}, {"misaligned", "misaligned spans"},
 		{"inconsistent", "inconsistent surrogates"}, {"intervalErrors", "date interval errors"},
 		{"equalToOriginal", "surrogates equal to an original"}, {"metadata", "note fields that give an original away"},
+		{"unannotated", "unannotated originals"},
 	} {
 		if n := number(check[p.key]); n != "0" && n != "<nil>" {
 			problems = append(problems, n+" "+p.what)

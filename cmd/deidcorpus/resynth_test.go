@@ -130,8 +130,9 @@ func TestResynthCheckFailed(t *testing.T) {
 }
 
 // TestResynthSaysWhatItCopied: a name the gold annotates once and misses
-// once is copied where it was missed; the check passes (it lists such finds
-// for a person), but resynth says so and where to read them, with the
+// once is copied where it was missed when the policy does not propagate;
+// the check passes (it lists such finds for a person) but the corpus is
+// quarantined, and resynth says so and where to read them, with the
 // offsets of the source, where the span is missing.
 func TestResynthSaysWhatItCopied(t *testing.T) {
 	dir := t.TempDir()
@@ -148,10 +149,13 @@ func TestResynthSaysWhatItCopied(t *testing.T) {
 `), 0o644))
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", notes)
 	require.Equal(t, 0, code, errs)
-	code, out, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r")
-	require.Equal(t, 0, code, errs)
+	// Propagation would replace it (TestPropagation in pipeline/surrogate).
+	policy := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"propagate": false}`), 0o644))
+	code, out, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r", "--policy", policy)
+	require.Equal(t, 2, code, "an unannotated find quarantines the corpus: %s", errs)
 	assert.Contains(t, out, "ok=true")
-	assert.Contains(t, out, ", 1 unannotated, ")
+	assert.Contains(t, out, ", 1 unannotated, 0 propagated, ")
 	assert.Contains(t, out, "1 unannotated find: original values outside the gold spans, copied unchanged")
 	code, out, errs = cli(t, "resynth", "report", "--db", db, "a-r")
 	require.Equal(t, 0, code, errs)

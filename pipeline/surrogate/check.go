@@ -32,6 +32,10 @@ type Report struct {
 	// Unannotated are the same finds in text copied unchanged from the
 	// original: the value was written there without a span (an annotation gap).
 	Unannotated []Leak `json:"unannotated"`
+	// Propagated are the unannotated occurrences of annotated values the
+	// run replaced by their surrogates (Result.Propagated): no finds, listed
+	// for a person, who may annotate them in the source.
+	Propagated []Propagation `json:"propagated"`
 	// Identifiers are the source's own identifiers found in an output
 	// document's text: its patient's id, its id or the id of another
 	// document of its patient (patientIDs says which ids are searched).
@@ -65,7 +69,7 @@ type CheckFile struct {
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report // without this method
 	p := plain(r)
-	p.Misaligned, p.Leaks, p.Unannotated = orEmpty(p.Misaligned), orEmpty(p.Leaks), orEmpty(p.Unannotated)
+	p.Misaligned, p.Leaks, p.Unannotated, p.Propagated = orEmpty(p.Misaligned), orEmpty(p.Leaks), orEmpty(p.Unannotated), orEmpty(p.Propagated)
 	p.Identifiers, p.Kept, p.Inconsistent = orEmpty(p.Identifiers), orEmpty(p.Kept), orEmpty(p.Inconsistent)
 	p.IntervalErrors, p.EqualToOriginal, p.NamePatterns = orEmpty(p.IntervalErrors), orEmpty(p.EqualToOriginal), orEmpty(p.NamePatterns)
 	p.Metadata = orEmpty(p.Metadata)
@@ -360,6 +364,7 @@ func (c *Checker) Merge(st CheckState) {
 	r.Misaligned = append(r.Misaligned, p.Misaligned...)
 	r.Leaks = append(r.Leaks, p.Leaks...)
 	r.Unannotated = append(r.Unannotated, p.Unannotated...)
+	r.Propagated = append(r.Propagated, p.Propagated...)
 	r.Identifiers = append(r.Identifiers, p.Identifiers...)
 	r.IntervalErrors = append(r.IntervalErrors, p.IntervalErrors...)
 	r.EqualToOriginal = append(r.EqualToOriginal, p.EqualToOriginal...)
@@ -453,13 +458,19 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 			c.surPatterns[p]++
 		}
 	}
+	props := map[string][]Propagation{}
+	for _, p := range res.Propagated {
+		props[p.Doc] = append(props[p.Doc], p)
+	}
 	for i, dc := range docs {
-		if o := byID[res.Docs[i].ID]; o != nil {
+		d := res.Docs[i]
+		if o := byID[d.ID]; o != nil {
 			for k := range dc.finds.unannotated {
 				l := &dc.finds.unannotated[k]
-				l.SourceStart, l.SourceEnd = sourceOffset(*o, res.Docs[i], l.Start), sourceOffset(*o, res.Docs[i], l.End)
+				l.SourceStart, l.SourceEnd = sourceOffset(*o, d, props[d.ID], l.Start), sourceOffset(*o, d, props[d.ID], l.End)
 			}
 		}
+		r.Propagated = append(r.Propagated, props[d.ID]...)
 		r.Misaligned = append(r.Misaligned, dc.misaligned...)
 		r.EqualToOriginal = append(r.EqualToOriginal, dc.equal...)
 		r.IntervalErrors = append(r.IntervalErrors, dc.interval...)
@@ -722,9 +733,10 @@ func patternRows(orig, sur map[string]int) []PatternRow {
 
 // sourceOffset is the code point of the source document at which text
 // copied unchanged into its surrogate, at code point at, stands: at moved
-// back by what the surrogates before it added. The spans of both are in the
+// back by what the surrogates before it added, the spans' and those of the
+// occurrences propagated into the document. The spans of both are in the
 // same order (resynthesis re-aligns them one for one).
-func sourceOffset(orig, sur pipeline.Document, at int) int {
+func sourceOffset(orig, sur pipeline.Document, props []Propagation, at int) int {
 	if len(orig.Spans) != len(sur.Spans) {
 		return at
 	}
@@ -733,6 +745,11 @@ func sourceOffset(orig, sur pipeline.Document, at int) int {
 		if s.End <= at {
 			o := orig.Spans[k]
 			moved += (o.End - o.Start) - (s.End - s.Start)
+		}
+	}
+	for _, p := range props {
+		if p.End <= at {
+			moved += (p.SourceEnd - p.SourceStart) - (p.End - p.Start)
 		}
 	}
 	return at + moved
@@ -802,21 +819,10 @@ func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, 
 	var arr [256]byte
 	buf := arr[:0]
 	for i := range toks {
-		buf = buf[:0]
-		for j := i; j < len(toks) && j-i < vals.longest; j++ {
-			if j > i {
-				buf = append(buf, ' ')
-			}
-			buf = append(buf, folded[toks[j].fs:toks[j].fe]...)
-			if !vals.m[string(buf)] {
-				if !vals.prefix[string(buf)] {
-					break
-				}
-				continue
-			}
-			v := string(buf)
+		buf = valuesAt(toks, folded, i, vals, buf, func(j int, key []byte) bool {
+			v := string(key)
 			if j == i && (utf8.RuneCountInString(v) < 2 || vals.abbreviation(v, d.Text[toks[i].start:toks[i].end])) {
-				continue
+				return true
 			}
 			if ix == nil {
 				ix = pipeline.NewIndex(d.Text)
@@ -835,14 +841,15 @@ func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, 
 				}
 			}
 			if touched > 1 && joinsSurrogates(toks[i:j+1], spans) {
-				continue
+				return true
 			}
 			if touched > 0 {
 				out.leaks = append(out.leaks, l)
 			} else if l.Type = vals.typ[v]; spelled(vals, v, l.Type, d.Text, bs, be, pol) {
 				out.unannotated = append(out.unannotated, l)
 			}
-		}
+			return true
+		})
 	}
 	return out
 }

@@ -28,6 +28,7 @@ type gen struct {
 	dates        map[string]*date         // parsed DATE originals of the patient
 	aliases      map[string]pipeline.Span // the patient's replaced values, for kept spans that repeat one
 	aliasKeys    []string                 // aliases' keys, longest first
+	misses       *misses                  // the patient's values looked for outside the spans (see propagate.go)
 	inCityOf     bool                     // drawing a city for a postal code (see surrogateCityOf)
 	inProvinceOf bool                     // drawing a city for a province (see provinceOfCity)
 	cities       []pipeline.Span          // the aliases that are listed cities, once patientCities computes them

@@ -16,7 +16,10 @@ import (
 // differs from its surrogate's was changed since (a span added, removed,
 // moved or relabelled, its text edited around them) and must be
 // resynthesized again: a name annotated after the first run would
-// otherwise stay in the surrogate text.
+// otherwise stay in the surrogate text. A note where the run replaced an
+// unannotated occurrence of an annotated value (Result.Propagated) changed
+// outside its spans: its outline is not its source's, and a run into its
+// corpus rewrites it again, alike.
 type Outline [16]byte
 
 // OutlineOf is a document's outline.

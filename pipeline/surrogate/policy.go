@@ -102,7 +102,13 @@ type Policy struct {
 	Mapping string `json:"mapping,omitempty"`
 	// Resources is a directory of a site's own lists, which replace the
 	// lists of the same names in the language's pack (see resources.Files).
-	Resources string          `json:"resources,omitempty"`
+	Resources string `json:"resources,omitempty"`
+	// Propagate, on unless false, replaces an unannotated occurrence of a
+	// value the patient's records annotate elsewhere (a name, place, id or
+	// contact of four letters or digits or more) by that value's surrogate:
+	// the gold's misses would otherwise stay in the text beside the
+	// surrogate, which also gives the pair away (see propagate.go).
+	Propagate *bool           `json:"propagate,omitempty"`
 	Types     map[string]Rule `json:"types"`
 	// Comments says what becomes of span comments and annotator notes,
 	// free text that often restates the value its span marks: "drop" (the
@@ -383,4 +389,40 @@ func (p *Policy) explain(labels [][2]string) []LabelRule {
 		out = append(out, lr)
 	}
 	return out
+}
+
+// propagatedCategories are the i2b2 categories whose values a run replaces
+// where the gold missed them (see Policy.Propagate): dates and ages have
+// rules of their own (a patient's shift moves them all), and a profession
+// or an OTHER value is no identifier alone.
+var propagatedCategories = map[string]bool{"NAME": true, "LOCATION": true, "ID": true, "CONTACT": true}
+
+// propagates reports whether the policy replaces the unannotated
+// occurrences of a label's values: propagation is on, the label's i2b2
+// category is a name, a location, an id or a contact, and its strategy
+// replaces a value by one surrogate (not a department's generic name).
+func (p *Policy) propagates(category, typ string) bool {
+	if p.Propagate != nil && !*p.Propagate {
+		return false
+	}
+	switch p.Rule(category, typ).Strategy {
+	case Keep, Age, DateShift, DateShuffle, DepartmentS:
+		return false
+	}
+	return propagatedCategories[p.categoryOf(category, typ)]
+}
+
+// categoryOf is a label's i2b2 category: its type's in i2b2 2014, else the
+// one the policy's mappings give it (MEDDOCAN's TERRITORIO is LOCATION),
+// else its own.
+func (p *Policy) categoryOf(category, typ string) string {
+	if c, ok := phi.I2B2().CategoryOf(typ); ok {
+		return c
+	}
+	if p.labels != nil {
+		if c, _, _, ok := p.labels.mapped(category, typ); ok {
+			return c
+		}
+	}
+	return category
 }

@@ -78,8 +78,12 @@ func TestRealCorporaPassTheirCheck(t *testing.T) {
 				}
 				if key == 1 {
 					assertRealWords(t, c.docs, res, words)
+					propagated := map[string]bool{} // a replaced miss is text outside the spans that changed
+					for _, p := range res.Propagated {
+						propagated[p.Doc] = true
+					}
 					for i, d := range res.Docs { // what tells an unchanged source note (see Outline)
-						if OutlineOf(d) != OutlineOf(c.docs[i]) {
+						if OutlineOf(d) != OutlineOf(c.docs[i]) && !propagated[d.ID] {
 							t.Errorf("document %s: its surrogate's outline differs from its source's", d.ID)
 						}
 					}

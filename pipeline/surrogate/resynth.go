@@ -73,7 +73,10 @@ type Result struct {
 	Mappings []Mapping
 	Shifts   []PatientShift
 	Review   []ReviewItem
-	Language string // the language the surrogates were written for
+	// Propagated are the unannotated occurrences of annotated values that
+	// the run replaced (see propagate.go), by document in Docs's order.
+	Propagated []Propagation
+	Language   string // the language the surrogates were written for
 	// Redone are the patients whose earlier notes (from the Resynthesizer's
 	// Context) this run rewrote, after their new notes collided with a stored
 	// surrogate or date shift; their documents are in Docs, and their
@@ -105,7 +108,7 @@ func (r *Resynthesizer) Run(docs []pipeline.Document, store Store) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	res.Docs, res.Shifts, res.Labels = batch.Docs, batch.Shifts, s.Finish().Labels
+	res.Docs, res.Shifts, res.Labels, res.Propagated = batch.Docs, batch.Shifts, s.Finish().Labels, batch.Propagated
 	res.Review = append(res.Review, batch.Review...)
 	res.Mappings = slices.AppendSeq(batch.Mappings, s.CorpusMappings())
 	sortMappings(res.Mappings)
@@ -286,6 +289,9 @@ type patientResult struct {
 	mappings []Mapping
 	shift    PatientShift
 	review   []ReviewItem
+	// propagated are the unannotated occurrences of the patient's values
+	// replaced, by document as docs.
+	propagated [][]Propagation
 }
 
 func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientResult {
@@ -304,11 +310,21 @@ func (e *engine) runPatient(docs []pipeline.Document, p patientGroup) patientRes
 	g.aliasKeys = slices.SortedFunc(mapsKeys(g.aliases), func(a, b string) int { // longest first
 		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
 	})
+	g.misses = g.missValues(docs, p)
+	// Every span of the patient's records is replaced before an unannotated
+	// occurrence of its value: that value's surrogate is then drawn as the
+	// span's context has it (a title, a surname label), and the spans get
+	// the surrogates they would without propagation.
+	plans := make([]spanPlan, len(p.docs))
+	for k, i := range p.docs {
+		plans[k] = g.spanSurrogates(&docs[i])
+	}
 	out := patientResult{idx: p.docs}
-	for _, i := range p.docs {
-		nd := g.rewrite(&docs[i])
-		g.metadata(&nd)
-		out.docs = append(out.docs, nd)
+	for k, i := range p.docs {
+		d, props := g.assemble(&docs[i], plans[k], g.propagate(&docs[i]))
+		g.metadata(&d)
+		out.docs = append(out.docs, d)
+		out.propagated = append(out.propagated, props)
 	}
 	out.mappings = slices.Collect(tab.used())
 	out.shift = g.shift
@@ -497,19 +513,24 @@ func wordIndex(s, sub string) int {
 	return -1
 }
 
-// rewrite returns a copy of d with every span replaced and re-aligned.
-// Spans do not overlap, so one pass over the text in span order converts
-// code points to bytes and back.
-func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
-	order := make([]int, len(d.Spans))
-	for i := range order {
-		order[i] = i
+// spanPlan is a document's spans, in text order, with their bytes in the
+// source and their surrogates.
+type spanPlan struct {
+	order  []int // indices into the spans
+	bs, be []int // by index: the span's bytes
+	sur    []string
+}
+
+// spanSurrogates draws the surrogate of every span of d, in text order.
+// Spans do not overlap, so one pass over the text converts code points to
+// bytes.
+func (g *gen) spanSurrogates(d *pipeline.Document) spanPlan {
+	n := len(d.Spans)
+	p := spanPlan{order: make([]int, n), bs: make([]int, n), be: make([]int, n), sur: make([]string, n)}
+	for i := range p.order {
+		p.order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return d.Spans[order[a]].Start < d.Spans[order[b]].Start })
-	var b strings.Builder
-	b.Grow(len(d.Text) + len(d.Text)/8)
-	nd := *d
-	nd.Spans = make([]pipeline.Span, len(d.Spans))
+	sort.SliceStable(p.order, func(a, b int) bool { return d.Spans[p.order[a]].Start < d.Spans[p.order[b]].Start })
 	cp, at := 0, 0 // the original's cursor: code point cp is at byte at
 	byteOf := func(c int) int {
 		for ; cp < c && at < len(d.Text); cp++ {
@@ -522,38 +543,68 @@ func (g *gen) rewrite(d *pipeline.Document) pipeline.Document {
 		}
 		return at
 	}
-	prev, ncp := 0, 0 // bytes of the original written; code points written
-	for _, i := range order {
+	for _, i := range p.order {
 		s := d.Spans[i]
 		bs := byteOf(s.Start)
 		be := byteOf(s.End)
+		p.bs[i], p.be[i] = bs, be
 		s.Text = d.Text[bs:be]
 		before := d.Text[max(0, bs-16):bs]
-		var sur string
 		if rule := g.e.r.Policy.Rule(s.Category, s.Type); rule.Strategy == Keep {
-			sur = g.keptValue(d, s, before)
+			p.sur[i] = g.keptValue(d, s, before)
 		} else {
-			sur = g.surrogate(d, s, rule, before)
+			p.sur[i] = g.surrogate(d, s, rule, before)
 			if codeStrategy[rule.Strategy] {
-				sur = g.withAliases(d, sur)
+				p.sur[i] = g.withAliases(d, p.sur[i])
 			}
 		}
+	}
+	return p
+}
+
+// assemble writes a copy of d with its spans' surrogates and the
+// propagated occurrences' (which overlap no span) in place, the spans
+// re-aligned to the new text, and returns it with the occurrences' places.
+func (g *gen) assemble(d *pipeline.Document, p spanPlan, occs []occurrence) (pipeline.Document, []Propagation) {
+	var b strings.Builder
+	b.Grow(len(d.Text) + len(d.Text)/8)
+	nd := *d
+	nd.Spans = make([]pipeline.Span, len(d.Spans))
+	var props []Propagation
+	prev, ncp := 0, 0 // bytes of the original written; code points written
+	put := func(bs, be int, sur string) (start int) {
 		between := d.Text[prev:bs]
 		if g.e.lang == "en" {
-			between = withArticle(between, prev == 0, s.Text, sur)
+			between = withArticle(between, prev == 0, d.Text[bs:be], sur)
 		}
 		b.WriteString(between)
 		ncp += utf8.RuneCountInString(between)
 		b.WriteString(sur)
-		s.Start = ncp
+		start = ncp
 		ncp += utf8.RuneCountInString(sur)
-		s.End, s.Text = ncp, sur
-		nd.Spans[i] = s
 		prev = be
+		return start
+	}
+	putOcc := func(o occurrence) {
+		start := put(o.bs, o.be, o.sur)
+		props = append(props, Propagation{Doc: d.ID, Type: o.of.Type, Start: start, End: ncp, SourceStart: o.cs, SourceEnd: o.ce})
+	}
+	k := 0 // the next occurrence
+	for _, i := range p.order {
+		for ; k < len(occs) && occs[k].bs < p.bs[i]; k++ {
+			putOcc(occs[k])
+		}
+		s := d.Spans[i]
+		s.Start = put(p.bs[i], p.be[i], p.sur[i])
+		s.End, s.Text = ncp, p.sur[i]
+		nd.Spans[i] = s
+	}
+	for _, o := range occs[k:] {
+		putOcc(o)
 	}
 	b.WriteString(d.Text[prev:])
 	nd.Text = b.String()
-	return nd
+	return nd, props
 }
 
 // table is the mappings of one scope. The corpus's holds one for each

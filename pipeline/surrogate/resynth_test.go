@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -101,8 +102,21 @@ func TestMEDDOCAN(t *testing.T) {
 			t.Errorf("unannotated %q in %s: the source holds %q at %d-%d", l.Value, l.Doc, got, l.SourceStart, l.SourceEnd)
 		}
 	}
-	if len(rep.Unannotated) == 0 {
-		t.Error("MEDDOCAN's gold misses some values it annotates elsewhere: no unannotated find")
+	// MEDDOCAN's gold misses some values it annotates elsewhere: each is
+	// replaced by its value's surrogate, and the source holds a value of
+	// the type at the offsets listed.
+	if len(rep.Propagated) == 0 {
+		t.Error("no unannotated occurrence replaced")
+	}
+	for _, p := range rep.Propagated {
+		src, sur := byID[p.Doc], res.Docs[slices.IndexFunc(res.Docs, func(d pipeline.Document) bool { return d.ID == p.Doc })]
+		was := fold(pipeline.NewIndex(src.Text).Slice(p.SourceStart, p.SourceEnd))
+		if !slices.ContainsFunc(src.Spans, func(s pipeline.Span) bool { return s.Type == p.Type && fold(s.Text) == was }) {
+			t.Errorf("propagated %+v: the source holds no value of type %s there", p, p.Type)
+		}
+		if fold(pipeline.NewIndex(sur.Text).Slice(p.Start, p.End)) == was {
+			t.Errorf("propagated %+v: the original is still there", p)
+		}
 	}
 	for i, it := range res.Review {
 		if i < 10 {

@@ -557,14 +557,17 @@ func (s *Stream) Rewrite(docs, context []pipeline.Document) (*Result, error) {
 	results := make([]patientResult, len(patients))
 	parallel(len(patients), func(i int) { results[i] = e.runPatient(all, patients[i]) })
 	res := &Result{Docs: make([]pipeline.Document, len(all)), Language: e.lang}
+	props := make([][]Propagation, len(all))
 	for _, pr := range results {
 		for i, d := range pr.docs {
 			res.Docs[pr.idx[i]] = d
+			props[pr.idx[i]] = pr.propagated[i]
 		}
 		res.Mappings = append(res.Mappings, pr.mappings...)
 		res.Shifts = append(res.Shifts, pr.shift)
 		res.Review = append(res.Review, pr.review...)
 	}
+	res.Propagated = slices.Concat(props...)
 	sortMappings(res.Mappings)
 	return res, nil
 }

@@ -1,0 +1,214 @@
+package surrogate
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"deidcorpus/pipeline"
+)
+
+// Hiding the misses. A gold annotation that marks a value in one place
+// often misses it in another ("Murcia" in an affiliation line, a surname
+// written again in a signature): copied as written, the original would stand
+// in the surrogate text beside its surrogate, which also gives the pair away.
+// So where the policy propagates (Policy.Propagate, on by default), an
+// annotated value of a name, location, id or contact type, of four letters
+// or digits or more, that occurs again in its patient's records outside every
+// span is replaced by the value's surrogate. A name is also looked for as its
+// run of name words without titles, and without its first name or second
+// surname (nameParts), as the leak check looks for it. An occurrence is the
+// value's folded tokens as whole tokens (the check's matching, see
+// valuesAt): case and accents aside, never part of a longer word, never
+// overlapping a span. The surrogate corpus's spans stay the source's, one
+// for one: a propagated occurrence is no span of its gold (the annotators
+// missed it), and the run lists it (Result.Propagated, Report.Propagated).
+
+// minPropagated is the fewest letters and digits a propagated value has:
+// shorter ones ("Ana", "Gil", "3B") are ordinary words and numbers too often.
+const minPropagated = 4
+
+// Propagation is an unannotated occurrence of a value its patient's records
+// annotate elsewhere, replaced by that value's surrogate. It names no
+// original text: where it is and the type of the value it repeats.
+type Propagation struct {
+	Doc         string `json:"doc"`
+	Type        string `json:"type"`  // the annotated value's
+	Start       int    `json:"start"` // code points in the output document
+	End         int    `json:"end"`
+	SourceStart int    `json:"sourceStart"` // code points in the source document
+	SourceEnd   int    `json:"sourceEnd"`
+}
+
+// misses are the values of one patient's records that a run looks for
+// outside the spans.
+type misses struct {
+	vals *valueSet                // the values' folded token sequences (m, prefix, longest)
+	of   map[string]pipeline.Span // by key, the span whose surrogate replaces an occurrence
+}
+
+// missValues collects the values of a patient's records that the policy
+// propagates; nil when there are none. Whole values come first: a part of a
+// name that spells another value of the records takes that value's surrogate.
+func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
+	pol := g.e.r.Policy
+	var m *misses
+	add := func(s pipeline.Span, text string) {
+		t := tokens(text)
+		n := 0
+		for _, w := range t {
+			n += utf8.RuneCountInString(w)
+		}
+		k := strings.Join(t, " ")
+		if n < minPropagated {
+			return
+		}
+		if m == nil {
+			m = &misses{vals: newValueSet(), of: map[string]pipeline.Span{}}
+		}
+		if _, dup := m.of[k]; !dup {
+			s.Text = text
+			m.of[k] = s
+			m.vals.add(text)
+		}
+	}
+	var names []pipeline.Span
+	for _, i := range p.docs {
+		for _, s := range docs[i].Spans {
+			if !pol.propagates(s.Category, s.Type) || wordsOnly(pol.Rule(s.Category, s.Type).Strategy, s.Text) {
+				continue
+			}
+			add(s, s.Text)
+			if pol.Rule(s.Category, s.Type).Strategy == Name {
+				names = append(names, s)
+			}
+		}
+	}
+	for _, s := range names {
+		if run := nameRun(s.Text, g.e.lang); run != "" {
+			add(s, run)
+		}
+		for _, part := range nameParts(s.Text, g.e.lang) {
+			add(s, part)
+		}
+	}
+	return m
+}
+
+// nameRun is a name from its first name word to its last, without the
+// titles and signs around them ("Juan García" of "Dr. Juan García,"); ""
+// for a name without words.
+func nameRun(name, lang string) string {
+	ws := splitName(name, lang)
+	first, last := -1, -1
+	for i, w := range ws {
+		if w.role != roleLiteral && w.role != roleInitial {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ws[first : last+1] {
+		b.WriteString(w.text)
+	}
+	return b.String()
+}
+
+// occurrence is an unannotated occurrence of a value in a source document.
+type occurrence struct {
+	bs, be int           // bytes of the source text
+	cs, ce int           // code points
+	of     pipeline.Span // the value's span (see misses.of)
+	sur    string
+}
+
+// find returns the occurrences of the values in a source document outside
+// its spans, in text order: at each token the longest value that overlaps
+// no span, then the search goes on after it.
+func (m *misses) find(d *pipeline.Document) []occurrence {
+	if m == nil || d.Text == "" {
+		return nil
+	}
+	toks, folded := scanTokens(d.Text)
+	var out []occurrence
+	var ix *pipeline.Index
+	var spans [][2]int // bytes
+	var buf []byte
+	for i := 0; i < len(toks); {
+		best, key := -1, ""
+		buf = valuesAt(toks, folded, i, m.vals, buf, func(j int, k []byte) bool {
+			if ix == nil {
+				ix = pipeline.NewIndex(d.Text)
+				for _, s := range d.Spans {
+					spans = append(spans, [2]int{ix.Byte(s.Start), ix.Byte(s.End)})
+				}
+			}
+			bs, be := toks[i].start, toks[j].end
+			if !slices.ContainsFunc(spans, func(s [2]int) bool { return bs < s[1] && s[0] < be }) {
+				best, key = j, string(k)
+			}
+			return true
+		})
+		if best < 0 {
+			i++
+			continue
+		}
+		bs, be := toks[i].start, toks[best].end
+		out = append(out, occurrence{bs: bs, be: be, cs: ix.CodePoint(bs), ce: ix.CodePoint(be), of: m.of[key]})
+		i = best + 1
+	}
+	return out
+}
+
+// propagate finds the unannotated occurrences of the patient's values in a
+// source document and draws their surrogates: their values' own, since
+// every span of the patient's records was replaced before. An occurrence
+// whose surrogate would be itself (a value the policy kept after all) is
+// left to the check.
+func (g *gen) propagate(d *pipeline.Document) []occurrence {
+	occs := g.misses.find(d)
+	out := occs[:0]
+	for _, o := range occs {
+		text := d.Text[o.bs:o.be]
+		s := o.of
+		rule := g.e.r.Policy.Rule(s.Category, s.Type)
+		if rule.Strategy == Name || fold(text) == fold(s.Text) {
+			s.Text = text // its own case; a name is replaced word by word
+		}
+		s.Start, s.End = o.cs, o.ce
+		o.sur = g.surrogate(d, s, rule, d.Text[max(0, o.bs-16):o.bs])
+		if codeStrategy[rule.Strategy] {
+			o.sur = g.withAliases(d, o.sur)
+		}
+		if fold(o.sur) != fold(text) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// valuesAt calls fn with the last token j of each value of vals that the
+// tokens from i on spell, shortest first, and the value's key, which buf
+// holds during the call; fn returns false to stop. It returns buf to reuse.
+func valuesAt(toks []scanToken, folded []byte, i int, vals *valueSet, buf []byte, fn func(j int, key []byte) bool) []byte {
+	buf = buf[:0]
+	for j := i; j < len(toks) && j-i < vals.longest; j++ {
+		if j > i {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, folded[toks[j].fs:toks[j].fe]...)
+		if vals.m[string(buf)] {
+			if !fn(j, buf) {
+				break
+			}
+		} else if !vals.prefix[string(buf)] {
+			break
+		}
+	}
+	return buf
+}
