@@ -108,7 +108,8 @@ func TestQuarantine(t *testing.T) {
 					}
 				}
 				var docs struct{ Documents struct{ TotalCount int } }
-				c.MustPost(`{ documents(where: {externalID: "900-01"}) { totalCount } }`, &docs)
+				c.MustPost(`query($id: String!) { documents(where: {externalID: $id}) { totalCount } }`, &docs,
+					client.Var("id", surrogateID(t, st, "notes", "notes-r", "900-01")))
 				if docs.Documents.TotalCount > 0 {
 					found = append(found, "documents")
 				}
@@ -296,4 +297,17 @@ func TestUnannotatedFindsQuarantine(t *testing.T) {
 	byName, download = readable()
 	assert.True(t, byName)
 	assert.True(t, download)
+}
+
+// surrogateID is a source note's id in a surrogate corpus made from it.
+func surrogateID(t *testing.T, st *store.Store, source, surrogate, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	src, err := st.CorpusByName(ctx, source)
+	require.NoError(t, err)
+	out, err := st.CorpusByName(ctx, surrogate)
+	require.NoError(t, err)
+	names, err := st.SurrogateNames(out, src.ID)
+	require.NoError(t, err)
+	return names.Doc(id)
 }
