@@ -74,6 +74,7 @@ var rules = map[string]Rule{
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
 	"Query.checkReport":        {Roles: curators, Corpora: []string{"corpus"}},
 	"Query.surrogateMappings":  {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateIDs":       {Roles: curators, Corpora: []string{"corpus"}},
 	"Query.users":              {Roles: admins},
 	"Query.auditEntries":       {Roles: admins},
 

@@ -299,6 +299,12 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 	}
 
+	IDPair struct {
+		Kind      func(childComplexity int) int
+		Source    func(childComplexity int) int
+		Surrogate func(childComplexity int) int
+	}
+
 	ImportResult struct {
 		Corpus        func(childComplexity int) int
 		CreatedCorpus func(childComplexity int) int
@@ -504,6 +510,7 @@ type ComplexityRoot struct {
 		ReleaseDiff        func(childComplexity int, a string, b string) int
 		Releases           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ReleaseOrder, where *ent.ReleaseWhereInput) int
 		Spans              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
+		SurrogateIDs       func(childComplexity int, corpus string, source []string, surrogate []string) int
 		SurrogateMappings  func(childComplexity int, corpus string, scope *string, first int, offset int) int
 		TagSets            func(childComplexity int) int
 		Tokens             func(childComplexity int) int
@@ -702,6 +709,7 @@ type QueryResolver interface {
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error)
 	SurrogateMappings(ctx context.Context, corpus string, scope *string, first int, offset int) ([]*ent.SurrogateMapping, error)
+	SurrogateIDs(ctx context.Context, corpus string, source []string, surrogate []string) ([]*store.IDPair, error)
 	JobKinds(ctx context.Context) ([]string, error)
 	Release(ctx context.Context, ref string) (*ent.Release, error)
 	ReleaseDiff(ctx context.Context, a string, b string) (map[string]any, error)
@@ -1787,6 +1795,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FormatInfo.Name(childComplexity), true
+
+	case "IDPair.kind":
+		if e.ComplexityRoot.IDPair.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IDPair.Kind(childComplexity), true
+	case "IDPair.source":
+		if e.ComplexityRoot.IDPair.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IDPair.Source(childComplexity), true
+	case "IDPair.surrogate":
+		if e.ComplexityRoot.IDPair.Surrogate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IDPair.Surrogate(childComplexity), true
 
 	case "ImportResult.corpus":
 		if e.ComplexityRoot.ImportResult.Corpus == nil {
@@ -2927,6 +2954,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Spans(childComplexity, args["after"].(*entgql.Cursor[int]), args["first"].(*int), args["before"].(*entgql.Cursor[int]), args["last"].(*int), args["orderBy"].(*ent.SpanOrder), args["where"].(*ent.SpanWhereInput)), true
+	case "Query.surrogateIDs":
+		if e.ComplexityRoot.Query.SurrogateIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Query_surrogateIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SurrogateIDs(childComplexity, args["corpus"].(string), args["source"].([]string), args["surrogate"].([]string)), true
 	case "Query.surrogateMappings":
 		if e.ComplexityRoot.Query.SurrogateMappings == nil {
 			break
@@ -4091,6 +4129,18 @@ func (ec *executionContext) childFields_FormatInfo(ctx context.Context, field gr
 		return ec.fieldContext_FormatInfo_description(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FormatInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_IDPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_IDPair_kind(ctx, field)
+	case "source":
+		return ec.fieldContext_IDPair_source(ctx, field)
+	case "surrogate":
+		return ec.fieldContext_IDPair_surrogate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IDPair", field.Name)
 }
 
 func (ec *executionContext) childFields_ImportResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6410,6 +6460,36 @@ func (ec *executionContext) field_Query_spans_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_surrogateIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "surrogate",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["surrogate"] = arg2
 	return args, nil
 }
 
@@ -10833,6 +10913,75 @@ func (ec *executionContext) fieldContext_FormatInfo_description(_ context.Contex
 	return graphql.NewScalarFieldContext("FormatInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _IDPair_kind(ctx context.Context, field graphql.CollectedField, obj *store.IDPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IDPair_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IDPair_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IDPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IDPair_source(ctx context.Context, field graphql.CollectedField, obj *store.IDPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IDPair_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IDPair_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IDPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IDPair_surrogate(ctx context.Context, field graphql.CollectedField, obj *store.IDPair) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IDPair_surrogate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Surrogate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IDPair_surrogate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IDPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ImportResult_corpus(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15158,6 +15307,50 @@ func (ec *executionContext) fieldContext_Query_surrogateMappings(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_surrogateMappings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_surrogateIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_surrogateIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SurrogateIDs(ctx, fc.Args["corpus"].(string), fc.Args["source"].([]string), fc.Args["surrogate"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IDPair) graphql.Marshaler {
+			return ec.marshalNIDPair2ᚕᚖdeidcorpusᚋstoreᚐIDPairᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_surrogateIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IDPair(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_surrogateIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -30677,6 +30870,54 @@ func (ec *executionContext) _FormatInfo(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var iDPairImplementors = []string{"IDPair"}
+
+func (ec *executionContext) _IDPair(ctx context.Context, sel ast.SelectionSet, obj *store.IDPair) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, iDPairImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IDPair")
+		case "kind":
+			out.Values[i] = ec._IDPair_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._IDPair_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "surrogate":
+			out.Values[i] = ec._IDPair_surrogate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var importResultImplementors = []string{"ImportResult"}
 
 func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.SelectionSet, obj *model.ImportResult) graphql.Marshaler {
@@ -32465,6 +32706,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_surrogateMappings(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "surrogateIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_surrogateIDs(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34864,6 +35127,32 @@ func (ec *executionContext) marshalNID2ᚕintᚄ(ctx context.Context, sel ast.Se
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNIDPair2ᚕᚖdeidcorpusᚋstoreᚐIDPairᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IDPair) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIDPair2ᚖdeidcorpusᚋstoreᚐIDPair(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIDPair2ᚖdeidcorpusᚋstoreᚐIDPair(ctx context.Context, sel ast.SelectionSet, v *store.IDPair) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IDPair(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNImportInput2deidcorpusᚋgraphᚋmodelᚐImportInput(ctx context.Context, v any) (model.ImportInput, error) {

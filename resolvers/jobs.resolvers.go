@@ -16,6 +16,7 @@ import (
 	"deidcorpus/internal/jsonmap"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/store"
 )
 
 // Report is the resolver for the report field.
@@ -188,6 +189,19 @@ func (r *queryResolver) SurrogateMappings(ctx context.Context, corpus string, sc
 		s = *scope
 	}
 	return r.store.SurrogateMappings(ctx, corpus, s, first, offset)
+}
+
+// SurrogateIDs is the resolver for the surrogateIDs field.
+func (r *queryResolver) SurrogateIDs(ctx context.Context, corpus string, source []string, surrogate []string) ([]*store.IDPair, error) {
+	pairs, err := r.store.SurrogateIDs(ctx, corpus, store.IDFilter{Source: source, Surrogate: surrogate})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*store.IDPair, len(pairs))
+	for i := range pairs {
+		out[i] = &pairs[i]
+	}
+	return out, nil
 }
 
 // JobKinds is the resolver for the jobKinds field.

@@ -24,6 +24,7 @@ var phiFields = map[string]bool{
 	"Span.text":                 true,
 	"SurrogateMapping.original": true,
 	"Query.checkReport":         true,
+	"IDPair.source":             true, // a source's note and patient ids are record numbers
 	"Query.releaseDiff":         true, // names the span texts added, removed or relabelled
 }
 

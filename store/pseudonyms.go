@@ -115,6 +115,14 @@ func (s *Store) TwinNames(ctx context.Context, a, b string) (original string, na
 	return "", SurrogateNames{}, nil
 }
 
+// IDFilter keeps the pairs of some source or surrogate ids; an empty
+// filter keeps every pair.
+type IDFilter struct{ Source, Surrogate []string }
+
+func (f IDFilter) keeps(p IDPair) bool {
+	return len(f.Source) == 0 && len(f.Surrogate) == 0 || slices.Contains(f.Source, p.Source) || slices.Contains(f.Surrogate, p.Surrogate)
+}
+
 // IDPair is the id of a source's note or patient beside its surrogate
 // corpus's.
 type IDPair struct {
@@ -129,7 +137,7 @@ type IDPair struct {
 // are record and accession numbers. A corpus that keeps its source's ids
 // has pairs of equal ids. It holds the ids of both corpora in memory (about
 // 100 bytes a note).
-func (s *Store) SurrogateIDs(ctx context.Context, name string) ([]IDPair, error) {
+func (s *Store) SurrogateIDs(ctx context.Context, name string, only IDFilter) ([]IDPair, error) {
 	c, err := s.CorpusByName(ctx, name)
 	if err != nil {
 		return nil, err
@@ -162,8 +170,8 @@ func (s *Store) SurrogateIDs(ctx context.Context, name string) ([]IDPair, error)
 			if names.p != nil {
 				sur = names.p.number(kind, id)
 			}
-			if in[sur] {
-				out = append(out, IDPair{Kind: kind, Source: id, Surrogate: sur})
+			if p := (IDPair{Kind: kind, Source: id, Surrogate: sur}); in[sur] && only.keeps(p) {
+				out = append(out, p)
 			}
 		}
 	}
@@ -186,7 +194,7 @@ func (s *Store) externalIDs(ctx context.Context, kind string, corpusID int) ([]s
 // source's ids (export --source-ids), so that original and surrogate can
 // be compared file by file.
 func (s *Store) sourceNamer(ctx context.Context, c *ent.Corpus) (func(*pipeline.Document), error) {
-	pairs, err := s.SurrogateIDs(ctx, c.Name)
+	pairs, err := s.SurrogateIDs(ctx, c.Name, IDFilter{})
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func setupResynthIDs(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		pairs, err := st.SurrogateIDs(ctx, args[0])
+		pairs, err := st.SurrogateIDs(ctx, args[0], store.IDFilter{})
 		if err != nil {
 			return err
 		}

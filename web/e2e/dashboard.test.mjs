@@ -259,6 +259,7 @@ test("the category chart's numbers are the GraphQL statistics", async () => {
 });
 
 let doc; // {externalID}
+let surDoc; // doc's id in the surrogate corpus made from the form
 
 test("a patient's timeline lists the notes in record order", async () => {
   const link = page.locator('ul.patients a').first();
@@ -685,7 +686,11 @@ test('resynthesis from the form: the surrogate corpus shows its check, and the o
   assert.equal(await page.locator('table.check tr', { hasText: 'Unannotated, whole corpus' }).locator('td.num').innerText(), String(whole));
   await page.locator('table.name-patterns').scrollIntoViewIfNeeded();
   await shot('surrogate-corpus.png');
-  await ready('corpus/:name/doc/:doc', () => page.evaluate(([c, d]) => { location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`; }, [out, doc.externalID]));
+  // The surrogate corpus names the note by a pseudonym of its id.
+  const { surrogateIDs } = await gql(`query($c: String!, $d: String!) { surrogateIDs(corpus: $c, source: [$d]) { kind surrogate } }`, { c: out, d: doc.externalID });
+  surDoc = surrogateIDs.find((p) => p.kind === 'document').surrogate;
+  assert.match(surDoc, /^[1-9]\d{17}$/);
+  await ready('corpus/:name/doc/:doc', () => page.evaluate(([c, d]) => { location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`; }, [out, surDoc]));
   await ready('corpus/:name/doc/:doc/original', () => page.click('a.original-link'));
   const left = await page.locator('pre[data-side="org"] mark[tabindex="0"]').count();
   const right = await page.locator('pre[data-side="sur"] mark[tabindex="0"]').count();
@@ -753,12 +758,12 @@ test('the researcher sees the surrogate corpus, but neither the original beside 
   assert.deepEqual(await researcher.locator('table.corpora .corpus-kind').allInnerTexts(), ['surrogate', 'surrogate']);
   await ready('corpus/:name/doc/:doc', () => researcher.evaluate(([c, d]) => {
     location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}`;
-  }, [surrogate, doc.externalID]), researcher);
+  }, [surrogate, surDoc]), researcher);
   assert.ok(await researcher.locator('mark.phi').count() > 0, 'the surrogate note with its spans');
   assert.equal(await researcher.locator('a.original-link').count(), 0, 'no way to the original');
   await ready('error', () => researcher.evaluate(([c, d]) => {
     location.hash = `#/corpus/${encodeURIComponent(c)}/doc/${encodeURIComponent(d)}/original`;
-  }, [surrogate, doc.externalID]), researcher);
+  }, [surrogate, surDoc]), researcher);
   assert.match(await researcher.locator('[role="alert"]').innerText(), /original note beside its surrogate needs the admin or curator role/);
   await ready('runs', () => researcher.evaluate(() => { location.hash = '#/runs'; }), researcher);
   const tabs = await researcher.locator('.segmented button').allInnerTexts();

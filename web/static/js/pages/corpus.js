@@ -107,8 +107,10 @@ function checkCard(p) {
   return card('Resynthesis check',
     h('p', { class: c.ok ? 'check-ok' : 'check-failed', 'data-ok': String(Boolean(c.ok)) },
       c.ok ? '✓ The check passed: ' : '✗ The check failed: ',
-      `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced from `,
-      h('a', { href: href(['corpus', p.from]) }, p.from), ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'}).`),
+      // A researcher reads the public provenance: no source, seed or
+      // count of the source's values (release.PublicProvenance).
+      c.spans === undefined ? `PHI in ${num(c.documents)} documents replaced by resynthesis` : `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced`,
+      ...(p.from ? [' from ', h('a', { href: href(['corpus', p.from]) }, p.from), ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'})`] : []), '.'),
     h('div', { class: 'grid' },
       table([
         { label: 'Check', value: (r) => r[0] },
@@ -123,7 +125,7 @@ function checkCard(p) {
         ['Equal to original', num(c.equalToOriginal), 'surrogates that happen to equal the original'],
         ['Note fields', c.metadata === undefined ? '—' : bad(c.metadata), 'a creation date, note type or span comment that gives an original away (not checked before 6 December 2026)'],
         ['Unannotated', num(c.unannotated), 'possible PHI outside the gold spans'],
-        ...(p.unannotatedDocuments ? [['Unannotated, whole corpus', bad(Object.values(p.unannotatedDocuments).reduce((a, n) => a + n, 0)),
+        ...(p.unannotatedDocuments || p.unannotatedFinds ? [['Unannotated, whole corpus', bad(p.unannotatedFinds ?? Object.values(p.unannotatedDocuments).reduce((a, n) => a + n, 0)),
           'what the notes hold now, every run counted; sharing needs a curator’s reason while any remain']] : []),
         ['For review', num(c.review), 'replacements flagged for a human'],
       ], { cls: 'compact check', caption: 'Counts only: the full report names original values and is an artifact of the job.' }),

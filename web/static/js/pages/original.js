@@ -1,6 +1,7 @@
 // #/corpus/:name/doc/:doc/original?set= — for curators: a surrogate note
-// (a corpus written by resynthesis) beside its original (the same document
-// id in provenance.from), spans highlighted on both sides, and the
+// (a corpus written by resynthesis) beside its original (the document of
+// provenance.from whose id the surrogate's pseudonymizes: surrogateIDs),
+// spans highlighted on both sides, and the
 // replacements paired in text order. The original is PHI: a role that may
 // not read the source corpus gets the API's refusal, shown as a message.
 
@@ -17,6 +18,10 @@ const DOC = `query Doc($corpus: String!, $doc: String!, $set: String!) {
   documents(first: 1, where: {externalID: $doc, hasCorpusWith: {name: $corpus}}) {
     edges { node { externalID text noteType split spans: annotations(set: $set) { ${SPAN} } } }
   }
+}`;
+
+const SOURCE_ID = `query Source($corpus: String!, $doc: String!) {
+  surrogateIDs(corpus: $corpus, surrogate: [$doc]) { kind source }
 }`;
 
 export async function render({ params, query, signal, title }) {
@@ -37,10 +42,13 @@ export async function render({ params, query, signal, title }) {
   let o;
   let refused = null;
   try {
-    const org = await gql(DOC, { corpus: from, doc, set: prov.set || 'gold' }, { signal });
+    const ids = await gql(SOURCE_ID, { corpus: name, doc }, { signal });
+    const source = ids.surrogateIDs.find((p) => p.kind === 'document')?.source;
+    const org = source === undefined ? { corpusByName: true, documents: { edges: [] } }
+      : await gql(DOC, { corpus: from, doc: source, set: prov.set || 'gold' }, { signal });
     o = org.documents.edges[0]?.node;
     if (!org.corpusByName) refused = `The source corpus “${from}” no longer exists, or your role may not see it.`;
-    else if (!o) refused = `The source corpus “${from}” has no document “${doc}”.`;
+    else if (!o) refused = `The source corpus “${from}” has no document that “${doc}” was made from.`;
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     refused = `The original could not be loaded: ${e.message}`;
@@ -52,7 +60,7 @@ export async function render({ params, query, signal, title }) {
     h('h1', {}, doc, h('span', { class: 'tag' }, 'surrogate'), s.noteType ? h('span', { class: 'tag' }, s.noteType) : null),
     h('p', { class: 'warn' }, 'The left column is the original note: it contains real PHI. Curators only.'),
     h('div', { class: 'side-by-side' },
-      o ? side(o, `Original · ${from}`, 'org', (i) => i) : card(`Original · ${from}`, h('p', { class: 'error', role: 'alert' }, refused)),
+      o ? side(o, `Original · ${from} · ${o.externalID}`, 'org', (i) => i) : card(`Original · ${from}`, h('p', { class: 'error', role: 'alert' }, refused)),
       surView),
     pairs.length ? card(`Replacements (${pairs.length})`, table([
       { label: '#', num: true, value: (p) => h('button', { type: 'button', class: 'linkish', onclick: () => focusPair(p.i) }, String(p.i + 1)) },
