@@ -214,15 +214,14 @@ func (s *Store) appendAudit(ctx context.Context, tx *ent.Tx, batch []*auditReque
 	keyID, key, headPath := s.auditKey()
 	var head *headUpdate
 	if headPath != "" {
-		ok, create, err := s.planHead(ctx, tx, headPath, tail)
+		ok, err := s.planHead(ctx, tx, headPath, keyID, tail)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			head = &headUpdate{path: headPath, create: create}
+			head = &headUpdate{path: headPath}
 		}
 	}
-	keyedFrom := int64(0)
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	creates := make([]*ent.AuditEntryCreate, len(batch))
 	for i, q := range batch {
@@ -232,9 +231,6 @@ func (s *Store) appendAudit(ctx context.Context, tx *ent.Tx, batch []*auditReque
 		e.Hash = auditHash(e)
 		if key != nil {
 			e.MAC, e.MACKey = auditMAC(key, e, prev.MAC), keyID
-			if prev.MAC == "" && keyedFrom == 0 {
-				keyedFrom = e.Seq
-			}
 		}
 		creates[i] = tx.AuditEntry.Create().SetSeq(e.Seq).SetAt(at).SetActor(r.Actor).SetAction(r.Action).
 			SetTarget(r.Target).SetIds(r.IDs).SetDetail(r.Detail).SetPrevHash(e.PrevHash).SetHash(e.Hash).
@@ -250,13 +246,10 @@ func (s *Store) appendAudit(ctx context.Context, tx *ent.Tx, batch []*auditReque
 		}
 		creates = creates[n:]
 	}
-	if head == nil || key == nil || (head.create && keyedFrom == 0) {
-		// Not created for a chain keyed already (planHead refuses that) nor
-		// for one that stays unkeyed.
-		return nil, nil
+	if head != nil {
+		head.head = AuditHead{Count: prev.Seq, Hash: prev.Hash, MAC: prev.MAC, KeyID: keyID,
+			Written: time.Now().UTC().Truncate(time.Second)}
 	}
-	head.head = AuditHead{Count: prev.Seq, Hash: prev.Hash, MAC: prev.MAC, KeyID: keyID, KeyedFrom: keyedFrom,
-		Written: time.Now().UTC().Truncate(time.Second)}
 	return head, nil
 }
 

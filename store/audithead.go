@@ -23,8 +23,9 @@ import (
 // chain cut at its end is still a chain whose every MAC verifies, and only
 // a count kept elsewhere shows what is missing.
 //
-// The head is written after the entries' transaction commits, never before:
-// a head ahead of the database would report a commit that failed, or a
+// The head is written after the entries' transaction commits, never before
+// (a new head, startHead, names entries committed already): a head ahead of
+// the database would report a commit that failed, or a
 // crash, as a truncation. Written after, a crash leaves it behind, which
 // verification reports as entries newer than the head, not as tampering.
 // Writes only move it forward (several steps, processes or machines finish
@@ -112,25 +113,22 @@ func readHeadFile(path string) (headFile, error) {
 	return hf, nil
 }
 
-// headUpdate is a head to write once the entries it names are committed;
-// create says it may add this database's head to the file.
+// headUpdate is a head to write once the entries it names are committed.
 type headUpdate struct {
-	path   string
-	head   AuditHead
-	create bool
+	path string
+	head AuditHead
 }
 
 // writeHead moves this database's head forward to u.head, unless the file
-// holds a head as far on already (another step finished first).
+// holds a head as far on already (another step finished first), or none
+// (removed meanwhile: left for verify to report).
 func (s *Store) writeHead(ctx context.Context, u headUpdate) error {
 	return s.withHeadLock(ctx, u.path, func(hf *headFile) bool {
 		cur, ok := hf.Chains[s.chainName()]
-		if (!ok && !u.create) || (ok && cur.Count >= u.head.Count) {
+		if !ok || cur.Count >= u.head.Count {
 			return false
 		}
-		if ok {
-			u.head.KeyedFrom = cur.KeyedFrom
-		}
+		u.head.KeyedFrom = cur.KeyedFrom
 		hf.Chains[s.chainName()] = u.head
 		return true
 	})
@@ -199,48 +197,62 @@ func writeFileSynced(path string, data []byte) error {
 	return dir.Sync()
 }
 
-// planHead decides, in the transaction appending entries after the tail
-// (nil for an empty chain), which holds the chain's lock, whether the head
-// file may be moved to the new last entry: not when it shows that entries
-// were cut or replaced, nor when it is missing though the chain was keyed
-// already (both kept as they are, as evidence, for verify to report).
-func (s *Store) planHead(ctx context.Context, tx *ent.Tx, path string, tail *ent.AuditEntry) (ok, create bool, err error) {
+// planHead decides, in the transaction appending keyed entries after the
+// tail (nil for an empty chain), which holds the chain's lock, whether the
+// head file may be moved to the new last entry: not when it shows that
+// entries were cut or replaced, nor when it is missing though the chain was
+// keyed already (both kept as they are, as evidence, for verify to report).
+func (s *Store) planHead(ctx context.Context, tx *ent.Tx, path, keyID string, tail *ent.AuditEntry) (ok bool, err error) {
 	head, _, err := s.readHead(path)
 	if err != nil {
-		return false, false, err
+		return false, err
 	}
-	var count int64
-	if tail != nil {
-		count = tail.Seq
+	if tail == nil {
+		tail = &ent.AuditEntry{}
 	}
 	switch {
-	case head == nil && tail != nil && tail.MAC != "":
+	case head == nil && tail.MAC != "":
 		s.warnOnce("audit head missing", "the audit head file holds no head for this database though its audit chain is keyed: "+
 			"not writing a new one; run 'deidcorpus audit verify', then 'deidcorpus audit anchor'", "headFile", path)
-		return false, false, nil
+		return false, nil
 	case head == nil:
-		return true, true, nil
-	case head.Count > count:
+		return true, s.startHead(ctx, path, keyID, tail)
+	case head.Count > tail.Seq:
 		s.warnOnce("audit truncated", "the audit log has fewer entries than its head file recorded: entries were cut; "+
 			"keeping the head file as it is; run 'deidcorpus audit verify'", "headFile", path)
-		return false, false, nil
+		return false, nil
 	case head.Count == 0:
-		return true, false, nil
+		return true, nil
 	}
 	mac := tail.MAC
-	if head.Count < count {
+	if head.Count < tail.Seq {
 		e, err := tx.AuditEntry.Query().Where(auditentry.Seq(head.Count)).Only(ctx)
 		if err != nil {
-			return false, false, err
+			return false, err
 		}
 		mac = e.MAC
 	}
 	if mac != head.MAC {
 		s.warnOnce("audit replaced", "the audit log's entry that its head file recorded was replaced: "+
 			"keeping the head file as it is; run 'deidcorpus audit verify'", "headFile", path, "entry", head.Count)
-		return false, false, nil
+		return false, nil
 	}
-	return true, false, nil
+	return true, nil
+}
+
+// startHead writes the head of a chain whose first keyed entries are being
+// appended after tail (empty, or plain entries from before MACs): before
+// they commit, naming the end that is committed, so that a step that comes
+// after this one but reads the file before its head is written finds one.
+func (s *Store) startHead(ctx context.Context, path, keyID string, tail *ent.AuditEntry) error {
+	return s.withHeadLock(ctx, path, func(hf *headFile) bool {
+		if _, ok := hf.Chains[s.chainName()]; ok {
+			return false
+		}
+		hf.Chains[s.chainName()] = AuditHead{Count: tail.Seq, Hash: tail.Hash, KeyID: keyID, KeyedFrom: tail.Seq + 1,
+			Written: time.Now().UTC().Truncate(time.Second)}
+		return true
+	})
 }
 
 // warnOnce logs a problem of the audit log once per process: every request

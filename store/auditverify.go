@@ -232,7 +232,7 @@ func (rep *AuditReport) checkHead(headMAC string, others []string) error {
 		return broken(AuditTruncated, rep.LastSeq+1, "audit log truncated: the database ends at entry %d, but the head file %s "+
 			"(written %s) recorded %d entries: entries %d to %d were removed", rep.LastSeq, rep.HeadPath,
 			h.Written.Format("2006-01-02 15:04:05Z"), h.Count, rep.LastSeq+1, h.Count)
-	case rep.KeyedFrom == 0 || rep.KeyedFrom > h.KeyedFrom:
+	case rep.LastSeq >= h.KeyedFrom && (rep.KeyedFrom == 0 || rep.KeyedFrom > h.KeyedFrom):
 		return broken(AuditStripped, h.KeyedFrom, "audit log broken at entry %d: the head file %s says the chain is keyed from it, "+
 			"but it has no MAC (MAC removed, and the hashes recomputed)", h.KeyedFrom, rep.HeadPath)
 	case headMAC != h.MAC:
