@@ -35,7 +35,11 @@ type AuditEntry struct {
 	// PrevHash holds the value of the "prev_hash" field.
 	PrevHash string `json:"prev_hash,omitempty"`
 	// Hash holds the value of the "hash" field.
-	Hash         string `json:"hash,omitempty"`
+	Hash string `json:"hash,omitempty"`
+	// HMAC-SHA256 under the audit key, chained to the previous entry's mac; empty before keyed entries
+	MAC string `json:"mac,omitempty"`
+	// the audit key's id (a fingerprint), to tell a wrong key from a rewritten entry
+	MACKey       string `json:"mac_key,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -48,7 +52,7 @@ func (*AuditEntry) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case auditentry.FieldID, auditentry.FieldSeq:
 			values[i] = new(sql.NullInt64)
-		case auditentry.FieldActor, auditentry.FieldAction, auditentry.FieldTarget, auditentry.FieldDetail, auditentry.FieldPrevHash, auditentry.FieldHash:
+		case auditentry.FieldActor, auditentry.FieldAction, auditentry.FieldTarget, auditentry.FieldDetail, auditentry.FieldPrevHash, auditentry.FieldHash, auditentry.FieldMAC, auditentry.FieldMACKey:
 			values[i] = new(sql.NullString)
 		case auditentry.FieldAt:
 			values[i] = new(sql.NullTime)
@@ -129,6 +133,18 @@ func (_m *AuditEntry) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Hash = value.String
 			}
+		case auditentry.FieldMAC:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field mac", values[i])
+			} else if value.Valid {
+				_m.MAC = value.String
+			}
+		case auditentry.FieldMACKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field mac_key", values[i])
+			} else if value.Valid {
+				_m.MACKey = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -191,6 +207,12 @@ func (_m *AuditEntry) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("hash=")
 	builder.WriteString(_m.Hash)
+	builder.WriteString(", ")
+	builder.WriteString("mac=")
+	builder.WriteString(_m.MAC)
+	builder.WriteString(", ")
+	builder.WriteString("mac_key=")
+	builder.WriteString(_m.MACKey)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -92,6 +92,34 @@ func (_c *AuditEntryCreate) SetHash(v string) *AuditEntryCreate {
 	return _c
 }
 
+// SetMAC sets the "mac" field.
+func (_c *AuditEntryCreate) SetMAC(v string) *AuditEntryCreate {
+	_c.mutation.SetMAC(v)
+	return _c
+}
+
+// SetNillableMAC sets the "mac" field if the given value is not nil.
+func (_c *AuditEntryCreate) SetNillableMAC(v *string) *AuditEntryCreate {
+	if v != nil {
+		_c.SetMAC(*v)
+	}
+	return _c
+}
+
+// SetMACKey sets the "mac_key" field.
+func (_c *AuditEntryCreate) SetMACKey(v string) *AuditEntryCreate {
+	_c.mutation.SetMACKey(v)
+	return _c
+}
+
+// SetNillableMACKey sets the "mac_key" field if the given value is not nil.
+func (_c *AuditEntryCreate) SetNillableMACKey(v *string) *AuditEntryCreate {
+	if v != nil {
+		_c.SetMACKey(*v)
+	}
+	return _c
+}
+
 // Mutation returns the AuditEntryMutation object of the builder.
 func (_c *AuditEntryCreate) Mutation() *AuditEntryMutation {
 	return _c.mutation
@@ -140,6 +168,14 @@ func (_c *AuditEntryCreate) defaults() error {
 		v := auditentry.DefaultDetail
 		_c.mutation.SetDetail(v)
 	}
+	if _, ok := _c.mutation.MAC(); !ok {
+		v := auditentry.DefaultMAC
+		_c.mutation.SetMAC(v)
+	}
+	if _, ok := _c.mutation.MACKey(); !ok {
+		v := auditentry.DefaultMACKey
+		_c.mutation.SetMACKey(v)
+	}
 	return nil
 }
 
@@ -168,6 +204,12 @@ func (_c *AuditEntryCreate) check() error {
 	}
 	if _, ok := _c.mutation.Hash(); !ok {
 		return &ValidationError{Name: "hash", err: errors.New(`ent: missing required field "AuditEntry.hash"`)}
+	}
+	if _, ok := _c.mutation.MAC(); !ok {
+		return &ValidationError{Name: "mac", err: errors.New(`ent: missing required field "AuditEntry.mac"`)}
+	}
+	if _, ok := _c.mutation.MACKey(); !ok {
+		return &ValidationError{Name: "mac_key", err: errors.New(`ent: missing required field "AuditEntry.mac_key"`)}
 	}
 	return nil
 }
@@ -231,6 +273,14 @@ func (_c *AuditEntryCreate) createSpec() (*AuditEntry, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Hash(); ok {
 		_spec.SetField(auditentry.FieldHash, field.TypeString, value)
 		_node.Hash = value
+	}
+	if value, ok := _c.mutation.MAC(); ok {
+		_spec.SetField(auditentry.FieldMAC, field.TypeString, value)
+		_node.MAC = value
+	}
+	if value, ok := _c.mutation.MACKey(); ok {
+		_spec.SetField(auditentry.FieldMACKey, field.TypeString, value)
+		_node.MACKey = value
 	}
 	return _node, _spec
 }
@@ -321,6 +371,12 @@ func (u *AuditEntryUpsertOne) UpdateNewValues() *AuditEntryUpsertOne {
 		}
 		if _, exists := u.create.mutation.Hash(); exists {
 			s.SetIgnore(auditentry.FieldHash)
+		}
+		if _, exists := u.create.mutation.MAC(); exists {
+			s.SetIgnore(auditentry.FieldMAC)
+		}
+		if _, exists := u.create.mutation.MACKey(); exists {
+			s.SetIgnore(auditentry.FieldMACKey)
 		}
 	}))
 	return u
@@ -555,6 +611,12 @@ func (u *AuditEntryUpsertBulk) UpdateNewValues() *AuditEntryUpsertBulk {
 			}
 			if _, exists := b.mutation.Hash(); exists {
 				s.SetIgnore(auditentry.FieldHash)
+			}
+			if _, exists := b.mutation.MAC(); exists {
+				s.SetIgnore(auditentry.FieldMAC)
+			}
+			if _, exists := b.mutation.MACKey(); exists {
+				s.SetIgnore(auditentry.FieldMACKey)
 			}
 		}
 	}))

@@ -1930,6 +1930,8 @@ type AuditEntryMutation struct {
 	detail        *string
 	prev_hash     *string
 	hash          *string
+	mac           *string
+	mac_key       *string
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*AuditEntry, error)
@@ -2407,6 +2409,78 @@ func (m *AuditEntryMutation) ResetHash() {
 	m.hash = nil
 }
 
+// SetMAC sets the "mac" field.
+func (m *AuditEntryMutation) SetMAC(s string) {
+	m.mac = &s
+}
+
+// MAC returns the value of the "mac" field in the mutation.
+func (m *AuditEntryMutation) MAC() (r string, exists bool) {
+	v := m.mac
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMAC returns the old "mac" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldMAC(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMAC is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMAC requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMAC: %w", err)
+	}
+	return oldValue.MAC, nil
+}
+
+// ResetMAC resets all changes to the "mac" field.
+func (m *AuditEntryMutation) ResetMAC() {
+	m.mac = nil
+}
+
+// SetMACKey sets the "mac_key" field.
+func (m *AuditEntryMutation) SetMACKey(s string) {
+	m.mac_key = &s
+}
+
+// MACKey returns the value of the "mac_key" field in the mutation.
+func (m *AuditEntryMutation) MACKey() (r string, exists bool) {
+	v := m.mac_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMACKey returns the old "mac_key" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldMACKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMACKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMACKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMACKey: %w", err)
+	}
+	return oldValue.MACKey, nil
+}
+
+// ResetMACKey resets all changes to the "mac_key" field.
+func (m *AuditEntryMutation) ResetMACKey() {
+	m.mac_key = nil
+}
+
 // Where appends a list predicates to the AuditEntryMutation builder.
 func (m *AuditEntryMutation) Where(ps ...predicate.AuditEntry) {
 	m.predicates = append(m.predicates, ps...)
@@ -2441,7 +2515,7 @@ func (m *AuditEntryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AuditEntryMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.seq != nil {
 		fields = append(fields, auditentry.FieldSeq)
 	}
@@ -2469,6 +2543,12 @@ func (m *AuditEntryMutation) Fields() []string {
 	if m.hash != nil {
 		fields = append(fields, auditentry.FieldHash)
 	}
+	if m.mac != nil {
+		fields = append(fields, auditentry.FieldMAC)
+	}
+	if m.mac_key != nil {
+		fields = append(fields, auditentry.FieldMACKey)
+	}
 	return fields
 }
 
@@ -2495,6 +2575,10 @@ func (m *AuditEntryMutation) Field(name string) (ent.Value, bool) {
 		return m.PrevHash()
 	case auditentry.FieldHash:
 		return m.Hash()
+	case auditentry.FieldMAC:
+		return m.MAC()
+	case auditentry.FieldMACKey:
+		return m.MACKey()
 	}
 	return nil, false
 }
@@ -2522,6 +2606,10 @@ func (m *AuditEntryMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldPrevHash(ctx)
 	case auditentry.FieldHash:
 		return m.OldHash(ctx)
+	case auditentry.FieldMAC:
+		return m.OldMAC(ctx)
+	case auditentry.FieldMACKey:
+		return m.OldMACKey(ctx)
 	}
 	return nil, fmt.Errorf("unknown AuditEntry field %s", name)
 }
@@ -2593,6 +2681,20 @@ func (m *AuditEntryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetHash(v)
+		return nil
+	case auditentry.FieldMAC:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMAC(v)
+		return nil
+	case auditentry.FieldMACKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMACKey(v)
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEntry field %s", name)
@@ -2693,6 +2795,12 @@ func (m *AuditEntryMutation) ResetField(name string) error {
 		return nil
 	case auditentry.FieldHash:
 		m.ResetHash()
+		return nil
+	case auditentry.FieldMAC:
+		m.ResetMAC()
+		return nil
+	case auditentry.FieldMACKey:
+		m.ResetMACKey()
 		return nil
 	}
 	return fmt.Errorf("unknown AuditEntry field %s", name)

@@ -2,18 +2,19 @@ package store
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
 
-	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/auditentry"
@@ -46,8 +47,9 @@ func DescribeArgs(args map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-// Audit appends a record to the hash-chained audit log and returns once it
-// is committed.
+// Audit appends a record to the audit log, chained by hashes and by MACs
+// under a key kept outside the database (see auditverify.go), and returns
+// once it is committed.
 //
 // Records are group-committed: a chain step (a transaction that takes the
 // chain's lock, reads its tail and appends) writes every record waiting when
@@ -156,7 +158,8 @@ func (s *Store) auditStep(ctx context.Context, req *auditRequest) (mine bool, er
 				err = fmt.Errorf("append to the audit log: %v", v)
 			}
 		}()
-		return s.withTx(ctx, func(tx *ent.Tx) error {
+		var head *headUpdate
+		err = s.withTx(ctx, func(tx *ent.Tx) error {
 			if s.Dialect == dialect.Postgres {
 				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7468347)"); err != nil {
 					return err
@@ -169,8 +172,17 @@ func (s *Store) auditStep(ctx context.Context, req *auditRequest) (mine bool, er
 			if len(batch) == 0 {
 				return nil
 			}
-			return appendAudit(ctx, tx, batch)
+			head, err = s.appendAudit(ctx, tx, batch)
+			return err
 		})
+		if err == nil && head != nil {
+			// The entries are in: a head file that cannot be written is
+			// the operator's to fix, not a failure of the operations.
+			if herr := s.writeHead(ctx, *head); herr != nil {
+				s.logger.Error("the audit head file was not written; audit verify will find it behind the database", "err", herr)
+			}
+		}
+		return err
 	}()
 	for _, q := range batch {
 		if q == req {
@@ -183,75 +195,96 @@ func (s *Store) auditStep(ctx context.Context, req *auditRequest) (mine bool, er
 }
 
 // appendAudit appends the records of batch, in order, after the chain's
-// tail, in tx, which holds the chain's lock.
-func appendAudit(ctx context.Context, tx *ent.Tx, batch []*auditRequest) error {
-	prev := ""
-	var seq int64 = 1
-	last, err := tx.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).First(ctx)
-	switch {
-	case err == nil:
-		prev, seq = last.Hash, last.Seq+1
-	case !ent.IsNotFound(err):
-		return err
+// tail, in tx, which holds the chain's lock. Each entry has a plain hash (as
+// before MACs) and a MAC under the audit key; without a key ring (a
+// PostgreSQL server with no key configured) it has the hash only, which
+// verify reports. It returns the head to write once tx commits, if any.
+func (s *Store) appendAudit(ctx context.Context, tx *ent.Tx, batch []*auditRequest) (*headUpdate, error) {
+	tail, err := tx.AuditEntry.Query().Order(ent.Desc(auditentry.FieldSeq)).First(ctx)
+	if ent.IsNotFound(err) {
+		tail, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	prev := &ent.AuditEntry{}
+	if tail != nil {
+		prev = tail
+	}
+	keyID, key, headPath := s.auditKey()
+	var head *headUpdate
+	if headPath != "" {
+		ok, err := s.planHead(ctx, tx, headPath, keyID, tail)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			head = &headUpdate{path: headPath}
+		}
 	}
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	creates := make([]*ent.AuditEntryCreate, len(batch))
 	for i, q := range batch {
 		r := q.rec
-		hash := auditHash(seq, at, r.Actor, r.Action, r.Target, r.IDs, r.Detail, prev)
-		creates[i] = tx.AuditEntry.Create().SetSeq(seq).SetAt(at).SetActor(r.Actor).SetAction(r.Action).
-			SetTarget(r.Target).SetIds(r.IDs).SetDetail(r.Detail).SetPrevHash(prev).SetHash(hash)
-		prev, seq = hash, seq+1
+		e := &ent.AuditEntry{Seq: prev.Seq + 1, At: at, Actor: r.Actor, Action: r.Action, Target: r.Target, Ids: r.IDs,
+			Detail: r.Detail, PrevHash: prev.Hash}
+		e.Hash = auditHash(e)
+		if key != nil {
+			e.MAC, e.MACKey = auditMAC(key, e, prev.MAC), keyID
+		}
+		creates[i] = tx.AuditEntry.Create().SetSeq(e.Seq).SetAt(at).SetActor(r.Actor).SetAction(r.Action).
+			SetTarget(r.Target).SetIds(r.IDs).SetDetail(r.Detail).SetPrevHash(e.PrevHash).SetHash(e.Hash).
+			SetMAC(e.MAC).SetMACKey(e.MACKey)
+		prev = e
 	}
 	// Bulk inserts in pieces that stay under SQLite's bound on a statement's
 	// parameters.
 	for len(creates) > 0 {
 		n := min(len(creates), 100)
 		if err := tx.AuditEntry.CreateBulk(creates[:n]...).Exec(ctx); err != nil {
-			return err
+			return nil, err
 		}
 		creates = creates[n:]
 	}
-	return nil
+	if head != nil {
+		head.head = AuditHead{Count: prev.Seq, Hash: prev.Hash, MAC: prev.MAC, KeyID: keyID,
+			Written: time.Now().UTC().Truncate(time.Second)}
+	}
+	return head, nil
 }
 
-func auditHash(seq int64, at time.Time, actor, action, target string, ids []string, detail, prev string) string {
+// auditKey is the key that MACs the audit chain, its id, and the head file
+// beside it; without a key ring, none (logged once).
+func (s *Store) auditKey() (id string, key []byte, headPath string) {
+	r, err := s.KeyRing()
+	if err != nil {
+		s.warnOnce("audit unkeyed", "audit entries are chained by plain hashes only, which whoever writes the database can recompute: "+
+			"no key ring", "err", err)
+		return "", nil, ""
+	}
+	id, key = r.AuditKey()
+	return id, key, s.auditHeadPath(r)
+}
+
+// auditHash is an entry's plain hash, chained by its prev_hash.
+func auditHash(e *ent.AuditEntry) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", seq, at.UTC().Format(time.RFC3339Nano),
-		actor, action, target, strings.Join(ids, ","), detail, prev)
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s", e.Seq, e.At.UTC().Format(time.RFC3339Nano),
+		e.Actor, e.Action, e.Target, strings.Join(e.Ids, ","), e.Detail, e.PrevHash)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// VerifyAudit recomputes the chain and reports the number of entries, or the
-// first entry that was changed, removed or reordered.
-func (s *Store) VerifyAudit(ctx context.Context) (int, error) {
-	const page = 5000
-	prev := ""
-	var seq int64
-	n := 0
-	for {
-		entries, err := s.Client.AuditEntry.Query().Where(auditentry.SeqGT(seq)).
-			Order(ent.Asc(auditentry.FieldSeq)).Limit(page).All(ctx)
-		if err != nil {
-			return n, err
-		}
-		for _, e := range entries {
-			if e.Seq != seq+1 {
-				return n, apperr.New(apperr.Invalid, "audit log broken: entry %d is missing (next is %d)", seq+1, e.Seq)
-			}
-			if e.PrevHash != prev {
-				return n, apperr.New(apperr.Invalid, "audit log broken at entry %d: it does not follow entry %d", e.Seq, seq)
-			}
-			if auditHash(e.Seq, e.At, e.Actor, e.Action, e.Target, e.Ids, e.Detail, e.PrevHash) != e.Hash {
-				return n, apperr.New(apperr.Invalid, "audit log broken at entry %d: its content was changed", e.Seq)
-			}
-			prev, seq = e.Hash, e.Seq
-			n++
-		}
-		if len(entries) < page {
-			return n, nil
-		}
+// auditMAC is an entry's MAC under key: over its fields, each length-
+// prefixed, its prev_hash and the previous entry's MAC (empty before the
+// first keyed entry, which so seals the plain entries before it).
+func auditMAC(key []byte, e *ent.AuditEntry, prevMAC string) string {
+	m := hmac.New(sha256.New, key)
+	parts := append([]string{"deidcorpus audit v1", strconv.FormatInt(e.Seq, 10), e.At.UTC().Format(time.RFC3339Nano),
+		e.Actor, e.Action, e.Target, strconv.Itoa(len(e.Ids))}, e.Ids...)
+	for _, p := range append(parts, e.Detail, e.PrevHash, prevMAC) {
+		fmt.Fprintf(m, "%d:%s", len(p), p)
 	}
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // AuditEntries are the newest limit entries of the audit log, newest first.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -105,21 +106,30 @@ func TestAuditConcurrentReaders(t *testing.T) {
 }
 
 // BenchmarkAuditConcurrent appends audit records from 16 goroutines per
-// core, as 16 dashboard users reading notes at once.
+// core, as 16 dashboard users reading notes at once; "+head" also writes
+// the head file (synced) after each chain step.
 func BenchmarkAuditConcurrent(b *testing.B) {
 	for _, be := range []storetest.Backend{storetest.SQLite, storetest.Postgres} {
-		b.Run(string(be), func(b *testing.B) {
-			ctx := context.Background()
-			st := storetest.Open(b, be)
-			b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := st.Audit(ctx, store.AuditRecord{Action: "read", Target: "Document.text", IDs: []string{"1", "2"}}); err != nil {
-						b.Error(err)
-						return
+		for _, head := range []bool{false, true} {
+			name := string(be)
+			var opts []store.Option
+			if head {
+				name += "+head"
+				opts = append(opts, store.WithAuditHead(filepath.Join(b.TempDir(), "audit-head")))
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := context.Background()
+				st := storetest.Open(b, be, opts...)
+				b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := st.Audit(ctx, store.AuditRecord{Action: "read", Target: "Document.text", IDs: []string{"1", "2"}}); err != nil {
+							b.Error(err)
+							return
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }

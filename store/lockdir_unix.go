@@ -19,6 +19,22 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	return flock(ctx, f)
+}
+
+// lockFile holds an exclusive flock on a lock file, made (mode 0600) if
+// missing, as lockDir does on a directory.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return flock(ctx, f)
+}
+
+// flock waits for an exclusive flock on f, which the returned function
+// releases and closes.
+func flock(ctx context.Context, f *os.File) (func(), error) {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {

@@ -54,6 +54,8 @@ type Store struct {
 	inserts sync.Map // *rowInsert -> its INSERT of spanBatch rows (insert.go)
 
 	auditQueue      auditQueue // records waiting for the next chain step (audit.go)
+	headMu          sync.Mutex // this process's writers of the audit head file (audithead.go)
+	auditWarned     sync.Map   // problems of the audit log logged already, by kind
 	stopCheckpoints func()     // SQLite: ends the WAL checkpoints (checkpoint.go)
 	statsCache      statsCache // statistics by corpus content version (statscache.go)
 	chunkSize       int        // bytes of a stored file's chunk (chunks.go)
@@ -73,6 +75,7 @@ type Option func(*options)
 type options struct {
 	keys      keys.Config
 	keysSet   bool
+	auditHead string
 	ring      *keys.Ring
 	logger    *slog.Logger
 	chunkSize int
@@ -86,6 +89,10 @@ type options struct {
 func WithKeys(c keys.Config) Option {
 	return func(o *options) { o.keys, o.keysSet = c, true }
 }
+
+// WithAuditHead keeps the audit chain's head in the file at path instead of
+// beside the key file (see audithead.go); tests, and rings with no file.
+func WithAuditHead(path string) Option { return func(o *options) { o.auditHead = path } }
 
 // WithKeyRing uses a ring made by the caller (tests).
 func WithKeyRing(r *keys.Ring) Option { return func(o *options) { o.ring = r } }
@@ -110,6 +117,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	if !o.keysSet {
 		o.keys = keys.FromEnv(os.Getenv)
+	}
+	if o.auditHead != "" {
+		o.keys.AuditHead = o.auditHead
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()

@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "audit",
-		summary: "the append-only, hash-chained audit log: list it, verify its chain (admins)",
+		summary: "the append-only audit log, chained by MACs under a key outside the database: list it, verify it (admins)",
 		subs: []*command{{
 			name:    "list",
 			summary: "the newest entries: who read or changed what, when",
@@ -26,10 +26,18 @@ func init() {
 			},
 			setup: setupAudit("list"),
 		}, {
-			name:     "verify",
-			summary:  "recompute the hash chain; names the first entry changed or removed",
-			examples: []string{"deidcorpus audit verify"},
-			setup:    setupAudit("verify"),
+			name: "verify",
+			summary: "recompute the chain's hashes and MACs and compare its end with the head file beside the key; " +
+				"names the first entry at fault and how: edited, recomputed without the key, removed, truncated, replaced",
+			examples: []string{"deidcorpus audit verify",
+				"DEIDCORPUS_AUDIT_HEAD=/etc/deidcorpus/audit-head deidcorpus audit verify --db postgres://deid@db/deid"},
+			setup: setupAudit("verify"),
+		}, {
+			name: "anchor",
+			summary: "write the head file anew from the database's last entry, after a lost head file, on a new machine " +
+				"sharing a PostgreSQL database, or once a reported truncation is understood (run verify first)",
+			examples: []string{"deidcorpus audit anchor"},
+			setup:    setupAudit("anchor"),
 		}},
 	})
 }
@@ -51,8 +59,11 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 				return err
 			}
 			defer st.Close()
-			if sub == "verify" {
+			switch sub {
+			case "verify":
 				return verifyAudit(ctx, e, st)
+			case "anchor":
+				return anchorAudit(ctx, e, st)
 			}
 			entries, err := st.AuditEntries(ctx, *limit)
 			if err != nil {
@@ -92,24 +103,35 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 	}
 }
 
-// verifyAudit recomputes the chain and prints the last entry's hash.
+// verifyAudit verifies the chain and its end, prints the last entry's hash
+// and what protects which entries; a break is the command's error.
 func verifyAudit(ctx context.Context, e *env, st *store.Store) error {
-	n, err := st.VerifyAudit(ctx)
+	rep, err := st.CheckAudit(ctx)
 	if err != nil {
 		return err
 	}
-	entries, err := st.AuditEntries(ctx, 1)
-	if err != nil {
-		return err
-	}
-	if len(entries) == 0 {
+	if rep.Entries == 0 {
 		fmt.Fprintln(e.stdout, "audit log: empty")
 		return nil
 	}
-	last := entries[0]
-	// The last hash is the anchor: recorded elsewhere, it also shows
-	// entries removed from the end.
-	fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", n, last.Seq, last.Hash)
+	fmt.Fprintf(e.stdout, "audit log OK: %d entries, chain intact; last entry %d, hash %s\n", rep.Entries, rep.LastSeq, rep.LastHash)
+	for _, n := range rep.Notes() {
+		fmt.Fprintln(e.stdout, "  "+n)
+	}
+	return nil
+}
+
+// anchorAudit writes the head file from the chain's end.
+func anchorAudit(ctx context.Context, e *env, st *store.Store) error {
+	old, head, path, err := st.AnchorAudit(ctx)
+	if err != nil {
+		return err
+	}
+	was := "it had no head for this database"
+	if old != nil {
+		was = fmt.Sprintf("it recorded %d entries, written %s", old.Count, old.Written.Format(time.DateTime))
+	}
+	fmt.Fprintf(e.stdout, "audit head file %s: anchored at entry %d (%s)\n", path, head.Count, was)
 	return nil
 }
 

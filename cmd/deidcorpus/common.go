@@ -41,7 +41,8 @@ func serviceDBFlag(fs *flag.FlagSet, e *env) *string {
 		def = store.DefaultDSN
 	}
 	e.keyFile = fs.String("key-file", "", "key file encrypting the surrogate mappings (env "+keys.FileEnv+
-		"; or a base64 key in "+keys.KeyEnv+"; default for SQLite: the database path + .key, made on first use)")
+		"; or a base64 key in "+keys.KeyEnv+"; default for SQLite: the database path + .key, made on first use); "+
+		"the audit log's head file lies beside it, its path + .audit-head (env "+keys.AuditHeadEnv+" names another)")
 	return fs.String("db", def, "database: a SQLite file path or a postgres:// URL (env DEIDCORPUS_DB)")
 }
 

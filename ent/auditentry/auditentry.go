@@ -32,6 +32,10 @@ const (
 	FieldPrevHash = "prev_hash"
 	// FieldHash holds the string denoting the hash field in the database.
 	FieldHash = "hash"
+	// FieldMAC holds the string denoting the mac field in the database.
+	FieldMAC = "mac"
+	// FieldMACKey holds the string denoting the mac_key field in the database.
+	FieldMACKey = "mac_key"
 	// Table holds the table name of the auditentry in the database.
 	Table = "audit_entries"
 )
@@ -48,6 +52,8 @@ var Columns = []string{
 	FieldDetail,
 	FieldPrevHash,
 	FieldHash,
+	FieldMAC,
+	FieldMACKey,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -71,6 +77,10 @@ var (
 	DefaultAt func() time.Time
 	// DefaultDetail holds the default value on creation for the "detail" field.
 	DefaultDetail string
+	// DefaultMAC holds the default value on creation for the "mac" field.
+	DefaultMAC string
+	// DefaultMACKey holds the default value on creation for the "mac_key" field.
+	DefaultMACKey string
 )
 
 // OrderOption defines the ordering options for the AuditEntry queries.
@@ -119,4 +129,14 @@ func ByPrevHash(opts ...sql.OrderTermOption) OrderOption {
 // ByHash orders the results by the hash field.
 func ByHash(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldHash, opts...).ToFunc()
+}
+
+// ByMAC orders the results by the mac field.
+func ByMAC(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMAC, opts...).ToFunc()
+}
+
+// ByMACKey orders the results by the mac_key field.
+func ByMACKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMACKey, opts...).ToFunc()
 }

@@ -94,6 +94,16 @@ func Hash(v string) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldEQ(FieldHash, v))
 }
 
+// MAC applies equality check predicate on the "mac" field. It's identical to MACEQ.
+func MAC(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldMAC, v))
+}
+
+// MACKey applies equality check predicate on the "mac_key" field. It's identical to MACKeyEQ.
+func MACKey(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldMACKey, v))
+}
+
 // SeqEQ applies the EQ predicate on the "seq" field.
 func SeqEQ(v int64) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldEQ(FieldSeq, v))
@@ -572,6 +582,136 @@ func HashEqualFold(v string) predicate.AuditEntry {
 // HashContainsFold applies the ContainsFold predicate on the "hash" field.
 func HashContainsFold(v string) predicate.AuditEntry {
 	return predicate.AuditEntry(sql.FieldContainsFold(FieldHash, v))
+}
+
+// MACEQ applies the EQ predicate on the "mac" field.
+func MACEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldMAC, v))
+}
+
+// MACNEQ applies the NEQ predicate on the "mac" field.
+func MACNEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNEQ(FieldMAC, v))
+}
+
+// MACIn applies the In predicate on the "mac" field.
+func MACIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldIn(FieldMAC, vs...))
+}
+
+// MACNotIn applies the NotIn predicate on the "mac" field.
+func MACNotIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNotIn(FieldMAC, vs...))
+}
+
+// MACGT applies the GT predicate on the "mac" field.
+func MACGT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGT(FieldMAC, v))
+}
+
+// MACGTE applies the GTE predicate on the "mac" field.
+func MACGTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGTE(FieldMAC, v))
+}
+
+// MACLT applies the LT predicate on the "mac" field.
+func MACLT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLT(FieldMAC, v))
+}
+
+// MACLTE applies the LTE predicate on the "mac" field.
+func MACLTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLTE(FieldMAC, v))
+}
+
+// MACContains applies the Contains predicate on the "mac" field.
+func MACContains(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContains(FieldMAC, v))
+}
+
+// MACHasPrefix applies the HasPrefix predicate on the "mac" field.
+func MACHasPrefix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasPrefix(FieldMAC, v))
+}
+
+// MACHasSuffix applies the HasSuffix predicate on the "mac" field.
+func MACHasSuffix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasSuffix(FieldMAC, v))
+}
+
+// MACEqualFold applies the EqualFold predicate on the "mac" field.
+func MACEqualFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEqualFold(FieldMAC, v))
+}
+
+// MACContainsFold applies the ContainsFold predicate on the "mac" field.
+func MACContainsFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContainsFold(FieldMAC, v))
+}
+
+// MACKeyEQ applies the EQ predicate on the "mac_key" field.
+func MACKeyEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEQ(FieldMACKey, v))
+}
+
+// MACKeyNEQ applies the NEQ predicate on the "mac_key" field.
+func MACKeyNEQ(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNEQ(FieldMACKey, v))
+}
+
+// MACKeyIn applies the In predicate on the "mac_key" field.
+func MACKeyIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldIn(FieldMACKey, vs...))
+}
+
+// MACKeyNotIn applies the NotIn predicate on the "mac_key" field.
+func MACKeyNotIn(vs ...string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldNotIn(FieldMACKey, vs...))
+}
+
+// MACKeyGT applies the GT predicate on the "mac_key" field.
+func MACKeyGT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGT(FieldMACKey, v))
+}
+
+// MACKeyGTE applies the GTE predicate on the "mac_key" field.
+func MACKeyGTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldGTE(FieldMACKey, v))
+}
+
+// MACKeyLT applies the LT predicate on the "mac_key" field.
+func MACKeyLT(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLT(FieldMACKey, v))
+}
+
+// MACKeyLTE applies the LTE predicate on the "mac_key" field.
+func MACKeyLTE(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldLTE(FieldMACKey, v))
+}
+
+// MACKeyContains applies the Contains predicate on the "mac_key" field.
+func MACKeyContains(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContains(FieldMACKey, v))
+}
+
+// MACKeyHasPrefix applies the HasPrefix predicate on the "mac_key" field.
+func MACKeyHasPrefix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasPrefix(FieldMACKey, v))
+}
+
+// MACKeyHasSuffix applies the HasSuffix predicate on the "mac_key" field.
+func MACKeyHasSuffix(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldHasSuffix(FieldMACKey, v))
+}
+
+// MACKeyEqualFold applies the EqualFold predicate on the "mac_key" field.
+func MACKeyEqualFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldEqualFold(FieldMACKey, v))
+}
+
+// MACKeyContainsFold applies the ContainsFold predicate on the "mac_key" field.
+func MACKeyContainsFold(v string) predicate.AuditEntry {
+	return predicate.AuditEntry(sql.FieldContainsFold(FieldMACKey, v))
 }
 
 // And groups predicates with the AND operator between them.

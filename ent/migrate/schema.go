@@ -73,6 +73,8 @@ var (
 		{Name: "detail", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "prev_hash", Type: field.TypeString},
 		{Name: "hash", Type: field.TypeString},
+		{Name: "mac", Type: field.TypeString, Default: ""},
+		{Name: "mac_key", Type: field.TypeString, Default: ""},
 	}
 	// AuditEntriesTable holds the schema information for the "audit_entries" table.
 	AuditEntriesTable = &schema.Table{

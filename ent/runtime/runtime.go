@@ -79,6 +79,14 @@ func init() {
 	auditentryDescDetail := auditentryFields[6].Descriptor()
 	// auditentry.DefaultDetail holds the default value on creation for the detail field.
 	auditentry.DefaultDetail = auditentryDescDetail.Default.(string)
+	// auditentryDescMAC is the schema descriptor for mac field.
+	auditentryDescMAC := auditentryFields[9].Descriptor()
+	// auditentry.DefaultMAC holds the default value on creation for the mac field.
+	auditentry.DefaultMAC = auditentryDescMAC.Default.(string)
+	// auditentryDescMACKey is the schema descriptor for mac_key field.
+	auditentryDescMACKey := auditentryFields[10].Descriptor()
+	// auditentry.DefaultMACKey holds the default value on creation for the mac_key field.
+	auditentry.DefaultMACKey = auditentryDescMACKey.Default.(string)
 	chunkFields := schema.Chunk{}.Fields()
 	_ = chunkFields
 	// chunkDescContentKey is the schema descriptor for content_key field.

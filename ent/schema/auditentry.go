@@ -14,7 +14,10 @@ import (
 // AuditEntry is one record of the append-only audit log: a read of original
 // PHI or a write, by whom, of what, which ids, when. Each entry's hash covers
 // its content and the previous entry's hash, so that changing, removing or
-// reordering any entry breaks the chain (`deidcorpus audit verify`).
+// reordering any entry breaks the chain (`deidcorpus audit verify`). A
+// plain hash can be recomputed by whoever writes the database, so each entry
+// also carries a MAC under a key kept outside it (store/auditverify.go);
+// entries written before MACs have none.
 type AuditEntry struct {
 	ent.Schema
 }
@@ -31,6 +34,10 @@ func (AuditEntry) Fields() []ent.Field {
 		field.Text("detail").Default("").Immutable().Comment("PHI-free context: argument names, a corpus name"),
 		field.String("prev_hash").Immutable(),
 		field.String("hash").Immutable(),
+		field.String("mac").Default("").Immutable().Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("HMAC-SHA256 under the audit key, chained to the previous entry's mac; empty before keyed entries"),
+		field.String("mac_key").Default("").Immutable().Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the audit key's id (a fingerprint), to tell a wrong key from a rewritten entry"),
 	}
 }
 

@@ -12,6 +12,10 @@
 // into a file; an environment key is carried over into the file it rotates to,
 // lookup key included, so hashes made under it stay valid.
 //
+// The audit log's records are chained by a MAC under a key derived from the
+// lookup key too (AuditKey): it lives wherever the mapping keys live, outside
+// the database, and survives their rotation.
+//
 // Nothing in this package puts plaintext into an error message.
 package keys
 
@@ -37,6 +41,9 @@ import (
 const (
 	FileEnv = "DEIDCORPUS_KEY_FILE" // path of a key file
 	KeyEnv  = "DEIDCORPUS_KEY"      // one base64 key of 32 bytes
+	// AuditHeadEnv names the file that keeps the audit chain's head outside
+	// the database; by default it lies beside the key file.
+	AuditHeadEnv = "DEIDCORPUS_AUDIT_HEAD"
 )
 
 // KeySize is the size of every key: AES-256 and HMAC-SHA256.
@@ -308,19 +315,34 @@ func (r *Ring) Hash(parts ...string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// AuditKey is the key that chains the audit log's records (HMAC-SHA256) and
+// its id, a fingerprint that records name so that verification tells a
+// wrong key from a rewritten record. It derives from the lookup key, which
+// rotation keeps (so records MACed before a rotation still verify), under
+// its own label (so an audit MAC is never a lookup hash of a chosen string).
+func (r *Ring) AuditKey() (id string, key []byte) {
+	key = derive(r.lookup, "audit chain")
+	return "audit-" + hex.EncodeToString(derive(key, "audit key id")[:4]), key
+}
+
 // Config says where a ring comes from: an explicit key file, a base64 key
 // (DEIDCORPUS_KEY), or, when neither is given, a default key file created on
 // first use (SQLite keeps its key next to the database). With none of the
 // three, Open fails: PostgreSQL needs an explicit key.
+//
+// AuditHead is the audit chain's head file when given; otherwise it is the
+// key file's path + ".audit-head", and a ring from DEIDCORPUS_KEY has none.
 type Config struct {
 	File        string
 	Key         string
 	DefaultFile string
+	AuditHead   string
 }
 
-// FromEnv fills a Config from DEIDCORPUS_KEY_FILE and DEIDCORPUS_KEY.
+// FromEnv fills a Config from DEIDCORPUS_KEY_FILE, DEIDCORPUS_KEY and
+// DEIDCORPUS_AUDIT_HEAD.
 func FromEnv(getenv func(string) string) Config {
-	return Config{File: getenv(FileEnv), Key: getenv(KeyEnv)}
+	return Config{File: getenv(FileEnv), Key: getenv(KeyEnv), AuditHead: getenv(AuditHeadEnv)}
 }
 
 // ErrNoKey means no key is configured and none may be created.

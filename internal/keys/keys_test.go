@@ -147,3 +147,34 @@ func TestDecryptErrorsNeverCarryPlaintext(t *testing.T) {
 	require.True(t, errors.Is(err, ErrDecrypt))
 	require.NotContains(t, err.Error(), "Mary")
 }
+
+// The audit key survives rotation, and an environment key carried into a
+// file keeps it; it is none of the ring's other keys.
+func TestAuditKeyKeptByRotation(t *testing.T) {
+	r, err := FromBase64(base64.StdEncoding.EncodeToString(make([]byte, KeySize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, key := r.AuditKey()
+	if _, err := r.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "k")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, key2 := loaded.AuditKey()
+	if id2 != id || string(key2) != string(key) {
+		t.Fatalf("audit key changed with rotation: %s -> %s", id, id2)
+	}
+	if string(key) == string(r.lookup) || string(key) == string(r.keys[0].Secret) {
+		t.Fatal("the audit key is another key of the ring")
+	}
+	if id3, _ := New().AuditKey(); id3 == id {
+		t.Fatal("two rings give one audit key id")
+	}
+}
