@@ -100,7 +100,7 @@ type Policy struct {
 	ResourceFiles map[string]string `json:"resourceFiles,omitempty"`
 	Types         map[string]Rule   `json:"types"`
 
-	labels *labelMapper // resolves Mapping; made by Validate
+	labels *labelMapper // resolves Mapping or MappingText; made by Validate
 }
 
 // labelMapper maps labels through the policy's mappings, memoized: Rule runs
