@@ -3,6 +3,8 @@ package jobs
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -102,7 +104,9 @@ func (p ResynthesizeParams) checkTarget(out *ent.Corpus) error {
 }
 
 // policy returns the job's policy, and the JSON it is recorded as ("null"
-// for the default).
+// for the default). A policy carries its mapping and a site's lists as
+// text; one that names a path (a job queued by an older version) fails
+// here, its path unread.
 func (p ResynthesizeParams) policy() (*surrogate.Policy, []byte, error) {
 	if p.Policy == nil {
 		return surrogate.DefaultPolicy(), []byte("null"), nil
@@ -115,7 +119,27 @@ func (p ResynthesizeParams) policy() (*surrogate.Policy, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return pol, data, nil
+	if len(pol.ResourceFiles) > 0 {
+		data, err = recordedLists(data, pol.ResourceFiles)
+	}
+	return pol, data, err
+}
+
+// recordedLists replaces a policy's lists by their hashes in the JSON that
+// the surrogate corpus's provenance records: they pin the lists without
+// copying megabytes of them into every corpus's provenance.
+func recordedLists(policy []byte, files map[string]string) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(policy, &obj); err != nil {
+		return nil, err
+	}
+	hashes := map[string]string{}
+	for name, text := range files {
+		sum := sha256.Sum256([]byte(text))
+		hashes[name] = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	obj["resourceFiles"] = hashes
+	return json.Marshal(obj)
 }
 
 // resynthesize replaces the PHI of a corpus's documents with surrogates and

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -580,4 +582,40 @@ func TestResynthesisPartsShareNewNotes(t *testing.T) {
 		assert.NotZero(t, k.Result["documents"], "part %d wrote nothing: the parts were not cut by the notes to write", k.ID)
 	}
 	assert.Equal(t, whole, split)
+}
+
+// A resynthesis queued by an older version, whose policy names a mapping
+// file and a directory on the server, fails in one attempt saying to
+// resubmit the text: the file is not read, its first line not quoted.
+func TestResynthesisQueuedWithAPolicyPath(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: "notes", TagSet: "i2b2-2014"},
+		[]pipeline.Document{{ID: "1-01", Patient: "1", RecordOrder: 1, Text: "Seen."}})
+	require.NoError(t, err)
+	secret := filepath.Join(t.TempDir(), "admin.tokens")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cr3t-token a b\n"), 0o000))
+	queue, err := jobs.New(ctx, st, jobs.Handlers(), jobs.Options{}) // queues, works nothing
+	require.NoError(t, err)
+	for field, want := range map[string]string{
+		"mapping":   "policy: mapping is a server path",
+		"resources": "policy: resources is a server path",
+	} {
+		j, err := queue.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Out: "notes-" + field}, "", nil)
+		require.NoError(t, err)
+		// As an older version stored it, its policy unchecked by this one.
+		params := maps.Clone(j.Params)
+		params["policy"] = map[string]any{field: secret}
+		data, err := json.Marshal(params)
+		require.NoError(t, err)
+		_, err = st.DB.ExecContext(ctx, `UPDATE jobs SET params = ? WHERE id = ?`, string(data), j.ID)
+		require.NoError(t, err)
+		done := wait(t, newManager(t, st, nil, jobs.Options{}), j.ID)[0]
+		require.Equal(t, job.StatusFailed, done.Status, field)
+		assert.Contains(t, done.Error, want)
+		assert.Contains(t, done.Error, "resubmit with")
+		assert.NotContains(t, done.Error, "s3cr3t")
+		assert.NotContains(t, done.Error, secret)
+		assert.Equal(t, 1, done.Attempts, "%s: not tried again", field)
+	}
 }

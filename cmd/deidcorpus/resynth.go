@@ -7,10 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/strictjson"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/phi"
+	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/surrogate"
 )
 
@@ -44,17 +48,9 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 		}
 		p := jobs.ResynthesizeParams{Corpus: *corpus, Out: *out, Set: *set, Seed: *seed, Parts: *parts}
 		if *policyFile != "" {
-			data, err := os.ReadFile(*policyFile)
+			policy, err := readPolicyFile(*policyFile)
 			if err != nil {
-				return apperr.Wrap(apperr.Invalid, err)
-			}
-			// Read here first so that an error names the file and its lines.
-			if _, err := surrogate.ParsePolicy(data); err != nil {
-				return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
-			}
-			var policy map[string]any
-			if err := json.Unmarshal(data, &policy); err != nil {
-				return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
+				return err
 			}
 			p.Policy = policy
 		}
@@ -100,3 +96,83 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 
 // number prints a JSON number from a job result (decoded as float64) as an
 // integer when it is one: ids are too large for %v's default form.
+
+// readPolicyFile reads a policy file as the job's policy object. A mapping
+// file or a directory of a site's lists that it names (relative to the
+// working directory) is read here, on the user's machine, into the text the
+// policy then carries (mappingText, resourceFiles): the server reads no path.
+// Errors name the policy file, and the line or field, or the mapping file
+// and its line.
+func readPolicyFile(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	invalid := func(err error) error { return apperr.New(apperr.Invalid, "%s: %v", path, err) }
+	// Fields and syntax first, so that an error has the file's own lines.
+	if err := strictjson.Decode(data, &surrogate.Policy{}); err != nil {
+		return nil, invalid(fmt.Errorf("%w: %w", surrogate.ErrPolicy, err))
+	}
+	var policy map[string]any
+	if err := json.Unmarshal(data, &policy); err != nil || policy == nil {
+		return nil, invalid(fmt.Errorf("%w: want a JSON object", surrogate.ErrPolicy))
+	}
+	if err := inlineMapping(policy); err != nil {
+		return nil, invalid(err)
+	}
+	if err := inlineResources(policy); err != nil {
+		return nil, invalid(err)
+	}
+	inlined, err := json.Marshal(policy)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	if _, err := surrogate.ParsePolicy(inlined); err != nil {
+		return nil, invalid(err)
+	}
+	return policy, nil
+}
+
+// inlineMapping replaces a policy's mapping file by its text.
+func inlineMapping(policy map[string]any) error {
+	arg, _ := policy["mapping"].(string)
+	if arg == "" || arg == "auto" || arg == "none" {
+		return nil
+	}
+	_, text, label, err := phi.ReadMappingArg(arg)
+	if err != nil || text == "" { // a built-in mapping's name stays as it is
+		return err
+	}
+	if _, err := phi.ResolveMapping("", text, label); err != nil {
+		return err // names the mapping file and its line
+	}
+	delete(policy, "mapping")
+	policy["mappingText"] = text
+	return nil
+}
+
+// inlineResources replaces a policy's directory of a site's lists by their
+// text, checked against the policy's language's pack (English when auto).
+func inlineResources(policy map[string]any) error {
+	dir, _ := policy["resources"].(string)
+	if dir == "" || slices.Contains(resources.Languages(), dir) {
+		return nil
+	}
+	if _, both := policy["resourceFiles"]; both {
+		return fmt.Errorf("%w: resources names a directory and resourceFiles are given: give one", surrogate.ErrPolicy)
+	}
+	files, err := resources.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%w: resources: %w", surrogate.ErrPolicy, err)
+	}
+	lang, _ := policy["language"].(string)
+	if !slices.Contains(resources.Languages(), lang) {
+		lang = "en"
+	}
+	if _, err := resources.LoadText(files, lang); err != nil {
+		return fmt.Errorf("%w: resources %s: %w", surrogate.ErrPolicy, dir, err) // names the list and its line
+	}
+	delete(policy, "resources")
+	policy["resourceFiles"] = files
+	return nil
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"archive/zip"
+	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"deidcorpus/ent/job"
+	"deidcorpus/store"
 )
 
 // leakingNote is a note whose patient's surname is also in a date no
@@ -58,6 +63,48 @@ func TestResynthPolicyErrors(t *testing.T) {
 	code, out, errs := cli(t, "corpora", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.NotContains(t, out, "a-r", "a refused policy makes no corpus")
+}
+
+// A policy file's mapping file and directory of a site's lists are read
+// by the command, on the user's machine: the job's policy holds their text
+// and no path, and an error in one names its file and line.
+func TestResynthPolicyFilesTravelAsText(t *testing.T) {
+	dir, db := importLeakingNote(t)
+	mapping, site := filepath.Join(dir, "ours.map"), filepath.Join(dir, "site")
+	require.NoError(t, os.Mkdir(site, 0o755))
+	policy := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"mapping": "`+mapping+`", "resources": "`+site+`"}`), 0o644))
+	write := func(mapText, towns string) {
+		require.NoError(t, os.WriteFile(mapping, []byte(mapText), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(site, "zipcodes.tsv"), []byte(towns), 0o644))
+	}
+	const goodMap, goodTowns = "@to i2b2-2014\n@default keep\nPATIENT NAME/PATIENT\n", "Ashford\tMA\t02101\n"
+
+	for _, c := range []struct{ mapText, towns, want string }{
+		{"@to i2b2-2014\nPATIENT NAME/PATIENT extra\n", goodTowns, mapping + ":2: want 2 fields"},
+		{goodMap, "Ashford\tMA\n", "resources " + site + ": zipcodes.tsv:1: want 3 tab-separated fields"},
+	} {
+		write(c.mapText, c.towns)
+		code, _, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r", "--policy", policy, "--async")
+		assert.Equal(t, 2, code, errs)
+		assert.Contains(t, errs, policy)
+		assert.Contains(t, errs, c.want)
+	}
+
+	write(goodMap, goodTowns)
+	code, _, errs := cli(t, "resynth", "--db", db, "--corpus", "a", "--out", "a-r", "--policy", policy, "--async")
+	require.Equal(t, 0, code, errs)
+	st, err := store.Open(context.Background(), db)
+	require.NoError(t, err)
+	defer st.Close()
+	j, err := st.Client.Job.Query().Where(job.KindEQ("resynthesize")).Only(context.Background())
+	require.NoError(t, err)
+	sent := j.Params["policy"].(map[string]any)
+	assert.Equal(t, goodMap, sent["mappingText"])
+	assert.Equal(t, map[string]any{"zipcodes.tsv": goodTowns}, sent["resourceFiles"])
+	params, err := json.Marshal(j.Params)
+	require.NoError(t, err)
+	assert.NotContains(t, string(params), dir, "the job's parameters name no path")
 }
 
 // TestResynthCheckFailed: a resynthesis whose check fails says that its

@@ -164,7 +164,11 @@ type ResynthesisInput struct {
 	Out    string `json:"out"`
 	Set    string `json:"set"`
 	Seed   int    `json:"seed"`
-	// A resynthesis policy (see pipeline/surrogate/policy.json); the default policy when null.
+	// A resynthesis policy (see pipeline/surrogate/policy.json); the default
+	// policy when null. It carries data, never a path on the server: mapping is
+	// "auto", "none" or a built-in tag-set mapping's name (see mappings), or
+	// mappingText a mapping file's text; resources names a built-in pack ("en",
+	// "es"), and resourceFiles holds a site's own lists, their text by file name.
 	Policy map[string]any `json:"policy,omitempty"`
 	// Split the job into this many parts of whole patients that every worker
 	// process takes (2 to 64); 0 or 1 runs it whole. Each part reads the source

@@ -189,7 +189,9 @@ func ParseMapping(name string, data []byte) (*Mapping, error) {
 			continue
 		}
 		if len(f) != 2 {
-			return fail(n, "want 2 fields (SOURCE TARGET or @DIRECTIVE VALUE), got %d: %q", len(f), strings.TrimSpace(line))
+			// The line is not quoted: it may be anything a user pasted (the
+			// line number finds it); the messages below quote one label.
+			return fail(n, "want 2 fields (SOURCE TARGET or @DIRECTIVE VALUE), got %d", len(f))
 		}
 		if strings.HasPrefix(f[0], "@") {
 			if haveRules {

@@ -14,8 +14,8 @@
 //
 // The lists are embedded in the binary (data/ and data/es/, assembled from
 // ../shared/data by gen/, provenance and licenses in data/NOTICE). Default
-// returns the English pack and ForLanguage any; Load and LoadLanguage let a
-// site replace any list by a file of the same name in a directory of its own.
+// returns the English pack and ForLanguage any; LoadText lets a site replace
+// any list by a text of its own (ReadDir reads them from a directory).
 // A Set is read-only after loading and safe for concurrent use.
 package resources
 
@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,19 +169,42 @@ func ForLanguage(lang string) *Set {
 	return s
 }
 
-// Load returns the embedded English lists with every list that dir holds a
-// file of the same name for (see data/NOTICE for the names and formats)
-// replaced by that file. A site uses it to draw surrogates from its own
-// region's names and places.
-func Load(dir string) (*Set, error) { return LoadLanguage(dir, "en") }
-
-// LoadLanguage is Load for a language's pack: dir's files replace the lists
-// of that language's embedded pack.
-func LoadLanguage(dir, lang string) (*Set, error) {
-	if lang != "en" && lang != "es" {
+// LoadText returns a language's embedded pack with every list that files
+// holds the text of (by file name, see Files and data/NOTICE for the names
+// and formats) replaced by that text: a site draws surrogates from its own
+// region's names and places. The lists travel as text, as a resynthesis
+// policy carries them: nothing here reads a file.
+func LoadText(files map[string]string, lang string) (*Set, error) {
+	if !slices.Contains(Languages(), lang) {
 		return nil, fmt.Errorf("resources: no pack for language %q (want one of %s)", lang, strings.Join(Languages(), ", "))
 	}
-	return load(os.DirFS(dir), lang)
+	for name := range files {
+		if !slices.Contains(Files(), name) {
+			return nil, fmt.Errorf("resources: %q is no list's name (known: %s)", name, strings.Join(Files(), ", "))
+		}
+	}
+	return load(files, lang)
+}
+
+// ReadDir reads the lists a directory holds a file of the same name for
+// (see Files) into the text LoadText takes, for a command that reads a
+// site's lists on the user's own machine.
+func ReadDir(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	for _, name := range Files() {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		files[name] = string(data)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s holds no list of a pack (%s)", dir, strings.Join(Files(), ", "))
+	}
+	return files, nil
 }
 
 // Language returns the language of the pack ("en" or "es").
@@ -200,7 +225,7 @@ var perLanguage = map[string]bool{"first_female.tsv": true, "first_male.tsv": tr
 	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true}
 
 type loader struct {
-	site fs.FS
+	site map[string]string // a site's lists by name, replacing the pack's
 	lang string
 	err  error
 }
@@ -214,12 +239,8 @@ func (l *loader) rows(name string, min int) [][]string {
 	var data []byte
 	var err error
 	src := "embedded " + name
-	if l.site != nil {
-		data, err = fs.ReadFile(l.site, name)
-		src = name
-		if errors.Is(err, fs.ErrNotExist) {
-			data, err = nil, nil
-		}
+	if text, ok := l.site[name]; ok {
+		data, src = []byte(text), name
 	}
 	if data == nil && err == nil {
 		path := "data/" + name
@@ -272,7 +293,7 @@ func (l *loader) names(name string) []Name {
 	return out
 }
 
-func load(site fs.FS, lang string) (*Set, error) {
+func load(site map[string]string, lang string) (*Set, error) {
 	l := &loader{site: site, lang: lang}
 	s := &Set{lang: lang, sex: map[string]Sex{}, firstNames: map[string]bool{}, isSurname: map[string]bool{}}
 

@@ -69,11 +69,7 @@ func TestGenericDepartment(t *testing.T) {
 }
 
 func TestLoadOverrides(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "organizations.txt"), []byte("# ours\nHospital Foundation of Navarre\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Load(dir)
+	s, err := LoadText(map[string]string{"organizations.txt": "# ours\nHospital Foundation of Navarre\n"}, "en")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +79,11 @@ func TestLoadOverrides(t *testing.T) {
 	if len(s.Surnames()) != len(Default().Surnames()) {
 		t.Error("lists the site does not override must stay the embedded ones")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "states.tsv"), []byte("Navarra\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if _, err := LoadText(map[string]string{"states.tsv": "Navarra\n"}, "en"); err == nil || !strings.Contains(err.Error(), "states.tsv:1") {
+		t.Errorf("a state line without its abbreviation must be rejected naming the list and line: %v", err)
 	}
-	if _, err := Load(dir); err == nil {
-		t.Error("a state line without its abbreviation must be rejected")
+	if _, err := LoadText(map[string]string{"streets.tsv": ""}, "en"); err == nil || !strings.Contains(err.Error(), "empty list") {
+		t.Errorf("an empty list: %v", err)
 	}
 }
 
@@ -175,7 +171,11 @@ func TestSpanishPack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "first_female.tsv"), []byte("Zoraida\t1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	site, err := LoadLanguage(dir, "es")
+	files, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, err := LoadText(files, "es")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,11 +185,20 @@ func TestSpanishPack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "zipcodes.tsv"), []byte("Villarriba\tMadrid\t28\tmany\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadLanguage(dir, "es"); err == nil || !strings.Contains(err.Error(), "population") {
+	if files, err = ReadDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadText(files, "es"); err == nil || !strings.Contains(err.Error(), "zipcodes.tsv") || !strings.Contains(err.Error(), "population") {
 		t.Errorf("a population that is no number: %v", err)
 	}
-	if _, err := LoadLanguage(dir, "fr"); err == nil {
-		t.Error("LoadLanguage(fr) loaded a pack that does not exist")
+	if _, err := LoadText(files, "fr"); err == nil {
+		t.Error("LoadText(fr) loaded a pack that does not exist")
+	}
+	if _, err := LoadText(map[string]string{"passwd": "root:x:0:0\n"}, "en"); err == nil || strings.Contains(err.Error(), "root") {
+		t.Errorf("a list of no known name: %v", err)
+	}
+	if _, err := ReadDir(t.TempDir()); err == nil {
+		t.Error("a directory holding no list read as a pack")
 	}
 }
 

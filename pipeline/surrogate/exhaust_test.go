@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -239,19 +237,6 @@ func TestExhaustedLists(t *testing.T) {
 	}
 }
 
-// sitePack writes a site's own lists, which replace the pack's (see
-// resources.Files), and returns their directory: a site's lists are short.
-func sitePack(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // siteTowns are a site's towns: seven big ones, whose postal codes start with
 // 021, and a small one whose code is the prefix, standing for 02100-02199.
 const siteTowns = "Ashford\tMA\t02101\t900\nBrookfield\tMA\t02102\t800\nCarlisle\tMA\t02103\t700\n" +
@@ -265,7 +250,7 @@ const siteTowns = "Ashford\tMA\t02101\t900\nBrookfield\tMA\t02102\t800\nCarlisle
 // the patient's towns, or another patient's postal code. Every town and code
 // of the site's list is now tried, then, for cities, the English lists.
 func TestExhaustedPlaces(t *testing.T) {
-	dir := sitePack(t, map[string]string{"zipcodes.tsv": siteTowns})
+	site := map[string]string{"zipcodes.tsv": siteTowns}
 	big := []string{"Ashford", "Brookfield", "Carlisle", "Dunmore", "Eastbury", "Fairhaven", "Glenwood"}
 	var docs []pipeline.Document
 	for p, town := range big {
@@ -282,8 +267,8 @@ func TestExhaustedPlaces(t *testing.T) {
 		docs = append(docs, pipeline.Document{ID: id + "-01", Patient: id, Text: n.b.String(), Spans: n.spans})
 	}
 	pol := DefaultPolicy()
-	pol.Language, pol.Resources = "en", dir
-	site, err := resources.Load(dir)
+	pol.Language, pol.ResourceFiles = "en", site
+	pack, err := resources.LoadText(site, "en")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +285,7 @@ func TestExhaustedPlaces(t *testing.T) {
 		for _, d := range out.Docs {
 			for _, s := range d.Spans {
 				switch {
-				case s.Type == "CITY" && !site.IsCity(s.Text) && !resources.Default().IsCity(s.Text):
+				case s.Type == "CITY" && !pack.IsCity(s.Text) && !resources.Default().IsCity(s.Text):
 					t.Errorf("seed %d: city %q is no listed city", seed, s.Text)
 				case s.Type == "ZIP" && (zips[s.Text] || !strings.HasPrefix(s.Text, "021") || len(s.Text) != 5):
 					t.Errorf("seed %d: postal code %q is another patient's or not the site's", seed, s.Text)
@@ -323,8 +308,8 @@ func TestExhaustedOrganizations(t *testing.T) {
 	for _, s := range surnames {
 		fmt.Fprintf(&list, "%s\t0.5\n", s)
 	}
-	dir := sitePack(t, map[string]string{"zipcodes.tsv": siteTowns, "organizations.txt": strings.Join(orgs, "\n") + "\n",
-		"surnames.tsv": list.String()})
+	site := map[string]string{"zipcodes.tsv": siteTowns, "organizations.txt": strings.Join(orgs, "\n") + "\n",
+		"surnames.tsv": list.String()}
 	var docs []pipeline.Document
 	for p := 0; p < len(surnames); p += 2 {
 		n := &noteBuilder{}
@@ -339,7 +324,7 @@ func TestExhaustedOrganizations(t *testing.T) {
 		docs = append(docs, pipeline.Document{ID: id + "-01", Patient: id, Text: n.b.String(), Spans: n.spans})
 	}
 	pol := DefaultPolicy()
-	pol.Language, pol.Resources = "en", dir
+	pol.Language, pol.ResourceFiles = "en", site
 	for _, seed := range []uint64{1, 2} {
 		out, err := New(pol, nil, seed).Run(docs, Store{})
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"deidcorpus/internal/strictjson"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
+	"deidcorpus/pipeline/resources"
 )
 
 // ErrPolicy marks the errors of a policy (its file's, or its names'
@@ -97,12 +97,19 @@ type Policy struct {
 	// corpus's own tag set) through a tag-set mapping to i2b2 2014 types:
 	// "auto" (the default) uses whichever built-in mapping to i2b2-2014 has a
 	// rule for the label (MEDDOCAN, PhysioNet, CCHMC, MIMIC placeholders);
-	// "none" sends such labels to "*"; anything else names one mapping, built
-	// in or a file (see phi.LoadMapping).
+	// "none" sends such labels to "*"; anything else names one built-in
+	// mapping (phi.BuiltinMappings). A policy carries data, never a path: the
+	// server that runs it reads no file a request names.
 	Mapping string `json:"mapping,omitempty"`
-	// Resources is a directory of a site's own lists, which replace the
-	// lists of the same names in the language's pack (see resources.Files).
+	// MappingText is a mapping file's text (see phi.ParseMapping), the one
+	// mapping used instead of Mapping's.
+	MappingText string `json:"mappingText,omitempty"`
+	// Resources names the embedded pack surrogates are drawn from
+	// (resources.Languages); the language's pack when empty.
 	Resources string `json:"resources,omitempty"`
+	// ResourceFiles are a site's own lists, their text by file name, which
+	// replace the pack's lists of the same names (see resources.LoadText).
+	ResourceFiles map[string]string `json:"resourceFiles,omitempty"`
 	// Propagate, on unless false, replaces an unannotated occurrence of a
 	// value the patient's records annotate elsewhere (a name, place, id or
 	// contact of four letters or digits or more) by that value's surrogate:
@@ -120,7 +127,7 @@ type Policy struct {
 	// neither). Other types become Neutral.
 	NoteTypes NoteTypeRule `json:"noteTypes"`
 
-	labels *labelMapper // resolves Mapping; made by Validate
+	labels *labelMapper // resolves Mapping or MappingText; made by Validate
 }
 
 // labelMapper maps labels through the policy's mappings, memoized: Rule runs
@@ -130,13 +137,19 @@ type labelMapper struct {
 	cache sync.Map // category + "\x00" + type -> [2]string (i2b2 category, type; "" if unmapped)
 }
 
-func newLabelMapper(spec string) (*labelMapper, error) {
+func newLabelMapper(spec, text string) (*labelMapper, error) {
 	lm := &labelMapper{}
-	switch spec {
-	case "none":
-	case "", "auto":
+	switch {
+	case text != "":
+		m, err := phi.ResolveMapping("", text, "mappingText")
+		if err != nil {
+			return nil, mappingTextError(err)
+		}
+		lm.maps = []*phi.Mapping{m}
+	case spec == "none":
+	case spec == "" || spec == "auto":
 		for _, name := range phi.BuiltinMappings() {
-			m, err := phi.LoadMapping(name)
+			m, err := phi.ResolveMapping(name, "", "")
 			if err != nil {
 				return nil, err
 			}
@@ -144,14 +157,36 @@ func newLabelMapper(spec string) (*labelMapper, error) {
 				lm.maps = append(lm.maps, m)
 			}
 		}
+	case isPath(spec):
+		// A policy of an older version, or a request that hoped the server
+		// would read a file for it: the path is never opened, nor echoed.
+		return nil, fmt.Errorf("%w: mapping is a server path: a policy carries a mapping's text (mappingText) or names a built-in mapping (%s); resubmit with its text",
+			ErrPolicy, strings.Join(phi.BuiltinMappings(), ", "))
 	default:
-		m, err := phi.LoadMapping(spec)
+		m, err := phi.ResolveMapping(spec, "", "")
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+			return nil, fmt.Errorf("%w: mapping: %w", ErrPolicy, err)
 		}
 		lm.maps = []*phi.Mapping{m}
 	}
 	return lm, nil
+}
+
+// isPath reports whether a policy's name for a mapping or a pack is a file
+// system path rather than a built-in name (built-in names hold no separator
+// and no dot).
+func isPath(s string) bool { return strings.ContainsAny(s, `/\.~`) }
+
+// mappingTextError names the field and line of a mapping text's error.
+func mappingTextError(err error) error {
+	var me *phi.MappingError
+	if !errors.As(err, &me) {
+		return fmt.Errorf("%w: mappingText: %w", ErrPolicy, err)
+	}
+	if me.Line == 0 {
+		return fmt.Errorf("%w: mappingText: %s", ErrPolicy, me.Msg)
+	}
+	return fmt.Errorf("%w: mappingText line %d: %s", ErrPolicy, me.Line, me.Msg)
 }
 
 // mapped returns the i2b2 label of a corpus's label and the mapping that
@@ -205,7 +240,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if p.DateOrder == "" {
 		p.DateOrder = "auto"
 	}
-	if p.Mapping == "" {
+	if p.Mapping == "" && p.MappingText == "" {
 		p.Mapping = "auto"
 	}
 	var def Policy
@@ -261,13 +296,17 @@ func (p *Policy) Validate() error {
 	if strings.TrimSpace(p.NoteTypes.Neutral) == "" {
 		return fmt.Errorf("%w: noteTypes.neutral is empty: name the type other notes get", ErrPolicy)
 	}
-	if p.Resources != "" {
-		if st, err := os.Stat(p.Resources); err != nil || !st.IsDir() {
-			return fmt.Errorf("%w: resources %q is not a readable directory", ErrPolicy, p.Resources)
-		}
+	if err := p.checkResources(); err != nil {
+		return err
+	}
+	if p.MappingText != "" && p.Mapping != "" {
+		return fmt.Errorf("%w: give mapping (auto, none or a built-in mapping's name) or mappingText, not both", ErrPolicy)
+	}
+	if len(p.MappingText) > MaxMappingText {
+		return fmt.Errorf("%w: mappingText holds %d bytes, more than a mapping's %d", ErrPolicy, len(p.MappingText), MaxMappingText)
 	}
 	if p.labels == nil {
-		lm, err := newLabelMapper(p.Mapping)
+		lm, err := newLabelMapper(p.Mapping, p.MappingText)
 		if err != nil {
 			return err
 		}
@@ -286,6 +325,39 @@ func (p *Policy) Validate() error {
 		if r.Scope != ScopePatient && r.Scope != ScopeCorpus {
 			return fmt.Errorf("%w: type %s: scope %q: want patient or corpus", ErrPolicy, t, r.Scope)
 		}
+	}
+	return nil
+}
+
+// Limits of what a policy carries, as a job's parameters hold it: a mapping
+// is a page of rules; a site's lists are its region's (the whole embedded
+// English pack is 1.4 MB).
+const (
+	MaxMappingText   = 1 << 20
+	MaxResourceFiles = 4 << 20
+)
+
+// checkResources refuses a pack that is not built in and lists beyond
+// MaxResourceFiles or of no list's name; the lists' contents are read when
+// a run starts (resources.LoadText), its language known.
+func (p *Policy) checkResources() error {
+	packs := strings.Join(resources.Languages(), ", ")
+	switch {
+	case p.Resources == "" || slices.Contains(resources.Languages(), p.Resources):
+	case isPath(p.Resources):
+		return fmt.Errorf("%w: resources is a server path: a policy names a built-in pack (%s) and carries a site's own lists as text (resourceFiles); resubmit with their text", ErrPolicy, packs)
+	default:
+		return fmt.Errorf("%w: resources: no built-in pack %q (known: %s)", ErrPolicy, p.Resources, packs)
+	}
+	size := 0
+	for _, name := range slices.Sorted(maps.Keys(p.ResourceFiles)) {
+		if !slices.Contains(resources.Files(), name) {
+			return fmt.Errorf("%w: resourceFiles: %q is no list's name (known: %s)", ErrPolicy, name, strings.Join(resources.Files(), ", "))
+		}
+		size += len(p.ResourceFiles[name])
+	}
+	if size > MaxResourceFiles {
+		return fmt.Errorf("%w: resourceFiles hold %d bytes, more than the %d a policy may carry", ErrPolicy, size, MaxResourceFiles)
 	}
 	return nil
 }

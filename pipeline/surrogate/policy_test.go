@@ -1,6 +1,8 @@
 package surrogate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +39,57 @@ func TestPolicyCheckNames(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "*")):
 			t.Errorf("%s: error %v, want %q", c.types, err, c.want)
 		}
+	}
+}
+
+// A policy carries its mapping as text or names a built-in one. A path is
+// refused without being read: a file whose first line is a secret and that
+// nobody may read stays unread and unquoted. Errors in a mapping's text name
+// the field and line, never the line's content.
+func TestPolicyMappingIsData(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(secret, []byte("s3cr3t-admin-token extra fields\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		policy, want string
+	}{
+		{`{"mapping": "` + secret + `"}`, "mapping is a server path"},
+		{`{"mapping": "../tokens"}`, "mapping is a server path"},
+		{`{"resources": "` + filepath.Dir(secret) + `"}`, "resources is a server path"},
+		{`{"mapping": "meddocan-i2b3"}`, `no built-in mapping "meddocan-i2b3" (known: cchmc-i2b2,`},
+		{`{"mapping": "none", "mappingText": "@default keep\n"}`, "or mappingText, not both"},
+		{`{"mappingText": "@to i2b2-2014\n\nNOMBRE NAME/PATIENT\ns3cr3t-line extra fields\n"}`, "policy: mappingText line 4: want 2 fields"},
+		{`{"mappingText": "@to i2b2-2014\n"}`, "policy: mappingText: no rules and no @default"},
+	} {
+		_, err := ParsePolicy([]byte(c.policy))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.policy, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error quotes the content or the path: %v", c.policy, err)
+		}
+	}
+	p, err := ParsePolicy([]byte(`{"mappingText": "@to i2b2-2014\nNOMBRE_SUJETO_ASISTENCIA NAME/PATIENT\n@default drop\n"}`))
+	if err == nil {
+		t.Fatal("a directive after the first rule was accepted")
+	}
+	p, err = ParsePolicy([]byte(`{"mappingText": "@to i2b2-2014\n@default drop\nNOMBRE_SUJETO_ASISTENCIA NAME/PATIENT\n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Rule("", "NOMBRE_SUJETO_ASISTENCIA"); r.Strategy != Name || r.Scope != ScopePatient {
+		t.Errorf("a label the mapping's text maps to NAME/PATIENT: %+v", r)
+	}
+	if r := p.Rule("", "EDAD_SUJETO_ASISTENCIA"); r != p.Types["*"] {
+		t.Errorf("only the text's mapping applies, not the built-in ones: %+v", r)
+	}
+	p, err = ParsePolicy([]byte(`{"mapping": "meddocan-i2b2", "resources": "es"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Rule("", "EDAD_SUJETO_ASISTENCIA"); r.Strategy != Age {
+		t.Errorf("a built-in mapping by name: %+v", r)
 	}
 }

@@ -3,8 +3,6 @@ package surrogate
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,14 +153,12 @@ func TestOwnLabelsThroughMappings(t *testing.T) {
 	}
 }
 
-// TestSitePack: a policy's resources directory replaces the pack's lists.
+// TestSitePack: a policy's resourceFiles replace the pack's lists; a policy
+// naming a directory, a pack that is not built in or a list of no known name
+// is refused, and a bad list fails the run naming the list and its line.
 func TestSitePack(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "zipcodes.tsv"), []byte("Villarriba\tMadrid\t28\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	pol := DefaultPolicy()
-	pol.Resources = dir
+	pol.ResourceFiles = map[string]string{"zipcodes.tsv": "Villarriba\tMadrid\t28\n"}
 	pol.Language = "es"
 	text := "Vive en Parla."
 	doc := pipeline.Document{ID: "1", Text: text, Spans: []pipeline.Span{{Start: 8, End: 13, Text: "Parla", Category: "LOCATION", Type: "CITY"}}}
@@ -173,9 +169,25 @@ func TestSitePack(t *testing.T) {
 	if got := res.Docs[0].Spans[0].Text; got != "Villarriba" {
 		t.Errorf("city %q, want the site's only city", got)
 	}
-	pol.Resources = filepath.Join(dir, "missing")
-	if err := pol.Validate(); err == nil {
-		t.Error("a missing resources directory passes validation")
+	pol.ResourceFiles = map[string]string{"zipcodes.tsv": "Villarriba\tMadrid\n"}
+	if _, err := New(pol, nil, 1).Run([]pipeline.Document{doc}, Store{}); err == nil || !strings.Contains(err.Error(), "resourceFiles zipcodes.tsv:1") {
+		t.Errorf("a bad list: %v", err)
+	}
+	for _, c := range []struct {
+		resources string
+		files     map[string]string
+		want      string
+	}{
+		{resources: t.TempDir(), want: "resources is a server path"},
+		{resources: "fr", want: `no built-in pack "fr" (known: en, es)`},
+		{files: map[string]string{"../zipcodes.tsv": "x"}, want: `"../zipcodes.tsv" is no list's name`},
+		{files: map[string]string{"zipcodes.tsv": strings.Repeat("x", MaxResourceFiles+1)}, want: "more than the 4194304"},
+	} {
+		pol := DefaultPolicy()
+		pol.Resources, pol.ResourceFiles = c.resources, c.files
+		if err := pol.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("resources %q, files %d: %v, want %q", c.resources, len(c.files), err, c.want)
+		}
 	}
 }
 

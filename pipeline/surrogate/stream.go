@@ -167,11 +167,14 @@ func (e *engine) start(first []pipeline.Document) {
 		e.lang = detectLanguage(texts)
 	}
 	e.res = r.Resources
-	if e.res == nil && r.Policy.Resources != "" {
-		e.res, e.err = resources.LoadLanguage(r.Policy.Resources, e.lang)
+	pack := cmp.Or(r.Policy.Resources, e.lang)
+	if e.res == nil && len(r.Policy.ResourceFiles) > 0 {
+		if e.res, e.err = resources.LoadText(r.Policy.ResourceFiles, pack); e.err != nil {
+			e.err = fmt.Errorf("%w: resourceFiles %w", ErrPolicy, e.err)
+		}
 	}
 	if e.res == nil {
-		e.res = resources.ForLanguage(e.lang)
+		e.res = resources.ForLanguage(pack)
 	}
 	e.en = resources.Default()
 	e.pools = poolsFor(e.res)
