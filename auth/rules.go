@@ -178,11 +178,15 @@ func withArticle(role string) string {
 
 // Check decides whether ctx's viewer may run op with args (raw argument
 // values: input objects as maps). A context without a viewer is the process
-// itself and may do everything. Refusals are forbidden errors; an object the
-// viewer may not see is reported not found, as if it did not exist.
+// itself and may do everything, unless it is an HTTP request's: that is
+// nobody and is refused (unauthorized). Refusals are forbidden errors; an
+// object the viewer may not see is reported not found, as if it did not exist.
 func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) error {
 	v := FromContext(ctx)
 	if v == nil {
+		if Anonymous(ctx) {
+			return errAnonymous()
+		}
 		return nil
 	}
 	r, ok := rules[op]

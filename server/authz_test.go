@@ -21,6 +21,7 @@ import (
 	"deidcorpus/auth"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/resolvers"
+	"deidcorpus/server"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
@@ -39,7 +40,11 @@ type authzFixture struct {
 }
 
 func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
-	st, ts, admin := newServer(t, b)
+	return newAuthzFixtureConfig(t, b, server.DefaultConfig)
+}
+
+func newAuthzFixtureConfig(t *testing.T, b storetest.Backend, cfg server.Config) *authzFixture {
+	st, ts, admin := newServerConfig(t, b, cfg)
 	ctx := context.Background()
 	f := &authzFixture{st: st, ts: ts, tokens: map[auth.Role]string{auth.Admin: ts.Token},
 		ownJob: map[auth.Role]string{}, ownToken: map[auth.Role]string{}}
@@ -69,7 +74,7 @@ func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
 		var out map[string]struct{ ID string }
 		admin.MustPost(mutation, &out)
 		for _, j := range out {
-			states := follow(t, admin, j.ID)
+			states := follow(t, ts.Config.Handler, ts.Token, j.ID)
 			last := states[len(states)-1]
 			require.Equal(t, "succeeded", last.Status, last.Error)
 			return last
