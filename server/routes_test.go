@@ -56,10 +56,9 @@ var routeRules = map[string]routeRule{
 type credential struct {
 	name   string
 	header func(f *authzFixture) string // the Authorization header; "" for none
-	valid  auth.Role                    // the role of a good token, "" for a refused one
 }
 
-// badToken is what refused credentials say: nothing, a header that is not
+// refusedCredentials are what refused requests say: nothing, a header that is not
 // a bearer token, or a token that is unknown, revoked or expired (the last
 // two the admin's, so that accepting them would open everything).
 func refusedCredentials(revoked, expired string) []credential {
