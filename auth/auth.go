@@ -89,27 +89,60 @@ func NewContext(ctx context.Context, v *Viewer) context.Context {
 }
 
 // FromContext returns the viewer ctx acts for, or nil: the process itself
-// (a job worker, a store test), which is not filtered. Every request and CLI
-// command has a viewer: the server refuses requests without a token.
+// (a job worker, a store test), which is not filtered, unless ctx is an
+// HTTP request's (Anonymous). Every request and CLI command has a viewer:
+// the server refuses requests without a token.
 func FromContext(ctx context.Context) *Viewer {
 	v, _ := ctx.Value(viewerKey{}).(*Viewer)
 	return v
 }
 
-// System returns ctx acting for the process itself, unfiltered: for the few
-// internal lookups the filters themselves need.
+// requestKey marks a context as an HTTP request's: inside it, no viewer
+// means nobody, never the process itself.
+type requestKey struct{}
+
+// MarkRequest returns ctx marked as an HTTP request's. The server marks every
+// request before anything else sees it, so that a request that reaches the
+// store without a viewer (a route that forgot to authenticate, a bypass) is
+// refused by Check and the row filters instead of running as the server.
+func MarkRequest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, requestKey{}, true)
+}
+
+// Anonymous tells whether ctx is an HTTP request's without a viewer.
+func Anonymous(ctx context.Context) bool {
+	marked, _ := ctx.Value(requestKey{}).(bool)
+	return marked && FromContext(ctx) == nil
+}
+
+// errAnonymous refuses whatever an anonymous request asks for.
+func errAnonymous() error {
+	return apperr.New(apperr.Unauthorized, "no API token: send Authorization: Bearer TOKEN")
+}
+
+// System returns ctx acting for the process itself, unfiltered, even inside
+// a request: for the few internal lookups the filters and the store
+// themselves need (which accounts exist, the audit chain's tail).
 func System(ctx context.Context) context.Context {
-	return context.WithValue(ctx, viewerKey{}, (*Viewer)(nil))
+	return context.WithValue(context.WithValue(ctx, viewerKey{}, (*Viewer)(nil)), requestKey{}, false)
 }
 
 // SystemName is what records name the process itself by (jobs it queues,
-// entries it audits); no account may take it.
-const SystemName = "system"
+// entries it audits); no account may take it. AnonymousName names an HTTP
+// request without a viewer, so that nothing it could leave behind is taken
+// for the process's.
+const (
+	SystemName    = "system"
+	AnonymousName = "unauthenticated"
+)
 
 // Name is the viewer's name for records, or SystemName for the process.
 func Name(ctx context.Context) string {
 	if v := FromContext(ctx); v != nil {
 		return v.Name
+	}
+	if Anonymous(ctx) {
+		return AnonymousName
 	}
 	return SystemName
 }

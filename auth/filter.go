@@ -25,11 +25,23 @@ import (
 // Install adds the row filters to every query of the client: a viewer's
 // queries, root or traversal or eager load, return only the rows its role may
 // see, and queries of a type its role may never read fail with a forbidden
-// error.
+// error. An HTTP request without a viewer (Anonymous) reads and writes
+// nothing.
 func Install(c *ent.Client) {
+	c.Use(func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if Anonymous(ctx) {
+				return nil, errAnonymous()
+			}
+			return next.Mutate(ctx, m)
+		})
+	})
 	c.Intercept(intercept.TraverseFunc(func(ctx context.Context, q intercept.Query) error {
 		v := FromContext(ctx)
 		if v == nil {
+			if Anonymous(ctx) {
+				return errAnonymous()
+			}
 			return nil
 		}
 		f, ok := rowFilters[q.Type()]

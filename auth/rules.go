@@ -33,6 +33,8 @@ type Rule struct {
 	// and admins add text to a surrogate corpus: doing so attests that it
 	// holds no real PHI.
 	Texts []string
+	// NewModels: arguments naming a model the operation makes (ownModelName).
+	NewModels []string
 }
 
 var (
@@ -93,13 +95,13 @@ var rules = map[string]Rule{
 	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
-	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}},
+	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}, NewModels: []string{"input.model"}},
 	"Mutation.startTagging":    {Roles: everyone, Corpora: []string{"input.corpus"}, Models: []string{"input.model"}},
 	"Mutation.startExperiment": {Roles: everyone, Corpora: []string{"input.corpus", "input.other"}},
 	"Mutation.cancelJob":       {Roles: everyone, Jobs: []string{"id"}},
 	"Mutation.retryJob":        {Roles: everyone, Jobs: []string{"id"}},
 	// The server sends corpus text to an external tagger's endpoint.
-	"Mutation.registerExternalModel": {Roles: curators},
+	"Mutation.registerExternalModel": {Roles: curators, NewModels: []string{"name"}},
 	// Accounts.
 	"Mutation.createUser":     {Roles: admins},
 	"Mutation.updateUser":     {Roles: admins},
@@ -121,29 +123,29 @@ var rules = map[string]Rule{
 	"cli.import": {Roles: annotating, Corpora: []string{"corpus"}, Texts: []string{"corpus"}},
 	"cli.export": {Roles: everyone, Corpora: []string{"corpus"}},
 	// The source's ids are record and accession numbers.
-	"cli.export.source-ids": {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.resynth.ids":       {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.stats":             {Roles: everyone, Corpora: []string{"corpus", "compare"}},
-	"cli.corpora":           {Roles: everyone},
-	"cli.derive":            {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.resynth":           {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.resynth.resolve":   {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.train":             {Roles: everyone, Corpora: []string{"corpus"}},
-	"cli.tag":               {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
-	"cli.features":          {Roles: everyone, Corpora: []string{"corpus"}},
-	"cli.models":            {Roles: everyone},
-	"cli.models.register":   {Roles: curators},
-	"cli.models.export":     {Roles: everyone, Models: []string{"model"}},
-	"cli.experiment":        {Roles: everyone, Corpora: []string{"corpus", "other"}},
-	"cli.jobs":              {Roles: everyone},
-	"cli.jobs.change":       {Roles: everyone, Jobs: []string{"id"}},
-	"cli.release.create":    {Roles: curators, Corpora: []string{"corpus"}},
-	"cli.release.read":      {Roles: everyone, Releases: []string{"ref", "other"}},
-	"cli.release.list":      {Roles: everyone},
-	"cli.keys":              {Roles: admins},
-	"cli.audit":             {Roles: admins},
-	"cli.users":             {Roles: admins},
-	"cli.tokens":            {Roles: everyone, Self: "user"},
+	"cli.export.sourceIDs": {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth.ids":      {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.stats":            {Roles: everyone, Corpora: []string{"corpus", "compare"}},
+	"cli.corpora":          {Roles: everyone},
+	"cli.derive":           {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth":          {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.resynth.resolve":  {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.train":            {Roles: everyone, Corpora: []string{"corpus"}, NewModels: []string{"model"}},
+	"cli.tag":              {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
+	"cli.features":         {Roles: everyone, Corpora: []string{"corpus"}},
+	"cli.models":           {Roles: everyone},
+	"cli.models.register":  {Roles: curators, NewModels: []string{"name"}},
+	"cli.models.export":    {Roles: everyone, Models: []string{"model"}},
+	"cli.experiment":       {Roles: everyone, Corpora: []string{"corpus", "other"}},
+	"cli.jobs":             {Roles: everyone},
+	"cli.jobs.change":      {Roles: everyone, Jobs: []string{"id"}},
+	"cli.release.create":   {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.release.read":     {Roles: everyone, Releases: []string{"ref", "other"}},
+	"cli.release.list":     {Roles: everyone},
+	"cli.keys":             {Roles: admins},
+	"cli.audit":            {Roles: admins},
+	"cli.users":            {Roles: admins},
+	"cli.tokens":           {Roles: everyone, Self: "user"},
 }
 
 // RuleFor returns the rule of an operation.
@@ -182,11 +184,15 @@ func withArticle(role string) string {
 
 // Check decides whether ctx's viewer may run op with args (raw argument
 // values: input objects as maps). A context without a viewer is the process
-// itself and may do everything. Refusals are forbidden errors; an object the
-// viewer may not see is reported not found, as if it did not exist.
+// itself and may do everything, unless it is an HTTP request's: that is
+// nobody and is refused (unauthorized). Refusals are forbidden errors; an
+// object the viewer may not see is reported not found, as if it did not exist.
 func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) error {
 	v := FromContext(ctx)
 	if v == nil {
+		if Anonymous(ctx) {
+			return errAnonymous()
+		}
 		return nil
 	}
 	r, ok := rules[op]
@@ -222,6 +228,13 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 			}
 			if _, err := c.Job.Get(ctx, id); err != nil {
 				return notFound(err, "no job %d", id)
+			}
+		}
+	}
+	for _, path := range r.NewModels {
+		if name, ok := lookup(args, path).(string); ok && name != "" {
+			if err := ownModelName(v, name); err != nil {
+				return err
 			}
 		}
 	}
@@ -263,6 +276,24 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 				return notFound(err, "no model named %q", name)
 			}
 		}
+	}
+	return nil
+}
+
+// ownModelName refuses a name v may not give a model it makes. Model names
+// are one namespace across the server: were a restricted viewer (annotator,
+// researcher) free to pick any, "a model named X exists" would tell it of a
+// model it may not see. So it names its models under its own account,
+// "rita:crf-1", where only its own can be (account names hold no ':'), and
+// nobody names one under another's account. The answer depends on the name
+// alone, never on which models exist.
+func ownModelName(v *Viewer, name string) error {
+	owner, _, scoped := strings.Cut(name, ":")
+	switch {
+	case scoped && owner != v.Name:
+		return apperr.New(apperr.Invalid, "model name %q is kept for account %s: name a model %s:NAME, or without a ':'", name, owner, v.Name)
+	case !scoped && !v.SeesAllCorpora():
+		return apperr.New(apperr.Invalid, "name the models you make under your account, %s:NAME (%s:%s): any other name could be taken by a model you may not see", v.Name, v.Name, name)
 	}
 	return nil
 }

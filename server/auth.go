@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -42,17 +43,12 @@ func bearerToken(h string) (string, error) {
 }
 
 // authenticate serves next only for requests with a valid API token, acting
-// for its account; the rate limit applies per token. A websocket upgrade may
-// come without a header (browsers cannot set one): it authenticates in its
-// connection_init message instead (websocketInit).
+// for its account; the rate limit applies per token. It is the one way in to
+// every route that reads data: a request without a valid token is answered
+// 401 whatever else it says (a websocket's upgrade headers included).
 func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := r.Header.Get("Authorization")
-		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-		if header == "" && upgrade {
-			next.ServeHTTP(w, r)
-			return
-		}
 		if header == "" {
 			unauthorized(w, r, apperr.New(apperr.Unauthorized, "send an API token: Authorization: Bearer TOKEN (the first start writes an admin token; `deidcorpus tokens create` makes more)"))
 			return
@@ -78,12 +74,58 @@ func authenticate(logger *slog.Logger, st *store.Store, limiter *rateLimiter, ne
 			tooMany(w)
 			return
 		}
-		ctx := auth.NewContext(r.Context(), v)
-		if upgrade {
-			ctx = context.WithValue(ctx, connectionToken{}, token)
-		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), v)))
 	})
+}
+
+// graphqlRoute serves the API to requests that authenticate (api), and a
+// websocket handshake without an Authorization header to socket, the API
+// over a websocket alone, which authenticates in connection_init: browsers
+// cannot set a header on a websocket. That is the one request the server
+// lets in without a token, and what it reaches first asks for one
+// (websocketInit). A handshake with a header is authenticated as any request
+// (401 if the token is not good), then refused: a websocket's token goes in
+// connection_init and nowhere else, so that every socket takes one way in.
+func graphqlRoute(authed func(http.Handler) http.Handler, api, socket http.Handler) http.Handler {
+	api = authed(api)
+	headerSocket := authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, string(apperr.Invalid)+": "+websocketTokenHint+", not in an Authorization header", http.StatusBadRequest)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !websocketHandshake(r):
+			api.ServeHTTP(w, r)
+		case r.Header.Get("Authorization") == "":
+			socket.ServeHTTP(w, r)
+		default:
+			headerSocket.ServeHTTP(w, r)
+		}
+	})
+}
+
+const websocketTokenHint = `a websocket sends its API token in connection_init: {"Authorization": "Bearer TOKEN"}`
+
+// websocketHandshake tells whether r opens a websocket (RFC 6455 4.1): a GET
+// asking to upgrade, with a key and a version. Anything less is an ordinary
+// request and authenticates as one.
+func websocketHandshake(r *http.Request) bool {
+	return r.Method == http.MethodGet &&
+		strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		headerHasToken(r.Header, "Connection", "upgrade") &&
+		r.Header.Get("Sec-WebSocket-Key") != "" &&
+		r.Header.Get("Sec-WebSocket-Version") != ""
+}
+
+// headerHasToken tells whether a comma-separated header holds token.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // connectionToken holds the token of a websocket connection, which carries
@@ -107,26 +149,39 @@ func unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // websocketInit authenticates a websocket connection by the token of its
-// connection_init payload ({"Authorization": "Bearer TOKEN"}), unless its
-// upgrade request carried one.
+// connection_init payload ({"Authorization": "Bearer TOKEN"}), the only one
+// it has: its upgrade request carried none (graphqlRoute).
 func websocketInit(st *store.Store) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		if auth.FromContext(ctx) != nil {
-			return ctx, nil, nil
-		}
 		if p.Authorization() == "" {
-			return ctx, nil, apperr.New(apperr.Unauthorized, `send an API token in connection_init: {"Authorization": "Bearer TOKEN"}`)
+			return refuseSocket(ctx, apperr.New(apperr.Unauthorized, "send an API token: "+websocketTokenHint))
 		}
 		token, err := bearerToken(p.Authorization())
 		if err != nil {
-			return ctx, nil, err
+			return refuseSocket(ctx, err)
 		}
 		v, err := st.Authenticate(ctx, token)
 		if err != nil {
-			return ctx, nil, err
+			return refuseSocket(ctx, err)
 		}
 		return context.WithValue(auth.NewContext(ctx, v), connectionToken{}, token), nil, nil
 	}
+}
+
+// refuseSocket closes a connection that did not authenticate with
+// graphql-transport-ws's 4403 and the reason, the one message that protocol
+// sends a client there (a close reason holds at most 123 bytes).
+func refuseSocket(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
+	reason := err.Error()
+	if apperr.CodeOf(err) != apperr.Unauthorized {
+		reason = "the token could not be checked"
+	}
+	for len(reason) > 123 {
+		_, size := utf8.DecodeLastRuneInString(reason)
+		reason = reason[:len(reason)-size]
+	}
+	ctx = transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, reason), 4403)
+	return ctx, nil, err
 }
 
 // authorizeGraphQL checks every root field of an operation against its rule

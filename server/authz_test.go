@@ -21,6 +21,7 @@ import (
 	"deidcorpus/auth"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/resolvers"
+	"deidcorpus/server"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
@@ -39,7 +40,11 @@ type authzFixture struct {
 }
 
 func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
-	st, ts, admin := newServer(t, b)
+	return newAuthzFixtureConfig(t, b, server.DefaultConfig)
+}
+
+func newAuthzFixtureConfig(t *testing.T, b storetest.Backend, cfg server.Config) *authzFixture {
+	st, ts, admin := newServerConfig(t, b, cfg)
 	ctx := context.Background()
 	f := &authzFixture{st: st, ts: ts, tokens: map[auth.Role]string{auth.Admin: ts.Token},
 		ownJob: map[auth.Role]string{}, ownToken: map[auth.Role]string{}}
@@ -69,7 +74,7 @@ func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
 		var out map[string]struct{ ID string }
 		admin.MustPost(mutation, &out)
 		for _, j := range out {
-			states := follow(t, admin, j.ID)
+			states := follow(t, ts.Config.Handler, ts.Token, j.ID)
 			last := states[len(states)-1]
 			require.Equal(t, "succeeded", last.Status, last.Error)
 			return last
@@ -244,10 +249,10 @@ func authzCases() []authzCase {
 		{op: "Mutation.startEvaluation", name: "original", allowed: "AC", query: `mutation { startEvaluation(input: {corpus: "orig", system: "gold"}) { id } }`},
 		{op: "Mutation.startEvaluation", name: "surrogate", allowed: "ACR", query: `mutation { startEvaluation(input: {corpus: "surr", system: "gold"}) { id } }`},
 		{op: "Mutation.startTraining", name: "original", allowed: "AC", query: `mutation($m: String!) { startTraining(input: {corpus: "orig", model: $m}) { id } }`,
-			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"m": "model-" + string(r)} }},
+			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"m": ownModel(r, "model")} }},
 		{op: "Mutation.startTraining", name: "assigned", allowed: "ACN", query: `mutation($m: String!) { startTraining(input: {corpus: "assigned", model: $m}) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any {
-				return map[string]any{"m": "model-assigned-" + string(r)}
+				return map[string]any{"m": ownModel(r, "model-assigned")}
 			}},
 		{op: "Mutation.startTagging", name: "surrogate", allowed: "ACR", query: `mutation { startTagging(input: {model: "ext", corpus: "surr"}) { id } }`},
 		{op: "Mutation.startExperiment", name: "original", allowed: "AC", query: `mutation { startExperiment(input: {kind: "cv", corpus: "orig", k: 2}) { id } }`},
@@ -288,6 +293,15 @@ func authzCases() []authzCase {
 		{op: "download.release", name: "of surrogate", allowed: "ACR", path: func(*authzFixture) string { return "/download/releases/surr-rel@1.0.0" }},
 		{op: "download.artifact", name: "the admin's export", allowed: "AC", path: func(f *authzFixture) string { return "/download/artifacts/" + f.origArtifact }},
 	}
+}
+
+// ownModel is a name the account of role r (named as its role) may give a
+// model it makes: under its own account unless it sees every corpus.
+func ownModel(r auth.Role, name string) string {
+	if r == auth.Admin || r == auth.Curator {
+		return name + "-" + string(r)
+	}
+	return string(r) + ":" + name
 }
 
 var roleLetters = map[auth.Role]string{auth.Admin: "A", auth.Curator: "C", auth.Annotator: "N", auth.Researcher: "R"}

@@ -63,7 +63,7 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 
 	var started struct{ StartResynthesis struct{ ID string } }
 	admin.MustPost(`mutation { startResynthesis(input: {corpus: "hospital-x-notes", out: "shared-notes", seed: 424242}) { id } }`, &started)
-	states := follow(t, admin, started.StartResynthesis.ID)
+	states := follow(t, ts.Config.Handler, ts.Token, started.StartResynthesis.ID)
 	require.Equal(t, "succeeded", states[len(states)-1].Status, states[len(states)-1].Error)
 	admin.MustPost(`mutation { createRelease(input: {corpus: "shared-notes", name: "pub", version: "1.0.0", share: true}) { ref } }`, &map[string]any{})
 

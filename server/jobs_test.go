@@ -27,11 +27,13 @@ type jobState struct {
 	Result                      map[string]any
 }
 
-// follow subscribes to a job over the websocket transport and returns every
-// state it was sent, the last one finished.
-func follow(t *testing.T, c *client.Client, id string) []jobState {
+// follow subscribes to a job over the websocket transport as the account
+// of token and returns every state it was sent, the last one finished.
+func follow(t *testing.T, h http.Handler, token, id string) []jobState {
 	t.Helper()
-	sub := c.Websocket(`subscription($id: ID!) { job(id: $id) { id status message error progressDone progressTotal result } }`, client.Var("id", id))
+	sub := client.New(h, client.Path("/graphql")).WebsocketWithPayload(
+		`subscription($id: ID!) { job(id: $id) { id status message error progressDone progressTotal result } }`,
+		map[string]any{"Authorization": "Bearer " + token}, client.Var("id", id))
 	defer sub.Close()
 	var states []jobState
 	deadline := time.Now().Add(60 * time.Second)
@@ -65,7 +67,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			var start struct{ StartResynthesis struct{ ID, Status string } }
 			c.MustPost(`mutation { startResynthesis(input: {corpus: "notes", out: "notes-surrogate", seed: 7}) { id status } }`, &start)
 			assert.Equal(t, "queued", start.StartResynthesis.Status)
-			states := follow(t, c, start.StartResynthesis.ID)
+			states := follow(t, ts.Config.Handler, ts.Token, start.StartResynthesis.ID)
 			last := states[len(states)-1]
 			require.Equal(t, "succeeded", last.Status, last.Error)
 			check := last.Result["check"].(map[string]any)
@@ -147,7 +149,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			// The surrogate corpus is a real corpus: its gold scores 1 against itself.
 			var ev struct{ StartEvaluation struct{ ID string } }
 			c.MustPost(`mutation { startEvaluation(input: {corpus: "notes-surrogate", gold: "gold", system: "gold"}) { id } }`, &ev)
-			done := follow(t, c, ev.StartEvaluation.ID)
+			done := follow(t, ts.Config.Handler, ts.Token, ev.StartEvaluation.ID)
 			require.Equal(t, "succeeded", done[len(done)-1].Status, done[len(done)-1].Error)
 			var evals struct {
 				Evaluations struct {
@@ -176,7 +178,7 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			// Export as a job; the artifact downloads as a zip.
 			var ex struct{ StartExport struct{ ID string } }
 			c.MustPost(`mutation { startExport(corpus: "notes-surrogate") { id } }`, &ex)
-			exDone := follow(t, c, ex.StartExport.ID)
+			exDone := follow(t, ts.Config.Handler, ts.Token, ex.StartExport.ID)
 			res := exDone[len(exDone)-1].Result
 			resp, err := ts.get("/download/artifacts/" + formatID(res["artifact"]))
 			require.NoError(t, err)
@@ -244,7 +246,7 @@ func TestJobSubscriptionOverSSE(t *testing.T) {
 // makes, with progress; a taken name and a mapping that does not parse are
 // the request's errors, not failed jobs.
 func TestStartDerive(t *testing.T) {
-	st, _, c := newServer(t, storetest.SQLite)
+	st, ts, c := newServer(t, storetest.SQLite)
 	files, err := formats.ReadPaths("../testdata/i2b2")
 	require.NoError(t, err)
 	_, err = st.Import(context.Background(), store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, files)
@@ -256,7 +258,7 @@ func TestStartDerive(t *testing.T) {
 
 	var started struct{ StartDerive struct{ ID string } }
 	c.MustPost(`mutation { startDerive(corpus: "c", out: "c-job", mapping: "i2b2-hipaa") { id } }`, &started)
-	states := follow(t, c, started.StartDerive.ID)
+	states := follow(t, ts.Config.Handler, ts.Token, started.StartDerive.ID)
 	last := states[len(states)-1]
 	require.Equal(t, "succeeded", last.Status, last.Error)
 	assert.Equal(t, "c-job", last.Result["corpusName"])

@@ -57,7 +57,7 @@ func TestQuarantine(t *testing.T) {
 			resynth := func(policy string) jobState {
 				var start struct{ StartResynthesis struct{ ID string } }
 				curator.MustPost(`mutation { startResynthesis(input: {corpus: "notes", out: "notes-r", seed: 2`+policy+`}) { id } }`, &start)
-				states := follow(t, curator, start.StartResynthesis.ID)
+				states := follow(t, ts.Config.Handler, tokens[auth.Curator], start.StartResynthesis.ID)
 				return states[len(states)-1]
 			}
 
@@ -76,7 +76,7 @@ func TestQuarantine(t *testing.T) {
 			admin.MustPost(`{ corpusByName(name: "notes-r") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
 			var ev struct{ StartEvaluation struct{ ID string } }
 			curator.MustPost(`mutation { startEvaluation(input: {corpus: "notes-r", system: "gold"}) { id } }`, &ev)
-			evaluated := follow(t, curator, ev.StartEvaluation.ID)
+			evaluated := follow(t, ts.Config.Handler, tokens[auth.Curator], ev.StartEvaluation.ID)
 			require.Equal(t, "succeeded", evaluated[len(evaluated)-1].Status)
 			_, err = st.AssignCorpus(ctx, string(auth.Annotator), "notes-r", true)
 			require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestUnannotatedFindsQuarantine(t *testing.T) {
 	researcherToken := storetest.Token(t, st, "researcher-2", auth.Researcher)
 	var start struct{ StartResynthesis struct{ ID string } }
 	curator.MustPost(`mutation { startResynthesis(input: {corpus: "notes", out: "notes-r", seed: 2}) { id } }`, &start)
-	states := follow(t, curator, start.StartResynthesis.ID)
+	states := follow(t, ts.Config.Handler, ts.Token, start.StartResynthesis.ID)
 	done := states[len(states)-1]
 	require.Equal(t, "check_failed", done.Status, done.Error)
 	assert.Contains(t, done.Error, "1 unannotated originals")

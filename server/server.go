@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"embed"
 	"io/fs"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"deidcorpus/auth"
 	"deidcorpus/jobs"
 	"deidcorpus/resolvers"
 	"deidcorpus/store"
@@ -58,18 +60,40 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manage
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst)
 	addRoutes(mux, logger, cfg, st, jm, limiter)
-	return logRequests(logger, limitRequests(cfg, limiter, mux))
+	return markRequests(logRequests(logger, limitRequests(cfg, limiter, mux)))
 }
 
-func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) http.Handler {
-	srv := handler.New(resolvers.NewSchema(st, jm))
-	// The default websocket implementation refuses cross-origin browser pages.
-	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitFunc: websocketInit(st)})
-	srv.AddTransport(transport.SSE{})
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.AddTransport(spooledUploads{transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory}})
+// markRequests marks every request's context as a request's before anything
+// else sees it: package auth then refuses whatever one without a viewer asks
+// of the store, rather than taking it for the process itself.
+func markRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(auth.MarkRequest(r.Context())))
+	})
+}
+
+// graphqlHandlers returns the API over HTTP (POST, GET, server-sent events,
+// uploads), for requests authenticated by their header, and the API over a
+// websocket only, for connections that authenticate in connection_init: a
+// request let through without a header can reach nothing but that.
+func graphqlHandlers(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) (api, socket http.Handler) {
+	schema := resolvers.NewSchema(st, jm)
+	api = newGraphQLServer(logger, cfg, schema, st, limiter,
+		transport.SSE{}, transport.Options{}, transport.GET{}, transport.POST{},
+		spooledUploads{transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory}})
+	// The default websocket implementation refuses cross-origin browser
+	// pages. A socket that has not authenticated within InitTimeout is closed.
+	socket = newGraphQLServer(logger, cfg, schema, st, limiter, transport.Websocket{
+		KeepAlivePingInterval: 10 * time.Second, InitTimeout: 10 * time.Second, InitFunc: websocketInit(st),
+	})
+	return api, socket
+}
+
+func newGraphQLServer(logger *slog.Logger, cfg Config, schema graphql.ExecutableSchema, st *store.Store, limiter *rateLimiter, transports ...graphql.Transport) *handler.Server {
+	srv := handler.New(schema)
+	for _, t := range transports {
+		srv.AddTransport(t)
+	}
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
@@ -105,9 +129,11 @@ func graphiqlHandler() http.Handler {
 	return http.StripPrefix("/graphiql/", http.FileServerFS(sub))
 }
 
-func handleHealthz(st *store.Store) http.Handler {
+// handleHealthz answers whether the database answers: it is public, so it
+// is given a ping and nothing that reads.
+func handleHealthz(db interface{ Ping(context.Context) error }) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := st.Ping(r.Context()); err != nil {
+		if err := db.Ping(r.Context()); err != nil {
 			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 			return
 		}

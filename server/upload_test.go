@@ -129,7 +129,7 @@ func TestImportReadsUploadsWhereTheyAre(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
-			st, ts, c := newServerConfig(t, storetest.SQLite, mode.cfg)
+			st, ts, _ := newServerConfig(t, storetest.SQLite, mode.cfg)
 			opt := store.ImportOptions{Corpus: "direct", TagSet: "i2b2-2014", Split: "train"}
 			_, err := st.Import(ctx, opt, files)
 			require.NoError(t, err)
@@ -153,7 +153,7 @@ func TestImportReadsUploadsWhereTheyAre(t *testing.T) {
 				require.Empty(t, resp.Errors)
 				var j struct{ ID string }
 				require.NoError(t, json.Unmarshal(resp.Data["startImport"], &j))
-				states := follow(t, c, j.ID)
+				states := follow(t, ts.Config.Handler, ts.Token, j.ID)
 				return states[len(states)-1]
 			}
 

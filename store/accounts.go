@@ -19,7 +19,7 @@ func (s *Store) CreateUser(ctx context.Context, name string, role auth.Role) (*e
 		return nil, apperr.New(apperr.Invalid, "account name %q must be non-empty, without spaces or ':'", name)
 	}
 	// "anonymous" is the actor of audit entries from before accounts.
-	if name == auth.SystemName || name == "anonymous" {
+	if name == auth.SystemName || name == auth.AnonymousName || name == "anonymous" {
 		return nil, apperr.New(apperr.Invalid, "account name %q is reserved", name)
 	}
 	if _, err := auth.ParseRole(string(role)); err != nil {

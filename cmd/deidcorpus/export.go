@@ -52,7 +52,7 @@ func setupExport(e *env, fs *flag.FlagSet) action {
 		}
 		op := "cli.export"
 		if *sourceIDs {
-			op = "cli.export.source-ids"
+			op = "cli.export.sourceIDs"
 		}
 		st, ctx, err := openStore(ctx, e, *db, op, map[string]any{"corpus": *corpus, "set": *set, "format": *format, "split": *split})
 		if err != nil {

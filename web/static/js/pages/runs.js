@@ -5,7 +5,8 @@
 import { gql } from '../api.js';
 import { h, date, href, card, field } from '../dom.js';
 import { JOB_FIELDS, FINAL, STATUSES, progressBar, statusBadge, resultLinks, describe, watch } from '../jobs.js';
-import { can } from '../roles.js';
+import { can, seesAllCorpora } from '../roles.js';
+import { account } from '../session.js';
 import { isSurrogate } from '../corpus-kind.js';
 
 const JOBS = `query Jobs($where: JobWhereInput) {
@@ -269,12 +270,17 @@ function trainForm(state, onStarted) {
   const model = h('input', { id: 'train-model', required: true, autocomplete: 'off', placeholder: 'e.g. crf-demo', pattern: '[A-Za-z0-9._\\-]+', title: 'Letters, digits, dot, dash and underscore' });
   const iters = h('input', { id: 'train-iterations', type: 'number', min: 1, max: 10000, step: 1, placeholder: '150 (default)' });
   const sets = () => fillSelect(set, setOpts(setsOf(state, corpus.sel.value)), { prefer: 'gold' });
+  // An account that does not see every corpus names its models under its
+  // own name (package auth, ownModelName): a name taken by a model it may
+  // not see would otherwise tell it that model exists.
+  const owner = seesAllCorpora() ? '' : `${account()?.name}:`;
   return runForm('train', 'training', [
     field('Corpus', corpus.sel), field('Split', split), field('Annotation set', set, 'the spans to learn from'),
-    field('Model name', model), field('Max. iterations', iters, 'optional: L-BFGS iterations'),
+    field('Model name', model, owner ? `saved as ${owner}NAME, under your account` : undefined),
+    field('Max. iterations', iters, 'optional: L-BFGS iterations'),
   ], () => {
-    const input = { corpus: corpus.sel.value, split: split.value, set: set.value || 'gold', model: model.value.trim() };
-    if (!input.model) throw new Error('Give the model a name.');
+    const input = { corpus: corpus.sel.value, split: split.value, set: set.value || 'gold', model: owner + model.value.trim() };
+    if (!model.value.trim()) throw new Error('Give the model a name.');
     if (iters.value) {
       const n = Number(iters.value);
       if (!Number.isInteger(n) || n < 1) throw new Error('Max. iterations must be a whole number ≥ 1.');
