@@ -68,7 +68,7 @@ func TestResynthesisPolicyIsData(t *testing.T) {
 	id, err := start(map[string]any{"resources": "en",
 		"mappingText": "@to i2b2-2014\n@default keep\nNAME/PATIENT NAME/PATIENT\n"})
 	require.NoError(t, err)
-	states := follow(t, curator, id)
+	states := follow(t, ts.Config.Handler, ts.Token, id)
 	last := states[len(states)-1]
 	require.Equal(t, "succeeded", last.Status, last.Error)
 }
