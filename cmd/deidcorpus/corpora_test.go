@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,11 +29,7 @@ func TestCorpora(t *testing.T) {
 	assert.Equal(t, "surr", list[1].Name)
 	assert.Equal(t, 3, list[1].Documents)
 
-	code, _, errs = cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
-	require.Equal(t, 0, code, errs)
-	code, token, errs := cli(t, "tokens", "create", "--user", "rita", "--db", db)
-	require.Equal(t, 0, code, errs)
-	code, out, errs = cli(t, "corpora", "--db", db, "--token", strings.TrimSpace(token))
+	code, out, errs = cli(t, "corpora", "--db", db, "--token", researcherToken(t, db))
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "\nsurr ")
 	assert.NotContains(t, out, "orig")

@@ -33,6 +33,16 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// researcherToken adds the researcher rita to db and returns a token of hers.
+func researcherToken(t *testing.T, db string) string {
+	t.Helper()
+	code, _, errs := cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
+	require.Equal(t, 0, code, errs)
+	code, token, errs := cli(t, "tokens", "create", "--user", "rita", "--db", db)
+	require.Equal(t, 0, code, errs)
+	return strings.TrimSpace(token)
+}
+
 func TestServeDemoAnswersStatistics(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "demo.db")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -71,11 +71,7 @@ func TestSurrogateIDsArePseudonyms(t *testing.T) {
 	assert.Equal(t, 2, code, errs)
 	assert.Contains(t, errs, `corpus "orig" was not made by resynthesis`)
 
-	code, _, errs = cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
-	require.Equal(t, 0, code, errs)
-	code, token, errs := cli(t, "tokens", "create", "--user", "rita", "--db", db)
-	require.Equal(t, 0, code, errs)
-	token = strings.TrimSpace(token)
+	token := researcherToken(t, db)
 	code, stdout, errs = cli(t, "resynth", "ids", "surr", "--db", db, "--token", token)
 	assert.Equal(t, 5, code, errs)
 	assert.Empty(t, stdout)

@@ -84,11 +84,7 @@ func TestResynthReport(t *testing.T) {
 	assert.Equal(t, 3, code, errs)
 	assert.Contains(t, errs, `corpus "orig" was not made by resynthesis`)
 
-	code, _, errs = cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
-	require.Equal(t, 0, code, errs)
-	code, token, errs := cli(t, "tokens", "create", "--user", "rita", "--db", db)
-	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "resynth", "report", "surr", "--db", db, "--token", strings.TrimSpace(token))
+	code, _, errs = cli(t, "resynth", "report", "surr", "--db", db, "--token", researcherToken(t, db))
 	assert.Equal(t, 5, code, errs)
 
 	code, out, errs = cli(t, "audit", "list", "--db", db)
