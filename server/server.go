@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/formats"
 	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
@@ -29,6 +30,15 @@ type Config struct {
 	// be held in memory; a longer one's are spooled to temporary files,
 	// which the import reads where it needs (see spooledUploads).
 	UploadMemory int64
+	// MaxUploads bounds the multipart requests (uploads) in flight, each of
+	// which may hold UploadMemory of its files and a note being imported
+	// in memory; one more waits up to UploadWait for its turn, then is
+	// refused with 429. 0 turns the bound off.
+	MaxUploads int
+	UploadWait time.Duration
+	// MaxNoteBytes is the most bytes a note of an uploaded file may take
+	// (0: formats.DefaultMaxNote).
+	MaxNoteBytes int64
 	// MaxRequestBytes bounds any other request's body.
 	MaxRequestBytes int64
 	// MaxComplexity and MaxDepth bound a GraphQL operation.
@@ -44,6 +54,7 @@ type Config struct {
 // DefaultConfig is what `serve` uses unless told otherwise.
 var DefaultConfig = Config{
 	MaxUploadBytes: 512 << 20, UploadMemory: 8 << 20, MaxRequestBytes: 8 << 20,
+	MaxUploads: 4, UploadWait: 5 * time.Second, MaxNoteBytes: formats.DefaultMaxNote,
 	MaxComplexity: 5000, MaxDepth: 12,
 	RatePerSecond: 50, RateBurst: 200,
 	RequestTimeout: 2 * time.Minute,
@@ -62,14 +73,15 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manage
 }
 
 func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) http.Handler {
-	srv := handler.New(resolvers.NewSchema(st, jm))
+	srv := handler.New(resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes)))
 	// The default websocket implementation refuses cross-origin browser pages.
 	srv.AddTransport(transport.Websocket{KeepAlivePingInterval: 10 * time.Second, InitFunc: websocketInit(st)})
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.AddTransport(spooledUploads{transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory}})
+	srv.AddTransport(spooledUploads{MultipartForm: transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory},
+		slots: newUploadSlots(cfg.MaxUploads), wait: cfg.UploadWait})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
@@ -87,9 +99,20 @@ func graphqlHandler(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.M
 // of unknown length (chunked, or HTTP/2 without a content-length) would be
 // held in memory whatever its size, up to MaxUploadSize: it is taken to be
 // as long as a request may be, and MaxUploadSize still stops it there.
-type spooledUploads struct{ transport.MultipartForm }
+// Before any of it is read, a request waits for one of the slots (see
+// Config.MaxUploads).
+type spooledUploads struct {
+	transport.MultipartForm
+	slots uploadSlots
+	wait  time.Duration
+}
 
 func (t spooledUploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !t.slots.acquire(r.Context(), t.wait) {
+		tooManyUploads(w, cap(t.slots))
+		return
+	}
+	defer t.slots.release()
 	if r.ContentLength < 0 {
 		r = r.WithContext(r.Context()) // a copy: what the caller holds stays as it came
 		r.ContentLength = t.MaxUploadSize
