@@ -423,8 +423,10 @@ func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 const DefaultMaxNote = 4 << 20
 
 // maxManyNotes bounds a file of many notes that is read whole (see
-// Format.ManyNotes): a whole i2b2 2006 or PhysioNet corpus is a few MB.
-const maxManyNotes = 64 << 20
+// Format.ManyNotes): a whole i2b2 2006 or PhysioNet corpus is a few MB, and
+// an export writes a big corpus in such a format in parts of 128 MiB
+// (Stream), which an import must read back.
+const maxManyNotes = 192 << 20
 
 func (opt ReadOptions) maxNote() int64 {
 	if opt.MaxNote > 0 {

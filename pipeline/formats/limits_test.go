@@ -108,3 +108,11 @@ func TestNoteLimitOfManyNotes(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestExportPartsImportBack: a format of many notes a file is exported in
+// parts (Stream) that its import reads back whole.
+func TestExportPartsImportBack(t *testing.T) {
+	if int64(partSize)+64<<20 > maxManyNotes {
+		t.Errorf("parts of %d bytes (and a batch past it) against files of many notes read up to %d", partSize, maxManyNotes)
+	}
+}
