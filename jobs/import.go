@@ -26,17 +26,20 @@ type ImportParams struct {
 	Kind       string `json:"kind,omitempty"`
 	CorpusKind string `json:"corpusKind,omitempty"`
 	Replace    bool   `json:"replace,omitempty"`
+	// MaxNote is the per-note limit where the files were uploaded, which
+	// the worker keeps.
+	MaxNote int64 `json:"maxNote,omitempty"`
 }
 
 // NewImportParams are the parameters of an import job with these options.
 func NewImportParams(o store.ImportOptions) ImportParams {
 	return ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format, Split: o.Split,
-		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace}
+		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote}
 }
 
 func (p ImportParams) options() store.ImportOptions {
 	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
-		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace}
+		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote}
 }
 
 // Validate checks an import's parameters before it is queued.
@@ -66,11 +69,17 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	// A file the user named that the format does not read is refused now:
-	// packed, it would be one member among others, skipped by the job.
+	// packed, it would be one member among others, skipped by the job. So
+	// is a file over the format's limits, as it is read (a zip bomb): the
+	// job would refuse it, after it was decompressed into the store.
+	read := formats.ReadOptions{MaxNote: p.MaxNote}
 	checked := func(yield func(formats.File) error) error {
 		return src(func(f formats.File) error {
 			if err := format.Refuses(f); err != nil {
 				return err
+			}
+			if format.Reads(f.Name) {
+				f = format.Bound(f, read)
 			}
 			return yield(f)
 		})

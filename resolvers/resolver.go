@@ -26,11 +26,24 @@ type Resolver struct {
 	store  *store.Store
 	client *ent.Client
 	jobs   *jobs.Manager
+	// maxNote is the per-note limit of uploaded files (0: the default).
+	maxNote int64
 }
 
+// Option sets a limit of the API.
+type Option func(*Resolver)
+
+// WithMaxNote sets the most bytes a note of an uploaded file may take
+// (formats.ReadOptions.MaxNote).
+func WithMaxNote(n int64) Option { return func(r *Resolver) { r.maxNote = n } }
+
 // NewSchema builds the executable GraphQL schema over a store and a job manager.
-func NewSchema(s *store.Store, jm *jobs.Manager) graphql.ExecutableSchema {
-	return graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{store: s, client: s.Client, jobs: jm}})
+func NewSchema(s *store.Store, jm *jobs.Manager, opts ...Option) graphql.ExecutableSchema {
+	r := &Resolver{store: s, client: s.Client, jobs: jm}
+	for _, o := range opts {
+		o(r)
+	}
+	return graph.NewExecutableSchema(graph.Config{Resolvers: r})
 }
 
 // DefaultTokenDays is how long a token made without an expiry lasts.
@@ -103,8 +116,8 @@ func (s *seekingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func importOptions(input model.ImportInput) store.ImportOptions {
-	opt := store.ImportOptions{Corpus: input.Corpus, Set: input.Set, Replace: input.Replace}
+func (r *Resolver) importOptions(input model.ImportInput) store.ImportOptions {
+	opt := store.ImportOptions{Corpus: input.Corpus, Set: input.Set, Replace: input.Replace, MaxNote: r.maxNote}
 	if input.Format != nil {
 		opt.Format = *input.Format
 	}

@@ -53,7 +53,7 @@ func (r *mutationResolver) ImportDocuments(ctx context.Context, input model.Impo
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.store.ImportFrom(ctx, importOptions(input), src)
+	res, err := r.store.ImportFrom(ctx, r.importOptions(input), src)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (r *mutationResolver) StartImport(ctx context.Context, input model.ImportIn
 	if err != nil {
 		return nil, err
 	}
-	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(importOptions(input)), src, auth.Name(ctx))
+	return r.jobs.EnqueueImport(ctx, jobs.NewImportParams(r.importOptions(input)), src, auth.Name(ctx))
 }
 
 // ExportCorpus is the resolver for the exportCorpus field.

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"deidcorpus/apperr"
 )
 
 // depthLimit refuses operations nested deeper than max fields. Introspection
@@ -149,4 +153,55 @@ func (l *rateLimiter) allow(key string) bool {
 	}
 	b.tokens--
 	return true
+}
+
+// uploadSlots bounds the uploads in flight, so that clients uploading at
+// once cannot make memory grow without bound; nil bounds nothing.
+type uploadSlots chan struct{}
+
+func newUploadSlots(n int) uploadSlots {
+	if n <= 0 {
+		return nil
+	}
+	return make(uploadSlots, n)
+}
+
+// acquire takes a slot, waiting up to wait for one; false if none came in
+// time or the client went away.
+func (s uploadSlots) acquire(ctx context.Context, wait time.Duration) bool {
+	if s == nil {
+		return true
+	}
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (s uploadSlots) release() {
+	if s != nil {
+		<-s
+	}
+}
+
+// tooManyUploads refuses an upload that found no slot, as GraphQL errors
+// are written, with the status of a rate limit.
+func tooManyUploads(w http.ResponseWriter, slots int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "5")
+	w.WriteHeader(http.StatusTooManyRequests)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+		"message":    fmt.Sprintf("the server is busy with %d uploads, as many as it takes at once: try again in a few seconds", slots),
+		"extensions": map[string]any{"code": string(apperr.TooMany)},
+	}}})
 }

@@ -19,6 +19,7 @@ import (
 
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
+	"deidcorpus/pipeline/formats"
 	"deidcorpus/resolvers"
 	"deidcorpus/store"
 )
@@ -31,6 +32,15 @@ type Config struct {
 	// be held in memory; a longer one's are spooled to temporary files,
 	// which the import reads where it needs (see spooledUploads).
 	UploadMemory int64
+	// MaxUploads bounds the multipart requests (uploads) in flight, each of
+	// which may hold UploadMemory of its files and a note being imported
+	// in memory; one more waits up to UploadWait for its turn, then is
+	// refused with 429. 0 turns the bound off.
+	MaxUploads int
+	UploadWait time.Duration
+	// MaxNoteBytes is the most bytes a note of an uploaded file may take
+	// (0: formats.DefaultMaxNote).
+	MaxNoteBytes int64
 	// MaxRequestBytes bounds any other request's body.
 	MaxRequestBytes int64
 	// MaxComplexity and MaxDepth bound a GraphQL operation.
@@ -46,6 +56,7 @@ type Config struct {
 // DefaultConfig is what `serve` uses unless told otherwise.
 var DefaultConfig = Config{
 	MaxUploadBytes: 512 << 20, UploadMemory: 8 << 20, MaxRequestBytes: 8 << 20,
+	MaxUploads: 4, UploadWait: 5 * time.Second, MaxNoteBytes: formats.DefaultMaxNote,
 	MaxComplexity: 5000, MaxDepth: 12,
 	RatePerSecond: 50, RateBurst: 200,
 	RequestTimeout: 2 * time.Minute,
@@ -77,10 +88,11 @@ func markRequests(next http.Handler) http.Handler {
 // websocket only, for connections that authenticate in connection_init: a
 // request let through without a header can reach nothing but that.
 func graphqlHandlers(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) (api, socket http.Handler) {
-	schema := resolvers.NewSchema(st, jm)
+	schema := resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes))
 	api = newGraphQLServer(logger, cfg, schema, st, limiter,
 		transport.SSE{}, transport.Options{}, transport.GET{}, transport.POST{},
-		spooledUploads{transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory}})
+		spooledUploads{MultipartForm: transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory},
+			slots: newUploadSlots(cfg.MaxUploads), wait: cfg.UploadWait})
 	// The default websocket implementation refuses cross-origin browser
 	// pages. A socket that has not authenticated within InitTimeout is closed.
 	socket = newGraphQLServer(logger, cfg, schema, st, limiter, transport.Websocket{
@@ -111,9 +123,20 @@ func newGraphQLServer(logger *slog.Logger, cfg Config, schema graphql.Executable
 // of unknown length (chunked, or HTTP/2 without a content-length) would be
 // held in memory whatever its size, up to MaxUploadSize: it is taken to be
 // as long as a request may be, and MaxUploadSize still stops it there.
-type spooledUploads struct{ transport.MultipartForm }
+// Before any of it is read, a request waits for one of the slots (see
+// Config.MaxUploads).
+type spooledUploads struct {
+	transport.MultipartForm
+	slots uploadSlots
+	wait  time.Duration
+}
 
 func (t spooledUploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !t.slots.acquire(r.Context(), t.wait) {
+		tooManyUploads(w, cap(t.slots))
+		return
+	}
+	defer t.slots.release()
 	if r.ContentLength < 0 {
 		r = r.WithContext(r.Context()) // a copy: what the caller holds stays as it came
 		r.ContentLength = t.MaxUploadSize

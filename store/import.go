@@ -52,6 +52,9 @@ type ImportOptions struct {
 	// set, as they are checked before (their total is not known yet).
 	Progress func(done, total int)
 	Checked  func(done int)
+	// MaxNote is the most bytes a note may take in the files (0: the
+	// default, formats.DefaultMaxNote); see formats.ReadOptions.
+	MaxNote int64
 	// Resume continues an import an earlier attempt began (a job's retry
 	// after its worker died): a document the corpus already holds with the
 	// same text and the same spans in the set is taken as written by that
@@ -214,7 +217,7 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 			skipped = append(skipped, file)
 		}
 		skippedFiles++
-	}, KeepGoing: maxFileErrors}
+	}, KeepGoing: maxFileErrors, MaxNote: opt.MaxNote}
 	scan := func(fn func(pipeline.Document) error) error {
 		skipped, skippedFiles = skipped[:0], 0
 		var fnErr error

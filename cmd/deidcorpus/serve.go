@@ -41,7 +41,12 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 	tokenFile := fs.String("admin-token-file", "", "where the first start writes the admin's API token (default: the SQLite database path + .admin-token, else ./deidcorpus.admin-token)")
 	noWorkers := fs.Bool("no-workers", false, "do not work background jobs in this process (run 'deidcorpus worker' elsewhere)")
 	concurrency, staleAfter := workerFlags(fs)
+	cfg := server.DefaultConfig
+	maxNote := maxNoteFlag(fs)
+	fs.IntVar(&cfg.MaxUploads, "max-uploads", cfg.MaxUploads, "uploads the server takes at once (each may hold a few MB in memory); "+
+		"one more waits a few seconds, then is refused with 429")
 	return func(ctx context.Context, args []string) error {
+		cfg.MaxNoteBytes = int64(*maxNote)
 		// The address first: a port in use ends the start before it makes
 		// a database, an admin and a token nobody is told of again.
 		ln, err := net.Listen("tcp", *addr)
@@ -99,7 +104,7 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		}
 
 		srv := &http.Server{
-			Handler:           server.NewServer(logger, server.DefaultConfig, st, jm),
+			Handler:           server.NewServer(logger, cfg, st, jm),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		url := "http://" + displayAddr(ln.Addr())

@@ -21,6 +21,7 @@ func init() {
 		ReadFile:     readCoNLLFile,
 		Write:        WriteCoNLL,
 		Batched:      true,
+		ManyNotes:    true,
 		RebuildsText: true,
 	})
 }

@@ -44,10 +44,30 @@ type File struct {
 	// instead of skipping it.
 	Given bool
 	// open gives the content of a file whose Source left Data unread;
-	// limit, if not 0, is the most bytes it may give (an archive's member:
-	// a zip bomb fails clearly).
+	// size is the size its Source was told (a directory entry, a zip
+	// header), 0 if none; limit, if set, is the most bytes reading it may
+	// give (an archive's member, a note: see Bound), so that a zip bomb or
+	// an oversize note fails as its limit is crossed, however much it says
+	// it holds.
 	open  func() (io.ReadCloser, error)
-	limit int64
+	size  int64
+	limit readLimit
+}
+
+// readLimit is the most bytes a file's reading may give (0: any), and what
+// the error says of a file larger than that.
+type readLimit struct {
+	max  int64
+	says string
+}
+
+// within returns the file with its reading limited to max bytes, unless a
+// tighter limit holds already; says is the error's text past it.
+func (f File) within(max int64, says string) File {
+	if f.limit.max == 0 || max < f.limit.max {
+		f.limit = readLimit{max: max, says: says}
+	}
+	return f
 }
 
 // Open returns the file's content as a stream (within an archive member's
@@ -59,6 +79,9 @@ func (f File) Open() (io.ReadCloser, error) { return f.reader() }
 // reader, and so within its limit) if its Source left it unread.
 func (f File) loaded() (File, error) {
 	if f.open == nil {
+		if f.overLimit() {
+			return f, f.tooLarge()
+		}
 		return f, nil
 	}
 	r, err := f.reader()
@@ -72,7 +95,7 @@ func (f File) loaded() (File, error) {
 		}
 		err = &Error{File: f.where(), Err: err}
 	}
-	f.open, f.limit = nil, 0
+	f.open, f.size, f.limit = nil, 0, readLimit{}
 	return f, err
 }
 
@@ -80,6 +103,11 @@ func (f File) loaded() (File, error) {
 // archive when its Source left Data unread; past its limit (an archive
 // member's: a zip bomb) the stream fails.
 func (f File) reader() (io.ReadCloser, error) {
+	if f.overLimit() {
+		// Refused unread when it says so; one that says less than it holds
+		// fails as it is read.
+		return nil, f.tooLarge()
+	}
 	if f.open == nil {
 		return io.NopCloser(bytes.NewReader(f.Data)), nil
 	}
@@ -87,23 +115,36 @@ func (f File) reader() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, &Error{File: f.where(), Err: fmt.Errorf("cannot read: %w", err)}
 	}
-	if f.limit > 0 {
-		return &limitedReader{ReadCloser: r, file: f.where(), limit: f.limit}, nil
+	if f.limit.max > 0 {
+		return &limitedReader{ReadCloser: r, f: f}, nil
 	}
 	return r, nil
 }
 
-// limitedReader fails once more than limit bytes have been read.
+// overLimit: the file is larger than its limit by what it says (its
+// Source's size, the Data in memory).
+func (f File) overLimit() bool {
+	size := f.size
+	if f.open == nil {
+		size = int64(len(f.Data))
+	}
+	return f.limit.max > 0 && size > f.limit.max
+}
+
+func (f File) tooLarge() error { return &Error{File: f.where(), Err: errors.New(f.limit.says)} }
+
+// limitedReader fails as soon as more than its file's limit has been read:
+// what it gives is never more than the limit and one read's buffer.
 type limitedReader struct {
 	io.ReadCloser
-	file        string
-	limit, read int64
+	f    File
+	read int64
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	n, err := l.ReadCloser.Read(p)
-	if l.read += int64(n); l.read > l.limit {
-		return n, &Error{File: l.file, Err: fmt.Errorf("archive member larger than %s", size(l.limit))}
+	if l.read += int64(n); l.read > l.f.limit.max {
+		return n, l.f.tooLarge()
 	}
 	return n, err
 }
@@ -145,6 +186,11 @@ type Format struct {
 	// ScanSource, if set, is Scan for a format whose documents join several
 	// files: it holds a file only as long as the document needs it.
 	ScanSource func(src Source, opt ReadOptions, fn func(pipeline.Document) error) error
+	// ManyNotes: a file the format reads whole may hold many notes (a
+	// corpus in one file), so it is bounded by maxManyNotes rather than
+	// the per-note limit (ReadOptions.MaxNote), which bounds each of its
+	// documents' text instead.
+	ManyNotes bool
 	// RebuildsText: the format keeps tokens, not the text, which Read
 	// rebuilds (whitespace lost), so a document read back is not the one
 	// written.
@@ -301,7 +347,7 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 		return src(func(file File) error {
 			if f.Reads(file.Name) {
 				read = true
-				return yield(file)
+				return yield(f.Bound(file, opt))
 			}
 			if err := f.Refuses(file); err != nil {
 				return err
@@ -318,7 +364,13 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 			return nil
 		})
 	}
-	err := f.scan(sifted, opt, fn)
+	maxNote := opt.maxNote()
+	err := f.scan(sifted, opt, func(d pipeline.Document) error {
+		if int64(len(d.Text)) > maxNote {
+			return fmt.Errorf("document %s: its text is %s, over %s", d.ID, size(int64(len(d.Text))), noteLimit(maxNote))
+		}
+		return fn(d)
+	})
 	if errors.Is(err, ErrNoDocuments) && !read && n > 0 {
 		list := strings.Join(skipped, ", ")
 		if n > len(skipped) {
@@ -362,6 +414,48 @@ func (f *Format) scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 		}
 	}
 	return nil
+}
+
+// DefaultMaxNote is the per-note limit of a reading that sets none
+// (ReadOptions.MaxNote). Real notes are far below it (a MEDDOCAN note is a
+// few KB, the longest MIMIC discharge summaries about 100 KB), and a note
+// is held in memory a few times over while it is parsed and checked.
+const DefaultMaxNote = 4 << 20
+
+// maxManyNotes bounds a file of many notes that is read whole (see
+// Format.ManyNotes): a whole i2b2 2006 or PhysioNet corpus is a few MB, and
+// an export writes a big corpus in such a format in parts of 128 MiB
+// (Stream), which an import must read back.
+const maxManyNotes = 192 << 20
+
+func (opt ReadOptions) maxNote() int64 {
+	if opt.MaxNote > 0 {
+		return opt.MaxNote
+	}
+	return DefaultMaxNote
+}
+
+// noteLimit says the per-note limit and how to raise it.
+func noteLimit(max int64) string {
+	return fmt.Sprintf("the limit of %s per note (raise it with --max-note-size if the note is real)", size(max))
+}
+
+// Bound returns file with its reading limited as Scan limits it: a file of
+// one note (with its annotations) to the per-note limit, a file of many
+// notes read whole to maxManyNotes; a format that streams its files (JSON
+// Lines) limits each line to the per-note limit as it reads it instead.
+// The limit holds as the file is read: an archive member is refused as it
+// crosses it, never buffered to a larger one.
+func (f *Format) Bound(file File, opt ReadOptions) File {
+	switch {
+	case f.ScanFile != nil:
+		return file
+	case f.ManyNotes:
+		return file.within(maxManyNotes, fmt.Sprintf("larger than %s, the most a %s file of many notes may be: split it into smaller files",
+			size(maxManyNotes), f.Name))
+	}
+	max := opt.maxNote()
+	return file.within(max, "larger than "+noteLimit(max))
 }
 
 // Refuses is the error for a file the user named (File.Given) that the

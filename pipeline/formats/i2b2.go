@@ -43,6 +43,10 @@ type ReadOptions struct {
 	// 0 or 1 stops at the first. Formats that read the input whole stop at
 	// the first error whatever it says.
 	KeepGoing int
+	// MaxNote is the most bytes a note may take (0: DefaultMaxNote): its
+	// text, its file in a format of a file per note (annotations included),
+	// its line in JSON Lines. Scan checks it as it reads.
+	MaxNote int64
 }
 
 // ReadI2B2 parses i2b2 2014 XML files (files with other extensions are

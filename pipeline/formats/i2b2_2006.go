@@ -18,13 +18,14 @@ func init() {
 		Exts: []string{".xml"},
 		Doc: `i2b2 2006 inline XML: <ROOT><RECORD ID="..."><TEXT>... <PHI TYPE="DOCTOR">..</PHI> ...</TEXT></RECORD></ROOT>, ` +
 			"any number of records a file; the text is TEXT's character data, PHI elements become spans",
-		Read:     ReadI2B22006,
-		ReadFile: readI2B22006File,
-		Write:    WriteI2B22006,
-		Records:  writeI2B22006Records,
-		Head:     []File{{Name: i2b22006File, Data: i2b22006Head}},
-		Tail:     []File{{Name: i2b22006File, Data: i2b22006Tail}},
-		Batched:  true,
+		Read:      ReadI2B22006,
+		ReadFile:  readI2B22006File,
+		Write:     WriteI2B22006,
+		Records:   writeI2B22006Records,
+		Head:      []File{{Name: i2b22006File, Data: i2b22006Head}},
+		Tail:      []File{{Name: i2b22006File, Data: i2b22006Tail}},
+		Batched:   true,
+		ManyNotes: true,
 	})
 }
 

@@ -95,7 +95,10 @@ func scanJSONL(f File, r io.Reader, opt ReadOptions, fn func(pipeline.Document) 
 	br := bufio.NewReaderSize(r, 1<<20)
 	var offset int64 // of the line in the file, for an encoding error
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, opt.maxNote())
+		if err == errLongLine {
+			return &Error{File: f.where(), Line: n, Err: errors.New("line larger than " + noteLimit(opt.maxNote()))}
+		}
 		if err != nil && err != io.EOF {
 			if errors.As(err, new(*Error)) { // the reader's own, naming the file
 				return err
@@ -129,6 +132,24 @@ func scanJSONL(f File, r io.Reader, opt ReadOptions, fn func(pipeline.Document) 
 		}
 		if err == io.EOF {
 			return nil
+		}
+	}
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine is ReadBytes('\n') of a line of at most max bytes: a longer one
+// is errLongLine as soon as it is known to be longer, never held whole.
+func readLine(br *bufio.Reader, max int64) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if int64(len(line)+len(frag)) > max {
+			return nil, errLongLine
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package formats
 
 import (
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -105,7 +104,7 @@ func TestJSONLScanStreams(t *testing.T) {
 	}
 	content := "\ufeff" + `{"id":"1-01","text":"Ann"}` + "\r\n\n" + `{"id":"1-02","text":"Bob","spans":[{"start":0,"end":3,"label":"NAME"}]}` + "\n" + `{"id":"2-01","text":"Cy"}`
 	var read int
-	file := File{Name: "notes.jsonl", limit: 1000, open: func() (io.ReadCloser, error) {
+	file := File{Name: "notes.jsonl", limit: readLimit{1000, memberLimit}, open: func() (io.ReadCloser, error) {
 		return io.NopCloser(iotest.OneByteReader(readCounter{strings.NewReader(content), &read})), nil
 	}}
 	var ids []string
@@ -123,10 +122,9 @@ func TestJSONLScanStreams(t *testing.T) {
 		t.Errorf("ids %v, want %v", ids, want)
 	}
 
-	bomb := file
-	bomb.limit = int64(len(content) - 1)
+	bomb := file.within(int64(len(content)-1), "archive member too large")
 	err = jsonl.Scan(Files([]File{bomb}), ReadOptions{}, func(pipeline.Document) error { return nil })
-	if want := fmt.Sprintf("notes.jsonl: archive member larger than %d bytes", len(content)-1); err == nil || err.Error() != want {
+	if want := "notes.jsonl: archive member too large"; err == nil || err.Error() != want {
 		t.Errorf("past the limit: got %v, want %s", err, want)
 	}
 

@@ -22,8 +22,9 @@ func init() {
 		Doc: "PhysioNet deid 1.1: notes in .text files (START_OF_RECORD=P||||N|||| ... ||||END_OF_RECORD), " +
 			"PHI offsets in .deid (gold) or .phi (deid.pl output) files (\"Patient P Note N\" then \"start start end\" lines), " +
 			"typed PHI in .phrase files (\"P N start end type phrase\"); without a .text file the documents carry offsets only",
-		Read:  ReadPhysioNet,
-		Write: WritePhysioNet,
+		Read:      ReadPhysioNet,
+		Write:     WritePhysioNet,
+		ManyNotes: true,
 	})
 }
 

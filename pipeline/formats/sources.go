@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,8 +17,13 @@ import (
 )
 
 // maxMember bounds one decompressed archive member, so that a zip bomb fails
-// with a clear error instead of exhausting memory.
+// with a clear error instead of filling memory or the disk: a member read
+// whole is bounded tighter still, by what the format's files hold (see
+// Format.Bound).
 const maxMember = 256 << 20
+
+// memberLimit is the error past maxMember.
+var memberLimit = "archive member larger than " + size(maxMember)
 
 // Source yields input files one at a time, in a stable order, so that a
 // corpus can be read without holding all of its files; it stops at the
@@ -64,7 +70,7 @@ func Paths(paths ...string) Source {
 				return err
 			}
 			if !info.IsDir() {
-				if err := readFile(p, filepath.Base(p), true, yield); err != nil {
+				if err := readFile(p, filepath.Base(p), info.Size(), true, yield); err != nil {
 					return err
 				}
 				continue
@@ -82,8 +88,12 @@ func Paths(paths ...string) Source {
 				if d.IsDir() {
 					return nil
 				}
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
 				rel, _ := filepath.Rel(p, fp)
-				return readFile(fp, filepath.ToSlash(rel), false, yield)
+				return readFile(fp, filepath.ToSlash(rel), info.Size(), false, yield)
 			})
 			if err != nil {
 				return err
@@ -93,9 +103,9 @@ func Paths(paths ...string) Source {
 	}
 }
 
-// readFile yields the file at fp, or an archive's members read from the
-// disk one at a time; given says the user named it.
-func readFile(fp, name string, given bool, yield func(File) error) error {
+// readFile yields the file at fp, of size bytes, or an archive's members
+// read from the disk one at a time; given says the user named it.
+func readFile(fp, name string, size int64, given bool, yield func(File) error) error {
 	if isZip(name) {
 		zr, err := zip.OpenReader(fp)
 		if err != nil {
@@ -104,7 +114,7 @@ func readFile(fp, name string, given bool, yield func(File) error) error {
 		defer zr.Close()
 		return zipMembers(name, fp, &zr.Reader, yield)
 	}
-	return yield(File{Name: name, Path: fp, Given: given, open: func() (io.ReadCloser, error) { return os.Open(fp) }})
+	return yield(File{Name: name, Path: fp, Given: given, size: size, open: func() (io.ReadCloser, error) { return os.Open(fp) }})
 }
 
 func isZip(name string) bool { return strings.EqualFold(path.Ext(name), ".zip") }
@@ -122,7 +132,7 @@ func Upload(name string, r io.ReaderAt, size int64) Source {
 		return ZipAt(name, r, size)
 	}
 	return func(yield func(File) error) error {
-		return yield(File{Name: name, Given: true, open: func() (io.ReadCloser, error) {
+		return yield(File{Name: name, Given: true, size: size, open: func() (io.ReadCloser, error) {
 			return io.NopCloser(&sizedReader{r: io.NewSectionReader(r, 0, size), size: size}), nil
 		}})
 	}
@@ -194,7 +204,8 @@ func zipMembers(name, fp string, zr *zip.Reader, yield func(File) error) error {
 			}
 			return memberReader{rc}, nil
 		}
-		if err := yield(File{Name: name + ":" + m.Name, Path: member, open: open, limit: maxMember}); err != nil {
+		f := File{Name: name + ":" + m.Name, Path: member, open: open, size: int64(min(m.UncompressedSize64, math.MaxInt64))}
+		if err := yield(f.within(maxMember, memberLimit)); err != nil {
 			return err
 		}
 	}
@@ -230,7 +241,7 @@ func ReadMember(member string, r io.Reader) ([]byte, error) {
 		return nil, &Error{File: member, Err: err}
 	}
 	if len(buf) > maxMember {
-		return nil, &Error{File: member, Err: fmt.Errorf("archive member larger than %d MiB", maxMember>>20)}
+		return nil, &Error{File: member, Err: errors.New(memberLimit)}
 	}
 	return buf, nil
 }

@@ -16,9 +16,11 @@ import (
 // one file of a whole corpus, as JSON lines) is appended to it, up to
 // partSize: past it the file goes on in a part of its own, its name numbered
 // ("corpus.part0002.jsonl"), which a format with Records opens with its Head
-// and closes with its Tail. A reader reads a file whole, and an archive's
-// member of at most 256 MiB: no file of a big corpus is beyond either. A
-// format that is not Batched must get the whole corpus in one batch.
+// and closes with its Tail. A reader reads a file of many notes whole up
+// to 192 MiB, and an archive's member of at most 256 MiB: no file of a big
+// corpus is beyond either (a file of one note is bounded by the per-note
+// limit, which the note met when it was imported). A format that is not
+// Batched must get the whole corpus in one batch.
 type Stream struct {
 	f      *Format
 	create func(name string) (io.Writer, error)
