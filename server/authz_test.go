@@ -202,6 +202,7 @@ func authzCases() []authzCase {
 		{op: "Query.releaseDiff", name: "surrogate", allowed: "ACR", query: `{ releaseDiff(a: "surr-rel@1.0.0", b: "surr-rel@1.0.0") }`},
 		{op: "Query.checkReport", allowed: "AC", query: `{ checkReport(corpus: "surr") }`},
 		{op: "Query.surrogateMappings", allowed: "AC", query: `{ surrogateMappings(corpus: "orig", first: 3) { original } }`},
+		{op: "Query.surrogateIDs", allowed: "AC", query: `{ surrogateIDs(corpus: "surr") { kind source surrogate } }`},
 		{op: "Query.users", allowed: "A", query: `{ users { totalCount } }`},
 		{op: "Query.auditEntries", allowed: "A", query: `{ auditEntries { totalCount } }`},
 		{op: "Query.auditEntries", name: "in an inline fragment", allowed: "A", query: `{ me { name } ... on Query { log: auditEntries { totalCount } } }`},
