@@ -100,7 +100,7 @@ func (d *Document) Validate(allowOverlap bool) error {
 	}
 	slices.Sort(cps)
 	cps = slices.Compact(cps)
-	bytes := byteOffsets(d.Text, cps)
+	bytes := ByteOffsets(d.Text, cps)
 	byteOf := func(cp int) int {
 		i, _ := slices.BinarySearch(cps, cp)
 		return bytes[i]

@@ -75,11 +75,11 @@ func (ix *Index) Slice(start, end int) string {
 	return ix.text[ix.Byte(start):ix.Byte(end)]
 }
 
-// byteOffsets returns the byte offset of each code point in cps (sorted,
+// ByteOffsets returns the byte offset of each code point in cps (sorted,
 // without repeats) in one walk over text, which stops at the last of them;
 // offsets outside [0, length in code points] get -1. Invalid UTF-8 bytes count
 // as one code point each, as in NewIndex.
-func byteOffsets(text string, cps []int) []int {
+func ByteOffsets(text string, cps []int) []int {
 	bytes := make([]int, len(cps))
 	k := 0
 	for ; k < len(cps) && cps[k] < 0; k++ {

@@ -90,7 +90,7 @@ func TestByteOffsetsAgreeWithIndex(t *testing.T) {
 			cps = append(cps, cp)
 		}
 		for _, sub := range [][]int{cps, cps[2:3], cps[len(cps)-3:]} {
-			bytes := byteOffsets(text, sub)
+			bytes := ByteOffsets(text, sub)
 			for i, cp := range sub {
 				want := -1
 				if cp >= 0 && cp <= ix.Len() {

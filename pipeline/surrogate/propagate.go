@@ -59,17 +59,15 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 		for _, w := range t {
 			n += utf8.RuneCountInString(w)
 		}
-		k := strings.Join(t, " ")
 		if n < minPropagated {
 			return
 		}
 		if m == nil {
 			m = &misses{vals: newValueSet(), of: map[string]pipeline.Span{}}
 		}
-		if _, dup := m.of[k]; !dup {
+		if k := strings.Join(t, " "); !m.vals.m[k] {
 			s.Text = text
-			m.of[k] = s
-			m.vals.add(text)
+			m.of[m.vals.addTokens(t)] = s
 		}
 	}
 	var names []pipeline.Span
@@ -136,17 +134,13 @@ func (m *misses) find(d *pipeline.Document) []occurrence {
 	}
 	toks, folded := scanTokens(d.Text)
 	var out []occurrence
-	var ix *pipeline.Index
-	var spans [][2]int // bytes
+	var spans [][2]int // bytes, made at the first value found (every span's value is found in it)
 	var buf []byte
 	for i := 0; i < len(toks); {
 		best, key := -1, ""
 		buf = valuesAt(toks, folded, i, m.vals, buf, func(j int, k []byte) bool {
-			if ix == nil {
-				ix = pipeline.NewIndex(d.Text)
-				for _, s := range d.Spans {
-					spans = append(spans, [2]int{ix.Byte(s.Start), ix.Byte(s.End)})
-				}
+			if spans == nil {
+				spans = spanBytes(d)
 			}
 			bs, be := toks[i].start, toks[j].end
 			if !slices.ContainsFunc(spans, func(s [2]int) bool { return bs < s[1] && s[0] < be }) {
@@ -159,8 +153,27 @@ func (m *misses) find(d *pipeline.Document) []occurrence {
 			continue
 		}
 		bs, be := toks[i].start, toks[best].end
-		out = append(out, occurrence{bs: bs, be: be, cs: ix.CodePoint(bs), ce: ix.CodePoint(be), of: m.of[key]})
+		cs := utf8.RuneCountInString(d.Text[:bs]) // occurrences are rare: no index of the whole text
+		out = append(out, occurrence{bs: bs, be: be, cs: cs, ce: cs + utf8.RuneCountInString(d.Text[bs:be]), of: m.of[key]})
 		i = best + 1
+	}
+	return out
+}
+
+// spanBytes returns the byte offsets of a document's spans, in one walk
+// over its text.
+func spanBytes(d *pipeline.Document) [][2]int {
+	cps := make([]int, 0, 2*len(d.Spans))
+	for _, s := range d.Spans {
+		cps = append(cps, s.Start, s.End)
+	}
+	slices.Sort(cps)
+	cps = slices.Compact(cps)
+	bytes := pipeline.ByteOffsets(d.Text, cps)
+	at := func(cp int) int { i, _ := slices.BinarySearch(cps, cp); return bytes[i] }
+	out := make([][2]int, len(d.Spans), len(d.Spans)+1) // never nil
+	for i, s := range d.Spans {
+		out[i] = [2]int{at(s.Start), at(s.End)}
 	}
 	return out
 }

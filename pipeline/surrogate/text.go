@@ -230,14 +230,7 @@ func (v *valueSet) addTyped(s, typ string) {
 	if len(t) == 0 {
 		return
 	}
-	k := strings.Join(t, " ")
-	v.m[k] = true
-	v.longest = max(v.longest, len(t))
-	for i, n := 0, 0; i < len(t)-1; i++ {
-		n += len(t[i])
-		v.prefix[k[:n]] = true
-		n++ // the space
-	}
+	k := v.addTokens(t)
 	if w := strings.TrimSpace(s); len(t) == 1 && len([]rune(w)) <= 3 && isLetters(w) && strings.ToUpper(w) == w {
 		v.exact[w] = true
 	}
@@ -252,6 +245,20 @@ func (v *valueSet) addTyped(s, typ string) {
 			v.lower[k] = true
 		}
 	}
+}
+
+// addTokens adds a value's folded tokens (tokens) as its key, and the key's
+// proper prefixes, and returns the key.
+func (v *valueSet) addTokens(t []string) string {
+	k := strings.Join(t, " ")
+	v.m[k] = true
+	v.longest = max(v.longest, len(t))
+	for i, n := 0, 0; i < len(t)-1; i++ {
+		n += len(t[i])
+		v.prefix[k[:n]] = true
+		n++ // the space
+	}
+	return k
 }
 
 // abbreviation reports whether a folded single-token value was only seen as a
