@@ -94,6 +94,7 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	assertClean("GraphQL", asJSON(read))
 	require.Contains(t, asJSON(read), `"noteType":"Informe de alta"`, "a note type five patients share is a category, kept")
 	require.Contains(t, asJSON(read), `"noteType":"note"`)
+	require.Contains(t, asJSON(read), "keyed hashes of its source's ids", "the datasheet says how the notes are named")
 
 	var id struct{ CorpusByName struct{ ID string } }
 	researcher.MustPost(`{ corpusByName(name: "shared-notes") { id } }`, &id)

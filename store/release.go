@@ -169,6 +169,7 @@ func (s *Store) createRelease(ctx context.Context, opt ReleaseOptions, c *ent.Co
 		return nil, err
 	}
 	sheet.PseudonymousIDs = ids != nil
+	sheet.CorpusPseudonyms = c.Ids == corpus.IdsPseudonymous
 	prov := map[string]any{"corpus": c.Name, "tagset": c.Tagset, "corpusProvenance": release.PublicProvenance(c.Provenance), "codeVersion": version.String()}
 	if finds, docs := release.UnannotatedTotal(c.Provenance); finds > 0 && opt.Share {
 		reason := strings.TrimSpace(opt.AcceptUnannotated)

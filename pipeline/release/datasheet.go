@@ -19,6 +19,7 @@ type Datasheet struct {
 	Created                                    time.Time
 	Share                                      bool
 	PseudonymousIDs                            bool   // the corpus's ids replaced by keyed hashes
+	CorpusPseudonyms                           bool   // the corpus's own ids are keyed hashes of its source's
 	UnannotatedAccepted                        string // who shared unannotated finds, and why
 	Provenance                                 map[string]any
 	Documents, Patients, Characters, Tokens    int
@@ -62,6 +63,8 @@ func (d Datasheet) Markdown() string {
 	fmt.Fprintf(&b, "| for outside sharing | %v |\n", d.Share)
 	if d.PseudonymousIDs {
 		b.WriteString("| document and patient ids | pseudonymous: keyed hashes of the corpus's ids, the same in every version of this release's line |\n\n")
+	} else if d.CorpusPseudonyms {
+		b.WriteString("| document and patient ids | the corpus's own: keyed hashes of its source's ids, the same in every run from that source |\n\n")
 	} else {
 		b.WriteString("| document and patient ids | the corpus's own |\n\n")
 	}
