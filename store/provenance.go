@@ -20,13 +20,21 @@ func CorpusProvenance(ctx context.Context, prov map[string]any) map[string]any {
 
 // ReleaseProvenance is a release's provenance as ctx's viewer may read it:
 // its corpus's provenance in it as CorpusProvenance gives it (releases made
-// before 6 December 2026 kept the source's name and the seed).
+// before 6 December 2026 kept the source's name and the seed), and a
+// curator's acceptance of unannotated finds without its reason, which may
+// quote the values it accepts.
 func ReleaseProvenance(ctx context.Context, prov map[string]any) map[string]any {
-	cp, ok := prov["corpusProvenance"].(map[string]any)
-	if auth.SeesSources(ctx) || !ok {
+	if auth.SeesSources(ctx) {
 		return prov
 	}
 	out := maps.Clone(prov)
-	out["corpusProvenance"] = release.PublicProvenance(cp)
+	if cp, ok := prov["corpusProvenance"].(map[string]any); ok {
+		out["corpusProvenance"] = release.PublicProvenance(cp)
+	}
+	if acc, ok := prov["unannotatedAccepted"].(map[string]any); ok {
+		acc = maps.Clone(acc)
+		delete(acc, "reason")
+		out["unannotatedAccepted"] = acc
+	}
 	return out
 }
