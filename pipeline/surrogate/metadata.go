@@ -42,7 +42,7 @@ func (g *gen) metadata(nd *pipeline.Document) {
 	if !nd.Created.IsZero() {
 		nd.Created = nd.Created.AddDate(0, 0, g.shift.Days)
 	}
-	if nd.NoteType != "" && !g.e.keepsNoteType(nd.NoteType, g.e.perPat[g.patient]) {
+	if nd.NoteType != "" && !g.e.keepsNoteType(nd.NoteType) {
 		nd.NoteType = pol.NoteTypes.Neutral
 	}
 	if pol.Comments != CommentsKeep {
@@ -53,9 +53,10 @@ func (g *gen) metadata(nd *pipeline.Document) {
 }
 
 // keepsNoteType reports whether a note type is a category of the corpus
-// that holds none of its patient's annotated values.
-func (e *engine) keepsNoteType(t string, patient *valueSet) bool {
-	return e.noteTypes[noteTypeKey(t)] >= e.r.Policy.NoteTypes.MinPatients && !patient.within(t)
+// that holds no annotated value of the corpus: a type that five patients
+// share may still name a doctor, or one patient of the five.
+func (e *engine) keepsNoteType(t string) bool {
+	return e.noteTypes[noteTypeKey(t)] >= e.r.Policy.NoteTypes.MinPatients && !e.orig.within(t)
 }
 
 // MetadataProblem is a field beside a surrogate note's text that gives its

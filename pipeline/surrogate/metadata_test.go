@@ -12,7 +12,8 @@ import (
 // metadataCorpus is six patients' discharge notes, written on known days,
 // under a shared note type, each patient's first note with a span comment
 // that restates its name; patient p0 has a second note whose type names
-// them, and p1 a type no other patient uses.
+// them, p1 a type no other patient uses, and five more patients share a
+// type that names p5.
 func metadataCorpus() []pipeline.Document {
 	var docs []pipeline.Document
 	names := []string{"Rigoberto Zamacola", "Amparo Ybarrondo", "Mendieta Espinosa", "Lucía Garmendia", "Tomás Irigoyen", "Elena Urquijo"}
@@ -28,6 +29,11 @@ func metadataCorpus() []pipeline.Document {
 			}})
 	}
 	docs[1].NoteType = "Consulta de genética"
+	// Five more patients share a type that names a patient of the corpus.
+	for i := 6; i < 11; i++ {
+		docs = append(docs, pipeline.Document{ID: fmt.Sprintf("p%d-1", i), Patient: fmt.Sprintf("p%d", i), RecordOrder: 1,
+			NoteType: "Control de Elena Urquijo", Created: time.Date(2021, 4, i, 0, 0, 0, 0, time.UTC), Text: "Sin cambios."})
+	}
 	docs = append(docs, pipeline.Document{ID: "p0-2", Patient: "p0", RecordOrder: 2, NoteType: "Alta de Rigoberto Zamacola",
 		Created: time.Date(2021, 3, 20, 0, 0, 0, 0, time.UTC), Text: "Sin cambios."})
 	for i := range docs {
@@ -62,7 +68,8 @@ func TestResynthesisRewritesNoteFields(t *testing.T) {
 	for _, d := range res.Docs {
 		types[d.ID] = d.NoteType
 	}
-	for id, want := range map[string]string{"p0-1": "Informe de alta", "p2-1": "Informe de alta", // five patients use it
+	for id, want := range map[string]string{"p0-1": "Informe de alta", "p2-1": "Informe de alta", // five patients share it
+		"p6-1": "note", "p10-1": "note", // five share it, but it names a patient of the corpus
 		"p1-1": "note", // one patient's type
 		"p0-2": "note", // names its patient
 	} {

@@ -123,7 +123,7 @@ type Policy struct {
 	Comments string `json:"comments,omitempty"`
 	// NoteTypes says when a note's type is kept: where it is a category,
 	// written for at least MinPatients patients of the source and holding
-	// no annotated value of its own patient ("Alta de Amparo Ybarrondo" is
+	// no annotated value of the corpus ("Alta de Amparo Ybarrondo" is
 	// neither). Other types become Neutral.
 	NoteTypes NoteTypeRule `json:"noteTypes"`
 
