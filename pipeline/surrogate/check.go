@@ -7,14 +7,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
-	"unicode/utf8"
 
 	"deidcorpus/pipeline"
-	"deidcorpus/pipeline/stats"
 )
 
 // Report is what Check found. A clean run has no Misaligned, Leaks,
@@ -229,50 +225,6 @@ type Checker struct {
 	origPatterns, surPatterns map[string]int
 }
 
-// surrogateSets are the folded surrogates of each (scope, type, folded
-// original) of a corpus scope: one per corpus value of a run, kept by the
-// key's hash (keyHash), so a value with one surrogate, as every value of a
-// consistent run has, costs its surrogate and a number. Two keys with one
-// hash and different surrogates would be reported as one inconsistent
-// value, never hide one (about one run in six million at 2.5 million
-// values).
-type surrogateSets struct {
-	first map[uint64]string
-	more  map[[3]string]map[string]bool // the values with a second surrogate
-	keys  map[uint64][3]string          // each hash's key, kept only for State
-}
-
-func newSurrogateSets() surrogateSets {
-	return surrogateSets{first: map[uint64]string{}, more: map[[3]string]map[string]bool{}}
-}
-
-func (s surrogateSets) add(k [3]string, sur string) {
-	var arr [128]byte
-	h := keyHash(append(append(append(append(append(arr[:0], k[0]...), 0), k[1]...), 0), k[2]...))
-	first, ok := s.first[h]
-	switch {
-	case !ok:
-		s.first[h] = sur
-		if s.keys != nil {
-			s.keys[h] = k
-		}
-	case first != sur:
-		if s.more[k] == nil {
-			s.more[k] = map[string]bool{first: true}
-		}
-		s.more[k][sur] = true
-	}
-}
-
-// inconsistencies lists the values with more than one surrogate, sorted.
-func (s surrogateSets) inconsistencies() []Inconsistency {
-	var out []Inconsistency
-	for _, k := range inconsistentKeys(s.more) {
-		out = append(out, inconsistency(k, s.more[k]))
-	}
-	return out
-}
-
 type checkAt struct {
 	doc   string
 	start int
@@ -392,29 +344,42 @@ func (c *Checker) Merge(st CheckState) {
 // shift and patient-scope mappings come in one part; review items that keep
 // a value come before or with the part of their document.
 func (c *Checker) Add(orig []pipeline.Document, res *Result) {
-	r, pol, rd := c.r, c.pol, c.rd
-	r.Documents += len(res.Docs)
-	r.Review += len(res.Review)
+	c.r.Documents += len(res.Docs)
+	c.r.Review += len(res.Review)
 	byID := make(map[string]*pipeline.Document, len(orig))
 	for i := range orig {
 		byID[orig[i].ID] = &orig[i]
 	}
-	for _, it := range res.Review {
-		if it.Kept {
-			c.keptForReview[checkAt{it.Doc, it.Start}] = true
-		}
-	}
+	c.KeptForReview(res.Review)
 	shift := map[string]int{}
 	for _, s := range res.Shifts {
 		shift[s.Patient] = s.Days
 	}
-
 	// A patient's documents are checked together, patients on every core;
 	// the findings are merged in document order.
-	var groups [][]int // indices into res.Docs
+	groups := patientGroups(byID, res.Docs)
+	docs := make([]docCheck, len(res.Docs))
+	pats := make([]patientCheck, len(groups))
+	parallel(len(groups), func(g int) {
+		pats[g] = checkPatient(byID, res, groups[g], docs, c.pol, c.rd, shift, func(doc string, start int) bool {
+			return c.keptForReview[checkAt{doc, start}]
+		})
+	})
+	for _, pc := range pats {
+		c.addPatient(pc)
+	}
+	c.addDocuments(byID, res, docs)
+	c.addMappings(res.Mappings)
+}
+
+// patientGroups returns the indexes of a run's documents by patient, in the
+// order of each patient's first document; a document without its original
+// (or whose original has another number of spans) is a group alone.
+func patientGroups(byID map[string]*pipeline.Document, out []pipeline.Document) [][]int {
+	var groups [][]int
 	groupOf := map[string]int{}
-	for di, d := range res.Docs {
-		key := "\x00" + d.ID // a document without its original is checked alone
+	for di, d := range out {
+		key := "\x00" + d.ID
 		if o := byID[d.ID]; o != nil && len(o.Spans) == len(d.Spans) {
 			key = patientOf(*o)
 		}
@@ -426,38 +391,42 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 		}
 		groups[g] = append(groups[g], di)
 	}
-	docs := make([]docCheck, len(res.Docs))
-	pats := make([]patientCheck, len(groups))
-	parallel(len(groups), func(g int) {
-		pats[g] = checkPatient(byID, res, groups[g], docs, pol, rd, shift, func(doc string, start int) bool {
-			return c.keptForReview[checkAt{doc, start}]
-		})
-	})
-	for _, pc := range pats {
-		r.Spans += pc.spans
-		r.Replaced += pc.replaced
-		r.DatesChecked += pc.datesChecked
-		for k, n := range pc.kept {
-			c.kept[k] += n
-		}
-		for k, v := range pc.seen {
-			if k[0] != ScopeCorpus {
-				if len(v) > 1 {
-					c.seenProblems = append(c.seenProblems, inconsistency(k, v))
-				}
-				continue
+	return groups
+}
+
+// addPatient adds what the check counted in one patient's documents: a
+// patient-scope value with several surrogates is found here, a corpus-scope
+// value's surrogates are kept until the report.
+func (c *Checker) addPatient(pc patientCheck) {
+	c.r.Spans += pc.spans
+	c.r.Replaced += pc.replaced
+	c.r.DatesChecked += pc.datesChecked
+	for k, n := range pc.kept {
+		c.kept[k] += n
+	}
+	for k, v := range pc.seen {
+		if k[0] != ScopeCorpus {
+			if len(v) > 1 {
+				c.seenProblems = append(c.seenProblems, inconsistency(k, v))
 			}
-			for sur := range v {
-				c.seen.add(k, sur)
-			}
+			continue
 		}
-		for _, p := range pc.origPatterns {
-			c.origPatterns[p]++
-		}
-		for _, p := range pc.surPatterns {
-			c.surPatterns[p]++
+		for sur := range v {
+			c.seen.add(k, sur)
 		}
 	}
+	for _, p := range pc.origPatterns {
+		c.origPatterns[p]++
+	}
+	for _, p := range pc.surPatterns {
+		c.surPatterns[p]++
+	}
+}
+
+// addDocuments adds each document's findings to the report, in document
+// order, an unannotated find with where it stands in the source.
+func (c *Checker) addDocuments(byID map[string]*pipeline.Document, res *Result, docs []docCheck) {
+	r := c.r
 	props := map[string][]Propagation{}
 	for _, p := range res.Propagated {
 		props[p.Doc] = append(props[p.Doc], p)
@@ -478,21 +447,6 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
 		r.Identifiers = append(r.Identifiers, dc.finds.ids...)
 		r.Metadata = append(r.Metadata, dc.metadata...)
-	}
-	byMap := map[[3]string]map[string]bool{}
-	for _, m := range res.Mappings {
-		k := [3]string{m.Scope, m.Type, fold(m.Original)}
-		if m.Scope == ScopeCorpus {
-			c.corpusMaps.add(k, fold(m.Surrogate))
-			continue
-		}
-		if byMap[k] == nil {
-			byMap[k] = map[string]bool{}
-		}
-		byMap[k][fold(m.Surrogate)] = true
-	}
-	for _, k := range inconsistentKeys(byMap) {
-		c.mapProblems = append(c.mapProblems, inconsistency(k, byMap[k]))
 	}
 }
 
@@ -521,246 +475,6 @@ func (c *Checker) Report() *Report {
 	return &r
 }
 
-// inconsistency lists the surrogates of one original, sorted.
-func inconsistency(k [3]string, surrogates map[string]bool) Inconsistency {
-	return Inconsistency{k[0], k[1], k[2], slices.Sorted(maps.Keys(surrogates))}
-}
-
-// inconsistentKeys returns, sorted, the keys with more than one surrogate.
-func inconsistentKeys(m map[[3]string]map[string]bool) [][3]string {
-	var keys [][3]string
-	for k, v := range m {
-		if len(v) > 1 {
-			keys = append(keys, k)
-		}
-	}
-	return sortKeys3(keys)
-}
-
-func sortKeys3(keys [][3]string) [][3]string {
-	slices.SortFunc(keys, func(a, b [3]string) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]), cmp.Compare(a[2], b[2]))
-	})
-	return keys
-}
-
-// docCheck is what the check found in one document.
-type docCheck struct {
-	misaligned []SpanProblem
-	equal      []SurrogateProblem
-	interval   []SurrogateProblem
-	finds      docFinds
-	metadata   []MetadataProblem
-}
-
-// patientCheck is what the check counted in one patient's documents.
-type patientCheck struct {
-	spans, replaced, datesChecked int
-	kept                          map[[2]string]int
-	seen                          map[[3]string]map[string]bool // scope, type, folded original -> folded surrogates
-	origPatterns, surPatterns     []string                      // of each name span
-}
-
-// checkPatient checks the documents idx of res, one patient's (or one
-// document without its original), writing each document's findings to docs.
-func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, docs []docCheck, pol *Policy, rd dateReading,
-	shift map[string]int, keptForReview func(doc string, start int) bool) patientCheck {
-	pc := patientCheck{kept: map[[2]string]int{}, seen: map[[3]string]map[string]bool{}}
-	type pair struct{ o, s pipeline.Span }
-	pairs := make([][]pair, len(idx))
-	replaced := newValueSet() // the patient's replaced originals
-	keptBy := newValueSet()   // values kept somewhere in their records
-	// The documents checked (those with their original), and their ids.
-	checked := make([]bool, len(idx))
-	var docIDs []string
-	p, scope := "", ""
-	for n, di := range idx {
-		d := res.Docs[di]
-		dc := &docs[di]
-		ix := pipeline.NewIndex(d.Text)
-		for _, s := range d.Spans {
-			if s.Start < 0 || s.End > ix.Len() || s.Start > s.End || ix.Slice(s.Start, s.End) != s.Text {
-				got := ""
-				if s.Start >= 0 && s.End <= ix.Len() && s.Start <= s.End {
-					got = ix.Slice(s.Start, s.End)
-				}
-				dc.misaligned = append(dc.misaligned, SpanProblem{Doc: d.ID, Start: s.Start, End: s.End, Type: s.Type, Text: s.Text, AtOffsets: got})
-			}
-		}
-		o := byID[d.ID]
-		if o == nil || len(o.Spans) != len(d.Spans) {
-			dc.misaligned = append(dc.misaligned, SpanProblem{Doc: d.ID, AtOffsets: "no original document with as many spans"})
-			continue
-		}
-		if p == "" {
-			p = patientOf(*o)
-			scope = PatientScope(p)
-		}
-		checked[n] = true
-		docIDs = append(docIDs, d.ID)
-		for i, os := range o.Spans {
-			ss := d.Spans[i]
-			pairs[n] = append(pairs[n], pair{os, ss})
-			pc.spans++
-			rule := pol.Rule(os.Category, os.Type)
-			if os.Text == ss.Text && (rule.Strategy == Keep || rule.Strategy == Age || rule.Strategy == DepartmentS ||
-				keptForReview(d.ID, os.Start)) {
-				pc.kept[[2]string{os.Type, os.Text}]++
-				keptBy.add(os.Text)
-				continue
-			}
-			if os.Text != ss.Text {
-				pc.replaced++
-			}
-			// HIPAA counts ages of 90 and over only: a younger original age
-			// (replaced because the patient's ages moved) identifies no one.
-			if n, _, _, ok := ageYears(os.Text); rule.Strategy == Age && (!ok || n <= 90) {
-				pc.kept[[2]string{os.Type, os.Text}]++
-				keptBy.add(os.Text)
-				continue
-			}
-			// A weekday, month or season alone names one of a handful of
-			// values: it identifies no one, and the shifted value often equals
-			// another of the patient's originals. Its shift is still checked
-			// below; it is neither a leak nor a surrogate equal to an original.
-			if rule.Strategy == DateShift && vague(os.Text, rd) {
-				continue
-			}
-			replaced.addTyped(os.Text, os.Type)
-			if rule.Strategy == Name {
-				for _, part := range nameParts(os.Text, rd.lang) {
-					replaced.addTyped(part, os.Type)
-				}
-			}
-			sc := ScopeCorpus
-			if rule.Scope == ScopePatient || patientOnly[rule.Strategy] {
-				sc = scope
-			}
-			k := [3]string{sc, os.Type, fold(os.Text)}
-			if pc.seen[k] == nil {
-				pc.seen[k] = map[string]bool{}
-			}
-			pc.seen[k][fold(ss.Text)] = true
-			if rule.Strategy == Name {
-				pc.origPatterns = append(pc.origPatterns, stats.NamePattern(os.Text))
-				pc.surPatterns = append(pc.surPatterns, stats.NamePattern(ss.Text))
-			}
-		}
-	}
-	for n, di := range idx {
-		d := res.Docs[di]
-		for _, pr := range pairs[n] {
-			rule := pol.Rule(pr.o.Category, pr.o.Type)
-			if pr.o.Text != pr.s.Text && replaced.has(pr.s.Text) {
-				docs[di].equal = append(docs[di].equal, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, ""})
-			}
-			if rule.Strategy == DateShift {
-				if od, ok := parseDate(pr.o.Text, rd); ok {
-					if want := od.shifted(shift[p]); want != pr.s.Text {
-						docs[di].interval = append(docs[di].interval, SurrogateProblem{p, d.ID, pr.o.Type, pr.o.Text, pr.s.Text, want})
-					} else {
-						pc.datesChecked++
-					}
-				}
-			}
-		}
-	}
-	// A value kept in one span of a patient's records (an age under 90, a
-	// mislabelled OTHER) is in the output by the policy's choice: it is listed
-	// as kept, not counted as a leak where another span replaced it.
-	for v := range keptBy.m {
-		delete(replaced.m, v)
-	}
-	days, shifted := shift[p]
-	for n, di := range idx {
-		if checked[n] {
-			d := res.Docs[di]
-			docs[di].metadata = checkMetadata(p, *byID[d.ID], d, replaced, days, shifted, pol)
-		}
-	}
-	ids := patientIDs(p, docIDs)
-	for n, di := range idx {
-		leaks := len(replaced.m) > 0 // a note without spans is searched too: its text is all copied
-		if !checked[n] || !leaks && len(ids.ids) == 0 {
-			continue
-		}
-		d := res.Docs[di]
-		toks, folded := scanTokens(d.Text)
-		if leaks {
-			docs[di].finds = scan(p, d, toks, folded, replaced, pol)
-		}
-		docs[di].finds.ids = scanIDs(p, d, byID[d.ID], toks, folded, ids)
-	}
-	return pc
-}
-
-// nameParts are the runs of two or more words of a name, from one name word
-// to another, short of the whole name ("García López" and "Juan García" of
-// "Dr. Juan García López"): a name is also written without its first name
-// or its second surname, and such a copy is still the person's.
-func nameParts(name, lang string) []string {
-	ws := splitName(name, lang)
-	var at []int // the name words' indexes in ws
-	for i, w := range ws {
-		if w.role != roleLiteral && w.role != roleInitial {
-			at = append(at, i)
-		}
-	}
-	var out []string
-	for a := range at {
-		for b := a + 1; b < len(at); b++ {
-			if a == 0 && b == len(at)-1 {
-				continue // the whole name
-			}
-			var part strings.Builder
-			for _, w := range ws[at[a] : at[b]+1] {
-				part.WriteString(w.text)
-			}
-			out = append(out, part.String())
-		}
-	}
-	return out
-}
-
-func patternRows(orig, sur map[string]int) []PatternRow {
-	pairs := stats.ComparePatterns(stats.PatternCounts(orig), stats.PatternCounts(sur))
-	out := make([]PatternRow, len(pairs))
-	for i, p := range pairs {
-		out[i] = PatternRow{Pattern: p.Pattern, Tokens: p.Tokens, Original: p.A, Surrogate: p.B}
-	}
-	return out
-}
-
-// sourceOffset is the code point of the source document at which text
-// copied unchanged into its surrogate, at code point at, stands: at moved
-// back by what the surrogates before it added, the spans' and those of the
-// occurrences propagated into the document. The spans of both are in the
-// same order (resynthesis re-aligns them one for one).
-func sourceOffset(orig, sur pipeline.Document, props []Propagation, at int) int {
-	if len(orig.Spans) != len(sur.Spans) {
-		return at
-	}
-	moved := 0
-	for k, s := range sur.Spans {
-		if s.End <= at {
-			o := orig.Spans[k]
-			moved += (o.End - o.Start) - (s.End - s.Start)
-		}
-	}
-	for _, p := range props {
-		if p.End <= at {
-			moved += (p.SourceEnd - p.SourceStart) - (p.End - p.Start)
-		}
-	}
-	return at + moved
-}
-
-// docFinds are one document's finds.
-type docFinds struct {
-	leaks, unannotated []Leak
-	ids                []IdentifierLeak
-}
-
 // parallel calls fn(0) ... fn(n-1) on every core.
 func parallel(n int, fn func(int)) {
 	var wg sync.WaitGroup
@@ -775,307 +489,4 @@ func parallel(n int, fn func(int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// scanToken is a token of a scanned document: its bytes in the text, then in
-// the folded buffer.
-type scanToken struct{ start, end, fs, fe int }
-
-// scanTokens returns the tokens of a document's text (the runs of letters
-// and digits that tokens splits a value into), folded into one buffer.
-func scanTokens(text string) ([]scanToken, []byte) {
-	var toks []scanToken
-	folded := make([]byte, 0, len(text))
-	start := -1
-	for i, r := range text {
-		alnum := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
-		if alnum && start < 0 {
-			start = i
-		} else if !alnum && start >= 0 {
-			fs := len(folded)
-			folded = appendFold(folded, text[start:i])
-			toks = append(toks, scanToken{start, i, fs, len(folded)})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		fs := len(folded)
-		folded = appendFold(folded, text[start:])
-		toks = append(toks, scanToken{start, len(text), fs, len(folded)})
-	}
-	return toks, folded
-}
-
-// scan looks for the patient's replaced values in one output document, whose
-// tokens scanTokens returned. A single letter alone (an initial) is not
-// searched: it occurs everywhere and identifies no one.
-func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, vals *valueSet, pol *Policy) docFinds {
-	var out docFinds
-	if vals == nil || len(vals.m) == 0 {
-		return out
-	}
-	var ix *pipeline.Index
-	var spans [][2]int
-	var arr [256]byte
-	buf := arr[:0]
-	for i := range toks {
-		buf = valuesAt(toks, folded, i, vals, buf, func(j int, key []byte) bool {
-			v := string(key)
-			if j == i && (utf8.RuneCountInString(v) < 2 || vals.abbreviation(v, d.Text[toks[i].start:toks[i].end])) {
-				return true
-			}
-			if ix == nil {
-				ix = pipeline.NewIndex(d.Text)
-				spans = make([][2]int, len(d.Spans))
-				for k, s := range d.Spans {
-					spans[k] = [2]int{ix.Byte(s.Start), ix.Byte(s.End)}
-				}
-			}
-			bs, be := toks[i].start, toks[j].end
-			l := Leak{Patient: patient, Doc: d.ID, Value: d.Text[bs:be], Start: ix.CodePoint(bs), End: ix.CodePoint(be)}
-			touched := 0 // the spans the find overlaps
-			for k, s := range spans {
-				if bs < s[1] && s[0] < be {
-					touched++
-					l.Type = d.Spans[k].Type
-				}
-			}
-			if touched > 1 && joinsSurrogates(toks[i:j+1], spans) {
-				return true
-			}
-			if touched > 0 {
-				out.leaks = append(out.leaks, l)
-			} else if l.Type = vals.typ[v]; spelled(vals, v, l.Type, d.Text, bs, be, pol) {
-				out.unannotated = append(out.unannotated, l)
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// joinsSurrogates reports whether every token of a find lies inside one of
-// the spans and they are not all in one: the end of one surrogate and the
-// start of the next, joined by what separates them ("HOSPITAL-1    12/08"
-// reads "1 12"). Such a find is a coincidence of two surrogates, not a copy:
-// a copied value lies in one span, or reaches text outside the spans.
-func joinsSurrogates(toks []scanToken, spans [][2]int) bool {
-	in := -1
-	for _, t := range toks {
-		k := slices.IndexFunc(spans, func(s [2]int) bool { return s[0] <= t.start && t.end <= s[1] })
-		if k < 0 {
-			return false
-		}
-		if in >= 0 && k != in {
-			return true
-		}
-		in = k
-	}
-	return false
-}
-
-// idSet is the identifiers searched in one patient's records: each as its
-// folded token sequence (see tokens), with the proper prefixes of the longer
-// ones, at which a scan extends a sequence.
-type idSet struct {
-	ids     map[string]idOf
-	prefix  map[string]bool
-	longest int // tokens
-	// The first bytes and the lengths (up to 63) of the ids' first tokens:
-	// most tokens of a text begin none, and are passed without a lookup.
-	firstByte [256]bool
-	firstLen  uint64
-}
-
-// idOf is what a sequence of an idSet is the identifier of.
-type idOf struct{ kind, id string }
-
-// patientIDs returns the identifiers searched in the text of a patient's
-// documents: each of their ids, the part of a document id after the
-// patient's id and a separator ("07" of "100234-07"), and the patient's id;
-// those of them that are distinctive (distinctiveID). An id that is both a
-// document's and its patient's (a document without a patient is its own
-// patient) is a document id. A find is the id as whole tokens, so "1002"
-// is not found in "10023", and separators are not compared ("100234-07" is
-// found written "100234 07"); an id glued to a word ("MRN100234") is not
-// found.
-func patientIDs(patient string, docs []string) idSet {
-	s := idSet{ids: map[string]idOf{}, prefix: map[string]bool{}}
-	pt := tokens(patient)
-	for _, id := range docs {
-		t := tokens(id)
-		s.add(t, DocumentIDKind, id)
-		if len(pt) > 0 && len(t) > len(pt) && slices.Equal(t[:len(pt)], pt) {
-			s.add(t[len(pt):], DocumentIDKind, id)
-		}
-	}
-	s.add(pt, PatientIDKind, patient)
-	return s
-}
-
-func (s *idSet) add(t []string, kind, id string) {
-	if !distinctiveID(t) {
-		return
-	}
-	k := strings.Join(t, " ")
-	if _, ok := s.ids[k]; ok {
-		return
-	}
-	s.ids[k] = idOf{kind, id}
-	s.longest = max(s.longest, len(t))
-	s.firstByte[t[0][0]] = true
-	s.firstLen |= 1 << min(len(t[0]), 63)
-	for i, n := 0, 0; i < len(t)-1; i++ {
-		n += len(t[i])
-		s.prefix[k[:n]] = true
-		n++ // the space
-	}
-}
-
-// distinctiveID reports whether an identifier (its tokens) is searched in
-// the text: one that is a number needs five digits or more (shorter numbers
-// are ages, doses, years, times, room and list numbers); one with letters
-// needs a digit, and three or more ("record-318", "A1234"): letters alone
-// are a word or a name (names are spans, and the leak check's), and a word
-// with a small number is ordinary text ("note 1", "day 12", "SpO2"). So an
-// id searched has four letters and digits or more. Separators do not count.
-func distinctiveID(t []string) bool {
-	letters, digits := 0, 0
-	for _, w := range t {
-		for _, r := range w {
-			if unicode.IsDigit(r) {
-				digits++
-			} else {
-				letters++
-			}
-		}
-	}
-	switch {
-	case digits == 0:
-		return false
-	case letters == 0:
-		return digits >= 5
-	}
-	return digits >= 3
-}
-
-// scanIDs looks for a patient's identifiers in one of their output
-// documents, d, whose original is o and whose tokens scanTokens returned.
-// Where several ids begin at a token, the longest is the find ("100234-07",
-// not the patient's "100234" in it), and the scan goes on after it. A find
-// that lies in surrogates alone (spans whose text the run replaced) is left:
-// the run drew them without regard to the source's ids, and one that spells
-// an id is a coincidence, not a copy (a shifted date "2075-03-18" spells the
-// note "2075-03"); text copied from the source, kept spans included, is the
-// source's.
-func scanIDs(patient string, d pipeline.Document, o *pipeline.Document, toks []scanToken, folded []byte, ids idSet) []IdentifierLeak {
-	if len(ids.ids) == 0 {
-		return nil
-	}
-	var out []IdentifierLeak
-	var ix *pipeline.Index
-	var surrogates [][2]int // the bytes of the spans replaced
-	var arr [128]byte
-	for i := 0; i < len(toks); i++ {
-		if first := folded[toks[i].fs:toks[i].fe]; len(first) == 0 || !ids.firstByte[first[0]] || ids.firstLen&(1<<min(len(first), 63)) == 0 {
-			continue
-		}
-		buf := arr[:0]
-		end, of := -1, idOf{}
-		for j := i; j < len(toks) && j-i < ids.longest; j++ {
-			if j > i {
-				buf = append(buf, ' ')
-			}
-			buf = append(buf, folded[toks[j].fs:toks[j].fe]...)
-			if hit, ok := ids.ids[string(buf)]; ok {
-				end, of = j, hit
-			}
-			if !ids.prefix[string(buf)] {
-				break
-			}
-		}
-		if end < 0 {
-			continue
-		}
-		if ix == nil {
-			ix = pipeline.NewIndex(d.Text)
-			for k, s := range d.Spans {
-				if s.Text != o.Spans[k].Text && 0 <= s.Start && s.Start <= s.End && s.End <= ix.Len() {
-					surrogates = append(surrogates, [2]int{ix.Byte(s.Start), ix.Byte(s.End)})
-				}
-			}
-		}
-		if inSurrogates(toks[i:end+1], surrogates) {
-			continue // a find from a later token may reach copied text
-		}
-		bs, be := toks[i].start, toks[end].end
-		out = append(out, IdentifierLeak{Patient: patient, Doc: d.ID, Kind: of.kind, ID: of.id, Value: d.Text[bs:be],
-			Start: ix.CodePoint(bs), End: ix.CodePoint(be)})
-		i = end
-	}
-	return out
-}
-
-// inSurrogates reports whether every token lies in one of the spans.
-func inSurrogates(toks []scanToken, spans [][2]int) bool {
-	for _, t := range toks {
-		if !slices.ContainsFunc(spans, func(s [2]int) bool { return s[0] <= t.start && t.end <= s[1] }) {
-			return false
-		}
-	}
-	return true
-}
-
-// spelled reports whether a find in text copied from the original is the
-// value rather than an ordinary word or number that spells it: a surname
-// "White" written "white" ("white matter"), the state "CT" or "PA" outside an
-// address ("CT HEAD", "CHEST, PA AND LATERAL"), an age of 95 that is a
-// saturation ("SpO2 95%"), a date "3/2" that is a list's "3" and "2" on two
-// lines. Finds that touch a surrogate are leaks and are never judged so.
-func spelled(vals *valueSet, v, typ, text string, bs, be int, pol *Policy) bool {
-	w := text[bs:be]
-	if !vals.lower[v] && strings.ContainsFunc(w, unicode.IsLetter) && !strings.ContainsFunc(w, unicode.IsUpper) {
-		return false
-	}
-	if !strings.Contains(v, " ") && vals.exact[strings.ToUpper(v)] && len(v) <= 3 {
-		// A state or country abbreviation: after "City, " and before no
-		// word, or before a ZIP code.
-		prev := strings.TrimRight(text[:bs], " \t")
-		next := nextWord(text[be:])
-		return strings.HasSuffix(prev, ",") && !isLetters(next) || len(next) == 5 && isDigits(next)
-	}
-	if isDigits(strings.ReplaceAll(v, " ", "")) {
-		if strings.ContainsAny(w, "\n\r") {
-			return false
-		}
-		if pol.Rule("", typ).Strategy == Age {
-			// An age is a number of years: "95 yo", "95-year-old", "aged 95".
-			next := fold(nextWord(text[be:]))
-			prevWords := strings.Fields(fold(text[max(0, bs-12):bs]))
-			prev := ""
-			if len(prevWords) > 0 {
-				prev = strings.Trim(prevWords[len(prevWords)-1], ":")
-			}
-			return strings.HasPrefix(next, "y") || strings.HasPrefix(next, "ano") || strings.HasPrefix(next, "a") && len(next) == 1 ||
-				prev == "age" || prev == "aged" || prev == "edad"
-		}
-	}
-	return true
-}
-
-// nextWord returns the run of letters or digits after spaces and hyphens at
-// the start of s.
-func nextWord(s string) string {
-	s = strings.TrimLeft(s, " \t-")
-	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	if end < 0 {
-		end = len(s)
-	}
-	return s[:end]
-}
-
-// vague reports a date without day and year: a weekday, month or season alone.
-func vague(text string, rd dateReading) bool {
-	d, ok := parseDate(text, rd)
-	return ok && !d.hasY && !d.hasD && !d.hasDecade
 }

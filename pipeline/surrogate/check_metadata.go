@@ -1,0 +1,48 @@
+package surrogate
+
+import "deidcorpus/pipeline"
+
+// MetadataProblem is a field beside a surrogate note's text that gives its
+// original away.
+type MetadataProblem struct {
+	Patient string `json:"patient"`
+	Doc     string `json:"doc"`
+	// Field is "created", "noteType" or "comment"; Span is the index of a
+	// comment's span in the note.
+	Field   string `json:"field"`
+	Span    int    `json:"span,omitempty"`
+	Problem string `json:"problem"`
+}
+
+// checkMetadata checks the fields beside a surrogate note's text against
+// its original's: the creation date moved by the patient's shift (days,
+// when the run's result has it), a type kept only where it holds none of
+// the patient's replaced values, comments only where the policy keeps them,
+// and then holding none either.
+func checkMetadata(patient string, orig, sur pipeline.Document, replaced *valueSet, days int, shifted bool, pol *Policy) []MetadataProblem {
+	var out []MetadataProblem
+	problem := func(field string, span int, msg string) {
+		out = append(out, MetadataProblem{Patient: patient, Doc: sur.ID, Field: field, Span: span, Problem: msg})
+	}
+	if !orig.Created.IsZero() {
+		switch {
+		case shifted && !sur.Created.Equal(orig.Created.AddDate(0, 0, days)):
+			problem("created", 0, "not the original's date moved by the patient's shift")
+		case !shifted && sur.Created.Equal(orig.Created):
+			problem("created", 0, "the original's date, unshifted")
+		}
+	}
+	if sur.NoteType != "" && sur.NoteType != pol.NoteTypes.Neutral && replaced.within(sur.NoteType) {
+		problem("noteType", 0, "holds a replaced value of the patient")
+	}
+	for i, s := range sur.Spans {
+		switch {
+		case s.Comment == "":
+		case pol.Comments != CommentsKeep:
+			problem("comment", i, "a comment the policy drops")
+		case replaced.within(s.Comment):
+			problem("comment", i, "holds a replaced value of the patient")
+		}
+	}
+	return out
+}
