@@ -11,7 +11,7 @@ import (
 // the write connection checkpointed after every 1,000 pages, a commit went
 // on to copy them, holding the one write connection, and every write queued
 // behind it (heartbeats, leases, audit records) while it did (figures in
-// the README, Hospital scale).
+// docs/benchmarks.md, "Where the time goes").
 const checkpointEvery = time.Second
 
 // walRestartPages is when the write connection checkpoints after all (see

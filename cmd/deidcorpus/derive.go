@@ -29,7 +29,7 @@ func setupDerive(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	corpus := fs.String("corpus", "", "source corpus (required)")
 	mapping := fs.String("mapping", "", fmt.Sprintf("a built-in mapping (%s) or a mapping file: lines SOURCE TARGET (\"FECHAS DATE\", \"LOCATION/* LOCATION\", \"SEXO -\" drops) "+
-		"after @from, @to and @default lines; README, Formats (required)", strings.Join(phi.BuiltinMappings(), ", ")))
+		"after @from, @to and @default lines; docs/formats.md (required)", strings.Join(phi.BuiltinMappings(), ", ")))
 	out := fs.String("out", "", "corpus to create (required)")
 	set := fs.String("set", "gold", "annotation set to map")
 	async := fs.Bool("async", false, "queue a derive job, print its id and return")

@@ -349,7 +349,7 @@ func someLabels(labels []string) string {
 func setupModelsRegister(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	name := fs.String("name", "", "the external model's name (required)")
-	endpoint := fs.String("endpoint", "", "URL the documents are POSTed to, see README, external taggers (required)")
+	endpoint := fs.String("endpoint", "", "URL the documents are POSTed to, see docs/tagger.md, external taggers (required)")
 	labels := listFlag{}
 	fs.Var(&labels, "labels", "the span `LABELS` the model predicts, comma-separated (or the flag repeated)")
 	return func(ctx context.Context, args []string) error {

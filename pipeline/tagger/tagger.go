@@ -32,7 +32,7 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration the reported figures were measured with,
-// its settings chosen by cross-validation on MEDDOCAN train (see the README).
+// its settings chosen by cross-validation on MEDDOCAN train (see docs/tagger.md).
 func DefaultConfig() Config {
 	return Config{
 		Features: DefaultFeatures(), Training: DefaultTraining(), Post: DefaultPost(),
