@@ -80,10 +80,10 @@ type Residual struct {
 
 // Expected scales the leaks to a corpus of a given size.
 type Expected struct {
-	Documents          int               `json:"documents"`
-	Leaks              float64           `json:"leaks"`
-	LeaksCI            evaluate.Interval `json:"leaksCI"`
-	DocumentsWithLeak  float64           `json:"documentsWithLeak"`
+	Documents           int               `json:"documents"`
+	Leaks               float64           `json:"leaks"`
+	LeaksCI             evaluate.Interval `json:"leaksCI"`
+	DocumentsWithLeak   float64           `json:"documentsWithLeak"`
 	DocumentsWithLeakCI evaluate.Interval `json:"documentsWithLeakCI"`
 }
 
@@ -144,7 +144,7 @@ func TagHeldOut(ctx context.Context, docs []pipeline.Document, k int, seed uint6
 		if err != nil {
 			return nil, fmt.Errorf("experiment: fold %d: training: %w", f+1, err)
 		}
-		pred, err := tag(ctx, stripped(te))
+		pred, err := tag(ctx, Stripped(te))
 		if err != nil {
 			return nil, fmt.Errorf("experiment: fold %d: tagging: %w", f+1, err)
 		}
@@ -350,7 +350,7 @@ func parrot(ctx context.Context, released []pipeline.Document, carried [][]Carri
 		if err != nil {
 			return Parrot{}, fmt.Errorf("experiment: parrot attack: training: %w", err)
 		}
-		pred, err := tag(ctx, stripped(te))
+		pred, err := tag(ctx, Stripped(te))
 		if err != nil {
 			return Parrot{}, fmt.Errorf("experiment: parrot attack: tagging: %w", err)
 		}
@@ -391,7 +391,9 @@ func parrot(ctx context.Context, released []pipeline.Document, carried [][]Carri
 		t.Recall, t.Precision = ratio(t.TruePositives, t.Leaks), ratio(t.TruePositives, t.Hypothesized)
 		p.ByType = append(p.ByType, *t)
 	}
-	slices.SortFunc(p.ByType, func(a, b ParrotCount) int { return cmp.Or(cmp.Compare(b.Strings, a.Strings), cmp.Compare(a.Type, b.Type)) })
+	slices.SortFunc(p.ByType, func(a, b ParrotCount) int {
+		return cmp.Or(cmp.Compare(b.Strings, a.Strings), cmp.Compare(a.Type, b.Type))
+	})
 	return p, nil
 }
 
