@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -176,6 +177,15 @@ func TestExperimentJobResidualRisk(t *testing.T) {
 	require.NoError(t, err)
 	_, err = m.Enqueue(ctx, params, "", nil)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
+
+	// A release of the corpus resynthesized from that set says what it leaks.
+	rs, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Set: "residual-cv3-seed2", Out: "notes-r", Seed: 2}, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, job.StatusSucceeded, wait(t, m, rs.ID)[0].Status)
+	rel, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "notes-r", Name: "risk", Version: "1.0.0"})
+	require.NoError(t, err)
+	assert.Contains(t, rel.Datasheet, "## Residual risk")
+	assert.Contains(t, rel.Datasheet, fmt.Sprintf("%d of %d gold spans", r.Leaked, r.GoldSpans))
 	for _, bad := range []jobs.ExperimentParams{{Kind: "residual-risk", Corpus: "notes", Other: "x"},
 		{Kind: "residual-risk", Corpus: "notes", Model: "m", K: 3}, {Kind: "cv", Corpus: "notes", Model: "m"},
 		{Kind: "residual-risk", Corpus: "notes", Policy: map[string]any{"types": 3}}} {
