@@ -21,6 +21,8 @@ type Carried struct {
 	// Partial: leaked, but part of the span was replaced (a boundary the
 	// system got wrong).
 	Partial bool
+	// Original is the gold span's text in the source.
+	Original string
 }
 
 // replaced is one place resynthesis rewrote: code points in the source and
@@ -56,7 +58,7 @@ func CarryGold(gold, system, released pipeline.Document, props []surrogate.Propa
 		if g.Start < 0 || g.End > len(src) || g.Start >= g.End {
 			return nil, fmt.Errorf("experiment: document %s: gold span [%d:%d] is outside its text", gold.ID, g.Start, g.End)
 		}
-		c := Carried{Span: g}
+		c := Carried{Span: g, Original: string(src[g.Start:g.End])}
 		c.Start, c.End = carry(places, g.Start, false), carry(places, g.End, true)
 		if c.End > len(out) || c.Start > c.End {
 			return nil, fmt.Errorf("experiment: document %s: gold span [%d:%d] carried to [%d:%d], outside the released text", gold.ID, g.Start, g.End, c.Start, c.End)

@@ -13,14 +13,19 @@ import (
 )
 
 // Distinguishability is how well a classifier that knows some answers tells
-// a leaked original from a surrogate in the released text: logistic
-// regression on the string and its context, trained and tested by patient
-// folds on real-versus-surrogate labels. AUC 0.5: indistinguishable; 1: every
-// leak stands out. Partly leaked spans are left out (they are both).
+// a real value from a surrogate in the released text: logistic regression on
+// the string and its context, trained and tested by patient folds on
+// real-versus-surrogate labels. Each replaced gold span gives two examples in
+// the same place of the released text, its original (real) and its surrogate,
+// so that what the classifier learns is what the strings look like, not where
+// the tagger misses (that is the parrot attack's part); a leaked span stands
+// as the real string it is. The classifier's scores rank a release's leaks
+// among its surrogates. AUC 0.5: indistinguishable; 1: every real value
+// stands out. Partly leaked spans are left out (they are both).
 type Distinguishability struct {
 	AUC        float64 `json:"auc"`
 	Folds      int     `json:"folds"`
-	Originals  int     `json:"originals"`
+	Originals  int     `json:"originals"` // real values: replaced spans' originals and leaks
 	Surrogates int     `json:"surrogates"`
 	ByType     []AUC   `json:"byType"`
 	// Features are the AUCs of classifiers that see only one group of
@@ -65,7 +70,10 @@ func distinguish(ctx context.Context, released []pipeline.Document, carried [][]
 			if c.Partial {
 				continue
 			}
-			items = append(items, item{doc: i, typ: c.Type, label: c.Leaked, features: spanFeatures(text, c)})
+			items = append(items, item{doc: i, typ: c.Type, label: c.Leaked, features: spanFeatures(text, c, c.Text)})
+			if !c.Leaked {
+				items = append(items, item{doc: i, typ: c.Type, label: true, features: spanFeatures(text, c, c.Original)})
+			}
 		}
 	}
 	var out Distinguishability
@@ -267,11 +275,12 @@ func hashFeature(group, value string) uint32 {
 	return h.Sum32() & (1<<hashBits - 1)
 }
 
-// spanFeatures are a carried span's features by group.
-func spanFeatures(text []rune, c Carried) map[string][]uint32 {
+// spanFeatures are the features, by group, of a string standing at a
+// carried span's place in the released text.
+func spanFeatures(text []rune, c Carried, str string) map[string][]uint32 {
 	f := map[string][]uint32{}
 	add := func(group, value string) { f[group] = append(f[group], hashFeature(group, value)) }
-	s := strings.ToLower(c.Text)
+	s := strings.ToLower(str)
 	for _, w := range words(s) {
 		add("words", w)
 	}
@@ -279,15 +288,15 @@ func spanFeatures(text []rune, c Carried) map[string][]uint32 {
 	for i := 0; i+3 <= len(padded); i++ {
 		add("characters", string(padded[i:i+3]))
 	}
-	add("shape", shape(c.Text))
-	add("shape", "len:"+strings.Repeat("+", min(len([]rune(c.Text))/3, 12)))
-	for _, r := range c.Text {
+	add("shape", shape(str))
+	add("shape", "len:"+strings.Repeat("+", min(len([]rune(str))/3, 12)))
+	for _, r := range str {
 		if r > unicode.MaxASCII && unicode.IsLetter(r) {
 			add("shape", "accent")
 			break
 		}
 	}
-	if strings.ToUpper(c.Text) == c.Text && strings.ToLower(c.Text) != c.Text {
+	if strings.ToUpper(str) == str && strings.ToLower(str) != str {
 		add("shape", "upper")
 	}
 	before := words(strings.ToLower(string(text[max(0, c.Start-40):c.Start])))
