@@ -92,8 +92,13 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
+	// The gold resynthesized alike tells the values the policy keeps.
+	goldReleased, err := surrogate.New(pol, nil, p.Seed).Run(gold, surrogate.Store{})
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
 	res, err := experiment.ResidualRisk(ctx, experiment.RiskInput{Gold: gold, System: system, Released: released.Docs,
-		Propagated: released.Propagated}, train, experiment.RiskOptions{Seed: p.Seed, Bootstrap: p.Bootstrap,
+		Propagated: released.Propagated, GoldReleased: goldReleased.Docs}, train, experiment.RiskOptions{Seed: p.Seed, Bootstrap: p.Bootstrap,
 		Progress: func(done, total int, msg string) { run.Progress(1+done*3/total, 4, msg) }})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -23,6 +23,10 @@ type Carried struct {
 	Partial bool
 	// Original is the gold span's text in the source.
 	Original string
+	// Kept: the policy leaves this value as it is (an age below 90, a type
+	// it keeps), so it is no leak when the system misses it. Still a
+	// PHI-like string to the parrot attacker.
+	Kept bool
 }
 
 // replaced is one place resynthesis rewrote: code points in the source and

@@ -21,7 +21,8 @@ import (
 // the tagger misses (that is the parrot attack's part); a leaked span stands
 // as the real string it is. The classifier's scores rank a release's leaks
 // among its surrogates. AUC 0.5: indistinguishable; 1: every real value
-// stands out. Partly leaked spans are left out (they are both).
+// stands out. Partly leaked spans are left out (they are both), and values
+// the policy keeps (the same string either way).
 type Distinguishability struct {
 	AUC        float64 `json:"auc"`
 	Folds      int     `json:"folds"`
@@ -67,7 +68,7 @@ func distinguish(ctx context.Context, released []pipeline.Document, carried [][]
 	for i, cs := range carried {
 		text := []rune(released[i].Text)
 		for _, c := range cs {
-			if c.Partial {
+			if c.Partial || c.Kept {
 				continue
 			}
 			items = append(items, item{doc: i, typ: c.Type, label: c.Leaked, features: spanFeatures(text, c, c.Text)})

@@ -29,6 +29,10 @@ import (
 type RiskInput struct {
 	Gold, System, Released []pipeline.Document
 	Propagated             []surrogate.Propagation
+	// GoldReleased is the gold annotation resynthesized with the same
+	// policy: a gold span it writes back as it was is a value the policy
+	// keeps (Carried.Kept). Nil: the policy replaces every span.
+	GoldReleased []pipeline.Document
 }
 
 // RiskOptions tune ResidualRisk.
@@ -60,13 +64,16 @@ type RiskResult struct {
 // Residual counts the gold spans that leaked: a letter or digit of theirs
 // stands in the released text as it was.
 type Residual struct {
-	GoldSpans int               `json:"goldSpans"`
-	Leaked    int               `json:"leaked"`
-	Partial   int               `json:"partial"` // leaked spans of which part was replaced
-	LeakRate  float64           `json:"leakRate"`
-	LeakCI    evaluate.Interval `json:"leakRateCI"`
-	Documents int               `json:"documents"`
-	Patients  int               `json:"patients"`
+	// GoldSpans are the gold spans whose values the policy replaces;
+	// KeptByPolicy those it leaves as they are (no leak when missed).
+	GoldSpans    int               `json:"goldSpans"`
+	KeptByPolicy int               `json:"keptByPolicy"`
+	Leaked       int               `json:"leaked"`
+	Partial      int               `json:"partial"` // leaked spans of which part was replaced
+	LeakRate     float64           `json:"leakRate"`
+	LeakCI       evaluate.Interval `json:"leakRateCI"`
+	Documents    int               `json:"documents"`
+	Patients     int               `json:"patients"`
 	// DocumentsWithLeak have a leaked span at least.
 	DocumentsWithLeak int               `json:"documentsWithLeak"`
 	DocumentLeakRate  float64           `json:"documentLeakRate"`
@@ -166,7 +173,7 @@ func ResidualRisk(ctx context.Context, in RiskInput, train TrainFunc, opt RiskOp
 	if len(in.Gold) == 0 {
 		return nil, errors.New("experiment: residual risk needs gold documents")
 	}
-	if len(in.System) != len(in.Gold) || len(in.Released) != len(in.Gold) {
+	if len(in.System) != len(in.Gold) || len(in.Released) != len(in.Gold) || in.GoldReleased != nil && len(in.GoldReleased) != len(in.Gold) {
 		return nil, fmt.Errorf("experiment: %d gold, %d system and %d released documents: want one of each per note", len(in.Gold), len(in.System), len(in.Released))
 	}
 	opt.Bootstrap = cmp.Or(opt.Bootstrap, 1000)
@@ -193,6 +200,11 @@ func ResidualRisk(ctx context.Context, in RiskInput, train TrainFunc, opt RiskOp
 		if err != nil {
 			return nil, err
 		}
+		if in.GoldReleased != nil {
+			if err := markKept(c, g, in.GoldReleased[i]); err != nil {
+				return nil, err
+			}
+		}
 		carried[i] = c
 	}
 	res := &RiskResult{Kind: "residual-risk", Seed: opt.Seed, Bootstrap: opt.Bootstrap, Confidence: opt.Confidence}
@@ -211,6 +223,21 @@ func ResidualRisk(ctx context.Context, in RiskInput, train TrainFunc, opt RiskOp
 	return res, nil
 }
 
+// markKept marks the carried spans whose value the policy keeps: gold's
+// own resynthesis wrote them back unchanged.
+func markKept(carried []Carried, gold, goldReleased pipeline.Document) error {
+	if len(goldReleased.Spans) != len(gold.Spans) {
+		return fmt.Errorf("experiment: document %s: %d gold spans but %d in its resynthesis", gold.ID, len(gold.Spans), len(goldReleased.Spans))
+	}
+	for j := range carried {
+		if goldReleased.Spans[j].Text == carried[j].Original {
+			carried[j].Kept = true
+			carried[j].Leaked, carried[j].Partial = false, false
+		}
+	}
+	return nil
+}
+
 // residual counts the leaks, with patient-bootstrap intervals.
 func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Residual {
 	r := Residual{Documents: len(gold)}
@@ -218,6 +245,10 @@ func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Re
 	perDoc := make([][2]int, len(gold)) // gold spans, leaks
 	for i, cs := range carried {
 		for _, c := range cs {
+			if c.Kept {
+				r.KeptByPolicy++
+				continue
+			}
 			t := byType[c.Type]
 			if t == nil {
 				t = &LeakCount{Label: c.Type, Category: c.Category}

@@ -66,6 +66,14 @@ func TestResidualRiskCountsWhatTheSystemMissed(t *testing.T) {
 			require.Zero(t, c.Leaked, c.Label)
 		}
 	}
+	// A policy that keeps every value leaks nothing, whatever the system missed.
+	kept, err := ResidualRisk(context.Background(), RiskInput{Gold: docs, System: system, Released: res.Docs, Propagated: res.Propagated,
+		GoldReleased: docs}, blind, RiskOptions{Seed: 1, Bootstrap: 10})
+	require.NoError(t, err)
+	require.Equal(t, all, kept.Residual.KeptByPolicy)
+	require.Zero(t, kept.Residual.Leaked)
+	require.Zero(t, kept.Parrot.Leaks)
+
 	p := out.Parrot
 	require.Equal(t, locations, p.Leaks)
 	require.Equal(t, all, p.Hypothesized)
