@@ -141,8 +141,14 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 }
 
 func TestExperimentJobResidualRisk(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) { residualRiskJob(t, b) })
+	}
+}
+
+func residualRiskJob(t *testing.T, b storetest.Backend) {
 	ctx := context.Background()
-	st := storetest.Open(t, storetest.SQLite)
+	st := storetest.Open(t, b)
 	synthCorpus(t, st, "notes", 6)
 	m := newManager(t, st, nil, jobs.Options{})
 	params := jobs.ExperimentParams{Kind: "residual-risk", Corpus: "notes", TrainSplit: "all", K: 3, Seed: 2, Bootstrap: 100,
