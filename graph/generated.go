@@ -23155,7 +23155,7 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 		asMap["seed"] = 1
 	}
 
-	fieldsInOrder := [...]string{"kind", "corpus", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
+	fieldsInOrder := [...]string{"kind", "corpus", "set", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23176,6 +23176,27 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.Corpus = data
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "policy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("policy"))
+			data, err := ec.unmarshalOMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Policy = data
 		case "other":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("other"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

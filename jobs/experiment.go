@@ -24,7 +24,7 @@ import (
 // "cross" and "curve" (train on X, test on Corpus), or the resynthesized twin
 // R of "or" (Corpus is then the original O).
 type ExperimentParams struct {
-	Kind     string `json:"kind"` // cv, cross, curve or or
+	Kind     string `json:"kind"` // cv, cross, curve, or or residual-risk
 	Corpus   string `json:"corpus"`
 	Other    string `json:"other,omitempty"`
 	Set      string `json:"set,omitempty"`      // gold annotation set of Corpus; default gold
@@ -60,9 +60,15 @@ type ExperimentParams struct {
 	OtherMappingLabel string `json:"otherMappingLabel,omitempty"`
 	// Config is the tagger configuration over tagger.DefaultConfig (e.g.
 	// {"training": {"max_iterations": 30}}).
-	Config    map[string]any `json:"config,omitempty"`
-	Bootstrap int            `json:"bootstrap,omitempty"` // default 1,000
-	Shuffles  int            `json:"shuffles,omitempty"`  // default 9,999
+	Config map[string]any `json:"config,omitempty"`
+	// Model tags the notes of a residual-risk experiment; without one, K
+	// patient folds (default 5) each tag theirs with a model trained on
+	// the others. Policy is the resynthesis policy (default
+	// surrogate.DefaultPolicy).
+	Model     string `json:"model,omitempty"`
+	Policy    any    `json:"policy,omitempty"`
+	Bootstrap int    `json:"bootstrap,omitempty"` // default 1,000
+	Shuffles  int    `json:"shuffles,omitempty"`  // default 9,999
 }
 
 // Validate checks an experiment's parameters before it is queued.
@@ -71,8 +77,8 @@ func (p ExperimentParams) Validate() error {
 	switch {
 	case p.Corpus == "":
 		return required("corpus")
-	case !slices.Contains([]string{"cv", "cross", "curve", "or"}, p.Kind):
-		return fmt.Errorf("kind: unknown experiment kind %q (known: cv, cross, curve, or)", p.Kind)
+	case !slices.Contains([]string{"cv", "cross", "curve", "or", "residual-risk"}, p.Kind):
+		return fmt.Errorf("kind: unknown experiment kind %q (known: cv, cross, curve, or, residual-risk)", p.Kind)
 	case needOther && p.Other == "":
 		return fmt.Errorf("other: the %s experiment needs a second corpus", p.Kind)
 	case p.Kind != "cv" && p.TestSplit != "" && (p.TestSplit == cmp.Or(p.TrainSplit, "train") || p.TestSplit == "all" || p.TrainSplit == "all"):
@@ -80,8 +86,10 @@ func (p ExperimentParams) Validate() error {
 			p.TestSplit, cmp.Or(p.TrainSplit, "train"))
 	case p.Other != "" && p.Other == p.Corpus:
 		return fmt.Errorf("other: the second corpus must differ from the first")
-	case p.Kind == "cv" && p.Other != "":
-		return fmt.Errorf("other: cross-validation takes one corpus")
+	case (p.Kind == "cv" || p.Kind == "residual-risk") && p.Other != "":
+		return fmt.Errorf("other: the %s experiment takes one corpus", p.Kind)
+	case p.Model != "" && p.K != 0:
+		return fmt.Errorf("model: a given model tags every note; folds (k) train their own")
 	case p.K < 0 || p.K == 1:
 		return fmt.Errorf("k: cross-validation needs at least 2 folds, not %d", p.K)
 	case p.Steps < 0:
@@ -100,6 +108,9 @@ func (p ExperimentParams) Validate() error {
 	if _, _, err := p.mappings(); err != nil {
 		return err
 	}
+	if _, _, err := (ResynthesizeParams{Policy: p.Policy}).policy(); err != nil {
+		return err
+	}
 	_, err := taggerConfig(p.Config)
 	return err
 }
@@ -107,7 +118,7 @@ func (p ExperimentParams) Validate() error {
 // experimentFieldKinds are the kinds that read each parameter only some
 // kinds read.
 var experimentFieldKinds = map[string][]string{
-	"k": {"cv"}, "steps": {"curve"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
+	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "model": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
 	"otherMapping": {"cross", "curve"}, "testSplit": {"cross", "curve", "or"}, "testFraction": {"cross", "curve", "or"},
 }
 
@@ -115,7 +126,8 @@ var experimentFieldKinds = map[string][]string{
 // with k would otherwise run as if it had none).
 func (p ExperimentParams) unread() []string {
 	given := map[string]bool{"k": p.K != 0, "steps": p.Steps != 0, "shares": len(p.Shares) > 0, "otherSplit": p.OtherSplit != "",
-		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0}
+		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0,
+		"model": p.Model != "", "policy": p.Policy != nil}
 	var out []string
 	for _, field := range slices.Sorted(maps.Keys(experimentFieldKinds)) {
 		if given[field] && !slices.Contains(experimentFieldKinds[field], p.Kind) {
@@ -131,8 +143,13 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 	if err := sourcePrecondition(ctx, st, p.Corpus, set, cmp.Or(p.TrainSplit, "train")); err != nil {
 		return err
 	}
-	if p.Kind == "cv" {
+	if p.Kind == "cv" || p.Kind == "residual-risk" && p.Model == "" {
 		if err := p.enoughPatients(ctx, st); err != nil {
+			return err
+		}
+	}
+	if p.Kind == "residual-risk" {
+		if err := p.riskPrecondition(ctx, st); err != nil {
 			return err
 		}
 	}
@@ -207,7 +224,12 @@ func (p ExperimentParams) mappings() (mapping, otherMapping *phi.Mapping, err er
 }
 
 // folds is the number of folds of a cv experiment.
-func (p ExperimentParams) folds() int { return cmp.Or(p.K, 10) }
+func (p ExperimentParams) folds() int {
+	if p.Kind == "residual-risk" {
+		return p.riskFolds()
+	}
+	return cmp.Or(p.K, 10)
+}
 
 // enoughPatients refuses a cv experiment with more folds than the split it
 // folds has patients: each fold holds whole patients.
@@ -250,6 +272,9 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 	var p ExperimentParams
 	if err := run.Params(&p); err != nil {
 		return nil, err
+	}
+	if p.Kind == "residual-risk" {
+		return runResidualRisk(ctx, run, p)
 	}
 	if p.TestFraction == 0 {
 		p.TestFraction = 0.2

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -136,5 +137,65 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 		_, err := m.Enqueue(ctx, *bad, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", *bad, err)
 		assert.ErrorContains(t, err, want)
+	}
+}
+
+func TestExperimentJobResidualRisk(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) { residualRiskJob(t, b) })
+	}
+}
+
+func residualRiskJob(t *testing.T, b storetest.Backend) {
+	ctx := context.Background()
+	st := storetest.Open(t, b)
+	synthCorpus(t, st, "notes", 6)
+	m := newManager(t, st, nil, jobs.Options{})
+	params := jobs.ExperimentParams{Kind: "residual-risk", Corpus: "notes", TrainSplit: "all", K: 3, Seed: 2, Bootstrap: 100,
+		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}
+	ex, err := m.Enqueue(ctx, params, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, ex.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	data, err := json.Marshal(done.Result)
+	require.NoError(t, err)
+	var res experiment.RiskResult
+	require.NoError(t, json.Unmarshal(data, &res))
+	assert.Equal(t, "residual-risk", res.Kind)
+	assert.Equal(t, "residual-cv3-seed2", res.System)
+	r := res.Residual
+	assert.Positive(t, r.GoldSpans)
+	assert.Positive(t, r.Documents)
+	assert.InDelta(t, float64(r.Leaked)/float64(r.GoldSpans), r.LeakRate, 1e-12)
+	assert.Equal(t, r.Leaked, res.Parrot.Leaks)
+	for _, key := range []string{"goldSpans", "leaked", "leakRate", "documents", "documentsWithLeak", "byType"} {
+		assert.Contains(t, done.Result["residual"], key)
+	}
+	for _, key := range []string{"leaks", "hypothesized", "truePositives", "recall", "precision", "byType"} {
+		assert.Contains(t, done.Result["parrot"], key)
+	}
+	assert.Contains(t, done.Result["distinguishability"], "auc")
+
+	// The system set is kept; the same seed again is refused before any tagging.
+	c, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	_, err = st.AnnotationSet(ctx, c, "residual-cv3-seed2")
+	require.NoError(t, err)
+	_, err = m.Enqueue(ctx, params, "", nil)
+	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
+
+	// A release of the corpus resynthesized from that set says what it leaks.
+	rs, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Set: "residual-cv3-seed2", Out: "notes-r", Seed: 2}, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, job.StatusSucceeded, wait(t, m, rs.ID)[0].Status)
+	rel, err := st.CreateRelease(ctx, store.ReleaseOptions{Corpus: "notes-r", Name: "risk", Version: "1.0.0"})
+	require.NoError(t, err)
+	assert.Contains(t, rel.Datasheet, "## Residual risk")
+	assert.Contains(t, rel.Datasheet, fmt.Sprintf("%d of %d gold spans", r.Leaked, r.GoldSpans))
+	for _, bad := range []jobs.ExperimentParams{{Kind: "residual-risk", Corpus: "notes", Other: "x"},
+		{Kind: "residual-risk", Corpus: "notes", Model: "m", K: 3}, {Kind: "cv", Corpus: "notes", Model: "m"},
+		{Kind: "residual-risk", Corpus: "notes", Policy: map[string]any{"types": 3}}} {
+		_, err := m.Enqueue(ctx, bad, "", nil)
+		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
 	}
 }

@@ -93,7 +93,10 @@ func (r *mutationResolver) RegisterExternalModel(ctx context.Context, name strin
 // StartExperiment is the resolver for the startExperiment field.
 func (r *mutationResolver) StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error) {
 	p := jobs.ExperimentParams{Kind: input.Kind, Corpus: input.Corpus, Shares: input.Shares, Seed: uint64(input.Seed), Config: input.Config}
-	for dst, src := range map[*string]*string{&p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
+	if input.Policy != nil {
+		p.Policy = input.Policy
+	}
+	for dst, src := range map[*string]*string{&p.Set: input.Set, &p.Model: input.Model, &p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
 		&p.OtherSplit: input.OtherSplit, &p.Mapping: input.Mapping, &p.MappingText: input.MappingText,
 		&p.OtherMapping: input.OtherMapping, &p.OtherMappingText: input.OtherMappingText} {
 		if src != nil {

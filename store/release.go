@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,8 +15,10 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/evaluation"
+	"deidcorpus/ent/job"
 	entrelease "deidcorpus/ent/release"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/version"
@@ -300,7 +303,41 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, op
 		d.Evaluations = append(d.Evaluations, release.EvaluationLine{Gold: e.GoldSet, System: e.SystemSet,
 			Metric: e.Metric, Precision: e.Precision, Recall: e.Recall, F1: e.F1})
 	}
-	return d, nil
+	d.ResidualRisk, err = s.residualRisk(ctx, c)
+	return d, err
+}
+
+// residualRisk finds the latest residual-risk experiment that measured the
+// system set a surrogate corpus was resynthesized from; nil when it was not
+// made from one, or none measured it.
+func (s *Store) residualRisk(ctx context.Context, c *ent.Corpus) (*release.RiskLine, error) {
+	from, _ := c.Provenance["from"].(string)
+	set, _ := c.Provenance["set"].(string)
+	if c.Kind != corpus.KindSurrogate || from == "" || set == "" || set == "gold" {
+		return nil, nil
+	}
+	runs, err := s.Jobs(ctx, JobFilter{Kind: "experiment", Status: []job.Status{job.StatusSucceeded}})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range runs { // newest first
+		if j.Result["kind"] != "residual-risk" || j.Result["corpus"] != from || j.Result["system"] != set {
+			continue
+		}
+		data, err := json.Marshal(j.Result)
+		if err != nil {
+			return nil, err
+		}
+		var r experiment.RiskResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, err
+		}
+		return &release.RiskLine{Job: j.ID, Seed: int(r.Seed), Corpus: from, System: set, GoldSpans: r.Residual.GoldSpans,
+			Leaked: r.Residual.Leaked, LeakRate: r.Residual.LeakRate, LeakLow: r.Residual.LeakCI.Low, LeakHigh: r.Residual.LeakCI.High,
+			Documents: r.Residual.Documents, DocumentsWithLeak: r.Residual.DocumentsWithLeak,
+			ParrotRecall: r.Parrot.Recall, ParrotPrecision: r.Parrot.Precision, AUC: r.Distinguishability.AUC}, nil
+	}
+	return nil, nil
 }
 
 // ReleaseByRef returns the release "name@version".

@@ -17,11 +17,12 @@ import (
 func init() {
 	register(&command{
 		name:    "experiment",
-		summary: "cross-validation, cross-corpus, learning-curve and original/resynthesized experiments",
-		args:    "--kind cv|cross|curve|or --corpus NAME [--other NAME] [flags] [--async]",
+		summary: "cross-validation, cross-corpus, learning-curve, original/resynthesized and residual-risk experiments",
+		args:    "--kind cv|cross|curve|or|residual-risk --corpus NAME [--other NAME] [flags] [--json] [--async]",
 		examples: []string{
 			"deidcorpus experiment --kind or --corpus meddocan --other meddocan-r --seed 1",
 			"deidcorpus experiment --kind cv --corpus demo --k 5",
+			"deidcorpus experiment --kind residual-risk --corpus meddocan --folds 5 --policy policy.json --json",
 		},
 		setup: setupExperiment,
 	})
@@ -30,7 +31,13 @@ func init() {
 func setupExperiment(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	var p jobs.ExperimentParams
-	fs.StringVar(&p.Kind, "kind", "", "cv (k-fold by patient), cross (train on --other, test on --corpus), curve (learning curve in 10% steps) or or (O=>O, R=>R, O=>R, R=>O with --other the resynthesized twin)")
+	fs.StringVar(&p.Kind, "kind", "", "cv (k-fold by patient), cross (train on --other, test on --corpus), curve (learning curve in 10% steps), "+
+		"or (O=>O, R=>R, O=>R, R=>O with --other the resynthesized twin) or residual-risk (what a release resynthesized from a tagger's spans leaks, against gold)")
+	fs.StringVar(&p.Set, "set", "", "the gold annotation set of --corpus (default gold)")
+	fs.StringVar(&p.Model, "model", "", "residual-risk: the model that tags the notes (default: --folds patient folds, each tagged by a model trained on the others)")
+	folds := fs.Int("folds", 0, "residual-risk: patient folds (default 5)")
+	policyFile := fs.String("policy", "", "residual-risk: resynthesis policy `FILE` (JSON; default: the built-in policy)")
+	asJSON := fs.Bool("json", false, "print every figure as JSON")
 	fs.StringVar(&p.Corpus, "corpus", "", "the corpus tested on (required)")
 	fs.StringVar(&p.Other, "other", "", "the second corpus (cross, curve with added data, or)")
 	fs.StringVar(&p.TrainSplit, "train-split", "", `split drawn on (default train; "all" for every document)`)
@@ -64,6 +71,19 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if p.Kind != "cv" && !set["k"] {
 			p.K = 0
+		}
+		if set["folds"] {
+			if p.Kind != "residual-risk" {
+				return usageErr("--folds: only the residual-risk experiment reads it (cross-validation: --k)")
+			}
+			p.K = *folds
+		}
+		if *policyFile != "" {
+			policy, err := readPolicyFile(*policyFile)
+			if err != nil {
+				return err
+			}
+			p.Policy = policy
 		}
 		if p.Kind != "curve" && !set["steps"] {
 			p.Steps = 0
@@ -107,17 +127,29 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return flagNamed(err, experimentFlags)
 		}
+		if *asJSON {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(j.Result)
+		}
 		return printExperiment(e.stdout, j.Result)
 	}
 }
 
 // printExperiment renders an experiment job's result as its tables.
 func printExperiment(w io.Writer, result map[string]any) error {
-	var res experiment.Result
 	data, err := json.Marshal(result)
 	if err != nil {
 		return err
 	}
+	if result["kind"] == "residual-risk" {
+		var res experiment.RiskResult
+		if err := json.Unmarshal(data, &res); err != nil {
+			return err
+		}
+		return experiment.RenderRisk(w, &res)
+	}
+	var res experiment.Result
 	if err := json.Unmarshal(data, &res); err != nil {
 		return err
 	}
@@ -129,7 +161,7 @@ func printExperiment(w io.Writer, result map[string]any) error {
 var experimentFlags = map[string]string{
 	"kind": "--kind", "corpus": "--corpus", "other": "--other", "k": "--k", "steps": "--steps", "shares": "--shares",
 	"testFraction": "--test-fraction", "trainSplit": "--train-split", "testSplit": "--test-split", "otherSplit": "--other-split",
-	"otherMapping": "--other-mapping",
+	"otherMapping": "--other-mapping", "model": "--model", "policy": "--policy", "set": "--set",
 }
 
 // flagNamed rewrites an error about a job parameter ("testFraction: 1.5 is

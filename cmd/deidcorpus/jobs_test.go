@@ -208,3 +208,34 @@ func TestJobsWaitSaysCancelled(t *testing.T) {
 	assert.Contains(t, out, "job "+m[1]+" (import): cancelled")
 	assert.Contains(t, errs, "not every job succeeded (cancelled: "+m[1]+")")
 }
+
+// experiment --kind residual-risk prints its figures as a table, or every
+// figure as JSON under the names scripts read; --folds is its own.
+func TestExperimentResidualRisk(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "a", "--tagset", "i2b2-2014", "--split", "train", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	config := filepath.Join(dir, "quick.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"training": {"max_iterations": 2}}`), 0o644))
+	code, out, errs := cli(t, "experiment", "--db", db, "--kind", "residual-risk", "--corpus", "a", "--folds", "2", "--config", config, "--async")
+	require.Equal(t, 0, code, errs)
+	id, out := waitWithWorker(t, db, "experiment", out)
+	assert.Contains(t, out, "job "+id+" (experiment): succeeded\n")
+	assert.Contains(t, out, "| parrot attack recall, precision |")
+	assert.Contains(t, out, "Carrell et al. 2019")
+
+	code, out, errs = cli(t, "experiment", "--db", db, "--kind", "residual-risk", "--corpus", "a", "--folds", "2", "--seed", "2", "--config", config, "--json")
+	require.Equal(t, 0, code, errs)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	assert.Equal(t, "residual-risk", res["kind"])
+	assert.Equal(t, "residual-cv2-seed2", res["system"])
+	for _, key := range []string{"residual", "parrot", "distinguishability", "released"} {
+		assert.Contains(t, res, key)
+	}
+
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--folds", "2")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errs, "--folds: only the residual-risk experiment reads it")
+}

@@ -58,18 +58,24 @@ type EvaluationInput struct {
 }
 
 type ExperimentInput struct {
-	// cv, cross, curve or or.
-	Kind         string    `json:"kind"`
-	Corpus       string    `json:"corpus"`
-	Other        *string   `json:"other,omitempty"`
-	TrainSplit   *string   `json:"trainSplit,omitempty"`
-	TestSplit    *string   `json:"testSplit,omitempty"`
-	TestFraction *float64  `json:"testFraction,omitempty"`
-	OtherSplit   *string   `json:"otherSplit,omitempty"`
-	K            *int      `json:"k,omitempty"`
-	Steps        *int      `json:"steps,omitempty"`
-	Shares       []float64 `json:"shares,omitempty"`
-	Seed         int       `json:"seed"`
+	// cv, cross, curve, or or residual-risk.
+	Kind   string `json:"kind"`
+	Corpus string `json:"corpus"`
+	// The gold annotation set of corpus; gold when null.
+	Set *string `json:"set,omitempty"`
+	// residual-risk: the model that tags the notes; when null, k patient folds (default 5) each tagged by a model trained on the others.
+	Model *string `json:"model,omitempty"`
+	// residual-risk: the resynthesis policy (a policy object); the built-in policy when null.
+	Policy       map[string]any `json:"policy,omitempty"`
+	Other        *string        `json:"other,omitempty"`
+	TrainSplit   *string        `json:"trainSplit,omitempty"`
+	TestSplit    *string        `json:"testSplit,omitempty"`
+	TestFraction *float64       `json:"testFraction,omitempty"`
+	OtherSplit   *string        `json:"otherSplit,omitempty"`
+	K            *int           `json:"k,omitempty"`
+	Steps        *int           `json:"steps,omitempty"`
+	Shares       []float64      `json:"shares,omitempty"`
+	Seed         int            `json:"seed"`
 	// A built-in tag-set mapping (see mappings) for corpus (both corpora in or), or mappingText: a mapping file's text.
 	Mapping     *string `json:"mapping,omitempty"`
 	MappingText *string `json:"mappingText,omitempty"`

@@ -167,7 +167,7 @@ func Run(ctx context.Context, plan *Plan, train TrainFunc, opt Options) (*Result
 				done++
 			}
 			step("%s: tagging %d test documents (%s)", c.Name, len(r.Test), r.Key)
-			pred, err := tag(ctx, stripped(r.Test))
+			pred, err := tag(ctx, Stripped(r.Test))
 			if err != nil {
 				return nil, fmt.Errorf("experiment: %s: tagging: %w", c.Name, err)
 			}
@@ -275,8 +275,8 @@ func score(c Configuration, out outcome, opt evaluate.CompareOptions) (Row, erro
 	return row, nil
 }
 
-// stripped returns copies of documents without their spans, for tagging.
-func stripped(docs []pipeline.Document) []pipeline.Document {
+// Stripped returns copies of documents without their spans, for tagging.
+func Stripped(docs []pipeline.Document) []pipeline.Document {
 	out := make([]pipeline.Document, len(docs))
 	for i, d := range docs {
 		d.Spans = nil

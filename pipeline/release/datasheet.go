@@ -27,6 +27,22 @@ type Datasheet struct {
 	Splits, NoteTypes                          []Count
 	Labels                                     []LabelCount
 	Evaluations                                []EvaluationLine
+	// ResidualRisk, for a corpus resynthesized from a system annotation
+	// set, is the residual-risk experiment that measured that set against
+	// gold (SPEC section 10); nil when none did.
+	ResidualRisk *RiskLine
+}
+
+// RiskLine is the headline of a residual-risk experiment: the leaks of the
+// system set against gold, the simulated parrot attack and the
+// distinguishability of a leaked original from a surrogate.
+type RiskLine struct {
+	Job, Seed                          int
+	Corpus, System                     string
+	GoldSpans, Leaked                  int
+	LeakRate, LeakLow, LeakHigh        float64
+	Documents, DocumentsWithLeak       int
+	ParrotRecall, ParrotPrecision, AUC float64
 }
 
 // Count is the size of one split or note type.
@@ -148,6 +164,14 @@ func (d Datasheet) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %.4f | %.4f | %.4f |\n", e.Gold, e.System, e.Metric, e.Precision, e.Recall, e.F1)
 		}
 		b.WriteString("\n")
+	}
+	if r := d.ResidualRisk; r != nil {
+		fmt.Fprintf(&b, "## Residual risk\n\nThe annotation set `%s` that resynthesis replaced was measured against the gold of `%s` "+
+			"(residual-risk experiment, job %d, seed %d): %d of %d gold spans (%.4f, 95%% CI %.4f to %.4f) were missed and stand in the "+
+			"surrogate text as they were, in %d of %d notes. A simulated parrot attack (Carrell et al. 2019: recall 0.68, precision 0.52) "+
+			"found them with recall %.3f and precision %.3f; a classifier told a leaked original from a surrogate with ROC AUC %.3f "+
+			"(0.5: indistinguishable).\n\n", r.System, r.Corpus, r.Job, r.Seed, r.Leaked, r.GoldSpans, r.LeakRate, r.LeakLow, r.LeakHigh,
+			r.DocumentsWithLeak, r.Documents, r.ParrotRecall, r.ParrotPrecision, r.AUC)
 	}
 	b.WriteString("Verify an archive of this release with `deidcorpus release verify FILE.zip`: it recomputes every file's SHA-256 against MANIFEST and every document's content hash against the root hash.\n")
 	return b.String()

@@ -905,7 +905,13 @@ func (g *gen) countryForm(orig string) int {
 	}
 	if c, ok := g.e.res.CountryOf(orig); ok {
 		f := fold(orig)
-		for i, v := range countryForms(c) {
+		forms := countryForms(c)
+		if fold(forms[form]) == f {
+			// A name both languages write alike ("Cuba", "Perú" and "Peru")
+			// is read in the corpus's language: not "Greece" in Spanish text.
+			return form
+		}
+		for i, v := range forms {
 			if fold(v) == f {
 				return i
 			}

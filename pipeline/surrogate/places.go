@@ -17,7 +17,11 @@ var streetWords = setOf(
 	"urbanizacion", "urb", "callejon", "via", "rambla", "barrio", "bloque", "piso", "puerta", "portal", "esc", "escalera",
 	"planta", "km", "no", "num", "numero", "sn", "dcha", "izda", "izq", "bis", "de", "del", "la", "las", "los", "el", "y",
 	"pasaje", "poligono", "edificio", "ed", "edif", "bajo", "letra", "pta", "izqda", "izdo", "izd", "iz", "dch", "dcho", "drcha", "der", "atico",
-	"entlo", "o", "a", "º", "ª")
+	"entlo", "o", "a", "º", "ª",
+	// Spanish, Catalan and Galician street types MEDDOCAN writes that the
+	// lists lacked: without them "Rúa Salvador Dalí, 2" lost its "Rúa".
+	"rua", "carrer", "placa", "passeig", "pso", "avinguda", "avd", "crta", "carrera", "colonia", "paraje",
+	"apartado", "apdo", "correos")
 
 // streetToken is one piece of an address.
 type streetToken struct {

@@ -426,6 +426,11 @@ func (g *gen) keptValue(d *pipeline.Document, s pipeline.Span, before string) st
 		as.Category, as.Type = a.Category, a.Type
 		return g.surrogate(d, as, g.e.r.Policy.Rule(a.Category, a.Type), before)
 	}
+	if _, country := g.e.res.CountryOf(s.Text); country {
+		// A country kept whole (a policy keeping the home country) is no
+		// name, though "España" is a surname too.
+		return s.Text
+	}
 	return g.withAliases(d, g.namesReplaced(d, s, before))
 }
 

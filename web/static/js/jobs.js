@@ -61,6 +61,10 @@ export function resultLinks(job) {
     out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.checkReport)}`, 'Check report (PHI)',
       { class: 'result-check-report', title: 'The full check report names original values: it is PHI.' }));
   }
+  if (r.kind === 'residual-risk') {
+    out.push(h('a', { href: href(['risk', String(job.id)]), class: 'result-risk' },
+      `Residual risk (parrot precision ${r.parrot?.precision?.toFixed(3)}, AUC ${r.distinguishability?.auc?.toFixed(3)})`));
+  }
   if (r.message) out.push(h('span', { class: 'muted' }, r.message));
   return out;
 }

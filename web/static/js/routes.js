@@ -20,6 +20,7 @@ export const routes = [
   { path: 'corpus/:name/doc/:doc', page: () => import('./pages/document.js') },
   { path: 'corpus/:name/doc/:doc/original', allow: 'originalText', page: () => import('./pages/original.js') },
   { path: 'runs', nav: 'Runs', requires: ['jobs', 'mutation:startTagging', 'subscription:job'], page: () => import('./pages/runs.js') },
+  { path: 'risk/:id', requires: 'jobs', page: () => import('./pages/risk.js') },
   { path: 'evaluations', nav: 'Evaluations', requires: 'evaluations', page: () => import('./pages/evaluations.js') },
   { path: 'evaluations/:id', requires: 'evaluations', page: () => import('./pages/evaluation.js') },
   { path: 'evaluations/:a/vs/:b', requires: ['evaluations', 'compareEvaluations'], page: () => import('./pages/compare.js') },

@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"deidcorpus/apperr"
+	"deidcorpus/internal/jsonmap"
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/experiment"
+	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/pipeline/tagger"
+	"deidcorpus/store"
+	"deidcorpus/version"
+)
+
+// riskFolds is the residual-risk experiment's default number of folds.
+const riskFolds = 5
+
+// runResidualRisk measures what a release made from a tagger's annotation
+// leaks (SPEC section 10): it tags every gold note with a model that never
+// saw it (patient folds, or the given model), keeps that annotation set on
+// the corpus, resynthesizes it with the job's policy and seed (the surrogate
+// corpus a resynthesis job of that set writes) and scores the release
+// against gold with experiment.ResidualRisk.
+func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result, error) {
+	cfg, err := taggerConfig(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	pol, _, err := ResynthesizeParams{Policy: p.Policy}.policy()
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	c, err := run.Store.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	split := cmp.Or(p.TrainSplit, "train")
+	run.Progress(0, 4, fmt.Sprintf("loading %s (%s)", p.Corpus, split))
+	gold, err := loadSplits(ctx, run.Store, c, cmp.Or(p.Set, "gold"), split)
+	if err != nil {
+		return nil, err
+	}
+	if len(gold) == 0 {
+		return nil, run.Store.NoDocumentsIn(ctx, c, split)
+	}
+	train := func(ctx context.Context, docs []pipeline.Document) (experiment.TagFunc, error) {
+		m, err := tagger.Train(ctx, docs, cfg, nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+			return m.Tag(ctx, docs, tagger.TagOptions{})
+		}, nil
+	}
+	setName := p.systemSet()
+	var system []pipeline.Document
+	if p.Model != "" {
+		row, err := run.Store.ModelByName(ctx, p.Model)
+		if err != nil {
+			return nil, err
+		}
+		tag, _, err := run.manager.modelTagger(row, nil, c)
+		if err != nil {
+			return nil, err
+		}
+		run.Progress(0, 4, fmt.Sprintf("tagging %d notes with model %s", len(gold), p.Model))
+		system, err = tag(ctx, experiment.Stripped(gold))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		system, err = experiment.TagHeldOut(ctx, gold, p.riskFolds(), p.Seed, train, func(done, total int, msg string) {
+			run.Progress(0, 4, msg)
+		})
+		if err != nil {
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+	}
+	prov := map[string]any{"source": "residual-risk", "job": run.Job.ID, "split": split, "model": p.Model,
+		"folds": p.riskFolds(), "seed": p.Seed, "codeVersion": version.String()}
+	if _, err := run.Store.SaveAnnotations(ctx, c, setName, "system", prov, run.Job.ID, system); err != nil {
+		return nil, err
+	}
+	run.Progress(1, 4, "resynthesizing "+setName)
+	released, err := surrogate.New(pol, nil, p.Seed).Run(system, surrogate.Store{})
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	// The gold resynthesized alike tells the values the policy keeps.
+	goldReleased, err := surrogate.New(pol, nil, p.Seed).Run(gold, surrogate.Store{})
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	res, err := experiment.ResidualRisk(ctx, experiment.RiskInput{Gold: gold, System: system, Released: released.Docs,
+		Propagated: released.Propagated, GoldReleased: goldReleased.Docs}, train, experiment.RiskOptions{Seed: p.Seed, Bootstrap: p.Bootstrap,
+		Progress: func(done, total int, msg string) { run.Progress(1+done*3/total, 4, msg) }})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	res.System, res.Released = setName, fmt.Sprintf("%s resynthesized with seed %d", setName, p.Seed)
+	out, err := jsonmap.Of(res)
+	if err != nil {
+		return nil, err
+	}
+	out["corpus"], out["codeVersion"] = p.Corpus, version.String()
+	out["tagger"] = toJSONObject(cfg)
+	return Result(out), nil
+}
+
+// systemSet names the annotation set a residual-risk experiment keeps.
+func (p ExperimentParams) systemSet() string {
+	if p.Model != "" {
+		return fmt.Sprintf("residual-%s-seed%d", p.Model, p.Seed)
+	}
+	return fmt.Sprintf("residual-cv%d-seed%d", p.riskFolds(), p.Seed)
+}
+
+func (p ExperimentParams) riskFolds() int { return cmp.Or(p.K, riskFolds) }
+
+// riskPrecondition refuses, before any tagging, a residual-risk experiment
+// whose annotation set exists (a run with the same seed kept it) or whose
+// model is unknown.
+func (p ExperimentParams) riskPrecondition(ctx context.Context, st *store.Store) error {
+	c, err := st.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return err
+	}
+	if _, err := st.AnnotationSet(ctx, c, p.systemSet()); err == nil {
+		return apperr.New(apperr.Conflict, "corpus %q already has the annotation set %q of a residual-risk experiment with seed %d: choose another seed",
+			p.Corpus, p.systemSet(), p.Seed)
+	} else if apperr.CodeOf(err) != apperr.NotFound {
+		return err
+	}
+	if p.Model != "" {
+		_, err = st.ModelByName(ctx, p.Model)
+	}
+	return err
+}
