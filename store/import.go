@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -44,6 +43,10 @@ type ImportOptions struct {
 	Replace bool
 	// Provenance of a new corpus; default {"source": "import", "format": ...}.
 	Provenance map[string]any
+	// Origin of a new corpus (default import), and the corpus it was made
+	// from, if any (SourceID).
+	Origin   corpus.Origin
+	SourceID int
 	// CorpusKind of a new corpus: "original" (the default) or "surrogate"
 	// (text whose PHI was already replaced, which researchers may see). For
 	// an existing corpus it must be empty or equal to the corpus's.
@@ -494,11 +497,7 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
 			c := res.Corpus
 			if c == nil {
-				// Marked until the last batch commits: a process killed
-				// meanwhile leaves a corpus that says so.
-				marked := maps.Clone(provenance)
-				marked[provUnfinishedImport] = time.Now().UTC().Format(time.RFC3339)
-				create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(marked)
+				create := importingCorpus(tx, opt, tagset, provenance)
 				if opt.CorpusKind != "" {
 					create.SetKind(corpus.Kind(opt.CorpusKind))
 				}
@@ -566,9 +565,7 @@ func (s *Store) importStream(ctx context.Context, opt ImportOptions, existing *e
 	}
 	if unfinishedImport(res.Corpus) || res.CreatedCorpus {
 		// Finished: this import, or the one it completed with replace.
-		prov := maps.Clone(res.Corpus.Provenance)
-		delete(prov, provUnfinishedImport)
-		if err := s.Client.Corpus.UpdateOneID(res.Corpus.ID).SetProvenance(prov).Exec(ctx); err != nil {
+		if err := finishImport(ctx, s.Client, res.Corpus); err != nil {
 			return nil, fmt.Errorf("mark the import of corpus %q finished: %w", res.Corpus.Name, err)
 		}
 	}
@@ -594,7 +591,7 @@ func (s *Store) checkImport(ctx context.Context, opt ImportOptions, existing *en
 	}
 	var pending []pipeline.Document
 	var conflicts, newText firstIDs // memory holds a few, however large the import
-	resynthesized := existing != nil && existing.Provenance["source"] == "resynthesis"
+	resynthesized := existing != nil && existing.Origin == corpus.OriginResynthesis
 	check := func() error {
 		if existing != nil && len(pending) > 0 {
 			found, err := lookupExisting(ctx, s.Client, existing.ID, setID, pending, opt.Resume)
@@ -665,16 +662,6 @@ func getOrCreateSet(ctx context.Context, tx *ent.Tx, corpusID int, name, kind st
 			SetKind(annotationset.Kind(kind)).Save(ctx)
 	}
 	return set, err
-}
-
-// provUnfinishedImport marks, in a corpus's provenance, an import that made
-// the corpus and has not written its last batch (when it began).
-const provUnfinishedImport = "unfinishedImport"
-
-// unfinishedImport reports whether the import that made c has not finished.
-func unfinishedImport(c *ent.Corpus) bool {
-	_, ok := c.Provenance[provUnfinishedImport]
-	return ok
 }
 
 // writeDocuments inserts docs and their spans into set. Existing documents
