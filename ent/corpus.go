@@ -4,6 +4,7 @@ package ent
 
 import (
 	"deidcorpus/ent/corpus"
+	"deidcorpus/pipeline/surrogate"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -36,6 +37,14 @@ type Corpus struct {
 	Ids corpus.Ids `json:"ids,omitempty"`
 	// how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
+	// how the corpus was made: imported, created empty, derived by a tag-set mapping, resynthesized, generated (synth), or the demo's corpus, whose demo jobs the server runs
+	Origin corpus.Origin `json:"origin,omitempty"`
+	// the corpus a derived or resynthesized corpus was made from: an id, not an edge, since the link outlives the source (a surrogate corpus's pseudonymous ids are keyed by it)
+	SourceID *int `json:"source_id,omitempty"`
+	// importing: the import that made the corpus has not written its last batch (still running, or its process ended first); resynthesizing: a resynthesis writes into it (resynthesis says which)
+	State corpus.State `json:"state,omitempty"`
+	// the run writing into the corpus while state is resynthesizing: what a retry resumes from
+	Resynthesis *surrogate.RunState `json:"resynthesis,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// bumped by every transaction that writes the corpus's patients, documents or spans: statistics cached at an older version are stale, in whichever process cached them
@@ -121,11 +130,11 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case corpus.FieldCheckResolution, corpus.FieldProvenance:
+		case corpus.FieldCheckResolution, corpus.FieldProvenance, corpus.FieldResynthesis:
 			values[i] = new([]byte)
-		case corpus.FieldID, corpus.FieldCheckFindings, corpus.FieldContentVersion:
+		case corpus.FieldID, corpus.FieldCheckFindings, corpus.FieldSourceID, corpus.FieldContentVersion:
 			values[i] = new(sql.NullInt64)
-		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus, corpus.FieldIds:
+		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus, corpus.FieldIds, corpus.FieldOrigin, corpus.FieldState:
 			values[i] = new(sql.NullString)
 		case corpus.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -206,6 +215,33 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 			} else if value != nil && len(*value) > 0 {
 				if err := json.Unmarshal(*value, &_m.Provenance); err != nil {
 					return fmt.Errorf("unmarshal field provenance: %w", err)
+				}
+			}
+		case corpus.FieldOrigin:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field origin", values[i])
+			} else if value.Valid {
+				_m.Origin = corpus.Origin(value.String)
+			}
+		case corpus.FieldSourceID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field source_id", values[i])
+			} else if value.Valid {
+				_m.SourceID = new(int)
+				*_m.SourceID = int(value.Int64)
+			}
+		case corpus.FieldState:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field state", values[i])
+			} else if value.Valid {
+				_m.State = corpus.State(value.String)
+			}
+		case corpus.FieldResynthesis:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field resynthesis", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Resynthesis); err != nil {
+					return fmt.Errorf("unmarshal field resynthesis: %w", err)
 				}
 			}
 		case corpus.FieldCreatedAt:
@@ -307,6 +343,20 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))
+	builder.WriteString(", ")
+	builder.WriteString("origin=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Origin))
+	builder.WriteString(", ")
+	if v := _m.SourceID; v != nil {
+		builder.WriteString("source_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("state=")
+	builder.WriteString(fmt.Sprintf("%v", _m.State))
+	builder.WriteString(", ")
+	builder.WriteString("resynthesis=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Resynthesis))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -10,6 +10,7 @@ import (
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/user"
+	"deidcorpus/pipeline/surrogate"
 	"errors"
 	"fmt"
 	"time"
@@ -126,6 +127,54 @@ func (_c *CorpusCreate) SetNillableIds(v *corpus.Ids) *CorpusCreate {
 // SetProvenance sets the "provenance" field.
 func (_c *CorpusCreate) SetProvenance(v map[string]interface{}) *CorpusCreate {
 	_c.mutation.SetProvenance(v)
+	return _c
+}
+
+// SetOrigin sets the "origin" field.
+func (_c *CorpusCreate) SetOrigin(v corpus.Origin) *CorpusCreate {
+	_c.mutation.SetOrigin(v)
+	return _c
+}
+
+// SetNillableOrigin sets the "origin" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableOrigin(v *corpus.Origin) *CorpusCreate {
+	if v != nil {
+		_c.SetOrigin(*v)
+	}
+	return _c
+}
+
+// SetSourceID sets the "source_id" field.
+func (_c *CorpusCreate) SetSourceID(v int) *CorpusCreate {
+	_c.mutation.SetSourceID(v)
+	return _c
+}
+
+// SetNillableSourceID sets the "source_id" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableSourceID(v *int) *CorpusCreate {
+	if v != nil {
+		_c.SetSourceID(*v)
+	}
+	return _c
+}
+
+// SetState sets the "state" field.
+func (_c *CorpusCreate) SetState(v corpus.State) *CorpusCreate {
+	_c.mutation.SetState(v)
+	return _c
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableState(v *corpus.State) *CorpusCreate {
+	if v != nil {
+		_c.SetState(*v)
+	}
+	return _c
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (_c *CorpusCreate) SetResynthesis(v *surrogate.RunState) *CorpusCreate {
+	_c.mutation.SetResynthesis(v)
 	return _c
 }
 
@@ -291,6 +340,14 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultIds
 		_c.mutation.SetIds(v)
 	}
+	if _, ok := _c.mutation.Origin(); !ok {
+		v := corpus.DefaultOrigin
+		_c.mutation.SetOrigin(v)
+	}
+	if _, ok := _c.mutation.State(); !ok {
+		v := corpus.DefaultState
+		_c.mutation.SetState(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := corpus.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -342,6 +399,22 @@ func (_c *CorpusCreate) check() error {
 	if v, ok := _c.mutation.Ids(); ok {
 		if err := corpus.IdsValidator(v); err != nil {
 			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Origin(); !ok {
+		return &ValidationError{Name: "origin", err: errors.New(`ent: missing required field "Corpus.origin"`)}
+	}
+	if v, ok := _c.mutation.Origin(); ok {
+		if err := corpus.OriginValidator(v); err != nil {
+			return &ValidationError{Name: "origin", err: fmt.Errorf(`ent: validator failed for field "Corpus.origin": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.State(); !ok {
+		return &ValidationError{Name: "state", err: errors.New(`ent: missing required field "Corpus.state"`)}
+	}
+	if v, ok := _c.mutation.State(); ok {
+		if err := corpus.StateValidator(v); err != nil {
+			return &ValidationError{Name: "state", err: fmt.Errorf(`ent: validator failed for field "Corpus.state": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
@@ -412,6 +485,22 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
 		_node.Provenance = value
+	}
+	if value, ok := _c.mutation.Origin(); ok {
+		_spec.SetField(corpus.FieldOrigin, field.TypeEnum, value)
+		_node.Origin = value
+	}
+	if value, ok := _c.mutation.SourceID(); ok {
+		_spec.SetField(corpus.FieldSourceID, field.TypeInt, value)
+		_node.SourceID = &value
+	}
+	if value, ok := _c.mutation.State(); ok {
+		_spec.SetField(corpus.FieldState, field.TypeEnum, value)
+		_node.State = value
+	}
+	if value, ok := _c.mutation.Resynthesis(); ok {
+		_spec.SetField(corpus.FieldResynthesis, field.TypeJSON, value)
+		_node.Resynthesis = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(corpus.FieldCreatedAt, field.TypeTime, value)
@@ -679,6 +768,72 @@ func (u *CorpusUpsert) ClearProvenance() *CorpusUpsert {
 	return u
 }
 
+// SetOrigin sets the "origin" field.
+func (u *CorpusUpsert) SetOrigin(v corpus.Origin) *CorpusUpsert {
+	u.Set(corpus.FieldOrigin, v)
+	return u
+}
+
+// UpdateOrigin sets the "origin" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateOrigin() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldOrigin)
+	return u
+}
+
+// SetSourceID sets the "source_id" field.
+func (u *CorpusUpsert) SetSourceID(v int) *CorpusUpsert {
+	u.Set(corpus.FieldSourceID, v)
+	return u
+}
+
+// UpdateSourceID sets the "source_id" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateSourceID() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldSourceID)
+	return u
+}
+
+// AddSourceID adds v to the "source_id" field.
+func (u *CorpusUpsert) AddSourceID(v int) *CorpusUpsert {
+	u.Add(corpus.FieldSourceID, v)
+	return u
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (u *CorpusUpsert) ClearSourceID() *CorpusUpsert {
+	u.SetNull(corpus.FieldSourceID)
+	return u
+}
+
+// SetState sets the "state" field.
+func (u *CorpusUpsert) SetState(v corpus.State) *CorpusUpsert {
+	u.Set(corpus.FieldState, v)
+	return u
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateState() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldState)
+	return u
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (u *CorpusUpsert) SetResynthesis(v *surrogate.RunState) *CorpusUpsert {
+	u.Set(corpus.FieldResynthesis, v)
+	return u
+}
+
+// UpdateResynthesis sets the "resynthesis" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateResynthesis() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldResynthesis)
+	return u
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (u *CorpusUpsert) ClearResynthesis() *CorpusUpsert {
+	u.SetNull(corpus.FieldResynthesis)
+	return u
+}
+
 // SetContentVersion sets the "content_version" field.
 func (u *CorpusUpsert) SetContentVersion(v int) *CorpusUpsert {
 	u.Set(corpus.FieldContentVersion, v)
@@ -886,6 +1041,83 @@ func (u *CorpusUpsertOne) UpdateProvenance() *CorpusUpsertOne {
 func (u *CorpusUpsertOne) ClearProvenance() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearProvenance()
+	})
+}
+
+// SetOrigin sets the "origin" field.
+func (u *CorpusUpsertOne) SetOrigin(v corpus.Origin) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetOrigin(v)
+	})
+}
+
+// UpdateOrigin sets the "origin" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateOrigin() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateOrigin()
+	})
+}
+
+// SetSourceID sets the "source_id" field.
+func (u *CorpusUpsertOne) SetSourceID(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetSourceID(v)
+	})
+}
+
+// AddSourceID adds v to the "source_id" field.
+func (u *CorpusUpsertOne) AddSourceID(v int) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddSourceID(v)
+	})
+}
+
+// UpdateSourceID sets the "source_id" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateSourceID() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateSourceID()
+	})
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (u *CorpusUpsertOne) ClearSourceID() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearSourceID()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *CorpusUpsertOne) SetState(v corpus.State) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateState() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (u *CorpusUpsertOne) SetResynthesis(v *surrogate.RunState) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetResynthesis(v)
+	})
+}
+
+// UpdateResynthesis sets the "resynthesis" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateResynthesis() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateResynthesis()
+	})
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (u *CorpusUpsertOne) ClearResynthesis() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearResynthesis()
 	})
 }
 
@@ -1265,6 +1497,83 @@ func (u *CorpusUpsertBulk) UpdateProvenance() *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) ClearProvenance() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.ClearProvenance()
+	})
+}
+
+// SetOrigin sets the "origin" field.
+func (u *CorpusUpsertBulk) SetOrigin(v corpus.Origin) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetOrigin(v)
+	})
+}
+
+// UpdateOrigin sets the "origin" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateOrigin() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateOrigin()
+	})
+}
+
+// SetSourceID sets the "source_id" field.
+func (u *CorpusUpsertBulk) SetSourceID(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetSourceID(v)
+	})
+}
+
+// AddSourceID adds v to the "source_id" field.
+func (u *CorpusUpsertBulk) AddSourceID(v int) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.AddSourceID(v)
+	})
+}
+
+// UpdateSourceID sets the "source_id" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateSourceID() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateSourceID()
+	})
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (u *CorpusUpsertBulk) ClearSourceID() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearSourceID()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *CorpusUpsertBulk) SetState(v corpus.State) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateState() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (u *CorpusUpsertBulk) SetResynthesis(v *surrogate.RunState) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetResynthesis(v)
+	})
+}
+
+// UpdateResynthesis sets the "resynthesis" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateResynthesis() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateResynthesis()
+	})
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (u *CorpusUpsertBulk) ClearResynthesis() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearResynthesis()
 	})
 }
 

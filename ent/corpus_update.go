@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/user"
+	"deidcorpus/pipeline/surrogate"
 	"errors"
 	"fmt"
 
@@ -158,6 +159,73 @@ func (_u *CorpusUpdate) SetProvenance(v map[string]interface{}) *CorpusUpdate {
 // ClearProvenance clears the value of the "provenance" field.
 func (_u *CorpusUpdate) ClearProvenance() *CorpusUpdate {
 	_u.mutation.ClearProvenance()
+	return _u
+}
+
+// SetOrigin sets the "origin" field.
+func (_u *CorpusUpdate) SetOrigin(v corpus.Origin) *CorpusUpdate {
+	_u.mutation.SetOrigin(v)
+	return _u
+}
+
+// SetNillableOrigin sets the "origin" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableOrigin(v *corpus.Origin) *CorpusUpdate {
+	if v != nil {
+		_u.SetOrigin(*v)
+	}
+	return _u
+}
+
+// SetSourceID sets the "source_id" field.
+func (_u *CorpusUpdate) SetSourceID(v int) *CorpusUpdate {
+	_u.mutation.ResetSourceID()
+	_u.mutation.SetSourceID(v)
+	return _u
+}
+
+// SetNillableSourceID sets the "source_id" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableSourceID(v *int) *CorpusUpdate {
+	if v != nil {
+		_u.SetSourceID(*v)
+	}
+	return _u
+}
+
+// AddSourceID adds value to the "source_id" field.
+func (_u *CorpusUpdate) AddSourceID(v int) *CorpusUpdate {
+	_u.mutation.AddSourceID(v)
+	return _u
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (_u *CorpusUpdate) ClearSourceID() *CorpusUpdate {
+	_u.mutation.ClearSourceID()
+	return _u
+}
+
+// SetState sets the "state" field.
+func (_u *CorpusUpdate) SetState(v corpus.State) *CorpusUpdate {
+	_u.mutation.SetState(v)
+	return _u
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableState(v *corpus.State) *CorpusUpdate {
+	if v != nil {
+		_u.SetState(*v)
+	}
+	return _u
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (_u *CorpusUpdate) SetResynthesis(v *surrogate.RunState) *CorpusUpdate {
+	_u.mutation.SetResynthesis(v)
+	return _u
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (_u *CorpusUpdate) ClearResynthesis() *CorpusUpdate {
+	_u.mutation.ClearResynthesis()
 	return _u
 }
 
@@ -416,6 +484,16 @@ func (_u *CorpusUpdate) check() error {
 			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Origin(); ok {
+		if err := corpus.OriginValidator(v); err != nil {
+			return &ValidationError{Name: "origin", err: fmt.Errorf(`ent: validator failed for field "Corpus.origin": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.State(); ok {
+		if err := corpus.StateValidator(v); err != nil {
+			return &ValidationError{Name: "state", err: fmt.Errorf(`ent: validator failed for field "Corpus.state": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -466,6 +544,27 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ProvenanceCleared() {
 		_spec.ClearField(corpus.FieldProvenance, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Origin(); ok {
+		_spec.SetField(corpus.FieldOrigin, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.SourceID(); ok {
+		_spec.SetField(corpus.FieldSourceID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSourceID(); ok {
+		_spec.AddField(corpus.FieldSourceID, field.TypeInt, value)
+	}
+	if _u.mutation.SourceIDCleared() {
+		_spec.ClearField(corpus.FieldSourceID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.State(); ok {
+		_spec.SetField(corpus.FieldState, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Resynthesis(); ok {
+		_spec.SetField(corpus.FieldResynthesis, field.TypeJSON, value)
+	}
+	if _u.mutation.ResynthesisCleared() {
+		_spec.ClearField(corpus.FieldResynthesis, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.ContentVersion(); ok {
 		_spec.SetField(corpus.FieldContentVersion, field.TypeInt, value)
@@ -847,6 +946,73 @@ func (_u *CorpusUpdateOne) ClearProvenance() *CorpusUpdateOne {
 	return _u
 }
 
+// SetOrigin sets the "origin" field.
+func (_u *CorpusUpdateOne) SetOrigin(v corpus.Origin) *CorpusUpdateOne {
+	_u.mutation.SetOrigin(v)
+	return _u
+}
+
+// SetNillableOrigin sets the "origin" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableOrigin(v *corpus.Origin) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetOrigin(*v)
+	}
+	return _u
+}
+
+// SetSourceID sets the "source_id" field.
+func (_u *CorpusUpdateOne) SetSourceID(v int) *CorpusUpdateOne {
+	_u.mutation.ResetSourceID()
+	_u.mutation.SetSourceID(v)
+	return _u
+}
+
+// SetNillableSourceID sets the "source_id" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableSourceID(v *int) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetSourceID(*v)
+	}
+	return _u
+}
+
+// AddSourceID adds value to the "source_id" field.
+func (_u *CorpusUpdateOne) AddSourceID(v int) *CorpusUpdateOne {
+	_u.mutation.AddSourceID(v)
+	return _u
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (_u *CorpusUpdateOne) ClearSourceID() *CorpusUpdateOne {
+	_u.mutation.ClearSourceID()
+	return _u
+}
+
+// SetState sets the "state" field.
+func (_u *CorpusUpdateOne) SetState(v corpus.State) *CorpusUpdateOne {
+	_u.mutation.SetState(v)
+	return _u
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableState(v *corpus.State) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetState(*v)
+	}
+	return _u
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (_u *CorpusUpdateOne) SetResynthesis(v *surrogate.RunState) *CorpusUpdateOne {
+	_u.mutation.SetResynthesis(v)
+	return _u
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (_u *CorpusUpdateOne) ClearResynthesis() *CorpusUpdateOne {
+	_u.mutation.ClearResynthesis()
+	return _u
+}
+
 // SetContentVersion sets the "content_version" field.
 func (_u *CorpusUpdateOne) SetContentVersion(v int) *CorpusUpdateOne {
 	_u.mutation.ResetContentVersion()
@@ -1115,6 +1281,16 @@ func (_u *CorpusUpdateOne) check() error {
 			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Origin(); ok {
+		if err := corpus.OriginValidator(v); err != nil {
+			return &ValidationError{Name: "origin", err: fmt.Errorf(`ent: validator failed for field "Corpus.origin": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.State(); ok {
+		if err := corpus.StateValidator(v); err != nil {
+			return &ValidationError{Name: "state", err: fmt.Errorf(`ent: validator failed for field "Corpus.state": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1182,6 +1358,27 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if _u.mutation.ProvenanceCleared() {
 		_spec.ClearField(corpus.FieldProvenance, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Origin(); ok {
+		_spec.SetField(corpus.FieldOrigin, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.SourceID(); ok {
+		_spec.SetField(corpus.FieldSourceID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSourceID(); ok {
+		_spec.AddField(corpus.FieldSourceID, field.TypeInt, value)
+	}
+	if _u.mutation.SourceIDCleared() {
+		_spec.ClearField(corpus.FieldSourceID, field.TypeInt)
+	}
+	if value, ok := _u.mutation.State(); ok {
+		_spec.SetField(corpus.FieldState, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Resynthesis(); ok {
+		_spec.SetField(corpus.FieldResynthesis, field.TypeJSON, value)
+	}
+	if _u.mutation.ResynthesisCleared() {
+		_spec.ClearField(corpus.FieldResynthesis, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.ContentVersion(); ok {
 		_spec.SetField(corpus.FieldContentVersion, field.TypeInt, value)

@@ -22,6 +22,7 @@ import (
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
+	"deidcorpus/pipeline/surrogate"
 	"errors"
 	"fmt"
 	"sync"
@@ -3394,6 +3395,11 @@ type CorpusMutation struct {
 	check_resolution       *map[string]interface{}
 	ids                    *corpus.Ids
 	provenance             *map[string]interface{}
+	origin                 *corpus.Origin
+	source_id              *int
+	addsource_id           *int
+	state                  *corpus.State
+	resynthesis            **surrogate.RunState
 	created_at             *time.Time
 	content_version        *int
 	addcontent_version     *int
@@ -3886,6 +3892,197 @@ func (m *CorpusMutation) ResetProvenance() {
 	delete(m.clearedFields, corpus.FieldProvenance)
 }
 
+// SetOrigin sets the "origin" field.
+func (m *CorpusMutation) SetOrigin(c corpus.Origin) {
+	m.origin = &c
+}
+
+// Origin returns the value of the "origin" field in the mutation.
+func (m *CorpusMutation) Origin() (r corpus.Origin, exists bool) {
+	v := m.origin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrigin returns the old "origin" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldOrigin(ctx context.Context) (v corpus.Origin, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrigin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrigin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrigin: %w", err)
+	}
+	return oldValue.Origin, nil
+}
+
+// ResetOrigin resets all changes to the "origin" field.
+func (m *CorpusMutation) ResetOrigin() {
+	m.origin = nil
+}
+
+// SetSourceID sets the "source_id" field.
+func (m *CorpusMutation) SetSourceID(i int) {
+	m.source_id = &i
+	m.addsource_id = nil
+}
+
+// SourceID returns the value of the "source_id" field in the mutation.
+func (m *CorpusMutation) SourceID() (r int, exists bool) {
+	v := m.source_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceID returns the old "source_id" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldSourceID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceID: %w", err)
+	}
+	return oldValue.SourceID, nil
+}
+
+// AddSourceID adds i to the "source_id" field.
+func (m *CorpusMutation) AddSourceID(i int) {
+	if m.addsource_id != nil {
+		*m.addsource_id += i
+	} else {
+		m.addsource_id = &i
+	}
+}
+
+// AddedSourceID returns the value that was added to the "source_id" field in this mutation.
+func (m *CorpusMutation) AddedSourceID() (r int, exists bool) {
+	v := m.addsource_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearSourceID clears the value of the "source_id" field.
+func (m *CorpusMutation) ClearSourceID() {
+	m.source_id = nil
+	m.addsource_id = nil
+	m.clearedFields[corpus.FieldSourceID] = struct{}{}
+}
+
+// SourceIDCleared returns if the "source_id" field was cleared in this mutation.
+func (m *CorpusMutation) SourceIDCleared() bool {
+	_, ok := m.clearedFields[corpus.FieldSourceID]
+	return ok
+}
+
+// ResetSourceID resets all changes to the "source_id" field.
+func (m *CorpusMutation) ResetSourceID() {
+	m.source_id = nil
+	m.addsource_id = nil
+	delete(m.clearedFields, corpus.FieldSourceID)
+}
+
+// SetState sets the "state" field.
+func (m *CorpusMutation) SetState(c corpus.State) {
+	m.state = &c
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *CorpusMutation) State() (r corpus.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldState(ctx context.Context) (v corpus.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *CorpusMutation) ResetState() {
+	m.state = nil
+}
+
+// SetResynthesis sets the "resynthesis" field.
+func (m *CorpusMutation) SetResynthesis(ss *surrogate.RunState) {
+	m.resynthesis = &ss
+}
+
+// Resynthesis returns the value of the "resynthesis" field in the mutation.
+func (m *CorpusMutation) Resynthesis() (r *surrogate.RunState, exists bool) {
+	v := m.resynthesis
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResynthesis returns the old "resynthesis" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldResynthesis(ctx context.Context) (v *surrogate.RunState, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResynthesis is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResynthesis requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResynthesis: %w", err)
+	}
+	return oldValue.Resynthesis, nil
+}
+
+// ClearResynthesis clears the value of the "resynthesis" field.
+func (m *CorpusMutation) ClearResynthesis() {
+	m.resynthesis = nil
+	m.clearedFields[corpus.FieldResynthesis] = struct{}{}
+}
+
+// ResynthesisCleared returns if the "resynthesis" field was cleared in this mutation.
+func (m *CorpusMutation) ResynthesisCleared() bool {
+	_, ok := m.clearedFields[corpus.FieldResynthesis]
+	return ok
+}
+
+// ResetResynthesis resets all changes to the "resynthesis" field.
+func (m *CorpusMutation) ResetResynthesis() {
+	m.resynthesis = nil
+	delete(m.clearedFields, corpus.FieldResynthesis)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *CorpusMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -4282,7 +4479,7 @@ func (m *CorpusMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CorpusMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 15)
 	if m.name != nil {
 		fields = append(fields, corpus.FieldName)
 	}
@@ -4309,6 +4506,18 @@ func (m *CorpusMutation) Fields() []string {
 	}
 	if m.provenance != nil {
 		fields = append(fields, corpus.FieldProvenance)
+	}
+	if m.origin != nil {
+		fields = append(fields, corpus.FieldOrigin)
+	}
+	if m.source_id != nil {
+		fields = append(fields, corpus.FieldSourceID)
+	}
+	if m.state != nil {
+		fields = append(fields, corpus.FieldState)
+	}
+	if m.resynthesis != nil {
+		fields = append(fields, corpus.FieldResynthesis)
 	}
 	if m.created_at != nil {
 		fields = append(fields, corpus.FieldCreatedAt)
@@ -4342,6 +4551,14 @@ func (m *CorpusMutation) Field(name string) (ent.Value, bool) {
 		return m.Ids()
 	case corpus.FieldProvenance:
 		return m.Provenance()
+	case corpus.FieldOrigin:
+		return m.Origin()
+	case corpus.FieldSourceID:
+		return m.SourceID()
+	case corpus.FieldState:
+		return m.State()
+	case corpus.FieldResynthesis:
+		return m.Resynthesis()
 	case corpus.FieldCreatedAt:
 		return m.CreatedAt()
 	case corpus.FieldContentVersion:
@@ -4373,6 +4590,14 @@ func (m *CorpusMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldIds(ctx)
 	case corpus.FieldProvenance:
 		return m.OldProvenance(ctx)
+	case corpus.FieldOrigin:
+		return m.OldOrigin(ctx)
+	case corpus.FieldSourceID:
+		return m.OldSourceID(ctx)
+	case corpus.FieldState:
+		return m.OldState(ctx)
+	case corpus.FieldResynthesis:
+		return m.OldResynthesis(ctx)
 	case corpus.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case corpus.FieldContentVersion:
@@ -4449,6 +4674,34 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetProvenance(v)
 		return nil
+	case corpus.FieldOrigin:
+		v, ok := value.(corpus.Origin)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrigin(v)
+		return nil
+	case corpus.FieldSourceID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceID(v)
+		return nil
+	case corpus.FieldState:
+		v, ok := value.(corpus.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case corpus.FieldResynthesis:
+		v, ok := value.(*surrogate.RunState)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResynthesis(v)
+		return nil
 	case corpus.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -4474,6 +4727,9 @@ func (m *CorpusMutation) AddedFields() []string {
 	if m.addcheck_findings != nil {
 		fields = append(fields, corpus.FieldCheckFindings)
 	}
+	if m.addsource_id != nil {
+		fields = append(fields, corpus.FieldSourceID)
+	}
 	if m.addcontent_version != nil {
 		fields = append(fields, corpus.FieldContentVersion)
 	}
@@ -4487,6 +4743,8 @@ func (m *CorpusMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case corpus.FieldCheckFindings:
 		return m.AddedCheckFindings()
+	case corpus.FieldSourceID:
+		return m.AddedSourceID()
 	case corpus.FieldContentVersion:
 		return m.AddedContentVersion()
 	}
@@ -4504,6 +4762,13 @@ func (m *CorpusMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddCheckFindings(v)
+		return nil
+	case corpus.FieldSourceID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSourceID(v)
 		return nil
 	case corpus.FieldContentVersion:
 		v, ok := value.(int)
@@ -4526,6 +4791,12 @@ func (m *CorpusMutation) ClearedFields() []string {
 	if m.FieldCleared(corpus.FieldProvenance) {
 		fields = append(fields, corpus.FieldProvenance)
 	}
+	if m.FieldCleared(corpus.FieldSourceID) {
+		fields = append(fields, corpus.FieldSourceID)
+	}
+	if m.FieldCleared(corpus.FieldResynthesis) {
+		fields = append(fields, corpus.FieldResynthesis)
+	}
 	return fields
 }
 
@@ -4545,6 +4816,12 @@ func (m *CorpusMutation) ClearField(name string) error {
 		return nil
 	case corpus.FieldProvenance:
 		m.ClearProvenance()
+		return nil
+	case corpus.FieldSourceID:
+		m.ClearSourceID()
+		return nil
+	case corpus.FieldResynthesis:
+		m.ClearResynthesis()
 		return nil
 	}
 	return fmt.Errorf("unknown Corpus nullable field %s", name)
@@ -4580,6 +4857,18 @@ func (m *CorpusMutation) ResetField(name string) error {
 		return nil
 	case corpus.FieldProvenance:
 		m.ResetProvenance()
+		return nil
+	case corpus.FieldOrigin:
+		m.ResetOrigin()
+		return nil
+	case corpus.FieldSourceID:
+		m.ResetSourceID()
+		return nil
+	case corpus.FieldState:
+		m.ResetState()
+		return nil
+	case corpus.FieldResynthesis:
+		m.ResetResynthesis()
 		return nil
 	case corpus.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -63,7 +63,11 @@ func (p ResynthesizeParams) precondition(ctx context.Context, st *store.Store) e
 	} else if err != nil {
 		return err
 	}
-	return p.checkTarget(out)
+	src, err := st.CorpusByName(ctx, p.Corpus)
+	if err != nil {
+		return err
+	}
+	return p.checkTarget(out, src)
 }
 
 // checkPolicyNames refuses a policy naming a type the source's labels cannot
@@ -91,13 +95,11 @@ func (p ResynthesizeParams) checkPolicyNames(ctx context.Context, st *store.Stor
 // checkTarget refuses an existing target corpus that is not a surrogate of
 // the job's source made by resynthesis (a corpus derived from the source
 // names it too, and holds its original text).
-func (p ResynthesizeParams) checkTarget(out *ent.Corpus) error {
-	from, _ := out.Provenance["from"].(string)
-	source, _ := out.Provenance["source"].(string)
+func (p ResynthesizeParams) checkTarget(out, src *ent.Corpus) error {
 	switch {
 	case out.Kind != corpus.KindSurrogate:
 		return apperr.New(apperr.Conflict, "corpus %q exists and holds original text: choose another name for the surrogate corpus", p.Out)
-	case from != p.Corpus || source != "resynthesis":
+	case out.Origin != corpus.OriginResynthesis || out.SourceID == nil || *out.SourceID != src.ID:
 		return apperr.New(apperr.Conflict, "corpus %q exists and is not a surrogate of %q made by resynthesis: choose another name", p.Out, p.Corpus)
 	}
 	return nil
@@ -207,9 +209,9 @@ type resynthesis struct {
 	todo            int
 	todoOf, notesOf map[string]int
 	redo            bool
-	marker          *store.ResynthesisMarker // the job's, when an earlier attempt began writing
+	marker          *surrogate.RunState // the job's, when an earlier attempt began writing
 	stream          *surrogate.Stream
-	reuse           *store.ReuseCounter
+	reuse           *surrogate.ReuseCounter
 	loadErr         error // reading stored mappings failed: the database's error, not the input's
 	plan            *surrogate.Result
 	// result, when set, is the job's whole result: an earlier attempt
@@ -248,13 +250,13 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 		return nil, err
 	}
 	if out != nil {
-		if err := p.checkTarget(out); err != nil {
+		if err := p.checkTarget(out, r.src); err != nil {
 			return nil, err
 		}
 		if err := st.RefuseOtherWriter(ctx, out, jobID); err != nil {
 			return nil, err
 		}
-		if earlier := finishedRun(out.Provenance, jobID); earlier != nil {
+		if earlier := finishedRun(out, jobID); earlier != nil {
 			// A retry of a job whose output was saved: it reports what it wrote.
 			r.result = Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
 				"message": "saved by an earlier attempt of this job"}
@@ -366,7 +368,7 @@ func (r *resynthesis) invalid(err error) error {
 }
 
 // begin marks the target as written by job jobID (creating it if need be).
-func (r *resynthesis) begin(ctx context.Context, st *store.Store, jobID int) (*ent.Corpus, *store.ResynthesisMarker, error) {
+func (r *resynthesis) begin(ctx context.Context, st *store.Store, jobID int) (*ent.Corpus, *surrogate.RunState, error) {
 	return st.BeginResynthesis(ctx, store.ResynthesisStart{SourceID: r.src.ID, Target: r.p.Out, TagSet: r.src.Tagset,
 		From: r.p.Corpus, JobID: jobID, Redo: r.redo, Redone: r.plan.Redone, Redrawn: r.stream.Redrawn(), Dropped: r.plan.Dropped})
 }
@@ -384,7 +386,7 @@ type rewritten struct {
 // saved (for the check) without saving them again. A batch is saved, in
 // order, while the next is read and rewritten.
 func (r *resynthesis) rewrite(ctx context.Context, st *store.Store, jobID int, each func(context.Context, func([]pipeline.Document) error) error,
-	target *ent.Corpus, marker *store.ResynthesisMarker, checker *surrogate.Checker, progress func(read int)) (rewritten, error) {
+	target *ent.Corpus, marker *surrogate.RunState, checker *surrogate.Checker, progress func(read int)) (rewritten, error) {
 	var rw rewritten
 	read := 0
 	pass := func(ctx context.Context, send func(*surrogate.Result) error) error {
@@ -436,7 +438,7 @@ func (r *resynthesis) rewrite(ctx context.Context, st *store.Store, jobID int, e
 
 // finish checks and counts the corpus-scope mappings the run used, saves
 // them with the run's provenance and check, and saves the full check report.
-func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, marker *store.ResynthesisMarker,
+func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, marker *surrogate.RunState,
 	checker *surrogate.Checker, rw rewritten) (Result, error) {
 	st, p := run.Store, r.p
 	review := append(slices.Clone(r.plan.Review), rw.review...)
@@ -522,12 +524,12 @@ var batchSaved func(saved int) error
 
 // finishedRun is the provenance that job wrote on a surrogate corpus when it
 // finished: the corpus's own, or an entry of its runs.
-func finishedRun(prov map[string]any, jobID int) map[string]any {
-	if _, busy := prov["inProgress"]; busy {
+func finishedRun(out *ent.Corpus, jobID int) map[string]any {
+	if store.InProgress(out) != nil {
 		return nil
 	}
-	runs, _ := prov["runs"].([]any)
-	for _, r := range append([]any{prov}, runs...) {
+	runs, _ := out.Provenance["runs"].([]any)
+	for _, r := range append([]any{out.Provenance}, runs...) {
 		if m, ok := r.(map[string]any); ok {
 			if job, ok := m["job"].(float64); ok && int(job) == jobID {
 				return m

@@ -111,7 +111,7 @@ func (p planned) check(ctx context.Context, st *store.Store, src *ent.Corpus) er
 }
 
 // writing returns the target a parent resynthesis job marked as its own.
-func (r *resynthesis) writing(ctx context.Context, st *store.Store, jobID int) (*ent.Corpus, *store.ResynthesisMarker, error) {
+func (r *resynthesis) writing(ctx context.Context, st *store.Store, jobID int) (*ent.Corpus, *surrogate.RunState, error) {
 	out, err := st.CorpusByName(ctx, r.p.Out)
 	if err != nil {
 		return nil, nil, err
@@ -206,12 +206,12 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 	for i, res := range parts {
 		var got struct {
 			planned
-			Documents   int           `json:"documents"`
-			Written     int           `json:"written"`
-			NewMappings int           `json:"newMappings"`
-			Reused      []store.Reuse `json:"reused"`
-			Labels      [][2]string   `json:"labels"`
-			State       int           `json:"state"`
+			Documents   int               `json:"documents"`
+			Written     int               `json:"written"`
+			NewMappings int               `json:"newMappings"`
+			Reused      []surrogate.Reuse `json:"reused"`
+			Labels      [][2]string       `json:"labels"`
+			State       int               `json:"state"`
 		}
 		if err := decodeParams(res, &got); err != nil {
 			return nil, apperr.New(apperr.Internal, "part %d of %d: its result: %v", i+1, len(parts), err)

@@ -31,7 +31,7 @@ func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description stri
 		return nil, apperr.New(apperr.Invalid, "unknown corpus kind %q (original or surrogate)", kind)
 	}
 	c, err := s.Client.Corpus.Create().SetName(name).SetTagset(tagset).SetDescription(description).SetKind(kind).
-		SetProvenance(map[string]any{"source": "created"}).Save(ctx)
+		SetProvenance(map[string]any{"source": "created"}).SetOrigin(corpus.OriginCreated).Save(ctx)
 	if ent.IsConstraintError(err) {
 		return nil, apperr.New(apperr.Conflict, "a corpus named %q exists", name)
 	}

@@ -334,8 +334,11 @@ func TestLegacyMappingsEncrypted(t *testing.T) {
 	require.NoError(t, err)
 	c, err := st.Client.Corpus.Create().SetName("old").SetTagset("i2b2-2014").Save(ctx)
 	require.NoError(t, err)
-	// The table as the schema before encryption made it.
+	// The table as the schema before encryption made it, with no data
+	// upgrade recorded.
 	_, err = st.DB.Exec(`DROP TABLE surrogate_mappings`)
+	require.NoError(t, err)
+	_, err = st.DB.Exec(`DROP TABLE schema_steps`)
 	require.NoError(t, err)
 	_, err = st.DB.Exec(`CREATE TABLE surrogate_mappings (id integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 		corpus_id integer NOT NULL, scope text NOT NULL, category text NOT NULL, type text NOT NULL,

@@ -11,6 +11,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
 )
@@ -95,7 +96,7 @@ func (s *Store) Derive(ctx context.Context, opt DeriveOptions) (*ImportResult, e
 	}
 	res, err := s.importParsed(ctx, ImportOptions{
 		Corpus: out, TagSet: tagset, Set: set, CorpusKind: string(src.Kind), Progress: opt.Progress, Checked: opt.Checked, Resume: opt.Resume, into: &into,
-		Provenance: prov,
+		Provenance: prov, Origin: corpus.OriginDerived, SourceID: src.ID,
 	}, scan)
 	if res != nil {
 		res.Dropped = before - after
@@ -202,7 +203,7 @@ func (s *Store) MappedLabels(ctx context.Context, c *ent.Corpus, set string, m *
 // its success) finished.
 func ownDerivation(c, src *ent.Corpus, opt DeriveOptions) bool {
 	p := c.Provenance
-	return p["source"] == "derived" && intOf(p["job"]) == opt.Job && intOf(p["fromID"]) == src.ID &&
+	return c.Origin == corpus.OriginDerived && c.SourceID != nil && *c.SourceID == src.ID && intOf(p["job"]) == opt.Job &&
 		p["set"] == opt.Set && p["mappingHash"] == opt.Mapping.Hash
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
@@ -173,7 +174,7 @@ func TestDeriveResumesAfterCrash(t *testing.T) {
 	assert.Equal(t, imported(t, st, "whole"), imported(t, st, "resumed"))
 	c, err := st.CorpusByName(ctx, "resumed")
 	require.NoError(t, err)
-	assert.NotContains(t, c.Provenance, "unfinishedImport", "finished")
+	assert.Equal(t, corpus.StateReady, c.State, "finished")
 	assert.Equal(t, hipaa.Hash, c.Provenance["mappingHash"])
 
 	// Its job's worker may die after the last batch, before the job records

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +40,10 @@ type ImportOptions struct {
 	Replace bool
 	// Provenance of a new corpus; default {"source": "import", "format": ...}.
 	Provenance map[string]any
+	// Origin of a new corpus (default import), and the corpus it was made
+	// from, if any (SourceID).
+	Origin   corpus.Origin
+	SourceID int
 	// CorpusKind of a new corpus: "original" (the default) or "surrogate"
 	// (text whose PHI was already replaced, which researchers may see). For
 	// an existing corpus it must be empty or equal to the corpus's.
@@ -478,7 +481,7 @@ func (im *importer) check(ctx context.Context) error {
 	}
 	var pending []pipeline.Document
 	var conflicts, newText firstIDs // memory holds a few, however large the import
-	resynthesized := existing != nil && existing.Provenance["source"] == "resynthesis"
+	resynthesized := existing != nil && existing.Origin == corpus.OriginResynthesis
 	lookup := func() error {
 		if existing != nil && len(pending) > 0 {
 			found, err := lookupExisting(ctx, im.s.Client, existing.ID, setID, pending, opt.Resume)
@@ -613,11 +616,7 @@ func (im *importer) writeBatch(ctx context.Context, batch []pipeline.Document) e
 			if provenance == nil {
 				provenance = map[string]any{"source": "import", "format": opt.Format}
 			}
-			// Marked until the last batch commits: a process killed
-			// meanwhile leaves a corpus that says so.
-			marked := maps.Clone(provenance)
-			marked[provUnfinishedImport] = time.Now().UTC().Format(time.RFC3339)
-			create := tx.Corpus.Create().SetName(opt.Corpus).SetTagset(tagset).SetProvenance(marked)
+			create := importingCorpus(tx, opt, tagset, provenance)
 			if opt.CorpusKind != "" {
 				create.SetKind(corpus.Kind(opt.CorpusKind))
 			}
@@ -673,9 +672,7 @@ func (im *importer) finish(ctx context.Context) (*ImportResult, error) {
 	res := im.res
 	if unfinishedImport(res.Corpus) || res.CreatedCorpus {
 		// Finished: this import, or the one it completed with replace.
-		prov := maps.Clone(res.Corpus.Provenance)
-		delete(prov, provUnfinishedImport)
-		if err := im.s.Client.Corpus.UpdateOneID(res.Corpus.ID).SetProvenance(prov).Exec(ctx); err != nil {
+		if err := finishImport(ctx, im.s.Client, res.Corpus); err != nil {
 			return nil, fmt.Errorf("mark the import of corpus %q finished: %w", res.Corpus.Name, err)
 		}
 	}
@@ -694,16 +691,6 @@ func resynthesizedError(opt ImportOptions, ids firstIDs) error {
 		"the import would add or change the text of %s. Import them into a corpus of their own (text whose PHI was "+
 		"replaced elsewhere with --corpus-kind surrogate), or resynthesize the source again with them in it",
 		opt.Corpus, ids.describe("document"))
-}
-
-// provUnfinishedImport marks, in a corpus's provenance, an import that made
-// the corpus and has not written its last batch (when it began).
-const provUnfinishedImport = "unfinishedImport"
-
-// unfinishedImport reports whether the import that made c has not finished.
-func unfinishedImport(c *ent.Corpus) bool {
-	_, ok := c.Provenance[provUnfinishedImport]
-	return ok
 }
 
 // conflictError names the first conflicting documents.

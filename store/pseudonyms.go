@@ -81,10 +81,10 @@ func (s *Store) SurrogateNames(target *ent.Corpus, sourceID int) (SurrogateNames
 // surrogateSource is the corpus a surrogate corpus was resynthesized from,
 // refused when c was not made by resynthesis or its source is gone.
 func (s *Store) surrogateSource(ctx context.Context, c *ent.Corpus) (*ent.Corpus, error) {
-	id := intOf(c.Provenance["fromID"])
-	if c.Provenance["source"] != "resynthesis" || id == 0 {
+	if c.Origin != corpus.OriginResynthesis || c.SourceID == nil {
 		return nil, apperr.New(apperr.Invalid, "corpus %q was not made by resynthesis: it has no source ids", c.Name)
 	}
+	id := *c.SourceID
 	src, err := s.Client.Corpus.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.New(apperr.NotFound, "the source of corpus %q (corpus id %d) was deleted: its ids cannot be paired", c.Name, id)
@@ -107,7 +107,7 @@ func (s *Store) TwinNames(ctx context.Context, a, b string) (original string, na
 	}
 	for _, pair := range [][2]*ent.Corpus{{ca, cb}, {cb, ca}} {
 		orig, sur := pair[0], pair[1]
-		if sur.Ids == corpus.IdsPseudonymous && intOf(sur.Provenance["fromID"]) == orig.ID {
+		if sur.Ids == corpus.IdsPseudonymous && sur.SourceID != nil && *sur.SourceID == orig.ID {
 			names, err := s.SurrogateNames(sur, orig.ID)
 			return orig.Name, names, err
 		}

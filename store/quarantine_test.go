@@ -38,8 +38,11 @@ func TestOlderCorporaGetTheirCheckStatus(t *testing.T) {
 		_, err := st.Client.Corpus.Create().SetName(name).SetKind(corpus.KindSurrogate).SetProvenance(prov).Save(ctx)
 		require.NoError(t, err)
 	}
-	// As the schema before check statuses left them.
+	// As the schema before check statuses left them, with no data upgrade
+	// recorded.
 	_, err := st.DB.Exec(`UPDATE corpora SET check_status = 'none', check_findings = 0`)
+	require.NoError(t, err)
+	_, err = st.DB.Exec(`DROP TABLE schema_steps`)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 

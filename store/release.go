@@ -247,7 +247,7 @@ func (s *Store) releaseIDs(opt ReleaseOptions, parent *ent.Release) (*pseudonyms
 // the gold had no span (unannotated finds, often real names the annotators
 // missed) are shared only with a curator's reason (accept).
 func shareable(c *ent.Corpus, accept string) error {
-	if c.Provenance["source"] != "resynthesis" {
+	if c.Origin != corpus.OriginResynthesis {
 		return apperr.New(apperr.Invalid, "corpus %q holds original text (it was not made by resynthesis): it cannot be released for outside sharing", c.Name)
 	}
 	// A failed check is refused before (quarantine); a resolved one was

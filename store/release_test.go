@@ -324,6 +324,8 @@ func TestReleaseSnapshotInChunks(t *testing.T) {
 			require.NoError(t, err)
 			_, err = st.DB.ExecContext(ctx, `ALTER TABLE releases DROP COLUMN content_key`)
 			require.NoError(t, err)
+			_, err = st.DB.ExecContext(ctx, `DROP TABLE schema_steps`)
+			require.NoError(t, err)
 			_, err = st.Client.Chunk.Delete().Where(chunk.ContentKey(r.ContentKey)).Exec(ctx)
 			require.NoError(t, err)
 			require.NoError(t, st.Close())

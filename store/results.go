@@ -16,6 +16,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
@@ -326,7 +327,7 @@ func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.C
 // corpus, oldest first; none for another corpus.
 func resynthesisRuns(c *ent.Corpus) []int {
 	first, ok := c.Provenance["job"].(float64)
-	if c.Provenance["source"] != "resynthesis" || !ok {
+	if c.Origin != corpus.OriginResynthesis || !ok {
 		return nil
 	}
 	runs := []int{int(first)}

@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"iter"
 	"maps"
 	"slices"
@@ -29,24 +27,16 @@ import (
 	"deidcorpus/pipeline/surrogate"
 )
 
-// SurrogateState is what earlier resynthesis jobs decided for a source
-// corpus, and which job decided each part: MappingJobs[i] made Mappings[i],
-// ShiftJobs[i] drew Shifts[i].
-type SurrogateState struct {
-	surrogate.Store
-	MappingJobs, ShiftJobs []int
-}
-
-// SurrogateState returns what earlier resynthesis jobs decided for a source
+// surrogate.PriorState returns what earlier resynthesis jobs decided for a source
 // corpus: every mapping and every patient's date shift.
-func (s *Store) SurrogateState(ctx context.Context, sourceID int) (SurrogateState, error) {
+func (s *Store) SurrogateState(ctx context.Context, sourceID int) (surrogate.PriorState, error) {
 	return s.SurrogateStateBefore(ctx, sourceID, 0)
 }
 
-// SurrogateStateBefore is SurrogateState without what job jobID wrote: a
+// surrogate.PriorStateBefore is surrogate.PriorState without what job jobID wrote: a
 // retried attempt of a resynthesis sees the state its first attempt saw, and
 // draws again what that attempt drew and saved.
-func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (SurrogateState, error) {
+func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (surrogate.PriorState, error) {
 	out, err := s.mappingsBefore(ctx, sourceID, jobID)
 	if err != nil {
 		return out, err
@@ -55,11 +45,11 @@ func (s *Store) SurrogateStateBefore(ctx context.Context, sourceID, jobID int) (
 }
 
 // PlanState is what a resynthesis of a source reads at its start: what
-// SurrogateStateBefore returns for job jobID, but of the mappings only the
+// surrogate.PriorStateBefore returns for job jobID, but of the mappings only the
 // corpus-scope ones; and whether there are patient-scope ones, which the run
 // reads a batch of patients at a time (PatientMappingsBefore): at a million
 // notes they are millions.
-func (s *Store) PlanState(ctx context.Context, sourceID, jobID int) (state SurrogateState, patientMappings bool, err error) {
+func (s *Store) PlanState(ctx context.Context, sourceID, jobID int) (state surrogate.PriorState, patientMappings bool, err error) {
 	state, err = s.mappingsBefore(ctx, sourceID, jobID, surrogatemapping.Scope(surrogate.ScopeCorpus))
 	if err != nil {
 		return state, false, err
@@ -73,10 +63,10 @@ func (s *Store) PlanState(ctx context.Context, sourceID, jobID int) (state Surro
 }
 
 // PatientMappingsBefore returns the patient-scope mappings of some patients
-// of a source, without those job jobID wrote (see SurrogateStateBefore); the
+// of a source, without those job jobID wrote (see surrogate.PriorStateBefore); the
 // state holds no shifts.
-func (s *Store) PatientMappingsBefore(ctx context.Context, sourceID, jobID int, patients []string) (SurrogateState, error) {
-	var out SurrogateState
+func (s *Store) PatientMappingsBefore(ctx context.Context, sourceID, jobID int, patients []string) (surrogate.PriorState, error) {
+	var out surrogate.PriorState
 	for part := range slices.Chunk(patients, docBatch) {
 		scopes := make([]string, len(part))
 		for i, p := range part {
@@ -97,8 +87,8 @@ func (s *Store) PatientMappingsBefore(ctx context.Context, sourceID, jobID int, 
 // read mappingReadBatch at a time: a rerun of a million notes reads about
 // 1.5 million corpus-scope mappings, whose rows whole would cost several
 // times their mappings.
-func (s *Store) mappingsBefore(ctx context.Context, sourceID, jobID int, where ...predicate.SurrogateMapping) (SurrogateState, error) {
-	var out SurrogateState
+func (s *Store) mappingsBefore(ctx context.Context, sourceID, jobID int, where ...predicate.SurrogateMapping) (surrogate.PriorState, error) {
+	var out surrogate.PriorState
 	var ring *keys.Ring
 	for last := 0; ; {
 		ms, err := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(sourceID), surrogatemapping.JobIDNEQ(jobID),
@@ -132,7 +122,7 @@ var mappingReadBatch = 10000
 
 // shiftsBefore adds a source's date shifts that job jobID did not draw to
 // out.
-func (s *Store) shiftsBefore(ctx context.Context, sourceID, jobID int, out *SurrogateState) error {
+func (s *Store) shiftsBefore(ctx context.Context, sourceID, jobID int, out *surrogate.PriorState) error {
 	shifts, err := s.Client.DateShift.Query().Where(dateshift.CorpusID(sourceID), dateshift.JobIDNEQ(jobID)).
 		Order(ent.Asc(dateshift.FieldPatient)).All(ctx)
 	if err != nil {
@@ -145,131 +135,25 @@ func (s *Store) shiftsBefore(ctx context.Context, sourceID, jobID int, out *Surr
 	return nil
 }
 
-// Reuse is what a resynthesis took over from one earlier job instead of
-// drawing it from its own seed.
-type Reuse struct {
-	Job      int    `json:"job"`
-	Seed     any    `json:"seed"`   // the earlier job's seed
-	Out      string `json:"corpus"` // the surrogate corpus the earlier job wrote
-	Mappings int    `json:"mappings"`
-	Shifts   int    `json:"shifts"`
-}
-
-// ReuseCounter counts, per earlier job, the mappings and date shifts a run
-// used that were that job's rather than drawn by the run: the seed of a run
-// governs only what it drew itself. A batched run adds each batch's result.
-type ReuseCounter struct {
-	mappingJob map[uint64]int // by reuseKey
-	batchJob   map[uint64]int // the patient mappings read with the last batch (Batch)
-	shiftJob   map[string]int
-	byJob      map[int]*Reuse
-}
-
-// reuseKey is the hash of a mapping's scope, category, type and original. A
-// counter holds one for each stored corpus-scope mapping (1.5 million at a
-// million notes), where the four strings' headers cost four times as much;
-// two mappings with one hash could only count one's reuse against the
-// other's job (odds of about 10^-6 at 5 million mappings).
-func reuseKey(m surrogate.Mapping) uint64 {
-	var h maphash.Hash
-	h.SetSeed(reuseSeed)
-	for _, part := range [...]string{m.Scope, m.Category, m.Type, m.Original} {
-		h.WriteString(part)
-		h.WriteByte(0)
-	}
-	return h.Sum64()
-}
-
-var reuseSeed = maphash.MakeSeed()
-
-// Reuse starts counting what a run takes over from the state.
-func (state SurrogateState) Reuse() *ReuseCounter {
-	c := &ReuseCounter{mappingJob: make(map[uint64]int, len(state.Mappings)), shiftJob: make(map[string]int, len(state.Shifts)),
-		byJob: map[int]*Reuse{}}
-	for i, m := range state.Mappings {
-		c.mappingJob[reuseKey(m)] = state.MappingJobs[i]
-	}
-	for i, sh := range state.Shifts {
-		c.shiftJob[sh.Patient] = state.ShiftJobs[i]
-	}
-	return c
-}
-
-// Batch makes the patient mappings read with a batch
-// (PatientMappingsBefore) known to Add in place of the last batch's: a run
-// that reads them a batch at a time counts each batch's result against its
-// own.
-func (c *ReuseCounter) Batch(state SurrogateState) {
-	c.batchJob = make(map[uint64]int, len(state.Mappings))
-	for i, m := range state.Mappings {
-		c.batchJob[reuseKey(m)] = state.MappingJobs[i]
-	}
-}
-
-// Add counts a result's (or a batch's) mappings and shifts.
-func (c *ReuseCounter) Add(res *surrogate.Result) {
-	reuse := func(job int) *Reuse {
-		if c.byJob[job] == nil {
-			c.byJob[job] = &Reuse{Job: job}
-		}
-		return c.byJob[job]
-	}
-	for _, m := range res.Mappings {
-		k := reuseKey(m)
-		job, ok := c.mappingJob[k]
-		if !ok {
-			job, ok = c.batchJob[k]
-		}
-		if ok && !m.New {
-			reuse(job).Mappings++
-		}
-	}
-	for _, sh := range res.Shifts {
-		if job, ok := c.shiftJob[sh.Patient]; ok && !sh.New {
-			reuse(job).Shifts++
-		}
-	}
-}
-
-// Counts are what the counter counted, per earlier job, without the jobs'
-// seeds and corpora: what a part of a run rewritten in another process
-// gives the process that finishes the run (Merge).
-func (c *ReuseCounter) Counts() []Reuse {
-	out := make([]Reuse, 0, len(c.byJob))
-	for _, id := range slices.Sorted(maps.Keys(c.byJob)) {
-		out = append(out, Reuse{Job: id, Mappings: c.byJob[id].Mappings, Shifts: c.byJob[id].Shifts})
-	}
-	return out
-}
-
-// Merge adds counts another counter made (Counts).
-func (c *ReuseCounter) Merge(counts []Reuse) {
-	for _, r := range counts {
-		if c.byJob[r.Job] == nil {
-			c.byJob[r.Job] = &Reuse{Job: r.Job}
-		}
-		c.byJob[r.Job].Mappings += r.Mappings
-		c.byJob[r.Job].Shifts += r.Shifts
-	}
-}
-
 // Reused tells, per earlier job, what a run took over (as counted), with the
 // job's seed and the surrogate corpus it wrote.
-func (s *Store) Reused(ctx context.Context, c *ReuseCounter) ([]Reuse, error) {
-	ids := slices.Sorted(maps.Keys(c.byJob))
-	jobs, err := s.Client.Job.Query().Where(job.IDIn(ids...)).All(ctx)
+func (s *Store) Reused(ctx context.Context, c *surrogate.ReuseCounter) ([]surrogate.Reuse, error) {
+	jobs, err := s.Client.Job.Query().Where(job.IDIn(c.Jobs()...)).All(ctx)
 	if err != nil {
 		return nil, err
 	}
+	byID := make(map[int]*ent.Job, len(jobs))
 	for _, j := range jobs {
-		c.byJob[j.ID].Seed = j.Params["seed"]
-		c.byJob[j.ID].Out, _ = j.Params["out"].(string)
+		byID[j.ID] = j
 	}
-	out := make([]Reuse, len(ids))
-	for i, id := range ids {
-		out[i] = *c.byJob[id]
-	}
-	return out, nil
+	return c.Reused(func(id int) (any, string, bool) {
+		j := byID[id]
+		if j == nil {
+			return nil, "", false
+		}
+		out, _ := j.Params["out"].(string)
+		return j.Params["seed"], out, true
+	}), nil
 }
 
 // DocumentIDs lists the external ids of a corpus's documents.
@@ -317,40 +201,13 @@ func (s *Store) SurrogateOutlines(ctx context.Context, target *ent.Corpus, befor
 	return out, err
 }
 
-// ResynthesisMarker is what a resynthesis in progress writes on its target
-// corpus (provenance "inProgress"), with the corpus quarantined, until it
-// finishes: readers never take a half-written corpus for a checked one, and a
-// retried attempt of the same job knows where it stands.
-type ResynthesisMarker struct {
-	Job   int       `json:"job"`
-	Since time.Time `json:"since"` // documents written since are the job's
-	Redo  bool      `json:"redo"`
-	// Redone are the patients whose earlier notes the job rewrites: a retry
-	// rewrites them too, although the state that made them stale is dropped.
-	Redone []string `json:"redone"`
-	// The target's check state before the job, which an incremental run
-	// adds its findings to; Created: the job created the target.
-	Status   string `json:"status"`
-	Findings int    `json:"findings"`
-	Created  bool   `json:"created"`
-}
-
-// InProgress returns the marker of the resynthesis writing into a corpus, if
+// InProgress returns where the resynthesis writing into a corpus stands, if
 // one is.
-func InProgress(c *ent.Corpus) *ResynthesisMarker {
-	raw, ok := c.Provenance["inProgress"]
-	if !ok {
+func InProgress(c *ent.Corpus) *surrogate.RunState {
+	if c.State != corpus.StateResynthesizing {
 		return nil
 	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil
-	}
-	var m ResynthesisMarker
-	if json.Unmarshal(b, &m) != nil || m.Job == 0 {
-		return nil
-	}
-	return &m
+	return c.Resynthesis
 }
 
 // ResynthesisStart is what a resynthesis decided in its first pass.
@@ -373,7 +230,7 @@ type ResynthesisStart struct {
 // it if missing) and quarantines it until FinishResynthesis, and deletes the
 // stored state the run replaces, in one transaction. A retried attempt of the
 // same job finds its marker and changes nothing.
-func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent.Corpus, *ResynthesisMarker, error) {
+func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent.Corpus, *surrogate.RunState, error) {
 	opt := ImportOptions{Corpus: in.Target, TagSet: in.TagSet, Set: "gold", Kind: "surrogate"}
 	if err := opt.defaults(); err != nil {
 		return nil, nil, err
@@ -400,14 +257,15 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &ResynthesisMarker{Job: in.JobID, Since: time.Now().UTC(), Redo: in.Redo, Redone: in.Redone, Status: string(corpus.CheckStatusNone),
+	m := &surrogate.RunState{Job: in.JobID, Since: time.Now().UTC(), Redo: in.Redo, Redone: in.Redone, Status: string(corpus.CheckStatusNone),
 		Created: existing == nil}
 	var target *ent.Corpus
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if existing == nil {
 			target, err = tx.Corpus.Create().SetName(in.Target).SetTagset(tagset).SetKind(corpus.KindSurrogate).SetIds(corpus.IdsPseudonymous).
-				SetProvenance(map[string]any{"source": "resynthesis", "from": in.From, "fromID": in.SourceID, "inProgress": m}).
-				SetCheckStatus(corpus.CheckStatusFailed).Save(ctx)
+				SetProvenance(map[string]any{"source": "resynthesis", "from": in.From, "fromID": in.SourceID}).
+				SetOrigin(corpus.OriginResynthesis).SetSourceID(in.SourceID).
+				SetState(corpus.StateResynthesizing).SetResynthesis(m).SetCheckStatus(corpus.CheckStatusFailed).Save(ctx)
 			if err != nil {
 				return err
 			}
@@ -430,9 +288,8 @@ func (s *Store) BeginResynthesis(ctx context.Context, in ResynthesisStart) (*ent
 			} else {
 				m.Status, m.Findings = string(existing.CheckStatus), existing.CheckFindings
 			}
-			prov := maps.Clone(existing.Provenance)
-			prov["inProgress"] = m
-			if target, err = tx.Corpus.UpdateOneID(existing.ID).SetProvenance(prov).SetCheckStatus(corpus.CheckStatusFailed).Save(ctx); err != nil {
+			if target, err = tx.Corpus.UpdateOneID(existing.ID).SetState(corpus.StateResynthesizing).SetResynthesis(m).
+				SetCheckStatus(corpus.CheckStatusFailed).Save(ctx); err != nil {
 				return err
 			}
 		}
@@ -483,7 +340,7 @@ func refuseLiveWriter(ctx context.Context, jobs *ent.JobClient, what string, job
 // ResynthesisBatch is one batch of a resynthesis's output.
 type ResynthesisBatch struct {
 	SourceID, TargetID, JobID int
-	Marker                    *ResynthesisMarker
+	Marker                    *surrogate.RunState
 	Result                    *surrogate.Result // the batch's documents, patient-scope mappings and shifts
 }
 
@@ -621,7 +478,7 @@ var mappingBatch = 2000
 // ResynthesisEnd is what a resynthesis records when every batch is saved.
 type ResynthesisEnd struct {
 	SourceID, TargetID, JobID int
-	Marker                    *ResynthesisMarker
+	Marker                    *surrogate.RunState
 	// Provenance of the run: a new or redone target's provenance, or an entry
 	// of an existing target's provenance "runs".
 	Provenance map[string]any
@@ -646,7 +503,7 @@ type ResynthesisEnd struct {
 // has hundreds of thousands, and one transaction of them all held SQLite's
 // single writer for seconds (River's leader election timed out behind it).
 // Those an earlier attempt of the job saved before it stopped are not saved
-// again: the job's own rows are never state it reads (SurrogateStateBefore),
+// again: the job's own rows are never state it reads (surrogate.PriorStateBefore),
 // so a retry draws them again, identically.
 func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.Corpus, error) {
 	ring, err := s.KeyRing()
@@ -708,7 +565,6 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 			status = corpus.CheckStatusFailed
 		}
 		prov := maps.Clone(c.Provenance)
-		delete(prov, "inProgress")
 		switch prior := corpus.CheckStatus(in.Marker.Status); {
 		case in.Marker.Created || in.Marker.Redo:
 			prov = in.Provenance
@@ -728,7 +584,8 @@ func (s *Store) FinishResynthesis(ctx context.Context, in ResynthesisEnd) (*ent.
 			counts = map[string]int{}
 		}
 		prov[release.UnannotatedKey] = counts
-		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).Exec(ctx)
+		return tx.Corpus.UpdateOneID(c.ID).SetProvenance(prov).SetCheckStatus(status).SetCheckFindings(findings).
+			SetState(corpus.StateReady).ClearResynthesis().Exec(ctx)
 	})
 	if ent.IsConstraintError(err) {
 		return nil, apperr.Wrap(apperr.Conflict, err)

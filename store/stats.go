@@ -641,11 +641,3 @@ func ratio(a, b int) float64 {
 	}
 	return float64(a) / float64(b)
 }
-
-// copyDocumentsToSpans gives the spans of a database made before spans
-// carried copies of their document's split and note type those copies.
-func (s *Store) copyDocumentsToSpans(ctx context.Context) error {
-	_, err := s.DB.ExecContext(ctx, `UPDATE spans SET split = d.split, note_type = d.note_type
-		FROM documents d WHERE d.id = spans.document_id`)
-	return err
-}

@@ -26,9 +26,6 @@ import (
 
 	"deidcorpus/auth"
 	"deidcorpus/ent"
-	"deidcorpus/ent/corpus"
-	"deidcorpus/ent/migrate"
-	"deidcorpus/ent/model"
 	_ "deidcorpus/ent/runtime" // schema defaults, validators and hooks (the release immutability hook)
 	"deidcorpus/internal/keys"
 )
@@ -191,171 +188,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	} else {
 		s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
 	}
-	// A database from before encryption has its originals in clear: encrypt
-	// them before the schema migration (which, on SQLite, would rebuild the
-	// table without them).
-	legacy, err := s.hasLegacyMappings(ctx)
-	if err == nil && legacy {
-		if err = s.encryptLegacyMappings(ctx); err != nil {
-			err = fmt.Errorf("encrypt the surrogate mappings: %w", err)
-		}
-	}
-	var spanCopies, wholeReleases bool
-	if err == nil {
-		spanCopies, err = s.hasColumn(ctx, "spans", "split")
-	}
-	if err == nil {
-		wholeReleases, err = s.hasColumn(ctx, "releases", "content")
-	}
-	if err == nil && wholeReleases {
-		// Before chunks: set the snapshots aside, or the migration drops them.
-		if err = s.setAsideReleaseContent(ctx); err != nil {
-			err = fmt.Errorf("set the releases' snapshots aside: %w", err)
-		}
-	}
-	var setAside bool
-	if err == nil {
-		setAside, err = s.hasTable(ctx, legacyContentTable)
-	}
-	if err != nil {
+	if err := s.migrate(ctx, func() { auth.Install(s.Client) }); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := s.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("migrate database schema: %w", err)
-	}
-	if !spanCopies {
-		if err := s.copyDocumentsToSpans(ctx); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("copy the documents' splits and note types to their spans: %w", err)
-		}
-	}
-	if setAside {
-		if err := s.moveReleaseContent(ctx); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("move the releases' snapshots into chunks: %w", err)
-		}
-	}
-	auth.Install(s.Client)
-	if err := s.markSurrogateCorpora(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("mark surrogate corpora: %w", err)
-	}
-	if err := s.markCheckedCorpora(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("record the surrogate corpora's checks: %w", err)
-	}
-	if err := s.linkModelsToCorpora(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("link models to their training corpora: %w", err)
-	}
-	sealed, err := s.sealLegacyCheckReports(ctx)
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("seal the check reports: %w", err)
-	}
-	if legacy || sealed > 0 {
-		if err := s.compact(ctx); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("compact the database: %w", err)
-		}
-	}
 	return s, nil
-}
-
-// markSurrogateCorpora gives corpora made by resynthesis before corpora had
-// a kind the surrogate kind (researchers see them by it).
-func (s *Store) markSurrogateCorpora(ctx context.Context) error {
-	rows, err := s.Client.Corpus.Query().Where(corpus.KindEQ(corpus.KindOriginal)).
-		Select(corpus.FieldID, corpus.FieldProvenance).All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, c := range rows {
-		if c.Provenance["source"] == "resynthesis" {
-			if err := s.Client.Corpus.UpdateOneID(c.ID).SetKind(corpus.KindSurrogate).Exec(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// markCheckedCorpora gives corpora made by resynthesis before corpora had a
-// check status the status of the check their provenance records: a failed
-// one quarantines them, as it would now.
-func (s *Store) markCheckedCorpora(ctx context.Context) error {
-	rows, err := s.Client.Corpus.Query().Where(corpus.CheckStatusEQ(corpus.CheckStatusNone)).
-		Select(corpus.FieldID, corpus.FieldProvenance).All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, c := range rows {
-		check, _ := c.Provenance["check"].(map[string]any)
-		if c.Provenance["source"] != "resynthesis" || check == nil {
-			continue
-		}
-		upd := s.Client.Corpus.UpdateOneID(c.ID).SetCheckStatus(corpus.CheckStatusPassed)
-		if ok, _ := check["ok"].(bool); !ok {
-			upd.SetCheckStatus(corpus.CheckStatusFailed).SetCheckFindings(max(CheckFindings(check), 1))
-		}
-		if err := upd.Exec(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// linkModelsToCorpora gives models trained before models recorded their
-// training corpus's id the id of the corpus of that name, if it still
-// exists; the others stay hidden from annotators and researchers.
-func (s *Store) linkModelsToCorpora(ctx context.Context) error {
-	ms, err := s.Client.Model.Query().Where(model.TrainingCorpusIDIsNil(), model.KindEQ(model.KindCrf)).All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		c, err := s.Client.Corpus.Query().Where(corpus.Name(m.TrainingCorpus)).Only(ctx)
-		if ent.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.Client.Model.UpdateOneID(m.ID).SetTrainingCorpusID(c.ID).Exec(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// hasColumn says whether a table has a column (false if the table does not
-// exist either).
-func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, error) {
-	q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
-	if s.Dialect == dialect.Postgres {
-		q = `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema()
-			AND table_name = $1 AND column_name = $2`
-	}
-	var n int
-	if err := s.DB.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
-}
-
-// hasTable reports whether the database has a table.
-func (s *Store) hasTable(ctx context.Context, table string) (bool, error) {
-	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
-	if s.Dialect == dialect.Postgres {
-		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1`
-	}
-	var n int
-	if err := s.DB.QueryRowContext(ctx, q, table).Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
 }
 
 // Close releases the database.

@@ -35,6 +35,14 @@ const (
 	FieldIds = "ids"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
+	// FieldOrigin holds the string denoting the origin field in the database.
+	FieldOrigin = "origin"
+	// FieldSourceID holds the string denoting the source_id field in the database.
+	FieldSourceID = "source_id"
+	// FieldState holds the string denoting the state field in the database.
+	FieldState = "state"
+	// FieldResynthesis holds the string denoting the resynthesis field in the database.
+	FieldResynthesis = "resynthesis"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldContentVersion holds the string denoting the content_version field in the database.
@@ -98,6 +106,10 @@ var Columns = []string{
 	FieldCheckResolution,
 	FieldIds,
 	FieldProvenance,
+	FieldOrigin,
+	FieldSourceID,
+	FieldState,
+	FieldResynthesis,
 	FieldCreatedAt,
 	FieldContentVersion,
 }
@@ -213,6 +225,63 @@ func IdsValidator(i Ids) error {
 	}
 }
 
+// Origin defines the type for the "origin" enum field.
+type Origin string
+
+// OriginImport is the default value of the Origin enum.
+const DefaultOrigin = OriginImport
+
+// Origin values.
+const (
+	OriginImport      Origin = "import"
+	OriginCreated     Origin = "created"
+	OriginDerived     Origin = "derived"
+	OriginResynthesis Origin = "resynthesis"
+	OriginSynth       Origin = "synth"
+	OriginDemo        Origin = "demo"
+)
+
+func (o Origin) String() string {
+	return string(o)
+}
+
+// OriginValidator is a validator for the "origin" field enum values. It is called by the builders before save.
+func OriginValidator(o Origin) error {
+	switch o {
+	case OriginImport, OriginCreated, OriginDerived, OriginResynthesis, OriginSynth, OriginDemo:
+		return nil
+	default:
+		return fmt.Errorf("corpus: invalid enum value for origin field: %q", o)
+	}
+}
+
+// State defines the type for the "state" enum field.
+type State string
+
+// StateReady is the default value of the State enum.
+const DefaultState = StateReady
+
+// State values.
+const (
+	StateReady          State = "ready"
+	StateImporting      State = "importing"
+	StateResynthesizing State = "resynthesizing"
+)
+
+func (s State) String() string {
+	return string(s)
+}
+
+// StateValidator is a validator for the "state" field enum values. It is called by the builders before save.
+func StateValidator(s State) error {
+	switch s {
+	case StateReady, StateImporting, StateResynthesizing:
+		return nil
+	default:
+		return fmt.Errorf("corpus: invalid enum value for state field: %q", s)
+	}
+}
+
 // OrderOption defines the ordering options for the Corpus queries.
 type OrderOption func(*sql.Selector)
 
@@ -254,6 +323,21 @@ func ByCheckFindings(opts ...sql.OrderTermOption) OrderOption {
 // ByIds orders the results by the ids field.
 func ByIds(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldIds, opts...).ToFunc()
+}
+
+// ByOrigin orders the results by the origin field.
+func ByOrigin(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOrigin, opts...).ToFunc()
+}
+
+// BySourceID orders the results by the source_id field.
+func BySourceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSourceID, opts...).ToFunc()
+}
+
+// ByState orders the results by the state field.
+func ByState(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldState, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.
@@ -421,6 +505,42 @@ func (e *Ids) UnmarshalGQL(val interface{}) error {
 	*e = Ids(str)
 	if err := IdsValidator(*e); err != nil {
 		return fmt.Errorf("%s is not a valid Ids", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e Origin) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *Origin) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = Origin(str)
+	if err := OriginValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid Origin", str)
+	}
+	return nil
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e State) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *State) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = State(str)
+	if err := StateValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid State", str)
 	}
 	return nil
 }

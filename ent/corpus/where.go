@@ -75,6 +75,11 @@ func CheckFindings(v int) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldCheckFindings, v))
 }
 
+// SourceID applies equality check predicate on the "source_id" field. It's identical to SourceIDEQ.
+func SourceID(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldSourceID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldCreatedAt, v))
@@ -398,6 +403,106 @@ func ProvenanceIsNil() predicate.Corpus {
 // ProvenanceNotNil applies the NotNil predicate on the "provenance" field.
 func ProvenanceNotNil() predicate.Corpus {
 	return predicate.Corpus(sql.FieldNotNull(FieldProvenance))
+}
+
+// OriginEQ applies the EQ predicate on the "origin" field.
+func OriginEQ(v Origin) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldOrigin, v))
+}
+
+// OriginNEQ applies the NEQ predicate on the "origin" field.
+func OriginNEQ(v Origin) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldOrigin, v))
+}
+
+// OriginIn applies the In predicate on the "origin" field.
+func OriginIn(vs ...Origin) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldOrigin, vs...))
+}
+
+// OriginNotIn applies the NotIn predicate on the "origin" field.
+func OriginNotIn(vs ...Origin) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldOrigin, vs...))
+}
+
+// SourceIDEQ applies the EQ predicate on the "source_id" field.
+func SourceIDEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldSourceID, v))
+}
+
+// SourceIDNEQ applies the NEQ predicate on the "source_id" field.
+func SourceIDNEQ(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldSourceID, v))
+}
+
+// SourceIDIn applies the In predicate on the "source_id" field.
+func SourceIDIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldSourceID, vs...))
+}
+
+// SourceIDNotIn applies the NotIn predicate on the "source_id" field.
+func SourceIDNotIn(vs ...int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldSourceID, vs...))
+}
+
+// SourceIDGT applies the GT predicate on the "source_id" field.
+func SourceIDGT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGT(FieldSourceID, v))
+}
+
+// SourceIDGTE applies the GTE predicate on the "source_id" field.
+func SourceIDGTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGTE(FieldSourceID, v))
+}
+
+// SourceIDLT applies the LT predicate on the "source_id" field.
+func SourceIDLT(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLT(FieldSourceID, v))
+}
+
+// SourceIDLTE applies the LTE predicate on the "source_id" field.
+func SourceIDLTE(v int) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLTE(FieldSourceID, v))
+}
+
+// SourceIDIsNil applies the IsNil predicate on the "source_id" field.
+func SourceIDIsNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldIsNull(FieldSourceID))
+}
+
+// SourceIDNotNil applies the NotNil predicate on the "source_id" field.
+func SourceIDNotNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotNull(FieldSourceID))
+}
+
+// StateEQ applies the EQ predicate on the "state" field.
+func StateEQ(v State) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldState, v))
+}
+
+// StateNEQ applies the NEQ predicate on the "state" field.
+func StateNEQ(v State) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldState, v))
+}
+
+// StateIn applies the In predicate on the "state" field.
+func StateIn(vs ...State) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldState, vs...))
+}
+
+// StateNotIn applies the NotIn predicate on the "state" field.
+func StateNotIn(vs ...State) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldState, vs...))
+}
+
+// ResynthesisIsNil applies the IsNil predicate on the "resynthesis" field.
+func ResynthesisIsNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldIsNull(FieldResynthesis))
+}
+
+// ResynthesisNotNil applies the NotNil predicate on the "resynthesis" field.
+func ResynthesisNotNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotNull(FieldResynthesis))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -120,6 +120,10 @@ var (
 		{Name: "check_resolution", Type: field.TypeJSON, Nullable: true},
 		{Name: "ids", Type: field.TypeEnum, Enums: []string{"source", "pseudonymous"}, Default: "source"},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
+		{Name: "origin", Type: field.TypeEnum, Enums: []string{"import", "created", "derived", "resynthesis", "synth", "demo"}, Default: "import"},
+		{Name: "source_id", Type: field.TypeInt, Nullable: true},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"ready", "importing", "resynthesizing"}, Default: "ready"},
+		{Name: "resynthesis", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "content_version", Type: field.TypeInt, Default: 0},
 	}

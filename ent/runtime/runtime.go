@@ -120,11 +120,11 @@ func init() {
 	// corpus.DefaultCheckFindings holds the default value on creation for the check_findings field.
 	corpus.DefaultCheckFindings = corpusDescCheckFindings.Default.(int)
 	// corpusDescCreatedAt is the schema descriptor for created_at field.
-	corpusDescCreatedAt := corpusFields[9].Descriptor()
+	corpusDescCreatedAt := corpusFields[13].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
 	// corpusDescContentVersion is the schema descriptor for content_version field.
-	corpusDescContentVersion := corpusFields[10].Descriptor()
+	corpusDescContentVersion := corpusFields[14].Descriptor()
 	// corpus.DefaultContentVersion holds the default value on creation for the content_version field.
 	corpus.DefaultContentVersion = corpusDescContentVersion.Default.(int)
 	documentFields := schema.Document{}.Fields()

@@ -11,6 +11,8 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"deidcorpus/pipeline/surrogate"
 )
 
 // Corpus is a named collection of patients' notes with a declared tag set.
@@ -46,6 +48,24 @@ func (Corpus) Fields() []ent.Field {
 		field.JSON("provenance", map[string]any{}).Optional().
 			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
 			Annotations(entgql.Type("Map")),
+		// What code decides on is here, typed; provenance says it for people.
+		// Not in the Corpus type: the source's id is the curators' (see
+		// store.CorpusProvenance), and the rest is what provenance says.
+		field.Enum("origin").Values("import", "created", "derived", "resynthesis", "synth", "demo").Default("import").
+			Comment("how the corpus was made: imported, created empty, derived by a tag-set mapping, resynthesized, " +
+				"generated (synth), or the demo's corpus, whose demo jobs the server runs").
+			Annotations(entgql.Skip()),
+		field.Int("source_id").Optional().Nillable().
+			Comment("the corpus a derived or resynthesized corpus was made from: an id, not an edge, since the link " +
+				"outlives the source (a surrogate corpus's pseudonymous ids are keyed by it)").
+			Annotations(entgql.Skip()),
+		field.Enum("state").Values("ready", "importing", "resynthesizing").Default("ready").
+			Comment("importing: the import that made the corpus has not written its last batch (still running, or " +
+				"its process ended first); resynthesizing: a resynthesis writes into it (resynthesis says which)").
+			Annotations(entgql.Skip()),
+		field.JSON("resynthesis", &surrogate.RunState{}).Optional().
+			Comment("the run writing into the corpus while state is resynthesizing: what a retry resumes from").
+			Annotations(entgql.Skip()),
 		field.Time("created_at").Default(time.Now).Immutable().
 			Annotations(entgql.OrderField("CREATED_AT")),
 		field.Int("content_version").Default(0).Annotations(entgql.Skip()).
