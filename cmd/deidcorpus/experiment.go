@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
 	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
-	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
 )
 
@@ -47,6 +45,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
 	configFile := fs.String("config", "", "tagger configuration `FILE`: JSON naming the options it changes (deidcorpus train --print-config shows the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
 	return func(ctx context.Context, args []string) error {
 		if p.Kind == "" || p.Corpus == "" {
 			return usageErr("--kind and --corpus are required")
@@ -107,21 +106,8 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return flagNamed(err, experimentFlags)
 		}
-		return printExperiment(e.stdout, j.Result)
+		return finished(e, j, *asJSON)
 	}
-}
-
-// printExperiment renders an experiment job's result as its tables.
-func printExperiment(w io.Writer, result map[string]any) error {
-	var res experiment.Result
-	data, err := json.Marshal(result)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, &res); err != nil {
-		return err
-	}
-	return experiment.RenderMarkdown(w, &res)
 }
 
 // experimentFlags are the flags of the job parameters an experiment's errors
