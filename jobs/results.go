@@ -180,24 +180,40 @@ type PingResult struct {
 	Pong bool `json:"pong"`
 }
 
-// resultTypes gives each kind of job a new value of its result type.
-var resultTypes = map[string]func() any{
-	(ImportParams{}).JobKind():       func() any { return new(ImportResult) },
-	(DeriveParams{}).JobKind():       func() any { return new(DeriveResult) },
-	(ExportParams{}).JobKind():       func() any { return new(ExportResult) },
-	(EvaluateParams{}).JobKind():     func() any { return new(EvaluateResult) },
-	(TrainParams{}).JobKind():        func() any { return new(TrainResult) },
-	(TagParams{}).JobKind():          func() any { return new(TagResult) },
-	(ExperimentParams{}).JobKind():   func() any { return new(ExperimentResult) },
-	(ResynthesizeParams{}).JobKind(): func() any { return new(ResynthesizeResult) },
-	(PingParams{}).JobKind():         func() any { return new(PingResult) },
+// Output is the result of a job: each kind's type names its kind (the
+// GraphQL union JobOutput).
+type Output interface{ JobKind() string }
+
+func (ImportResult) JobKind() string       { return (ImportParams{}).JobKind() }
+func (DeriveResult) JobKind() string       { return (DeriveParams{}).JobKind() }
+func (ExportResult) JobKind() string       { return (ExportParams{}).JobKind() }
+func (EvaluateResult) JobKind() string     { return (EvaluateParams{}).JobKind() }
+func (TrainResult) JobKind() string        { return (TrainParams{}).JobKind() }
+func (TagResult) JobKind() string          { return (TagParams{}).JobKind() }
+func (ExperimentResult) JobKind() string   { return (ExperimentParams{}).JobKind() }
+func (ResynthesizeResult) JobKind() string { return (ResynthesizeParams{}).JobKind() }
+func (PingResult) JobKind() string         { return (PingParams{}).JobKind() }
+
+// outputs gives each kind of job a new value of its result type.
+var outputs = map[string]func() Output{}
+
+func init() {
+	for _, o := range []func() Output{
+		func() Output { return new(ImportResult) }, func() Output { return new(DeriveResult) },
+		func() Output { return new(ExportResult) }, func() Output { return new(EvaluateResult) },
+		func() Output { return new(TrainResult) }, func() Output { return new(TagResult) },
+		func() Output { return new(ExperimentResult) }, func() Output { return new(ResynthesizeResult) },
+		func() Output { return new(PingResult) },
+	} {
+		outputs[o().JobKind()] = o
+	}
 }
 
 // ResultOf is the result of a job that succeeded (or whose output failed
 // its check), as a pointer to its kind's result type (*TrainResult, ...);
 // nil for a job with no result yet and for a kind without one (a part).
-func ResultOf(j *ent.Job) (any, error) {
-	newResult, ok := resultTypes[j.Kind]
+func ResultOf(j *ent.Job) (Output, error) {
+	newResult, ok := outputs[j.Kind]
 	if !ok || len(j.Result) == 0 || Err(j) != nil && j.Status != job.StatusCheckFailed {
 		return nil, nil
 	}
@@ -214,7 +230,7 @@ func DecodeResult[T any](j *ent.Job) (*T, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	t, ok := v.(*T)
+	t, ok := any(v).(*T)
 	if !ok {
 		return nil, fmt.Errorf("job %d is a %s job: its result is a %T", j.ID, j.Kind, v)
 	}
