@@ -199,7 +199,9 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			// result holds.
 			var typed struct {
 				Jobs struct {
-					Edges []struct{ Node struct{ Output map[string]any } }
+					Edges []struct {
+						Node struct{ Output map[string]any }
+					}
 				}
 			}
 			c.MustPost(`{ jobs { edges { node { output { __typename
