@@ -14,7 +14,11 @@ import (
 	"deidcorpus/ent/user"
 	"deidcorpus/graph/model"
 	"deidcorpus/graph/scalar"
+	"deidcorpus/jobs"
+	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/stats"
+	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 	"embed"
 	"errors"
@@ -126,6 +130,24 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	CheckSummary struct {
+		DatesChecked    func(childComplexity int) int
+		Documents       func(childComplexity int) int
+		EqualToOriginal func(childComplexity int) int
+		Identifiers     func(childComplexity int) int
+		Inconsistent    func(childComplexity int) int
+		IntervalErrors  func(childComplexity int) int
+		Leaks           func(childComplexity int) int
+		Metadata        func(childComplexity int) int
+		Misaligned      func(childComplexity int) int
+		OK              func(childComplexity int) int
+		Propagated      func(childComplexity int) int
+		Replaced        func(childComplexity int) int
+		Review          func(childComplexity int) int
+		Spans           func(childComplexity int) int
+		Unannotated     func(childComplexity int) int
+	}
+
 	ChiSquareTest struct {
 		DOF           func(childComplexity int) int
 		Dropped       func(childComplexity int) int
@@ -230,6 +252,25 @@ type ComplexityRoot struct {
 		UniqueSpans             func(childComplexity int) int
 	}
 
+	CurvePoint struct {
+		Bias      func(childComplexity int) int
+		F1        func(childComplexity int) int
+		Precision func(childComplexity int) int
+		Recall    func(childComplexity int) int
+	}
+
+	DeriveOutput struct {
+		Corpus        func(childComplexity int) int
+		CorpusName    func(childComplexity int) int
+		CreatedCorpus func(childComplexity int) int
+		Documents     func(childComplexity int) int
+		Dropped       func(childComplexity int) int
+		Mapping       func(childComplexity int) int
+		MappingHash   func(childComplexity int) int
+		Spans         func(childComplexity int) int
+		WithoutSpans  func(childComplexity int) int
+	}
+
 	Document struct {
 		Annotations func(childComplexity int, set string) int
 		CharCount   func(childComplexity int) int
@@ -266,6 +307,14 @@ type ComplexityRoot struct {
 		URL      func(childComplexity int) int
 	}
 
+	EvaluateOutput struct {
+		Documents  func(childComplexity int) int
+		Evaluation func(childComplexity int) int
+		F1         func(childComplexity int) int
+		Precision  func(childComplexity int) int
+		Recall     func(childComplexity int) int
+	}
+
 	Evaluation struct {
 		Corpus    func(childComplexity int) int
 		CorpusID  func(childComplexity int) int
@@ -294,6 +343,36 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExperimentOutput struct {
+		CodeVersion func(childComplexity int) int
+		Confidence  func(childComplexity int) int
+		Corpus      func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Other       func(childComplexity int) int
+		Rows        func(childComplexity int) int
+		Seconds     func(childComplexity int) int
+	}
+
+	ExperimentRow struct {
+		Configuration  func(childComplexity int) int
+		F1             func(childComplexity int) int
+		Precision      func(childComplexity int) int
+		Recall         func(childComplexity int) int
+		Runs           func(childComplexity int) int
+		Seconds        func(childComplexity int) int
+		Test           func(childComplexity int) int
+		TestDocuments  func(childComplexity int) int
+		Train          func(childComplexity int) int
+		TrainDocuments func(childComplexity int) int
+	}
+
+	ExportOutput struct {
+		Artifact func(childComplexity int) int
+		Bytes    func(childComplexity int) int
+		Files    func(childComplexity int) int
+		Sha256   func(childComplexity int) int
+	}
+
 	FormatInfo struct {
 		Description func(childComplexity int) int
 		Extensions  func(childComplexity int) int
@@ -304,6 +383,20 @@ type ComplexityRoot struct {
 		Kind      func(childComplexity int) int
 		Source    func(childComplexity int) int
 		Surrogate func(childComplexity int) int
+	}
+
+	ImportOutput struct {
+		Corpus        func(childComplexity int) int
+		CorpusName    func(childComplexity int) int
+		CreatedCorpus func(childComplexity int) int
+		Documents     func(childComplexity int) int
+		Format        func(childComplexity int) int
+		FromRelease   func(childComplexity int) int
+		Moved         func(childComplexity int) int
+		Replaced      func(childComplexity int) int
+		Skipped       func(childComplexity int) int
+		Spans         func(childComplexity int) int
+		WithoutSpans  func(childComplexity int) int
 	}
 
 	ImportResult struct {
@@ -330,6 +423,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Kind            func(childComplexity int) int
 		Message         func(childComplexity int) int
+		Output          func(childComplexity int) int
 		Params          func(childComplexity int) int
 		Progress        func(childComplexity int) int
 		ProgressDone    func(childComplexity int) int
@@ -487,6 +581,10 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PingOutput struct {
+		Pong func(childComplexity int) int
+	}
+
 	Query struct {
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
 		CheckReport        func(childComplexity int, corpus string, job *int) int
@@ -551,6 +649,30 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ResynthesizeOutput struct {
+		Check          func(childComplexity int) int
+		CheckFindings  func(childComplexity int) int
+		CheckReport    func(childComplexity int) int
+		CheckStatus    func(childComplexity int) int
+		Corpus         func(childComplexity int) int
+		CorpusName     func(childComplexity int) int
+		Documents      func(childComplexity int) int
+		Message        func(childComplexity int) int
+		NewMappings    func(childComplexity int) int
+		Redo           func(childComplexity int) int
+		RedonePatients func(childComplexity int) int
+		Reused         func(childComplexity int) int
+		Saved          func(childComplexity int) int
+		Written        func(childComplexity int) int
+	}
+
+	ReusedState struct {
+		Job      func(childComplexity int) int
+		Mappings func(childComplexity int) int
+		Out      func(childComplexity int) int
+		Shifts   func(childComplexity int) int
+	}
+
 	Span struct {
 		AnnotationSet   func(childComplexity int) int
 		AnnotationSetID func(childComplexity int) int
@@ -605,6 +727,17 @@ type ComplexityRoot struct {
 		Types func(childComplexity int) int
 	}
 
+	TagOutput struct {
+		AnnotationSet func(childComplexity int) int
+		Curve         func(childComplexity int) int
+		Documents     func(childComplexity int) int
+		Evaluation    func(childComplexity int) int
+		F1            func(childComplexity int) int
+		Precision     func(childComplexity int) int
+		Recall        func(childComplexity int) int
+		SetName       func(childComplexity int) int
+	}
+
 	TagSetInfo struct {
 		Categories func(childComplexity int) int
 		Name       func(childComplexity int) int
@@ -622,6 +755,25 @@ type ComplexityRoot struct {
 		Status     func(childComplexity int) int
 		User       func(childComplexity int) int
 		UserID     func(childComplexity int) int
+	}
+
+	TrainMetrics struct {
+		Attributes  func(childComplexity int) int
+		CodeVersion func(childComplexity int) int
+		Documents   func(childComplexity int) int
+		Features    func(childComplexity int) int
+		Iterations  func(childComplexity int) int
+		Loss        func(childComplexity int) int
+		Seconds     func(childComplexity int) int
+		Spans       func(childComplexity int) int
+		Tokens      func(childComplexity int) int
+	}
+
+	TrainOutput struct {
+		Hash      func(childComplexity int) int
+		Metrics   func(childComplexity int) int
+		Model     func(childComplexity int) int
+		ModelName func(childComplexity int) int
 	}
 
 	User struct {
@@ -664,6 +816,7 @@ type EvaluationResolver interface {
 }
 type JobResolver interface {
 	Progress(ctx context.Context, obj *ent.Job) (*float64, error)
+	Output(ctx context.Context, obj *ent.Job) (jobs.Output, error)
 }
 type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string, kind corpus.Kind) (*ent.Corpus, error)
@@ -1016,6 +1169,97 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntryEdge.Node(childComplexity), true
+
+	case "CheckSummary.datesChecked":
+		if e.ComplexityRoot.CheckSummary.DatesChecked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.DatesChecked(childComplexity), true
+	case "CheckSummary.documents":
+		if e.ComplexityRoot.CheckSummary.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Documents(childComplexity), true
+	case "CheckSummary.equalToOriginal":
+		if e.ComplexityRoot.CheckSummary.EqualToOriginal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.EqualToOriginal(childComplexity), true
+	case "CheckSummary.identifiers":
+		if e.ComplexityRoot.CheckSummary.Identifiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Identifiers(childComplexity), true
+	case "CheckSummary.inconsistent":
+		if e.ComplexityRoot.CheckSummary.Inconsistent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Inconsistent(childComplexity), true
+	case "CheckSummary.intervalErrors":
+		if e.ComplexityRoot.CheckSummary.IntervalErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.IntervalErrors(childComplexity), true
+	case "CheckSummary.leaks":
+		if e.ComplexityRoot.CheckSummary.Leaks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Leaks(childComplexity), true
+	case "CheckSummary.metadata":
+		if e.ComplexityRoot.CheckSummary.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Metadata(childComplexity), true
+	case "CheckSummary.misaligned":
+		if e.ComplexityRoot.CheckSummary.Misaligned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Misaligned(childComplexity), true
+	case "CheckSummary.ok":
+		if e.ComplexityRoot.CheckSummary.OK == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.OK(childComplexity), true
+	case "CheckSummary.propagated":
+		if e.ComplexityRoot.CheckSummary.Propagated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Propagated(childComplexity), true
+	case "CheckSummary.replaced":
+		if e.ComplexityRoot.CheckSummary.Replaced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Replaced(childComplexity), true
+	case "CheckSummary.review":
+		if e.ComplexityRoot.CheckSummary.Review == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Review(childComplexity), true
+	case "CheckSummary.spans":
+		if e.ComplexityRoot.CheckSummary.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Spans(childComplexity), true
+	case "CheckSummary.unannotated":
+		if e.ComplexityRoot.CheckSummary.Unannotated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckSummary.Unannotated(childComplexity), true
 
 	case "ChiSquareTest.dof":
 		if e.ComplexityRoot.ChiSquareTest.DOF == nil {
@@ -1503,6 +1747,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CorpusStatistics.UniqueSpans(childComplexity), true
 
+	case "CurvePoint.bias":
+		if e.ComplexityRoot.CurvePoint.Bias == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurvePoint.Bias(childComplexity), true
+	case "CurvePoint.f1":
+		if e.ComplexityRoot.CurvePoint.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurvePoint.F1(childComplexity), true
+	case "CurvePoint.precision":
+		if e.ComplexityRoot.CurvePoint.Precision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurvePoint.Precision(childComplexity), true
+	case "CurvePoint.recall":
+		if e.ComplexityRoot.CurvePoint.Recall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurvePoint.Recall(childComplexity), true
+
+	case "DeriveOutput.corpus":
+		if e.ComplexityRoot.DeriveOutput.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.Corpus(childComplexity), true
+	case "DeriveOutput.corpusName":
+		if e.ComplexityRoot.DeriveOutput.CorpusName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.CorpusName(childComplexity), true
+	case "DeriveOutput.createdCorpus":
+		if e.ComplexityRoot.DeriveOutput.CreatedCorpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.CreatedCorpus(childComplexity), true
+	case "DeriveOutput.documents":
+		if e.ComplexityRoot.DeriveOutput.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.Documents(childComplexity), true
+	case "DeriveOutput.dropped":
+		if e.ComplexityRoot.DeriveOutput.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.Dropped(childComplexity), true
+	case "DeriveOutput.mapping":
+		if e.ComplexityRoot.DeriveOutput.Mapping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.Mapping(childComplexity), true
+	case "DeriveOutput.mappingHash":
+		if e.ComplexityRoot.DeriveOutput.MappingHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.MappingHash(childComplexity), true
+	case "DeriveOutput.spans":
+		if e.ComplexityRoot.DeriveOutput.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.Spans(childComplexity), true
+	case "DeriveOutput.withoutSpans":
+		if e.ComplexityRoot.DeriveOutput.WithoutSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeriveOutput.WithoutSpans(childComplexity), true
+
 	case "Document.annotations":
 		if e.ComplexityRoot.Document.Annotations == nil {
 			break
@@ -1661,6 +1985,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Download.URL(childComplexity), true
 
+	case "EvaluateOutput.documents":
+		if e.ComplexityRoot.EvaluateOutput.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvaluateOutput.Documents(childComplexity), true
+	case "EvaluateOutput.evaluation":
+		if e.ComplexityRoot.EvaluateOutput.Evaluation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvaluateOutput.Evaluation(childComplexity), true
+	case "EvaluateOutput.f1":
+		if e.ComplexityRoot.EvaluateOutput.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvaluateOutput.F1(childComplexity), true
+	case "EvaluateOutput.precision":
+		if e.ComplexityRoot.EvaluateOutput.Precision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvaluateOutput.Precision(childComplexity), true
+	case "EvaluateOutput.recall":
+		if e.ComplexityRoot.EvaluateOutput.Recall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvaluateOutput.Recall(childComplexity), true
+
 	case "Evaluation.corpus":
 		if e.ComplexityRoot.Evaluation.Corpus == nil {
 			break
@@ -1778,6 +2133,135 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EvaluationEdge.Node(childComplexity), true
 
+	case "ExperimentOutput.codeVersion":
+		if e.ComplexityRoot.ExperimentOutput.CodeVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.CodeVersion(childComplexity), true
+	case "ExperimentOutput.confidence":
+		if e.ComplexityRoot.ExperimentOutput.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Confidence(childComplexity), true
+	case "ExperimentOutput.corpus":
+		if e.ComplexityRoot.ExperimentOutput.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Corpus(childComplexity), true
+	case "ExperimentOutput.kind":
+		if e.ComplexityRoot.ExperimentOutput.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Kind(childComplexity), true
+	case "ExperimentOutput.other":
+		if e.ComplexityRoot.ExperimentOutput.Other == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Other(childComplexity), true
+	case "ExperimentOutput.rows":
+		if e.ComplexityRoot.ExperimentOutput.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Rows(childComplexity), true
+	case "ExperimentOutput.seconds":
+		if e.ComplexityRoot.ExperimentOutput.Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentOutput.Seconds(childComplexity), true
+
+	case "ExperimentRow.configuration":
+		if e.ComplexityRoot.ExperimentRow.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Configuration(childComplexity), true
+	case "ExperimentRow.f1":
+		if e.ComplexityRoot.ExperimentRow.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.F1(childComplexity), true
+	case "ExperimentRow.precision":
+		if e.ComplexityRoot.ExperimentRow.Precision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Precision(childComplexity), true
+	case "ExperimentRow.recall":
+		if e.ComplexityRoot.ExperimentRow.Recall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Recall(childComplexity), true
+	case "ExperimentRow.runs":
+		if e.ComplexityRoot.ExperimentRow.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Runs(childComplexity), true
+	case "ExperimentRow.seconds":
+		if e.ComplexityRoot.ExperimentRow.Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Seconds(childComplexity), true
+	case "ExperimentRow.test":
+		if e.ComplexityRoot.ExperimentRow.Test == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Test(childComplexity), true
+	case "ExperimentRow.testDocuments":
+		if e.ComplexityRoot.ExperimentRow.TestDocuments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.TestDocuments(childComplexity), true
+	case "ExperimentRow.train":
+		if e.ComplexityRoot.ExperimentRow.Train == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.Train(childComplexity), true
+	case "ExperimentRow.trainDocuments":
+		if e.ComplexityRoot.ExperimentRow.TrainDocuments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExperimentRow.TrainDocuments(childComplexity), true
+
+	case "ExportOutput.artifact":
+		if e.ComplexityRoot.ExportOutput.Artifact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportOutput.Artifact(childComplexity), true
+	case "ExportOutput.bytes":
+		if e.ComplexityRoot.ExportOutput.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportOutput.Bytes(childComplexity), true
+	case "ExportOutput.files":
+		if e.ComplexityRoot.ExportOutput.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportOutput.Files(childComplexity), true
+	case "ExportOutput.sha256":
+		if e.ComplexityRoot.ExportOutput.Sha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportOutput.Sha256(childComplexity), true
+
 	case "FormatInfo.description":
 		if e.ComplexityRoot.FormatInfo.Description == nil {
 			break
@@ -1815,6 +2299,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IDPair.Surrogate(childComplexity), true
+
+	case "ImportOutput.corpus":
+		if e.ComplexityRoot.ImportOutput.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Corpus(childComplexity), true
+	case "ImportOutput.corpusName":
+		if e.ComplexityRoot.ImportOutput.CorpusName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.CorpusName(childComplexity), true
+	case "ImportOutput.createdCorpus":
+		if e.ComplexityRoot.ImportOutput.CreatedCorpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.CreatedCorpus(childComplexity), true
+	case "ImportOutput.documents":
+		if e.ComplexityRoot.ImportOutput.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Documents(childComplexity), true
+	case "ImportOutput.format":
+		if e.ComplexityRoot.ImportOutput.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Format(childComplexity), true
+	case "ImportOutput.fromRelease":
+		if e.ComplexityRoot.ImportOutput.FromRelease == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.FromRelease(childComplexity), true
+	case "ImportOutput.moved":
+		if e.ComplexityRoot.ImportOutput.Moved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Moved(childComplexity), true
+	case "ImportOutput.replaced":
+		if e.ComplexityRoot.ImportOutput.Replaced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Replaced(childComplexity), true
+	case "ImportOutput.skipped":
+		if e.ComplexityRoot.ImportOutput.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Skipped(childComplexity), true
+	case "ImportOutput.spans":
+		if e.ComplexityRoot.ImportOutput.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.Spans(childComplexity), true
+	case "ImportOutput.withoutSpans":
+		if e.ComplexityRoot.ImportOutput.WithoutSpans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportOutput.WithoutSpans(childComplexity), true
 
 	case "ImportResult.corpus":
 		if e.ComplexityRoot.ImportResult.Corpus == nil {
@@ -1937,6 +2488,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.Message(childComplexity), true
+	case "Job.output":
+		if e.ComplexityRoot.Job.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Output(childComplexity), true
 	case "Job.params":
 		if e.ComplexityRoot.Job.Params == nil {
 			break
@@ -2721,6 +3278,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PatientEdge.Node(childComplexity), true
 
+	case "PingOutput.pong":
+		if e.ComplexityRoot.PingOutput.Pong == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PingOutput.Pong(childComplexity), true
+
 	case "Query.auditEntries":
 		if e.ComplexityRoot.Query.AuditEntries == nil {
 			break
@@ -3153,6 +3717,116 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReleaseEdge.Node(childComplexity), true
 
+	case "ResynthesizeOutput.check":
+		if e.ComplexityRoot.ResynthesizeOutput.Check == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Check(childComplexity), true
+	case "ResynthesizeOutput.checkFindings":
+		if e.ComplexityRoot.ResynthesizeOutput.CheckFindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.CheckFindings(childComplexity), true
+	case "ResynthesizeOutput.checkReport":
+		if e.ComplexityRoot.ResynthesizeOutput.CheckReport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.CheckReport(childComplexity), true
+	case "ResynthesizeOutput.checkStatus":
+		if e.ComplexityRoot.ResynthesizeOutput.CheckStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.CheckStatus(childComplexity), true
+	case "ResynthesizeOutput.corpus":
+		if e.ComplexityRoot.ResynthesizeOutput.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Corpus(childComplexity), true
+	case "ResynthesizeOutput.corpusName":
+		if e.ComplexityRoot.ResynthesizeOutput.CorpusName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.CorpusName(childComplexity), true
+	case "ResynthesizeOutput.documents":
+		if e.ComplexityRoot.ResynthesizeOutput.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Documents(childComplexity), true
+	case "ResynthesizeOutput.message":
+		if e.ComplexityRoot.ResynthesizeOutput.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Message(childComplexity), true
+	case "ResynthesizeOutput.newMappings":
+		if e.ComplexityRoot.ResynthesizeOutput.NewMappings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.NewMappings(childComplexity), true
+	case "ResynthesizeOutput.redo":
+		if e.ComplexityRoot.ResynthesizeOutput.Redo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Redo(childComplexity), true
+	case "ResynthesizeOutput.redonePatients":
+		if e.ComplexityRoot.ResynthesizeOutput.RedonePatients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.RedonePatients(childComplexity), true
+	case "ResynthesizeOutput.reused":
+		if e.ComplexityRoot.ResynthesizeOutput.Reused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Reused(childComplexity), true
+	case "ResynthesizeOutput.saved":
+		if e.ComplexityRoot.ResynthesizeOutput.Saved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Saved(childComplexity), true
+	case "ResynthesizeOutput.written":
+		if e.ComplexityRoot.ResynthesizeOutput.Written == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResynthesizeOutput.Written(childComplexity), true
+
+	case "ReusedState.job":
+		if e.ComplexityRoot.ReusedState.Job == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReusedState.Job(childComplexity), true
+	case "ReusedState.mappings":
+		if e.ComplexityRoot.ReusedState.Mappings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReusedState.Mappings(childComplexity), true
+	case "ReusedState.out":
+		if e.ComplexityRoot.ReusedState.Out == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReusedState.Out(childComplexity), true
+	case "ReusedState.shifts":
+		if e.ComplexityRoot.ReusedState.Shifts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReusedState.Shifts(childComplexity), true
+
 	case "Span.annotationSet":
 		if e.ComplexityRoot.Span.AnnotationSet == nil {
 			break
@@ -3363,6 +4037,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TagCategory.Types(childComplexity), true
 
+	case "TagOutput.annotationSet":
+		if e.ComplexityRoot.TagOutput.AnnotationSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.AnnotationSet(childComplexity), true
+	case "TagOutput.curve":
+		if e.ComplexityRoot.TagOutput.Curve == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.Curve(childComplexity), true
+	case "TagOutput.documents":
+		if e.ComplexityRoot.TagOutput.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.Documents(childComplexity), true
+	case "TagOutput.evaluation":
+		if e.ComplexityRoot.TagOutput.Evaluation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.Evaluation(childComplexity), true
+	case "TagOutput.f1":
+		if e.ComplexityRoot.TagOutput.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.F1(childComplexity), true
+	case "TagOutput.precision":
+		if e.ComplexityRoot.TagOutput.Precision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.Precision(childComplexity), true
+	case "TagOutput.recall":
+		if e.ComplexityRoot.TagOutput.Recall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.Recall(childComplexity), true
+	case "TagOutput.setName":
+		if e.ComplexityRoot.TagOutput.SetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagOutput.SetName(childComplexity), true
+
 	case "TagSetInfo.categories":
 		if e.ComplexityRoot.TagSetInfo.Categories == nil {
 			break
@@ -3442,6 +4165,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Token.UserID(childComplexity), true
+
+	case "TrainMetrics.attributes":
+		if e.ComplexityRoot.TrainMetrics.Attributes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Attributes(childComplexity), true
+	case "TrainMetrics.codeVersion":
+		if e.ComplexityRoot.TrainMetrics.CodeVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.CodeVersion(childComplexity), true
+	case "TrainMetrics.documents":
+		if e.ComplexityRoot.TrainMetrics.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Documents(childComplexity), true
+	case "TrainMetrics.features":
+		if e.ComplexityRoot.TrainMetrics.Features == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Features(childComplexity), true
+	case "TrainMetrics.iterations":
+		if e.ComplexityRoot.TrainMetrics.Iterations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Iterations(childComplexity), true
+	case "TrainMetrics.loss":
+		if e.ComplexityRoot.TrainMetrics.Loss == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Loss(childComplexity), true
+	case "TrainMetrics.seconds":
+		if e.ComplexityRoot.TrainMetrics.Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Seconds(childComplexity), true
+	case "TrainMetrics.spans":
+		if e.ComplexityRoot.TrainMetrics.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Spans(childComplexity), true
+	case "TrainMetrics.tokens":
+		if e.ComplexityRoot.TrainMetrics.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainMetrics.Tokens(childComplexity), true
+
+	case "TrainOutput.hash":
+		if e.ComplexityRoot.TrainOutput.Hash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainOutput.Hash(childComplexity), true
+	case "TrainOutput.metrics":
+		if e.ComplexityRoot.TrainOutput.Metrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainOutput.Metrics(childComplexity), true
+	case "TrainOutput.model":
+		if e.ComplexityRoot.TrainOutput.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainOutput.Model(childComplexity), true
+	case "TrainOutput.modelName":
+		if e.ComplexityRoot.TrainOutput.ModelName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrainOutput.ModelName(childComplexity), true
 
 	case "User.assignedCorpora":
 		if e.ComplexityRoot.User.AssignedCorpora == nil {
@@ -3784,6 +4587,42 @@ func (ec *executionContext) childFields_AuditEntryEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntryEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_CheckSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ok":
+		return ec.fieldContext_CheckSummary_ok(ctx, field)
+	case "documents":
+		return ec.fieldContext_CheckSummary_documents(ctx, field)
+	case "spans":
+		return ec.fieldContext_CheckSummary_spans(ctx, field)
+	case "replaced":
+		return ec.fieldContext_CheckSummary_replaced(ctx, field)
+	case "misaligned":
+		return ec.fieldContext_CheckSummary_misaligned(ctx, field)
+	case "leaks":
+		return ec.fieldContext_CheckSummary_leaks(ctx, field)
+	case "identifiers":
+		return ec.fieldContext_CheckSummary_identifiers(ctx, field)
+	case "unannotated":
+		return ec.fieldContext_CheckSummary_unannotated(ctx, field)
+	case "inconsistent":
+		return ec.fieldContext_CheckSummary_inconsistent(ctx, field)
+	case "intervalErrors":
+		return ec.fieldContext_CheckSummary_intervalErrors(ctx, field)
+	case "datesChecked":
+		return ec.fieldContext_CheckSummary_datesChecked(ctx, field)
+	case "equalToOriginal":
+		return ec.fieldContext_CheckSummary_equalToOriginal(ctx, field)
+	case "metadata":
+		return ec.fieldContext_CheckSummary_metadata(ctx, field)
+	case "propagated":
+		return ec.fieldContext_CheckSummary_propagated(ctx, field)
+	case "review":
+		return ec.fieldContext_CheckSummary_review(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckSummary", field.Name)
+}
+
 func (ec *executionContext) childFields_ChiSquareTest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "statistic":
@@ -3992,6 +4831,20 @@ func (ec *executionContext) childFields_CorpusStatistics(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type CorpusStatistics", field.Name)
 }
 
+func (ec *executionContext) childFields_CurvePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bias":
+		return ec.fieldContext_CurvePoint_bias(ctx, field)
+	case "precision":
+		return ec.fieldContext_CurvePoint_precision(ctx, field)
+	case "recall":
+		return ec.fieldContext_CurvePoint_recall(ctx, field)
+	case "f1":
+		return ec.fieldContext_CurvePoint_f1(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CurvePoint", field.Name)
+}
+
 func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4120,6 +4973,32 @@ func (ec *executionContext) childFields_EvaluationEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type EvaluationEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ExperimentRow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "configuration":
+		return ec.fieldContext_ExperimentRow_configuration(ctx, field)
+	case "train":
+		return ec.fieldContext_ExperimentRow_train(ctx, field)
+	case "test":
+		return ec.fieldContext_ExperimentRow_test(ctx, field)
+	case "runs":
+		return ec.fieldContext_ExperimentRow_runs(ctx, field)
+	case "trainDocuments":
+		return ec.fieldContext_ExperimentRow_trainDocuments(ctx, field)
+	case "testDocuments":
+		return ec.fieldContext_ExperimentRow_testDocuments(ctx, field)
+	case "precision":
+		return ec.fieldContext_ExperimentRow_precision(ctx, field)
+	case "recall":
+		return ec.fieldContext_ExperimentRow_recall(ctx, field)
+	case "f1":
+		return ec.fieldContext_ExperimentRow_f1(ctx, field)
+	case "seconds":
+		return ec.fieldContext_ExperimentRow_seconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExperimentRow", field.Name)
+}
+
 func (ec *executionContext) childFields_FormatInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -4208,6 +5087,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_finishedAt(ctx, field)
 	case "progress":
 		return ec.fieldContext_Job_progress(ctx, field)
+	case "output":
+		return ec.fieldContext_Job_output(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
 }
@@ -4518,6 +5399,20 @@ func (ec *executionContext) childFields_ReleaseEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ReusedState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "job":
+		return ec.fieldContext_ReusedState_job(ctx, field)
+	case "out":
+		return ec.fieldContext_ReusedState_out(ctx, field)
+	case "mappings":
+		return ec.fieldContext_ReusedState_mappings(ctx, field)
+	case "shifts":
+		return ec.fieldContext_ReusedState_shifts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReusedState", field.Name)
+}
+
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4654,6 +5549,30 @@ func (ec *executionContext) childFields_Token(ctx context.Context, field graphql
 		return ec.fieldContext_Token_current(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Token", field.Name)
+}
+
+func (ec *executionContext) childFields_TrainMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "documents":
+		return ec.fieldContext_TrainMetrics_documents(ctx, field)
+	case "tokens":
+		return ec.fieldContext_TrainMetrics_tokens(ctx, field)
+	case "spans":
+		return ec.fieldContext_TrainMetrics_spans(ctx, field)
+	case "attributes":
+		return ec.fieldContext_TrainMetrics_attributes(ctx, field)
+	case "features":
+		return ec.fieldContext_TrainMetrics_features(ctx, field)
+	case "iterations":
+		return ec.fieldContext_TrainMetrics_iterations(ctx, field)
+	case "loss":
+		return ec.fieldContext_TrainMetrics_loss(ctx, field)
+	case "seconds":
+		return ec.fieldContext_TrainMetrics_seconds(ctx, field)
+	case "codeVersion":
+		return ec.fieldContext_TrainMetrics_codeVersion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrainMetrics", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7728,6 +8647,351 @@ func (ec *executionContext) fieldContext_AuditEntryEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("AuditEntryEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _CheckSummary_ok(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_ok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OK, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_spans(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_replaced(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_replaced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replaced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_replaced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_misaligned(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_misaligned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Misaligned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_misaligned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_leaks(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_leaks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Leaks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_leaks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_identifiers(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_identifiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Identifiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_identifiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_unannotated(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_unannotated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unannotated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_unannotated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_inconsistent(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_inconsistent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Inconsistent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_inconsistent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_intervalErrors(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_intervalErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IntervalErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_intervalErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_datesChecked(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_datesChecked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DatesChecked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_datesChecked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_equalToOriginal(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_equalToOriginal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EqualToOriginal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_equalToOriginal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_metadata(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_propagated(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_propagated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Propagated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_propagated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckSummary_review(ctx context.Context, field graphql.CollectedField, obj *jobs.CheckSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckSummary_review(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Review, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckSummary_review(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ChiSquareTest_statistic(ctx context.Context, field graphql.CollectedField, obj *stats.ChiSquare) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9733,6 +10997,305 @@ func (ec *executionContext) fieldContext_CorpusStatistics_namePatterns(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _CurvePoint_bias(ctx context.Context, field graphql.CollectedField, obj *evaluate.CurvePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurvePoint_bias(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bias, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurvePoint_bias(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurvePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CurvePoint_precision(ctx context.Context, field graphql.CollectedField, obj *evaluate.CurvePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurvePoint_precision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Precision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurvePoint_precision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurvePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CurvePoint_recall(ctx context.Context, field graphql.CollectedField, obj *evaluate.CurvePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurvePoint_recall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurvePoint_recall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurvePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CurvePoint_f1(ctx context.Context, field graphql.CollectedField, obj *evaluate.CurvePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurvePoint_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurvePoint_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurvePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_corpusName(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_corpusName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorpusName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_corpusName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_createdCorpus(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_createdCorpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedCorpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_createdCorpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_spans(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_dropped(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_withoutSpans(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_withoutSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithoutSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_withoutSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_mapping(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_mapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mapping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_mapping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeriveOutput_mappingHash(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeriveOutput_mappingHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MappingHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeriveOutput_mappingHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Document_id(ctx context.Context, field graphql.CollectedField, obj *ent.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10372,6 +11935,121 @@ func (ec *executionContext) fieldContext_Download_filename(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Download", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _EvaluateOutput_evaluation(ctx context.Context, field graphql.CollectedField, obj *jobs.EvaluateResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvaluateOutput_evaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evaluation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvaluateOutput_evaluation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvaluateOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EvaluateOutput_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.EvaluateResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvaluateOutput_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvaluateOutput_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvaluateOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EvaluateOutput_precision(ctx context.Context, field graphql.CollectedField, obj *jobs.EvaluateResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvaluateOutput_precision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Precision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvaluateOutput_precision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvaluateOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EvaluateOutput_recall(ctx context.Context, field graphql.CollectedField, obj *jobs.EvaluateResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvaluateOutput_recall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvaluateOutput_recall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvaluateOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _EvaluateOutput_f1(ctx context.Context, field graphql.CollectedField, obj *jobs.EvaluateResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvaluateOutput_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvaluateOutput_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvaluateOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _Evaluation_id(ctx context.Context, field graphql.CollectedField, obj *ent.Evaluation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10845,6 +12523,498 @@ func (ec *executionContext) fieldContext_EvaluationEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("EvaluationEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _ExperimentOutput_kind(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_other(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_other(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Other, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_other(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_codeVersion(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_codeVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CodeVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_codeVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_confidence(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_seconds(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentOutput_rows(ctx context.Context, field graphql.CollectedField, obj *jobs.ExperimentResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentOutput_rows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []experiment.Row) graphql.Marshaler {
+			return ec.marshalNExperimentRow2ᚕdeidcorpusᚋpipelineᚋexperimentᚐRowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentOutput_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExperimentOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExperimentRow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExperimentRow_configuration(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_train(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_train(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Train, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_train(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_test(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_test(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Test, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_test(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_runs(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_trainDocuments(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_trainDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrainDocuments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_trainDocuments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_testDocuments(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_testDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestDocuments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_testDocuments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_precision(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_precision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Precision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_precision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_recall(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_recall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_recall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_f1(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExperimentRow_seconds(ctx context.Context, field graphql.CollectedField, obj *experiment.Row) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExperimentRow_seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExperimentRow_seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExperimentRow", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ExportOutput_artifact(ctx context.Context, field graphql.CollectedField, obj *jobs.ExportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportOutput_artifact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Artifact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportOutput_artifact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportOutput_bytes(ctx context.Context, field graphql.CollectedField, obj *jobs.ExportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportOutput_bytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportOutput_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportOutput_sha256(ctx context.Context, field graphql.CollectedField, obj *jobs.ExportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportOutput_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportOutput_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExportOutput_files(ctx context.Context, field graphql.CollectedField, obj *jobs.ExportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportOutput_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportOutput_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _FormatInfo_name(ctx context.Context, field graphql.CollectedField, obj *model.FormatInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10981,6 +13151,259 @@ func (ec *executionContext) _IDPair_surrogate(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_IDPair_surrogate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IDPair", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_corpusName(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_corpusName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorpusName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_corpusName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_createdCorpus(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_createdCorpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedCorpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_createdCorpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_spans(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_replaced(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_replaced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replaced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_replaced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_withoutSpans(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_withoutSpans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithoutSpans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_withoutSpans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_moved(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_moved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Moved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_moved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_skipped(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_skipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_format(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Format, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImportOutput_fromRelease(ctx context.Context, field graphql.CollectedField, obj *jobs.ImportResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportOutput_fromRelease(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromRelease, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportOutput_fromRelease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportOutput", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ImportResult_corpus(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
@@ -11634,6 +14057,29 @@ func (ec *executionContext) _Job_progress(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Job_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Job_output(ctx context.Context, field graphql.CollectedField, obj *ent.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Output(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v jobs.Output) graphql.Marshaler {
+			return ec.marshalOJobOutput2deidcorpusᚋjobsᚐOutput(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, errors.New("field of type JobOutput does not have child fields"))
 }
 
 func (ec *executionContext) _JobConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.JobConnection) (ret graphql.Marshaler) {
@@ -14546,6 +16992,29 @@ func (ec *executionContext) fieldContext_PatientEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PatientEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _PingOutput_pong(ctx context.Context, field graphql.CollectedField, obj *jobs.PingResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PingOutput_pong(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pong, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PingOutput_pong(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PingOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16382,6 +18851,438 @@ func (ec *executionContext) fieldContext_ReleaseEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("ReleaseEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _ResynthesizeOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_corpusName(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_corpusName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorpusName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_corpusName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_written(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_written(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Written, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_written(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_redonePatients(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_redonePatients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedonePatients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_redonePatients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_newMappings(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_newMappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewMappings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_newMappings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_reused(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_reused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []surrogate.Reuse) graphql.Marshaler {
+			return ec.marshalOReusedState2ᚕdeidcorpusᚋpipelineᚋsurrogateᚐReuseᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_reused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResynthesizeOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReusedState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResynthesizeOutput_redo(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_redo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_redo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_check(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_check(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Check, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *jobs.CheckSummary) graphql.Marshaler {
+			return ec.marshalOCheckSummary2ᚖdeidcorpusᚋjobsᚐCheckSummary(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_check(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResynthesizeOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResynthesizeOutput_checkReport(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_checkReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckReport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_checkReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_saved(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_saved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Saved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_saved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_checkStatus(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_checkStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_checkStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_checkFindings(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_checkFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckFindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_checkFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResynthesizeOutput_message(ctx context.Context, field graphql.CollectedField, obj *jobs.ResynthesizeResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResynthesizeOutput_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResynthesizeOutput_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResynthesizeOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReusedState_job(ctx context.Context, field graphql.CollectedField, obj *surrogate.Reuse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReusedState_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Job, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReusedState_job(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReusedState", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReusedState_out(ctx context.Context, field graphql.CollectedField, obj *surrogate.Reuse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReusedState_out(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Out, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReusedState_out(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReusedState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReusedState_mappings(ctx context.Context, field graphql.CollectedField, obj *surrogate.Reuse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReusedState_mappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mappings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReusedState_mappings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReusedState", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReusedState_shifts(ctx context.Context, field graphql.CollectedField, obj *surrogate.Reuse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReusedState_shifts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shifts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReusedState_shifts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReusedState", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Span_id(ctx context.Context, field graphql.CollectedField, obj *ent.Span) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17207,6 +20108,199 @@ func (ec *executionContext) fieldContext_TagCategory_types(_ context.Context, fi
 	return graphql.NewScalarFieldContext("TagCategory", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _TagOutput_annotationSet(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_annotationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnnotationSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_annotationSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_setName(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_setName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SetName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_setName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_evaluation(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_evaluation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evaluation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_evaluation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_precision(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_precision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Precision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_precision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_recall(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_recall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_recall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_f1(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TagOutput_curve(ctx context.Context, field graphql.CollectedField, obj *jobs.TagResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagOutput_curve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Curve, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []evaluate.CurvePoint) graphql.Marshaler {
+			return ec.marshalOCurvePoint2ᚕdeidcorpusᚋpipelineᚋevaluateᚐCurvePointᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TagOutput_curve(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TagOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CurvePoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TagSetInfo_name(ctx context.Context, field graphql.CollectedField, obj *model.TagSetInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17522,6 +20616,314 @@ func (ec *executionContext) _Token_current(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Token_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_documents(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_tokens(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_spans(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_attributes(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_attributes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attributes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_attributes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_features(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_features(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Features, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_features(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_iterations(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_iterations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Iterations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_iterations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_loss(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_loss(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Loss, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_loss(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_seconds(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TrainMetrics_codeVersion(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainMetrics_codeVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CodeVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainMetrics_codeVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainMetrics", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrainOutput_model(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainOutput_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainOutput_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TrainOutput_modelName(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainOutput_modelName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModelName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainOutput_modelName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrainOutput_hash(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainOutput_hash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainOutput_hash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrainOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrainOutput_metrics(ctx context.Context, field graphql.CollectedField, obj *jobs.TrainResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrainOutput_metrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metrics, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v jobs.TrainMetrics) graphql.Marshaler {
+			return ec.marshalNTrainMetrics2deidcorpusᚋjobsᚐTrainMetrics(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrainOutput_metrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrainOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrainMetrics(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
@@ -28637,6 +32039,82 @@ func (ec *executionContext) unmarshalInputUserWhereInput(ctx context.Context, ob
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _JobOutput(ctx context.Context, sel ast.SelectionSet, obj jobs.Output) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case jobs.TrainResult:
+		return ec._TrainOutput(ctx, sel, &obj)
+	case *jobs.TrainResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TrainOutput(ctx, sel, obj)
+	case jobs.TagResult:
+		return ec._TagOutput(ctx, sel, &obj)
+	case *jobs.TagResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TagOutput(ctx, sel, obj)
+	case jobs.ResynthesizeResult:
+		return ec._ResynthesizeOutput(ctx, sel, &obj)
+	case *jobs.ResynthesizeResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ResynthesizeOutput(ctx, sel, obj)
+	case jobs.PingResult:
+		return ec._PingOutput(ctx, sel, &obj)
+	case *jobs.PingResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PingOutput(ctx, sel, obj)
+	case jobs.ImportResult:
+		return ec._ImportOutput(ctx, sel, &obj)
+	case *jobs.ImportResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ImportOutput(ctx, sel, obj)
+	case jobs.ExportResult:
+		return ec._ExportOutput(ctx, sel, &obj)
+	case *jobs.ExportResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ExportOutput(ctx, sel, obj)
+	case jobs.ExperimentResult:
+		return ec._ExperimentOutput(ctx, sel, &obj)
+	case *jobs.ExperimentResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ExperimentOutput(ctx, sel, obj)
+	case jobs.EvaluateResult:
+		return ec._EvaluateOutput(ctx, sel, &obj)
+	case *jobs.EvaluateResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._EvaluateOutput(ctx, sel, obj)
+	case jobs.DeriveResult:
+		return ec._DeriveOutput(ctx, sel, &obj)
+	case *jobs.DeriveResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DeriveOutput(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of JobOutput must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj ent.Noder) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -29263,6 +32741,114 @@ func (ec *executionContext) _AuditEntryEdge(ctx context.Context, sel ast.Selecti
 			}
 		case "cursor":
 			out.Values[i] = ec._AuditEntryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkSummaryImplementors = []string{"CheckSummary"}
+
+func (ec *executionContext) _CheckSummary(ctx context.Context, sel ast.SelectionSet, obj *jobs.CheckSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckSummary")
+		case "ok":
+			out.Values[i] = ec._CheckSummary_ok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._CheckSummary_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._CheckSummary_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replaced":
+			out.Values[i] = ec._CheckSummary_replaced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "misaligned":
+			out.Values[i] = ec._CheckSummary_misaligned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaks":
+			out.Values[i] = ec._CheckSummary_leaks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "identifiers":
+			out.Values[i] = ec._CheckSummary_identifiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unannotated":
+			out.Values[i] = ec._CheckSummary_unannotated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inconsistent":
+			out.Values[i] = ec._CheckSummary_inconsistent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "intervalErrors":
+			out.Values[i] = ec._CheckSummary_intervalErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "datesChecked":
+			out.Values[i] = ec._CheckSummary_datesChecked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "equalToOriginal":
+			out.Values[i] = ec._CheckSummary_equalToOriginal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._CheckSummary_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "propagated":
+			out.Values[i] = ec._CheckSummary_propagated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "review":
+			out.Values[i] = ec._CheckSummary_review(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30200,6 +33786,137 @@ func (ec *executionContext) _CorpusStatistics(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var curvePointImplementors = []string{"CurvePoint"}
+
+func (ec *executionContext) _CurvePoint(ctx context.Context, sel ast.SelectionSet, obj *evaluate.CurvePoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, curvePointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CurvePoint")
+		case "bias":
+			out.Values[i] = ec._CurvePoint_bias(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "precision":
+			out.Values[i] = ec._CurvePoint_precision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recall":
+			out.Values[i] = ec._CurvePoint_recall(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._CurvePoint_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deriveOutputImplementors = []string{"DeriveOutput", "JobOutput"}
+
+func (ec *executionContext) _DeriveOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.DeriveResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deriveOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeriveOutput")
+		case "corpus":
+			out.Values[i] = ec._DeriveOutput_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corpusName":
+			out.Values[i] = ec._DeriveOutput_corpusName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdCorpus":
+			out.Values[i] = ec._DeriveOutput_createdCorpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._DeriveOutput_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._DeriveOutput_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._DeriveOutput_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withoutSpans":
+			out.Values[i] = ec._DeriveOutput_withoutSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mapping":
+			out.Values[i] = ec._DeriveOutput_mapping(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mappingHash":
+			out.Values[i] = ec._DeriveOutput_mappingHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var documentImplementors = []string{"Document", "Node"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *ent.Document) graphql.Marshaler {
@@ -30584,6 +34301,64 @@ func (ec *executionContext) _Download(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var evaluateOutputImplementors = []string{"EvaluateOutput", "JobOutput"}
+
+func (ec *executionContext) _EvaluateOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.EvaluateResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, evaluateOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EvaluateOutput")
+		case "evaluation":
+			out.Values[i] = ec._EvaluateOutput_evaluation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._EvaluateOutput_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "precision":
+			out.Values[i] = ec._EvaluateOutput_precision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recall":
+			out.Values[i] = ec._EvaluateOutput_recall(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._EvaluateOutput_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var evaluationImplementors = []string{"Evaluation", "Node"}
 
 func (ec *executionContext) _Evaluation(ctx context.Context, sel ast.SelectionSet, obj *ent.Evaluation) graphql.Marshaler {
@@ -30844,6 +34619,210 @@ func (ec *executionContext) _EvaluationEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var experimentOutputImplementors = []string{"ExperimentOutput", "JobOutput"}
+
+func (ec *executionContext) _ExperimentOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.ExperimentResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, experimentOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExperimentOutput")
+		case "kind":
+			out.Values[i] = ec._ExperimentOutput_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corpus":
+			out.Values[i] = ec._ExperimentOutput_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "other":
+			out.Values[i] = ec._ExperimentOutput_other(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "codeVersion":
+			out.Values[i] = ec._ExperimentOutput_codeVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._ExperimentOutput_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seconds":
+			out.Values[i] = ec._ExperimentOutput_seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._ExperimentOutput_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var experimentRowImplementors = []string{"ExperimentRow"}
+
+func (ec *executionContext) _ExperimentRow(ctx context.Context, sel ast.SelectionSet, obj *experiment.Row) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, experimentRowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExperimentRow")
+		case "configuration":
+			out.Values[i] = ec._ExperimentRow_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "train":
+			out.Values[i] = ec._ExperimentRow_train(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "test":
+			out.Values[i] = ec._ExperimentRow_test(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runs":
+			out.Values[i] = ec._ExperimentRow_runs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trainDocuments":
+			out.Values[i] = ec._ExperimentRow_trainDocuments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testDocuments":
+			out.Values[i] = ec._ExperimentRow_testDocuments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "precision":
+			out.Values[i] = ec._ExperimentRow_precision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recall":
+			out.Values[i] = ec._ExperimentRow_recall(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._ExperimentRow_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seconds":
+			out.Values[i] = ec._ExperimentRow_seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exportOutputImplementors = []string{"ExportOutput", "JobOutput"}
+
+func (ec *executionContext) _ExportOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.ExportResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportOutput")
+		case "artifact":
+			out.Values[i] = ec._ExportOutput_artifact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bytes":
+			out.Values[i] = ec._ExportOutput_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sha256":
+			out.Values[i] = ec._ExportOutput_sha256(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._ExportOutput_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var formatInfoImplementors = []string{"FormatInfo"}
 
 func (ec *executionContext) _FormatInfo(ctx context.Context, sel ast.SelectionSet, obj *model.FormatInfo) graphql.Marshaler {
@@ -30916,6 +34895,94 @@ func (ec *executionContext) _IDPair(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "surrogate":
 			out.Values[i] = ec._IDPair_surrogate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var importOutputImplementors = []string{"ImportOutput", "JobOutput"}
+
+func (ec *executionContext) _ImportOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.ImportResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportOutput")
+		case "corpus":
+			out.Values[i] = ec._ImportOutput_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corpusName":
+			out.Values[i] = ec._ImportOutput_corpusName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdCorpus":
+			out.Values[i] = ec._ImportOutput_createdCorpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._ImportOutput_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._ImportOutput_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replaced":
+			out.Values[i] = ec._ImportOutput_replaced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withoutSpans":
+			out.Values[i] = ec._ImportOutput_withoutSpans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moved":
+			out.Values[i] = ec._ImportOutput_moved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipped":
+			out.Values[i] = ec._ImportOutput_skipped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "format":
+			out.Values[i] = ec._ImportOutput_format(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromRelease":
+			out.Values[i] = ec._ImportOutput_fromRelease(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31130,6 +35197,44 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 					}
 				}()
 				res = ec._Job_progress(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "output":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Job_output(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32324,6 +36429,44 @@ func (ec *executionContext) _PatientEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var pingOutputImplementors = []string{"PingOutput", "JobOutput"}
+
+func (ec *executionContext) _PingOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.PingResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pingOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PingOutput")
+		case "pong":
+			out.Values[i] = ec._PingOutput_pong(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -33412,6 +37555,162 @@ func (ec *executionContext) _ReleaseEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var resynthesizeOutputImplementors = []string{"ResynthesizeOutput", "JobOutput"}
+
+func (ec *executionContext) _ResynthesizeOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.ResynthesizeResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resynthesizeOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResynthesizeOutput")
+		case "corpus":
+			out.Values[i] = ec._ResynthesizeOutput_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corpusName":
+			out.Values[i] = ec._ResynthesizeOutput_corpusName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._ResynthesizeOutput_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "written":
+			out.Values[i] = ec._ResynthesizeOutput_written(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redonePatients":
+			out.Values[i] = ec._ResynthesizeOutput_redonePatients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newMappings":
+			out.Values[i] = ec._ResynthesizeOutput_newMappings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reused":
+			out.Values[i] = ec._ResynthesizeOutput_reused(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redo":
+			out.Values[i] = ec._ResynthesizeOutput_redo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "check":
+			out.Values[i] = ec._ResynthesizeOutput_check(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checkReport":
+			out.Values[i] = ec._ResynthesizeOutput_checkReport(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "saved":
+			out.Values[i] = ec._ResynthesizeOutput_saved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkStatus":
+			out.Values[i] = ec._ResynthesizeOutput_checkStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkFindings":
+			out.Values[i] = ec._ResynthesizeOutput_checkFindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ResynthesizeOutput_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reusedStateImplementors = []string{"ReusedState"}
+
+func (ec *executionContext) _ReusedState(ctx context.Context, sel ast.SelectionSet, obj *surrogate.Reuse) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reusedStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReusedState")
+		case "job":
+			out.Values[i] = ec._ReusedState_job(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "out":
+			out.Values[i] = ec._ReusedState_out(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mappings":
+			out.Values[i] = ec._ReusedState_mappings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shifts":
+			out.Values[i] = ec._ReusedState_shifts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spanImplementors = []string{"Span", "Node"}
 
 func (ec *executionContext) _Span(ctx context.Context, sel ast.SelectionSet, obj *ent.Span) graphql.Marshaler {
@@ -33889,6 +38188,79 @@ func (ec *executionContext) _TagCategory(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var tagOutputImplementors = []string{"TagOutput", "JobOutput"}
+
+func (ec *executionContext) _TagOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.TagResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagOutput")
+		case "annotationSet":
+			out.Values[i] = ec._TagOutput_annotationSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setName":
+			out.Values[i] = ec._TagOutput_setName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._TagOutput_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evaluation":
+			out.Values[i] = ec._TagOutput_evaluation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "precision":
+			out.Values[i] = ec._TagOutput_precision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "recall":
+			out.Values[i] = ec._TagOutput_recall(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._TagOutput_f1(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "curve":
+			out.Values[i] = ec._TagOutput_curve(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var tagSetInfoImplementors = []string{"TagSetInfo"}
 
 func (ec *executionContext) _TagSetInfo(ctx context.Context, sel ast.SelectionSet, obj *model.TagSetInfo) graphql.Marshaler {
@@ -34098,6 +38470,137 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trainMetricsImplementors = []string{"TrainMetrics"}
+
+func (ec *executionContext) _TrainMetrics(ctx context.Context, sel ast.SelectionSet, obj *jobs.TrainMetrics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trainMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrainMetrics")
+		case "documents":
+			out.Values[i] = ec._TrainMetrics_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._TrainMetrics_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._TrainMetrics_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attributes":
+			out.Values[i] = ec._TrainMetrics_attributes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "features":
+			out.Values[i] = ec._TrainMetrics_features(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "iterations":
+			out.Values[i] = ec._TrainMetrics_iterations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loss":
+			out.Values[i] = ec._TrainMetrics_loss(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seconds":
+			out.Values[i] = ec._TrainMetrics_seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "codeVersion":
+			out.Values[i] = ec._TrainMetrics_codeVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trainOutputImplementors = []string{"TrainOutput", "JobOutput"}
+
+func (ec *executionContext) _TrainOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.TrainResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trainOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrainOutput")
+		case "model":
+			out.Values[i] = ec._TrainOutput_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modelName":
+			out.Values[i] = ec._TrainOutput_modelName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hash":
+			out.Values[i] = ec._TrainOutput_hash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metrics":
+			out.Values[i] = ec._TrainOutput_metrics(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34962,6 +39465,10 @@ func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCurso
 	return v
 }
 
+func (ec *executionContext) marshalNCurvePoint2deidcorpusᚋpipelineᚋevaluateᚐCurvePoint(ctx context.Context, sel ast.SelectionSet, v evaluate.CurvePoint) graphql.Marshaler {
+	return ec._CurvePoint(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNDocument2ᚖdeidcorpusᚋentᚐDocument(ctx context.Context, sel ast.SelectionSet, v *ent.Document) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -35062,6 +39569,26 @@ func (ec *executionContext) unmarshalNEvaluationWhereInput2ᚖdeidcorpusᚋent�
 func (ec *executionContext) unmarshalNExperimentInput2deidcorpusᚋgraphᚋmodelᚐExperimentInput(ctx context.Context, v any) (model.ExperimentInput, error) {
 	res, err := ec.unmarshalInputExperimentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExperimentRow2deidcorpusᚋpipelineᚋexperimentᚐRow(ctx context.Context, sel ast.SelectionSet, v experiment.Row) graphql.Marshaler {
+	return ec._ExperimentRow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNExperimentRow2ᚕdeidcorpusᚋpipelineᚋexperimentᚐRowᚄ(ctx context.Context, sel ast.SelectionSet, v []experiment.Row) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExperimentRow2deidcorpusᚋpipelineᚋexperimentᚐRow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -35596,6 +40123,10 @@ func (ec *executionContext) unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmode
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNReusedState2deidcorpusᚋpipelineᚋsurrogateᚐReuse(ctx context.Context, sel ast.SelectionSet, v surrogate.Reuse) graphql.Marshaler {
+	return ec._ReusedState(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -35902,6 +40433,10 @@ func (ec *executionContext) marshalNTokenStatus2deidcorpusᚋgraphᚋmodelᚐTok
 func (ec *executionContext) unmarshalNTokenWhereInput2ᚖdeidcorpusᚋentᚐTokenWhereInput(ctx context.Context, v any) (*ent.TokenWhereInput, error) {
 	res, err := ec.unmarshalInputTokenWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTrainMetrics2deidcorpusᚋjobsᚐTrainMetrics(ctx context.Context, sel ast.SelectionSet, v jobs.TrainMetrics) graphql.Marshaler {
+	return ec._TrainMetrics(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNTrainingInput2deidcorpusᚋgraphᚋmodelᚐTrainingInput(ctx context.Context, v any) (model.TrainingInput, error) {
@@ -36416,6 +40951,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCheckSummary2ᚖdeidcorpusᚋjobsᚐCheckSummary(ctx context.Context, sel ast.SelectionSet, v *jobs.CheckSummary) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckSummary(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCorpus2ᚕᚖdeidcorpusᚋentᚐCorpusᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Corpus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -36665,6 +41207,25 @@ func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCu
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOCurvePoint2ᚕdeidcorpusᚋpipelineᚋevaluateᚐCurvePointᚄ(ctx context.Context, sel ast.SelectionSet, v []evaluate.CurvePoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCurvePoint2deidcorpusᚋpipelineᚋevaluateᚐCurvePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalODocument2ᚖdeidcorpusᚋentᚐDocument(ctx context.Context, sel ast.SelectionSet, v *ent.Document) graphql.Marshaler {
@@ -37094,6 +41655,13 @@ func (ec *executionContext) unmarshalOJobOrder2ᚖdeidcorpusᚋentᚐJobOrder(ct
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOJobOutput2deidcorpusᚋjobsᚐOutput(ctx context.Context, sel ast.SelectionSet, v jobs.Output) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._JobOutput(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOJobStatus2ᚕdeidcorpusᚋentᚋjobᚐStatusᚄ(ctx context.Context, v any) ([]job.Status, error) {
 	if v == nil {
 		return nil, nil
@@ -37445,6 +42013,25 @@ func (ec *executionContext) unmarshalOReleaseWhereInput2ᚖdeidcorpusᚋentᚐRe
 	}
 	res, err := ec.unmarshalInputReleaseWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReusedState2ᚕdeidcorpusᚋpipelineᚋsurrogateᚐReuseᚄ(ctx context.Context, sel ast.SelectionSet, v []surrogate.Reuse) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReusedState2deidcorpusᚋpipelineᚋsurrogateᚐReuse(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOSpan2ᚖdeidcorpusᚋentᚐSpan(ctx context.Context, sel ast.SelectionSet, v *ent.Span) graphql.Marshaler {

@@ -89,7 +89,7 @@ func derive(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
-		"spans": res.Spans, "dropped": res.Dropped, "withoutSpans": res.WithoutSpans, "createdCorpus": res.CreatedCorpus,
-		"mapping": m.Name, "mappingHash": m.Hash}, nil
+	return resultOf(DeriveResult{Corpus: res.Corpus.ID, CorpusName: res.Corpus.Name, CreatedCorpus: res.CreatedCorpus,
+		Documents: res.Documents, Spans: res.Spans, Dropped: res.Dropped, WithoutSpans: res.WithoutSpans,
+		Mapping: m.Name, MappingHash: m.Hash})
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"deidcorpus/apperr"
-	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
@@ -326,13 +325,8 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 		}
 		return nil, err
 	}
-	out, err := jsonmap.Of(res)
-	if err != nil {
-		return nil, err
-	}
-	out["corpus"], out["other"], out["codeVersion"] = p.Corpus, p.Other, version.String()
-	out["tagger"] = toJSONObject(cfg)
-	return Result(out), nil
+	return resultOf(ExperimentResult{Result: *res, Corpus: p.Corpus, Other: p.Other, CodeVersion: version.String(),
+		Tagger: toJSONObject(cfg)})
 }
 
 // experimentPlan loads the documents and builds the plan a job asks for.

@@ -73,7 +73,7 @@ func export(ctx context.Context, run *Run) (Result, error) {
 			return nil, err
 		}
 	}
-	return Result{"artifact": a.ID, "bytes": a.Size, "sha256": a.Sha256, "files": files}, nil
+	return resultOf(ExportResult{Artifact: a.ID, Bytes: a.Size, Sha256: a.Sha256, Files: files})
 }
 
 // archiveFiles counts the files of a stored zip archive from its end
@@ -146,7 +146,7 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Result{"evaluation": ev.ID, "documents": report.Documents, "precision": ev.Precision, "recall": ev.Recall, "f1": ev.F1}, nil
+	return resultOf(EvaluateResult{Evaluation: ev.ID, Documents: report.Documents, Precision: ev.Precision, Recall: ev.Recall, F1: ev.F1})
 }
 
 // evaluateBatch is how many documents (whole patients) an evaluation reads

@@ -146,14 +146,11 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 		return nil, src.cause(err)
 	}
 	run.DropInputOnSuccess(a.ID)
-	out := Result{"corpus": res.Corpus.ID, "corpusName": res.Corpus.Name, "documents": res.Documents,
-		"spans": res.Spans, "replaced": res.Replaced, "withoutSpans": res.WithoutSpans, "moved": res.Moved, "skipped": res.Skipped, "createdCorpus": res.CreatedCorpus,
-		"format": res.Format}
-	if res.FromRelease != "" {
+	return resultOf(ImportResult{Corpus: res.Corpus.ID, CorpusName: res.Corpus.Name, CreatedCorpus: res.CreatedCorpus,
+		Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans, Moved: res.Moved,
+		Skipped: res.Skipped, Format: res.Format,
 		// As the user named it, not as a member of the stored input.
-		out["fromRelease"] = strings.TrimPrefix(res.FromRelease, a.Name+":")
-	}
-	return out, nil
+		FromRelease: strings.TrimPrefix(res.FromRelease, a.Name+":")})
 }
 
 // storedZip is the Source of a stored zip archive, read through

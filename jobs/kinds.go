@@ -134,5 +134,5 @@ type PingParams struct{}
 
 // ping does nothing; it measures the queue itself (benchmarks, health checks).
 func ping(ctx context.Context, run *Run) (Result, error) {
-	return Result{"pong": true}, nil
+	return resultOf(PingResult{Pong: true})
 }

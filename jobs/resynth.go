@@ -165,7 +165,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	if r.result != nil {
-		return r.result, nil
+		return resultOf(r.result)
 	}
 	target, marker, err := r.begin(ctx, run.Store, run.Job.ID)
 	if err != nil {
@@ -216,7 +216,7 @@ type resynthesis struct {
 	plan            *surrogate.Result
 	// result, when set, is the job's whole result: an earlier attempt
 	// saved its output, or there is nothing to write.
-	result Result
+	result *ResynthesizeResult
 }
 
 // planResynthesis reads a resynthesis job's source (pass 1) and plans the
@@ -258,8 +258,12 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 		}
 		if earlier := finishedRun(out, jobID); earlier != nil {
 			// A retry of a job whose output was saved: it reports what it wrote.
-			r.result = Result{"corpus": p.Out, "documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"],
-				"message": "saved by an earlier attempt of this job"}
+			var saved ResynthesizeResult
+			if err := decodeParams(map[string]any{"documents": earlier["documents"], "check": earlier["check"], "reused": earlier["reused"]}, &saved); err != nil {
+				return nil, apperr.New(apperr.Internal, "corpus %q: the run of job %d: %v", out.Name, jobID, err)
+			}
+			r.result = &ResynthesizeResult{CorpusName: p.Out, Documents: saved.Documents, Check: saved.Check, Reused: saved.Reused,
+				Message: "saved by an earlier attempt of this job"}
 			return r, nil
 		}
 		if m := store.InProgress(out); m != nil && m.Job == jobID {
@@ -332,7 +336,7 @@ func planResynthesis(ctx context.Context, st *store.Store, params map[string]any
 		return nil, err
 	}
 	if r.todo == 0 {
-		r.result = Result{"corpus": p.Out, "documents": 0, "message": "every document is already resynthesized"}
+		r.result = &ResynthesizeResult{CorpusName: p.Out, Message: "every document is already resynthesized"}
 		return r, nil
 	}
 	var force []string
@@ -499,10 +503,16 @@ func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, 
 	if err != nil {
 		return nil, err
 	}
-	result := Result{"corpus": out.ID, "corpusName": out.Name, "documents": rw.produced, "written": rw.written,
-		"redonePatients": len(r.plan.Redone), "newMappings": newMappings,
-		"reused": reused, "redo": r.redo, "check": summary, "checkReport": a.ID, "saved": rw.written > 0,
-		"checkStatus": string(out.CheckStatus), "checkFindings": out.CheckFindings}
+	var check CheckSummary
+	if err := decodeParams(summary, &check); err != nil {
+		return nil, err
+	}
+	result, err := resultOf(ResynthesizeResult{Corpus: out.ID, CorpusName: out.Name, Documents: rw.produced, Written: rw.written,
+		RedonePatients: len(r.plan.Redone), NewMappings: newMappings, Reused: reused, Redo: r.redo, Check: &check,
+		CheckReport: a.ID, Saved: rw.written > 0, CheckStatus: string(out.CheckStatus), CheckFindings: out.CheckFindings})
+	if err != nil {
+		return nil, err
+	}
 	if findings > 0 {
 		return result, &CheckFailed{Message: fmt.Sprintf("the check found %d problems (%d leaks, %d source ids in the text, %d misaligned spans, "+
 			"%d unannotated originals): corpus %q is quarantined (%d unresolved findings) until a rerun into it passes or a curator resolves them",

@@ -143,7 +143,7 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		return nil, err
 	}
 	if r.result != nil { // the parent's output is saved, or nothing is left to write
-		return Result{"documents": 0, "message": r.result["message"]}, nil
+		return Result{"documents": 0, "message": r.result.Message}, nil
 	}
 	if err := spec.check(ctx, run.Store, r.src); err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func finishResynthParts(ctx context.Context, run *Run, parts []Result) (Result, 
 		return nil, err
 	}
 	if r.result != nil {
-		return r.result, nil
+		return resultOf(r.result)
 	}
 	if len(parts) == 0 { // the plan found nothing to write, this finish does
 		return nil, &apperr.Error{Code: apperr.Conflict, Err: errFinal,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"deidcorpus/apperr"
-	"deidcorpus/internal/jsonmap"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/surrogate"
@@ -107,13 +106,10 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
 	res.System, res.Released = setName, fmt.Sprintf("%s resynthesized with seed %d", setName, p.Seed)
-	out, err := jsonmap.Of(res)
-	if err != nil {
-		return nil, err
-	}
-	out["corpus"], out["codeVersion"] = p.Corpus, version.String()
-	out["tagger"] = toJSONObject(cfg)
-	return Result(out), nil
+	return resultOf(ExperimentResult{
+		Result:      experiment.Result{Kind: res.Kind, Seed: res.Seed, Bootstrap: res.Bootstrap, Confidence: res.Confidence, Seconds: res.Seconds},
+		RiskFigures: &res.RiskFigures, Corpus: p.Corpus, CodeVersion: version.String(), Tagger: toJSONObject(cfg),
+	})
 }
 
 // systemSet names the annotation set a residual-risk experiment keeps.

@@ -152,30 +152,90 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 	<-beatDone
 
 	cause := context.Cause(workCtx)
-	if err != nil && ctx.Err() != nil && !errors.Is(cause, errSuperseded) {
+	shutdown := ctx.Err() != nil
+	if err != nil && shutdown && !errors.Is(cause, errSuperseded) {
 		// The worker's own context ended (shutdown): if a user had asked to
 		// cancel meanwhile, that is what happened to the job.
 		if cur, gerr := m.store.Job(context.WithoutCancel(ctx), jobID); gerr == nil && cur.CancelRequested {
 			cause = errCancelRequested
 		}
 	}
+	o := decide(attempt{err: err, cause: cause, shutdown: shutdown, attempts: j.Attempts, maxAttempts: m.opt.MaxAttempts})
+	return m.conclude(context.WithoutCancel(ctx), run, o, result, err, cause)
+}
+
+// outcome is what becomes of a job once an attempt's handler returned.
+type outcome int
+
+const (
+	superseded   outcome = iota // another worker took the job over: it records the outcome
+	creatorLost                 // its account was disabled or deleted: failed
+	outputFailed                // its output is saved and failed its check: check_failed
+	succeeded
+	cancelled
+	handedBack // this worker shuts down: queued again, to resume
+	failed     // for good: bad input, an internal error out of attempts, or a final one
+	retried    // an internal error with attempts left: queued again
+)
+
+// attempt is what decide needs to know of a job's attempt.
+type attempt struct {
+	err         error // the handler's
+	cause       error // why the attempt's context ended, if it did
+	shutdown    bool  // the worker's own context ended
+	attempts    int   // this one included
+	maxAttempts int
+}
+
+// decide is a job attempt's outcome. It reads nothing and writes nothing:
+// conclude carries it out.
+func decide(a attempt) outcome {
 	var gone creatorGone
 	var checkFailed *CheckFailed
 	switch {
-	case errors.Is(cause, errSuperseded):
+	case errors.Is(a.cause, errSuperseded):
+		return superseded
+	case errors.As(a.cause, &gone):
+		return creatorLost
+	case a.err == nil:
+		return succeeded
+	case errors.As(a.err, &checkFailed):
+		return outputFailed
+	case errors.Is(a.cause, errCancelRequested):
+		return cancelled
+	case a.shutdown:
+		return handedBack
+	}
+	// Bad parameters or input fail the same way every time: no retry.
+	if apperr.CodeOf(a.err) != apperr.Internal || a.attempts >= a.maxAttempts || errors.Is(a.err, errFinal) {
+		return failed
+	}
+	return retried
+}
+
+// conclude records outcome o of run's attempt, whose handler returned
+// result and err (cause is why its context ended), and returns what River
+// is to make of the attempt.
+func (m *Manager) conclude(ctx context.Context, run *Run, o outcome, result Result, err, cause error) error {
+	id := run.Job.ID
+	switch o {
+	case superseded:
 		return nil
-	case errors.As(cause, &gone):
-		m.finish(context.WithoutCancel(ctx), jobID, job.StatusFailed, failure(gone.error), gone.Error(), "failed")
+	case creatorLost:
+		var gone creatorGone
+		errors.As(cause, &gone)
+		m.finish(ctx, id, job.StatusFailed, failure(gone.error), gone.Error(), "failed")
 		run.Logger.Info("job stopped: its account was disabled", "err", gone)
 		return river.JobCancel(gone)
-	case err == nil || errors.As(err, &checkFailed):
+	case outputFailed, succeeded:
 		done, total, _ := run.snapshot()
 		if total > 0 {
 			done = total
 		}
-		if checkFailed != nil {
+		var checkFailed *CheckFailed
+		if errors.As(err, &checkFailed) {
 			// The output is saved: trying again would only find it.
-			m.finishWith(ctx, jobID, store.JobOutcome{Status: job.StatusCheckFailed, Result: result,
+			m.finishWith(ctx, id, store.JobOutcome{Status: job.StatusCheckFailed, Result: result,
 				Error: checkFailed.Message, Message: "check failed", Done: done, Total: total})
 			run.Logger.Warn("job output failed its check", "err", err)
 			return river.JobCancel(err)
@@ -183,33 +243,30 @@ func (m *Manager) work(ctx context.Context, riverID int64, jobID int) error {
 		run.mu.Lock()
 		drop := run.dropInput
 		run.mu.Unlock()
-		m.finishWith(ctx, jobID, store.JobOutcome{Status: job.StatusSucceeded, Result: result, Message: "done",
+		m.finishWith(ctx, id, store.JobOutcome{Status: job.StatusSucceeded, Result: result, Message: "done",
 			Done: done, Total: total, DropInput: drop})
 		run.Logger.Info("job succeeded")
 		return nil
-	case errors.Is(cause, errCancelRequested):
-		m.finish(context.WithoutCancel(ctx), jobID, job.StatusCancelled, nil, "", "cancelled")
+	case cancelled:
+		m.finish(ctx, id, job.StatusCancelled, nil, "", "cancelled")
 		run.Logger.Info("job cancelled")
 		return river.JobCancel(errCancelRequested)
-	case ctx.Err() != nil:
-		// This worker is shutting down: hand the job back to the queue.
-		m.requeue(context.WithoutCancel(ctx), jobID, "interrupted by a worker shutdown; will resume")
+	case handedBack:
+		m.requeue(ctx, id, "interrupted by a worker shutdown; will resume")
 		return err
 	}
 	code := apperr.CodeOf(err)
-	msg := err.Error()
 	if code == apperr.Internal {
 		run.Logger.Error(LogJobFailed, "err", err)
 	} else {
 		// The input's fault, not the system's: an operator still sees it.
 		run.Logger.Warn(LogJobFailed, "code", string(code), "err", err)
 	}
-	if code != apperr.Internal || j.Attempts >= m.opt.MaxAttempts || errors.Is(err, errFinal) {
-		// Bad parameters or input fail the same way every time: no retry.
-		m.finish(ctx, jobID, job.StatusFailed, failure(err), msg, "failed")
+	if o == failed {
+		m.finish(ctx, id, job.StatusFailed, failure(err), err.Error(), "failed")
 		return river.JobCancel(err)
 	}
-	m.requeue(ctx, jobID, fmt.Sprintf("attempt %d failed; retrying: %s", j.Attempts, msg))
+	m.requeue(ctx, id, fmt.Sprintf("attempt %d failed; retrying: %s", run.Job.Attempts, err.Error()))
 	return err
 }
 

@@ -95,21 +95,19 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	for i, t := range m.Types {
 		types[i] = t.Type
 	}
-	metrics := map[string]any{
-		"documents": m.Meta.Documents, "tokens": m.Meta.Tokens, "spans": m.Meta.Spans,
-		"attributes": m.Meta.Attributes, "features": m.Meta.Features, "iterations": m.Meta.Iterations,
-		"loss": m.Meta.Loss, "seconds": time.Since(start).Seconds(), "codeVersion": version.String(),
-	}
+	metrics := TrainMetrics{Documents: m.Meta.Documents, Tokens: m.Meta.Tokens, Spans: m.Meta.Spans,
+		Attributes: m.Meta.Attributes, Features: m.Meta.Features, Iterations: m.Meta.Iterations,
+		Loss: m.Meta.Loss, Seconds: time.Since(start).Seconds(), CodeVersion: version.String()}
 	saved, err := run.Store.SaveModel(ctx, run.Job.ID, p.Model, func(mc *ent.ModelCreate) *ent.ModelCreate {
 		return mc.SetKind(model.KindCrf).SetLabels(types).SetConfig(toJSONObject(cfg)).
 			SetTrainingCorpus(p.Corpus).SetTrainingCorpusID(c.ID).SetTrainingSplit(p.Split).SetTrainingSet(p.Set).
-			SetMetrics(metrics).SetHash(m.Hash()).SetFormat(fmt.Sprintf("deidtag/%d", tagger.FormatVersion)).
+			SetMetrics(toJSONObject(metrics)).SetHash(m.Hash()).SetFormat(fmt.Sprintf("deidtag/%d", tagger.FormatVersion)).
 			SetArtifact(buf.Bytes()).SetCreatedBy(run.Job.CreatedBy)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return Result{"model": saved.ID, "modelName": saved.Name, "hash": saved.Hash, "metrics": metrics}, nil
+	return resultOf(TrainResult{Model: saved.ID, ModelName: saved.Name, Hash: saved.Hash, Metrics: metrics})
 }
 
 // trainScale is the progress total of a training job: its stages share one
@@ -450,9 +448,9 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		n, _ := r["documents"].(float64)
 		documents += int(n)
 	}
-	res := Result{"annotationSet": set.ID, "setName": set.Name, "documents": documents}
+	res := TagResult{AnnotationSet: set.ID, SetName: set.Name, Documents: documents}
 	if t.gold == "" {
-		return res, nil
+		return resultOf(res)
 	}
 	var curveGold []pipeline.Document // the whole split, only for a curve (bounded above)
 	var keep func([]pipeline.Document)
@@ -471,15 +469,15 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		if report.RecallBiasCurve, err = recallCurve(ctx, tm, curveGold, t.p.Curve, run.Progress); err != nil {
 			return nil, err
 		}
-		res["curve"] = report.RecallBiasCurve
+		res.Curve = report.RecallBiasCurve
 	}
 	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: t.c.ID, Gold: t.p.Gold, System: t.p.Set,
 		Options: evaluate.Options{Summary: true}, JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
 	if err != nil {
 		return nil, err
 	}
-	res["evaluation"], res["precision"], res["recall"], res["f1"] = ev.ID, ev.Precision, ev.Recall, ev.F1
-	return res, nil
+	res.Evaluation, res.Precision, res.Recall, res.F1 = &ev.ID, &ev.Precision, &ev.Recall, &ev.F1
+	return resultOf(res)
 }
 
 // modelTagger returns the tagging function of a stored model and, for a

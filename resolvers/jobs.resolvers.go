@@ -33,6 +33,11 @@ func (r *jobResolver) Progress(ctx context.Context, obj *ent.Job) (*float64, err
 	return &f, nil
 }
 
+// Output is the resolver for the output field.
+func (r *jobResolver) Output(ctx context.Context, obj *ent.Job) (jobs.Output, error) {
+	return jobs.ResultOf(obj)
+}
+
 // CancelJob is the resolver for the cancelJob field.
 func (r *mutationResolver) CancelJob(ctx context.Context, id int) (*ent.Job, error) {
 	return r.jobs.Cancel(ctx, id)

@@ -18,6 +18,6 @@ func (l *routeList) Handle(pattern string, _ http.Handler) { *l = append(*l, pat
 // addRoutes registers them.
 func RoutePatterns(st *store.Store, jm *jobs.Manager) []string {
 	var l routeList
-	addRoutes(&l, slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultConfig, st, jm, newRateLimiter(0, 0))
+	addRoutes(&l, slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultConfig, st, jm, newRateLimiter(0, 0, nil))
 	return l
 }

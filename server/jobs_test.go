@@ -195,6 +195,34 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			assert.Equal(t, http.StatusOK, head.StatusCode)
 			assert.Equal(t, int64(len(body)), head.ContentLength)
 
+			// Each job's output is its kind's type, with the figures its
+			// result holds.
+			var typed struct {
+				Jobs struct {
+					Edges []struct {
+						Node struct{ Output map[string]any }
+					}
+				}
+			}
+			c.MustPost(`{ jobs { edges { node { output { __typename
+				... on ResynthesizeOutput { corpusName documents check { ok leaks } checkReport }
+				... on EvaluateOutput { evaluation f1 }
+				... on ExportOutput { artifact sha256 files } } } } } }`, &typed)
+			outputs := map[string]map[string]any{}
+			for _, e := range typed.Jobs.Edges {
+				outputs[e.Node.Output["__typename"].(string)] = e.Node.Output
+			}
+			require.Len(t, outputs, 3, "%v", outputs)
+			assert.Equal(t, "notes-surrogate", outputs["ResynthesizeOutput"]["corpusName"])
+			assert.EqualValues(t, len(docs), outputs["ResynthesizeOutput"]["documents"])
+			assert.Equal(t, map[string]any{"ok": true, "leaks": float64(0)}, outputs["ResynthesizeOutput"]["check"])
+			assert.Equal(t, last.Result["checkReport"], outputs["ResynthesizeOutput"]["checkReport"])
+			assert.Equal(t, 1.0, outputs["EvaluateOutput"]["f1"])
+			assert.Equal(t, e.ID, formatID(outputs["EvaluateOutput"]["evaluation"]))
+			assert.Equal(t, res["artifact"], outputs["ExportOutput"]["artifact"])
+			assert.Equal(t, res["sha256"], outputs["ExportOutput"]["sha256"])
+			assert.EqualValues(t, len(docs), outputs["ExportOutput"]["files"])
+
 			// Jobs are listed and filtered.
 			var list struct {
 				Jobs struct{ TotalCount int }

@@ -120,6 +120,7 @@ type rateLimiter struct {
 	rate    float64
 	burst   float64
 	buckets map[string]*bucket
+	clock   Clock
 }
 
 type bucket struct {
@@ -127,15 +128,22 @@ type bucket struct {
 	last   time.Time
 }
 
-func newRateLimiter(perSecond, burst int) *rateLimiter {
-	return &rateLimiter{rate: float64(perSecond), burst: float64(burst), buckets: map[string]*bucket{}}
+func newRateLimiter(perSecond, burst int, clock Clock) *rateLimiter {
+	if clock == nil {
+		clock = wallClock{}
+	}
+	return &rateLimiter{rate: float64(perSecond), burst: float64(burst), buckets: map[string]*bucket{}, clock: clock}
 }
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
 
 func (l *rateLimiter) allow(key string) bool {
 	if l.rate <= 0 {
 		return true
 	}
-	now := time.Now()
+	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[key]

@@ -95,13 +95,16 @@ var upgradeHeaders = []struct {
 func TestEveryRouteAuthenticates(t *testing.T) {
 	cfg := server.DefaultConfig
 	cfg.RatePerSecond = 0 // the test sends many bad tokens from one address
+	clock := storetest.NewClock()
+	cfg.Clock = clock
 	f := newAuthzFixtureConfig(t, storetest.SQLite, cfg)
 	ctx := context.Background()
 	revoked, _, err := f.st.CreateToken(ctx, "admin", "revoked", 0)
 	require.NoError(t, err)
-	expired, _, err := f.st.CreateToken(ctx, "admin", "expired", time.Millisecond)
+	expired, _, err := f.st.CreateToken(ctx, "admin", "expired", time.Hour)
 	require.NoError(t, err)
-	time.Sleep(5 * time.Millisecond) // expired, once past its millisecond
+	// Past its hour; the fixture's tokens have no end.
+	clock.Advance(2 * time.Hour)
 	toks, err := f.st.Tokens(ctx, "admin")
 	require.NoError(t, err)
 	for _, tk := range toks {
@@ -213,15 +216,18 @@ func send(t *testing.T, base, method, path, body, authorization string, header m
 // in, to the websocket transport alone, and is closed unless its
 // connection_init carries a good token; no operation runs before that.
 func TestWebsocketRefusesBadInit(t *testing.T) {
-	st, ts, _ := newServer(t, storetest.SQLite)
+	clock := storetest.NewClock()
+	cfg := server.DefaultConfig
+	cfg.Clock = clock
+	st, ts, _ := newServerConfig(t, storetest.SQLite, cfg)
 	ctx := context.Background()
 	revoked, row, err := st.CreateToken(ctx, "admin", "revoked", 0)
 	require.NoError(t, err)
 	_, err = st.RevokeToken(ctx, row.ID)
 	require.NoError(t, err)
-	expired, _, err := st.CreateToken(ctx, "admin", "expired", time.Millisecond)
+	expired, _, err := st.CreateToken(ctx, "admin", "expired", time.Hour)
 	require.NoError(t, err)
-	time.Sleep(5 * time.Millisecond)
+	clock.Advance(2 * time.Hour)
 	f := &authzFixture{tokens: map[auth.Role]string{auth.Admin: ts.Token}}
 	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/graphql"
 	query := map[string]any{"query": "{ corpora { totalCount } me { name } }"}

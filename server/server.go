@@ -51,7 +51,13 @@ type Config struct {
 	RatePerSecond, RateBurst int
 	// RequestTimeout bounds a request that is not a stream (websocket, SSE).
 	RequestTimeout time.Duration
+	// Clock refills the rate limit's buckets; nil is the wall clock (tests
+	// move one on by hand rather than sleep).
+	Clock Clock
 }
+
+// Clock tells the time.
+type Clock interface{ Now() time.Time }
 
 // DefaultConfig is what `serve` uses unless told otherwise.
 var DefaultConfig = Config{
@@ -69,7 +75,7 @@ var assets embed.FS
 // watches jobs; whether this process also works them is the caller's choice.
 func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager) http.Handler {
 	mux := http.NewServeMux()
-	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst)
+	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst, cfg.Clock)
 	addRoutes(mux, logger, cfg, st, jm, limiter)
 	return markRequests(logRequests(logger, limitRequests(cfg, limiter, mux)))
 }

@@ -52,7 +52,11 @@ func newServer(t *testing.T, b storetest.Backend) (*store.Store, *testServer, *c
 // newServerConfig is newServer with cfg.
 func newServerConfig(t *testing.T, b storetest.Backend, cfg server.Config) (*store.Store, *testServer, *client.Client) {
 	t.Helper()
-	st := storetest.Open(t, b)
+	var opts []store.Option
+	if cfg.Clock != nil { // the store's tokens expire on the server's clock
+		opts = append(opts, store.WithClock(cfg.Clock))
+	}
+	st := storetest.Open(t, b, opts...)
 	jm := newJobs(t, st)
 	h := server.NewServer(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, st, jm)
 	ts := &testServer{Server: httptest.NewServer(h), Token: storetest.Token(t, st, "admin", auth.Admin)}

@@ -128,7 +128,7 @@ func (s *Store) CreateToken(ctx context.Context, userName, label string, ttl tim
 	create := s.Client.Token.Create().SetUserID(u.ID).SetName(label).
 		SetHash(auth.HashToken(secret)).SetPrefix(auth.ShownPrefix(secret))
 	if ttl > 0 {
-		create.SetExpiresAt(time.Now().Add(ttl))
+		create.SetExpiresAt(s.clock.Now().Add(ttl))
 	}
 	t, err := create.Save(ctx)
 	if err != nil {
@@ -186,7 +186,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*auth.Viewer, 
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	switch {
 	case t.RevokedAt != nil:
 		return nil, apperr.New(apperr.Unauthorized, "API token %s… was revoked on %s", t.Prefix, t.RevokedAt.UTC().Format(time.DateOnly))

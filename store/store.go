@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -59,6 +60,7 @@ type Store struct {
 
 	keyCfg keys.Config
 	logger *slog.Logger
+	clock  Clock // see WithClock
 	ringMu sync.Mutex
 	ring   *keys.Ring // loaded on first use (see Keys)
 }
@@ -76,6 +78,7 @@ type options struct {
 	ring      *keys.Ring
 	logger    *slog.Logger
 	chunkSize int
+	clock     Clock
 }
 
 // WithKeys says where the key ring encrypting the surrogate mappings comes
@@ -102,6 +105,17 @@ func WithChunkSize(n int) Option { return func(o *options) { o.chunkSize = n } }
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
+// Clock tells the time: the store reads the lifetimes of API tokens on it.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// WithClock reads token lifetimes on c instead of the wall clock (tests: a
+// token expires when the test moves c on, not after a sleep).
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
 // Open connects to dsn (a PostgreSQL URL, or a SQLite file path, optionally
 // with "file:" and query parameters) and brings the schema up to date.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
@@ -121,7 +135,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: cmp.Or(o.chunkSize, chunkSize)}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: cmp.Or(o.chunkSize, chunkSize), clock: o.clock}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
 	d := ParseDSN(dsn)
 	if f := d.File(); f != "" {
 		s.keyCfg.DefaultFile = DefaultKeyFile(dsn)

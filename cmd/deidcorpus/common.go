@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -181,25 +182,67 @@ func cliViewer(ctx context.Context, e *env, st *store.Store) (*auth.Viewer, erro
 // progress returns a callback that draws a progress bar on a terminal and
 // stays silent otherwise (logs and pipes get the final summary only).
 func progress(w io.Writer, description string) (update func(done, total int), finish func()) {
+	b := newBar(w, description)
+	if b != nil {
+		b.count = true // documents, files: counts a person reads
+	}
+	return func(done, total int) { b.set(done, total, "") }, b.finish
+}
+
+// bar is a progress bar: the share done and what the work says it is doing
+// (a job's message, as the dashboard shows it). Its total may change as the
+// work goes from one stage to the next.
+type bar struct {
+	w           io.Writer
+	description string
+	throttle    time.Duration
+	count       bool // show done/total beside the share (a job's units are its own: its message counts)
+	pb          *progressbar.ProgressBar
+	total       int
+	message     string
+}
+
+// newBar is a bar on w when w is a terminal; nil, which draws nothing,
+// otherwise.
+func newBar(w io.Writer, description string) *bar {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return func(int, int) {}, func() {}
+		return nil
 	}
-	var bar *progressbar.ProgressBar
-	update = func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(description),
-				progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100e6))
+	return &bar{w: w, description: description, throttle: 100 * time.Millisecond}
+}
+
+// set shows done of total and message (kept from the last call when
+// empty); nothing while the total is unknown.
+func (b *bar) set(done, total int, message string) {
+	if b == nil || total <= 0 {
+		return
+	}
+	if b.pb == nil {
+		opts := []progressbar.Option{progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription(b.description),
+			progressbar.OptionSetWidth(30), progressbar.OptionThrottle(b.throttle)}
+		if b.count {
+			opts = append(opts, progressbar.OptionShowCount())
 		}
-		bar.Set(done)
+		b.pb = progressbar.NewOptions(total, opts...)
+		b.total = total
 	}
-	finish = func() {
-		if bar != nil {
-			bar.Finish()
-			io.WriteString(w, "\n")
-		}
+	if total != b.total {
+		b.pb.ChangeMax(total)
+		b.total = total
 	}
-	return update, finish
+	if message != "" && message != b.message {
+		b.message = message
+		b.pb.Describe(b.description + ": " + message)
+	}
+	b.pb.Set(min(done, total))
+}
+
+func (b *bar) finish() {
+	if b != nil && b.pb != nil {
+		b.pb.Finish()
+		io.WriteString(b.w, "\n")
+	}
 }
 
 // readFiles reads the files, directories and .zip archives a command names.

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
 	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/jobs"
-	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
 )
 
@@ -37,7 +35,6 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.StringVar(&p.Model, "model", "", "residual-risk: the model that tags the notes (default: --folds patient folds, each tagged by a model trained on the others)")
 	folds := fs.Int("folds", 0, "residual-risk: patient folds (default 5)")
 	policyFile := fs.String("policy", "", "residual-risk: resynthesis policy `FILE` (JSON; default: the built-in policy)")
-	asJSON := fs.Bool("json", false, "print every figure as JSON")
 	fs.StringVar(&p.Corpus, "corpus", "", "the corpus tested on (required)")
 	fs.StringVar(&p.Other, "other", "", "the second corpus (cross, curve with added data, or)")
 	fs.StringVar(&p.TrainSplit, "train-split", "", `split drawn on (default train; "all" for every document)`)
@@ -54,6 +51,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	otherMapping := fs.String("other-mapping", "", "tag-set mapping applied to --other: a built-in one or a mapping file")
 	configFile := fs.String("config", "", "tagger configuration `FILE`: JSON naming the options it changes (deidcorpus train --print-config shows the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
 	return func(ctx context.Context, args []string) error {
 		if p.Kind == "" || p.Corpus == "" {
 			return usageErr("--kind and --corpus are required")
@@ -127,33 +125,8 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return flagNamed(err, experimentFlags)
 		}
-		if *asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(j.Result)
-		}
-		return printExperiment(e.stdout, j.Result)
+		return finished(e, j, *asJSON)
 	}
-}
-
-// printExperiment renders an experiment job's result as its tables.
-func printExperiment(w io.Writer, result map[string]any) error {
-	data, err := json.Marshal(result)
-	if err != nil {
-		return err
-	}
-	if result["kind"] == "residual-risk" {
-		var res experiment.RiskResult
-		if err := json.Unmarshal(data, &res); err != nil {
-			return err
-		}
-		return experiment.RenderRisk(w, &res)
-	}
-	var res experiment.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return err
-	}
-	return experiment.RenderMarkdown(w, &res)
 }
 
 // experimentFlags are the flags of the job parameters an experiment's errors

@@ -35,26 +35,26 @@ func init() {
 			setup: setupJobsList,
 		}, {
 			name:     "show",
-			summary:  "print one job as JSON: parameters, progress, result, error",
-			args:     "ID",
-			examples: []string{"deidcorpus jobs show 42"},
+			summary:  "print one job: its status, progress, error and what it made (--json: the job whole)",
+			args:     "ID [--json]",
+			examples: []string{"deidcorpus jobs show 42", "deidcorpus jobs show 42 --json"},
 			setup:    setupJobsOne("show"),
 		}, {
 			name:     "cancel",
 			summary:  "cancel a queued or running job (it stops within a second, leaving no partial output)",
-			args:     "ID",
+			args:     "ID [--json]",
 			examples: []string{"deidcorpus jobs cancel 42"},
 			setup:    setupJobsOne("cancel"),
 		}, {
 			name:     "retry",
 			summary:  "queue a failed or cancelled job again",
-			args:     "ID",
+			args:     "ID [--json]",
 			examples: []string{"deidcorpus jobs retry 42"},
 			setup:    setupJobsOne("retry"),
 		}, {
 			name:    "wait",
 			summary: "wait until jobs finish; if one did not succeed, exit with its failure's status (2 for bad input, 1 internal)",
-			args:    "ID... | --all",
+			args:    "ID... | --all [--json]",
 			examples: []string{
 				"deidcorpus jobs wait 42 43",
 				"deidcorpus jobs wait --all",
@@ -189,10 +189,12 @@ func setupJobsList(e *env, fs *flag.FlagSet) action {
 	}
 }
 
-// setupJobsOne is show, cancel and retry: one job, printed as JSON after.
+// setupJobsOne is show, cancel and retry: one job, described after (as
+// JSON with --json).
 func setupJobsOne(sub string) func(e *env, fs *flag.FlagSet) action {
 	return func(e *env, fs *flag.FlagSet) action {
 		db := dbFlag(fs, e)
+		asJSON := fs.Bool("json", false, "print the job whole as JSON: parameters, progress, result, error")
 		return func(ctx context.Context, args []string) error {
 			ids, err := jobIDs(args)
 			if err != nil {
@@ -218,7 +220,10 @@ func setupJobsOne(sub string) func(e *env, fs *flag.FlagSet) action {
 			if err != nil {
 				return err
 			}
-			return writeJSON(e.stdout, j)
+			if *asJSON {
+				return writeJSON(e.stdout, j)
+			}
+			return describeJob(e.stdout, j)
 		}
 	}
 }
@@ -226,6 +231,7 @@ func setupJobsOne(sub string) func(e *env, fs *flag.FlagSet) action {
 func setupJobsWait(e *env, fs *flag.FlagSet) action {
 	db := dbFlag(fs, e)
 	all := fs.Bool("all", false, "every unfinished job")
+	asJSON := fs.Bool("json", false, "print the finished jobs whole, as a JSON array")
 	return func(ctx context.Context, args []string) error {
 		ids, err := jobIDs(args)
 		if err != nil {
@@ -257,7 +263,7 @@ func setupJobsWait(e *env, fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		return reportFinished(e, js)
+		return reportFinished(e, js, *asJSON)
 	}
 }
 
@@ -290,22 +296,28 @@ func warnWhileQueued(ctx context.Context, e *env, st *store.Store, ids []int) (s
 	return func() { cancel(); <-done }
 }
 
-// reportFinished prints each finished job and fails if one did not succeed,
-// with the first failure's code (so its exit status).
-func reportFinished(e *env, js []*ent.Job) error {
+// reportFinished prints each finished job (its status and what it made, as
+// the command that ran it prints it; the jobs whole with asJSON) and fails if
+// one did not succeed, with the first failure's code (so its exit status).
+func reportFinished(e *env, js []*ent.Job, asJSON bool) error {
 	var notOK []string // "failed: 7", "cancelled: 5"
 	var first error
-	for _, j := range js {
-		fmt.Fprintf(e.stdout, "job %d (%s): %s", j.ID, j.Kind, j.Status)
-		if j.Error != "" {
-			fmt.Fprintf(e.stdout, ": %s", j.Error)
+	if asJSON {
+		if err := writeJSON(e.stdout, js); err != nil {
+			return err
 		}
-		fmt.Fprintln(e.stdout)
-		if j.Kind == (jobs.ExperimentParams{}).JobKind() && j.Status == job.StatusSucceeded {
-			// Its table, as a waiting experiment command prints it; one that
-			// cannot be read (an older version's) stops no other report.
-			if err := printExperiment(e.stdout, j.Result); err != nil {
-				fmt.Fprintf(e.stderr, "job %d: its result cannot be printed as tables (%v); deidcorpus jobs show %d has it whole\n", j.ID, err, j.ID)
+	}
+	for _, j := range js {
+		if !asJSON {
+			fmt.Fprintf(e.stdout, "job %d (%s): %s", j.ID, j.Kind, j.Status)
+			if j.Error != "" {
+				fmt.Fprintf(e.stdout, ": %s", j.Error)
+			}
+			fmt.Fprintln(e.stdout)
+			// A result that cannot be read (an older version's) stops no
+			// other report.
+			if err := summarize(e.stdout, j); err != nil {
+				fmt.Fprintf(e.stderr, "job %d: its result cannot be summarized (%v); deidcorpus jobs show %d --json has it whole\n", j.ID, err, j.ID)
 			}
 		}
 		if err := jobs.Err(j); err != nil {
@@ -400,14 +412,12 @@ func runJob(ctx context.Context, e *env, st *store.Store, params jobs.Params, as
 	if err != nil {
 		return nil, err
 	}
-	update, finish := progress(e.stderr, kind)
+	bar := newBar(e.stderr, kind)
 	for u := range updates {
 		j = u
-		if u.ProgressTotal > 0 {
-			update(u.ProgressDone, u.ProgressTotal)
-		}
+		bar.set(u.ProgressDone, u.ProgressTotal, u.Message)
 	}
-	finish()
+	bar.finish()
 	if ctx.Err() != nil {
 		m.Cancel(context.Background(), j.ID)
 		return nil, ctx.Err()

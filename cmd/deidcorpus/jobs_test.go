@@ -227,8 +227,9 @@ func TestExperimentResidualRisk(t *testing.T) {
 
 	code, out, errs = cli(t, "experiment", "--db", db, "--kind", "residual-risk", "--corpus", "a", "--folds", "2", "--seed", "2", "--config", config, "--json")
 	require.Equal(t, 0, code, errs)
-	var res map[string]any
-	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	var whole struct{ Result map[string]any } // --json prints the job whole
+	require.NoError(t, json.Unmarshal([]byte(out), &whole), out)
+	res := whole.Result
 	assert.Equal(t, "residual-risk", res["kind"])
 	assert.Equal(t, "residual-cv2-seed2", res["system"])
 	for _, key := range []string{"residual", "parrot", "distinguishability", "released"} {

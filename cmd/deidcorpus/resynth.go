@@ -41,6 +41,7 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 	policyFile := fs.String("policy", "", "resynthesis policy (JSON; default: the built-in policy from the papers)")
 	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
 	parts := fs.Int("parts", 0, "split the job into N parts of whole patients that every worker process takes (2-64; each reads the source again: for workers on machines of their own, on PostgreSQL)")
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || *out == "" {
@@ -66,29 +67,15 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return err
 		}
-		check, _ := j.Result["check"].(map[string]any)
-		fmt.Fprintf(e.stdout, "resynthesized %s into %q (job %d)\n", counted(j.Result["documents"], "document"), *out, j.ID)
-		reused, _ := j.Result["reused"].([]any)
-		for _, r := range reused {
-			r, _ := r.(map[string]any)
-			fmt.Fprintf(e.stdout, "reused %v mappings and %v date shifts of job %v (seed %v, %v), not drawn from seed %d\n",
-				number(r["mappings"]), number(r["shifts"]), number(r["job"]), number(r["seed"]), r["corpus"], *seed)
+		if err := finished(e, j, *asJSON); err != nil {
+			return err
 		}
-		if check != nil {
-			fmt.Fprintf(e.stdout, "check: ok=%v, %v spans, %v replaced, %v misaligned, %v leaks, %v source ids, %v inconsistent, %v interval errors, %v dates checked, %v unannotated, %v propagated, %v for review\n",
-				check["ok"], number(check["spans"]), number(check["replaced"]), number(check["misaligned"]), number(check["leaks"]), number(check["identifiers"]),
-				number(check["inconsistent"]), number(check["intervalErrors"]), number(check["datesChecked"]), number(check["unannotated"]),
-				number(check["propagated"]), number(check["review"]))
-			if n := number(check["unannotated"]); n != "0" && n != "<nil>" {
-				fmt.Fprintf(e.stdout, "%s: original values outside the gold spans, copied unchanged (the source's annotation missed them); "+
-					"see them with: deidcorpus resynth report %s\n", counted(check["unannotated"], "unannotated find"), *out)
-			}
-			// Unannotated finds pass the check but quarantine the corpus.
-			if ok, _ := check["ok"].(bool); !ok || j.Status == job.StatusCheckFailed {
-				fmt.Fprintf(e.stdout, "job %d: check failed; %q is quarantined (%s) until a rerun into it passes or a curator runs: deidcorpus resynth resolve %s --reason ...\n",
-					j.ID, *out, counted(j.Result["checkFindings"], "unresolved finding"), *out)
-				return checkFailed(*out, check, j.Result["checkReport"])
-			}
+		r, err := jobs.DecodeResult[jobs.ResynthesizeResult](j)
+		if err != nil || r == nil || r.Check == nil {
+			return err
+		}
+		if !r.Check.OK || j.Status == job.StatusCheckFailed {
+			return checkFailed(*out, r.Check, r.CheckReport)
 		}
 		return nil
 	}

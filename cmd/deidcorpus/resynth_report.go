@@ -9,6 +9,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/internal/jsonmap"
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/surrogate"
 	"deidcorpus/store"
 )
@@ -32,24 +33,27 @@ var resynthReport = &command{
 // report says what to fix, and a curator who finds the findings may stand
 // lifts the quarantine with resynth resolve. report is the job's check
 // report artifact, if any.
-func checkFailed(out string, check map[string]any, report any) error {
+func checkFailed(out string, check *jobs.CheckSummary, report int) error {
 	var problems []string
-	for _, p := range []struct{ key, what string }{
-		{"leaks", "leaked originals"}, {"identifiers", "patient or note ids in the text"}, {"misaligned", "misaligned spans"},
-		{"inconsistent", "inconsistent surrogates"}, {"intervalErrors", "date interval errors"},
-		{"equalToOriginal", "surrogates equal to an original"}, {"metadata", "note fields that give an original away"},
-		{"unannotated", "unannotated originals"},
+	for _, p := range []struct {
+		n    int
+		what string
+	}{
+		{check.Leaks, "leaked originals"}, {check.Identifiers, "patient or note ids in the text"}, {check.Misaligned, "misaligned spans"},
+		{check.Inconsistent, "inconsistent surrogates"}, {check.IntervalErrors, "date interval errors"},
+		{check.EqualToOriginal, "surrogates equal to an original"}, {check.Metadata, "note fields that give an original away"},
+		{check.Unannotated, "unannotated originals"},
 	} {
-		if n := number(check[p.key]); n != "0" && n != "<nil>" {
-			problems = append(problems, n+" "+p.what)
+		if p.n != 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
 		}
 	}
 	if len(problems) == 0 { // a summary made before the check had a kind of finding
 		problems = append(problems, "see its report")
 	}
 	artifact := ""
-	if report != nil {
-		artifact = fmt.Sprintf(" (also artifact %s, /download/artifacts/%s)", number(report), number(report))
+	if report != 0 {
+		artifact = fmt.Sprintf(" (also artifact %d, /download/artifacts/%d)", report, report)
 	}
 	return apperr.New(apperr.Invalid, "the surrogate corpus failed its check (%s): corpus %q was written, but it is quarantined "+
 		"(no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; "+

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/jobs"
 	"deidcorpus/pipeline/surrogate"
 )
 
@@ -94,8 +95,7 @@ func TestResynthReport(t *testing.T) {
 }
 
 func TestCheckFailedSaysWhatItMeans(t *testing.T) {
-	err := checkFailed("notes-r", map[string]any{"ok": false, "leaks": 2.0, "misaligned": 0.0, "inconsistent": 1.0,
-		"intervalErrors": 0.0, "equalToOriginal": 0.0}, 42.0)
+	err := checkFailed("notes-r", &jobs.CheckSummary{Leaks: 2, Inconsistent: 1}, 42)
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.Equal(t, `the surrogate corpus failed its check (2 leaked originals, 1 inconsistent surrogates): corpus "notes-r" was written, `+
 		`but it is quarantined (no release or derived corpus takes it) until a rerun into it passes or a curator resolves the findings; `+
@@ -114,9 +114,9 @@ func TestCheckReportListsIdentifiers(t *testing.T) {
 	assert.Regexp(t, `(?m)^Identifiers: the source's patient or note id in the text \(1\):\nDOCUMENT +PATIENT +KIND +ID +AT +VALUE\n`+
 		`100234-07 +100234 +document id +100234-A1234 +7-12 +"A1234"$`, out.String())
 
-	err := checkFailed("notes-r", map[string]any{"ok": false, "leaks": 0.0, "identifiers": 3.0}, nil)
+	err := checkFailed("notes-r", &jobs.CheckSummary{Identifiers: 3}, 0)
 	assert.Contains(t, err.Error(), `failed its check (3 patient or note ids in the text): corpus "notes-r"`)
 	// A summary that does not count a kind of finding the check failed on.
-	err = checkFailed("notes-r", map[string]any{"ok": false, "leaks": 0.0}, nil)
+	err = checkFailed("notes-r", &jobs.CheckSummary{}, 0)
 	assert.Contains(t, err.Error(), `failed its check (see its report): corpus "notes-r"`)
 }

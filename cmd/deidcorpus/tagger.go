@@ -16,7 +16,6 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/jobs"
-	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/tagger"
 )
@@ -89,6 +88,7 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 	name := fs.String("model", "", "name of the model to create (required)")
 	configFile := fs.String("config", "", "tagger configuration `FILE`: JSON naming the options it changes (--print-config shows the defaults)")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
 	printConfig := fs.Bool("print-config", false, "print the default configuration as JSON and exit")
 	return func(ctx context.Context, args []string) error {
 		if *printConfig {
@@ -118,8 +118,7 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "trained model %q (hash %v) in job %d: %s\n", *name, j.Result["hash"], j.ID, compactJSON(j.Result["metrics"]))
-		return nil
+		return finished(e, j, *asJSON)
 	}
 }
 
@@ -131,6 +130,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 	set := fs.String("set", "", `annotation set to write (default "system-MODEL")`)
 	curve := fs.String("curve", "", `recall biases to score the model at on the gold set, e.g. "-1,0,0.4,1,2,4": a precision/recall curve`)
 	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
 	modelFile := fs.String("model-file", "", "offline: a model file (deidcorpus models export), no database")
 	in := fs.String("in", "", "offline: input files or directory")
 	out := fs.String("out", "", "offline: output directory")
@@ -160,27 +160,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 		if err != nil || *async {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "tagged %s into set %v (job %d)", counted(j.Result["documents"], "document"), j.Result["setName"], j.ID)
-		if f1, ok := j.Result["f1"].(float64); ok {
-			fmt.Fprintf(e.stdout, "; against gold: strict micro P %.4f R %.4f F1 %.4f (evaluation %s)",
-				j.Result["precision"], j.Result["recall"], f1, number(j.Result["evaluation"]))
-		}
-		fmt.Fprintln(e.stdout)
-		if raw, ok := j.Result["curve"]; ok {
-			var pts []evaluate.CurvePoint
-			data, err := json.Marshal(raw)
-			if err == nil {
-				err = json.Unmarshal(data, &pts)
-			}
-			if err != nil {
-				return fmt.Errorf("job %d: curve: %w", j.ID, err)
-			}
-			fmt.Fprintln(e.stdout, "recall bias  precision  recall      F1")
-			for _, pt := range pts {
-				fmt.Fprintf(e.stdout, "%11g  %9.4f  %6.4f  %.4f\n", pt.Bias, pt.Precision, pt.Recall, pt.F1)
-			}
-		}
-		return nil
+		return finished(e, j, *asJSON)
 	}
 }
 
@@ -421,9 +401,4 @@ func readTaggerConfig(path string) (tagger.Config, map[string]any, error) {
 		return cfg, nil, apperr.New(apperr.Invalid, "%s: %v", path, err)
 	}
 	return cfg, raw, nil
-}
-
-func compactJSON(v any) string {
-	data, _ := json.Marshal(v)
-	return string(data)
 }

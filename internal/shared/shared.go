@@ -49,3 +49,18 @@ func Path(tb testing.TB, rel string) string {
 	tb.Skipf("shared data %s not found: set DEIDCORPUS_DATA to ../shared/data to run this test", rel)
 	return ""
 }
+
+// LongEnv is the one switch of the long tests and benchmarks (minutes to an
+// hour: training on all of MEDDOCAN train, cross-validation, the research
+// value of resynthesis): DEIDCORPUS_LONG=1 runs them. Their other
+// DEIDCORPUS_ variables are parameters (a model path, a fold count), never
+// switches.
+const LongEnv = "DEIDCORPUS_LONG"
+
+// Long skips tb unless DEIDCORPUS_LONG is set, saying what it would do.
+func Long(tb testing.TB, what string) {
+	tb.Helper()
+	if os.Getenv(LongEnv) == "" {
+		tb.Skipf("set %s=1 to %s", LongEnv, what)
+	}
+}

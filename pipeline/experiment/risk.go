@@ -46,19 +46,25 @@ type RiskOptions struct {
 	Progress        func(done, total int, message string)
 }
 
-// RiskResult is a residual-risk experiment's figures. System and Released
-// name the annotation set and the corpus (the job fills them in).
+// RiskResult is a residual-risk experiment's figures, with how they were
+// drawn.
 type RiskResult struct {
-	Kind               string             `json:"kind"` // residual-risk
+	Kind       string  `json:"kind"` // residual-risk
+	Seed       uint64  `json:"seed"`
+	Bootstrap  int     `json:"bootstrap"`
+	Confidence float64 `json:"confidence"`
+	RiskFigures
+	Seconds float64 `json:"seconds"`
+}
+
+// RiskFigures are what a residual-risk experiment measured. System and
+// Released name the annotation set and the corpus (the job fills them in).
+type RiskFigures struct {
 	System             string             `json:"system"`
 	Released           string             `json:"released"`
-	Seed               uint64             `json:"seed"`
-	Bootstrap          int                `json:"bootstrap"`
-	Confidence         float64            `json:"confidence"`
 	Residual           Residual           `json:"residual"`
 	Parrot             Parrot             `json:"parrot"`
 	Distinguishability Distinguishability `json:"distinguishability"`
-	Seconds            float64            `json:"seconds"`
 }
 
 // Residual counts the gold spans that leaked: a letter or digit of theirs

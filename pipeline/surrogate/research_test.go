@@ -3,7 +3,6 @@ package surrogate_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -22,9 +21,7 @@ import (
 // O⇒O, R⇒R, O⇒R, R⇒O, with MEDDOCAN's own labels and in i2b2 form. Training
 // takes minutes: it runs with DEIDCORPUS_LONG=1 (the README's figures).
 func TestResearchValue(t *testing.T) {
-	if os.Getenv("DEIDCORPUS_LONG") == "" {
-		t.Skip("set DEIDCORPUS_LONG=1 to train four taggers on MEDDOCAN train and score dev")
-	}
+	shared.Long(t, "train four taggers on MEDDOCAN train and score dev")
 	for _, form := range []struct{ name, train, dev string }{
 		{"own labels", "meddocan/corpus/train/xml", "meddocan/corpus/dev/xml"},
 		{"i2b2 form", "meddocan-i2b2/train", "meddocan-i2b2/dev"},

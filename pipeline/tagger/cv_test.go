@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/experiment"
@@ -19,7 +20,7 @@ import (
 // TestMeddocanCrossValidation is how the default configuration was chosen:
 // patient-grouped k-fold cross-validation on MEDDOCAN train alone (dev is
 // scored once, by TestMeddocanDevAccuracy, the test split never). It trains k
-// models, so it runs only with DEIDCORPUS_CV=1; DEIDCORPUS_CV_CONFIG is a
+// models, so it runs only with DEIDCORPUS_LONG=1 (as every long test); DEIDCORPUS_CV_CONFIG is a
 // JSON configuration over the defaults (as `train --config`), DEIDCORPUS_CV_K
 // the number of folds (default 5), DEIDCORPUS_CV_RUNS how many of them to run
 // (default all: fewer is a quicker screen), DEIDCORPUS_CV_CURVE recall biases ("0,0.4,1") to score each fold's model at
@@ -28,9 +29,7 @@ import (
 // folds' errors in context, DEIDCORPUS_CV_PRED one for their predictions as JSONL (to compare two
 // runs span by span).
 func TestMeddocanCrossValidation(t *testing.T) {
-	if os.Getenv("DEIDCORPUS_CV") == "" {
-		t.Skip("set DEIDCORPUS_CV=1 to cross-validate on MEDDOCAN train")
-	}
+	shared.Long(t, "cross-validate on MEDDOCAN train")
 	cfg := DefaultConfig()
 	if c := os.Getenv("DEIDCORPUS_CV_CONFIG"); c != "" {
 		var err error

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/evaluate"
 )
@@ -241,9 +242,7 @@ func TestWriteCRFsuite(t *testing.T) {
 // train, strict micro F1 on dev >= 0.965. It takes minutes, so it runs only
 // with DEIDCORPUS_LONG=1.
 func TestMeddocanDevAccuracy(t *testing.T) {
-	if os.Getenv("DEIDCORPUS_LONG") == "" {
-		t.Skip("set DEIDCORPUS_LONG=1 to train on MEDDOCAN train and score dev")
-	}
+	shared.Long(t, "train on MEDDOCAN train and score dev")
 	train := readMeddocan(t, "train")
 	dev := readMeddocan(t, "dev")
 	start := time.Now()
@@ -336,9 +335,7 @@ func BenchmarkTag(b *testing.B) {
 // (minutes; run with -benchtime=1x and DEIDCORPUS_LONG=1). With
 // DEIDCORPUS_MODEL_OUT set it saves the model there, for BenchmarkTag.
 func BenchmarkTrainMeddocan(b *testing.B) {
-	if os.Getenv("DEIDCORPUS_LONG") == "" {
-		b.Skip("set DEIDCORPUS_LONG=1 to train on all of MEDDOCAN train")
-	}
+	shared.Long(b, "train on all of MEDDOCAN train")
 	train := readMeddocan(b, "train")
 	for b.Loop() {
 		m, err := Train(context.Background(), train, DefaultConfig(), nil)

@@ -13,7 +13,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -111,4 +113,28 @@ func Token(tb testing.TB, s *store.Store, name string, role auth.Role) string {
 		tb.Fatal(err)
 	}
 	return token
+}
+
+// Clock is a clock a test moves on by hand (store.WithClock, a server's
+// Config.Clock): what expires or refills does so without a sleep.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock is a clock at the wall clock's time, standing still.
+func NewClock() *Clock { return &Clock{now: time.Now()} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -8,8 +8,20 @@ import { h, href, num } from './dom.js';
 import { downloadButton } from './downloads.js';
 import { can } from './roles.js';
 
+// What a finished job made, by its kind's type (Job.output): the fields
+// resultLinks reads. A tagging's evaluation may be null where an
+// evaluation's is not, hence its aliases.
+const OUTPUT_FIELDS = `output { __typename
+  ... on EvaluateOutput { evaluation f1 }
+  ... on TagOutput { setName tagEvaluation: evaluation tagF1: f1 }
+  ... on TrainOutput { modelName }
+  ... on ImportOutput { corpusName }
+  ... on DeriveOutput { corpusName }
+  ... on ResynthesizeOutput { corpusName checkReport message }
+  ... on ExportOutput { artifact bytes } }`;
+
 export const JOB_FIELDS = `id kind status progress progressDone progressTotal message error attempts
-  cancelRequested createdBy createdAt startedAt finishedAt params result`;
+  cancelRequested createdBy createdAt startedAt finishedAt params ${OUTPUT_FIELDS}`;
 
 // check_failed: the job wrote its output and the output failed its check
 // (a resynthesis whose corpus is now quarantined): a failure, shown as one.
@@ -43,21 +55,23 @@ export function statusBadge(status) {
 
 /** Links to what a finished job produced (model, annotation set, evaluation, corpus, download). */
 export function resultLinks(job) {
-  const r = job.result || {};
+  const r = job.output || {};
   const p = job.params || {};
   const out = [];
-  if (r.evaluation !== undefined) {
-    const f1 = typeof r.f1 === 'number' ? ` (F1 ${r.f1.toFixed(3)})` : '';
-    out.push(h('a', { href: href(['evaluations', String(r.evaluation)]), class: 'result-evaluation' }, `Evaluation${f1}`));
+  const evaluation = r.evaluation ?? r.tagEvaluation;
+  if (evaluation != null) {
+    const score = r.f1 ?? r.tagF1;
+    const f1 = typeof score === 'number' ? ` (F1 ${score.toFixed(3)})` : '';
+    out.push(h('a', { href: href(['evaluations', String(evaluation)]), class: 'result-evaluation' }, `Evaluation${f1}`));
   }
   if (r.modelName) out.push(h('a', { href: href(['models'], { model: r.modelName }), class: 'result-model' }, `Model ${r.modelName}`));
   if (r.setName && p.corpus) out.push(h('a', { href: href(['corpus', p.corpus], { set: r.setName }) }, `Set ${r.setName}`));
   if (r.corpusName) out.push(h('a', { href: href(['corpus', r.corpusName]) }, `Corpus ${r.corpusName}`));
-  if (r.artifact !== undefined) {
+  if (r.artifact != null) {
     out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.artifact)}`,
       `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`, { class: 'result-download', 'aria-label': `Download the result of job ${job.id}` }));
   }
-  if (r.checkReport !== undefined && can('checkReport')) {
+  if (r.checkReport && can('checkReport')) { // 0: no report
     out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.checkReport)}`, 'Check report (PHI)',
       { class: 'result-check-report', title: 'The full check report names original values: it is PHI.' }));
   }

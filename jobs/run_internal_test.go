@@ -1,0 +1,43 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"deidcorpus/apperr"
+)
+
+// TestDecide: a job attempt's outcome from its handler's error, why its
+// context ended and how many attempts it had.
+func TestDecide(t *testing.T) {
+	internal := errors.New("disk full")
+	invalid := apperr.New(apperr.Invalid, "no split %q", "tset")
+	checkFailed := &CheckFailed{Message: "2 leaks"}
+	gone := creatorGone{apperr.New(apperr.Unauthorized, "account disabled")}
+	for _, c := range []struct {
+		name string
+		a    attempt
+		want outcome
+	}{
+		{"success", attempt{attempts: 1, maxAttempts: 3}, succeeded},
+		{"success as the worker shuts down", attempt{shutdown: true, attempts: 1, maxAttempts: 3}, succeeded},
+		{"output saved, check failed", attempt{err: fmt.Errorf("resynthesis: %w", checkFailed), attempts: 1, maxAttempts: 3}, outputFailed},
+		{"taken over by another worker", attempt{err: internal, cause: errSuperseded, attempts: 1, maxAttempts: 3}, superseded},
+		{"taken over, even having succeeded", attempt{cause: errSuperseded, attempts: 1, maxAttempts: 3}, superseded},
+		{"account disabled while it ran", attempt{err: internal, cause: gone, attempts: 1, maxAttempts: 3}, creatorLost},
+		{"cancelled by a user", attempt{err: errors.New("context canceled"), cause: errCancelRequested, attempts: 1, maxAttempts: 3}, cancelled},
+		{"cancelled during a shutdown", attempt{err: internal, cause: errCancelRequested, shutdown: true, attempts: 1, maxAttempts: 3}, cancelled},
+		{"worker shutdown", attempt{err: internal, shutdown: true, attempts: 3, maxAttempts: 3}, handedBack},
+		{"bad input fails at once", attempt{err: invalid, attempts: 1, maxAttempts: 3}, failed},
+		{"internal error with attempts left", attempt{err: internal, attempts: 2, maxAttempts: 3}, retried},
+		{"internal error, out of attempts", attempt{err: internal, attempts: 3, maxAttempts: 3}, failed},
+		{"final error", attempt{err: &apperr.Error{Code: apperr.Internal, Err: errFinal, Msg: "part 2 failed"}, attempts: 1, maxAttempts: 3}, failed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, decide(c.a))
+		})
+	}
+}
