@@ -135,6 +135,7 @@ var rules = map[string]Rule{
 	"cli.tag":              {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.features":         {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.models":           {Roles: everyone},
+	"cli.evaluations":      {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.models.register":  {Roles: curators, NewModels: []string{"name"}},
 	"cli.models.export":    {Roles: everyone, Models: []string{"model"}},
 	"cli.experiment":       {Roles: everyone, Corpora: []string{"corpus", "other"}},

@@ -19,13 +19,14 @@ import (
 func init() {
 	register(&command{
 		name:    "eval",
-		summary: "score system annotations against gold ones, from files, without a database (i2b2 2014, MEDDOCAN, PhysioNet scorers)",
+		summary: "score system annotations against gold ones, from files, without a database (i2b2 2014, MEDDOCAN, PhysioNet scorers); list and show the stored evaluations",
 		args:    "--gold PATH --system PATH [--format i2b2] [--metric i2b2|meddocan|physionet] [-v] [--json] [--analysis] [--compare PATH]",
 		examples: []string{
 			"deidcorpus eval --gold gold/ --system system/",
 			"deidcorpus eval --gold gold/ --system crf1/ --compare crf2/ --analysis",
 		},
 		setup: setupEval,
+		subs:  storedEvalCommands(),
 	})
 }
 
