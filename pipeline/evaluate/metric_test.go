@@ -38,7 +38,7 @@ func TestMetricOf(t *testing.T) {
 // The confusion matrix names every type in full, however long, and its
 // columns stay as narrow as their counts.
 func TestRenderConfusionKeepsLongTypes(t *testing.T) {
-	types := []string{"IDENTIF_VEHICULOS_NRSERIE_PROD", "ID_TITULACION_PERSONAL_SANITARIO", "PAIS"}
+	types := []string{"IDENTIF_VEHICULOS_NRSERIE_PLACAS", "ID_TITULACION_PERSONAL_SANITARIO", "PAIS"}
 	c := Confusion{Types: types, Cells: [][]int{{3, 0, 0, 1}, {0, 12, 0, 0}, {0, 0, 1234, 0}, {1, 0, 0, 0}}}
 	var b bytes.Buffer
 	renderConfusion(&b, c)

@@ -584,8 +584,9 @@ func (e *scanErrors) Unwrap() []error { return e.errs }
 func (e *scanErrors) Error() string {
 	type group struct {
 		first   error
+		n       int
 		details []string
-		where   []string
+		where   []string // of the errors that say where
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -597,7 +598,10 @@ func (e *scanErrors) Error() string {
 			groups[problem] = g
 			order = append(order, problem)
 		}
-		g.where = append(g.where, where)
+		g.n++
+		if where != "" {
+			g.where = append(g.where, where)
+		}
 		if detail != "" && !slices.Contains(g.details, detail) {
 			g.details = append(g.details, detail)
 		}
@@ -605,7 +609,7 @@ func (e *scanErrors) Error() string {
 	lines := []string{e.head}
 	for _, problem := range order {
 		g := groups[problem]
-		if len(g.where) == 1 {
+		if g.n == 1 {
 			lines = append(lines, g.first.Error())
 			continue
 		}
@@ -613,7 +617,11 @@ func (e *scanErrors) Error() string {
 		if len(g.details) > 0 {
 			line += ": " + firstFew(g.details)
 		}
-		lines = append(lines, fmt.Sprintf("%s (%d files: %s)", line, len(g.where), firstFew(g.where)))
+		line += fmt.Sprintf(" (%d files", g.n)
+		if len(g.where) > 0 {
+			line += ": " + firstFew(g.where)
+		}
+		lines = append(lines, line+")")
 	}
 	return strings.Join(lines, "\n")
 }
