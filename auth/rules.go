@@ -13,6 +13,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/release"
+	"deidcorpus/internal/nearmiss"
 	pipelinerelease "deidcorpus/pipeline/release"
 )
 
@@ -134,6 +135,7 @@ var rules = map[string]Rule{
 	"cli.tag":              {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.features":         {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.models":           {Roles: everyone},
+	"cli.evaluations":      {Roles: everyone, Corpora: []string{"corpus"}},
 	"cli.models.register":  {Roles: curators, NewModels: []string{"name"}},
 	"cli.models.export":    {Roles: everyone, Models: []string{"model"}},
 	"cli.experiment":       {Roles: everyone, Corpora: []string{"corpus", "other"}},
@@ -243,8 +245,10 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 	}
 	for _, path := range r.Corpora {
 		if name, ok := lookup(args, path).(string); ok && name != "" {
-			if ok, err := c.Corpus.Query().Where(corpus.Name(name)).Exist(ctx); err != nil || !ok {
-				return notFound(err, "no corpus named %q", name)
+			if ok, err := c.Corpus.Query().Where(corpus.Name(name)).Exist(ctx); err != nil {
+				return err
+			} else if !ok {
+				return NoCorpus(ctx, c, name)
 			}
 		}
 	}
@@ -278,6 +282,21 @@ func Check(ctx context.Context, c *ent.Client, op string, args map[string]any) e
 		}
 	}
 	return nil
+}
+
+// NoCorpus is the not-found error for a corpus name: it names the corpora
+// the viewer sees that a misspelling was probably meant to be (the row
+// filters keep the others out of the suggestions as out of every answer).
+func NoCorpus(ctx context.Context, c *ent.Client, name string) error {
+	names, err := c.Corpus.Query().Select(corpus.FieldName).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	if near := nearmiss.Among(name, names); len(near) > 0 {
+		slices.Sort(near)
+		return apperr.New(apperr.NotFound, "no corpus named %q; did you mean %s?", name, strings.Join(near, " or "))
+	}
+	return apperr.New(apperr.NotFound, "no corpus named %q", name)
 }
 
 // ownModelName refuses a name v may not give a model it makes. Model names

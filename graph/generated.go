@@ -25637,9 +25637,6 @@ func (ec *executionContext) unmarshalInputEvaluationInput(ctx context.Context, o
 	if _, present := asMap["gold"]; !present {
 		asMap["gold"] = "gold"
 	}
-	if _, present := asMap["metric"]; !present {
-		asMap["metric"] = "i2b2"
-	}
 	if _, present := asMap["paperHIPAA"]; !present {
 		asMap["paperHIPAA"] = false
 	}
@@ -25677,7 +25674,7 @@ func (ec *executionContext) unmarshalInputEvaluationInput(ctx context.Context, o
 			it.System = data
 		case "metric":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}

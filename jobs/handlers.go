@@ -96,7 +96,7 @@ type EvaluateParams struct {
 	Corpus     string `json:"corpus"`
 	Gold       string `json:"gold"`
 	System     string `json:"system"`
-	Metric     string `json:"metric,omitempty"`
+	Metric     string `json:"metric,omitempty"` // default: evaluate.MetricFor the corpus's tag set
 	PaperHIPAA bool   `json:"paperHIPAA,omitempty"`
 	HIPAAOnly  bool   `json:"hipaaOnly,omitempty"`
 }
@@ -134,7 +134,11 @@ func evaluateSets(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := evaluate.Options{Metric: evaluate.Metric(p.Metric), PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly, Summary: true}
+	metric := evaluate.Metric(p.Metric)
+	if metric == "" {
+		metric = evaluate.MetricFor(c.Tagset)
+	}
+	opt := evaluate.Options{Metric: metric, PaperHIPAA: p.PaperHIPAA, HIPAAOnly: p.HIPAAOnly, Summary: true}
 	report, err := scoreSets(ctx, run, c, p.Gold, "", sys, opt, nil)
 	if err != nil {
 		return nil, err

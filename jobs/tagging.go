@@ -457,7 +457,8 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 	if len(t.p.Curve) > 0 {
 		keep = func(gold []pipeline.Document) { curveGold = append(curveGold, gold...) }
 	}
-	report, err := scoreSets(ctx, run, t.c, t.gold, t.p.Split, set, evaluate.Options{Summary: true}, keep)
+	opt := evaluate.Options{Metric: evaluate.MetricFor(t.c.Tagset), Summary: true}
+	report, err := scoreSets(ctx, run, t.c, t.gold, t.p.Split, set, opt, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +473,7 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		res.Curve = report.RecallBiasCurve
 	}
 	ev, err := st.SaveEvaluation(ctx, store.EvaluationInput{CorpusID: t.c.ID, Gold: t.p.Gold, System: t.p.Set,
-		Options: evaluate.Options{Summary: true}, JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
+		Options: opt, JobID: run.Job.ID, CreatedBy: run.Job.CreatedBy, Report: report})
 	if err != nil {
 		return nil, err
 	}

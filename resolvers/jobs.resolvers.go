@@ -56,7 +56,7 @@ func (r *mutationResolver) StartExport(ctx context.Context, corpus string, set s
 // StartEvaluation is the resolver for the startEvaluation field.
 func (r *mutationResolver) StartEvaluation(ctx context.Context, input model.EvaluationInput) (*ent.Job, error) {
 	return r.jobs.Enqueue(ctx, jobs.EvaluateParams{
-		Corpus: input.Corpus, Gold: input.Gold, System: input.System, Metric: input.Metric,
+		Corpus: input.Corpus, Gold: input.Gold, System: input.System, Metric: deref(input.Metric),
 		PaperHIPAA: input.PaperHipaa, HIPAAOnly: input.HipaaOnly,
 	}, auth.Name(ctx), nil)
 }

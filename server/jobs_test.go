@@ -145,6 +145,15 @@ func TestJobsThroughGraphQL(t *testing.T) {
 			for _, m := range maps.SurrogateMappings {
 				assert.NotEqual(t, m.Original, m.Surrogate, "%s %s", m.Scope, m.Type)
 			}
+			// The surrogate corpus's name stands for its source: the same mappings.
+			var bySurrogate struct {
+				SurrogateMappings []struct{ Scope, Type, Original, Surrogate string }
+			}
+			c.MustPost(`{ surrogateMappings(corpus: "notes-surrogate", first: 500) { scope type original surrogate } }`, &bySurrogate)
+			assert.Equal(t, maps.SurrogateMappings, bySurrogate.SurrogateMappings)
+			var wrong struct{ SurrogateMappings []any }
+			err = c.Post(`{ surrogateMappings(corpus: "notes-surogate") { scope } }`, &wrong)
+			assert.ErrorContains(t, err, `did you mean notes-surrogate?`)
 
 			// The surrogate corpus is a real corpus: its gold scores 1 against itself.
 			var ev struct{ StartEvaluation struct{ ID string } }

@@ -248,13 +248,18 @@ func (s *Store) JobViewer(ctx context.Context, createdBy string) (*auth.Viewer, 
 // FirstAdminName is the account the first start makes.
 const FirstAdminName = "admin"
 
-// EnsureAdmin makes the first account, an admin with one token, when the
-// database has no account yet. It returns the token, or "" when accounts
-// existed already.
+// EnsureAdmin makes an admin account, FirstAdminName with one token, when the
+// database has no enabled admin and no account of that name: on a first
+// start, and on a database whose only accounts were added from the command
+// line (a researcher's) before a server ran, which no one could otherwise
+// manage from the dashboard. It returns the token, or "" when an enabled
+// admin exists or the name is taken (HasAdmin tells which).
 func (s *Store) EnsureAdmin(ctx context.Context) (string, error) {
 	ctx = auth.System(ctx)
-	n, err := s.Client.User.Query().Count(ctx)
-	if err != nil || n > 0 {
+	if ok, err := s.HasAdmin(ctx); err != nil || ok {
+		return "", err
+	}
+	if taken, err := s.Client.User.Query().Where(user.Name(FirstAdminName)).Exist(ctx); err != nil || taken {
 		return "", err
 	}
 	if _, err := s.CreateUser(ctx, FirstAdminName, auth.Admin); err != nil {

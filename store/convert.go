@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
@@ -51,7 +52,7 @@ func charCount(text string) int { return utf8.RuneCountInString(text) }
 func (s *Store) CorpusByName(ctx context.Context, name string) (*ent.Corpus, error) {
 	c, err := s.Client.Corpus.Query().Where(corpus.Name(name)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, apperr.New(apperr.NotFound, "no corpus named %q", name)
+		return nil, auth.NoCorpus(ctx, s.Client, name)
 	}
 	return c, err
 }

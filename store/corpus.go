@@ -25,7 +25,7 @@ func (s *Store) CreateCorpus(ctx context.Context, name, tagset, description stri
 		return nil, err
 	}
 	if _, ok := phi.Lookup(tagset); !ok {
-		return nil, apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
+		return nil, apperr.Wrap(apperr.Invalid, phi.UnknownTagSet(tagset, phi.Names()))
 	}
 	if err := corpus.KindValidator(kind); err != nil {
 		return nil, apperr.New(apperr.Invalid, "unknown corpus kind %q (original or surrogate)", kind)

@@ -115,7 +115,7 @@ func (opt *ImportOptions) defaults() error {
 	}
 	if opt.TagSet != "" {
 		if _, ok := phi.Lookup(opt.TagSet); !ok {
-			return apperr.New(apperr.Invalid, "tagset: unknown tag set %q (known: %s)", opt.TagSet, strings.Join(phi.Names(), ", "))
+			return apperr.New(apperr.Invalid, "tagset: %v", phi.UnknownTagSet(opt.TagSet, phi.Names()))
 		}
 	}
 	if opt.Split != "" {
@@ -234,7 +234,7 @@ func newFileReader(src formats.Source, format *formats.Format, opt ImportOptions
 	r := &fileReader{src: src, format: format, name: opt.Format}
 	r.read = formats.ReadOptions{Label: func(cat, typ string) (string, string, error) {
 		c, t, err := phi.Normalize(ts, cat, typ)
-		if ue := (*phi.UnknownTypeError)(nil); errors.As(err, &ue) && len(ue.Near) == 0 {
+		if ue := (*phi.UnknownTypeError)(nil); errors.As(err, &ue) {
 			err = otherTagSet(ue)
 		}
 		return c, t, err
@@ -385,8 +385,8 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 	}
 	if tagset == "" && opt.release.Value != "" {
 		if _, ok := phi.Lookup(opt.release.Value); !ok {
-			return nil, nil, "", apperr.New(apperr.Invalid, "%s: tagset: unknown tag set %q (known: %s): give the corpus's tag set",
-				opt.release.From, opt.release.Value, strings.Join(phi.Names(), ", "))
+			return nil, nil, "", apperr.New(apperr.Invalid, "%s: tagset: %v: give the corpus's tag set",
+				opt.release.From, phi.UnknownTagSet(opt.release.Value, phi.Names()))
 		}
 		tagset = opt.release.Value
 	}
@@ -395,7 +395,7 @@ func (s *Store) importTarget(ctx context.Context, opt ImportOptions) (*ent.Corpu
 	}
 	ts, ok := phi.Lookup(tagset)
 	if !ok {
-		return nil, nil, "", apperr.New(apperr.Invalid, "unknown tag set %q (known: %s)", tagset, strings.Join(phi.Names(), ", "))
+		return nil, nil, "", apperr.Wrap(apperr.Invalid, phi.UnknownTagSet(tagset, phi.Names()))
 	}
 	return existing, ts, tagset, nil
 }
@@ -728,8 +728,9 @@ func (f firstIDs) describe(noun string) string {
 	return noun + " " + strings.Join(f.ids, ", ") + more
 }
 
-// otherTagSet explains a type the corpus's tag set lacks and is not a
-// misspelling of: which declarable tag set has it, else the open one.
+// otherTagSet explains a type the corpus's tag set lacks: which declarable
+// tag set has it (MEDDOCAN's PROFESION is no misspelt PROFESSION), else the
+// misspelling it is, else the open tag set.
 func otherTagSet(ue *phi.UnknownTypeError) error {
 	for _, name := range phi.Names() {
 		other, _ := phi.Lookup(name)
@@ -741,11 +742,30 @@ func otherTagSet(ue *phi.UnknownTypeError) error {
 			if name == phi.MEDDOCANName && ue.TagSet.Name == phi.I2B22014 {
 				hint = " (derive --mapping meddocan-i2b2 then makes an i2b2 2014 copy)"
 			}
-			return fmt.Errorf("type %q is %s's, not %s's: import with tag set %s%s", ue.Type, name, ue.TagSet.Name, name, hint)
+			return &otherTagSetError{ue: ue, problem: fmt.Sprintf("types of tag set %s, not %s: import with tag set %s%s", name, ue.TagSet.Name, name, hint),
+				msg: fmt.Sprintf("type %q is %s's, not %s's: import with tag set %s%s", ue.Type, name, ue.TagSet.Name, name, hint)}
 		}
 	}
-	return fmt.Errorf("%w; a corpus with labels of its own is imported with tag set %s", ue, phi.Open)
+	if len(ue.Near) > 0 {
+		return ue
+	}
+	return &otherTagSetError{ue: ue,
+		problem: fmt.Sprintf("types not in tag set %s (known: %s); a corpus with labels of its own is imported with tag set %s", ue.TagSet.Name, strings.Join(ue.TagSet.Types(), ", "), phi.Open),
+		msg:     fmt.Sprintf("%v; a corpus with labels of its own is imported with tag set %s", ue, phi.Open)}
 }
+
+// otherTagSetError is a type the corpus's tag set lacks: a formats.Problem,
+// so that an import of files of another tag set says so in one line, not
+// once a file.
+type otherTagSetError struct {
+	ue           *phi.UnknownTypeError
+	problem, msg string
+}
+
+func (e *otherTagSetError) Error() string   { return e.msg }
+func (e *otherTagSetError) Unwrap() error   { return e.ue }
+func (e *otherTagSetError) Problem() string { return e.problem }
+func (e *otherTagSetError) Detail() string  { return e.ue.Type }
 
 // maxFileErrors is how many files with errors an import reports, reading
 // on past each, before it stops.

@@ -379,3 +379,31 @@ func (s *Store) CheckReport(ctx context.Context, corpusName string, job int) (fi
 	}
 	return file, job, runs, nil
 }
+
+// Evaluations lists the stored evaluations the viewer sees, newest first,
+// with their corpus; of one corpus when corpusName is given. limit <= 0
+// lists them all.
+func (s *Store) Evaluations(ctx context.Context, corpusName string, limit int) ([]*ent.Evaluation, error) {
+	q := s.Client.Evaluation.Query().WithCorpus().Order(ent.Desc(evaluation.FieldID))
+	if corpusName != "" {
+		c, err := s.CorpusByName(ctx, corpusName)
+		if err != nil {
+			return nil, err
+		}
+		q.Where(evaluation.CorpusID(c.ID))
+	}
+	if limit > 0 {
+		q.Limit(limit)
+	}
+	return q.All(ctx)
+}
+
+// Evaluation returns one stored evaluation with its corpus, not_found when
+// there is none or the viewer may not see it.
+func (s *Store) Evaluation(ctx context.Context, id int) (*ent.Evaluation, error) {
+	ev, err := s.Client.Evaluation.Query().Where(evaluation.ID(id)).WithCorpus().Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apperr.New(apperr.NotFound, "no evaluation %d (deidcorpus eval list shows them)", id)
+	}
+	return ev, err
+}

@@ -680,11 +680,17 @@ func (s *Store) ResolveCheckFindings(ctx context.Context, corpusName, reason, by
 
 // SurrogateMappings lists a source corpus's stored mappings, optionally of one
 // scope, in the order they were made. Their original values are encrypted:
-// MappingOriginal decrypts one.
+// MappingOriginal decrypts one. A surrogate corpus's name stands for its
+// source: the mappings are the source's, shared by every corpus made from it.
 func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string, limit, offset int) ([]*ent.SurrogateMapping, error) {
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {
 		return nil, err
+	}
+	if c.Kind == corpus.KindSurrogate {
+		if c, err = s.surrogateSource(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	if limit <= 0 || limit > 10000 {
 		return nil, apperr.New(apperr.Invalid, "first must be between 1 and 10000")

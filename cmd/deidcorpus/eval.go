@@ -19,13 +19,14 @@ import (
 func init() {
 	register(&command{
 		name:    "eval",
-		summary: "score system annotations against gold ones, from files, without a database (i2b2 2014, MEDDOCAN, PhysioNet scorers)",
+		summary: "score system annotations against gold ones, from files, without a database (i2b2 2014, MEDDOCAN, PhysioNet scorers); list and show the stored evaluations",
 		args:    "--gold PATH --system PATH [--format i2b2] [--metric i2b2|meddocan|physionet] [-v] [--json] [--analysis] [--compare PATH]",
 		examples: []string{
 			"deidcorpus eval --gold gold/ --system system/",
 			"deidcorpus eval --gold gold/ --system crf1/ --compare crf2/ --analysis",
 		},
 		setup: setupEval,
+		subs:  storedEvalCommands(),
 	})
 }
 
@@ -39,7 +40,7 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 	gold := fs.String("gold", "", "gold annotations: a file, a directory or a .zip")
 	system := fs.String("system", "", "system annotations: a file, a directory or a .zip")
 	format := fs.String("format", formats.Default, "file format of both sets ("+strings.Join(formats.Names(), ", ")+")")
-	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, else i2b2)")
+	metric := fs.String("metric", "", "headline scorer: i2b2, meddocan or physionet (default physionet for the physionet format, meddocan for gold of MEDDOCAN's labels, else i2b2)")
 	verbose := fs.Bool("v", false, "per-document scores, as the i2b2 script's -v")
 	asJSON := fs.Bool("json", false, "print every figure as JSON")
 	hipaaOnly := fs.Bool("hipaa", false, "restrict the analyses (per type, confusion, errors, accuracy) to HIPAA tags")
@@ -70,15 +71,15 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		if m != "" && !slices.Contains(evaluate.Metrics(), m) {
 			return usageErr("--metric %q: want i2b2, meddocan or physionet", *metric)
 		}
-		if m == "" {
-			m = evaluate.MetricI2B2
-			if f.Name == "physionet" {
-				m = evaluate.MetricPhysioNet
-			}
-		}
 		golds, err := readDocuments(f, *gold)
 		if err != nil {
 			return err
+		}
+		if m == "" {
+			m = evaluate.MetricOf(golds)
+			if f.Name == "physionet" {
+				m = evaluate.MetricPhysioNet
+			}
 		}
 		systems, err := readDocuments(f, *system)
 		if err != nil {

@@ -127,3 +127,16 @@ func TestEvalBadInputIsInvalid(t *testing.T) {
 		require.Contains(t, errOut, c.msg)
 	}
 }
+
+// Gold of MEDDOCAN's labels is scored with MEDDOCAN's metric unless another
+// is asked for: the i2b2 script's rows have none of its labels.
+func TestEvalMetricFollowsTheLabels(t *testing.T) {
+	notes := spanishNote(t, t.TempDir())
+	code, out, errs := cli(t, "eval", "--format", "brat", "--gold", notes, "--system", notes)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "Subtask1_F1 : 1.0")
+	code, out, errs = cli(t, "eval", "--format", "brat", "--gold", notes, "--system", notes, "--metric", "i2b2")
+	require.Equal(t, 0, code, errs)
+	assert.NotContains(t, out, "Subtask1")
+	assert.Contains(t, out, "Strict (1)")
+}

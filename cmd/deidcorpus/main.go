@@ -214,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "deidcorpus %s: %v\nRun 'deidcorpus %s -h' for its usage.\n", c.name, err, c.name)
+		fmt.Fprintf(stderr, "deidcorpus %s: %v%s\nRun 'deidcorpus %s -h' for its usage.\n", c.name, err, nearFlags(fs, err), c.name)
 		return 2
 	}
 	if err = act(ctx, pos); err == nil {
@@ -396,6 +396,28 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// nearFlags is "; did you mean --tagset?" after the flag package's error
+// for a misspelt flag (--tag-set), or nothing.
+func nearFlags(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	near := nearmiss.Among(strings.TrimLeft(name, "-"), names)
+	if len(near) == 0 {
+		return ""
+	}
+	for i, n := range near {
+		near[i] = "--" + n
+		if len(n) == 1 {
+			near[i] = "-" + n
+		}
+	}
+	return "; did you mean " + strings.Join(near, " or ") + "?"
 }
 
 // listFlag collects a repeated or comma-separated flag.

@@ -498,13 +498,41 @@ func TestServeOnABusyPortMakesNothing(t *testing.T) {
 	}
 }
 
-// A server whose accounts include no enabled admin says so when it starts,
-// and how to make one: the first start makes an admin only in an empty
-// database.
-func TestServeWithoutAnAdminSaysSo(t *testing.T) {
+// A server whose accounts include no enabled admin (a researcher added from
+// the command line before any server ran) makes the admin as a first start
+// does; when the admin's name is taken by an account of another role, it prints the
+// exact commands that make it an admin, and they work.
+func TestServeWithoutAnAdmin(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "u.db")
 	code, _, errs := cli(t, "users", "add", "rita", "--role", "researcher", "--db", db)
 	require.Equal(t, 0, code, errs)
+	said := serveUntilServing(t, db)
+	assert.Contains(t, said, `no admin account yet: made the account "admin" (admin); its API token is in `+db+".admin-token")
+	token, err := os.ReadFile(db + ".admin-token")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	getenv := func(k string) string {
+		return map[string]string{"DEIDCORPUS_TOKEN": strings.TrimSpace(string(token))}[k]
+	}
+	require.Equal(t, 0, run(context.Background(), []string{"users", "list", "--db", db}, getenv, strings.NewReader(""), &out, io.Discard))
+	assert.Contains(t, out.String(), "rita")
+
+	db = filepath.Join(t.TempDir(), "v.db")
+	code, _, errs = cli(t, "users", "add", "admin", "--role", "researcher", "--db", db)
+	require.Equal(t, 0, code, errs)
+	said = serveUntilServing(t, db)
+	for _, c := range []string{"users set admin --enable --role admin --db " + db, "tokens create --user admin --db " + db} {
+		require.Contains(t, said, "\n  deidcorpus "+c+"\n")
+		code, _, errs := cli(t, strings.Fields(c)...)
+		require.Equal(t, 0, code, "%s: %s", c, errs)
+	}
+	assert.NotContains(t, serveUntilServing(t, db), "no enabled admin")
+}
+
+// serveUntilServing starts serve on db and returns what it printed on
+// stderr before it served, then stops it.
+func serveUntilServing(t *testing.T, db string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -522,9 +550,7 @@ func TestServeWithoutAnAdminSaysSo(t *testing.T) {
 	go io.Copy(io.Discard, pr)
 	cancel()
 	<-done
-	assert.Contains(t, strings.Join(before, "\n"), "no enabled admin account; make one with: deidcorpus users add NAME --role admin")
-	_, err := os.Stat(db + ".admin-token")
-	assert.True(t, os.IsNotExist(err), "no admin was made")
+	return strings.Join(before, "\n") + "\n"
 }
 
 // A --db that is a directory and an --out where nothing can be written are

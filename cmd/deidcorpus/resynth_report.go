@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -99,13 +100,83 @@ func setupResynthReport(e *env, fs *flag.FlagSet) action {
 			m["job"], m["runs"] = reportJob, runs
 			return writeJSON(e.stdout, m)
 		}
-		if len(runs) > 1 {
-			fmt.Fprintf(e.stdout, "run of job %d; %d runs wrote %s (jobs %v), each checking the notes it wrote: --job N for another's\n",
-				reportJob, len(runs), args[0], runs)
+		c, err := st.CorpusByName(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if records := corpusRuns(c.Provenance); len(records) > 1 {
+			printCorpusRuns(e, args[0], records)
+			fmt.Fprintf(e.stdout, "\nThe run of job %d (each run checks the notes it wrote; --job N for another's):\n", reportJob)
 		}
 		printCheckReport(e, args[0], &file.Report, file.Review)
 		return nil
 	}
+}
+
+// runRecord is what a surrogate corpus's provenance keeps of one run into
+// it: the first run's record is the provenance itself, each later one's is
+// in its "runs". The check holds counts only, no PHI.
+type runRecord struct {
+	Job   int   `json:"job"`
+	Seed  int64 `json:"seed"`
+	Check *struct {
+		OK                                                 bool `json:"ok"`
+		Documents, Spans, Replaced, Leaks, Identifiers     int
+		Misaligned, Inconsistent, IntervalErrors, Metadata int
+		EqualToOriginal, Unannotated, Review               int
+	} `json:"check"`
+}
+
+// corpusRuns reads the runs a surrogate corpus's provenance records, oldest
+// first; none when it records no check (a corpus not made by resynthesis).
+func corpusRuns(prov map[string]any) []runRecord {
+	all := []any{prov}
+	if later, ok := prov["runs"].([]any); ok {
+		all = append(all, later...)
+	}
+	var out []runRecord
+	for _, r := range all {
+		data, err := json.Marshal(r)
+		var rec runRecord
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Check == nil {
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// printCorpusRuns describes a surrogate corpus written by several runs as a
+// whole (the sums of their checks), then each run.
+func printCorpusRuns(e *env, corpus string, runs []runRecord) {
+	var docs, spans, replaced, findings, unannotated, review int
+	ok := true
+	runFindings := func(r runRecord) int {
+		c := r.Check
+		return c.Leaks + c.Identifiers + c.Misaligned + c.Inconsistent + c.IntervalErrors + c.Metadata
+	}
+	for _, r := range runs {
+		c := r.Check
+		docs, spans, replaced, unannotated, review = docs+c.Documents, spans+c.Spans, replaced+c.Replaced, unannotated+c.Unannotated, review+c.Review
+		findings += runFindings(r)
+		ok = ok && c.OK
+	}
+	verdict := "passed"
+	if !ok {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(e.stdout, "corpus %s, %d runs: check %s; %s, %d of %s replaced; %s; %d unannotated finds, %d for review\n",
+		corpus, len(runs), verdict, counted(docs, "document"), replaced, counted(spans, "span"), counted(findings, "finding"), unannotated, review)
+	tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSEED\tDOCUMENTS\tREPLACED\tFINDINGS\tCHECK")
+	for _, r := range runs {
+		check := "passed"
+		if !r.Check.OK {
+			check = "FAILED"
+		}
+		fmt.Fprintf(tw, "job %d\t%d\t%d\t%d of %d\t%d\t%s\n", r.Job, r.Seed, r.Check.Documents, r.Check.Replaced, r.Check.Spans, runFindings(r), check)
+	}
+	tw.Flush()
 }
 
 func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surrogate.ReviewItem) {

@@ -57,8 +57,12 @@ func TestResynthReport(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, out, errs = cli(t, "resynth", "report", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
-	m := regexp.MustCompile(`^run of job (\d+); 2 runs wrote surr \(jobs \[(\d+) (\d+)\]\)`).FindStringSubmatch(out)
+	// The corpus as a whole first (3 + 1 documents), its runs below, then
+	// the latest run's findings.
+	assert.Regexp(t, `^corpus surr, 2 runs: check passed; 4 documents, \d+ of 14 spans replaced; 0 findings;`, out)
+	m := regexp.MustCompile(`\njob (\d+)\s+1\s+3\s+\d+ of 13\s+0\s+passed\njob (\d+)\s+1\s+1\s+\d+ of 1\s+0\s+passed\n\nThe run of job (\d+) `).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
+	m = []string{m[0], m[3], m[1], m[2]} // the report's run, then the runs in order
 	assert.Equal(t, m[3], m[1])
 	assert.Contains(t, out, "check of surr: passed\n1 document, 1 span,")
 	code, out, errs = cli(t, "resynth", "report", "surr", "--job", m[2], "--db", db)

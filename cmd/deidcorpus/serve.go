@@ -70,7 +70,7 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		if *tokenFile == "" {
 			*tokenFile = adminTokenFile(*db)
 		}
-		if err := firstAdmin(ctx, e, st, logger, *tokenFile); err != nil {
+		if err := firstAdmin(ctx, e, st, logger, *db, *tokenFile); err != nil {
 			return err
 		}
 		if *demo {
@@ -145,21 +145,24 @@ func adminTokenFile(dsn string) string {
 	return "deidcorpus.admin-token"
 }
 
-// firstAdmin makes the first account, an admin, when the database has none,
-// and writes its API token to path (readable by the owner only), saying
-// where.
-func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, path string) error {
+// firstAdmin makes an admin account when the database has no enabled admin
+// (store.EnsureAdmin), and writes its API token to path (readable by the
+// owner only), saying where. When the admin's name is taken by an account
+// that is disabled or of another role, it prints the commands that make it
+// an admin again.
+func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, db, path string) error {
 	token, err := st.EnsureAdmin(ctx)
 	if err != nil {
 		return err
 	}
-	if token == "" { // accounts exist: say so if none can manage them
+	if token == "" { // an admin exists, or the name is taken: say so if none can manage accounts
 		if ok, err := st.HasAdmin(ctx); err != nil || ok {
 			return err
 		}
 		logger.Warn("no enabled admin account: accounts cannot be managed from the API or the dashboard")
-		fmt.Fprintf(e.stderr, "deidcorpus serve: no enabled admin account; make one with: deidcorpus users add NAME --role admin "+
-			"(or users set NAME --enable --role admin), then: deidcorpus tokens create --user NAME\n")
+		fmt.Fprintf(e.stderr, "deidcorpus serve: no enabled admin account, and the account %q is disabled or no admin; make it one with:\n"+
+			"  deidcorpus users set %s --enable --role admin --db %s\n  deidcorpus tokens create --user %s --db %s\n",
+			store.FirstAdminName, store.FirstAdminName, db, store.FirstAdminName, db)
 		return nil
 	}
 	// Through a new file renamed into place: owner-only from the start, and
@@ -172,8 +175,8 @@ func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logge
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write the first admin's token: %w", err)
 	}
-	logger.Info("first start: made the admin account", "user", store.FirstAdminName, "token_file", path)
-	fmt.Fprintf(e.stderr, "first start: made the account %q (admin); its API token is in %s\n", store.FirstAdminName, path)
+	logger.Info("made the admin account", "user", store.FirstAdminName, "token_file", path)
+	fmt.Fprintf(e.stderr, "no admin account yet: made the account %q (admin); its API token is in %s\n", store.FirstAdminName, path)
 	return nil
 }
 

@@ -50,8 +50,8 @@ type EvaluationInput struct {
 	Corpus string `json:"corpus"`
 	Gold   string `json:"gold"`
 	System string `json:"system"`
-	// i2b2 (the official 2014 script's figures), meddocan or physionet.
-	Metric string `json:"metric"`
+	// i2b2 (the official 2014 script's figures), meddocan or physionet; default meddocan for a corpus of tag set meddocan, else i2b2.
+	Metric *string `json:"metric,omitempty"`
 	// Use the paper's HIPAA list (with IDNUM) instead of the script's.
 	PaperHipaa bool `json:"paperHIPAA"`
 	HipaaOnly  bool `json:"hipaaOnly"`

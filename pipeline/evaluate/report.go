@@ -170,45 +170,29 @@ func RenderAnalysis(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, " (not scored: %d gold only, %d system only)", len(r.GoldOnly), len(r.SystemOnly))
 	}
 	fmt.Fprint(ew, "\n\n")
+	// Types in full (MEDDOCAN's run to thirty letters), the columns aligned.
+	typeW := 20
+	for _, t := range r.PerType {
+		typeW = max(typeW, len(t.Type)+2)
+	}
+	for t := range r.Errors.ByType {
+		typeW = max(typeW, len(t)+2)
+	}
 	if len(r.PerType) > 0 {
-		fmt.Fprintf(ew, "%s%s%s%s\n", pad("Type", 20), pad("Token P/R/F1", 24), pad("Strict P/R/F1", 24), "Relaxed P/R/F1")
+		fmt.Fprintf(ew, "%s%s%s%s\n", pad("Type", typeW), pad("Token P/R/F1", 24), pad("Strict P/R/F1", 24), "Relaxed P/R/F1")
 		for _, t := range r.PerType {
 			prf := func(s Score) string { return f4(s.Precision) + " " + f4(s.Recall) + " " + f4(s.F1) }
-			fmt.Fprintf(ew, "%s%s%s%s\n", pad(t.Type, 20), pad(prf(t.Token), 24), pad(prf(t.Strict), 24), prf(t.Relaxed))
+			fmt.Fprintf(ew, "%s%s%s%s\n", pad(t.Type, typeW), pad(prf(t.Token), 24), pad(prf(t.Strict), 24), prf(t.Relaxed))
 		}
 		fmt.Fprintln(ew)
 	}
-	c := r.Confusion
-	if len(c.Types) > 0 {
-		fmt.Fprintln(ew, "Confusion matrix, strict offsets (rows gold, columns system):")
-		width := 9
-		for _, t := range c.Types {
-			width = max(width, len(t)+1)
-		}
-		fmt.Fprint(ew, pad("", width))
-		for _, t := range c.Types {
-			fmt.Fprint(ew, pad(t, width))
-		}
-		fmt.Fprintln(ew, Missing)
-		for i, row := range c.Cells {
-			name := Spurious
-			if i < len(c.Types) {
-				name = c.Types[i]
-			}
-			fmt.Fprint(ew, pad(name, width))
-			for _, v := range row {
-				fmt.Fprint(ew, pad(strconv.Itoa(v), width))
-			}
-			fmt.Fprintln(ew)
-		}
-		fmt.Fprintln(ew)
-	}
+	renderConfusion(ew, r.Confusion)
 	e := r.Errors
 	fmt.Fprintln(ew, "Gold tags by outcome (exposed = leaves PHI characters uncovered by every system tag):")
-	fmt.Fprintf(ew, "%s%s%s%s%s%s%s%s\n", pad("Type", 20), pad("gold", 8), pad("correct", 9), pad("missed", 8),
+	fmt.Fprintf(ew, "%s%s%s%s%s%s%s%s\n", pad("Type", typeW), pad("gold", 8), pad("correct", 9), pad("missed", 8),
 		pad("span", 8), pad("tag", 8), pad("both", 8), "exposed (chars)")
 	line := func(name string, x ErrorCounts) {
-		fmt.Fprintf(ew, "%s%s%s%s%s%s%s%d (%d/%d)\n", pad(name, 20), pad(strconv.Itoa(x.Gold), 8), pad(strconv.Itoa(x.Correct), 9),
+		fmt.Fprintf(ew, "%s%s%s%s%s%s%s%d (%d/%d)\n", pad(name, typeW), pad(strconv.Itoa(x.Gold), 8), pad(strconv.Itoa(x.Correct), 9),
 			pad(strconv.Itoa(x.Missed), 8), pad(strconv.Itoa(x.SpanClash), 8), pad(strconv.Itoa(x.TagClash), 8),
 			pad(strconv.Itoa(x.BothClash), 8), x.Exposed, x.ExposedChars, x.GoldChars)
 	}
@@ -227,6 +211,48 @@ func RenderAnalysis(w io.Writer, r *Report) error {
 			a.Words, a.Documents, f4(a.Accuracy), f4(a.LabelBlind), a.PHIWords-a.MaskedPHIWords, a.PHIWords, f4(a.Exposure))
 	}
 	return ew.err
+}
+
+// renderConfusion writes the confusion matrix with every type in full: the
+// rows are numbered, and each column is headed by its type's row number, so
+// that a column is as narrow as its counts whatever the length of the types.
+func renderConfusion(w io.Writer, c Confusion) {
+	if len(c.Types) == 0 {
+		return
+	}
+	nameW := len(Spurious)
+	for _, t := range c.Types {
+		nameW = max(nameW, len(t))
+	}
+	cellW := len(strconv.Itoa(len(c.Types)))
+	for _, row := range c.Cells {
+		for _, v := range row {
+			cellW = max(cellW, len(strconv.Itoa(v)))
+		}
+	}
+	numW := len(strconv.Itoa(len(c.Types)))
+	fmt.Fprintln(w, "Confusion matrix, strict offsets (rows gold; columns system, headed by the number of their type's row):")
+	fmt.Fprintf(w, "%*s  %-*s", numW, "", nameW, "")
+	for j := range c.Types {
+		fmt.Fprintf(w, " %*d", cellW, j+1)
+	}
+	fmt.Fprintf(w, " %s\n", Missing)
+	for i, row := range c.Cells {
+		num, name := "", Spurious
+		if i < len(c.Types) {
+			num, name = strconv.Itoa(i+1), c.Types[i]
+		}
+		fmt.Fprintf(w, "%*s  %-*s", numW, num, nameW, name)
+		for j, v := range row {
+			width := cellW
+			if j == len(c.Types) {
+				width = len(Missing)
+			}
+			fmt.Fprintf(w, " %*d", width, v)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 }
 
 // Headline is the figure a list of evaluations shows: strict entity micro

@@ -547,7 +547,7 @@ func (e *fileErrors) add(err error) error {
 }
 
 // err is every error noted, nil for none; one alone is itself, several are
-// one per line under a count.
+// one line per distinct problem under a count.
 func (e *fileErrors) err() error {
 	switch {
 	case len(e.errs) == 0:
@@ -555,9 +555,100 @@ func (e *fileErrors) err() error {
 	case len(e.errs) == 1:
 		return e.errs[0]
 	case len(e.errs) == e.max:
-		return fmt.Errorf("the first %d files with errors (reading stopped there: fix them and run again to see any more):\n%w", e.max, errors.Join(e.errs...))
+		return &scanErrors{fmt.Sprintf("the first %d files with errors (reading stopped there: fix them and run again to see any more):", e.max), e.errs}
 	}
-	return fmt.Errorf("%d files with errors:\n%w", len(e.errs), errors.Join(e.errs...))
+	return &scanErrors{fmt.Sprintf("%d files with errors:", len(e.errs)), e.errs}
+}
+
+// A Problem is an error that many files may share, each with its own detail:
+// a type of another tag set is one problem whatever the type. A scan's
+// errors of one problem are said in one line, which lists their details.
+type Problem interface {
+	error
+	Problem() string // what is wrong, the same for every file that has it
+	Detail() string  // what differs from file to file (a type); may be empty
+}
+
+// scanErrors are the errors of a scan's files under a heading. Each
+// stays reachable (errors.As finds the first *Error).
+type scanErrors struct {
+	head string
+	errs []error
+}
+
+func (e *scanErrors) Unwrap() []error { return e.errs }
+
+// Error says each distinct problem once: an error only one file has as it
+// is, one that several share (the same message apart from where, or the same
+// Problem) with its details, how many files have it and the first of them.
+func (e *scanErrors) Error() string {
+	type group struct {
+		first   error
+		n       int
+		details []string
+		where   []string // of the errors that say where
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, err := range e.errs {
+		problem, detail, where := describe(err)
+		g := groups[problem]
+		if g == nil {
+			g = &group{first: err}
+			groups[problem] = g
+			order = append(order, problem)
+		}
+		g.n++
+		if where != "" {
+			g.where = append(g.where, where)
+		}
+		if detail != "" && !slices.Contains(g.details, detail) {
+			g.details = append(g.details, detail)
+		}
+	}
+	lines := []string{e.head}
+	for _, problem := range order {
+		g := groups[problem]
+		if g.n == 1 {
+			lines = append(lines, g.first.Error())
+			continue
+		}
+		line := problem
+		if len(g.details) > 0 {
+			line += ": " + firstFew(g.details)
+		}
+		line += fmt.Sprintf(" (%d files", g.n)
+		if len(g.where) > 0 {
+			line += ": " + firstFew(g.where)
+		}
+		lines = append(lines, line+")")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// describe splits a file's error into its problem, its detail and where it
+// is (file:line).
+func describe(err error) (problem, detail, where string) {
+	problem = err.Error()
+	var fe *Error
+	if errors.As(err, &fe) {
+		problem, where = fe.Err.Error(), fe.File
+		if fe.Line > 0 {
+			where += ":" + strconv.Itoa(fe.Line)
+		}
+	}
+	if p := Problem(nil); errors.As(err, &p) {
+		problem, detail = p.Problem(), p.Detail()
+	}
+	return problem, detail, where
+}
+
+// firstFew joins the first three of a list, and says how many more there are.
+func firstFew(list []string) string {
+	if len(list) <= 3 {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:3], ", "), len(list)-3)
 }
 
 // wholeFiles adapts a reader of whole files to scanEach: each file is

@@ -2,9 +2,13 @@ package formats
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"deidcorpus/pipeline"
 )
@@ -94,4 +98,49 @@ func TestScanKeepGoing(t *testing.T) {
 			t.Errorf("%s: fn's error: %v after %d calls", c.format, err, calls)
 		}
 	}
+}
+
+// Files that share a problem are one line: the problem, how many files and
+// the first three; a problem of one file alone stays its own line.
+func TestScanGroupsProblems(t *testing.T) {
+	doc := func(typ string) []byte {
+		return []byte(`<?xml version="1.0" encoding="UTF-8" ?>` + "\n<deIdi2b2>\n<TEXT><![CDATA[Seen on 3/4.]]></TEXT>\n<TAGS>\n" +
+			`<DATE id="P0" start="8" end="11" text="3/4" TYPE="` + typ + `" comment="" />` + "\n</TAGS>\n</deIdi2b2>\n")
+	}
+	var files []File
+	for i := range 6 {
+		files = append(files, File{Name: fmt.Sprintf("%d-01.xml", 100+i), Data: doc("NOPE")})
+	}
+	files = append(files, File{Name: "200-01.xml", Data: doc("DAET")})
+	f, err := Lookup("i2b2")
+	require.NoError(t, err)
+	opt := i2b2Labels
+	opt.KeepGoing = 20
+	err = f.Scan(Files(files), opt, func(pipeline.Document) error { return nil })
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 3, err.Error())
+	assert.Equal(t, "7 files with errors:", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], `unknown type "NOPE" in tag set i2b2-2014`), lines[1])
+	assert.True(t, strings.HasSuffix(lines[1], "(6 files: 100-01.xml:5, 101-01.xml:5, 102-01.xml:5 and 3 more)"), lines[1])
+	assert.True(t, strings.HasPrefix(lines[2], `200-01.xml:5: tag P0 (DATE/DAET): unknown type "DAET"`), lines[2])
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "100-01.xml", fe.File)
+}
+
+// problem is a Problem: its detail differs from file to file.
+type problem string
+
+func (p problem) Error() string   { return "type " + string(p) + " is another set's" }
+func (p problem) Problem() string { return "types of another set" }
+func (p problem) Detail() string  { return string(p) }
+
+// Errors of one Problem are one line that lists their details once each.
+func TestScanErrorsListDetails(t *testing.T) {
+	e := &scanErrors{head: "4 files with errors:", errs: []error{
+		&Error{File: "a.ann", Line: 1, Err: problem("CALLE")}, &Error{File: "b.ann", Line: 2, Err: problem("PAIS")},
+		&Error{File: "c.ann", Line: 1, Err: problem("CALLE")}, &Error{File: "d.ann", Line: 3, Err: problem("FECHAS")},
+	}}
+	assert.Equal(t, "4 files with errors:\ntypes of another set: CALLE, PAIS, FECHAS (4 files: a.ann:1, b.ann:2, c.ann:1 and 1 more)", e.Error())
 }

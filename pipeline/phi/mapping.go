@@ -15,7 +15,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"deidcorpus/internal/nearmiss"
 	"deidcorpus/pipeline"
 )
 
@@ -201,12 +200,7 @@ func ParseMapping(name string, data []byte) (*Mapping, error) {
 			case "@from", "@to":
 				ts, ok := knownTagSet(f[1])
 				if !ok {
-					known := mappingTagSets()
-					msg := fmt.Sprintf("%s: unknown tag set %s (known: %s)", f[0], f[1], strings.Join(known, ", "))
-					if near := nearmiss.Among(f[1], known); len(near) > 0 {
-						msg += "; did you mean " + strings.Join(near, " or ") + "?"
-					}
-					return fail(n, "%s", msg)
+					return fail(n, "%s: %v", f[0], UnknownTagSet(f[1], mappingTagSets()))
 				}
 				if f[0] == "@from" {
 					m.From, from = f[1], ts

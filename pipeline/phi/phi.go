@@ -74,6 +74,15 @@ func Lookup(name string) (ts *TagSet, ok bool) {
 // Names lists the tag sets a corpus may declare.
 func Names() []string { return []string{I2B22014, MEDDOCANName, Open} }
 
+// UnknownTagSet is the error for a tag set name that is none of known: it
+// names the one a misspelling was probably meant to be, else every one.
+func UnknownTagSet(name string, known []string) error {
+	if near := nearmiss.Among(name, known); len(near) > 0 {
+		return fmt.Errorf("unknown tag set %q; did you mean %s?", name, strings.Join(near, " or "))
+	}
+	return fmt.Errorf("unknown tag set %q (known: %s)", name, strings.Join(known, ", "))
+}
+
 // CategoryOf returns the category of a type, and whether the type is known.
 func (ts *TagSet) CategoryOf(typ string) (string, bool) {
 	c, ok := ts.byType[typ]

@@ -1338,6 +1338,51 @@ test('the demo corpus is assigned to a new annotator account, which then sees it
   await shot('accounts.png');
 });
 
+test('an evaluation of a MEDDOCAN corpus opens on its own metric, with every confusion-matrix label whole', async () => {
+  const dir = join(tmp, 'meddocan');
+  await mkdir(dir);
+  const long = ['IDENTIF_VEHICULOS_NRSERIE_PLACAS', 'ID_TITULACION_PERSONAL_SANITARIO', 'FAMILIARES_SUJETO_ASISTENCIA'];
+  const text = 'Matrícula 1234-BCD, colegiado 28/2812345, su hijo Pedro.';
+  await writeFile(join(dir, 'm1.txt'), text);
+  await writeFile(join(dir, 'm1.ann'), `T1\t${long[0]} 10 18\t1234-BCD\nT2\t${long[1]} 30 40\t28/2812345\nT3\t${long[2]} 50 55\tPedro\n`);
+  const name = 'meddocan-e2e';
+  cli('import', '--corpus', name, '--tagset', 'meddocan', '--format', 'brat', dir);
+  // The system calls the second span what the first is: an error off the diagonal.
+  await writeFile(join(dir, 'm1.ann'), `T1\t${long[0]} 10 18\t1234-BCD\nT2\t${long[0]} 30 40\t28/2812345\nT3\t${long[2]} 50 55\tPedro\n`);
+  cli('import', '--corpus', name, '--set', 'crf', '--kind', 'system', '--format', 'brat', dir);
+
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=evaluate'; }));
+  await page.selectOption('#eval-corpus', name);
+  assert.equal(await page.inputValue('#eval-metric'), 'meddocan', 'the corpus’s own metric is chosen');
+  const before = await jobIds();
+  await page.selectOption('#eval-system', 'crf');
+  await page.click('#form-evaluate button[type="submit"]');
+  const { row } = await finishedRow('evaluate', before);
+  assert.equal(await row.getAttribute('data-status'), 'succeeded', `evaluation: ${await row.innerText()}`);
+  await ready('evaluations/:id', () => row.locator('a.result-evaluation').click());
+  assert.equal(await page.locator('h1 .tag').first().innerText(), 'meddocan');
+  // Each label of the heat map lies inside its drawing.
+  const cut = await page.locator('figure[data-chart="confusion"] svg').evaluate((svg) => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('text.label, text.col-label')].filter((t) => {
+      const r = t.getBoundingClientRect();
+      return r.left < box.left - 0.5 || r.top < box.top - 0.5 || r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5;
+    }).map((t) => t.textContent);
+  });
+  assert.deepEqual(cut, [], 'no label runs out of the confusion matrix');
+  const labels = await page.locator('figure[data-chart="confusion"] text.label').evaluateAll((ts) => ts.map((t) => t.textContent));
+  for (const l of long) assert.ok(labels.includes(l), `${l} is a row`);
+  await shot('evaluation-meddocan.png');
+});
+
+test('a surrogate corpus’s provenance reads as words, not JSON', async () => {
+  await ready('corpus/:name', () => page.evaluate((n) => { location.hash = `#/corpus/${encodeURIComponent(n)}`; }, surrogate));
+  const prov = await page.locator('p.provenance').innerText();
+  assert.doesNotMatch(prov, /[{}"]|\bnull\b/, prov);
+  assert.match(prov, /policy: built-in/);
+  assert.match(prov, /labels: [A-Z/_-]+: \S+/);
+});
+
 test('no script errors on the account pages', () => {
   assert.deepEqual(unexpectedErrors(), []);
 });

@@ -4,6 +4,19 @@
 
 import { s, h, fmt } from './dom.js';
 
+let measure; // a canvas context, made on first use
+
+/**
+ * textWidth is the width in pixels of the widest of labels, written at px
+ * pixels in the page's font: measured, so that no label is cut (MEDDOCAN's
+ * IDENTIF_VEHICULOS_NRSERIE_PLACAS is thirty-two capitals).
+ */
+export function textWidth(labels, px) {
+  measure ??= document.createElement('canvas').getContext('2d');
+  measure.font = `${px}px ${getComputedStyle(document.body).fontFamily}`;
+  return Math.ceil(Math.max(0, ...labels.map((l) => measure.measureText(String(l)).width)));
+}
+
 /**
  * barChart draws horizontal bars: total as the bar, unique (if given) as a
  * darker inner bar. data: [{label, value, unique?, color?, group?, href?}].
@@ -13,8 +26,7 @@ export function barChart({ id, title, data, unit = 'spans', labelWidth, showUniq
   const rowH = 22;
   const gap = 6;
   const width = 640;
-  // 12px labels, mostly capitals: about 8.5px a character.
-  const lw = labelWidth ?? Math.min(240, Math.max(70, 14 + 8.5 * Math.max(0, ...data.map((d) => String(d.label).length))));
+  const lw = labelWidth ?? Math.min(320, Math.max(70, 14 + textWidth(data.map((d) => d.label), 12)));
   const valueW = showUnique ? 120 : 60;
   const barW = width - lw - valueW - 16;
   const max = maxValue ?? Math.max(1, ...data.map((d) => d.value));
@@ -81,9 +93,14 @@ export function timeline({ notes, title }) {
  */
 export function heatmap({ id, title, rows, cols, cells, diagonal = (r, c) => r === c, rowTitle = 'rows', colTitle = 'columns' }) {
   const cell = 30;
-  const lw = Math.min(170, 16 + 7.5 * Math.max(4, ...rows.map((r) => r.length)));
-  const th = Math.min(150, 16 + 6.5 * Math.max(4, ...cols.map((c) => c.length)));
-  const width = lw + cols.length * cell + 8;
+  const lw = 16 + textWidth(rows, 12);
+  // Column labels slant up to the right at 55°: the tallest sets the top
+  // margin, and those of the last columns may reach past the last cell.
+  const slant = (55 * Math.PI) / 180;
+  const colW = cols.map((c) => textWidth([c], 11));
+  const th = 18 + Math.ceil(Math.sin(slant) * Math.max(0, ...colW));
+  const past = Math.max(0, ...colW.map((w, j) => (j + 0.5) * cell + Math.cos(slant) * w - cols.length * cell));
+  const width = lw + cols.length * cell + 8 + Math.ceil(past);
   const height = th + rows.length * cell + 8;
   const max = Math.max(1, ...cells.flat());
   const shade = (v) => (v ? 0.15 + 0.85 * (Math.log1p(v) / Math.log1p(max)) : 0);
@@ -126,7 +143,7 @@ export function heatmap({ id, title, rows, cols, cells, diagonal = (r, c) => r =
 export function intervals({ id, title, data }) {
   const rowH = 22;
   const width = 640;
-  const lw = Math.min(200, Math.max(80, 14 + 7.5 * Math.max(0, ...data.map((d) => d.label.length))));
+  const lw = Math.min(300, Math.max(80, 14 + textWidth(data.map((d) => d.label), 12)));
   const aw = width - lw - 30;
   const lo = Math.max(0, Math.floor(10 * Math.min(...data.map((d) => d.low))) / 10 - 0.05);
   const hi = Math.min(1, Math.ceil(10 * Math.max(...data.map((d) => d.high))) / 10);
@@ -159,7 +176,7 @@ export function groupedBars({ id, title, data, names = ['A', 'B'], colors = ['#5
   const barH = 11;
   const rowH = 2 * barH + 10;
   const width = 640;
-  const lw = Math.min(220, Math.max(80, 14 + 7.5 * Math.max(0, ...data.map((d) => String(d.label).length))));
+  const lw = Math.min(300, Math.max(80, 14 + textWidth(data.map((d) => d.label), 12)));
   const barW = width - lw - 130;
   const max = Math.max(1e-9, ...data.flatMap((d) => [d.a, d.b]));
   const height = data.length * rowH + 6;

@@ -89,7 +89,7 @@ export function describe(job) {
   switch (job.kind) {
     case 'train': return `${p.model} on ${p.corpus}/${p.split || 'train'}${p.config?.training?.max_iterations ? `, ≤${p.config.training.max_iterations} iterations` : ''}`;
     case 'tag': return `${p.corpus}${p.split ? '/' + p.split : ''} with ${p.model}`;
-    case 'evaluate': return `${p.corpus}: ${p.system} vs ${p.gold || 'gold'} (${p.metric || 'i2b2'})`;
+    case 'evaluate': return `${p.corpus}: ${p.system} vs ${p.gold || 'gold'}${p.metric ? ` (${p.metric})` : ''}`;
     case 'resynthesize': return `${p.corpus} → ${p.out} (seed ${p.seed ?? 1})`;
     case 'export': return `${p.corpus}/${p.set || 'gold'} as ${p.format || 'i2b2'}`;
     case 'derive': return `${p.corpus}/${p.set || 'gold'} → ${p.out} by ${p.mapping || p.mappingLabel?.split(/[\\/]/).pop() || 'an uploaded mapping'}`;

@@ -31,11 +31,27 @@ export function stepLink(step) {
 
 const LABELS = { Corpus: 'corpus', AnnotationSet: 'annotation set', Model: 'model', Evaluation: 'evaluation', Release: 'release', Job: 'job' };
 
-function value(v) {
-  if (v === null || v === undefined) return '—';
+/**
+ * readable writes a provenance value for people: a label rule of a
+ * resynthesis ({Label, Strategy, Via, As}) as "LABEL: strategy (via M as
+ * X)", other objects as "key value" pairs without their empty ones, lists
+ * joined by semicolons; key's null policy is the built-in one.
+ */
+export function readable(v, key = '') {
+  if (v === null || v === undefined) return key === 'policy' ? 'built-in (the papers’)' : '—';
+  if (Array.isArray(v)) return v.length ? v.map((x) => readable(x)).join('; ') : 'none';
   if (typeof v !== 'object') return String(v);
-  const s = JSON.stringify(v);
-  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+  if (typeof v.Label === 'string' && 'Strategy' in v) {
+    return `${v.Label}: ${v.Strategy || 'kept'}${v.Via ? ` (via ${v.Via} as ${v.As})` : ''}`;
+  }
+  const parts = Object.entries(v).filter(([, x]) => x !== '' && x !== null && x !== undefined && !(Array.isArray(x) && !x.length))
+    .map(([k, x]) => `${k} ${typeof x === 'object' ? `(${readable(x, k)})` : readable(x, k)}`);
+  return parts.length ? parts.join(', ') : '—';
+}
+
+function value(v, key) {
+  const s = readable(v, key);
+  return s.length > 160 ? `${s.slice(0, 157)}…` : s;
 }
 
 // keyValues lists a map as "key value" pairs; objects in one line, shortened
@@ -45,7 +61,7 @@ function keyValues(map, cls, skip = () => false) {
   if (!entries.length) return null;
   return h('dl', { class: `kv ${cls}` }, entries.map(([k, v]) => h('div', { 'data-key': k },
     h('dt', {}, k),
-    h('dd', { title: typeof v === 'object' && v !== null ? JSON.stringify(v, null, 1) : undefined }, h('code', {}, value(v))))));
+    h('dd', { title: typeof v === 'object' && v !== null ? readable(v, k) : undefined }, value(v, k)))));
 }
 
 function stepView(step, i) {

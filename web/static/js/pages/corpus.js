@@ -5,7 +5,7 @@ import { gql, notFound } from '../api.js';
 import { h, num, pct, dec, href, table, card, figures, breadcrumbs } from '../dom.js';
 import { barChart } from '../charts.js';
 import { categoryColor } from '../colors.js';
-import { provenanceCard } from '../lineage.js';
+import { provenanceCard, readable } from '../lineage.js';
 import { downloadButton } from '../downloads.js';
 import { originalOf } from '../corpus-kind.js';
 import { quarantineBadge } from './corpora.js';
@@ -89,18 +89,38 @@ function provenance(corpus) {
   const surrogate = Boolean(originalOf(corpus));
   const value = (k, v) => (surrogate && k === 'from' && typeof v === 'string'
     ? h('a', { href: href(['corpus', v]) }, v)
-    : h('code', {}, typeof v === 'object' ? JSON.stringify(v) : String(v)));
+    : h('span', { class: 'value' }, readable(v, k)));
   return h('p', { class: 'provenance' }, 'Provenance: ',
     Object.entries(p).filter(([k]) => !(surrogate && (k === 'check' || k === 'runs')))
       .map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, value(k, v))]));
 }
 
-// A surrogate corpus's latest resynthesis check (provenance.check, or that of
-// the last run that added notes, provenance.runs): PHI-free counts and the
-// name-pattern table, original beside surrogate.
+// The counts of a check that add up over runs (each run checks the notes it
+// wrote): the whole corpus's are their sums.
+const SUMMED = ['documents', 'spans', 'replaced', 'leaks', 'identifiers', 'misaligned', 'inconsistent', 'intervalErrors',
+  'datesChecked', 'equalToOriginal', 'metadata', 'unannotated', 'review'];
+
+// wholeCheck sums the checks of every run into the corpus's: ok when each
+// passed; a count no run recorded stays undefined. The latest run's name
+// patterns stand for the corpus's.
+function wholeCheck(runs) {
+  const checks = runs.map((r) => r.check).filter(Boolean);
+  if (!checks.length) return null;
+  const c = { ok: checks.every((x) => x.ok), namePatterns: checks.at(-1).namePatterns };
+  for (const k of SUMMED) {
+    if (checks.some((x) => typeof x[k] === 'number')) c[k] = checks.reduce((a, x) => a + (x[k] || 0), 0);
+  }
+  return c;
+}
+
+// A surrogate corpus's resynthesis check as a whole: the sum of its runs'
+// (the first run's record is the provenance itself, each later run's is in
+// provenance.runs), PHI-free counts and the name-pattern table, original
+// beside surrogate; then each run's.
 function checkCard(p) {
-  const run = (p.runs || []).at(-1) || p;
-  const c = run.check;
+  const runs = [p, ...(p.runs || [])];
+  const run = runs.at(-1);
+  const c = wholeCheck(runs);
   if (!c) return card('Resynthesis check', h('p', { class: 'empty' }, 'This surrogate corpus records no check summary.'));
   const bad = (n) => (n ? h('span', { class: 'bad' }, num(n)) : '0');
   const patterns = c.namePatterns || [];
@@ -110,7 +130,8 @@ function checkCard(p) {
       // A researcher reads the public provenance: no source, seed or
       // count of the source's values (release.PublicProvenance).
       c.spans === undefined ? `PHI in ${num(c.documents)} documents replaced by resynthesis` : `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced`,
-      ...(p.from ? [' from ', h('a', { href: href(['corpus', p.from]) }, p.from), ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'})`] : []), '.'),
+      ...(p.from ? [' from ', h('a', { href: href(['corpus', p.from]) }, p.from)] : []),
+      runs.length > 1 ? ` in ${runs.length} runs (below)` : (p.from ? ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'})` : ''), '.'),
     h('div', { class: 'grid' },
       table([
         { label: 'Check', value: (r) => r[0] },
@@ -135,7 +156,22 @@ function checkCard(p) {
         { label: 'Original', num: true, value: (r) => num(r.original) },
         { label: 'Surrogate', num: true, value: (r) => num(r.surrogate) },
         { label: 'Δ', num: true, value: (r) => (r.surrogate - r.original ? h('span', { class: 'bad' }, `${r.surrogate - r.original > 0 ? '+' : ''}${r.surrogate - r.original}`) : '0') },
-      ], patterns, { cls: 'compact name-patterns', caption: 'Shapes of names (A: a word; punctuation kept), original vs surrogate' }) : null));
+      ], patterns, { cls: 'compact name-patterns', caption: 'Shapes of names (A: a word; punctuation kept), original vs surrogate' }) : null),
+    runs.length > 1 ? runsTable(runs) : null);
+}
+
+// runsTable lists the runs into a surrogate corpus, oldest first: each
+// checked the notes it wrote.
+function runsTable(runs) {
+  const findings = (c) => ['leaks', 'identifiers', 'misaligned', 'inconsistent', 'intervalErrors', 'metadata'].reduce((a, k) => a + (c?.[k] || 0), 0);
+  return table([
+    { label: 'Run', value: (r) => (r.job ? `job ${r.job}` : '—') },
+    { label: 'Seed', num: true, value: (r) => (r.seed ?? '—') },
+    { label: 'Documents', num: true, value: (r) => num(r.check?.documents) },
+    { label: 'Spans replaced', num: true, value: (r) => (r.check?.spans === undefined ? '—' : `${num(r.check.replaced)} of ${num(r.check.spans)}`) },
+    { label: 'Findings', num: true, value: (r) => num(findings(r.check)) },
+    { label: 'Check', value: (r) => (r.check ? (r.check.ok ? 'passed' : h('span', { class: 'bad' }, 'failed')) : '—') },
+  ], runs, { cls: 'compact runs', caption: 'Runs into this corpus, oldest first: each checked the notes it wrote.' });
 }
 
 function statistics(name, set, st) {

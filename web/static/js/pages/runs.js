@@ -17,7 +17,7 @@ const JOBS = `query Jobs($where: JobWhereInput) {
 }`;
 
 const OPTIONS = `query RunOptions {
-  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name kind annotationSets { name kind } } } }
+  corpora(first: 500, orderBy: {field: NAME}) { edges { node { name kind tagset annotationSets { name kind } } } }
   models(first: 500, orderBy: {field: CREATED_AT, direction: DESC}) { edges { node { name kind trainingCorpus labels } } }
   formats { name description }
   jobKinds
@@ -354,8 +354,13 @@ function evaluateForm(state, onStarted) {
   const corpus = corpusSelect(state, 'eval-corpus', () => { unchoose(gold, system); sets(); });
   const gold = h('select', { id: 'eval-gold' });
   const system = h('select', { id: 'eval-system' });
-  const metric = h('select', { id: 'eval-metric' }, ['i2b2', 'meddocan', 'physionet'].map((m) => h('option', { value: m }, m)));
+  const metric = h('select', { id: 'eval-metric', onchange: () => { metric.dataset.touched = '1'; } },
+    ['i2b2', 'meddocan', 'physionet'].map((m) => h('option', { value: m }, m)));
   const sets = () => {
+    // The corpus's own scorer, as the server's default: the i2b2 script's
+    // rows have none of a MEDDOCAN corpus's labels.
+    const tagset = state.corpora.find((c) => c.name === corpus.sel.value)?.tagset;
+    if (!metric.dataset.touched) metric.value = tagset === 'meddocan' ? 'meddocan' : 'i2b2';
     const ss = setsOf(state, corpus.sel.value);
     fillSelect(gold, setOpts(ss), { prefer: ss.some((x) => x.name === 'gold') ? 'gold' : ss.find((x) => x.kind === 'gold')?.name });
     fillSelect(system, setOpts(ss), { prefer: (ss.find((x) => x.name !== gold.value && x.kind === 'system') || ss.find((x) => x.name !== gold.value))?.name });
