@@ -93,6 +93,13 @@ var rules = map[string]Rule{
 	// Lifts a quarantine: the curator vouches that the findings are no PHI.
 	"Mutation.resolveCheckFindings": {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Hand annotation: the store lets annotators edit only their own sets
+	// (store/annotate.go).
+	"Mutation.addSpan":           {Roles: annotating, Nodes: []string{"input.set", "input.document"}},
+	"Mutation.changeSpan":        {Roles: annotating, Nodes: []string{"input.span"}},
+	"Mutation.removeSpan":        {Roles: annotating, Nodes: []string{"span"}},
+	"Mutation.setDocumentStatus": {Roles: annotating, Nodes: []string{"set", "document"}},
+	"Mutation.undoEdit":          {Roles: annotating, Nodes: []string{"set", "document"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}, NewModels: []string{"input.model"}},

@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/job"
 	model1 "deidcorpus/ent/model"
 	"deidcorpus/ent/user"
@@ -58,7 +59,13 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AnnotationEdit struct {
+		Span  func(childComplexity int) int
+		State func(childComplexity int) int
+	}
+
 	AnnotationSet struct {
+		Annotator   func(childComplexity int) int
 		Corpus      func(childComplexity int) int
 		CorpusID    func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
@@ -79,6 +86,13 @@ type ComplexityRoot struct {
 	AnnotationSetEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	AnnotationState struct {
+		DocumentID func(childComplexity int) int
+		SetID      func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Version    func(childComplexity int) int
 	}
 
 	Artifact struct {
@@ -231,23 +245,24 @@ type ComplexityRoot struct {
 	}
 
 	Document struct {
-		Annotations func(childComplexity int, set string) int
-		CharCount   func(childComplexity int) int
-		Checksum    func(childComplexity int) int
-		Corpus      func(childComplexity int) int
-		CorpusID    func(childComplexity int) int
-		Created     func(childComplexity int) int
-		ExternalID  func(childComplexity int) int
-		ID          func(childComplexity int) int
-		ImportedAt  func(childComplexity int) int
-		NoteType    func(childComplexity int) int
-		Patient     func(childComplexity int) int
-		PatientID   func(childComplexity int) int
-		RecordOrder func(childComplexity int) int
-		Spans       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
-		Split       func(childComplexity int) int
-		Text        func(childComplexity int) int
-		TokenCount  func(childComplexity int) int
+		AnnotationState func(childComplexity int, set int) int
+		Annotations     func(childComplexity int, set string) int
+		CharCount       func(childComplexity int) int
+		Checksum        func(childComplexity int) int
+		Corpus          func(childComplexity int) int
+		CorpusID        func(childComplexity int) int
+		Created         func(childComplexity int) int
+		ExternalID      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		ImportedAt      func(childComplexity int) int
+		NoteType        func(childComplexity int) int
+		Patient         func(childComplexity int) int
+		PatientID       func(childComplexity int) int
+		RecordOrder     func(childComplexity int) int
+		Spans           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
+		Split           func(childComplexity int) int
+		Text            func(childComplexity int) int
+		TokenCount      func(childComplexity int) int
 	}
 
 	DocumentConnection struct {
@@ -391,8 +406,10 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddSpan               func(childComplexity int, input model.AddSpanInput) int
 		AssignCorpus          func(childComplexity int, user string, corpus string) int
 		CancelJob             func(childComplexity int, id int) int
+		ChangeSpan            func(childComplexity int, input model.ChangeSpanInput) int
 		CreateCorpus          func(childComplexity int, name string, tagset string, description string, kind corpus.Kind) int
 		CreateRelease         func(childComplexity int, input model.ReleaseInput) int
 		CreateToken           func(childComplexity int, user *string, name string, expiresInDays *int) int
@@ -402,9 +419,11 @@ type ComplexityRoot struct {
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string, split *document.Split) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
+		RemoveSpan            func(childComplexity int, span int, version int) int
 		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
 		RetryJob              func(childComplexity int, id int) int
 		RevokeToken           func(childComplexity int, id int) int
+		SetDocumentStatus     func(childComplexity int, set int, document int, status documentprogress.Status, version int) int
 		StartDerive           func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
 		StartExperiment       func(childComplexity int, input model.ExperimentInput) int
@@ -414,6 +433,7 @@ type ComplexityRoot struct {
 		StartTagging          func(childComplexity int, input model.TaggingInput) int
 		StartTraining         func(childComplexity int, input model.TrainingInput) int
 		UnassignCorpus        func(childComplexity int, user string, corpus string) int
+		UndoEdit              func(childComplexity int, set int, document int, version int) int
 		UpdateUser            func(childComplexity int, name string, role *user.Role, disabled *bool) int
 	}
 
@@ -657,6 +677,7 @@ type CorpusStatisticsResolver interface {
 	NamePatterns(ctx context.Context, obj *model.CorpusStatistics) ([]*stats.PatternCount, error)
 }
 type DocumentResolver interface {
+	AnnotationState(ctx context.Context, obj *ent.Document, set int) (*store.AnnotationState, error)
 	Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error)
 }
 type EvaluationResolver interface {
@@ -679,6 +700,11 @@ type MutationResolver interface {
 	UnassignCorpus(ctx context.Context, user string, corpus string) (*ent.User, error)
 	CreateToken(ctx context.Context, user *string, name string, expiresInDays *int) (*model.NewToken, error)
 	RevokeToken(ctx context.Context, id int) (*ent.Token, error)
+	AddSpan(ctx context.Context, input model.AddSpanInput) (*store.AnnotationEdit, error)
+	ChangeSpan(ctx context.Context, input model.ChangeSpanInput) (*store.AnnotationEdit, error)
+	RemoveSpan(ctx context.Context, span int, version int) (*store.AnnotationEdit, error)
+	SetDocumentStatus(ctx context.Context, set int, document int, status documentprogress.Status, version int) (*store.AnnotationState, error)
+	UndoEdit(ctx context.Context, set int, document int, version int) (*store.AnnotationEdit, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
 	StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error)
@@ -757,6 +783,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "AnnotationEdit.span":
+		if e.ComplexityRoot.AnnotationEdit.Span == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationEdit.Span(childComplexity), true
+	case "AnnotationEdit.state":
+		if e.ComplexityRoot.AnnotationEdit.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationEdit.State(childComplexity), true
+
+	case "AnnotationSet.annotator":
+		if e.ComplexityRoot.AnnotationSet.Annotator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationSet.Annotator(childComplexity), true
 	case "AnnotationSet.corpus":
 		if e.ComplexityRoot.AnnotationSet.Corpus == nil {
 			break
@@ -848,6 +893,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnnotationSetEdge.Node(childComplexity), true
+
+	case "AnnotationState.documentID":
+		if e.ComplexityRoot.AnnotationState.DocumentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.DocumentID(childComplexity), true
+	case "AnnotationState.setID":
+		if e.ComplexityRoot.AnnotationState.SetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.SetID(childComplexity), true
+	case "AnnotationState.status":
+		if e.ComplexityRoot.AnnotationState.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.Status(childComplexity), true
+	case "AnnotationState.version":
+		if e.ComplexityRoot.AnnotationState.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.Version(childComplexity), true
 
 	case "Artifact.contentType":
 		if e.ComplexityRoot.Artifact.ContentType == nil {
@@ -1503,6 +1573,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CorpusStatistics.UniqueSpans(childComplexity), true
 
+	case "Document.annotationState":
+		if e.ComplexityRoot.Document.AnnotationState == nil {
+			break
+		}
+
+		args, err := ec.field_Document_annotationState_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Document.AnnotationState(childComplexity, args["set"].(int)), true
 	case "Document.annotations":
 		if e.ComplexityRoot.Document.Annotations == nil {
 			break
@@ -2184,6 +2265,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
 
+	case "Mutation.addSpan":
+		if e.ComplexityRoot.Mutation.AddSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddSpan(childComplexity, args["input"].(model.AddSpanInput)), true
 	case "Mutation.assignCorpus":
 		if e.ComplexityRoot.Mutation.AssignCorpus == nil {
 			break
@@ -2206,6 +2298,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelJob(childComplexity, args["id"].(int)), true
+	case "Mutation.changeSpan":
+		if e.ComplexityRoot.Mutation.ChangeSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changeSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangeSpan(childComplexity, args["input"].(model.ChangeSpanInput)), true
 	case "Mutation.createCorpus":
 		if e.ComplexityRoot.Mutation.CreateCorpus == nil {
 			break
@@ -2305,6 +2408,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterExternalModel(childComplexity, args["name"].(string), args["endpoint"].(string), args["labels"].([]string)), true
+	case "Mutation.removeSpan":
+		if e.ComplexityRoot.Mutation.RemoveSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSpan(childComplexity, args["span"].(int), args["version"].(int)), true
 	case "Mutation.resolveCheckFindings":
 		if e.ComplexityRoot.Mutation.ResolveCheckFindings == nil {
 			break
@@ -2338,6 +2452,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["id"].(int)), true
+	case "Mutation.setDocumentStatus":
+		if e.ComplexityRoot.Mutation.SetDocumentStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDocumentStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDocumentStatus(childComplexity, args["set"].(int), args["document"].(int), args["status"].(documentprogress.Status), args["version"].(int)), true
 	case "Mutation.startDerive":
 		if e.ComplexityRoot.Mutation.StartDerive == nil {
 			break
@@ -2437,6 +2562,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnassignCorpus(childComplexity, args["user"].(string), args["corpus"].(string)), true
+	case "Mutation.undoEdit":
+		if e.ComplexityRoot.Mutation.UndoEdit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_undoEdit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UndoEdit(childComplexity, args["set"].(int), args["document"].(int), args["version"].(int)), true
 	case "Mutation.updateUser":
 		if e.ComplexityRoot.Mutation.UpdateUser == nil {
 			break
@@ -3526,11 +3662,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddSpanInput,
 		ec.unmarshalInputAnnotationSetOrder,
 		ec.unmarshalInputAnnotationSetWhereInput,
 		ec.unmarshalInputArtifactWhereInput,
 		ec.unmarshalInputAuditEntryOrder,
 		ec.unmarshalInputAuditEntryWhereInput,
+		ec.unmarshalInputChangeSpanInput,
 		ec.unmarshalInputCorpusOrder,
 		ec.unmarshalInputCorpusWhereInput,
 		ec.unmarshalInputDocumentOrder,
@@ -3648,7 +3786,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "accounts.graphqls" "jobs.graphqls" "releases.graphqls" "schema.graphqls" "ent.graphql"
+//go:embed "accounts.graphqls" "annotation.graphqls" "jobs.graphqls" "releases.graphqls" "schema.graphqls" "ent.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -3661,6 +3799,7 @@ func sourceData(filename string) string {
 
 var sources = []*ast.Source{
 	{Name: "accounts.graphqls", Input: sourceData("accounts.graphqls"), BuiltIn: false},
+	{Name: "annotation.graphqls", Input: sourceData("annotation.graphqls"), BuiltIn: false},
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
 	{Name: "releases.graphqls", Input: sourceData("releases.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
@@ -3671,6 +3810,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AnnotationEdit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "state":
+		return ec.fieldContext_AnnotationEdit_state(ctx, field)
+	case "span":
+		return ec.fieldContext_AnnotationEdit_span(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnnotationEdit", field.Name)
+}
 
 func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -3684,6 +3833,8 @@ func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field
 		return ec.fieldContext_AnnotationSet_kind(ctx, field)
 	case "description":
 		return ec.fieldContext_AnnotationSet_description(ctx, field)
+	case "annotator":
+		return ec.fieldContext_AnnotationSet_annotator(ctx, field)
 	case "provenance":
 		return ec.fieldContext_AnnotationSet_provenance(ctx, field)
 	case "createdAt":
@@ -3704,6 +3855,20 @@ func (ec *executionContext) childFields_AnnotationSetEdge(ctx context.Context, f
 		return ec.fieldContext_AnnotationSetEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnnotationSetEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AnnotationState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "setID":
+		return ec.fieldContext_AnnotationState_setID(ctx, field)
+	case "documentID":
+		return ec.fieldContext_AnnotationState_documentID(ctx, field)
+	case "status":
+		return ec.fieldContext_AnnotationState_status(ctx, field)
+	case "version":
+		return ec.fieldContext_AnnotationState_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnnotationState", field.Name)
 }
 
 func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4026,6 +4191,8 @@ func (ec *executionContext) childFields_Document(ctx context.Context, field grap
 		return ec.fieldContext_Document_patient(ctx, field)
 	case "spans":
 		return ec.fieldContext_Document_spans(ctx, field)
+	case "annotationState":
+		return ec.fieldContext_Document_annotationState(ctx, field)
 	case "annotations":
 		return ec.fieldContext_Document_annotations(ctx, field)
 	}
@@ -5030,6 +5197,20 @@ func (ec *executionContext) field_Corpus_patients_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Document_annotationState_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Document_annotations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5098,6 +5279,20 @@ func (ec *executionContext) field_Document_spans_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddSpanInput, error) {
+			return ec.unmarshalNAddSpanInput2deidcorpusᚋgraphᚋmodelᚐAddSpanInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_assignCorpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5131,6 +5326,20 @@ func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ChangeSpanInput, error) {
+			return ec.unmarshalNChangeSpanInput2deidcorpusᚋgraphᚋmodelᚐChangeSpanInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -5388,6 +5597,28 @@ func (ec *executionContext) field_Mutation_registerExternalModel_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "span",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["span"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resolveCheckFindings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5435,6 +5666,44 @@ func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setDocumentStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (documentprogress.Status, error) {
+			return ec.unmarshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg3
 	return args, nil
 }
 
@@ -5633,6 +5902,36 @@ func (ec *executionContext) field_Mutation_unassignCorpus_args(ctx context.Conte
 		return nil, err
 	}
 	args["corpus"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_undoEdit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg2
 	return args, nil
 }
 
@@ -6674,6 +6973,70 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _AnnotationEdit_state(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationEdit_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2deidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationEdit_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationEdit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnnotationEdit_span(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationEdit_span(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Span, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Span) graphql.Marshaler {
+			return ec.marshalOSpan2ᚖdeidcorpusᚋentᚐSpan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationEdit_span(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationEdit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Span(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AnnotationSet_id(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6786,6 +7149,29 @@ func (ec *executionContext) _AnnotationSet_description(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_AnnotationSet_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationSet_annotator(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationSet_annotator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationSet_annotator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -7051,6 +7437,98 @@ func (ec *executionContext) _AnnotationSetEdge_cursor(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_AnnotationSetEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnnotationSetEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_setID(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_setID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_setID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_documentID(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_documentID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DocumentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_documentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_status(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v documentprogress.Status) graphql.Marshaler {
+			return ec.marshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type AnnotationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_version(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.CollectedField, obj *ent.Artifact) (ret graphql.Marshaler) {
@@ -10140,6 +10618,50 @@ func (ec *executionContext) fieldContext_Document_spans(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Document_annotationState(ctx context.Context, field graphql.CollectedField, obj *ent.Document) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Document_annotationState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Document().AnnotationState(ctx, obj, fc.Args["set"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Document_annotationState(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Document",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Document_annotationState_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Document_annotations(ctx context.Context, field graphql.CollectedField, obj *ent.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13001,6 +13523,226 @@ func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddSpan(ctx, fc.Args["input"].(model.AddSpanInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changeSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeSpan(ctx, fc.Args["input"].(model.ChangeSpanInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSpan(ctx, fc.Args["span"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setDocumentStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setDocumentStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetDocumentStatus(ctx, fc.Args["set"].(int), fc.Args["document"].(int), fc.Args["status"].(documentprogress.Status), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setDocumentStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setDocumentStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_undoEdit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_undoEdit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UndoEdit(ctx, fc.Args["set"].(int), fc.Args["document"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_undoEdit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_undoEdit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18904,6 +19646,78 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddSpanInput(ctx context.Context, obj any) (model.AddSpanInput, error) {
+	var it model.AddSpanInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"set", "document", "version", "start", "end", "type", "category"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "document":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Document = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAnnotationSetOrder(ctx context.Context, obj any) (ent.AnnotationSetOrder, error) {
 	var it ent.AnnotationSetOrder
 	if obj == nil {
@@ -18956,7 +19770,7 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "annotator", "annotatorNEQ", "annotatorIn", "annotatorNotIn", "annotatorGT", "annotatorGTE", "annotatorLT", "annotatorLTE", "annotatorContains", "annotatorHasPrefix", "annotatorHasSuffix", "annotatorEqualFold", "annotatorContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19278,6 +20092,97 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 				return it, err
 			}
 			it.DescriptionContainsFold = data
+		case "annotator":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotator"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Annotator = data
+		case "annotatorNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorNEQ = data
+		case "annotatorIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorIn = data
+		case "annotatorNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorNotIn = data
+		case "annotatorGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorGT = data
+		case "annotatorGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorGTE = data
+		case "annotatorLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorLT = data
+		case "annotatorLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorLTE = data
+		case "annotatorContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorContains = data
+		case "annotatorHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorHasPrefix = data
+		case "annotatorHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorHasSuffix = data
+		case "annotatorEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorEqualFold = data
+		case "annotatorContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -20716,6 +21621,71 @@ func (ec *executionContext) unmarshalInputAuditEntryWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.HashContainsFold = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputChangeSpanInput(ctx context.Context, obj any) (model.ChangeSpanInput, error) {
+	var it model.ChangeSpanInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"span", "version", "start", "end", "type", "category"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "span":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("span"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Span = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
 		}
 	}
 	return it, nil
@@ -28698,6 +29668,49 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var annotationEditImplementors = []string{"AnnotationEdit"}
+
+func (ec *executionContext) _AnnotationEdit(ctx context.Context, sel ast.SelectionSet, obj *store.AnnotationEdit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, annotationEditImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnnotationEdit")
+		case "state":
+			out.Values[i] = ec._AnnotationEdit_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "span":
+			out.Values[i] = ec._AnnotationEdit_span(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var annotationSetImplementors = []string{"AnnotationSet", "Node"}
 
 func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.SelectionSet, obj *ent.AnnotationSet) graphql.Marshaler {
@@ -28732,6 +29745,11 @@ func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.Selectio
 			}
 		case "description":
 			out.Values[i] = ec._AnnotationSet_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "annotator":
+			out.Values[i] = ec._AnnotationSet_annotator(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -28909,6 +29927,59 @@ func (ec *executionContext) _AnnotationSetEdge(ctx context.Context, sel ast.Sele
 			}
 		case "cursor":
 			out.Values[i] = ec._AnnotationSetEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var annotationStateImplementors = []string{"AnnotationState"}
+
+func (ec *executionContext) _AnnotationState(ctx context.Context, sel ast.SelectionSet, obj *store.AnnotationState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, annotationStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnnotationState")
+		case "setID":
+			out.Values[i] = ec._AnnotationState_setID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documentID":
+			out.Values[i] = ec._AnnotationState_documentID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._AnnotationState_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._AnnotationState_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30370,6 +31441,44 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "annotationState":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Document_annotationState(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "annotations":
 			field := field
 
@@ -31623,6 +32732,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeToken":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setDocumentStatus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setDocumentStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "undoEdit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_undoEdit(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -34715,6 +35859,21 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAddSpanInput2deidcorpusᚋgraphᚋmodelᚐAddSpanInput(ctx context.Context, v any) (model.AddSpanInput, error) {
+	res, err := ec.unmarshalInputAddSpanInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnnotationEdit(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAnnotationSet2ᚖdeidcorpusᚋentᚐAnnotationSet(ctx context.Context, sel ast.SelectionSet, v *ent.AnnotationSet) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -34754,6 +35913,30 @@ func (ec *executionContext) marshalNAnnotationSetOrderField2ᚖdeidcorpusᚋent�
 func (ec *executionContext) unmarshalNAnnotationSetWhereInput2ᚖdeidcorpusᚋentᚐAnnotationSetWhereInput(ctx context.Context, v any) (*ent.AnnotationSetWhereInput, error) {
 	res, err := ec.unmarshalInputAnnotationSetWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnnotationState2deidcorpusᚋstoreᚐAnnotationState(ctx context.Context, sel ast.SelectionSet, v store.AnnotationState) graphql.Marshaler {
+	return ec._AnnotationState(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnnotationState(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx context.Context, v any) (documentprogress.Status, error) {
+	var res documentprogress.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx context.Context, sel ast.SelectionSet, v documentprogress.Status) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖdeidcorpusᚋentᚐArtifactWhereInput(ctx context.Context, v any) (*ent.ArtifactWhereInput, error) {
@@ -34806,6 +35989,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNChangeSpanInput2deidcorpusᚋgraphᚋmodelᚐChangeSpanInput(ctx context.Context, v any) (model.ChangeSpanInput, error) {
+	res, err := ec.unmarshalInputChangeSpanInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNChiSquareTest2deidcorpusᚋpipelineᚋstatsᚐChiSquare(ctx context.Context, sel ast.SelectionSet, v stats.ChiSquare) graphql.Marshaler {

@@ -14,6 +14,32 @@ import (
 	"strconv"
 )
 
+type AddSpanInput struct {
+	// The annotation set (its id).
+	Set      int `json:"set"`
+	Document int `json:"document"`
+	// The document's version in the set that the edit was made against (annotationState).
+	Version int `json:"version"`
+	// Offsets in Unicode code points, end exclusive: the span's text is the note's between them.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// A type of the corpus's tag set ("PATIENT"); its category is filled in.
+	Type string `json:"type"`
+	// Needed only in an open tag set, where it defaults to the type.
+	Category *string `json:"category,omitempty"`
+}
+
+type ChangeSpanInput struct {
+	Span    int `json:"span"`
+	Version int `json:"version"`
+	// New offsets (both, or neither to keep the span's).
+	Start *int `json:"start,omitempty"`
+	End   *int `json:"end,omitempty"`
+	// A new type (or none to keep the span's).
+	Type     *string `json:"type,omitempty"`
+	Category *string `json:"category,omitempty"`
+}
+
 type CorpusStatistics struct {
 	Corpus        *ent.Corpus `json:"corpus"`
 	AnnotationSet string      `json:"annotationSet"`
