@@ -100,6 +100,7 @@ var rules = map[string]Rule{
 	"Mutation.removeSpan":        {Roles: annotating, Nodes: []string{"span"}},
 	"Mutation.setDocumentStatus": {Roles: annotating, Nodes: []string{"set", "document"}},
 	"Mutation.undoEdit":          {Roles: annotating, Nodes: []string{"set", "document"}},
+	"Mutation.assignDocuments":   {Roles: curators, Corpora: []string{"input.corpus"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}, NewModels: []string{"input.model"}},

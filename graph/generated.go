@@ -42,6 +42,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AnnotationSet() AnnotationSetResolver
 	Corpus() CorpusResolver
 	CorpusStatistics() CorpusStatisticsResolver
 	Document() DocumentResolver
@@ -73,6 +74,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Progress    func(childComplexity int) int
 		Provenance  func(childComplexity int) int
 		Spans       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
 	}
@@ -408,6 +410,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddSpan               func(childComplexity int, input model.AddSpanInput) int
 		AssignCorpus          func(childComplexity int, user string, corpus string) int
+		AssignDocuments       func(childComplexity int, input model.AssignInput) int
 		CancelJob             func(childComplexity int, id int) int
 		ChangeSpan            func(childComplexity int, input model.ChangeSpanInput) int
 		CreateCorpus          func(childComplexity int, name string, tagset string, description string, kind corpus.Kind) int
@@ -670,6 +673,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AnnotationSetResolver interface {
+	Progress(ctx context.Context, obj *ent.AnnotationSet) ([]*store.AnnotationState, error)
+}
 type CorpusResolver interface {
 	Provenance(ctx context.Context, obj *ent.Corpus) (map[string]any, error)
 }
@@ -705,6 +711,7 @@ type MutationResolver interface {
 	RemoveSpan(ctx context.Context, span int, version int) (*store.AnnotationEdit, error)
 	SetDocumentStatus(ctx context.Context, set int, document int, status documentprogress.Status, version int) (*store.AnnotationState, error)
 	UndoEdit(ctx context.Context, set int, document int, version int) (*store.AnnotationEdit, error)
+	AssignDocuments(ctx context.Context, input model.AssignInput) ([]*ent.AnnotationSet, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
 	StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error)
@@ -844,6 +851,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnnotationSet.Name(childComplexity), true
+	case "AnnotationSet.progress":
+		if e.ComplexityRoot.AnnotationSet.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationSet.Progress(childComplexity), true
 	case "AnnotationSet.provenance":
 		if e.ComplexityRoot.AnnotationSet.Provenance == nil {
 			break
@@ -2287,6 +2300,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignCorpus(childComplexity, args["user"].(string), args["corpus"].(string)), true
+	case "Mutation.assignDocuments":
+		if e.ComplexityRoot.Mutation.AssignDocuments == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assignDocuments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssignDocuments(childComplexity, args["input"].(model.AssignInput)), true
 	case "Mutation.cancelJob":
 		if e.ComplexityRoot.Mutation.CancelJob == nil {
 			break
@@ -3666,6 +3690,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAnnotationSetOrder,
 		ec.unmarshalInputAnnotationSetWhereInput,
 		ec.unmarshalInputArtifactWhereInput,
+		ec.unmarshalInputAssignInput,
 		ec.unmarshalInputAuditEntryOrder,
 		ec.unmarshalInputAuditEntryWhereInput,
 		ec.unmarshalInputChangeSpanInput,
@@ -3843,6 +3868,8 @@ func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field
 		return ec.fieldContext_AnnotationSet_corpus(ctx, field)
 	case "spans":
 		return ec.fieldContext_AnnotationSet_spans(ctx, field)
+	case "progress":
+		return ec.fieldContext_AnnotationSet_progress(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnnotationSet", field.Name)
 }
@@ -5312,6 +5339,20 @@ func (ec *executionContext) field_Mutation_assignCorpus_args(ctx context.Context
 		return nil, err
 	}
 	args["corpus"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_assignDocuments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AssignInput, error) {
+			return ec.unmarshalNAssignInput2deidcorpusᚋgraphᚋmodelᚐAssignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -7293,6 +7334,38 @@ func (ec *executionContext) fieldContext_AnnotationSet_spans(ctx context.Context
 	if fc.Args, err = ec.field_AnnotationSet_spans_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnnotationSet_progress(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationSet_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AnnotationSet().Progress(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚕᚖdeidcorpusᚋstoreᚐAnnotationStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationSet_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -13743,6 +13816,50 @@ func (ec *executionContext) fieldContext_Mutation_undoEdit(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_undoEdit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_assignDocuments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_assignDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AssignDocuments(ctx, fc.Args["input"].(model.AssignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AnnotationSet) graphql.Marshaler {
+			return ec.marshalNAnnotationSet2ᚕᚖdeidcorpusᚋentᚐAnnotationSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_assignDocuments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_assignDocuments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20822,6 +20939,85 @@ func (ec *executionContext) unmarshalInputArtifactWhereInput(ctx context.Context
 				return it, err
 			}
 			it.CreatedAtLTE = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAssignInput(ctx context.Context, obj any) (model.AssignInput, error) {
+	var it model.AssignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corpus", "set", "annotators", "patients", "split", "noteType", "documents", "preannotateFrom"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "annotators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotators"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Annotators = data
+		case "patients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patients"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patients = data
+		case "split":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("split"))
+			data, err := ec.unmarshalODocumentSplit2ᚖdeidcorpusᚋentᚋdocumentᚐSplit(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Split = data
+		case "noteType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteType = data
+		case "documents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documents"))
+			data, err := ec.unmarshalOID2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Documents = data
+		case "preannotateFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("preannotateFrom"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PreannotateFrom = data
 		}
 	}
 	return it, nil
@@ -29839,6 +30035,44 @@ func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "progress":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AnnotationSet_progress(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32767,6 +33001,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "undoEdit":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_undoEdit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignDocuments":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_assignDocuments(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -35874,6 +36115,22 @@ func (ec *executionContext) marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnot
 	return ec._AnnotationEdit(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAnnotationSet2ᚕᚖdeidcorpusᚋentᚐAnnotationSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AnnotationSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnnotationSet2ᚖdeidcorpusᚋentᚐAnnotationSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAnnotationSet2ᚖdeidcorpusᚋentᚐAnnotationSet(ctx context.Context, sel ast.SelectionSet, v *ent.AnnotationSet) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -35919,6 +36176,22 @@ func (ec *executionContext) marshalNAnnotationState2deidcorpusᚋstoreᚐAnnotat
 	return ec._AnnotationState(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNAnnotationState2ᚕᚖdeidcorpusᚋstoreᚐAnnotationStateᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.AnnotationState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -35942,6 +36215,11 @@ func (ec *executionContext) marshalNAnnotationStatus2deidcorpusᚋentᚋdocument
 func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖdeidcorpusᚋentᚐArtifactWhereInput(ctx context.Context, v any) (*ent.ArtifactWhereInput, error) {
 	res, err := ec.unmarshalInputArtifactWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAssignInput2deidcorpusᚋgraphᚋmodelᚐAssignInput(ctx context.Context, v any) (model.AssignInput, error) {
+	res, err := ec.unmarshalInputAssignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNAuditEntryConnection2ᚖdeidcorpusᚋentᚐAuditEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEntryConnection) graphql.Marshaler {

@@ -14,6 +14,11 @@ import (
 	"deidcorpus/store"
 )
 
+// Progress is the resolver for the progress field.
+func (r *annotationSetResolver) Progress(ctx context.Context, obj *ent.AnnotationSet) ([]*store.AnnotationState, error) {
+	return r.store.SetProgress(ctx, obj)
+}
+
 // AnnotationState is the resolver for the annotationState field.
 func (r *documentResolver) AnnotationState(ctx context.Context, obj *ent.Document, set int) (*store.AnnotationState, error) {
 	st, err := r.store.DocumentAnnotationState(ctx, set, obj)
@@ -52,4 +57,11 @@ func (r *mutationResolver) SetDocumentStatus(ctx context.Context, set int, docum
 // UndoEdit is the resolver for the undoEdit field.
 func (r *mutationResolver) UndoEdit(ctx context.Context, set int, document int, version int) (*store.AnnotationEdit, error) {
 	return r.store.UndoEdit(ctx, set, document, version)
+}
+
+// AssignDocuments is the resolver for the assignDocuments field.
+func (r *mutationResolver) AssignDocuments(ctx context.Context, input model.AssignInput) ([]*ent.AnnotationSet, error) {
+	return r.store.AssignDocuments(ctx, store.Assignment{Corpus: input.Corpus, Set: input.Set, Annotators: input.Annotators,
+		Patients: input.Patients, Split: splitName(input.Split), NoteType: deref(input.NoteType), Documents: input.Documents,
+		PreannotateFrom: deref(input.PreannotateFrom)})
 }

@@ -357,6 +357,8 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any {
 				return map[string]any{"s": f.othersSet, "d": f.assignedDoc}
 			}},
+		{op: "Mutation.assignDocuments", allowed: "AC",
+			query: `mutation { assignDocuments(input: {corpus: "assigned", set: "batch", annotators: ["annotator"], split: train}) { name progress { version } } }`},
 
 		{op: "Subscription.job", name: "the admin's job", allowed: "AC", query: `subscription($id: ID!) { job(id: $id) { status } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.adminJob} }},

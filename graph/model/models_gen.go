@@ -29,6 +29,24 @@ type AddSpanInput struct {
 	Category *string `json:"category,omitempty"`
 }
 
+// A batch of a corpus's documents for annotators: those matching every
+// criterion given (at least one). Each annotator works in a set of its own,
+// named set:ACCOUNT.
+type AssignInput struct {
+	Corpus string `json:"corpus"`
+	// The batch's name; each annotator's set is named set:ACCOUNT.
+	Set string `json:"set"`
+	// Accounts with the annotator role, assigned the corpus by an admin.
+	Annotators []string `json:"annotators"`
+	// Patients' ids in the source.
+	Patients  []string        `json:"patients,omitempty"`
+	Split     *document.Split `json:"split,omitempty"`
+	NoteType  *string         `json:"noteType,omitempty"`
+	Documents []int           `json:"documents,omitempty"`
+	// A set of the corpus (a tagging run's output) whose spans each new document starts with; empty sets when absent.
+	PreannotateFrom *string `json:"preannotateFrom,omitempty"`
+}
+
 type ChangeSpanInput struct {
 	Span    int `json:"span"`
 	Version int `json:"version"`
