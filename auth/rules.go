@@ -74,11 +74,14 @@ var rules = map[string]Rule{
 	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
-	"Query.checkReport":        {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.surrogateMappings":  {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.surrogateIDs":       {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.users":              {Roles: admins},
-	"Query.auditEntries":       {Roles: admins},
+	// Adjudication: one note's spans in several sets; counts and F1.
+	"Query.disagreements":     {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.agreement":         {Roles: annotating, Corpora: []string{"corpus"}},
+	"Query.checkReport":       {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateMappings": {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateIDs":      {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.users":             {Roles: admins},
+	"Query.auditEntries":      {Roles: admins},
 
 	// Corpora and their contents.
 	"Mutation.createCorpus":     {Roles: curators},
@@ -101,6 +104,7 @@ var rules = map[string]Rule{
 	"Mutation.setDocumentStatus": {Roles: annotating, Nodes: []string{"set", "document"}},
 	"Mutation.undoEdit":          {Roles: annotating, Nodes: []string{"set", "document"}},
 	"Mutation.assignDocuments":   {Roles: curators, Corpora: []string{"input.corpus"}},
+	"Mutation.acceptSpan":        {Roles: annotating, Nodes: []string{"span", "into"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}, NewModels: []string{"input.model"}},

@@ -15,6 +15,7 @@ import (
 	"deidcorpus/ent/user"
 	"deidcorpus/graph/model"
 	"deidcorpus/graph/scalar"
+	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/stats"
 	"deidcorpus/store"
 	"embed"
@@ -60,6 +61,12 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AgreementCounts struct {
+		FN func(childComplexity int) int
+		FP func(childComplexity int) int
+		TP func(childComplexity int) int
+	}
+
 	AnnotationEdit struct {
 		Span  func(childComplexity int) int
 		State func(childComplexity int) int
@@ -246,6 +253,13 @@ type ComplexityRoot struct {
 		UniqueSpans             func(childComplexity int) int
 	}
 
+	DisagreementGroup struct {
+		End   func(childComplexity int) int
+		Kind  func(childComplexity int) int
+		Sets  func(childComplexity int) int
+		Start func(childComplexity int) int
+	}
+
 	Document struct {
 		AnnotationState func(childComplexity int, set int) int
 		Annotations     func(childComplexity int, set string) int
@@ -408,6 +422,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AcceptSpan            func(childComplexity int, span int, into int, version int) int
 		AddSpan               func(childComplexity int, input model.AddSpanInput) int
 		AssignCorpus          func(childComplexity int, user string, corpus string) int
 		AssignDocuments       func(childComplexity int, input model.AssignInput) int
@@ -491,6 +506,14 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PairAgreement struct {
+		A         func(childComplexity int) int
+		B         func(childComplexity int) int
+		ByType    func(childComplexity int) int
+		Documents func(childComplexity int) int
+		F1        func(childComplexity int) int
+	}
+
 	Patient struct {
 		Corpus     func(childComplexity int) int
 		CorpusID   func(childComplexity int) int
@@ -511,6 +534,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Agreement          func(childComplexity int, corpus string, sets []string) int
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
 		CheckReport        func(childComplexity int, corpus string, job *int) int
 		CompareCorpora     func(childComplexity int, a string, b string, setA string, setB string, by model.StatDimension) int
@@ -518,6 +542,7 @@ type ComplexityRoot struct {
 		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
 		CorpusByName       func(childComplexity int, name string) int
 		CorpusStatistics   func(childComplexity int, corpus *int, name *string, set string, by []model.StatDimension) int
+		Disagreements      func(childComplexity int, corpus string, sets []string, document int, all bool) int
 		Documents          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
 		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		Formats            func(childComplexity int) int
@@ -572,6 +597,11 @@ type ComplexityRoot struct {
 	ReleaseEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	SetSpans struct {
+		Set   func(childComplexity int) int
+		Spans func(childComplexity int) int
 	}
 
 	Span struct {
@@ -647,6 +677,12 @@ type ComplexityRoot struct {
 		UserID     func(childComplexity int) int
 	}
 
+	TypeAgreement struct {
+		Counts func(childComplexity int) int
+		F1     func(childComplexity int) int
+		Type   func(childComplexity int) int
+	}
+
 	User struct {
 		AssignedCorpora func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
@@ -712,6 +748,7 @@ type MutationResolver interface {
 	SetDocumentStatus(ctx context.Context, set int, document int, status documentprogress.Status, version int) (*store.AnnotationState, error)
 	UndoEdit(ctx context.Context, set int, document int, version int) (*store.AnnotationEdit, error)
 	AssignDocuments(ctx context.Context, input model.AssignInput) ([]*ent.AnnotationSet, error)
+	AcceptSpan(ctx context.Context, span int, into int, version int) (*store.AnnotationEdit, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
 	StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error)
@@ -739,6 +776,8 @@ type QueryResolver interface {
 	Tokens(ctx context.Context) ([]*ent.Token, error)
 	Users(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) (*ent.UserConnection, error)
 	Me(ctx context.Context) (*ent.User, error)
+	Disagreements(ctx context.Context, corpus string, sets []string, document int, all bool) ([]*store.DisagreementGroup, error)
+	Agreement(ctx context.Context, corpus string, sets []string) ([]*store.PairAgreement, error)
 	Lineage(ctx context.Context, id int) ([]*model.LineageStep, error)
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error)
@@ -789,6 +828,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AgreementCounts.fn":
+		if e.ComplexityRoot.AgreementCounts.FN == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.FN(childComplexity), true
+	case "AgreementCounts.fp":
+		if e.ComplexityRoot.AgreementCounts.FP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.FP(childComplexity), true
+	case "AgreementCounts.tp":
+		if e.ComplexityRoot.AgreementCounts.TP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.TP(childComplexity), true
 
 	case "AnnotationEdit.span":
 		if e.ComplexityRoot.AnnotationEdit.Span == nil {
@@ -1586,6 +1644,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CorpusStatistics.UniqueSpans(childComplexity), true
 
+	case "DisagreementGroup.end":
+		if e.ComplexityRoot.DisagreementGroup.End == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.End(childComplexity), true
+	case "DisagreementGroup.kind":
+		if e.ComplexityRoot.DisagreementGroup.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Kind(childComplexity), true
+	case "DisagreementGroup.sets":
+		if e.ComplexityRoot.DisagreementGroup.Sets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Sets(childComplexity), true
+	case "DisagreementGroup.start":
+		if e.ComplexityRoot.DisagreementGroup.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Start(childComplexity), true
+
 	case "Document.annotationState":
 		if e.ComplexityRoot.Document.AnnotationState == nil {
 			break
@@ -2278,6 +2361,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
 
+	case "Mutation.acceptSpan":
+		if e.ComplexityRoot.Mutation.AcceptSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptSpan(childComplexity, args["span"].(int), args["into"].(int), args["version"].(int)), true
 	case "Mutation.addSpan":
 		if e.ComplexityRoot.Mutation.AddSpan == nil {
 			break
@@ -2813,6 +2907,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PairAgreement.a":
+		if e.ComplexityRoot.PairAgreement.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.A(childComplexity), true
+	case "PairAgreement.b":
+		if e.ComplexityRoot.PairAgreement.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.B(childComplexity), true
+	case "PairAgreement.byType":
+		if e.ComplexityRoot.PairAgreement.ByType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.ByType(childComplexity), true
+	case "PairAgreement.documents":
+		if e.ComplexityRoot.PairAgreement.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.Documents(childComplexity), true
+	case "PairAgreement.f1":
+		if e.ComplexityRoot.PairAgreement.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.F1(childComplexity), true
+
 	case "Patient.corpus":
 		if e.ComplexityRoot.Patient.Corpus == nil {
 			break
@@ -2881,6 +3006,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PatientEdge.Node(childComplexity), true
 
+	case "Query.agreement":
+		if e.ComplexityRoot.Query.Agreement == nil {
+			break
+		}
+
+		args, err := ec.field_Query_agreement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Agreement(childComplexity, args["corpus"].(string), args["sets"].([]string)), true
 	case "Query.auditEntries":
 		if e.ComplexityRoot.Query.AuditEntries == nil {
 			break
@@ -2958,6 +3094,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CorpusStatistics(childComplexity, args["corpus"].(*int), args["name"].(*string), args["set"].(string), args["by"].([]model.StatDimension)), true
+	case "Query.disagreements":
+		if e.ComplexityRoot.Query.Disagreements == nil {
+			break
+		}
+
+		args, err := ec.field_Query_disagreements_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Disagreements(childComplexity, args["corpus"].(string), args["sets"].([]string), args["document"].(int), args["all"].(bool)), true
 	case "Query.documents":
 		if e.ComplexityRoot.Query.Documents == nil {
 			break
@@ -3313,6 +3460,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReleaseEdge.Node(childComplexity), true
 
+	case "SetSpans.set":
+		if e.ComplexityRoot.SetSpans.Set == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetSpans.Set(childComplexity), true
+	case "SetSpans.spans":
+		if e.ComplexityRoot.SetSpans.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetSpans.Spans(childComplexity), true
+
 	case "Span.annotationSet":
 		if e.ComplexityRoot.Span.AnnotationSet == nil {
 			break
@@ -3603,6 +3763,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Token.UserID(childComplexity), true
 
+	case "TypeAgreement.counts":
+		if e.ComplexityRoot.TypeAgreement.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.Counts(childComplexity), true
+	case "TypeAgreement.f1":
+		if e.ComplexityRoot.TypeAgreement.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.F1(childComplexity), true
+	case "TypeAgreement.type":
+		if e.ComplexityRoot.TypeAgreement.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.Type(childComplexity), true
+
 	case "User.assignedCorpora":
 		if e.ComplexityRoot.User.AssignedCorpora == nil {
 			break
@@ -3835,6 +4014,18 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AgreementCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tp":
+		return ec.fieldContext_AgreementCounts_tp(ctx, field)
+	case "fp":
+		return ec.fieldContext_AgreementCounts_fp(ctx, field)
+	case "fn":
+		return ec.fieldContext_AgreementCounts_fn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgreementCounts", field.Name)
+}
 
 func (ec *executionContext) childFields_AnnotationEdit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -4182,6 +4373,20 @@ func (ec *executionContext) childFields_CorpusStatistics(ctx context.Context, fi
 		return ec.fieldContext_CorpusStatistics_namePatterns(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CorpusStatistics", field.Name)
+}
+
+func (ec *executionContext) childFields_DisagreementGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_DisagreementGroup_kind(ctx, field)
+	case "start":
+		return ec.fieldContext_DisagreementGroup_start(ctx, field)
+	case "end":
+		return ec.fieldContext_DisagreementGroup_end(ctx, field)
+	case "sets":
+		return ec.fieldContext_DisagreementGroup_sets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DisagreementGroup", field.Name)
 }
 
 func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4608,6 +4813,22 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PairAgreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "a":
+		return ec.fieldContext_PairAgreement_a(ctx, field)
+	case "b":
+		return ec.fieldContext_PairAgreement_b(ctx, field)
+	case "documents":
+		return ec.fieldContext_PairAgreement_documents(ctx, field)
+	case "f1":
+		return ec.fieldContext_PairAgreement_f1(ctx, field)
+	case "byType":
+		return ec.fieldContext_PairAgreement_byType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PairAgreement", field.Name)
+}
+
 func (ec *executionContext) childFields_Patient(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4710,6 +4931,16 @@ func (ec *executionContext) childFields_ReleaseEdge(ctx context.Context, field g
 		return ec.fieldContext_ReleaseEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SetSpans(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "set":
+		return ec.fieldContext_SetSpans_set(ctx, field)
+	case "spans":
+		return ec.fieldContext_SetSpans_spans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetSpans", field.Name)
 }
 
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4848,6 +5079,18 @@ func (ec *executionContext) childFields_Token(ctx context.Context, field graphql
 		return ec.fieldContext_Token_current(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Token", field.Name)
+}
+
+func (ec *executionContext) childFields_TypeAgreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_TypeAgreement_type(ctx, field)
+	case "counts":
+		return ec.fieldContext_TypeAgreement_counts(ctx, field)
+	case "f1":
+		return ec.fieldContext_TypeAgreement_f1(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TypeAgreement", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5303,6 +5546,36 @@ func (ec *executionContext) field_Document_spans_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_acceptSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "span",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["span"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "into",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["into"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg2
 	return args, nil
 }
 
@@ -6074,6 +6347,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_agreement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sets",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sets"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_auditEntries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6345,6 +6640,44 @@ func (ec *executionContext) field_Query_corpusStatistics_args(ctx context.Contex
 		return nil, err
 	}
 	args["by"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_disagreements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sets",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sets"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "all",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["all"] = arg3
 	return args, nil
 }
 
@@ -7013,6 +7346,75 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AgreementCounts_tp(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_tp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TP, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_tp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AgreementCounts_fp(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_fp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FP, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_fp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AgreementCounts_fn(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_fn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FN, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_fn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
 
 func (ec *executionContext) _AnnotationEdit_state(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationEdit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -10279,6 +10681,107 @@ func (ec *executionContext) fieldContext_CorpusStatistics_namePatterns(_ context
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NamePattern(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DisagreementGroup_kind(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_start(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_end(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_end(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.End, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_end(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_sets(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_sets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.SetSpans) graphql.Marshaler {
+			return ec.marshalNSetSpans2ᚕdeidcorpusᚋstoreᚐSetSpansᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_sets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DisagreementGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetSpans(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13866,6 +14369,50 @@ func (ec *executionContext) fieldContext_Mutation_assignDocuments(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_acceptSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptSpan(ctx, fc.Args["span"].(int), fc.Args["into"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15118,6 +15665,130 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _PairAgreement_a(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_b(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_documents(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_f1(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_byType(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_byType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []evaluate.TypeAgreement) graphql.Marshaler {
+			return ec.marshalNTypeAgreement2ᚕdeidcorpusᚋpipelineᚋevaluateᚐTypeAgreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_byType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PairAgreement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TypeAgreement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Patient_id(ctx context.Context, field graphql.CollectedField, obj *ent.Patient) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15993,6 +16664,94 @@ func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graph
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_disagreements(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_disagreements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Disagreements(ctx, fc.Args["corpus"].(string), fc.Args["sets"].([]string), fc.Args["document"].(int), fc.Args["all"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.DisagreementGroup) graphql.Marshaler {
+			return ec.marshalNDisagreementGroup2ᚕᚖdeidcorpusᚋstoreᚐDisagreementGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_disagreements(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DisagreementGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_disagreements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_agreement(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_agreement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Agreement(ctx, fc.Args["corpus"].(string), fc.Args["sets"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.PairAgreement) graphql.Marshaler {
+			return ec.marshalNPairAgreement2ᚕᚖdeidcorpusᚋstoreᚐPairAgreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_agreement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PairAgreement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_agreement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -17241,6 +18000,61 @@ func (ec *executionContext) fieldContext_ReleaseEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("ReleaseEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _SetSpans_set(ctx context.Context, field graphql.CollectedField, obj *store.SetSpans) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetSpans_set(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Set, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetSpans_set(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SetSpans", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SetSpans_spans(ctx context.Context, field graphql.CollectedField, obj *store.SetSpans) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetSpans_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
+			return ec.marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetSpans_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetSpans",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Span(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Span_id(ctx context.Context, field graphql.CollectedField, obj *ent.Span) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18381,6 +19195,84 @@ func (ec *executionContext) _Token_current(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Token_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TypeAgreement_type(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TypeAgreement_counts(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v evaluate.Counts) graphql.Marshaler {
+			return ec.marshalNAgreementCounts2deidcorpusᚋpipelineᚋevaluateᚐCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TypeAgreement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgreementCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TypeAgreement_f1(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeAgreement", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
@@ -29864,6 +30756,54 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var agreementCountsImplementors = []string{"AgreementCounts"}
+
+func (ec *executionContext) _AgreementCounts(ctx context.Context, sel ast.SelectionSet, obj *evaluate.Counts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agreementCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgreementCounts")
+		case "tp":
+			out.Values[i] = ec._AgreementCounts_tp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fp":
+			out.Values[i] = ec._AgreementCounts_fp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fn":
+			out.Values[i] = ec._AgreementCounts_fn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var annotationEditImplementors = []string{"AnnotationEdit"}
 
 func (ec *executionContext) _AnnotationEdit(ctx context.Context, sel ast.SelectionSet, obj *store.AnnotationEdit) graphql.Marshaler {
@@ -31484,6 +32424,59 @@ func (ec *executionContext) _CorpusStatistics(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var disagreementGroupImplementors = []string{"DisagreementGroup"}
+
+func (ec *executionContext) _DisagreementGroup(ctx context.Context, sel ast.SelectionSet, obj *store.DisagreementGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, disagreementGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DisagreementGroup")
+		case "kind":
+			out.Values[i] = ec._DisagreementGroup_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "start":
+			out.Values[i] = ec._DisagreementGroup_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "end":
+			out.Values[i] = ec._DisagreementGroup_end(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sets":
+			out.Values[i] = ec._DisagreementGroup_sets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var documentImplementors = []string{"Document", "Node"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *ent.Document) graphql.Marshaler {
@@ -33012,6 +34005,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "acceptSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "cancelJob":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelJob(ctx, field)
@@ -33450,6 +34450,64 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pairAgreementImplementors = []string{"PairAgreement"}
+
+func (ec *executionContext) _PairAgreement(ctx context.Context, sel ast.SelectionSet, obj *store.PairAgreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pairAgreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PairAgreement")
+		case "a":
+			out.Values[i] = ec._PairAgreement_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._PairAgreement_b(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._PairAgreement_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._PairAgreement_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byType":
+			out.Values[i] = ec._PairAgreement_byType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -34004,6 +35062,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_me(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "disagreements":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_disagreements(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "agreement":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_agreement(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34776,6 +35878,49 @@ func (ec *executionContext) _ReleaseEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var setSpansImplementors = []string{"SetSpans"}
+
+func (ec *executionContext) _SetSpans(ctx context.Context, sel ast.SelectionSet, obj *store.SetSpans) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setSpansImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetSpans")
+		case "set":
+			out.Values[i] = ec._SetSpans_set(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._SetSpans_spans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spanImplementors = []string{"Span", "Node"}
 
 func (ec *executionContext) _Span(ctx context.Context, sel ast.SelectionSet, obj *ent.Span) graphql.Marshaler {
@@ -35483,6 +36628,54 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var typeAgreementImplementors = []string{"TypeAgreement"}
+
+func (ec *executionContext) _TypeAgreement(ctx context.Context, sel ast.SelectionSet, obj *evaluate.TypeAgreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, typeAgreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TypeAgreement")
+		case "type":
+			out.Values[i] = ec._TypeAgreement_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._TypeAgreement_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._TypeAgreement_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
@@ -36105,6 +37298,10 @@ func (ec *executionContext) unmarshalNAddSpanInput2deidcorpusᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAgreementCounts2deidcorpusᚋpipelineᚋevaluateᚐCounts(ctx context.Context, sel ast.SelectionSet, v evaluate.Counts) graphql.Marshaler {
+	return ec._AgreementCounts(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -36405,6 +37602,32 @@ func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCur
 
 func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[int]) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNDisagreementGroup2ᚕᚖdeidcorpusᚋstoreᚐDisagreementGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.DisagreementGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDisagreementGroup2ᚖdeidcorpusᚋstoreᚐDisagreementGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDisagreementGroup2ᚖdeidcorpusᚋstoreᚐDisagreementGroup(ctx context.Context, sel ast.SelectionSet, v *store.DisagreementGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DisagreementGroup(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDocument2ᚖdeidcorpusᚋentᚐDocument(ctx context.Context, sel ast.SelectionSet, v *ent.Document) graphql.Marshaler {
@@ -36949,6 +38172,32 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPairAgreement2ᚕᚖdeidcorpusᚋstoreᚐPairAgreementᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.PairAgreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPairAgreement2ᚖdeidcorpusᚋstoreᚐPairAgreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPairAgreement2ᚖdeidcorpusᚋstoreᚐPairAgreement(ctx context.Context, sel ast.SelectionSet, v *store.PairAgreement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PairAgreement(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPatient2ᚖdeidcorpusᚋentᚐPatient(ctx context.Context, sel ast.SelectionSet, v *ent.Patient) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -37039,6 +38288,26 @@ func (ec *executionContext) unmarshalNReleaseWhereInput2ᚖdeidcorpusᚋentᚐRe
 func (ec *executionContext) unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmodelᚐResynthesisInput(ctx context.Context, v any) (model.ResynthesisInput, error) {
 	res, err := ec.unmarshalInputResynthesisInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetSpans2deidcorpusᚋstoreᚐSetSpans(ctx context.Context, sel ast.SelectionSet, v store.SetSpans) graphql.Marshaler {
+	return ec._SetSpans(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSetSpans2ᚕdeidcorpusᚋstoreᚐSetSpansᚄ(ctx context.Context, sel ast.SelectionSet, v []store.SetSpans) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSetSpans2deidcorpusᚋstoreᚐSetSpans(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
@@ -37352,6 +38621,26 @@ func (ec *executionContext) unmarshalNTokenWhereInput2ᚖdeidcorpusᚋentᚐToke
 func (ec *executionContext) unmarshalNTrainingInput2deidcorpusᚋgraphᚋmodelᚐTrainingInput(ctx context.Context, v any) (model.TrainingInput, error) {
 	res, err := ec.unmarshalInputTrainingInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTypeAgreement2deidcorpusᚋpipelineᚋevaluateᚐTypeAgreement(ctx context.Context, sel ast.SelectionSet, v evaluate.TypeAgreement) graphql.Marshaler {
+	return ec._TypeAgreement(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTypeAgreement2ᚕdeidcorpusᚋpipelineᚋevaluateᚐTypeAgreementᚄ(ctx context.Context, sel ast.SelectionSet, v []evaluate.TypeAgreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTypeAgreement2deidcorpusᚋpipelineᚋevaluateᚐTypeAgreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx context.Context, v any) ([]*graphql.Upload, error) {

@@ -65,3 +65,18 @@ func (r *mutationResolver) AssignDocuments(ctx context.Context, input model.Assi
 		Patients: input.Patients, Split: splitName(input.Split), NoteType: deref(input.NoteType), Documents: input.Documents,
 		PreannotateFrom: deref(input.PreannotateFrom)})
 }
+
+// AcceptSpan is the resolver for the acceptSpan field.
+func (r *mutationResolver) AcceptSpan(ctx context.Context, span int, into int, version int) (*store.AnnotationEdit, error) {
+	return r.store.AcceptSpan(ctx, span, into, version)
+}
+
+// Disagreements is the resolver for the disagreements field.
+func (r *queryResolver) Disagreements(ctx context.Context, corpus string, sets []string, document int, all bool) ([]*store.DisagreementGroup, error) {
+	return r.store.Disagreements(ctx, corpus, sets, document, all)
+}
+
+// Agreement is the resolver for the agreement field.
+func (r *queryResolver) Agreement(ctx context.Context, corpus string, sets []string) ([]*store.PairAgreement, error) {
+	return r.store.Agreement(ctx, corpus, sets)
+}

@@ -44,7 +44,7 @@ type authzFixture struct {
 	// Hand annotation: the original gold set and one of its spans; in the
 	// assigned corpus a document, the annotator's own set and another
 	// annotator's.
-	origGold, origSpan, assignedDoc, ownSet, othersSet string
+	origGold, origSpan, assignedDoc, assignedSpan, ownSet, othersSet string
 }
 
 func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
@@ -152,6 +152,11 @@ func (f *authzFixture) annotationFixture(t *testing.T) {
 	require.NoError(t, err)
 	doc, err := f.st.Client.Document.Query().Where(document.CorpusID(assigned.ID)).First(ctx)
 	require.NoError(t, err)
+	assignedGold, err := f.st.AnnotationSet(ctx, assigned, "gold")
+	require.NoError(t, err)
+	goldSpan, err := f.st.Client.Span.Query().Where(span.AnnotationSetID(assignedGold.ID)).First(ctx)
+	require.NoError(t, err)
+	f.assignedSpan = strconv.Itoa(goldSpan.ID)
 	sets := map[string]string{}
 	for _, annotator := range []string{string(auth.Annotator), "ann2"} {
 		set, err := f.st.Client.AnnotationSet.Create().SetCorpusID(assigned.ID).SetName("by-" + annotator).
@@ -357,6 +362,18 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any {
 				return map[string]any{"s": f.othersSet, "d": f.assignedDoc}
 			}},
+		{op: "Mutation.acceptSpan", name: "into own set", allowed: "ACN", query: `mutation($sp: ID!, $s: ID!) { acceptSpan(span: $sp, into: $s, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"sp": f.assignedSpan, "s": f.ownSet}
+			}},
+		{op: "Mutation.acceptSpan", name: "into another annotator's set", allowed: "AC", query: `mutation($sp: ID!, $s: ID!) { acceptSpan(span: $sp, into: $s, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"sp": f.assignedSpan, "s": f.othersSet}
+			}},
+		{op: "Query.disagreements", allowed: "AC", query: `query($d: ID!) { disagreements(corpus: "assigned", sets: ["gold", "by-annotator"], document: $d) { kind sets { spans { text } } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"d": f.assignedDoc} }},
+		{op: "Query.agreement", name: "assigned", allowed: "ACN", query: `{ agreement(corpus: "assigned", sets: ["gold", "by-annotator"]) { f1 byType { type f1 } } }`},
+		{op: "Query.agreement", name: "original", allowed: "AC", query: `{ agreement(corpus: "orig", sets: ["gold", "gold"]) { f1 } }`},
 		{op: "Mutation.assignDocuments", allowed: "AC",
 			query: `mutation { assignDocuments(input: {corpus: "assigned", set: "batch", annotators: ["annotator"], split: train}) { name progress { version } } }`},
 

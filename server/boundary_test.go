@@ -140,6 +140,9 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 		`mutation($span: ID!) { removeSpan(span: $span, version: 0) { state { version } } }`,
 		`mutation($set: ID!, $doc: ID!) { undoEdit(set: $set, document: $doc, version: 0) { span { text } } }`,
 		`mutation($set: ID!, $doc: ID!) { setDocumentStatus(set: $set, document: $doc, status: done, version: 0) { version } }`,
+		`mutation($set: ID!, $span: ID!) { acceptSpan(span: $span, into: $set, version: 0) { span { text } } }`,
+		`query($doc: ID!) { disagreements(corpus: "hospital-x-notes", sets: ["gold", "gold"], document: $doc, all: true) { sets { spans { text } } } }`,
+		`{ agreement(corpus: "hospital-x-notes", sets: ["gold", "gold"]) { byType { type } } }`,
 		`query($set: ID!, $surr: ID!) { node(id: $surr) { ... on Document { annotationState(set: $set) { version status } } } }`,
 	} {
 		resp, err := researcher.RawPost(q, vars...)
