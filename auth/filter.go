@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/intercept"
 	"deidcorpus/ent/job"
@@ -18,6 +19,7 @@ import (
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/token"
 	"deidcorpus/ent/user"
 )
@@ -73,6 +75,9 @@ var rowFilters = map[string]rowFilter{
 	"Document":      byCorpus(document.FieldCorpusID),
 	"AnnotationSet": byCorpus(annotationset.FieldCorpusID),
 	"Evaluation":    byCorpus(evaluation.FieldCorpusID),
+	// Hand edits' bookkeeping (offsets, labels, statuses; no text).
+	"DocumentProgress": byCorpus(documentprogress.FieldCorpusID),
+	"SpanEdit":         byCorpus(spanedit.FieldCorpusID),
 	"Span": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil

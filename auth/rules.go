@@ -75,11 +75,14 @@ var rules = map[string]Rule{
 	"Query.lineage":            {Roles: everyone, Nodes: []string{"id"}},
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
-	"Query.checkReport":        {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.surrogateMappings":  {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.surrogateIDs":       {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.users":              {Roles: admins},
-	"Query.auditEntries":       {Roles: admins},
+	// Adjudication: one note's spans in several sets; counts and F1.
+	"Query.disagreements":     {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.agreement":         {Roles: annotating, Corpora: []string{"corpus"}},
+	"Query.checkReport":       {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateMappings": {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.surrogateIDs":      {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.users":             {Roles: admins},
+	"Query.auditEntries":      {Roles: admins},
 
 	// Corpora and their contents.
 	"Mutation.createCorpus":     {Roles: curators},
@@ -94,6 +97,15 @@ var rules = map[string]Rule{
 	// Lifts a quarantine: the curator vouches that the findings are no PHI.
 	"Mutation.resolveCheckFindings": {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Hand annotation: the store lets annotators edit only their own sets
+	// (store/annotate.go).
+	"Mutation.addSpan":           {Roles: annotating, Nodes: []string{"input.set", "input.document"}},
+	"Mutation.changeSpan":        {Roles: annotating, Nodes: []string{"input.span"}},
+	"Mutation.removeSpan":        {Roles: annotating, Nodes: []string{"span"}},
+	"Mutation.setDocumentStatus": {Roles: annotating, Nodes: []string{"set", "document"}},
+	"Mutation.undoEdit":          {Roles: annotating, Nodes: []string{"set", "document"}},
+	"Mutation.assignDocuments":   {Roles: curators, Corpora: []string{"input.corpus"}},
+	"Mutation.acceptSpan":        {Roles: annotating, Nodes: []string{"span", "into"}},
 	// Runs on what the viewer sees.
 	"Mutation.startEvaluation": {Roles: everyone, Corpora: []string{"input.corpus"}},
 	"Mutation.startTraining":   {Roles: everyone, Corpora: []string{"input.corpus"}, NewModels: []string{"input.model"}},

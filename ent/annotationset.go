@@ -27,6 +27,8 @@ type AnnotationSet struct {
 	Kind annotationset.Kind `json:"kind,omitempty"`
 	// Description holds the value of the "description" field.
 	Description string `json:"description,omitempty"`
+	// the account that annotates this set (kind annotator); the only annotator who may edit it
+	Annotator string `json:"annotator,omitempty"`
 	// Provenance holds the value of the "provenance" field.
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -43,15 +45,21 @@ type AnnotationSetEdges struct {
 	Corpus *Corpus `json:"corpus,omitempty"`
 	// Spans holds the value of the spans edge.
 	Spans []*Span `json:"spans,omitempty"`
+	// Progress holds the value of the progress edge.
+	Progress []*DocumentProgress `json:"progress,omitempty"`
+	// Edits holds the value of the edits edge.
+	Edits []*SpanEdit `json:"edits,omitempty"`
 	// Statistics holds the value of the statistics edge.
 	Statistics []*StatisticsResult `json:"statistics,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
 	totalCount [2]map[string]int
 
 	namedSpans      map[string][]*Span
+	namedProgress   map[string][]*DocumentProgress
+	namedEdits      map[string][]*SpanEdit
 	namedStatistics map[string][]*StatisticsResult
 }
 
@@ -75,10 +83,28 @@ func (e AnnotationSetEdges) SpansOrErr() ([]*Span, error) {
 	return nil, &NotLoadedError{edge: "spans"}
 }
 
+// ProgressOrErr returns the Progress value or an error if the edge
+// was not loaded in eager-loading.
+func (e AnnotationSetEdges) ProgressOrErr() ([]*DocumentProgress, error) {
+	if e.loadedTypes[2] {
+		return e.Progress, nil
+	}
+	return nil, &NotLoadedError{edge: "progress"}
+}
+
+// EditsOrErr returns the Edits value or an error if the edge
+// was not loaded in eager-loading.
+func (e AnnotationSetEdges) EditsOrErr() ([]*SpanEdit, error) {
+	if e.loadedTypes[3] {
+		return e.Edits, nil
+	}
+	return nil, &NotLoadedError{edge: "edits"}
+}
+
 // StatisticsOrErr returns the Statistics value or an error if the edge
 // was not loaded in eager-loading.
 func (e AnnotationSetEdges) StatisticsOrErr() ([]*StatisticsResult, error) {
-	if e.loadedTypes[2] {
+	if e.loadedTypes[4] {
 		return e.Statistics, nil
 	}
 	return nil, &NotLoadedError{edge: "statistics"}
@@ -93,7 +119,7 @@ func (*AnnotationSet) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case annotationset.FieldID, annotationset.FieldCorpusID:
 			values[i] = new(sql.NullInt64)
-		case annotationset.FieldName, annotationset.FieldKind, annotationset.FieldDescription:
+		case annotationset.FieldName, annotationset.FieldKind, annotationset.FieldDescription, annotationset.FieldAnnotator:
 			values[i] = new(sql.NullString)
 		case annotationset.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -142,6 +168,12 @@ func (_m *AnnotationSet) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Description = value.String
 			}
+		case annotationset.FieldAnnotator:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field annotator", values[i])
+			} else if value.Valid {
+				_m.Annotator = value.String
+			}
 		case annotationset.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field provenance", values[i])
@@ -177,6 +209,16 @@ func (_m *AnnotationSet) QueryCorpus() *CorpusQuery {
 // QuerySpans queries the "spans" edge of the AnnotationSet entity.
 func (_m *AnnotationSet) QuerySpans() *SpanQuery {
 	return NewAnnotationSetClient(_m.config).QuerySpans(_m)
+}
+
+// QueryProgress queries the "progress" edge of the AnnotationSet entity.
+func (_m *AnnotationSet) QueryProgress() *DocumentProgressQuery {
+	return NewAnnotationSetClient(_m.config).QueryProgress(_m)
+}
+
+// QueryEdits queries the "edits" edge of the AnnotationSet entity.
+func (_m *AnnotationSet) QueryEdits() *SpanEditQuery {
+	return NewAnnotationSetClient(_m.config).QueryEdits(_m)
 }
 
 // QueryStatistics queries the "statistics" edge of the AnnotationSet entity.
@@ -219,6 +261,9 @@ func (_m *AnnotationSet) String() string {
 	builder.WriteString("description=")
 	builder.WriteString(_m.Description)
 	builder.WriteString(", ")
+	builder.WriteString("annotator=")
+	builder.WriteString(_m.Annotator)
+	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))
 	builder.WriteString(", ")
@@ -249,6 +294,54 @@ func (_m *AnnotationSet) appendNamedSpans(name string, edges ...*Span) {
 		_m.Edges.namedSpans[name] = []*Span{}
 	} else {
 		_m.Edges.namedSpans[name] = append(_m.Edges.namedSpans[name], edges...)
+	}
+}
+
+// NamedProgress returns the Progress named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *AnnotationSet) NamedProgress(name string) ([]*DocumentProgress, error) {
+	if _m.Edges.namedProgress == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedProgress[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *AnnotationSet) appendNamedProgress(name string, edges ...*DocumentProgress) {
+	if _m.Edges.namedProgress == nil {
+		_m.Edges.namedProgress = make(map[string][]*DocumentProgress)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedProgress[name] = []*DocumentProgress{}
+	} else {
+		_m.Edges.namedProgress[name] = append(_m.Edges.namedProgress[name], edges...)
+	}
+}
+
+// NamedEdits returns the Edits named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *AnnotationSet) NamedEdits(name string) ([]*SpanEdit, error) {
+	if _m.Edges.namedEdits == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedEdits[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *AnnotationSet) appendNamedEdits(name string, edges ...*SpanEdit) {
+	if _m.Edges.namedEdits == nil {
+		_m.Edges.namedEdits = make(map[string][]*SpanEdit)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedEdits[name] = []*SpanEdit{}
+	} else {
+		_m.Edges.namedEdits[name] = append(_m.Edges.namedEdits[name], edges...)
 	}
 }
 

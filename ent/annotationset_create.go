@@ -6,7 +6,9 @@ import (
 	"context"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"errors"
 	"fmt"
@@ -65,6 +67,20 @@ func (_c *AnnotationSetCreate) SetNillableDescription(v *string) *AnnotationSetC
 	return _c
 }
 
+// SetAnnotator sets the "annotator" field.
+func (_c *AnnotationSetCreate) SetAnnotator(v string) *AnnotationSetCreate {
+	_c.mutation.SetAnnotator(v)
+	return _c
+}
+
+// SetNillableAnnotator sets the "annotator" field if the given value is not nil.
+func (_c *AnnotationSetCreate) SetNillableAnnotator(v *string) *AnnotationSetCreate {
+	if v != nil {
+		_c.SetAnnotator(*v)
+	}
+	return _c
+}
+
 // SetProvenance sets the "provenance" field.
 func (_c *AnnotationSetCreate) SetProvenance(v map[string]interface{}) *AnnotationSetCreate {
 	_c.mutation.SetProvenance(v)
@@ -103,6 +119,36 @@ func (_c *AnnotationSetCreate) AddSpans(v ...*Span) *AnnotationSetCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddSpanIDs(ids...)
+}
+
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_c *AnnotationSetCreate) AddProgresIDs(ids ...int) *AnnotationSetCreate {
+	_c.mutation.AddProgresIDs(ids...)
+	return _c
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_c *AnnotationSetCreate) AddProgress(v ...*DocumentProgress) *AnnotationSetCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_c *AnnotationSetCreate) AddEditIDs(ids ...int) *AnnotationSetCreate {
+	_c.mutation.AddEditIDs(ids...)
+	return _c
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_c *AnnotationSetCreate) AddEdits(v ...*SpanEdit) *AnnotationSetCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddEditIDs(ids...)
 }
 
 // AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
@@ -163,6 +209,10 @@ func (_c *AnnotationSetCreate) defaults() {
 		v := annotationset.DefaultDescription
 		_c.mutation.SetDescription(v)
 	}
+	if _, ok := _c.mutation.Annotator(); !ok {
+		v := annotationset.DefaultAnnotator
+		_c.mutation.SetAnnotator(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := annotationset.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -192,6 +242,9 @@ func (_c *AnnotationSetCreate) check() error {
 	}
 	if _, ok := _c.mutation.Description(); !ok {
 		return &ValidationError{Name: "description", err: errors.New(`ent: missing required field "AnnotationSet.description"`)}
+	}
+	if _, ok := _c.mutation.Annotator(); !ok {
+		return &ValidationError{Name: "annotator", err: errors.New(`ent: missing required field "AnnotationSet.annotator"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "AnnotationSet.created_at"`)}
@@ -238,6 +291,10 @@ func (_c *AnnotationSetCreate) createSpec() (*AnnotationSet, *sqlgraph.CreateSpe
 		_spec.SetField(annotationset.FieldDescription, field.TypeString, value)
 		_node.Description = value
 	}
+	if value, ok := _c.mutation.Annotator(); ok {
+		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
+		_node.Annotator = value
+	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)
 		_node.Provenance = value
@@ -272,6 +329,38 @@ func (_c *AnnotationSetCreate) createSpec() (*AnnotationSet, *sqlgraph.CreateSpe
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -383,6 +472,18 @@ func (u *AnnotationSetUpsert) UpdateDescription() *AnnotationSetUpsert {
 	return u
 }
 
+// SetAnnotator sets the "annotator" field.
+func (u *AnnotationSetUpsert) SetAnnotator(v string) *AnnotationSetUpsert {
+	u.Set(annotationset.FieldAnnotator, v)
+	return u
+}
+
+// UpdateAnnotator sets the "annotator" field to the value that was provided on create.
+func (u *AnnotationSetUpsert) UpdateAnnotator() *AnnotationSetUpsert {
+	u.SetExcluded(annotationset.FieldAnnotator)
+	return u
+}
+
 // SetProvenance sets the "provenance" field.
 func (u *AnnotationSetUpsert) SetProvenance(v map[string]interface{}) *AnnotationSetUpsert {
 	u.Set(annotationset.FieldProvenance, v)
@@ -488,6 +589,20 @@ func (u *AnnotationSetUpsertOne) SetDescription(v string) *AnnotationSetUpsertOn
 func (u *AnnotationSetUpsertOne) UpdateDescription() *AnnotationSetUpsertOne {
 	return u.Update(func(s *AnnotationSetUpsert) {
 		s.UpdateDescription()
+	})
+}
+
+// SetAnnotator sets the "annotator" field.
+func (u *AnnotationSetUpsertOne) SetAnnotator(v string) *AnnotationSetUpsertOne {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.SetAnnotator(v)
+	})
+}
+
+// UpdateAnnotator sets the "annotator" field to the value that was provided on create.
+func (u *AnnotationSetUpsertOne) UpdateAnnotator() *AnnotationSetUpsertOne {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.UpdateAnnotator()
 	})
 }
 
@@ -765,6 +880,20 @@ func (u *AnnotationSetUpsertBulk) SetDescription(v string) *AnnotationSetUpsertB
 func (u *AnnotationSetUpsertBulk) UpdateDescription() *AnnotationSetUpsertBulk {
 	return u.Update(func(s *AnnotationSetUpsert) {
 		s.UpdateDescription()
+	})
+}
+
+// SetAnnotator sets the "annotator" field.
+func (u *AnnotationSetUpsertBulk) SetAnnotator(v string) *AnnotationSetUpsertBulk {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.SetAnnotator(v)
+	})
+}
+
+// UpdateAnnotator sets the "annotator" field to the value that was provided on create.
+func (u *AnnotationSetUpsertBulk) UpdateAnnotator() *AnnotationSetUpsertBulk {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.UpdateAnnotator()
 	})
 }
 

@@ -7,8 +7,10 @@ import (
 	"database/sql/driver"
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"fmt"
 	"math"
@@ -29,10 +31,14 @@ type AnnotationSetQuery struct {
 	predicates          []predicate.AnnotationSet
 	withCorpus          *CorpusQuery
 	withSpans           *SpanQuery
+	withProgress        *DocumentProgressQuery
+	withEdits           *SpanEditQuery
 	withStatistics      *StatisticsResultQuery
 	loadTotal           []func(context.Context, []*AnnotationSet) error
 	modifiers           []func(*sql.Selector)
 	withNamedSpans      map[string]*SpanQuery
+	withNamedProgress   map[string]*DocumentProgressQuery
+	withNamedEdits      map[string]*SpanEditQuery
 	withNamedStatistics map[string]*StatisticsResultQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -107,6 +113,50 @@ func (_q *AnnotationSetQuery) QuerySpans() *SpanQuery {
 			sqlgraph.From(annotationset.Table, annotationset.FieldID, selector),
 			sqlgraph.To(span.Table, span.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.SpansTable, annotationset.SpansColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryProgress chains the current query on the "progress" edge.
+func (_q *AnnotationSetQuery) QueryProgress() *DocumentProgressQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, selector),
+			sqlgraph.To(documentprogress.Table, documentprogress.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.ProgressTable, annotationset.ProgressColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEdits chains the current query on the "edits" edge.
+func (_q *AnnotationSetQuery) QueryEdits() *SpanEditQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, selector),
+			sqlgraph.To(spanedit.Table, spanedit.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.EditsTable, annotationset.EditsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -330,6 +380,8 @@ func (_q *AnnotationSetQuery) Clone() *AnnotationSetQuery {
 		predicates:     append([]predicate.AnnotationSet{}, _q.predicates...),
 		withCorpus:     _q.withCorpus.Clone(),
 		withSpans:      _q.withSpans.Clone(),
+		withProgress:   _q.withProgress.Clone(),
+		withEdits:      _q.withEdits.Clone(),
 		withStatistics: _q.withStatistics.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
@@ -356,6 +408,28 @@ func (_q *AnnotationSetQuery) WithSpans(opts ...func(*SpanQuery)) *AnnotationSet
 		opt(query)
 	}
 	_q.withSpans = query
+	return _q
+}
+
+// WithProgress tells the query-builder to eager-load the nodes that are connected to
+// the "progress" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithProgress(opts ...func(*DocumentProgressQuery)) *AnnotationSetQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withProgress = query
+	return _q
+}
+
+// WithEdits tells the query-builder to eager-load the nodes that are connected to
+// the "edits" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithEdits(opts ...func(*SpanEditQuery)) *AnnotationSetQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEdits = query
 	return _q
 }
 
@@ -448,9 +522,11 @@ func (_q *AnnotationSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 	var (
 		nodes       = []*AnnotationSet{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [5]bool{
 			_q.withCorpus != nil,
 			_q.withSpans != nil,
+			_q.withProgress != nil,
+			_q.withEdits != nil,
 			_q.withStatistics != nil,
 		}
 	)
@@ -488,6 +564,20 @@ func (_q *AnnotationSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 			return nil, err
 		}
 	}
+	if query := _q.withProgress; query != nil {
+		if err := _q.loadProgress(ctx, query, nodes,
+			func(n *AnnotationSet) { n.Edges.Progress = []*DocumentProgress{} },
+			func(n *AnnotationSet, e *DocumentProgress) { n.Edges.Progress = append(n.Edges.Progress, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withEdits; query != nil {
+		if err := _q.loadEdits(ctx, query, nodes,
+			func(n *AnnotationSet) { n.Edges.Edits = []*SpanEdit{} },
+			func(n *AnnotationSet, e *SpanEdit) { n.Edges.Edits = append(n.Edges.Edits, e) }); err != nil {
+			return nil, err
+		}
+	}
 	if query := _q.withStatistics; query != nil {
 		if err := _q.loadStatistics(ctx, query, nodes,
 			func(n *AnnotationSet) { n.Edges.Statistics = []*StatisticsResult{} },
@@ -499,6 +589,20 @@ func (_q *AnnotationSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([
 		if err := _q.loadSpans(ctx, query, nodes,
 			func(n *AnnotationSet) { n.appendNamedSpans(name) },
 			func(n *AnnotationSet, e *Span) { n.appendNamedSpans(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedProgress {
+		if err := _q.loadProgress(ctx, query, nodes,
+			func(n *AnnotationSet) { n.appendNamedProgress(name) },
+			func(n *AnnotationSet, e *DocumentProgress) { n.appendNamedProgress(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedEdits {
+		if err := _q.loadEdits(ctx, query, nodes,
+			func(n *AnnotationSet) { n.appendNamedEdits(name) },
+			func(n *AnnotationSet, e *SpanEdit) { n.appendNamedEdits(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -561,6 +665,66 @@ func (_q *AnnotationSetQuery) loadSpans(ctx context.Context, query *SpanQuery, n
 	}
 	query.Where(predicate.Span(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(annotationset.SpansColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AnnotationSetID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "annotation_set_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AnnotationSetQuery) loadProgress(ctx context.Context, query *DocumentProgressQuery, nodes []*AnnotationSet, init func(*AnnotationSet), assign func(*AnnotationSet, *DocumentProgress)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*AnnotationSet)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(documentprogress.FieldAnnotationSetID)
+	}
+	query.Where(predicate.DocumentProgress(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(annotationset.ProgressColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.AnnotationSetID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "annotation_set_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *AnnotationSetQuery) loadEdits(ctx context.Context, query *SpanEditQuery, nodes []*AnnotationSet, init func(*AnnotationSet), assign func(*AnnotationSet, *SpanEdit)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*AnnotationSet)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(spanedit.FieldAnnotationSetID)
+	}
+	query.Where(predicate.SpanEdit(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(annotationset.EditsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -734,6 +898,34 @@ func (_q *AnnotationSetQuery) WithNamedSpans(name string, opts ...func(*SpanQuer
 		_q.withNamedSpans = make(map[string]*SpanQuery)
 	}
 	_q.withNamedSpans[name] = query
+	return _q
+}
+
+// WithNamedProgress tells the query-builder to eager-load the nodes that are connected to the "progress"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithNamedProgress(name string, opts ...func(*DocumentProgressQuery)) *AnnotationSetQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedProgress == nil {
+		_q.withNamedProgress = make(map[string]*DocumentProgressQuery)
+	}
+	_q.withNamedProgress[name] = query
+	return _q
+}
+
+// WithNamedEdits tells the query-builder to eager-load the nodes that are connected to the "edits"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *AnnotationSetQuery) WithNamedEdits(name string, opts ...func(*SpanEditQuery)) *AnnotationSetQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedEdits == nil {
+		_q.withNamedEdits = make(map[string]*SpanEditQuery)
+	}
+	_q.withNamedEdits[name] = query
 	return _q
 }
 

@@ -5,8 +5,10 @@ package ent
 import (
 	"context"
 	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"errors"
 	"fmt"
@@ -71,6 +73,20 @@ func (_u *AnnotationSetUpdate) SetNillableDescription(v *string) *AnnotationSetU
 	return _u
 }
 
+// SetAnnotator sets the "annotator" field.
+func (_u *AnnotationSetUpdate) SetAnnotator(v string) *AnnotationSetUpdate {
+	_u.mutation.SetAnnotator(v)
+	return _u
+}
+
+// SetNillableAnnotator sets the "annotator" field if the given value is not nil.
+func (_u *AnnotationSetUpdate) SetNillableAnnotator(v *string) *AnnotationSetUpdate {
+	if v != nil {
+		_u.SetAnnotator(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *AnnotationSetUpdate) SetProvenance(v map[string]interface{}) *AnnotationSetUpdate {
 	_u.mutation.SetProvenance(v)
@@ -96,6 +112,36 @@ func (_u *AnnotationSetUpdate) AddSpans(v ...*Span) *AnnotationSetUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddSpanIDs(ids...)
+}
+
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_u *AnnotationSetUpdate) AddProgresIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.AddProgresIDs(ids...)
+	return _u
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_u *AnnotationSetUpdate) AddProgress(v ...*DocumentProgress) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_u *AnnotationSetUpdate) AddEditIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.AddEditIDs(ids...)
+	return _u
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_u *AnnotationSetUpdate) AddEdits(v ...*SpanEdit) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEditIDs(ids...)
 }
 
 // AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
@@ -137,6 +183,48 @@ func (_u *AnnotationSetUpdate) RemoveSpans(v ...*Span) *AnnotationSetUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearProgress clears all "progress" edges to the DocumentProgress entity.
+func (_u *AnnotationSetUpdate) ClearProgress() *AnnotationSetUpdate {
+	_u.mutation.ClearProgress()
+	return _u
+}
+
+// RemoveProgresIDs removes the "progress" edge to DocumentProgress entities by IDs.
+func (_u *AnnotationSetUpdate) RemoveProgresIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.RemoveProgresIDs(ids...)
+	return _u
+}
+
+// RemoveProgress removes "progress" edges to DocumentProgress entities.
+func (_u *AnnotationSetUpdate) RemoveProgress(v ...*DocumentProgress) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveProgresIDs(ids...)
+}
+
+// ClearEdits clears all "edits" edges to the SpanEdit entity.
+func (_u *AnnotationSetUpdate) ClearEdits() *AnnotationSetUpdate {
+	_u.mutation.ClearEdits()
+	return _u
+}
+
+// RemoveEditIDs removes the "edits" edge to SpanEdit entities by IDs.
+func (_u *AnnotationSetUpdate) RemoveEditIDs(ids ...int) *AnnotationSetUpdate {
+	_u.mutation.RemoveEditIDs(ids...)
+	return _u
+}
+
+// RemoveEdits removes "edits" edges to SpanEdit entities.
+func (_u *AnnotationSetUpdate) RemoveEdits(v ...*SpanEdit) *AnnotationSetUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEditIDs(ids...)
 }
 
 // ClearStatistics clears all "statistics" edges to the StatisticsResult entity.
@@ -226,6 +314,9 @@ func (_u *AnnotationSetUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(annotationset.FieldDescription, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Annotator(); ok {
+		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)
 	}
@@ -270,6 +361,96 @@ func (_u *AnnotationSetUpdate) sqlSave(ctx context.Context) (_node int, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedProgressIDs(); len(nodes) > 0 && !_u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEditsIDs(); len(nodes) > 0 && !_u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -384,6 +565,20 @@ func (_u *AnnotationSetUpdateOne) SetNillableDescription(v *string) *AnnotationS
 	return _u
 }
 
+// SetAnnotator sets the "annotator" field.
+func (_u *AnnotationSetUpdateOne) SetAnnotator(v string) *AnnotationSetUpdateOne {
+	_u.mutation.SetAnnotator(v)
+	return _u
+}
+
+// SetNillableAnnotator sets the "annotator" field if the given value is not nil.
+func (_u *AnnotationSetUpdateOne) SetNillableAnnotator(v *string) *AnnotationSetUpdateOne {
+	if v != nil {
+		_u.SetAnnotator(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *AnnotationSetUpdateOne) SetProvenance(v map[string]interface{}) *AnnotationSetUpdateOne {
 	_u.mutation.SetProvenance(v)
@@ -409,6 +604,36 @@ func (_u *AnnotationSetUpdateOne) AddSpans(v ...*Span) *AnnotationSetUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddSpanIDs(ids...)
+}
+
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_u *AnnotationSetUpdateOne) AddProgresIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.AddProgresIDs(ids...)
+	return _u
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_u *AnnotationSetUpdateOne) AddProgress(v ...*DocumentProgress) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_u *AnnotationSetUpdateOne) AddEditIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.AddEditIDs(ids...)
+	return _u
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_u *AnnotationSetUpdateOne) AddEdits(v ...*SpanEdit) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEditIDs(ids...)
 }
 
 // AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by IDs.
@@ -450,6 +675,48 @@ func (_u *AnnotationSetUpdateOne) RemoveSpans(v ...*Span) *AnnotationSetUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearProgress clears all "progress" edges to the DocumentProgress entity.
+func (_u *AnnotationSetUpdateOne) ClearProgress() *AnnotationSetUpdateOne {
+	_u.mutation.ClearProgress()
+	return _u
+}
+
+// RemoveProgresIDs removes the "progress" edge to DocumentProgress entities by IDs.
+func (_u *AnnotationSetUpdateOne) RemoveProgresIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.RemoveProgresIDs(ids...)
+	return _u
+}
+
+// RemoveProgress removes "progress" edges to DocumentProgress entities.
+func (_u *AnnotationSetUpdateOne) RemoveProgress(v ...*DocumentProgress) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveProgresIDs(ids...)
+}
+
+// ClearEdits clears all "edits" edges to the SpanEdit entity.
+func (_u *AnnotationSetUpdateOne) ClearEdits() *AnnotationSetUpdateOne {
+	_u.mutation.ClearEdits()
+	return _u
+}
+
+// RemoveEditIDs removes the "edits" edge to SpanEdit entities by IDs.
+func (_u *AnnotationSetUpdateOne) RemoveEditIDs(ids ...int) *AnnotationSetUpdateOne {
+	_u.mutation.RemoveEditIDs(ids...)
+	return _u
+}
+
+// RemoveEdits removes "edits" edges to SpanEdit entities.
+func (_u *AnnotationSetUpdateOne) RemoveEdits(v ...*SpanEdit) *AnnotationSetUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEditIDs(ids...)
 }
 
 // ClearStatistics clears all "statistics" edges to the StatisticsResult entity.
@@ -569,6 +836,9 @@ func (_u *AnnotationSetUpdateOne) sqlSave(ctx context.Context) (_node *Annotatio
 	if value, ok := _u.mutation.Description(); ok {
 		_spec.SetField(annotationset.FieldDescription, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Annotator(); ok {
+		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)
 	}
@@ -613,6 +883,96 @@ func (_u *AnnotationSetUpdateOne) sqlSave(ctx context.Context) (_node *Annotatio
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedProgressIDs(); len(nodes) > 0 && !_u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.ProgressTable,
+			Columns: []string{annotationset.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEditsIDs(); len(nodes) > 0 && !_u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   annotationset.EditsTable,
+			Columns: []string{annotationset.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -18,12 +18,14 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -56,6 +58,8 @@ type Client struct {
 	DateShift *DateShiftClient
 	// Document is the client for interacting with the Document builders.
 	Document *DocumentClient
+	// DocumentProgress is the client for interacting with the DocumentProgress builders.
+	DocumentProgress *DocumentProgressClient
 	// Evaluation is the client for interacting with the Evaluation builders.
 	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
@@ -68,6 +72,8 @@ type Client struct {
 	Release *ReleaseClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// SpanEdit is the client for interacting with the SpanEdit builders.
+	SpanEdit *SpanEditClient
 	// StatisticsResult is the client for interacting with the StatisticsResult builders.
 	StatisticsResult *StatisticsResultClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -94,12 +100,14 @@ func (c *Client) init() {
 	c.Corpus = NewCorpusClient(c.config)
 	c.DateShift = NewDateShiftClient(c.config)
 	c.Document = NewDocumentClient(c.config)
+	c.DocumentProgress = NewDocumentProgressClient(c.config)
 	c.Evaluation = NewEvaluationClient(c.config)
 	c.Job = NewJobClient(c.config)
 	c.Model = NewModelClient(c.config)
 	c.Patient = NewPatientClient(c.config)
 	c.Release = NewReleaseClient(c.config)
 	c.Span = NewSpanClient(c.config)
+	c.SpanEdit = NewSpanEditClient(c.config)
 	c.StatisticsResult = NewStatisticsResultClient(c.config)
 	c.SurrogateMapping = NewSurrogateMappingClient(c.config)
 	c.Token = NewTokenClient(c.config)
@@ -203,12 +211,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
+		DocumentProgress: NewDocumentProgressClient(cfg),
 		Evaluation:       NewEvaluationClient(cfg),
 		Job:              NewJobClient(cfg),
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
 		Span:             NewSpanClient(cfg),
+		SpanEdit:         NewSpanEditClient(cfg),
 		StatisticsResult: NewStatisticsResultClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -239,12 +249,14 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Corpus:           NewCorpusClient(cfg),
 		DateShift:        NewDateShiftClient(cfg),
 		Document:         NewDocumentClient(cfg),
+		DocumentProgress: NewDocumentProgressClient(cfg),
 		Evaluation:       NewEvaluationClient(cfg),
 		Job:              NewJobClient(cfg),
 		Model:            NewModelClient(cfg),
 		Patient:          NewPatientClient(cfg),
 		Release:          NewReleaseClient(cfg),
 		Span:             NewSpanClient(cfg),
+		SpanEdit:         NewSpanEditClient(cfg),
 		StatisticsResult: NewStatisticsResultClient(cfg),
 		SurrogateMapping: NewSurrogateMappingClient(cfg),
 		Token:            NewTokenClient(cfg),
@@ -279,8 +291,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
-		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
-		c.StatisticsResult, c.SurrogateMapping, c.Token, c.User,
+		c.Document, c.DocumentProgress, c.Evaluation, c.Job, c.Model, c.Patient,
+		c.Release, c.Span, c.SpanEdit, c.StatisticsResult, c.SurrogateMapping, c.Token,
+		c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -291,8 +304,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.AnnotationSet, c.Artifact, c.AuditEntry, c.Chunk, c.Corpus, c.DateShift,
-		c.Document, c.Evaluation, c.Job, c.Model, c.Patient, c.Release, c.Span,
-		c.StatisticsResult, c.SurrogateMapping, c.Token, c.User,
+		c.Document, c.DocumentProgress, c.Evaluation, c.Job, c.Model, c.Patient,
+		c.Release, c.Span, c.SpanEdit, c.StatisticsResult, c.SurrogateMapping, c.Token,
+		c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -315,6 +329,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.DateShift.mutate(ctx, m)
 	case *DocumentMutation:
 		return c.Document.mutate(ctx, m)
+	case *DocumentProgressMutation:
+		return c.DocumentProgress.mutate(ctx, m)
 	case *EvaluationMutation:
 		return c.Evaluation.mutate(ctx, m)
 	case *JobMutation:
@@ -327,6 +343,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Release.mutate(ctx, m)
 	case *SpanMutation:
 		return c.Span.mutate(ctx, m)
+	case *SpanEditMutation:
+		return c.SpanEdit.mutate(ctx, m)
 	case *StatisticsResultMutation:
 		return c.StatisticsResult.mutate(ctx, m)
 	case *SurrogateMappingMutation:
@@ -473,6 +491,38 @@ func (c *AnnotationSetClient) QuerySpans(_m *AnnotationSet) *SpanQuery {
 			sqlgraph.From(annotationset.Table, annotationset.FieldID, id),
 			sqlgraph.To(span.Table, span.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.SpansTable, annotationset.SpansColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryProgress queries the progress edge of a AnnotationSet.
+func (c *AnnotationSetClient) QueryProgress(_m *AnnotationSet) *DocumentProgressQuery {
+	query := (&DocumentProgressClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, id),
+			sqlgraph.To(documentprogress.Table, documentprogress.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.ProgressTable, annotationset.ProgressColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEdits queries the edits edge of a AnnotationSet.
+func (c *AnnotationSetClient) QueryEdits(_m *AnnotationSet) *SpanEditQuery {
+	query := (&SpanEditClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(annotationset.Table, annotationset.FieldID, id),
+			sqlgraph.To(spanedit.Table, spanedit.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, annotationset.EditsTable, annotationset.EditsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1423,6 +1473,38 @@ func (c *DocumentClient) QuerySpans(_m *Document) *SpanQuery {
 	return query
 }
 
+// QueryProgress queries the progress edge of a Document.
+func (c *DocumentClient) QueryProgress(_m *Document) *DocumentProgressQuery {
+	query := (&DocumentProgressClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(document.Table, document.FieldID, id),
+			sqlgraph.To(documentprogress.Table, documentprogress.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, document.ProgressTable, document.ProgressColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEdits queries the edits edge of a Document.
+func (c *DocumentClient) QueryEdits(_m *Document) *SpanEditQuery {
+	query := (&SpanEditClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(document.Table, document.FieldID, id),
+			sqlgraph.To(spanedit.Table, spanedit.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, document.EditsTable, document.EditsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *DocumentClient) Hooks() []Hook {
 	return c.hooks.Document
@@ -1445,6 +1527,171 @@ func (c *DocumentClient) mutate(ctx context.Context, m *DocumentMutation) (Value
 		return (&DocumentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Document mutation op: %q", m.Op())
+	}
+}
+
+// DocumentProgressClient is a client for the DocumentProgress schema.
+type DocumentProgressClient struct {
+	config
+}
+
+// NewDocumentProgressClient returns a client for the DocumentProgress from the given config.
+func NewDocumentProgressClient(c config) *DocumentProgressClient {
+	return &DocumentProgressClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `documentprogress.Hooks(f(g(h())))`.
+func (c *DocumentProgressClient) Use(hooks ...Hook) {
+	c.hooks.DocumentProgress = append(c.hooks.DocumentProgress, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `documentprogress.Intercept(f(g(h())))`.
+func (c *DocumentProgressClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DocumentProgress = append(c.inters.DocumentProgress, interceptors...)
+}
+
+// Create returns a builder for creating a DocumentProgress entity.
+func (c *DocumentProgressClient) Create() *DocumentProgressCreate {
+	mutation := newDocumentProgressMutation(c.config, OpCreate)
+	return &DocumentProgressCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DocumentProgress entities.
+func (c *DocumentProgressClient) CreateBulk(builders ...*DocumentProgressCreate) *DocumentProgressCreateBulk {
+	return &DocumentProgressCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DocumentProgressClient) MapCreateBulk(slice any, setFunc func(*DocumentProgressCreate, int)) *DocumentProgressCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DocumentProgressCreateBulk{err: fmt.Errorf("calling to DocumentProgressClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DocumentProgressCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DocumentProgressCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DocumentProgress.
+func (c *DocumentProgressClient) Update() *DocumentProgressUpdate {
+	mutation := newDocumentProgressMutation(c.config, OpUpdate)
+	return &DocumentProgressUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DocumentProgressClient) UpdateOne(_m *DocumentProgress) *DocumentProgressUpdateOne {
+	mutation := newDocumentProgressMutation(c.config, OpUpdateOne, withDocumentProgress(_m))
+	return &DocumentProgressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DocumentProgressClient) UpdateOneID(id int) *DocumentProgressUpdateOne {
+	mutation := newDocumentProgressMutation(c.config, OpUpdateOne, withDocumentProgressID(id))
+	return &DocumentProgressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DocumentProgress.
+func (c *DocumentProgressClient) Delete() *DocumentProgressDelete {
+	mutation := newDocumentProgressMutation(c.config, OpDelete)
+	return &DocumentProgressDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DocumentProgressClient) DeleteOne(_m *DocumentProgress) *DocumentProgressDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DocumentProgressClient) DeleteOneID(id int) *DocumentProgressDeleteOne {
+	builder := c.Delete().Where(documentprogress.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DocumentProgressDeleteOne{builder}
+}
+
+// Query returns a query builder for DocumentProgress.
+func (c *DocumentProgressClient) Query() *DocumentProgressQuery {
+	return &DocumentProgressQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDocumentProgress},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DocumentProgress entity by its id.
+func (c *DocumentProgressClient) Get(ctx context.Context, id int) (*DocumentProgress, error) {
+	return c.Query().Where(documentprogress.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DocumentProgressClient) GetX(ctx context.Context, id int) *DocumentProgress {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAnnotationSet queries the annotation_set edge of a DocumentProgress.
+func (c *DocumentProgressClient) QueryAnnotationSet(_m *DocumentProgress) *AnnotationSetQuery {
+	query := (&AnnotationSetClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(documentprogress.Table, documentprogress.FieldID, id),
+			sqlgraph.To(annotationset.Table, annotationset.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, documentprogress.AnnotationSetTable, documentprogress.AnnotationSetColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDocument queries the document edge of a DocumentProgress.
+func (c *DocumentProgressClient) QueryDocument(_m *DocumentProgress) *DocumentQuery {
+	query := (&DocumentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(documentprogress.Table, documentprogress.FieldID, id),
+			sqlgraph.To(document.Table, document.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, documentprogress.DocumentTable, documentprogress.DocumentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DocumentProgressClient) Hooks() []Hook {
+	return c.hooks.DocumentProgress
+}
+
+// Interceptors returns the client interceptors.
+func (c *DocumentProgressClient) Interceptors() []Interceptor {
+	return c.inters.DocumentProgress
+}
+
+func (c *DocumentProgressClient) mutate(ctx context.Context, m *DocumentProgressMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DocumentProgressCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DocumentProgressUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DocumentProgressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DocumentProgressDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DocumentProgress mutation op: %q", m.Op())
 	}
 }
 
@@ -2359,6 +2606,171 @@ func (c *SpanClient) mutate(ctx context.Context, m *SpanMutation) (Value, error)
 	}
 }
 
+// SpanEditClient is a client for the SpanEdit schema.
+type SpanEditClient struct {
+	config
+}
+
+// NewSpanEditClient returns a client for the SpanEdit from the given config.
+func NewSpanEditClient(c config) *SpanEditClient {
+	return &SpanEditClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `spanedit.Hooks(f(g(h())))`.
+func (c *SpanEditClient) Use(hooks ...Hook) {
+	c.hooks.SpanEdit = append(c.hooks.SpanEdit, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `spanedit.Intercept(f(g(h())))`.
+func (c *SpanEditClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SpanEdit = append(c.inters.SpanEdit, interceptors...)
+}
+
+// Create returns a builder for creating a SpanEdit entity.
+func (c *SpanEditClient) Create() *SpanEditCreate {
+	mutation := newSpanEditMutation(c.config, OpCreate)
+	return &SpanEditCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SpanEdit entities.
+func (c *SpanEditClient) CreateBulk(builders ...*SpanEditCreate) *SpanEditCreateBulk {
+	return &SpanEditCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SpanEditClient) MapCreateBulk(slice any, setFunc func(*SpanEditCreate, int)) *SpanEditCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SpanEditCreateBulk{err: fmt.Errorf("calling to SpanEditClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SpanEditCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SpanEditCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SpanEdit.
+func (c *SpanEditClient) Update() *SpanEditUpdate {
+	mutation := newSpanEditMutation(c.config, OpUpdate)
+	return &SpanEditUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SpanEditClient) UpdateOne(_m *SpanEdit) *SpanEditUpdateOne {
+	mutation := newSpanEditMutation(c.config, OpUpdateOne, withSpanEdit(_m))
+	return &SpanEditUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SpanEditClient) UpdateOneID(id int) *SpanEditUpdateOne {
+	mutation := newSpanEditMutation(c.config, OpUpdateOne, withSpanEditID(id))
+	return &SpanEditUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SpanEdit.
+func (c *SpanEditClient) Delete() *SpanEditDelete {
+	mutation := newSpanEditMutation(c.config, OpDelete)
+	return &SpanEditDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SpanEditClient) DeleteOne(_m *SpanEdit) *SpanEditDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SpanEditClient) DeleteOneID(id int) *SpanEditDeleteOne {
+	builder := c.Delete().Where(spanedit.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SpanEditDeleteOne{builder}
+}
+
+// Query returns a query builder for SpanEdit.
+func (c *SpanEditClient) Query() *SpanEditQuery {
+	return &SpanEditQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSpanEdit},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SpanEdit entity by its id.
+func (c *SpanEditClient) Get(ctx context.Context, id int) (*SpanEdit, error) {
+	return c.Query().Where(spanedit.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SpanEditClient) GetX(ctx context.Context, id int) *SpanEdit {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAnnotationSet queries the annotation_set edge of a SpanEdit.
+func (c *SpanEditClient) QueryAnnotationSet(_m *SpanEdit) *AnnotationSetQuery {
+	query := (&AnnotationSetClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(spanedit.Table, spanedit.FieldID, id),
+			sqlgraph.To(annotationset.Table, annotationset.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, spanedit.AnnotationSetTable, spanedit.AnnotationSetColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryDocument queries the document edge of a SpanEdit.
+func (c *SpanEditClient) QueryDocument(_m *SpanEdit) *DocumentQuery {
+	query := (&DocumentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(spanedit.Table, spanedit.FieldID, id),
+			sqlgraph.To(document.Table, document.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, spanedit.DocumentTable, spanedit.DocumentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *SpanEditClient) Hooks() []Hook {
+	return c.hooks.SpanEdit
+}
+
+// Interceptors returns the client interceptors.
+func (c *SpanEditClient) Interceptors() []Interceptor {
+	return c.inters.SpanEdit
+}
+
+func (c *SpanEditClient) mutate(ctx context.Context, m *SpanEditMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SpanEditCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SpanEditUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SpanEditUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SpanEditDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SpanEdit mutation op: %q", m.Op())
+	}
+}
+
 // StatisticsResultClient is a client for the StatisticsResult schema.
 type StatisticsResultClient struct {
 	config
@@ -2959,13 +3371,13 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 type (
 	hooks struct {
 		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
-		Evaluation, Job, Model, Patient, Release, Span, StatisticsResult,
-		SurrogateMapping, Token, User []ent.Hook
+		DocumentProgress, Evaluation, Job, Model, Patient, Release, Span, SpanEdit,
+		StatisticsResult, SurrogateMapping, Token, User []ent.Hook
 	}
 	inters struct {
 		AnnotationSet, Artifact, AuditEntry, Chunk, Corpus, DateShift, Document,
-		Evaluation, Job, Model, Patient, Release, Span, StatisticsResult,
-		SurrogateMapping, Token, User []ent.Interceptor
+		DocumentProgress, Evaluation, Job, Model, Patient, Release, Span, SpanEdit,
+		StatisticsResult, SurrogateMapping, Token, User []ent.Interceptor
 	}
 )
 

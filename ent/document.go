@@ -57,13 +57,19 @@ type DocumentEdges struct {
 	Patient *Patient `json:"patient,omitempty"`
 	// Spans holds the value of the spans edge.
 	Spans []*Span `json:"spans,omitempty"`
+	// Progress holds the value of the progress edge.
+	Progress []*DocumentProgress `json:"progress,omitempty"`
+	// Edits holds the value of the edits edge.
+	Edits []*SpanEdit `json:"edits,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [5]bool
 	// totalCount holds the count of the edges above.
 	totalCount [3]map[string]int
 
-	namedSpans map[string][]*Span
+	namedSpans    map[string][]*Span
+	namedProgress map[string][]*DocumentProgress
+	namedEdits    map[string][]*SpanEdit
 }
 
 // CorpusOrErr returns the Corpus value or an error if the edge
@@ -95,6 +101,24 @@ func (e DocumentEdges) SpansOrErr() ([]*Span, error) {
 		return e.Spans, nil
 	}
 	return nil, &NotLoadedError{edge: "spans"}
+}
+
+// ProgressOrErr returns the Progress value or an error if the edge
+// was not loaded in eager-loading.
+func (e DocumentEdges) ProgressOrErr() ([]*DocumentProgress, error) {
+	if e.loadedTypes[3] {
+		return e.Progress, nil
+	}
+	return nil, &NotLoadedError{edge: "progress"}
+}
+
+// EditsOrErr returns the Edits value or an error if the edge
+// was not loaded in eager-loading.
+func (e DocumentEdges) EditsOrErr() ([]*SpanEdit, error) {
+	if e.loadedTypes[4] {
+		return e.Edits, nil
+	}
+	return nil, &NotLoadedError{edge: "edits"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -230,6 +254,16 @@ func (_m *Document) QuerySpans() *SpanQuery {
 	return NewDocumentClient(_m.config).QuerySpans(_m)
 }
 
+// QueryProgress queries the "progress" edge of the Document entity.
+func (_m *Document) QueryProgress() *DocumentProgressQuery {
+	return NewDocumentClient(_m.config).QueryProgress(_m)
+}
+
+// QueryEdits queries the "edits" edge of the Document entity.
+func (_m *Document) QueryEdits() *SpanEditQuery {
+	return NewDocumentClient(_m.config).QueryEdits(_m)
+}
+
 // Update returns a builder for updating this Document.
 // Note that you need to call Document.Unwrap() before calling this method if this Document
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -315,6 +349,54 @@ func (_m *Document) appendNamedSpans(name string, edges ...*Span) {
 		_m.Edges.namedSpans[name] = []*Span{}
 	} else {
 		_m.Edges.namedSpans[name] = append(_m.Edges.namedSpans[name], edges...)
+	}
+}
+
+// NamedProgress returns the Progress named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Document) NamedProgress(name string) ([]*DocumentProgress, error) {
+	if _m.Edges.namedProgress == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedProgress[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Document) appendNamedProgress(name string, edges ...*DocumentProgress) {
+	if _m.Edges.namedProgress == nil {
+		_m.Edges.namedProgress = make(map[string][]*DocumentProgress)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedProgress[name] = []*DocumentProgress{}
+	} else {
+		_m.Edges.namedProgress[name] = append(_m.Edges.namedProgress[name], edges...)
+	}
+}
+
+// NamedEdits returns the Edits named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Document) NamedEdits(name string) ([]*SpanEdit, error) {
+	if _m.Edges.namedEdits == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedEdits[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Document) appendNamedEdits(name string, edges ...*SpanEdit) {
+	if _m.Edges.namedEdits == nil {
+		_m.Edges.namedEdits = make(map[string][]*SpanEdit)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedEdits[name] = []*SpanEdit{}
+	} else {
+		_m.Edges.namedEdits[name] = append(_m.Edges.namedEdits[name], edges...)
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"context"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"errors"
 	"fmt"
 	"time"
@@ -160,6 +162,36 @@ func (_c *DocumentCreate) AddSpans(v ...*Span) *DocumentCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddSpanIDs(ids...)
+}
+
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_c *DocumentCreate) AddProgresIDs(ids ...int) *DocumentCreate {
+	_c.mutation.AddProgresIDs(ids...)
+	return _c
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_c *DocumentCreate) AddProgress(v ...*DocumentProgress) *DocumentCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_c *DocumentCreate) AddEditIDs(ids ...int) *DocumentCreate {
+	_c.mutation.AddEditIDs(ids...)
+	return _c
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_c *DocumentCreate) AddEdits(v ...*SpanEdit) *DocumentCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddEditIDs(ids...)
 }
 
 // Mutation returns the DocumentMutation object of the builder.
@@ -376,6 +408,38 @@ func (_c *DocumentCreate) createSpec() (*Document, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

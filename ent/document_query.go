@@ -7,9 +7,11 @@ import (
 	"database/sql/driver"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"fmt"
 	"math"
 
@@ -23,16 +25,20 @@ import (
 // DocumentQuery is the builder for querying Document entities.
 type DocumentQuery struct {
 	config
-	ctx            *QueryContext
-	order          []document.OrderOption
-	inters         []Interceptor
-	predicates     []predicate.Document
-	withCorpus     *CorpusQuery
-	withPatient    *PatientQuery
-	withSpans      *SpanQuery
-	loadTotal      []func(context.Context, []*Document) error
-	modifiers      []func(*sql.Selector)
-	withNamedSpans map[string]*SpanQuery
+	ctx               *QueryContext
+	order             []document.OrderOption
+	inters            []Interceptor
+	predicates        []predicate.Document
+	withCorpus        *CorpusQuery
+	withPatient       *PatientQuery
+	withSpans         *SpanQuery
+	withProgress      *DocumentProgressQuery
+	withEdits         *SpanEditQuery
+	loadTotal         []func(context.Context, []*Document) error
+	modifiers         []func(*sql.Selector)
+	withNamedSpans    map[string]*SpanQuery
+	withNamedProgress map[string]*DocumentProgressQuery
+	withNamedEdits    map[string]*SpanEditQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -128,6 +134,50 @@ func (_q *DocumentQuery) QuerySpans() *SpanQuery {
 			sqlgraph.From(document.Table, document.FieldID, selector),
 			sqlgraph.To(span.Table, span.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, document.SpansTable, document.SpansColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryProgress chains the current query on the "progress" edge.
+func (_q *DocumentQuery) QueryProgress() *DocumentProgressQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(document.Table, document.FieldID, selector),
+			sqlgraph.To(documentprogress.Table, documentprogress.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, document.ProgressTable, document.ProgressColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEdits chains the current query on the "edits" edge.
+func (_q *DocumentQuery) QueryEdits() *SpanEditQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(document.Table, document.FieldID, selector),
+			sqlgraph.To(spanedit.Table, spanedit.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, document.EditsTable, document.EditsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -322,14 +372,16 @@ func (_q *DocumentQuery) Clone() *DocumentQuery {
 		return nil
 	}
 	return &DocumentQuery{
-		config:      _q.config,
-		ctx:         _q.ctx.Clone(),
-		order:       append([]document.OrderOption{}, _q.order...),
-		inters:      append([]Interceptor{}, _q.inters...),
-		predicates:  append([]predicate.Document{}, _q.predicates...),
-		withCorpus:  _q.withCorpus.Clone(),
-		withPatient: _q.withPatient.Clone(),
-		withSpans:   _q.withSpans.Clone(),
+		config:       _q.config,
+		ctx:          _q.ctx.Clone(),
+		order:        append([]document.OrderOption{}, _q.order...),
+		inters:       append([]Interceptor{}, _q.inters...),
+		predicates:   append([]predicate.Document{}, _q.predicates...),
+		withCorpus:   _q.withCorpus.Clone(),
+		withPatient:  _q.withPatient.Clone(),
+		withSpans:    _q.withSpans.Clone(),
+		withProgress: _q.withProgress.Clone(),
+		withEdits:    _q.withEdits.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -366,6 +418,28 @@ func (_q *DocumentQuery) WithSpans(opts ...func(*SpanQuery)) *DocumentQuery {
 		opt(query)
 	}
 	_q.withSpans = query
+	return _q
+}
+
+// WithProgress tells the query-builder to eager-load the nodes that are connected to
+// the "progress" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *DocumentQuery) WithProgress(opts ...func(*DocumentProgressQuery)) *DocumentQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withProgress = query
+	return _q
+}
+
+// WithEdits tells the query-builder to eager-load the nodes that are connected to
+// the "edits" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *DocumentQuery) WithEdits(opts ...func(*SpanEditQuery)) *DocumentQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEdits = query
 	return _q
 }
 
@@ -447,10 +521,12 @@ func (_q *DocumentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Doc
 	var (
 		nodes       = []*Document{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [5]bool{
 			_q.withCorpus != nil,
 			_q.withPatient != nil,
 			_q.withSpans != nil,
+			_q.withProgress != nil,
+			_q.withEdits != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -493,10 +569,38 @@ func (_q *DocumentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Doc
 			return nil, err
 		}
 	}
+	if query := _q.withProgress; query != nil {
+		if err := _q.loadProgress(ctx, query, nodes,
+			func(n *Document) { n.Edges.Progress = []*DocumentProgress{} },
+			func(n *Document, e *DocumentProgress) { n.Edges.Progress = append(n.Edges.Progress, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withEdits; query != nil {
+		if err := _q.loadEdits(ctx, query, nodes,
+			func(n *Document) { n.Edges.Edits = []*SpanEdit{} },
+			func(n *Document, e *SpanEdit) { n.Edges.Edits = append(n.Edges.Edits, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedSpans {
 		if err := _q.loadSpans(ctx, query, nodes,
 			func(n *Document) { n.appendNamedSpans(name) },
 			func(n *Document, e *Span) { n.appendNamedSpans(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedProgress {
+		if err := _q.loadProgress(ctx, query, nodes,
+			func(n *Document) { n.appendNamedProgress(name) },
+			func(n *Document, e *DocumentProgress) { n.appendNamedProgress(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedEdits {
+		if err := _q.loadEdits(ctx, query, nodes,
+			func(n *Document) { n.appendNamedEdits(name) },
+			func(n *Document, e *SpanEdit) { n.appendNamedEdits(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -581,6 +685,66 @@ func (_q *DocumentQuery) loadSpans(ctx context.Context, query *SpanQuery, nodes 
 	}
 	query.Where(predicate.Span(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(document.SpansColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.DocumentID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "document_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *DocumentQuery) loadProgress(ctx context.Context, query *DocumentProgressQuery, nodes []*Document, init func(*Document), assign func(*Document, *DocumentProgress)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Document)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(documentprogress.FieldDocumentID)
+	}
+	query.Where(predicate.DocumentProgress(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(document.ProgressColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.DocumentID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "document_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *DocumentQuery) loadEdits(ctx context.Context, query *SpanEditQuery, nodes []*Document, init func(*Document), assign func(*Document, *SpanEdit)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Document)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(spanedit.FieldDocumentID)
+	}
+	query.Where(predicate.SpanEdit(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(document.EditsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {
@@ -727,6 +891,34 @@ func (_q *DocumentQuery) WithNamedSpans(name string, opts ...func(*SpanQuery)) *
 		_q.withNamedSpans = make(map[string]*SpanQuery)
 	}
 	_q.withNamedSpans[name] = query
+	return _q
+}
+
+// WithNamedProgress tells the query-builder to eager-load the nodes that are connected to the "progress"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *DocumentQuery) WithNamedProgress(name string, opts ...func(*DocumentProgressQuery)) *DocumentQuery {
+	query := (&DocumentProgressClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedProgress == nil {
+		_q.withNamedProgress = make(map[string]*DocumentProgressQuery)
+	}
+	_q.withNamedProgress[name] = query
+	return _q
+}
+
+// WithNamedEdits tells the query-builder to eager-load the nodes that are connected to the "edits"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *DocumentQuery) WithNamedEdits(name string, opts ...func(*SpanEditQuery)) *DocumentQuery {
+	query := (&SpanEditClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedEdits == nil {
+		_q.withNamedEdits = make(map[string]*SpanEditQuery)
+	}
+	_q.withNamedEdits[name] = query
 	return _q
 }
 

@@ -5,8 +5,10 @@ package ent
 import (
 	"context"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"errors"
 	"fmt"
 	"time"
@@ -155,6 +157,36 @@ func (_u *DocumentUpdate) AddSpans(v ...*Span) *DocumentUpdate {
 	return _u.AddSpanIDs(ids...)
 }
 
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_u *DocumentUpdate) AddProgresIDs(ids ...int) *DocumentUpdate {
+	_u.mutation.AddProgresIDs(ids...)
+	return _u
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_u *DocumentUpdate) AddProgress(v ...*DocumentProgress) *DocumentUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_u *DocumentUpdate) AddEditIDs(ids ...int) *DocumentUpdate {
+	_u.mutation.AddEditIDs(ids...)
+	return _u
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_u *DocumentUpdate) AddEdits(v ...*SpanEdit) *DocumentUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEditIDs(ids...)
+}
+
 // Mutation returns the DocumentMutation object of the builder.
 func (_u *DocumentUpdate) Mutation() *DocumentMutation {
 	return _u.mutation
@@ -179,6 +211,48 @@ func (_u *DocumentUpdate) RemoveSpans(v ...*Span) *DocumentUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearProgress clears all "progress" edges to the DocumentProgress entity.
+func (_u *DocumentUpdate) ClearProgress() *DocumentUpdate {
+	_u.mutation.ClearProgress()
+	return _u
+}
+
+// RemoveProgresIDs removes the "progress" edge to DocumentProgress entities by IDs.
+func (_u *DocumentUpdate) RemoveProgresIDs(ids ...int) *DocumentUpdate {
+	_u.mutation.RemoveProgresIDs(ids...)
+	return _u
+}
+
+// RemoveProgress removes "progress" edges to DocumentProgress entities.
+func (_u *DocumentUpdate) RemoveProgress(v ...*DocumentProgress) *DocumentUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveProgresIDs(ids...)
+}
+
+// ClearEdits clears all "edits" edges to the SpanEdit entity.
+func (_u *DocumentUpdate) ClearEdits() *DocumentUpdate {
+	_u.mutation.ClearEdits()
+	return _u
+}
+
+// RemoveEditIDs removes the "edits" edge to SpanEdit entities by IDs.
+func (_u *DocumentUpdate) RemoveEditIDs(ids ...int) *DocumentUpdate {
+	_u.mutation.RemoveEditIDs(ids...)
+	return _u
+}
+
+// RemoveEdits removes "edits" edges to SpanEdit entities.
+func (_u *DocumentUpdate) RemoveEdits(v ...*SpanEdit) *DocumentUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEditIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -304,6 +378,96 @@ func (_u *DocumentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedProgressIDs(); len(nodes) > 0 && !_u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEditsIDs(); len(nodes) > 0 && !_u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -457,6 +621,36 @@ func (_u *DocumentUpdateOne) AddSpans(v ...*Span) *DocumentUpdateOne {
 	return _u.AddSpanIDs(ids...)
 }
 
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by IDs.
+func (_u *DocumentUpdateOne) AddProgresIDs(ids ...int) *DocumentUpdateOne {
+	_u.mutation.AddProgresIDs(ids...)
+	return _u
+}
+
+// AddProgress adds the "progress" edges to the DocumentProgress entity.
+func (_u *DocumentUpdateOne) AddProgress(v ...*DocumentProgress) *DocumentUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddProgresIDs(ids...)
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by IDs.
+func (_u *DocumentUpdateOne) AddEditIDs(ids ...int) *DocumentUpdateOne {
+	_u.mutation.AddEditIDs(ids...)
+	return _u
+}
+
+// AddEdits adds the "edits" edges to the SpanEdit entity.
+func (_u *DocumentUpdateOne) AddEdits(v ...*SpanEdit) *DocumentUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEditIDs(ids...)
+}
+
 // Mutation returns the DocumentMutation object of the builder.
 func (_u *DocumentUpdateOne) Mutation() *DocumentMutation {
 	return _u.mutation
@@ -481,6 +675,48 @@ func (_u *DocumentUpdateOne) RemoveSpans(v ...*Span) *DocumentUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveSpanIDs(ids...)
+}
+
+// ClearProgress clears all "progress" edges to the DocumentProgress entity.
+func (_u *DocumentUpdateOne) ClearProgress() *DocumentUpdateOne {
+	_u.mutation.ClearProgress()
+	return _u
+}
+
+// RemoveProgresIDs removes the "progress" edge to DocumentProgress entities by IDs.
+func (_u *DocumentUpdateOne) RemoveProgresIDs(ids ...int) *DocumentUpdateOne {
+	_u.mutation.RemoveProgresIDs(ids...)
+	return _u
+}
+
+// RemoveProgress removes "progress" edges to DocumentProgress entities.
+func (_u *DocumentUpdateOne) RemoveProgress(v ...*DocumentProgress) *DocumentUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveProgresIDs(ids...)
+}
+
+// ClearEdits clears all "edits" edges to the SpanEdit entity.
+func (_u *DocumentUpdateOne) ClearEdits() *DocumentUpdateOne {
+	_u.mutation.ClearEdits()
+	return _u
+}
+
+// RemoveEditIDs removes the "edits" edge to SpanEdit entities by IDs.
+func (_u *DocumentUpdateOne) RemoveEditIDs(ids ...int) *DocumentUpdateOne {
+	_u.mutation.RemoveEditIDs(ids...)
+	return _u
+}
+
+// RemoveEdits removes "edits" edges to SpanEdit entities.
+func (_u *DocumentUpdateOne) RemoveEdits(v ...*SpanEdit) *DocumentUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEditIDs(ids...)
 }
 
 // Where appends a list predicates to the DocumentUpdate builder.
@@ -636,6 +872,96 @@ func (_u *DocumentUpdateOne) sqlSave(ctx context.Context) (_node *Document, err 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(span.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedProgressIDs(); len(nodes) > 0 && !_u.mutation.ProgressCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ProgressIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.ProgressTable,
+			Columns: []string{document.ProgressColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(documentprogress.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEditsIDs(); len(nodes) > 0 && !_u.mutation.EditsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EditsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   document.EditsTable,
+			Columns: []string{document.EditsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(spanedit.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -11,12 +11,14 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
 	"deidcorpus/ent/patient"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -96,12 +98,14 @@ func checkColumn(t, c string) error {
 			corpus.Table:           corpus.ValidColumn,
 			dateshift.Table:        dateshift.ValidColumn,
 			document.Table:         document.ValidColumn,
+			documentprogress.Table: documentprogress.ValidColumn,
 			evaluation.Table:       evaluation.ValidColumn,
 			job.Table:              job.ValidColumn,
 			model.Table:            model.ValidColumn,
 			patient.Table:          patient.ValidColumn,
 			release.Table:          release.ValidColumn,
 			span.Table:             span.ValidColumn,
+			spanedit.Table:         spanedit.ValidColumn,
 			statisticsresult.Table: statisticsresult.ValidColumn,
 			surrogatemapping.Table: surrogatemapping.ValidColumn,
 			token.Table:            token.ValidColumn,

@@ -170,6 +170,11 @@ func (_q *AnnotationSetQuery) collectField(ctx context.Context, oneNode bool, op
 				selectedFields = append(selectedFields, annotationset.FieldDescription)
 				fieldSeen[annotationset.FieldDescription] = struct{}{}
 			}
+		case "annotator":
+			if _, ok := fieldSeen[annotationset.FieldAnnotator]; !ok {
+				selectedFields = append(selectedFields, annotationset.FieldAnnotator)
+				fieldSeen[annotationset.FieldAnnotator] = struct{}{}
+			}
 		case "provenance":
 			if _, ok := fieldSeen[annotationset.FieldProvenance]; !ok {
 				selectedFields = append(selectedFields, annotationset.FieldProvenance)

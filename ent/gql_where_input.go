@@ -81,6 +81,21 @@ type AnnotationSetWhereInput struct {
 	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
 	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
 
+	// "annotator" field predicates.
+	Annotator             *string  `json:"annotator,omitempty"`
+	AnnotatorNEQ          *string  `json:"annotatorNEQ,omitempty"`
+	AnnotatorIn           []string `json:"annotatorIn,omitempty"`
+	AnnotatorNotIn        []string `json:"annotatorNotIn,omitempty"`
+	AnnotatorGT           *string  `json:"annotatorGT,omitempty"`
+	AnnotatorGTE          *string  `json:"annotatorGTE,omitempty"`
+	AnnotatorLT           *string  `json:"annotatorLT,omitempty"`
+	AnnotatorLTE          *string  `json:"annotatorLTE,omitempty"`
+	AnnotatorContains     *string  `json:"annotatorContains,omitempty"`
+	AnnotatorHasPrefix    *string  `json:"annotatorHasPrefix,omitempty"`
+	AnnotatorHasSuffix    *string  `json:"annotatorHasSuffix,omitempty"`
+	AnnotatorEqualFold    *string  `json:"annotatorEqualFold,omitempty"`
+	AnnotatorContainsFold *string  `json:"annotatorContainsFold,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -296,6 +311,45 @@ func (i *AnnotationSetWhereInput) P() (predicate.AnnotationSet, error) {
 	}
 	if i.DescriptionContainsFold != nil {
 		predicates = append(predicates, annotationset.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Annotator != nil {
+		predicates = append(predicates, annotationset.AnnotatorEQ(*i.Annotator))
+	}
+	if i.AnnotatorNEQ != nil {
+		predicates = append(predicates, annotationset.AnnotatorNEQ(*i.AnnotatorNEQ))
+	}
+	if len(i.AnnotatorIn) > 0 {
+		predicates = append(predicates, annotationset.AnnotatorIn(i.AnnotatorIn...))
+	}
+	if len(i.AnnotatorNotIn) > 0 {
+		predicates = append(predicates, annotationset.AnnotatorNotIn(i.AnnotatorNotIn...))
+	}
+	if i.AnnotatorGT != nil {
+		predicates = append(predicates, annotationset.AnnotatorGT(*i.AnnotatorGT))
+	}
+	if i.AnnotatorGTE != nil {
+		predicates = append(predicates, annotationset.AnnotatorGTE(*i.AnnotatorGTE))
+	}
+	if i.AnnotatorLT != nil {
+		predicates = append(predicates, annotationset.AnnotatorLT(*i.AnnotatorLT))
+	}
+	if i.AnnotatorLTE != nil {
+		predicates = append(predicates, annotationset.AnnotatorLTE(*i.AnnotatorLTE))
+	}
+	if i.AnnotatorContains != nil {
+		predicates = append(predicates, annotationset.AnnotatorContains(*i.AnnotatorContains))
+	}
+	if i.AnnotatorHasPrefix != nil {
+		predicates = append(predicates, annotationset.AnnotatorHasPrefix(*i.AnnotatorHasPrefix))
+	}
+	if i.AnnotatorHasSuffix != nil {
+		predicates = append(predicates, annotationset.AnnotatorHasSuffix(*i.AnnotatorHasSuffix))
+	}
+	if i.AnnotatorEqualFold != nil {
+		predicates = append(predicates, annotationset.AnnotatorEqualFold(*i.AnnotatorEqualFold))
+	}
+	if i.AnnotatorContainsFold != nil {
+		predicates = append(predicates, annotationset.AnnotatorContainsFold(*i.AnnotatorContainsFold))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, annotationset.CreatedAtEQ(*i.CreatedAt))

@@ -11,6 +11,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
@@ -18,6 +19,7 @@ import (
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -48,12 +50,14 @@ const (
 	TypeCorpus           = "Corpus"
 	TypeDateShift        = "DateShift"
 	TypeDocument         = "Document"
+	TypeDocumentProgress = "DocumentProgress"
 	TypeEvaluation       = "Evaluation"
 	TypeJob              = "Job"
 	TypeModel            = "Model"
 	TypePatient          = "Patient"
 	TypeRelease          = "Release"
 	TypeSpan             = "Span"
+	TypeSpanEdit         = "SpanEdit"
 	TypeStatisticsResult = "StatisticsResult"
 	TypeSurrogateMapping = "SurrogateMapping"
 	TypeToken            = "Token"
@@ -69,6 +73,7 @@ type AnnotationSetMutation struct {
 	name              *string
 	kind              *annotationset.Kind
 	description       *string
+	annotator         *string
 	provenance        *map[string]interface{}
 	created_at        *time.Time
 	clearedFields     map[string]struct{}
@@ -77,6 +82,12 @@ type AnnotationSetMutation struct {
 	spans             map[int]struct{}
 	removedspans      map[int]struct{}
 	clearedspans      bool
+	progress          map[int]struct{}
+	removedprogress   map[int]struct{}
+	clearedprogress   bool
+	edits             map[int]struct{}
+	removededits      map[int]struct{}
+	clearededits      bool
 	statistics        map[int]struct{}
 	removedstatistics map[int]struct{}
 	clearedstatistics bool
@@ -327,6 +338,42 @@ func (m *AnnotationSetMutation) ResetDescription() {
 	m.description = nil
 }
 
+// SetAnnotator sets the "annotator" field.
+func (m *AnnotationSetMutation) SetAnnotator(s string) {
+	m.annotator = &s
+}
+
+// Annotator returns the value of the "annotator" field in the mutation.
+func (m *AnnotationSetMutation) Annotator() (r string, exists bool) {
+	v := m.annotator
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnotator returns the old "annotator" field's value of the AnnotationSet entity.
+// If the AnnotationSet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AnnotationSetMutation) OldAnnotator(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnotator is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnotator requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnotator: %w", err)
+	}
+	return oldValue.Annotator, nil
+}
+
+// ResetAnnotator resets all changes to the "annotator" field.
+func (m *AnnotationSetMutation) ResetAnnotator() {
+	m.annotator = nil
+}
+
 // SetProvenance sets the "provenance" field.
 func (m *AnnotationSetMutation) SetProvenance(value map[string]interface{}) {
 	m.provenance = &value
@@ -493,6 +540,114 @@ func (m *AnnotationSetMutation) ResetSpans() {
 	m.removedspans = nil
 }
 
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by ids.
+func (m *AnnotationSetMutation) AddProgresIDs(ids ...int) {
+	if m.progress == nil {
+		m.progress = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.progress[ids[i]] = struct{}{}
+	}
+}
+
+// ClearProgress clears the "progress" edge to the DocumentProgress entity.
+func (m *AnnotationSetMutation) ClearProgress() {
+	m.clearedprogress = true
+}
+
+// ProgressCleared reports if the "progress" edge to the DocumentProgress entity was cleared.
+func (m *AnnotationSetMutation) ProgressCleared() bool {
+	return m.clearedprogress
+}
+
+// RemoveProgresIDs removes the "progress" edge to the DocumentProgress entity by IDs.
+func (m *AnnotationSetMutation) RemoveProgresIDs(ids ...int) {
+	if m.removedprogress == nil {
+		m.removedprogress = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.progress, ids[i])
+		m.removedprogress[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedProgress returns the removed IDs of the "progress" edge to the DocumentProgress entity.
+func (m *AnnotationSetMutation) RemovedProgressIDs() (ids []int) {
+	for id := range m.removedprogress {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ProgressIDs returns the "progress" edge IDs in the mutation.
+func (m *AnnotationSetMutation) ProgressIDs() (ids []int) {
+	for id := range m.progress {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetProgress resets all changes to the "progress" edge.
+func (m *AnnotationSetMutation) ResetProgress() {
+	m.progress = nil
+	m.clearedprogress = false
+	m.removedprogress = nil
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by ids.
+func (m *AnnotationSetMutation) AddEditIDs(ids ...int) {
+	if m.edits == nil {
+		m.edits = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.edits[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEdits clears the "edits" edge to the SpanEdit entity.
+func (m *AnnotationSetMutation) ClearEdits() {
+	m.clearededits = true
+}
+
+// EditsCleared reports if the "edits" edge to the SpanEdit entity was cleared.
+func (m *AnnotationSetMutation) EditsCleared() bool {
+	return m.clearededits
+}
+
+// RemoveEditIDs removes the "edits" edge to the SpanEdit entity by IDs.
+func (m *AnnotationSetMutation) RemoveEditIDs(ids ...int) {
+	if m.removededits == nil {
+		m.removededits = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.edits, ids[i])
+		m.removededits[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEdits returns the removed IDs of the "edits" edge to the SpanEdit entity.
+func (m *AnnotationSetMutation) RemovedEditsIDs() (ids []int) {
+	for id := range m.removededits {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EditsIDs returns the "edits" edge IDs in the mutation.
+func (m *AnnotationSetMutation) EditsIDs() (ids []int) {
+	for id := range m.edits {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEdits resets all changes to the "edits" edge.
+func (m *AnnotationSetMutation) ResetEdits() {
+	m.edits = nil
+	m.clearededits = false
+	m.removededits = nil
+}
+
 // AddStatisticIDs adds the "statistics" edge to the StatisticsResult entity by ids.
 func (m *AnnotationSetMutation) AddStatisticIDs(ids ...int) {
 	if m.statistics == nil {
@@ -581,7 +736,7 @@ func (m *AnnotationSetMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AnnotationSetMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.corpus != nil {
 		fields = append(fields, annotationset.FieldCorpusID)
 	}
@@ -593,6 +748,9 @@ func (m *AnnotationSetMutation) Fields() []string {
 	}
 	if m.description != nil {
 		fields = append(fields, annotationset.FieldDescription)
+	}
+	if m.annotator != nil {
+		fields = append(fields, annotationset.FieldAnnotator)
 	}
 	if m.provenance != nil {
 		fields = append(fields, annotationset.FieldProvenance)
@@ -616,6 +774,8 @@ func (m *AnnotationSetMutation) Field(name string) (ent.Value, bool) {
 		return m.Kind()
 	case annotationset.FieldDescription:
 		return m.Description()
+	case annotationset.FieldAnnotator:
+		return m.Annotator()
 	case annotationset.FieldProvenance:
 		return m.Provenance()
 	case annotationset.FieldCreatedAt:
@@ -637,6 +797,8 @@ func (m *AnnotationSetMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldKind(ctx)
 	case annotationset.FieldDescription:
 		return m.OldDescription(ctx)
+	case annotationset.FieldAnnotator:
+		return m.OldAnnotator(ctx)
 	case annotationset.FieldProvenance:
 		return m.OldProvenance(ctx)
 	case annotationset.FieldCreatedAt:
@@ -677,6 +839,13 @@ func (m *AnnotationSetMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDescription(v)
+		return nil
+	case annotationset.FieldAnnotator:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnotator(v)
 		return nil
 	case annotationset.FieldProvenance:
 		v, ok := value.(map[string]interface{})
@@ -765,6 +934,9 @@ func (m *AnnotationSetMutation) ResetField(name string) error {
 	case annotationset.FieldDescription:
 		m.ResetDescription()
 		return nil
+	case annotationset.FieldAnnotator:
+		m.ResetAnnotator()
+		return nil
 	case annotationset.FieldProvenance:
 		m.ResetProvenance()
 		return nil
@@ -777,12 +949,18 @@ func (m *AnnotationSetMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AnnotationSetMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.corpus != nil {
 		edges = append(edges, annotationset.EdgeCorpus)
 	}
 	if m.spans != nil {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.progress != nil {
+		edges = append(edges, annotationset.EdgeProgress)
+	}
+	if m.edits != nil {
+		edges = append(edges, annotationset.EdgeEdits)
 	}
 	if m.statistics != nil {
 		edges = append(edges, annotationset.EdgeStatistics)
@@ -804,6 +982,18 @@ func (m *AnnotationSetMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case annotationset.EdgeProgress:
+		ids := make([]ent.Value, 0, len(m.progress))
+		for id := range m.progress {
+			ids = append(ids, id)
+		}
+		return ids
+	case annotationset.EdgeEdits:
+		ids := make([]ent.Value, 0, len(m.edits))
+		for id := range m.edits {
+			ids = append(ids, id)
+		}
+		return ids
 	case annotationset.EdgeStatistics:
 		ids := make([]ent.Value, 0, len(m.statistics))
 		for id := range m.statistics {
@@ -816,9 +1006,15 @@ func (m *AnnotationSetMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AnnotationSetMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.removedspans != nil {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.removedprogress != nil {
+		edges = append(edges, annotationset.EdgeProgress)
+	}
+	if m.removededits != nil {
+		edges = append(edges, annotationset.EdgeEdits)
 	}
 	if m.removedstatistics != nil {
 		edges = append(edges, annotationset.EdgeStatistics)
@@ -836,6 +1032,18 @@ func (m *AnnotationSetMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case annotationset.EdgeProgress:
+		ids := make([]ent.Value, 0, len(m.removedprogress))
+		for id := range m.removedprogress {
+			ids = append(ids, id)
+		}
+		return ids
+	case annotationset.EdgeEdits:
+		ids := make([]ent.Value, 0, len(m.removededits))
+		for id := range m.removededits {
+			ids = append(ids, id)
+		}
+		return ids
 	case annotationset.EdgeStatistics:
 		ids := make([]ent.Value, 0, len(m.removedstatistics))
 		for id := range m.removedstatistics {
@@ -848,12 +1056,18 @@ func (m *AnnotationSetMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AnnotationSetMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.clearedcorpus {
 		edges = append(edges, annotationset.EdgeCorpus)
 	}
 	if m.clearedspans {
 		edges = append(edges, annotationset.EdgeSpans)
+	}
+	if m.clearedprogress {
+		edges = append(edges, annotationset.EdgeProgress)
+	}
+	if m.clearededits {
+		edges = append(edges, annotationset.EdgeEdits)
 	}
 	if m.clearedstatistics {
 		edges = append(edges, annotationset.EdgeStatistics)
@@ -869,6 +1083,10 @@ func (m *AnnotationSetMutation) EdgeCleared(name string) bool {
 		return m.clearedcorpus
 	case annotationset.EdgeSpans:
 		return m.clearedspans
+	case annotationset.EdgeProgress:
+		return m.clearedprogress
+	case annotationset.EdgeEdits:
+		return m.clearededits
 	case annotationset.EdgeStatistics:
 		return m.clearedstatistics
 	}
@@ -895,6 +1113,12 @@ func (m *AnnotationSetMutation) ResetEdge(name string) error {
 		return nil
 	case annotationset.EdgeSpans:
 		m.ResetSpans()
+		return nil
+	case annotationset.EdgeProgress:
+		m.ResetProgress()
+		return nil
+	case annotationset.EdgeEdits:
+		m.ResetEdits()
 		return nil
 	case annotationset.EdgeStatistics:
 		m.ResetStatistics()
@@ -5772,6 +5996,12 @@ type DocumentMutation struct {
 	spans           map[int]struct{}
 	removedspans    map[int]struct{}
 	clearedspans    bool
+	progress        map[int]struct{}
+	removedprogress map[int]struct{}
+	clearedprogress bool
+	edits           map[int]struct{}
+	removededits    map[int]struct{}
+	clearededits    bool
 	done            bool
 	oldValue        func(context.Context) (*Document, error)
 	predicates      []predicate.Document
@@ -6488,6 +6718,114 @@ func (m *DocumentMutation) ResetSpans() {
 	m.removedspans = nil
 }
 
+// AddProgresIDs adds the "progress" edge to the DocumentProgress entity by ids.
+func (m *DocumentMutation) AddProgresIDs(ids ...int) {
+	if m.progress == nil {
+		m.progress = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.progress[ids[i]] = struct{}{}
+	}
+}
+
+// ClearProgress clears the "progress" edge to the DocumentProgress entity.
+func (m *DocumentMutation) ClearProgress() {
+	m.clearedprogress = true
+}
+
+// ProgressCleared reports if the "progress" edge to the DocumentProgress entity was cleared.
+func (m *DocumentMutation) ProgressCleared() bool {
+	return m.clearedprogress
+}
+
+// RemoveProgresIDs removes the "progress" edge to the DocumentProgress entity by IDs.
+func (m *DocumentMutation) RemoveProgresIDs(ids ...int) {
+	if m.removedprogress == nil {
+		m.removedprogress = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.progress, ids[i])
+		m.removedprogress[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedProgress returns the removed IDs of the "progress" edge to the DocumentProgress entity.
+func (m *DocumentMutation) RemovedProgressIDs() (ids []int) {
+	for id := range m.removedprogress {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ProgressIDs returns the "progress" edge IDs in the mutation.
+func (m *DocumentMutation) ProgressIDs() (ids []int) {
+	for id := range m.progress {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetProgress resets all changes to the "progress" edge.
+func (m *DocumentMutation) ResetProgress() {
+	m.progress = nil
+	m.clearedprogress = false
+	m.removedprogress = nil
+}
+
+// AddEditIDs adds the "edits" edge to the SpanEdit entity by ids.
+func (m *DocumentMutation) AddEditIDs(ids ...int) {
+	if m.edits == nil {
+		m.edits = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.edits[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEdits clears the "edits" edge to the SpanEdit entity.
+func (m *DocumentMutation) ClearEdits() {
+	m.clearededits = true
+}
+
+// EditsCleared reports if the "edits" edge to the SpanEdit entity was cleared.
+func (m *DocumentMutation) EditsCleared() bool {
+	return m.clearededits
+}
+
+// RemoveEditIDs removes the "edits" edge to the SpanEdit entity by IDs.
+func (m *DocumentMutation) RemoveEditIDs(ids ...int) {
+	if m.removededits == nil {
+		m.removededits = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.edits, ids[i])
+		m.removededits[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEdits returns the removed IDs of the "edits" edge to the SpanEdit entity.
+func (m *DocumentMutation) RemovedEditsIDs() (ids []int) {
+	for id := range m.removededits {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EditsIDs returns the "edits" edge IDs in the mutation.
+func (m *DocumentMutation) EditsIDs() (ids []int) {
+	for id := range m.edits {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEdits resets all changes to the "edits" edge.
+func (m *DocumentMutation) ResetEdits() {
+	m.edits = nil
+	m.clearededits = false
+	m.removededits = nil
+}
+
 // Where appends a list predicates to the DocumentMutation builder.
 func (m *DocumentMutation) Where(ps ...predicate.Document) {
 	m.predicates = append(m.predicates, ps...)
@@ -6856,7 +7194,7 @@ func (m *DocumentMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *DocumentMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.corpus != nil {
 		edges = append(edges, document.EdgeCorpus)
 	}
@@ -6865,6 +7203,12 @@ func (m *DocumentMutation) AddedEdges() []string {
 	}
 	if m.spans != nil {
 		edges = append(edges, document.EdgeSpans)
+	}
+	if m.progress != nil {
+		edges = append(edges, document.EdgeProgress)
+	}
+	if m.edits != nil {
+		edges = append(edges, document.EdgeEdits)
 	}
 	return edges
 }
@@ -6887,15 +7231,33 @@ func (m *DocumentMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case document.EdgeProgress:
+		ids := make([]ent.Value, 0, len(m.progress))
+		for id := range m.progress {
+			ids = append(ids, id)
+		}
+		return ids
+	case document.EdgeEdits:
+		ids := make([]ent.Value, 0, len(m.edits))
+		for id := range m.edits {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *DocumentMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.removedspans != nil {
 		edges = append(edges, document.EdgeSpans)
+	}
+	if m.removedprogress != nil {
+		edges = append(edges, document.EdgeProgress)
+	}
+	if m.removededits != nil {
+		edges = append(edges, document.EdgeEdits)
 	}
 	return edges
 }
@@ -6910,13 +7272,25 @@ func (m *DocumentMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case document.EdgeProgress:
+		ids := make([]ent.Value, 0, len(m.removedprogress))
+		for id := range m.removedprogress {
+			ids = append(ids, id)
+		}
+		return ids
+	case document.EdgeEdits:
+		ids := make([]ent.Value, 0, len(m.removededits))
+		for id := range m.removededits {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *DocumentMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 5)
 	if m.clearedcorpus {
 		edges = append(edges, document.EdgeCorpus)
 	}
@@ -6925,6 +7299,12 @@ func (m *DocumentMutation) ClearedEdges() []string {
 	}
 	if m.clearedspans {
 		edges = append(edges, document.EdgeSpans)
+	}
+	if m.clearedprogress {
+		edges = append(edges, document.EdgeProgress)
+	}
+	if m.clearededits {
+		edges = append(edges, document.EdgeEdits)
 	}
 	return edges
 }
@@ -6939,6 +7319,10 @@ func (m *DocumentMutation) EdgeCleared(name string) bool {
 		return m.clearedpatient
 	case document.EdgeSpans:
 		return m.clearedspans
+	case document.EdgeProgress:
+		return m.clearedprogress
+	case document.EdgeEdits:
+		return m.clearededits
 	}
 	return false
 }
@@ -6970,8 +7354,833 @@ func (m *DocumentMutation) ResetEdge(name string) error {
 	case document.EdgeSpans:
 		m.ResetSpans()
 		return nil
+	case document.EdgeProgress:
+		m.ResetProgress()
+		return nil
+	case document.EdgeEdits:
+		m.ResetEdits()
+		return nil
 	}
 	return fmt.Errorf("unknown Document edge %s", name)
+}
+
+// DocumentProgressMutation represents an operation that mutates the DocumentProgress nodes in the graph.
+type DocumentProgressMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int
+	corpus_id             *int
+	addcorpus_id          *int
+	status                *documentprogress.Status
+	version               *int
+	addversion            *int
+	updated_at            *time.Time
+	updated_by            *string
+	clearedFields         map[string]struct{}
+	annotation_set        *int
+	clearedannotation_set bool
+	document              *int
+	cleareddocument       bool
+	done                  bool
+	oldValue              func(context.Context) (*DocumentProgress, error)
+	predicates            []predicate.DocumentProgress
+}
+
+var _ ent.Mutation = (*DocumentProgressMutation)(nil)
+
+// documentprogressOption allows management of the mutation configuration using functional options.
+type documentprogressOption func(*DocumentProgressMutation)
+
+// newDocumentProgressMutation creates new mutation for the DocumentProgress entity.
+func newDocumentProgressMutation(c config, op Op, opts ...documentprogressOption) *DocumentProgressMutation {
+	m := &DocumentProgressMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDocumentProgress,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDocumentProgressID sets the ID field of the mutation.
+func withDocumentProgressID(id int) documentprogressOption {
+	return func(m *DocumentProgressMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DocumentProgress
+		)
+		m.oldValue = func(ctx context.Context) (*DocumentProgress, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DocumentProgress.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDocumentProgress sets the old DocumentProgress of the mutation.
+func withDocumentProgress(node *DocumentProgress) documentprogressOption {
+	return func(m *DocumentProgressMutation) {
+		m.oldValue = func(context.Context) (*DocumentProgress, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DocumentProgressMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DocumentProgressMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DocumentProgressMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DocumentProgressMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DocumentProgress.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *DocumentProgressMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *DocumentProgressMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *DocumentProgressMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *DocumentProgressMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *DocumentProgressMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+}
+
+// SetAnnotationSetID sets the "annotation_set_id" field.
+func (m *DocumentProgressMutation) SetAnnotationSetID(i int) {
+	m.annotation_set = &i
+}
+
+// AnnotationSetID returns the value of the "annotation_set_id" field in the mutation.
+func (m *DocumentProgressMutation) AnnotationSetID() (r int, exists bool) {
+	v := m.annotation_set
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnotationSetID returns the old "annotation_set_id" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldAnnotationSetID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnotationSetID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnotationSetID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnotationSetID: %w", err)
+	}
+	return oldValue.AnnotationSetID, nil
+}
+
+// ResetAnnotationSetID resets all changes to the "annotation_set_id" field.
+func (m *DocumentProgressMutation) ResetAnnotationSetID() {
+	m.annotation_set = nil
+}
+
+// SetDocumentID sets the "document_id" field.
+func (m *DocumentProgressMutation) SetDocumentID(i int) {
+	m.document = &i
+}
+
+// DocumentID returns the value of the "document_id" field in the mutation.
+func (m *DocumentProgressMutation) DocumentID() (r int, exists bool) {
+	v := m.document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDocumentID returns the old "document_id" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldDocumentID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDocumentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDocumentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDocumentID: %w", err)
+	}
+	return oldValue.DocumentID, nil
+}
+
+// ResetDocumentID resets all changes to the "document_id" field.
+func (m *DocumentProgressMutation) ResetDocumentID() {
+	m.document = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *DocumentProgressMutation) SetStatus(d documentprogress.Status) {
+	m.status = &d
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *DocumentProgressMutation) Status() (r documentprogress.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldStatus(ctx context.Context) (v documentprogress.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *DocumentProgressMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *DocumentProgressMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *DocumentProgressMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *DocumentProgressMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *DocumentProgressMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *DocumentProgressMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *DocumentProgressMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *DocumentProgressMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *DocumentProgressMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetUpdatedBy sets the "updated_by" field.
+func (m *DocumentProgressMutation) SetUpdatedBy(s string) {
+	m.updated_by = &s
+}
+
+// UpdatedBy returns the value of the "updated_by" field in the mutation.
+func (m *DocumentProgressMutation) UpdatedBy() (r string, exists bool) {
+	v := m.updated_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedBy returns the old "updated_by" field's value of the DocumentProgress entity.
+// If the DocumentProgress object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DocumentProgressMutation) OldUpdatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedBy: %w", err)
+	}
+	return oldValue.UpdatedBy, nil
+}
+
+// ResetUpdatedBy resets all changes to the "updated_by" field.
+func (m *DocumentProgressMutation) ResetUpdatedBy() {
+	m.updated_by = nil
+}
+
+// ClearAnnotationSet clears the "annotation_set" edge to the AnnotationSet entity.
+func (m *DocumentProgressMutation) ClearAnnotationSet() {
+	m.clearedannotation_set = true
+	m.clearedFields[documentprogress.FieldAnnotationSetID] = struct{}{}
+}
+
+// AnnotationSetCleared reports if the "annotation_set" edge to the AnnotationSet entity was cleared.
+func (m *DocumentProgressMutation) AnnotationSetCleared() bool {
+	return m.clearedannotation_set
+}
+
+// AnnotationSetIDs returns the "annotation_set" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AnnotationSetID instead. It exists only for internal usage by the builders.
+func (m *DocumentProgressMutation) AnnotationSetIDs() (ids []int) {
+	if id := m.annotation_set; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAnnotationSet resets all changes to the "annotation_set" edge.
+func (m *DocumentProgressMutation) ResetAnnotationSet() {
+	m.annotation_set = nil
+	m.clearedannotation_set = false
+}
+
+// ClearDocument clears the "document" edge to the Document entity.
+func (m *DocumentProgressMutation) ClearDocument() {
+	m.cleareddocument = true
+	m.clearedFields[documentprogress.FieldDocumentID] = struct{}{}
+}
+
+// DocumentCleared reports if the "document" edge to the Document entity was cleared.
+func (m *DocumentProgressMutation) DocumentCleared() bool {
+	return m.cleareddocument
+}
+
+// DocumentIDs returns the "document" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// DocumentID instead. It exists only for internal usage by the builders.
+func (m *DocumentProgressMutation) DocumentIDs() (ids []int) {
+	if id := m.document; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetDocument resets all changes to the "document" edge.
+func (m *DocumentProgressMutation) ResetDocument() {
+	m.document = nil
+	m.cleareddocument = false
+}
+
+// Where appends a list predicates to the DocumentProgressMutation builder.
+func (m *DocumentProgressMutation) Where(ps ...predicate.DocumentProgress) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DocumentProgressMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DocumentProgressMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DocumentProgress, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DocumentProgressMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DocumentProgressMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DocumentProgress).
+func (m *DocumentProgressMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DocumentProgressMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.corpus_id != nil {
+		fields = append(fields, documentprogress.FieldCorpusID)
+	}
+	if m.annotation_set != nil {
+		fields = append(fields, documentprogress.FieldAnnotationSetID)
+	}
+	if m.document != nil {
+		fields = append(fields, documentprogress.FieldDocumentID)
+	}
+	if m.status != nil {
+		fields = append(fields, documentprogress.FieldStatus)
+	}
+	if m.version != nil {
+		fields = append(fields, documentprogress.FieldVersion)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, documentprogress.FieldUpdatedAt)
+	}
+	if m.updated_by != nil {
+		fields = append(fields, documentprogress.FieldUpdatedBy)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DocumentProgressMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		return m.CorpusID()
+	case documentprogress.FieldAnnotationSetID:
+		return m.AnnotationSetID()
+	case documentprogress.FieldDocumentID:
+		return m.DocumentID()
+	case documentprogress.FieldStatus:
+		return m.Status()
+	case documentprogress.FieldVersion:
+		return m.Version()
+	case documentprogress.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case documentprogress.FieldUpdatedBy:
+		return m.UpdatedBy()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DocumentProgressMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case documentprogress.FieldAnnotationSetID:
+		return m.OldAnnotationSetID(ctx)
+	case documentprogress.FieldDocumentID:
+		return m.OldDocumentID(ctx)
+	case documentprogress.FieldStatus:
+		return m.OldStatus(ctx)
+	case documentprogress.FieldVersion:
+		return m.OldVersion(ctx)
+	case documentprogress.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case documentprogress.FieldUpdatedBy:
+		return m.OldUpdatedBy(ctx)
+	}
+	return nil, fmt.Errorf("unknown DocumentProgress field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DocumentProgressMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case documentprogress.FieldAnnotationSetID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnotationSetID(v)
+		return nil
+	case documentprogress.FieldDocumentID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDocumentID(v)
+		return nil
+	case documentprogress.FieldStatus:
+		v, ok := value.(documentprogress.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case documentprogress.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case documentprogress.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case documentprogress.FieldUpdatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DocumentProgress field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DocumentProgressMutation) AddedFields() []string {
+	var fields []string
+	if m.addcorpus_id != nil {
+		fields = append(fields, documentprogress.FieldCorpusID)
+	}
+	if m.addversion != nil {
+		fields = append(fields, documentprogress.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DocumentProgressMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		return m.AddedCorpusID()
+	case documentprogress.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DocumentProgressMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
+	case documentprogress.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DocumentProgress numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DocumentProgressMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DocumentProgressMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DocumentProgressMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown DocumentProgress nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DocumentProgressMutation) ResetField(name string) error {
+	switch name {
+	case documentprogress.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case documentprogress.FieldAnnotationSetID:
+		m.ResetAnnotationSetID()
+		return nil
+	case documentprogress.FieldDocumentID:
+		m.ResetDocumentID()
+		return nil
+	case documentprogress.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case documentprogress.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case documentprogress.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case documentprogress.FieldUpdatedBy:
+		m.ResetUpdatedBy()
+		return nil
+	}
+	return fmt.Errorf("unknown DocumentProgress field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DocumentProgressMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.annotation_set != nil {
+		edges = append(edges, documentprogress.EdgeAnnotationSet)
+	}
+	if m.document != nil {
+		edges = append(edges, documentprogress.EdgeDocument)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DocumentProgressMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case documentprogress.EdgeAnnotationSet:
+		if id := m.annotation_set; id != nil {
+			return []ent.Value{*id}
+		}
+	case documentprogress.EdgeDocument:
+		if id := m.document; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DocumentProgressMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DocumentProgressMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DocumentProgressMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedannotation_set {
+		edges = append(edges, documentprogress.EdgeAnnotationSet)
+	}
+	if m.cleareddocument {
+		edges = append(edges, documentprogress.EdgeDocument)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DocumentProgressMutation) EdgeCleared(name string) bool {
+	switch name {
+	case documentprogress.EdgeAnnotationSet:
+		return m.clearedannotation_set
+	case documentprogress.EdgeDocument:
+		return m.cleareddocument
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DocumentProgressMutation) ClearEdge(name string) error {
+	switch name {
+	case documentprogress.EdgeAnnotationSet:
+		m.ClearAnnotationSet()
+		return nil
+	case documentprogress.EdgeDocument:
+		m.ClearDocument()
+		return nil
+	}
+	return fmt.Errorf("unknown DocumentProgress unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DocumentProgressMutation) ResetEdge(name string) error {
+	switch name {
+	case documentprogress.EdgeAnnotationSet:
+		m.ResetAnnotationSet()
+		return nil
+	case documentprogress.EdgeDocument:
+		m.ResetDocument()
+		return nil
+	}
+	return fmt.Errorf("unknown DocumentProgress edge %s", name)
 }
 
 // EvaluationMutation represents an operation that mutates the Evaluation nodes in the graph.
@@ -13918,6 +15127,1632 @@ func (m *SpanMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Span edge %s", name)
+}
+
+// SpanEditMutation represents an operation that mutates the SpanEdit nodes in the graph.
+type SpanEditMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int
+	corpus_id             *int
+	addcorpus_id          *int
+	version               *int
+	addversion            *int
+	_op                   *spanedit.Op
+	span_id               *int
+	addspan_id            *int
+	before_start          *int
+	addbefore_start       *int
+	before_end            *int
+	addbefore_end         *int
+	before_label          *string
+	after_start           *int
+	addafter_start        *int
+	after_end             *int
+	addafter_end          *int
+	after_label           *string
+	undoes                *int
+	addundoes             *int
+	undone                *bool
+	actor                 *string
+	at                    *time.Time
+	clearedFields         map[string]struct{}
+	annotation_set        *int
+	clearedannotation_set bool
+	document              *int
+	cleareddocument       bool
+	done                  bool
+	oldValue              func(context.Context) (*SpanEdit, error)
+	predicates            []predicate.SpanEdit
+}
+
+var _ ent.Mutation = (*SpanEditMutation)(nil)
+
+// spaneditOption allows management of the mutation configuration using functional options.
+type spaneditOption func(*SpanEditMutation)
+
+// newSpanEditMutation creates new mutation for the SpanEdit entity.
+func newSpanEditMutation(c config, op Op, opts ...spaneditOption) *SpanEditMutation {
+	m := &SpanEditMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSpanEdit,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSpanEditID sets the ID field of the mutation.
+func withSpanEditID(id int) spaneditOption {
+	return func(m *SpanEditMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SpanEdit
+		)
+		m.oldValue = func(ctx context.Context) (*SpanEdit, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SpanEdit.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSpanEdit sets the old SpanEdit of the mutation.
+func withSpanEdit(node *SpanEdit) spaneditOption {
+	return func(m *SpanEditMutation) {
+		m.oldValue = func(context.Context) (*SpanEdit, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SpanEditMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SpanEditMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SpanEditMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SpanEditMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SpanEdit.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCorpusID sets the "corpus_id" field.
+func (m *SpanEditMutation) SetCorpusID(i int) {
+	m.corpus_id = &i
+	m.addcorpus_id = nil
+}
+
+// CorpusID returns the value of the "corpus_id" field in the mutation.
+func (m *SpanEditMutation) CorpusID() (r int, exists bool) {
+	v := m.corpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCorpusID returns the old "corpus_id" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldCorpusID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCorpusID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCorpusID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCorpusID: %w", err)
+	}
+	return oldValue.CorpusID, nil
+}
+
+// AddCorpusID adds i to the "corpus_id" field.
+func (m *SpanEditMutation) AddCorpusID(i int) {
+	if m.addcorpus_id != nil {
+		*m.addcorpus_id += i
+	} else {
+		m.addcorpus_id = &i
+	}
+}
+
+// AddedCorpusID returns the value that was added to the "corpus_id" field in this mutation.
+func (m *SpanEditMutation) AddedCorpusID() (r int, exists bool) {
+	v := m.addcorpus_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCorpusID resets all changes to the "corpus_id" field.
+func (m *SpanEditMutation) ResetCorpusID() {
+	m.corpus_id = nil
+	m.addcorpus_id = nil
+}
+
+// SetAnnotationSetID sets the "annotation_set_id" field.
+func (m *SpanEditMutation) SetAnnotationSetID(i int) {
+	m.annotation_set = &i
+}
+
+// AnnotationSetID returns the value of the "annotation_set_id" field in the mutation.
+func (m *SpanEditMutation) AnnotationSetID() (r int, exists bool) {
+	v := m.annotation_set
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnotationSetID returns the old "annotation_set_id" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldAnnotationSetID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnotationSetID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnotationSetID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnotationSetID: %w", err)
+	}
+	return oldValue.AnnotationSetID, nil
+}
+
+// ResetAnnotationSetID resets all changes to the "annotation_set_id" field.
+func (m *SpanEditMutation) ResetAnnotationSetID() {
+	m.annotation_set = nil
+}
+
+// SetDocumentID sets the "document_id" field.
+func (m *SpanEditMutation) SetDocumentID(i int) {
+	m.document = &i
+}
+
+// DocumentID returns the value of the "document_id" field in the mutation.
+func (m *SpanEditMutation) DocumentID() (r int, exists bool) {
+	v := m.document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDocumentID returns the old "document_id" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldDocumentID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDocumentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDocumentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDocumentID: %w", err)
+	}
+	return oldValue.DocumentID, nil
+}
+
+// ResetDocumentID resets all changes to the "document_id" field.
+func (m *SpanEditMutation) ResetDocumentID() {
+	m.document = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *SpanEditMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *SpanEditMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *SpanEditMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *SpanEditMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *SpanEditMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetOpField sets the "op" field.
+func (m *SpanEditMutation) SetOpField(s spanedit.Op) {
+	m._op = &s
+}
+
+// GetOp returns the value of the "op" field in the mutation.
+func (m *SpanEditMutation) GetOp() (r spanedit.Op, exists bool) {
+	v := m._op
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOp returns the old "op" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldOp(ctx context.Context) (v spanedit.Op, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOp is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOp requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOp: %w", err)
+	}
+	return oldValue.Op, nil
+}
+
+// ResetOp resets all changes to the "op" field.
+func (m *SpanEditMutation) ResetOp() {
+	m._op = nil
+}
+
+// SetSpanID sets the "span_id" field.
+func (m *SpanEditMutation) SetSpanID(i int) {
+	m.span_id = &i
+	m.addspan_id = nil
+}
+
+// SpanID returns the value of the "span_id" field in the mutation.
+func (m *SpanEditMutation) SpanID() (r int, exists bool) {
+	v := m.span_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSpanID returns the old "span_id" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldSpanID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSpanID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSpanID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSpanID: %w", err)
+	}
+	return oldValue.SpanID, nil
+}
+
+// AddSpanID adds i to the "span_id" field.
+func (m *SpanEditMutation) AddSpanID(i int) {
+	if m.addspan_id != nil {
+		*m.addspan_id += i
+	} else {
+		m.addspan_id = &i
+	}
+}
+
+// AddedSpanID returns the value that was added to the "span_id" field in this mutation.
+func (m *SpanEditMutation) AddedSpanID() (r int, exists bool) {
+	v := m.addspan_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearSpanID clears the value of the "span_id" field.
+func (m *SpanEditMutation) ClearSpanID() {
+	m.span_id = nil
+	m.addspan_id = nil
+	m.clearedFields[spanedit.FieldSpanID] = struct{}{}
+}
+
+// SpanIDCleared returns if the "span_id" field was cleared in this mutation.
+func (m *SpanEditMutation) SpanIDCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldSpanID]
+	return ok
+}
+
+// ResetSpanID resets all changes to the "span_id" field.
+func (m *SpanEditMutation) ResetSpanID() {
+	m.span_id = nil
+	m.addspan_id = nil
+	delete(m.clearedFields, spanedit.FieldSpanID)
+}
+
+// SetBeforeStart sets the "before_start" field.
+func (m *SpanEditMutation) SetBeforeStart(i int) {
+	m.before_start = &i
+	m.addbefore_start = nil
+}
+
+// BeforeStart returns the value of the "before_start" field in the mutation.
+func (m *SpanEditMutation) BeforeStart() (r int, exists bool) {
+	v := m.before_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBeforeStart returns the old "before_start" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldBeforeStart(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBeforeStart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBeforeStart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBeforeStart: %w", err)
+	}
+	return oldValue.BeforeStart, nil
+}
+
+// AddBeforeStart adds i to the "before_start" field.
+func (m *SpanEditMutation) AddBeforeStart(i int) {
+	if m.addbefore_start != nil {
+		*m.addbefore_start += i
+	} else {
+		m.addbefore_start = &i
+	}
+}
+
+// AddedBeforeStart returns the value that was added to the "before_start" field in this mutation.
+func (m *SpanEditMutation) AddedBeforeStart() (r int, exists bool) {
+	v := m.addbefore_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearBeforeStart clears the value of the "before_start" field.
+func (m *SpanEditMutation) ClearBeforeStart() {
+	m.before_start = nil
+	m.addbefore_start = nil
+	m.clearedFields[spanedit.FieldBeforeStart] = struct{}{}
+}
+
+// BeforeStartCleared returns if the "before_start" field was cleared in this mutation.
+func (m *SpanEditMutation) BeforeStartCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldBeforeStart]
+	return ok
+}
+
+// ResetBeforeStart resets all changes to the "before_start" field.
+func (m *SpanEditMutation) ResetBeforeStart() {
+	m.before_start = nil
+	m.addbefore_start = nil
+	delete(m.clearedFields, spanedit.FieldBeforeStart)
+}
+
+// SetBeforeEnd sets the "before_end" field.
+func (m *SpanEditMutation) SetBeforeEnd(i int) {
+	m.before_end = &i
+	m.addbefore_end = nil
+}
+
+// BeforeEnd returns the value of the "before_end" field in the mutation.
+func (m *SpanEditMutation) BeforeEnd() (r int, exists bool) {
+	v := m.before_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBeforeEnd returns the old "before_end" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldBeforeEnd(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBeforeEnd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBeforeEnd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBeforeEnd: %w", err)
+	}
+	return oldValue.BeforeEnd, nil
+}
+
+// AddBeforeEnd adds i to the "before_end" field.
+func (m *SpanEditMutation) AddBeforeEnd(i int) {
+	if m.addbefore_end != nil {
+		*m.addbefore_end += i
+	} else {
+		m.addbefore_end = &i
+	}
+}
+
+// AddedBeforeEnd returns the value that was added to the "before_end" field in this mutation.
+func (m *SpanEditMutation) AddedBeforeEnd() (r int, exists bool) {
+	v := m.addbefore_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearBeforeEnd clears the value of the "before_end" field.
+func (m *SpanEditMutation) ClearBeforeEnd() {
+	m.before_end = nil
+	m.addbefore_end = nil
+	m.clearedFields[spanedit.FieldBeforeEnd] = struct{}{}
+}
+
+// BeforeEndCleared returns if the "before_end" field was cleared in this mutation.
+func (m *SpanEditMutation) BeforeEndCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldBeforeEnd]
+	return ok
+}
+
+// ResetBeforeEnd resets all changes to the "before_end" field.
+func (m *SpanEditMutation) ResetBeforeEnd() {
+	m.before_end = nil
+	m.addbefore_end = nil
+	delete(m.clearedFields, spanedit.FieldBeforeEnd)
+}
+
+// SetBeforeLabel sets the "before_label" field.
+func (m *SpanEditMutation) SetBeforeLabel(s string) {
+	m.before_label = &s
+}
+
+// BeforeLabel returns the value of the "before_label" field in the mutation.
+func (m *SpanEditMutation) BeforeLabel() (r string, exists bool) {
+	v := m.before_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBeforeLabel returns the old "before_label" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldBeforeLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBeforeLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBeforeLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBeforeLabel: %w", err)
+	}
+	return oldValue.BeforeLabel, nil
+}
+
+// ResetBeforeLabel resets all changes to the "before_label" field.
+func (m *SpanEditMutation) ResetBeforeLabel() {
+	m.before_label = nil
+}
+
+// SetAfterStart sets the "after_start" field.
+func (m *SpanEditMutation) SetAfterStart(i int) {
+	m.after_start = &i
+	m.addafter_start = nil
+}
+
+// AfterStart returns the value of the "after_start" field in the mutation.
+func (m *SpanEditMutation) AfterStart() (r int, exists bool) {
+	v := m.after_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterStart returns the old "after_start" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldAfterStart(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterStart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterStart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterStart: %w", err)
+	}
+	return oldValue.AfterStart, nil
+}
+
+// AddAfterStart adds i to the "after_start" field.
+func (m *SpanEditMutation) AddAfterStart(i int) {
+	if m.addafter_start != nil {
+		*m.addafter_start += i
+	} else {
+		m.addafter_start = &i
+	}
+}
+
+// AddedAfterStart returns the value that was added to the "after_start" field in this mutation.
+func (m *SpanEditMutation) AddedAfterStart() (r int, exists bool) {
+	v := m.addafter_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAfterStart clears the value of the "after_start" field.
+func (m *SpanEditMutation) ClearAfterStart() {
+	m.after_start = nil
+	m.addafter_start = nil
+	m.clearedFields[spanedit.FieldAfterStart] = struct{}{}
+}
+
+// AfterStartCleared returns if the "after_start" field was cleared in this mutation.
+func (m *SpanEditMutation) AfterStartCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldAfterStart]
+	return ok
+}
+
+// ResetAfterStart resets all changes to the "after_start" field.
+func (m *SpanEditMutation) ResetAfterStart() {
+	m.after_start = nil
+	m.addafter_start = nil
+	delete(m.clearedFields, spanedit.FieldAfterStart)
+}
+
+// SetAfterEnd sets the "after_end" field.
+func (m *SpanEditMutation) SetAfterEnd(i int) {
+	m.after_end = &i
+	m.addafter_end = nil
+}
+
+// AfterEnd returns the value of the "after_end" field in the mutation.
+func (m *SpanEditMutation) AfterEnd() (r int, exists bool) {
+	v := m.after_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterEnd returns the old "after_end" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldAfterEnd(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterEnd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterEnd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterEnd: %w", err)
+	}
+	return oldValue.AfterEnd, nil
+}
+
+// AddAfterEnd adds i to the "after_end" field.
+func (m *SpanEditMutation) AddAfterEnd(i int) {
+	if m.addafter_end != nil {
+		*m.addafter_end += i
+	} else {
+		m.addafter_end = &i
+	}
+}
+
+// AddedAfterEnd returns the value that was added to the "after_end" field in this mutation.
+func (m *SpanEditMutation) AddedAfterEnd() (r int, exists bool) {
+	v := m.addafter_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAfterEnd clears the value of the "after_end" field.
+func (m *SpanEditMutation) ClearAfterEnd() {
+	m.after_end = nil
+	m.addafter_end = nil
+	m.clearedFields[spanedit.FieldAfterEnd] = struct{}{}
+}
+
+// AfterEndCleared returns if the "after_end" field was cleared in this mutation.
+func (m *SpanEditMutation) AfterEndCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldAfterEnd]
+	return ok
+}
+
+// ResetAfterEnd resets all changes to the "after_end" field.
+func (m *SpanEditMutation) ResetAfterEnd() {
+	m.after_end = nil
+	m.addafter_end = nil
+	delete(m.clearedFields, spanedit.FieldAfterEnd)
+}
+
+// SetAfterLabel sets the "after_label" field.
+func (m *SpanEditMutation) SetAfterLabel(s string) {
+	m.after_label = &s
+}
+
+// AfterLabel returns the value of the "after_label" field in the mutation.
+func (m *SpanEditMutation) AfterLabel() (r string, exists bool) {
+	v := m.after_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterLabel returns the old "after_label" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldAfterLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterLabel: %w", err)
+	}
+	return oldValue.AfterLabel, nil
+}
+
+// ResetAfterLabel resets all changes to the "after_label" field.
+func (m *SpanEditMutation) ResetAfterLabel() {
+	m.after_label = nil
+}
+
+// SetUndoes sets the "undoes" field.
+func (m *SpanEditMutation) SetUndoes(i int) {
+	m.undoes = &i
+	m.addundoes = nil
+}
+
+// Undoes returns the value of the "undoes" field in the mutation.
+func (m *SpanEditMutation) Undoes() (r int, exists bool) {
+	v := m.undoes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUndoes returns the old "undoes" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldUndoes(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUndoes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUndoes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUndoes: %w", err)
+	}
+	return oldValue.Undoes, nil
+}
+
+// AddUndoes adds i to the "undoes" field.
+func (m *SpanEditMutation) AddUndoes(i int) {
+	if m.addundoes != nil {
+		*m.addundoes += i
+	} else {
+		m.addundoes = &i
+	}
+}
+
+// AddedUndoes returns the value that was added to the "undoes" field in this mutation.
+func (m *SpanEditMutation) AddedUndoes() (r int, exists bool) {
+	v := m.addundoes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUndoes clears the value of the "undoes" field.
+func (m *SpanEditMutation) ClearUndoes() {
+	m.undoes = nil
+	m.addundoes = nil
+	m.clearedFields[spanedit.FieldUndoes] = struct{}{}
+}
+
+// UndoesCleared returns if the "undoes" field was cleared in this mutation.
+func (m *SpanEditMutation) UndoesCleared() bool {
+	_, ok := m.clearedFields[spanedit.FieldUndoes]
+	return ok
+}
+
+// ResetUndoes resets all changes to the "undoes" field.
+func (m *SpanEditMutation) ResetUndoes() {
+	m.undoes = nil
+	m.addundoes = nil
+	delete(m.clearedFields, spanedit.FieldUndoes)
+}
+
+// SetUndone sets the "undone" field.
+func (m *SpanEditMutation) SetUndone(b bool) {
+	m.undone = &b
+}
+
+// Undone returns the value of the "undone" field in the mutation.
+func (m *SpanEditMutation) Undone() (r bool, exists bool) {
+	v := m.undone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUndone returns the old "undone" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldUndone(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUndone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUndone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUndone: %w", err)
+	}
+	return oldValue.Undone, nil
+}
+
+// ResetUndone resets all changes to the "undone" field.
+func (m *SpanEditMutation) ResetUndone() {
+	m.undone = nil
+}
+
+// SetActor sets the "actor" field.
+func (m *SpanEditMutation) SetActor(s string) {
+	m.actor = &s
+}
+
+// Actor returns the value of the "actor" field in the mutation.
+func (m *SpanEditMutation) Actor() (r string, exists bool) {
+	v := m.actor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActor returns the old "actor" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldActor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActor: %w", err)
+	}
+	return oldValue.Actor, nil
+}
+
+// ResetActor resets all changes to the "actor" field.
+func (m *SpanEditMutation) ResetActor() {
+	m.actor = nil
+}
+
+// SetAt sets the "at" field.
+func (m *SpanEditMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *SpanEditMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the SpanEdit entity.
+// If the SpanEdit object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SpanEditMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *SpanEditMutation) ResetAt() {
+	m.at = nil
+}
+
+// ClearAnnotationSet clears the "annotation_set" edge to the AnnotationSet entity.
+func (m *SpanEditMutation) ClearAnnotationSet() {
+	m.clearedannotation_set = true
+	m.clearedFields[spanedit.FieldAnnotationSetID] = struct{}{}
+}
+
+// AnnotationSetCleared reports if the "annotation_set" edge to the AnnotationSet entity was cleared.
+func (m *SpanEditMutation) AnnotationSetCleared() bool {
+	return m.clearedannotation_set
+}
+
+// AnnotationSetIDs returns the "annotation_set" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AnnotationSetID instead. It exists only for internal usage by the builders.
+func (m *SpanEditMutation) AnnotationSetIDs() (ids []int) {
+	if id := m.annotation_set; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAnnotationSet resets all changes to the "annotation_set" edge.
+func (m *SpanEditMutation) ResetAnnotationSet() {
+	m.annotation_set = nil
+	m.clearedannotation_set = false
+}
+
+// ClearDocument clears the "document" edge to the Document entity.
+func (m *SpanEditMutation) ClearDocument() {
+	m.cleareddocument = true
+	m.clearedFields[spanedit.FieldDocumentID] = struct{}{}
+}
+
+// DocumentCleared reports if the "document" edge to the Document entity was cleared.
+func (m *SpanEditMutation) DocumentCleared() bool {
+	return m.cleareddocument
+}
+
+// DocumentIDs returns the "document" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// DocumentID instead. It exists only for internal usage by the builders.
+func (m *SpanEditMutation) DocumentIDs() (ids []int) {
+	if id := m.document; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetDocument resets all changes to the "document" edge.
+func (m *SpanEditMutation) ResetDocument() {
+	m.document = nil
+	m.cleareddocument = false
+}
+
+// Where appends a list predicates to the SpanEditMutation builder.
+func (m *SpanEditMutation) Where(ps ...predicate.SpanEdit) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SpanEditMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SpanEditMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SpanEdit, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SpanEditMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SpanEditMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SpanEdit).
+func (m *SpanEditMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SpanEditMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.corpus_id != nil {
+		fields = append(fields, spanedit.FieldCorpusID)
+	}
+	if m.annotation_set != nil {
+		fields = append(fields, spanedit.FieldAnnotationSetID)
+	}
+	if m.document != nil {
+		fields = append(fields, spanedit.FieldDocumentID)
+	}
+	if m.version != nil {
+		fields = append(fields, spanedit.FieldVersion)
+	}
+	if m._op != nil {
+		fields = append(fields, spanedit.FieldOp)
+	}
+	if m.span_id != nil {
+		fields = append(fields, spanedit.FieldSpanID)
+	}
+	if m.before_start != nil {
+		fields = append(fields, spanedit.FieldBeforeStart)
+	}
+	if m.before_end != nil {
+		fields = append(fields, spanedit.FieldBeforeEnd)
+	}
+	if m.before_label != nil {
+		fields = append(fields, spanedit.FieldBeforeLabel)
+	}
+	if m.after_start != nil {
+		fields = append(fields, spanedit.FieldAfterStart)
+	}
+	if m.after_end != nil {
+		fields = append(fields, spanedit.FieldAfterEnd)
+	}
+	if m.after_label != nil {
+		fields = append(fields, spanedit.FieldAfterLabel)
+	}
+	if m.undoes != nil {
+		fields = append(fields, spanedit.FieldUndoes)
+	}
+	if m.undone != nil {
+		fields = append(fields, spanedit.FieldUndone)
+	}
+	if m.actor != nil {
+		fields = append(fields, spanedit.FieldActor)
+	}
+	if m.at != nil {
+		fields = append(fields, spanedit.FieldAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SpanEditMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case spanedit.FieldCorpusID:
+		return m.CorpusID()
+	case spanedit.FieldAnnotationSetID:
+		return m.AnnotationSetID()
+	case spanedit.FieldDocumentID:
+		return m.DocumentID()
+	case spanedit.FieldVersion:
+		return m.Version()
+	case spanedit.FieldOp:
+		return m.GetOp()
+	case spanedit.FieldSpanID:
+		return m.SpanID()
+	case spanedit.FieldBeforeStart:
+		return m.BeforeStart()
+	case spanedit.FieldBeforeEnd:
+		return m.BeforeEnd()
+	case spanedit.FieldBeforeLabel:
+		return m.BeforeLabel()
+	case spanedit.FieldAfterStart:
+		return m.AfterStart()
+	case spanedit.FieldAfterEnd:
+		return m.AfterEnd()
+	case spanedit.FieldAfterLabel:
+		return m.AfterLabel()
+	case spanedit.FieldUndoes:
+		return m.Undoes()
+	case spanedit.FieldUndone:
+		return m.Undone()
+	case spanedit.FieldActor:
+		return m.Actor()
+	case spanedit.FieldAt:
+		return m.At()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SpanEditMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case spanedit.FieldCorpusID:
+		return m.OldCorpusID(ctx)
+	case spanedit.FieldAnnotationSetID:
+		return m.OldAnnotationSetID(ctx)
+	case spanedit.FieldDocumentID:
+		return m.OldDocumentID(ctx)
+	case spanedit.FieldVersion:
+		return m.OldVersion(ctx)
+	case spanedit.FieldOp:
+		return m.OldOp(ctx)
+	case spanedit.FieldSpanID:
+		return m.OldSpanID(ctx)
+	case spanedit.FieldBeforeStart:
+		return m.OldBeforeStart(ctx)
+	case spanedit.FieldBeforeEnd:
+		return m.OldBeforeEnd(ctx)
+	case spanedit.FieldBeforeLabel:
+		return m.OldBeforeLabel(ctx)
+	case spanedit.FieldAfterStart:
+		return m.OldAfterStart(ctx)
+	case spanedit.FieldAfterEnd:
+		return m.OldAfterEnd(ctx)
+	case spanedit.FieldAfterLabel:
+		return m.OldAfterLabel(ctx)
+	case spanedit.FieldUndoes:
+		return m.OldUndoes(ctx)
+	case spanedit.FieldUndone:
+		return m.OldUndone(ctx)
+	case spanedit.FieldActor:
+		return m.OldActor(ctx)
+	case spanedit.FieldAt:
+		return m.OldAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SpanEdit field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SpanEditMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case spanedit.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCorpusID(v)
+		return nil
+	case spanedit.FieldAnnotationSetID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnotationSetID(v)
+		return nil
+	case spanedit.FieldDocumentID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDocumentID(v)
+		return nil
+	case spanedit.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case spanedit.FieldOp:
+		v, ok := value.(spanedit.Op)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpField(v)
+		return nil
+	case spanedit.FieldSpanID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSpanID(v)
+		return nil
+	case spanedit.FieldBeforeStart:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBeforeStart(v)
+		return nil
+	case spanedit.FieldBeforeEnd:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBeforeEnd(v)
+		return nil
+	case spanedit.FieldBeforeLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBeforeLabel(v)
+		return nil
+	case spanedit.FieldAfterStart:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterStart(v)
+		return nil
+	case spanedit.FieldAfterEnd:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterEnd(v)
+		return nil
+	case spanedit.FieldAfterLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterLabel(v)
+		return nil
+	case spanedit.FieldUndoes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUndoes(v)
+		return nil
+	case spanedit.FieldUndone:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUndone(v)
+		return nil
+	case spanedit.FieldActor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActor(v)
+		return nil
+	case spanedit.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SpanEditMutation) AddedFields() []string {
+	var fields []string
+	if m.addcorpus_id != nil {
+		fields = append(fields, spanedit.FieldCorpusID)
+	}
+	if m.addversion != nil {
+		fields = append(fields, spanedit.FieldVersion)
+	}
+	if m.addspan_id != nil {
+		fields = append(fields, spanedit.FieldSpanID)
+	}
+	if m.addbefore_start != nil {
+		fields = append(fields, spanedit.FieldBeforeStart)
+	}
+	if m.addbefore_end != nil {
+		fields = append(fields, spanedit.FieldBeforeEnd)
+	}
+	if m.addafter_start != nil {
+		fields = append(fields, spanedit.FieldAfterStart)
+	}
+	if m.addafter_end != nil {
+		fields = append(fields, spanedit.FieldAfterEnd)
+	}
+	if m.addundoes != nil {
+		fields = append(fields, spanedit.FieldUndoes)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SpanEditMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case spanedit.FieldCorpusID:
+		return m.AddedCorpusID()
+	case spanedit.FieldVersion:
+		return m.AddedVersion()
+	case spanedit.FieldSpanID:
+		return m.AddedSpanID()
+	case spanedit.FieldBeforeStart:
+		return m.AddedBeforeStart()
+	case spanedit.FieldBeforeEnd:
+		return m.AddedBeforeEnd()
+	case spanedit.FieldAfterStart:
+		return m.AddedAfterStart()
+	case spanedit.FieldAfterEnd:
+		return m.AddedAfterEnd()
+	case spanedit.FieldUndoes:
+		return m.AddedUndoes()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SpanEditMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case spanedit.FieldCorpusID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCorpusID(v)
+		return nil
+	case spanedit.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	case spanedit.FieldSpanID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSpanID(v)
+		return nil
+	case spanedit.FieldBeforeStart:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBeforeStart(v)
+		return nil
+	case spanedit.FieldBeforeEnd:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBeforeEnd(v)
+		return nil
+	case spanedit.FieldAfterStart:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterStart(v)
+		return nil
+	case spanedit.FieldAfterEnd:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterEnd(v)
+		return nil
+	case spanedit.FieldUndoes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUndoes(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SpanEditMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(spanedit.FieldSpanID) {
+		fields = append(fields, spanedit.FieldSpanID)
+	}
+	if m.FieldCleared(spanedit.FieldBeforeStart) {
+		fields = append(fields, spanedit.FieldBeforeStart)
+	}
+	if m.FieldCleared(spanedit.FieldBeforeEnd) {
+		fields = append(fields, spanedit.FieldBeforeEnd)
+	}
+	if m.FieldCleared(spanedit.FieldAfterStart) {
+		fields = append(fields, spanedit.FieldAfterStart)
+	}
+	if m.FieldCleared(spanedit.FieldAfterEnd) {
+		fields = append(fields, spanedit.FieldAfterEnd)
+	}
+	if m.FieldCleared(spanedit.FieldUndoes) {
+		fields = append(fields, spanedit.FieldUndoes)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SpanEditMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SpanEditMutation) ClearField(name string) error {
+	switch name {
+	case spanedit.FieldSpanID:
+		m.ClearSpanID()
+		return nil
+	case spanedit.FieldBeforeStart:
+		m.ClearBeforeStart()
+		return nil
+	case spanedit.FieldBeforeEnd:
+		m.ClearBeforeEnd()
+		return nil
+	case spanedit.FieldAfterStart:
+		m.ClearAfterStart()
+		return nil
+	case spanedit.FieldAfterEnd:
+		m.ClearAfterEnd()
+		return nil
+	case spanedit.FieldUndoes:
+		m.ClearUndoes()
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SpanEditMutation) ResetField(name string) error {
+	switch name {
+	case spanedit.FieldCorpusID:
+		m.ResetCorpusID()
+		return nil
+	case spanedit.FieldAnnotationSetID:
+		m.ResetAnnotationSetID()
+		return nil
+	case spanedit.FieldDocumentID:
+		m.ResetDocumentID()
+		return nil
+	case spanedit.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case spanedit.FieldOp:
+		m.ResetOp()
+		return nil
+	case spanedit.FieldSpanID:
+		m.ResetSpanID()
+		return nil
+	case spanedit.FieldBeforeStart:
+		m.ResetBeforeStart()
+		return nil
+	case spanedit.FieldBeforeEnd:
+		m.ResetBeforeEnd()
+		return nil
+	case spanedit.FieldBeforeLabel:
+		m.ResetBeforeLabel()
+		return nil
+	case spanedit.FieldAfterStart:
+		m.ResetAfterStart()
+		return nil
+	case spanedit.FieldAfterEnd:
+		m.ResetAfterEnd()
+		return nil
+	case spanedit.FieldAfterLabel:
+		m.ResetAfterLabel()
+		return nil
+	case spanedit.FieldUndoes:
+		m.ResetUndoes()
+		return nil
+	case spanedit.FieldUndone:
+		m.ResetUndone()
+		return nil
+	case spanedit.FieldActor:
+		m.ResetActor()
+		return nil
+	case spanedit.FieldAt:
+		m.ResetAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SpanEditMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.annotation_set != nil {
+		edges = append(edges, spanedit.EdgeAnnotationSet)
+	}
+	if m.document != nil {
+		edges = append(edges, spanedit.EdgeDocument)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SpanEditMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case spanedit.EdgeAnnotationSet:
+		if id := m.annotation_set; id != nil {
+			return []ent.Value{*id}
+		}
+	case spanedit.EdgeDocument:
+		if id := m.document; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SpanEditMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SpanEditMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SpanEditMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedannotation_set {
+		edges = append(edges, spanedit.EdgeAnnotationSet)
+	}
+	if m.cleareddocument {
+		edges = append(edges, spanedit.EdgeDocument)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SpanEditMutation) EdgeCleared(name string) bool {
+	switch name {
+	case spanedit.EdgeAnnotationSet:
+		return m.clearedannotation_set
+	case spanedit.EdgeDocument:
+		return m.cleareddocument
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SpanEditMutation) ClearEdge(name string) error {
+	switch name {
+	case spanedit.EdgeAnnotationSet:
+		m.ClearAnnotationSet()
+		return nil
+	case spanedit.EdgeDocument:
+		m.ClearDocument()
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SpanEditMutation) ResetEdge(name string) error {
+	switch name {
+	case spanedit.EdgeAnnotationSet:
+		m.ResetAnnotationSet()
+		return nil
+	case spanedit.EdgeDocument:
+		m.ResetDocument()
+		return nil
+	}
+	return fmt.Errorf("unknown SpanEdit edge %s", name)
 }
 
 // StatisticsResultMutation represents an operation that mutates the StatisticsResult nodes in the graph.

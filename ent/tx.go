@@ -28,6 +28,8 @@ type Tx struct {
 	DateShift *DateShiftClient
 	// Document is the client for interacting with the Document builders.
 	Document *DocumentClient
+	// DocumentProgress is the client for interacting with the DocumentProgress builders.
+	DocumentProgress *DocumentProgressClient
 	// Evaluation is the client for interacting with the Evaluation builders.
 	Evaluation *EvaluationClient
 	// Job is the client for interacting with the Job builders.
@@ -40,6 +42,8 @@ type Tx struct {
 	Release *ReleaseClient
 	// Span is the client for interacting with the Span builders.
 	Span *SpanClient
+	// SpanEdit is the client for interacting with the SpanEdit builders.
+	SpanEdit *SpanEditClient
 	// StatisticsResult is the client for interacting with the StatisticsResult builders.
 	StatisticsResult *StatisticsResultClient
 	// SurrogateMapping is the client for interacting with the SurrogateMapping builders.
@@ -186,12 +190,14 @@ func (tx *Tx) init() {
 	tx.Corpus = NewCorpusClient(tx.config)
 	tx.DateShift = NewDateShiftClient(tx.config)
 	tx.Document = NewDocumentClient(tx.config)
+	tx.DocumentProgress = NewDocumentProgressClient(tx.config)
 	tx.Evaluation = NewEvaluationClient(tx.config)
 	tx.Job = NewJobClient(tx.config)
 	tx.Model = NewModelClient(tx.config)
 	tx.Patient = NewPatientClient(tx.config)
 	tx.Release = NewReleaseClient(tx.config)
 	tx.Span = NewSpanClient(tx.config)
+	tx.SpanEdit = NewSpanEditClient(tx.config)
 	tx.StatisticsResult = NewStatisticsResultClient(tx.config)
 	tx.SurrogateMapping = NewSurrogateMappingClient(tx.config)
 	tx.Token = NewTokenClient(tx.config)

@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/job"
 	model1 "deidcorpus/ent/model"
 	"deidcorpus/ent/user"
@@ -45,6 +46,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AnnotationSet() AnnotationSetResolver
 	Corpus() CorpusResolver
 	CorpusStatistics() CorpusStatisticsResolver
 	Document() DocumentResolver
@@ -62,7 +64,19 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AgreementCounts struct {
+		FN func(childComplexity int) int
+		FP func(childComplexity int) int
+		TP func(childComplexity int) int
+	}
+
+	AnnotationEdit struct {
+		Span  func(childComplexity int) int
+		State func(childComplexity int) int
+	}
+
 	AnnotationSet struct {
+		Annotator   func(childComplexity int) int
 		Corpus      func(childComplexity int) int
 		CorpusID    func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
@@ -70,6 +84,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Progress    func(childComplexity int) int
 		Provenance  func(childComplexity int) int
 		Spans       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
 	}
@@ -83,6 +98,13 @@ type ComplexityRoot struct {
 	AnnotationSetEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	AnnotationState struct {
+		DocumentID func(childComplexity int) int
+		SetID      func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Version    func(childComplexity int) int
 	}
 
 	Artifact struct {
@@ -271,24 +293,32 @@ type ComplexityRoot struct {
 		WithoutSpans  func(childComplexity int) int
 	}
 
+	DisagreementGroup struct {
+		End   func(childComplexity int) int
+		Kind  func(childComplexity int) int
+		Sets  func(childComplexity int) int
+		Start func(childComplexity int) int
+	}
+
 	Document struct {
-		Annotations func(childComplexity int, set string) int
-		CharCount   func(childComplexity int) int
-		Checksum    func(childComplexity int) int
-		Corpus      func(childComplexity int) int
-		CorpusID    func(childComplexity int) int
-		Created     func(childComplexity int) int
-		ExternalID  func(childComplexity int) int
-		ID          func(childComplexity int) int
-		ImportedAt  func(childComplexity int) int
-		NoteType    func(childComplexity int) int
-		Patient     func(childComplexity int) int
-		PatientID   func(childComplexity int) int
-		RecordOrder func(childComplexity int) int
-		Spans       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
-		Split       func(childComplexity int) int
-		Text        func(childComplexity int) int
-		TokenCount  func(childComplexity int) int
+		AnnotationState func(childComplexity int, set int) int
+		Annotations     func(childComplexity int, set string) int
+		CharCount       func(childComplexity int) int
+		Checksum        func(childComplexity int) int
+		Corpus          func(childComplexity int) int
+		CorpusID        func(childComplexity int) int
+		Created         func(childComplexity int) int
+		ExternalID      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		ImportedAt      func(childComplexity int) int
+		NoteType        func(childComplexity int) int
+		Patient         func(childComplexity int) int
+		PatientID       func(childComplexity int) int
+		RecordOrder     func(childComplexity int) int
+		Spans           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
+		Split           func(childComplexity int) int
+		Text            func(childComplexity int) int
+		TokenCount      func(childComplexity int) int
 	}
 
 	DocumentConnection struct {
@@ -485,8 +515,12 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AcceptSpan            func(childComplexity int, span int, into int, version int) int
+		AddSpan               func(childComplexity int, input model.AddSpanInput) int
 		AssignCorpus          func(childComplexity int, user string, corpus string) int
+		AssignDocuments       func(childComplexity int, input model.AssignInput) int
 		CancelJob             func(childComplexity int, id int) int
+		ChangeSpan            func(childComplexity int, input model.ChangeSpanInput) int
 		CreateCorpus          func(childComplexity int, name string, tagset string, description string, kind corpus.Kind) int
 		CreateRelease         func(childComplexity int, input model.ReleaseInput) int
 		CreateToken           func(childComplexity int, user *string, name string, expiresInDays *int) int
@@ -496,9 +530,11 @@ type ComplexityRoot struct {
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string, split *document.Split) int
 		ImportDocuments       func(childComplexity int, input model.ImportInput, files []*graphql.Upload) int
 		RegisterExternalModel func(childComplexity int, name string, endpoint string, labels []string) int
+		RemoveSpan            func(childComplexity int, span int, version int) int
 		ResolveCheckFindings  func(childComplexity int, corpus string, reason string) int
 		RetryJob              func(childComplexity int, id int) int
 		RevokeToken           func(childComplexity int, id int) int
+		SetDocumentStatus     func(childComplexity int, set int, document int, status documentprogress.Status, version int) int
 		StartDerive           func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		StartEvaluation       func(childComplexity int, input model.EvaluationInput) int
 		StartExperiment       func(childComplexity int, input model.ExperimentInput) int
@@ -508,6 +544,7 @@ type ComplexityRoot struct {
 		StartTagging          func(childComplexity int, input model.TaggingInput) int
 		StartTraining         func(childComplexity int, input model.TrainingInput) int
 		UnassignCorpus        func(childComplexity int, user string, corpus string) int
+		UndoEdit              func(childComplexity int, set int, document int, version int) int
 		UpdateUser            func(childComplexity int, name string, role *user.Role, disabled *bool) int
 	}
 
@@ -562,6 +599,14 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PairAgreement struct {
+		A         func(childComplexity int) int
+		B         func(childComplexity int) int
+		ByType    func(childComplexity int) int
+		Documents func(childComplexity int) int
+		F1        func(childComplexity int) int
+	}
+
 	Patient struct {
 		Corpus     func(childComplexity int) int
 		CorpusID   func(childComplexity int) int
@@ -586,6 +631,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Agreement          func(childComplexity int, corpus string, sets []string) int
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
 		CheckReport        func(childComplexity int, corpus string, job *int) int
 		CompareCorpora     func(childComplexity int, a string, b string, setA string, setB string, by model.StatDimension) int
@@ -593,6 +639,7 @@ type ComplexityRoot struct {
 		Corpora            func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.CorpusOrder, where *ent.CorpusWhereInput) int
 		CorpusByName       func(childComplexity int, name string) int
 		CorpusStatistics   func(childComplexity int, corpus *int, name *string, set string, by []model.StatDimension) int
+		Disagreements      func(childComplexity int, corpus string, sets []string, document int, all bool) int
 		Documents          func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.DocumentOrder, where *ent.DocumentWhereInput) int
 		Evaluations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.EvaluationOrder, where *ent.EvaluationWhereInput) int
 		Formats            func(childComplexity int) int
@@ -671,6 +718,11 @@ type ComplexityRoot struct {
 		Mappings func(childComplexity int) int
 		Out      func(childComplexity int) int
 		Shifts   func(childComplexity int) int
+	}
+
+	SetSpans struct {
+		Set   func(childComplexity int) int
+		Spans func(childComplexity int) int
 	}
 
 	Span struct {
@@ -776,6 +828,12 @@ type ComplexityRoot struct {
 		ModelName func(childComplexity int) int
 	}
 
+	TypeAgreement struct {
+		Counts func(childComplexity int) int
+		F1     func(childComplexity int) int
+		Type   func(childComplexity int) int
+	}
+
 	User struct {
 		AssignedCorpora func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
@@ -802,6 +860,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AnnotationSetResolver interface {
+	Progress(ctx context.Context, obj *ent.AnnotationSet) ([]*store.AnnotationState, error)
+}
 type CorpusResolver interface {
 	Provenance(ctx context.Context, obj *ent.Corpus) (map[string]any, error)
 }
@@ -809,6 +870,7 @@ type CorpusStatisticsResolver interface {
 	NamePatterns(ctx context.Context, obj *model.CorpusStatistics) ([]*stats.PatternCount, error)
 }
 type DocumentResolver interface {
+	AnnotationState(ctx context.Context, obj *ent.Document, set int) (*store.AnnotationState, error)
 	Annotations(ctx context.Context, obj *ent.Document, set string) ([]*ent.Span, error)
 }
 type EvaluationResolver interface {
@@ -832,6 +894,13 @@ type MutationResolver interface {
 	UnassignCorpus(ctx context.Context, user string, corpus string) (*ent.User, error)
 	CreateToken(ctx context.Context, user *string, name string, expiresInDays *int) (*model.NewToken, error)
 	RevokeToken(ctx context.Context, id int) (*ent.Token, error)
+	AddSpan(ctx context.Context, input model.AddSpanInput) (*store.AnnotationEdit, error)
+	ChangeSpan(ctx context.Context, input model.ChangeSpanInput) (*store.AnnotationEdit, error)
+	RemoveSpan(ctx context.Context, span int, version int) (*store.AnnotationEdit, error)
+	SetDocumentStatus(ctx context.Context, set int, document int, status documentprogress.Status, version int) (*store.AnnotationState, error)
+	UndoEdit(ctx context.Context, set int, document int, version int) (*store.AnnotationEdit, error)
+	AssignDocuments(ctx context.Context, input model.AssignInput) ([]*ent.AnnotationSet, error)
+	AcceptSpan(ctx context.Context, span int, into int, version int) (*store.AnnotationEdit, error)
 	CancelJob(ctx context.Context, id int) (*ent.Job, error)
 	RetryJob(ctx context.Context, id int) (*ent.Job, error)
 	StartExport(ctx context.Context, corpus string, set string, format string, split *document.Split) (*ent.Job, error)
@@ -859,6 +928,8 @@ type QueryResolver interface {
 	Tokens(ctx context.Context) ([]*ent.Token, error)
 	Users(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) (*ent.UserConnection, error)
 	Me(ctx context.Context) (*ent.User, error)
+	Disagreements(ctx context.Context, corpus string, sets []string, document int, all bool) ([]*store.DisagreementGroup, error)
+	Agreement(ctx context.Context, corpus string, sets []string) ([]*store.PairAgreement, error)
 	Lineage(ctx context.Context, id int) ([]*model.LineageStep, error)
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error)
@@ -910,6 +981,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "AgreementCounts.fn":
+		if e.ComplexityRoot.AgreementCounts.FN == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.FN(childComplexity), true
+	case "AgreementCounts.fp":
+		if e.ComplexityRoot.AgreementCounts.FP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.FP(childComplexity), true
+	case "AgreementCounts.tp":
+		if e.ComplexityRoot.AgreementCounts.TP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgreementCounts.TP(childComplexity), true
+
+	case "AnnotationEdit.span":
+		if e.ComplexityRoot.AnnotationEdit.Span == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationEdit.Span(childComplexity), true
+	case "AnnotationEdit.state":
+		if e.ComplexityRoot.AnnotationEdit.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationEdit.State(childComplexity), true
+
+	case "AnnotationSet.annotator":
+		if e.ComplexityRoot.AnnotationSet.Annotator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationSet.Annotator(childComplexity), true
 	case "AnnotationSet.corpus":
 		if e.ComplexityRoot.AnnotationSet.Corpus == nil {
 			break
@@ -952,6 +1061,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnnotationSet.Name(childComplexity), true
+	case "AnnotationSet.progress":
+		if e.ComplexityRoot.AnnotationSet.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationSet.Progress(childComplexity), true
 	case "AnnotationSet.provenance":
 		if e.ComplexityRoot.AnnotationSet.Provenance == nil {
 			break
@@ -1001,6 +1116,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnnotationSetEdge.Node(childComplexity), true
+
+	case "AnnotationState.documentID":
+		if e.ComplexityRoot.AnnotationState.DocumentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.DocumentID(childComplexity), true
+	case "AnnotationState.setID":
+		if e.ComplexityRoot.AnnotationState.SetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.SetID(childComplexity), true
+	case "AnnotationState.status":
+		if e.ComplexityRoot.AnnotationState.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.Status(childComplexity), true
+	case "AnnotationState.version":
+		if e.ComplexityRoot.AnnotationState.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationState.Version(childComplexity), true
 
 	case "Artifact.contentType":
 		if e.ComplexityRoot.Artifact.ContentType == nil {
@@ -1827,6 +1967,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeriveOutput.WithoutSpans(childComplexity), true
 
+	case "DisagreementGroup.end":
+		if e.ComplexityRoot.DisagreementGroup.End == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.End(childComplexity), true
+	case "DisagreementGroup.kind":
+		if e.ComplexityRoot.DisagreementGroup.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Kind(childComplexity), true
+	case "DisagreementGroup.sets":
+		if e.ComplexityRoot.DisagreementGroup.Sets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Sets(childComplexity), true
+	case "DisagreementGroup.start":
+		if e.ComplexityRoot.DisagreementGroup.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisagreementGroup.Start(childComplexity), true
+
+	case "Document.annotationState":
+		if e.ComplexityRoot.Document.AnnotationState == nil {
+			break
+		}
+
+		args, err := ec.field_Document_annotationState_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Document.AnnotationState(childComplexity, args["set"].(int)), true
 	case "Document.annotations":
 		if e.ComplexityRoot.Document.Annotations == nil {
 			break
@@ -2741,6 +2917,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
 
+	case "Mutation.acceptSpan":
+		if e.ComplexityRoot.Mutation.AcceptSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptSpan(childComplexity, args["span"].(int), args["into"].(int), args["version"].(int)), true
+	case "Mutation.addSpan":
+		if e.ComplexityRoot.Mutation.AddSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddSpan(childComplexity, args["input"].(model.AddSpanInput)), true
 	case "Mutation.assignCorpus":
 		if e.ComplexityRoot.Mutation.AssignCorpus == nil {
 			break
@@ -2752,6 +2950,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignCorpus(childComplexity, args["user"].(string), args["corpus"].(string)), true
+	case "Mutation.assignDocuments":
+		if e.ComplexityRoot.Mutation.AssignDocuments == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assignDocuments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssignDocuments(childComplexity, args["input"].(model.AssignInput)), true
 	case "Mutation.cancelJob":
 		if e.ComplexityRoot.Mutation.CancelJob == nil {
 			break
@@ -2763,6 +2972,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelJob(childComplexity, args["id"].(int)), true
+	case "Mutation.changeSpan":
+		if e.ComplexityRoot.Mutation.ChangeSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changeSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangeSpan(childComplexity, args["input"].(model.ChangeSpanInput)), true
 	case "Mutation.createCorpus":
 		if e.ComplexityRoot.Mutation.CreateCorpus == nil {
 			break
@@ -2862,6 +3082,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterExternalModel(childComplexity, args["name"].(string), args["endpoint"].(string), args["labels"].([]string)), true
+	case "Mutation.removeSpan":
+		if e.ComplexityRoot.Mutation.RemoveSpan == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSpan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSpan(childComplexity, args["span"].(int), args["version"].(int)), true
 	case "Mutation.resolveCheckFindings":
 		if e.ComplexityRoot.Mutation.ResolveCheckFindings == nil {
 			break
@@ -2895,6 +3126,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["id"].(int)), true
+	case "Mutation.setDocumentStatus":
+		if e.ComplexityRoot.Mutation.SetDocumentStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDocumentStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDocumentStatus(childComplexity, args["set"].(int), args["document"].(int), args["status"].(documentprogress.Status), args["version"].(int)), true
 	case "Mutation.startDerive":
 		if e.ComplexityRoot.Mutation.StartDerive == nil {
 			break
@@ -2994,6 +3236,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnassignCorpus(childComplexity, args["user"].(string), args["corpus"].(string)), true
+	case "Mutation.undoEdit":
+		if e.ComplexityRoot.Mutation.UndoEdit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_undoEdit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UndoEdit(childComplexity, args["set"].(int), args["document"].(int), args["version"].(int)), true
 	case "Mutation.updateUser":
 		if e.ComplexityRoot.Mutation.UpdateUser == nil {
 			break
@@ -3210,6 +3463,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PairAgreement.a":
+		if e.ComplexityRoot.PairAgreement.A == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.A(childComplexity), true
+	case "PairAgreement.b":
+		if e.ComplexityRoot.PairAgreement.B == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.B(childComplexity), true
+	case "PairAgreement.byType":
+		if e.ComplexityRoot.PairAgreement.ByType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.ByType(childComplexity), true
+	case "PairAgreement.documents":
+		if e.ComplexityRoot.PairAgreement.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.Documents(childComplexity), true
+	case "PairAgreement.f1":
+		if e.ComplexityRoot.PairAgreement.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PairAgreement.F1(childComplexity), true
+
 	case "Patient.corpus":
 		if e.ComplexityRoot.Patient.Corpus == nil {
 			break
@@ -3285,6 +3569,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingOutput.Pong(childComplexity), true
 
+	case "Query.agreement":
+		if e.ComplexityRoot.Query.Agreement == nil {
+			break
+		}
+
+		args, err := ec.field_Query_agreement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Agreement(childComplexity, args["corpus"].(string), args["sets"].([]string)), true
 	case "Query.auditEntries":
 		if e.ComplexityRoot.Query.AuditEntries == nil {
 			break
@@ -3362,6 +3657,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CorpusStatistics(childComplexity, args["corpus"].(*int), args["name"].(*string), args["set"].(string), args["by"].([]model.StatDimension)), true
+	case "Query.disagreements":
+		if e.ComplexityRoot.Query.Disagreements == nil {
+			break
+		}
+
+		args, err := ec.field_Query_disagreements_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Disagreements(childComplexity, args["corpus"].(string), args["sets"].([]string), args["document"].(int), args["all"].(bool)), true
 	case "Query.documents":
 		if e.ComplexityRoot.Query.Documents == nil {
 			break
@@ -3827,6 +4133,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReusedState.Shifts(childComplexity), true
 
+	case "SetSpans.set":
+		if e.ComplexityRoot.SetSpans.Set == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetSpans.Set(childComplexity), true
+	case "SetSpans.spans":
+		if e.ComplexityRoot.SetSpans.Spans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetSpans.Spans(childComplexity), true
+
 	case "Span.annotationSet":
 		if e.ComplexityRoot.Span.AnnotationSet == nil {
 			break
@@ -4246,6 +4565,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TrainOutput.ModelName(childComplexity), true
 
+	case "TypeAgreement.counts":
+		if e.ComplexityRoot.TypeAgreement.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.Counts(childComplexity), true
+	case "TypeAgreement.f1":
+		if e.ComplexityRoot.TypeAgreement.F1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.F1(childComplexity), true
+	case "TypeAgreement.type":
+		if e.ComplexityRoot.TypeAgreement.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeAgreement.Type(childComplexity), true
+
 	case "User.assignedCorpora":
 		if e.ComplexityRoot.User.AssignedCorpora == nil {
 			break
@@ -4329,11 +4667,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddSpanInput,
 		ec.unmarshalInputAnnotationSetOrder,
 		ec.unmarshalInputAnnotationSetWhereInput,
 		ec.unmarshalInputArtifactWhereInput,
+		ec.unmarshalInputAssignInput,
 		ec.unmarshalInputAuditEntryOrder,
 		ec.unmarshalInputAuditEntryWhereInput,
+		ec.unmarshalInputChangeSpanInput,
 		ec.unmarshalInputCorpusOrder,
 		ec.unmarshalInputCorpusWhereInput,
 		ec.unmarshalInputDocumentOrder,
@@ -4451,7 +4792,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "accounts.graphqls" "jobs.graphqls" "releases.graphqls" "schema.graphqls" "ent.graphql"
+//go:embed "accounts.graphqls" "annotation.graphqls" "jobs.graphqls" "releases.graphqls" "schema.graphqls" "ent.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -4464,6 +4805,7 @@ func sourceData(filename string) string {
 
 var sources = []*ast.Source{
 	{Name: "accounts.graphqls", Input: sourceData("accounts.graphqls"), BuiltIn: false},
+	{Name: "annotation.graphqls", Input: sourceData("annotation.graphqls"), BuiltIn: false},
 	{Name: "jobs.graphqls", Input: sourceData("jobs.graphqls"), BuiltIn: false},
 	{Name: "releases.graphqls", Input: sourceData("releases.graphqls"), BuiltIn: false},
 	{Name: "schema.graphqls", Input: sourceData("schema.graphqls"), BuiltIn: false},
@@ -4474,6 +4816,28 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AgreementCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tp":
+		return ec.fieldContext_AgreementCounts_tp(ctx, field)
+	case "fp":
+		return ec.fieldContext_AgreementCounts_fp(ctx, field)
+	case "fn":
+		return ec.fieldContext_AgreementCounts_fn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgreementCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_AnnotationEdit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "state":
+		return ec.fieldContext_AnnotationEdit_state(ctx, field)
+	case "span":
+		return ec.fieldContext_AnnotationEdit_span(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnnotationEdit", field.Name)
+}
 
 func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -4487,6 +4851,8 @@ func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field
 		return ec.fieldContext_AnnotationSet_kind(ctx, field)
 	case "description":
 		return ec.fieldContext_AnnotationSet_description(ctx, field)
+	case "annotator":
+		return ec.fieldContext_AnnotationSet_annotator(ctx, field)
 	case "provenance":
 		return ec.fieldContext_AnnotationSet_provenance(ctx, field)
 	case "createdAt":
@@ -4495,6 +4861,8 @@ func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field
 		return ec.fieldContext_AnnotationSet_corpus(ctx, field)
 	case "spans":
 		return ec.fieldContext_AnnotationSet_spans(ctx, field)
+	case "progress":
+		return ec.fieldContext_AnnotationSet_progress(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnnotationSet", field.Name)
 }
@@ -4507,6 +4875,20 @@ func (ec *executionContext) childFields_AnnotationSetEdge(ctx context.Context, f
 		return ec.fieldContext_AnnotationSetEdge_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnnotationSetEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AnnotationState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "setID":
+		return ec.fieldContext_AnnotationState_setID(ctx, field)
+	case "documentID":
+		return ec.fieldContext_AnnotationState_documentID(ctx, field)
+	case "status":
+		return ec.fieldContext_AnnotationState_status(ctx, field)
+	case "version":
+		return ec.fieldContext_AnnotationState_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnnotationState", field.Name)
 }
 
 func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4845,6 +5227,20 @@ func (ec *executionContext) childFields_CurvePoint(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type CurvePoint", field.Name)
 }
 
+func (ec *executionContext) childFields_DisagreementGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_DisagreementGroup_kind(ctx, field)
+	case "start":
+		return ec.fieldContext_DisagreementGroup_start(ctx, field)
+	case "end":
+		return ec.fieldContext_DisagreementGroup_end(ctx, field)
+	case "sets":
+		return ec.fieldContext_DisagreementGroup_sets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DisagreementGroup", field.Name)
+}
+
 func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4879,6 +5275,8 @@ func (ec *executionContext) childFields_Document(ctx context.Context, field grap
 		return ec.fieldContext_Document_patient(ctx, field)
 	case "spans":
 		return ec.fieldContext_Document_spans(ctx, field)
+	case "annotationState":
+		return ec.fieldContext_Document_annotationState(ctx, field)
 	case "annotations":
 		return ec.fieldContext_Document_annotations(ctx, field)
 	}
@@ -5295,6 +5693,22 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PairAgreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "a":
+		return ec.fieldContext_PairAgreement_a(ctx, field)
+	case "b":
+		return ec.fieldContext_PairAgreement_b(ctx, field)
+	case "documents":
+		return ec.fieldContext_PairAgreement_documents(ctx, field)
+	case "f1":
+		return ec.fieldContext_PairAgreement_f1(ctx, field)
+	case "byType":
+		return ec.fieldContext_PairAgreement_byType(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PairAgreement", field.Name)
+}
+
 func (ec *executionContext) childFields_Patient(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5411,6 +5825,16 @@ func (ec *executionContext) childFields_ReusedState(ctx context.Context, field g
 		return ec.fieldContext_ReusedState_shifts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReusedState", field.Name)
+}
+
+func (ec *executionContext) childFields_SetSpans(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "set":
+		return ec.fieldContext_SetSpans_set(ctx, field)
+	case "spans":
+		return ec.fieldContext_SetSpans_spans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetSpans", field.Name)
 }
 
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5573,6 +5997,18 @@ func (ec *executionContext) childFields_TrainMetrics(ctx context.Context, field 
 		return ec.fieldContext_TrainMetrics_codeVersion(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TrainMetrics", field.Name)
+}
+
+func (ec *executionContext) childFields_TypeAgreement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_TypeAgreement_type(ctx, field)
+	case "counts":
+		return ec.fieldContext_TypeAgreement_counts(ctx, field)
+	case "f1":
+		return ec.fieldContext_TypeAgreement_f1(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TypeAgreement", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5949,6 +6385,20 @@ func (ec *executionContext) field_Corpus_patients_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Document_annotationState_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Document_annotations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6017,6 +6467,50 @@ func (ec *executionContext) field_Document_spans_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_acceptSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "span",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["span"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "into",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["into"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddSpanInput, error) {
+			return ec.unmarshalNAddSpanInput2deidcorpusᚋgraphᚋmodelᚐAddSpanInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_assignCorpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6039,6 +6533,20 @@ func (ec *executionContext) field_Mutation_assignCorpus_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_assignDocuments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AssignInput, error) {
+			return ec.unmarshalNAssignInput2deidcorpusᚋgraphᚋmodelᚐAssignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6050,6 +6558,20 @@ func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ChangeSpanInput, error) {
+			return ec.unmarshalNChangeSpanInput2deidcorpusᚋgraphᚋmodelᚐChangeSpanInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -6307,6 +6829,28 @@ func (ec *executionContext) field_Mutation_registerExternalModel_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeSpan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "span",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["span"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resolveCheckFindings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6354,6 +6898,44 @@ func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setDocumentStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (documentprogress.Status, error) {
+			return ec.unmarshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg3
 	return args, nil
 }
 
@@ -6555,6 +7137,36 @@ func (ec *executionContext) field_Mutation_unassignCorpus_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_undoEdit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6650,6 +7262,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_agreement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sets",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sets"] = arg1
 	return args, nil
 }
 
@@ -6924,6 +7558,44 @@ func (ec *executionContext) field_Query_corpusStatistics_args(ctx context.Contex
 		return nil, err
 	}
 	args["by"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_disagreements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sets",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sets"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "document",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["document"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "all",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["all"] = arg3
 	return args, nil
 }
 
@@ -7593,6 +8265,139 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _AgreementCounts_tp(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_tp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TP, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_tp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AgreementCounts_fp(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_fp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FP, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_fp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AgreementCounts_fn(ctx context.Context, field graphql.CollectedField, obj *evaluate.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgreementCounts_fn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FN, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgreementCounts_fn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgreementCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationEdit_state(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationEdit_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2deidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationEdit_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationEdit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnnotationEdit_span(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationEdit_span(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Span, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Span) graphql.Marshaler {
+			return ec.marshalOSpan2ᚖdeidcorpusᚋentᚐSpan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationEdit_span(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationEdit",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Span(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AnnotationSet_id(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7705,6 +8510,29 @@ func (ec *executionContext) _AnnotationSet_description(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_AnnotationSet_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationSet_annotator(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationSet_annotator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationSet_annotator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -7826,6 +8654,38 @@ func (ec *executionContext) fieldContext_AnnotationSet_spans(ctx context.Context
 	if fc.Args, err = ec.field_AnnotationSet_spans_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnnotationSet_progress(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationSet_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AnnotationSet().Progress(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚕᚖdeidcorpusᚋstoreᚐAnnotationStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationSet_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnnotationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -7970,6 +8830,98 @@ func (ec *executionContext) _AnnotationSetEdge_cursor(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_AnnotationSetEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnnotationSetEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_setID(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_setID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_setID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_documentID(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_documentID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DocumentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_documentID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_status(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v documentprogress.Status) graphql.Marshaler {
+			return ec.marshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type AnnotationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationState_version(ctx context.Context, field graphql.CollectedField, obj *store.AnnotationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationState_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationState_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationState", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.CollectedField, obj *ent.Artifact) (ret graphql.Marshaler) {
@@ -11296,6 +12248,107 @@ func (ec *executionContext) fieldContext_DeriveOutput_mappingHash(_ context.Cont
 	return graphql.NewScalarFieldContext("DeriveOutput", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _DisagreementGroup_kind(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_start(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_end(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_end(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.End, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_end(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DisagreementGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DisagreementGroup_sets(ctx context.Context, field graphql.CollectedField, obj *store.DisagreementGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DisagreementGroup_sets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.SetSpans) graphql.Marshaler {
+			return ec.marshalNSetSpans2ᚕdeidcorpusᚋstoreᚐSetSpansᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DisagreementGroup_sets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DisagreementGroup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetSpans(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Document_id(ctx context.Context, field graphql.CollectedField, obj *ent.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11697,6 +12750,50 @@ func (ec *executionContext) fieldContext_Document_spans(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Document_spans_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Document_annotationState(ctx context.Context, field graphql.CollectedField, obj *ent.Document) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Document_annotationState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Document().AnnotationState(ctx, obj, fc.Args["set"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Document_annotationState(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Document",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Document_annotationState_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15453,6 +16550,314 @@ func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddSpan(ctx, fc.Args["input"].(model.AddSpanInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changeSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeSpan(ctx, fc.Args["input"].(model.ChangeSpanInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSpan(ctx, fc.Args["span"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setDocumentStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setDocumentStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetDocumentStatus(ctx, fc.Args["set"].(int), fc.Args["document"].(int), fc.Args["status"].(documentprogress.Status), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+			return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setDocumentStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationState(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setDocumentStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_undoEdit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_undoEdit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UndoEdit(ctx, fc.Args["set"].(int), fc.Args["document"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_undoEdit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_undoEdit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_assignDocuments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_assignDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AssignDocuments(ctx, fc.Args["input"].(model.AssignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AnnotationSet) graphql.Marshaler {
+			return ec.marshalNAnnotationSet2ᚕᚖdeidcorpusᚋentᚐAnnotationSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_assignDocuments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_assignDocuments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acceptSpan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptSpan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptSpan(ctx, fc.Args["span"].(int), fc.Args["into"].(int), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+			return ec.marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptSpan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnnotationEdit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptSpan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16705,6 +18110,130 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _PairAgreement_a(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_a(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.A, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_a(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_b(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_b(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.B, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_b(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_documents(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_f1(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PairAgreement", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _PairAgreement_byType(ctx context.Context, field graphql.CollectedField, obj *store.PairAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PairAgreement_byType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []evaluate.TypeAgreement) graphql.Marshaler {
+			return ec.marshalNTypeAgreement2ᚕdeidcorpusᚋpipelineᚋevaluateᚐTypeAgreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PairAgreement_byType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PairAgreement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TypeAgreement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Patient_id(ctx context.Context, field graphql.CollectedField, obj *ent.Patient) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17603,6 +19132,94 @@ func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graph
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_disagreements(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_disagreements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Disagreements(ctx, fc.Args["corpus"].(string), fc.Args["sets"].([]string), fc.Args["document"].(int), fc.Args["all"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.DisagreementGroup) graphql.Marshaler {
+			return ec.marshalNDisagreementGroup2ᚕᚖdeidcorpusᚋstoreᚐDisagreementGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_disagreements(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DisagreementGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_disagreements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_agreement(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_agreement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Agreement(ctx, fc.Args["corpus"].(string), fc.Args["sets"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.PairAgreement) graphql.Marshaler {
+			return ec.marshalNPairAgreement2ᚕᚖdeidcorpusᚋstoreᚐPairAgreementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_agreement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PairAgreement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_agreement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -19283,6 +20900,61 @@ func (ec *executionContext) fieldContext_ReusedState_shifts(_ context.Context, f
 	return graphql.NewScalarFieldContext("ReusedState", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SetSpans_set(ctx context.Context, field graphql.CollectedField, obj *store.SetSpans) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetSpans_set(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Set, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetSpans_set(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SetSpans", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SetSpans_spans(ctx context.Context, field graphql.CollectedField, obj *store.SetSpans) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetSpans_spans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
+			return ec.marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetSpans_spans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetSpans",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Span(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Span_id(ctx context.Context, field graphql.CollectedField, obj *ent.Span) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20926,6 +22598,84 @@ func (ec *executionContext) fieldContext_TrainOutput_metrics(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _TypeAgreement_type(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeAgreement", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TypeAgreement_counts(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v evaluate.Counts) graphql.Marshaler {
+			return ec.marshalNAgreementCounts2deidcorpusᚋpipelineᚋevaluateᚐCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TypeAgreement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgreementCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TypeAgreement_f1(ctx context.Context, field graphql.CollectedField, obj *evaluate.TypeAgreement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeAgreement_f1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.F1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeAgreement_f1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeAgreement", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22306,6 +24056,78 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddSpanInput(ctx context.Context, obj any) (model.AddSpanInput, error) {
+	var it model.AddSpanInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"set", "document", "version", "start", "end", "type", "category"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "document":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Document = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAnnotationSetOrder(ctx context.Context, obj any) (ent.AnnotationSetOrder, error) {
 	var it ent.AnnotationSetOrder
 	if obj == nil {
@@ -22358,7 +24180,7 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "annotator", "annotatorNEQ", "annotatorIn", "annotatorNotIn", "annotatorGT", "annotatorGTE", "annotatorLT", "annotatorLTE", "annotatorContains", "annotatorHasPrefix", "annotatorHasSuffix", "annotatorEqualFold", "annotatorContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22680,6 +24502,97 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 				return it, err
 			}
 			it.DescriptionContainsFold = data
+		case "annotator":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotator"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Annotator = data
+		case "annotatorNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorNEQ = data
+		case "annotatorIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorIn = data
+		case "annotatorNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorNotIn = data
+		case "annotatorGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorGT = data
+		case "annotatorGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorGTE = data
+		case "annotatorLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorLT = data
+		case "annotatorLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorLTE = data
+		case "annotatorContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorContains = data
+		case "annotatorHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorHasPrefix = data
+		case "annotatorHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorHasSuffix = data
+		case "annotatorEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorEqualFold = data
+		case "annotatorContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotatorContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnnotatorContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -23319,6 +25232,85 @@ func (ec *executionContext) unmarshalInputArtifactWhereInput(ctx context.Context
 				return it, err
 			}
 			it.CreatedAtLTE = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAssignInput(ctx context.Context, obj any) (model.AssignInput, error) {
+	var it model.AssignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"corpus", "set", "annotators", "patients", "split", "noteType", "documents", "preannotateFrom"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "set":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("set"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Set = data
+		case "annotators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("annotators"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Annotators = data
+		case "patients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patients"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patients = data
+		case "split":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("split"))
+			data, err := ec.unmarshalODocumentSplit2ᚖdeidcorpusᚋentᚋdocumentᚐSplit(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Split = data
+		case "noteType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noteType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoteType = data
+		case "documents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("documents"))
+			data, err := ec.unmarshalOID2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Documents = data
+		case "preannotateFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("preannotateFrom"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PreannotateFrom = data
 		}
 	}
 	return it, nil
@@ -24118,6 +26110,71 @@ func (ec *executionContext) unmarshalInputAuditEntryWhereInput(ctx context.Conte
 				return it, err
 			}
 			it.HashContainsFold = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputChangeSpanInput(ctx context.Context, obj any) (model.ChangeSpanInput, error) {
+	var it model.ChangeSpanInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"span", "version", "start", "end", "type", "category"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "span":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("span"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Span = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
 		}
 	}
 	return it, nil
@@ -32194,6 +34251,97 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var agreementCountsImplementors = []string{"AgreementCounts"}
+
+func (ec *executionContext) _AgreementCounts(ctx context.Context, sel ast.SelectionSet, obj *evaluate.Counts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agreementCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgreementCounts")
+		case "tp":
+			out.Values[i] = ec._AgreementCounts_tp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fp":
+			out.Values[i] = ec._AgreementCounts_fp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fn":
+			out.Values[i] = ec._AgreementCounts_fn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var annotationEditImplementors = []string{"AnnotationEdit"}
+
+func (ec *executionContext) _AnnotationEdit(ctx context.Context, sel ast.SelectionSet, obj *store.AnnotationEdit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, annotationEditImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnnotationEdit")
+		case "state":
+			out.Values[i] = ec._AnnotationEdit_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "span":
+			out.Values[i] = ec._AnnotationEdit_span(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var annotationSetImplementors = []string{"AnnotationSet", "Node"}
 
 func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.SelectionSet, obj *ent.AnnotationSet) graphql.Marshaler {
@@ -32228,6 +34376,11 @@ func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.Selectio
 			}
 		case "description":
 			out.Values[i] = ec._AnnotationSet_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "annotator":
+			out.Values[i] = ec._AnnotationSet_annotator(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -32289,6 +34442,44 @@ func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.Selectio
 					}
 				}()
 				res = ec._AnnotationSet_spans(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "progress":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AnnotationSet_progress(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32405,6 +34596,59 @@ func (ec *executionContext) _AnnotationSetEdge(ctx context.Context, sel ast.Sele
 			}
 		case "cursor":
 			out.Values[i] = ec._AnnotationSetEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var annotationStateImplementors = []string{"AnnotationState"}
+
+func (ec *executionContext) _AnnotationState(ctx context.Context, sel ast.SelectionSet, obj *store.AnnotationState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, annotationStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnnotationState")
+		case "setID":
+			out.Values[i] = ec._AnnotationState_setID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documentID":
+			out.Values[i] = ec._AnnotationState_documentID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._AnnotationState_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._AnnotationState_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -33914,6 +36158,59 @@ func (ec *executionContext) _DeriveOutput(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var disagreementGroupImplementors = []string{"DisagreementGroup"}
+
+func (ec *executionContext) _DisagreementGroup(ctx context.Context, sel ast.SelectionSet, obj *store.DisagreementGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, disagreementGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DisagreementGroup")
+		case "kind":
+			out.Values[i] = ec._DisagreementGroup_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "start":
+			out.Values[i] = ec._DisagreementGroup_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "end":
+			out.Values[i] = ec._DisagreementGroup_end(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sets":
+			out.Values[i] = ec._DisagreementGroup_sets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var documentImplementors = []string{"Document", "Node"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *ent.Document) graphql.Marshaler {
@@ -34077,6 +36374,44 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Document_spans(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "annotationState":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Document_annotationState(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -35750,6 +38085,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setDocumentStatus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setDocumentStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "undoEdit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_undoEdit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignDocuments":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_assignDocuments(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acceptSpan":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptSpan(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "cancelJob":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelJob(ctx, field)
@@ -36188,6 +38572,64 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pairAgreementImplementors = []string{"PairAgreement"}
+
+func (ec *executionContext) _PairAgreement(ctx context.Context, sel ast.SelectionSet, obj *store.PairAgreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pairAgreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PairAgreement")
+		case "a":
+			out.Values[i] = ec._PairAgreement_a(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "b":
+			out.Values[i] = ec._PairAgreement_b(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "documents":
+			out.Values[i] = ec._PairAgreement_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._PairAgreement_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byType":
+			out.Values[i] = ec._PairAgreement_byType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -36780,6 +39222,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_me(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "disagreements":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_disagreements(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "agreement":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_agreement(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -37684,6 +40170,49 @@ func (ec *executionContext) _ReusedState(ctx context.Context, sel ast.SelectionS
 			}
 		case "shifts":
 			out.Values[i] = ec._ReusedState_shifts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setSpansImplementors = []string{"SetSpans"}
+
+func (ec *executionContext) _SetSpans(ctx context.Context, sel ast.SelectionSet, obj *store.SetSpans) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setSpansImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetSpans")
+		case "set":
+			out.Values[i] = ec._SetSpans_set(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spans":
+			out.Values[i] = ec._SetSpans_spans(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -38619,6 +41148,54 @@ func (ec *executionContext) _TrainOutput(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var typeAgreementImplementors = []string{"TypeAgreement"}
+
+func (ec *executionContext) _TypeAgreement(ctx context.Context, sel ast.SelectionSet, obj *evaluate.TypeAgreement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, typeAgreementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TypeAgreement")
+		case "type":
+			out.Values[i] = ec._TypeAgreement_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "counts":
+			out.Values[i] = ec._TypeAgreement_counts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "f1":
+			out.Values[i] = ec._TypeAgreement_f1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *ent.User) graphql.Marshaler {
@@ -39236,6 +41813,41 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAddSpanInput2deidcorpusᚋgraphᚋmodelᚐAddSpanInput(ctx context.Context, v any) (model.AddSpanInput, error) {
+	res, err := ec.unmarshalInputAddSpanInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgreementCounts2deidcorpusᚋpipelineᚋevaluateᚐCounts(ctx context.Context, sel ast.SelectionSet, v evaluate.Counts) graphql.Marshaler {
+	return ec._AgreementCounts(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnnotationEdit2ᚖdeidcorpusᚋstoreᚐAnnotationEdit(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationEdit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnnotationEdit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAnnotationSet2ᚕᚖdeidcorpusᚋentᚐAnnotationSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AnnotationSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnnotationSet2ᚖdeidcorpusᚋentᚐAnnotationSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAnnotationSet2ᚖdeidcorpusᚋentᚐAnnotationSet(ctx context.Context, sel ast.SelectionSet, v *ent.AnnotationSet) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -39277,9 +41889,54 @@ func (ec *executionContext) unmarshalNAnnotationSetWhereInput2ᚖdeidcorpusᚋen
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAnnotationState2deidcorpusᚋstoreᚐAnnotationState(ctx context.Context, sel ast.SelectionSet, v store.AnnotationState) graphql.Marshaler {
+	return ec._AnnotationState(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnnotationState2ᚕᚖdeidcorpusᚋstoreᚐAnnotationStateᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.AnnotationState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnnotationState2ᚖdeidcorpusᚋstoreᚐAnnotationState(ctx context.Context, sel ast.SelectionSet, v *store.AnnotationState) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnnotationState(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx context.Context, v any) (documentprogress.Status, error) {
+	var res documentprogress.Status
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx context.Context, sel ast.SelectionSet, v documentprogress.Status) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNArtifactWhereInput2ᚖdeidcorpusᚋentᚐArtifactWhereInput(ctx context.Context, v any) (*ent.ArtifactWhereInput, error) {
 	res, err := ec.unmarshalInputArtifactWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAssignInput2deidcorpusᚋgraphᚋmodelᚐAssignInput(ctx context.Context, v any) (model.AssignInput, error) {
+	res, err := ec.unmarshalInputAssignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNAuditEntryConnection2ᚖdeidcorpusᚋentᚐAuditEntryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AuditEntryConnection) graphql.Marshaler {
@@ -39327,6 +41984,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNChangeSpanInput2deidcorpusᚋgraphᚋmodelᚐChangeSpanInput(ctx context.Context, v any) (model.ChangeSpanInput, error) {
+	res, err := ec.unmarshalInputChangeSpanInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNChiSquareTest2deidcorpusᚋpipelineᚋstatsᚐChiSquare(ctx context.Context, sel ast.SelectionSet, v stats.ChiSquare) graphql.Marshaler {
@@ -39464,6 +42126,32 @@ func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCurso
 
 func (ec *executionContext) marshalNCurvePoint2deidcorpusᚋpipelineᚋevaluateᚐCurvePoint(ctx context.Context, sel ast.SelectionSet, v evaluate.CurvePoint) graphql.Marshaler {
 	return ec._CurvePoint(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDisagreementGroup2ᚕᚖdeidcorpusᚋstoreᚐDisagreementGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.DisagreementGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDisagreementGroup2ᚖdeidcorpusᚋstoreᚐDisagreementGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDisagreementGroup2ᚖdeidcorpusᚋstoreᚐDisagreementGroup(ctx context.Context, sel ast.SelectionSet, v *store.DisagreementGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DisagreementGroup(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDocument2ᚖdeidcorpusᚋentᚐDocument(ctx context.Context, sel ast.SelectionSet, v *ent.Document) graphql.Marshaler {
@@ -40028,6 +42716,32 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPairAgreement2ᚕᚖdeidcorpusᚋstoreᚐPairAgreementᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.PairAgreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPairAgreement2ᚖdeidcorpusᚋstoreᚐPairAgreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPairAgreement2ᚖdeidcorpusᚋstoreᚐPairAgreement(ctx context.Context, sel ast.SelectionSet, v *store.PairAgreement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PairAgreement(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPatient2ᚖdeidcorpusᚋentᚐPatient(ctx context.Context, sel ast.SelectionSet, v *ent.Patient) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -40122,6 +42836,26 @@ func (ec *executionContext) unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmode
 
 func (ec *executionContext) marshalNReusedState2deidcorpusᚋpipelineᚋsurrogateᚐReuse(ctx context.Context, sel ast.SelectionSet, v surrogate.Reuse) graphql.Marshaler {
 	return ec._ReusedState(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSetSpans2deidcorpusᚋstoreᚐSetSpans(ctx context.Context, sel ast.SelectionSet, v store.SetSpans) graphql.Marshaler {
+	return ec._SetSpans(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSetSpans2ᚕdeidcorpusᚋstoreᚐSetSpansᚄ(ctx context.Context, sel ast.SelectionSet, v []store.SetSpans) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSetSpans2deidcorpusᚋstoreᚐSetSpans(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSpan2ᚕᚖdeidcorpusᚋentᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Span) graphql.Marshaler {
@@ -40439,6 +43173,26 @@ func (ec *executionContext) marshalNTrainMetrics2deidcorpusᚋjobsᚐTrainMetric
 func (ec *executionContext) unmarshalNTrainingInput2deidcorpusᚋgraphᚋmodelᚐTrainingInput(ctx context.Context, v any) (model.TrainingInput, error) {
 	res, err := ec.unmarshalInputTrainingInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTypeAgreement2deidcorpusᚋpipelineᚋevaluateᚐTypeAgreement(ctx context.Context, sel ast.SelectionSet, v evaluate.TypeAgreement) graphql.Marshaler {
+	return ec._TypeAgreement(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTypeAgreement2ᚕdeidcorpusᚋpipelineᚋevaluateᚐTypeAgreementᚄ(ctx context.Context, sel ast.SelectionSet, v []evaluate.TypeAgreement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTypeAgreement2deidcorpusᚋpipelineᚋevaluateᚐTypeAgreement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx context.Context, v any) ([]*graphql.Upload, error) {

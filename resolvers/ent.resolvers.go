@@ -89,6 +89,9 @@ func (r *releaseResolver) Provenance(ctx context.Context, obj *ent.Release) (map
 	return store.ReleaseProvenance(ctx, obj.Provenance), nil
 }
 
+// AnnotationSet returns graph.AnnotationSetResolver implementation.
+func (r *Resolver) AnnotationSet() graph.AnnotationSetResolver { return &annotationSetResolver{r} }
+
 // Corpus returns graph.CorpusResolver implementation.
 func (r *Resolver) Corpus() graph.CorpusResolver { return &corpusResolver{r} }
 
@@ -111,11 +114,12 @@ func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} 
 func (r *Resolver) Token() graph.TokenResolver { return &tokenResolver{r} }
 
 type (
-	corpusResolver     struct{ *Resolver }
-	documentResolver   struct{ *Resolver }
-	evaluationResolver struct{ *Resolver }
-	jobResolver        struct{ *Resolver }
-	queryResolver      struct{ *Resolver }
-	releaseResolver    struct{ *Resolver }
-	tokenResolver      struct{ *Resolver }
+	annotationSetResolver struct{ *Resolver }
+	corpusResolver        struct{ *Resolver }
+	documentResolver      struct{ *Resolver }
+	evaluationResolver    struct{ *Resolver }
+	jobResolver           struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	releaseResolver       struct{ *Resolver }
+	tokenResolver         struct{ *Resolver }
 )

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/auth"
+	"deidcorpus/ent/annotationset"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/span"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/resolvers"
 	"deidcorpus/server"
@@ -37,6 +41,10 @@ type authzFixture struct {
 	origID, surrID, origDoc, surrDoc, origEval, surrEval, adminJob, origArtifact, auditEntry string
 	ownJob, ownToken                                                                         map[auth.Role]string
 	uploads                                                                                  []string
+	// Hand annotation: the original gold set and one of its spans; in the
+	// assigned corpus a document, the annotator's own set and another
+	// annotator's.
+	origGold, origSpan, assignedDoc, assignedSpan, ownSet, othersSet string
 }
 
 func newAuthzFixture(t *testing.T, b storetest.Backend) *authzFixture {
@@ -102,6 +110,7 @@ func newAuthzFixtureConfig(t *testing.T, b storetest.Backend, cfg server.Config)
 		s: corpusByName(name: "surr") { id documents(first: 1) { edges { node { id } } } } }`, &ids)
 	f.origID, f.surrID = ids.O.ID, ids.S.ID
 	f.origDoc, f.surrDoc = ids.O.Documents.Edges[0].Node.ID, ids.S.Documents.Edges[0].Node.ID
+	f.annotationFixture(t)
 	var audit struct {
 		AuditEntries struct {
 			Edges []struct{ Node struct{ ID string } }
@@ -128,6 +137,35 @@ func newAuthzFixtureConfig(t *testing.T, b storetest.Backend, cfg server.Config)
 		require.NotEmpty(t, token)
 	}
 	return f
+}
+
+// annotationFixture makes the sets the annotation cases edit.
+func (f *authzFixture) annotationFixture(t *testing.T) {
+	ctx := context.Background()
+	orig, err := f.st.CorpusByName(ctx, "orig")
+	require.NoError(t, err)
+	gold, err := f.st.AnnotationSet(ctx, orig, "gold")
+	require.NoError(t, err)
+	sp, err := f.st.Client.Span.Query().Where(span.AnnotationSetID(gold.ID)).First(ctx)
+	require.NoError(t, err)
+	assigned, err := f.st.CorpusByName(ctx, "assigned")
+	require.NoError(t, err)
+	doc, err := f.st.Client.Document.Query().Where(document.CorpusID(assigned.ID)).First(ctx)
+	require.NoError(t, err)
+	assignedGold, err := f.st.AnnotationSet(ctx, assigned, "gold")
+	require.NoError(t, err)
+	goldSpan, err := f.st.Client.Span.Query().Where(span.AnnotationSetID(assignedGold.ID)).First(ctx)
+	require.NoError(t, err)
+	f.assignedSpan = strconv.Itoa(goldSpan.ID)
+	sets := map[string]string{}
+	for _, annotator := range []string{string(auth.Annotator), "ann2"} {
+		set, err := f.st.Client.AnnotationSet.Create().SetCorpusID(assigned.ID).SetName("by-" + annotator).
+			SetKind(annotationset.KindAnnotator).SetAnnotator(annotator).Save(ctx)
+		require.NoError(t, err)
+		sets[annotator] = strconv.Itoa(set.ID)
+	}
+	f.origGold, f.origSpan, f.assignedDoc = strconv.Itoa(gold.ID), strconv.Itoa(sp.ID), strconv.Itoa(doc.ID)
+	f.ownSet, f.othersSet = sets[string(auth.Annotator)], sets["ann2"]
 }
 
 func (f *authzFixture) client(r auth.Role) *client.Client {
@@ -281,6 +319,63 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any {
 				return map[string]any{"id": f.ownToken[auth.Curator]}
 			}},
+
+		// Hand annotation, each against a version that is not the
+		// document's: whoever may edit gets a conflict (allowed), and
+		// nothing changes from one role to the next.
+		{op: "Mutation.addSpan", name: "original gold", allowed: "AC",
+			query: `mutation($s: ID!, $d: ID!) { addSpan(input: {set: $s, document: $d, version: 999, start: 0, end: 2, type: "AGE"}) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.origGold, "d": f.origDoc}
+			}},
+		{op: "Mutation.addSpan", name: "own set", allowed: "ACN",
+			query: `mutation($s: ID!, $d: ID!) { addSpan(input: {set: $s, document: $d, version: 999, start: 0, end: 2, type: "AGE"}) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.ownSet, "d": f.assignedDoc}
+			}},
+		{op: "Mutation.addSpan", name: "another annotator's set", allowed: "AC",
+			query: `mutation($s: ID!, $d: ID!) { addSpan(input: {set: $s, document: $d, version: 999, start: 0, end: 2, type: "AGE"}) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.othersSet, "d": f.assignedDoc}
+			}},
+		{op: "Mutation.addSpan", name: "a document of another corpus", allowed: "",
+			query: `mutation($s: ID!, $d: ID!) { addSpan(input: {set: $s, document: $d, version: 999, start: 0, end: 2, type: "AGE"}) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.ownSet, "d": f.origDoc}
+			}},
+		{op: "Mutation.changeSpan", allowed: "AC", query: `mutation($id: ID!) { changeSpan(input: {span: $id, version: 999, type: "AGE"}) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origSpan} }},
+		{op: "Mutation.removeSpan", allowed: "AC", query: `mutation($id: ID!) { removeSpan(span: $id, version: 999) { state { version } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.origSpan} }},
+		{op: "Mutation.setDocumentStatus", name: "own set", allowed: "ACN",
+			query: `mutation($s: ID!, $d: ID!) { setDocumentStatus(set: $s, document: $d, status: done, version: 999) { version } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.ownSet, "d": f.assignedDoc}
+			}},
+		{op: "Mutation.undoEdit", name: "original gold", allowed: "AC",
+			query: `mutation($s: ID!, $d: ID!) { undoEdit(set: $s, document: $d, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.origGold, "d": f.origDoc}
+			}},
+		{op: "Mutation.undoEdit", name: "another annotator's set", allowed: "AC",
+			query: `mutation($s: ID!, $d: ID!) { undoEdit(set: $s, document: $d, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"s": f.othersSet, "d": f.assignedDoc}
+			}},
+		{op: "Mutation.acceptSpan", name: "into own set", allowed: "ACN", query: `mutation($sp: ID!, $s: ID!) { acceptSpan(span: $sp, into: $s, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"sp": f.assignedSpan, "s": f.ownSet}
+			}},
+		{op: "Mutation.acceptSpan", name: "into another annotator's set", allowed: "AC", query: `mutation($sp: ID!, $s: ID!) { acceptSpan(span: $sp, into: $s, version: 999) { span { text } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any {
+				return map[string]any{"sp": f.assignedSpan, "s": f.othersSet}
+			}},
+		{op: "Query.disagreements", allowed: "AC", query: `query($d: ID!) { disagreements(corpus: "assigned", sets: ["gold", "by-annotator"], document: $d) { kind sets { spans { text } } } }`,
+			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"d": f.assignedDoc} }},
+		{op: "Query.agreement", name: "assigned", allowed: "ACN", query: `{ agreement(corpus: "assigned", sets: ["gold", "by-annotator"]) { f1 byType { type f1 } } }`},
+		{op: "Query.agreement", name: "original", allowed: "AC", query: `{ agreement(corpus: "orig", sets: ["gold", "gold"]) { f1 } }`},
+		{op: "Mutation.assignDocuments", allowed: "AC",
+			query: `mutation { assignDocuments(input: {corpus: "assigned", set: "batch", annotators: ["annotator"], split: train}) { name progress { version } } }`},
 
 		{op: "Subscription.job", name: "the admin's job", allowed: "AC", query: `subscription($id: ID!) { job(id: $id) { status } }`,
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"id": f.adminJob} }},

@@ -102,6 +102,56 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	researcher.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance parameters } }`, &lineage, client.Var("id", id.CorpusByName.ID))
 	assertClean("lineage", asJSON(lineage))
 
+	// The annotation operations, tried as an attacker would: naming the
+	// original corpus's gold set, one of its notes and spans by id (ids are
+	// small numbers, easily guessed), and asking a surrogate note's state in
+	// the original set. Every one is refused, and nothing real comes back.
+	var orig struct {
+		CorpusByName struct {
+			AnnotationSets []struct{ ID string }
+			Documents      struct {
+				Edges []struct {
+					Node struct {
+						ID    string
+						Spans struct {
+							Edges []struct{ Node struct{ ID string } }
+						}
+					}
+				}
+			}
+		}
+	}
+	admin.MustPost(`{ corpusByName(name: "hospital-x-notes") { annotationSets { id }
+		documents(first: 1) { edges { node { id spans(first: 1) { edges { node { id } } } } } } } }`, &orig)
+	origSet, origDoc := orig.CorpusByName.AnnotationSets[0].ID, orig.CorpusByName.Documents.Edges[0].Node
+	var surrDoc struct {
+		CorpusByName struct {
+			Documents struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+	}
+	researcher.MustPost(`{ corpusByName(name: "shared-notes") { documents(first: 1) { edges { node { id } } } } }`, &surrDoc)
+	vars := []client.Option{client.Var("set", origSet), client.Var("doc", origDoc.ID), client.Var("span", origDoc.Spans.Edges[0].Node.ID),
+		client.Var("surr", surrDoc.CorpusByName.Documents.Edges[0].Node.ID)}
+	for _, q := range []string{
+		`mutation($set: ID!, $doc: ID!) { addSpan(input: {set: $set, document: $doc, version: 0, start: 0, end: 20, type: "PATIENT"}) { span { text } } }`,
+		`mutation($span: ID!) { changeSpan(input: {span: $span, version: 0, start: 0, end: 30}) { span { text } } }`,
+		`mutation($span: ID!) { removeSpan(span: $span, version: 0) { state { version } } }`,
+		`mutation($set: ID!, $doc: ID!) { undoEdit(set: $set, document: $doc, version: 0) { span { text } } }`,
+		`mutation($set: ID!, $doc: ID!) { setDocumentStatus(set: $set, document: $doc, status: done, version: 0) { version } }`,
+		`mutation($set: ID!, $span: ID!) { acceptSpan(span: $span, into: $set, version: 0) { span { text } } }`,
+		`query($doc: ID!) { disagreements(corpus: "hospital-x-notes", sets: ["gold", "gold"], document: $doc, all: true) { sets { spans { text } } } }`,
+		`{ agreement(corpus: "hospital-x-notes", sets: ["gold", "gold"]) { byType { type } } }`,
+		`query($set: ID!, $surr: ID!) { node(id: $surr) { ... on Document { annotationState(set: $set) { version status } } } }`,
+	} {
+		resp, err := researcher.RawPost(q, vars...)
+		require.NoError(t, err)
+		require.NotEmpty(t, resp.Errors, "%s: a researcher is refused", q)
+		assertClean(q, asJSON(resp.Data)+string(resp.Errors))
+		assert.Regexp(t, `"code":"(forbidden|not_found)"`, string(resp.Errors), q)
+	}
+
 	token := storetest.Token(t, st, "rita2", auth.Researcher)
 	for _, path := range []string{"/download/corpora/shared-notes?format=jsonl", "/download/corpora/shared-notes?format=i2b2",
 		"/download/releases/pub@1.0.0?format=jsonl", "/download/releases/pub@1.0.0?format=brat"} {

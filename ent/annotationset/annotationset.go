@@ -25,6 +25,8 @@ const (
 	FieldKind = "kind"
 	// FieldDescription holds the string denoting the description field in the database.
 	FieldDescription = "description"
+	// FieldAnnotator holds the string denoting the annotator field in the database.
+	FieldAnnotator = "annotator"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -33,6 +35,10 @@ const (
 	EdgeCorpus = "corpus"
 	// EdgeSpans holds the string denoting the spans edge name in mutations.
 	EdgeSpans = "spans"
+	// EdgeProgress holds the string denoting the progress edge name in mutations.
+	EdgeProgress = "progress"
+	// EdgeEdits holds the string denoting the edits edge name in mutations.
+	EdgeEdits = "edits"
 	// EdgeStatistics holds the string denoting the statistics edge name in mutations.
 	EdgeStatistics = "statistics"
 	// Table holds the table name of the annotationset in the database.
@@ -51,6 +57,20 @@ const (
 	SpansInverseTable = "spans"
 	// SpansColumn is the table column denoting the spans relation/edge.
 	SpansColumn = "annotation_set_id"
+	// ProgressTable is the table that holds the progress relation/edge.
+	ProgressTable = "document_progresses"
+	// ProgressInverseTable is the table name for the DocumentProgress entity.
+	// It exists in this package in order to avoid circular dependency with the "documentprogress" package.
+	ProgressInverseTable = "document_progresses"
+	// ProgressColumn is the table column denoting the progress relation/edge.
+	ProgressColumn = "annotation_set_id"
+	// EditsTable is the table that holds the edits relation/edge.
+	EditsTable = "span_edits"
+	// EditsInverseTable is the table name for the SpanEdit entity.
+	// It exists in this package in order to avoid circular dependency with the "spanedit" package.
+	EditsInverseTable = "span_edits"
+	// EditsColumn is the table column denoting the edits relation/edge.
+	EditsColumn = "annotation_set_id"
 	// StatisticsTable is the table that holds the statistics relation/edge.
 	StatisticsTable = "statistics_results"
 	// StatisticsInverseTable is the table name for the StatisticsResult entity.
@@ -67,6 +87,7 @@ var Columns = []string{
 	FieldName,
 	FieldKind,
 	FieldDescription,
+	FieldAnnotator,
 	FieldProvenance,
 	FieldCreatedAt,
 }
@@ -86,6 +107,8 @@ var (
 	NameValidator func(string) error
 	// DefaultDescription holds the default value on creation for the "description" field.
 	DefaultDescription string
+	// DefaultAnnotator holds the default value on creation for the "annotator" field.
+	DefaultAnnotator string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -147,6 +170,11 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDescription, opts...).ToFunc()
 }
 
+// ByAnnotator orders the results by the annotator field.
+func ByAnnotator(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAnnotator, opts...).ToFunc()
+}
+
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
@@ -170,6 +198,34 @@ func BySpansCount(opts ...sql.OrderTermOption) OrderOption {
 func BySpans(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newSpansStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByProgressCount orders the results by progress count.
+func ByProgressCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newProgressStep(), opts...)
+	}
+}
+
+// ByProgress orders the results by progress terms.
+func ByProgress(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newProgressStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByEditsCount orders the results by edits count.
+func ByEditsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEditsStep(), opts...)
+	}
+}
+
+// ByEdits orders the results by edits terms.
+func ByEdits(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEditsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 
@@ -198,6 +254,20 @@ func newSpansStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SpansInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, SpansTable, SpansColumn),
+	)
+}
+func newProgressStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ProgressInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ProgressTable, ProgressColumn),
+	)
+}
+func newEditsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EditsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EditsTable, EditsColumn),
 	)
 }
 func newStatisticsStep() *sqlgraph.Step {

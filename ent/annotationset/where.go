@@ -70,6 +70,11 @@ func Description(v string) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldEQ(FieldDescription, v))
 }
 
+// Annotator applies equality check predicate on the "annotator" field. It's identical to AnnotatorEQ.
+func Annotator(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldEQ(FieldAnnotator, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldEQ(FieldCreatedAt, v))
@@ -245,6 +250,71 @@ func DescriptionContainsFold(v string) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldContainsFold(FieldDescription, v))
 }
 
+// AnnotatorEQ applies the EQ predicate on the "annotator" field.
+func AnnotatorEQ(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldEQ(FieldAnnotator, v))
+}
+
+// AnnotatorNEQ applies the NEQ predicate on the "annotator" field.
+func AnnotatorNEQ(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldNEQ(FieldAnnotator, v))
+}
+
+// AnnotatorIn applies the In predicate on the "annotator" field.
+func AnnotatorIn(vs ...string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldIn(FieldAnnotator, vs...))
+}
+
+// AnnotatorNotIn applies the NotIn predicate on the "annotator" field.
+func AnnotatorNotIn(vs ...string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldNotIn(FieldAnnotator, vs...))
+}
+
+// AnnotatorGT applies the GT predicate on the "annotator" field.
+func AnnotatorGT(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldGT(FieldAnnotator, v))
+}
+
+// AnnotatorGTE applies the GTE predicate on the "annotator" field.
+func AnnotatorGTE(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldGTE(FieldAnnotator, v))
+}
+
+// AnnotatorLT applies the LT predicate on the "annotator" field.
+func AnnotatorLT(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldLT(FieldAnnotator, v))
+}
+
+// AnnotatorLTE applies the LTE predicate on the "annotator" field.
+func AnnotatorLTE(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldLTE(FieldAnnotator, v))
+}
+
+// AnnotatorContains applies the Contains predicate on the "annotator" field.
+func AnnotatorContains(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldContains(FieldAnnotator, v))
+}
+
+// AnnotatorHasPrefix applies the HasPrefix predicate on the "annotator" field.
+func AnnotatorHasPrefix(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldHasPrefix(FieldAnnotator, v))
+}
+
+// AnnotatorHasSuffix applies the HasSuffix predicate on the "annotator" field.
+func AnnotatorHasSuffix(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldHasSuffix(FieldAnnotator, v))
+}
+
+// AnnotatorEqualFold applies the EqualFold predicate on the "annotator" field.
+func AnnotatorEqualFold(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldEqualFold(FieldAnnotator, v))
+}
+
+// AnnotatorContainsFold applies the ContainsFold predicate on the "annotator" field.
+func AnnotatorContainsFold(v string) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldContainsFold(FieldAnnotator, v))
+}
+
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.
 func ProvenanceIsNil() predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldIsNull(FieldProvenance))
@@ -333,6 +403,52 @@ func HasSpans() predicate.AnnotationSet {
 func HasSpansWith(preds ...predicate.Span) predicate.AnnotationSet {
 	return predicate.AnnotationSet(func(s *sql.Selector) {
 		step := newSpansStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasProgress applies the HasEdge predicate on the "progress" edge.
+func HasProgress() predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ProgressTable, ProgressColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasProgressWith applies the HasEdge predicate on the "progress" edge with a given conditions (other predicates).
+func HasProgressWith(preds ...predicate.DocumentProgress) predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := newProgressStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasEdits applies the HasEdge predicate on the "edits" edge.
+func HasEdits() predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, EditsTable, EditsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEditsWith applies the HasEdge predicate on the "edits" edge with a given conditions (other predicates).
+func HasEditsWith(preds ...predicate.SpanEdit) predicate.AnnotationSet {
+	return predicate.AnnotationSet(func(s *sql.Selector) {
+		step := newEditsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

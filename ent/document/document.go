@@ -47,6 +47,10 @@ const (
 	EdgePatient = "patient"
 	// EdgeSpans holds the string denoting the spans edge name in mutations.
 	EdgeSpans = "spans"
+	// EdgeProgress holds the string denoting the progress edge name in mutations.
+	EdgeProgress = "progress"
+	// EdgeEdits holds the string denoting the edits edge name in mutations.
+	EdgeEdits = "edits"
 	// Table holds the table name of the document in the database.
 	Table = "documents"
 	// CorpusTable is the table that holds the corpus relation/edge.
@@ -70,6 +74,20 @@ const (
 	SpansInverseTable = "spans"
 	// SpansColumn is the table column denoting the spans relation/edge.
 	SpansColumn = "document_id"
+	// ProgressTable is the table that holds the progress relation/edge.
+	ProgressTable = "document_progresses"
+	// ProgressInverseTable is the table name for the DocumentProgress entity.
+	// It exists in this package in order to avoid circular dependency with the "documentprogress" package.
+	ProgressInverseTable = "document_progresses"
+	// ProgressColumn is the table column denoting the progress relation/edge.
+	ProgressColumn = "document_id"
+	// EditsTable is the table that holds the edits relation/edge.
+	EditsTable = "span_edits"
+	// EditsInverseTable is the table name for the SpanEdit entity.
+	// It exists in this package in order to avoid circular dependency with the "spanedit" package.
+	EditsInverseTable = "span_edits"
+	// EditsColumn is the table column denoting the edits relation/edge.
+	EditsColumn = "document_id"
 )
 
 // Columns holds all SQL columns for document fields.
@@ -233,6 +251,34 @@ func BySpans(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newSpansStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByProgressCount orders the results by progress count.
+func ByProgressCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newProgressStep(), opts...)
+	}
+}
+
+// ByProgress orders the results by progress terms.
+func ByProgress(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newProgressStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByEditsCount orders the results by edits count.
+func ByEditsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEditsStep(), opts...)
+	}
+}
+
+// ByEdits orders the results by edits terms.
+func ByEdits(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEditsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newCorpusStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -252,6 +298,20 @@ func newSpansStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(SpansInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, SpansTable, SpansColumn),
+	)
+}
+func newProgressStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ProgressInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, ProgressTable, ProgressColumn),
+	)
+}
+func newEditsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EditsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EditsTable, EditsColumn),
 	)
 }
 

@@ -709,6 +709,52 @@ func HasSpansWith(preds ...predicate.Span) predicate.Document {
 	})
 }
 
+// HasProgress applies the HasEdge predicate on the "progress" edge.
+func HasProgress() predicate.Document {
+	return predicate.Document(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ProgressTable, ProgressColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasProgressWith applies the HasEdge predicate on the "progress" edge with a given conditions (other predicates).
+func HasProgressWith(preds ...predicate.DocumentProgress) predicate.Document {
+	return predicate.Document(func(s *sql.Selector) {
+		step := newProgressStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasEdits applies the HasEdge predicate on the "edits" edge.
+func HasEdits() predicate.Document {
+	return predicate.Document(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, EditsTable, EditsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEditsWith applies the HasEdge predicate on the "edits" edge with a given conditions (other predicates).
+func HasEditsWith(preds ...predicate.SpanEdit) predicate.Document {
+	return predicate.Document(func(s *sql.Selector) {
+		step := newEditsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Document) predicate.Document {
 	return predicate.Document(sql.AndPredicates(predicates...))

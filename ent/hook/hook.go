@@ -92,6 +92,18 @@ func (f DocumentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DocumentMutation", m)
 }
 
+// The DocumentProgressFunc type is an adapter to allow the use of ordinary
+// function as DocumentProgress mutator.
+type DocumentProgressFunc func(context.Context, *ent.DocumentProgressMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DocumentProgressFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.DocumentProgressMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DocumentProgressMutation", m)
+}
+
 // The EvaluationFunc type is an adapter to allow the use of ordinary
 // function as Evaluation mutator.
 type EvaluationFunc func(context.Context, *ent.EvaluationMutation) (ent.Value, error)
@@ -162,6 +174,18 @@ func (f SpanFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SpanMutation", m)
+}
+
+// The SpanEditFunc type is an adapter to allow the use of ordinary
+// function as SpanEdit mutator.
+type SpanEditFunc func(context.Context, *ent.SpanEditMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SpanEditFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SpanEditMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SpanEditMutation", m)
 }
 
 // The StatisticsResultFunc type is an adapter to allow the use of ordinary

@@ -14,6 +14,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/dateshift"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
@@ -21,6 +22,7 @@ import (
 	"deidcorpus/ent/predicate"
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -274,6 +276,33 @@ func (f TraverseDocument) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.DocumentQuery", q)
 }
 
+// The DocumentProgressFunc type is an adapter to allow the use of ordinary function as a Querier.
+type DocumentProgressFunc func(context.Context, *ent.DocumentProgressQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f DocumentProgressFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.DocumentProgressQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.DocumentProgressQuery", q)
+}
+
+// The TraverseDocumentProgress type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseDocumentProgress func(context.Context, *ent.DocumentProgressQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseDocumentProgress) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseDocumentProgress) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.DocumentProgressQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.DocumentProgressQuery", q)
+}
+
 // The EvaluationFunc type is an adapter to allow the use of ordinary function as a Querier.
 type EvaluationFunc func(context.Context, *ent.EvaluationQuery) (ent.Value, error)
 
@@ -436,6 +465,33 @@ func (f TraverseSpan) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SpanQuery", q)
 }
 
+// The SpanEditFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SpanEditFunc func(context.Context, *ent.SpanEditQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SpanEditFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SpanEditQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SpanEditQuery", q)
+}
+
+// The TraverseSpanEdit type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSpanEdit func(context.Context, *ent.SpanEditQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSpanEdit) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSpanEdit) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SpanEditQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SpanEditQuery", q)
+}
+
 // The StatisticsResultFunc type is an adapter to allow the use of ordinary function as a Querier.
 type StatisticsResultFunc func(context.Context, *ent.StatisticsResultQuery) (ent.Value, error)
 
@@ -561,6 +617,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.DateShiftQuery, predicate.DateShift, dateshift.OrderOption]{typ: ent.TypeDateShift, tq: q}, nil
 	case *ent.DocumentQuery:
 		return &query[*ent.DocumentQuery, predicate.Document, document.OrderOption]{typ: ent.TypeDocument, tq: q}, nil
+	case *ent.DocumentProgressQuery:
+		return &query[*ent.DocumentProgressQuery, predicate.DocumentProgress, documentprogress.OrderOption]{typ: ent.TypeDocumentProgress, tq: q}, nil
 	case *ent.EvaluationQuery:
 		return &query[*ent.EvaluationQuery, predicate.Evaluation, evaluation.OrderOption]{typ: ent.TypeEvaluation, tq: q}, nil
 	case *ent.JobQuery:
@@ -573,6 +631,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.ReleaseQuery, predicate.Release, release.OrderOption]{typ: ent.TypeRelease, tq: q}, nil
 	case *ent.SpanQuery:
 		return &query[*ent.SpanQuery, predicate.Span, span.OrderOption]{typ: ent.TypeSpan, tq: q}, nil
+	case *ent.SpanEditQuery:
+		return &query[*ent.SpanEditQuery, predicate.SpanEdit, spanedit.OrderOption]{typ: ent.TypeSpanEdit, tq: q}, nil
 	case *ent.StatisticsResultQuery:
 		return &query[*ent.StatisticsResultQuery, predicate.StatisticsResult, statisticsresult.OrderOption]{typ: ent.TypeStatisticsResult, tq: q}, nil
 	case *ent.SurrogateMappingQuery:

@@ -2,4 +2,4 @@
 
 package internal
 
-const IncrementStarts = "{\"annotation_sets\":0,\"artifacts\":25769803776,\"audit_entries\":51539607552,\"corpora\":4294967296,\"date_shifts\":30064771072,\"documents\":8589934592,\"evaluations\":34359738368,\"jobs\":21474836480,\"models\":42949672960,\"patients\":12884901888,\"release_chunks\":64424509440,\"releases\":47244640256,\"spans\":17179869184,\"statistics_results\":68719476736,\"surrogate_mappings\":38654705664,\"tokens\":55834574848,\"users\":60129542144}"
+const IncrementStarts = "{\"annotation_sets\":0,\"artifacts\":25769803776,\"audit_entries\":51539607552,\"corpora\":4294967296,\"date_shifts\":30064771072,\"document_progresses\":73014444032,\"documents\":8589934592,\"evaluations\":34359738368,\"jobs\":21474836480,\"models\":42949672960,\"patients\":12884901888,\"release_chunks\":64424509440,\"releases\":47244640256,\"span_edits\":77309411328,\"spans\":17179869184,\"statistics_results\":68719476736,\"surrogate_mappings\":38654705664,\"tokens\":55834574848,\"users\":60129542144}"

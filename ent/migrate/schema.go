@@ -15,6 +15,7 @@ var (
 		{Name: "name", Type: field.TypeString},
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"gold", "annotator", "adjudicated", "system", "surrogate"}, Default: "gold"},
 		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "annotator", Type: field.TypeString, Default: ""},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "corpus_id", Type: field.TypeInt},
@@ -27,7 +28,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "annotation_sets_corpora_annotation_sets",
-				Columns:    []*schema.Column{AnnotationSetsColumns[6]},
+				Columns:    []*schema.Column{AnnotationSetsColumns[7]},
 				RefColumns: []*schema.Column{CorporaColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -36,7 +37,7 @@ var (
 			{
 				Name:    "annotationset_corpus_id_name",
 				Unique:  true,
-				Columns: []*schema.Column{AnnotationSetsColumns[6], AnnotationSetsColumns[1]},
+				Columns: []*schema.Column{AnnotationSetsColumns[7], AnnotationSetsColumns[1]},
 			},
 		},
 	}
@@ -210,6 +211,44 @@ var (
 				Name:    "document_patient_id_record_order",
 				Unique:  false,
 				Columns: []*schema.Column{DocumentsColumns[12], DocumentsColumns[2]},
+			},
+		},
+	}
+	// DocumentProgressesColumns holds the columns for the "document_progresses" table.
+	DocumentProgressesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "corpus_id", Type: field.TypeInt},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"todo", "in_progress", "done"}, Default: "todo"},
+		{Name: "version", Type: field.TypeInt, Default: 0},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "updated_by", Type: field.TypeString, Default: ""},
+		{Name: "annotation_set_id", Type: field.TypeInt},
+		{Name: "document_id", Type: field.TypeInt},
+	}
+	// DocumentProgressesTable holds the schema information for the "document_progresses" table.
+	DocumentProgressesTable = &schema.Table{
+		Name:       "document_progresses",
+		Columns:    DocumentProgressesColumns,
+		PrimaryKey: []*schema.Column{DocumentProgressesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "document_progresses_annotation_sets_progress",
+				Columns:    []*schema.Column{DocumentProgressesColumns[6]},
+				RefColumns: []*schema.Column{AnnotationSetsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "document_progresses_documents_progress",
+				Columns:    []*schema.Column{DocumentProgressesColumns[7]},
+				RefColumns: []*schema.Column{DocumentsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "documentprogress_annotation_set_id_document_id",
+				Unique:  true,
+				Columns: []*schema.Column{DocumentProgressesColumns[6], DocumentProgressesColumns[7]},
 			},
 		},
 	}
@@ -428,6 +467,53 @@ var (
 			},
 		},
 	}
+	// SpanEditsColumns holds the columns for the "span_edits" table.
+	SpanEditsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "corpus_id", Type: field.TypeInt},
+		{Name: "version", Type: field.TypeInt},
+		{Name: "op", Type: field.TypeEnum, Enums: []string{"add", "change", "remove", "status"}},
+		{Name: "span_id", Type: field.TypeInt, Nullable: true},
+		{Name: "before_start", Type: field.TypeInt, Nullable: true},
+		{Name: "before_end", Type: field.TypeInt, Nullable: true},
+		{Name: "before_label", Type: field.TypeString, Default: ""},
+		{Name: "after_start", Type: field.TypeInt, Nullable: true},
+		{Name: "after_end", Type: field.TypeInt, Nullable: true},
+		{Name: "after_label", Type: field.TypeString, Default: ""},
+		{Name: "undoes", Type: field.TypeInt, Nullable: true},
+		{Name: "undone", Type: field.TypeBool, Default: false},
+		{Name: "actor", Type: field.TypeString},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "annotation_set_id", Type: field.TypeInt},
+		{Name: "document_id", Type: field.TypeInt},
+	}
+	// SpanEditsTable holds the schema information for the "span_edits" table.
+	SpanEditsTable = &schema.Table{
+		Name:       "span_edits",
+		Columns:    SpanEditsColumns,
+		PrimaryKey: []*schema.Column{SpanEditsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "span_edits_annotation_sets_edits",
+				Columns:    []*schema.Column{SpanEditsColumns[15]},
+				RefColumns: []*schema.Column{AnnotationSetsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+			{
+				Symbol:     "span_edits_documents_edits",
+				Columns:    []*schema.Column{SpanEditsColumns[16]},
+				RefColumns: []*schema.Column{DocumentsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "spanedit_annotation_set_id_document_id_version",
+				Unique:  false,
+				Columns: []*schema.Column{SpanEditsColumns[15], SpanEditsColumns[16], SpanEditsColumns[2]},
+			},
+		},
+	}
 	// StatisticsResultsColumns holds the columns for the "statistics_results" table.
 	StatisticsResultsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -570,12 +656,14 @@ var (
 		CorporaTable,
 		DateShiftsTable,
 		DocumentsTable,
+		DocumentProgressesTable,
 		EvaluationsTable,
 		JobsTable,
 		ModelsTable,
 		PatientsTable,
 		ReleasesTable,
 		SpansTable,
+		SpanEditsTable,
 		StatisticsResultsTable,
 		SurrogateMappingsTable,
 		TokensTable,
@@ -611,6 +699,11 @@ func init() {
 	DocumentsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(8589934592),
 	}
+	DocumentProgressesTable.ForeignKeys[0].RefTable = AnnotationSetsTable
+	DocumentProgressesTable.ForeignKeys[1].RefTable = DocumentsTable
+	DocumentProgressesTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(73014444032),
+	}
 	EvaluationsTable.ForeignKeys[0].RefTable = CorporaTable
 	EvaluationsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(34359738368),
@@ -633,6 +726,11 @@ func init() {
 	SpansTable.ForeignKeys[1].RefTable = DocumentsTable
 	SpansTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(17179869184),
+	}
+	SpanEditsTable.ForeignKeys[0].RefTable = AnnotationSetsTable
+	SpanEditsTable.ForeignKeys[1].RefTable = DocumentsTable
+	SpanEditsTable.Annotation = &entsql.Annotation{
+		IncrementStart: func(i int) *int { return &i }(77309411328),
 	}
 	StatisticsResultsTable.ForeignKeys[0].RefTable = AnnotationSetsTable
 	StatisticsResultsTable.Annotation = &entsql.Annotation{

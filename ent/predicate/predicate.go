@@ -27,6 +27,9 @@ type DateShift func(*sql.Selector)
 // Document is the predicate function for document builders.
 type Document func(*sql.Selector)
 
+// DocumentProgress is the predicate function for documentprogress builders.
+type DocumentProgress func(*sql.Selector)
+
 // Evaluation is the predicate function for evaluation builders.
 type Evaluation func(*sql.Selector)
 
@@ -44,6 +47,9 @@ type Release func(*sql.Selector)
 
 // Span is the predicate function for span builders.
 type Span func(*sql.Selector)
+
+// SpanEdit is the predicate function for spanedit builders.
+type SpanEdit func(*sql.Selector)
 
 // StatisticsResult is the predicate function for statisticsresult builders.
 type StatisticsResult func(*sql.Selector)

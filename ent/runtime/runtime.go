@@ -9,6 +9,7 @@ import (
 	"deidcorpus/ent/chunk"
 	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/evaluation"
 	"deidcorpus/ent/job"
 	"deidcorpus/ent/model"
@@ -16,6 +17,7 @@ import (
 	"deidcorpus/ent/release"
 	"deidcorpus/ent/schema"
 	"deidcorpus/ent/span"
+	"deidcorpus/ent/spanedit"
 	"deidcorpus/ent/statisticsresult"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/ent/token"
@@ -37,8 +39,12 @@ func init() {
 	annotationsetDescDescription := annotationsetFields[3].Descriptor()
 	// annotationset.DefaultDescription holds the default value on creation for the description field.
 	annotationset.DefaultDescription = annotationsetDescDescription.Default.(string)
+	// annotationsetDescAnnotator is the schema descriptor for annotator field.
+	annotationsetDescAnnotator := annotationsetFields[4].Descriptor()
+	// annotationset.DefaultAnnotator holds the default value on creation for the annotator field.
+	annotationset.DefaultAnnotator = annotationsetDescAnnotator.Default.(string)
 	// annotationsetDescCreatedAt is the schema descriptor for created_at field.
-	annotationsetDescCreatedAt := annotationsetFields[5].Descriptor()
+	annotationsetDescCreatedAt := annotationsetFields[6].Descriptor()
 	// annotationset.DefaultCreatedAt holds the default value on creation for the created_at field.
 	annotationset.DefaultCreatedAt = annotationsetDescCreatedAt.Default.(func() time.Time)
 	artifactFields := schema.Artifact{}.Fields()
@@ -145,6 +151,22 @@ func init() {
 	documentDescImportedAt := documentFields[11].Descriptor()
 	// document.DefaultImportedAt holds the default value on creation for the imported_at field.
 	document.DefaultImportedAt = documentDescImportedAt.Default.(func() time.Time)
+	documentprogressFields := schema.DocumentProgress{}.Fields()
+	_ = documentprogressFields
+	// documentprogressDescVersion is the schema descriptor for version field.
+	documentprogressDescVersion := documentprogressFields[4].Descriptor()
+	// documentprogress.DefaultVersion holds the default value on creation for the version field.
+	documentprogress.DefaultVersion = documentprogressDescVersion.Default.(int)
+	// documentprogress.VersionValidator is a validator for the "version" field. It is called by the builders before save.
+	documentprogress.VersionValidator = documentprogressDescVersion.Validators[0].(func(int) error)
+	// documentprogressDescUpdatedAt is the schema descriptor for updated_at field.
+	documentprogressDescUpdatedAt := documentprogressFields[5].Descriptor()
+	// documentprogress.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	documentprogress.DefaultUpdatedAt = documentprogressDescUpdatedAt.Default.(func() time.Time)
+	// documentprogressDescUpdatedBy is the schema descriptor for updated_by field.
+	documentprogressDescUpdatedBy := documentprogressFields[6].Descriptor()
+	// documentprogress.DefaultUpdatedBy holds the default value on creation for the updated_by field.
+	documentprogress.DefaultUpdatedBy = documentprogressDescUpdatedBy.Default.(string)
 	evaluationFields := schema.Evaluation{}.Fields()
 	_ = evaluationFields
 	// evaluationDescMetric is the schema descriptor for metric field.
@@ -315,6 +337,24 @@ func init() {
 	spanDescNoteType := spanFields[10].Descriptor()
 	// span.DefaultNoteType holds the default value on creation for the note_type field.
 	span.DefaultNoteType = spanDescNoteType.Default.(string)
+	spaneditFields := schema.SpanEdit{}.Fields()
+	_ = spaneditFields
+	// spaneditDescBeforeLabel is the schema descriptor for before_label field.
+	spaneditDescBeforeLabel := spaneditFields[8].Descriptor()
+	// spanedit.DefaultBeforeLabel holds the default value on creation for the before_label field.
+	spanedit.DefaultBeforeLabel = spaneditDescBeforeLabel.Default.(string)
+	// spaneditDescAfterLabel is the schema descriptor for after_label field.
+	spaneditDescAfterLabel := spaneditFields[11].Descriptor()
+	// spanedit.DefaultAfterLabel holds the default value on creation for the after_label field.
+	spanedit.DefaultAfterLabel = spaneditDescAfterLabel.Default.(string)
+	// spaneditDescUndone is the schema descriptor for undone field.
+	spaneditDescUndone := spaneditFields[13].Descriptor()
+	// spanedit.DefaultUndone holds the default value on creation for the undone field.
+	spanedit.DefaultUndone = spaneditDescUndone.Default.(bool)
+	// spaneditDescAt is the schema descriptor for at field.
+	spaneditDescAt := spaneditFields[15].Descriptor()
+	// spanedit.DefaultAt holds the default value on creation for the at field.
+	spanedit.DefaultAt = spaneditDescAt.Default.(func() time.Time)
 	statisticsresultFields := schema.StatisticsResult{}.Fields()
 	_ = statisticsresultFields
 	// statisticsresultDescCountedAt is the schema descriptor for counted_at field.

@@ -26,6 +26,8 @@ func (AnnotationSet) Fields() []ent.Field {
 			Annotations(entgql.OrderField("NAME")),
 		field.Enum("kind").Values("gold", "annotator", "adjudicated", "system", "surrogate").Default("gold"),
 		field.Text("description").Default(""),
+		field.String("annotator").Default("").
+			Comment("the account that annotates this set (kind annotator); the only annotator who may edit it"),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Annotations(entgql.Type("Map")),
 		field.Time("created_at").Default(time.Now).Immutable(),
@@ -36,6 +38,9 @@ func (AnnotationSet) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("corpus", Corpus.Type).Ref("annotation_sets").Field("corpus_id").Unique().Required().Immutable(),
 		edge.To("spans", Span.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		// Hand edits' bookkeeping (store/annotate.go).
+		edge.To("progress", DocumentProgress.Type).Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),
+		edge.To("edits", SpanEdit.Type).Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),
 		// The set's statistics as last counted (store/statscache.go).
 		edge.To("statistics", StatisticsResult.Type).
 			Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),

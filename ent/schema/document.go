@@ -53,6 +53,9 @@ func (Document) Edges() []ent.Edge {
 		edge.From("corpus", Corpus.Type).Ref("documents").Field("corpus_id").Unique().Required().Immutable(),
 		edge.From("patient", Patient.Type).Ref("documents").Field("patient_id").Unique().Required().Immutable(),
 		edge.To("spans", Span.Type).Annotations(entgql.RelayConnection(), entsql.OnDelete(entsql.Cascade)),
+		// Hand edits' bookkeeping (store/annotate.go).
+		edge.To("progress", DocumentProgress.Type).Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),
+		edge.To("edits", SpanEdit.Type).Annotations(entgql.Skip(entgql.SkipAll), entsql.OnDelete(entsql.Cascade)),
 	}
 }
 

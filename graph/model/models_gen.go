@@ -14,6 +14,50 @@ import (
 	"strconv"
 )
 
+type AddSpanInput struct {
+	// The annotation set (its id).
+	Set      int `json:"set"`
+	Document int `json:"document"`
+	// The document's version in the set that the edit was made against (annotationState).
+	Version int `json:"version"`
+	// Offsets in Unicode code points, end exclusive: the span's text is the note's between them.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// A type of the corpus's tag set ("PATIENT"); its category is filled in.
+	Type string `json:"type"`
+	// Needed only in an open tag set, where it defaults to the type.
+	Category *string `json:"category,omitempty"`
+}
+
+// A batch of a corpus's documents for annotators: those matching every
+// criterion given (at least one). Each annotator works in a set of its own,
+// named set:ACCOUNT.
+type AssignInput struct {
+	Corpus string `json:"corpus"`
+	// The batch's name; each annotator's set is named set:ACCOUNT.
+	Set string `json:"set"`
+	// Accounts with the annotator role, assigned the corpus by an admin.
+	Annotators []string `json:"annotators"`
+	// Patients' ids in the source.
+	Patients  []string        `json:"patients,omitempty"`
+	Split     *document.Split `json:"split,omitempty"`
+	NoteType  *string         `json:"noteType,omitempty"`
+	Documents []int           `json:"documents,omitempty"`
+	// A set of the corpus (a tagging run's output) whose spans each new document starts with; empty sets when absent.
+	PreannotateFrom *string `json:"preannotateFrom,omitempty"`
+}
+
+type ChangeSpanInput struct {
+	Span    int `json:"span"`
+	Version int `json:"version"`
+	// New offsets (both, or neither to keep the span's).
+	Start *int `json:"start,omitempty"`
+	End   *int `json:"end,omitempty"`
+	// A new type (or none to keep the span's).
+	Type     *string `json:"type,omitempty"`
+	Category *string `json:"category,omitempty"`
+}
+
 type CorpusStatistics struct {
 	Corpus        *ent.Corpus `json:"corpus"`
 	AnnotationSet string      `json:"annotationSet"`
