@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,13 +86,40 @@ func TestJobsWaitSaysWhenNothingWorksTheJob(t *testing.T) {
 	m := regexp.MustCompile(`job (\d+) queued`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 
-	// No worker: the wait ends only with its context.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// No worker: the wait ends only with its context, cancelled here once
+	// the notice is written (the minute is for a machine too slow to say it).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code = run(ctx, []string{"jobs", "wait", "--db", db, m[1]}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
+	var stdout bytes.Buffer
+	stderr := &noticeWriter{notice: "is still queued", seen: cancel}
+	code = run(ctx, []string{"jobs", "wait", "--db", db, m[1]}, func(string) string { return "" }, strings.NewReader(""), &stdout, stderr)
 	assert.NotZero(t, code)
 	assert.Contains(t, stderr.String(), "job "+m[1]+" is still queued after 50ms; is a server (deidcorpus serve) or a worker")
+}
+
+// noticeWriter keeps what is written to it and calls seen once it holds
+// notice.
+type noticeWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	notice string
+	seen   func()
+}
+
+func (w *noticeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.notice) {
+		w.seen()
+	}
+	return n, err
+}
+
+func (w *noticeWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // tag refuses, before a job is queued, a split without documents (2) and a
