@@ -213,6 +213,7 @@ test('two annotators annotate three notes by keyboard; a stale write from a seco
   assert.equal(await ann.locator('#doc-version').innerText(), 'version 5');
   // Pick the AGE span (the last in text order: k from nothing), extend it by
   // a character, shrink it back, remove it and undo the removal.
+  await ann.keyboard.press('Escape');
   await ann.keyboard.press('k');
   assert.match(await ann.locator('#annotate-selected').innerText(), /AGE/);
   await ann.keyboard.press(']');

@@ -5,28 +5,45 @@
 // keystroke to the frame that shows it.
 
 import { h } from './dom.js';
-import { segments } from './overlay.js';
 
 /**
  * drawNote renders text (with its code point index idx) as a pre.note, each
  * stretch covered by items ({start, end}) wrapped by mark(item, text, first)
  * where item is the shortest covering one; first tells the item's first
- * stretch (for ids and focus).
+ * stretch (for ids and focus). One sweep over the items sorted by start:
+ * a keystroke redraws a long note well within a frame.
  */
 export function drawNote(text, idx, items, mark) {
   const n = idx.length - 1;
-  const cp = (i) => idx[Math.min(i, n)];
+  const clamp = (x) => Math.max(0, Math.min(x, n));
+  const cuts = new Set([0, n]);
+  for (const it of items) {
+    cuts.add(clamp(it.start));
+    cuts.add(clamp(it.end));
+  }
+  const points = [...cuts].sort((a, b) => a - b);
+  const byStart = items.filter((it) => it.start < it.end).sort((a, b) => a.start - b.start);
   const out = [];
   const seen = new Set();
+  let active = [];
+  let next = 0;
   let pos = 0;
-  for (const seg of segments(n, [items])) {
-    const it = seg.cover[0].reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a));
-    if (seg.start > pos) out.push(text.slice(cp(pos), cp(seg.start)));
-    out.push(mark(it, text.slice(cp(seg.start), cp(seg.end)), !seen.has(it)));
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i];
+    active = active.filter((it) => it.end > a);
+    while (next < byStart.length && byStart[next].start <= a) {
+      if (byStart[next].end > a) active.push(byStart[next]);
+      next++;
+    }
+    if (!active.length) continue;
+    const it = active.reduce((x, y) => (y.end - y.start < x.end - x.start ? y : x));
+    const b = points[i + 1];
+    if (a > pos) out.push(text.slice(idx[pos], idx[a]));
+    out.push(mark(it, text.slice(idx[a], idx[b]), !seen.has(it)));
     seen.add(it);
-    pos = seg.end;
+    pos = b;
   }
-  out.push(text.slice(cp(pos)));
+  out.push(text.slice(idx[pos]));
   return h('pre', { class: 'note', id: 'note-text', tabindex: '-1' }, out);
 }
 

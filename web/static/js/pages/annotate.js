@@ -144,11 +144,25 @@ class Annotator {
 
   draw() {
     const sel = this.selected;
+    this.reloaded = false;
     const note = drawNote(this.doc.text, this.idx, this.spans, (s, t, first) => h('mark', {
       class: s === sel ? 'phi selected' : 'phi', 'data-id': s.id, 'data-type': s.type, 'data-tip': `${s.category} / ${s.type}`,
       id: first ? `span-${s.id}` : undefined, vars: { '--c': categoryColor(s.category) },
     }, t));
     this.noteWrap.replaceChildren(note);
+    this.drawState();
+  }
+
+  /** drawSelection shows a newly picked span without redrawing the note. */
+  drawSelection() {
+    for (const m of this.noteWrap.querySelectorAll('mark.selected')) m.classList.remove('selected');
+    if (this.selected) for (const m of this.noteWrap.querySelectorAll(`mark[data-id="${CSS.escape(String(this.selected.id))}"]`)) m.classList.add('selected');
+    this.drawState();
+  }
+
+  /** drawState draws everything but the note. */
+  drawState() {
+    const sel = this.selected;
     this.view.dataset.version = String(this.version);
     this.statusLine.replaceChildren(
       h('span', { class: `status s-${this.status}`, id: 'doc-status' }, STATUS_LABEL[this.status]), ' ',
@@ -184,7 +198,7 @@ class Annotator {
     const m = e.target.closest('mark[data-id]');
     if (!m) return;
     this.selected = this.spans.find((s) => String(s.id) === m.dataset.id) || null;
-    this.draw();
+    this.drawSelection();
   }
 
   key(e) {
@@ -200,7 +214,7 @@ class Annotator {
     else if (k === '[' && sel) this.edge(sel, sel.start - 1, sel.end);
     else if (k === '{' && sel) this.edge(sel, sel.start + 1, sel.end);
     else if ((k === 'x' || k === 'Delete' || k === 'Backspace') && sel) this.remove(sel);
-    else if (k === 'Escape') { this.selected = null; this.textSel = null; getSelection()?.removeAllRanges(); this.draw(); }
+    else if (k === 'Escape') { this.selected = null; this.textSel = null; getSelection()?.removeAllRanges(); this.drawSelection(); }
     else if (k === 'd') this.edit({ kind: 'status', status: this.status === 'done' ? 'in_progress' : 'done' });
     else if (k === 'u') this.edit({ kind: 'undo' });
     else if (k === 'n' || k === 'p') this.goDoc(k === 'n' ? 1 : -1);
@@ -215,7 +229,7 @@ class Annotator {
     const order = [...this.spans].sort((a, b) => a.start - b.start || a.end - b.end);
     const i = order.indexOf(this.selected);
     this.selected = order[i < 0 ? (d > 0 ? 0 : order.length - 1) : (i + d + order.length) % order.length];
-    this.draw();
+    this.drawSelection();
     this.scrollToSelected();
   }
 
@@ -272,7 +286,11 @@ class Annotator {
       }
     }).finally(() => {
       this.pending--;
-      if (!this.signal.aborted) this.draw();
+      // The note itself changed only if it was reloaded; else the screen
+      // shows it already, and only the state line moves.
+      if (this.signal.aborted) return;
+      if (this.reloaded) this.draw();
+      else this.drawState();
     });
   }
 
@@ -322,7 +340,15 @@ class Annotator {
     }
     this.version = edit.state.version;
     this.status = edit.state.status;
-    if (edit.span) Object.assign(op.span, edit.span);
+    if (!edit.span) return;
+    const was = String(op.span.id);
+    Object.assign(op.span, edit.span);
+    if (was !== String(edit.span.id)) {
+      for (const m of this.noteWrap.querySelectorAll(`mark[data-id="${CSS.escape(was)}"]`)) {
+        m.dataset.id = edit.span.id;
+        if (m.id) m.id = `span-${edit.span.id}`;
+      }
+    }
   }
 
   async reload() {
@@ -330,6 +356,7 @@ class Annotator {
     // Keep the edits still queued: they are drawn on top of the reload.
     const selectedID = this.selected?.id;
     this.stale = this.pending > 1;
+    this.reloaded = true;
     this.load(doc);
     if (selectedID) this.selected = this.spans.find((s) => s.id === selectedID) || null;
   }
