@@ -230,6 +230,7 @@ test('two annotators annotate three notes by keyboard; a stale write from a seco
   await ann.keyboard.press('d');
   await saved(ann);
   assert.equal(await ann.locator('#doc-status').innerText(), 'done');
+  await ann.keyboard.press('j');
   await ann.screenshot({ path: join(shots, 'annotate.png'), fullPage: true });
 
   // The second note, open in two tabs of the same annotator.
@@ -301,6 +302,16 @@ test('a curator adjudicates into gold by keyboard and sees agreement; the audit 
     assert.ok(kinds.includes('same'), `agreements shown: ${kinds}`);
     await cur.keyboard.press('a');
     await cur.waitForFunction(() => /Accepted \d+ agreement/.test(document.getElementById('adj-message').innerText));
+    if (n === 0) {
+      await cur.keyboard.press('j');
+      assert.match(await cur.locator('#adj-group').innerText(), /boundary[\s\S]*batch:ann[\s\S]*Renee Okafor[\s\S]*batch:bob[\s\S]*Dr\. Renee Okafor/);
+      await idle();
+      await cur.screenshot({ path: join(shots, 'adjudicate.png'), fullPage: true });
+      await cur.keyboard.press('s'); // side by side
+      await cur.waitForSelector('.adj-notes.side-by-side');
+      await cur.screenshot({ path: join(shots, 'adjudicate-side-by-side.png'), fullPage: true });
+      await cur.keyboard.press('s');
+    }
     for (;;) {
       const progress = await cur.locator('#adj-progress').innerText();
       const [done, total] = progress.match(/\d+/g).map(Number);
@@ -308,14 +319,6 @@ test('a curator adjudicates into gold by keyboard and sees agreement; the audit 
       await cur.keyboard.press('j');
       await cur.keyboard.press('1');
       await cur.waitForFunction((p) => document.getElementById('adj-progress').innerText !== p, progress);
-    }
-    if (n === 0) {
-      await cur.keyboard.press('s'); // side by side
-      await cur.waitForSelector('.adj-notes.side-by-side');
-      await cur.screenshot({ path: join(shots, 'adjudicate-side-by-side.png'), fullPage: true });
-      await cur.keyboard.press('s');
-      await idle();
-      await cur.screenshot({ path: join(shots, 'adjudicate.png'), fullPage: true });
     }
     await cur.keyboard.press('d');
     await cur.waitForFunction(() => /done/.test(document.getElementById('adj-status').innerText));

@@ -183,7 +183,7 @@ class Adjudicator {
       h('span', { class: `status s-${this.status}` }, this.status.replace('_', ' ')), ' ',
       h('span', { id: 'adj-progress' }, `${dis.length - left} of ${dis.length} disagreements decided`), ' · ',
       `${this.target.length} spans in ${this.into.name} (version ${this.version})`);
-    this.groupCard.replaceChildren(g ? this.groupView(g) : h('p', { class: 'muted' }, dis.length ? 'Press j for the first disagreement.' : 'The sets agree on this note: press a to accept their spans.'));
+    this.groupCard.replaceChildren(...(g ? this.groupView(g) : [h('p', { class: 'muted' }, dis.length ? 'Press j for the first disagreement.' : 'The sets agree on this note: press a to accept their spans.')]));
   }
 
   groupView(g) {
