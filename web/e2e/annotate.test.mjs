@@ -195,6 +195,9 @@ test('a researcher sees no annotation view, an annotator only its own sets and n
   await res.context().close();
 
   const ann = await signedIn(tokens.ann);
+  await open(ann, '#/corpus/ward', 'corpus/:name');
+  assert.equal(await ann.locator('a.annotate-link').count(), 1, 'the corpus page offers annotating');
+  assert.equal(await ann.locator('a.adjudicate-link').count(), 0, 'but not adjudicating');
   await open(ann, '#/corpus/ward/annotate', 'corpus/:name/annotate');
   const listed = await ann.locator('main table a').allInnerTexts();
   assert.deepEqual(listed, ['batch:ann'], 'only its own set');
@@ -280,7 +283,9 @@ test('two annotators annotate three notes by keyboard; a stale write from a seco
 
 test('a curator adjudicates into gold by keyboard and sees agreement; the audit log holds every edit', async () => {
   const cur = await signedIn(tokens.cur);
-  await open(cur, '#/corpus/ward/adjudicate', 'corpus/:name/adjudicate');
+  await open(cur, '#/corpus/ward', 'corpus/:name');
+  await cur.click('a.adjudicate-link');
+  await cur.waitForSelector('#adj-form');
   await cur.check('input[value="batch:ann"]');
   await cur.check('input[value="batch:bob"]');
   await cur.selectOption('#adj-into', 'gold');
