@@ -1,10 +1,10 @@
 // What the annotation and adjudication views share: a note drawn with its
-// spans as marks (rebuilt whole on every change: a 20,000-character note
-// with 300 spans draws in a few milliseconds), the code point offsets of a
-// text selection, a key for each type of a tag set, and the timing of a
-// keystroke to the frame that shows it.
+// spans as marks (rebuilt whole when its spans change: a 20,000-character
+// note with 300 spans draws in a few milliseconds), the code point offsets
+// of a text selection, a key for each type of a tag set, the timing of a
+// keystroke to the frame that shows it, and the card listing a view's keys.
 
-import { h } from './dom.js';
+import { h, card } from './dom.js';
 
 /**
  * drawNote renders text (with its code point index idx) as a pre.note, each
@@ -99,3 +99,9 @@ export function timeKey(el, t0) {
     el.dataset.keys = String(Number(el.dataset.keys || 0) + 1);
   }, 0));
 }
+
+/** keysCard lists a view's keys: rows of [key, what it does]. */
+export function keysCard(rows) {
+  return card('Keys', h('dl', { class: 'keys' }, rows.map(([k, what]) => [h('dt', {}, h('kbd', {}, k)), h('dd', {}, what)])));
+}
+

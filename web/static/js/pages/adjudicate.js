@@ -12,8 +12,7 @@
 import { gql, ApiError, notFound } from '../api.js';
 import { h, href, card, breadcrumbs, table, num, pct } from '../dom.js';
 import { codePointIndex } from '../overlay.js';
-import { drawNote, typing, timeKey } from '../notemarks.js';
-import { keysCard } from './annotate.js';
+import { drawNote, typing, timeKey, keysCard } from '../notemarks.js';
 
 const SETS = `query AdjudicationSets($name: String!) {
   corpusByName(name: $name) { id annotationSets { id name kind annotator progress { documentID status } } }

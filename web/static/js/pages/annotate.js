@@ -13,7 +13,7 @@ import { gql, ApiError, notFound } from '../api.js';
 import { h, href, card, breadcrumbs, table, num } from '../dom.js';
 import { categoryColor } from '../colors.js';
 import { codePointIndex } from '../overlay.js';
-import { drawNote, selectionIn, trim, typeKeys, typing, timeKey } from '../notemarks.js';
+import { drawNote, selectionIn, trim, typeKeys, typing, timeKey, keysCard } from '../notemarks.js';
 import { account } from '../session.js';
 import { seesAllCorpora } from '../roles.js';
 
@@ -113,7 +113,7 @@ class Annotator {
       this.message,
       h('div', { class: 'doc-layout' },
         this.noteWrap,
-        h('aside', { class: 'doc-side' }, card('Selected', this.selectedCard), this.palette(), card('Spans', this.counts), keysCard())));
+        h('aside', { class: 'doc-side' }, card('Selected', this.selectedCard), this.palette(), card('Spans', this.counts), keysCard(ANNOTATE_KEYS))));
     this.draw();
     document.addEventListener('keydown', (e) => this.key(e), { signal });
   }
@@ -129,8 +129,7 @@ class Annotator {
     this.spans = doc.annotations.map((s) => ({ ...s }));
     this.version = doc.annotationState.version;
     this.status = doc.annotationState.status;
-    if (this.selected && !this.spans.some((s) => s.id === this.selected.id)) this.selected = null;
-    else if (this.selected) this.selected = this.spans.find((s) => s.id === this.selected.id);
+    this.selected = this.spans.find((s) => s.id === this.selected?.id) || null;
   }
 
   palette() {
@@ -353,12 +352,9 @@ class Annotator {
 
   async reload() {
     const doc = (await gql(DOC, { doc: this.doc.id, set: this.set.id, setName: this.set.name })).node;
-    // Keep the edits still queued: they are drawn on top of the reload.
-    const selectedID = this.selected?.id;
     this.stale = this.pending > 1;
     this.reloaded = true;
     this.load(doc);
-    if (selectedID) this.selected = this.spans.find((s) => s.id === selectedID) || null;
   }
 
   /** reapply makes op's intent on the reloaded note; false when there is nothing left to apply it to. */
@@ -400,11 +396,6 @@ function describe(op) {
     case 'status': return `mark the note ${STATUS_LABEL[op.status]}`;
     default: return op.kind;
   }
-}
-
-/** keysCard lists the view's keys. */
-export function keysCard(rows = ANNOTATE_KEYS) {
-  return card('Keys', h('dl', { class: 'keys' }, rows.map(([k, what]) => [h('dt', {}, h('kbd', {}, k)), h('dd', {}, what)])));
 }
 
 const ANNOTATE_KEYS = [
