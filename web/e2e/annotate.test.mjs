@@ -258,6 +258,21 @@ test('two annotators annotate three notes by keyboard; a stale write from a seco
   await ann.keyboard.press('n');
   await ann.waitForFunction((id) => document.querySelector('.annotate-page')?.dataset.doc === id, ids['101-01']);
   await annotate(ann, '101-01', [['2090-01-07', 'DATE'], ['Lakeside Clinic', 'HOSPITAL'], ['Boston', 'CITY'], ['Amy Park', 'DOCTOR']]);
+  // By mouse: a type without a key (OTHER) from the palette, a span's type
+  // changed by clicking it and a type, a span removed by clicking it.
+  await select(ann, at('101-01', 'fever'));
+  await ann.click('button.type-key[data-type="OTHER"]');
+  await saved(ann);
+  assert.ok((await spansOf('101-01', 'batch:ann')).includes('OTHER fever'));
+  await ann.click('mark[data-type="CITY"]');
+  await ann.click('button.type-key[data-type="STATE"]');
+  await saved(ann);
+  assert.ok((await spansOf('101-01', 'batch:ann')).includes('STATE Boston'), 'clicked to STATE');
+  await ann.click('button.type-key[data-type="CITY"]');
+  await ann.click('mark[data-type="OTHER"]');
+  await ann.click('#remove-span');
+  await saved(ann);
+  assert.deepEqual(await spansOf('101-01', 'batch:ann'), ['CITY Boston', 'DATE 2090-01-07', 'DOCTOR Amy Park', 'HOSPITAL Lakeside Clinic']);
   await ann.keyboard.press('d');
   await saved(ann);
   await ann.context().close();

@@ -168,9 +168,11 @@ class Annotator {
       h('span', { id: 'doc-version' }, `version ${this.version}`), ' · ',
       h('span', { id: 'span-count' }, `${this.spans.length} span${this.spans.length === 1 ? '' : 's'}`),
       this.pending ? h('span', { class: 'muted saving' }, ' · saving…') : h('span', { class: 'muted saved' }, ' · saved'));
-    this.selectedCard.replaceChildren(sel
-      ? h('p', {}, h('strong', {}, sel.type), ` ${sel.category} “${this.chars.slice(sel.start, sel.end).join('')}” [${sel.start}–${sel.end}]`)
-      : h('p', { class: 'muted' }, 'Nothing: select text and press a type’s key, or click a span.'));
+    this.selectedCard.replaceChildren(...(sel
+      ? [h('p', {}, h('strong', {}, sel.type), ` ${sel.category} “${this.chars.slice(sel.start, sel.end).join('')}” [${sel.start}–${sel.end}]`),
+        h('p', { class: 'muted' }, 'A type’s key or button changes its type. ',
+          h('button', { type: 'button', id: 'remove-span', onclick: () => this.remove(sel) }, h('kbd', {}, 'x'), ' remove'))]
+      : [h('p', { class: 'muted' }, 'Nothing: select text and press a type’s key, or click a span.')]));
     const byType = new Map();
     for (const s of this.spans) byType.set(s.type, (byType.get(s.type) || 0) + 1);
     this.counts.replaceChildren(h('p', { class: 'muted' }, [...byType].sort().map(([t, n]) => `${t} ${n}`).join(' · ') || 'None yet.'));
