@@ -89,11 +89,13 @@ export function typing(e) {
 }
 
 /**
- * timeKey records on el how long a keystroke took to reach the screen: from
- * the key handler's start to the frame after the one that paints its
- * change (data-key-ms, the last; data-keys, how many were timed).
+ * timeKey, called as a key handler ends, records on el how long the last
+ * keystroke took: its handler (data-key-handler-ms) and from the handler's
+ * start to the frame after the one that paints its change (data-key-ms);
+ * data-keys counts them.
  */
 export function timeKey(el, t0) {
+  el.dataset.keyHandlerMs = (performance.now() - t0).toFixed(2);
   requestAnimationFrame(() => setTimeout(() => {
     el.dataset.keyMs = (performance.now() - t0).toFixed(2);
     el.dataset.keys = String(Number(el.dataset.keys || 0) + 1);
