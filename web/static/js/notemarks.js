@@ -1,19 +1,26 @@
 // What the annotation and adjudication views share: a note drawn with its
-// spans as marks (rebuilt whole when its spans change: a 20,000-character
-// note with 300 spans draws in a few milliseconds), the code point offsets
+// spans as marks (line by line, redrawing only the lines that change), the code point offsets
 // of a text selection, a key for each type of a tag set, the timing of a
 // keystroke to the frame that shows it, and the card listing a view's keys.
 
 import { h, card } from './dom.js';
 
+/** note makes the empty pre.note that drawNote draws into. */
+export function note() {
+  return h('pre', { class: 'note', id: 'note-text', tabindex: '-1' });
+}
+
+const lineKeys = new WeakMap(); // a drawn line -> what it shows
+
 /**
- * drawNote renders text (with its code point index idx) as a pre.note, each
- * stretch covered by items ({start, end}) wrapped by mark(item, text, first)
- * where item is the shortest covering one; first tells the item's first
- * stretch (for ids and focus). One sweep over the items sorted by start:
- * a keystroke redraws a long note well within a frame.
+ * drawNote draws text (with its code point index idx) into pre, each
+ * stretch covered by items ({start, end}) a mark with the attributes
+ * attrs(item, first) gives, item being the shortest covering one and first
+ * telling its first stretch (for ids). The note is drawn line by line, and
+ * a line that shows what it showed before is left as it is: a keystroke
+ * that moves one span redraws and lays out one line, not the note.
  */
-export function drawNote(text, idx, items, mark) {
+export function drawNote(pre, text, idx, items, attrs) {
   const n = idx.length - 1;
   const clamp = (x) => Math.max(0, Math.min(x, n));
   const cuts = new Set([0, n]);
@@ -21,30 +28,45 @@ export function drawNote(text, idx, items, mark) {
     cuts.add(clamp(it.start));
     cuts.add(clamp(it.end));
   }
+  for (let i = 0, cp = 0; i < text.length; cp++) {
+    if (text[i] === '\n') cuts.add(cp + 1);
+    i += text.codePointAt(i) > 0xffff ? 2 : 1;
+  }
   const points = [...cuts].sort((a, b) => a - b);
   const byStart = items.filter((it) => it.start < it.end).sort((a, b) => a.start - b.start);
-  const out = [];
+  const lines = [[]];
   const seen = new Set();
   let active = [];
   let next = 0;
-  let pos = 0;
   for (let i = 0; i + 1 < points.length; i++) {
     const a = points[i];
+    const b = points[i + 1];
     active = active.filter((it) => it.end > a);
     while (next < byStart.length && byStart[next].start <= a) {
       if (byStart[next].end > a) active.push(byStart[next]);
       next++;
     }
-    if (!active.length) continue;
-    const it = active.reduce((x, y) => (y.end - y.start < x.end - x.start ? y : x));
-    const b = points[i + 1];
-    if (a > pos) out.push(text.slice(idx[pos], idx[a]));
-    out.push(mark(it, text.slice(idx[a], idx[b]), !seen.has(it)));
-    seen.add(it);
-    pos = b;
+    const s = text.slice(idx[a], idx[b]);
+    if (active.length) {
+      const it = active.reduce((x, y) => (y.end - y.start < x.end - x.start ? y : x));
+      lines.at(-1).push({ s, attrs: attrs(it, !seen.has(it)) });
+      seen.add(it);
+    } else {
+      lines.at(-1).push({ s });
+    }
+    if (s.endsWith('\n') && i + 2 < points.length) lines.push([]);
   }
-  out.push(text.slice(idx[pos]));
-  return h('pre', { class: 'note', id: 'note-text', tabindex: '-1' }, out);
+  lines.forEach((pieces, i) => {
+    const key = JSON.stringify(pieces);
+    const old = pre.children[i];
+    if (old && lineKeys.get(old) === key) return;
+    const line = h('span', { class: 'line' }, pieces.map((p) => (p.attrs ? h('mark', p.attrs, p.s) : p.s)));
+    lineKeys.set(line, key);
+    if (old) old.replaceWith(line);
+    else pre.append(line);
+  });
+  while (pre.children.length > lines.length) pre.lastElementChild.remove();
+  return pre;
 }
 
 /** selectionIn gives the user's text selection inside el as code point offsets {start, end}, or null. */

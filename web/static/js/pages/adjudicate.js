@@ -12,7 +12,7 @@
 import { gql, ApiError, notFound } from '../api.js';
 import { h, href, card, breadcrumbs, table, num, pct } from '../dom.js';
 import { codePointIndex } from '../overlay.js';
-import { drawNote, typing, timeKey, keysCard } from '../notemarks.js';
+import { note, drawNote, typing, timeKey, keysCard } from '../notemarks.js';
 
 const SETS = `query AdjudicationSets($name: String!) {
   corpusByName(name: $name) { id annotationSets { id name kind annotator progress { documentID status } } }
@@ -157,23 +157,23 @@ class Adjudicator {
 
   draw() {
     const g = this.groups[this.current];
-    const mark = (grp, t, first) => h('mark', {
+    const mark = (grp, first) => ({
       class: ['adj', `k-${grp.kind}`, grp === g ? 'current' : '', this.decided(grp) ? 'decided' : ''].join(' ').trim(),
       'data-group': grp.i, 'data-kind': grp.kind, id: first ? `group-${grp.i}` : undefined,
       'data-tip': `${grp.kind}: ${grp.sets.map((s) => `${s.set} ${s.spans.map((x) => `${x.type} ${x.start}–${x.end}`).join(', ') || '—'}`).join(' · ')}`,
-    }, t);
+    });
     if (this.sideBySide) {
       const cols = this.names.map((n, k) => {
         const items = this.groups.flatMap((grp) => grp.sets[k].spans.map((s) => ({ start: s.start, end: s.end, grp })));
         return h('div', { class: 'note-wrap', 'data-set': n }, h('h2', {}, `${k + 1} · ${n}`),
-          drawNote(this.doc.text, this.idx, items, (it, t) => mark(it.grp, t, false)));
+          drawNote(h('pre', { class: 'note' }), this.doc.text, this.idx, items, (it) => mark(it.grp, false)));
       });
       this.noteWrap.className = 'adj-notes side-by-side';
       this.noteWrap.style.setProperty('--cols', String(cols.length));
       this.noteWrap.replaceChildren(...cols);
     } else {
       this.noteWrap.className = 'adj-notes';
-      this.noteWrap.replaceChildren(h('div', { class: 'note-wrap' }, drawNote(this.doc.text, this.idx, this.groups, mark)));
+      this.noteWrap.replaceChildren(h('div', { class: 'note-wrap' }, drawNote(note(), this.doc.text, this.idx, this.groups, mark)));
     }
     const dis = this.disagreements();
     const left = dis.filter((x) => !this.decided(x)).length;

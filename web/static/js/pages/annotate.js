@@ -13,7 +13,7 @@ import { gql, ApiError, notFound } from '../api.js';
 import { h, href, card, breadcrumbs, table, num } from '../dom.js';
 import { categoryColor } from '../colors.js';
 import { codePointIndex } from '../overlay.js';
-import { drawNote, selectionIn, trim, typeKeys, typing, timeKey, keysCard } from '../notemarks.js';
+import { note, drawNote, selectionIn, trim, typeKeys, typing, timeKey, keysCard } from '../notemarks.js';
 import { account } from '../session.js';
 import { seesAllCorpora } from '../roles.js';
 
@@ -95,7 +95,8 @@ class Annotator {
     this.queue = Promise.resolve();
     this.pending = 0;
     this.load(doc);
-    this.noteWrap = h('div', { class: 'note-wrap annotate-note' });
+    this.note = note();
+    this.noteWrap = h('div', { class: 'note-wrap annotate-note' }, this.note);
     this.noteWrap.addEventListener('mouseup', () => this.pickText());
     this.noteWrap.addEventListener('click', (e) => this.clickMark(e));
     this.statusLine = h('p', { class: 'annotate-status', id: 'annotate-status', role: 'status' });
@@ -144,12 +145,12 @@ class Annotator {
   draw() {
     const sel = this.selected;
     this.reloaded = false;
-    const note = drawNote(this.doc.text, this.idx, this.spans, (s, t, first) => h('mark', {
+    drawNote(this.note, this.doc.text, this.idx, this.spans, (s, first) => ({
       class: s === sel ? 'phi selected' : 'phi', 'data-id': s.id, 'data-type': s.type, 'data-tip': `${s.category} / ${s.type}`,
       id: first ? `span-${s.id}` : undefined, vars: { '--c': categoryColor(s.category) },
-    }, t));
-    this.noteWrap.replaceChildren(note);
-    this.drawState();
+    }));
+    // A line kept as it was may still show a pick drawSelection made since.
+    this.drawSelection();
   }
 
   /** drawSelection shows a newly picked span without redrawing the note. */
