@@ -247,7 +247,7 @@ test('two annotators annotate three notes by keyboard; a stale write from a seco
   // the note reloaded and the edit made again on top.
   await annotate(ann, '100-02', [['2089-04-02', 'DATE']]);
   const said = await ann.locator('#annotate-message').innerText();
-  assert.match(said, /changed elsewhere since you read it/);
+  assert.match(said, /changed elsewhere since you read it \(by ann, in another tab or place\), so the server refused your edit/);
   assert.match(said, /add DATE at/);
   assert.equal(await ann.locator('#doc-version').innerText(), 'version 2');
   assert.deepEqual(await spansOf('100-02', 'batch:ann'), ['DATE 2089-04-02', 'DOCTOR Okafor'], 'both tabs’ edits are kept');

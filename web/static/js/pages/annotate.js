@@ -305,7 +305,9 @@ class Annotator {
       const conflict = err instanceof ApiError && err.code === 'conflict';
       await this.reload();
       if (conflict && tries < 3 && op.kind !== 'undo' && this.reapply(op)) {
-        this.say(`This note was changed elsewhere since you read it: ${err.message.split(':')[0]}. It is reloaded (now version ${this.version}) and your edit, ${describe(op)}, is made again on top.`, 'warn');
+        const who = /was changed by (.+?) since/.exec(err.message)?.[1];
+        this.say(`This note was changed elsewhere since you read it${who ? ` (by ${who}, in another tab or place)` : ''}, so the server refused your edit, ${describe(op)}. `
+          + `The note is reloaded (now version ${this.version}) and your edit is made again on top.`, 'warn');
         return this.write(op, tries + 1);
       }
       this.say(conflict && op.kind === 'undo'
