@@ -352,10 +352,11 @@ test('a curator adjudicates into gold by keyboard and sees agreement; the audit 
   assert.deepEqual(await spansOf('100-02', 'gold'), ['DATE 2089-04-02', 'DOCTOR Okafor', 'PATIENT Hale', 'PHONE 555-0142']);
   assert.deepEqual(await spansOf('101-01', 'gold'), ['CITY Boston', 'DATE 2090-01-07', 'DOCTOR Amy Park', 'HOSPITAL Lakeside Clinic']);
   // Agreement with gold, as the view shows it after the last decision.
-  await idle();
+  // Gold took ann's side throughout: their agreement reaches 100%.
+  await cur.waitForFunction(() => [...document.querySelectorAll('#adj-agreement tbody tr')]
+    .some((r) => r.innerText.includes('batch:ann · gold') && /\b3\b[\s\S]*100\.0%/.test(r.innerText)));
   const rows = await cur.locator('#adj-agreement tbody tr').allInnerTexts();
   assert.equal(rows.length, 3, 'three pairs: ann·bob, ann·gold, bob·gold');
-  assert.match(rows.find((r) => r.includes('batch:ann · gold')), /100\.0%/, 'gold took ann’s side throughout');
   await cur.context().close();
 
   // Every edit is in the audit log: one entry per version step of every

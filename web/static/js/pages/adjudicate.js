@@ -197,8 +197,10 @@ class Adjudicator {
   }
 
   async readAgreement() {
+    const asked = (this.agreementAsked = (this.agreementAsked || 0) + 1);
     try {
       const { agreement } = await gql(AGREEMENT, { name: this.name, sets: [...this.names, this.into.name] }, { signal: this.signal });
+      if (asked !== this.agreementAsked) return; // a later reading is on its way
       this.agreementCard.replaceChildren(table([
         { label: 'Pair', value: (p) => `${p.a} · ${p.b}` },
         { label: 'Notes', num: true, value: (p) => num(p.documents) },
