@@ -3,7 +3,8 @@
 # Chromium when missing and we are root; playwright-core from package-lock.json,
 # never a browser download), then runs the unit tests (overlay, markdown, and
 # roles.js against the server's auth/rules.go) and the browser
-# tests against a freshly built server on its demo corpus. Screenshots land in
+# tests against a freshly built server (on its demo corpus; annotate.test.mjs
+# on notes of its own). Screenshots land in
 # web/e2e/screenshots/. Exits non-zero on any failure.
 #   web/e2e/run.sh                       from anywhere
 #   DEIDCORPUS_BIN=path web/e2e/run.sh   test an already built binary
@@ -30,3 +31,4 @@ fi
 node --test overlay.test.mjs markdown.test.mjs roles.test.mjs
 node --test --test-reporter=spec compare.test.mjs
 node --test --test-reporter=spec dashboard.test.mjs
+node --test --test-reporter=spec annotate.test.mjs

@@ -38,6 +38,10 @@ const RULES = {
   registerModel: [curators, 'Registering an external tagger', 'Mutation.registerExternalModel'],
   createCorpus: [curators, 'Creating or deriving a corpus', 'Mutation.createCorpus'],
   import: [annotating, 'Importing documents', 'Mutation.startImport'],
+  // Hand annotation (the server lets annotators edit only their own sets)
+  // and adjudication of several sets into one.
+  annotate: [annotating, 'Annotating', 'Mutation.addSpan'],
+  adjudicate: [curators, 'Adjudicating', 'Query.disagreements'],
   // Runs on what the account sees.
   train: [everyone, 'Training', 'Mutation.startTraining'],
   tag: [everyone, 'Tagging', 'Mutation.startTagging'],

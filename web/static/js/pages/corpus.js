@@ -9,6 +9,7 @@ import { provenanceCard, readable } from '../lineage.js';
 import { downloadButton } from '../downloads.js';
 import { originalOf } from '../corpus-kind.js';
 import { quarantineBadge } from './corpora.js';
+import { can } from '../roles.js';
 
 const CORPUS = `query Corpus($name: String!) {
   corpusByName(name: $name) {
@@ -70,6 +71,8 @@ export async function render({ params, query, signal, title }) {
     h('div', { class: 'title-row' },
       h('h1', {}, name, h('span', { class: 'tag' }, corpus.tagset), h('span', { class: `tag corpus-kind k-${corpus.kind}` }, corpus.kind), quarantineBadge(corpus)),
       h('div', { class: 'actions' }, setPicker,
+        can('annotate') ? h('a', { class: 'button annotate-link', href: href(['corpus', name, 'annotate']) }, 'Annotate') : null,
+        can('adjudicate') ? h('a', { class: 'button adjudicate-link', href: href(['corpus', name, 'adjudicate']) }, 'Adjudicate') : null,
         set ? downloadButton(`/download/corpora/${encodeURIComponent(name)}?set=${encodeURIComponent(set)}&format=i2b2`, 'Download (i2b2 zip)', { class: 'corpus-download' }) : null)),
     corpus.description ? h('p', { class: 'lead' }, corpus.description) : null,
     corpus.checkStatus === 'failed' ? h('p', { class: 'error-inline quarantine' },
