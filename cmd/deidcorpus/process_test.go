@@ -24,6 +24,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/shared"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/store"
@@ -114,8 +115,10 @@ func jobState(t *testing.T, st *store.Store, id int) *ent.Job {
 // corpus-sized job (resynthesis; tagging with a stored model, split into
 // parts) once some of its batches have committed, starts a worker again, and
 // checks that the job finishes with output byte-identical to an
-// uninterrupted run's, on SQLite and PostgreSQL.
+// uninterrupted run's, on SQLite and PostgreSQL. About two minutes: .ci/run
+// runs it in a step of its own.
 func TestJobsResumeAfterSIGKILL(t *testing.T) {
+	shared.Long(t, "kill a worker in the middle of corpus-sized jobs and resume them")
 	dir := t.TempDir()
 	notes := filepath.Join(dir, "notes")
 	runBin(t, "synth", "--patients", "1500", "--seed", "4", "--out", notes)
