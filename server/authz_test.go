@@ -374,6 +374,10 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"d": f.assignedDoc} }},
 		{op: "Query.agreement", name: "assigned", allowed: "ACN", query: `{ agreement(corpus: "assigned", sets: ["gold", "by-annotator"]) { f1 byType { type f1 } } }`},
 		{op: "Query.agreement", name: "original", allowed: "AC", query: `{ agreement(corpus: "orig", sets: ["gold", "gold"]) { f1 } }`},
+		// Allowed roles get invalid: "ext" is external, so the corpus and the
+		// set passed their checks.
+		{op: "Query.annotationQueue", name: "assigned", allowed: "ACN", query: `{ annotationQueue(corpus: "assigned", set: "by-annotator", model: "ext") { uncertainty } }`},
+		{op: "Query.annotationQueue", name: "original", allowed: "AC", query: `{ annotationQueue(corpus: "orig", set: "gold", model: "ext") { document { text } uncertainty } }`},
 		{op: "Mutation.assignDocuments", allowed: "AC",
 			query: `mutation { assignDocuments(input: {corpus: "assigned", set: "batch", annotators: ["annotator"], split: train}) { name progress { version } } }`},
 
