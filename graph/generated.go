@@ -28853,7 +28853,7 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 		asMap["seed"] = 1
 	}
 
-	fieldsInOrder := [...]string{"kind", "corpus", "set", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
+	fieldsInOrder := [...]string{"kind", "corpus", "set", "done", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28881,6 +28881,13 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.Set = data
+		case "done":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("done"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Done = data
 		case "model":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

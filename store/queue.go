@@ -120,3 +120,23 @@ func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelN
 	}
 	return out, nil
 }
+
+// DoneDocuments returns the external ids of the documents marked done in a
+// set of corpus c: what has been annotated so far.
+func (s *Store) DoneDocuments(ctx context.Context, c *ent.Corpus, setName string) (map[string]bool, error) {
+	set, err := s.AnnotationSet(ctx, c, setName)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := s.Client.Document.Query().Where(document.HasProgressWith(
+		documentprogress.AnnotationSetID(set.ID), documentprogress.StatusEQ(documentprogress.StatusDone))).
+		Select(document.FieldExternalID).Strings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		done[id] = true
+	}
+	return done, nil
+}
