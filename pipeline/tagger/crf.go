@@ -274,6 +274,7 @@ func (c *crf) addSequence(s *sequence, tr *transitions, cost *marginCost, ws *wo
 			}
 		}
 	}
+	// The gold path's score: a wrong label's cost is not on it.
 	gold := 0.0
 	trans := c.w[c.nState():]
 	for t := 0; t < T; t++ {
