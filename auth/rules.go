@@ -76,8 +76,10 @@ var rules = map[string]Rule{
 	"Query.compareEvaluations": {Roles: everyone, Nodes: []string{"a", "b"}},
 	"Query.releaseDiff":        {Roles: everyone, Releases: []string{"a", "b"}},
 	// Adjudication: one note's spans in several sets; counts and F1.
-	"Query.disagreements":     {Roles: curators, Corpora: []string{"corpus"}},
-	"Query.agreement":         {Roles: annotating, Corpora: []string{"corpus"}},
+	"Query.disagreements": {Roles: curators, Corpora: []string{"corpus"}},
+	"Query.agreement":     {Roles: annotating, Corpora: []string{"corpus"}},
+	// What to annotate next: a model's doubt over a set's open notes.
+	"Query.annotationQueue":   {Roles: annotating, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"Query.checkReport":       {Roles: curators, Corpora: []string{"corpus"}},
 	"Query.surrogateMappings": {Roles: curators, Corpora: []string{"corpus"}},
 	"Query.surrogateIDs":      {Roles: curators, Corpora: []string{"corpus"}},

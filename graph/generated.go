@@ -632,6 +632,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Agreement          func(childComplexity int, corpus string, sets []string) int
+		AnnotationQueue    func(childComplexity int, corpus string, set string, model string, first int) int
 		AuditEntries       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.AuditEntryOrder, where *ent.AuditEntryWhereInput) int
 		CheckReport        func(childComplexity int, corpus string, job *int) int
 		CompareCorpora     func(childComplexity int, a string, b string, setA string, setB string, by model.StatDimension) int
@@ -661,6 +662,13 @@ type ComplexityRoot struct {
 		TagSets            func(childComplexity int) int
 		Tokens             func(childComplexity int) int
 		Users              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.UserOrder, where *ent.UserWhereInput) int
+	}
+
+	QueuedDocument struct {
+		Document func(childComplexity int) int
+		Entropy  func(childComplexity int) int
+		Status   func(childComplexity int) int
+		Tokens   func(childComplexity int) int
 	}
 
 	Release struct {
@@ -930,6 +938,7 @@ type QueryResolver interface {
 	Me(ctx context.Context) (*ent.User, error)
 	Disagreements(ctx context.Context, corpus string, sets []string, document int, all bool) ([]*store.DisagreementGroup, error)
 	Agreement(ctx context.Context, corpus string, sets []string) ([]*store.PairAgreement, error)
+	AnnotationQueue(ctx context.Context, corpus string, set string, model string, first int) ([]*store.QueuedDocument, error)
 	Lineage(ctx context.Context, id int) ([]*model.LineageStep, error)
 	CompareEvaluations(ctx context.Context, a int, b int, shuffles int, bootstrap int, seed int) (map[string]any, error)
 	CheckReport(ctx context.Context, corpus string, job *int) (map[string]any, error)
@@ -3580,6 +3589,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Agreement(childComplexity, args["corpus"].(string), args["sets"].([]string)), true
+	case "Query.annotationQueue":
+		if e.ComplexityRoot.Query.AnnotationQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Query_annotationQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnnotationQueue(childComplexity, args["corpus"].(string), args["set"].(string), args["model"].(string), args["first"].(int)), true
 	case "Query.auditEntries":
 		if e.ComplexityRoot.Query.AuditEntries == nil {
 			break
@@ -3870,6 +3890,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["after"].(*entgql.Cursor[int]), args["first"].(*int), args["before"].(*entgql.Cursor[int]), args["last"].(*int), args["orderBy"].(*ent.UserOrder), args["where"].(*ent.UserWhereInput)), true
+
+	case "QueuedDocument.document":
+		if e.ComplexityRoot.QueuedDocument.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueuedDocument.Document(childComplexity), true
+	case "QueuedDocument.uncertainty":
+		if e.ComplexityRoot.QueuedDocument.Entropy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueuedDocument.Entropy(childComplexity), true
+	case "QueuedDocument.status":
+		if e.ComplexityRoot.QueuedDocument.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueuedDocument.Status(childComplexity), true
+	case "QueuedDocument.tokens":
+		if e.ComplexityRoot.QueuedDocument.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueuedDocument.Tokens(childComplexity), true
 
 	case "Release.children":
 		if e.ComplexityRoot.Release.Children == nil {
@@ -5747,6 +5792,20 @@ func (ec *executionContext) childFields_PatientEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type PatientEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_QueuedDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "document":
+		return ec.fieldContext_QueuedDocument_document(ctx, field)
+	case "status":
+		return ec.fieldContext_QueuedDocument_status(ctx, field)
+	case "tokens":
+		return ec.fieldContext_QueuedDocument_tokens(ctx, field)
+	case "uncertainty":
+		return ec.fieldContext_QueuedDocument_uncertainty(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueuedDocument", field.Name)
+}
+
 func (ec *executionContext) childFields_Release(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7284,6 +7343,44 @@ func (ec *executionContext) field_Query_agreement_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["sets"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_annotationQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "corpus",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["corpus"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "set",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["set"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
 	return args, nil
 }
 
@@ -19224,6 +19321,50 @@ func (ec *executionContext) fieldContext_Query_agreement(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_annotationQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_annotationQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnnotationQueue(ctx, fc.Args["corpus"].(string), fc.Args["set"].(string), fc.Args["model"].(string), fc.Args["first"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.QueuedDocument) graphql.Marshaler {
+			return ec.marshalNQueuedDocument2ᚕᚖdeidcorpusᚋstoreᚐQueuedDocumentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_annotationQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueuedDocument(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_annotationQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_lineage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19848,6 +19989,107 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QueuedDocument_document(ctx context.Context, field graphql.CollectedField, obj *store.QueuedDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueuedDocument_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Document) graphql.Marshaler {
+			return ec.marshalNDocument2ᚖdeidcorpusᚋentᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueuedDocument_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueuedDocument",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Document(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueuedDocument_status(ctx context.Context, field graphql.CollectedField, obj *store.QueuedDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueuedDocument_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v documentprogress.Status) graphql.Marshaler {
+			return ec.marshalNAnnotationStatus2deidcorpusᚋentᚋdocumentprogressᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueuedDocument_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueuedDocument", field, false, false, errors.New("field of type AnnotationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _QueuedDocument_tokens(ctx context.Context, field graphql.CollectedField, obj *store.QueuedDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueuedDocument_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueuedDocument_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueuedDocument", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueuedDocument_uncertainty(ctx context.Context, field graphql.CollectedField, obj *store.QueuedDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueuedDocument_uncertainty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entropy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueuedDocument_uncertainty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueuedDocument", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Release_id(ctx context.Context, field graphql.CollectedField, obj *ent.Release) (ret graphql.Marshaler) {
@@ -28611,7 +28853,7 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 		asMap["seed"] = 1
 	}
 
-	fieldsInOrder := [...]string{"kind", "corpus", "set", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
+	fieldsInOrder := [...]string{"kind", "corpus", "set", "done", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28639,6 +28881,13 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.Set = data
+		case "done":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("done"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Done = data
 		case "model":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -39278,6 +39527,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "annotationQueue":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_annotationQueue(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "lineage":
 			field := field
 
@@ -39599,6 +39870,59 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queuedDocumentImplementors = []string{"QueuedDocument"}
+
+func (ec *executionContext) _QueuedDocument(ctx context.Context, sel ast.SelectionSet, obj *store.QueuedDocument) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queuedDocumentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueuedDocument")
+		case "document":
+			out.Values[i] = ec._QueuedDocument_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._QueuedDocument_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._QueuedDocument_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uncertainty":
+			out.Values[i] = ec._QueuedDocument_uncertainty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -42781,6 +43105,32 @@ func (ec *executionContext) marshalNPatientOrderField2ᚖdeidcorpusᚋentᚐPati
 func (ec *executionContext) unmarshalNPatientWhereInput2ᚖdeidcorpusᚋentᚐPatientWhereInput(ctx context.Context, v any) (*ent.PatientWhereInput, error) {
 	res, err := ec.unmarshalInputPatientWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueuedDocument2ᚕᚖdeidcorpusᚋstoreᚐQueuedDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.QueuedDocument) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueuedDocument2ᚖdeidcorpusᚋstoreᚐQueuedDocument(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQueuedDocument2ᚖdeidcorpusᚋstoreᚐQueuedDocument(ctx context.Context, sel ast.SelectionSet, v *store.QueuedDocument) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueuedDocument(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRelease2ᚖdeidcorpusᚋentᚐRelease(ctx context.Context, sel ast.SelectionSet, v *ent.Release) graphql.Marshaler {

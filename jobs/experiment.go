@@ -23,10 +23,15 @@ import (
 // "cross" and "curve" (train on X, test on Corpus), or the resynthesized twin
 // R of "or" (Corpus is then the original O).
 type ExperimentParams struct {
-	Kind     string `json:"kind"` // cv, cross, curve, or or residual-risk
-	Corpus   string `json:"corpus"`
-	Other    string `json:"other,omitempty"`
-	Set      string `json:"set,omitempty"`      // gold annotation set of Corpus; default gold
+	Kind   string `json:"kind"` // cv, cross, curve, or or residual-risk
+	Corpus string `json:"corpus"`
+	Other  string `json:"other,omitempty"`
+	Set    string `json:"set,omitempty"` // gold annotation set of Corpus; default gold
+	// Done keeps, of Corpus's documents, those marked done in Set (an
+	// annotation set's progress): cv and curve then score a tagger trained
+	// on what has been annotated so far, the learning curve as annotation
+	// proceeds.
+	Done     bool   `json:"done,omitempty"`
 	OtherSet string `json:"otherSet,omitempty"` // of Other; default gold
 	// TrainSplit is the split of Corpus the experiment draws on: default
 	// train, "all" for every document. TestSplit, when set, is its test
@@ -117,7 +122,7 @@ func (p ExperimentParams) Validate() error {
 // experimentFieldKinds are the kinds that read each parameter only some
 // kinds read.
 var experimentFieldKinds = map[string][]string{
-	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "model": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
+	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "done": {"cv", "curve"}, "model": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
 	"otherMapping": {"cross", "curve"}, "testSplit": {"cross", "curve", "or"}, "testFraction": {"cross", "curve", "or"},
 }
 
@@ -126,7 +131,7 @@ var experimentFieldKinds = map[string][]string{
 func (p ExperimentParams) unread() []string {
 	given := map[string]bool{"k": p.K != 0, "steps": p.Steps != 0, "shares": len(p.Shares) > 0, "otherSplit": p.OtherSplit != "",
 		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0,
-		"model": p.Model != "", "policy": p.Policy != nil}
+		"model": p.Model != "", "policy": p.Policy != nil, "done": p.Done}
 	var out []string
 	for _, field := range slices.Sorted(maps.Keys(experimentFieldKinds)) {
 		if given[field] && !slices.Contains(experimentFieldKinds[field], p.Kind) {
@@ -366,6 +371,11 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 	if err != nil {
 		return nil, err
 	}
+	if p.Done {
+		if docs, err = keepDone(ctx, run.Store, p.Corpus, cmp.Or(p.Set, "gold"), docs); err != nil {
+			return nil, err
+		}
+	}
 	if p.Kind == "cv" {
 		plan, err := experiment.CrossValidation(p.Corpus, docs, p.folds(), p.Seed)
 		return plan, apperr.Wrap(apperr.Invalid, err)
@@ -416,6 +426,23 @@ func experimentPlan(ctx context.Context, run *Run, p *ExperimentParams) (*experi
 		plan, err = experiment.OriginalResynthesized(y, *x)
 	}
 	return plan, apperr.Wrap(apperr.Invalid, err)
+}
+
+// keepDone keeps the documents marked done in a set of corpus.
+func keepDone(ctx context.Context, st *store.Store, corpus, set string, docs []pipeline.Document) ([]pipeline.Document, error) {
+	c, err := st.CorpusByName(ctx, corpus)
+	if err != nil {
+		return nil, err
+	}
+	done, err := st.DoneDocuments(ctx, c, set)
+	if err != nil {
+		return nil, err
+	}
+	docs = slices.DeleteFunc(docs, func(d pipeline.Document) bool { return !done[d.ID] })
+	if len(docs) == 0 {
+		return nil, apperr.New(apperr.Invalid, "done: no document of corpus %q is marked done in set %q yet", corpus, set)
+	}
+	return docs, nil
 }
 
 // pairTwins names the notes of the original of an O/R pair as its

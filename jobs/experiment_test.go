@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
+	"deidcorpus/ent/document"
+	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
@@ -198,4 +201,54 @@ func residualRiskJob(t *testing.T, b storetest.Backend) {
 		_, err := m.Enqueue(ctx, bad, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
 	}
+}
+
+// With done, cross-validation reads only the notes marked done in the set:
+// the accuracy a tagger reaches on what has been annotated so far. Before
+// any note is done the job says so; a kind that does not read done refuses
+// it at enqueue.
+func TestExperimentOnDoneDocuments(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 6)
+	m := newManager(t, st, nil, jobs.Options{})
+	cv := jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all", Done: true, K: 2, Seed: 1, Bootstrap: 100,
+		Config: map[string]any{"training": map[string]any{"max_iterations": 5}}}
+
+	ex, err := m.Enqueue(ctx, cv, "", nil)
+	require.NoError(t, err)
+	failed := wait(t, m, ex.ID)[0]
+	assert.Equal(t, job.StatusFailed, failed.Status)
+	assert.Contains(t, failed.Error, `no document of corpus "notes" is marked done in set "gold" yet`)
+
+	c, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	gold, err := st.AnnotationSet(ctx, c, "gold")
+	require.NoError(t, err)
+	docs, err := st.Client.Document.Query().Where(document.CorpusID(c.ID)).Order(ent.Asc(document.FieldID)).All(ctx)
+	require.NoError(t, err)
+	patients := map[int]bool{}
+	marked := 0
+	for _, d := range docs {
+		if len(patients) == 4 && !patients[d.PatientID] {
+			continue // two patients not annotated yet
+		}
+		patients[d.PatientID] = true
+		_, err := st.SetDocumentStatus(ctx, gold.ID, d.ID, 0, documentprogress.StatusDone)
+		require.NoError(t, err)
+		marked++
+	}
+	require.Less(t, marked, len(docs))
+
+	ex, err = m.Enqueue(ctx, cv, "", nil)
+	require.NoError(t, err)
+	done := wait(t, m, ex.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	res := experimentResult(t, done.Result)
+	require.Len(t, res.Rows, 1)
+	assert.Equal(t, marked, res.Rows[0].TestDocuments, "each note done tested once, and no other")
+	assert.Positive(t, res.Rows[0].F1)
+
+	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "or", Corpus: "notes", Other: "x", Done: true}, "", nil)
+	assert.ErrorContains(t, err, "done: the or experiment does not read it")
 }

@@ -80,3 +80,8 @@ func (r *queryResolver) Disagreements(ctx context.Context, corpus string, sets [
 func (r *queryResolver) Agreement(ctx context.Context, corpus string, sets []string) ([]*store.PairAgreement, error) {
 	return r.store.Agreement(ctx, corpus, sets)
 }
+
+// AnnotationQueue is the resolver for the annotationQueue field.
+func (r *queryResolver) AnnotationQueue(ctx context.Context, corpus string, set string, model string, first int) ([]*store.QueuedDocument, error) {
+	return r.store.AnnotationQueue(ctx, corpus, set, model, first)
+}

@@ -117,6 +117,9 @@ func (r *mutationResolver) StartExperiment(ctx context.Context, input model.Expe
 	if input.Steps != nil {
 		p.Steps = *input.Steps
 	}
+	if input.Done != nil {
+		p.Done = *input.Done
+	}
 	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 

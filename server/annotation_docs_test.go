@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"deidcorpus/auth"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 	"deidcorpus/store/storetest"
 )
@@ -42,6 +44,17 @@ func TestAnnotationDocsExamplesRun(t *testing.T) {
 	require.NoError(t, err)
 	gold, err := st.AnnotationSet(ctx, c, "gold")
 	require.NoError(t, err)
+	// A built-in model of the corpus, for the annotation queue.
+	docs, err := st.LoadDocuments(ctx, c, "gold")
+	require.NoError(t, err)
+	cfg := tagger.DefaultConfig()
+	cfg.Training.MaxIterations = 10
+	tm, err := tagger.Train(ctx, docs, cfg, nil)
+	require.NoError(t, err)
+	var artifact bytes.Buffer
+	require.NoError(t, tm.Save(&artifact))
+	require.NoError(t, st.Client.Model.Create().SetName("crf-1").SetArtifact(artifact.Bytes()).SetHash(tm.Hash()).
+		SetTrainingCorpus(c.Name).SetTrainingCorpusID(c.ID).Exec(ctx))
 
 	vars := map[string]any{"gold": gold.ID}
 	find := func(v any, key string) any { // the first value of key, depth first
@@ -90,6 +103,13 @@ func TestAnnotationDocsExamplesRun(t *testing.T) {
 			assert.NotEmpty(t, data["disagreements"], "the tagger's spans against the edited set")
 		case data["agreement"] != nil:
 			assert.Len(t, data["agreement"], 3, "three pairs of three sets")
+		case data["annotationQueue"] != nil:
+			queue := data["annotationQueue"].([]any)
+			require.NotEmpty(t, queue)
+			for _, q := range queue {
+				assert.NotEqual(t, vars["doc"], find(q, "id"), "the note marked done is not queued")
+				assert.Positive(t, find(q, "uncertainty"))
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,9 @@ import (
 	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/span"
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/resolvers"
 	"deidcorpus/server"
 	"deidcorpus/store"
@@ -164,6 +167,15 @@ func (f *authzFixture) annotationFixture(t *testing.T) {
 		require.NoError(t, err)
 		sets[annotator] = strconv.Itoa(set.ID)
 	}
+	// A built-in model of the assigned corpus, for the annotation queue:
+	// tiny, since only who may ask is tested here.
+	tm, err := tagger.Train(ctx, []pipeline.Document{{ID: "a", Text: "Seen by Dr Smith.", Spans: []pipeline.Span{{Start: 11, End: 16, Type: "DOCTOR", Category: "NAME"}}}},
+		tagger.Config{Features: tagger.DefaultConfig().Features, Training: tagger.TrainOptions{L2: 1, MaxIterations: 2, Period: 1, Memory: 1, Workers: 1, MinFreq: 1}}, nil)
+	require.NoError(t, err)
+	var artifact bytes.Buffer
+	require.NoError(t, tm.Save(&artifact))
+	require.NoError(t, f.st.Client.Model.Create().SetName("crf-tiny").SetArtifact(artifact.Bytes()).
+		SetTrainingCorpus(assigned.Name).SetTrainingCorpusID(assigned.ID).Exec(ctx))
 	f.origGold, f.origSpan, f.assignedDoc = strconv.Itoa(gold.ID), strconv.Itoa(sp.ID), strconv.Itoa(doc.ID)
 	f.ownSet, f.othersSet = sets[string(auth.Annotator)], sets["ann2"]
 }
@@ -374,6 +386,8 @@ func authzCases() []authzCase {
 			vars: func(f *authzFixture, _ auth.Role) map[string]any { return map[string]any{"d": f.assignedDoc} }},
 		{op: "Query.agreement", name: "assigned", allowed: "ACN", query: `{ agreement(corpus: "assigned", sets: ["gold", "by-annotator"]) { f1 byType { type f1 } } }`},
 		{op: "Query.agreement", name: "original", allowed: "AC", query: `{ agreement(corpus: "orig", sets: ["gold", "gold"]) { f1 } }`},
+		{op: "Query.annotationQueue", name: "assigned", allowed: "ACN", query: `{ annotationQueue(corpus: "assigned", set: "by-annotator", model: "crf-tiny") { uncertainty } }`},
+		{op: "Query.annotationQueue", name: "original", allowed: "AC", query: `{ annotationQueue(corpus: "orig", set: "gold", model: "crf-tiny") { document { text } uncertainty } }`},
 		{op: "Mutation.assignDocuments", allowed: "AC",
 			query: `mutation { assignDocuments(input: {corpus: "assigned", set: "batch", annotators: ["annotator"], split: train}) { name progress { version } } }`},
 

@@ -32,6 +32,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.StringVar(&p.Kind, "kind", "", "cv (k-fold by patient), cross (train on --other, test on --corpus), curve (learning curve in 10% steps), "+
 		"or (O=>O, R=>R, O=>R, R=>O with --other the resynthesized twin) or residual-risk (what a release resynthesized from a tagger's spans leaks, against gold)")
 	fs.StringVar(&p.Set, "set", "", "the gold annotation set of --corpus (default gold)")
+	fs.BoolVar(&p.Done, "done", false, "cv, curve: only the documents marked done in --set (an annotator's or adjudicated set): accuracy as annotation proceeds")
 	fs.StringVar(&p.Model, "model", "", "residual-risk: the model that tags the notes (default: --folds patient folds, each tagged by a model trained on the others)")
 	folds := fs.Int("folds", 0, "residual-risk: patient folds (default 5)")
 	policyFile := fs.String("policy", "", "residual-risk: resynthesis policy `FILE` (JSON; default: the built-in policy)")
@@ -134,7 +135,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 var experimentFlags = map[string]string{
 	"kind": "--kind", "corpus": "--corpus", "other": "--other", "k": "--k", "steps": "--steps", "shares": "--shares",
 	"testFraction": "--test-fraction", "trainSplit": "--train-split", "testSplit": "--test-split", "otherSplit": "--other-split",
-	"otherMapping": "--other-mapping", "model": "--model", "policy": "--policy", "set": "--set",
+	"otherMapping": "--other-mapping", "model": "--model", "policy": "--policy", "set": "--set", "done": "--done",
 }
 
 // flagNamed rewrites an error about a job parameter ("testFraction: 1.5 is

@@ -107,6 +107,8 @@ type ExperimentInput struct {
 	Corpus string `json:"corpus"`
 	// The gold annotation set of corpus; gold when null.
 	Set *string `json:"set,omitempty"`
+	// cv and curve: only the documents marked done in set (an annotation set's progress): accuracy as annotation proceeds.
+	Done *bool `json:"done,omitempty"`
 	// residual-risk: the model that tags the notes; when null, k patient folds (default 5) each tagged by a model trained on the others.
 	Model *string `json:"model,omitempty"`
 	// residual-risk: the resynthesis policy (a policy object); the built-in policy when null.

@@ -274,17 +274,61 @@ func (c *crf) addSequence(s *sequence, tr *transitions, cost *marginCost, ws *wo
 			}
 		}
 	}
-	// Gold path score, then exp of the state scores shifted by their maximum
-	// (kept in logZ) so that no exp overflows.
+	// The gold path's score: a wrong label's cost is not on it.
 	gold := 0.0
 	trans := c.w[c.nState():]
-	logZ := 0.0
 	for t := 0; t < T; t++ {
-		row := st[t*L : (t+1)*L]
-		gold += row[s.y[t]]
+		gold += st[t*L+s.y[t]]
 		if t > 0 {
 			gold += trans[s.y[t-1]*L+s.y[t]]
 		}
+	}
+	ws.loss += ws.forwardBackward(T, L, tr, true) - gold
+	// State expectations: marginal p_t(j) = alpha_t(j) * beta_t(j).
+	al, be := ws.alpha, ws.beta
+	for t := 0; t < T; t++ {
+		a := al[t*L : (t+1)*L]
+		b := be[t*L : (t+1)*L]
+		for _, at := range s.attrs[s.off[t]:s.off[t+1]] {
+			for f := c.attrStart[at]; f < c.attrStart[at+1]; f++ {
+				l := c.featLabel[f]
+				ws.grad[f] += a[l] * b[l]
+			}
+		}
+	}
+}
+
+// marginals returns p[t*L+j], the model's probability that token t has
+// label j, over the label sequences decoding can produce.
+func (c *crf) marginals(s *sequence, tr *transitions, ws *workspace) []float64 {
+	T, L := s.len(), c.L
+	if T == 0 {
+		return nil
+	}
+	ws.ensure(T, L)
+	c.stateScores(s, ws.state)
+	ws.forwardBackward(T, L, tr, false)
+	p := make([]float64, T*L)
+	for i := range p {
+		p[i] = ws.alpha[i] * ws.beta[i]
+	}
+	return p
+}
+
+// forwardBackward runs the scaled forward and backward passes over the T×L
+// state scores in ws.state (left as exp of the scores shifted by each
+// token's maximum) and returns log Z. Afterwards alpha_t(j)*beta_t(j) in
+// ws.alpha and ws.beta is the marginal probability of label j at token t.
+// With accumulate, the backward pass also adds the transition expectations
+// to ws.accOB and ws.accI, as alpha_t(i)*u_{t+1}(j), to be multiplied by
+// exp(w_ij) once per evaluation (training's gradient).
+func (ws *workspace) forwardBackward(T, L int, tr *transitions, accumulate bool) float64 {
+	st := ws.state
+	// exp of the state scores shifted by their maximum (kept in logZ) so
+	// that no exp overflows.
+	logZ := 0.0
+	for t := 0; t < T; t++ {
+		row := st[t*L : (t+1)*L]
 		m := row[0]
 		for _, v := range row[1:] {
 			m = max(m, v)
@@ -328,9 +372,7 @@ func (c *crf) addSequence(s *sequence, tr *transitions, cost *marginCost, ws *wo
 			a[j] *= ws.scale[t]
 		}
 	}
-	ws.loss += logZ - gold
-	// Backward pass; transition expectations accumulate alpha_t(i)*u_{t+1}(j)
-	// and are multiplied by exp(w_ij) once at the end.
+	// Backward pass, scaled by the forward pass's normalizers.
 	be := ws.beta
 	last := be[(T-1)*L : T*L]
 	for j := range last {
@@ -350,24 +392,18 @@ func (c *crf) addSequence(s *sequence, tr *transitions, cost *marginCost, ws *wo
 		b := be[t*L : (t+1)*L]
 		a := al[t*L : (t+1)*L]
 		blas64.Gemv(blas.NoTrans, 1, tr.ob, vec(uOB), 0, vec(b))
-		blas64.Ger(1, vec(a), vec(uOB), ws.accOB)
+		if accumulate {
+			blas64.Ger(1, vec(a), vec(uOB), ws.accOB)
+		}
 		for i := 1; i < L; i++ {
 			j := iLabel(i)
 			b[i] += tr.full[i*L+j] * u[j]
-			ws.accI[i] += a[i] * u[j]
-		}
-	}
-	// State expectations: marginal p_t(j) = alpha_t(j) * beta_t(j).
-	for t := 0; t < T; t++ {
-		a := al[t*L : (t+1)*L]
-		b := be[t*L : (t+1)*L]
-		for _, at := range s.attrs[s.off[t]:s.off[t+1]] {
-			for f := c.attrStart[at]; f < c.attrStart[at+1]; f++ {
-				l := c.featLabel[f]
-				ws.grad[f] += a[l] * b[l]
+			if accumulate {
+				ws.accI[i] += a[i] * u[j]
 			}
 		}
 	}
+	return logZ
 }
 
 // TrainOptions are the CRF's training hyperparameters.

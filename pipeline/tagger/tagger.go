@@ -484,35 +484,11 @@ func (m *Model) Tag(ctx context.Context, docs []pipeline.Document, opt TagOption
 	if opt.RecallBias != nil {
 		bias = m.biasVector(opt.RecallBias)
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := make([]pipeline.Document, len(docs))
 	tagged := make([]*taggedDoc, len(docs))
-	var (
-		wg   sync.WaitGroup
-		next = make(chan int)
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var tg tagScratch
-			for i := range next {
-				tagged[i] = m.tagOne(&docs[i], bias, &tg, !opt.NoPostProcess)
-			}
-		}()
-	}
-	var err error
-	for i := range docs {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	err := eachDocument(ctx, len(docs), opt.Workers, func(i int, tg *tagScratch) {
+		tagged[i] = m.tagOne(&docs[i], bias, tg, !opt.NoPostProcess)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -545,6 +521,38 @@ func (m *Model) biasVector(b map[string]float64) []float64 {
 	return v
 }
 
+// eachDocument calls do for documents 0 to n-1 on workers goroutines (0:
+// GOMAXPROCS), each with scratch buffers of its own, until ctx ends.
+func eachDocument(ctx context.Context, n, workers int, do func(i int, tg *tagScratch)) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var (
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tg tagScratch
+			for i := range next {
+				do(i, &tg)
+			}
+		}()
+	}
+	var err error
+	for i := range n {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return err
+}
+
 // tagScratch is one worker's reusable buffers.
 type tagScratch struct {
 	buf     []byte
@@ -552,6 +560,7 @@ type tagScratch struct {
 	back    []int32
 	words   wordCache
 	phrases phraseMemo
+	ws      *workspace // forward-backward's, for Uncertainty
 }
 
 // taggedDoc is one document during tagging: its tokens and current spans in

@@ -298,30 +298,8 @@ func TestMeddocanDevAccuracy(t *testing.T) {
 // second per core. The model is DEIDCORPUS_MODEL (a saved artifact, e.g. the
 // full MEDDOCAN model) or else one trained on 100 documents.
 func BenchmarkTag(b *testing.B) {
-	dev := readMeddocan(b, "dev")
-	var m *Model
-	if path := os.Getenv("DEIDCORPUS_MODEL"); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err = Load(f)
-		f.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-	} else {
-		cfg := DefaultConfig()
-		cfg.Training.MaxIterations = 30
-		var err error
-		if m, err = Train(context.Background(), readMeddocan(b, "train")[:100], cfg, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tokens := 0
-	for _, d := range dev {
-		tokens += len(Tokenize(d.Text).Tokens)
-	}
+	dev, tokens := benchDev(b)
+	m := benchModel(b)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := m.Tag(context.Background(), dev, TagOptions{Workers: 1}); err != nil {
@@ -329,6 +307,55 @@ func BenchmarkTag(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkUncertainty measures scoring documents for the annotation queue
+// (tokenizing, features, forward-backward, token entropy) on MEDDOCAN dev
+// with one worker, in tokens per second per core; the model as BenchmarkTag's.
+func BenchmarkUncertainty(b *testing.B) {
+	dev, tokens := benchDev(b)
+	m := benchModel(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.Uncertainty(context.Background(), dev, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// benchDev reads MEDDOCAN dev and counts its tokens.
+func benchDev(b *testing.B) ([]pipeline.Document, int) {
+	dev := readMeddocan(b, "dev")
+	tokens := 0
+	for _, d := range dev {
+		tokens += len(Tokenize(d.Text).Tokens)
+	}
+	return dev, tokens
+}
+
+// benchModel is DEIDCORPUS_MODEL or else a model trained on 100 MEDDOCAN
+// train documents.
+func benchModel(b *testing.B) *Model {
+	if path := os.Getenv("DEIDCORPUS_MODEL"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		m, err := Load(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	cfg := DefaultConfig()
+	cfg.Training.MaxIterations = 30
+	m, err := Train(context.Background(), readMeddocan(b, "train")[:100], cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // BenchmarkTrainMeddocan trains the default model on all of MEDDOCAN train
