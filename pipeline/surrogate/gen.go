@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
@@ -256,6 +257,11 @@ func (g *gen) make(strategy, orig string, try int) string {
 	case Phone:
 		return g.phone(orig)
 	case Email:
+		if try == 0 {
+			if c, ok := g.followName(orig); ok {
+				return c
+			}
+		}
 		return g.email(orig, false)
 	case URL:
 		return g.url(orig, false)
@@ -612,6 +618,63 @@ func (g *gen) email(s string, wide bool) string {
 		return g.shape(s)
 	}
 	return g.localPart(s[:at], wide) + "@" + g.domain(s[at+1:], wide)
+}
+
+// followName writes an address after the new name of the person whose
+// name it holds: the longest name word of the corpus table found in its
+// local part becomes that word's surrogate, and the letters around it,
+// initials, go through the letter map ("tpastorn", Teresa Pastor Navarro's,
+// becomes "gfriasj" when Pastor became Frías and T G, N J); digits are
+// redrawn and the domain drawn as email draws it. ok is false when the
+// local part holds no replaced name word of four letters or more. Corpus
+// scope values are drawn with addresses last, so the names come first.
+func (g *gen) followName(orig string) (string, bool) {
+	at := strings.LastIndexByte(orig, '@')
+	if at < 0 {
+		return "", false
+	}
+	local := orig[:at]
+	lower := strings.ToLower(local)
+	var best Mapping
+	bestAt := -1
+	for _, t := range []*table{g.tab, g.corpus} {
+		if t == nil {
+			continue
+		}
+		for _, m := range t.nameWords() {
+			w := asciiWord(m.Original)
+			if len(w) < 4 || len(w) <= len(asciiWord(best.Original)) {
+				continue
+			}
+			if i := strings.Index(lower, w); i >= 0 {
+				best, bestAt = m, i
+			}
+		}
+	}
+	if bestAt < 0 {
+		return "", false
+	}
+	tab := g.tab
+	if g.corpus != nil && best.Scope == ScopeCorpus {
+		tab = g.corpus
+	}
+	end := bestAt + len(asciiWord(best.Original))
+	initials := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			switch {
+			case r < utf8.RuneSelf && unicode.IsLetter(r):
+				b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, string(r))), caseOf(string(r))))
+			case r >= '0' && r <= '9':
+				b.WriteByte(byte('0' + g.rng.IntN(10)))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	sur := withCase(asciiWord(best.Surrogate), caseOf(local[bestAt:end]))
+	return initials(local[:bestAt]) + sur + initials(local[end:]) + "@" + g.domain(orig[at+1:], false), true
 }
 
 func (g *gen) localPart(orig string, wide bool) string {

@@ -655,6 +655,19 @@ func (t *table) all() iter.Seq[Mapping] {
 	}
 }
 
+// nameWords are the table's replaced name words (see nameWord).
+func (t *table) nameWords() []Mapping {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Mapping
+	for i := range t.rows {
+		if strings.HasPrefix(t.kinds[t.rows[i].kind][2], "name-") {
+			out = append(out, t.mapping(i))
+		}
+	}
+	return out
+}
+
 func (t *table) put(m Mapping) int {
 	byType := t.index[m.Type]
 	if byType == nil {

@@ -577,3 +577,33 @@ func TestProvincesFollowTheirCity(t *testing.T) {
 		}
 	}
 }
+
+// An address follows its owner's new name: the surname in it becomes the
+// surname's surrogate, the initials around it go through the letter map.
+func TestEmailFollowsTheNewName(t *testing.T) {
+	text := "Responsable clínico: Dra. Teresa Pastor Navarro. E-mail autor: tpastorn@yahoo.es"
+	name, mail := "Teresa Pastor Navarro", "tpastorn@yahoo.es"
+	ns, ms := strings.Index(text, name), strings.Index(text, mail)
+	doc := pipeline.Document{ID: "1", Text: text, Spans: []pipeline.Span{
+		{Start: ns, End: ns + len(name), Text: name, Category: "NOMBRE_PERSONAL_SANITARIO", Type: "NOMBRE_PERSONAL_SANITARIO"},
+		{Start: ms - 1, End: ms - 1 + len(mail), Text: mail, Category: "CORREO_ELECTRONICO", Type: "CORREO_ELECTRONICO"},
+	}}
+	doc.Spans[1].Start, doc.Spans[1].End = len([]rune(text[:ms])), len([]rune(text[:ms]))+len(mail)
+	doc.Spans[0].Start, doc.Spans[0].End = len([]rune(text[:ns])), len([]rune(text[:ns]))+len([]rune(name))
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	for seed := uint64(1); seed <= 5; seed++ {
+		res, err := New(pol, nil, seed).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := strings.Fields(res.Docs[0].Spans[0].Text)
+		if len(words) != 3 {
+			t.Fatalf("name %q", res.Docs[0].Spans[0].Text)
+		}
+		want := strings.ToLower(words[0][:1]) + asciiWord(words[1]) + strings.ToLower(asciiWord(words[2])[:1]) + "@"
+		if got := res.Docs[0].Spans[1].Text; !strings.HasPrefix(got, want) {
+			t.Errorf("seed %d: %q for %q, want %s...", seed, got, res.Docs[0].Spans[0].Text, want)
+		}
+	}
+}

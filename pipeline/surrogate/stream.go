@@ -473,11 +473,29 @@ func (s *Stream) corpusValues() []int32 {
 			out = append(out, i)
 		}
 	}
+	// Addresses come after names: an address follows its owner's new name
+	// (see followName).
+	address := func(v *corpusValue) bool {
+		l := s.valueLabels[v.label]
+		return s.e.r.Policy.Rule(l[0], l[1]).Strategy == Email
+	}
 	slices.SortFunc(out, func(i, j int32) int {
 		a, b := &s.values.at(i).v, &s.values.at(j).v
-		return cmp.Or(cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]), cmp.Compare(a.text, b.text))
+		return cmp.Or(cmpBool(address(a), address(b)), cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]),
+			cmp.Compare(a.text, b.text))
 	})
 	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // ref is a corpus value's occurrence as the generator takes it.
