@@ -277,7 +277,27 @@ func (g *gen) make(strategy, orig string, try int) string {
 			return r
 		}, orig)
 	}
+	if pre, rest, ok := collegiatePrefix(orig, g.e.lang); ok {
+		return pre + g.shape(rest)
+	}
 	return g.shape(orig)
+}
+
+// collegiatePrefix splits a Spanish collegiate number ("28 28 17103",
+// "08-08-25574") into its two leading province numbers (01-52: the college's
+// province, then the province of the first registration), which say where,
+// not who, and are kept, and its number, which shape redraws. A number drawn
+// whole would give its kind away: "16 59 44561" names no province.
+func collegiatePrefix(s, lang string) (prefix, rest string, ok bool) {
+	if lang != "es" || len(s) < 9 {
+		return "", "", false
+	}
+	province := func(d string) bool { n, err := strconv.Atoi(d); return err == nil && isDigits(d) && n >= 1 && n <= 52 }
+	sep := s[2]
+	if (sep != ' ' && sep != '-') || s[5] != sep || !province(s[:2]) || !province(s[3:5]) || !isDigits(s[6:]) || len(s)-6 < 3 {
+		return "", "", false
+	}
+	return s[:6], s[6:], true
 }
 
 // codeStrategy are the strategies that rewrite a value's codes (digits and

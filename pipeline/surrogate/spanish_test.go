@@ -607,3 +607,22 @@ func TestEmailFollowsTheNewName(t *testing.T) {
 		}
 	}
 }
+
+// A collegiate number keeps its provinces and redraws its number.
+func TestCollegiateNumbersKeepTheirProvinces(t *testing.T) {
+	for _, c := range []struct {
+		in, prefix string
+		ok         bool
+	}{
+		{"28 28 17103", "28 28 ", true}, {"08-08-25574", "08-08-", true}, {"48 28 98699", "48 28 ", true},
+		{"16 59 44561", "", false}, {"28 28", "", false}, {"28-28 1234", "", false}, {"14578", "", false},
+	} {
+		pre, rest, ok := collegiatePrefix(c.in, "es")
+		if ok != c.ok || pre != c.prefix || ok && pre+rest != c.in {
+			t.Errorf("%q: %q %q %v", c.in, pre, rest, ok)
+		}
+	}
+	if _, _, ok := collegiatePrefix("28 28 17103", "en"); ok {
+		t.Error("an English corpus has no collegiate numbers")
+	}
+}
