@@ -343,8 +343,9 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		f := fold(c)
 		// No surrogate surname is any original surname of the corpus, and no
 		// surrogate word a name word of the records it goes to (Deleger et al.).
+		// No first name a surname ("Nombre: Delafuente").
 		return f != orig && (st.corpusNames || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
-			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c))
+			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c)) && (w.role == roleLast || g.e.surelyFirstName(c))
 	}
 	own, english := pool, g.e.enPools.first[sex]
 	if w.role == roleLast {
