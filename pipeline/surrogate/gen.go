@@ -51,6 +51,17 @@ func (e *engine) newGen(tab *table, rng *rand.Rand, excl *valueSet, corpus *tabl
 
 const tries = 60
 
+// mentionTable is a table for one mention of a mention-scope value: it
+// starts with the scope's letter map (initials stay coherent within a
+// note's names) and none of its values, and it is thrown away after.
+func (g *gen) mentionTable() *table {
+	t := newTable(ScopeMention)
+	for _, m := range g.tab.letterMap() {
+		t.add(m)
+	}
+	return t
+}
+
 // lastCandidate is the review reason of a surrogate used unchecked: no
 // candidate, drawn or from the wider space, met every constraint.
 const lastCandidate = "no surrogate met every constraint; the last candidate was used"
@@ -63,8 +74,11 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		return s.Text
 	}
 	tab := g.tab
-	if rule.Scope == ScopeCorpus && !patientOnly[rule.Strategy] && g.corpus != nil {
+	switch {
+	case rule.Scope == ScopeCorpus && !patientOnly[rule.Strategy] && g.corpus != nil:
 		tab = g.corpus
+	case rule.Scope == ScopeMention && !patientOnly[rule.Strategy]:
+		tab = g.mentionTable()
 	}
 	switch rule.Strategy {
 	case Name:

@@ -69,6 +69,12 @@ type NoteTypeRule struct {
 const (
 	ScopePatient = "patient" // the same original gets the same surrogate in one patient's records
 	ScopeCorpus  = "corpus"  // ... in the whole corpus (doctors, hospitals, phone numbers)
+	// ScopeMention draws every mention's surrogate on its own (the "random"
+	// replacement that Osborne et al. 2025 weigh against consistent
+	// replacement): two mentions of one name are two names, so a leaked
+	// original has no repeated surrogate beside it to stand apart from.
+	// Mappings of this scope are not kept, and later runs draw anew.
+	ScopeMention = "mention"
 )
 
 // Rule is a policy's choice for one type.
@@ -322,8 +328,8 @@ func (p *Policy) Validate() error {
 		if !strategies[r.Strategy] {
 			return fmt.Errorf("%w: type %s: unknown strategy %q", ErrPolicy, t, r.Strategy)
 		}
-		if r.Scope != ScopePatient && r.Scope != ScopeCorpus {
-			return fmt.Errorf("%w: type %s: scope %q: want patient or corpus", ErrPolicy, t, r.Scope)
+		if r.Scope != ScopePatient && r.Scope != ScopeCorpus && r.Scope != ScopeMention {
+			return fmt.Errorf("%w: type %s: scope %q: want patient, corpus or mention", ErrPolicy, t, r.Scope)
 		}
 	}
 	return nil

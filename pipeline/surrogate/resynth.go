@@ -655,6 +655,19 @@ func (t *table) all() iter.Seq[Mapping] {
 	}
 }
 
+// letterMap is the table's letter map (see letter).
+func (t *table) letterMap() []Mapping {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Mapping
+	for i := range t.rows {
+		if t.kinds[t.rows[i].kind][1] == "INITIAL" {
+			out = append(out, t.mapping(i))
+		}
+	}
+	return out
+}
+
 // nameWords are the table's replaced name words (see nameWord).
 func (t *table) nameWords() []Mapping {
 	t.mu.Lock()

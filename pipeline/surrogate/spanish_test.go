@@ -626,3 +626,45 @@ func TestCollegiateNumbersKeepTheirProvinces(t *testing.T) {
 		t.Error("an English corpus has no collegiate numbers")
 	}
 }
+
+// Under the mention scope two mentions of one name are drawn each on its
+// own, and the check does not count them inconsistent.
+func TestMentionScopeDrawsEachMention(t *testing.T) {
+	text := "Paciente: Pilar Gómez. Acude Pilar Gómez a consulta; Pilar Gómez refiere dolor."
+	var spans []pipeline.Span
+	for i := 0; ; {
+		j := strings.Index(text[i:], "Pilar Gómez")
+		if j < 0 {
+			break
+		}
+		s := len([]rune(text[:i+j]))
+		spans = append(spans, pipeline.Span{Start: s, End: s + 11, Text: "Pilar Gómez", Category: "NAME", Type: "PATIENT"})
+		i += j + 1
+	}
+	doc := pipeline.Document{ID: "1", Patient: "p", Text: text, Spans: spans}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	pol.Types["PATIENT"] = Rule{Strategy: Name, Scope: ScopeMention}
+	if err := pol.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		res, err := New(pol, nil, seed).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Docs[0].Spans {
+			if s.Text == "Pilar Gómez" || len(strings.Fields(s.Text)) != 2 {
+				t.Fatalf("%q", s.Text)
+			}
+			distinct[s.Text] = true
+		}
+		if rep := Check([]pipeline.Document{doc}, res, pol); !rep.OK() {
+			t.Fatalf("the check fails: %+v", rep)
+		}
+	}
+	if len(distinct) < 6 {
+		t.Errorf("9 mentions, %d names: %v", len(distinct), distinct)
+	}
+}
