@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -988,8 +990,41 @@ func isZIP(t string) bool {
 // surrogate for "Cambodian" must be an adjective too).
 func (g *gen) country(orig string) string {
 	form := g.countryForm(orig)
+	if c, ok := g.e.countryPool.draw(g.rng); ok && g.rng.IntN(4) > 0 {
+		return countryAs(c, form, orig)
+	}
 	cs := g.e.res.Countries()
 	return countryAs(cs[g.rng.IntN(len(cs))], form, orig)
+}
+
+// countryPool draws the countries a corpus names by how many of its
+// patients' records name each: a surrogate country follows the corpus's own
+// distribution, not the whole list's (in MEDDOCAN, España, 86% of the
+// countries, stood for Pakistán or El Salvador; now a surrogate of España
+// is mostly another country the corpus names, and those become España).
+// One draw in four is from the whole list, so that a corpus naming few
+// countries still has surrogates for them (an original is never its own).
+type countryPool struct {
+	countries []resources.Country
+	w         weighted
+}
+
+func newCountryPool(res *resources.Set, counts map[string]int) countryPool {
+	var p countryPool
+	for _, en := range slices.Sorted(maps.Keys(counts)) {
+		if c, ok := res.CountryOf(en); ok {
+			p.w.add(len(p.countries), float64(counts[en]))
+			p.countries = append(p.countries, c)
+		}
+	}
+	return p
+}
+
+func (p countryPool) draw(rng randSource) (resources.Country, bool) {
+	if len(p.countries) == 0 {
+		return resources.Country{}, false
+	}
+	return p.countries[p.w.draw(rng)], true
 }
 
 // countryForm is the form a country is written in: 0 to 4 for the English

@@ -668,3 +668,36 @@ func TestMentionScopeDrawsEachMention(t *testing.T) {
 		t.Errorf("9 mentions, %d names: %v", len(distinct), distinct)
 	}
 }
+
+// A country's surrogate follows the corpus's countries: mostly one the
+// corpus names, never the original.
+func TestCountriesFollowTheCorpus(t *testing.T) {
+	var docs []pipeline.Document
+	for i, c := range []string{"España", "España", "España", "España", "España", "España", "Marruecos", "Colombia", "Rumanía", "Ecuador"} {
+		for k := range 4 {
+			text := "Natural de " + c + "."
+			docs = append(docs, pipeline.Document{ID: fmt.Sprintf("%d-%d", i, k), Patient: fmt.Sprintf("p%d-%d", i, k), Text: text,
+				Spans: []pipeline.Span{{Start: 11, End: 11 + len([]rune(c)), Text: c, Category: "LOCATION", Type: "COUNTRY"}}})
+		}
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, 3).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{"España": true, "Marruecos": true, "Colombia": true, "Rumanía": true, "Ecuador": true}
+	inCorpus := 0
+	for i, d := range res.Docs {
+		s := d.Spans[0].Text
+		if s == docs[i].Spans[0].Text {
+			t.Fatalf("%s kept", s)
+		}
+		if named[s] {
+			inCorpus++
+		}
+	}
+	if inCorpus < len(docs)/2 {
+		t.Errorf("%d of %d surrogates are countries the corpus names", inCorpus, len(docs))
+	}
+}
