@@ -660,7 +660,8 @@ func (g *gen) email(s string, wide bool) string {
 // name it holds: the longest name word of the corpus table found in its
 // local part becomes that word's surrogate, and the letters around it,
 // initials, go through the letter map ("tpastorn", Teresa Pastor Navarro's,
-// becomes "gfriasj" when Pastor became Frías and T G, N J); digits are
+// becomes "gfriasj" when Pastor became Frías and T G, N J), a longer run
+// of letters before or after it becomes a drawn surname; digits are
 // redrawn and the domain drawn as email draws it. ok is false when the
 // local part holds no replaced name word of four letters or more. Corpus
 // scope values are drawn with addresses last, so the names come first.
@@ -697,6 +698,10 @@ func (g *gen) followName(orig string) (string, bool) {
 	end := bestAt + len(asciiWord(best.Original))
 	initials := func(s string) string {
 		var b strings.Builder
+		if letters := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }); letters < 0 && len(s) > 3 || letters > 3 {
+			// More letters than initials: a word no table maps, drawn.
+			return withCase(asciiWord(g.e.pools.last.draw(g.rng, 0)), caseOf(s))
+		}
 		for _, r := range s {
 			switch {
 			case r < utf8.RuneSelf && unicode.IsLetter(r):

@@ -567,8 +567,8 @@ func (n *names) organizations(legal []string) []string {
 // descending frequency: INE's "Apellidos más frecuentes" (apellidos_frecuencia,
 // as the npm package @zxcvbn-ts/language-es-es ships it in
 // gen/es_surnames.json: lower case, unaccented but for ñ, ranked, no counts).
-// Names of more than one word ("de la fuente") are left out: a name word is
-// one word. The list gives ranks only, so a name's frequency (percent) is
+// Names of more than one word ("de la fuente") are left out, a name word
+// being one word, and so are those that read as titles (titleWords). The list gives ranks only, so a name's frequency (percent) is
 // read off a power law through García's 2.9% and the list's floor, 500
 // bearers of 47 million (0.00106%). Accents come from faker's surnames where
 // it lists the name ("Álvarez", "Domínguez"), else from the stress rules a
@@ -596,7 +596,7 @@ func (g *gen) spanishSurnames(faker []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i, n := range ranked {
-		if strings.ContainsAny(n, " -'") || n == "" || seen[n] {
+		if strings.ContainsAny(n, " -'") || n == "" || seen[n] || titleWords[n] {
 			continue
 		}
 		seen[n] = true
@@ -608,6 +608,11 @@ func (g *gen) spanishSurnames(faker []string) []string {
 	}
 	return out
 }
+
+// titleWords are surnames a reader of a name takes for a title or a
+// particle ("Doña Pilar", "Frau Weber", "Du Bois"): as a surrogate they
+// would be read as no name.
+var titleWords = map[string]bool{"doña": true, "don": true, "frau": true, "du": true, "dame": true, "sir": true}
 
 // foldES lower-cases a name and drops its acute accents (ñ stays, as INE
 // writes it).
