@@ -351,9 +351,12 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	if w.role == roleLast {
 		english = g.e.enPools.last
 	}
-	steps := []nameStep{{pool: own, letter: true}, {pool: english}, {pool: english, shared: true}}
+	// Surnames by frequency: an original name of the corpus outside these
+	// records may serve from the first step.
+	freq := g.e.r.Policy.Surnames == SurnamesFrequency
+	steps := []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: english}, {pool: english, shared: true}}
 	if g.e.res != g.e.en {
-		steps = []nameStep{{pool: own, letter: true}, {pool: own, corpusNames: true},
+		steps = []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: own, corpusNames: true},
 			{pool: own, corpusNames: true, shared: true}, {pool: english}, {pool: english, corpusNames: true, shared: true}}
 	}
 	var c string

@@ -53,6 +53,12 @@ var strategies = map[string]bool{Keep: true, Name: true, Username: true, DateShi
 	Organization: true, Profession: true, DepartmentS: true, Shape: true, Phone: true, Email: true, URL: true,
 	IP: true, SSN: true, SSNMask: true}
 
+// Which surnames surrogates may be (Policy.Surnames).
+const (
+	SurnamesApart     = "apart"
+	SurnamesFrequency = "frequency"
+)
+
 // What a policy does with span comments (Policy.Comments).
 const (
 	CommentsDrop = "drop"
@@ -127,6 +133,14 @@ type Policy struct {
 	// free text that often restates the value its span marks: "drop" (the
 	// default) or "keep", and then the check reads them as it reads text.
 	Comments string `json:"comments,omitempty"`
+	// Surnames says which surnames a surrogate may be: "apart" (the
+	// default, Deleger et al.) none that is an original surname anywhere
+	// in the corpus, which leaves a corpus that holds every common surname
+	// only the rare ones to draw (and a reader the common ones to trust);
+	// "frequency", any of the pack by its frequency but those of the
+	// records the surrogate goes to, so that surrogates are as common as
+	// real names.
+	Surnames string `json:"surnames,omitempty"`
 	// NoteTypes says when a note's type is kept: where it is a category,
 	// written for at least MinPatients patients of the source and holding
 	// no annotated value of the corpus ("Alta de Amparo Ybarrondo" is
@@ -295,6 +309,11 @@ func (p *Policy) Validate() error {
 	case CommentsDrop, CommentsKeep:
 	default:
 		return fmt.Errorf("%w: comments %q: want drop or keep", ErrPolicy, p.Comments)
+	}
+	switch p.Surnames {
+	case "", SurnamesApart, SurnamesFrequency:
+	default:
+		return fmt.Errorf("%w: surnames %q: want apart or frequency", ErrPolicy, p.Surnames)
 	}
 	if p.NoteTypes.MinPatients < 1 {
 		return fmt.Errorf("%w: noteTypes.minPatients %d: want 1 or more", ErrPolicy, p.NoteTypes.MinPatients)

@@ -701,3 +701,44 @@ func TestCountriesFollowTheCorpus(t *testing.T) {
 		t.Errorf("%d of %d surrogates are countries the corpus names", inCorpus, len(docs))
 	}
 }
+
+// Surnames by frequency: a surrogate may be a surname of other patients
+// (common names stay common); apart, the default, never.
+func TestSurnamesByFrequency(t *testing.T) {
+	common := []string{"García", "Rodríguez", "González", "Fernández", "López", "Martínez", "Sánchez", "Pérez"}
+	var docs []pipeline.Document
+	for p := range 120 {
+		name := common[p%len(common)]
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(p), Patient: fmt.Sprint(p), Text: "Sr. " + name + ".",
+			Spans: []pipeline.Span{{Start: 4, End: 4 + len([]rune(name)), Text: name, Category: "NAME", Type: "PATIENT"}}})
+	}
+	isCommon := map[string]bool{}
+	for _, n := range common {
+		isCommon[n] = true
+	}
+	for _, c := range []struct {
+		surnames string
+		want     bool
+	}{{"", false}, {SurnamesFrequency, true}} {
+		pol := DefaultPolicy()
+		pol.Language, pol.Surnames = "es", c.surnames
+		res, err := New(pol, nil, 9).Run(docs, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for i, d := range res.Docs {
+			s := d.Spans[0].Text
+			if s == docs[i].Spans[0].Text {
+				t.Fatalf("%s: %s kept", c.surnames, s)
+			}
+			got = got || isCommon[s]
+		}
+		if got != c.want {
+			t.Errorf("surnames %q: a surrogate is another patient's surname: %v", c.surnames, got)
+		}
+		if rep := Check(docs, res, pol); !rep.OK() {
+			t.Errorf("surnames %q: the check fails", c.surnames)
+		}
+	}
+}
