@@ -6,10 +6,10 @@
 // organizations and the generic hospital departments of Stubbs & Uzuner 2015.
 //
 // A Set is one language's pack: English (the US lists above) or Spanish
-// (faker's es locale: names by sex, surnames, cities with their populations
-// and their provinces' postal-code numbers, provinces, regions, street types,
-// and streets, towns, hospitals and health centres and organizations composed
-// from them). Countries, professions and departments are bilingual and shared
+// (INE's surnames by frequency, and faker's es locale: names by sex, cities
+// with their populations and their provinces' postal-code numbers,
+// provinces, regions, street types, and streets, towns, hospitals and health
+// centres and organizations composed from them). Countries, professions and departments are bilingual and shared
 // by both packs.
 //
 // The lists are embedded in the binary (data/ and data/es/, assembled from

@@ -13,8 +13,8 @@ import (
 func surrogatesByValue(pairs []spanPair, patientScope string) map[[3]string]map[string]bool {
 	seen := map[[3]string]map[string]bool{}
 	for _, pr := range pairs {
-		if pr.class != replacedSpan {
-			continue
+		if pr.class != replacedSpan || pr.rule.Scope == ScopeMention && !patientOnly[pr.rule.Strategy] {
+			continue // each mention of its own
 		}
 		sc := ScopeCorpus
 		if pr.rule.Scope == ScopePatient || patientOnly[pr.rule.Strategy] {

@@ -1,10 +1,13 @@
 package surrogate
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
@@ -50,6 +53,17 @@ func (e *engine) newGen(tab *table, rng *rand.Rand, excl *valueSet, corpus *tabl
 
 const tries = 60
 
+// mentionTable is a table for one mention of a mention-scope value: it
+// starts with the scope's letter map (initials stay coherent within a
+// note's names) and none of its values, and it is thrown away after.
+func (g *gen) mentionTable() *table {
+	t := newTable(ScopeMention)
+	for _, m := range g.tab.letterMap() {
+		t.add(m)
+	}
+	return t
+}
+
 // lastCandidate is the review reason of a surrogate used unchecked: no
 // candidate, drawn or from the wider space, met every constraint.
 const lastCandidate = "no surrogate met every constraint; the last candidate was used"
@@ -62,8 +76,11 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		return s.Text
 	}
 	tab := g.tab
-	if rule.Scope == ScopeCorpus && !patientOnly[rule.Strategy] && g.corpus != nil {
+	switch {
+	case rule.Scope == ScopeCorpus && !patientOnly[rule.Strategy] && g.corpus != nil:
 		tab = g.corpus
+	case rule.Scope == ScopeMention && !patientOnly[rule.Strategy]:
+		tab = g.mentionTable()
 	}
 	switch rule.Strategy {
 	case Name:
@@ -256,6 +273,11 @@ func (g *gen) make(strategy, orig string, try int) string {
 	case Phone:
 		return g.phone(orig)
 	case Email:
+		if try == 0 {
+			if c, ok := g.followName(orig); ok {
+				return c
+			}
+		}
 		return g.email(orig, false)
 	case URL:
 		return g.url(orig, false)
@@ -271,7 +293,27 @@ func (g *gen) make(strategy, orig string, try int) string {
 			return r
 		}, orig)
 	}
+	if pre, rest, ok := collegiatePrefix(orig, g.e.lang); ok {
+		return pre + g.shape(rest)
+	}
 	return g.shape(orig)
+}
+
+// collegiatePrefix splits a Spanish collegiate number ("28 28 17103",
+// "08-08-25574") into its two leading province numbers (01-52: the college's
+// province, then the province of the first registration), which say where,
+// not who, and are kept, and its number, which shape redraws. A number drawn
+// whole would give its kind away: "16 59 44561" names no province.
+func collegiatePrefix(s, lang string) (prefix, rest string, ok bool) {
+	if lang != "es" || len(s) < 9 {
+		return "", "", false
+	}
+	province := func(d string) bool { n, err := strconv.Atoi(d); return err == nil && isDigits(d) && n >= 1 && n <= 52 }
+	sep := s[2]
+	if (sep != ' ' && sep != '-') || s[5] != sep || !province(s[:2]) || !province(s[3:5]) || !isDigits(s[6:]) || len(s)-6 < 3 {
+		return "", "", false
+	}
+	return s[:6], s[6:], true
 }
 
 // codeStrategy are the strategies that rewrite a value's codes (digits and
@@ -614,6 +656,68 @@ func (g *gen) email(s string, wide bool) string {
 	return g.localPart(s[:at], wide) + "@" + g.domain(s[at+1:], wide)
 }
 
+// followName writes an address after the new name of the person whose
+// name it holds: the longest name word of the corpus table found in its
+// local part becomes that word's surrogate, and the letters around it,
+// initials, go through the letter map ("tpastorn", Teresa Pastor Navarro's,
+// becomes "gfriasj" when Pastor became Frías and T G, N J), a longer run
+// of letters before or after it becomes a drawn surname; digits are
+// redrawn and the domain drawn as email draws it. ok is false when the
+// local part holds no replaced name word of four letters or more. Corpus
+// scope values are drawn with addresses last, so the names come first.
+func (g *gen) followName(orig string) (string, bool) {
+	at := strings.LastIndexByte(orig, '@')
+	if at < 0 {
+		return "", false
+	}
+	local := orig[:at]
+	lower := strings.ToLower(local)
+	var best Mapping
+	bestAt := -1
+	for _, t := range []*table{g.tab, g.corpus} {
+		if t == nil {
+			continue
+		}
+		for _, m := range t.nameWords() {
+			w := asciiWord(m.Original)
+			if len(w) < 4 || len(w) <= len(asciiWord(best.Original)) {
+				continue
+			}
+			if i := strings.Index(lower, w); i >= 0 {
+				best, bestAt = m, i
+			}
+		}
+	}
+	if bestAt < 0 {
+		return "", false
+	}
+	tab := g.tab
+	if g.corpus != nil && best.Scope == ScopeCorpus {
+		tab = g.corpus
+	}
+	end := bestAt + len(asciiWord(best.Original))
+	initials := func(s string) string {
+		var b strings.Builder
+		if letters := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }); letters < 0 && len(s) > 3 || letters > 3 {
+			// More letters than initials: a word no table maps, drawn.
+			return withCase(asciiWord(g.e.pools.last.draw(g.rng, 0)), caseOf(s))
+		}
+		for _, r := range s {
+			switch {
+			case r < utf8.RuneSelf && unicode.IsLetter(r):
+				b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, string(r))), caseOf(string(r))))
+			case r >= '0' && r <= '9':
+				b.WriteByte(byte('0' + g.rng.IntN(10)))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	sur := withCase(asciiWord(best.Surrogate), caseOf(local[bestAt:end]))
+	return initials(local[:bestAt]) + sur + initials(local[end:]) + "@" + g.domain(orig[at+1:], false), true
+}
+
 func (g *gen) localPart(orig string, wide bool) string {
 	sep := "."
 	for _, c := range []string{".", "_", "-"} {
@@ -891,8 +995,41 @@ func isZIP(t string) bool {
 // surrogate for "Cambodian" must be an adjective too).
 func (g *gen) country(orig string) string {
 	form := g.countryForm(orig)
+	if c, ok := g.e.countryPool.draw(g.rng); ok && g.rng.IntN(4) > 0 {
+		return countryAs(c, form, orig)
+	}
 	cs := g.e.res.Countries()
 	return countryAs(cs[g.rng.IntN(len(cs))], form, orig)
+}
+
+// countryPool draws the countries a corpus names by how many of its
+// patients' records name each: a surrogate country follows the corpus's own
+// distribution, not the whole list's (in MEDDOCAN, España, 86% of the
+// countries, stood for Pakistán or El Salvador; now a surrogate of España
+// is mostly another country the corpus names, and those become España).
+// One draw in four is from the whole list, so that a corpus naming few
+// countries still has surrogates for them (an original is never its own).
+type countryPool struct {
+	countries []resources.Country
+	w         weighted
+}
+
+func newCountryPool(res *resources.Set, counts map[string]int) countryPool {
+	var p countryPool
+	for _, en := range slices.Sorted(maps.Keys(counts)) {
+		if c, ok := res.CountryOf(en); ok {
+			p.w.add(len(p.countries), float64(counts[en]))
+			p.countries = append(p.countries, c)
+		}
+	}
+	return p
+}
+
+func (p countryPool) draw(rng randSource) (resources.Country, bool) {
+	if len(p.countries) == 0 {
+		return resources.Country{}, false
+	}
+	return p.countries[p.w.draw(rng)], true
 }
 
 // countryForm is the form a country is written in: 0 to 4 for the English

@@ -343,16 +343,20 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 		f := fold(c)
 		// No surrogate surname is any original surname of the corpus, and no
 		// surrogate word a name word of the records it goes to (Deleger et al.).
+		// No first name a surname ("Nombre: Delafuente").
 		return f != orig && (st.corpusNames || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
-			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c))
+			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c)) && (w.role == roleLast || g.e.surelyFirstName(c))
 	}
 	own, english := pool, g.e.enPools.first[sex]
 	if w.role == roleLast {
 		english = g.e.enPools.last
 	}
-	steps := []nameStep{{pool: own, letter: true}, {pool: english}, {pool: english, shared: true}}
+	// Surnames by frequency: an original name of the corpus outside these
+	// records may serve from the first step.
+	freq := g.e.r.Policy.Surnames == SurnamesFrequency
+	steps := []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: english}, {pool: english, shared: true}}
 	if g.e.res != g.e.en {
-		steps = []nameStep{{pool: own, letter: true}, {pool: own, corpusNames: true},
+		steps = []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: own, corpusNames: true},
 			{pool: own, corpusNames: true, shared: true}, {pool: english}, {pool: english, corpusNames: true, shared: true}}
 	}
 	var c string

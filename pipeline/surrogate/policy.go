@@ -53,6 +53,12 @@ var strategies = map[string]bool{Keep: true, Name: true, Username: true, DateShi
 	Organization: true, Profession: true, DepartmentS: true, Shape: true, Phone: true, Email: true, URL: true,
 	IP: true, SSN: true, SSNMask: true}
 
+// Which surnames surrogates may be (Policy.Surnames).
+const (
+	SurnamesApart     = "apart"
+	SurnamesFrequency = "frequency"
+)
+
 // What a policy does with span comments (Policy.Comments).
 const (
 	CommentsDrop = "drop"
@@ -69,6 +75,12 @@ type NoteTypeRule struct {
 const (
 	ScopePatient = "patient" // the same original gets the same surrogate in one patient's records
 	ScopeCorpus  = "corpus"  // ... in the whole corpus (doctors, hospitals, phone numbers)
+	// ScopeMention draws every mention's surrogate on its own (the "random"
+	// replacement that Osborne et al. 2025 weigh against consistent
+	// replacement): two mentions of one name are two names, so a leaked
+	// original has no repeated surrogate beside it to stand apart from.
+	// Mappings of this scope are not kept, and later runs draw anew.
+	ScopeMention = "mention"
 )
 
 // Rule is a policy's choice for one type.
@@ -121,6 +133,14 @@ type Policy struct {
 	// free text that often restates the value its span marks: "drop" (the
 	// default) or "keep", and then the check reads them as it reads text.
 	Comments string `json:"comments,omitempty"`
+	// Surnames says which surnames a surrogate may be: "apart" (the
+	// default, Deleger et al.) none that is an original surname anywhere
+	// in the corpus, which leaves a corpus that holds every common surname
+	// only the rare ones to draw (and a reader the common ones to trust);
+	// "frequency", any of the pack by its frequency but those of the
+	// records the surrogate goes to, so that surrogates are as common as
+	// real names.
+	Surnames string `json:"surnames,omitempty"`
 	// NoteTypes says when a note's type is kept: where it is a category,
 	// written for at least MinPatients patients of the source and holding
 	// no annotated value of the corpus ("Alta de Amparo Ybarrondo" is
@@ -290,6 +310,11 @@ func (p *Policy) Validate() error {
 	default:
 		return fmt.Errorf("%w: comments %q: want drop or keep", ErrPolicy, p.Comments)
 	}
+	switch p.Surnames {
+	case "", SurnamesApart, SurnamesFrequency:
+	default:
+		return fmt.Errorf("%w: surnames %q: want apart or frequency", ErrPolicy, p.Surnames)
+	}
 	if p.NoteTypes.MinPatients < 1 {
 		return fmt.Errorf("%w: noteTypes.minPatients %d: want 1 or more", ErrPolicy, p.NoteTypes.MinPatients)
 	}
@@ -322,8 +347,8 @@ func (p *Policy) Validate() error {
 		if !strategies[r.Strategy] {
 			return fmt.Errorf("%w: type %s: unknown strategy %q", ErrPolicy, t, r.Strategy)
 		}
-		if r.Scope != ScopePatient && r.Scope != ScopeCorpus {
-			return fmt.Errorf("%w: type %s: scope %q: want patient or corpus", ErrPolicy, t, r.Scope)
+		if r.Scope != ScopePatient && r.Scope != ScopeCorpus && r.Scope != ScopeMention {
+			return fmt.Errorf("%w: type %s: scope %q: want patient, corpus or mention", ErrPolicy, t, r.Scope)
 		}
 	}
 	return nil

@@ -170,13 +170,17 @@ type engine struct {
 	perPat  map[string]*valueSet // ... of each patient
 	names   map[string]bool      // folded original name words of the corpus
 	streets map[string]bool      // folded "name\x00suffix" pairs of original streets
-	dates   map[string][]dateRef // date-shuffle pools by pattern
-	corpus  *table
-	dropped []Mapping         // stored corpus-scope mappings this run replaced
-	err     error             // a site's lists that do not load
-	stored  map[string]*table // patient scope -> stored mappings
-	shifts  map[string]PatientShift
-	review  []ReviewItem
+	// countries counts the patients whose records name each listed country
+	// (by its English name); countryPool draws by those counts.
+	countries   map[string]int
+	countryPool countryPool
+	dates       map[string][]dateRef // date-shuffle pools by pattern
+	corpus      *table
+	dropped     []Mapping         // stored corpus-scope mappings this run replaced
+	err         error             // a site's lists that do not load
+	stored      map[string]*table // patient scope -> stored mappings
+	shifts      map[string]PatientShift
+	review      []ReviewItem
 	// noteTypes counts, for each folded note type, the patients whose
 	// records use it (see metadata.go).
 	noteTypes map[string]int
@@ -189,7 +193,10 @@ type patientPrep struct {
 	values  *valueSet // replaced originals, and name words as words
 	names   []string  // folded name words
 	streets []string  // street name and suffix pairs
-	dates   []struct {
+	// countries are the English names of the listed countries of the
+	// patient's values (see countryPool).
+	countries []string
+	dates     []struct {
 		pattern string
 		ref     dateRef
 	}
@@ -231,6 +238,10 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 				}
 			case Street:
 				pp.streets = append(pp.streets, streetPairs(e.res, s.Text)...)
+			case CountryS:
+				if c, ok := e.res.CountryOf(s.Text); ok {
+					pp.countries = append(pp.countries, c.EN)
+				}
 			case DateShuffle:
 				if dt, ok := parseDate(s.Text, e.reading); ok {
 					pp.dates = append(pp.dates, struct {
@@ -653,6 +664,32 @@ func (t *table) all() iter.Seq[Mapping] {
 			}
 		}
 	}
+}
+
+// letterMap is the table's letter map (see letter).
+func (t *table) letterMap() []Mapping {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Mapping
+	for i := range t.rows {
+		if t.kinds[t.rows[i].kind][1] == "INITIAL" {
+			out = append(out, t.mapping(i))
+		}
+	}
+	return out
+}
+
+// nameWords are the table's replaced name words (see nameWord).
+func (t *table) nameWords() []Mapping {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Mapping
+	for i := range t.rows {
+		if strings.HasPrefix(t.kinds[t.rows[i].kind][2], "name-") {
+			out = append(out, t.mapping(i))
+		}
+	}
+	return out
 }
 
 func (t *table) put(m Mapping) int {

@@ -577,3 +577,168 @@ func TestProvincesFollowTheirCity(t *testing.T) {
 		}
 	}
 }
+
+// An address follows its owner's new name: the surname in it becomes the
+// surname's surrogate, the initials around it go through the letter map.
+func TestEmailFollowsTheNewName(t *testing.T) {
+	text := "Responsable clínico: Dra. Teresa Pastor Navarro. E-mail autor: tpastorn@yahoo.es"
+	name, mail := "Teresa Pastor Navarro", "tpastorn@yahoo.es"
+	ns, ms := strings.Index(text, name), strings.Index(text, mail)
+	doc := pipeline.Document{ID: "1", Text: text, Spans: []pipeline.Span{
+		{Start: ns, End: ns + len(name), Text: name, Category: "NOMBRE_PERSONAL_SANITARIO", Type: "NOMBRE_PERSONAL_SANITARIO"},
+		{Start: ms - 1, End: ms - 1 + len(mail), Text: mail, Category: "CORREO_ELECTRONICO", Type: "CORREO_ELECTRONICO"},
+	}}
+	doc.Spans[1].Start, doc.Spans[1].End = len([]rune(text[:ms])), len([]rune(text[:ms]))+len(mail)
+	doc.Spans[0].Start, doc.Spans[0].End = len([]rune(text[:ns])), len([]rune(text[:ns]))+len([]rune(name))
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	for seed := uint64(1); seed <= 5; seed++ {
+		res, err := New(pol, nil, seed).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := strings.Fields(res.Docs[0].Spans[0].Text)
+		if len(words) != 3 {
+			t.Fatalf("name %q", res.Docs[0].Spans[0].Text)
+		}
+		want := strings.ToLower(words[0][:1]) + asciiWord(words[1]) + strings.ToLower(asciiWord(words[2])[:1]) + "@"
+		if got := res.Docs[0].Spans[1].Text; !strings.HasPrefix(got, want) {
+			t.Errorf("seed %d: %q for %q, want %s...", seed, got, res.Docs[0].Spans[0].Text, want)
+		}
+	}
+}
+
+// A collegiate number keeps its provinces and redraws its number.
+func TestCollegiateNumbersKeepTheirProvinces(t *testing.T) {
+	for _, c := range []struct {
+		in, prefix string
+		ok         bool
+	}{
+		{"28 28 17103", "28 28 ", true}, {"08-08-25574", "08-08-", true}, {"48 28 98699", "48 28 ", true},
+		{"16 59 44561", "", false}, {"28 28", "", false}, {"28-28 1234", "", false}, {"14578", "", false},
+	} {
+		pre, rest, ok := collegiatePrefix(c.in, "es")
+		if ok != c.ok || pre != c.prefix || ok && pre+rest != c.in {
+			t.Errorf("%q: %q %q %v", c.in, pre, rest, ok)
+		}
+	}
+	if _, _, ok := collegiatePrefix("28 28 17103", "en"); ok {
+		t.Error("an English corpus has no collegiate numbers")
+	}
+}
+
+// Under the mention scope two mentions of one name are drawn each on its
+// own, and the check does not count them inconsistent.
+func TestMentionScopeDrawsEachMention(t *testing.T) {
+	text := "Paciente: Pilar Gómez. Acude Pilar Gómez a consulta; Pilar Gómez refiere dolor."
+	var spans []pipeline.Span
+	for i := 0; ; {
+		j := strings.Index(text[i:], "Pilar Gómez")
+		if j < 0 {
+			break
+		}
+		s := len([]rune(text[:i+j]))
+		spans = append(spans, pipeline.Span{Start: s, End: s + 11, Text: "Pilar Gómez", Category: "NAME", Type: "PATIENT"})
+		i += j + 1
+	}
+	doc := pipeline.Document{ID: "1", Patient: "p", Text: text, Spans: spans}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	pol.Types["PATIENT"] = Rule{Strategy: Name, Scope: ScopeMention}
+	if err := pol.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		res, err := New(pol, nil, seed).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Docs[0].Spans {
+			if s.Text == "Pilar Gómez" || len(strings.Fields(s.Text)) != 2 {
+				t.Fatalf("%q", s.Text)
+			}
+			distinct[s.Text] = true
+		}
+		if rep := Check([]pipeline.Document{doc}, res, pol); !rep.OK() {
+			t.Fatalf("the check fails: %+v", rep)
+		}
+	}
+	if len(distinct) < 6 {
+		t.Errorf("9 mentions, %d names: %v", len(distinct), distinct)
+	}
+}
+
+// A country's surrogate follows the corpus's countries: mostly one the
+// corpus names, never the original.
+func TestCountriesFollowTheCorpus(t *testing.T) {
+	var docs []pipeline.Document
+	for i, c := range []string{"España", "España", "España", "España", "España", "España", "Marruecos", "Colombia", "Rumanía", "Ecuador"} {
+		for k := range 4 {
+			text := "Natural de " + c + "."
+			docs = append(docs, pipeline.Document{ID: fmt.Sprintf("%d-%d", i, k), Patient: fmt.Sprintf("p%d-%d", i, k), Text: text,
+				Spans: []pipeline.Span{{Start: 11, End: 11 + len([]rune(c)), Text: c, Category: "LOCATION", Type: "COUNTRY"}}})
+		}
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, 3).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{"España": true, "Marruecos": true, "Colombia": true, "Rumanía": true, "Ecuador": true}
+	inCorpus := 0
+	for i, d := range res.Docs {
+		s := d.Spans[0].Text
+		if s == docs[i].Spans[0].Text {
+			t.Fatalf("%s kept", s)
+		}
+		if named[s] {
+			inCorpus++
+		}
+	}
+	if inCorpus < len(docs)/2 {
+		t.Errorf("%d of %d surrogates are countries the corpus names", inCorpus, len(docs))
+	}
+}
+
+// Surnames by frequency: a surrogate may be a surname of other patients
+// (common names stay common); apart, the default, never.
+func TestSurnamesByFrequency(t *testing.T) {
+	common := []string{"García", "Rodríguez", "González", "Fernández", "López", "Martínez", "Sánchez", "Pérez"}
+	var docs []pipeline.Document
+	for p := range 120 {
+		name := common[p%len(common)]
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(p), Patient: fmt.Sprint(p), Text: "Sr. " + name + ".",
+			Spans: []pipeline.Span{{Start: 4, End: 4 + len([]rune(name)), Text: name, Category: "NAME", Type: "PATIENT"}}})
+	}
+	isCommon := map[string]bool{}
+	for _, n := range common {
+		isCommon[n] = true
+	}
+	for _, c := range []struct {
+		surnames string
+		want     bool
+	}{{"", false}, {SurnamesFrequency, true}} {
+		pol := DefaultPolicy()
+		pol.Language, pol.Surnames = "es", c.surnames
+		res, err := New(pol, nil, 9).Run(docs, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for i, d := range res.Docs {
+			s := d.Spans[0].Text
+			if s == docs[i].Spans[0].Text {
+				t.Fatalf("%s: %s kept", c.surnames, s)
+			}
+			got = got || isCommon[s]
+		}
+		if got != c.want {
+			t.Errorf("surnames %q: a surrogate is another patient's surname: %v", c.surnames, got)
+		}
+		if rep := Check(docs, res, pol); !rep.OK() {
+			t.Errorf("surnames %q: the check fails", c.surnames)
+		}
+	}
+}

@@ -132,7 +132,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 		return nil, err
 	}
 	e := &engine{r: r, orig: newUnion(), perPat: map[string]*valueSet{},
-		names: map[string]bool{}, streets: map[string]bool{}, dates: map[string][]dateRef{},
+		names: map[string]bool{}, streets: map[string]bool{}, countries: map[string]int{}, dates: map[string][]dateRef{},
 		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}, noteTypes: map[string]int{}}
 	for _, m := range store.Mappings {
 		t := e.corpus
@@ -239,6 +239,9 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		}
 		for _, st := range pp.streets {
 			e.streets[st] = true
+		}
+		for _, c := range pp.countries {
+			e.countries[c]++
 		}
 		for _, d := range pp.dates {
 			e.dates[d.pattern] = append(e.dates[d.pattern], d.ref)
@@ -389,6 +392,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		return nil, e.err
 	}
 	e.orig.seal() // every batch is merged into it
+	e.countryPool = newCountryPool(e.res, e.countries)
 	for _, p := range force {
 		s.stale[p] = true
 	}
@@ -473,11 +477,29 @@ func (s *Stream) corpusValues() []int32 {
 			out = append(out, i)
 		}
 	}
+	// Addresses come after names: an address follows its owner's new name
+	// (see followName).
+	address := func(v *corpusValue) bool {
+		l := s.valueLabels[v.label]
+		return s.e.r.Policy.Rule(l[0], l[1]).Strategy == Email
+	}
 	slices.SortFunc(out, func(i, j int32) int {
 		a, b := &s.values.at(i).v, &s.values.at(j).v
-		return cmp.Or(cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]), cmp.Compare(a.text, b.text))
+		return cmp.Or(cmpBool(address(a), address(b)), cmp.Compare(s.valueLabels[a.label][1], s.valueLabels[b.label][1]),
+			cmp.Compare(a.text, b.text))
 	})
 	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // ref is a corpus value's occurrence as the generator takes it.

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -82,7 +84,7 @@ var provinceOtherNamesES = map[string][]string{
 var spellingES = map[string]string{
 	"lérida": "Lérida", "Cuenta": "Cuenca", "San Sebastían de los Reyes": "San Sebastián de los Reyes",
 	"El Prat de LLobregat": "El Prat de Llobregat", "Hospitalet de LLobregat": "Hospitalet de Llobregat",
-	"San Cristróbal de la Laguna": "San Cristóbal de La Laguna", "Aýna": "Ayna",
+	"San Cristróbal de la Laguna": "San Cristóbal de La Laguna", "Aýna": "Ayna", "Ruíz": "Ruiz",
 }
 
 // cityProvince is the province of each city of faker's es list.
@@ -212,7 +214,7 @@ func (g *gen) spanish() {
 	female, male, last := d.Person.FirstName.Female, d.Person.FirstName.Male, d.Person.LastName.Generic
 	g.write("es/first_female.tsv", uniform(female))
 	g.write("es/first_male.tsv", uniform(male))
-	g.write("es/surnames.tsv", uniform(last))
+	g.write("es/surnames.tsv", g.spanishSurnames(last))
 	sex := map[string]string{}
 	for _, n := range female {
 		sex[n] = "F"
@@ -559,4 +561,110 @@ func (n *names) organizations(legal []string) []string {
 		}
 	}
 	return sortedKeys(out)
+}
+
+// spanishSurnames are Spain's surnames borne by 500 people or more, by
+// descending frequency: INE's "Apellidos más frecuentes" (apellidos_frecuencia,
+// as the npm package @zxcvbn-ts/language-es-es ships it in
+// gen/es_surnames.json: lower case, unaccented but for ñ, ranked, no counts).
+// Names of more than one word ("de la fuente") are left out, a name word
+// being one word, and so are those that read as titles (titleWords). The list gives ranks only, so a name's frequency (percent) is
+// read off a power law through García's 2.9% and the list's floor, 500
+// bearers of 47 million (0.00106%). Accents come from faker's surnames where
+// it lists the name ("Álvarez", "Domínguez"), else from the stress rules a
+// surname's ending tells (see accented).
+func (g *gen) spanishSurnames(faker []string) []string {
+	b, err := os.ReadFile("gen/es_surnames.json")
+	if err != nil {
+		g.err = fmt.Errorf("spanish surnames: %v", err)
+		return nil
+	}
+	var ranked []string
+	if err := json.Unmarshal(b, &ranked); err != nil {
+		g.err = fmt.Errorf("gen/es_surnames.json: %v", err)
+		return nil
+	}
+	written := map[string]string{}
+	for _, n := range faker {
+		if fixed, ok := spellingES[n]; ok {
+			n = fixed
+		}
+		written[foldES(n)] = n
+	}
+	const top, floor = 2.9, 500 / 47e6 * 100
+	exp := math.Log(top/floor) / math.Log(float64(len(ranked)))
+	var out []string
+	seen := map[string]bool{}
+	for i, n := range ranked {
+		if strings.ContainsAny(n, " -'") || n == "" || seen[n] || titleWords[n] {
+			continue
+		}
+		seen[n] = true
+		name, ok := written[foldES(n)]
+		if !ok {
+			name = accented(strings.ToUpper(n[:1]) + n[1:])
+		}
+		out = append(out, name+"\t"+strconv.FormatFloat(top*math.Pow(float64(i+1), -exp), 'f', 5, 64))
+	}
+	return out
+}
+
+// titleWords are surnames a reader of a name takes for a title or a
+// particle ("Doña Pilar", "Frau Weber", "Du Bois"): as a surrogate they
+// would be read as no name.
+var titleWords = map[string]bool{"doña": true, "don": true, "frau": true, "du": true, "dame": true, "sir": true}
+
+// foldES lower-cases a name and drops its acute accents (ñ stays, as INE
+// writes it).
+func foldES(s string) string {
+	return strings.NewReplacer("á", "a", "é", "e", "í", "i", "ó", "o", "ú", "u", "ü", "u").Replace(strings.ToLower(s))
+}
+
+// accented writes the accent Spanish spelling gives a surname by its ending:
+// a patronymic in -ez is stressed on the vowel before it ("Díez", "Sáez",
+// "Benítez", "Gutiérrez"); a name of two syllables or more in -án, -ón or
+// -ín is stressed on its last ("Galán", "Calderón", "Martín"). Others are
+// left as they are (most are paroxytone without an accent).
+func accented(n string) string {
+	r := []rune(n)
+	if len(r) < 4 {
+		return n
+	}
+	tail := string(r[len(r)-2:])
+	switch {
+	case tail == "ez":
+		return markVowel(r, len(r)-3)
+	case tail == "an" || tail == "on" || tail == "in":
+		if vowels(r[:len(r)-2]) == 0 {
+			return n
+		}
+		return markVowel(r, len(r)-2)
+	}
+	return n
+}
+
+// markVowel puts an acute accent on the last vowel at or before index i
+// (a u after g or q is silent: "Domínguez").
+func markVowel(r []rune, i int) string {
+	acute := map[rune]rune{'a': 'á', 'e': 'é', 'i': 'í', 'o': 'ó', 'u': 'ú'}
+	for ; i >= 0; i-- {
+		if r[i] == 'u' && i > 0 && (r[i-1] == 'g' || r[i-1] == 'q') {
+			continue
+		}
+		if a, ok := acute[r[i]]; ok {
+			r[i] = a
+			return string(r)
+		}
+	}
+	return string(r)
+}
+
+func vowels(r []rune) int {
+	n := 0
+	for _, c := range r {
+		if strings.ContainsRune("aeiouáéíóú", c) {
+			n++
+		}
+	}
+	return n
 }

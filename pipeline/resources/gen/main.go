@@ -1,6 +1,7 @@
 // Command gen assembles the compact surrogate lists under pipeline/resources/data
 // from the public sources in ../shared/data (Census 1990 names, SSA baby-name
-// counts, US ZIP codes, CMS hospitals, faker-js en_US). Run it with
+// counts, US ZIP codes, CMS hospitals, faker-js en_US and es) and INE's Spanish
+// surnames kept beside it (gen/es_surnames.json). Run it with
 // `go generate ./pipeline/resources` from the module root; its output is
 // committed so that builds and CI never need ../shared/data. The hand-written
 // lists in data/ (countries, professions, organizations, departments) are not
