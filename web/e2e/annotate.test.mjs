@@ -15,6 +15,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -410,4 +411,75 @@ test('benchmark: keystroke to screen on a 20,000-character note with 300 spans',
   console.log('keystroke to screen (ms):', JSON.stringify(report));
   assert.ok(doc.charCount >= 20000);
   await p.context().close();
+});
+
+// MEDDOCAN dev notes (Spanish, MEDDOCAN's own tag set), imported without
+// their annotations as notes to annotate from scratch: an annotator marks
+// two spans by keyboard, a second marks one of them shorter, and a curator
+// adjudicates into the empty gold set. Skipped without ../shared/data
+// (failed when .ci/run requires it).
+const dataDir = process.env.DEIDCORPUS_DATA || resolve(root, '../shared/data');
+const meddocanDev = join(dataDir, 'meddocan/corpus/dev/brat');
+const haveMeddocan = existsSync(meddocanDev);
+if (!haveMeddocan && process.env.DEIDCORPUS_REQUIRE_DATA) throw new Error(`${meddocanDev} is missing and DEIDCORPUS_REQUIRE_DATA is set`);
+
+test('the loop on MEDDOCAN dev notes: annotate by keyboard, disagree, adjudicate into gold', { skip: !haveMeddocan && `no ${meddocanDev}` }, async () => {
+  const note = 'S0004-06142006000500012-1';
+  const text = await readFile(join(meddocanDev, `${note}.txt`), 'utf8');
+  const dir = join(tmp, 'mdev');
+  await mkdir(dir);
+  await writeFile(join(dir, `${note}.txt`), text);
+  await writeFile(join(dir, `${note}.ann`), ''); // unannotated: the annotators make gold
+  cli('import', '--corpus', 'mdev', '--tagset', 'meddocan', '--format', 'brat', '--split', 'dev', dir);
+  for (const u of ['ann', 'bob']) await gql('mutation($u: String!) { assignCorpus(user: $u, corpus: "mdev") { name } }', { u });
+  const made = await gql(`mutation { assignDocuments(input: {corpus: "mdev", set: "m", annotators: ["ann", "bob"], split: dev}) { id name } }`, {}, tokens.cur);
+  const setID = Object.fromEntries(made.assignDocuments.map((s) => [s.name, s.id]));
+  const docs = await gql('{ documents(first: 5, where: {hasCorpusWith: {name: "mdev"}}) { edges { node { id } } } }');
+  const doc = docs.documents.edges[0].node.id;
+  const cp = [...text];
+  const span = (s) => {
+    const i = cp.join('').indexOf(s);
+    assert.ok(i >= 0, `${s} in ${note}`);
+    const start = [...cp.join('').slice(0, i)].length;
+    return { start, end: start + [...s].length };
+  };
+  const spans = async (set) => (await gql('query($d: ID!, $s: String!) { node(id: $d) { ... on Document { annotations(set: $s) { type text } } } }', { d: doc, s: set }))
+    .node.annotations.map((a) => `${a.type} ${a.text}`).sort();
+
+  const ann = await signedIn(tokens.ann);
+  await open(ann, `#/corpus/mdev/annotate?set=m%3Aann&doc=${encodeURIComponent(doc)}`, 'corpus/:name/annotate');
+  for (const [s, type] of [['varón', 'SEXO_SUJETO_ASISTENCIA'], ['53 años', 'EDAD_SUJETO_ASISTENCIA']]) {
+    await select(ann, span(s));
+    await ann.keyboard.press(await keyOf(ann, type));
+  }
+  await saved(ann);
+  await ann.keyboard.press('d');
+  await ann.waitForFunction(() => document.getElementById('doc-status').innerText === 'done');
+  assert.deepEqual(await spans('m:ann'), ['EDAD_SUJETO_ASISTENCIA 53 años', 'SEXO_SUJETO_ASISTENCIA varón']);
+  await ann.context().close();
+
+  // bob marks the age without its unit: a boundary disagreement.
+  let version = 0;
+  for (const [s, type] of [['varón', 'SEXO_SUJETO_ASISTENCIA'], ['53', 'EDAD_SUJETO_ASISTENCIA']]) {
+    const { start, end } = span(s);
+    const r = await gql(`mutation($s: ID!, $d: ID!, $v: Int!, $a: Int!, $b: Int!, $t: String!) {
+      addSpan(input: {set: $s, document: $d, version: $v, start: $a, end: $b, type: $t}) { state { version } } }`,
+    { s: setID['m:bob'], d: doc, v: version, a: start, b: end, t: type }, tokens.bob);
+    version = r.addSpan.state.version;
+  }
+
+  const cur = await signedIn(tokens.cur);
+  await open(cur, `#/corpus/mdev/adjudicate?sets=m%3Aann,m%3Abob&into=gold&doc=${encodeURIComponent(doc)}`, 'corpus/:name/adjudicate');
+  await cur.waitForSelector('.adjudicate-page');
+  await cur.keyboard.press('a');
+  await cur.waitForFunction(() => /Accepted 1 agreement/.test(document.getElementById('adj-message').innerText));
+  await cur.keyboard.press('j');
+  assert.match(await cur.locator('#adj-group').innerText(), /boundary[\s\S]*m:ann[\s\S]*53 años[\s\S]*m:bob[\s\S]*53/);
+  const progress = await cur.locator('#adj-progress').innerText();
+  await cur.keyboard.press('1');
+  await cur.waitForFunction((p) => document.getElementById('adj-progress').innerText !== p, progress);
+  assert.deepEqual(await spans('gold'), ['EDAD_SUJETO_ASISTENCIA 53 años', 'SEXO_SUJETO_ASISTENCIA varón']);
+  const { agreement } = await gql('{ agreement(corpus: "mdev", sets: ["m:ann", "m:bob"]) { f1 } }', {}, tokens.cur);
+  await cur.waitForFunction((f1) => document.querySelector('#adj-agreement td.f1')?.innerText === f1, `${(100 * agreement[0].f1).toFixed(1)}%`);
+  await cur.context().close();
 });
