@@ -302,26 +302,15 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 		mu.Unlock()
 		run.Progress(d, t, msg)
 	}
-	train := func(ctx context.Context, docs []pipeline.Document) (experiment.TagFunc, error) {
-		m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
-			if pr.Stage != "train" {
-				return
-			}
-			mu.Lock()
-			d, t, msg := done, total, step
-			mu.Unlock()
-			run.Progress(d, t, fmt.Sprintf("%s: iteration %d of at most %d, loss %.1f", msg, pr.Done, pr.Total, pr.Loss))
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, apperr.Wrap(apperr.Invalid, err)
+	train := crfTrainer(cfg, func(pr tagger.Progress) {
+		if pr.Stage != "train" {
+			return
 		}
-		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return m.Tag(ctx, docs, tagger.TagOptions{})
-		}, nil
-	}
+		mu.Lock()
+		d, t, msg := done, total, step
+		mu.Unlock()
+		run.Progress(d, t, fmt.Sprintf("%s: iteration %d of at most %d, loss %.1f", msg, pr.Done, pr.Total, pr.Loss))
+	})
 	res, err := experiment.Run(ctx, plan, train, experiment.Options{Seed: p.Seed, Bootstrap: p.Bootstrap,
 		Shuffles: p.Shuffles, Progress: progress})
 	if err != nil {
@@ -463,4 +452,21 @@ func pairTwins(ctx context.Context, st *store.Store, corpus, other string, y *ex
 		}
 	}
 	return nil
+}
+
+// crfTrainer trains the built-in tagger with cfg for an experiment's runs
+// (progress may be nil) and tags with it.
+func crfTrainer(cfg tagger.Config, progress func(tagger.Progress)) func(context.Context, []pipeline.Document) (experiment.TagFunc, error) {
+	return func(ctx context.Context, docs []pipeline.Document) (experiment.TagFunc, error) {
+		m, err := tagger.Train(ctx, docs, cfg, progress)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+			return m.Tag(ctx, docs, tagger.TagOptions{})
+		}, nil
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/surrogate"
-	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 	"deidcorpus/version"
 )
@@ -45,18 +44,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	if len(gold) == 0 {
 		return nil, run.Store.NoDocumentsIn(ctx, c, split)
 	}
-	train := func(ctx context.Context, docs []pipeline.Document) (experiment.TagFunc, error) {
-		m, err := tagger.Train(ctx, docs, cfg, nil)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, apperr.Wrap(apperr.Invalid, err)
-		}
-		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return m.Tag(ctx, docs, tagger.TagOptions{})
-		}, nil
-	}
+	train := crfTrainer(cfg, nil)
 	setName := p.systemSet()
 	var system []pipeline.Document
 	if p.Model != "" {
