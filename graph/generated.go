@@ -28853,7 +28853,7 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 		asMap["seed"] = 1
 	}
 
-	fieldsInOrder := [...]string{"kind", "corpus", "set", "done", "model", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
+	fieldsInOrder := [...]string{"kind", "corpus", "set", "done", "model", "system", "policy", "other", "trainSplit", "testSplit", "testFraction", "otherSplit", "k", "steps", "shares", "seed", "mapping", "mappingText", "otherMapping", "otherMappingText", "config"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28895,6 +28895,13 @@ func (ec *executionContext) unmarshalInputExperimentInput(ctx context.Context, o
 				return it, err
 			}
 			it.Model = data
+		case "system":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("system"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.System = data
 		case "policy":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("policy"))
 			data, err := ec.unmarshalOMap2map(ctx, v)

@@ -69,7 +69,12 @@ type ExperimentParams struct {
 	// patient folds (default 5) each tag theirs with a model trained on
 	// the others. Policy is the resynthesis policy (default
 	// surrogate.DefaultPolicy).
-	Model     string `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// System names an annotation set of the corpus that a residual-risk
+	// experiment scores as it stands (an earlier run's kept set, or an
+	// external tagger's output imported beside gold) instead of tagging:
+	// the same misses measured under another policy.
+	System    string `json:"system,omitempty"`
 	Policy    any    `json:"policy,omitempty"`
 	Bootstrap int    `json:"bootstrap,omitempty"` // default 1,000
 	Shuffles  int    `json:"shuffles,omitempty"`  // default 9,999
@@ -94,6 +99,10 @@ func (p ExperimentParams) Validate() error {
 		return fmt.Errorf("other: the %s experiment takes one corpus", p.Kind)
 	case p.Model != "" && p.K != 0:
 		return fmt.Errorf("model: a given model tags every note; folds (k) train their own")
+	case p.System != "" && (p.Model != "" || p.K != 0):
+		return fmt.Errorf("system: the annotation set is scored as it stands; neither a model nor folds (k) tag the notes")
+	case p.System != "" && p.System == cmp.Or(p.Set, "gold"):
+		return fmt.Errorf("system: %q is the gold set itself: a release made from gold leaks nothing to measure", p.System)
 	case p.K < 0 || p.K == 1:
 		return fmt.Errorf("k: cross-validation needs at least 2 folds, not %d", p.K)
 	case p.Steps < 0:
@@ -122,7 +131,7 @@ func (p ExperimentParams) Validate() error {
 // experimentFieldKinds are the kinds that read each parameter only some
 // kinds read.
 var experimentFieldKinds = map[string][]string{
-	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "done": {"cv", "curve"}, "model": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
+	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "done": {"cv", "curve"}, "model": {"residual-risk"}, "system": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
 	"otherMapping": {"cross", "curve"}, "testSplit": {"cross", "curve", "or"}, "testFraction": {"cross", "curve", "or"},
 }
 
@@ -131,7 +140,7 @@ var experimentFieldKinds = map[string][]string{
 func (p ExperimentParams) unread() []string {
 	given := map[string]bool{"k": p.K != 0, "steps": p.Steps != 0, "shares": len(p.Shares) > 0, "otherSplit": p.OtherSplit != "",
 		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0,
-		"model": p.Model != "", "policy": p.Policy != nil, "done": p.Done}
+		"model": p.Model != "", "system": p.System != "", "policy": p.Policy != nil, "done": p.Done}
 	var out []string
 	for _, field := range slices.Sorted(maps.Keys(experimentFieldKinds)) {
 		if given[field] && !slices.Contains(experimentFieldKinds[field], p.Kind) {
@@ -147,7 +156,7 @@ func (p ExperimentParams) precondition(ctx context.Context, st *store.Store) err
 	if err := sourcePrecondition(ctx, st, p.Corpus, set, cmp.Or(p.TrainSplit, "train")); err != nil {
 		return err
 	}
-	if p.Kind == "cv" || p.Kind == "residual-risk" && p.Model == "" {
+	if p.Kind == "cv" || p.Kind == "residual-risk" && p.Model == "" && p.System == "" {
 		if err := p.enoughPatients(ctx, st); err != nil {
 			return err
 		}

@@ -187,6 +187,27 @@ func residualRiskJob(t *testing.T, b storetest.Backend) {
 	_, err = m.Enqueue(ctx, params, "", nil)
 	assert.Equal(t, apperr.Conflict, apperr.CodeOf(err), "%v", err)
 
+	// The kept set scored again as it stands: the same misses, so the same
+	// leaks; under a policy that keeps more, fewer spans to leak.
+	again := jobs.ExperimentParams{Kind: "residual-risk", Corpus: "notes", TrainSplit: "all", System: "residual-cv3-seed2", Seed: 2, Bootstrap: 100,
+		Config: params.Config}
+	ex, err = m.Enqueue(ctx, again, "", nil)
+	require.NoError(t, err)
+	done = wait(t, m, ex.ID)[0]
+	require.Equal(t, job.StatusSucceeded, done.Status, done.Error)
+	data, err = json.Marshal(done.Result)
+	require.NoError(t, err)
+	var same experiment.RiskResult
+	require.NoError(t, json.Unmarshal(data, &same))
+	assert.Equal(t, "residual-cv3-seed2", same.System)
+	assert.Equal(t, r.GoldSpans, same.Residual.GoldSpans)
+	assert.Equal(t, r.Leaked, same.Residual.Leaked)
+	sets, err := c.QueryAnnotationSets().Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sets, "scoring a set as it stands keeps no new one")
+	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "residual-risk", Corpus: "notes", System: "no-such-set"}, "", nil)
+	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
+
 	// A release of the corpus resynthesized from that set says what it leaks.
 	rs, err := m.Enqueue(ctx, jobs.ResynthesizeParams{Corpus: "notes", Set: "residual-cv3-seed2", Out: "notes-r", Seed: 2}, "", nil)
 	require.NoError(t, err)
@@ -197,7 +218,9 @@ func residualRiskJob(t *testing.T, b storetest.Backend) {
 	assert.Contains(t, rel.Datasheet, fmt.Sprintf("%d of %d gold spans", r.Leaked, r.GoldSpans))
 	for _, bad := range []jobs.ExperimentParams{{Kind: "residual-risk", Corpus: "notes", Other: "x"},
 		{Kind: "residual-risk", Corpus: "notes", Model: "m", K: 3}, {Kind: "cv", Corpus: "notes", Model: "m"},
-		{Kind: "residual-risk", Corpus: "notes", Policy: map[string]any{"types": 3}}} {
+		{Kind: "residual-risk", Corpus: "notes", Policy: map[string]any{"types": 3}},
+		{Kind: "residual-risk", Corpus: "notes", System: "residual-cv3-seed2", K: 3},
+		{Kind: "residual-risk", Corpus: "notes", System: "gold"}, {Kind: "cv", Corpus: "notes", System: "s"}} {
 		_, err := m.Enqueue(ctx, bad, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%+v: %v", bad, err)
 	}

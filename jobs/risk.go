@@ -47,7 +47,21 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	train := crfTrainer(cfg, nil)
 	setName := p.systemSet()
 	var system []pipeline.Document
-	if p.Model != "" {
+	switch {
+	case p.System != "":
+		run.Progress(0, 4, fmt.Sprintf("loading the annotation set %s", p.System))
+		if system, err = loadSplits(ctx, run.Store, c, p.System, split); err != nil {
+			return nil, err
+		}
+		for i := range system {
+			if i >= len(gold) || system[i].ID != gold[i].ID {
+				return nil, apperr.New(apperr.Invalid, "system: the annotation set %q does not hold the notes of %s (%s) that gold does", p.System, p.Corpus, split)
+			}
+		}
+		if len(system) != len(gold) {
+			return nil, apperr.New(apperr.Invalid, "system: the annotation set %q does not hold the notes of %s (%s) that gold does", p.System, p.Corpus, split)
+		}
+	case p.Model != "":
 		row, err := run.Store.ModelByName(ctx, p.Model)
 		if err != nil {
 			return nil, err
@@ -61,7 +75,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 		if err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		system, err = experiment.TagHeldOut(ctx, gold, p.riskFolds(), p.Seed, train, func(done, total int, msg string) {
 			run.Progress(0, 4, msg)
 		})
@@ -69,10 +83,12 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 			return nil, apperr.Wrap(apperr.Invalid, err)
 		}
 	}
-	prov := map[string]any{"source": "residual-risk", "job": run.Job.ID, "split": split, "model": p.Model,
-		"folds": p.riskFolds(), "seed": p.Seed, "codeVersion": version.String()}
-	if _, err := run.Store.SaveAnnotations(ctx, c, setName, "system", prov, run.Job.ID, system); err != nil {
-		return nil, err
+	if p.System == "" {
+		prov := map[string]any{"source": "residual-risk", "job": run.Job.ID, "split": split, "model": p.Model,
+			"folds": p.riskFolds(), "seed": p.Seed, "codeVersion": version.String()}
+		if _, err := run.Store.SaveAnnotations(ctx, c, setName, "system", prov, run.Job.ID, system); err != nil {
+			return nil, err
+		}
 	}
 	run.Progress(1, 4, "resynthesizing "+setName)
 	released, err := surrogate.New(pol, nil, p.Seed).Run(system, surrogate.Store{})
@@ -100,8 +116,12 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	})
 }
 
-// systemSet names the annotation set a residual-risk experiment keeps.
+// systemSet names the annotation set a residual-risk experiment keeps (or
+// scores, when given).
 func (p ExperimentParams) systemSet() string {
+	if p.System != "" {
+		return p.System
+	}
 	if p.Model != "" {
 		return fmt.Sprintf("residual-%s-seed%d", p.Model, p.Seed)
 	}
@@ -111,11 +131,15 @@ func (p ExperimentParams) systemSet() string {
 func (p ExperimentParams) riskFolds() int { return cmp.Or(p.K, riskFolds) }
 
 // riskPrecondition refuses, before any tagging, a residual-risk experiment
-// whose annotation set exists (a run with the same seed kept it) or whose
-// model is unknown.
+// whose annotation set exists (a run with the same seed kept it), whose
+// given set does not, or whose model is unknown.
 func (p ExperimentParams) riskPrecondition(ctx context.Context, st *store.Store) error {
 	c, err := st.CorpusByName(ctx, p.Corpus)
 	if err != nil {
+		return err
+	}
+	if p.System != "" {
+		_, err := st.AnnotationSet(ctx, c, p.System)
 		return err
 	}
 	if _, err := st.AnnotationSet(ctx, c, p.systemSet()); err == nil {

@@ -101,7 +101,7 @@ func (r *mutationResolver) StartExperiment(ctx context.Context, input model.Expe
 	if input.Policy != nil {
 		p.Policy = input.Policy
 	}
-	for dst, src := range map[*string]*string{&p.Set: input.Set, &p.Model: input.Model, &p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
+	for dst, src := range map[*string]*string{&p.Set: input.Set, &p.Model: input.Model, &p.System: input.System, &p.Other: input.Other, &p.TrainSplit: input.TrainSplit, &p.TestSplit: input.TestSplit,
 		&p.OtherSplit: input.OtherSplit, &p.Mapping: input.Mapping, &p.MappingText: input.MappingText,
 		&p.OtherMapping: input.OtherMapping, &p.OtherMappingText: input.OtherMappingText} {
 		if src != nil {

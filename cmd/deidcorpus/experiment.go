@@ -34,6 +34,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.StringVar(&p.Set, "set", "", "the gold annotation set of --corpus (default gold)")
 	fs.BoolVar(&p.Done, "done", false, "cv, curve: only the documents marked done in --set (an annotator's or adjudicated set): accuracy as annotation proceeds")
 	fs.StringVar(&p.Model, "model", "", "residual-risk: the model that tags the notes (default: --folds patient folds, each tagged by a model trained on the others)")
+	fs.StringVar(&p.System, "system", "", "residual-risk: score this annotation `SET` of the corpus as it stands (an earlier run's kept set, or an external tagger's output) instead of tagging the notes")
 	folds := fs.Int("folds", 0, "residual-risk: patient folds (default 5)")
 	policyFile := fs.String("policy", "", "residual-risk: resynthesis policy `FILE` (JSON; default: the built-in policy)")
 	fs.StringVar(&p.Corpus, "corpus", "", "the corpus tested on (required)")
@@ -135,7 +136,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 var experimentFlags = map[string]string{
 	"kind": "--kind", "corpus": "--corpus", "other": "--other", "k": "--k", "steps": "--steps", "shares": "--shares",
 	"testFraction": "--test-fraction", "trainSplit": "--train-split", "testSplit": "--test-split", "otherSplit": "--other-split",
-	"otherMapping": "--other-mapping", "model": "--model", "policy": "--policy", "set": "--set", "done": "--done",
+	"otherMapping": "--other-mapping", "model": "--model", "system": "--system", "policy": "--policy", "set": "--set", "done": "--done",
 }
 
 // flagNamed rewrites an error about a job parameter ("testFraction: 1.5 is

@@ -267,4 +267,17 @@ func TestExperimentResidualRisk(t *testing.T) {
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--folds", "2")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errs, "--folds: only the residual-risk experiment reads it")
+
+	// --system scores a kept set as it stands, under another policy.
+	policy := filepath.Join(dir, "policy.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"surnames": "frequency"}`), 0o644))
+	code, out, errs = cli(t, "experiment", "--db", db, "--kind", "residual-risk", "--corpus", "a", "--system", "residual-cv2-seed2", "--seed", "2",
+		"--policy", policy, "--config", config, "--json")
+	require.Equal(t, 0, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &whole), out)
+	assert.Equal(t, "residual-cv2-seed2", whole.Result["system"])
+	assert.Equal(t, res["residual"].(map[string]any)["leaked"], whole.Result["residual"].(map[string]any)["leaked"])
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "residual-risk", "--corpus", "a", "--system", "residual-cv2-seed2", "--folds", "2")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errs, "--system: the annotation set is scored as it stands")
 }

@@ -111,6 +111,8 @@ type ExperimentInput struct {
 	Done *bool `json:"done,omitempty"`
 	// residual-risk: the model that tags the notes; when null, k patient folds (default 5) each tagged by a model trained on the others.
 	Model *string `json:"model,omitempty"`
+	// residual-risk: an annotation set of corpus scored as it stands (an earlier run's kept set, or an external tagger's output) instead of tagging the notes.
+	System *string `json:"system,omitempty"`
 	// residual-risk: the resynthesis policy (a policy object); the built-in policy when null.
 	Policy       map[string]any `json:"policy,omitempty"`
 	Other        *string        `json:"other,omitempty"`
