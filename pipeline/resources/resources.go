@@ -6,7 +6,8 @@
 // organizations and the generic hospital departments of Stubbs & Uzuner 2015.
 //
 // A Set is one language's pack: English (the US lists above) or Spanish
-// (INE's surnames by frequency, and faker's es locale: names by sex, cities
+// (INE's surnames by frequency, first names weighted by the ranks of
+// Spain's commonest, and faker's es locale: names by sex, cities
 // with their populations and their provinces' postal-code numbers,
 // provinces, regions, street types, and streets, towns, hospitals and health
 // centres and organizations composed from them). Countries, professions and departments are bilingual and shared
@@ -222,7 +223,7 @@ func Files() []string {
 // perLanguage are the lists each pack has its own of; the others are shared.
 var perLanguage = map[string]bool{"first_female.tsv": true, "first_male.tsv": true, "surnames.tsv": true, "sex.tsv": true,
 	"zipcodes.tsv": true, "states.tsv": true, "hospitals.tsv": true, "streets.tsv": true, "street_suffixes.txt": true,
-	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true}
+	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true, "free_email.txt": true}
 
 type loader struct {
 	site map[string]string // a site's lists by name, replacing the pack's

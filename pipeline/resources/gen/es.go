@@ -6,22 +6,26 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The Spanish pack (data/es) is derived from faker's es locale: its first
 // names by sex, surnames, cities, provinces, regions, street types, company
-// patterns and free e-mail providers. Faker gives no frequencies, so every
-// name is drawn with the same weight, and no postal codes: a Spanish postal
+// patterns and free e-mail providers. Faker gives no frequencies, so first
+// names are weighted by the ranks of Spain's commonest (femaleRankES,
+// maleRankES) and surnames by INE's list (spanishSurnames); and no postal
+// codes: a Spanish postal
 // code is the province's two-digit number and three more digits, so each
 // city is written with its province's number (the table below, public
 // knowledge) and the third digit (see postalPrefixes), and surrogates add
 // the other two; and no populations, which
 // the table below also gives, so that surrogates name big cities as often
 // as notes do. Streets, hospitals, institutions and small towns are
-// composed from faker's names and places and a few hand-written words, as
-// real Spanish ones are built.
+// composed from those names (Spain's commonest surnames) and places and a
+// few hand-written words, as real Spanish ones are built.
 
 type fakerES struct {
 	Person struct {
@@ -203,18 +207,24 @@ func (g *gen) spanish() {
 		g.err = fmt.Errorf("faker-es: %v", err)
 		return
 	}
-	uniform := func(names []string) []string {
-		var out []string
-		share := strconv.FormatFloat(100/float64(len(names)), 'f', 4, 64)
-		for _, n := range names {
-			out = append(out, n+"\t"+share)
+	last := d.Person.LastName.Generic
+	female, male := withRanked(d.Person.FirstName.Female, femaleRankES), withRanked(d.Person.FirstName.Male, maleRankES)
+	g.write("es/first_female.tsv", byRank(female, femaleRankES))
+	g.write("es/first_male.tsv", byRank(male, maleRankES))
+	surnames := g.spanishSurnames(last)
+	g.write("es/surnames.tsv", surnames)
+	// Streets, towns, hospitals and companies are named after Spain's
+	// commonest surnames, not faker's list (which leans Mexican-American:
+	// "Abeyta", "Tafoya"): the first composedSurnames of INE's, in rank.
+	composed := make([]string, 0, composedSurnames)
+	for _, l := range surnames {
+		if len(composed) == composedSurnames {
+			break
 		}
-		return out
+		if name, _, _ := strings.Cut(l, "\t"); utf8.RuneCountInString(name) > 2 {
+			composed = append(composed, name)
+		}
 	}
-	female, male, last := d.Person.FirstName.Female, d.Person.FirstName.Male, d.Person.LastName.Generic
-	g.write("es/first_female.tsv", uniform(female))
-	g.write("es/first_male.tsv", uniform(male))
-	g.write("es/surnames.tsv", g.spanishSurnames(last))
 	sex := map[string]string{}
 	for _, n := range female {
 		sex[n] = "F"
@@ -254,7 +264,7 @@ func (g *gen) spanish() {
 	for i := range provinces {
 		provinces[i] = fixES(provinces[i])
 	}
-	n := names{female: female, male: male, last: last, cities: cityNames, provinces: provinces, regions: d.Location.State,
+	n := names{female: female, male: male, last: composed, cities: cityNames, provinces: provinces, regions: d.Location.State,
 		rng: rand.New(rand.NewPCG(14, 2026))}
 	for _, m := range d.Date.Month.Wide { // capitalized, as in a name
 		n.months = append(n.months, strings.ToUpper(m[:1])+m[1:])
@@ -299,12 +309,76 @@ func (g *gen) spanish() {
 	g.write("es/hospitals.tsv", n.hospitals())
 	g.write("es/organizations.txt", n.organizations(d.Company.LegalEntityType))
 	g.write("free_email.txt", d.Internet.FreeEmail)
+	g.write("es/free_email.txt", append(slices.Clone(d.Internet.FreeEmail), publicProvidersES...))
 	g.write("es/domain_suffixes.txt", d.Internet.DomainSuffix)
 }
+
+// femaleRankES and maleRankES are Spain's commonest women's and men's first
+// names of one word, most frequent first, written by hand from INE's
+// published tables of the names its residents bear (public knowledge; the
+// order is approximate, the tables give counts). Faker gives its names no
+// frequencies, and drawn with equal weight "Hermenegildo" is as common as
+// "Antonio": a reader tells such surrogates from real names.
+var (
+	femaleRankES = []string{"María", "Carmen", "Ana", "Isabel", "Laura", "Josefa", "Cristina", "Marta", "Dolores", "Pilar",
+		"Lucía", "Francisca", "Antonia", "Elena", "Teresa", "Sara", "Paula", "Raquel", "Rosa", "Manuela", "Mercedes",
+		"Concepción", "Julia", "Beatriz", "Silvia", "Nuria", "Rosario", "Juana", "Alba", "Irene", "Patricia",
+		"Montserrat", "Encarnación", "Andrea", "Rocío", "Mónica", "Alicia", "Sonia", "Sandra", "Ángela", "Marina",
+		"Susana", "Natalia", "Yolanda", "Margarita", "Claudia", "Eva", "Inmaculada", "Sofía", "Esther", "Carla",
+		"Noelia", "Verónica", "Nerea", "Carolina", "Inés", "Ángeles", "Miriam", "Daniela", "Lorena", "Victoria",
+		"Amparo", "Catalina", "Martina", "Lidia", "Alejandra", "Celia", "Olga", "Consuelo", "Ainhoa", "Fátima",
+		"Gloria", "Emilia", "Clara", "Vanesa", "Aurora", "Luisa", "Eugenia", "Milagros", "Adriana", "Lourdes",
+		"Trinidad", "Nieves", "Asunción", "Remedios", "Soledad", "Esperanza", "Begoña", "Valeria"}
+	maleRankES = []string{"Antonio", "José", "Manuel", "Francisco", "David", "Juan", "Javier", "Daniel", "Carlos", "Jesús",
+		"Alejandro", "Miguel", "Rafael", "Pedro", "Pablo", "Ángel", "Sergio", "Fernando", "Jorge", "Luis", "Alberto",
+		"Álvaro", "Adrián", "Diego", "Raúl", "Enrique", "Ramón", "Iván", "Rubén", "Vicente", "Óscar", "Andrés",
+		"Joaquín", "Santiago", "Eduardo", "Víctor", "Roberto", "Jaime", "Mario", "Ignacio", "Marcos", "Alfonso",
+		"Salvador", "Ricardo", "Jordi", "Emilio", "Hugo", "Guillermo", "Gabriel", "Julián", "Julio", "Marc", "Tomás",
+		"Gonzalo", "Agustín", "Mohamed", "Félix", "Nicolás", "Joan", "Martín", "Ismael", "Cristian", "Samuel", "Aitor",
+		"Lucas", "Josep", "Héctor", "Mariano", "Domingo", "Sebastián", "Alfredo", "Iker", "César", "Felipe", "Rodrigo",
+		"Mateo", "Xavier", "Gregorio", "Lorenzo", "Esteban", "Arturo", "Borja", "Valentín", "Cristóbal", "Bruno"}
+)
+
+// withRanked adds to faker's names the ranked ones it lacks.
+func withRanked(names, ranked []string) []string {
+	out := slices.Clone(names)
+	for _, n := range ranked {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// byRank writes "name\tpercent": a ranked name's share read off a power law
+// (the first about 3% of the sex, the hundredth about 0.12%, as INE's
+// tables run), every other name the share of a name just past the ranks.
+func byRank(names, ranked []string) []string {
+	const top, exp = 3.0, 0.7
+	share := func(rank int) float64 { return top * math.Pow(float64(rank), -exp) }
+	var out []string
+	for _, n := range names {
+		f := share(2 * len(ranked))
+		if i := slices.Index(ranked, n); i >= 0 {
+			f = share(i + 1)
+		}
+		out = append(out, n+"\t"+strconv.FormatFloat(f, 'f', 4, 64))
+	}
+	return out
+}
+
+// composedSurnames is how many of Spain's commonest surnames name the
+// streets, towns, hospitals and companies of the Spanish pack.
+const composedSurnames = 600
 
 // Words of Spanish place, hospital and institution names that faker's lists
 // lack, written by hand from public knowledge (no third-party rights).
 var (
+	// publicProvidersES are public e-mail providers Spanish addresses use
+	// beside faker's three: a surrogate address keeps a public provider
+	// rather than being given an institution's domain.
+	publicProvidersES = []string{"yahoo.es", "hotmail.es", "outlook.es", "outlook.com", "live.com", "msn.com",
+		"telefonica.net", "terra.es", "mixmail.com", "ono.com", "wanadoo.es", "movistar.es", "orange.es", "icloud.com"}
 	// streetWordsES are common names of Spanish streets that are no person or
 	// place ("Calle Mayor", "Plaza de la Constitución").
 	streetWordsES = []string{"Mayor", "Real", "Nueva", "Ancha", "Alta", "Constitución", "Libertad", "Iglesia", "Estación",
@@ -346,8 +420,8 @@ var (
 		"Genética", "Nutrición", "Rehabilitación"}
 )
 
-// names composes Spanish street, hospital and institution names from
-// faker's names and places and the words above, as real ones are built.
+// names composes Spanish street, hospital and institution names from the
+// pack's names and places and the words above, as real ones are built.
 type names struct {
 	female, male, last, cities, provinces, regions, months []string
 	rng                                                    *rand.Rand
