@@ -233,7 +233,7 @@ type checkAt struct {
 // NewChecker starts a check of a run under its policy, in the language its
 // result names.
 func NewChecker(pol *Policy, language string) *Checker {
-	return &Checker{pol: pol, rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
+	return &Checker{pol: pol.atHome(language), rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
 		kept: map[[2]string]int{}, seen: newSurrogateSets(), corpusMaps: newSurrogateSets(),
 		origPatterns: map[string]int{}, surPatterns: map[string]int{}}
 }

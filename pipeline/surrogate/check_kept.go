@@ -6,7 +6,7 @@ package surrogate
 // value the run was to replace.
 func classify(pr spanPair, doc string, rd dateReading, keptForReview func(doc string, start int) bool) spanClass {
 	st := pr.rule.Strategy
-	if pr.o.Text == pr.s.Text && (st == Keep || st == Age || st == DepartmentS || keptForReview(doc, pr.o.Start)) {
+	if pr.o.Text == pr.s.Text && (pr.rule.kept(pr.o.Text) || st == Age || st == DepartmentS || keptForReview(doc, pr.o.Start)) {
 		return keptSpan
 	}
 	// HIPAA counts ages of 90 and over only: a younger original age

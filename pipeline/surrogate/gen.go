@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -72,7 +74,7 @@ const lastCandidate = "no surrogate met every constraint; the last candidate was
 // before it, where an unannotated title ("Dr. ") tells a surname.
 func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before string) string {
 	g.doc, g.span = d, s
-	if rule.Strategy == Keep {
+	if rule.kept(s.Text) {
 		return s.Text
 	}
 	tab := g.tab
@@ -172,6 +174,12 @@ func (g *gen) leaks(c, strategy string) bool {
 		return g.excluded(c) || g.e.orig.has(c)
 	case Street:
 		return g.excluded(c) || g.e.orig.withinSkip(c, g.keptStreetWord)
+	case Shape:
+		if _, rest, ok := collegiatePrefix(c, g.e.lang); ok {
+			// The province numbers are kept (a "28" of Madrid's is also
+			// someone's age): the number after them must not be an original.
+			return g.e.orig.within(rest) || g.excluded(c)
+		}
 	}
 	return g.e.orig.within(c) || g.excluded(c)
 }
@@ -184,7 +192,19 @@ func (g *gen) inPatientState(c string) bool {
 		return false
 	}
 	st, ok := g.e.res.StateOf(p.State)
-	return ok && (g.excluded(st.Name) || !isDigits(st.Abbr) && g.excluded(st.Abbr))
+	if !ok {
+		return false
+	}
+	if g.excluded(st.Name) || !isDigits(st.Abbr) && g.excluded(st.Abbr) {
+		return true
+	}
+	// The province under another of its names ("Bizkaia" for Vizcaya).
+	for _, k := range g.aliasKeys {
+		if other, ok := g.e.res.StateOf(g.aliases[k].Text); ok && other == st {
+			return true
+		}
+	}
+	return false
 }
 
 // excludedWord is excluded for one folded word (a listed name), by lookups.
@@ -383,7 +403,30 @@ func codeTokens(s string) []codeToken {
 // digit of each run not zero (Deleger et al.), code letters by random
 // letters of the same case; words and punctuation stay. A Spanish DNI or NIE
 // ("12345678Z", "X1234567L") gets the check letter of its new number.
-func (g *gen) shape(s string) string {
+func (g *gen) shape(s string) string { return g.shapeLeading(s, false) }
+
+// houseNumber is shape for the numbers of an address (house, floor, door,
+// kilometre), whose first digits run as Benford's law says, 1 six times as
+// often as 9, and did so in MEDDOCAN's streets: drawn evenly, an 8 or a 9
+// gave a surrogate address away.
+func (g *gen) houseNumber(s string) string { return g.shapeLeading(s, true) }
+
+// leadDigit draws the first digit of a run: 1-9 evenly, or by Benford's law.
+func (g *gen) leadDigit(benford bool) byte {
+	if !benford {
+		return byte('1' + g.rng.IntN(9))
+	}
+	u := g.rng.Float64()
+	for d := 1; d < 9; d++ {
+		if u < math.Log10(float64(d)+1) { // P(first digit <= d)
+			return byte('0' + d)
+		}
+	}
+	return '9'
+}
+
+// shapeLeading is shape with the first digit of each run drawn by leadDigit.
+func (g *gen) shapeLeading(s string, benford bool) string {
 	var b strings.Builder
 	for _, t := range codeTokens(s) {
 		if !t.code {
@@ -397,7 +440,7 @@ func (g *gen) shape(s string) string {
 				if prevDigit {
 					b.WriteByte(byte('0' + g.rng.IntN(10)))
 				} else {
-					b.WriteByte(byte('1' + g.rng.IntN(9)))
+					b.WriteByte(g.leadDigit(benford))
 				}
 				prevDigit = true
 				continue
@@ -534,9 +577,24 @@ func (g *gen) place(orig string) string {
 	return withCaseOf(g.city(orig).City, orig)
 }
 
+// bigCity is the population, in thousands, from which a city's name says
+// little of who lives there: the cities a surrogate may be drawn from by
+// the corpus's own counts (cityPool).
+const bigCity = 100
+
 // city draws a place by population among those whose name has as many
 // words as orig's, else among all: notes name a few big cities often.
+// Three draws in four are first made among the big cities the corpus
+// names, by how many of its patients' records name each (MEDDOCAN's
+// notes name Madrid three times as often as its population would say).
 func (g *gen) city(orig string) resources.Place {
+	if len(g.e.cityPool.values) > 0 && g.rng.IntN(4) > 0 {
+		for range 4 {
+			if p, ok := g.e.cityPool.draw(g.rng); ok && wordCount(p.City) == wordCount(orig) {
+				return p
+			}
+		}
+	}
 	w := g.e.pools.places[wordCount(orig)]
 	if w == nil || len(w.idx) < minShapePool {
 		w = g.e.pools.places[0]
@@ -656,15 +714,18 @@ func (g *gen) email(s string, wide bool) string {
 	return g.localPart(s[:at], wide) + "@" + g.domain(s[at+1:], wide)
 }
 
-// followName writes an address after the new name of the person whose
-// name it holds: the longest name word of the corpus table found in its
-// local part becomes that word's surrogate, and the letters around it,
-// initials, go through the letter map ("tpastorn", Teresa Pastor Navarro's,
-// becomes "gfriasj" when Pastor became Frías and T G, N J), a longer run
-// of letters before or after it becomes a drawn surname; digits are
-// redrawn and the domain drawn as email draws it. ok is false when the
-// local part holds no replaced name word of four letters or more. Corpus
-// scope values are drawn with addresses last, so the names come first.
+// followName writes an address after the new names of the people whose
+// names it holds: each name word of the corpus table (four letters or more)
+// found in its local part becomes that word's surrogate, the longest first
+// ("calleja.alicia", Alicia Calleja's, becomes "kone.eloisa" when Calleja
+// became Kone and Alicia Eloisa); what is left keeps its separators, an
+// initial goes through the letter map ("tpastor", Teresa Pastor's, becomes
+// "gfrias" when Pastor became Frías and T G), two or three letters become
+// the start of a drawn surname (the "car" of "jortegacar") and a longer run
+// a drawn surname, never letter soup; digits are redrawn and the domain
+// drawn as email draws it. ok is false when the
+// local part holds no replaced name word. Corpus scope values are drawn with
+// addresses last, so the names come first.
 func (g *gen) followName(orig string) (string, bool) {
 	at := strings.LastIndexByte(orig, '@')
 	if at < 0 {
@@ -672,50 +733,88 @@ func (g *gen) followName(orig string) (string, bool) {
 	}
 	local := orig[:at]
 	lower := strings.ToLower(local)
-	var best Mapping
-	bestAt := -1
-	for _, t := range []*table{g.tab, g.corpus} {
-		if t == nil {
-			continue
-		}
-		for _, m := range t.nameWords() {
-			w := asciiWord(m.Original)
-			if len(w) < 4 || len(w) <= len(asciiWord(best.Original)) {
-				continue
-			}
-			if i := strings.Index(lower, w); i >= 0 {
-				best, bestAt = m, i
-			}
-		}
-	}
-	if bestAt < 0 {
+	if len(lower) != len(local) {
 		return "", false
 	}
-	tab := g.tab
-	if g.corpus != nil && best.Scope == ScopeCorpus {
-		tab = g.corpus
+	type found struct {
+		start, end int
+		m          Mapping
 	}
-	end := bestAt + len(asciiWord(best.Original))
-	initials := func(s string) string {
-		var b strings.Builder
-		if letters := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }); letters < 0 && len(s) > 3 || letters > 3 {
-			// More letters than initials: a word no table maps, drawn.
-			return withCase(asciiWord(g.e.pools.last.draw(g.rng, 0)), caseOf(s))
+	var words []Mapping
+	for _, t := range []*table{g.tab, g.corpus} {
+		if t != nil {
+			words = append(words, t.nameWords()...)
 		}
-		for _, r := range s {
-			switch {
-			case r < utf8.RuneSelf && unicode.IsLetter(r):
-				b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, string(r))), caseOf(string(r))))
-			case r >= '0' && r <= '9':
-				b.WriteByte(byte('0' + g.rng.IntN(10)))
-			default:
-				b.WriteRune(r)
+	}
+	slices.SortStableFunc(words, func(a, b Mapping) int { return len(asciiWord(b.Original)) - len(asciiWord(a.Original)) })
+	var hits []found
+	taken := make([]bool, len(lower))
+	for _, m := range words {
+		w := asciiWord(m.Original)
+		if len(w) < 4 {
+			continue
+		}
+		for from := 0; from < len(lower); {
+			i := strings.Index(lower[from:], w)
+			if i < 0 {
+				break
 			}
+			i += from
+			if !slices.Contains(taken[i:i+len(w)], true) {
+				hits = append(hits, found{i, i + len(w), m})
+				for k := i; k < i+len(w); k++ {
+					taken[k] = true
+				}
+			}
+			from = i + len(w)
 		}
-		return b.String()
 	}
-	sur := withCase(asciiWord(best.Surrogate), caseOf(local[bestAt:end]))
-	return initials(local[:bestAt]) + sur + initials(local[end:]) + "@" + g.domain(orig[at+1:], false), true
+	if len(hits) == 0 {
+		return "", false
+	}
+	slices.SortFunc(hits, func(a, b found) int { return a.start - b.start })
+	var b strings.Builder
+	rest := func(s string, tab *table) {
+		for len(s) > 0 {
+			r, size := utf8.DecodeRuneInString(s)
+			if !(r < utf8.RuneSelf && unicode.IsLetter(r)) {
+				if r >= '0' && r <= '9' {
+					b.WriteByte(byte('0' + g.rng.IntN(10)))
+				} else {
+					b.WriteString(s[:size])
+				}
+				s = s[size:]
+				continue
+			}
+			n := strings.IndexFunc(s, func(r rune) bool { return !(r < utf8.RuneSelf && unicode.IsLetter(r)) })
+			if n < 0 {
+				n = len(s)
+			}
+			run := s[:n]
+			switch {
+			case n == 1: // an initial
+				b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, run)), caseOf(run)))
+			case n <= 3: // the start of a second surname ("jortegacar")
+				w := asciiWord(g.e.pools.last.draw(g.rng, 0))
+				b.WriteString(withCase(w[:min(n, len(w))], caseOf(run)))
+			default: // a word no table maps, drawn
+				b.WriteString(withCase(asciiWord(g.e.pools.last.draw(g.rng, 0)), caseOf(run)))
+			}
+			s = s[n:]
+		}
+	}
+	prev := 0
+	for _, h := range hits {
+		tab := g.tab
+		if g.corpus != nil && h.m.Scope == ScopeCorpus {
+			tab = g.corpus
+		}
+		rest(local[prev:h.start], tab)
+		b.WriteString(withCase(asciiWord(h.m.Surrogate), caseOf(local[h.start:h.end])))
+		prev = h.end
+	}
+	rest(local[prev:], g.tab)
+	return b.String() + "@" + g.domain(orig[at+1:], false), true
 }
 
 func (g *gen) localPart(orig string, wide bool) string {
@@ -744,6 +843,11 @@ var genericLabels = setOf("com", "org", "net", "edu", "gov", "gob", "ac", "co", 
 func (g *gen) domain(orig string, wide bool) string {
 	res := g.e.res
 	if res.IsFreeMailDomain(orig) {
+		// A public provider for a public provider, mostly one the corpus's
+		// addresses use, as often as they use it ("yahoo.es" in Spain).
+		if d, ok := g.e.providerPool.draw(g.rng); ok && g.rng.IntN(4) > 0 {
+			return d
+		}
 		fm := res.FreeMailDomains()
 		return fm[g.rng.IntN(len(fm))]
 	}
@@ -866,15 +970,33 @@ func (g *gen) zip(s string) string {
 		if ok && !own { // the province's number, a town's third digit
 			z = z[:2] + string(rune('1'+g.rng.IntN(9)))
 		}
-		for len(z) < 5 {
-			z += string(rune('0' + g.rng.IntN(10)))
-		}
+		z = g.postalDigits(z)
 		if len(t) == 10 {
 			z += "-" + g.shape(t[6:])
 		}
 		return strings.Replace(s, t, z, 1)
 	}
 	return g.shape(s)
+}
+
+// postalDigits completes a Spanish postal code's first three digits as
+// Correos numbers codes: a province's capital (third digit 0) by its
+// districts, 01 to 40 ("28029"), a town by its own, mostly ending in 0
+// ("28420"). A US ZIP code is listed whole. Drawn evenly, "28087" (Madrid
+// has no district 87) gave surrogates away.
+func (g *gen) postalDigits(z string) string {
+	switch {
+	case len(z) != 3:
+		for len(z) < 5 {
+			z += string(rune('0' + g.rng.IntN(10)))
+		}
+		return z
+	case z[2] == '0':
+		return fmt.Sprintf("%s%02d", z, 1+g.rng.IntN(40))
+	case g.rng.IntN(4) > 0:
+		return z + string(rune('0'+g.rng.IntN(10))) + "0"
+	}
+	return z + string(rune('0'+g.rng.IntN(10))) + string(rune('1'+g.rng.IntN(9)))
 }
 
 // surrogateCityOf returns the place of the surrogate of a city of the
@@ -1002,34 +1124,36 @@ func (g *gen) country(orig string) string {
 	return countryAs(cs[g.rng.IntN(len(cs))], form, orig)
 }
 
-// countryPool draws the countries a corpus names by how many of its
-// patients' records name each: a surrogate country follows the corpus's own
-// distribution, not the whole list's (in MEDDOCAN, España, 86% of the
-// countries, stood for Pakistán or El Salvador; now a surrogate of España
-// is mostly another country the corpus names, and those become España).
-// One draw in four is from the whole list, so that a corpus naming few
-// countries still has surrogates for them (an original is never its own).
-type countryPool struct {
-	countries []resources.Country
-	w         weighted
+// corpusPool draws values of a public list (countries, e-mail providers)
+// by how many of a corpus's patients' records name each: a surrogate follows
+// the corpus's own distribution, not the whole list's (in MEDDOCAN, España,
+// 86% of the countries, stood for Pakistán or El Salvador; now a surrogate
+// of España is mostly another country the corpus names, and those become
+// España). Callers draw one time in four from the whole list, so that a
+// corpus naming few values still has surrogates for them.
+type corpusPool[T any] struct {
+	values []T
+	w      weighted
 }
 
-func newCountryPool(res *resources.Set, counts map[string]int) countryPool {
-	var p countryPool
-	for _, en := range slices.Sorted(maps.Keys(counts)) {
-		if c, ok := res.CountryOf(en); ok {
-			p.w.add(len(p.countries), float64(counts[en]))
-			p.countries = append(p.countries, c)
+// newCorpusPool keeps the counted keys that list finds, in key order.
+func newCorpusPool[T any](counts map[string]int, list func(string) (T, bool)) corpusPool[T] {
+	var p corpusPool[T]
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if v, ok := list(k); ok {
+			p.w.add(len(p.values), float64(counts[k]))
+			p.values = append(p.values, v)
 		}
 	}
 	return p
 }
 
-func (p countryPool) draw(rng randSource) (resources.Country, bool) {
-	if len(p.countries) == 0 {
-		return resources.Country{}, false
+func (p corpusPool[T]) draw(rng randSource) (T, bool) {
+	if len(p.values) == 0 {
+		var zero T
+		return zero, false
 	}
-	return p.countries[p.w.draw(rng)], true
+	return p.values[p.w.draw(rng)], true
 }
 
 // countryForm is the form a country is written in: 0 to 4 for the English

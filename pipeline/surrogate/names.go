@@ -1,7 +1,9 @@
 package surrogate
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,7 +242,9 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 }
 
 // letter maps a letter through the scope's letter map, drawing a new letter
-// (different from it and, while any is left, from the letters already used).
+// (different from it and, while any is left, from the letters already used)
+// as often as the pack's names start with it: a uniform draw sent the
+// corpus's G names (García, González) to Y and made them Yebenes and Yáñez.
 func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
 	up := strings.ToUpper(fold(l))
 	if m, ok := tab.get("INITIAL", up); ok {
@@ -248,7 +252,7 @@ func (g *gen) letter(tab *table, s pipeline.Span, l string) string {
 	}
 	var c string
 	for i := 0; i < tries; i++ {
-		c = string(rune('A' + g.rng.IntN(26)))
+		c = string(rune('A' + g.e.pools.initials.draw(g.rng)))
 		if c != up && (i > tries/2 || !tab.isTaken("INITIAL", c)) {
 			break
 		}
@@ -353,12 +357,14 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	}
 	// Surnames by frequency: an original name of the corpus outside these
 	// records may serve from the first step.
-	freq := g.e.r.Policy.Surnames == SurnamesFrequency
+	freq := g.e.r.Policy.Surnames != SurnamesApart
 	steps := []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: english}, {pool: english, shared: true}}
 	if g.e.res != g.e.en {
 		steps = []nameStep{{pool: own, letter: true, corpusNames: freq}, {pool: own, corpusNames: true},
 			{pool: own, corpusNames: true, shared: true}, {pool: english}, {pool: english, corpusNames: true, shared: true}}
 	}
+	// A listed original is replaced near its frequency first (drawNear).
+	origFreq, near := pool.freq[orig]
 	var c string
 	for _, st := range steps {
 		n := tries
@@ -369,6 +375,12 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			letter := target
 			if !st.letter || i >= tries { // the letter's names are exhausted: any letter
 				letter = 0
+			}
+			if near && st.pool == pool && i < tries {
+				if c, ok := st.pool.drawNear(g.rng, letter, origFreq); ok && fits(c, st) {
+					tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+					return c
+				}
 			}
 			if c = st.pool.draw(g.rng, letter); fits(c, st) {
 				tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
@@ -488,15 +500,20 @@ func (g *gen) usernameLike(tab *table, s pipeline.Span, text string) string {
 	return b.String()
 }
 
-// namePool draws names by frequency, optionally only those starting with a letter.
+// namePool draws names by frequency, optionally only those starting with a
+// letter, or near a frequency.
 type namePool struct {
 	all      []resources.Name
 	w        weighted
 	byLetter [26]weighted
+	// byFreq orders all by ascending frequency; freq finds a listed name's
+	// (folded).
+	byFreq []int
+	freq   map[string]float64
 }
 
 func newNamePool(names []resources.Name) *namePool {
-	p := &namePool{}
+	p := &namePool{freq: map[string]float64{}}
 	for _, n := range names {
 		if !isLetters(n.Text) || len(n.Text) < 2 {
 			continue
@@ -508,8 +525,38 @@ func newNamePool(names []resources.Name) *namePool {
 		if l := firstLetter(n.Text); l != 0 {
 			p.byLetter[l-'A'].add(i, n.Freq+1e-4)
 		}
+		p.byFreq = append(p.byFreq, i)
+		if f := fold(n.Text); n.Freq > p.freq[f] {
+			p.freq[f] = n.Freq
+		}
 	}
+	slices.SortStableFunc(p.byFreq, func(a, b int) int { return cmp.Compare(p.all[a].Freq, p.all[b].Freq) })
 	return p
+}
+
+// nearBand is how far, as a factor either way, a name drawn near an
+// original's frequency may be from it.
+const nearBand = 3
+
+// drawNear draws a name of about frequency f (within nearBand either way),
+// with the given initial when one is asked for, so that a corpus's common
+// names become common names and its rare ones rare ones: drawn by
+// frequency alone, the one surrogate of a corpus's commonest first name
+// ("José", 72 doctors of MEDDOCAN) could be any name, and then appeared 72
+// times. ok is false when the band holds no such name (a few draws tell).
+func (p *namePool) drawNear(rng *rand.Rand, letter byte, f float64) (string, bool) {
+	lo := sort.Search(len(p.byFreq), func(i int) bool { return p.all[p.byFreq[i]].Freq >= f/nearBand })
+	hi := sort.Search(len(p.byFreq), func(i int) bool { return p.all[p.byFreq[i]].Freq > f*nearBand })
+	if lo >= hi {
+		return "", false
+	}
+	for range 8 {
+		n := p.all[p.byFreq[lo+rng.IntN(hi-lo)]].Text
+		if letter < 'A' || letter > 'Z' || firstLetter(n) == letter {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 type randSource interface{ Float64() float64 }
@@ -526,6 +573,9 @@ func (p *namePool) draw(rng randSource, letter byte) string {
 type pools struct {
 	first [3]*namePool
 	last  *namePool
+	// initials weighs each letter A-Z by the frequency of the pack's names
+	// it starts (the letter map draws by it).
+	initials weighted
 	// places draws the pack's places by population, all of them (key 0) or
 	// those whose name has as many words (see wordCount).
 	places map[int]*weighted
@@ -549,6 +599,14 @@ func (w *weighted) add(i int, weight float64) {
 		total += w.cum[len(w.cum)-1]
 	}
 	w.idx, w.cum = append(w.idx, i), append(w.cum, total)
+}
+
+// total is the sum of the weights.
+func (w *weighted) total() float64 {
+	if len(w.cum) == 0 {
+		return 0
+	}
+	return w.cum[len(w.cum)-1]
 }
 
 func (w *weighted) draw(rng randSource) int {
@@ -640,6 +698,9 @@ func poolsFor(res *resources.Set) *pools {
 	}
 	for sex := resources.Either; sex <= resources.Male; sex++ {
 		p.first[sex] = newNamePool(res.FirstNames(sex))
+	}
+	for l := range 26 {
+		p.initials.add(l, p.first[resources.Either].byLetter[l].total()+p.last.byLetter[l].total()+1e-3)
 	}
 	poolCache.Store(res, p)
 	return p

@@ -60,6 +60,9 @@ func (g *gen) chooseShifts(docs []pipeline.Document, p patientGroup) {
 				days = hi - g.rng.IntN(-3*hi) - 1
 			}
 		}
+		if pol.DateShift.Either && g.rng.IntN(2) == 0 {
+			days = -days
+		}
 		bad := 0
 		for _, t := range texts {
 			if g.excl.within(g.dates[t].shifted(days)) {

@@ -247,7 +247,7 @@ func (g *gen) street(orig string, try int) string {
 		t := toks[i]
 		switch t.kind {
 		case 'd', 'l':
-			b.WriteString(g.shape(t.text))
+			b.WriteString(g.houseNumber(t.text))
 		case 'n':
 			j, words := i, 0
 			for ; j < len(toks) && (toks[j].kind == 'n' || toks[j].kind == 'p' && toks[j].text == " " && j+1 < len(toks) && toks[j+1].kind == 'n'); j++ {

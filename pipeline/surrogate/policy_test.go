@@ -1,11 +1,14 @@
 package surrogate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/phi"
 )
 
@@ -82,7 +85,7 @@ func TestPolicyMappingIsData(t *testing.T) {
 	if r := p.Rule("", "NOMBRE_SUJETO_ASISTENCIA"); r.Strategy != Name || r.Scope != ScopePatient {
 		t.Errorf("a label the mapping's text maps to NAME/PATIENT: %+v", r)
 	}
-	if r := p.Rule("", "EDAD_SUJETO_ASISTENCIA"); r != p.Types["*"] {
+	if r := p.Rule("", "EDAD_SUJETO_ASISTENCIA"); !reflect.DeepEqual(r, p.Types["*"]) {
 		t.Errorf("only the text's mapping applies, not the built-in ones: %+v", r)
 	}
 	p, err = ParsePolicy([]byte(`{"mapping": "meddocan-i2b2", "resources": "es"}`))
@@ -91,5 +94,49 @@ func TestPolicyMappingIsData(t *testing.T) {
 	}
 	if r := p.Rule("", "EDAD_SUJETO_ASISTENCIA"); r.Strategy != Age {
 		t.Errorf("a built-in mapping by name: %+v", r)
+	}
+}
+
+// With dateShift.either the shifts go back as often as forward, each by as
+// many days as the bounds allow, and the check still passes; bounds that
+// are not positive are refused.
+func TestDateShiftEitherWay(t *testing.T) {
+	var docs []pipeline.Document
+	for p := range 60 {
+		text := "Ingreso el 12/03/2015, alta el 20/03/2015."
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(p), Patient: fmt.Sprint(p), Text: text, Spans: []pipeline.Span{
+			{Start: 11, End: 21, Text: "12/03/2015", Category: "DATE", Type: "DATE"},
+			{Start: 31, End: 41, Text: "20/03/2015", Category: "DATE", Type: "DATE"}}})
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	pol.DateShift.Either = true
+	res, err := New(pol, nil, 4).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back, forward int
+	for _, s := range res.Shifts {
+		d := s.Days
+		if d < 0 {
+			back++
+			d = -d
+		} else {
+			forward++
+		}
+		if d < pol.DateShift.MinDays || d > pol.DateShift.MaxDays {
+			t.Errorf("patient %s shifted by %d days, outside [%d, %d] either way", s.Patient, s.Days, pol.DateShift.MinDays, pol.DateShift.MaxDays)
+		}
+	}
+	if back < 10 || forward < 10 {
+		t.Errorf("%d shifts back, %d forward", back, forward)
+	}
+	if rep := Check(docs, res, pol); !rep.OK() {
+		t.Error("the check fails")
+	}
+	bad := DefaultPolicy()
+	bad.DateShift.MinDays, bad.DateShift.MaxDays, bad.DateShift.Either = -30, 30, true
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "either") {
+		t.Errorf("either with bounds around 0: %v", err)
 	}
 }

@@ -220,6 +220,10 @@ func assertRealWords(t *testing.T, orig []pipeline.Document, res *Result, lists 
 	for _, n := range ineSurnames(t) {
 		spanish[fold(n)] = true
 	}
+	// The pack's first names: faker's and Spain's commonest by INE's tables.
+	for _, n := range resources.ForLanguage("es").FirstNames(resources.Either) {
+		spanish[fold(n.Text)] = true
+	}
 	for _, m := range []map[string][]string{es.Person.FirstName, es.Person.LastName} {
 		for _, l := range m {
 			for _, n := range l {

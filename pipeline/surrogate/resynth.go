@@ -173,14 +173,22 @@ type engine struct {
 	// countries counts the patients whose records name each listed country
 	// (by its English name); countryPool draws by those counts.
 	countries   map[string]int
-	countryPool countryPool
-	dates       map[string][]dateRef // date-shuffle pools by pattern
-	corpus      *table
-	dropped     []Mapping         // stored corpus-scope mappings this run replaced
-	err         error             // a site's lists that do not load
-	stored      map[string]*table // patient scope -> stored mappings
-	shifts      map[string]PatientShift
-	review      []ReviewItem
+	countryPool corpusPool[resources.Country]
+	// providers counts, alike, the public e-mail providers (folded
+	// domains) of the patients' addresses; providerPool draws by them.
+	providers    map[string]int
+	providerPool corpusPool[string]
+	// cities counts, alike, the listed cities of bigCity thousand people
+	// or more; cityPool draws by them.
+	cities   map[string]int
+	cityPool corpusPool[resources.Place]
+	dates    map[string][]dateRef // date-shuffle pools by pattern
+	corpus   *table
+	dropped  []Mapping         // stored corpus-scope mappings this run replaced
+	err      error             // a site's lists that do not load
+	stored   map[string]*table // patient scope -> stored mappings
+	shifts   map[string]PatientShift
+	review   []ReviewItem
 	// noteTypes counts, for each folded note type, the patients whose
 	// records use it (see metadata.go).
 	noteTypes map[string]int
@@ -196,7 +204,13 @@ type patientPrep struct {
 	// countries are the English names of the listed countries of the
 	// patient's values (see countryPool).
 	countries []string
-	dates     []struct {
+	// providers are the public e-mail providers of the patient's
+	// addresses (folded domains).
+	providers []string
+	// cities are the listed big cities of the patient's values (see
+	// cityPool).
+	cities []string
+	dates  []struct {
 		pattern string
 		ref     dateRef
 	}
@@ -209,7 +223,7 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 		d := &all[i]
 		for _, s := range d.Spans {
 			rule := pol.Rule(s.Category, s.Type)
-			if rule.Strategy == Keep {
+			if rule.kept(s.Text) {
 				// The names inside a kept value are replaced as names: their
 				// words are the patient's too.
 				for _, r := range e.namesIn(s.Text) {
@@ -241,6 +255,14 @@ func (e *engine) preparePatient(all []pipeline.Document, idx []int) patientPrep 
 			case CountryS:
 				if c, ok := e.res.CountryOf(s.Text); ok {
 					pp.countries = append(pp.countries, c.EN)
+				}
+			case City:
+				if p, ok := e.res.PlaceOfCity(s.Text); ok && p.Population >= bigCity {
+					pp.cities = append(pp.cities, p.City)
+				}
+			case Email:
+				if at := strings.LastIndexByte(s.Text, '@'); at >= 0 && e.res.IsFreeMailDomain(s.Text[at+1:]) {
+					pp.providers = append(pp.providers, resources.Fold(s.Text[at+1:]))
 				}
 			case DateShuffle:
 				if dt, ok := parseDate(s.Text, e.reading); ok {
@@ -351,8 +373,9 @@ func (g *gen) replacedValues(docs []pipeline.Document, p patientGroup) map[strin
 	pol := g.e.r.Policy
 	for _, i := range p.docs {
 		for _, s := range docs[i].Spans {
-			st := pol.Rule(s.Category, s.Type).Strategy
-			if st == Keep || st == Age || st == DepartmentS || wordsOnly(st, s.Text) || utf8.RuneCountInString(strings.TrimSpace(s.Text)) < 2 {
+			rule := pol.Rule(s.Category, s.Type)
+			st := rule.Strategy
+			if rule.kept(s.Text) || st == Age || st == DepartmentS || wordsOnly(st, s.Text) || utf8.RuneCountInString(strings.TrimSpace(s.Text)) < 2 {
 				continue
 			}
 			if _, dup := out[fold(s.Text)]; !dup {
@@ -566,7 +589,7 @@ func (g *gen) spanSurrogates(d *pipeline.Document) spanPlan {
 		p.bs[i], p.be[i] = bs, be
 		s.Text = d.Text[bs:be]
 		before := d.Text[max(0, bs-16):bs]
-		if rule := g.e.r.Policy.Rule(s.Category, s.Type); rule.Strategy == Keep {
+		if rule := g.e.r.Policy.Rule(s.Category, s.Type); rule.kept(s.Text) {
 			p.sur[i] = g.keptValue(d, s, before)
 		} else {
 			p.sur[i] = g.surrogate(d, s, rule, before)

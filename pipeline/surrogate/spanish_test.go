@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -682,6 +683,7 @@ func TestCountriesFollowTheCorpus(t *testing.T) {
 	}
 	pol := DefaultPolicy()
 	pol.Language = "es"
+	pol.Types["COUNTRY"] = Rule{Strategy: CountryS, Scope: ScopePatient} // the home country replaced too
 	res, err := New(pol, nil, 3).Run(docs, Store{})
 	if err != nil {
 		t.Fatal(err)
@@ -702,8 +704,8 @@ func TestCountriesFollowTheCorpus(t *testing.T) {
 	}
 }
 
-// Surnames by frequency: a surrogate may be a surname of other patients
-// (common names stay common); apart, the default, never.
+// Surnames by frequency, the default: a surrogate may be a surname of other
+// patients (common names stay common); apart, never.
 func TestSurnamesByFrequency(t *testing.T) {
 	common := []string{"García", "Rodríguez", "González", "Fernández", "López", "Martínez", "Sánchez", "Pérez"}
 	var docs []pipeline.Document
@@ -719,7 +721,7 @@ func TestSurnamesByFrequency(t *testing.T) {
 	for _, c := range []struct {
 		surnames string
 		want     bool
-	}{{"", false}, {SurnamesFrequency, true}} {
+	}{{SurnamesApart, false}, {"", true}, {SurnamesFrequency, true}} {
 		pol := DefaultPolicy()
 		pol.Language, pol.Surnames = "es", c.surnames
 		res, err := New(pol, nil, 9).Run(docs, Store{})
@@ -739,6 +741,252 @@ func TestSurnamesByFrequency(t *testing.T) {
 		}
 		if rep := Check(docs, res, pol); !rep.OK() {
 			t.Errorf("surnames %q: the check fails", c.surnames)
+		}
+	}
+}
+
+// An address that joins two name words follows both, and letters left
+// between name words become the start of a surname, never letter soup: the
+// "alicia" of "calleja.alicia" is Alicia's surrogate, not "tszkzt".
+func TestEmailFollowsEveryNameWord(t *testing.T) {
+	surnames := map[string]bool{}
+	for _, n := range resources.ForLanguage("es").SurrogateSurnames() {
+		surnames[asciiWord(n.Text)] = true
+	}
+	for _, c := range []struct{ name, mail string }{
+		{"Alicia Calleja Fernández", "calleja.alicia@gmail.com"},
+		{"Javier Ortega Carretero", "jortegacar@wanadoo.es"},
+	} {
+		text := "Dra. " + c.name + ". Correo: " + c.mail
+		ns, ms := len([]rune("Dra. ")), len([]rune(text))-len(c.mail)
+		doc := pipeline.Document{ID: "1", Text: text, Spans: []pipeline.Span{
+			{Start: ns, End: ns + len([]rune(c.name)), Text: c.name, Category: "NOMBRE_PERSONAL_SANITARIO", Type: "NOMBRE_PERSONAL_SANITARIO"},
+			{Start: ms, End: ms + len(c.mail), Text: c.mail, Category: "CORREO_ELECTRONICO", Type: "CORREO_ELECTRONICO"},
+		}}
+		pol := DefaultPolicy()
+		pol.Language = "es"
+		for seed := uint64(1); seed <= 5; seed++ {
+			res, err := New(pol, nil, seed).Run([]pipeline.Document{doc}, Store{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			words := strings.Fields(res.Docs[0].Spans[0].Text)
+			got := res.Docs[0].Spans[1].Text
+			local, domain, _ := strings.Cut(got, "@")
+			if !resources.ForLanguage("es").IsFreeMailDomain(domain) {
+				t.Errorf("%s: %q: the domain is no public provider", c.mail, got)
+			}
+			switch c.mail {
+			case "calleja.alicia@gmail.com":
+				if want := asciiWord(words[1]) + "." + asciiWord(words[0]); local != want {
+					t.Errorf("seed %d: %q for %q, want %s@...", seed, got, res.Docs[0].Spans[0].Text, want)
+				}
+			default:
+				// An initial through the letter map, the surname's surrogate.
+				rest, ok := strings.CutPrefix(local[1:], asciiWord(words[1]))
+				if !ok || len(rest) != 3 {
+					t.Fatalf("seed %d: %q for %q, want an initial, %s and three letters", seed, got, res.Docs[0].Spans[0].Text, asciiWord(words[1]))
+				}
+				prefix := false
+				for s := range surnames {
+					prefix = prefix || strings.HasPrefix(s, rest)
+				}
+				if !prefix {
+					t.Errorf("seed %d: %q: %q starts no surname", seed, got, rest)
+				}
+			}
+		}
+	}
+}
+
+// A public provider becomes, mostly, one the corpus's addresses use.
+func TestProvidersFollowTheCorpus(t *testing.T) {
+	var docs []pipeline.Document
+	for p := range 40 {
+		mail := fmt.Sprintf("paciente%d@yahoo.es", p)
+		text := "Correo: " + mail
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(p), Patient: fmt.Sprint(p), Text: text,
+			Spans: []pipeline.Span{{Start: 8, End: 8 + len(mail), Text: mail, Category: "CONTACT", Type: "EMAIL"}}})
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, 5).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := 0
+	for _, d := range res.Docs {
+		_, domain, _ := strings.Cut(d.Spans[0].Text, "@")
+		if domain == "yahoo.es" {
+			same++
+		}
+	}
+	if same < len(docs)/2 {
+		t.Errorf("%d of %d addresses at yahoo.es stay there: the provider does not follow the corpus", same, len(docs))
+	}
+}
+
+// A collegiate number keeps its provinces though a value of the corpus is
+// the province's number (an age of 28, Madrid's number).
+func TestCollegiateProvinceBesideAnEqualValue(t *testing.T) {
+	var docs []pipeline.Document
+	for p := range 10 {
+		lic := fmt.Sprintf("28 28 %d", 17100+p)
+		text := "Edad: 28. Colegiado: " + lic
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(p), Patient: fmt.Sprint(p), Text: text, Spans: []pipeline.Span{
+			{Start: 6, End: 8, Text: "28", Category: "AGE", Type: "AGE"},
+			{Start: 21, End: 21 + len(lic), Text: lic, Category: "ID_TITULACION_PERSONAL_SANITARIO", Type: "ID_TITULACION_PERSONAL_SANITARIO"}}})
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, 2).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range res.Docs {
+		if got := d.Spans[1].Text; !strings.HasPrefix(got, "28 28 ") || got == docs[i].Spans[1].Text {
+			t.Errorf("%q became %q", docs[i].Spans[1].Text, got)
+		}
+	}
+	if rep := Check(docs, res, pol); !rep.OK() {
+		t.Error("the check fails")
+	}
+}
+
+// A rule's keep list leaves those values as they are (the home country),
+// replaces the others, and the check counts the kept ones as kept, not as
+// leaks; "home" is the home country of the notes' language in every form.
+func TestRuleKeepsTheHomeCountry(t *testing.T) {
+	var docs []pipeline.Document
+	for i, c := range []string{"España", "ESPAÑA", "Marruecos", "Colombia", "española"} {
+		text := "Natural de " + c + "."
+		docs = append(docs, pipeline.Document{ID: fmt.Sprint(i), Patient: fmt.Sprint(i), Text: text,
+			Spans: []pipeline.Span{{Start: 11, End: 11 + len([]rune(c)), Text: c, Category: "PAIS", Type: "PAIS"}}})
+	}
+	for _, c := range []struct {
+		keep []string
+		home map[string]bool
+	}{
+		{[]string{"España"}, map[string]bool{"España": true, "ESPAÑA": true}},
+		{[]string{KeepHome}, map[string]bool{"España": true, "ESPAÑA": true, "española": true}},
+	} {
+		pol := DefaultPolicy()
+		pol.Language = "es"
+		pol.Types["COUNTRY"] = Rule{Strategy: CountryS, Scope: ScopePatient, Keep: c.keep}
+		res, err := New(pol, nil, 1).Run(docs, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range res.Docs {
+			orig, got := docs[i].Spans[0].Text, d.Spans[0].Text
+			if c.home[orig] != (got == orig) {
+				t.Errorf("keep %v: %q became %q", c.keep, orig, got)
+			}
+		}
+		if rep := Check(docs, res, pol); !rep.OK() {
+			t.Errorf("keep %v: the check fails: %d leaks", c.keep, len(rep.Leaks))
+		}
+	}
+}
+
+// Address numbers start as Benford's law says (1 about six times as often as
+// 9); Spanish postal codes end as Correos numbers them: a capital's district
+// from 01 to 40, a town's code mostly in 0.
+func TestAddressNumbersRunAsRealOnes(t *testing.T) {
+	g := &gen{rng: rand.New(rand.NewPCG(3, 4))}
+	lead := map[byte]int{}
+	for range 20000 {
+		n := g.houseNumber("23")
+		if len(n) != 2 || n[0] < '1' || n[0] > '9' {
+			t.Fatalf("23 became %q", n)
+		}
+		lead[n[0]]++
+	}
+	for d := byte('1'); d <= '9'; d++ {
+		want := 20000 * math.Log10(1+1/float64(d-'0'))
+		if got := float64(lead[d]); math.Abs(got-want) > 5*math.Sqrt(want) {
+			t.Errorf("first digit %c: %v of 20000, Benford's law says %.0f", d, got, want)
+		}
+	}
+	endsInZero := 0
+	for range 1000 {
+		c := g.postalDigits("280")
+		if n := atoi(c[3:]); len(c) != 5 || n < 1 || n > 40 {
+			t.Fatalf("a district of Madrid: %q", c)
+		}
+		town := g.postalDigits("284")
+		if len(town) != 5 || !strings.HasPrefix(town, "284") {
+			t.Fatalf("a town of Madrid: %q", town)
+		}
+		if town[4] == '0' {
+			endsInZero++
+		}
+	}
+	if endsInZero < 650 || endsInZero > 850 {
+		t.Errorf("%d of 1000 town codes end in 0, want about 750", endsInZero)
+	}
+	if us := g.postalDigits("02139"); us != "02139" {
+		t.Errorf("a listed US ZIP code became %q", us)
+	}
+}
+
+// Big cities follow the corpus too: most surrogates are big cities the
+// corpus names, by its own counts, never the patient's own.
+func TestBigCitiesFollowTheCorpus(t *testing.T) {
+	var docs []pipeline.Document
+	for i, c := range []string{"Madrid", "Madrid", "Madrid", "Madrid", "Madrid", "Madrid", "Sevilla", "Bilbao", "Sevilla", "Bilbao"} {
+		for k := range 4 {
+			text := "Vive en " + c + "."
+			docs = append(docs, pipeline.Document{ID: fmt.Sprintf("%d-%d", i, k), Patient: fmt.Sprintf("p%d-%d", i, k), Text: text,
+				Spans: []pipeline.Span{{Start: 8, End: 8 + len([]rune(c)), Text: c, Category: "LOCATION", Type: "CITY"}}})
+		}
+	}
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, 3).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{"Madrid": true, "Sevilla": true, "Bilbao": true}
+	inCorpus := 0
+	for i, d := range res.Docs {
+		s := d.Spans[0].Text
+		if s == docs[i].Spans[0].Text {
+			t.Fatalf("%s kept", s)
+		}
+		if named[s] {
+			inCorpus++
+		}
+	}
+	if inCorpus < len(docs)/2 {
+		t.Errorf("%d of %d surrogates are big cities the corpus names", inCorpus, len(docs))
+	}
+	if rep := Check(docs, res, pol); !rep.OK() {
+		t.Error("the check fails")
+	}
+}
+
+// A listed name is replaced near its frequency: the pack's commonest
+// surname by common ones, a rare one by rare ones, with the mapped initial.
+func TestNamesDrawnNearTheirFrequency(t *testing.T) {
+	pool := newNamePool(resources.ForLanguage("es").SurrogateSurnames())
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, orig := range []string{"García", "Pastor", "Arruti"} {
+		f, ok := pool.freq[fold(orig)]
+		if !ok {
+			t.Fatalf("%s is not listed", orig)
+		}
+		for range 200 {
+			c, ok := pool.drawNear(rng, 0, f)
+			if !ok {
+				t.Fatalf("%s: nothing near %g", orig, f)
+			}
+			if g := pool.freq[fold(c)]; g < f/nearBand || g > f*nearBand {
+				t.Fatalf("%s (%g%%) became %s (%g%%)", orig, f, c, g)
+			}
+		}
+		if c, ok := pool.drawNear(rng, 'M', f); ok && firstLetter(c) != 'M' {
+			t.Errorf("%s with the initial M became %s", orig, c)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 		return nil, err
 	}
 	e := &engine{r: r, orig: newUnion(), perPat: map[string]*valueSet{},
-		names: map[string]bool{}, streets: map[string]bool{}, countries: map[string]int{}, dates: map[string][]dateRef{},
+		names: map[string]bool{}, streets: map[string]bool{}, countries: map[string]int{}, providers: map[string]int{}, cities: map[string]int{}, dates: map[string][]dateRef{},
 		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}, noteTypes: map[string]int{}}
 	for _, m := range store.Mappings {
 		t := e.corpus
@@ -180,6 +180,7 @@ func (e *engine) start(first []pipeline.Document) {
 	e.pools = poolsFor(e.res)
 	e.enPools = poolsFor(e.en)
 	e.reading = readingFor(r.Policy, e.lang)
+	r.Policy = r.Policy.atHome(e.lang)
 }
 
 // Observe reads one batch in pass 1: docs are notes to rewrite, context the
@@ -242,6 +243,12 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		}
 		for _, c := range pp.countries {
 			e.countries[c]++
+		}
+		for _, d := range pp.providers {
+			e.providers[d]++
+		}
+		for _, c := range pp.cities {
+			e.cities[c]++
 		}
 		for _, d := range pp.dates {
 			e.dates[d.pattern] = append(e.dates[d.pattern], d.ref)
@@ -357,7 +364,7 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 	}
 	for _, sp := range d.Spans {
 		rule := s.e.r.Policy.Rule(sp.Category, sp.Type)
-		if rule.Scope != ScopeCorpus || rule.Strategy == Keep || patientOnly[rule.Strategy] {
+		if rule.Scope != ScopeCorpus || rule.kept(sp.Text) || patientOnly[rule.Strategy] {
 			continue
 		}
 		v := corpusValue{doc: d.ID, text: sp.Text, start: int32(sp.Start), end: int32(sp.End),
@@ -392,7 +399,9 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		return nil, e.err
 	}
 	e.orig.seal() // every batch is merged into it
-	e.countryPool = newCountryPool(e.res, e.countries)
+	e.countryPool = newCorpusPool(e.countries, e.res.CountryOf)
+	e.providerPool = newCorpusPool(e.providers, func(d string) (string, bool) { return d, true })
+	e.cityPool = newCorpusPool(e.cities, e.res.PlaceOfCity)
 	for _, p := range force {
 		s.stale[p] = true
 	}
