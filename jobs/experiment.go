@@ -302,24 +302,7 @@ func runExperiment(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 
-	var mu sync.Mutex
-	var done, total int
-	var step string
-	progress := func(d, t int, msg string) {
-		mu.Lock()
-		done, total, step = d, t, msg
-		mu.Unlock()
-		run.Progress(d, t, msg)
-	}
-	train := crfTrainer(cfg, func(pr tagger.Progress) {
-		if pr.Stage != "train" {
-			return
-		}
-		mu.Lock()
-		d, t, msg := done, total, step
-		mu.Unlock()
-		run.Progress(d, t, fmt.Sprintf("%s: iteration %d of at most %d, loss %.1f", msg, pr.Done, pr.Total, pr.Loss))
-	})
+	train, progress := trainerWithProgress(run, cfg)
 	res, err := experiment.Run(ctx, plan, train, experiment.Options{Seed: p.Seed, Bootstrap: p.Bootstrap,
 		Shuffles: p.Shuffles, Progress: progress})
 	if err != nil {
@@ -461,6 +444,31 @@ func pairTwins(ctx context.Context, st *store.Store, corpus, other string, y *ex
 		}
 	}
 	return nil
+}
+
+// trainerWithProgress returns crfTrainer, whose L-BFGS iterations show in
+// the job's message after the step the experiment reported last, and the
+// progress function that reports those steps.
+func trainerWithProgress(run *Run, cfg tagger.Config) (func(context.Context, []pipeline.Document) (experiment.TagFunc, error), func(d, t int, msg string)) {
+	var mu sync.Mutex
+	var done, total int
+	var step string
+	progress := func(d, t int, msg string) {
+		mu.Lock()
+		done, total, step = d, t, msg
+		mu.Unlock()
+		run.Progress(d, t, msg)
+	}
+	train := crfTrainer(cfg, func(pr tagger.Progress) {
+		if pr.Stage != "train" {
+			return
+		}
+		mu.Lock()
+		d, t, msg := done, total, step
+		mu.Unlock()
+		run.Progress(d, t, fmt.Sprintf("%s: iteration %d of at most %d, loss %.1f", msg, pr.Done, pr.Total, pr.Loss))
+	})
+	return train, progress
 }
 
 // crfTrainer trains the built-in tagger with cfg for an experiment's runs

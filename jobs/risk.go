@@ -44,12 +44,12 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	if len(gold) == 0 {
 		return nil, run.Store.NoDocumentsIn(ctx, c, split)
 	}
-	train := crfTrainer(cfg, nil)
+	train, progress := trainerWithProgress(run, cfg)
 	setName := p.systemSet()
 	var system []pipeline.Document
 	switch {
 	case p.System != "":
-		run.Progress(0, 4, fmt.Sprintf("loading the annotation set %s", p.System))
+		progress(0, 4, fmt.Sprintf("loading the annotation set %s", p.System))
 		if system, err = loadSplits(ctx, run.Store, c, p.System, split); err != nil {
 			return nil, err
 		}
@@ -70,14 +70,14 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 		if err != nil {
 			return nil, err
 		}
-		run.Progress(0, 4, fmt.Sprintf("tagging %d notes with model %s", len(gold), p.Model))
+		progress(0, 4, fmt.Sprintf("tagging %d notes with model %s", len(gold), p.Model))
 		system, err = tag(ctx, experiment.Stripped(gold))
 		if err != nil {
 			return nil, err
 		}
 	default:
 		system, err = experiment.TagHeldOut(ctx, gold, p.riskFolds(), p.Seed, train, func(done, total int, msg string) {
-			run.Progress(0, 4, msg)
+			progress(0, 4, msg)
 		})
 		if err != nil {
 			return nil, apperr.Wrap(apperr.Invalid, err)
@@ -90,7 +90,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 			return nil, err
 		}
 	}
-	run.Progress(1, 4, "resynthesizing "+setName)
+	progress(1, 4, "resynthesizing "+setName)
 	released, err := surrogate.New(pol, nil, p.Seed).Run(system, surrogate.Store{})
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
@@ -102,7 +102,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	}
 	res, err := experiment.ResidualRisk(ctx, experiment.RiskInput{Gold: gold, System: system, Released: released.Docs,
 		Propagated: released.Propagated, GoldReleased: goldReleased.Docs}, train, experiment.RiskOptions{Seed: p.Seed, Bootstrap: p.Bootstrap,
-		Progress: func(done, total int, msg string) { run.Progress(1+done*3/total, 4, msg) }})
+		Progress: func(done, total int, msg string) { progress(1+done*3/total, 4, msg) }})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
