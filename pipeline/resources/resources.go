@@ -134,17 +134,18 @@ type Set struct {
 	countries    []Country
 	countryIndex map[string]int // any folded form -> index
 
-	professions   map[string][]string // by language
-	isProfession  map[string]bool
-	organizations []string
-	departments   map[string][]Department // by language
-	areaCodes     []string
-	isAreaCode    map[string]bool
-	regions       []string
-	isRegion      map[string]bool
-	freeMail      []string
-	isFreeMail    map[string]bool
-	domains       []string
+	professions        map[string][]string // by language
+	isProfession       map[string]bool
+	organizations      []string
+	departments        map[string][]Department // by language
+	areaCodes          []string
+	isAreaCode         map[string]bool
+	regions            []string
+	isRegion           map[string]bool
+	institutionDomains []string
+	freeMail           []string
+	isFreeMail         map[string]bool
+	domains            []string
 }
 
 // Languages are the languages with an embedded pack.
@@ -217,13 +218,14 @@ func Files() []string {
 	return []string{"first_female.tsv", "first_male.tsv", "surnames.tsv", "sex.tsv", "zipcodes.tsv", "states.tsv",
 		"hospitals.tsv", "streets.tsv", "street_suffixes.txt", "countries.tsv", "professions_en.txt",
 		"professions_es.txt", "organizations.txt", "departments_en.tsv", "departments_es.tsv", "area_codes.txt",
-		"free_email.txt", "domain_suffixes.txt", "regions.txt"}
+		"free_email.txt", "domain_suffixes.txt", "regions.txt", "institution_domains.txt"}
 }
 
 // perLanguage are the lists each pack has its own of; the others are shared.
 var perLanguage = map[string]bool{"first_female.tsv": true, "first_male.tsv": true, "surnames.tsv": true, "sex.tsv": true,
 	"zipcodes.tsv": true, "states.tsv": true, "hospitals.tsv": true, "streets.tsv": true, "street_suffixes.txt": true,
-	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true, "free_email.txt": true}
+	"organizations.txt": true, "domain_suffixes.txt": true, "regions.txt": true, "free_email.txt": true,
+	"institution_domains.txt": true}
 
 type loader struct {
 	site map[string]string // a site's lists by name, replacing the pack's
@@ -279,7 +281,7 @@ func (l *loader) rows(name string, min int) [][]string {
 }
 
 // optional lists may be absent from a pack (English has no regions list).
-var optional = map[string]bool{"regions.txt": true, "domain_suffixes.txt": true}
+var optional = map[string]bool{"regions.txt": true, "domain_suffixes.txt": true, "institution_domains.txt": true}
 
 func (l *loader) names(name string) []Name {
 	var out []Name
@@ -433,6 +435,9 @@ func load(site map[string]string, lang string) (*Set, error) {
 	}
 	for _, r := range l.rows("domain_suffixes.txt", 1) {
 		s.domains = append(s.domains, r[0])
+	}
+	for _, r := range l.rows("institution_domains.txt", 1) {
+		s.institutionDomains = append(s.institutionDomains, r[0])
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -698,6 +703,10 @@ func (s *Set) FreeMailDomains() []string { return s.freeMail }
 
 // IsFreeMailDomain reports whether a domain is a listed public e-mail provider.
 func (s *Set) IsFreeMailDomain(d string) bool { return s.isFreeMail[Fold(d)] }
+
+// InstitutionDomains returns the mail domains of the pack's public health
+// services, universities and medical colleges ("sergas.es"); none in English.
+func (s *Set) InstitutionDomains() []string { return s.institutionDomains }
 
 // DomainSuffixes returns the pack's usual top-level domains ("es", "com"); none in English.
 func (s *Set) DomainSuffixes() []string { return s.domains }

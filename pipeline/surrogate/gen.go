@@ -723,9 +723,9 @@ func (g *gen) email(s string, wide bool) string {
 // "gfrias" when Pastor became Frías and T G), two or three letters become
 // the start of a drawn surname (the "car" of "jortegacar") and a longer run
 // a drawn surname, never letter soup; digits are redrawn and the domain
-// drawn as email draws it. ok is false when the
-// local part holds no replaced name word. Corpus scope values are drawn with
-// addresses last, so the names come first.
+// drawn as email draws it. ok is false when the local part holds no
+// replaced name word. Corpus scope values are drawn with addresses last, so
+// the names come first.
 func (g *gen) followName(orig string) (string, bool) {
 	at := strings.LastIndexByte(orig, '@')
 	if at < 0 {
@@ -837,6 +837,10 @@ func (g *gen) localPart(orig string, wide bool) string {
 	return out
 }
 
+// institutionTLD are the top-level domains of a pack's institutions: a
+// domain under another country's (".uy") keeps it and gets place words.
+var institutionTLD = setOf("es", "cat", "eus", "gal", "org", "net", "com", "edu")
+
 // genericLabels are domain labels that name a kind of organization, not one.
 var genericLabels = setOf("com", "org", "net", "edu", "gov", "gob", "ac", "co", "es", "nhs", "mil", "int", "info")
 
@@ -852,6 +856,15 @@ func (g *gen) domain(orig string, wide bool) string {
 		return fm[g.rng.IntN(len(fm))]
 	}
 	labels := strings.Split(orig, ".")
+	if inst := res.InstitutionDomains(); len(inst) > 0 && !wide && len(labels) > 1 && institutionTLD[strings.ToLower(labels[len(labels)-1])] {
+		// An institution's domain for an institution's of the pack's
+		// country ("sergas.es" for "sescam.jccm.es"), never its own.
+		for range tries {
+			if d := inst[g.rng.IntN(len(inst))]; !strings.EqualFold(d, orig) {
+				return d
+			}
+		}
+	}
 	words := g.e.pools.domainWords
 	for i := range labels {
 		if i == len(labels)-1 && len(labels) > 1 || genericLabels[strings.ToLower(labels[i])] {

@@ -990,3 +990,23 @@ func TestNamesDrawnNearTheirFrequency(t *testing.T) {
 		}
 	}
 }
+
+// An institution's address becomes another institution's of Spain, not
+// place words ("mijas.avila.es"); one under another country's domain keeps
+// that country's labels.
+func TestInstitutionDomains(t *testing.T) {
+	es := resources.ForLanguage("es")
+	inst := map[string]bool{}
+	for _, d := range es.InstitutionDomains() {
+		inst[d] = true
+	}
+	g := &gen{rng: rand.New(rand.NewPCG(5, 6)), e: &engine{res: es, pools: poolsFor(es)}}
+	for range 50 {
+		if d := g.domain("sescam.jccm.es", false); !inst[d] || d == "sescam.jccm.es" {
+			t.Fatalf("sescam.jccm.es became %q", d)
+		}
+		if d := g.domain("odon.edu.uy", false); !strings.HasSuffix(d, ".edu.uy") || d == "odon.edu.uy" {
+			t.Fatalf("odon.edu.uy became %q", d)
+		}
+	}
+}

@@ -311,6 +311,7 @@ func (g *gen) spanish() {
 	g.write("free_email.txt", d.Internet.FreeEmail)
 	g.write("es/free_email.txt", append(slices.Clone(d.Internet.FreeEmail), publicProvidersES...))
 	g.write("es/domain_suffixes.txt", d.Internet.DomainSuffix)
+	g.write("es/institution_domains.txt", institutionDomainsES)
 }
 
 // femaleRankES and maleRankES are Spain's commonest women's and men's first
@@ -374,6 +375,15 @@ const composedSurnames = 600
 // Words of Spanish place, hospital and institution names that faker's lists
 // lack, written by hand from public knowledge (no third-party rights).
 var (
+	// institutionDomainsES are mail domains of Spain's public health
+	// services, universities and medical colleges: an institution's
+	// address becomes another institution's, not place words
+	// ("mijas.avila.es" for "sescam.jccm.es").
+	institutionDomainsES = []string{"salud.madrid.org", "sergas.es", "juntadeandalucia.es", "gva.es", "osakidetza.eus",
+		"saludcastillayleon.es", "sescam.jccm.es", "carm.es", "salud.aragon.es", "scsalud.es", "sespa.es", "ibsalut.es",
+		"riojasalud.es", "gobiernodecanarias.org", "navarra.es", "gencat.cat", "salud-juntaex.es", "ucm.es", "uam.es",
+		"ub.edu", "uab.cat", "uv.es", "usal.es", "unizar.es", "ugr.es", "us.es", "um.es", "uma.es", "uniovi.es",
+		"unican.es", "usc.es", "unav.es", "uva.es", "ehu.eus", "comb.cat", "icomem.es", "cgcom.es", "isciii.es"}
 	// publicProvidersES are public e-mail providers Spanish addresses use
 	// beside faker's three: a surrogate address keeps a public provider
 	// rather than being given an institution's domain.
