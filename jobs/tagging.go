@@ -209,6 +209,11 @@ type TagParams struct {
 	Curve []float64 `json:"curve,omitempty"`
 	// Gold, when the corpus has it, is scored against; default "gold".
 	Gold string `json:"gold,omitempty"`
+	// OperatingPoint is the model's decision rule: "balanced" (default)
+	// or "privacy"; TargetRecall, with privacy, asks for a recall of PHI
+	// characters other than the one the model was calibrated at.
+	OperatingPoint string  `json:"operatingPoint,omitempty"`
+	TargetRecall   float64 `json:"targetRecall,omitempty"`
 }
 
 // Validate checks a tagging job's parameters before it is queued.
@@ -220,6 +225,16 @@ func (p TagParams) Validate() error {
 		return required("corpus")
 	case len(p.Curve) > maxCurvePoints:
 		return fmt.Errorf("curve: %d biases, at most %d", len(p.Curve), maxCurvePoints)
+	}
+	point, err := tagger.ParseOperatingPoint(p.OperatingPoint)
+	if err != nil {
+		return err
+	}
+	if p.TargetRecall != 0 {
+		if point != tagger.Privacy {
+			return fmt.Errorf("targetRecall: only with operating point %q", tagger.Privacy)
+		}
+		return tagger.ValidTargetRecall(p.TargetRecall)
 	}
 	return nil
 }

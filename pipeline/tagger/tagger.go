@@ -127,6 +127,9 @@ type Meta struct {
 	Loss       float64       `json:"loss"`
 	Duration   time.Duration `json:"duration_ns"`
 	Trained    time.Time     `json:"trained"`
+	// Calibration holds the held-out risk at each operating point; nil
+	// for a model not calibrated.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // Progress reports training to the caller (the job layer's progress bar).
