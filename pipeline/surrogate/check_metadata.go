@@ -7,8 +7,8 @@ import "deidcorpus/pipeline"
 type MetadataProblem struct {
 	Patient string `json:"patient"`
 	Doc     string `json:"doc"`
-	// Field is "created", "noteType" or "comment"; Span is the index of a
-	// comment's span in the note.
+	// Field is "created", "noteType", or one of a span's ("comment",
+	// "spanID"); Span is the index of the span in the note.
 	Field   string `json:"field"`
 	Span    int    `json:"span,omitempty"`
 	Problem string `json:"problem"`
@@ -18,7 +18,10 @@ type MetadataProblem struct {
 // its original's: the creation date moved by the patient's shift (days,
 // when the run's result has it), a type kept only where it holds none of
 // the patient's replaced values, comments only where the policy keeps them,
-// and then holding none either.
+// and then holding none either. Every other string a span carries is read
+// too, so that a field that copies an original fails here: its id must be
+// one the run gave (surrogateSpanID), never the source's. (Its labels are
+// the tag set's names, which import checks, not free text.)
 func checkMetadata(patient string, orig, sur pipeline.Document, replaced *valueSet, days int, shifted bool, pol *Policy) []MetadataProblem {
 	var out []MetadataProblem
 	problem := func(field string, span int, msg string) {
@@ -36,6 +39,9 @@ func checkMetadata(patient string, orig, sur pipeline.Document, replaced *valueS
 		problem("noteType", 0, "holds a replaced value of the patient")
 	}
 	for i, s := range sur.Spans {
+		if !isSurrogateSpanID(s.ID) {
+			problem("spanID", i, "not an id the run gave (T1, T2, ...): a source's span id is free text that may name the patient")
+		}
 		switch {
 		case s.Comment == "":
 		case pol.Comments != CommentsKeep:

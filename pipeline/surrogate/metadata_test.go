@@ -178,3 +178,63 @@ func TestPolicyRefusesBadNoteFieldRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanIDsAreNeverCopied: a source span id is free text (a JSONL "id", an
+// i2b2 tag's id="...") that may name the patient. The surrogate note's spans
+// get new ids, T1... in text order, and a result that copies the source's
+// fails the check.
+func TestSpanIDsAreNeverCopied(t *testing.T) {
+	docs := metadataCorpus()
+	for i := range docs {
+		for j := range docs[i].Spans {
+			docs[i].Spans[j].ID = fmt.Sprintf("Harlan Valdez MRN 44711%d%d", i, j)
+		}
+	}
+	// Spans out of text order: the ids follow the text, not the list.
+	docs[0].Spans[0], docs[0].Spans[1] = docs[0].Spans[1], docs[0].Spans[0]
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 7).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Docs {
+		for _, s := range d.Spans {
+			if strings.Contains(s.ID, "Valdez") || !isSurrogateSpanID(s.ID) {
+				t.Errorf("%s: span id %q, want a new T<n>", d.ID, s.ID)
+			}
+		}
+	}
+	if got := [2]string{res.Docs[0].Spans[0].ID, res.Docs[0].Spans[1].ID}; got != [2]string{"T2", "T1"} {
+		t.Errorf("ids of the first note's spans (the date listed first) = %v, want [T2 T1]", got)
+	}
+	if rep := assertClean(t, docs, res, pol); len(rep.Metadata) != 0 {
+		t.Errorf("metadata findings on a clean run: %+v", rep.Metadata)
+	}
+
+	// What a pipeline that copied the ids would write.
+	for i := range res.Docs {
+		for j := range res.Docs[i].Spans {
+			res.Docs[i].Spans[j].ID = docs[i].Spans[j].ID
+		}
+	}
+	rep := Check(docs, res, pol)
+	n := 0
+	for _, m := range rep.Metadata {
+		if m.Field == "spanID" {
+			n++
+		}
+	}
+	if n != 12 || rep.OK() {
+		t.Errorf("copied span ids: %d spanID findings, OK %v, want 12 and a failed check (%+v)", n, rep.OK(), rep.Metadata)
+	}
+	for _, id := range []string{"T1", "T12"} {
+		if !isSurrogateSpanID(id) {
+			t.Errorf("%s is the run's id", id)
+		}
+	}
+	for _, id := range []string{"", "T", "T01", "P1", "T1 Valdez", "t1"} {
+		if isSurrogateSpanID(id) {
+			t.Errorf("%q taken for an id the run gives", id)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -601,6 +602,18 @@ func (g *gen) spanSurrogates(d *pipeline.Document) spanPlan {
 	return p
 }
 
+// surrogateSpanID is the id of a surrogate note's span, by its rank in text
+// order: "T1", "T2", ... A source's span ids are free text (a JSONL "id", an
+// i2b2 tag's id="...") that may name the patient ("Harlan Valdez MRN
+// 4471123"): they are never copied, as the note's text is not.
+func surrogateSpanID(rank int) string { return "T" + strconv.Itoa(rank+1) }
+
+// isSurrogateSpanID reports whether id is one surrogateSpanID gives.
+func isSurrogateSpanID(id string) bool {
+	n, ok := strings.CutPrefix(id, "T")
+	return ok && n != "" && n[0] != '0' && isDigits(n)
+}
+
 // assemble writes a copy of d with its spans' surrogates and the
 // propagated occurrences' (which overlap no span) in place, the spans
 // re-aligned to the new text, and returns it with the occurrences' places.
@@ -629,13 +642,14 @@ func (g *gen) assemble(d *pipeline.Document, p spanPlan, occs []occurrence) (pip
 		props = append(props, Propagation{Doc: d.ID, Type: o.of.Type, Start: start, End: ncp, SourceStart: o.cs, SourceEnd: o.ce})
 	}
 	k := 0 // the next occurrence
-	for _, i := range p.order {
+	for rank, i := range p.order {
 		for ; k < len(occs) && occs[k].bs < p.bs[i]; k++ {
 			putOcc(occs[k])
 		}
 		s := d.Spans[i]
 		s.Start = put(p.bs[i], p.be[i], p.sur[i])
 		s.End, s.Text = ncp, p.sur[i]
+		s.ID = surrogateSpanID(rank)
 		nd.Spans[i] = s
 	}
 	for _, o := range occs[k:] {
