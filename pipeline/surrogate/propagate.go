@@ -45,15 +45,18 @@ type Propagation struct {
 type misses struct {
 	vals *valueSet                // the values' folded token sequences (m, prefix, longest)
 	of   map[string]pipeline.Span // by key, the span whose surrogate replaces an occurrence
+	need map[string]uint8         // by key, what a find needs (a part's, see parts.go)
 }
 
 // missValues collects the values of a patient's records that the policy
 // propagates; nil when there are none. Whole values come first: a part of a
 // name that spells another value of the records takes that value's surrogate.
+// A name's words come last, found alone only with a capital and, where the
+// records write them in lower case (a common word), only after a title.
 func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 	pol := g.e.r.Policy
 	var m *misses
-	add := func(s pipeline.Span, text string) {
+	add := func(s pipeline.Span, text string, need uint8) {
 		t := tokens(text)
 		n := 0
 		for _, w := range t {
@@ -63,11 +66,15 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 			return
 		}
 		if m == nil {
-			m = &misses{vals: newValueSet(), of: map[string]pipeline.Span{}}
+			m = &misses{vals: newValueSet(), of: map[string]pipeline.Span{}, need: map[string]uint8{}}
 		}
 		if k := strings.Join(t, " "); !m.vals.m[k] {
 			s.Text = text
-			m.of[m.vals.addTokens(t)] = s
+			k = m.vals.addTokens(t)
+			m.of[k] = s
+			if need != 0 {
+				m.need[k] = need
+			}
 		}
 	}
 	var names []pipeline.Span
@@ -76,7 +83,7 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 			if !pol.propagates(s.Category, s.Type) || wordsOnly(pol.Rule(s.Category, s.Type).Strategy, s.Text) {
 				continue
 			}
-			add(s, s.Text)
+			add(s, s.Text, 0)
 			if pol.Rule(s.Category, s.Type).Strategy == Name {
 				names = append(names, s)
 			}
@@ -84,10 +91,26 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 	}
 	for _, s := range names {
 		if run := nameRun(s.Text, g.e.lang); run != "" {
-			add(s, run)
+			add(s, run, 0)
 		}
 		for _, part := range nameParts(s.Text, g.e.lang) {
-			add(s, part)
+			add(s, part, 0)
+		}
+	}
+	texts := func(yield func(string) bool) {
+		for _, i := range p.docs {
+			if !yield(docs[i].Text) {
+				return
+			}
+		}
+	}
+	for _, s := range names {
+		for _, part := range partWords(s.Text, g.e.lang, texts) {
+			need := needCapital
+			if part.titled {
+				need |= needTitle
+			}
+			add(s, part.text, need)
 		}
 	}
 	return m
@@ -126,35 +149,56 @@ type occurrence struct {
 }
 
 // find returns the occurrences of the values in a source document outside
-// its spans, in text order: at each token the longest value that overlaps
-// no span, then the search goes on after it.
-func (m *misses) find(d *pipeline.Document) []occurrence {
-	if m == nil || d.Text == "" {
+// its spans, in text order: at each token the longest value of the
+// patient's that overlaps no span, else the longest of the corpus's (wide),
+// then the search goes on after it. A corpus value's occurrence takes the
+// surrogate of its own text under the value's label.
+func (m *misses) find(d *pipeline.Document, wide *corpusWide, lang string) []occurrence {
+	if m == nil && wide.len() == 0 || d.Text == "" {
 		return nil
 	}
 	toks, folded := scanTokens(d.Text)
 	var out []occurrence
 	var spans [][2]int // bytes, made at the first value found (every span's value is found in it)
+	free := func(i, j int) bool {
+		if spans == nil {
+			spans = spanBytes(d)
+		}
+		bs, be := toks[i].start, toks[j].end
+		return !slices.ContainsFunc(spans, func(s [2]int) bool { return bs < s[1] && s[0] < be })
+	}
 	var buf []byte
 	for i := 0; i < len(toks); {
-		best, key := -1, ""
-		buf = valuesAt(toks, folded, i, m.vals, buf, func(j int, k []byte) bool {
-			if spans == nil {
-				spans = spanBytes(d)
+		best, of := -1, pipeline.Span{}
+		if m != nil {
+			key := ""
+			buf = valuesAt(toks, folded, i, m.vals, buf, func(j int, k []byte) bool {
+				if free(i, j) && fitsFind(d.Text, toks, folded, i, j, m.need[string(k)], lang) {
+					best, key = j, string(k)
+				}
+				return true
+			})
+			if best >= 0 {
+				of = m.of[key]
 			}
-			bs, be := toks[i].start, toks[j].end
-			if !slices.ContainsFunc(spans, func(s [2]int) bool { return bs < s[1] && s[0] < be }) {
-				best, key = j, string(k)
+		}
+		if best < 0 {
+			var v wideValue
+			best, v, buf = wide.at(toks, folded, i, buf, func(j int, v wideValue) bool {
+				return free(i, j) && fitsFind(d.Text, toks, folded, i, j, v.need(i == j), lang)
+			})
+			if best >= 0 {
+				l := wide.labels[v.label]
+				of = pipeline.Span{Category: l[0], Type: l[1], Text: d.Text[toks[i].start:toks[best].end]}
 			}
-			return true
-		})
+		}
 		if best < 0 {
 			i++
 			continue
 		}
 		bs, be := toks[i].start, toks[best].end
 		cs := utf8.RuneCountInString(d.Text[:bs]) // occurrences are rare: no index of the whole text
-		out = append(out, occurrence{bs: bs, be: be, cs: cs, ce: cs + utf8.RuneCountInString(d.Text[bs:be]), of: m.of[key]})
+		out = append(out, occurrence{bs: bs, be: be, cs: cs, ce: cs + utf8.RuneCountInString(d.Text[bs:be]), of: of})
 		i = best + 1
 	}
 	return out
@@ -184,7 +228,7 @@ func spanBytes(d *pipeline.Document) [][2]int {
 // whose surrogate would be itself (a value the policy kept after all) is
 // left to the check.
 func (g *gen) propagate(d *pipeline.Document) []occurrence {
-	occs := g.misses.find(d)
+	occs := g.misses.find(d, g.e.wide, g.e.lang)
 	out := occs[:0]
 	for _, o := range occs {
 		text := d.Text[o.bs:o.be]

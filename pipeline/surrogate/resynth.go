@@ -168,6 +168,7 @@ type engine struct {
 	pools   *pools
 	enPools *pools
 	orig    *valueSet            // every replaced original value of the corpus
+	wide    *corpusWide          // the values propagated across the corpus (see parts.go)
 	perPat  map[string]*valueSet // ... of each patient
 	names   map[string]bool      // folded original name words of the corpus
 	streets map[string]bool      // folded "name\x00suffix" pairs of original streets

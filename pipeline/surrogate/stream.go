@@ -131,7 +131,7 @@ func (r *Resynthesizer) Stream(store Store) (*Stream, error) {
 	if err := r.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	e := &engine{r: r, orig: newUnion(), perPat: map[string]*valueSet{},
+	e := &engine{r: r, orig: newUnion(), wide: newCorpusWide(), perPat: map[string]*valueSet{},
 		names: map[string]bool{}, streets: map[string]bool{}, countries: map[string]int{}, providers: map[string]int{}, cities: map[string]int{}, dates: map[string][]dateRef{},
 		corpus: newTable(ScopeCorpus), stored: map[string]*table{}, shifts: map[string]PatientShift{}, noteTypes: map[string]int{}}
 	for _, m := range store.Mappings {
@@ -269,6 +269,7 @@ func (s *Stream) Observe(docs, context []pipeline.Document) error {
 		s.sets = append(s.sets, preps[gi].values)
 		for _, i := range g.docs {
 			s.observeValues(&all[i], i >= len(docs))
+			e.wide.observe(&all[i], e.r.Policy, e.lang)
 		}
 	}
 	return nil
