@@ -201,6 +201,10 @@ type PatternRow struct {
 // the run used. It is pure and independent of how the run made its choices.
 func Check(orig []pipeline.Document, res *Result, pol *Policy) *Report {
 	c := NewChecker(pol, res.Language)
+	c.wide = newCorpusWide()
+	for i := range orig {
+		c.wide.observe(&orig[i], c.pol, c.rd.lang)
+	}
 	c.Add(orig, res)
 	return c.Report()
 }
@@ -223,6 +227,7 @@ type Checker struct {
 	// The name patterns (Yeniterzi et al. Table 7) of the original and
 	// surrogate name spans, counted.
 	origPatterns, surPatterns map[string]int
+	wide                      *corpusWide // the values searched in every note (see Across)
 }
 
 type checkAt struct {
@@ -246,6 +251,11 @@ func NewPartChecker(pol *Policy, language string) *Checker {
 	c.seen.keys = map[uint64][3]string{}
 	return c
 }
+
+// Across makes the check search every note for the values of the whole
+// corpus that the stream's run searched (names, institutions, places, see
+// parts.go), as Check does: a part of a run has only its patients' notes.
+func (c *Checker) Across(s *Stream) { c.wide = s.e.wide }
 
 // KeptForReview notes review items of the run (its plan's) that keep a
 // value, as Add does, without counting them: a part's checker, whose
@@ -360,10 +370,14 @@ func (c *Checker) Add(orig []pipeline.Document, res *Result) {
 	groups := patientGroups(byID, res.Docs)
 	docs := make([]docCheck, len(res.Docs))
 	pats := make([]patientCheck, len(groups))
+	across := acrossCorpus{wide: c.wide, props: map[string][]Propagation{}}
+	for _, p := range res.Propagated {
+		across.props[p.Doc] = append(across.props[p.Doc], p)
+	}
 	parallel(len(groups), func(g int) {
 		pats[g] = checkPatient(byID, res, groups[g], docs, c.pol, c.rd, shift, func(doc string, start int) bool {
 			return c.keptForReview[checkAt{doc, start}]
-		})
+		}, across)
 	})
 	for _, pc := range pats {
 		c.addPatient(pc)

@@ -17,12 +17,12 @@ type MetadataProblem struct {
 // checkMetadata checks the fields beside a surrogate note's text against
 // its original's: the creation date moved by the patient's shift (days,
 // when the run's result has it), a type kept only where it holds none of
-// the patient's replaced values, comments only where the policy keeps them,
+// the patient's replaced values nor a word of their names (parts), comments only where the policy keeps them,
 // and then holding none either. Every other string a span carries is read
 // too, so that a field that copies an original fails here: its id must be
 // one the run gave (surrogateSpanID), never the source's. (Its labels are
 // the tag set's names, which import checks, not free text.)
-func checkMetadata(patient string, orig, sur pipeline.Document, replaced *valueSet, days int, shifted bool, pol *Policy) []MetadataProblem {
+func checkMetadata(patient string, orig, sur pipeline.Document, replaced, parts *valueSet, days int, shifted bool, pol *Policy) []MetadataProblem {
 	var out []MetadataProblem
 	problem := func(field string, span int, msg string) {
 		out = append(out, MetadataProblem{Patient: patient, Doc: sur.ID, Field: field, Span: span, Problem: msg})
@@ -35,8 +35,8 @@ func checkMetadata(patient string, orig, sur pipeline.Document, replaced *valueS
 			problem("created", 0, "the original's date, unshifted")
 		}
 	}
-	if sur.NoteType != "" && sur.NoteType != pol.NoteTypes.Neutral && replaced.within(sur.NoteType) {
-		problem("noteType", 0, "holds a replaced value of the patient")
+	if sur.NoteType != "" && sur.NoteType != pol.NoteTypes.Neutral && (replaced.within(sur.NoteType) || parts.within(sur.NoteType)) {
+		problem("noteType", 0, "holds a replaced value of the patient, or a word of one of its names")
 	}
 	for i, s := range sur.Spans {
 		if !isSurrogateSpanID(s.ID) {

@@ -23,7 +23,7 @@ type patientCheck struct {
 // document without its original), writing each document's findings to docs.
 // Each kind of finding has its own function over the patient's span pairs.
 func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, docs []docCheck, pol *Policy, rd dateReading,
-	shift map[string]int, keptForReview func(doc string, start int) bool) patientCheck {
+	shift map[string]int, keptForReview func(doc string, start int) bool, across acrossCorpus) patientCheck {
 	for _, di := range idx {
 		d := res.Docs[di]
 		docs[di].misaligned = misaligned(d, byID[d.ID])
@@ -42,17 +42,27 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	// mislabelled OTHER) is in the output by the policy's choice: it is listed
 	// as kept, not counted as a leak where another span replaced it. (A
 	// surrogate equal to it is still a surrogate equal to an original, above.)
+	texts := func(yield func(string) bool) {
+		for _, di := range ps.docs {
+			if !yield(byID[res.Docs[di].ID].Text) {
+				return
+			}
+		}
+	}
+	parts := partValues(ps.pairs, texts, rd.lang)
 	for v := range kept.m {
 		delete(replaced.m, v)
+		delete(parts.m, v)
 	}
 	for _, di := range ps.docs {
 		d := res.Docs[di]
-		docs[di].metadata = checkMetadata(ps.patient, *byID[d.ID], d, replaced, days, shifted, pol)
+		docs[di].metadata = checkMetadata(ps.patient, *byID[d.ID], d, replaced, parts, days, shifted, pol)
 	}
 	ids := patientIDs(ps.patient, ps.docIDs(res.Docs))
 	for _, di := range ps.docs {
 		d := res.Docs[di]
 		docs[di].finds = scanDocument(ps.patient, d, byID[d.ID], replaced, ids, pol)
+		docs[di].finds.unannotated = across.finds(ps.patient, d, parts, pol, rd.lang, docs[di].finds)
 	}
 	return pc
 }

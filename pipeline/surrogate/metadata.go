@@ -53,8 +53,12 @@ func (g *gen) metadata(nd *pipeline.Document) {
 }
 
 // keepsNoteType reports whether a note type is a category of the corpus
-// that holds no annotated value of the corpus: a type that five patients
-// share may still name a doctor, or one patient of the five.
+// that holds no annotated value of the corpus, nor any word of four letters
+// or more of an annotated name, institution or place: a type that five
+// patients share may still name a doctor, or one patient of the five, or a
+// doctor by their surname ("Okafor clinic" of "Ines Okafor"). Common words
+// are not spared here, as they are in the text: a type is one short string
+// whose loss costs little.
 func (e *engine) keepsNoteType(t string) bool {
-	return e.noteTypes[noteTypeKey(t)] >= e.r.Policy.NoteTypes.MinPatients && !e.orig.within(t)
+	return e.noteTypes[noteTypeKey(t)] >= e.r.Policy.NoteTypes.MinPatients && !e.orig.within(t) && !e.wide.holdsWord(t)
 }

@@ -90,14 +90,18 @@ var wideStrategies = map[string]bool{HospitalS: true, Organization: true, City: 
 // corpusWide is the values a run searches in every note of a corpus: the
 // whole values of names, institutions and places of four letters or more
 // and, after a title, the name words of corpus-scope names (a doctor's).
-// It holds values, not notes: about 40 bytes a distinct value (a hash and
+// It holds values, not notes: about 40 bytes a distinct value or word (a hash and
 // its label in one map, the hashes of the longer values' prefixes in
 // another), so a corpus of a million notes with 200,000 distinct names and
 // places holds about 8 MB. Values are known by a 64-bit hash of their
 // folded tokens (keyHash): two values of one hash would make one find the
 // other's type.
 type corpusWide struct {
-	vals    map[uint64]wideValue
+	vals map[uint64]wideValue
+	// words are the hashes of the folded words of four letters or more of
+	// every annotated name, institution and place: a note type holding one
+	// is no category (see engine.keepsNoteType).
+	words   map[uint64]bool
 	prefix  map[uint64]bool
 	longest int // tokens
 	labels  [][2]string
@@ -112,17 +116,22 @@ type wideValue struct {
 }
 
 func newCorpusWide() *corpusWide {
-	return &corpusWide{vals: map[uint64]wideValue{}, prefix: map[uint64]bool{}, labelAt: map[[2]string]uint16{}}
+	return &corpusWide{vals: map[uint64]wideValue{}, words: map[uint64]bool{}, prefix: map[uint64]bool{}, labelAt: map[[2]string]uint16{}}
 }
 
 // observe adds a document's values that are searched across the corpus.
 func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 	for _, s := range d.Spans {
-		if !pol.propagates(s.Category, s.Type) {
+		rule := pol.Rule(s.Category, s.Type)
+		if rule.Strategy != Name && !wideStrategies[rule.Strategy] || rule.kept(s.Text) {
 			continue
 		}
-		rule := pol.Rule(s.Category, s.Type)
-		if rule.Strategy != Name && !wideStrategies[rule.Strategy] {
+		for _, t := range tokens(s.Text) {
+			if utf8.RuneCountInString(t) >= minPropagated && strings.ContainsFunc(t, unicode.IsLetter) {
+				w.words[keyHash(t)] = true
+			}
+		}
+		if !pol.searched(s.Category, s.Type) {
 			continue
 		}
 		w.add(s.Text, s.Category, s.Type, false)
@@ -222,4 +231,14 @@ func (v wideValue) need(single bool) uint8 {
 		return needCapital
 	}
 	return 0
+}
+
+// holdsWord reports whether text holds one of the words (see words).
+func (w *corpusWide) holdsWord(text string) bool {
+	for _, t := range tokens(text) {
+		if w.words[keyHash(t)] {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package surrogate
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,5 +102,73 @@ func TestPartsAreNotCommonWords(t *testing.T) {
 		if strings.Contains(out, gone) {
 			t.Errorf("%q: %q is left", out, gone)
 		}
+	}
+}
+
+// TestCheckFindsPartsAndOtherPatientsValues: with propagation off, the
+// check lists every miss of the crafted corpus as an unannotated find: the
+// surname alone and after a title in A's notes, and in B's note A's name,
+// the doctor's surname after a title and the clinic.
+func TestCheckFindsPartsAndOtherPatientsValues(t *testing.T) {
+	docs := partsCorpus(t)
+	pol, err := ParsePolicy([]byte(`{"propagate": false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(pol, nil, 9).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Check(docs, res, pol)
+	var got []string
+	for _, l := range rep.Unannotated {
+		got = append(got, l.Doc+" "+l.Value)
+		if src := pipeline.NewIndex(docs[slices.IndexFunc(docs, func(d pipeline.Document) bool { return d.ID == l.Doc })].Text).Slice(l.SourceStart, l.SourceEnd); src != l.Value {
+			t.Errorf("%+v: the source holds %q there", l, src)
+		}
+	}
+	want := []string{"a-2 Valdez", "a-2 Valdez", "a-2 Valdez", "b-1 Harlan Valdez", "b-1 Okafor", "b-1 Fairview Clinic"}
+	if !slices.Equal(got, want) {
+		t.Errorf("unannotated finds %q, want %q", got, want)
+	}
+}
+
+// TestNoteTypeHoldingANameWord: a note type five patients share is no
+// category when it holds a word of an annotated name ("Okafor clinic" of
+// the doctor "Ines Okafor"), and the check fails a type that does.
+func TestNoteTypeHoldingANameWord(t *testing.T) {
+	var docs []pipeline.Document
+	for i := range 6 {
+		text := fmt.Sprintf("Patient Bo Lundqvist%c seen by Dr. Ines Okafor.", 'a'+i)
+		docs = append(docs, pipeline.Document{ID: fmt.Sprintf("p%d", i), Patient: fmt.Sprintf("p%d", i), NoteType: "Okafor clinic", Text: text,
+			Spans: []pipeline.Span{spanOf(t, text, fmt.Sprintf("Bo Lundqvist%c", 'a'+i), "NAME", "PATIENT", 0), spanOf(t, text, "Ines Okafor", "NAME", "DOCTOR", 0)}})
+		docs = append(docs, pipeline.Document{ID: fmt.Sprintf("p%d-2", i), Patient: fmt.Sprintf("p%d", i), NoteType: "Discharge summary", Text: "No change."})
+	}
+	pol := DefaultPolicy()
+	res, err := New(pol, nil, 9).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range res.Docs {
+		want := "Discharge summary"
+		if docs[i].NoteType == "Okafor clinic" {
+			want = pol.NoteTypes.Neutral
+		}
+		if d.NoteType != want {
+			t.Errorf("%s: note type %q, want %q", d.ID, d.NoteType, want)
+		}
+	}
+	assertClean(t, docs, res, pol)
+	for i := range res.Docs {
+		res.Docs[i].NoteType = docs[i].NoteType // what a run that kept the type would write
+	}
+	n := 0
+	for _, m := range Check(docs, res, pol).Metadata {
+		if m.Field == "noteType" {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d noteType findings, want 6 (the notes typed Okafor clinic)", n)
 	}
 }

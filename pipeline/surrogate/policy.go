@@ -560,9 +560,15 @@ var propagatedCategories = map[string]bool{"NAME": true, "LOCATION": true, "ID":
 // category is a name, a location, an id or a contact, and its strategy
 // replaces a value by one surrogate (not a department's generic name).
 func (p *Policy) propagates(category, typ string) bool {
-	if p.Propagate != nil && !*p.Propagate {
-		return false
-	}
+	return p.propagating() && p.searched(category, typ)
+}
+
+// propagating reports whether the policy propagates at all.
+func (p *Policy) propagating() bool { return p.Propagate == nil || *p.Propagate }
+
+// searched reports whether a label's values are looked for outside the
+// spans, by propagation where the policy propagates and by the check always.
+func (p *Policy) searched(category, typ string) bool {
 	switch p.Rule(category, typ).Strategy {
 	case Keep, Age, DateShift, DateShuffle, DepartmentS:
 		return false

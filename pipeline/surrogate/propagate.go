@@ -228,7 +228,11 @@ func spanBytes(d *pipeline.Document) [][2]int {
 // whose surrogate would be itself (a value the policy kept after all) is
 // left to the check.
 func (g *gen) propagate(d *pipeline.Document) []occurrence {
-	occs := g.misses.find(d, g.e.wide, g.e.lang)
+	wide := g.e.wide
+	if !g.e.r.Policy.propagating() {
+		wide = nil
+	}
+	occs := g.misses.find(d, wide, g.e.lang)
 	out := occs[:0]
 	for _, o := range occs {
 		text := d.Text[o.bs:o.be]
