@@ -172,6 +172,7 @@ func resynthesize(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	checker := surrogate.NewChecker(r.policy, r.plan.Language)
+	checker.Across(r.stream) // every note is searched for the corpus's names and places
 	checker.Add(nil, r.plan)
 	each := func(ctx context.Context, fn func([]pipeline.Document) error) error {
 		return run.Store.EachBatch(ctx, r.src, r.p.Set, "", batchSize, fn)

@@ -153,6 +153,7 @@ func resynthPart(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		return nil, err
 	}
 	checker := surrogate.NewPartChecker(r.policy, r.plan.Language)
+	checker.Across(r.stream) // every note is searched for the corpus's names and places
 	checker.KeptForReview(r.plan.Review)
 	each := func(ctx context.Context, fn func([]pipeline.Document) error) error {
 		return run.Store.EachBatchOf(ctx, r.src, r.p.Set, "", spec.Patients, batchSize, fn)
