@@ -9,17 +9,19 @@ import (
 
 // partValues are the words of a patient's replaced names that the check
 // looks for alone (see parts.go), each with its name's type: those of four
-// letters or more that the patient's notes (texts) never write in lower
-// case. (A common word is a find only after a title, which propagation
-// replaces and the check does not look for.)
-func partValues(pairs []spanPair, texts func(yield func(string) bool), lang string) *valueSet {
+// letters or more that neither the corpus nor the patient's notes write in
+// lower case (common), and that the name does not write in capitals. (A
+// common word is a find only after a title, which propagation replaces and
+// the check does not look for; a word found in capitals, "ELISA", is not
+// a find of the name "Elisa".)
+func partValues(pairs []spanPair, common func(w string) bool, lang string) *valueSet {
 	vals := newValueSet()
 	for _, pr := range pairs {
 		if pr.class != replacedSpan || pr.rule.Strategy != Name {
 			continue
 		}
-		for _, p := range partWords(pr.o.Text, lang, texts) {
-			if !p.titled {
+		for _, p := range partWords(pr.o.Text, lang, common) {
+			if !p.titled && !allCaps(p.text) {
 				vals.addTyped(p.text, pr.o.Type)
 			}
 		}
@@ -68,7 +70,7 @@ func (a acrossCorpus) finds(patient string, d pipeline.Document, parts *valueSet
 	}
 	if len(parts.m) > 0 {
 		for _, l := range scan(patient, d, toks, folded, parts, pol).unannotated {
-			if free(l.Start, l.End) {
+			if free(l.Start, l.End) && capitalized(l.Value) && !allCaps(l.Value) {
 				out = append(out, l)
 				taken = append(taken, [2]int{l.Start, l.End})
 			}

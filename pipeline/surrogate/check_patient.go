@@ -49,7 +49,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			}
 		}
 	}
-	parts := partValues(ps.pairs, texts, rd.lang)
+	parts := partValues(ps.pairs, func(w string) bool { return across.wide.common(w) || writtenLower(w, texts) }, rd.lang)
 	for v := range kept.m {
 		delete(replaced.m, v)
 		delete(parts.m, v)

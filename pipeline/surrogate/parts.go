@@ -24,6 +24,9 @@ import (
 const (
 	needCapital uint8 = 1 << iota // written with a capital: a part alone
 	needTitle                     // right after a title
+	// notAllCaps: a word alone not in capitals only ("ELISA" is a test, not
+	// the patient "Elisa"), where the name does not write it so.
+	notAllCaps
 )
 
 // namePart is a word of a name that a run or the check looks for alone.
@@ -31,6 +34,26 @@ type namePart struct {
 	text   string // as the name writes it
 	titled bool   // only after a title: a common word of the notes searched
 }
+
+// need is what a find of the part needs.
+func (p namePart) need() uint8 {
+	n := needCapital | singleCaps(p.text)
+	if p.titled {
+		n |= needTitle
+	}
+	return n
+}
+
+// singleCaps is notAllCaps for a word not written in capitals, else 0.
+func singleCaps(w string) uint8 {
+	if allCaps(w) {
+		return 0
+	}
+	return notAllCaps
+}
+
+// allCaps reports whether a word has no lower-case letter.
+func allCaps(w string) bool { return !strings.ContainsFunc(w, unicode.IsLower) }
 
 // nameWordsOf are the words of a name of four letters or more, as written:
 // what may be written alone.
@@ -44,14 +67,14 @@ func nameWordsOf(name, lang string) []string {
 	return out
 }
 
-// partWords are the words of a name looked for alone in some notes (texts):
-// each marked titled where the notes write it in lower case somewhere, as
-// an ordinary word of their language ("rosa", "blanco", "white"), which
-// alone is then no find, and after a title still is.
-func partWords(name, lang string, texts func(yield func(string) bool)) []namePart {
+// partWords are the words of a name looked for alone in some notes: each
+// marked titled where it is a common word (common: the corpus or the notes
+// write it in lower case, "rosa", "blanco", "white"), which alone is then no
+// find, and after a title still is.
+func partWords(name, lang string, common func(w string) bool) []namePart {
 	var out []namePart
 	for _, w := range nameWordsOf(name, lang) {
-		out = append(out, namePart{w, writtenLower(w, texts)})
+		out = append(out, namePart{w, strings.ToLower(w) == w || common(w)})
 	}
 	return out
 }
@@ -60,15 +83,62 @@ func partWords(name, lang string, texts func(yield func(string) bool)) []namePar
 // case as a whole word.
 func writtenLower(w string, texts func(yield func(string) bool)) bool {
 	lower := strings.ToLower(w)
-	if lower == w {
-		return true // the name writes it so itself
-	}
 	for t := range texts {
 		if wordIndex(t, lower) >= 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// lowerWords is the set of words a corpus writes in lower case, of four
+// letters or more: its language's common words, as the corpus itself
+// uses them ("país", "blanco"), where a list of a language's words would
+// miss the clinical ones and hold names. It is a bit set of a fixed size,
+// each word setting two bits of its hash: 4 MiB whatever the corpus, and
+// with a million distinct words one word in about 270 that the corpus never
+// writes in lower case is taken for one it does (its name word is then
+// looked for only after a title).
+type lowerWords []uint64
+
+const lowerBits = 1 << 25
+
+func newLowerWords() lowerWords { return make(lowerWords, lowerBits/64) }
+
+// bits are the two bits of a folded word.
+func (lowerWords) bits(h uint64) (uint64, uint64) {
+	h = mix(h)
+	return h % lowerBits, (h >> 32) % lowerBits
+}
+
+// observe adds the words a text writes in lower case.
+func (l lowerWords) observe(text string) {
+	start := -1
+	lower := true
+	for i, r := range text + " " {
+		if unicode.IsLetter(r) || unicode.IsMark(r) {
+			if start < 0 {
+				start, lower = i, true
+			}
+			lower = lower && !unicode.IsUpper(r)
+			continue
+		}
+		if start >= 0 && lower && utf8.RuneCountInString(text[start:i]) >= minPropagated {
+			a, b := l.bits(keyHash(fold(text[start:i])))
+			l[a/64] |= 1 << (a % 64)
+			l[b/64] |= 1 << (b % 64)
+		}
+		start = -1
+	}
+}
+
+// has reports whether the corpus writes a word in lower case.
+func (l lowerWords) has(w string) bool {
+	if l == nil {
+		return false
+	}
+	a, b := l.bits(keyHash(fold(w)))
+	return l[a/64]&(1<<(a%64)) != 0 && l[b/64]&(1<<(b%64)) != 0
 }
 
 // capitalized reports whether a word starts with an upper-case letter.
@@ -106,6 +176,7 @@ type corpusWide struct {
 	longest int // tokens
 	labels  [][2]string
 	labelAt map[[2]string]uint16
+	lower   lowerWords // the corpus's common words
 }
 
 // wideValue is a value of corpusWide: its label's index, and whether it is
@@ -113,14 +184,18 @@ type corpusWide struct {
 type wideValue struct {
 	label  uint16
 	titled bool
+	caps   bool // the value is written in capitals
 }
 
 func newCorpusWide() *corpusWide {
-	return &corpusWide{vals: map[uint64]wideValue{}, words: map[uint64]bool{}, prefix: map[uint64]bool{}, labelAt: map[[2]string]uint16{}}
+	return &corpusWide{vals: map[uint64]wideValue{}, words: map[uint64]bool{}, prefix: map[uint64]bool{}, labelAt: map[[2]string]uint16{},
+		lower: newLowerWords()}
 }
 
-// observe adds a document's values that are searched across the corpus.
+// observe adds a document's values that are searched across the corpus,
+// and the words its text writes in lower case.
 func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
+	w.lower.observe(d.Text)
 	for _, s := range d.Spans {
 		rule := pol.Rule(s.Category, s.Type)
 		if rule.Strategy != Name && !wideStrategies[rule.Strategy] || rule.kept(s.Text) {
@@ -131,7 +206,7 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 				w.words[keyHash(t)] = true
 			}
 		}
-		if !pol.searched(s.Category, s.Type) {
+		if !pol.searched(s.Category, s.Type) || keptAnywhere(pol, s.Text) {
 			continue
 		}
 		w.add(s.Text, s.Category, s.Type, false)
@@ -149,6 +224,18 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 	}
 }
 
+// keptAnywhere reports whether a rule of the policy keeps a value (the home
+// country, "España", under COUNTRY): written under another label, it is not
+// another patient's identifier either.
+func keptAnywhere(pol *Policy, v string) bool {
+	for _, r := range pol.Types {
+		if r.Strategy != Keep && r.kept(v) {
+			return true
+		}
+	}
+	return false
+}
+
 // add adds a value of a label; a value added whole and titled is whole.
 func (w *corpusWide) add(text, category, typ string, titled bool) {
 	t := tokens(text)
@@ -156,8 +243,8 @@ func (w *corpusWide) add(text, category, typ string, titled bool) {
 	for _, tok := range t {
 		n += utf8.RuneCountInString(tok)
 	}
-	if n < minPropagated || !strings.ContainsFunc(text, unicode.IsLetter) {
-		return
+	if n < minPropagated || !strings.ContainsFunc(text, unicode.IsUpper) {
+		return // a phrase written in lower case ("hospital comarcal") names nothing across the corpus
 	}
 	k := strings.Join(t, " ")
 	h := keyHash(k)
@@ -171,7 +258,7 @@ func (w *corpusWide) add(text, category, typ string, titled bool) {
 		w.labelAt[l] = li
 		w.labels = append(w.labels, l)
 	}
-	w.vals[h] = wideValue{label: li, titled: titled}
+	w.vals[h] = wideValue{label: li, titled: titled, caps: allCaps(text)}
 	w.longest = max(w.longest, len(t))
 	for i, n := 0, 0; i < len(t)-1; i++ {
 		n += len(t[i])
@@ -179,6 +266,9 @@ func (w *corpusWide) add(text, category, typ string, titled bool) {
 		n++
 	}
 }
+
+// common reports whether the corpus writes a word in lower case.
+func (w *corpusWide) common(word string) bool { return w != nil && w.lower.has(word) }
 
 // len is the number of values; 0 for nil.
 func (w *corpusWide) len() int {
@@ -216,21 +306,25 @@ func (w *corpusWide) at(toks []scanToken, folded []byte, i int, buf []byte, fn f
 // fits reports whether a find of a value (from token i to j) counts: a
 // word alone written with a capital, a titled word after a title.
 func fitsFind(text string, toks []scanToken, folded []byte, i, j int, need uint8, lang string) bool {
-	if need&needCapital != 0 && !capitalized(text[toks[i].start:toks[j].end]) {
+	w := text[toks[i].start:toks[j].end]
+	if need&needCapital != 0 && !capitalized(w) || need&notAllCaps != 0 && allCaps(w) {
 		return false
 	}
 	return need&needTitle == 0 || afterTitle(toks, folded, i, lang)
 }
 
 // needOf is what a find of a corpusWide value needs.
+// Every find needs a capital: a value written in lower case across the
+// corpus is a phrase ("hospital comarcal"), not a name.
 func (v wideValue) need(single bool) uint8 {
-	switch {
-	case v.titled:
-		return needCapital | needTitle
-	case single:
-		return needCapital
+	n := needCapital
+	if v.titled {
+		n |= needTitle
 	}
-	return 0
+	if single && !v.caps {
+		n |= notAllCaps
+	}
+	return n
 }
 
 // holdsWord reports whether text holds one of the words (see words).

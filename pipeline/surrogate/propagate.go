@@ -104,13 +104,10 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 			}
 		}
 	}
+	common := func(w string) bool { return g.e.wide.common(w) || writtenLower(w, texts) }
 	for _, s := range names {
-		for _, part := range partWords(s.Text, g.e.lang, texts) {
-			need := needCapital
-			if part.titled {
-				need |= needTitle
-			}
-			add(s, part.text, need)
+		for _, part := range partWords(s.Text, g.e.lang, common) {
+			add(s, part.text, part.need())
 		}
 	}
 	return m
