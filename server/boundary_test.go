@@ -24,8 +24,13 @@ import (
 
 // boundaryCorpus is six patients' notes whose every field beside the PHI
 // spans holds something real: hospital record numbers as note and patient
-// ids, a creation date, a note type naming its patient, and span comments
-// that restate the patient's name and record number.
+// ids, a creation date, a note type naming its patient, span comments that
+// restate the patient's name and record number, and span ids that do too.
+// Then issue 60's crafted notes: patient A's first note annotates "Harlan
+// Valdez", a doctor and a clinic, A's second writes the surname alone,
+// after a title and as a possessive, unannotated, and patient B's writes A's
+// name, the doctor's surname and the clinic, unannotated; A, B and three
+// more patients share the note type "Okafor clinic", which names the doctor.
 func boundaryCorpus() []pipeline.Document {
 	names := []string{"Rigoberto Zamacola", "Amparo Ybarrondo", "Mendieta Espinosa", "Lucía Garmendia", "Tomás Irigoyen", "Elena Urquijo"}
 	var docs []pipeline.Document
@@ -37,12 +42,30 @@ func boundaryCorpus() []pipeline.Document {
 			ID: fmt.Sprintf("MRN-4471%d-ACC-9%d", i, i), Patient: fmt.Sprintf("MRN-4471%d", i), RecordOrder: 1,
 			NoteType: "Informe de alta", Created: time.Date(2021, 3, 12, 9, 15, 0, 0, time.UTC), Text: text,
 			Spans: []pipeline.Span{
-				{Start: start, End: start + len([]rune(name)), Category: "NAME", Type: "PATIENT",
+				{ID: name + " MRN 99887766", Start: start, End: start + len([]rune(name)), Category: "NAME", Type: "PATIENT",
 					Comment: "real name " + name + ", MRN 99887766"},
-				{Start: at, End: at + 10, Category: "DATE", Type: "DATE"},
+				{ID: "P1", Start: at, End: at + 10, Category: "DATE", Type: "DATE"},
 			}})
 	}
 	docs[1].NoteType = "Alta de Amparo Ybarrondo"
+	a1 := "Patient Harlan Valdez was admitted by Dr. Ines Okafor at Fairview Clinic."
+	a2 := "Mr. Valdez is stable. Valdez's wife Rosalind Valdez visited."
+	b1 := "Patient Tobias Brennan. Roommate Harlan Valdez was discharged. Seen by Dr. Okafor at Fairview Clinic."
+	spanAt := func(text, value, category, typ string) pipeline.Span {
+		start := len([]rune(text[:strings.Index(text, value)]))
+		return pipeline.Span{ID: "Harlan Valdez MRN 4471123", Start: start, End: start + len([]rune(value)), Category: category, Type: typ}
+	}
+	docs = append(docs,
+		pipeline.Document{ID: "A-1", Patient: "A", RecordOrder: 1, NoteType: "Okafor clinic", Text: a1, Spans: []pipeline.Span{
+			spanAt(a1, "Harlan Valdez", "NAME", "PATIENT"), spanAt(a1, "Ines Okafor", "NAME", "DOCTOR"),
+			spanAt(a1, "Fairview Clinic", "LOCATION", "HOSPITAL")}},
+		pipeline.Document{ID: "A-2", Patient: "A", RecordOrder: 2, NoteType: "Okafor clinic", Text: a2},
+		pipeline.Document{ID: "B-1", Patient: "B", RecordOrder: 1, NoteType: "Okafor clinic", Text: b1, Spans: []pipeline.Span{
+			spanAt(b1, "Tobias Brennan", "NAME", "PATIENT")}})
+	for i := range 3 {
+		docs = append(docs, pipeline.Document{ID: fmt.Sprintf("MRN-4471%d-ACC-8", i), Patient: fmt.Sprintf("MRN-4471%d", i), RecordOrder: 2,
+			NoteType: "Okafor clinic", Text: "Sin cambios."})
+	}
 	for i := range docs {
 		docs[i].FillText()
 	}
@@ -50,10 +73,12 @@ func boundaryCorpus() []pipeline.Document {
 }
 
 // TestNothingRealReachesAResearcher: a corpus whose comments, note types,
-// creation dates and ids hold real values is resynthesized and released for
-// sharing; a researcher reads the surrogate corpus, its provenance and
-// lineage through GraphQL and downloads it and the release, and meets none
-// of those values, nor the source corpus's name or the seed.
+// creation dates, ids and span ids hold real values, and whose gold misses
+// names by their parts and in other patients' notes (issue 60), is
+// resynthesized and released for sharing; a researcher reads the surrogate
+// corpus, its provenance and lineage through GraphQL and downloads it and
+// the release, and meets none of those values, nor the source corpus's name
+// or the seed.
 func TestNothingRealReachesAResearcher(t *testing.T) {
 	st, ts, admin := newServer(t, storetest.SQLite)
 	ctx := context.Background()
@@ -67,9 +92,12 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	require.Equal(t, "succeeded", states[len(states)-1].Status, states[len(states)-1].Error)
 	admin.MustPost(`mutation { createRelease(input: {corpus: "shared-notes", name: "pub", version: "1.0.0", share: true}) { ref } }`, &map[string]any{})
 
-	secrets := []string{"hospital-x-notes", "424242", "MRN-4471", "ACC-9", "99887766", "Alta de Amparo", "2021-03-12"}
+	secrets := []string{"hospital-x-notes", "424242", "MRN-4471", "ACC-9", "ACC-8", "99887766", "Alta de Amparo", "2021-03-12",
+		"Valdez", "Harlan", "Okafor", "Fairview", "Brennan"}
 	for _, d := range docs {
-		secrets = append(secrets, d.Spans[0].Text)
+		if len(d.Spans) > 0 {
+			secrets = append(secrets, d.Spans[0].Text)
+		}
 	}
 	assertClean := func(what, data string) {
 		t.Helper()

@@ -76,7 +76,7 @@ func (d Datasheet) Markdown() string {
 	if d.Parent != "" {
 		fmt.Fprintf(&b, "| parent release | %s |\n", d.Parent)
 	}
-	fmt.Fprintf(&b, "| for outside sharing | %v |\n", d.Share)
+	fmt.Fprintf(&b, sharedLine, d.Share)
 	if d.PseudonymousIDs {
 		b.WriteString("| document and patient ids | pseudonymous: keyed hashes of the corpus's ids, the same in every version of this release's line |\n\n")
 	} else if d.CorpusPseudonyms {

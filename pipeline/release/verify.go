@@ -205,6 +205,7 @@ func (m member) digest() ([sha256.Size]byte, error) {
 func verify(a archive) (*Verification, error) {
 	var (
 		man, js member // the MANIFEST and release.json
+		sheet   *member // DATASHEET.md
 		haveMan bool
 		haveJS  bool
 		files   int
@@ -228,6 +229,8 @@ func verify(a archive) (*Verification, error) {
 			man, haveMan = m, true
 		case MetaFile:
 			js, haveJS = m, true
+		case DatasheetFile:
+			sheet = &m
 		}
 		if nested == "" && strings.HasSuffix(m.name, "/"+ManifestFile) {
 			nested = m.name
@@ -272,6 +275,10 @@ func verify(a archive) (*Verification, error) {
 		return nil, fmt.Errorf("%s: its documents' hashes add up to %s, not to the root hash %s", MetaFile, entriesRoot, meta.Manifest.Root)
 	}
 
+	shared, err := sharedRelease(sheet)
+	if err != nil {
+		return nil, err
+	}
 	var failed failures
 	// check compares a file with its MANIFEST line. A file that differs
 	// fails for that; one that matches may still fail for its own reason
@@ -366,6 +373,12 @@ func verify(a archive) (*Verification, error) {
 		}
 		err = f.Scan(src, formats.ReadOptions{AllowOverlap: true}, func(d pipeline.Document) error {
 			d.ID = named.id(d.ID)
+			if shared {
+				if k := slices.IndexFunc(d.Spans, func(s pipeline.Span) bool { return !freshSpanID(s.ID) }); k >= 0 {
+					// The id itself is not written: it may be the original.
+					failed.add(fmt.Errorf("set %s, document %s: a span's id is not one a resynthesis gives (T1, T2, ...): a release for outside sharing never copies its source's span ids, which may name the patient", set, d.ID))
+				}
+			}
 			entries.add(set, []pipeline.Document{d})
 			documents++
 			return nil
@@ -398,6 +411,37 @@ func verify(a archive) (*Verification, error) {
 	}
 	return &Verification{Name: meta.Name, Version: meta.Version, Root: root, Format: meta.Format,
 		Files: files, Documents: documents}, nil
+}
+
+// sharedLine is the DATASHEET.md line that says whether a release is for
+// outside sharing.
+const sharedLine = "| for outside sharing | %v |\n"
+
+// sharedRelease reports whether an archive's DATASHEET.md marks it for
+// outside sharing (archives of every version have the line).
+func sharedRelease(sheet *member) (bool, error) {
+	if sheet == nil {
+		return false, nil
+	}
+	data, err := sheet.read()
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(data, []byte(fmt.Sprintf(sharedLine, true))), nil
+}
+
+// freshSpanID reports whether a span id is one a surrogate note's span gets
+// (T1, T2, ...), or one a format writes for a span without one (i2b2's
+// P0, P1, ...), or none.
+func freshSpanID(id string) bool {
+	if id == "" {
+		return true
+	}
+	n, ok := strings.CutPrefix(id, "T")
+	if !ok {
+		n, ok = strings.CutPrefix(id, "P")
+	}
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // archiveNames maps the ids a set's documents are read back with to their

@@ -484,3 +484,43 @@ func TestArchiveListsSplits(t *testing.T) {
 		t.Errorf("release.json lists a split for the document of none:\n%s", file(files, MetaFile).Data)
 	}
 }
+
+// TestVerifySharedReleaseSpanIDs: a release whose datasheet marks it for
+// outside sharing fails verification when a span keeps an id that is not
+// one a resynthesis gives (a source's, which may name the patient), in
+// every format that carries such ids; an internal release may keep them.
+func TestVerifySharedReleaseSpanIDs(t *testing.T) {
+	for _, format := range []string{"i2b2", "jsonl", "brat"} {
+		f, _ := formats.Lookup(format)
+		for _, c := range []struct {
+			id    string
+			share bool
+			ok    bool
+		}{{"Harlan Valdez MRN 4471123", true, false}, {"Harlan Valdez MRN 4471123", false, true}, {"T1", true, true}} {
+			snap := sample()
+			for _, docs := range snap.Sets {
+				for i := range docs {
+					for j := range docs[i].Spans {
+						docs[i].Spans[j].ID = fmt.Sprintf("T%d", j+1)
+					}
+					docs[i].Spans[0].ID = c.id
+				}
+			}
+			sheet := Datasheet{Name: "demo", Version: "1.0.0", Share: c.share}.Markdown()
+			files, err := Pack(Meta{Name: "demo", Version: "1.0.0", Corpus: "c"}, snap, f, sheet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = VerifyZip(zipped(t, files))
+			ok := c.ok || format == "brat" // BRAT writes T ids anew for ids it cannot carry
+			switch {
+			case ok && err != nil:
+				t.Errorf("%s, id %q, shared %v: %v", format, c.id, c.share, err)
+			case !ok && (err == nil || !strings.Contains(err.Error(), "a span's id is not one a resynthesis gives")):
+				t.Errorf("%s, id %q, shared %v: verified (%v)", format, c.id, c.share, err)
+			case err != nil && strings.Contains(err.Error(), "Valdez"):
+				t.Errorf("the error writes the id: %v", err)
+			}
+		}
+	}
+}
