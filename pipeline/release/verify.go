@@ -204,7 +204,7 @@ func (m member) digest() ([sha256.Size]byte, error) {
 // refuses a name given twice, before any file is read.
 func verify(a archive) (*Verification, error) {
 	var (
-		man, js member // the MANIFEST and release.json
+		man, js member  // the MANIFEST and release.json
 		sheet   *member // DATASHEET.md
 		haveMan bool
 		haveJS  bool
