@@ -13,8 +13,10 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/corpus"
+	"deidcorpus/ent/document"
 	"deidcorpus/ent/migrate"
 	"deidcorpus/ent/model"
+	"deidcorpus/ent/span"
 	"deidcorpus/pipeline/surrogate"
 )
 
@@ -60,6 +62,7 @@ var steps = []step{
 	{name: "link-models-to-corpora", tx: linkModelsToCorpora},
 	{name: "seal-check-reports", raw: (*Store).sealLegacyCheckReports},
 	{name: "type-corpus-state", tx: typeCorpusState},
+	{name: "renumber-surrogate-span-ids", tx: renumberSurrogateSpanIDs},
 }
 
 // migrate brings the database's schema and data up to date: the early
@@ -270,6 +273,41 @@ func markSurrogateCorpora(ctx context.Context, tx *ent.Tx) error {
 		if c.Provenance["source"] == "resynthesis" {
 			if err := tx.Corpus.UpdateOneID(c.ID).SetKind(corpus.KindSurrogate).Exec(ctx); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// renumberSurrogateSpanIDs gives the spans of surrogate corpora written
+// before resynthesis numbered them anew the ids it now gives (T1, T2, ...
+// in each note's set, in text order): they kept their source's, free text
+// that may name the patient (a JSONL "id": "Harlan Valdez MRN 4471123"),
+// which researchers read as Span.sourceID and releases wrote. A later run
+// into the corpus would not rewrite them: a note whose source is unchanged
+// is kept as it is.
+func renumberSurrogateSpanIDs(ctx context.Context, tx *ent.Tx) error {
+	docs, err := tx.Document.Query().Where(document.HasCorpusWith(corpus.KindEQ(corpus.KindSurrogate))).IDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		spans, err := tx.Span.Query().Where(span.DocumentID(d)).
+			Order(span.ByAnnotationSetID(), span.ByStart(), span.ByID()).
+			Select(span.FieldID, span.FieldAnnotationSetID, span.FieldSourceID).All(ctx)
+		if err != nil {
+			return err
+		}
+		set, rank := -1, 0
+		for _, sp := range spans {
+			if sp.AnnotationSetID != set {
+				set, rank = sp.AnnotationSetID, 0
+			}
+			rank++
+			if want := fmt.Sprintf("T%d", rank); sp.SourceID != "" && sp.SourceID != want {
+				if err := tx.Span.UpdateOneID(sp.ID).SetSourceID(want).Exec(ctx); err != nil {
+					return err
+				}
 			}
 		}
 	}

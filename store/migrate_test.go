@@ -11,6 +11,8 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/corpus"
+	entdocument "deidcorpus/ent/document"
+	entspan "deidcorpus/ent/span"
 	"deidcorpus/internal/keys"
 	"deidcorpus/pipeline"
 	"deidcorpus/store"
@@ -123,6 +125,59 @@ func TestUpgradeTypesCorpusState(t *testing.T) {
 			st = open()
 			defer st.Close()
 			assert.Equal(t, corpus.OriginImport, get("demo").Origin)
+		})
+	}
+}
+
+// TestUpgradeRenumbersSurrogateSpanIDs: a surrogate corpus written before
+// resynthesis numbered its spans anew holds its source's span ids, free text
+// that may name the patient; opening the database gives them the ids a run
+// now gives (T1, T2, ... in text order), and leaves an original corpus's.
+func TestUpgradeRenumbersSurrogateSpanIDs(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(string(b), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, b)
+			ring := keys.New()
+			open := func() *store.Store {
+				st, err := store.Open(ctx, dsn, store.WithKeyRing(ring))
+				require.NoError(t, err)
+				return st
+			}
+			st := open()
+			doc := func() []pipeline.Document {
+				d := pipeline.Document{ID: "n1", Patient: "p1", Text: "Harlan Valdez seen 03/12/2021.", Spans: []pipeline.Span{
+					{ID: "P9", Start: 19, End: 29, Category: "DATE", Type: "DATE"},
+					{ID: "Harlan Valdez MRN 4471123", Start: 0, End: 13, Category: "NAME", Type: "PATIENT"},
+				}}
+				d.FillText()
+				return []pipeline.Document{d}
+			}
+			for _, name := range []string{"orig", "old-surrogate"} {
+				_, err := st.ImportDocuments(ctx, store.ImportOptions{Corpus: name, TagSet: "i2b2-2014"}, doc())
+				require.NoError(t, err)
+			}
+			_, err := st.Client.Corpus.Update().Where(corpus.Name("old-surrogate")).SetKind(corpus.KindSurrogate).Save(ctx)
+			require.NoError(t, err)
+			_, err = st.DB.ExecContext(ctx, `DELETE FROM schema_steps WHERE name = 'renumber-surrogate-span-ids'`)
+			require.NoError(t, err)
+			require.NoError(t, st.Close())
+
+			st = open()
+			defer st.Close()
+			ids := func(name string) map[string]string { // span text -> id
+				out := map[string]string{}
+				c, err := st.CorpusByName(ctx, name)
+				require.NoError(t, err)
+				spans, err := st.Client.Span.Query().Where(entspan.HasDocumentWith(entdocument.CorpusID(c.ID))).All(ctx)
+				require.NoError(t, err)
+				for _, s := range spans {
+					out[s.Text] = s.SourceID
+				}
+				return out
+			}
+			assert.Equal(t, map[string]string{"Harlan Valdez": "T1", "03/12/2021": "T2"}, ids("old-surrogate"))
+			assert.Equal(t, map[string]string{"Harlan Valdez": "Harlan Valdez MRN 4471123", "03/12/2021": "P9"}, ids("orig"))
 		})
 	}
 }
