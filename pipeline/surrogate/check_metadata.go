@@ -8,7 +8,7 @@ type MetadataProblem struct {
 	Patient string `json:"patient"`
 	Doc     string `json:"doc"`
 	// Field is "created", "noteType", or one of a span's ("comment",
-	// "spanID"); Span is the index of the span in the note.
+	// "spanID", "label"); Span is the index of the span in the note.
 	Field   string `json:"field"`
 	Span    int    `json:"span,omitempty"`
 	Problem string `json:"problem"`
@@ -20,8 +20,10 @@ type MetadataProblem struct {
 // the patient's replaced values nor a word of their names (parts), comments only where the policy keeps them,
 // and then holding none either. Every other string a span carries is read
 // too, so that a field that copies an original fails here: its id must be
-// one the run gave (surrogateSpanID), never the source's. (Its labels are
-// the tag set's names, which import checks, not free text.)
+// one the run gave (surrogateSpanID), never the source's, and a label no
+// rule of the policy names (free text of an open tag set) holds no replaced
+// value. (A label the policy names is a tag set's code: "DATE" is no copy
+// of the surname Date.)
 func checkMetadata(patient string, orig, sur pipeline.Document, replaced, parts *valueSet, days int, shifted bool, pol *Policy) []MetadataProblem {
 	var out []MetadataProblem
 	problem := func(field string, span int, msg string) {
@@ -41,6 +43,9 @@ func checkMetadata(patient string, orig, sur pipeline.Document, replaced, parts 
 	for i, s := range sur.Spans {
 		if !isSurrogateSpanID(s.ID) {
 			problem("spanID", i, "not an id the run gave (T1, T2, ...): a source's span id is free text that may name the patient")
+		}
+		if !pol.names(s.Category, s.Type) && (replaced.within(s.Category) || replaced.within(s.Type)) {
+			problem("label", i, "a label no rule of the policy names, holding a replaced value of the patient")
 		}
 		switch {
 		case s.Comment == "":
