@@ -41,6 +41,9 @@ type Config struct {
 	// MaxNoteBytes is the most bytes a note of an uploaded file may take
 	// (0: formats.DefaultMaxNote).
 	MaxNoteBytes int64
+	// MaxImportBytes is the most bytes the files of one import may hold
+	// once decompressed (0: formats.DefaultMaxImport).
+	MaxImportBytes int64
 	// MaxRequestBytes bounds any other request's body.
 	MaxRequestBytes int64
 	// MaxComplexity and MaxDepth bound a GraphQL operation; MaxTokens,
@@ -68,7 +71,8 @@ type Clock interface{ Now() time.Time }
 var DefaultConfig = Config{
 	MaxUploadBytes: 512 << 20, UploadMemory: 8 << 20, MaxRequestBytes: 8 << 20,
 	MaxUploads: 4, UploadWait: 5 * time.Second, MaxNoteBytes: formats.DefaultMaxNote,
-	MaxComplexity: 5000, MaxDepth: 12, MaxTokens: 10_000, MaxFields: 2000, MaxRepeats: 10,
+	MaxImportBytes: formats.DefaultMaxImport,
+	MaxComplexity:  5000, MaxDepth: 12, MaxTokens: 10_000, MaxFields: 2000, MaxRepeats: 10,
 	RatePerSecond: 50, RateBurst: 200,
 	RequestTimeout: 2 * time.Minute,
 }
@@ -99,7 +103,7 @@ func markRequests(next http.Handler) http.Handler {
 // websocket only, for connections that authenticate in connection_init: a
 // request let through without a header can reach nothing but that.
 func graphqlHandlers(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) (api, socket http.Handler) {
-	schema := resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes))
+	schema := resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes), resolvers.WithMaxImport(cfg.MaxImportBytes))
 	api = newGraphQLServer(logger, cfg, schema, st, limiter,
 		transport.SSE{}, transport.Options{}, transport.GET{}, transport.POST{},
 		spooledUploads{MultipartForm: transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory},
