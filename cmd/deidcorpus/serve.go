@@ -131,6 +131,9 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			// Requests still running after the grace period have their
+			// connections closed rather than hold the shutdown.
+			srv.Close()
 			return err
 		}
 		return nil
