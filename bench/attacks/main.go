@@ -53,8 +53,16 @@ func run(args []string) error {
 	pid := fs.Int("pid", 0, "the server's process id, to read its memory")
 	streamed := fs.Int("streamed", 60, "notes of 3 MiB in the upload the budget lets in")
 	only := fs.String("attack", "", "one attack only: notes, fields or bootstrap")
+	write := fs.String("write", "", "only write the zip of -streamed notes to this path (for the import command)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *write != "" {
+		archive, err := brat(*streamed)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*write, archive, 0o600)
 	}
 	token, err := os.ReadFile(*tokenFile)
 	if err != nil {
