@@ -6,13 +6,15 @@
 //   - notes: a zip of 3,000 brat notes of 3 MiB each (9 GiB of text in a
 //     few MB) to startImport and importDocuments, then a zip of -streamed
 //     such notes that the import budget lets in, to startImport, waited for;
+//
 //   - fields: `{me{name name …}}` with 10,000 and 700,000 repeats;
+//
 //   - bootstrap: compareEvaluations with bootstrap 2,000,000,000, then with
 //     the largest allowed, on an evaluation of the testdata corpus that the
 //     harness imports and scores first.
 //
-//	deidcorpus serve --db /tmp/a.db --admin-token-file /tmp/a.token &
-//	go run ./bench/attacks -token-file /tmp/a.token -pid $!
+//     deidcorpus serve --db /tmp/a.db --admin-token-file /tmp/a.token &
+//     go run ./bench/attacks -token-file /tmp/a.token -pid $!
 //
 // It only connects to the address given (loopback by default).
 package main
@@ -163,7 +165,11 @@ func bootstrap(t target, _ int) error {
 	fmt.Printf("   evaluation job %s: %s\n", id, t.wait(id))
 	out = t.post(`{ evaluations(first: 1) { edges { node { id } } } }`, nil)
 	var ev struct {
-		Data struct{ Evaluations struct{ Edges []struct{ Node struct{ ID string } } } }
+		Data struct {
+			Evaluations struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &ev); err != nil || len(ev.Data.Evaluations.Edges) == 0 {
 		return fmt.Errorf("no evaluation: %s", out)
@@ -244,7 +250,11 @@ func (t target) wait(id string) string {
 		out := t.post(`query($id: ID!) { jobs(first: 1, where: {id: $id}) { edges { node { status error } } } }`, map[string]any{"id": id})
 		var r struct {
 			Data struct {
-				Jobs struct{ Edges []struct{ Node struct{ Status, Error string } } }
+				Jobs struct {
+					Edges []struct {
+						Node struct{ Status, Error string }
+					}
+				}
 			}
 		}
 		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Data.Jobs.Edges) == 0 {
@@ -260,7 +270,9 @@ func (t target) wait(id string) string {
 
 // jobID is the id a mutation that queues a job answered with.
 func jobID(out string) (string, bool) {
-	var r struct{ Data map[string]struct{ ID string } }
+	var r struct {
+		Data map[string]struct{ ID string }
+	}
 	if json.Unmarshal([]byte(out), &r) != nil {
 		return "", false
 	}
