@@ -6,15 +6,15 @@
 //   - notes: a zip of 3,000 brat notes of 3 MiB each (9 GiB of text in a
 //     few MB) to startImport and importDocuments, then a zip of -streamed
 //     such notes that the import budget lets in, to startImport, waited for;
-//
 //   - fields: `{me{name name …}}` with 10,000 and 700,000 repeats;
-//
 //   - bootstrap: compareEvaluations with bootstrap 2,000,000,000, then with
 //     the largest allowed, on an evaluation of the testdata corpus that the
 //     harness imports and scores first.
 //
-//     deidcorpus serve --db /tmp/a.db --admin-token-file /tmp/a.token &
-//     go run ./bench/attacks -token-file /tmp/a.token -pid $!
+// Run it from the repository's root against a server of its own:
+//
+//	deidcorpus serve --db /tmp/a.db --admin-token-file /tmp/a.token &
+//	go run ./bench/attacks -token-file /tmp/a.token -pid $!
 //
 // It only connects to the address given (loopback by default).
 package main
