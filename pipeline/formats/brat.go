@@ -81,6 +81,7 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 		return fn(d)
 	}
 	anns := map[string]File{}     // by key: an annotation file (read) whose text has not come yet
+	waiting := 0                  // ... their bytes
 	later := map[string]File{}    // by key: a text (unread) without its annotation file
 	laterAnn := map[string]File{} // by key: an annotation file that came after its text, which could not be read again then
 	err := src(func(f File) error {
@@ -113,6 +114,10 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 			if err != nil {
 				return bad.add(err)
 			}
+			if waiting += len(ann.Data); waiting > maxWaitingAnn {
+				return errorf(f.where(), 0, "", "more than %s of annotation files wait for their text files: give each NAME.ann "+
+					"in the same directory or archive as its NAME.txt", size(maxWaitingAnn))
+			}
 			anns[k] = ann
 			return nil
 		}
@@ -122,6 +127,7 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 			return nil
 		}
 		delete(anns, k)
+		waiting -= len(ann.Data)
 		txt, err := f.loaded()
 		if err != nil {
 			return bad.add(err)
@@ -181,6 +187,13 @@ func scanLater(src Source, later, anns map[string]File, key func(string) string,
 	}
 	return err
 }
+
+// maxWaitingAnn bounds the annotation files held for their texts: in a
+// directory or an archive NAME.ann comes just before NAME.txt, so only
+// annotation files given apart from their texts (another directory given
+// first) wait, and an import of only .ann files would otherwise hold them
+// all.
+const maxWaitingAnn = 64 << 20
 
 // errAllRead stops a reading that has found what it looked for.
 var errAllRead = errors.New("all read")

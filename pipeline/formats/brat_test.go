@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -192,4 +193,14 @@ func TestBRATScanStreams(t *testing.T) {
 	files = []File{{Name: "d/1.txt", Data: []byte("a")}, {Name: "d/1.txt", Data: []byte("b")}}
 	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
 	wantError(t, "a file twice", nil, err, "d/1.txt", 0, "", "the same file as d/1.txt")
+
+	// Annotation files waiting for their texts are bounded (one 4 MiB
+	// buffer stands for each of them).
+	ann := make([]byte, 4<<20)
+	files = nil
+	for i := range 17 {
+		files = append(files, File{Name: fmt.Sprintf("ann/%02d.ann", i), Data: ann})
+	}
+	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
+	wantError(t, "annotation files waiting", nil, err, "ann/16.ann", 0, "", "more than 64 MiB of annotation files wait for their text files")
 }
