@@ -11,6 +11,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/tagger"
@@ -80,6 +81,11 @@ type ExperimentParams struct {
 	Shuffles  int    `json:"shuffles,omitempty"`  // default 9,999
 }
 
+// maxRuns bounds the folds (k), curve points (steps) and shares an
+// experiment may ask for: each trains a tagger of its own, minutes of a
+// worker on a real corpus.
+const maxRuns = 20
+
 // Validate checks an experiment's parameters before it is queued.
 func (p ExperimentParams) Validate() error {
 	needOther := p.Kind == "cross" || p.Kind == "or"
@@ -105,8 +111,14 @@ func (p ExperimentParams) Validate() error {
 		return fmt.Errorf("system: %q is the gold set itself: a release made from gold leaks nothing to measure", p.System)
 	case p.K < 0 || p.K == 1:
 		return fmt.Errorf("k: cross-validation needs at least 2 folds, not %d", p.K)
+	case p.K > maxRuns:
+		return fmt.Errorf("k: %d folds, at most %d (each trains a model)", p.K, maxRuns)
 	case p.Steps < 0:
 		return fmt.Errorf("steps: %d is negative", p.Steps)
+	case p.Steps > maxRuns:
+		return fmt.Errorf("steps: %d points of the curve, at most %d (each trains a model)", p.Steps, maxRuns)
+	case len(p.Shares) > maxRuns:
+		return fmt.Errorf("shares: %d shares, at most %d (each trains a model)", len(p.Shares), maxRuns)
 	case p.TestFraction < 0 || p.TestFraction >= 1:
 		return fmt.Errorf("testFraction: %g is not a share in (0, 1)", p.TestFraction)
 	}
@@ -114,6 +126,9 @@ func (p ExperimentParams) Validate() error {
 		if strings.Contains(split, ",") {
 			return fmt.Errorf("%s: one split name or \"all\", not a list (%q)", field, split)
 		}
+	}
+	if err := evaluate.CheckResamples(p.Shuffles, p.Bootstrap); err != nil {
+		return err
 	}
 	if unread := p.unread(); len(unread) > 0 {
 		return fmt.Errorf("%s: the %s experiment does not read it", unread[0], p.Kind)

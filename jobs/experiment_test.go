@@ -103,12 +103,16 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "tested on documents it was trained on")
 	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cross", Corpus: "notes", Other: "missing"}, "", nil)
 	assert.Equal(t, apperr.NotFound, apperr.CodeOf(err), "%v", err)
-	// More folds than patients, 50 or the default 10 of 6 patients.
-	for _, k := range []int{50, 0} {
+	// More folds than patients, 20 or the default 10 of 6 patients; more
+	// than 20 folds whatever the corpus.
+	for _, k := range []int{20, 0} {
 		_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all", K: k}, "", nil)
 		assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
 		assert.ErrorContains(t, err, "has 6 patients")
 	}
+	_, err = m.Enqueue(ctx, jobs.ExperimentParams{Kind: "cv", Corpus: "notes", TrainSplit: "all", K: 21}, "", nil)
+	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, "k: 21 folds, at most 20 (each trains a model)")
 	// A corpus whose labels the tested one does not share is refused with
 	// the way out, a mapping, which is then accepted.
 	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: "dates-es", TagSet: "open"}, []pipeline.Document{

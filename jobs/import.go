@@ -27,19 +27,20 @@ type ImportParams struct {
 	CorpusKind string `json:"corpusKind,omitempty"`
 	Replace    bool   `json:"replace,omitempty"`
 	// MaxNote is the per-note limit where the files were uploaded, which
-	// the worker keeps.
-	MaxNote int64 `json:"maxNote,omitempty"`
+	// the worker keeps; MaxImport the import's budget, likewise.
+	MaxNote   int64 `json:"maxNote,omitempty"`
+	MaxImport int64 `json:"maxImport,omitempty"`
 }
 
 // NewImportParams are the parameters of an import job with these options.
 func NewImportParams(o store.ImportOptions) ImportParams {
 	return ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format, Split: o.Split,
-		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote}
+		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote, MaxImport: o.MaxImport}
 }
 
 func (p ImportParams) options() store.ImportOptions {
 	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
-		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote}
+		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote, MaxImport: p.MaxImport}
 }
 
 // Validate checks an import's parameters before it is queued.
@@ -59,8 +60,12 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 		return nil, err
 	}
 	// The format the job will read, a release archive's own if none is
-	// given (the job finds it again in the stored files).
+	// given (the job finds it again in the stored files). Files over the
+	// budget are refused before any is decompressed and stored.
 	opt := p.options()
+	if err := opt.WithinBudget(src); err != nil {
+		return nil, err
+	}
 	if _, err := store.ReleaseDefaults(&opt, src); err != nil {
 		return nil, err
 	}

@@ -26,8 +26,9 @@ type Resolver struct {
 	store  *store.Store
 	client *ent.Client
 	jobs   *jobs.Manager
-	// maxNote is the per-note limit of uploaded files (0: the default).
-	maxNote int64
+	// maxNote is the per-note limit of uploaded files, maxImport the
+	// budget of one import's (0: the defaults).
+	maxNote, maxImport int64
 }
 
 // Option sets a limit of the API.
@@ -36,6 +37,10 @@ type Option func(*Resolver)
 // WithMaxNote sets the most bytes a note of an uploaded file may take
 // (formats.ReadOptions.MaxNote).
 func WithMaxNote(n int64) Option { return func(r *Resolver) { r.maxNote = n } }
+
+// WithMaxImport sets the most bytes the uploaded files of one import may
+// hold once decompressed (store.ImportOptions.MaxImport).
+func WithMaxImport(n int64) Option { return func(r *Resolver) { r.maxImport = n } }
 
 // NewSchema builds the executable GraphQL schema over a store and a job manager.
 func NewSchema(s *store.Store, jm *jobs.Manager, opts ...Option) graphql.ExecutableSchema {
@@ -117,7 +122,7 @@ func (s *seekingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (r *Resolver) importOptions(input model.ImportInput) store.ImportOptions {
-	opt := store.ImportOptions{Corpus: input.Corpus, Set: input.Set, Replace: input.Replace, MaxNote: r.maxNote}
+	opt := store.ImportOptions{Corpus: input.Corpus, Set: input.Set, Replace: input.Replace, MaxNote: r.maxNote, MaxImport: r.maxImport}
 	if input.Format != nil {
 		opt.Format = *input.Format
 	}

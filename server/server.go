@@ -41,11 +41,19 @@ type Config struct {
 	// MaxNoteBytes is the most bytes a note of an uploaded file may take
 	// (0: formats.DefaultMaxNote).
 	MaxNoteBytes int64
+	// MaxImportBytes is the most bytes the files of one import may hold
+	// once decompressed (0: formats.DefaultMaxImport).
+	MaxImportBytes int64
 	// MaxRequestBytes bounds any other request's body.
 	MaxRequestBytes int64
-	// MaxComplexity and MaxDepth bound a GraphQL operation.
+	// MaxComplexity and MaxDepth bound a GraphQL operation; MaxTokens,
+	// MaxFields and MaxRepeats bound its query before it is validated (see
+	// selectionLimit).
 	MaxComplexity int
 	MaxDepth      int
+	MaxTokens     int
+	MaxFields     int
+	MaxRepeats    int
 	// RatePerSecond and RateBurst bound each client's requests (by token,
 	// else by address); 0 turns the limit off.
 	RatePerSecond, RateBurst int
@@ -63,7 +71,8 @@ type Clock interface{ Now() time.Time }
 var DefaultConfig = Config{
 	MaxUploadBytes: 512 << 20, UploadMemory: 8 << 20, MaxRequestBytes: 8 << 20,
 	MaxUploads: 4, UploadWait: 5 * time.Second, MaxNoteBytes: formats.DefaultMaxNote,
-	MaxComplexity: 5000, MaxDepth: 12,
+	MaxImportBytes: formats.DefaultMaxImport,
+	MaxComplexity:  5000, MaxDepth: 12, MaxTokens: 10_000, MaxFields: 2000, MaxRepeats: 10,
 	RatePerSecond: 50, RateBurst: 200,
 	RequestTimeout: 2 * time.Minute,
 }
@@ -94,7 +103,7 @@ func markRequests(next http.Handler) http.Handler {
 // websocket only, for connections that authenticate in connection_init: a
 // request let through without a header can reach nothing but that.
 func graphqlHandlers(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manager, limiter *rateLimiter) (api, socket http.Handler) {
-	schema := resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes))
+	schema := resolvers.NewSchema(st, jm, resolvers.WithMaxNote(cfg.MaxNoteBytes), resolvers.WithMaxImport(cfg.MaxImportBytes))
 	api = newGraphQLServer(logger, cfg, schema, st, limiter,
 		transport.SSE{}, transport.Options{}, transport.GET{}, transport.POST{},
 		spooledUploads{MultipartForm: transport.MultipartForm{MaxUploadSize: cfg.MaxUploadBytes, MaxMemory: cfg.UploadMemory},
@@ -115,8 +124,12 @@ func newGraphQLServer(logger *slog.Logger, cfg Config, schema graphql.Executable
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	// After the persisted query is found, before the executor parses it.
+	srv.Use(selectionLimit{tokens: cfg.MaxTokens, fields: cfg.MaxFields, repeats: cfg.MaxRepeats})
+	srv.SetParserTokenLimit(cfg.MaxTokens)
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
 	srv.Use(depthLimit{max: cfg.MaxDepth})
+	srv.Use(pageLimit{})
 	srv.SetErrorPresenter(resolvers.ErrorPresenter(logger))
 	authorizeGraphQL(srv, st, limiter, logger)
 	auditGraphQL(srv, st, logger)

@@ -55,6 +55,9 @@ type ImportOptions struct {
 	// MaxNote is the most bytes a note may take in the files (0: the
 	// default, formats.DefaultMaxNote); see formats.ReadOptions.
 	MaxNote int64
+	// MaxImport is the most bytes the files may hold once decompressed, all
+	// together (0: formats.DefaultMaxImport): see WithinBudget.
+	MaxImport int64
 	// Resume continues an import an earlier attempt began (a job's retry
 	// after its worker died): a document the corpus already holds with the
 	// same text and the same spans in the set is taken as written by that
@@ -154,12 +157,6 @@ const (
 	spanBatch = 1000
 )
 
-// importBatch is about how many documents an import writes per transaction:
-// a batch ends at the first change of patient after it, so that a patient's
-// notes that follow each other in the input are written together. Short
-// transactions keep SQLite's one writer free for heartbeats and requests.
-const importBatch = 500
-
 // importKeep bounds the text of the documents an import's check keeps for
 // its write pass: an input that fits is parsed once, a bigger one twice.
 var importKeep = 8 << 20
@@ -180,6 +177,9 @@ func (s *Store) Import(ctx context.Context, opt ImportOptions, files []formats.F
 // import created is removed; one that existed keeps the batches written
 // (an import job's retry resumes after them, see ImportOptions.Resume).
 func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.Source) (*ImportResult, error) {
+	if err := opt.WithinBudget(src); err != nil {
+		return nil, err
+	}
 	fromRelease, err := ReleaseDefaults(&opt, src)
 	if err != nil {
 		return nil, err
@@ -480,6 +480,7 @@ func (im *importer) check(ctx context.Context) error {
 		return err
 	}
 	var pending []pipeline.Document
+	pendingBytes := 0
 	var conflicts, newText firstIDs // memory holds a few, however large the import
 	resynthesized := existing != nil && existing.Origin == corpus.OriginResynthesis
 	lookup := func() error {
@@ -493,7 +494,7 @@ func (im *importer) check(ctx context.Context) error {
 				newText.add(found.newText(pending)...)
 			}
 		}
-		pending = pending[:0]
+		pending, pendingBytes = pending[:0], 0
 		return nil
 	}
 	total := 0
@@ -515,8 +516,8 @@ func (im *importer) check(ctx context.Context) error {
 		if existing == nil {
 			return nil
 		}
-		pending = append(pending, d)
-		if len(pending) < docBatch {
+		pending, pendingBytes = append(pending, d), pendingBytes+docBytes(d)
+		if len(pending) < docBatch && pendingBytes < importBatchBytes {
 			return nil
 		}
 		return lookup()
@@ -577,22 +578,25 @@ func (im *importer) existingSet(ctx context.Context) (int, error) {
 
 // write is an import's second pass: it writes the documents a batch at a
 // time, in order, each while the next is parsed. A batch ends at the first
-// change of patient after importBatch documents.
+// change of patient after importBatch documents, or before it would pass
+// importBatchBytes.
 func (im *importer) write(ctx context.Context) error {
 	return seqs.Ahead(ctx, func(ctx context.Context, send func([]pipeline.Document) error) error {
 		var batch []pipeline.Document
-		sent := 0
+		sent, size := 0, 0
 		err := im.scan(func(d pipeline.Document) error {
 			if err := im.prepare(&d); err != nil {
 				return err
 			}
-			if len(batch) >= importBatch && d.Patient != batch[len(batch)-1].Patient {
+			n := docBytes(d)
+			full := len(batch) >= importBatch && d.Patient != batch[len(batch)-1].Patient
+			if len(batch) > 0 && (full || size+n > importBatchBytes) {
 				if err := send(batch); err != nil {
 					return err
 				}
-				batch, sent = nil, sent+1
+				batch, sent, size = nil, sent+1, 0
 			}
-			batch = append(batch, d)
+			batch, size = append(batch, d), size+n
 			return nil
 		})
 		if err == nil && (len(batch) > 0 || sent == 0 && im.existing == nil) {

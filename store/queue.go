@@ -28,17 +28,14 @@ type QueuedDocument struct {
 	tagger.Uncertainty
 }
 
-// maxQueue bounds how many documents one call returns.
-const maxQueue = 1000
-
 // AnnotationQueue scores the documents of set that are not done with the
 // named model and returns the first most uncertain (ties by document id).
 // The notes are read and scored readBatch at a time, so memory holds one
 // batch and a score per document whatever the set's size; the scoring runs
 // at tagging speed and ends with ctx.
 func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelName string, first int) ([]*QueuedDocument, error) {
-	if first < 1 || first > maxQueue {
-		return nil, apperr.New(apperr.Invalid, "annotation queue: first %d out of range [1, %d]", first, maxQueue)
+	if err := CheckPage("first", first); err != nil {
+		return nil, err
 	}
 	c, err := s.CorpusByName(ctx, corpusName)
 	if err != nil {

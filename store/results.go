@@ -298,6 +298,10 @@ func (s *Store) Artifact(ctx context.Context, id int) (*ent.Artifact, error) {
 // CompareEvaluations tests whether two systems scored against the same gold
 // set differ significantly (pipeline/evaluate.Compare).
 func (s *Store) CompareEvaluations(ctx context.Context, a, b int, opt evaluate.CompareOptions) (*evaluate.Comparison, error) {
+	// Refused before the sets are loaded.
+	if err := evaluate.CheckResamples(opt.Shuffles, opt.Bootstrap); err != nil {
+		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
 	ea, err := s.Client.Evaluation.Get(ctx, a)
 	if err != nil {
 		return nil, apperr.New(apperr.NotFound, "no evaluation %d", a)

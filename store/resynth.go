@@ -692,8 +692,8 @@ func (s *Store) SurrogateMappings(ctx context.Context, corpusName, scope string,
 			return nil, err
 		}
 	}
-	if limit <= 0 || limit > 10000 {
-		return nil, apperr.New(apperr.Invalid, "first must be between 1 and 10000")
+	if err := CheckPage("first", limit); err != nil {
+		return nil, err
 	}
 	q := s.Client.SurrogateMapping.Query().Where(surrogatemapping.CorpusID(c.ID))
 	if scope != "" {

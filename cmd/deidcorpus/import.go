@@ -50,12 +50,13 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
 	maxNote := maxNoteFlag(fs)
+	maxImport := maxImportFlag(fs)
 	return func(ctx context.Context, args []string) error {
 		if *corpus == "" || len(args) == 0 {
 			return usageErr("--corpus and at least one PATH are required")
 		}
 		opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
-			CorpusKind: *corpusKind, Replace: *replace, MaxNote: int64(*maxNote)}
+			CorpusKind: *corpusKind, Replace: *replace, MaxNote: int64(*maxNote), MaxImport: int64(*maxImport)}
 		// Checked before the database is opened: a refused import leaves
 		// no new, empty database behind.
 		if *format != "" {

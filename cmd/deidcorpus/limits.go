@@ -44,3 +44,13 @@ func maxNoteFlag(fs *flag.FlagSet) *byteSize {
 		"its JSON line; a larger one is refused as it is read")
 	return &n
 }
+
+// maxImportFlag adds --max-import-size, the budget of an import: the most
+// its files may hold once decompressed, all together
+// (store.ImportOptions.MaxImport).
+func maxImportFlag(fs *flag.FlagSet) *byteSize {
+	n := byteSize(formats.DefaultMaxImport)
+	fs.Var(&n, "max-import-size", "the most one import's files may hold once decompressed, all together, as `SIZE`; "+
+		"larger ones are refused before any is read")
+	return &n
+}

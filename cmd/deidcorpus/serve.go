@@ -43,10 +43,11 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 	concurrency, staleAfter := workerFlags(fs)
 	cfg := server.DefaultConfig
 	maxNote := maxNoteFlag(fs)
+	maxImport := maxImportFlag(fs)
 	fs.IntVar(&cfg.MaxUploads, "max-uploads", cfg.MaxUploads, "uploads the server takes at once (each may hold a few MB in memory); "+
 		"one more waits a few seconds, then is refused with 429")
 	return func(ctx context.Context, args []string) error {
-		cfg.MaxNoteBytes = int64(*maxNote)
+		cfg.MaxNoteBytes, cfg.MaxImportBytes = int64(*maxNote), int64(*maxImport)
 		// The address first: a port in use ends the start before it makes
 		// a database, an admin and a token nobody is told of again.
 		ln, err := net.Listen("tcp", *addr)
@@ -130,6 +131,9 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			// Requests still running after the grace period have their
+			// connections closed rather than hold the shutdown.
+			srv.Close()
 			return err
 		}
 		return nil

@@ -22,6 +22,31 @@ type CompareOptions struct {
 	PaperHIPAA bool    // HIPAA list of the paper rather than the script (labels only)
 }
 
+// MaxShuffles and MaxBootstrap bound the resamples a caller may ask for
+// (GraphQL's compareEvaluations, the eval command, experiments): the
+// bootstrap keeps three scores per resample and system, and each shuffle or
+// resample is a pass over the documents, so an unbounded count is a way to
+// take a server's memory or hold its CPU. Ten times the defaults still
+// gives p-values and intervals finer than anyone reads.
+const (
+	MaxShuffles  = 100_000
+	MaxBootstrap = 100_000
+)
+
+// CheckResamples refuses a count of shuffles or bootstrap resamples over its
+// cap, or negative, naming the argument (0 takes the default).
+func CheckResamples(shuffles, bootstrap int) error {
+	for _, c := range []struct {
+		arg    string
+		n, max int
+	}{{"shuffles", shuffles, MaxShuffles}, {"bootstrap", bootstrap, MaxBootstrap}} {
+		if c.n < 0 || c.n > c.max {
+			return fmt.Errorf("%s: %d is out of range: at most %d (0 takes the default)", c.arg, c.n, c.max)
+		}
+	}
+	return nil
+}
+
 func (o *CompareOptions) defaults() {
 	if o.Mode == "" {
 		o.Mode = Strict
@@ -91,6 +116,9 @@ type Comparison struct {
 // systems on the same resamples (paired). Only
 // documents present in all three sets are used.
 func Compare(gold, a, b []pipeline.Document, opt CompareOptions) (*Comparison, error) {
+	if err := CheckResamples(opt.Shuffles, opt.Bootstrap); err != nil {
+		return nil, err
+	}
 	opt.defaults()
 	pa, _, _, err := PairDocuments(gold, a)
 	if err != nil {

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -52,13 +53,15 @@ func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 	return docs, nil
 }
 
-// scanBRAT is ReadBRAT of a Source, read once, a document at a time: a pair
-// is parsed and given as soon as both of its files have come, so memory holds
-// a file only until its partner arrives (in a directory or an archive, read
-// in name order, NAME.ann comes just before NAME.txt). What is left at the
-// end comes last, in name order: texts without an annotation file, given as
-// documents without spans, held until then; an annotation file without its
-// text, an error.
+// scanBRAT is ReadBRAT of a Source, a document at a time: a pair is parsed
+// and given as soon as both of its files have come, so memory holds an
+// annotation file only until its text arrives (in a directory or an
+// archive, read in name order, NAME.ann comes just before NAME.txt). A text
+// that comes without its annotation file is not held: it is read when its
+// annotation file comes after it, else in a second reading of the source,
+// after the first, as a document without spans: a thousand notes without
+// .ann files would otherwise all be in memory at once. An annotation file
+// without its text is an error.
 func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) error {
 	key := func(name string) string { return strings.TrimSuffix(name, path.Ext(name)) }
 	isText := func(name string) bool { return strings.EqualFold(path.Ext(name), ".txt") }
@@ -77,44 +80,70 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 		seen[d.ID] = txt.where()
 		return fn(d)
 	}
-	pending := map[string]File{} // by key: a file whose partner has not come yet
+	anns := map[string]File{}     // by key: an annotation file (read) whose text has not come yet
+	waiting := 0                  // ... their bytes
+	later := map[string]File{}    // by key: a text (unread) without its annotation file
+	laterAnn := map[string]File{} // by key: an annotation file that came after its text, which could not be read again then
 	err := src(func(f File) error {
 		if !hasExt(f.Name, []string{".txt", ".ann"}) {
 			return nil
 		}
-		f, err := f.loaded()
+		k := key(f.Name)
+		if txt, ok := later[k]; ok {
+			if isText(f.Name) {
+				return bad.add(errorf(f.where(), 0, "", "the same file as %s", txt.where()))
+			}
+			ann, err := f.loaded()
+			if err != nil {
+				return bad.add(err)
+			}
+			if txt, err = txt.loaded(); err != nil {
+				// Its archive is closed (another one given): it is read
+				// again with the texts left over.
+				laterAnn[k] = ann
+				return nil
+			}
+			delete(later, k)
+			return give(txt, &ann)
+		}
+		if !isText(f.Name) {
+			if other, ok := anns[k]; ok {
+				return bad.add(errorf(f.where(), 0, "", "the same file as %s", other.where()))
+			}
+			ann, err := f.loaded()
+			if err != nil {
+				return bad.add(err)
+			}
+			if waiting += len(ann.Data); waiting > maxWaitingAnn {
+				return errorf(f.where(), 0, "", "more than %s of annotation files wait for their text files: give each NAME.ann "+
+					"in the same directory or archive as its NAME.txt", size(maxWaitingAnn))
+			}
+			anns[k] = ann
+			return nil
+		}
+		ann, ok := anns[k]
+		if !ok {
+			later[k] = f
+			return nil
+		}
+		delete(anns, k)
+		waiting -= len(ann.Data)
+		txt, err := f.loaded()
 		if err != nil {
 			return bad.add(err)
 		}
-		k := key(f.Name)
-		other, ok := pending[k]
-		if !ok {
-			pending[k] = f
-			return nil
-		}
-		delete(pending, k)
-		if isText(f.Name) == isText(other.Name) {
-			return bad.add(errorf(f.where(), 0, "", "the same file as %s", other.where()))
-		}
-		if isText(f.Name) {
-			return give(f, &other)
-		}
-		return give(other, &f)
+		return give(txt, &ann)
 	})
 	if err != nil {
 		return err
 	}
-	for _, k := range slices.Sorted(maps.Keys(pending)) {
-		f := pending[k]
-		if !isText(f.Name) {
-			if err := bad.add(errorf(f.where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := give(f, nil); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(anns)) {
+		if err := bad.add(errorf(anns[k].where(), 0, "", "annotation file without its text file %s.txt", path.Base(k))); err != nil {
 			return err
 		}
+	}
+	if err := scanLater(src, later, laterAnn, key, &bad, give); err != nil {
+		return err
 	}
 	if err := bad.err(); err != nil {
 		return err
@@ -124,6 +153,50 @@ func scanBRAT(src Source, opt ReadOptions, fn func(pipeline.Document) error) err
 	}
 	return nil
 }
+
+// scanLater reads src again for the texts that came without their
+// annotation files (later, by key), reading each when it comes and giving
+// it with the annotation file that came after it, if any; it stops when
+// none is left.
+func scanLater(src Source, later, anns map[string]File, key func(string) string, bad *fileErrors,
+	give func(txt File, ann *File) error) error {
+	if len(later) == 0 {
+		return nil
+	}
+	err := src(func(f File) error {
+		k := key(f.Name)
+		if txt, ok := later[k]; !ok || !hasExt(f.Name, []string{".txt"}) || txt.where() != f.where() {
+			return nil
+		}
+		delete(later, k)
+		txt, err := f.loaded()
+		if err != nil {
+			err = bad.add(err)
+		} else if ann, ok := anns[k]; ok {
+			err = give(txt, &ann)
+		} else {
+			err = give(txt, nil)
+		}
+		if err == nil && len(later) == 0 {
+			return errAllRead
+		}
+		return err
+	})
+	if err == errAllRead {
+		return nil
+	}
+	return err
+}
+
+// maxWaitingAnn bounds the annotation files held for their texts: in a
+// directory or an archive NAME.ann comes just before NAME.txt, so only
+// annotation files given apart from their texts (another directory given
+// first) wait, and an import of only .ann files would otherwise hold them
+// all.
+const maxWaitingAnn = 64 << 20
+
+// errAllRead stops a reading that has found what it looked for.
+var errAllRead = errors.New("all read")
 
 // ReadBRATPair parses one document: its text file and its annotation file
 // (nil for none).

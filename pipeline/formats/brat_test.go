@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -138,8 +139,10 @@ func FuzzBRAT(f *testing.F) {
 // TestBRATScanStreams reads a BRAT source through Scan as an import does: a
 // document is given as soon as its two files have come (before the next
 // document's files are read), whatever order the pair's files come in; a
-// text without annotations is a document without spans, given at the end;
-// and an annotation file without its text fails.
+// text without annotations is a document without spans, given at the end
+// from a second reading of the source, not held meanwhile (issue 60: 3,000
+// notes of 3 MiB without .ann files were all held); and an annotation file
+// without its text fails.
 func TestBRATScanStreams(t *testing.T) {
 	brat, err := Lookup("brat")
 	if err != nil {
@@ -173,7 +176,9 @@ func TestBRATScanStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"read d/1.ann", "read d/1.txt", "document 1", "read d/2.txt",
-		"read d/3.txt", "read d/3.ann", "document 3", "read d/notes.md", "document 2"}
+		"read d/3.txt", "read d/3.ann", "document 3", "read d/notes.md",
+		// The text without annotations, read again rather than held.
+		"read d/1.ann", "read d/1.txt", "read d/2.txt", "document 2"}
 	if !slices.Equal(events, want) {
 		t.Errorf("events:\n%v\nwant\n%v", events, want)
 	}
@@ -188,4 +193,14 @@ func TestBRATScanStreams(t *testing.T) {
 	files = []File{{Name: "d/1.txt", Data: []byte("a")}, {Name: "d/1.txt", Data: []byte("b")}}
 	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
 	wantError(t, "a file twice", nil, err, "d/1.txt", 0, "", "the same file as d/1.txt")
+
+	// Annotation files waiting for their texts are bounded (one 4 MiB
+	// buffer stands for each of them).
+	ann := make([]byte, 4<<20)
+	files = nil
+	for i := range 17 {
+		files = append(files, File{Name: fmt.Sprintf("ann/%02d.ann", i), Data: ann})
+	}
+	err = brat.Scan(src, ReadOptions{}, func(pipeline.Document) error { return nil })
+	wantError(t, "annotation files waiting", nil, err, "ann/16.ann", 0, "", "more than 64 MiB of annotation files wait for their text files")
 }
