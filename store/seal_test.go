@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestOriginalsSealedAtRest(t *testing.T) {
 			// source corpus's rows may not.
 			var sourceRows bytes.Buffer
 			rows, err := st.DB.Query(`SELECT s.text, s.comment, s.source_id FROM spans s JOIN annotation_sets a ON a.id = s.annotation_set_id
-				WHERE a.corpus_id = `+strconv.Itoa(src.ID))
+				WHERE a.corpus_id = ` + strconv.Itoa(src.ID))
 			require.NoError(t, err)
 			for rows.Next() {
 				var a, b, c string
@@ -242,4 +243,75 @@ func statsOf(t *testing.T, st *store.Store, corpus string) *store.Statistics {
 	s, err := st.Statistics(context.Background(), corpus, "gold", []store.Dimension{store.ByType})
 	require.NoError(t, err)
 	return s
+}
+
+// TestOriginalsSealedOnUpgrade: a database from before sealing (its
+// original corpus in clear, no data key, the step not recorded) is sealed
+// when opened, a corpus per transaction, and its file then holds none of the
+// values, which read back as they were.
+func TestOriginalsSealedOnUpgrade(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "old.db")
+	st, err := store.Open(ctx, dsn, store.WithKeys(keys.Config{}))
+	require.NoError(t, err)
+	src, docs, _ := resynthesized(t, st, 6, 4)
+	_, err = st.ImportDocuments(ctx, store.ImportOptions{Corpus: src.Name, TagSet: "i2b2-2014"}, []pipeline.Document{crafted})
+	require.NoError(t, err)
+	docs, err = st.LoadDocuments(ctx, src, "gold")
+	require.NoError(t, err)
+	var originals []string
+	for _, d := range docs {
+		for _, sp := range d.Spans {
+			for _, v := range []string{sp.Text, sp.Comment, sp.ID} {
+				if len(v) >= 6 && !slices.Contains(originals, v) {
+					originals = append(originals, v)
+				}
+			}
+		}
+	}
+	require.Greater(t, len(originals), 50)
+	// Today's binary's rows: the text in clear, no data key.
+	tx, err := st.DB.Begin()
+	require.NoError(t, err)
+	ids, err := st.Client.Document.Query().IDs(ctx)
+	require.NoError(t, err)
+	for _, id := range ids {
+		d, err := st.Client.Document.Get(ctx, id)
+		require.NoError(t, err)
+		_, err = tx.Exec(`UPDATE documents SET text = ? WHERE id = ?`, d.Text, id)
+		require.NoError(t, err)
+	}
+	spans, err := st.Client.Span.Query().All(ctx)
+	require.NoError(t, err)
+	for _, sp := range spans {
+		_, err = tx.Exec(`UPDATE spans SET text = ?, comment = ?, source_id = ? WHERE id = ?`, sp.Text, sp.Comment, sp.SourceID, sp.ID)
+		require.NoError(t, err)
+	}
+	_, err = tx.Exec(`UPDATE corpora SET data_key = NULL, data_key_id = ''`)
+	require.NoError(t, err)
+	_, err = tx.Exec(`DELETE FROM schema_steps WHERE name = 'seal-original-corpora'`)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	_, err = st.DB.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	data, err := os.ReadFile(dsn)
+	require.NoError(t, err)
+	require.Len(t, leaked(data, originals), len(originals), "the old file holds every original in clear")
+
+	st, err = store.Open(ctx, dsn, store.WithKeys(keys.Config{}))
+	require.NoError(t, err)
+	again, err := st.LoadDocuments(ctx, src, "gold")
+	require.NoError(t, err)
+	assert.Equal(t, docs, again)
+	require.NoError(t, st.Close())
+	var raw []byte
+	for _, f := range []string{dsn, dsn + "-wal", dsn + "-shm"} {
+		data, err := os.ReadFile(f)
+		if !os.IsNotExist(err) {
+			require.NoError(t, err)
+			raw = append(raw, data...)
+		}
+	}
+	assert.Empty(t, leaked(sealedRun.ReplaceAll(raw, []byte{0}), originals), "originals left in the upgraded file (free pages included)")
 }
