@@ -26,6 +26,10 @@ import (
 // sealedRun is a run of base64 as long as a sealed value's at least.
 var sealedRun = regexp.MustCompile(`[A-Za-z0-9+/]{38,}`)
 
+// shortNumber is a value a file holds by chance: in a time ("2039-" of a
+// created_at) or a number column, which the store keeps in clear.
+var shortNumber = regexp.MustCompile(`^[0-9 :/.-]{1,7}$`)
+
 // crafted is a note whose span carries an original in its source id and its
 // comment (issue 60's finding 1), beside MEDDOCAN's.
 var crafted = pipeline.Document{ID: "crafted-1", Patient: "crafted", Text: "Seen by Harlan Valdez on 3/4/2090.",
@@ -87,7 +91,7 @@ func TestOriginalsSealedAtRest(t *testing.T) {
 				for _, sp := range d.Spans {
 					for _, v := range []string{sp.Text, sp.Comment, sp.ID} {
 						switch {
-						case len(v) < 4 || seen[v]:
+						case len(v) < 4 || seen[v] || shortNumber.MatchString(v):
 						case bytes.Contains(clear.Bytes(), []byte(v)):
 							inClear++
 						default:
@@ -116,7 +120,8 @@ func TestOriginalsSealedAtRest(t *testing.T) {
 			require.NoError(t, rows.Err())
 			rows.Close()
 			craftedValues := []string{"Harlan Valdez MRN 4471123", "also called Rosalind Quarrington", "Harlan Valdez"}
-			assert.Empty(t, leaked(sourceRows.Bytes(), append(craftedValues, originals...)), "originals in the source corpus's spans")
+			assert.Empty(t, leaked(sealedRun.ReplaceAll(sourceRows.Bytes(), []byte{0}), append(craftedValues, originals...)),
+				"originals in the source corpus's spans")
 
 			var raw []byte
 			if b == storetest.SQLite {
