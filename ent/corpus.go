@@ -35,6 +35,10 @@ type Corpus struct {
 	CheckResolution map[string]interface{} `json:"check_resolution,omitempty"`
 	// how the corpus names its notes and patients: by the source's ids (an import's own, or a surrogate corpus made before 6 December 2026) or by keyed pseudonyms of its source's ids, as resynthesis names them; curators read the pairs (deidcorpus resynth ids)
 	Ids corpus.Ids `json:"ids,omitempty"`
+	// the key that seals an original corpus's note and span text at rest, wrapped (AES-GCM) by the key ring's key data_key_id; empty for surrogate corpora
+	DataKey []byte `json:"-"`
+	// the key ring's key that wraps data_key
+	DataKeyID string `json:"data_key_id,omitempty"`
 	// how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// how the corpus was made: imported, created empty, derived by a tag-set mapping, resynthesized, generated (synth), or the demo's corpus, whose demo jobs the server runs
@@ -130,11 +134,11 @@ func (*Corpus) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case corpus.FieldCheckResolution, corpus.FieldProvenance, corpus.FieldResynthesis:
+		case corpus.FieldCheckResolution, corpus.FieldDataKey, corpus.FieldProvenance, corpus.FieldResynthesis:
 			values[i] = new([]byte)
 		case corpus.FieldID, corpus.FieldCheckFindings, corpus.FieldSourceID, corpus.FieldContentVersion:
 			values[i] = new(sql.NullInt64)
-		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus, corpus.FieldIds, corpus.FieldOrigin, corpus.FieldState:
+		case corpus.FieldName, corpus.FieldDescription, corpus.FieldTagset, corpus.FieldKind, corpus.FieldCheckStatus, corpus.FieldIds, corpus.FieldDataKeyID, corpus.FieldOrigin, corpus.FieldState:
 			values[i] = new(sql.NullString)
 		case corpus.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -208,6 +212,18 @@ func (_m *Corpus) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field ids", values[i])
 			} else if value.Valid {
 				_m.Ids = corpus.Ids(value.String)
+			}
+		case corpus.FieldDataKey:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field data_key", values[i])
+			} else if value != nil {
+				_m.DataKey = *value
+			}
+		case corpus.FieldDataKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field data_key_id", values[i])
+			} else if value.Valid {
+				_m.DataKeyID = value.String
 			}
 		case corpus.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -340,6 +356,11 @@ func (_m *Corpus) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("ids=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Ids))
+	builder.WriteString(", ")
+	builder.WriteString("data_key=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("data_key_id=")
+	builder.WriteString(_m.DataKeyID)
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))

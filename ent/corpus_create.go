@@ -124,6 +124,26 @@ func (_c *CorpusCreate) SetNillableIds(v *corpus.Ids) *CorpusCreate {
 	return _c
 }
 
+// SetDataKey sets the "data_key" field.
+func (_c *CorpusCreate) SetDataKey(v []byte) *CorpusCreate {
+	_c.mutation.SetDataKey(v)
+	return _c
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (_c *CorpusCreate) SetDataKeyID(v string) *CorpusCreate {
+	_c.mutation.SetDataKeyID(v)
+	return _c
+}
+
+// SetNillableDataKeyID sets the "data_key_id" field if the given value is not nil.
+func (_c *CorpusCreate) SetNillableDataKeyID(v *string) *CorpusCreate {
+	if v != nil {
+		_c.SetDataKeyID(*v)
+	}
+	return _c
+}
+
 // SetProvenance sets the "provenance" field.
 func (_c *CorpusCreate) SetProvenance(v map[string]interface{}) *CorpusCreate {
 	_c.mutation.SetProvenance(v)
@@ -340,6 +360,10 @@ func (_c *CorpusCreate) defaults() {
 		v := corpus.DefaultIds
 		_c.mutation.SetIds(v)
 	}
+	if _, ok := _c.mutation.DataKeyID(); !ok {
+		v := corpus.DefaultDataKeyID
+		_c.mutation.SetDataKeyID(v)
+	}
 	if _, ok := _c.mutation.Origin(); !ok {
 		v := corpus.DefaultOrigin
 		_c.mutation.SetOrigin(v)
@@ -400,6 +424,9 @@ func (_c *CorpusCreate) check() error {
 		if err := corpus.IdsValidator(v); err != nil {
 			return &ValidationError{Name: "ids", err: fmt.Errorf(`ent: validator failed for field "Corpus.ids": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.DataKeyID(); !ok {
+		return &ValidationError{Name: "data_key_id", err: errors.New(`ent: missing required field "Corpus.data_key_id"`)}
 	}
 	if _, ok := _c.mutation.Origin(); !ok {
 		return &ValidationError{Name: "origin", err: errors.New(`ent: missing required field "Corpus.origin"`)}
@@ -481,6 +508,14 @@ func (_c *CorpusCreate) createSpec() (*Corpus, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Ids(); ok {
 		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
 		_node.Ids = value
+	}
+	if value, ok := _c.mutation.DataKey(); ok {
+		_spec.SetField(corpus.FieldDataKey, field.TypeBytes, value)
+		_node.DataKey = value
+	}
+	if value, ok := _c.mutation.DataKeyID(); ok {
+		_spec.SetField(corpus.FieldDataKeyID, field.TypeString, value)
+		_node.DataKeyID = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -747,6 +782,36 @@ func (u *CorpusUpsert) SetIds(v corpus.Ids) *CorpusUpsert {
 // UpdateIds sets the "ids" field to the value that was provided on create.
 func (u *CorpusUpsert) UpdateIds() *CorpusUpsert {
 	u.SetExcluded(corpus.FieldIds)
+	return u
+}
+
+// SetDataKey sets the "data_key" field.
+func (u *CorpusUpsert) SetDataKey(v []byte) *CorpusUpsert {
+	u.Set(corpus.FieldDataKey, v)
+	return u
+}
+
+// UpdateDataKey sets the "data_key" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateDataKey() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldDataKey)
+	return u
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (u *CorpusUpsert) ClearDataKey() *CorpusUpsert {
+	u.SetNull(corpus.FieldDataKey)
+	return u
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (u *CorpusUpsert) SetDataKeyID(v string) *CorpusUpsert {
+	u.Set(corpus.FieldDataKeyID, v)
+	return u
+}
+
+// UpdateDataKeyID sets the "data_key_id" field to the value that was provided on create.
+func (u *CorpusUpsert) UpdateDataKeyID() *CorpusUpsert {
+	u.SetExcluded(corpus.FieldDataKeyID)
 	return u
 }
 
@@ -1020,6 +1085,41 @@ func (u *CorpusUpsertOne) SetIds(v corpus.Ids) *CorpusUpsertOne {
 func (u *CorpusUpsertOne) UpdateIds() *CorpusUpsertOne {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateIds()
+	})
+}
+
+// SetDataKey sets the "data_key" field.
+func (u *CorpusUpsertOne) SetDataKey(v []byte) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetDataKey(v)
+	})
+}
+
+// UpdateDataKey sets the "data_key" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateDataKey() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateDataKey()
+	})
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (u *CorpusUpsertOne) ClearDataKey() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearDataKey()
+	})
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (u *CorpusUpsertOne) SetDataKeyID(v string) *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetDataKeyID(v)
+	})
+}
+
+// UpdateDataKeyID sets the "data_key_id" field to the value that was provided on create.
+func (u *CorpusUpsertOne) UpdateDataKeyID() *CorpusUpsertOne {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateDataKeyID()
 	})
 }
 
@@ -1476,6 +1576,41 @@ func (u *CorpusUpsertBulk) SetIds(v corpus.Ids) *CorpusUpsertBulk {
 func (u *CorpusUpsertBulk) UpdateIds() *CorpusUpsertBulk {
 	return u.Update(func(s *CorpusUpsert) {
 		s.UpdateIds()
+	})
+}
+
+// SetDataKey sets the "data_key" field.
+func (u *CorpusUpsertBulk) SetDataKey(v []byte) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetDataKey(v)
+	})
+}
+
+// UpdateDataKey sets the "data_key" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateDataKey() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateDataKey()
+	})
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (u *CorpusUpsertBulk) ClearDataKey() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.ClearDataKey()
+	})
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (u *CorpusUpsertBulk) SetDataKeyID(v string) *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.SetDataKeyID(v)
+	})
+}
+
+// UpdateDataKeyID sets the "data_key_id" field to the value that was provided on create.
+func (u *CorpusUpsertBulk) UpdateDataKeyID() *CorpusUpsertBulk {
+	return u.Update(func(s *CorpusUpsert) {
+		s.UpdateDataKeyID()
 	})
 }
 

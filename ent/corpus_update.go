@@ -150,6 +150,32 @@ func (_u *CorpusUpdate) SetNillableIds(v *corpus.Ids) *CorpusUpdate {
 	return _u
 }
 
+// SetDataKey sets the "data_key" field.
+func (_u *CorpusUpdate) SetDataKey(v []byte) *CorpusUpdate {
+	_u.mutation.SetDataKey(v)
+	return _u
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (_u *CorpusUpdate) ClearDataKey() *CorpusUpdate {
+	_u.mutation.ClearDataKey()
+	return _u
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (_u *CorpusUpdate) SetDataKeyID(v string) *CorpusUpdate {
+	_u.mutation.SetDataKeyID(v)
+	return _u
+}
+
+// SetNillableDataKeyID sets the "data_key_id" field if the given value is not nil.
+func (_u *CorpusUpdate) SetNillableDataKeyID(v *string) *CorpusUpdate {
+	if v != nil {
+		_u.SetDataKeyID(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *CorpusUpdate) SetProvenance(v map[string]interface{}) *CorpusUpdate {
 	_u.mutation.SetProvenance(v)
@@ -538,6 +564,15 @@ func (_u *CorpusUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Ids(); ok {
 		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.DataKey(); ok {
+		_spec.SetField(corpus.FieldDataKey, field.TypeBytes, value)
+	}
+	if _u.mutation.DataKeyCleared() {
+		_spec.ClearField(corpus.FieldDataKey, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.DataKeyID(); ok {
+		_spec.SetField(corpus.FieldDataKeyID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)
@@ -930,6 +965,32 @@ func (_u *CorpusUpdateOne) SetIds(v corpus.Ids) *CorpusUpdateOne {
 func (_u *CorpusUpdateOne) SetNillableIds(v *corpus.Ids) *CorpusUpdateOne {
 	if v != nil {
 		_u.SetIds(*v)
+	}
+	return _u
+}
+
+// SetDataKey sets the "data_key" field.
+func (_u *CorpusUpdateOne) SetDataKey(v []byte) *CorpusUpdateOne {
+	_u.mutation.SetDataKey(v)
+	return _u
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (_u *CorpusUpdateOne) ClearDataKey() *CorpusUpdateOne {
+	_u.mutation.ClearDataKey()
+	return _u
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (_u *CorpusUpdateOne) SetDataKeyID(v string) *CorpusUpdateOne {
+	_u.mutation.SetDataKeyID(v)
+	return _u
+}
+
+// SetNillableDataKeyID sets the "data_key_id" field if the given value is not nil.
+func (_u *CorpusUpdateOne) SetNillableDataKeyID(v *string) *CorpusUpdateOne {
+	if v != nil {
+		_u.SetDataKeyID(*v)
 	}
 	return _u
 }
@@ -1352,6 +1413,15 @@ func (_u *CorpusUpdateOne) sqlSave(ctx context.Context) (_node *Corpus, err erro
 	}
 	if value, ok := _u.mutation.Ids(); ok {
 		_spec.SetField(corpus.FieldIds, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.DataKey(); ok {
+		_spec.SetField(corpus.FieldDataKey, field.TypeBytes, value)
+	}
+	if _u.mutation.DataKeyCleared() {
+		_spec.ClearField(corpus.FieldDataKey, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.DataKeyID(); ok {
+		_spec.SetField(corpus.FieldDataKeyID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(corpus.FieldProvenance, field.TypeJSON, value)

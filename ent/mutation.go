@@ -3618,6 +3618,8 @@ type CorpusMutation struct {
 	addcheck_findings      *int
 	check_resolution       *map[string]interface{}
 	ids                    *corpus.Ids
+	data_key               *[]byte
+	data_key_id            *string
 	provenance             *map[string]interface{}
 	origin                 *corpus.Origin
 	source_id              *int
@@ -4065,6 +4067,91 @@ func (m *CorpusMutation) OldIds(ctx context.Context) (v corpus.Ids, err error) {
 // ResetIds resets all changes to the "ids" field.
 func (m *CorpusMutation) ResetIds() {
 	m.ids = nil
+}
+
+// SetDataKey sets the "data_key" field.
+func (m *CorpusMutation) SetDataKey(b []byte) {
+	m.data_key = &b
+}
+
+// DataKey returns the value of the "data_key" field in the mutation.
+func (m *CorpusMutation) DataKey() (r []byte, exists bool) {
+	v := m.data_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDataKey returns the old "data_key" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldDataKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDataKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDataKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDataKey: %w", err)
+	}
+	return oldValue.DataKey, nil
+}
+
+// ClearDataKey clears the value of the "data_key" field.
+func (m *CorpusMutation) ClearDataKey() {
+	m.data_key = nil
+	m.clearedFields[corpus.FieldDataKey] = struct{}{}
+}
+
+// DataKeyCleared returns if the "data_key" field was cleared in this mutation.
+func (m *CorpusMutation) DataKeyCleared() bool {
+	_, ok := m.clearedFields[corpus.FieldDataKey]
+	return ok
+}
+
+// ResetDataKey resets all changes to the "data_key" field.
+func (m *CorpusMutation) ResetDataKey() {
+	m.data_key = nil
+	delete(m.clearedFields, corpus.FieldDataKey)
+}
+
+// SetDataKeyID sets the "data_key_id" field.
+func (m *CorpusMutation) SetDataKeyID(s string) {
+	m.data_key_id = &s
+}
+
+// DataKeyID returns the value of the "data_key_id" field in the mutation.
+func (m *CorpusMutation) DataKeyID() (r string, exists bool) {
+	v := m.data_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDataKeyID returns the old "data_key_id" field's value of the Corpus entity.
+// If the Corpus object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CorpusMutation) OldDataKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDataKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDataKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDataKeyID: %w", err)
+	}
+	return oldValue.DataKeyID, nil
+}
+
+// ResetDataKeyID resets all changes to the "data_key_id" field.
+func (m *CorpusMutation) ResetDataKeyID() {
+	m.data_key_id = nil
 }
 
 // SetProvenance sets the "provenance" field.
@@ -4703,7 +4790,7 @@ func (m *CorpusMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CorpusMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 17)
 	if m.name != nil {
 		fields = append(fields, corpus.FieldName)
 	}
@@ -4727,6 +4814,12 @@ func (m *CorpusMutation) Fields() []string {
 	}
 	if m.ids != nil {
 		fields = append(fields, corpus.FieldIds)
+	}
+	if m.data_key != nil {
+		fields = append(fields, corpus.FieldDataKey)
+	}
+	if m.data_key_id != nil {
+		fields = append(fields, corpus.FieldDataKeyID)
 	}
 	if m.provenance != nil {
 		fields = append(fields, corpus.FieldProvenance)
@@ -4773,6 +4866,10 @@ func (m *CorpusMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckResolution()
 	case corpus.FieldIds:
 		return m.Ids()
+	case corpus.FieldDataKey:
+		return m.DataKey()
+	case corpus.FieldDataKeyID:
+		return m.DataKeyID()
 	case corpus.FieldProvenance:
 		return m.Provenance()
 	case corpus.FieldOrigin:
@@ -4812,6 +4909,10 @@ func (m *CorpusMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCheckResolution(ctx)
 	case corpus.FieldIds:
 		return m.OldIds(ctx)
+	case corpus.FieldDataKey:
+		return m.OldDataKey(ctx)
+	case corpus.FieldDataKeyID:
+		return m.OldDataKeyID(ctx)
 	case corpus.FieldProvenance:
 		return m.OldProvenance(ctx)
 	case corpus.FieldOrigin:
@@ -4890,6 +4991,20 @@ func (m *CorpusMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetIds(v)
+		return nil
+	case corpus.FieldDataKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDataKey(v)
+		return nil
+	case corpus.FieldDataKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDataKeyID(v)
 		return nil
 	case corpus.FieldProvenance:
 		v, ok := value.(map[string]interface{})
@@ -5012,6 +5127,9 @@ func (m *CorpusMutation) ClearedFields() []string {
 	if m.FieldCleared(corpus.FieldCheckResolution) {
 		fields = append(fields, corpus.FieldCheckResolution)
 	}
+	if m.FieldCleared(corpus.FieldDataKey) {
+		fields = append(fields, corpus.FieldDataKey)
+	}
 	if m.FieldCleared(corpus.FieldProvenance) {
 		fields = append(fields, corpus.FieldProvenance)
 	}
@@ -5037,6 +5155,9 @@ func (m *CorpusMutation) ClearField(name string) error {
 	switch name {
 	case corpus.FieldCheckResolution:
 		m.ClearCheckResolution()
+		return nil
+	case corpus.FieldDataKey:
+		m.ClearDataKey()
 		return nil
 	case corpus.FieldProvenance:
 		m.ClearProvenance()
@@ -5078,6 +5199,12 @@ func (m *CorpusMutation) ResetField(name string) error {
 		return nil
 	case corpus.FieldIds:
 		m.ResetIds()
+		return nil
+	case corpus.FieldDataKey:
+		m.ResetDataKey()
+		return nil
+	case corpus.FieldDataKeyID:
+		m.ResetDataKeyID()
 		return nil
 	case corpus.FieldProvenance:
 		m.ResetProvenance()

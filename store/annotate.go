@@ -229,9 +229,13 @@ func (e *editing) reverse(ctx context.Context, last *ent.SpanEdit) (*ent.Span, e
 		cat, typ := unlabel(last.BeforeLabel)
 		start, end := *last.BeforeStart, *last.BeforeEnd
 		// The same id: edits made before the removal name it.
-		_, err := e.tx.ExecContext(ctx, e.s.rebind(`INSERT INTO spans (id, document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id, split, note_type)
+		seal, err := e.s.setSeal(ctx, e.set.ID)
+		if err != nil {
+			return nil, err
+		}
+		_, err = e.tx.ExecContext(ctx, e.s.rebind(`INSERT INTO spans (id, document_id, annotation_set_id, "start", "end", text, category, "type", comment, source_id, split, note_type)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', ?, ?)`),
-			last.SpanID, e.doc.ID, e.set.ID, start, end, string(e.runes[start:end]), cat, typ, string(e.doc.Split), e.doc.NoteType)
+			last.SpanID, e.doc.ID, e.set.ID, start, end, seal.seal(fieldSpanText, string(e.runes[start:end])), cat, typ, string(e.doc.Split), e.doc.NoteType)
 		if err != nil {
 			return nil, err
 		}

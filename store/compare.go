@@ -127,6 +127,10 @@ func fieldError(field string, err error) error {
 // a time into one reused buffer; those of one split only for a set that
 // covers one (see coveredSplit).
 func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, split string, sd *stats.Side) error {
+	seal, err := s.corpusSeal(ctx, corpusID)
+	if err != nil {
+		return err
+	}
 	query, args := `SELECT text FROM documents WHERE corpus_id = ?`, []any{corpusID}
 	if split != "" {
 		query, args = query+` AND split = ?`, append(args, split)
@@ -141,7 +145,11 @@ func (s *Store) streamTexts(ctx context.Context, q querier, corpusID int, split 
 		if err := rows.Scan(&text); err != nil {
 			return err
 		}
-		sd.AddDocument(text)
+		plain, err := seal.open(fieldDocText, text)
+		if err != nil {
+			return err
+		}
+		sd.AddDocument(plain)
 	}
 	return rows.Err()
 }
@@ -215,6 +223,10 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 		}
 		clear(names)
 	}
+	seal, err := s.setSeal(ctx, set.ID)
+	if err != nil {
+		return nil, err
+	}
 	err = s.readOnce(ctx, func(ctx context.Context, q querier) error {
 		labels, err := s.setLabels(ctx, q, set.ID)
 		if err != nil {
@@ -241,7 +253,11 @@ func (s *Store) NamePatterns(ctx context.Context, c *ent.Corpus, setName string)
 			if err := rows.Scan(&text); err != nil {
 				return fmt.Errorf("read names: %w", err)
 			}
-			names[string(text)]++
+			name, err := seal.open(fieldSpanText, text)
+			if err != nil {
+				return err
+			}
+			names[string(name)]++
 			if len(names) >= namesHeld {
 				flush()
 			}

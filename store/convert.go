@@ -353,6 +353,10 @@ func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(
 	for _, id := range docIDs {
 		args = append(args, id)
 	}
+	seal, err := s.setSeal(ctx, setID)
+	if err != nil {
+		return err
+	}
 	rows, err := s.reader().QueryContext(ctx, s.rebind(`SELECT document_id, "start", "end", text, category, "type", comment, source_id
 		FROM spans WHERE annotation_set_id = ? AND document_id IN (?`+strings.Repeat(", ?", len(docIDs)-1)+`)
 		ORDER BY document_id, "start", "end", id`), args...)
@@ -377,6 +381,11 @@ func (s *Store) loadSpans(ctx context.Context, setID int, docIDs []int, fn func(
 			return err
 		}
 		sp.Category, sp.Type = label(category), label(typ)
+		if seal != nil {
+			if err := seal.openPipelineSpan(&sp); err != nil {
+				return err
+			}
+		}
 		fn(doc, sp)
 	}
 	return rows.Err()

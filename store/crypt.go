@@ -12,6 +12,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
+	"deidcorpus/ent/corpus"
 	"deidcorpus/ent/surrogatemapping"
 	"deidcorpus/internal/keys"
 )
@@ -35,6 +36,9 @@ func (s *Store) KeyRing() (*keys.Ring, error) {
 		// An in-memory database dies with the process, and so may its key.
 		s.ring = keys.New()
 		return s.ring, nil
+	}
+	if err := s.keyFileLost(cfg); err != nil {
+		return nil, err
 	}
 	r, created, err := cfg.Open()
 	if err != nil {
@@ -152,13 +156,26 @@ func (s *Store) KeyUsage(ctx context.Context) ([]KeyUse, error) {
 	return out, nil
 }
 
+// Reencrypted counts what Reencrypt moved under the ring's current key.
+type Reencrypted struct {
+	Mappings, Artifacts int
+	// Corpora whose data key was wrapped again: their notes and spans stay
+	// sealed under the same data key (see rewrapDataKeys).
+	Corpora int
+}
+
 // Reencrypt makes r the store's ring and re-encrypts, in one transaction,
-// every mapping and sealed artifact not yet under r's current key. Every key
-// they use must still be in r. It returns how many of each it re-encrypted.
-func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifacts int, err error) {
+// every mapping and sealed artifact not yet under r's current key, and
+// wraps again every corpus's data key not yet under it. Every key they use
+// must still be in r.
+func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (Reencrypted, error) {
 	cur := r.Current()
-	n := 0
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
+	var out Reencrypted
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		if out.Corpora, err = rewrapDataKeys(ctx, tx, r); err != nil {
+			return err
+		}
 		as, err := tx.Artifact.Query().Where(artifact.KeyIDNEQ(""), artifact.KeyIDNEQ(cur)).All(ctx)
 		if err != nil {
 			return err
@@ -171,7 +188,7 @@ func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifact
 			if err := sealArtifact(ctx, tx, r, a, pt); err != nil {
 				return err
 			}
-			artifacts++
+			out.Artifacts++
 		}
 		ms, err := tx.SurrogateMapping.Query().Where(surrogatemapping.KeyIDNEQ(cur)).
 			Order(ent.Asc(surrogatemapping.FieldID)).All(ctx)
@@ -188,17 +205,44 @@ func (s *Store) Reencrypt(ctx context.Context, r *keys.Ring) (mappings, artifact
 				SetKeyID(keyID).Exec(ctx); err != nil {
 				return err
 			}
-			n++
+			out.Mappings++
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return Reencrypted{}, err
 	}
 	s.ringMu.Lock()
 	s.ring = r
 	s.ringMu.Unlock()
-	return n, artifacts, nil
+	return out, nil
+}
+
+// rewrapDataKeys wraps every corpus data key not under r's current key
+// under it. The notes and spans are not sealed again: a data key is random,
+// its corpus's own, and never stored unwrapped, so wrapping it anew retires
+// the old ring key for the corpus at the cost of one row, where sealing the
+// rows again would rewrite every note and span (most of the database). What
+// it does not do: whoever kept both the old key file and a copy of the
+// database from before keeps the data key, and so reads notes added later;
+// against that, export and re-import the corpus (a new corpus, a new data key).
+func rewrapDataKeys(ctx context.Context, tx *ent.Tx, r *keys.Ring) (int, error) {
+	cs, err := tx.Corpus.Query().Where(corpus.DataKeyIDNEQ(""), corpus.DataKeyIDNEQ(r.Current())).
+		Select(corpus.FieldID, corpus.FieldDataKey, corpus.FieldDataKeyID).All(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		key, err := r.Decrypt(c.DataKeyID, c.DataKey, dataKeyAD)
+		if err != nil {
+			return 0, fmt.Errorf("corpus %d's data key: %w", c.ID, err)
+		}
+		keyID, wrapped := r.Encrypt(key, dataKeyAD)
+		if err := tx.Corpus.UpdateOneID(c.ID).SetDataKey(wrapped).SetDataKeyID(keyID).Exec(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return len(cs), nil
 }
 
 // sealArtifact stores plaintext as a stored artifact's data, encrypted under

@@ -231,10 +231,10 @@ func TestFailedImportLeavesACorpusAnotherWroteTo(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			files := synthFiles(t, 400)
 			dsn := storetest.DSN(t, b)
-			s, err := store.Open(context.Background(), dsn)
+			s, err := store.Open(context.Background(), dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			defer s.Close()
-			other, err := store.Open(context.Background(), dsn)
+			other, err := store.Open(context.Background(), dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			defer other.Close()
 

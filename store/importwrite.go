@@ -233,7 +233,8 @@ func (s *Store) insertDocumentSpans(ctx context.Context, tx *ent.Tx, setID int, 
 // end, text, category, type, comment, source id, and the document's split and
 // note type).
 var spanInsert = rowInsert{table: "spans",
-	columns: []string{"document_id", "annotation_set_id", `"start"`, `"end"`, "text", "category", `"type"`, "comment", "source_id", "split", "note_type"}}
+	columns: []string{"document_id", "annotation_set_id", `"start"`, `"end"`, "text", "category", `"type"`, "comment", "source_id", "split", "note_type"},
+	seal:    &rowSeal{set: 1, fields: map[int]string{4: fieldSpanText, 7: fieldSpanNote, 8: fieldSpanSource}}}
 
 // insertSpans writes spans given as rows of spanInsert's arguments.
 func (s *Store) insertSpans(ctx context.Context, tx *ent.Tx, args []any) error {

@@ -17,11 +17,42 @@ import (
 type rowInsert struct {
 	table   string
 	columns []string // quoted where a dialect needs it
+	seal    *rowSeal // the columns sealed in an original corpus, if any
+}
+
+// rowSeal names the columns of a row that are sealed in an original corpus
+// (seal.go), and the column that gives the row's annotation set.
+type rowSeal struct {
+	set    int
+	fields map[int]string // column -> sealed field
+}
+
+// sealRows seals, in place, the sealed columns of rows in a sealed corpus.
+func (s *Store) sealRows(ctx context.Context, in *rowInsert, args []any) error {
+	n := len(in.columns)
+	for i := 0; i+n <= len(args); i += n {
+		c, err := s.setSeal(ctx, args[i+in.seal.set].(int))
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			continue
+		}
+		for col, field := range in.seal.fields {
+			args[i+col] = c.seal(field, args[i+col].(string))
+		}
+	}
+	return nil
 }
 
 // insertRows writes rows given as len(in.columns) arguments each, spanBatch
 // rows to a statement.
 func (s *Store) insertRows(ctx context.Context, tx *ent.Tx, in *rowInsert, args []any) error {
+	if in.seal != nil {
+		if err := s.sealRows(ctx, in, args); err != nil {
+			return err
+		}
+	}
 	per := len(in.columns) * spanBatch
 	for len(args) > 0 {
 		n := min(len(args), per)

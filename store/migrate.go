@@ -63,6 +63,8 @@ var steps = []step{
 	{name: "seal-check-reports", raw: (*Store).sealLegacyCheckReports},
 	{name: "type-corpus-state", tx: typeCorpusState},
 	{name: "renumber-surrogate-span-ids", tx: renumberSurrogateSpanIDs},
+	{name: "seal-original-corpora", raw: (*Store).sealOriginalCorpora},
+	{name: "seal-external-endpoints", raw: (*Store).sealExternalEndpoints},
 }
 
 // migrate brings the database's schema and data up to date: the early
@@ -490,7 +492,7 @@ func (s *Store) sealLegacyCheckReports(ctx context.Context) (secretsGone bool, e
 // no free page (or, on PostgreSQL, dead tuple) still holds them.
 func (s *Store) compact(ctx context.Context) error {
 	if s.Dialect == dialect.Postgres {
-		_, err := s.DB.ExecContext(ctx, `VACUUM FULL surrogate_mappings, artifacts`)
+		_, err := s.DB.ExecContext(ctx, `VACUUM FULL surrogate_mappings, artifacts, documents, spans`)
 		return err
 	}
 	if _, err := s.DB.ExecContext(ctx, `VACUUM`); err != nil {

@@ -517,6 +517,10 @@ func (c *spanCount) groupCounts() []Group {
 // only. Only what is asked crosses from the database: with modernc's SQLite
 // a column read costs about as much as the row's lookup.
 func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids idRange, cols []string, fn func(text []byte, values [][]byte)) error {
+	seal, err := s.setSeal(ctx, setID)
+	if err != nil {
+		return err
+	}
 	query := `SELECT text`
 	for _, c := range cols {
 		query += ", " + c
@@ -539,7 +543,11 @@ func (s *Store) eachSpan(ctx context.Context, q querier, setID int, ids idRange,
 		for i := range values {
 			values[i] = raw[1+i]
 		}
-		fn(raw[0], values)
+		text, err := seal.open(fieldSpanText, raw[0])
+		if err != nil {
+			return err
+		}
+		fn(text, values)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read spans: %w", err)

@@ -74,7 +74,7 @@ func TestStatisticsGroupings(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()
 			dsn := storetest.DSN(t, b)
-			s, err := store.Open(ctx, dsn)
+			s, err := store.Open(ctx, dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			_, err = s.ImportDocuments(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014"}, docs)
 			require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestStatisticsGroupings(t *testing.T) {
 				require.NoError(t, err, q)
 			}
 			require.NoError(t, s.Close())
-			s, err = store.Open(ctx, dsn)
+			s, err = store.Open(ctx, dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			defer s.Close()
 			check(t, s, "gold", docs)

@@ -26,10 +26,10 @@ func TestStatisticsCacheFollowsWrites(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()
 			dsn := storetest.DSN(t, b)
-			reader, err := store.Open(ctx, dsn)
+			reader, err := store.Open(ctx, dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			defer reader.Close()
-			writer, err := store.Open(ctx, dsn)
+			writer, err := store.Open(ctx, dsn, storetest.SharedKey())
 			require.NoError(t, err)
 			defer writer.Close()
 			fresh := func() *store.Statistics {
@@ -259,7 +259,7 @@ func synthDocs(t *testing.T, patients int, seed uint64) []pipeline.Document {
 // openStore opens another store on the database, as another process would.
 func openStore(t *testing.T, dsn string) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), dsn)
+	s, err := store.Open(context.Background(), dsn, storetest.SharedKey())
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

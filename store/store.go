@@ -63,6 +63,7 @@ type Store struct {
 	clock  Clock // see WithClock
 	ringMu sync.Mutex
 	ring   *keys.Ring // loaded on first use (see Keys)
+	seals  sealCache  // the corpora's data keys (seal.go)
 }
 
 // pgIdleConns is the number of idle PostgreSQL connections kept for reuse.
@@ -205,7 +206,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	} else {
 		s.Client = ent.NewClient(ent.Driver(entsql.OpenDB(s.Dialect, s.DB)))
 	}
-	if err := s.migrate(ctx, func() { auth.Install(s.Client) }); err != nil {
+	if err := s.migrate(ctx, func() { auth.Install(s.Client); s.installSeals() }); err != nil {
 		s.Close()
 		return nil, err
 	}

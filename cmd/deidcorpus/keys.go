@@ -182,11 +182,12 @@ func rotateKeys(ctx context.Context, e *env, dsn string) error {
 	if err := ring.Save(path); err != nil {
 		return err
 	}
-	n, sealed, err := st.Reencrypt(ctx, ring)
+	n, err := st.Reencrypt(ctx, ring)
 	if err != nil {
 		return fmt.Errorf("key %s is in %s, but re-encrypting the mappings failed (rerun 'deidcorpus keys rotate' or keep using the older keys): %w", id, path, err)
 	}
-	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %s and %s\n", id, path, old, counted(n, "mapping"), counted(sealed, "check report"))
+	fmt.Fprintf(e.stdout, "added key %s to %s (was %s); re-encrypted %s and %s, wrapped again the data keys of %s\n", id, path, old,
+		counted(n.Mappings, "mapping"), counted(n.Artifacts, "check report"), counted(n.Corpora, "original corpus"))
 	return keyStatus(ctx, e, st)
 }
 

@@ -33,6 +33,10 @@ const (
 	FieldCheckResolution = "check_resolution"
 	// FieldIds holds the string denoting the ids field in the database.
 	FieldIds = "ids"
+	// FieldDataKey holds the string denoting the data_key field in the database.
+	FieldDataKey = "data_key"
+	// FieldDataKeyID holds the string denoting the data_key_id field in the database.
+	FieldDataKeyID = "data_key_id"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldOrigin holds the string denoting the origin field in the database.
@@ -105,6 +109,8 @@ var Columns = []string{
 	FieldCheckFindings,
 	FieldCheckResolution,
 	FieldIds,
+	FieldDataKey,
+	FieldDataKeyID,
 	FieldProvenance,
 	FieldOrigin,
 	FieldSourceID,
@@ -139,6 +145,8 @@ var (
 	DefaultTagset string
 	// DefaultCheckFindings holds the default value on creation for the "check_findings" field.
 	DefaultCheckFindings int
+	// DefaultDataKeyID holds the default value on creation for the "data_key_id" field.
+	DefaultDataKeyID string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultContentVersion holds the default value on creation for the "content_version" field.
@@ -323,6 +331,11 @@ func ByCheckFindings(opts ...sql.OrderTermOption) OrderOption {
 // ByIds orders the results by the ids field.
 func ByIds(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldIds, opts...).ToFunc()
+}
+
+// ByDataKeyID orders the results by the data_key_id field.
+func ByDataKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDataKeyID, opts...).ToFunc()
 }
 
 // ByOrigin orders the results by the origin field.

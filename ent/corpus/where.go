@@ -75,6 +75,16 @@ func CheckFindings(v int) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldCheckFindings, v))
 }
 
+// DataKey applies equality check predicate on the "data_key" field. It's identical to DataKeyEQ.
+func DataKey(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldDataKey, v))
+}
+
+// DataKeyID applies equality check predicate on the "data_key_id" field. It's identical to DataKeyIDEQ.
+func DataKeyID(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldDataKeyID, v))
+}
+
 // SourceID applies equality check predicate on the "source_id" field. It's identical to SourceIDEQ.
 func SourceID(v int) predicate.Corpus {
 	return predicate.Corpus(sql.FieldEQ(FieldSourceID, v))
@@ -393,6 +403,121 @@ func IdsIn(vs ...Ids) predicate.Corpus {
 // IdsNotIn applies the NotIn predicate on the "ids" field.
 func IdsNotIn(vs ...Ids) predicate.Corpus {
 	return predicate.Corpus(sql.FieldNotIn(FieldIds, vs...))
+}
+
+// DataKeyEQ applies the EQ predicate on the "data_key" field.
+func DataKeyEQ(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldDataKey, v))
+}
+
+// DataKeyNEQ applies the NEQ predicate on the "data_key" field.
+func DataKeyNEQ(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldDataKey, v))
+}
+
+// DataKeyIn applies the In predicate on the "data_key" field.
+func DataKeyIn(vs ...[]byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldDataKey, vs...))
+}
+
+// DataKeyNotIn applies the NotIn predicate on the "data_key" field.
+func DataKeyNotIn(vs ...[]byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldDataKey, vs...))
+}
+
+// DataKeyGT applies the GT predicate on the "data_key" field.
+func DataKeyGT(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGT(FieldDataKey, v))
+}
+
+// DataKeyGTE applies the GTE predicate on the "data_key" field.
+func DataKeyGTE(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGTE(FieldDataKey, v))
+}
+
+// DataKeyLT applies the LT predicate on the "data_key" field.
+func DataKeyLT(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLT(FieldDataKey, v))
+}
+
+// DataKeyLTE applies the LTE predicate on the "data_key" field.
+func DataKeyLTE(v []byte) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLTE(FieldDataKey, v))
+}
+
+// DataKeyIsNil applies the IsNil predicate on the "data_key" field.
+func DataKeyIsNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldIsNull(FieldDataKey))
+}
+
+// DataKeyNotNil applies the NotNil predicate on the "data_key" field.
+func DataKeyNotNil() predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotNull(FieldDataKey))
+}
+
+// DataKeyIDEQ applies the EQ predicate on the "data_key_id" field.
+func DataKeyIDEQ(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEQ(FieldDataKeyID, v))
+}
+
+// DataKeyIDNEQ applies the NEQ predicate on the "data_key_id" field.
+func DataKeyIDNEQ(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNEQ(FieldDataKeyID, v))
+}
+
+// DataKeyIDIn applies the In predicate on the "data_key_id" field.
+func DataKeyIDIn(vs ...string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldIn(FieldDataKeyID, vs...))
+}
+
+// DataKeyIDNotIn applies the NotIn predicate on the "data_key_id" field.
+func DataKeyIDNotIn(vs ...string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldNotIn(FieldDataKeyID, vs...))
+}
+
+// DataKeyIDGT applies the GT predicate on the "data_key_id" field.
+func DataKeyIDGT(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGT(FieldDataKeyID, v))
+}
+
+// DataKeyIDGTE applies the GTE predicate on the "data_key_id" field.
+func DataKeyIDGTE(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldGTE(FieldDataKeyID, v))
+}
+
+// DataKeyIDLT applies the LT predicate on the "data_key_id" field.
+func DataKeyIDLT(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLT(FieldDataKeyID, v))
+}
+
+// DataKeyIDLTE applies the LTE predicate on the "data_key_id" field.
+func DataKeyIDLTE(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldLTE(FieldDataKeyID, v))
+}
+
+// DataKeyIDContains applies the Contains predicate on the "data_key_id" field.
+func DataKeyIDContains(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldContains(FieldDataKeyID, v))
+}
+
+// DataKeyIDHasPrefix applies the HasPrefix predicate on the "data_key_id" field.
+func DataKeyIDHasPrefix(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldHasPrefix(FieldDataKeyID, v))
+}
+
+// DataKeyIDHasSuffix applies the HasSuffix predicate on the "data_key_id" field.
+func DataKeyIDHasSuffix(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldHasSuffix(FieldDataKeyID, v))
+}
+
+// DataKeyIDEqualFold applies the EqualFold predicate on the "data_key_id" field.
+func DataKeyIDEqualFold(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldEqualFold(FieldDataKeyID, v))
+}
+
+// DataKeyIDContainsFold applies the ContainsFold predicate on the "data_key_id" field.
+func DataKeyIDContainsFold(v string) predicate.Corpus {
+	return predicate.Corpus(sql.FieldContainsFold(FieldDataKeyID, v))
 }
 
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.

@@ -120,6 +120,8 @@ var (
 		{Name: "check_findings", Type: field.TypeInt, Default: 0},
 		{Name: "check_resolution", Type: field.TypeJSON, Nullable: true},
 		{Name: "ids", Type: field.TypeEnum, Enums: []string{"source", "pseudonymous"}, Default: "source"},
+		{Name: "data_key", Type: field.TypeBytes, Nullable: true},
+		{Name: "data_key_id", Type: field.TypeString, Default: ""},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "origin", Type: field.TypeEnum, Enums: []string{"import", "created", "derived", "resynthesis", "synth", "demo"}, Default: "import"},
 		{Name: "source_id", Type: field.TypeInt, Nullable: true},

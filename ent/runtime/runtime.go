@@ -125,12 +125,16 @@ func init() {
 	corpusDescCheckFindings := corpusFields[5].Descriptor()
 	// corpus.DefaultCheckFindings holds the default value on creation for the check_findings field.
 	corpus.DefaultCheckFindings = corpusDescCheckFindings.Default.(int)
+	// corpusDescDataKeyID is the schema descriptor for data_key_id field.
+	corpusDescDataKeyID := corpusFields[9].Descriptor()
+	// corpus.DefaultDataKeyID holds the default value on creation for the data_key_id field.
+	corpus.DefaultDataKeyID = corpusDescDataKeyID.Default.(string)
 	// corpusDescCreatedAt is the schema descriptor for created_at field.
-	corpusDescCreatedAt := corpusFields[13].Descriptor()
+	corpusDescCreatedAt := corpusFields[15].Descriptor()
 	// corpus.DefaultCreatedAt holds the default value on creation for the created_at field.
 	corpus.DefaultCreatedAt = corpusDescCreatedAt.Default.(func() time.Time)
 	// corpusDescContentVersion is the schema descriptor for content_version field.
-	corpusDescContentVersion := corpusFields[14].Descriptor()
+	corpusDescContentVersion := corpusFields[16].Descriptor()
 	// corpus.DefaultContentVersion holds the default value on creation for the content_version field.
 	corpus.DefaultContentVersion = corpusDescContentVersion.Default.(int)
 	documentFields := schema.Document{}.Fields()

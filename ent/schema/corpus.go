@@ -45,6 +45,11 @@ func (Corpus) Fields() []ent.Field {
 			Comment("how the corpus names its notes and patients: by the source's ids (an import's own, or a surrogate " +
 				"corpus made before 6 December 2026) or by keyed pseudonyms of its source's ids, as resynthesis names them; " +
 				"curators read the pairs (deidcorpus resynth ids)"),
+		// Not in any GraphQL type: key material (wrapped), see store/seal.go.
+		field.Bytes("data_key").Optional().Sensitive().Annotations(entgql.Skip()).
+			Comment("the key that seals an original corpus's note and span text at rest, wrapped (AES-GCM) by the key ring's key data_key_id; empty for surrogate corpora"),
+		field.String("data_key_id").Default("").Annotations(entgql.Skip()).
+			Comment("the key ring's key that wraps data_key"),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Comment("how the corpus came to be: imported, derived by a mapping, resynthesized by a job, ...").
 			Annotations(entgql.Type("Map")),

@@ -346,7 +346,7 @@ func FromEnv(getenv func(string) string) Config {
 }
 
 // ErrNoKey means no key is configured and none may be created.
-var ErrNoKey = errors.New("surrogate mappings are encrypted and no key is configured: set " + FileEnv +
+var ErrNoKey = errors.New("surrogate mappings and original corpora are encrypted and no key is configured: set " + FileEnv +
 	" (or --key-file) to a key file, or " + KeyEnv + " to a base64 key of 32 bytes; create a key file with 'deidcorpus keys init --key-file PATH'")
 
 // Open loads the ring the Config names. created tells that it made the

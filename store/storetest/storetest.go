@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -137,4 +138,11 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// SharedKey is one fixed key for the stores of a test that open one
+// database as several processes would (PostgreSQL has no default key file,
+// and its original corpora are sealed under the key).
+func SharedKey() store.Option {
+	return store.WithKeys(keys.Config{Key: base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, keys.KeySize))})
 }
