@@ -136,12 +136,21 @@ var rowFilters = map[string]rowFilter{
 			s.Where(sql.Or(sql.EQ(s.C(model.FieldKind), model.KindExternal), sql.InInts(s.C(model.FieldTrainingCorpusID), ids...)))
 		}, nil
 	},
-	// Annotators and researchers see their own jobs and what they produced.
+	// Annotators and researchers see their own jobs and what they produced,
+	// of the kinds their role may start: an account demoted from curator
+	// no longer reads its old resynthesis jobs' parameters (source corpus,
+	// seed), nor one demoted from annotator its imports'.
 	"Job": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(job.FieldCreatedBy), v.Name)) }, nil
+		kinds := make([]any, len(JobKinds[v.Role]))
+		for i, k := range JobKinds[v.Role] {
+			kinds[i] = k
+		}
+		return func(s *sql.Selector) {
+			s.Where(sql.And(sql.EQ(s.C(job.FieldCreatedBy), v.Name), sql.In(s.C(job.FieldKind), kinds...)))
+		}, nil
 	},
 	// A file is its creator's while the corpus whose text it holds is
 	// visible to it; sealed files (check reports) are curators' only.
@@ -183,6 +192,14 @@ var rowFilters = map[string]rowFilter{
 		}
 		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(token.FieldUserID), v.UserID)) }, nil
 	},
+}
+
+// JobKinds are the kinds of job each restricted role may start (the rules of
+// the start* mutations; a test in server checks both agree). Curators and
+// admins start and read every kind.
+var JobKinds = map[Role][]string{
+	Annotator:  {"import", "export", "evaluate", "train", "tag", "experiment"},
+	Researcher: {"export", "evaluate", "train", "tag", "experiment"},
 }
 
 func curatorsOnly(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
