@@ -60,6 +60,7 @@ var steps = []step{
 	{name: "link-models-to-corpora", tx: linkModelsToCorpora},
 	{name: "seal-check-reports", raw: (*Store).sealLegacyCheckReports},
 	{name: "type-corpus-state", tx: typeCorpusState},
+	{name: "seal-external-endpoints", raw: (*Store).sealExternalEndpoints},
 }
 
 // migrate brings the database's schema and data up to date: the early

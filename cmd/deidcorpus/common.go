@@ -60,7 +60,8 @@ func keyConfig(e *env) keys.Config {
 // openDB opens the database with the command's key ring; the store logs to
 // logger.
 func openDB(ctx context.Context, e *env, dsn string, logger *slog.Logger) (*store.Store, error) {
-	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(logger))
+	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(logger),
+		store.WithExternalHosts(store.ParseExternalHosts(e.getenv(store.ExternalHostsEnv))))
 }
 
 // noteHandler writes a short command's log records as plain notes on
