@@ -122,11 +122,15 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 			args = append(args, a.Name)
 		}
 		r := store.AuditRecord{Action: "write", Target: "Mutation." + fc.Field.Name, Detail: "arguments: " + strings.Join(args, ", ")}
-		if code := rootFieldError(ctx, fc.Field.Alias); code != "" {
+		code := rootFieldError(ctx, fc.Field.Alias)
+		switch {
+		case code == "" && selfAudited[fc.Field.Name]:
+			return out // its own entry says more
+		case code == string(apperr.Forbidden) || code == string(apperr.NotFound):
+			r.Action = "denied"
+			fallthrough
+		case code != "":
 			r.Detail += " (refused: " + code + ")"
-			if code == string(apperr.Forbidden) || code == string(apperr.NotFound) {
-				r.Action = "denied"
-			}
 		}
 		log.write(r)
 		return out
@@ -141,6 +145,13 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 		return next(ctx)
 	})
 }
+
+// selfAudited are the mutations whose service writes their audit entry
+// itself (store/annotate.go: one per edit, naming the span and its offsets
+// and labels before and after): done, they get no second, generic entry;
+// refused, they get the generic one (the service wrote none).
+var selfAudited = map[string]bool{"addSpan": true, "changeSpan": true, "removeSpan": true,
+	"setDocumentStatus": true, "undoEdit": true, "acceptSpan": true}
 
 // rootFieldError is the code of the error the root field named alias ended
 // with, "" if none.
