@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/99designs/gqlgen/client"
@@ -126,4 +127,45 @@ func TestAnnotatorsAreBlind(t *testing.T) {
 
 	var bobReads map[string]any
 	bob.MustPost(`query($doc: ID!) { node(id: $doc) { ... on Document { annotations(set: "gold") { text } } } }`, &bobReads, vars[0])
+}
+
+// TestDemotedAccountReadsNoJobOfItsFormerRole: a curator's derivation job
+// names its source corpus in its parameters; once the curator is made a
+// researcher, the job is gone from its jobs and not found by id, while a job
+// of a kind researchers start stays its own (issue 60: 11).
+func TestDemotedAccountReadsNoJobOfItsFormerRole(t *testing.T) {
+	st, ts, admin := newServer(t, storetest.SQLite)
+	ctx := context.Background()
+	files, err := formats.ReadPaths("../testdata/i2b2")
+	require.NoError(t, err)
+	_, err = st.Import(ctx, store.ImportOptions{Corpus: "c", TagSet: "i2b2-2014", Split: "train"}, files)
+	require.NoError(t, err)
+	cara := client.New(ts.Config.Handler, client.Path("/graphql"),
+		client.AddHeader("Authorization", "Bearer "+storetest.Token(t, st, "cara", auth.Curator)))
+	var started struct{ StartDerive struct{ ID string } }
+	cara.MustPost(`mutation { startDerive(corpus: "c", out: "c-hipaa", mapping: "i2b2-hipaa") { id } }`, &started)
+	states := follow(t, ts.Config.Handler, ts.Token, started.StartDerive.ID)
+	require.Equal(t, "succeeded", states[len(states)-1].Status, states[len(states)-1].Error)
+	var eval struct{ StartEvaluation struct{ ID string } }
+	cara.MustPost(`mutation { startEvaluation(input: {corpus: "c", system: "gold"}) { id } }`, &eval)
+
+	type jobList struct {
+		Jobs struct {
+			Edges []struct{ Node struct{ ID, Kind string } }
+		}
+	}
+	var before jobList
+	cara.MustPost(`{ jobs(first: 10) { edges { node { id kind } } } }`, &before)
+	require.Len(t, before.Jobs.Edges, 2)
+
+	admin.MustPost(`mutation { updateUser(name: "cara", role: researcher) { name } }`, &map[string]any{})
+	var after jobList
+	cara.MustPost(`{ jobs(first: 10) { edges { node { id kind } } } }`, &after)
+	require.Len(t, after.Jobs.Edges, 1)
+	assert.Equal(t, "evaluate", after.Jobs.Edges[0].Node.Kind)
+	resp, err := cara.RawPost(`query($id: ID!) { node(id: $id) { ... on Job { params } } }`, client.Var("id", started.StartDerive.ID))
+	require.NoError(t, err)
+	data := fmt.Sprint(resp.Data) + string(resp.Errors)
+	assert.NotContains(t, data, "c-hipaa", "the derivation's parameters are not read")
+	assert.NotContains(t, data, "i2b2-hipaa")
 }
