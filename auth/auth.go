@@ -71,11 +71,14 @@ func NewViewer(userID int, name string, role Role) *Viewer {
 }
 
 // SeesSources tells whether ctx's viewer may read where a surrogate corpus
-// came from (its source corpus, seed, runs): everyone but researchers, who
-// read the public view of provenance (release.PublicProvenance).
+// came from (its source corpus, seed, runs) and why a curator accepted
+// unannotated finds: curators and admins. Annotators and researchers read the
+// public view of provenance (release.PublicProvenance): an annotator need not
+// know a surrogate's source to annotate it, and a release's reason may quote
+// the values it accepts.
 func SeesSources(ctx context.Context) bool {
 	v := FromContext(ctx)
-	return v == nil || v.Role != Researcher
+	return v == nil || v.SeesAllCorpora()
 }
 
 // SeesAllCorpora tells whether the viewer's queries are unfiltered by corpus.

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,33 @@ func TestTokenLifetime(t *testing.T) {
 		}
 		if err != nil || ttl != c.ttl {
 			t.Errorf("%s, %d days: %v, %v; want %v", c.v.Role, c.days, ttl, err, c.ttl)
+		}
+	}
+}
+
+// TestJobKindsFollowTheRules: a restricted role reads the jobs of the kinds
+// its role may start, and only those: the Job row filter's list agrees with
+// the rules of the start mutations, so that a demoted account reads no job
+// of the role it lost, and a role given a new kind sees its jobs.
+func TestJobKindsFollowTheRules(t *testing.T) {
+	starts := map[string]string{"import": "Mutation.startImport", "export": "Mutation.startExport",
+		"evaluate": "Mutation.startEvaluation", "train": "Mutation.startTraining", "tag": "Mutation.startTagging",
+		"experiment": "Mutation.startExperiment", "derive": "Mutation.startDerive", "resynthesize": "Mutation.startResynthesis"}
+	for _, role := range []Role{Annotator, Researcher} {
+		for kind, op := range starts {
+			r, ok := rules[op]
+			if !ok {
+				t.Fatalf("no rule for %s", op)
+			}
+			may, reads := slices.Contains(r.Roles, role), slices.Contains(JobKinds[role], kind)
+			if may != reads {
+				t.Errorf("%s: %s may start %s jobs: %v; reads them: %v", role, kind, op, may, reads)
+			}
+		}
+		for _, kind := range JobKinds[role] {
+			if _, ok := starts[kind]; !ok {
+				t.Errorf("%s reads %s jobs, which no mutation starts", role, kind)
+			}
 		}
 	}
 }

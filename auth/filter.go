@@ -71,13 +71,27 @@ type rowFilter func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Se
 var rowFilters = map[string]rowFilter{
 	"Corpus": byCorpus(corpus.FieldID),
 	// Rows inside a corpus follow their corpus.
-	"Patient":       byCorpus(patient.FieldCorpusID),
-	"Document":      byCorpus(document.FieldCorpusID),
-	"AnnotationSet": byCorpus(annotationset.FieldCorpusID),
-	"Evaluation":    byCorpus(evaluation.FieldCorpusID),
+	"Patient":  byCorpus(patient.FieldCorpusID),
+	"Document": byCorpus(document.FieldCorpusID),
+	// Annotators are blind (annotatorSets): the sets, spans and edits of
+	// others, and the gold, are curators'.
+	"AnnotationSet": bySet(annotationset.FieldCorpusID, annotationset.FieldID),
+	// An annotator's evaluations are those its own jobs made (which read
+	// only sets it sees), or any in a corpus it annotates openly.
+	"Evaluation": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		corpusRule, err := byCorpus(evaluation.FieldCorpusID)(ctx, c, v)
+		if err != nil || v.Role != Annotator {
+			return corpusRule, err
+		}
+		return func(s *sql.Selector) {
+			corpusRule(s)
+			s.Where(sql.Or(sql.EQ(s.C(evaluation.FieldCreatedBy), v.Name),
+				sql.In(s.C(evaluation.FieldCorpusID), openCorpora(v))))
+		}, nil
+	},
 	// Hand edits' bookkeeping (offsets, labels, statuses; no text).
-	"DocumentProgress": byCorpus(documentprogress.FieldCorpusID),
-	"SpanEdit":         byCorpus(spanedit.FieldCorpusID),
+	"DocumentProgress": bySet(documentprogress.FieldCorpusID, documentprogress.FieldAnnotationSetID),
+	"SpanEdit":         bySet(spanedit.FieldCorpusID, spanedit.FieldAnnotationSetID),
 	"Span": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
@@ -90,6 +104,9 @@ var rowFilters = map[string]rowFilter{
 			d := sql.Table(document.Table)
 			s.Where(sql.In(s.C(span.FieldDocumentID),
 				sql.Select(d.C(document.FieldID)).From(d).Where(sql.InInts(d.C(document.FieldCorpusID), ids...))))
+			if v.Role == Annotator {
+				s.Where(sql.In(s.C(span.FieldAnnotationSetID), annotatorSets(v)))
+			}
 		}, nil
 	},
 	// A release shared outside (surrogate text that passed its check) is
@@ -136,12 +153,21 @@ var rowFilters = map[string]rowFilter{
 			s.Where(sql.Or(sql.EQ(s.C(model.FieldKind), model.KindExternal), sql.InInts(s.C(model.FieldTrainingCorpusID), ids...)))
 		}, nil
 	},
-	// Annotators and researchers see their own jobs and what they produced.
+	// Annotators and researchers see their own jobs and what they produced,
+	// of the kinds their role may start: an account demoted from curator
+	// no longer reads its old resynthesis jobs' parameters (source corpus,
+	// seed), nor one demoted from annotator its imports'.
 	"Job": func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 		if v.SeesAllCorpora() {
 			return nil, nil
 		}
-		return func(s *sql.Selector) { s.Where(sql.EQ(s.C(job.FieldCreatedBy), v.Name)) }, nil
+		kinds := make([]any, len(JobKinds[v.Role]))
+		for i, k := range JobKinds[v.Role] {
+			kinds[i] = k
+		}
+		return func(s *sql.Selector) {
+			s.Where(sql.And(sql.EQ(s.C(job.FieldCreatedBy), v.Name), sql.In(s.C(job.FieldKind), kinds...)))
+		}, nil
 	},
 	// A file is its creator's while the corpus whose text it holds is
 	// visible to it; sealed files (check reports) are curators' only.
@@ -185,6 +211,14 @@ var rowFilters = map[string]rowFilter{
 	},
 }
 
+// JobKinds are the kinds of job each restricted role may start (the rules of
+// the start* mutations; a test in server checks both agree). Curators and
+// admins start and read every kind.
+var JobKinds = map[Role][]string{
+	Annotator:  {"import", "export", "evaluate", "train", "tag", "experiment"},
+	Researcher: {"export", "evaluate", "train", "tag", "experiment"},
+}
+
 func curatorsOnly(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
 	if !v.SeesAllCorpora() {
 		return nil, apperr.New(apperr.Forbidden, "surrogate mappings and date shifts need the curator or admin role")
@@ -204,6 +238,43 @@ func byCorpus(column string) rowFilter {
 		}
 		return func(s *sql.Selector) { s.Where(sql.InInts(s.C(column), ids...)) }, nil
 	}
+}
+
+// bySet keeps the rows of corpora v may see (corpusColumn) and, for an
+// annotator, of the sets it may see (setColumn, annotatorSets).
+func bySet(corpusColumn, setColumn string) rowFilter {
+	return func(ctx context.Context, c *ent.Client, v *Viewer) (func(*sql.Selector), error) {
+		corpusRule, err := byCorpus(corpusColumn)(ctx, c, v)
+		if err != nil || v.Role != Annotator {
+			return corpusRule, err
+		}
+		return func(s *sql.Selector) {
+			corpusRule(s)
+			s.Where(sql.In(s.C(setColumn), annotatorSets(v)))
+		}, nil
+	}
+}
+
+// annotatorSets selects the ids of the annotation sets annotator v may
+// read, besides the corpus rule: its own; the output of taggers (system
+// sets: a model's guesses, which pre-annotation copies anyway); and every
+// set of a corpus in which one of its sets is open (assignDocuments with
+// open). The gold, adjudicated and surrogate sets and other annotators'
+// are the curators': an annotator who read them would copy, not annotate.
+func annotatorSets(v *Viewer) *sql.Selector {
+	a := sql.Table(annotationset.Table)
+	return sql.Select(a.C(annotationset.FieldID)).From(a).Where(sql.Or(
+		sql.EQ(a.C(annotationset.FieldAnnotator), v.Name),
+		sql.EQ(a.C(annotationset.FieldKind), annotationset.KindSystem),
+		sql.In(a.C(annotationset.FieldCorpusID), openCorpora(v)),
+	))
+}
+
+// openCorpora selects the corpora in which annotator v annotates openly.
+func openCorpora(v *Viewer) *sql.Selector {
+	o := sql.Table(annotationset.Table).As("open_sets")
+	return sql.Select(o.C(annotationset.FieldCorpusID)).From(o).
+		Where(sql.And(sql.EQ(o.C(annotationset.FieldAnnotator), v.Name), sql.EQ(o.C(annotationset.FieldOpen), true)))
 }
 
 // visible lists the ids of the corpora a restricted viewer may see, once per

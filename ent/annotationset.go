@@ -29,6 +29,8 @@ type AnnotationSet struct {
 	Description string `json:"description,omitempty"`
 	// the account that annotates this set (kind annotator); the only annotator who may edit it
 	Annotator string `json:"annotator,omitempty"`
+	// open annotation: the set's annotator also reads the corpus's other sets (gold, other annotators'); without it an annotator reads only its own sets (auth/filter.go)
+	Open bool `json:"open,omitempty"`
 	// Provenance holds the value of the "provenance" field.
 	Provenance map[string]interface{} `json:"provenance,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -117,6 +119,8 @@ func (*AnnotationSet) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case annotationset.FieldProvenance:
 			values[i] = new([]byte)
+		case annotationset.FieldOpen:
+			values[i] = new(sql.NullBool)
 		case annotationset.FieldID, annotationset.FieldCorpusID:
 			values[i] = new(sql.NullInt64)
 		case annotationset.FieldName, annotationset.FieldKind, annotationset.FieldDescription, annotationset.FieldAnnotator:
@@ -173,6 +177,12 @@ func (_m *AnnotationSet) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field annotator", values[i])
 			} else if value.Valid {
 				_m.Annotator = value.String
+			}
+		case annotationset.FieldOpen:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field open", values[i])
+			} else if value.Valid {
+				_m.Open = value.Bool
 			}
 		case annotationset.FieldProvenance:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -263,6 +273,9 @@ func (_m *AnnotationSet) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("annotator=")
 	builder.WriteString(_m.Annotator)
+	builder.WriteString(", ")
+	builder.WriteString("open=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Open))
 	builder.WriteString(", ")
 	builder.WriteString("provenance=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Provenance))

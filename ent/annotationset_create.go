@@ -81,6 +81,20 @@ func (_c *AnnotationSetCreate) SetNillableAnnotator(v *string) *AnnotationSetCre
 	return _c
 }
 
+// SetOpen sets the "open" field.
+func (_c *AnnotationSetCreate) SetOpen(v bool) *AnnotationSetCreate {
+	_c.mutation.SetOpen(v)
+	return _c
+}
+
+// SetNillableOpen sets the "open" field if the given value is not nil.
+func (_c *AnnotationSetCreate) SetNillableOpen(v *bool) *AnnotationSetCreate {
+	if v != nil {
+		_c.SetOpen(*v)
+	}
+	return _c
+}
+
 // SetProvenance sets the "provenance" field.
 func (_c *AnnotationSetCreate) SetProvenance(v map[string]interface{}) *AnnotationSetCreate {
 	_c.mutation.SetProvenance(v)
@@ -213,6 +227,10 @@ func (_c *AnnotationSetCreate) defaults() {
 		v := annotationset.DefaultAnnotator
 		_c.mutation.SetAnnotator(v)
 	}
+	if _, ok := _c.mutation.Open(); !ok {
+		v := annotationset.DefaultOpen
+		_c.mutation.SetOpen(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := annotationset.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -245,6 +263,9 @@ func (_c *AnnotationSetCreate) check() error {
 	}
 	if _, ok := _c.mutation.Annotator(); !ok {
 		return &ValidationError{Name: "annotator", err: errors.New(`ent: missing required field "AnnotationSet.annotator"`)}
+	}
+	if _, ok := _c.mutation.Open(); !ok {
+		return &ValidationError{Name: "open", err: errors.New(`ent: missing required field "AnnotationSet.open"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "AnnotationSet.created_at"`)}
@@ -294,6 +315,10 @@ func (_c *AnnotationSetCreate) createSpec() (*AnnotationSet, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.Annotator(); ok {
 		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
 		_node.Annotator = value
+	}
+	if value, ok := _c.mutation.Open(); ok {
+		_spec.SetField(annotationset.FieldOpen, field.TypeBool, value)
+		_node.Open = value
 	}
 	if value, ok := _c.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)
@@ -484,6 +509,18 @@ func (u *AnnotationSetUpsert) UpdateAnnotator() *AnnotationSetUpsert {
 	return u
 }
 
+// SetOpen sets the "open" field.
+func (u *AnnotationSetUpsert) SetOpen(v bool) *AnnotationSetUpsert {
+	u.Set(annotationset.FieldOpen, v)
+	return u
+}
+
+// UpdateOpen sets the "open" field to the value that was provided on create.
+func (u *AnnotationSetUpsert) UpdateOpen() *AnnotationSetUpsert {
+	u.SetExcluded(annotationset.FieldOpen)
+	return u
+}
+
 // SetProvenance sets the "provenance" field.
 func (u *AnnotationSetUpsert) SetProvenance(v map[string]interface{}) *AnnotationSetUpsert {
 	u.Set(annotationset.FieldProvenance, v)
@@ -603,6 +640,20 @@ func (u *AnnotationSetUpsertOne) SetAnnotator(v string) *AnnotationSetUpsertOne 
 func (u *AnnotationSetUpsertOne) UpdateAnnotator() *AnnotationSetUpsertOne {
 	return u.Update(func(s *AnnotationSetUpsert) {
 		s.UpdateAnnotator()
+	})
+}
+
+// SetOpen sets the "open" field.
+func (u *AnnotationSetUpsertOne) SetOpen(v bool) *AnnotationSetUpsertOne {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.SetOpen(v)
+	})
+}
+
+// UpdateOpen sets the "open" field to the value that was provided on create.
+func (u *AnnotationSetUpsertOne) UpdateOpen() *AnnotationSetUpsertOne {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.UpdateOpen()
 	})
 }
 
@@ -894,6 +945,20 @@ func (u *AnnotationSetUpsertBulk) SetAnnotator(v string) *AnnotationSetUpsertBul
 func (u *AnnotationSetUpsertBulk) UpdateAnnotator() *AnnotationSetUpsertBulk {
 	return u.Update(func(s *AnnotationSetUpsert) {
 		s.UpdateAnnotator()
+	})
+}
+
+// SetOpen sets the "open" field.
+func (u *AnnotationSetUpsertBulk) SetOpen(v bool) *AnnotationSetUpsertBulk {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.SetOpen(v)
+	})
+}
+
+// UpdateOpen sets the "open" field to the value that was provided on create.
+func (u *AnnotationSetUpsertBulk) UpdateOpen() *AnnotationSetUpsertBulk {
+	return u.Update(func(s *AnnotationSetUpsert) {
+		s.UpdateOpen()
 	})
 }
 

@@ -87,6 +87,20 @@ func (_u *AnnotationSetUpdate) SetNillableAnnotator(v *string) *AnnotationSetUpd
 	return _u
 }
 
+// SetOpen sets the "open" field.
+func (_u *AnnotationSetUpdate) SetOpen(v bool) *AnnotationSetUpdate {
+	_u.mutation.SetOpen(v)
+	return _u
+}
+
+// SetNillableOpen sets the "open" field if the given value is not nil.
+func (_u *AnnotationSetUpdate) SetNillableOpen(v *bool) *AnnotationSetUpdate {
+	if v != nil {
+		_u.SetOpen(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *AnnotationSetUpdate) SetProvenance(v map[string]interface{}) *AnnotationSetUpdate {
 	_u.mutation.SetProvenance(v)
@@ -316,6 +330,9 @@ func (_u *AnnotationSetUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if value, ok := _u.mutation.Annotator(); ok {
 		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Open(); ok {
+		_spec.SetField(annotationset.FieldOpen, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)
@@ -579,6 +596,20 @@ func (_u *AnnotationSetUpdateOne) SetNillableAnnotator(v *string) *AnnotationSet
 	return _u
 }
 
+// SetOpen sets the "open" field.
+func (_u *AnnotationSetUpdateOne) SetOpen(v bool) *AnnotationSetUpdateOne {
+	_u.mutation.SetOpen(v)
+	return _u
+}
+
+// SetNillableOpen sets the "open" field if the given value is not nil.
+func (_u *AnnotationSetUpdateOne) SetNillableOpen(v *bool) *AnnotationSetUpdateOne {
+	if v != nil {
+		_u.SetOpen(*v)
+	}
+	return _u
+}
+
 // SetProvenance sets the "provenance" field.
 func (_u *AnnotationSetUpdateOne) SetProvenance(v map[string]interface{}) *AnnotationSetUpdateOne {
 	_u.mutation.SetProvenance(v)
@@ -838,6 +869,9 @@ func (_u *AnnotationSetUpdateOne) sqlSave(ctx context.Context) (_node *Annotatio
 	}
 	if value, ok := _u.mutation.Annotator(); ok {
 		_spec.SetField(annotationset.FieldAnnotator, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Open(); ok {
+		_spec.SetField(annotationset.FieldOpen, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.Provenance(); ok {
 		_spec.SetField(annotationset.FieldProvenance, field.TypeJSON, value)

@@ -175,6 +175,11 @@ func (_q *AnnotationSetQuery) collectField(ctx context.Context, oneNode bool, op
 				selectedFields = append(selectedFields, annotationset.FieldAnnotator)
 				fieldSeen[annotationset.FieldAnnotator] = struct{}{}
 			}
+		case "open":
+			if _, ok := fieldSeen[annotationset.FieldOpen]; !ok {
+				selectedFields = append(selectedFields, annotationset.FieldOpen)
+				fieldSeen[annotationset.FieldOpen] = struct{}{}
+			}
 		case "provenance":
 			if _, ok := fieldSeen[annotationset.FieldProvenance]; !ok {
 				selectedFields = append(selectedFields, annotationset.FieldProvenance)
@@ -1542,11 +1547,6 @@ func (_q *ModelQuery) collectField(ctx context.Context, oneNode bool, opCtx *gra
 			if _, ok := fieldSeen[model.FieldFormat]; !ok {
 				selectedFields = append(selectedFields, model.FieldFormat)
 				fieldSeen[model.FieldFormat] = struct{}{}
-			}
-		case "endpoint":
-			if _, ok := fieldSeen[model.FieldEndpoint]; !ok {
-				selectedFields = append(selectedFields, model.FieldEndpoint)
-				fieldSeen[model.FieldEndpoint] = struct{}{}
 			}
 		case "jobID":
 			if _, ok := fieldSeen[model.FieldJobID]; !ok {

@@ -96,6 +96,10 @@ type AnnotationSetWhereInput struct {
 	AnnotatorEqualFold    *string  `json:"annotatorEqualFold,omitempty"`
 	AnnotatorContainsFold *string  `json:"annotatorContainsFold,omitempty"`
 
+	// "open" field predicates.
+	Open    *bool `json:"open,omitempty"`
+	OpenNEQ *bool `json:"openNEQ,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -350,6 +354,12 @@ func (i *AnnotationSetWhereInput) P() (predicate.AnnotationSet, error) {
 	}
 	if i.AnnotatorContainsFold != nil {
 		predicates = append(predicates, annotationset.AnnotatorContainsFold(*i.AnnotatorContainsFold))
+	}
+	if i.Open != nil {
+		predicates = append(predicates, annotationset.OpenEQ(*i.Open))
+	}
+	if i.OpenNEQ != nil {
+		predicates = append(predicates, annotationset.OpenNEQ(*i.OpenNEQ))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, annotationset.CreatedAtEQ(*i.CreatedAt))
@@ -3781,21 +3791,6 @@ type ModelWhereInput struct {
 	FormatEqualFold    *string  `json:"formatEqualFold,omitempty"`
 	FormatContainsFold *string  `json:"formatContainsFold,omitempty"`
 
-	// "endpoint" field predicates.
-	Endpoint             *string  `json:"endpoint,omitempty"`
-	EndpointNEQ          *string  `json:"endpointNEQ,omitempty"`
-	EndpointIn           []string `json:"endpointIn,omitempty"`
-	EndpointNotIn        []string `json:"endpointNotIn,omitempty"`
-	EndpointGT           *string  `json:"endpointGT,omitempty"`
-	EndpointGTE          *string  `json:"endpointGTE,omitempty"`
-	EndpointLT           *string  `json:"endpointLT,omitempty"`
-	EndpointLTE          *string  `json:"endpointLTE,omitempty"`
-	EndpointContains     *string  `json:"endpointContains,omitempty"`
-	EndpointHasPrefix    *string  `json:"endpointHasPrefix,omitempty"`
-	EndpointHasSuffix    *string  `json:"endpointHasSuffix,omitempty"`
-	EndpointEqualFold    *string  `json:"endpointEqualFold,omitempty"`
-	EndpointContainsFold *string  `json:"endpointContainsFold,omitempty"`
-
 	// "job_id" field predicates.
 	JobID       *int  `json:"jobID,omitempty"`
 	JobIDNEQ    *int  `json:"jobIDNEQ,omitempty"`
@@ -4174,45 +4169,6 @@ func (i *ModelWhereInput) P() (predicate.Model, error) {
 	}
 	if i.FormatContainsFold != nil {
 		predicates = append(predicates, model.FormatContainsFold(*i.FormatContainsFold))
-	}
-	if i.Endpoint != nil {
-		predicates = append(predicates, model.EndpointEQ(*i.Endpoint))
-	}
-	if i.EndpointNEQ != nil {
-		predicates = append(predicates, model.EndpointNEQ(*i.EndpointNEQ))
-	}
-	if len(i.EndpointIn) > 0 {
-		predicates = append(predicates, model.EndpointIn(i.EndpointIn...))
-	}
-	if len(i.EndpointNotIn) > 0 {
-		predicates = append(predicates, model.EndpointNotIn(i.EndpointNotIn...))
-	}
-	if i.EndpointGT != nil {
-		predicates = append(predicates, model.EndpointGT(*i.EndpointGT))
-	}
-	if i.EndpointGTE != nil {
-		predicates = append(predicates, model.EndpointGTE(*i.EndpointGTE))
-	}
-	if i.EndpointLT != nil {
-		predicates = append(predicates, model.EndpointLT(*i.EndpointLT))
-	}
-	if i.EndpointLTE != nil {
-		predicates = append(predicates, model.EndpointLTE(*i.EndpointLTE))
-	}
-	if i.EndpointContains != nil {
-		predicates = append(predicates, model.EndpointContains(*i.EndpointContains))
-	}
-	if i.EndpointHasPrefix != nil {
-		predicates = append(predicates, model.EndpointHasPrefix(*i.EndpointHasPrefix))
-	}
-	if i.EndpointHasSuffix != nil {
-		predicates = append(predicates, model.EndpointHasSuffix(*i.EndpointHasSuffix))
-	}
-	if i.EndpointEqualFold != nil {
-		predicates = append(predicates, model.EndpointEqualFold(*i.EndpointEqualFold))
-	}
-	if i.EndpointContainsFold != nil {
-		predicates = append(predicates, model.EndpointContainsFold(*i.EndpointContainsFold))
 	}
 	if i.JobID != nil {
 		predicates = append(predicates, model.JobIDEQ(*i.JobID))

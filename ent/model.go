@@ -42,8 +42,12 @@ type Model struct {
 	Format string `json:"format,omitempty"`
 	// Artifact holds the value of the "artifact" field.
 	Artifact []byte `json:"artifact,omitempty"`
-	// URL of an external tagger
+	// URL of an external tagger, its credentials (user, password, query values) masked: what curators read
 	Endpoint string `json:"endpoint,omitempty"`
+	// the whole URL, credentials included, encrypted under the key ring (store/models.go); only the tagging job reads it
+	EndpointEnc []byte `json:"-"`
+	// the ring key that encrypts endpoint_enc; empty for a row from before (migrated at start)
+	EndpointKeyID string `json:"endpoint_key_id,omitempty"`
 	// JobID holds the value of the "job_id" field.
 	JobID *int `json:"job_id,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
@@ -58,11 +62,11 @@ func (*Model) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case model.FieldLabels, model.FieldConfig, model.FieldMetrics, model.FieldArtifact:
+		case model.FieldLabels, model.FieldConfig, model.FieldMetrics, model.FieldArtifact, model.FieldEndpointEnc:
 			values[i] = new([]byte)
 		case model.FieldID, model.FieldTrainingCorpusID, model.FieldJobID:
 			values[i] = new(sql.NullInt64)
-		case model.FieldName, model.FieldKind, model.FieldTrainingCorpus, model.FieldTrainingSplit, model.FieldTrainingSet, model.FieldHash, model.FieldFormat, model.FieldEndpoint, model.FieldCreatedBy:
+		case model.FieldName, model.FieldKind, model.FieldTrainingCorpus, model.FieldTrainingSplit, model.FieldTrainingSet, model.FieldHash, model.FieldFormat, model.FieldEndpoint, model.FieldEndpointKeyID, model.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case model.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -172,6 +176,18 @@ func (_m *Model) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Endpoint = value.String
 			}
+		case model.FieldEndpointEnc:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field endpoint_enc", values[i])
+			} else if value != nil {
+				_m.EndpointEnc = *value
+			}
+		case model.FieldEndpointKeyID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field endpoint_key_id", values[i])
+			} else if value.Valid {
+				_m.EndpointKeyID = value.String
+			}
 		case model.FieldJobID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field job_id", values[i])
@@ -267,6 +283,11 @@ func (_m *Model) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("endpoint=")
 	builder.WriteString(_m.Endpoint)
+	builder.WriteString(", ")
+	builder.WriteString("endpoint_enc=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("endpoint_key_id=")
+	builder.WriteString(_m.EndpointKeyID)
 	builder.WriteString(", ")
 	if v := _m.JobID; v != nil {
 		builder.WriteString("job_id=")

@@ -164,6 +164,26 @@ func (_c *ModelCreate) SetNillableEndpoint(v *string) *ModelCreate {
 	return _c
 }
 
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (_c *ModelCreate) SetEndpointEnc(v []byte) *ModelCreate {
+	_c.mutation.SetEndpointEnc(v)
+	return _c
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (_c *ModelCreate) SetEndpointKeyID(v string) *ModelCreate {
+	_c.mutation.SetEndpointKeyID(v)
+	return _c
+}
+
+// SetNillableEndpointKeyID sets the "endpoint_key_id" field if the given value is not nil.
+func (_c *ModelCreate) SetNillableEndpointKeyID(v *string) *ModelCreate {
+	if v != nil {
+		_c.SetEndpointKeyID(*v)
+	}
+	return _c
+}
+
 // SetJobID sets the "job_id" field.
 func (_c *ModelCreate) SetJobID(v int) *ModelCreate {
 	_c.mutation.SetJobID(v)
@@ -269,6 +289,10 @@ func (_c *ModelCreate) defaults() {
 		v := model.DefaultEndpoint
 		_c.mutation.SetEndpoint(v)
 	}
+	if _, ok := _c.mutation.EndpointKeyID(); !ok {
+		v := model.DefaultEndpointKeyID
+		_c.mutation.SetEndpointKeyID(v)
+	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		v := model.DefaultCreatedBy
 		_c.mutation.SetCreatedBy(v)
@@ -314,6 +338,9 @@ func (_c *ModelCreate) check() error {
 	}
 	if _, ok := _c.mutation.Endpoint(); !ok {
 		return &ValidationError{Name: "endpoint", err: errors.New(`ent: missing required field "Model.endpoint"`)}
+	}
+	if _, ok := _c.mutation.EndpointKeyID(); !ok {
+		return &ValidationError{Name: "endpoint_key_id", err: errors.New(`ent: missing required field "Model.endpoint_key_id"`)}
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Model.created_by"`)}
@@ -399,6 +426,14 @@ func (_c *ModelCreate) createSpec() (*Model, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Endpoint(); ok {
 		_spec.SetField(model.FieldEndpoint, field.TypeString, value)
 		_node.Endpoint = value
+	}
+	if value, ok := _c.mutation.EndpointEnc(); ok {
+		_spec.SetField(model.FieldEndpointEnc, field.TypeBytes, value)
+		_node.EndpointEnc = value
+	}
+	if value, ok := _c.mutation.EndpointKeyID(); ok {
+		_spec.SetField(model.FieldEndpointKeyID, field.TypeString, value)
+		_node.EndpointKeyID = value
 	}
 	if value, ok := _c.mutation.JobID(); ok {
 		_spec.SetField(model.FieldJobID, field.TypeInt, value)
@@ -653,6 +688,36 @@ func (u *ModelUpsert) SetEndpoint(v string) *ModelUpsert {
 // UpdateEndpoint sets the "endpoint" field to the value that was provided on create.
 func (u *ModelUpsert) UpdateEndpoint() *ModelUpsert {
 	u.SetExcluded(model.FieldEndpoint)
+	return u
+}
+
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (u *ModelUpsert) SetEndpointEnc(v []byte) *ModelUpsert {
+	u.Set(model.FieldEndpointEnc, v)
+	return u
+}
+
+// UpdateEndpointEnc sets the "endpoint_enc" field to the value that was provided on create.
+func (u *ModelUpsert) UpdateEndpointEnc() *ModelUpsert {
+	u.SetExcluded(model.FieldEndpointEnc)
+	return u
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (u *ModelUpsert) ClearEndpointEnc() *ModelUpsert {
+	u.SetNull(model.FieldEndpointEnc)
+	return u
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (u *ModelUpsert) SetEndpointKeyID(v string) *ModelUpsert {
+	u.Set(model.FieldEndpointKeyID, v)
+	return u
+}
+
+// UpdateEndpointKeyID sets the "endpoint_key_id" field to the value that was provided on create.
+func (u *ModelUpsert) UpdateEndpointKeyID() *ModelUpsert {
+	u.SetExcluded(model.FieldEndpointKeyID)
 	return u
 }
 
@@ -958,6 +1023,41 @@ func (u *ModelUpsertOne) SetEndpoint(v string) *ModelUpsertOne {
 func (u *ModelUpsertOne) UpdateEndpoint() *ModelUpsertOne {
 	return u.Update(func(s *ModelUpsert) {
 		s.UpdateEndpoint()
+	})
+}
+
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (u *ModelUpsertOne) SetEndpointEnc(v []byte) *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetEndpointEnc(v)
+	})
+}
+
+// UpdateEndpointEnc sets the "endpoint_enc" field to the value that was provided on create.
+func (u *ModelUpsertOne) UpdateEndpointEnc() *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateEndpointEnc()
+	})
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (u *ModelUpsertOne) ClearEndpointEnc() *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.ClearEndpointEnc()
+	})
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (u *ModelUpsertOne) SetEndpointKeyID(v string) *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetEndpointKeyID(v)
+	})
+}
+
+// UpdateEndpointKeyID sets the "endpoint_key_id" field to the value that was provided on create.
+func (u *ModelUpsertOne) UpdateEndpointKeyID() *ModelUpsertOne {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateEndpointKeyID()
 	})
 }
 
@@ -1435,6 +1535,41 @@ func (u *ModelUpsertBulk) SetEndpoint(v string) *ModelUpsertBulk {
 func (u *ModelUpsertBulk) UpdateEndpoint() *ModelUpsertBulk {
 	return u.Update(func(s *ModelUpsert) {
 		s.UpdateEndpoint()
+	})
+}
+
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (u *ModelUpsertBulk) SetEndpointEnc(v []byte) *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetEndpointEnc(v)
+	})
+}
+
+// UpdateEndpointEnc sets the "endpoint_enc" field to the value that was provided on create.
+func (u *ModelUpsertBulk) UpdateEndpointEnc() *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateEndpointEnc()
+	})
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (u *ModelUpsertBulk) ClearEndpointEnc() *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.ClearEndpointEnc()
+	})
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (u *ModelUpsertBulk) SetEndpointKeyID(v string) *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.SetEndpointKeyID(v)
+	})
+}
+
+// UpdateEndpointKeyID sets the "endpoint_key_id" field to the value that was provided on create.
+func (u *ModelUpsertBulk) UpdateEndpointKeyID() *ModelUpsertBulk {
+	return u.Update(func(s *ModelUpsert) {
+		s.UpdateEndpointKeyID()
 	})
 }
 

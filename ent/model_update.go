@@ -221,6 +221,32 @@ func (_u *ModelUpdate) SetNillableEndpoint(v *string) *ModelUpdate {
 	return _u
 }
 
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (_u *ModelUpdate) SetEndpointEnc(v []byte) *ModelUpdate {
+	_u.mutation.SetEndpointEnc(v)
+	return _u
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (_u *ModelUpdate) ClearEndpointEnc() *ModelUpdate {
+	_u.mutation.ClearEndpointEnc()
+	return _u
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (_u *ModelUpdate) SetEndpointKeyID(v string) *ModelUpdate {
+	_u.mutation.SetEndpointKeyID(v)
+	return _u
+}
+
+// SetNillableEndpointKeyID sets the "endpoint_key_id" field if the given value is not nil.
+func (_u *ModelUpdate) SetNillableEndpointKeyID(v *string) *ModelUpdate {
+	if v != nil {
+		_u.SetEndpointKeyID(*v)
+	}
+	return _u
+}
+
 // SetJobID sets the "job_id" field.
 func (_u *ModelUpdate) SetJobID(v int) *ModelUpdate {
 	_u.mutation.ResetJobID()
@@ -382,6 +408,15 @@ func (_u *ModelUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Endpoint(); ok {
 		_spec.SetField(model.FieldEndpoint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.EndpointEnc(); ok {
+		_spec.SetField(model.FieldEndpointEnc, field.TypeBytes, value)
+	}
+	if _u.mutation.EndpointEncCleared() {
+		_spec.ClearField(model.FieldEndpointEnc, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.EndpointKeyID(); ok {
+		_spec.SetField(model.FieldEndpointKeyID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.JobID(); ok {
 		_spec.SetField(model.FieldJobID, field.TypeInt, value)
@@ -608,6 +643,32 @@ func (_u *ModelUpdateOne) SetNillableEndpoint(v *string) *ModelUpdateOne {
 	return _u
 }
 
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (_u *ModelUpdateOne) SetEndpointEnc(v []byte) *ModelUpdateOne {
+	_u.mutation.SetEndpointEnc(v)
+	return _u
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (_u *ModelUpdateOne) ClearEndpointEnc() *ModelUpdateOne {
+	_u.mutation.ClearEndpointEnc()
+	return _u
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (_u *ModelUpdateOne) SetEndpointKeyID(v string) *ModelUpdateOne {
+	_u.mutation.SetEndpointKeyID(v)
+	return _u
+}
+
+// SetNillableEndpointKeyID sets the "endpoint_key_id" field if the given value is not nil.
+func (_u *ModelUpdateOne) SetNillableEndpointKeyID(v *string) *ModelUpdateOne {
+	if v != nil {
+		_u.SetEndpointKeyID(*v)
+	}
+	return _u
+}
+
 // SetJobID sets the "job_id" field.
 func (_u *ModelUpdateOne) SetJobID(v int) *ModelUpdateOne {
 	_u.mutation.ResetJobID()
@@ -799,6 +860,15 @@ func (_u *ModelUpdateOne) sqlSave(ctx context.Context) (_node *Model, err error)
 	}
 	if value, ok := _u.mutation.Endpoint(); ok {
 		_spec.SetField(model.FieldEndpoint, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.EndpointEnc(); ok {
+		_spec.SetField(model.FieldEndpointEnc, field.TypeBytes, value)
+	}
+	if _u.mutation.EndpointEncCleared() {
+		_spec.ClearField(model.FieldEndpointEnc, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.EndpointKeyID(); ok {
+		_spec.SetField(model.FieldEndpointKeyID, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.JobID(); ok {
 		_spec.SetField(model.FieldJobID, field.TypeInt, value)

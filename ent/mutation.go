@@ -74,6 +74,7 @@ type AnnotationSetMutation struct {
 	kind              *annotationset.Kind
 	description       *string
 	annotator         *string
+	open              *bool
 	provenance        *map[string]interface{}
 	created_at        *time.Time
 	clearedFields     map[string]struct{}
@@ -372,6 +373,42 @@ func (m *AnnotationSetMutation) OldAnnotator(ctx context.Context) (v string, err
 // ResetAnnotator resets all changes to the "annotator" field.
 func (m *AnnotationSetMutation) ResetAnnotator() {
 	m.annotator = nil
+}
+
+// SetOpen sets the "open" field.
+func (m *AnnotationSetMutation) SetOpen(b bool) {
+	m.open = &b
+}
+
+// Open returns the value of the "open" field in the mutation.
+func (m *AnnotationSetMutation) Open() (r bool, exists bool) {
+	v := m.open
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpen returns the old "open" field's value of the AnnotationSet entity.
+// If the AnnotationSet object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AnnotationSetMutation) OldOpen(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpen is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpen requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpen: %w", err)
+	}
+	return oldValue.Open, nil
+}
+
+// ResetOpen resets all changes to the "open" field.
+func (m *AnnotationSetMutation) ResetOpen() {
+	m.open = nil
 }
 
 // SetProvenance sets the "provenance" field.
@@ -736,7 +773,7 @@ func (m *AnnotationSetMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AnnotationSetMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.corpus != nil {
 		fields = append(fields, annotationset.FieldCorpusID)
 	}
@@ -751,6 +788,9 @@ func (m *AnnotationSetMutation) Fields() []string {
 	}
 	if m.annotator != nil {
 		fields = append(fields, annotationset.FieldAnnotator)
+	}
+	if m.open != nil {
+		fields = append(fields, annotationset.FieldOpen)
 	}
 	if m.provenance != nil {
 		fields = append(fields, annotationset.FieldProvenance)
@@ -776,6 +816,8 @@ func (m *AnnotationSetMutation) Field(name string) (ent.Value, bool) {
 		return m.Description()
 	case annotationset.FieldAnnotator:
 		return m.Annotator()
+	case annotationset.FieldOpen:
+		return m.Open()
 	case annotationset.FieldProvenance:
 		return m.Provenance()
 	case annotationset.FieldCreatedAt:
@@ -799,6 +841,8 @@ func (m *AnnotationSetMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldDescription(ctx)
 	case annotationset.FieldAnnotator:
 		return m.OldAnnotator(ctx)
+	case annotationset.FieldOpen:
+		return m.OldOpen(ctx)
 	case annotationset.FieldProvenance:
 		return m.OldProvenance(ctx)
 	case annotationset.FieldCreatedAt:
@@ -846,6 +890,13 @@ func (m *AnnotationSetMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAnnotator(v)
+		return nil
+	case annotationset.FieldOpen:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpen(v)
 		return nil
 	case annotationset.FieldProvenance:
 		v, ok := value.(map[string]interface{})
@@ -936,6 +987,9 @@ func (m *AnnotationSetMutation) ResetField(name string) error {
 		return nil
 	case annotationset.FieldAnnotator:
 		m.ResetAnnotator()
+		return nil
+	case annotationset.FieldOpen:
+		m.ResetOpen()
 		return nil
 	case annotationset.FieldProvenance:
 		m.ResetProvenance()
@@ -10979,6 +11033,8 @@ type ModelMutation struct {
 	format                *string
 	artifact              *[]byte
 	endpoint              *string
+	endpoint_enc          *[]byte
+	endpoint_key_id       *string
 	job_id                *int
 	addjob_id             *int
 	created_by            *string
@@ -11657,6 +11713,91 @@ func (m *ModelMutation) ResetEndpoint() {
 	m.endpoint = nil
 }
 
+// SetEndpointEnc sets the "endpoint_enc" field.
+func (m *ModelMutation) SetEndpointEnc(b []byte) {
+	m.endpoint_enc = &b
+}
+
+// EndpointEnc returns the value of the "endpoint_enc" field in the mutation.
+func (m *ModelMutation) EndpointEnc() (r []byte, exists bool) {
+	v := m.endpoint_enc
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndpointEnc returns the old "endpoint_enc" field's value of the Model entity.
+// If the Model object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelMutation) OldEndpointEnc(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndpointEnc is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndpointEnc requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndpointEnc: %w", err)
+	}
+	return oldValue.EndpointEnc, nil
+}
+
+// ClearEndpointEnc clears the value of the "endpoint_enc" field.
+func (m *ModelMutation) ClearEndpointEnc() {
+	m.endpoint_enc = nil
+	m.clearedFields[model.FieldEndpointEnc] = struct{}{}
+}
+
+// EndpointEncCleared returns if the "endpoint_enc" field was cleared in this mutation.
+func (m *ModelMutation) EndpointEncCleared() bool {
+	_, ok := m.clearedFields[model.FieldEndpointEnc]
+	return ok
+}
+
+// ResetEndpointEnc resets all changes to the "endpoint_enc" field.
+func (m *ModelMutation) ResetEndpointEnc() {
+	m.endpoint_enc = nil
+	delete(m.clearedFields, model.FieldEndpointEnc)
+}
+
+// SetEndpointKeyID sets the "endpoint_key_id" field.
+func (m *ModelMutation) SetEndpointKeyID(s string) {
+	m.endpoint_key_id = &s
+}
+
+// EndpointKeyID returns the value of the "endpoint_key_id" field in the mutation.
+func (m *ModelMutation) EndpointKeyID() (r string, exists bool) {
+	v := m.endpoint_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndpointKeyID returns the old "endpoint_key_id" field's value of the Model entity.
+// If the Model object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ModelMutation) OldEndpointKeyID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndpointKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndpointKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndpointKeyID: %w", err)
+	}
+	return oldValue.EndpointKeyID, nil
+}
+
+// ResetEndpointKeyID resets all changes to the "endpoint_key_id" field.
+func (m *ModelMutation) ResetEndpointKeyID() {
+	m.endpoint_key_id = nil
+}
+
 // SetJobID sets the "job_id" field.
 func (m *ModelMutation) SetJobID(i int) {
 	m.job_id = &i
@@ -11833,7 +11974,7 @@ func (m *ModelMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ModelMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 18)
 	if m.name != nil {
 		fields = append(fields, model.FieldName)
 	}
@@ -11872,6 +12013,12 @@ func (m *ModelMutation) Fields() []string {
 	}
 	if m.endpoint != nil {
 		fields = append(fields, model.FieldEndpoint)
+	}
+	if m.endpoint_enc != nil {
+		fields = append(fields, model.FieldEndpointEnc)
+	}
+	if m.endpoint_key_id != nil {
+		fields = append(fields, model.FieldEndpointKeyID)
 	}
 	if m.job_id != nil {
 		fields = append(fields, model.FieldJobID)
@@ -11916,6 +12063,10 @@ func (m *ModelMutation) Field(name string) (ent.Value, bool) {
 		return m.Artifact()
 	case model.FieldEndpoint:
 		return m.Endpoint()
+	case model.FieldEndpointEnc:
+		return m.EndpointEnc()
+	case model.FieldEndpointKeyID:
+		return m.EndpointKeyID()
 	case model.FieldJobID:
 		return m.JobID()
 	case model.FieldCreatedBy:
@@ -11957,6 +12108,10 @@ func (m *ModelMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldArtifact(ctx)
 	case model.FieldEndpoint:
 		return m.OldEndpoint(ctx)
+	case model.FieldEndpointEnc:
+		return m.OldEndpointEnc(ctx)
+	case model.FieldEndpointKeyID:
+		return m.OldEndpointKeyID(ctx)
 	case model.FieldJobID:
 		return m.OldJobID(ctx)
 	case model.FieldCreatedBy:
@@ -12063,6 +12218,20 @@ func (m *ModelMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEndpoint(v)
 		return nil
+	case model.FieldEndpointEnc:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndpointEnc(v)
+		return nil
+	case model.FieldEndpointKeyID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndpointKeyID(v)
+		return nil
 	case model.FieldJobID:
 		v, ok := value.(int)
 		if !ok {
@@ -12156,6 +12325,9 @@ func (m *ModelMutation) ClearedFields() []string {
 	if m.FieldCleared(model.FieldArtifact) {
 		fields = append(fields, model.FieldArtifact)
 	}
+	if m.FieldCleared(model.FieldEndpointEnc) {
+		fields = append(fields, model.FieldEndpointEnc)
+	}
 	if m.FieldCleared(model.FieldJobID) {
 		fields = append(fields, model.FieldJobID)
 	}
@@ -12187,6 +12359,9 @@ func (m *ModelMutation) ClearField(name string) error {
 		return nil
 	case model.FieldArtifact:
 		m.ClearArtifact()
+		return nil
+	case model.FieldEndpointEnc:
+		m.ClearEndpointEnc()
 		return nil
 	case model.FieldJobID:
 		m.ClearJobID()
@@ -12237,6 +12412,12 @@ func (m *ModelMutation) ResetField(name string) error {
 		return nil
 	case model.FieldEndpoint:
 		m.ResetEndpoint()
+		return nil
+	case model.FieldEndpointEnc:
+		m.ResetEndpointEnc()
+		return nil
+	case model.FieldEndpointKeyID:
+		m.ResetEndpointKeyID()
 		return nil
 	case model.FieldJobID:
 		m.ResetJobID()

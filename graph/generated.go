@@ -52,6 +52,7 @@ type ResolverRoot interface {
 	Document() DocumentResolver
 	Evaluation() EvaluationResolver
 	Job() JobResolver
+	Model() ModelResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Release() ReleaseResolver
@@ -84,6 +85,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Open        func(childComplexity int) int
 		Progress    func(childComplexity int) int
 		Provenance  func(childComplexity int) int
 		Spans       func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.SpanOrder, where *ent.SpanWhereInput) int
@@ -888,6 +890,9 @@ type JobResolver interface {
 	Progress(ctx context.Context, obj *ent.Job) (*float64, error)
 	Output(ctx context.Context, obj *ent.Job) (jobs.Output, error)
 }
+type ModelResolver interface {
+	Endpoint(ctx context.Context, obj *ent.Model) (*string, error)
+}
 type MutationResolver interface {
 	CreateCorpus(ctx context.Context, name string, tagset string, description string, kind corpus.Kind) (*ent.Corpus, error)
 	ImportDocuments(ctx context.Context, input model.ImportInput, files []*graphql.Upload) (*model.ImportResult, error)
@@ -1070,6 +1075,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnnotationSet.Name(childComplexity), true
+	case "AnnotationSet.open":
+		if e.ComplexityRoot.AnnotationSet.Open == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnnotationSet.Open(childComplexity), true
 	case "AnnotationSet.progress":
 		if e.ComplexityRoot.AnnotationSet.Progress == nil {
 			break
@@ -4898,6 +4909,8 @@ func (ec *executionContext) childFields_AnnotationSet(ctx context.Context, field
 		return ec.fieldContext_AnnotationSet_description(ctx, field)
 	case "annotator":
 		return ec.fieldContext_AnnotationSet_annotator(ctx, field)
+	case "open":
+		return ec.fieldContext_AnnotationSet_open(ctx, field)
 	case "provenance":
 		return ec.fieldContext_AnnotationSet_provenance(ctx, field)
 	case "createdAt":
@@ -5602,14 +5615,14 @@ func (ec *executionContext) childFields_Model(ctx context.Context, field graphql
 		return ec.fieldContext_Model_hash(ctx, field)
 	case "format":
 		return ec.fieldContext_Model_format(ctx, field)
-	case "endpoint":
-		return ec.fieldContext_Model_endpoint(ctx, field)
 	case "jobID":
 		return ec.fieldContext_Model_jobID(ctx, field)
 	case "createdBy":
 		return ec.fieldContext_Model_createdBy(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Model_createdAt(ctx, field)
+	case "endpoint":
+		return ec.fieldContext_Model_endpoint(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Model", field.Name)
 }
@@ -8631,6 +8644,29 @@ func (ec *executionContext) _AnnotationSet_annotator(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AnnotationSet_annotator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnnotationSet_open(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnnotationSet_open(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Open, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnnotationSet_open(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnnotationSet", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _AnnotationSet_provenance(ctx context.Context, field graphql.CollectedField, obj *ent.AnnotationSet) (ret graphql.Marshaler) {
@@ -15841,29 +15877,6 @@ func (ec *executionContext) fieldContext_Model_format(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Model_endpoint(ctx context.Context, field graphql.CollectedField, obj *ent.Model) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Model_endpoint(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Endpoint, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Model_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
 func (ec *executionContext) _Model_jobID(ctx context.Context, field graphql.CollectedField, obj *ent.Model) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15931,6 +15944,29 @@ func (ec *executionContext) _Model_createdAt(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Model_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Model_endpoint(ctx context.Context, field graphql.CollectedField, obj *ent.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Model().Endpoint(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Model_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ModelConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ModelConnection) (ret graphql.Marshaler) {
@@ -24422,7 +24458,7 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "annotator", "annotatorNEQ", "annotatorIn", "annotatorNotIn", "annotatorGT", "annotatorGTE", "annotatorLT", "annotatorLTE", "annotatorContains", "annotatorHasPrefix", "annotatorHasSuffix", "annotatorEqualFold", "annotatorContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "corpusID", "corpusIDNEQ", "corpusIDIn", "corpusIDNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionEqualFold", "descriptionContainsFold", "annotator", "annotatorNEQ", "annotatorIn", "annotatorNotIn", "annotatorGT", "annotatorGTE", "annotatorLT", "annotatorLTE", "annotatorContains", "annotatorHasPrefix", "annotatorHasSuffix", "annotatorEqualFold", "annotatorContainsFold", "open", "openNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "hasCorpus", "hasCorpusWith", "hasSpans", "hasSpansWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -24835,6 +24871,20 @@ func (ec *executionContext) unmarshalInputAnnotationSetWhereInput(ctx context.Co
 				return it, err
 			}
 			it.AnnotatorContainsFold = data
+		case "open":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("open"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Open = data
+		case "openNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenNEQ = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -25490,7 +25540,11 @@ func (ec *executionContext) unmarshalInputAssignInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"corpus", "set", "annotators", "patients", "split", "noteType", "documents", "preannotateFrom"}
+	if _, present := asMap["open"]; !present {
+		asMap["open"] = false
+	}
+
+	fieldsInOrder := [...]string{"corpus", "set", "annotators", "patients", "split", "noteType", "documents", "preannotateFrom", "open"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25553,6 +25607,13 @@ func (ec *executionContext) unmarshalInputAssignInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.PreannotateFrom = data
+		case "open":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("open"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Open = data
 		}
 	}
 	return it, nil
@@ -30236,7 +30297,7 @@ func (ec *executionContext) unmarshalInputModelWhereInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "trainingCorpus", "trainingCorpusNEQ", "trainingCorpusIn", "trainingCorpusNotIn", "trainingCorpusGT", "trainingCorpusGTE", "trainingCorpusLT", "trainingCorpusLTE", "trainingCorpusContains", "trainingCorpusHasPrefix", "trainingCorpusHasSuffix", "trainingCorpusEqualFold", "trainingCorpusContainsFold", "trainingSplit", "trainingSplitNEQ", "trainingSplitIn", "trainingSplitNotIn", "trainingSplitGT", "trainingSplitGTE", "trainingSplitLT", "trainingSplitLTE", "trainingSplitContains", "trainingSplitHasPrefix", "trainingSplitHasSuffix", "trainingSplitEqualFold", "trainingSplitContainsFold", "trainingSet", "trainingSetNEQ", "trainingSetIn", "trainingSetNotIn", "trainingSetGT", "trainingSetGTE", "trainingSetLT", "trainingSetLTE", "trainingSetContains", "trainingSetHasPrefix", "trainingSetHasSuffix", "trainingSetEqualFold", "trainingSetContainsFold", "hash", "hashNEQ", "hashIn", "hashNotIn", "hashGT", "hashGTE", "hashLT", "hashLTE", "hashContains", "hashHasPrefix", "hashHasSuffix", "hashEqualFold", "hashContainsFold", "format", "formatNEQ", "formatIn", "formatNotIn", "formatGT", "formatGTE", "formatLT", "formatLTE", "formatContains", "formatHasPrefix", "formatHasSuffix", "formatEqualFold", "formatContainsFold", "endpoint", "endpointNEQ", "endpointIn", "endpointNotIn", "endpointGT", "endpointGTE", "endpointLT", "endpointLTE", "endpointContains", "endpointHasPrefix", "endpointHasSuffix", "endpointEqualFold", "endpointContainsFold", "jobID", "jobIDNEQ", "jobIDIn", "jobIDNotIn", "jobIDGT", "jobIDGTE", "jobIDLT", "jobIDLTE", "jobIDIsNil", "jobIDNotNil", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "trainingCorpus", "trainingCorpusNEQ", "trainingCorpusIn", "trainingCorpusNotIn", "trainingCorpusGT", "trainingCorpusGTE", "trainingCorpusLT", "trainingCorpusLTE", "trainingCorpusContains", "trainingCorpusHasPrefix", "trainingCorpusHasSuffix", "trainingCorpusEqualFold", "trainingCorpusContainsFold", "trainingSplit", "trainingSplitNEQ", "trainingSplitIn", "trainingSplitNotIn", "trainingSplitGT", "trainingSplitGTE", "trainingSplitLT", "trainingSplitLTE", "trainingSplitContains", "trainingSplitHasPrefix", "trainingSplitHasSuffix", "trainingSplitEqualFold", "trainingSplitContainsFold", "trainingSet", "trainingSetNEQ", "trainingSetIn", "trainingSetNotIn", "trainingSetGT", "trainingSetGTE", "trainingSetLT", "trainingSetLTE", "trainingSetContains", "trainingSetHasPrefix", "trainingSetHasSuffix", "trainingSetEqualFold", "trainingSetContainsFold", "hash", "hashNEQ", "hashIn", "hashNotIn", "hashGT", "hashGTE", "hashLT", "hashLTE", "hashContains", "hashHasPrefix", "hashHasSuffix", "hashEqualFold", "hashContainsFold", "format", "formatNEQ", "formatIn", "formatNotIn", "formatGT", "formatGTE", "formatLT", "formatLTE", "formatContains", "formatHasPrefix", "formatHasSuffix", "formatEqualFold", "formatContainsFold", "jobID", "jobIDNEQ", "jobIDIn", "jobIDNotIn", "jobIDGT", "jobIDGTE", "jobIDLT", "jobIDLTE", "jobIDIsNil", "jobIDNotNil", "createdBy", "createdByNEQ", "createdByIn", "createdByNotIn", "createdByGT", "createdByGTE", "createdByLT", "createdByLTE", "createdByContains", "createdByHasPrefix", "createdByHasSuffix", "createdByEqualFold", "createdByContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30894,97 +30955,6 @@ func (ec *executionContext) unmarshalInputModelWhereInput(ctx context.Context, o
 				return it, err
 			}
 			it.FormatContainsFold = data
-		case "endpoint":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpoint"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Endpoint = data
-		case "endpointNEQ":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointNEQ"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointNEQ = data
-		case "endpointIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointIn = data
-		case "endpointNotIn":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointNotIn"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointNotIn = data
-		case "endpointGT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointGT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointGT = data
-		case "endpointGTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointGTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointGTE = data
-		case "endpointLT":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointLT"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointLT = data
-		case "endpointLTE":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointLTE"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointLTE = data
-		case "endpointContains":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointContains"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointContains = data
-		case "endpointHasPrefix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointHasPrefix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointHasPrefix = data
-		case "endpointHasSuffix":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointHasSuffix"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointHasSuffix = data
-		case "endpointEqualFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointEqualFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointEqualFold = data
-		case "endpointContainsFold":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointContainsFold"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.EndpointContainsFold = data
 		case "jobID":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("jobID"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -34640,6 +34610,11 @@ func (ec *executionContext) _AnnotationSet(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "open":
+			out.Values[i] = ec._AnnotationSet_open(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "provenance":
 			out.Values[i] = ec._AnnotationSet_provenance(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38046,78 +38021,111 @@ func (ec *executionContext) _Model(ctx context.Context, sel ast.SelectionSet, ob
 		case "id":
 			out.Values[i] = ec._Model_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Model_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
 			out.Values[i] = ec._Model_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "labels":
 			out.Values[i] = ec._Model_labels(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "config":
 			out.Values[i] = ec._Model_config(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trainingCorpus":
 			out.Values[i] = ec._Model_trainingCorpus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trainingSplit":
 			out.Values[i] = ec._Model_trainingSplit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trainingSet":
 			out.Values[i] = ec._Model_trainingSet(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metrics":
 			out.Values[i] = ec._Model_metrics(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "hash":
 			out.Values[i] = ec._Model_hash(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "format":
 			out.Values[i] = ec._Model_format(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "endpoint":
-			out.Values[i] = ec._Model_endpoint(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "jobID":
 			out.Values[i] = ec._Model_jobID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdBy":
 			out.Values[i] = ec._Model_createdBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Model_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "endpoint":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Model_endpoint(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

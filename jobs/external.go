@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -30,14 +31,20 @@ type ExternalOptions struct {
 	Backoff time.Duration
 }
 
-// ExternalClient calls external taggers over HTTP.
+// ExternalClient calls external taggers over HTTP. It follows no redirect
+// (a registered endpoint must not hand the notes on to an address nobody
+// allowed), and its errors name the model, never the address, and say the
+// same of every failure to get an answer (refused, unreachable, timed out,
+// an HTTP error), so that a job's error cannot tell which ports of a host
+// are open; the server's log has the cause.
 type ExternalClient struct {
-	http *http.Client
-	opt  ExternalOptions
+	http   *http.Client
+	opt    ExternalOptions
+	logger *slog.Logger
 }
 
 // newExternalClient makes a client with opt's bounds, defaults filled in.
-func newExternalClient(opt ExternalOptions) *ExternalClient {
+func newExternalClient(opt ExternalOptions, logger *slog.Logger) *ExternalClient {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 2 * time.Minute
 	}
@@ -48,8 +55,9 @@ func newExternalClient(opt ExternalOptions) *ExternalClient {
 		opt.Backoff = time.Second
 	}
 	dialer := &net.Dialer{Timeout: min(opt.Timeout, 10*time.Second)}
-	return &ExternalClient{opt: opt, http: &http.Client{
-		Timeout: opt.Timeout,
+	return &ExternalClient{opt: opt, logger: logger, http: &http.Client{
+		Timeout:       opt.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
 			DialContext:         dialer.DialContext,
@@ -92,11 +100,12 @@ type transient struct{ msg string }
 
 func (t *transient) Error() string { return t.msg }
 
-// post sends body to endpoint, trying again with backoff while the failure
-// may pass. Once the attempts are spent the error names the endpoint and is
-// coded invalid: the job fails at once instead of retrying what the client
-// has retried already (the registered endpoint is the model's, not ours).
-func (c *ExternalClient) post(ctx context.Context, endpoint string, body []byte) (*ExternalResponse, error) {
+// post sends body to model name's endpoint, trying again with backoff while
+// the failure may pass. Once the attempts are spent the error names the
+// model and is coded invalid: the job fails at once instead of retrying what
+// the client has retried already (the registered endpoint is the model's,
+// not ours).
+func (c *ExternalClient) post(ctx context.Context, endpoint, name string, body []byte) (*ExternalResponse, error) {
 	wait := c.opt.Backoff
 	var last error
 	for attempt := 1; attempt <= c.opt.Attempts; attempt++ {
@@ -110,7 +119,7 @@ func (c *ExternalClient) post(ctx context.Context, endpoint string, body []byte)
 			}
 			wait *= 2
 		}
-		out, err := c.postOnce(ctx, endpoint, body)
+		out, err := c.postOnce(ctx, endpoint, name, body)
 		var tr *transient
 		if !errors.As(err, &tr) {
 			return out, err
@@ -120,13 +129,14 @@ func (c *ExternalClient) post(ctx context.Context, endpoint string, body []byte)
 		}
 		last = err
 	}
-	return nil, apperr.New(apperr.Invalid, "external tagger %s: %v (tried %d times)", endpoint, last, c.opt.Attempts)
+	c.logger.Warn("external tagger gave no answer", "model", name, "attempts", c.opt.Attempts, "cause", last.Error())
+	return nil, apperr.New(apperr.Invalid, "external tagger %s gave no usable answer (tried %d times; the server's log says why)", name, c.opt.Attempts)
 }
 
-func (c *ExternalClient) postOnce(ctx context.Context, endpoint string, body []byte) (*ExternalResponse, error) {
+func (c *ExternalClient) postOnce(ctx context.Context, endpoint, name string, body []byte) (*ExternalResponse, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, apperr.New(apperr.Invalid, "external tagger %s: %v", endpoint, err)
+		return nil, apperr.New(apperr.Invalid, "external tagger %s: its endpoint is not a URL", name)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(hr)
@@ -142,7 +152,9 @@ func (c *ExternalClient) postOnce(ctx context.Context, endpoint string, body []b
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 		return nil, &transient{"answered " + resp.Status}
 	case resp.StatusCode != http.StatusOK:
-		return nil, apperr.New(apperr.Invalid, "external tagger %s answered %s", endpoint, resp.Status)
+		// Logged, not told: the status would tell an HTTP server from none.
+		c.logger.Warn("external tagger refused the request", "model", name, "status", resp.Status, "location", resp.Header.Get("Location") != "")
+		return nil, apperr.New(apperr.Invalid, "external tagger %s gave no usable answer (the server's log says why; redirects are not followed)", name)
 	}
 	var out ExternalResponse
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
@@ -150,7 +162,7 @@ func (c *ExternalClient) postOnce(ctx context.Context, endpoint string, body []b
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, &transient{fmt.Sprintf("no whole answer within %s", c.opt.Timeout)}
 		}
-		return nil, apperr.New(apperr.Invalid, "external tagger %s: bad response: %v", endpoint, err)
+		return nil, apperr.New(apperr.Invalid, "external tagger %s: bad response: %v", name, err)
 	}
 	return &out, nil
 }
@@ -159,13 +171,13 @@ func (c *ExternalClient) postOnce(ctx context.Context, endpoint string, body []b
 // their labels ("CITY" or "LOCATION/CITY") read against ts, the corpus's tag
 // set (nil: open), as an import reads a file's: a type of a declared tag set
 // gets its category, so that the spans score against the gold.
-func (c *ExternalClient) Tag(ctx context.Context, endpoint string, ts *phi.TagSet, docs []pipeline.Document) ([]pipeline.Document, error) {
+func (c *ExternalClient) Tag(ctx context.Context, endpoint, name string, ts *phi.TagSet, docs []pipeline.Document) ([]pipeline.Document, error) {
 	req := ExternalRequest{Documents: make([]ExternalDocument, len(docs))}
 	for i, d := range docs {
 		req.Documents[i] = ExternalDocument{ID: d.ID, Patient: d.Patient, Text: d.Text}
 	}
 	body, _ := json.Marshal(req)
-	out, err := c.post(ctx, endpoint, body)
+	out, err := c.post(ctx, endpoint, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +193,7 @@ func (c *ExternalClient) Tag(ctx context.Context, endpoint string, ts *phi.TagSe
 	for _, od := range out.Documents {
 		i, ok := byID[od.ID]
 		if !ok {
-			return nil, apperr.New(apperr.Invalid, "external tagger %s returned unknown document %q", endpoint, od.ID)
+			return nil, apperr.New(apperr.Invalid, "external tagger %s returned unknown document %q", name, od.ID)
 		}
 		for _, s := range od.Spans {
 			cat, typ, found := strings.Cut(s.Label, "/")
@@ -190,7 +202,7 @@ func (c *ExternalClient) Tag(ctx context.Context, endpoint string, ts *phi.TagSe
 			}
 			cat, typ, err := phi.Normalize(ts, cat, typ)
 			if err != nil {
-				return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: span %d-%d label %q: %v", endpoint, od.ID, s.Start, s.End, s.Label, err)
+				return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: span %d-%d label %q: %v", name, od.ID, s.Start, s.End, s.Label, err)
 			}
 			tagged[i].Spans = append(tagged[i].Spans, pipeline.Span{Start: s.Start, End: s.End, Category: cat, Type: typ})
 		}
@@ -198,7 +210,7 @@ func (c *ExternalClient) Tag(ctx context.Context, endpoint string, ts *phi.TagSe
 	for i := range tagged {
 		d := &tagged[i]
 		if err := d.Validate(true); err != nil {
-			return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: %v", endpoint, d.ID, err)
+			return nil, apperr.New(apperr.Invalid, "external tagger %s, document %s: %v", name, d.ID, err)
 		}
 		d.FillText()
 		d.SortSpans()

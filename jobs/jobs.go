@@ -115,7 +115,7 @@ func New(ctx context.Context, st *store.Store, handlers map[string]Handler, opt 
 	m := &Manager{
 		store: st, opt: opt, logger: opt.Logger, handlers: maps.Clone(handlers), splits: opt.Splits,
 		worker: fmt.Sprintf("%s:%d", host, os.Getpid()), stop: make(chan struct{}),
-		external: newExternalClient(opt.External),
+		external: newExternalClient(opt.External, opt.Logger),
 	}
 	for kind, s := range opt.Splits {
 		// A kind with a handler of its own splits the jobs that ask for it

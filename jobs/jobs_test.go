@@ -15,6 +15,7 @@ import (
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
+	"deidcorpus/ent/annotationset"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
@@ -410,6 +411,11 @@ func TestJobsRunAsTheirCreator(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.AssignCorpus(ctx, "ann", "c", true)
 	require.NoError(t, err)
+	// ann annotates c openly: it reads the gold it exports.
+	c, err := st.CorpusByName(ctx, "c")
+	require.NoError(t, err)
+	require.NoError(t, st.Client.AnnotationSet.Create().SetCorpusID(c.ID).SetName("b:ann").SetKind(annotationset.KindAnnotator).
+		SetAnnotator("ann").SetOpen(true).Exec(ctx))
 	m := newManager(t, st, nil, jobs.Options{})
 	export := func(by string) *ent.Job {
 		j, err := m.Enqueue(ctx, jobs.ExportParams{Corpus: "c", Set: "gold", Format: "i2b2"}, by, nil)

@@ -504,8 +504,16 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64, c *ent.Corpus) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
 	if row.Kind == model.KindExternal {
 		ts, _ := phi.Lookup(c.Tagset)
+		endpoint, err := m.store.ExternalEndpoint(row)
+		if err != nil {
+			return nil, nil, err
+		}
 		return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-			return m.external.Tag(ctx, row.Endpoint, ts, docs)
+			// Audited before it leaves: a batch sent and then failed was sent.
+			if err := m.store.AuditExternalSend(ctx, c, row, docs); err != nil {
+				return nil, err
+			}
+			return m.external.Tag(ctx, endpoint, row.Name, ts, docs)
 		}, nil, nil
 	}
 	m.lastModel.Lock()

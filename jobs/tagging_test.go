@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +19,7 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent"
+	"deidcorpus/ent/document"
 	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
@@ -276,7 +277,8 @@ func TestExternalTaggerThatNeverAnswers(t *testing.T) {
 	done := wait(t, m, tg.ID)[0]
 	assert.Equal(t, job.StatusFailed, done.Status)
 	// The part that asked failed with that error, and so did the job.
-	assert.Regexp(t, `^part 1 of 1 \(job \d+\) failed: external tagger `+regexp.QuoteMeta(hung.URL)+`: no answer within 200ms \(tried 2 times\)$`, done.Error)
+	assert.Regexp(t, `^part 1 of 1 \(job \d+\) failed: external tagger hung gave no usable answer \(tried 2 times; the server's log says why\)$`, done.Error)
+	assert.NotContains(t, done.Error, hung.URL, "the error names the model, not its address")
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(jobs.Err(done)), "the job fails with its part's code")
 	assert.Equal(t, int32(2), calls.Load(), "two attempts, and the job is not retried on top of them")
 	assert.Equal(t, 1, done.Attempts)
@@ -287,7 +289,65 @@ func TestExternalTaggerThatNeverAnswers(t *testing.T) {
 	require.NoError(t, err)
 	redone := wait(t, m, again.ID)[0]
 	assert.Equal(t, job.StatusFailed, redone.Status)
-	assert.Contains(t, redone.Error, "no answer within", "it failed on the endpoint again, not on the set")
+	assert.Contains(t, redone.Error, "gave no usable answer", "it failed on the endpoint again, not on the set")
+}
+
+// TestExternalTaggerFollowsNoRedirect: an endpoint answering 307 to another
+// port gets nothing sent there; the job's error is the same as for a port
+// where nothing listens (no port-scan oracle) and names no address; each
+// batch sent is audited with its documents' ids.
+func TestExternalTaggerFollowsNoRedirect(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLite)
+	synthCorpus(t, st, "notes", 2)
+	var stolen atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stolen.Add(1) }))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // a port where nothing listens
+	_, err := st.RegisterExternalModel(ctx, "moved", redirect.URL, []string{"NAME"}, "")
+	require.NoError(t, err)
+	_, err = st.RegisterExternalModel(ctx, "gone", closed.URL, []string{"NAME"}, "")
+	require.NoError(t, err)
+	m := newManager(t, st, nil, jobs.Options{External: jobs.ExternalOptions{Attempts: 1}})
+	errs := map[string]string{}
+	for _, name := range []string{"moved", "gone"} {
+		tg, err := m.Enqueue(ctx, jobs.TagParams{Model: name, Corpus: "notes"}, "", nil)
+		require.NoError(t, err)
+		done := wait(t, m, tg.ID)[0]
+		require.Equal(t, job.StatusFailed, done.Status)
+		errs[name] = strings.ReplaceAll(done.Error, name, "MODEL")
+		assert.NotRegexp(t, `127\.0\.0\.1|:\d{2,5}\b|refused|redirect to`, done.Error)
+	}
+	assert.Zero(t, stolen.Load(), "nothing reached the port the redirect named")
+	assert.Regexp(t, `gave no usable answer`, errs["moved"])
+	assert.Regexp(t, `gave no usable answer`, errs["gone"])
+
+	entries, err := st.AuditEntries(ctx, 50)
+	require.NoError(t, err)
+	c, err := st.CorpusByName(ctx, "notes")
+	require.NoError(t, err)
+	ids, err := st.Client.Document.Query().Where(document.CorpusID(c.ID)).IDs(ctx)
+	require.NoError(t, err)
+	var sent []string
+	for _, e := range entries {
+		if e.Action == "send" && e.Target == "external.moved" {
+			sent = append(sent, e.Ids...)
+		}
+	}
+	assert.ElementsMatch(t, idStrings(ids), sent, "every document sent is audited by id")
+}
+
+func idStrings(ids []int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.Itoa(id)
+	}
+	return out
 }
 
 // TestExternalTaggerRetriesAFailureThatPasses: a 503 then an answer tags.

@@ -63,7 +63,7 @@ func (r *mutationResolver) UndoEdit(ctx context.Context, set int, document int, 
 func (r *mutationResolver) AssignDocuments(ctx context.Context, input model.AssignInput) ([]*ent.AnnotationSet, error) {
 	return r.store.AssignDocuments(ctx, store.Assignment{Corpus: input.Corpus, Set: input.Set, Annotators: input.Annotators,
 		Patients: input.Patients, Split: splitName(input.Split), NoteType: deref(input.NoteType), Documents: input.Documents,
-		PreannotateFrom: deref(input.PreannotateFrom)})
+		PreannotateFrom: deref(input.PreannotateFrom), Open: input.Open})
 }
 
 // AcceptSpan is the resolver for the acceptSpan field.

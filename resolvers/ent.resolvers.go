@@ -104,6 +104,9 @@ func (r *Resolver) Evaluation() graph.EvaluationResolver { return &evaluationRes
 // Job returns graph.JobResolver implementation.
 func (r *Resolver) Job() graph.JobResolver { return &jobResolver{r} }
 
+// Model returns graph.ModelResolver implementation.
+func (r *Resolver) Model() graph.ModelResolver { return &modelResolver{r} }
+
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
@@ -119,6 +122,7 @@ type (
 	documentResolver      struct{ *Resolver }
 	evaluationResolver    struct{ *Resolver }
 	jobResolver           struct{ *Resolver }
+	modelResolver         struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
 	releaseResolver       struct{ *Resolver }
 	tokenResolver         struct{ *Resolver }

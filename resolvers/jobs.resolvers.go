@@ -38,6 +38,11 @@ func (r *jobResolver) Output(ctx context.Context, obj *ent.Job) (jobs.Output, er
 	return jobs.ResultOf(obj)
 }
 
+// Endpoint is the resolver for the endpoint field.
+func (r *modelResolver) Endpoint(ctx context.Context, obj *ent.Model) (*string, error) {
+	return store.ShownEndpoint(ctx, obj), nil
+}
+
 // CancelJob is the resolver for the cancelJob field.
 func (r *mutationResolver) CancelJob(ctx context.Context, id int) (*ent.Job, error) {
 	return r.jobs.Cancel(ctx, id)

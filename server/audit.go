@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"deidcorpus/apperr"
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/store"
@@ -109,14 +110,30 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 	srv.AroundRootFields(func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 		fc := graphql.GetRootFieldContext(ctx)
 		oc := graphql.GetOperationContext(ctx)
-		if log, ok := ctx.Value(auditKey{}).(*auditLog); ok && oc.Operation.Operation == ast.Mutation {
-			args := make([]string, 0, len(fc.Field.Arguments))
-			for _, a := range fc.Field.Arguments {
-				args = append(args, a.Name)
-			}
-			log.write(store.AuditRecord{Action: "write", Target: "Mutation." + fc.Field.Name, Detail: "arguments: " + strings.Join(args, ", ")})
+		log, ok := ctx.Value(auditKey{}).(*auditLog)
+		if !ok || oc.Operation.Operation != ast.Mutation {
+			return next(ctx)
 		}
-		return next(ctx)
+		// Mutations run one after another and their resolvers have run when
+		// next returns: a refused one is recorded as denied, not as a write.
+		out := next(ctx)
+		args := make([]string, 0, len(fc.Field.Arguments))
+		for _, a := range fc.Field.Arguments {
+			args = append(args, a.Name)
+		}
+		r := store.AuditRecord{Action: "write", Target: "Mutation." + fc.Field.Name, Detail: "arguments: " + strings.Join(args, ", ")}
+		code := rootFieldError(ctx, fc.Field.Alias)
+		switch {
+		case code == "" && selfAudited[fc.Field.Name]:
+			return out // its own entry says more
+		case code == string(apperr.Forbidden) || code == string(apperr.NotFound):
+			r.Action = "denied"
+			fallthrough
+		case code != "":
+			r.Detail += " (refused: " + code + ")"
+		}
+		log.write(r)
+		return out
 	})
 	srv.AroundFields(func(ctx context.Context, next graphql.Resolver) (any, error) {
 		fc := graphql.GetFieldContext(ctx)
@@ -127,6 +144,27 @@ func auditGraphQL(srv *handler.Server, st *store.Store, logger *slog.Logger) {
 		}
 		return next(ctx)
 	})
+}
+
+// selfAudited are the mutations whose service writes their audit entry
+// itself (store/annotate.go: one per edit, naming the span and its offsets
+// and labels before and after): done, they get no second, generic entry;
+// refused, they get the generic one (the service wrote none).
+var selfAudited = map[string]bool{"addSpan": true, "changeSpan": true, "removeSpan": true,
+	"setDocumentStatus": true, "undoEdit": true, "acceptSpan": true}
+
+// rootFieldError is the code of the error the root field named alias ended
+// with, "" if none.
+func rootFieldError(ctx context.Context, alias string) string {
+	for _, e := range graphql.GetErrors(ctx) {
+		if len(e.Path) > 0 && e.Path[0] == ast.PathName(alias) {
+			if code, ok := e.Extensions["code"].(string); ok {
+				return code
+			}
+			return string(apperr.Internal)
+		}
+	}
+	return ""
 }
 
 // parentID is the id of the object whose field is read.

@@ -223,7 +223,9 @@ func authorizeGraphQL(srv *handler.Server, st *store.Store, limiter *rateLimiter
 			if err == nil {
 				continue
 			}
-			if apperr.CodeOf(err) == apperr.Forbidden {
+			// An object hidden from the viewer is refused as not found:
+			// audited as a denial too (ids are easily guessed).
+			if code := apperr.CodeOf(err); code == apperr.Forbidden || code == apperr.NotFound {
 				if err := st.Audit(context.WithoutCancel(ctx), store.AuditRecord{Action: "denied", Target: op, Detail: err.Error()}); err != nil {
 					logger.Error("write audit log", "target", op, "err", err)
 				}

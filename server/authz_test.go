@@ -162,8 +162,10 @@ func (f *authzFixture) annotationFixture(t *testing.T) {
 	f.assignedSpan = strconv.Itoa(goldSpan.ID)
 	sets := map[string]string{}
 	for _, annotator := range []string{string(auth.Annotator), "ann2"} {
+		// The annotator annotates openly here: it reads the gold the cases
+		// name (blind annotators: TestAnnotatorsAreBlind).
 		set, err := f.st.Client.AnnotationSet.Create().SetCorpusID(assigned.ID).SetName("by-" + annotator).
-			SetKind(annotationset.KindAnnotator).SetAnnotator(annotator).Save(ctx)
+			SetKind(annotationset.KindAnnotator).SetAnnotator(annotator).SetOpen(annotator == string(auth.Annotator)).Save(ctx)
 		require.NoError(t, err)
 		sets[annotator] = strconv.Itoa(set.ID)
 	}

@@ -130,6 +130,31 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	researcher.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance parameters } }`, &lineage, client.Var("id", id.CorpusByName.ID))
 	assertClean("lineage", asJSON(lineage))
 
+	// An annotator reads provenance and lineage as a researcher does: one
+	// assigned the surrogate corpus, and one with no corpus reading the
+	// shared release (issue 60: 7, 11).
+	for _, assigned := range []bool{true, false} {
+		name := map[bool]string{true: "anna", false: "nora"}[assigned]
+		token := storetest.Token(t, st, name, auth.Annotator)
+		if assigned {
+			_, err := st.AssignCorpus(ctx, name, "shared-notes", true)
+			require.NoError(t, err)
+		}
+		annotator := client.New(ts.Config.Handler, client.Path("/graphql"), client.AddHeader("Authorization", "Bearer "+token))
+		var rels map[string]any
+		annotator.MustPost(`{ releases(first: 10) { edges { node { provenance } } } }`, &rels)
+		require.Contains(t, asJSON(rels), "provenance")
+		assertClean(name+"'s releases", asJSON(rels))
+		if assigned {
+			var prov, lin map[string]any
+			annotator.MustPost(`{ corpusByName(name: "shared-notes") { provenance } }`, &prov)
+			assertClean(name+"'s provenance", asJSON(prov))
+			annotator.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance parameters } }`, &lin, client.Var("id", id.CorpusByName.ID))
+			assertClean(name+"'s lineage", asJSON(lin))
+			assert.NotContains(t, asJSON(lin), `"job"`, "no job id")
+		}
+	}
+
 	// The annotation operations, tried as an attacker would: naming the
 	// original corpus's gold set, one of its notes and spans by id (ids are
 	// small numbers, easily guessed), and asking a surrogate note's state in

@@ -33,6 +33,9 @@ type Assignment struct {
 	// whose spans each newly assigned document starts with; "" starts
 	// empty. The set's provenance says which.
 	PreannotateFrom string
+	// Open lets the annotators read the corpus's other sets (gold, each
+	// other's); without it they read their own only (auth/filter.go).
+	Open bool
 }
 
 // AssignDocuments gives the batch to each annotator: its set is made where
@@ -80,7 +83,7 @@ func (s *Store) AssignDocuments(ctx context.Context, a Assignment) ([]*ent.Annot
 	var sets []*ent.AnnotationSet
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		for _, name := range a.Annotators {
-			set, err := assignOne(ctx, tx, c, a.Set+":"+name, name, prov, docs, from)
+			set, err := assignOne(ctx, tx, c, a.Set+":"+name, name, a.Open, prov, docs, from)
 			if err != nil {
 				return err
 			}
@@ -92,6 +95,9 @@ func (s *Store) AssignDocuments(ctx context.Context, a Assignment) ([]*ent.Annot
 		return nil, err
 	}
 	detail := fmt.Sprintf("corpus %q: %d documents to %s in sets %s:ACCOUNT", c.Name, len(docs), strings.Join(a.Annotators, ", "), a.Set)
+	if a.Open {
+		detail += ", open (they read the corpus's other sets)"
+	}
 	if from != nil {
 		detail += fmt.Sprintf(", pre-annotated from set %q", from.Name)
 	}
@@ -139,13 +145,13 @@ func (s *Store) selectDocuments(ctx context.Context, c *ent.Corpus, a Assignment
 }
 
 // assignOne gives docs to one annotator's set, made if missing.
-func assignOne(ctx context.Context, tx *ent.Tx, c *ent.Corpus, setName, annotator string, prov map[string]any,
+func assignOne(ctx context.Context, tx *ent.Tx, c *ent.Corpus, setName, annotator string, open bool, prov map[string]any,
 	docs []*ent.Document, from *ent.AnnotationSet) (*ent.AnnotationSet, error) {
 	set, err := tx.AnnotationSet.Query().Where(annotationset.CorpusID(c.ID), annotationset.Name(setName)).Only(ctx)
 	switch {
 	case ent.IsNotFound(err):
 		set, err = tx.AnnotationSet.Create().SetCorpusID(c.ID).SetName(setName).SetKind(annotationset.KindAnnotator).
-			SetAnnotator(annotator).SetProvenance(prov).Save(ctx)
+			SetAnnotator(annotator).SetOpen(open).SetProvenance(prov).Save(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +159,10 @@ func assignOne(ctx context.Context, tx *ent.Tx, c *ent.Corpus, setName, annotato
 		return nil, err
 	case set.Annotator != annotator:
 		return nil, apperr.New(apperr.Conflict, "corpus %q already has a set %q that is not %s's", c.Name, setName, annotator)
+	case set.Open != open: // the latest assignment says
+		if set, err = set.Update().SetOpen(open).Save(ctx); err != nil {
+			return nil, err
+		}
 	}
 	have, err := tx.DocumentProgress.Query().Where(documentprogress.AnnotationSetID(set.ID)).
 		Select(documentprogress.FieldDocumentID).Ints(ctx)

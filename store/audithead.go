@@ -3,6 +3,9 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +47,35 @@ type AuditHead struct {
 	KeyID     string    `json:"key_id"`     // the audit key that made it
 	KeyedFrom int64     `json:"keyed_from"` // the first entry with a MAC
 	Written   time.Time `json:"written"`
+	// Seal is an HMAC of the fields above (and the database's name) under
+	// the audit key: whoever cuts the chain's tail cannot copy the new
+	// tail's count, hash and MAC into the head without the key.
+	Seal string `json:"seal"`
+}
+
+// sealHead returns h's seal for this database under the ring's audit key.
+func (s *Store) sealHead(r *keys.Ring, h AuditHead) string {
+	_, key := r.AuditKey()
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "deidcorpus audit head v1\x00%s\x00%d\x00%s\x00%s\x00%s\x00%d\x00%s", s.chainName(), h.Count, h.Hash, h.MAC,
+		h.KeyID, h.KeyedFrom, h.Written.UTC().Format(time.RFC3339))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// sealed seals h with the store's ring (loaded already: only a process
+// with the key writes keyed entries and heads).
+func (s *Store) sealed(h AuditHead) (AuditHead, error) {
+	r, err := s.KeyRing()
+	if err != nil {
+		return h, err
+	}
+	h.Seal = s.sealHead(r, h)
+	return h, nil
+}
+
+// headSealOK tells whether h's seal is right under r's audit key.
+func (s *Store) headSealOK(r *keys.Ring, h *AuditHead) bool {
+	return hmac.Equal([]byte(h.Seal), []byte(s.sealHead(r, *h)))
 }
 
 type headFile struct {
@@ -123,15 +155,17 @@ type headUpdate struct {
 // holds a head as far on already (another step finished first), or none
 // (removed meanwhile: left for verify to report).
 func (s *Store) writeHead(ctx context.Context, u headUpdate) error {
-	return s.withHeadLock(ctx, u.path, func(hf *headFile) bool {
+	var serr error
+	err := s.withHeadLock(ctx, u.path, func(hf *headFile) bool {
 		cur, ok := hf.Chains[s.chainName()]
 		if !ok || cur.Count >= u.head.Count {
 			return false
 		}
 		u.head.KeyedFrom = cur.KeyedFrom
-		hf.Chains[s.chainName()] = u.head
-		return true
+		hf.Chains[s.chainName()], serr = s.sealed(u.head)
+		return serr == nil
 	})
+	return cmp.Or(serr, err)
 }
 
 // withHeadLock runs change on the head file under its lock (this process's
@@ -221,6 +255,11 @@ func (s *Store) planHead(ctx context.Context, tx *ent.Tx, path, keyID string, ta
 		s.warnOnce("audit truncated", "the audit log has fewer entries than its head file recorded: entries were cut; "+
 			"keeping the head file as it is; run 'deidcorpus audit verify'", "headFile", path)
 		return false, nil
+	case !s.headSealed(head):
+		s.warnOnce("audit head forged", "the audit head file's head for this database has no valid seal: "+
+			"it was written without the audit key (or before heads were sealed); keeping it as it is; run 'deidcorpus audit verify'",
+			"headFile", path)
+		return false, nil
 	case head.Count == 0:
 		return true, nil
 	}
@@ -245,14 +284,22 @@ func (s *Store) planHead(ctx context.Context, tx *ent.Tx, path, keyID string, ta
 // they commit, naming the end that is committed, so that a step that comes
 // after this one but reads the file before its head is written finds one.
 func (s *Store) startHead(ctx context.Context, path, keyID string, tail *ent.AuditEntry) error {
-	return s.withHeadLock(ctx, path, func(hf *headFile) bool {
+	var serr error
+	err := s.withHeadLock(ctx, path, func(hf *headFile) bool {
 		if _, ok := hf.Chains[s.chainName()]; ok {
 			return false
 		}
-		hf.Chains[s.chainName()] = AuditHead{Count: tail.Seq, Hash: tail.Hash, KeyID: keyID, KeyedFrom: tail.Seq + 1,
-			Written: time.Now().UTC().Truncate(time.Second)}
-		return true
+		hf.Chains[s.chainName()], serr = s.sealed(AuditHead{Count: tail.Seq, Hash: tail.Hash, KeyID: keyID, KeyedFrom: tail.Seq + 1,
+			Written: time.Now().UTC().Truncate(time.Second)})
+		return serr == nil
 	})
+	return cmp.Or(serr, err)
+}
+
+// headSealed tells whether head carries a valid seal under the store's key.
+func (s *Store) headSealed(head *AuditHead) bool {
+	r, err := s.KeyRing()
+	return err == nil && s.headSealOK(r, head)
 }
 
 // warnOnce logs a problem of the audit log once per process: every request
@@ -289,6 +336,7 @@ func (s *Store) AnchorAudit(ctx context.Context) (old *AuditHead, head AuditHead
 	}
 	head = AuditHead{Count: last.Seq, Hash: last.Hash, MAC: last.MAC, KeyID: last.MACKey, KeyedFrom: first.Seq,
 		Written: time.Now().UTC().Truncate(time.Second)}
+	head.Seal = s.sealHead(r, head)
 	err = s.withHeadLock(ctx, path, func(hf *headFile) bool {
 		if h, ok := hf.Chains[s.chainName()]; ok {
 			old = &h

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/auditentry"
 	"deidcorpus/internal/keys"
@@ -37,6 +38,8 @@ const (
 	AuditStripped    AuditBreakKind = "MAC removed"                // an entry of the keyed chain has no MAC
 	AuditWrongKey    AuditBreakKind = "another key"                // MACed under a key this ring does not give
 	AuditHeadMissing AuditBreakKind = "head file missing"          // the chain is keyed but the head file has no head for it
+	AuditHeadForged  AuditBreakKind = "head file forged"           // the head's seal is not the audit key's
+	AuditEmptied     AuditBreakKind = "emptied"                    // no entry, though the database holds what was audited
 )
 
 // AuditBreak is the first problem verification found: its kind and the
@@ -108,11 +111,45 @@ func (s *Store) CheckAudit(ctx context.Context) (AuditReport, error) {
 		return rep, fmt.Errorf("the audit log is keyed from entry %d, and its MACs cannot be checked without the key: %w", w.keyedFrom, kerr)
 	}
 	rep.Entries, rep.LastSeq, rep.LastHash, rep.KeyedFrom = int(w.prev.Seq), w.prev.Seq, w.prev.Hash, w.keyedFrom
+	if rep.Head != nil && (kerr != nil || !s.headSealOK(ring, rep.Head)) {
+		if kerr != nil {
+			return rep, fmt.Errorf("the audit head file's head cannot be checked without the audit key: %w", kerr)
+		}
+		return rep, broken(AuditHeadForged, rep.Head.Count, "audit head file %s: its head for this database (%d entries) is not sealed "+
+			"under audit key %s: it was written without the key (e.g. the chain's tail cut and the new last entry copied into the head), "+
+			"or by a version before heads were sealed. Once that is understood, 'deidcorpus audit anchor' writes a sealed head",
+			rep.HeadPath, rep.Head.Count, rep.KeyID)
+	}
+	if rep.LastSeq == 0 && rep.Head == nil {
+		if err := s.checkNotEmptied(ctx); err != nil {
+			return rep, err
+		}
+	}
 	err := rep.checkHead(w.headMAC, others)
 	if err == nil && rep.Head != nil {
 		rep.Lag = rep.LastSeq - rep.Head.Count
 	}
 	return rep, err
+}
+
+// checkNotEmptied reports an audit log without entries in a database that
+// holds accounts or corpora: making either writes an entry, so the entries
+// were deleted (and the head file with them, or it would say so).
+func (s *Store) checkNotEmptied(ctx context.Context) error {
+	ctx = auth.System(ctx)
+	users, err := s.Client.User.Query().Count(ctx)
+	if err != nil {
+		return err
+	}
+	corpora, err := s.Client.Corpus.Query().Count(ctx)
+	if err != nil {
+		return err
+	}
+	if users+corpora == 0 {
+		return nil
+	}
+	return broken(AuditEmptied, 1, "audit log emptied: it has no entry, but the database holds %d accounts and %d corpora, "+
+		"whose making wrote entries: they were deleted, and the head file that counted them removed", users, corpora)
 }
 
 // walkAudit reads the chain in order, a page at a time, checking each entry.

@@ -58,7 +58,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			}
 			step.Name, step.Provenance = c.Name, CorpusProvenance(ctx, c.Provenance)
 			step.JobID = intOf(step.Provenance["job"])
-			if from, ok := c.Provenance["from"].(string); ok {
+			if from, ok := step.Provenance["from"].(string); ok { // the source only for who may read it
 				next = append(next, func() error { return visitCorpusNamed(from) })
 			}
 		case "AnnotationSet":
@@ -85,7 +85,10 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			}
 			step.Name = m.Name
 			step.Provenance = map[string]any{"kind": m.Kind, "hash": m.Hash, "trainingCorpus": m.TrainingCorpus,
-				"trainingSplit": m.TrainingSplit, "trainingSet": m.TrainingSet, "endpoint": m.Endpoint}
+				"trainingSplit": m.TrainingSplit, "trainingSet": m.TrainingSet}
+			if e := ShownEndpoint(ctx, m); e != nil {
+				step.Provenance["endpoint"] = *e
+			}
 			if m.JobID != nil {
 				step.JobID = *m.JobID
 			}

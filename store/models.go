@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"net/url"
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
@@ -50,13 +49,19 @@ func (s *Store) SaveModel(ctx context.Context, jobID int, name string, create fu
 }
 
 // RegisterExternalModel records an external tagger reached at endpoint.
+// Its host must be allowed (WithExternalHosts); the URL is stored encrypted,
+// a masked copy beside it (endpoints.go).
 func (s *Store) RegisterExternalModel(ctx context.Context, name, endpoint string, labels []string, by string) (*ent.Model, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, apperr.New(apperr.Invalid, "endpoint %q is not an http(s) URL", endpoint)
+	if _, err := s.checkEndpoint(endpoint); err != nil {
+		return nil, err
 	}
-	m, err := s.Client.Model.Create().SetName(name).SetKind(model.KindExternal).SetEndpoint(endpoint).
-		SetLabels(labels).SetCreatedBy(by).Save(ctx)
+	r, err := s.KeyRing()
+	if err != nil {
+		return nil, err
+	}
+	masked, enc, keyID := sealEndpoint(r, name, endpoint)
+	m, err := s.Client.Model.Create().SetName(name).SetKind(model.KindExternal).SetEndpoint(masked).
+		SetEndpointEnc(enc).SetEndpointKeyID(keyID).SetLabels(labels).SetCreatedBy(by).Save(ctx)
 	if ent.IsConstraintError(err) {
 		return nil, apperr.New(apperr.Conflict, "a model named %q exists", name)
 	}

@@ -11,7 +11,8 @@ import (
 
 // TestProvenanceAsAViewerReadsIt: a researcher reads a surrogate corpus's
 // and its release's provenance without the source, the seed, the per-note
-// counts or a curator's reason; a curator reads them whole.
+// counts or a curator's reason, and so does an annotator; a curator reads
+// them whole.
 func TestProvenanceAsAViewerReadsIt(t *testing.T) {
 	corpus := map[string]any{"source": "resynthesis", "from": "hospital-x", "fromID": 7.0, "seed": 424242.0, "job": 9.0,
 		"policy": map[string]any{"comments": "drop"}, "language": "es", "documents": 3.0,
@@ -36,4 +37,10 @@ func TestProvenanceAsAViewerReadsIt(t *testing.T) {
 	assert.Equal(t, map[string]any{"finds": 2, "documents": 1, "by": "cara"}, r["unannotatedAccepted"])
 	assert.Equal(t, "Zamacola is a nickname", rel["unannotatedAccepted"].(map[string]any)["reason"], "the stored provenance is untouched")
 	assert.Equal(t, rel, ReleaseProvenance(curator, rel))
+
+	// An annotator reads what a researcher reads (issue 60): no reason, no
+	// source, seed or job.
+	annotator := auth.NewContext(context.Background(), auth.NewViewer(7, "ann", auth.Annotator))
+	assert.Equal(t, r, ReleaseProvenance(annotator, rel))
+	assert.Equal(t, pub, CorpusProvenance(annotator, corpus))
 }

@@ -59,11 +59,13 @@ type Store struct {
 	chunkSize       int        // bytes of a stored file's chunk (chunks.go)
 
 	keyCfg keys.Config
-	logger *slog.Logger
-	clock  Clock // see WithClock
-	ringMu sync.Mutex
-	ring   *keys.Ring // loaded on first use (see Keys)
-	seals  sealCache  // the corpora's data keys (seal.go)
+	// externalHosts are the hosts external taggers may be reached at.
+	externalHosts []string
+	logger        *slog.Logger
+	clock         Clock // see WithClock
+	ringMu        sync.Mutex
+	ring          *keys.Ring // loaded on first use (see Keys)
+	seals         sealCache  // the corpora's data keys (seal.go)
 }
 
 // pgIdleConns is the number of idle PostgreSQL connections kept for reuse.
@@ -80,6 +82,8 @@ type options struct {
 	logger    *slog.Logger
 	chunkSize int
 	clock     Clock
+	// externalHosts: see WithExternalHosts.
+	externalHosts []string
 }
 
 // WithKeys says where the key ring encrypting the surrogate mappings comes
@@ -136,7 +140,8 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: cmp.Or(o.chunkSize, chunkSize), clock: o.clock}
+	s := &Store{DSN: dsn, keyCfg: o.keys, logger: o.logger, ring: o.ring, chunkSize: cmp.Or(o.chunkSize, chunkSize), clock: o.clock,
+		externalHosts: o.externalHosts}
 	if s.clock == nil {
 		s.clock = realClock{}
 	}

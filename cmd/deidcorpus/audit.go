@@ -54,14 +54,15 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 			if len(args) > 0 {
 				return usageErr("audit %s takes no arguments", sub)
 			}
+			if sub == "verify" {
+				return verifyAudit(ctx, e, *db)
+			}
 			st, ctx, err := openStore(ctx, e, *db, "cli.audit", map[string]any{"subcommand": sub})
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			switch sub {
-			case "verify":
-				return verifyAudit(ctx, e, st)
 			case "anchor":
 				return anchorAudit(ctx, e, st)
 			}
@@ -104,9 +105,19 @@ func setupAudit(sub string) func(e *env, fs *flag.FlagSet) action {
 }
 
 // verifyAudit verifies the chain and its end, prints the last entry's hash
-// and what protects which entries; a break is the command's error.
-func verifyAudit(ctx context.Context, e *env, st *store.Store) error {
+// and what protects which entries; a break is the command's error. It reads
+// the chain before it writes its own entry: appended first, that entry would
+// start a new chain in an emptied log, and stand in a cut chain's place.
+func verifyAudit(ctx context.Context, e *env, dsn string) error {
+	st, ctx, audited, err := openStoreAuditLater(ctx, e, dsn, "cli.audit", map[string]any{"subcommand": "verify"})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	rep, err := st.CheckAudit(ctx)
+	if aerr := audited(); err == nil {
+		err = aerr
+	}
 	if err != nil {
 		return err
 	}

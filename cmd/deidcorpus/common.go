@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -59,7 +60,8 @@ func keyConfig(e *env) keys.Config {
 // openDB opens the database with the command's key ring; the store logs to
 // logger.
 func openDB(ctx context.Context, e *env, dsn string, logger *slog.Logger) (*store.Store, error) {
-	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(logger))
+	return store.Open(ctx, dsn, store.WithKeys(keyConfig(e)), store.WithLogger(logger),
+		store.WithExternalHosts(store.ParseExternalHosts(e.getenv(store.ExternalHostsEnv))))
 }
 
 // noteHandler writes a short command's log records as plain notes on
@@ -117,24 +119,43 @@ func mayCreate(op string, args map[string]any) bool {
 // openStore opens the database for a command that acts for someone (see
 // actAs).
 func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any) (*store.Store, context.Context, error) {
-	if f := store.ParseDSN(dsn).File(); f != "" {
-		fi, err := os.Stat(f)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && !mayCreate(op, args):
-			return nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
-		case err == nil && fi.IsDir():
-			return nil, nil, apperr.New(apperr.Invalid, "--db %s is a directory; name a database file in it", f)
-		}
-	}
-	st, err := openDB(ctx, e, dsn, slog.New(noteHandler{w: e.stderr}))
+	st, ctx, audited, err := openStoreAuditLater(ctx, e, dsn, op, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	if ctx, err = actAs(ctx, e, st, op, args); err != nil {
+	if err := audited(); err != nil {
 		st.Close()
 		return nil, nil, err
 	}
 	return st, ctx, nil
+}
+
+// openStoreAuditLater is openStore for a command that reads the audit log
+// before its own entry is written (audit verify: a cut or emptied chain is
+// reported as found, not after an entry appended to it). The command calls
+// audited once it has read.
+func openStoreAuditLater(ctx context.Context, e *env, dsn, op string, args map[string]any) (st *store.Store, _ context.Context, audited func() error, err error) {
+	if f := store.ParseDSN(dsn).File(); f != "" {
+		fi, err := os.Stat(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !mayCreate(op, args):
+			return nil, nil, nil, apperr.New(apperr.NotFound, "no database at %s: --db (or DEIDCORPUS_DB) names it; import or serve makes a new one", f)
+		case err == nil && fi.IsDir():
+			return nil, nil, nil, apperr.New(apperr.Invalid, "--db %s is a directory; name a database file in it", f)
+		}
+	}
+	if st, err = openDB(ctx, e, dsn, slog.New(noteHandler{w: e.stderr})); err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, rec, err := authorizeAs(ctx, e, st, op, args)
+	if err != nil {
+		if ctx != nil { // a refusal is audited
+			err = cmp.Or(err, st.Audit(ctx, rec))
+		}
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return st, ctx, func() error { return st.Audit(ctx, rec) }, nil
 }
 
 // actAs returns ctx acting for the command's viewer: the account of --token
@@ -144,9 +165,21 @@ func openStore(ctx context.Context, e *env, dsn, op string, args map[string]any)
 // is written to the audit log; every query made with the returned context is
 // filtered to what the viewer may see.
 func actAs(ctx context.Context, e *env, st *store.Store, op string, args map[string]any) (context.Context, error) {
+	ctx, rec, err := authorizeAs(ctx, e, st, op, args)
+	if ctx == nil {
+		return nil, err
+	}
+	if aerr := st.Audit(ctx, rec); err == nil {
+		err = aerr
+	}
+	return ctx, err
+}
+
+// authorizeAs is actAs without the audit entry, which it returns.
+func authorizeAs(ctx context.Context, e *env, st *store.Store, op string, args map[string]any) (context.Context, store.AuditRecord, error) {
 	v, err := cliViewer(ctx, e, st)
 	if err != nil {
-		return nil, err
+		return nil, store.AuditRecord{}, err
 	}
 	ctx = auth.NewContext(ctx, v)
 	err = st.Authorize(ctx, op, args)
@@ -154,10 +187,7 @@ func actAs(ctx context.Context, e *env, st *store.Store, op string, args map[str
 	if apperr.CodeOf(err) == apperr.Forbidden {
 		action = "denied"
 	}
-	if aerr := st.Audit(ctx, store.AuditRecord{Action: action, Target: op, Detail: store.DescribeArgs(args)}); err == nil {
-		err = aerr
-	}
-	return ctx, err
+	return ctx, store.AuditRecord{Action: action, Target: op, Detail: store.DescribeArgs(args)}, err
 }
 
 // cliViewer is who a command acts for.

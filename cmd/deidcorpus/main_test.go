@@ -372,7 +372,7 @@ func TestAuditVerifyCLI(t *testing.T) {
 	}
 	code, out, errs := cli(t, "audit", "verify", "--db", db)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "audit log OK: 4 entries", "three records and the command's own")
+	assert.Contains(t, out, "audit log OK: 3 entries", "three records; the command writes its own after reading")
 	// list shows what each command was given (its detail), on one line.
 	require.NoError(t, st.Audit(context.Background(), store.AuditRecord{Action: "export", Target: "cli.export", Detail: "corpus=med\tformat=i2b2"}))
 	code, out, errs = cli(t, "audit", "list", "--db", db)
@@ -769,12 +769,21 @@ func TestModelsList(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
 	code, _, errs := cli(t, "import", "--db", db, "--corpus", "c", "../../testdata/i2b2")
 	require.Equal(t, 0, code, errs)
-	code, _, errs = cli(t, "models", "register", "--db", db, "--name", "ext", "--endpoint", "http://127.0.0.1:9/tag",
-		"--labels", "AGE,CITY,DATE,DOCTOR,PATIENT")
-	require.Equal(t, 0, code, errs)
+	register := []string{"models", "register", "--db", db, "--name", "ext", "--endpoint", "http://tagger:s3cret@tagger.internal:9/tag?api_key=k3y",
+		"--labels", "AGE,CITY,DATE,DOCTOR,PATIENT"}
+	code, _, errs = cli(t, register...)
+	require.Equal(t, 2, code, "no host is allowed without DEIDCORPUS_EXTERNAL_HOSTS")
+	assert.Contains(t, errs, "external taggers are not allowed on this server: an admin lists the hosts they may be reached at in DEIDCORPUS_EXTERNAL_HOSTS")
+	var stdout, stderr bytes.Buffer
+	allow := func(k string) string { return map[string]string{"DEIDCORPUS_EXTERNAL_HOSTS": "tagger.internal"}[k] }
+	code = run(context.Background(), register, allow, strings.NewReader(""), &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
 	code, out, errs := cli(t, "models", "list", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "5: AGE, CITY, DATE, ...")
+	assert.Contains(t, out, "http://***@tagger.internal:9/tag?api_key=***", "the admin reads the endpoint, credentials masked")
+	assert.NotContains(t, out, "s3cret")
+	assert.NotContains(t, out, "k3y")
 	code, out, errs = cli(t, "models", "list", "--db", db, "--json")
 	require.Equal(t, 0, code, errs)
 	var listed []struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,9 +16,12 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/auth"
+	"deidcorpus/ent"
+	"deidcorpus/ent/model"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
 	"deidcorpus/pipeline/tagger"
+	"deidcorpus/store"
 )
 
 func init() {
@@ -300,7 +304,7 @@ func setupModelsList(e *env, fs *flag.FlagSet) action {
 			out := make([]listed, len(ms))
 			for i, m := range ms {
 				out[i] = listed{Name: m.Name, Kind: string(m.Kind), Labels: m.Labels, TrainingCorpus: m.TrainingCorpus,
-					TrainingSplit: m.TrainingSplit, TrainingSet: m.TrainingSet, Endpoint: m.Endpoint, Hash: m.Hash, Created: m.CreatedAt}
+					TrainingSplit: m.TrainingSplit, TrainingSet: m.TrainingSet, Endpoint: shownEndpoint(ctx, m), Hash: m.Hash, Created: m.CreatedAt}
 			}
 			return writeJSON(e.stdout, out)
 		}
@@ -308,13 +312,22 @@ func setupModelsList(e *env, fs *flag.FlagSet) action {
 		fmt.Fprintln(tw, "NAME\tKIND\tTRAINED ON / ENDPOINT\tLABELS\tHASH")
 		for _, m := range ms {
 			where := m.TrainingCorpus + "/" + m.TrainingSplit
-			if m.Endpoint != "" {
-				where = m.Endpoint
+			if m.Kind == model.KindExternal {
+				where = cmp.Or(shownEndpoint(ctx, m), "(external)")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, where, someLabels(m.Labels), m.Hash)
 		}
 		return tw.Flush()
 	}
+}
+
+// shownEndpoint is what the command's viewer reads of an external model's
+// endpoint (store.ShownEndpoint): masked, or "" when it may not.
+func shownEndpoint(ctx context.Context, m *ent.Model) string {
+	if e := store.ShownEndpoint(ctx, m); e != nil {
+		return *e
+	}
+	return ""
 }
 
 // someLabels shows a model's labels in a column: how many, and the first

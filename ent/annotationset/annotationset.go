@@ -27,6 +27,8 @@ const (
 	FieldDescription = "description"
 	// FieldAnnotator holds the string denoting the annotator field in the database.
 	FieldAnnotator = "annotator"
+	// FieldOpen holds the string denoting the open field in the database.
+	FieldOpen = "open"
 	// FieldProvenance holds the string denoting the provenance field in the database.
 	FieldProvenance = "provenance"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -88,6 +90,7 @@ var Columns = []string{
 	FieldKind,
 	FieldDescription,
 	FieldAnnotator,
+	FieldOpen,
 	FieldProvenance,
 	FieldCreatedAt,
 }
@@ -109,6 +112,8 @@ var (
 	DefaultDescription string
 	// DefaultAnnotator holds the default value on creation for the "annotator" field.
 	DefaultAnnotator string
+	// DefaultOpen holds the default value on creation for the "open" field.
+	DefaultOpen bool
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -173,6 +178,11 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 // ByAnnotator orders the results by the annotator field.
 func ByAnnotator(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAnnotator, opts...).ToFunc()
+}
+
+// ByOpen orders the results by the open field.
+func ByOpen(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOpen, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

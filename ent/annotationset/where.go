@@ -75,6 +75,11 @@ func Annotator(v string) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldEQ(FieldAnnotator, v))
 }
 
+// Open applies equality check predicate on the "open" field. It's identical to OpenEQ.
+func Open(v bool) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldEQ(FieldOpen, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldEQ(FieldCreatedAt, v))
@@ -313,6 +318,16 @@ func AnnotatorEqualFold(v string) predicate.AnnotationSet {
 // AnnotatorContainsFold applies the ContainsFold predicate on the "annotator" field.
 func AnnotatorContainsFold(v string) predicate.AnnotationSet {
 	return predicate.AnnotationSet(sql.FieldContainsFold(FieldAnnotator, v))
+}
+
+// OpenEQ applies the EQ predicate on the "open" field.
+func OpenEQ(v bool) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldEQ(FieldOpen, v))
+}
+
+// OpenNEQ applies the NEQ predicate on the "open" field.
+func OpenNEQ(v bool) predicate.AnnotationSet {
+	return predicate.AnnotationSet(sql.FieldNEQ(FieldOpen, v))
 }
 
 // ProvenanceIsNil applies the IsNil predicate on the "provenance" field.

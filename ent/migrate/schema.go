@@ -16,6 +16,7 @@ var (
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"gold", "annotator", "adjudicated", "system", "surrogate"}, Default: "gold"},
 		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "annotator", Type: field.TypeString, Default: ""},
+		{Name: "open", Type: field.TypeBool, Default: false},
 		{Name: "provenance", Type: field.TypeJSON, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "corpus_id", Type: field.TypeInt},
@@ -28,7 +29,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "annotation_sets_corpora_annotation_sets",
-				Columns:    []*schema.Column{AnnotationSetsColumns[7]},
+				Columns:    []*schema.Column{AnnotationSetsColumns[8]},
 				RefColumns: []*schema.Column{CorporaColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -37,7 +38,7 @@ var (
 			{
 				Name:    "annotationset_corpus_id_name",
 				Unique:  true,
-				Columns: []*schema.Column{AnnotationSetsColumns[7], AnnotationSetsColumns[1]},
+				Columns: []*schema.Column{AnnotationSetsColumns[8], AnnotationSetsColumns[1]},
 			},
 		},
 	}
@@ -340,6 +341,8 @@ var (
 		{Name: "format", Type: field.TypeString, Default: ""},
 		{Name: "artifact", Type: field.TypeBytes, Nullable: true},
 		{Name: "endpoint", Type: field.TypeString, Default: ""},
+		{Name: "endpoint_enc", Type: field.TypeBytes, Nullable: true},
+		{Name: "endpoint_key_id", Type: field.TypeString, Default: ""},
 		{Name: "job_id", Type: field.TypeInt, Nullable: true},
 		{Name: "created_by", Type: field.TypeString, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},

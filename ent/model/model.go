@@ -42,6 +42,10 @@ const (
 	FieldArtifact = "artifact"
 	// FieldEndpoint holds the string denoting the endpoint field in the database.
 	FieldEndpoint = "endpoint"
+	// FieldEndpointEnc holds the string denoting the endpoint_enc field in the database.
+	FieldEndpointEnc = "endpoint_enc"
+	// FieldEndpointKeyID holds the string denoting the endpoint_key_id field in the database.
+	FieldEndpointKeyID = "endpoint_key_id"
 	// FieldJobID holds the string denoting the job_id field in the database.
 	FieldJobID = "job_id"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
@@ -68,6 +72,8 @@ var Columns = []string{
 	FieldFormat,
 	FieldArtifact,
 	FieldEndpoint,
+	FieldEndpointEnc,
+	FieldEndpointKeyID,
 	FieldJobID,
 	FieldCreatedBy,
 	FieldCreatedAt,
@@ -98,6 +104,8 @@ var (
 	DefaultFormat string
 	// DefaultEndpoint holds the default value on creation for the "endpoint" field.
 	DefaultEndpoint string
+	// DefaultEndpointKeyID holds the default value on creation for the "endpoint_key_id" field.
+	DefaultEndpointKeyID string
 	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
 	DefaultCreatedBy string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -181,6 +189,11 @@ func ByFormat(opts ...sql.OrderTermOption) OrderOption {
 // ByEndpoint orders the results by the endpoint field.
 func ByEndpoint(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEndpoint, opts...).ToFunc()
+}
+
+// ByEndpointKeyID orders the results by the endpoint_key_id field.
+func ByEndpointKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEndpointKeyID, opts...).ToFunc()
 }
 
 // ByJobID orders the results by the job_id field.

@@ -99,6 +99,16 @@ func Endpoint(v string) predicate.Model {
 	return predicate.Model(sql.FieldEQ(FieldEndpoint, v))
 }
 
+// EndpointEnc applies equality check predicate on the "endpoint_enc" field. It's identical to EndpointEncEQ.
+func EndpointEnc(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldEndpointEnc, v))
+}
+
+// EndpointKeyID applies equality check predicate on the "endpoint_key_id" field. It's identical to EndpointKeyIDEQ.
+func EndpointKeyID(v string) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldEndpointKeyID, v))
+}
+
 // JobID applies equality check predicate on the "job_id" field. It's identical to JobIDEQ.
 func JobID(v int) predicate.Model {
 	return predicate.Model(sql.FieldEQ(FieldJobID, v))
@@ -717,6 +727,121 @@ func EndpointEqualFold(v string) predicate.Model {
 // EndpointContainsFold applies the ContainsFold predicate on the "endpoint" field.
 func EndpointContainsFold(v string) predicate.Model {
 	return predicate.Model(sql.FieldContainsFold(FieldEndpoint, v))
+}
+
+// EndpointEncEQ applies the EQ predicate on the "endpoint_enc" field.
+func EndpointEncEQ(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldEndpointEnc, v))
+}
+
+// EndpointEncNEQ applies the NEQ predicate on the "endpoint_enc" field.
+func EndpointEncNEQ(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldNEQ(FieldEndpointEnc, v))
+}
+
+// EndpointEncIn applies the In predicate on the "endpoint_enc" field.
+func EndpointEncIn(vs ...[]byte) predicate.Model {
+	return predicate.Model(sql.FieldIn(FieldEndpointEnc, vs...))
+}
+
+// EndpointEncNotIn applies the NotIn predicate on the "endpoint_enc" field.
+func EndpointEncNotIn(vs ...[]byte) predicate.Model {
+	return predicate.Model(sql.FieldNotIn(FieldEndpointEnc, vs...))
+}
+
+// EndpointEncGT applies the GT predicate on the "endpoint_enc" field.
+func EndpointEncGT(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldGT(FieldEndpointEnc, v))
+}
+
+// EndpointEncGTE applies the GTE predicate on the "endpoint_enc" field.
+func EndpointEncGTE(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldGTE(FieldEndpointEnc, v))
+}
+
+// EndpointEncLT applies the LT predicate on the "endpoint_enc" field.
+func EndpointEncLT(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldLT(FieldEndpointEnc, v))
+}
+
+// EndpointEncLTE applies the LTE predicate on the "endpoint_enc" field.
+func EndpointEncLTE(v []byte) predicate.Model {
+	return predicate.Model(sql.FieldLTE(FieldEndpointEnc, v))
+}
+
+// EndpointEncIsNil applies the IsNil predicate on the "endpoint_enc" field.
+func EndpointEncIsNil() predicate.Model {
+	return predicate.Model(sql.FieldIsNull(FieldEndpointEnc))
+}
+
+// EndpointEncNotNil applies the NotNil predicate on the "endpoint_enc" field.
+func EndpointEncNotNil() predicate.Model {
+	return predicate.Model(sql.FieldNotNull(FieldEndpointEnc))
+}
+
+// EndpointKeyIDEQ applies the EQ predicate on the "endpoint_key_id" field.
+func EndpointKeyIDEQ(v string) predicate.Model {
+	return predicate.Model(sql.FieldEQ(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDNEQ applies the NEQ predicate on the "endpoint_key_id" field.
+func EndpointKeyIDNEQ(v string) predicate.Model {
+	return predicate.Model(sql.FieldNEQ(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDIn applies the In predicate on the "endpoint_key_id" field.
+func EndpointKeyIDIn(vs ...string) predicate.Model {
+	return predicate.Model(sql.FieldIn(FieldEndpointKeyID, vs...))
+}
+
+// EndpointKeyIDNotIn applies the NotIn predicate on the "endpoint_key_id" field.
+func EndpointKeyIDNotIn(vs ...string) predicate.Model {
+	return predicate.Model(sql.FieldNotIn(FieldEndpointKeyID, vs...))
+}
+
+// EndpointKeyIDGT applies the GT predicate on the "endpoint_key_id" field.
+func EndpointKeyIDGT(v string) predicate.Model {
+	return predicate.Model(sql.FieldGT(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDGTE applies the GTE predicate on the "endpoint_key_id" field.
+func EndpointKeyIDGTE(v string) predicate.Model {
+	return predicate.Model(sql.FieldGTE(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDLT applies the LT predicate on the "endpoint_key_id" field.
+func EndpointKeyIDLT(v string) predicate.Model {
+	return predicate.Model(sql.FieldLT(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDLTE applies the LTE predicate on the "endpoint_key_id" field.
+func EndpointKeyIDLTE(v string) predicate.Model {
+	return predicate.Model(sql.FieldLTE(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDContains applies the Contains predicate on the "endpoint_key_id" field.
+func EndpointKeyIDContains(v string) predicate.Model {
+	return predicate.Model(sql.FieldContains(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDHasPrefix applies the HasPrefix predicate on the "endpoint_key_id" field.
+func EndpointKeyIDHasPrefix(v string) predicate.Model {
+	return predicate.Model(sql.FieldHasPrefix(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDHasSuffix applies the HasSuffix predicate on the "endpoint_key_id" field.
+func EndpointKeyIDHasSuffix(v string) predicate.Model {
+	return predicate.Model(sql.FieldHasSuffix(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDEqualFold applies the EqualFold predicate on the "endpoint_key_id" field.
+func EndpointKeyIDEqualFold(v string) predicate.Model {
+	return predicate.Model(sql.FieldEqualFold(FieldEndpointKeyID, v))
+}
+
+// EndpointKeyIDContainsFold applies the ContainsFold predicate on the "endpoint_key_id" field.
+func EndpointKeyIDContainsFold(v string) predicate.Model {
+	return predicate.Model(sql.FieldContainsFold(FieldEndpointKeyID, v))
 }
 
 // JobIDEQ applies the EQ predicate on the "job_id" field.

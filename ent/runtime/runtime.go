@@ -43,8 +43,12 @@ func init() {
 	annotationsetDescAnnotator := annotationsetFields[4].Descriptor()
 	// annotationset.DefaultAnnotator holds the default value on creation for the annotator field.
 	annotationset.DefaultAnnotator = annotationsetDescAnnotator.Default.(string)
+	// annotationsetDescOpen is the schema descriptor for open field.
+	annotationsetDescOpen := annotationsetFields[5].Descriptor()
+	// annotationset.DefaultOpen holds the default value on creation for the open field.
+	annotationset.DefaultOpen = annotationsetDescOpen.Default.(bool)
 	// annotationsetDescCreatedAt is the schema descriptor for created_at field.
-	annotationsetDescCreatedAt := annotationsetFields[6].Descriptor()
+	annotationsetDescCreatedAt := annotationsetFields[7].Descriptor()
 	// annotationset.DefaultCreatedAt holds the default value on creation for the created_at field.
 	annotationset.DefaultCreatedAt = annotationsetDescCreatedAt.Default.(func() time.Time)
 	artifactFields := schema.Artifact{}.Fields()
@@ -273,12 +277,16 @@ func init() {
 	modelDescEndpoint := modelFields[12].Descriptor()
 	// model.DefaultEndpoint holds the default value on creation for the endpoint field.
 	model.DefaultEndpoint = modelDescEndpoint.Default.(string)
+	// modelDescEndpointKeyID is the schema descriptor for endpoint_key_id field.
+	modelDescEndpointKeyID := modelFields[14].Descriptor()
+	// model.DefaultEndpointKeyID holds the default value on creation for the endpoint_key_id field.
+	model.DefaultEndpointKeyID = modelDescEndpointKeyID.Default.(string)
 	// modelDescCreatedBy is the schema descriptor for created_by field.
-	modelDescCreatedBy := modelFields[14].Descriptor()
+	modelDescCreatedBy := modelFields[16].Descriptor()
 	// model.DefaultCreatedBy holds the default value on creation for the created_by field.
 	model.DefaultCreatedBy = modelDescCreatedBy.Default.(string)
 	// modelDescCreatedAt is the schema descriptor for created_at field.
-	modelDescCreatedAt := modelFields[15].Descriptor()
+	modelDescCreatedAt := modelFields[17].Descriptor()
 	// model.DefaultCreatedAt holds the default value on creation for the created_at field.
 	model.DefaultCreatedAt = modelDescCreatedAt.Default.(func() time.Time)
 	patientFields := schema.Patient{}.Fields()

@@ -28,6 +28,9 @@ func (AnnotationSet) Fields() []ent.Field {
 		field.Text("description").Default(""),
 		field.String("annotator").Default("").
 			Comment("the account that annotates this set (kind annotator); the only annotator who may edit it"),
+		field.Bool("open").Default(false).
+			Comment("open annotation: the set's annotator also reads the corpus's other sets (gold, other annotators'); "+
+				"without it an annotator reads only its own sets (auth/filter.go)"),
 		field.JSON("provenance", map[string]any{}).Optional().
 			Annotations(entgql.Type("Map")),
 		field.Time("created_at").Default(time.Now).Immutable(),

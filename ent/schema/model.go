@@ -33,7 +33,12 @@ func (Model) Fields() []ent.Field {
 		field.String("hash").Default("").Comment("content hash of the artifact: the same data and options give the same hash"),
 		field.String("format").Default("").Comment("artifact format version"),
 		field.Bytes("artifact").Optional().Annotations(entgql.Skip()),
-		field.String("endpoint").Default("").Comment("URL of an external tagger"),
+		field.String("endpoint").Default("").Annotations(entgql.Skip()).
+			Comment("URL of an external tagger, its credentials (user, password, query values) masked: what curators read"),
+		field.Bytes("endpoint_enc").Optional().Sensitive().Annotations(entgql.Skip()).
+			Comment("the whole URL, credentials included, encrypted under the key ring (store/models.go); only the tagging job reads it"),
+		field.String("endpoint_key_id").Default("").Annotations(entgql.Skip()).
+			Comment("the ring key that encrypts endpoint_enc; empty for a row from before (migrated at start)"),
 		field.Int("job_id").Optional().Nillable(),
 		field.String("created_by").Default(""),
 		field.Time("created_at").Default(time.Now).Immutable().Annotations(entgql.OrderField("CREATED_AT")),

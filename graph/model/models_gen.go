@@ -45,6 +45,10 @@ type AssignInput struct {
 	Documents []int           `json:"documents,omitempty"`
 	// A set of the corpus (a tagging run's output) whose spans each new document starts with; empty sets when absent.
 	PreannotateFrom *string `json:"preannotateFrom,omitempty"`
+	// Open annotation: the annotators also read the corpus's other sets (gold,
+	// each other's, agreement). Without it they are blind: their own set and the
+	// note text only.
+	Open bool `json:"open"`
 }
 
 type ChangeSpanInput struct {

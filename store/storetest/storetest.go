@@ -91,7 +91,9 @@ func Open(tb testing.TB, b Backend, opts ...store.Option) *store.Store {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := store.Open(context.Background(), DSN(tb, b), append([]store.Option{store.WithKeyRing(ring)}, opts...)...)
+	// Tests' external taggers are httptest servers on the loopback address.
+	s, err := store.Open(context.Background(), DSN(tb, b),
+		append([]store.Option{store.WithKeyRing(ring), store.WithExternalHosts([]string{"127.0.0.1"})}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
