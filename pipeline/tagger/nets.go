@@ -171,8 +171,10 @@ func (m *Model) netLists(td *taggedDoc) int {
 
 func (m *Model) listType(lists []string) (int, bool) {
 	for _, l := range lists {
-		if strings.HasPrefix(l, "first") || l == "surname" || l == "profession" {
-			return 0, false // a common word as often as a name
+		// A first name ("Dolores"), a month or a profession is a common
+		// word as often as a place; a surname is PHI too ("Toledo").
+		if strings.HasPrefix(l, "first") || l == "month" || l == "weekday" || l == "profession" {
+			return 0, false
 		}
 	}
 	for _, l := range lists {
