@@ -95,12 +95,15 @@ func TestMeddocanDevPrivacy(t *testing.T) {
 	ctx := context.Background()
 	train, dev := readMeddocan(t, "train"), readMeddocan(t, "dev")
 	started := time.Now()
-	m, err := tagger.Train(ctx, train, tagger.DefaultConfig(), nil)
+	cfg := tagger.DefaultConfig()
+	cfg.Training.MaxIterations = envInt(t, "DEIDCORPUS_TRAIN_ITER", cfg.Training.MaxIterations)
+	m, err := tagger.Train(ctx, train, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	trained := time.Since(started)
-	res, err := Run(ctx, train, tagger.DefaultConfig(), Options{Nets: tagger.DefaultNets(), Seed: 1,
+	t.Logf("trained in %s", time.Since(started).Round(time.Second))
+	res, err := Run(ctx, train, cfg, Options{Nets: tagger.DefaultNets(), Seed: 1,
 		Folds: envInt(t, "DEIDCORPUS_CAL_FOLDS", DefaultFolds), Iterations: envInt(t, "DEIDCORPUS_CAL_ITER", DefaultIterations)})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func TestMeddocanDevPrivacy(t *testing.T) {
 		}
 		return out, rep, time.Since(s)
 	}
-	for range 2 { // the second run of each is the one timed: caches warm
+	for range envInt(t, "DEIDCORPUS_TIMINGS", 2) { // the last run of each is the one timed: caches warm
 		bal, _, tb := timed(tagger.TagOptions{})
 		priv, rep, tp := timed(tagger.TagOptions{Point: tagger.Privacy})
 		t.Logf("tagging dev: balanced %s, privacy %s (%.2fx); nets added %+v", tb.Round(time.Millisecond), tp.Round(time.Millisecond), tp.Seconds()/tb.Seconds(), rep)
@@ -146,7 +149,7 @@ func TestMeddocanDevPrivacy(t *testing.T) {
 		label string
 		nets  tagger.Nets
 	}{{"no nets", tagger.Nets{}}, {"patterns only", tagger.Nets{Patterns: true}}, {"lists only", tagger.Nets{Lists: true}},
-		{"propagation only", tagger.Nets{Propagation: true}}, {"all but lists", tagger.Nets{Patterns: true, Propagation: true}}} {
+		{"propagation only", tagger.Nets{Propagation: true}}} {
 		out, rep, _ := timed(tagger.TagOptions{Point: tagger.Privacy, Nets: &n.nets})
 		r, err := experiment.Leaks(dev, out, nil, experiment.RiskOptions{Seed: 1, Bootstrap: 200})
 		if err != nil {
