@@ -149,6 +149,8 @@ type CalibrateResult struct {
 	Calibration tagger.Calibration `json:"calibration"`
 }
 
+func (CalibrateResult) JobKind() string { return CalibrateParams{}.JobKind() }
+
 // calibrateJob calibrates a stored built-in model on the corpus, split and
 // set it was trained on, and rewrites its artifact with the calibration
 // (its hash, which covers what tags, is unchanged).

@@ -207,7 +207,7 @@ func init() {
 		func() Output { return new(ExportResult) }, func() Output { return new(EvaluateResult) },
 		func() Output { return new(TrainResult) }, func() Output { return new(TagResult) },
 		func() Output { return new(ExperimentResult) }, func() Output { return new(ResynthesizeResult) },
-		func() Output { return new(PingResult) },
+		func() Output { return new(PingResult) }, func() Output { return new(CalibrateResult) },
 	} {
 		outputs[o().JobKind()] = o
 	}
