@@ -33290,7 +33290,7 @@ func (ec *executionContext) unmarshalInputTaggingInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"model", "corpus", "split", "set", "recallBias", "curve"}
+	fieldsInOrder := [...]string{"model", "corpus", "split", "set", "recallBias", "curve", "operatingPoint", "targetRecall"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -33339,6 +33339,20 @@ func (ec *executionContext) unmarshalInputTaggingInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Curve = data
+		case "operatingPoint":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operatingPoint"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OperatingPoint = data
+		case "targetRecall":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetRecall"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetRecall = data
 		}
 	}
 	return it, nil

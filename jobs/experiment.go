@@ -78,7 +78,12 @@ type ExperimentParams struct {
 	System    string `json:"system,omitempty"`
 	Policy    any    `json:"policy,omitempty"`
 	Bootstrap int    `json:"bootstrap,omitempty"` // default 1,000
-	Shuffles  int    `json:"shuffles,omitempty"`  // default 9,999
+	// OperatingPoint is the rule the residual-risk experiment's tagger
+	// tags at: "balanced" (default) or "privacy" (folds calibrate it as
+	// training does, on their own held-out tags; a model uses its own
+	// calibration).
+	OperatingPoint string `json:"operatingPoint,omitempty"`
+	Shuffles       int    `json:"shuffles,omitempty"` // default 9,999
 }
 
 // maxRuns bounds the folds (k), curve points (steps) and shares an
@@ -109,6 +114,8 @@ func (p ExperimentParams) Validate() error {
 		return fmt.Errorf("system: the annotation set is scored as it stands; neither a model nor folds (k) tag the notes")
 	case p.System != "" && p.System == cmp.Or(p.Set, "gold"):
 		return fmt.Errorf("system: %q is the gold set itself: a release made from gold leaks nothing to measure", p.System)
+	case p.System != "" && p.OperatingPoint != "":
+		return fmt.Errorf("operatingPoint: the annotation set is scored as it stands; no tagger tags the notes")
 	case p.K < 0 || p.K == 1:
 		return fmt.Errorf("k: cross-validation needs at least 2 folds, not %d", p.K)
 	case p.K > maxRuns:
@@ -136,6 +143,9 @@ func (p ExperimentParams) Validate() error {
 	if _, _, err := p.mappings(); err != nil {
 		return err
 	}
+	if _, err := tagger.ParseOperatingPoint(p.OperatingPoint); err != nil {
+		return fmt.Errorf("operatingPoint: %v", err)
+	}
 	if _, _, err := (ResynthesizeParams{Policy: p.Policy}).policy(); err != nil {
 		return err
 	}
@@ -146,7 +156,7 @@ func (p ExperimentParams) Validate() error {
 // experimentFieldKinds are the kinds that read each parameter only some
 // kinds read.
 var experimentFieldKinds = map[string][]string{
-	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "done": {"cv", "curve"}, "model": {"residual-risk"}, "system": {"residual-risk"}, "policy": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
+	"k": {"cv", "residual-risk"}, "steps": {"curve"}, "done": {"cv", "curve"}, "model": {"residual-risk"}, "system": {"residual-risk"}, "policy": {"residual-risk"}, "operatingPoint": {"residual-risk"}, "shares": {"cross"}, "otherSplit": {"cross", "curve"},
 	"otherMapping": {"cross", "curve"}, "testSplit": {"cross", "curve", "or"}, "testFraction": {"cross", "curve", "or"},
 }
 
@@ -155,7 +165,8 @@ var experimentFieldKinds = map[string][]string{
 func (p ExperimentParams) unread() []string {
 	given := map[string]bool{"k": p.K != 0, "steps": p.Steps != 0, "shares": len(p.Shares) > 0, "otherSplit": p.OtherSplit != "",
 		"otherMapping": p.OtherMapping != "" || p.OtherMappingText != "", "testSplit": p.TestSplit != "", "testFraction": p.TestFraction != 0,
-		"model": p.Model != "", "system": p.System != "", "policy": p.Policy != nil, "done": p.Done}
+		"model": p.Model != "", "system": p.System != "", "policy": p.Policy != nil, "done": p.Done,
+		"operatingPoint": p.OperatingPoint != ""}
 	var out []string
 	for _, field := range slices.Sorted(maps.Keys(experimentFieldKinds)) {
 		if given[field] && !slices.Contains(experimentFieldKinds[field], p.Kind) {

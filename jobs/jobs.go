@@ -77,9 +77,9 @@ type Manager struct {
 
 	lastModel struct { // the built-in model a tag job used last (modelTagger)
 		sync.Mutex
-		id    int
-		hash  string
-		model *tagger.Model
+		id       int
+		artifact []byte
+		model    *tagger.Model
 	}
 
 	running        sync.Map  // ids of the jobs this process runs

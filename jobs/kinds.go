@@ -94,6 +94,7 @@ func Handlers() map[string]Handler {
 		EvaluateParams{}.JobKind():     evaluateSets,
 		ResynthesizeParams{}.JobKind(): resynthesize,
 		TrainParams{}.JobKind():        train,
+		CalibrateParams{}.JobKind():    calibrateJob,
 		ExperimentParams{}.JobKind():   runExperiment,
 		PartParams{}.JobKind():         runPart,
 	}
@@ -110,6 +111,7 @@ var queuedBy = map[string]string{
 	EvaluateParams{}.JobKind():     "Mutation.startEvaluation",
 	ResynthesizeParams{}.JobKind(): "Mutation.startResynthesis",
 	TrainParams{}.JobKind():        "Mutation.startTraining",
+	CalibrateParams{}.JobKind():    "Mutation.startTraining",
 	TagParams{}.JobKind():          "Mutation.startTagging",
 	ExperimentParams{}.JobKind():   "Mutation.startExperiment",
 }

@@ -11,6 +11,7 @@ import (
 	"deidcorpus/pipeline/evaluate"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/pipeline/tagger"
 )
 
 // The result of each kind of job, as its handler writes it and the command
@@ -99,6 +100,8 @@ type TagResult struct {
 	F1         *float64 `json:"f1,omitempty"`
 	// Curve is the precision/recall curve over the recall biases asked for.
 	Curve []evaluate.CurvePoint `json:"curve,omitempty"`
+	// Nets counts the spans each safety net added (privacy point).
+	Nets tagger.NetReport `json:"nets"`
 }
 
 // ExperimentResult is an experiment's table and tests, with what it ran on;
@@ -204,7 +207,7 @@ func init() {
 		func() Output { return new(ExportResult) }, func() Output { return new(EvaluateResult) },
 		func() Output { return new(TrainResult) }, func() Output { return new(TagResult) },
 		func() Output { return new(ExperimentResult) }, func() Output { return new(ResynthesizeResult) },
-		func() Output { return new(PingResult) },
+		func() Output { return new(PingResult) }, func() Output { return new(CalibrateResult) },
 	} {
 		outputs[o().JobKind()] = o
 	}

@@ -7,8 +7,10 @@ import (
 
 	"deidcorpus/apperr"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/calibrate"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 	"deidcorpus/version"
 )
@@ -47,6 +49,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	train, progress := trainerWithProgress(run, cfg)
 	setName := p.systemSet()
 	var system []pipeline.Document
+	threshold := 0.0 // the privacy point's, when folds calibrated it
 	switch {
 	case p.System != "":
 		progress(0, 4, fmt.Sprintf("loading the annotation set %s", p.System))
@@ -66,7 +69,7 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 		if err != nil {
 			return nil, err
 		}
-		tag, _, err := run.manager.modelTagger(row, nil, c)
+		tag, _, err := run.manager.modelTagger(row, tagRule{Point: p.point()}, c)
 		if err != nil {
 			return nil, err
 		}
@@ -75,6 +78,16 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 		if err != nil {
 			return nil, err
 		}
+	case p.point() == tagger.Privacy:
+		res, err := calibrate.Run(ctx, gold, cfg, calibrate.Options{Folds: p.riskFolds(), Iterations: cfg.Training.MaxIterations,
+			Seed: p.Seed, Nets: tagger.DefaultNets(), Bootstrap: p.Bootstrap, Progress: func(done, total int, msg string) { progress(0, 4, msg) }})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, apperr.Wrap(apperr.Invalid, err)
+		}
+		system, threshold = res.Privacy, res.Calibration.Threshold
 	default:
 		system, err = experiment.TagHeldOut(ctx, gold, p.riskFolds(), p.Seed, train, func(done, total int, msg string) {
 			progress(0, 4, msg)
@@ -85,7 +98,10 @@ func runResidualRisk(ctx context.Context, run *Run, p ExperimentParams) (Result,
 	}
 	if p.System == "" {
 		prov := map[string]any{"source": "residual-risk", "job": run.Job.ID, "split": split, "model": p.Model,
-			"folds": p.riskFolds(), "seed": p.Seed, "codeVersion": version.String()}
+			"folds": p.riskFolds(), "seed": p.Seed, "operatingPoint": string(p.point()), "codeVersion": version.String()}
+		if threshold > 0 {
+			prov["threshold"] = threshold
+		}
 		if _, err := run.Store.SaveAnnotations(ctx, c, setName, "system", prov, run.Job.ID, system); err != nil {
 			return nil, err
 		}
@@ -122,10 +138,20 @@ func (p ExperimentParams) systemSet() string {
 	if p.System != "" {
 		return p.System
 	}
-	if p.Model != "" {
-		return fmt.Sprintf("residual-%s-seed%d", p.Model, p.Seed)
+	suffix := ""
+	if p.point() == tagger.Privacy {
+		suffix = "-privacy"
 	}
-	return fmt.Sprintf("residual-cv%d-seed%d", p.riskFolds(), p.Seed)
+	if p.Model != "" {
+		return fmt.Sprintf("residual-%s-seed%d%s", p.Model, p.Seed, suffix)
+	}
+	return fmt.Sprintf("residual-cv%d-seed%d%s", p.riskFolds(), p.Seed, suffix)
+}
+
+// point is the experiment's operating point (validated).
+func (p ExperimentParams) point() tagger.OperatingPoint {
+	point, _ := tagger.ParseOperatingPoint(p.OperatingPoint)
+	return point
 }
 
 func (p ExperimentParams) riskFolds() int { return cmp.Or(p.K, riskFolds) }

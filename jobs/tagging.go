@@ -31,6 +31,11 @@ type TrainParams struct {
 	Set    string         `json:"set,omitempty"`   // default gold
 	Model  string         `json:"model"`
 	Config map[string]any `json:"config,omitempty"` // over tagger.DefaultConfig
+	// Calibration tunes the privacy point's calibration, which training
+	// runs unless NoCalibration (a model that then tags at the balanced
+	// point only, until models calibrate).
+	Calibration   CalibrationParams `json:"calibration,omitempty"`
+	NoCalibration bool              `json:"noCalibration,omitempty"`
 }
 
 // Validate checks a training job's parameters before it is queued.
@@ -42,6 +47,9 @@ func (p TrainParams) Validate() error {
 		return required("model")
 	}
 	if _, err := splitNames(p.Split); err != nil {
+		return err
+	}
+	if err := p.Calibration.Validate(); err != nil {
 		return err
 	}
 	_, err := taggerConfig(p.Config)
@@ -77,15 +85,26 @@ func train(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	start := time.Now()
+	// With calibration, training is the first half of the bar.
+	scale := trainScale
+	if !p.NoCalibration {
+		scale *= 2
+	}
 	m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
 		done, msg := trainProgress(pr)
-		run.Progress(done, trainScale, msg)
+		run.Progress(done, scale, msg)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	if !p.NoCalibration {
+		if err := calibrateModel(ctx, m, docs, p.Calibration, func(done int, msg string) { run.Progress(trainScale+done, scale, msg) }); err != nil {
+			return nil, err
+		}
+		m.Meta.Duration = time.Since(start)
 	}
 	var buf bytes.Buffer
 	if err := m.Save(&buf); err != nil {
@@ -190,6 +209,9 @@ func (p TrainParams) precondition(ctx context.Context, st *store.Store) error {
 func (p TagParams) precondition(ctx context.Context, st *store.Store) error {
 	t, err := p.load(ctx, st)
 	if err != nil {
+		return err
+	}
+	if err := t.checkPoint(); err != nil {
 		return err
 	}
 	return st.AnnotationSetFree(ctx, t.c, t.p.Set)
@@ -340,7 +362,8 @@ func (p TagParams) load(ctx context.Context, st *store.Store) (*tagJob, error) {
 // set returns the job's annotation set, which the plan made.
 func (t *tagJob) set(ctx context.Context, st *store.Store, jobID int) (*ent.AnnotationSet, error) {
 	prov := map[string]any{"source": "tagging", "model": t.p.Model, "modelHash": t.model.Hash, "job": jobID,
-		"split": t.p.Split, "recallBias": t.p.RecallBias, "codeVersion": version.String()}
+		"split": t.p.Split, "recallBias": t.p.RecallBias, "operatingPoint": cmp.Or(t.p.OperatingPoint, string(tagger.Balanced)),
+		"targetRecall": t.p.TargetRecall, "codeVersion": version.String()}
 	return st.BeginAnnotations(ctx, t.c, t.p.Set, "system", prov, jobID)
 }
 
@@ -386,7 +409,8 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 	if err := decodeParams(part, &spec); err != nil || len(spec.Patients) == 0 {
 		return nil, apperr.New(apperr.Invalid, "part of job %d: no patients (%v)", parent.ID, err)
 	}
-	tagFn, _, err := run.manager.modelTagger(t.model, t.p.RecallBias, t.c)
+	var nets tagger.NetReport
+	tagFn, _, err := run.manager.modelTagger(t.model, t.rule(&nets), t.c)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +465,7 @@ func tagPatients(ctx context.Context, run *Run, parent *ent.Job, part map[string
 		}
 		return nil, err
 	}
-	return Result{"documents": done}, nil
+	return Result{"documents": done, "nets": nets}, nil
 }
 
 // finishTag opens the set and scores it against gold.
@@ -463,7 +487,7 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		n, _ := r["documents"].(float64)
 		documents += int(n)
 	}
-	res := TagResult{AnnotationSet: set.ID, SetName: set.Name, Documents: documents}
+	res := TagResult{AnnotationSet: set.ID, SetName: set.Name, Documents: documents, Nets: partNets(parts)}
 	if t.gold == "" {
 		return resultOf(res)
 	}
@@ -478,7 +502,7 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 		return nil, err
 	}
 	if len(t.p.Curve) > 0 {
-		_, tm, err := run.manager.modelTagger(t.model, t.p.RecallBias, t.c)
+		_, tm, err := run.manager.modelTagger(t.model, tagRule{Bias: t.p.RecallBias}, t.c)
 		if err != nil {
 			return nil, err
 		}
@@ -496,13 +520,16 @@ func finishTag(ctx context.Context, run *Run, parts []Result) (Result, error) {
 	return resultOf(res)
 }
 
-// modelTagger returns the tagging function of a stored model and, for a
-// built-in one, the model itself (an external one's labels read against
-// corpus c's tag set). A built-in model is decoded once per
+// modelTagger returns the tagging function of a stored model under rule
+// and, for a built-in one, the model itself (an external one's labels read
+// against corpus c's tag set). A built-in model is decoded once per
 // process and kept while the next job uses it too (every part of a tag job
 // would decode it again).
-func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64, c *ent.Corpus) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
+func (m *Manager) modelTagger(row *ent.Model, rule tagRule, c *ent.Corpus) (func(context.Context, []pipeline.Document) ([]pipeline.Document, error), *tagger.Model, error) {
 	if row.Kind == model.KindExternal {
+		if rule.Point == tagger.Privacy {
+			return nil, nil, apperr.New(apperr.Invalid, "operatingPoint: model %s is external; only a built-in model has a privacy point", row.Name)
+		}
 		ts, _ := phi.Lookup(c.Tagset)
 		endpoint, err := m.store.ExternalEndpoint(row)
 		if err != nil {
@@ -516,19 +543,37 @@ func (m *Manager) modelTagger(row *ent.Model, bias map[string]float64, c *ent.Co
 			return m.external.Tag(ctx, endpoint, row.Name, ts, docs)
 		}, nil, nil
 	}
+	tm, err := m.builtinModel(row)
+	if err != nil {
+		return nil, nil, err
+	}
+	opt, err := rule.options(tm, row.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
+		out, rep, err := tm.TagReport(ctx, docs, opt)
+		if rule.Nets != nil {
+			*rule.Nets = rule.Nets.Add(rep)
+		}
+		return out, err
+	}, tm, nil
+}
+
+// builtinModel decodes a built-in model's artifact, or returns the one
+// decoded last when its artifact is the same bytes (a calibration rewrites
+// the artifact of a model, not its hash).
+func (m *Manager) builtinModel(row *ent.Model) (*tagger.Model, error) {
 	m.lastModel.Lock()
 	defer m.lastModel.Unlock()
-	if m.lastModel.id != row.ID || m.lastModel.hash != row.Hash {
+	if m.lastModel.id != row.ID || !bytes.Equal(m.lastModel.artifact, row.Artifact) {
 		tm, err := tagger.Load(bytes.NewReader(row.Artifact))
 		if err != nil {
-			return nil, nil, apperr.New(apperr.Internal, "model %s: %v", row.Name, err)
+			return nil, apperr.New(apperr.Internal, "model %s: %v", row.Name, err)
 		}
-		m.lastModel.id, m.lastModel.hash, m.lastModel.model = row.ID, row.Hash, tm
+		m.lastModel.id, m.lastModel.artifact, m.lastModel.model = row.ID, row.Artifact, tm
 	}
-	tm := m.lastModel.model
-	return func(ctx context.Context, docs []pipeline.Document) ([]pipeline.Document, error) {
-		return tm.Tag(ctx, docs, tagger.TagOptions{RecallBias: bias})
-	}, tm, nil
+	return m.lastModel.model, nil
 }
 
 // taggerConfig reads a job's tagger configuration (JSON object over the

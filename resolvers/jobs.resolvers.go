@@ -92,6 +92,12 @@ func (r *mutationResolver) StartTagging(ctx context.Context, input model.Tagging
 		}
 	}
 	p.Curve = input.Curve
+	if input.OperatingPoint != nil {
+		p.OperatingPoint = *input.OperatingPoint
+	}
+	if input.TargetRecall != nil {
+		p.TargetRecall = *input.TargetRecall
+	}
 	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 

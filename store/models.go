@@ -48,6 +48,16 @@ func (s *Store) SaveModel(ctx context.Context, jobID int, name string, create fu
 	return m, err
 }
 
+// SetModelArtifact replaces a built-in model's artifact with one that tags
+// alike (its hash is unchanged): a calibration added to its metadata.
+func (s *Store) SetModelArtifact(ctx context.Context, id int, artifact []byte) error {
+	n, err := s.Client.Model.Update().Where(model.ID(id), model.KindEQ(model.KindCrf)).SetArtifact(artifact).Save(ctx)
+	if err == nil && n == 0 {
+		return apperr.New(apperr.NotFound, "no built-in model %d", id)
+	}
+	return err
+}
+
 // RegisterExternalModel records an external tagger reached at endpoint.
 // Its host must be allowed (WithExternalHosts); the URL is stored encrypted,
 // a masked copy beside it (endpoints.go).

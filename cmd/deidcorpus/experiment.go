@@ -21,6 +21,7 @@ func init() {
 			"deidcorpus experiment --kind or --corpus meddocan --other meddocan-r --seed 1",
 			"deidcorpus experiment --kind cv --corpus demo --k 5",
 			"deidcorpus experiment --kind residual-risk --corpus meddocan --folds 5 --policy policy.json --json",
+			"deidcorpus experiment --kind residual-risk --corpus meddocan --folds 5 --operating-point privacy --json",
 		},
 		setup: setupExperiment,
 	})
@@ -36,6 +37,7 @@ func setupExperiment(e *env, fs *flag.FlagSet) action {
 	fs.StringVar(&p.Model, "model", "", "residual-risk: the model that tags the notes (default: --folds patient folds, each tagged by a model trained on the others)")
 	fs.StringVar(&p.System, "system", "", "residual-risk: score this annotation `SET` of the corpus as it stands (an earlier run's kept set, or an external tagger's output) instead of tagging the notes")
 	folds := fs.Int("folds", 0, "residual-risk: patient folds (default 5)")
+	fs.StringVar(&p.OperatingPoint, "operating-point", "", `residual-risk: the tagger's decision rule, "balanced" (default) or "privacy" (folds calibrate it on their held-out tags; --model uses its calibration)`)
 	policyFile := fs.String("policy", "", "residual-risk: resynthesis policy `FILE` (JSON; default: the built-in policy)")
 	fs.StringVar(&p.Corpus, "corpus", "", "the corpus tested on (required)")
 	fs.StringVar(&p.Other, "other", "", "the second corpus (cross, curve with added data, or)")

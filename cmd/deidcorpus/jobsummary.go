@@ -62,6 +62,8 @@ func summarize(w io.Writer, j *ent.Job) error {
 		summarizeResynth(w, j, r)
 	case *jobs.PingResult:
 		fmt.Fprintf(w, "pong: %v\n", r.Pong)
+	case *jobs.CalibrateResult:
+		summarizeCalibration(w, r)
 	}
 	return nil
 }
@@ -169,4 +171,16 @@ func finished(e *env, j *ent.Job, asJSON bool) error {
 		return writeJSON(e.stdout, j)
 	}
 	return summarize(e.stdout, j)
+}
+
+// summarizeCalibration writes a calibrated model's threshold and its
+// held-out risk at each point.
+func summarizeCalibration(w io.Writer, r *jobs.CalibrateResult) {
+	c := r.Calibration
+	fmt.Fprintf(w, "calibrated model %q on %d patient folds: privacy threshold %g for a recall of PHI characters of %g (%s)\n",
+		r.Model, c.Folds, c.Threshold, c.TargetRecall, seconds(c.Seconds))
+	for _, h := range c.Risk {
+		fmt.Fprintf(w, "%-8s  recall %.4f, span precision %.4f; %.1f values leaked per 1,000; notes with a leak %.1f%%, with a direct identifier %.1f%%\n",
+			h.Point, h.CharRecall, h.SpanPrecision, h.ValuesLeakedPer1000, 100*h.NoteLeakRate, 100*h.NoteDirectRate)
+	}
 }

@@ -28,7 +28,7 @@ func init() {
 	register(&command{
 		name:    "train",
 		summary: "train the built-in hybrid CRF tagger on a corpus split",
-		args:    "--corpus NAME --model NAME [--split train|train,dev|all] [--set gold] [--config FILE] [--async] | --print-config",
+		args:    "--corpus NAME --model NAME [--split train|train,dev|all] [--set gold] [--config FILE] [--target-recall R] [--calibration-folds K] [--no-calibration] [--async] | --print-config",
 		examples: []string{
 			"deidcorpus train --corpus demo --model crf1",
 			"deidcorpus train --print-config > tagger.json   # the defaults, to edit",
@@ -40,9 +40,10 @@ func init() {
 	register(&command{
 		name:    "tag",
 		summary: "tag a corpus with a model (or files with a model file, offline) and score it against gold",
-		args:    "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--curve B1,B2,...] [--async] | --model-file FILE --in PATH --out DIR [--format i2b2]",
+		args:    "--model NAME --corpus NAME [--split SPLIT] [--set NAME] [--curve B1,B2,...] [--operating-point balanced|privacy] [--target-recall R] [--async] | --model-file FILE --in PATH --out DIR [--format i2b2] [--operating-point ...]",
 		examples: []string{
 			"deidcorpus tag --model crf1 --corpus demo --split test",
+			"deidcorpus tag --model crf1 --corpus notes --operating-point privacy   # recall first, for a release",
 			"deidcorpus tag --model-file crf1.model --in notes/ --out tagged/",
 		},
 		setup: setupTag,
@@ -80,6 +81,15 @@ func init() {
 			args:     "--model NAME --out FILE",
 			examples: []string{"deidcorpus models export --model crf1 --out crf1.model"},
 			setup:    setupModelsExport,
+		}, {
+			name:    "calibrate",
+			summary: "find a built-in model's privacy operating point on held-out patient folds of its training data (a model trained without it)",
+			args:    "--model NAME [--target-recall R] [--folds K] [--iterations N] [--seed N] [--async] [--json]",
+			examples: []string{
+				"deidcorpus models calibrate --model crf1",
+				"deidcorpus models calibrate --model crf1 --target-recall 0.999 --folds 5",
+			},
+			setup: setupModelsCalibrate,
 		}},
 	})
 }
@@ -94,6 +104,9 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	asJSON := jsonFlag(fs)
 	printConfig := fs.Bool("print-config", false, "print the default configuration as JSON and exit")
+	var cal jobs.CalibrationParams
+	calibrationFlags(fs, &cal)
+	noCal := fs.Bool("no-calibration", false, "skip the privacy point's calibration (the model then tags at the balanced point only, until models calibrate)")
 	return func(ctx context.Context, args []string) error {
 		if *printConfig {
 			data, err := json.MarshalIndent(tagger.DefaultConfig(), "", "  ")
@@ -106,7 +119,7 @@ func setupTrain(e *env, fs *flag.FlagSet) action {
 		if *corpus == "" || *name == "" {
 			return usageErr("--corpus and --model are required")
 		}
-		p := jobs.TrainParams{Corpus: *corpus, Split: *split, Set: *set, Model: *name}
+		p := jobs.TrainParams{Corpus: *corpus, Split: *split, Set: *set, Model: *name, Calibration: cal, NoCalibration: *noCal}
 		if *configFile != "" {
 			var err error
 			if _, p.Config, err = readTaggerConfig(*configFile); err != nil {
@@ -139,12 +152,21 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 	in := fs.String("in", "", "offline: input files or directory")
 	out := fs.String("out", "", "offline: output directory")
 	format := fs.String("format", formats.Default, "offline: file format of --in and --out")
+	point := fs.String("operating-point", "balanced", `the model's decision rule: "balanced" (best F1) or "privacy" (recall first, calibrated on held-out folds: for a release)`)
+	target := fs.Float64("target-recall", 0, "privacy point: the recall of PHI characters to reach (default: the model's calibrated one, 0.995)")
 	return func(ctx context.Context, args []string) error {
+		pt, err := tagger.ParseOperatingPoint(*point)
+		if err != nil {
+			return usageErr("--operating-point: %v", err)
+		}
+		if *target != 0 && pt != tagger.Privacy {
+			return usageErr("--target-recall: only with --operating-point privacy")
+		}
 		if *modelFile != "" {
 			if *name != "" || *corpus != "" {
 				return usageErr("--model-file tags files offline: give --in and --out, not --model or --corpus")
 			}
-			return tagOffline(ctx, e, *modelFile, *in, *out, *format)
+			return tagOffline(ctx, e, *modelFile, *in, *out, *format, tagger.TagOptions{Point: pt, TargetRecall: *target})
 		}
 		if *name == "" || *corpus == "" {
 			return usageErr("--model and --corpus are required (or --model-file, --in and --out)")
@@ -154,7 +176,7 @@ func setupTag(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		p := jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set}
+		p := jobs.TagParams{Model: *name, Corpus: *corpus, Split: *split, Set: *set, OperatingPoint: string(pt), TargetRecall: *target}
 		if *curve != "" {
 			if p.Curve, err = parseFloats(*curve); err != nil {
 				return usageErr("--curve: %v", err)
@@ -182,7 +204,7 @@ func parseFloats(s string) ([]float64, error) {
 }
 
 // tagOffline tags files with a model file, without a database.
-func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) error {
+func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string, opt tagger.TagOptions) error {
 	if in == "" || out == "" {
 		return usageErr("--in and --out are required with --model-file")
 	}
@@ -202,11 +224,16 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 	if err != nil {
 		return apperr.New(apperr.Invalid, "%s: %v", modelFile, err)
 	}
+	if opt.Point == tagger.Privacy {
+		if opt.Threshold, err = m.PrivacyThreshold(opt.TargetRecall, modelFile); err != nil {
+			return apperr.Wrap(apperr.Invalid, err)
+		}
+	}
 	docs, err := readDocuments(f, in)
 	if err != nil {
 		return err
 	}
-	tagged, err := m.Tag(ctx, docs, tagger.TagOptions{})
+	tagged, nets, err := m.TagReport(ctx, docs, opt)
 	if err != nil {
 		return err
 	}
@@ -222,6 +249,10 @@ func tagOffline(ctx context.Context, e *env, modelFile, in, out, format string) 
 		n += len(d.Spans)
 	}
 	fmt.Fprintf(e.stdout, "tagged %s (%s) into %s\n", counted(len(tagged), "document"), counted(n, "span"), out)
+	if opt.Point == tagger.Privacy {
+		fmt.Fprintf(e.stdout, "privacy point, threshold %g; safety nets added %d (patterns), %d (lists), %d (propagation)\n",
+			opt.Threshold, nets.Patterns, nets.Lists, nets.Propagation)
+	}
 	return nil
 }
 
@@ -414,4 +445,39 @@ func readTaggerConfig(path string) (tagger.Config, map[string]any, error) {
 		return cfg, nil, apperr.New(apperr.Invalid, "%s: %v", path, err)
 	}
 	return cfg, raw, nil
+}
+
+// calibrationFlags are the flags of a privacy point's calibration.
+func calibrationFlags(fs *flag.FlagSet, p *jobs.CalibrationParams) {
+	fs.Float64Var(&p.TargetRecall, "target-recall", 0, "privacy point: the recall of PHI characters calibration aims at (default 0.995)")
+	fs.IntVar(&p.Folds, "calibration-folds", 0, "privacy point: held-out patient folds (default 3)")
+	fs.IntVar(&p.Iterations, "calibration-iterations", 0, "privacy point: the fold models' L-BFGS steps (default 80)")
+}
+
+func setupModelsCalibrate(e *env, fs *flag.FlagSet) action {
+	db := dbFlag(fs, e)
+	name := fs.String("model", "", "the built-in model (required)")
+	var p jobs.CalibrateParams
+	fs.Float64Var(&p.TargetRecall, "target-recall", 0, "the recall of PHI characters to reach (default 0.995)")
+	fs.IntVar(&p.Folds, "folds", 0, "held-out patient folds (default 3)")
+	fs.IntVar(&p.Iterations, "iterations", 0, "the fold models' L-BFGS steps (default 80)")
+	fs.Uint64Var(&p.Seed, "seed", 0, "seed of the patient folds")
+	async := fs.Bool("async", false, "queue the job, print its id and return")
+	asJSON := jsonFlag(fs)
+	return func(ctx context.Context, args []string) error {
+		if *name == "" || len(args) > 0 {
+			return usageErr("--model is required, and nothing else")
+		}
+		p.Model = *name
+		st, ctx, err := openStore(ctx, e, *db, "cli.models", map[string]any{"subcommand": "calibrate", "model": *name})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		j, err := runJob(ctx, e, st, p, *async)
+		if err != nil || *async {
+			return err
+		}
+		return finished(e, j, *asJSON)
+	}
 }

@@ -270,6 +270,12 @@ type TaggingInput struct {
 	// Recall biases at which to score the model again on the gold set: the
 	// evaluation's report gets the precision/recall curve (built-in models only).
 	Curve []float64 `json:"curve,omitempty"`
+	// The model's decision rule: "balanced" (best F1, the default) or "privacy"
+	// (recall first, calibrated on held-out folds of its training data: for a
+	// release). A model without calibration is refused at "privacy".
+	OperatingPoint *string `json:"operatingPoint,omitempty"`
+	// Privacy point only: the recall of PHI characters to reach (default: the calibrated one).
+	TargetRecall *float64 `json:"targetRecall,omitempty"`
 }
 
 type TrainingInput struct {

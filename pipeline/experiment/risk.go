@@ -85,6 +85,18 @@ type Residual struct {
 	DocumentLeakRate  float64           `json:"documentLeakRate"`
 	DocumentCI        evaluate.Interval `json:"documentLeakRateCI"`
 	LeaksPerDocument  float64           `json:"leaksPerDocument"`
+	// DocumentsWithDirectLeak have a leaked direct identifier at least (a
+	// name, id, contact, street or date: DirectIdentifier).
+	DocumentsWithDirectLeak int               `json:"documentsWithDirectLeak"`
+	DirectLeakRate          float64           `json:"directLeakRate"`
+	DirectCI                evaluate.Interval `json:"directLeakRateCI"`
+	// SystemSpans are the spans resynthesis replaced; SpanPrecision the
+	// share of them that touch a gold span (merged precision: a false
+	// alarm only puts a surrogate where a word was). CharRecall is the
+	// share of the gold spans' letters and digits inside a system span.
+	SystemSpans   int     `json:"systemSpans"`
+	SpanPrecision float64 `json:"spanPrecision"`
+	CharRecall    float64 `json:"charRecall"`
 	// Expected is what a corpus of CorpusDocuments such notes would leak.
 	Expected   Expected    `json:"expected"`
 	ByType     []LeakCount `json:"byType"`
@@ -215,6 +227,7 @@ func ResidualRisk(ctx context.Context, in RiskInput, train TrainFunc, opt RiskOp
 	}
 	res := &RiskResult{Kind: "residual-risk", Seed: opt.Seed, Bootstrap: opt.Bootstrap, Confidence: opt.Confidence}
 	res.Residual = residual(in.Gold, carried, opt)
+	res.Residual.systemFigures(in.Gold, in.System)
 	step(1, "parrot attack: training on half the patients' released text")
 	var err error
 	if res.Parrot, err = parrot(ctx, in.Released, carried, train, opt.Seed); err != nil {
@@ -248,7 +261,7 @@ func markKept(carried []Carried, gold, goldReleased pipeline.Document) error {
 func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Residual {
 	r := Residual{Documents: len(gold)}
 	byType, byCat := map[string]*LeakCount{}, map[string]*LeakCount{}
-	perDoc := make([][2]int, len(gold)) // gold spans, leaks
+	perDoc := make([][3]int, len(gold)) // gold spans, leaks, direct leaks
 	for i, cs := range carried {
 		for _, c := range cs {
 			if c.Kept {
@@ -272,6 +285,9 @@ func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Re
 				t.Leaked++
 				k.Leaked++
 				perDoc[i][1]++
+				if DirectIdentifier(c.Category, c.Type) {
+					perDoc[i][2]++
+				}
 				if c.Partial {
 					r.Partial++
 				}
@@ -282,10 +298,14 @@ func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Re
 		if perDoc[i][1] > 0 {
 			r.DocumentsWithLeak++
 		}
+		if perDoc[i][2] > 0 {
+			r.DocumentsWithDirectLeak++
+		}
 	}
 	r.ByType, r.ByCategory = sortedCounts(byType), sortedCounts(byCat)
 	r.LeakRate = ratio(r.Leaked, r.GoldSpans)
 	r.DocumentLeakRate = ratio(r.DocumentsWithLeak, r.Documents)
+	r.DirectLeakRate = ratio(r.DocumentsWithDirectLeak, r.Documents)
 	r.LeaksPerDocument = float64(r.Leaked) / float64(r.Documents)
 	groups := groupByPatient(gold)
 	r.Patients = len(groups)
@@ -293,9 +313,9 @@ func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Re
 	// Percentile bootstrap over patients: a patient's notes share names and
 	// places, so they are resampled together.
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x3c6ef372fe94f82b))
-	var rates, docRates, perDocs []float64
+	var rates, docRates, directRates, perDocs []float64
 	for range opt.Bootstrap {
-		var spans, leaks, docs, withLeak int
+		var spans, leaks, docs, withLeak, withDirect int
 		for range groups {
 			g := groups[rng.IntN(len(groups))]
 			for _, d := range g.docs {
@@ -305,14 +325,19 @@ func residual(gold []pipeline.Document, carried [][]Carried, opt RiskOptions) Re
 				if perDoc[d][1] > 0 {
 					withLeak++
 				}
+				if perDoc[d][2] > 0 {
+					withDirect++
+				}
 			}
 		}
+		directRates = append(directRates, ratio(withDirect, docs))
 		rates = append(rates, ratio(leaks, spans))
 		docRates = append(docRates, ratio(withLeak, docs))
 		perDocs = append(perDocs, ratio(leaks, docs))
 	}
 	r.LeakCI = percentiles(rates, opt.Confidence)
 	r.DocumentCI = percentiles(docRates, opt.Confidence)
+	r.DirectCI = percentiles(directRates, opt.Confidence)
 	n := float64(opt.CorpusDocuments)
 	pd := percentiles(perDocs, opt.Confidence)
 	r.Expected = Expected{Documents: opt.CorpusDocuments, Leaks: n * r.LeaksPerDocument,

@@ -123,3 +123,17 @@ func TestAUC(t *testing.T) {
 	require.Equal(t, 0.0, auc(items, []float64{0, 1, 0, 3}, func(item) bool { return true }))
 	require.Equal(t, 0.5, auc(items, []float64{1, 1, 1, 1}, func(item) bool { return true }))
 }
+
+// Character recall counts the gold spans' letters and digits inside a
+// system span; precision the system spans touching gold.
+func TestCharRecallPrecision(t *testing.T) {
+	gold := []pipeline.Document{{ID: "a", Text: "Ana vive en Soria.", Spans: []pipeline.Span{{Start: 0, End: 3, Type: "NAME"}, {Start: 12, End: 17, Type: "CITY"}}}}
+	sys := []pipeline.Document{{ID: "a", Text: gold[0].Text, Spans: []pipeline.Span{{Start: 0, End: 2}, {Start: 4, End: 8}}}}
+	r, p, n := CharRecallPrecision(gold, sys)
+	if n != 2 || p != 0.5 || r != 2.0/8 {
+		t.Errorf("recall %g precision %g spans %d, want 0.25, 0.5, 2", r, p, n)
+	}
+	if !DirectIdentifier("NAME", "x") || !DirectIdentifier("LOCATION", "CALLE") || DirectIdentifier("LOCATION", "TERRITORIO") || DirectIdentifier("AGE", "AGE") {
+		t.Error("direct identifiers: names, ids, contacts, dates and streets only")
+	}
+}

@@ -74,6 +74,19 @@ type HeldOutRisk struct {
 type Calibration struct {
 	Folds int           `json:"folds"`
 	Risk  []HeldOutRisk `json:"risk"`
+	// TargetRecall is the recall of PHI characters calibrated for, and
+	// Threshold the privacy rule's threshold that reached it: a token is
+	// PHI when its probability of O is below it. Curve is every threshold
+	// measured, so that another target needs no new calibration.
+	TargetRecall float64       `json:"targetRecall"`
+	Threshold    float64       `json:"threshold"`
+	Curve        []RecallPoint `json:"curve"`
+	// Iterations bounds the fold models' L-BFGS steps; Nets the safety
+	// nets the privacy figures were measured with; Seconds what
+	// calibration took.
+	Iterations int     `json:"iterations"`
+	Nets       Nets    `json:"nets"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // HeldOutRisk returns the calibration's figures at point p.

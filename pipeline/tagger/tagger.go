@@ -477,20 +477,77 @@ type TagOptions struct {
 	NoPostProcess bool
 	// RecallBias, when not nil, replaces the model's configured bias.
 	RecallBias map[string]float64
+	// Point is the decision rule ("" is Balanced). At Privacy, TargetRecall
+	// asks for a recall other than the calibrated one, and Threshold, when
+	// positive, sets the rule's threshold outright (calibration's sweep).
+	Point        OperatingPoint
+	TargetRecall float64
+	Threshold    float64
+	// Nets are the safety nets run after the model at the privacy point;
+	// nil runs those the model was calibrated with.
+	Nets *Nets
 }
 
 // Tag annotates documents and returns copies whose Spans are the model's
 // predictions (the input is left untouched). Documents sharing a Patient are
 // one patient's records: trusted terms found in one are looked for in all.
+// At the privacy point a model without calibration fails with
+// ErrNotCalibrated.
 func (m *Model) Tag(ctx context.Context, docs []pipeline.Document, opt TagOptions) ([]pipeline.Document, error) {
+	out, _, err := m.TagReport(ctx, docs, opt)
+	return out, err
+}
+
+// TagReport is Tag that also says what each safety net added.
+func (m *Model) TagReport(ctx context.Context, docs []pipeline.Document, opt TagOptions) ([]pipeline.Document, NetReport, error) {
+	privacy := opt.Point == Privacy
+	if privacy && opt.Threshold <= 0 {
+		t, err := m.PrivacyThreshold(opt.TargetRecall, "MODEL")
+		if err != nil {
+			return nil, NetReport{}, err
+		}
+		opt.Threshold = t
+	}
+	tagged, err := m.tagAll(ctx, docs, opt, privacy)
+	if err != nil {
+		return nil, NetReport{}, err
+	}
+	var rep NetReport
+	if privacy {
+		for _, td := range tagged {
+			td.pred = privacySpans(td.pred, td.pO, td.pType, opt.Threshold)
+		}
+		var nets Nets
+		if m.Meta.Calibration != nil {
+			nets = m.Meta.Calibration.Nets
+		}
+		if opt.Nets != nil {
+			nets = *opt.Nets
+		}
+		rep = m.applyNets(docs, tagged, nets)
+	}
+	out := make([]pipeline.Document, len(docs))
+	for i := range docs {
+		out[i] = docs[i]
+		out[i].Spans = tagged[i].spans()
+	}
+	return out, rep, nil
+}
+
+// tagAll tags docs at the balanced point; with scores, it also keeps each
+// token's marginal probability of O and likeliest type.
+func (m *Model) tagAll(ctx context.Context, docs []pipeline.Document, opt TagOptions, scores bool) ([]*taggedDoc, error) {
 	bias := m.biasVector(m.Config.RecallBias)
 	if opt.RecallBias != nil {
 		bias = m.biasVector(opt.RecallBias)
 	}
-	out := make([]pipeline.Document, len(docs))
+	var tr *transitions
+	if scores {
+		tr = newTransitions(m.crf.w[m.crf.nState():], m.crf.L)
+	}
 	tagged := make([]*taggedDoc, len(docs))
 	err := eachDocument(ctx, len(docs), opt.Workers, func(i int, tg *tagScratch) {
-		tagged[i] = m.tagOne(&docs[i], bias, tg, !opt.NoPostProcess)
+		tagged[i] = m.tagOne(&docs[i], bias, tg, !opt.NoPostProcess, tr)
 	})
 	if err != nil {
 		return nil, err
@@ -501,11 +558,7 @@ func (m *Model) Tag(ctx context.Context, docs []pipeline.Document, opt TagOption
 			m.retype(td)
 		}
 	}
-	for i := range docs {
-		out[i] = docs[i]
-		out[i].Spans = tagged[i].spans()
-	}
-	return out, nil
+	return tagged, nil
 }
 
 // biasVector expands per-type biases to per-label ones.
@@ -577,6 +630,10 @@ type taggedDoc struct {
 	// matches are the templates' matches (docFeatures.matches), kept for
 	// the retyping that follows propagation.
 	matches [][][2]int
+	// pO and pType are each token's probability of O and likeliest PHI
+	// type (an index into Model.Types), for the privacy point.
+	pO    []float32
+	pType []int32
 }
 
 // tokSpan is a predicted span over tokens [first, last) of type typ (an
@@ -690,7 +747,9 @@ func (c *wordCache) part(e int32, p int) []int32 {
 	return c.ids[c.off[i]:c.off[i+1]]
 }
 
-func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool) *taggedDoc {
+// tagOne tags one document; with tr, it also scores its tokens for the
+// privacy point from the marginals of the same sequence.
+func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, post bool, tr *transitions) *taggedDoc {
 	tk := Tokenize(doc.Text)
 	td := &taggedDoc{doc: doc, tk: tk, ix: pipeline.NewIndex(doc.Text), model: m}
 	df := m.ext.prepare(tk, &tg.phrases)
@@ -701,6 +760,12 @@ func (m *Model) tagOne(doc *pipeline.Document, bias []float64, tg *tagScratch, p
 		tg.score, tg.back = make([]float64, n), make([]int32, n)
 	}
 	td.pred = bioSpans(m.crf.viterbi(&s, bias, tg.score[:n], tg.back[:n]))
+	if tr != nil {
+		if tg.ws == nil {
+			tg.ws = newWorkspace(0, m.crf.L)
+		}
+		td.scorePrivacy(m.crf.marginals(&s, tr, tg.ws), m.crf.L)
+	}
 	m.applyRules(td)
 	m.applyAttributions(td)
 	if post {

@@ -297,14 +297,24 @@ function tagForm(state, onStarted) {
   const set = h('input', { id: 'tag-set', autocomplete: 'off', placeholder: 'system-MODEL (default)' });
   const bias = h('input', { id: 'tag-bias', type: 'number', step: 'any', placeholder: 'e.g. 0.5', autocomplete: 'off' });
   const curve = h('input', { id: 'tag-curve', placeholder: 'e.g. -1, 0, 0.4, 1, 2, 4', autocomplete: 'off' });
+  const point = h('select', { id: 'tag-point' }, h('option', { value: 'balanced' }, 'balanced (best F1)'), h('option', { value: 'privacy' }, 'privacy (recall first, for a release)'));
+  const target = h('input', { id: 'tag-target', type: 'number', step: 'any', min: '0.5', max: '1', placeholder: 'e.g. 0.995 (privacy only)', autocomplete: 'off' });
   const noModels = h('p', { class: 'muted', hidden: true }, 'No models yet: train one first (Training).');
   return runForm('tag', 'tagging', [
     field('Model', model), field('Corpus', corpus.sel), field('Split', split), field('System set', set, 'optional'),
     field('Recall bias', bias, 'optional: added to every type’s scores; > 0 finds more'),
-    field('Recall-bias curve', curve, 'optional: biases to score the model at on gold, for a precision/recall curve'), noModels,
+    field('Recall-bias curve', curve, 'optional: biases to score the model at on gold, for a precision/recall curve'),
+    field('Operating point', point, 'privacy calls PHI what the model doubts, to the recall calibrated at training'),
+    field('Target recall', target, 'optional, privacy point: recall of PHI characters to reach'), noModels,
   ], () => {
     if (!model.value) throw new Error('Choose a model (train one first if there is none).');
-    const input = { model: model.value, corpus: corpus.sel.value };
+    const input = { model: model.value, corpus: corpus.sel.value, operatingPoint: point.value };
+    if (target.value !== '') {
+      const r = Number(target.value);
+      if (point.value !== 'privacy') throw new Error('Target recall: only at the privacy point.');
+      if (!(r > 0.5 && r <= 1)) throw new Error('Target recall: a fraction in (0.5, 1], such as 0.995.');
+      input.targetRecall = r;
+    }
     if (split.value) input.split = split.value;
     if (set.value.trim()) input.set = set.value.trim();
     if (curve.value.trim()) {
@@ -321,9 +331,10 @@ function tagForm(state, onStarted) {
       if (labels.length) {
         const lit = `{${labels.map((l) => `${l}: ${b}`).join(', ')}}`;
         return {
-          $query: `mutation($model: String!, $corpus: String!, $split: String, $set: String, $curve: [Float!]) {
-            job: startTagging(input: {model: $model, corpus: $corpus, split: $split, set: $set, curve: $curve, recallBias: ${lit}}) { ${JOB_FIELDS} } }`,
+          $query: `mutation($model: String!, $corpus: String!, $split: String, $set: String, $curve: [Float!], $point: String, $target: Float) {
+            job: startTagging(input: {model: $model, corpus: $corpus, split: $split, set: $set, curve: $curve, operatingPoint: $point, targetRecall: $target, recallBias: ${lit}}) { ${JOB_FIELDS} } }`,
           model: input.model, corpus: input.corpus, split: input.split ?? null, set: input.set ?? null, curve: input.curve ?? null,
+          point: input.operatingPoint, target: input.targetRecall ?? null,
         };
       }
       input.recallBias = { '*': b };
