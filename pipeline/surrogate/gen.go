@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
 )
 
 // gen makes the surrogates of one scope: the corpus, or one patient.
@@ -38,6 +39,11 @@ type gen struct {
 	review       []ReviewItem
 	doc          *pipeline.Document
 	span         pipeline.Span
+
+	// noteSex is the patient's sex the words of note noteSexOf say (see contextSex).
+	noteSexOf string
+	noteSex   resources.Sex
+	noteSexOK bool
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken

@@ -85,7 +85,9 @@ func (g *gen) followName(orig string) (string, bool) {
 	}
 	slices.SortFunc(hits, func(a, b found) int { return a.start - b.start })
 	var b strings.Builder
-	rest := func(s string, tab *table) {
+	// lead: s comes right before the first name word ("mj" of "mjtapia"),
+	// where two letters are initials.
+	rest := func(s string, tab *table, lead bool) {
 		for len(s) > 0 {
 			r, size := utf8.DecodeRuneInString(s)
 			if !(r < utf8.RuneSelf && unicode.IsLetter(r)) {
@@ -103,8 +105,13 @@ func (g *gen) followName(orig string) (string, bool) {
 			}
 			run := s[:n]
 			switch {
-			case n == 1: // an initial
-				b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, run)), caseOf(run)))
+			case n == 1 || n == 2 && lead && n == len(s): // initials
+				for _, l := range run {
+					b.WriteString(withCase(strings.ToLower(g.letter(tab, g.span, string(l))), caseOf(run)))
+				}
+			case n >= 3 && prefixOf(run, words) != "": // the start of a name word ("gue" of Guerrero's "tapiague")
+				w := asciiWord(prefixOf(run, words))
+				b.WriteString(withCase(w[:min(n, len(w))], caseOf(run)))
 			case n <= 3: // the start of a second surname ("jortegacar")
 				w := asciiWord(g.e.pools.last.draw(g.rng, 0))
 				b.WriteString(withCase(w[:min(n, len(w))], caseOf(run)))
@@ -120,12 +127,24 @@ func (g *gen) followName(orig string) (string, bool) {
 		if g.corpus != nil && h.m.Scope == ScopeCorpus {
 			tab = g.corpus
 		}
-		rest(local[prev:h.start], tab)
+		rest(local[prev:h.start], tab, prev == 0)
 		b.WriteString(withCase(asciiWord(h.m.Surrogate), caseOf(local[h.start:h.end])))
 		prev = h.end
 	}
-	rest(local[prev:], g.tab)
+	rest(local[prev:], g.tab, false)
 	return b.String() + "@" + g.domain(orig[at+1:], false), true
+}
+
+// prefixOf returns the surrogate of the name word of words that run starts
+// ("gue" for Guerrero), "" if none does.
+func prefixOf(run string, words []Mapping) string {
+	run = strings.ToLower(run)
+	for _, m := range words {
+		if w := asciiWord(m.Original); len(w) > len(run) && strings.HasPrefix(w, run) {
+			return m.Surrogate
+		}
+	}
+	return ""
 }
 
 func (g *gen) localPart(orig string, wide bool) string {

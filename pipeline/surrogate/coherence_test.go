@@ -1,0 +1,99 @@
+package surrogate
+
+import (
+	"strings"
+	"testing"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+)
+
+// The examples of issue 62, each built from its MEDDOCAN dev note: the
+// surrogates of a note agree with each other.
+
+// noteDoc builds a document of text whose spans are the given values (each
+// at its first occurrence from the previous span on) with their types.
+func noteDoc(t *testing.T, id, text string, spans ...[2]string) pipeline.Document {
+	t.Helper()
+	d := pipeline.Document{ID: id, Patient: id, Text: text}
+	from := 0
+	for _, sp := range spans {
+		i := strings.Index(text[from:], sp[1])
+		if i < 0 {
+			t.Fatalf("%q not in the note after byte %d", sp[1], from)
+		}
+		i += from
+		start := len([]rune(text[:i]))
+		d.Spans = append(d.Spans, pipeline.Span{Start: start, End: start + len([]rune(sp[1])), Text: sp[1], Category: sp[0], Type: sp[0]})
+		from = i + len(sp[1])
+	}
+	return d
+}
+
+func runNote(t *testing.T, seed uint64, docs ...pipeline.Document) *Result {
+	t.Helper()
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	res, err := New(pol, nil, seed).Run(docs, Store{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// "Dra. M.a José Tapia Guerrero" (S0210-48062005000700013-1, with the title
+// the dashboard showed) became "Dra. S.j Enrique Dueñas Araujo": the
+// abbreviation of María became letters and a woman's title a man's name.
+func TestAbbreviatedWomansNameUnderAWomansTitle(t *testing.T) {
+	text := "Médico: Dra. M.a José Tapia Guerrero NºCol: 29 29 70367.\nCorrespondencia: Dra. M.a José Tapia Guerrero. mjtapiague@hotmail.com"
+	doc := noteDoc(t, "S0210-48062005000700013-1", text,
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "M.a José Tapia Guerrero"},
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "M.a José Tapia Guerrero"},
+		[2]string{"CORREO_ELECTRONICO", "mjtapiague@hotmail.com"})
+	es := resources.ForLanguage("es")
+	for seed := uint64(1); seed <= 20; seed++ {
+		out := runNote(t, seed, doc).Docs[0]
+		name := out.Spans[0].Text
+		words := strings.Fields(name)
+		if len(words) != 4 || len([]rune(words[0])) != 2 || !strings.HasSuffix(words[0], ".") {
+			t.Fatalf("seed %d: %q: want an abbreviation (an initial and its dot) and three words", seed, name)
+		}
+		if sex, ok := es.SexOf(words[1]); !ok || sex != resources.Female {
+			t.Errorf("seed %d: %q under Dra.: %q is no woman's name", seed, name, words[1])
+		}
+		// The initials go through the letter map (the name's own initial
+		// where the pack has a name of the mapped letter).
+		mail := out.Spans[2].Text
+		if len(mail) < 2 || !isASCIILetters(mail[:2]) || !strings.HasPrefix(mail[2:], asciiWord(words[2])) {
+			t.Errorf("seed %d: %q beside %q, want two initials and %s...", seed, mail, name, asciiWord(words[2]))
+		}
+	}
+}
+
+// A title, or the agreement around a patient's name, decides the sex of a
+// first name that does not tell its own.
+func TestContextSexOfNames(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		sex  resources.Sex
+	}{
+		{"La paciente, nacida en 1950, vive sola.", resources.Female},
+		{"Varón de 35 años. Sexo: H.", resources.Male},
+		{"Paciente de 35 años.", resources.Either},
+		{"Mujer de 40 años; su hijo, varón de 12.", resources.Either},
+	} {
+		if sex, _ := noteSex(c.text); sex != c.sex {
+			t.Errorf("%q: sex %d, want %d", c.text, sex, c.sex)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		full string
+	}{{"M.a José", 3, "María"}, {"M.ª José", 4, "María"}, {"Mª José", 3, "María"}, {"Fco. Javier", 3, "Francisco"},
+		{"Ma José", 0, ""}, {"M. José", 0, ""}, {"Marta", 0, ""}, {"Fcos", 0, ""}} {
+		if n, full := abbrevAt(c.name); n != c.n || full != c.full {
+			t.Errorf("abbrevAt(%q) = %d %q, want %d %q", c.name, n, full, c.n, c.full)
+		}
+	}
+}

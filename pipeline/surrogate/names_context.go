@@ -1,0 +1,174 @@
+package surrogate
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/resources"
+)
+
+// A surrogate name agrees with what surrounds it (issue 62): a woman's
+// title keeps a woman's first name ("Dra. M.a José Tapia" became "Dra. S.j
+// Enrique Dueñas"), and an abbreviated first name ("M.a", "Mª", "Fco.")
+// becomes the abbreviation of its surrogate, never two letters.
+
+// nameAbbrevs are the abbreviations of first names that notes write, by
+// their letters folded without dots ("M.a", "M.ª", "Mª" are "ma").
+var nameAbbrevs = map[string]string{"ma": "María", "fco": "Francisco"}
+
+// abbrevAt returns the length in bytes of a first name's abbreviation at the
+// start of s and the name it stands for: "M.a", "M.ª", "Mª" (María) and
+// "Fco" before its dot. The abbreviation is followed by no letter.
+func abbrevAt(s string) (n int, full string) {
+	var letters strings.Builder
+	dots := 0
+	for n < len(s) {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		switch {
+		case r == '.' && dots == 0 && letters.Len() == 1:
+			dots++
+		case unicode.IsLetter(r) || unicode.IsMark(r):
+			letters.WriteRune(r)
+		default:
+			return abbrevEnd(letters.String(), n, dots)
+		}
+		n += size
+	}
+	return abbrevEnd(letters.String(), n, dots)
+}
+
+func abbrevEnd(letters string, n, dots int) (int, string) {
+	f := strings.ReplaceAll(fold(letters), "ª", "a")
+	switch {
+	case f == "ma" && (dots == 1 || strings.HasSuffix(letters, "ª")):
+		return n, nameAbbrevs[f]
+	case f == "fco" && dots == 0:
+		return n, nameAbbrevs[f]
+	}
+	return 0, ""
+}
+
+// titleSex are the titles that say a sex ("Dr." a man's, "Dra." a woman's).
+var titleSex = map[string]resources.Sex{
+	"dra": resources.Female, "sra": resources.Female, "srta": resources.Female, "dña": resources.Female, "dna": resources.Female,
+	"dona": resources.Female, "mrs": resources.Female, "ms": resources.Female, "miss": resources.Female, "mme": resources.Female,
+	"mlle": resources.Female, "frau": resources.Female, "dame": resources.Female,
+	"dr": resources.Male, "sr": resources.Male, "don": resources.Male, "mr": resources.Male, "herr": resources.Male, "sir": resources.Male,
+}
+
+// sexCues are the words of a Spanish note that say its patient's sex: the
+// agreement around "paciente", a participle, the words of a sex.
+var sexCues = map[string]resources.Sex{
+	"la paciente": resources.Female, "una paciente": resources.Female, "nacida": resources.Female, "mujer": resources.Female,
+	"femenino": resources.Female, "sexo: m": resources.Female, "sexo: mujer": resources.Female,
+	"el paciente": resources.Male, "un paciente": resources.Male, "nacido": resources.Male, "varón": resources.Male,
+	"varon": resources.Male, "masculino": resources.Male, "sexo: h": resources.Male, "sexo: v": resources.Male, "hombre": resources.Male,
+}
+
+// titleBefore is the sex a title just before a name says ("Dra. " before
+// "M.a José"), or in the name itself.
+func titleBefore(ws []nameWord, before, lang string) (resources.Sex, bool) {
+	b := strings.TrimRight(before, " ")
+	b = strings.TrimSuffix(b, ".")
+	k := strings.LastIndexAny(b, " \n\t(:")
+	if t := fold(b[k+1:]); isTitle(t, lang) && titleSex[t] != resources.Either {
+		return titleSex[t], true
+	}
+	for _, w := range ws {
+		if w.role != roleLiteral {
+			break
+		}
+		if t := fold(strings.Trim(w.text, ". ")); isTitle(t, lang) && titleSex[t] != resources.Either {
+			return titleSex[t], true
+		}
+	}
+	return resources.Either, false
+}
+
+// noteSex is the patient's sex the words of a Spanish note say, when they
+// say only one.
+func noteSex(text string) (resources.Sex, bool) {
+	low := strings.ToLower(text)
+	var seen [3]bool
+	for cue, sex := range sexCues {
+		for i := strings.Index(low, cue); i >= 0; {
+			end := i + len(cue)
+			if (i == 0 || !isWordByte(low[i-1])) && (end == len(low) || !isWordByte(low[end])) {
+				seen[sex] = true
+				break
+			}
+			j := strings.Index(low[i+1:], cue)
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+	}
+	switch {
+	case seen[resources.Female] && !seen[resources.Male]:
+		return resources.Female, true
+	case seen[resources.Male] && !seen[resources.Female]:
+		return resources.Male, true
+	}
+	return resources.Either, false
+}
+
+// isWordByte reports whether a byte of lower-cased text is part of a word:
+// a letter, or a byte of a multi-byte letter ("ó").
+func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 0x80 }
+
+// contextSex is the sex the context of a name says: its title, else, for a
+// patient's name in Spanish, the note's words; the first of its first names
+// otherwise decides for the others ("María José" is a woman's, "José María"
+// a man's). ok is false when nothing says.
+func (g *gen) contextSex(ws []nameWord, s pipeline.Span, before string) (resources.Sex, bool) {
+	if sex, ok := titleBefore(ws, before, g.e.lang); ok {
+		return sex, true
+	}
+	if g.e.lang == "es" && g.e.r.Policy.Rule(s.Category, s.Type).Scope == ScopePatient {
+		if g.noteSexOf != g.doc.ID {
+			g.noteSexOf = g.doc.ID
+			g.noteSex, g.noteSexOK = noteSex(g.doc.Text)
+		}
+		if g.noteSexOK {
+			return g.noteSex, true
+		}
+	}
+	for _, w := range ws {
+		switch {
+		case w.abbrev != "":
+			return g.e.sexOf(w.abbrev)
+		case w.role == roleFirst:
+			if sex, known := g.e.sexOf(w.text); known && sex != resources.Either {
+				return sex, true
+			}
+			return resources.Either, false
+		}
+	}
+	return resources.Either, false
+}
+
+// sexedKey is the key of a first name's mapping drawn for a sex its context
+// says against its own ("José" of "María José"): the word keeps its own
+// surrogate where it stands for its own sex.
+func sexedKey(w string, sex resources.Sex) string {
+	if sex == resources.Female {
+		return w + " (f)"
+	}
+	return w + " (m)"
+}
+
+// abbreviation writes the surrogate of an abbreviated first name as an
+// abbreviation: its initial, with a dot unless the text has one after it.
+func abbreviation(sur, orig string, dotAfter bool) string {
+	r, _ := utf8.DecodeRuneInString(sur)
+	if unicode.IsLower([]rune(orig)[0]) {
+		r = unicode.ToLower(r)
+	}
+	if dotAfter {
+		return string(r)
+	}
+	return string(r) + "."
+}
