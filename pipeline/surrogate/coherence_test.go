@@ -97,3 +97,20 @@ func TestContextSexOfNames(t *testing.T) {
 		}
 	}
 }
+
+// "C/ Alfredo Navarro 3102, Apto. 116" (S1130-05582003000600004-3) became
+// "C/ Morales Lazaro 6440, Fuster. 942": unit words stay words.
+func TestUnitWordsStayWords(t *testing.T) {
+	for _, street := range []string{"C/ Alfredo Navarro 3102, Apto. 116", "Calle Mayor 3, Esc. B, Piso 2, Pta. 4", "Avda. Sol 12, Bloque 3, Portal 2, Bajo Izq.",
+		"Calle Luna 7, 3º Dcha.", "Plaza Real 1, Bajo Dpto. 3"} {
+		doc := noteDoc(t, "S1130-05582003000600004-3", "Domicilio: "+street+".", [2]string{"CALLE", street})
+		for seed := uint64(1); seed <= 5; seed++ {
+			got := runNote(t, seed, doc).Docs[0].Spans[0].Text
+			for _, w := range []string{"Apto.", "Esc.", "Piso", "Pta.", "Bloque", "Portal", "Bajo", "Izq.", "Dcha.", "Dpto."} {
+				if strings.Contains(street, w) && !strings.Contains(got, w) {
+					t.Errorf("seed %d: %q became %q: %q lost", seed, street, got, w)
+				}
+			}
+		}
+	}
+}
