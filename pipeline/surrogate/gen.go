@@ -43,7 +43,6 @@ type gen struct {
 	// noteSex is the patient's sex the words of note noteSexOf say (see contextSex).
 	noteSexOf string
 	noteSex   resources.Sex
-	noteSexOK bool
 
 	streetOf            string // the address streetToks splits
 	streetToks, toksBuf []streetToken
@@ -124,6 +123,10 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 	if c, ok := g.provinceOfCity(s.Text, rule.Strategy); ok && fold(c) != fold(s.Text) && !g.leaks(c, rule.Strategy) {
 		// Its city's province, which the city (or another province of the
 		// patient's) may already hold as a surrogate: "Madrid, Madrid".
+		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
+		return c
+	}
+	if c, ok := g.countryOfCity(s.Text, rule.Strategy); ok && fold(c) != fold(s.Text) && !g.excluded(c) {
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
 		return c
 	}
@@ -314,7 +317,10 @@ func (g *gen) make(strategy, orig string, try int) string {
 		}, orig)
 	}
 	if pre, rest, ok := collegiatePrefix(orig, g.e.lang); ok {
-		return pre + g.shape(rest)
+		return g.provincePrefix(pre) + g.shape(rest)
+	}
+	if pre, rest, ok := insurancePrefix(orig, g.e.lang); ok {
+		return g.provincePrefix(pre) + g.shape(rest)
 	}
 	return g.shape(orig)
 }

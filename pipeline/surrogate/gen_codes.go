@@ -24,6 +24,51 @@ func collegiatePrefix(s, lang string) (prefix, rest string, ok bool) {
 	return s[:6], s[6:], true
 }
 
+// insurancePrefix splits a Spanish social security number ("28 12345678
+// 40", "08/76457156/14") into its province of affiliation (01-52) and the
+// rest.
+func insurancePrefix(s, lang string) (prefix, rest string, ok bool) {
+	if lang != "es" || len(s) != 14 || (s[2] != ' ' && s[2] != '/') || s[11] != s[2] || !isDigits(s[:2]) {
+		return "", "", false
+	}
+	if n, _ := strconv.Atoi(s[:2]); n < 1 || n > 52 || !isDigits(s[3:11]) || !isDigits(s[12:]) {
+		return "", "", false
+	}
+	return s[:3], s[3:], true
+}
+
+// provincePrefix writes the province numbers of a collegiate or social
+// security number's prefix ("29 29 ") as those of the surrogates of the
+// patient's towns in those provinces ("36 36 " when Málaga became Vigo): one
+// place across a note. A province no town of the patient's lies in stays.
+func (g *gen) provincePrefix(pre string) string {
+	b := []byte(pre)
+	for i := 0; i+2 <= len(b); i += 3 {
+		if p, ok := g.surrogateProvince(string(b[i : i+2])); ok {
+			copy(b[i:], p)
+		}
+	}
+	return string(b)
+}
+
+// surrogateProvince returns the province number of the surrogate of the
+// patient's first listed town of province d.
+func (g *gen) surrogateProvince(d string) (string, bool) {
+	if g.inCityOf {
+		return "", false
+	}
+	for _, a := range g.patientCities() {
+		p, ok := g.e.res.PlaceOfCity(a.Text)
+		if !ok || len(p.ZIPs) == 0 || !strings.HasPrefix(p.ZIPs[0], d) {
+			continue
+		}
+		if sp, ok := g.surrogatePlace(a); ok && len(sp.ZIPs) > 0 && len(sp.ZIPs[0]) >= 2 && isDigits(sp.ZIPs[0][:2]) {
+			return sp.ZIPs[0][:2], true
+		}
+	}
+	return "", false
+}
+
 // codeStrategy are the strategies that rewrite a value's codes (digits and
 // short letter codes) and keep its words.
 var codeStrategy = map[string]bool{Shape: true, Phone: true, SSN: true}

@@ -197,6 +197,12 @@ func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) 
 			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
 		}
 	}
+	if a, near := g.nearCity(); near {
+		// A code of no town of the patient's lists' province, beside a town
+		// the lists may not know ("Montevideo 11600"): its surrogate's.
+		place, ok = g.surrogatePlace(a)
+		return place, true, ok && len(place.ZIPs) > 0
+	}
 	return resources.Place{}, false, false
 }
 
@@ -281,6 +287,54 @@ func (g *gen) surrogatePlace(a pipeline.Span) (resources.Place, bool) {
 	sur := g.surrogate(doc, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
 	g.doc, g.span, g.inCityOf = doc, span, false
 	return g.e.res.PlaceOfCity(sur)
+}
+
+// addressReach is how far from a town, in code points, a postal code or a
+// country of its note is read as part of its address ("Montevideo 11600,
+// Uruguay"; "Localidad: Montevideo.\nCP: 11000.").
+const addressReach = 100
+
+// nearCity returns the town of the current note nearest the current span,
+// within addressReach: the one its postal code and country go with.
+func (g *gen) nearCity() (pipeline.Span, bool) {
+	var best pipeline.Span
+	bestD := addressReach + 1
+	pol := g.e.r.Policy
+	for _, a := range g.doc.Spans {
+		if a.Start == g.span.Start || pol.Rule(a.Category, a.Type).Strategy != City || g.placeKind(a.Text) != cityPlace {
+			continue
+		}
+		d := g.span.Start - a.End
+		if a.Start > g.span.Start {
+			d = a.Start - g.span.End
+		}
+		if d >= 0 && d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best, bestD <= addressReach
+}
+
+// countryOfCity returns, for a country written near a town of its note,
+// the country of the town's surrogate, written as the original: "Montevideo
+// ..., Uruguay" became "Gerona ..., Egipto"; the pack's towns are its own
+// country's.
+func (g *gen) countryOfCity(orig, strategy string) (string, bool) {
+	if strategy != CountryS || g.inCityOf {
+		return "", false
+	}
+	a, ok := g.nearCity()
+	if !ok {
+		return "", false
+	}
+	if _, ok := g.surrogatePlace(a); !ok {
+		return "", false
+	}
+	home, ok := g.e.res.CountryOf(homeCountries[g.e.lang])
+	if !ok {
+		return "", false
+	}
+	return countryAs(home, g.countryForm(orig), orig), true
 }
 
 // isZIP reports whether t is a five-digit postal code, or a ZIP+4 code.

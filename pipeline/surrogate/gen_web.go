@@ -185,7 +185,7 @@ func (g *gen) domain(orig string, wide bool) string {
 		fm := res.FreeMailDomains()
 		return fm[g.rng.IntN(len(fm))]
 	}
-	labels := strings.Split(orig, ".")
+	labels := homeDomain(strings.Split(orig, "."), g.e.lang)
 	if inst := res.InstitutionDomains(); len(inst) > 0 && !wide && len(labels) > 1 && institutionTLD[strings.ToLower(labels[len(labels)-1])] {
 		// An institution's domain for an institution's of the pack's
 		// country ("sergas.es" for "sescam.jccm.es"), never its own.
@@ -206,6 +206,30 @@ func (g *gen) domain(orig string, wide bool) string {
 		}
 	}
 	return strings.Join(labels, ".")
+}
+
+// homeTLD is the country-code domain of each language pack's country.
+var homeTLD = map[string]string{"es": "es"}
+
+// homeDomain gives a domain under another country's code ("adinet.com.uy")
+// the code of the pack's country, whose places the surrogates name: a
+// Montevideo address becomes a Spanish town's, and its ".com.uy" must
+// follow ("adinet.es").
+func homeDomain(labels []string, lang string) []string {
+	home, ok := homeTLD[lang]
+	n := len(labels)
+	if !ok || n < 2 {
+		return labels
+	}
+	last := strings.ToLower(labels[n-1])
+	if len(last) != 2 || last == home || institutionTLD[last] || genericLabels[last] {
+		return labels
+	}
+	k := n - 1
+	for k > 1 && genericLabels[strings.ToLower(labels[k-1])] {
+		k--
+	}
+	return append(labels[:k:k], home)
 }
 
 // asciiWord writes a name as an address writes it: folded, letters only.

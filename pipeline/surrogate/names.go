@@ -234,20 +234,20 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 		}
 	}
 	assignRoles(ws, g.e, titled, labelsSurnames(before), g.e.lang)
-	sex, sexKnown := g.contextSex(ws, s, before)
+	ctx := g.contextSex(ws, s, before)
 	var out strings.Builder
 	for i, w := range ws {
 		switch {
 		case w.role == roleLiteral:
 			out.WriteString(w.text)
 		case w.abbrev != "":
-			full := g.nameWord(tab, s, nameWord{text: w.abbrev, role: roleFirst}, sex, sexKnown)
+			full := g.nameWord(tab, s, nameWord{text: w.abbrev, role: roleFirst}, ctx)
 			dot := i+1 < len(ws) && strings.HasPrefix(ws[i+1].text, ".")
 			out.WriteString(abbreviation(full, w.text, dot))
 		case w.role == roleInitial:
 			out.WriteString(withCase(g.letter(tab, s, w.text), caseOf(w.text)))
 		default:
-			out.WriteString(withCase(g.nameWord(tab, s, w, sex, sexKnown), caseOf(w.text)))
+			out.WriteString(withCase(g.nameWord(tab, s, w, ctx), caseOf(w.text)))
 		}
 	}
 	return out.String()
@@ -326,17 +326,13 @@ func guessSex(w, lang string) resources.Sex {
 // word of the corpus. A word no list knows gets a listed name too: a made-up
 // word would be a surrogate no reader takes for a name (and no tagger either).
 //
-// A first name takes the sex its context says (ctx, when ctxKnown) where
-// its own is not known or is the other ("José" of "María José"), the latter
-// under a key of its own (sexedKey).
-func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord, ctx resources.Sex, ctxKnown bool) string {
+// A first name takes the sex its context says where its own does not
+// settle it (sexContext.sexFor).
+func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord, ctx sexContext) string {
 	sex, known := g.e.sexOf(w.text)
 	key := w.text
-	if w.role == roleFirst && ctxKnown && ctx != resources.Either && sex != ctx {
-		if known && sex != resources.Either {
-			key = sexedKey(w.text, ctx)
-		}
-		sex = ctx
+	if w.role == roleFirst {
+		sex, key = ctx.sexFor(w.text, sex, known)
 	}
 	if m, ok := tab.get(s.Type, key); ok {
 		return m.Surrogate

@@ -119,35 +119,58 @@ func noteSex(text string) (resources.Sex, bool) {
 // a letter, or a byte of a multi-byte letter ("ó").
 func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 0x80 }
 
-// contextSex is the sex the context of a name says: its title, else, for a
-// patient's name in Spanish, the note's words; the first of its first names
-// otherwise decides for the others ("María José" is a woman's, "José María"
-// a man's). ok is false when nothing says.
-func (g *gen) contextSex(ws []nameWord, s pipeline.Span, before string) (resources.Sex, bool) {
+// sexContext is what a name's context says of its sex. said (its title,
+// else, for a patient's name in a Spanish note, the note's words) decides
+// the sex of a first name the lists do not know as one sex's, and only
+// those: a title varies from note to note ("Dr." before a woman's name is
+// common), and a name's surrogate must not. name (the sex of the first of
+// its first names) decides the others even against their own: "María José"
+// is a woman's, "José María" a man's, wherever they are written.
+type sexContext struct{ said, name resources.Sex }
+
+// contextSex returns the sex context of a name span.
+func (g *gen) contextSex(ws []nameWord, s pipeline.Span, before string) sexContext {
+	var ctx sexContext
 	if sex, ok := titleBefore(ws, before, g.e.lang); ok {
-		return sex, true
-	}
-	if g.e.lang == "es" && g.e.r.Policy.Rule(s.Category, s.Type).Scope == ScopePatient {
+		ctx.said = sex
+	} else if g.e.lang == "es" && g.e.r.Policy.Rule(s.Category, s.Type).Scope == ScopePatient {
 		if g.noteSexOf != g.doc.ID {
 			g.noteSexOf = g.doc.ID
-			g.noteSex, g.noteSexOK = noteSex(g.doc.Text)
+			g.noteSex, _ = noteSex(g.doc.Text)
 		}
-		if g.noteSexOK {
-			return g.noteSex, true
-		}
+		ctx.said = g.noteSex
 	}
 	for _, w := range ws {
-		switch {
-		case w.abbrev != "":
-			return g.e.sexOf(w.abbrev)
-		case w.role == roleFirst:
-			if sex, known := g.e.sexOf(w.text); known && sex != resources.Either {
-				return sex, true
-			}
-			return resources.Either, false
+		first := w.abbrev
+		if first == "" && w.role == roleFirst {
+			first = w.text
 		}
+		if first == "" {
+			continue
+		}
+		if sex, known := g.e.sexOf(first); known {
+			ctx.name = sex
+		}
+		break
 	}
-	return resources.Either, false
+	return ctx
+}
+
+// sexFor returns the sex a first name's surrogate is drawn for and the key
+// of its mapping: its own, else its context's (see sexContext); a name drawn
+// for the sex its own name contradicts is keyed apart (sexedKey).
+func (ctx sexContext) sexFor(w string, own resources.Sex, known bool) (resources.Sex, string) {
+	switch {
+	case known && own != resources.Either:
+		if ctx.name != resources.Either && ctx.name != own {
+			return ctx.name, sexedKey(w, ctx.name)
+		}
+	case ctx.said != resources.Either:
+		return ctx.said, w
+	case ctx.name != resources.Either:
+		return ctx.name, w
+	}
+	return own, w
 }
 
 // sexedKey is the key of a first name's mapping drawn for a sex its context
