@@ -114,3 +114,73 @@ func TestUnitWordsStayWords(t *testing.T) {
 		}
 	}
 }
+
+// "Montevideo ..., Uruguay" (S1130-05582003000600004-3) became "Gerona
+// 50008, Egipto", with codes of two provinces for one town and ".com.uy"
+// kept: the town decides the postal codes, the country follows the town,
+// the e-mail's country code the country.
+func TestForeignAddressBecomesOnePlace(t *testing.T) {
+	text := "Domicilio: Rambla Gran Bretaña, 473.\nLocalidad/ Provincia: Montevideo.\nCP: 11000.\nPaís: Uruguay.\n" +
+		"Correspondencia: Dr. Juan Pascual Crestanello Nese. C/ Alfredo Navarro 3102, Apto. 116 Montevideo 11600, Uruguay. jpcresta@adinet.com.uy"
+	doc := noteDoc(t, "S1130-05582003000600004-3", text,
+		[2]string{"CALLE", "Rambla Gran Bretaña, 473"}, [2]string{"TERRITORIO", "Montevideo"}, [2]string{"TERRITORIO", "11000"},
+		[2]string{"PAIS", "Uruguay"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Juan Pascual Crestanello Nese"},
+		[2]string{"CALLE", "C/ Alfredo Navarro 3102, Apto. 116"}, [2]string{"TERRITORIO", "Montevideo"}, [2]string{"TERRITORIO", "11600"},
+		[2]string{"PAIS", "Uruguay"}, [2]string{"CORREO_ELECTRONICO", "jpcresta@adinet.com.uy"})
+	es := resources.ForLanguage("es")
+	for seed := uint64(1); seed <= 10; seed++ {
+		res := runNote(t, seed, doc)
+		out := res.Docs[0]
+		town := out.Spans[1].Text
+		place, ok := es.PlaceOfCity(town)
+		if !ok {
+			t.Fatalf("seed %d: Montevideo became %q, no listed town", seed, town)
+		}
+		for _, i := range []int{2, 7} {
+			if z := out.Spans[i].Text; !es.CityProvinceHasZIP(place.City, z) {
+				t.Errorf("seed %d: %q beside %q: a code of another province", seed, z, town)
+			}
+		}
+		for _, i := range []int{3, 8} {
+			if c := out.Spans[i].Text; c != "España" {
+				t.Errorf("seed %d: %q beside the Spanish town %q", seed, c, town)
+			}
+		}
+		if mail := out.Spans[9].Text; strings.HasSuffix(mail, ".uy") {
+			t.Errorf("seed %d: %q kept Uruguay's code", seed, mail)
+		}
+		if st := out.Spans[5].Text; !strings.Contains(st, "Apto.") {
+			t.Errorf("seed %d: %q lost its unit word", seed, st)
+		}
+		if rep := Check([]pipeline.Document{doc}, res, runPolicy()); len(rep.Incoherent) > 0 {
+			t.Errorf("seed %d: the check finds %+v", seed, rep.Incoherent)
+		}
+	}
+}
+
+func runPolicy() *Policy {
+	pol := DefaultPolicy()
+	pol.Language = "es"
+	return pol
+}
+
+// A doctor's name under CORREO_ELECTRONICO (S0365-66912006000900010-1)
+// takes the name's surrogate, and no review item says it was kept.
+func TestNameUnderAnEmailTypeIsNotKept(t *testing.T) {
+	text := "Médico: Carmen Blanco-Rivera  NºCol:36 36 79436.\nCorrespondencia: Carmen Blanco-Rivera. mcarmenbr@wanadoo.es"
+	doc := noteDoc(t, "S0365-66912006000900010-1", text,
+		[2]string{"CORREO_ELECTRONICO", "Carmen Blanco-Rivera"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Carmen Blanco-Rivera"},
+		[2]string{"CORREO_ELECTRONICO", "mcarmenbr@wanadoo.es"})
+	for seed := uint64(1); seed <= 5; seed++ {
+		res := runNote(t, seed, doc)
+		out := res.Docs[0]
+		if out.Spans[0].Text == "Carmen Blanco-Rivera" || out.Spans[0].Text != out.Spans[1].Text {
+			t.Errorf("seed %d: %q under CORREO_ELECTRONICO beside the name's %q", seed, out.Spans[0].Text, out.Spans[1].Text)
+		}
+		for _, r := range res.Review {
+			if r.Kept && r.Original == "Carmen Blanco-Rivera" {
+				t.Errorf("seed %d: listed as kept: %+v", seed, r)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -108,6 +109,15 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		if a, ok := g.aliases[fold(s.Text)]; ok {
 			return g.surrogate(d, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
 		}
+		if cat, typ, ok := tab.nameOf(s.Text, g.e.lang); ok {
+			// The corpus plan meets a doctor's name under CORREO_ELECTRONICO
+			// after the name's own span: its surrogate, not a value kept
+			// that the patient's rewrite then replaces all the same (the
+			// report said "kept" of "Carmen Blanco-Rivera", replaced).
+			ns := s
+			ns.Category, ns.Type = cat, typ
+			return g.name(tab, ns, "")
+		}
 		if !g.e.r.Policy.names(s.Category, s.Type) {
 			// Under a label no rule of the policy names (a tag set of its
 			// own, a misspelt type), words may well be a name: left in
@@ -126,7 +136,9 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
 		return c
 	}
-	if c, ok := g.countryOfCity(s.Text, rule.Strategy); ok && fold(c) != fold(s.Text) && !g.excluded(c) {
+	if c, ok := g.countryOfCity(s.Text, rule.Strategy); ok && fold(c) != fold(s.Text) && rule.kept(c) {
+		// The home country, which the policy keeps wherever it is written
+		// (so it is no patient's replaced original).
 		tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: c, Strategy: rule.Strategy})
 		return c
 	}
@@ -150,6 +162,35 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 	g.flag(last, lastCandidate, false)
 	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: s.Text, Surrogate: last, Strategy: rule.Strategy})
 	return last
+}
+
+// nameOf returns the category and type of a name whose every word (two or
+// more) the table maps as a name word of that type, the first in order.
+func (t *table) nameOf(text, lang string) (category, typ string, ok bool) {
+	words := nameWords(text, lang)
+	if len(words) < 2 {
+		return "", "", false
+	}
+	t.mu.Lock()
+	kinds := slices.Clone(t.kinds)
+	t.mu.Unlock()
+	slices.SortFunc(kinds, func(a, b [3]string) int { return strings.Compare(a[1], b[1]) })
+	for _, k := range kinds {
+		if !strings.HasPrefix(k[2], "name-") {
+			continue
+		}
+		all := true
+		for _, w := range words {
+			if _, found := t.rowOf(k[1], w); !found {
+				all = false
+				break
+			}
+		}
+		if all {
+			return k[0], k[1], true
+		}
+	}
+	return "", "", false
 }
 
 // leaks reports whether a candidate contains an original value: any of the

@@ -184,6 +184,20 @@ func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) 
 		return resources.Place{}, false, false
 	}
 	res := g.e.res
+	if a, near := g.nearCity(); near {
+		// The town written beside it first: its own code, a code of its
+		// province, or any code beside a town the lists do not know
+		// ("Montevideo 11600"), becomes its surrogate's. One address, one
+		// place.
+		switch listed := res.IsCity(a.Text); {
+		case !listed || res.CityHasZIP(a.Text, zip):
+			place, ok = g.surrogatePlace(a)
+			return place, true, ok && len(place.ZIPs) > 0
+		case res.CityProvinceHasZIP(a.Text, zip):
+			place, ok = g.surrogatePlace(a)
+			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
+		}
+	}
 	cities := g.patientCities()
 	for _, a := range cities {
 		if res.CityHasZIP(a.Text, zip) {
@@ -196,12 +210,6 @@ func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) 
 			place, ok = g.surrogatePlace(a)
 			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
 		}
-	}
-	if a, near := g.nearCity(); near {
-		// A code of no town of the patient's lists' province, beside a town
-		// the lists may not know ("Montevideo 11600"): its surrogate's.
-		place, ok = g.surrogatePlace(a)
-		return place, true, ok && len(place.ZIPs) > 0
 	}
 	return resources.Place{}, false, false
 }
