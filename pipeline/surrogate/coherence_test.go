@@ -184,3 +184,36 @@ func TestNameUnderAnEmailTypeIsNotKept(t *testing.T) {
 		}
 	}
 }
+
+// The check finds a surrogate note whose parts disagree where the
+// original's agreed, and nothing where they agree or the original's did not.
+func TestCheckFindsIncoherence(t *testing.T) {
+	c := newCoherence(runPolicy(), "es")
+	note := func(text string, parts ...[2]string) pipeline.Document { return noteDoc(t, "n", text, parts...) }
+	orig := note("Vive en Málaga 29009, España. Dra. Ana López Gil.",
+		[2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "29009"}, [2]string{"PAIS", "España"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Ana López Gil"})
+	for _, c2 := range []struct {
+		text  string
+		parts [][2]string
+		kinds string
+	}{
+		{"Vive en Vigo 28001, Egipto. Dra. Juan Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "28001"}, {"PAIS", "Egipto"}, {"NOMBRE_PERSONAL_SANITARIO", "Juan Pérez Sanz"}},
+			"postal code,country,title"},
+		{"Vive en Vigo 36201, España. Dra. Rosa Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "36201"}, {"PAIS", "España"}, {"NOMBRE_PERSONAL_SANITARIO", "Rosa Pérez Sanz"}},
+			""},
+	} {
+		var kinds []string
+		for _, in := range c.incoherences(orig, note(c2.text, c2.parts...)) {
+			kinds = append(kinds, in.Kind)
+		}
+		if got := strings.Join(kinds, ","); got != c2.kinds {
+			t.Errorf("%q: found %q, want %q", c2.text, got, c2.kinds)
+		}
+	}
+	// An original that disagreed itself is no finding.
+	bad := note("Vive en Málaga 28001, Egipto.", [2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "28001"}, [2]string{"PAIS", "Egipto"})
+	out := note("Vive en Vigo 28001, Chile.", [2]string{"TERRITORIO", "Vigo"}, [2]string{"TERRITORIO", "28001"}, [2]string{"PAIS", "Chile"})
+	if found := c.incoherences(bad, out); len(found) > 0 {
+		t.Errorf("found %+v where the original disagreed", found)
+	}
+}
