@@ -236,14 +236,15 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 	assignRoles(ws, g.e, titled, labelsSurnames(before), g.e.lang)
 	ctx := g.contextSex(ws, s, before)
 	var out strings.Builder
-	for i, w := range ws {
+	for _, w := range ws {
 		switch {
 		case w.role == roleLiteral:
 			out.WriteString(w.text)
 		case w.abbrev != "":
-			full := g.nameWord(tab, s, nameWord{text: w.abbrev, role: roleFirst}, ctx)
-			dot := i+1 < len(ws) && strings.HasPrefix(ws[i+1].text, ".")
-			out.WriteString(abbreviation(full, w.text, dot))
+			// The abbreviation of a name a woman in fourteen bears (María)
+			// or a man in thirty (Francisco) stays as written: the name's
+			// pattern ("A.A AAA AAA AAA") is kept, its words are drawn.
+			out.WriteString(w.text)
 		case w.role == roleInitial:
 			out.WriteString(withCase(g.letter(tab, s, w.text), caseOf(w.text)))
 		default:

@@ -12,7 +12,7 @@ import (
 // A surrogate name agrees with what surrounds it (issue 62): a woman's
 // title keeps a woman's first name ("Dra. M.a José Tapia" became "Dra. S.j
 // Enrique Dueñas"), and an abbreviated first name ("M.a", "Mª", "Fco.")
-// becomes the abbreviation of its surrogate, never two letters.
+// is read as one, never as two letters.
 
 // nameAbbrevs are the abbreviations of first names that notes write, by
 // their letters folded without dots ("M.a", "M.ª", "Mª" are "ma").
@@ -181,17 +181,4 @@ func sexedKey(w string, sex resources.Sex) string {
 		return w + " (f)"
 	}
 	return w + " (m)"
-}
-
-// abbreviation writes the surrogate of an abbreviated first name as an
-// abbreviation: its initial, with a dot unless the text has one after it.
-func abbreviation(sur, orig string, dotAfter bool) string {
-	r, _ := utf8.DecodeRuneInString(sur)
-	if unicode.IsLower([]rune(orig)[0]) {
-		r = unicode.ToLower(r)
-	}
-	if dotAfter {
-		return string(r)
-	}
-	return string(r) + "."
 }
