@@ -246,6 +246,11 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d-%d\t%q\n", l.Doc, l.Patient, l.Type, src, l.Start, l.End, l.Value)
 		})
+	section("Incoherent: surrogate parts of a note that disagree where the original's agreed", "DOCUMENT\tKIND\tAT\tPARTS",
+		len(r.Incoherent), func(tw *tabwriter.Writer, i int) {
+			in := r.Incoherent[i]
+			fmt.Fprintf(tw, "%s\t%s\t%d-%d\t%q\n", in.Doc, in.Kind, in.Start, in.End, in.Parts)
+		})
 	section("For review", "DOCUMENT\tAT\tTYPE\tORIGINAL\tSURROGATE\tREASON", len(review), func(tw *tabwriter.Writer, i int) {
 		v := review[i]
 		sur := fmt.Sprintf("%q", v.Surrogate)

@@ -48,7 +48,11 @@ type Report struct {
 	// Metadata are fields beside the text (creation date, note type, span
 	// comments) that give an original away.
 	Metadata []MetadataProblem `json:"metadata"`
-	Review   int               `json:"review"` // items the run listed for review
+	// Incoherent are notes whose surrogate parts disagree (a town and its
+	// postal code, province or country; a title and a first name) where the
+	// original's agreed: listed for review, counted.
+	Incoherent []Incoherence `json:"incoherent"`
+	Review     int           `json:"review"` // items the run listed for review
 }
 
 // CheckFile is a run's full check report as its job saves it: the report and
@@ -68,7 +72,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	p.Misaligned, p.Leaks, p.Unannotated, p.Propagated = orEmpty(p.Misaligned), orEmpty(p.Leaks), orEmpty(p.Unannotated), orEmpty(p.Propagated)
 	p.Identifiers, p.Kept, p.Inconsistent = orEmpty(p.Identifiers), orEmpty(p.Kept), orEmpty(p.Inconsistent)
 	p.IntervalErrors, p.EqualToOriginal, p.NamePatterns = orEmpty(p.IntervalErrors), orEmpty(p.EqualToOriginal), orEmpty(p.NamePatterns)
-	p.Metadata = orEmpty(p.Metadata)
+	p.Metadata, p.Incoherent = orEmpty(p.Metadata), orEmpty(p.Incoherent)
 	return json.Marshal(p)
 }
 
@@ -228,6 +232,7 @@ type Checker struct {
 	// surrogate name spans, counted.
 	origPatterns, surPatterns map[string]int
 	wide                      *corpusWide // the values searched in every note (see Across)
+	coh                       coherence
 }
 
 type checkAt struct {
@@ -240,7 +245,7 @@ type checkAt struct {
 func NewChecker(pol *Policy, language string) *Checker {
 	return &Checker{pol: pol.atHome(language), rd: readingFor(pol, language), r: &Report{}, keptForReview: map[checkAt]bool{},
 		kept: map[[2]string]int{}, seen: newSurrogateSets(), corpusMaps: newSurrogateSets(),
-		origPatterns: map[string]int{}, surPatterns: map[string]int{}}
+		origPatterns: map[string]int{}, surPatterns: map[string]int{}, coh: newCoherence(pol, language)}
 }
 
 // NewPartChecker is NewChecker for one part of a run checked in a process
@@ -331,6 +336,7 @@ func (c *Checker) Merge(st CheckState) {
 	r.IntervalErrors = append(r.IntervalErrors, p.IntervalErrors...)
 	r.EqualToOriginal = append(r.EqualToOriginal, p.EqualToOriginal...)
 	r.Metadata = append(r.Metadata, p.Metadata...)
+	r.Incoherent = append(r.Incoherent, p.Incoherent...)
 	for _, k := range st.Kept {
 		c.kept[[2]string{k.Type, k.Value}] += k.Count
 	}
@@ -461,6 +467,9 @@ func (c *Checker) addDocuments(byID map[string]*pipeline.Document, res *Result, 
 		r.Unannotated = append(r.Unannotated, dc.finds.unannotated...)
 		r.Identifiers = append(r.Identifiers, dc.finds.ids...)
 		r.Metadata = append(r.Metadata, dc.metadata...)
+		if o := byID[d.ID]; o != nil {
+			r.Incoherent = append(r.Incoherent, c.coh.incoherences(*o, d)...)
+		}
 	}
 }
 

@@ -33,8 +33,9 @@ const (
 )
 
 type nameWord struct {
-	text string
-	role nameRole
+	text   string
+	role   nameRole
+	abbrev string // the first name an abbreviation stands for ("María" for "M.a"), an initial's role
 }
 
 var (
@@ -75,8 +76,13 @@ func splitName(s, lang string) []nameWord {
 				}
 				j += sz
 			}
-			out = append(out, nameWord{rs[i:j], roleLiteral})
+			out = append(out, nameWord{text: rs[i:j], role: roleLiteral})
 			i = j
+			continue
+		}
+		if n, full := abbrevAt(rs[i:]); n > 0 {
+			out = append(out, nameWord{text: rs[i : i+n], role: roleInitial, abbrev: full})
+			i += n
 			continue
 		}
 		j := i
@@ -120,7 +126,7 @@ func splitName(s, lang string) []nameWord {
 		if len(out) > 0 && (w == "s") && strings.HasSuffix(out[len(out)-1].text, "'") || len(out) > 0 && w == "s" && strings.HasSuffix(out[len(out)-1].text, "’") {
 			role = roleLiteral
 		}
-		out = append(out, nameWord{w, role})
+		out = append(out, nameWord{text: w, role: role})
 		i = j
 	}
 	return out
@@ -213,7 +219,8 @@ func labelsSurnames(before string) bool {
 	return false
 }
 
-// name replaces a name span word by word.
+// name replaces a name span word by word; its first names take the sex
+// its context says (contextSex).
 func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 	ws := splitName(s.Text, g.e.lang)
 	b := strings.TrimRight(before, " ")
@@ -227,15 +234,21 @@ func (g *gen) name(tab *table, s pipeline.Span, before string) string {
 		}
 	}
 	assignRoles(ws, g.e, titled, labelsSurnames(before), g.e.lang)
+	ctx := g.contextSex(ws, s, before)
 	var out strings.Builder
 	for _, w := range ws {
-		switch w.role {
-		case roleLiteral:
+		switch {
+		case w.role == roleLiteral:
 			out.WriteString(w.text)
-		case roleInitial:
+		case w.abbrev != "":
+			// The abbreviation of a name a woman in fourteen bears (María)
+			// or a man in thirty (Francisco) stays as written: the name's
+			// pattern ("A.A AAA AAA AAA") is kept, its words are drawn.
+			out.WriteString(w.text)
+		case w.role == roleInitial:
 			out.WriteString(withCase(g.letter(tab, s, w.text), caseOf(w.text)))
 		default:
-			out.WriteString(withCase(g.nameWord(tab, s, w), caseOf(w.text)))
+			out.WriteString(withCase(g.nameWord(tab, s, w, ctx), caseOf(w.text)))
 		}
 	}
 	return out.String()
@@ -313,8 +326,16 @@ func guessSex(w, lang string) resources.Sex {
 // same role, sex and mapped initial, different from every original name
 // word of the corpus. A word no list knows gets a listed name too: a made-up
 // word would be a surrogate no reader takes for a name (and no tagger either).
-func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
-	if m, ok := tab.get(s.Type, w.text); ok {
+//
+// A first name takes the sex its context says where its own does not
+// settle it (sexContext.sexFor).
+func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord, ctx sexContext) string {
+	sex, known := g.e.sexOf(w.text)
+	key := w.text
+	if w.role == roleFirst {
+		sex, key = ctx.sexFor(w.text, sex, known)
+	}
+	if m, ok := tab.get(s.Type, key); ok {
 		return m.Surrogate
 	}
 	first := firstLetter(w.text)
@@ -322,7 +343,6 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	if first != 0 {
 		target = g.letter(tab, s, string(first))[0]
 	}
-	sex, known := g.e.sexOf(w.text)
 	pool, strategy := g.e.pools.first[sex], "name-first"
 	if w.role == roleLast {
 		pool, strategy = g.e.pools.last, "name-last"
@@ -378,12 +398,12 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 			}
 			if near && st.pool == pool && i < tries {
 				if c, ok := st.pool.drawNear(g.rng, letter, origFreq); ok && fits(c, st) {
-					tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+					tab.add(Mapping{Category: s.Category, Type: s.Type, Original: key, Surrogate: c, Strategy: strategy})
 					return c
 				}
 			}
 			if c = st.pool.draw(g.rng, letter); fits(c, st) {
-				tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+				tab.add(Mapping{Category: s.Category, Type: s.Type, Original: key, Surrogate: c, Strategy: strategy})
 				return c
 			}
 		}
@@ -396,7 +416,7 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord) string {
 	} else {
 		g.flag(c, lastCandidate, false)
 	}
-	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: w.text, Surrogate: c, Strategy: strategy})
+	tab.add(Mapping{Category: s.Category, Type: s.Type, Original: key, Surrogate: c, Strategy: strategy})
 	return c
 }
 

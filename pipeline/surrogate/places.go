@@ -21,7 +21,11 @@ var streetWords = setOf(
 	// Spanish, Catalan and Galician street types MEDDOCAN writes that the
 	// lists lacked: without them "Rúa Salvador Dalí, 2" lost its "Rúa".
 	"rua", "carrer", "placa", "passeig", "pso", "avinguda", "avd", "crta", "carrera", "colonia", "paraje",
-	"apartado", "apdo", "correos")
+	"apartado", "apdo", "correos",
+	// Unit words and their abbreviations (issue 62: "Apto. 116" became
+	// "Parra. 938", a unit word replaced as a name).
+	"apto", "apartamento", "dpto", "depto", "departamento", "izquierda", "derecha", "izqdo", "izqd", "drcho",
+	"bloq", "blq", "bl", "pral", "principal", "entresuelo", "ent", "interior", "int", "exterior", "local", "escal", "pt", "ptal")
 
 // streetToken is one piece of an address.
 type streetToken struct {

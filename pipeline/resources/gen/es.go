@@ -211,7 +211,10 @@ func (g *gen) spanish() {
 	female, male := withRanked(d.Person.FirstName.Female, femaleRankES), withRanked(d.Person.FirstName.Male, maleRankES)
 	g.write("es/first_female.tsv", byRank(female, femaleRankES))
 	g.write("es/first_male.tsv", byRank(male, maleRankES))
-	surnames := g.spanishSurnames(last)
+	// A surname that is also a first name or a place is written with the
+	// accents INE's other lists give it ("Andrés", "Cáceres", "María").
+	accentedNames := slices.Concat(last, d.Person.FirstName.Female, d.Person.FirstName.Male, d.Location.State, d.Location.CityName)
+	surnames := g.spanishSurnames(accentedNames)
 	g.write("es/surnames.tsv", surnames)
 	// Streets, towns, hospitals and companies are named after Spain's
 	// commonest surnames, not faker's list (which leans Mexican-American:
@@ -716,6 +719,10 @@ func accented(n string) string {
 	}
 	tail := string(r[len(r)-2:])
 	switch {
+	case strings.HasSuffix(n, "ias") && !strings.HasSuffix(n, "guias") && !strings.HasSuffix(n, "quias") && n != "Dias" && n != "Tapias":
+		// A hiatus: "Mejías", "Herrerías", "Macías" (not Portuguese "Dias",
+		// nor "Tapias", of "tapia").
+		return string(r[:len(r)-3]) + "ías"
 	case tail == "ez":
 		return markVowel(r, len(r)-3)
 	case tail == "an" || tail == "on" || tail == "in":
