@@ -29,17 +29,19 @@ type ImportParams struct {
 	// MaxNote is the per-note limit where the files were uploaded, which
 	// the worker keeps.
 	MaxNote int64 `json:"maxNote,omitempty"`
+	// Columns names a table format's columns (store.ImportOptions).
+	Columns string `json:"columns,omitempty"`
 }
 
 // NewImportParams are the parameters of an import job with these options.
 func NewImportParams(o store.ImportOptions) ImportParams {
 	return ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format, Split: o.Split,
-		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote}
+		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote, Columns: o.Columns}
 }
 
 func (p ImportParams) options() store.ImportOptions {
 	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
-		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote}
+		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote, Columns: p.Columns}
 }
 
 // Validate checks an import's parameters before it is queued.
@@ -61,9 +63,11 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 	// The format the job will read, a release archive's own if none is
 	// given (the job finds it again in the stored files).
 	opt := p.options()
-	if _, err := store.ReleaseDefaults(&opt, src); err != nil {
+	if _, _, err := store.ImportFormat(&opt, src); err != nil {
 		return nil, err
 	}
+	// The job reads the files in the format found now.
+	p.Format = opt.Format
 	format, err := formats.Lookup(cmp.Or(opt.Format, formats.Default))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
@@ -148,7 +152,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	run.DropInputOnSuccess(a.ID)
 	return resultOf(ImportResult{Corpus: res.Corpus.ID, CorpusName: res.Corpus.Name, CreatedCorpus: res.CreatedCorpus,
 		Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans, Moved: res.Moved,
-		Skipped: res.Skipped, Format: res.Format,
+		Skipped: res.Skipped, Format: res.Format, Ignored: res.Ignored,
 		// As the user named it, not as a member of the stored input.
 		FromRelease: strings.TrimPrefix(res.FromRelease, a.Name+":")})
 }

@@ -20,6 +20,7 @@ type table struct {
 	count  *countingReader
 	header []string
 	cols   map[string]int // lower-cased header name -> index
+	last   int            // the line the last record read ends on, about (where its last field begins)
 }
 
 // errLongRecord: a record is larger than the per-note limit.
@@ -73,8 +74,12 @@ func openTable(f File, r io.Reader, max int64) (*table, error) {
 // The record is reused by the following call.
 func (t *table) next() ([]string, int, error) {
 	rec, err := t.r.Read()
-	line, _ := t.r.FieldPos(0)
 	t.count.at = t.r.InputOffset()
+	line := t.last + 1 // where a record that cannot be read begins, about
+	if err == nil {
+		line, _ = t.r.FieldPos(0)
+		t.last, _ = t.r.FieldPos(len(rec) - 1)
+	}
 	if err == io.EOF {
 		return nil, 0, err
 	}
