@@ -63,10 +63,17 @@ func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(nam
 			return err
 		}
 	}
+	// Named by patient where the format names a note by its id alone, so
+	// that a re-import keeps the patients (a surrogate corpus's ids are
+	// pseudonyms that do not say them).
+	byPatient := f.PatientNames()
 	out := formats.NewStream(f, sinkCreate(create))
 	if err := s.EachBatch(ctx, c, opt.Set, split, batchOf(f), func(docs []pipeline.Document) error {
 		for i := range docs {
 			rename(&docs[i])
+			if byPatient != nil {
+				byPatient(&docs[i])
+			}
 		}
 		return classify(out.Write(docs))
 	}); err != nil {

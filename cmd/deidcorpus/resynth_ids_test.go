@@ -39,14 +39,23 @@ func TestSurrogateIDsArePseudonyms(t *testing.T) {
 	var pairs []struct{ Kind, Source, Surrogate string }
 	require.NoError(t, json.Unmarshal([]byte(stdout), &pairs), stdout)
 	docs := map[string]string{}
+	var patients []string
 	for _, p := range pairs {
 		assert.Regexp(t, `^[1-9]\d{17}$`, p.Surrogate)
-		if p.Kind == "document" {
+		switch p.Kind {
+		case "document":
 			docs[p.Source] = p.Surrogate
-			assert.Contains(t, names, p.Surrogate+".xml")
+		case "patient":
+			patients = append(patients, regexp.QuoteMeta(p.Surrogate))
 		}
 	}
 	assert.Len(t, docs, len(sourceIDs))
+	// Files are named by the patient's pseudonym and the record, which
+	// the note's own pseudonym does not say: re-imported, they keep their
+	// patients.
+	for _, name := range names {
+		assert.Regexp(t, `^(`+strings.Join(patients, "|")+`)-0\d\.xml$`, name)
+	}
 	code, stdout, errs = cli(t, "resynth", "ids", "surr", "--db", db)
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, regexp.MustCompile(`KIND\s+SOURCE ID\s+SURROGATE ID\ndocument\s+`+regexp.QuoteMeta(sourceIDs[0])+`\s+`+docs[sourceIDs[0]]), stdout)
@@ -79,6 +88,24 @@ func TestSurrogateIDsArePseudonyms(t *testing.T) {
 	assert.Equal(t, 5, code, errs)
 	code, _, errs = cli(t, "export", "--db", db, "--corpus", "surr", "--out", filepath.Join(out, "rita"), "--token", token)
 	assert.Equal(t, 0, code, errs, "a researcher exports the surrogate corpus as it is")
+}
+
+// A researcher's export of a shared surrogate corpus re-imports with its
+// patients, in every format: 3 notes of 2 patients, not of 3.
+func TestResearchersExportKeepsThePatients(t *testing.T) {
+	db := resynthesizedDB(t)
+	token := researcherToken(t, db)
+	out := t.TempDir()
+	for _, format := range []string{"brat", "i2b2", "conll", "i2b2-2006", "jsonl", "csv", "omop"} {
+		dir := filepath.Join(out, format)
+		code, _, errs := cli(t, "export", "--db", db, "--corpus", "surr", "--format", format, "--out", dir, "--token", token)
+		require.Equal(t, 0, code, errs)
+		code, _, errs = cli(t, "import", "--db", db, "--corpus", "back-"+format, "--format", format, dir)
+		require.Equal(t, 0, code, errs)
+		code, stdout, errs := cli(t, "stats", "--db", db, "--corpus", "back-"+format)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, stdout, "3 documents, 2 patients", format)
+	}
 }
 
 func fileNames(t *testing.T, dir string) []string {

@@ -27,6 +27,7 @@ func init() {
 		Records:  csvRecords,
 		Head:     []File{{Name: csvName, Data: csvHeader()}},
 		Batched:  true,
+		Patients: true,
 	})
 }
 

@@ -194,6 +194,9 @@ type Format struct {
 	// the per-note limit (ReadOptions.MaxNote), which bounds each of its
 	// documents' text instead.
 	ManyNotes bool
+	// Patients: the format carries each note's patient beside its id (a
+	// field, a column), rather than in its file's name (PatientNames).
+	Patients bool
 	// RebuildsText: the format keeps tokens, not the text, which Read
 	// rebuilds (whitespace lost), so a document read back is not the one
 	// written.

@@ -24,6 +24,7 @@ func init() {
 		Read:       ReadOMOP,
 		ScanSource: scanOMOP,
 		Write:      WriteOMOP,
+		Patients:   true,
 	})
 }
 
