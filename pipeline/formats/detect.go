@@ -28,10 +28,7 @@ func Detect(src Source) (Detected, bool, error) {
 		name := formatOf(f.Name)
 		if name == "i2b2" {
 			if xml == "" {
-				var err error
-				if xml, err = xmlFlavour(f); err != nil {
-					return err
-				}
+				xml = xmlFlavour(f)
 			}
 			name = xml
 		}
@@ -87,20 +84,19 @@ func formatOf(name string) string {
 }
 
 // xmlFlavour tells i2b2 2006 XML (<ROOT><RECORD ID=...>) from i2b2 2014's
-// by the file's first KiB.
-func xmlFlavour(f File) (string, error) {
+// by the file's first KiB. A file that cannot be read is taken for i2b2
+// 2014's: reading it again, the import names what is wrong with it (over
+// its limit, damaged).
+func xmlFlavour(f File) string {
 	r, err := f.reader()
 	if err != nil {
-		return "", err
+		return "i2b2"
 	}
 	defer r.Close()
 	head := make([]byte, 1024)
-	n, err := io.ReadFull(r, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return "", &Error{File: f.where(), Err: err}
-	}
+	n, _ := io.ReadFull(r, head)
 	if bytes.Contains(head[:n], []byte("<RECORD")) {
-		return "i2b2-2006", nil
+		return "i2b2-2006"
 	}
-	return "i2b2", nil
+	return "i2b2"
 }
