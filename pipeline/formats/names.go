@@ -6,7 +6,8 @@ import (
 	"deidcorpus/pipeline"
 )
 
-// PatientNames returns what renames the documents of one export, in turn,
+// PatientNames returns what renames the documents of one export (a
+// researcher's: see store.ExportTo), in turn,
 // so that a format that names a note by its id alone (a file per note:
 // i2b2, brat) keeps its patient: a document whose id does not say its
 // patient and record order as DocumentID reads them ("100-02": record 2 of
