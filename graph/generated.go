@@ -483,6 +483,7 @@ type ComplexityRoot struct {
 		Job         func(childComplexity int) int
 		Kind        func(childComplexity int) int
 		Name        func(childComplexity int) int
+		Origin      func(childComplexity int) int
 		Parameters  func(childComplexity int) int
 		Provenance  func(childComplexity int) int
 	}
@@ -2801,6 +2802,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LineageStep.Name(childComplexity), true
+	case "LineageStep.origin":
+		if e.ComplexityRoot.LineageStep.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineageStep.Origin(childComplexity), true
 	case "LineageStep.parameters":
 		if e.ComplexityRoot.LineageStep.Parameters == nil {
 			break
@@ -5581,6 +5588,8 @@ func (ec *executionContext) childFields_LineageStep(ctx context.Context, field g
 		return ec.fieldContext_LineageStep_name(ctx, field)
 	case "provenance":
 		return ec.fieldContext_LineageStep_provenance(ctx, field)
+	case "origin":
+		return ec.fieldContext_LineageStep_origin(ctx, field)
 	case "job":
 		return ec.fieldContext_LineageStep_job(ctx, field)
 	case "parameters":
@@ -15544,6 +15553,29 @@ func (ec *executionContext) _LineageStep_provenance(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_LineageStep_provenance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineageStep", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _LineageStep_origin(ctx context.Context, field graphql.CollectedField, obj *model.LineageStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LineageStep_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LineageStep_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineageStep", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _LineageStep_job(ctx context.Context, field graphql.CollectedField, obj *model.LineageStep) (ret graphql.Marshaler) {
@@ -37981,6 +38013,11 @@ func (ec *executionContext) _LineageStep(ctx context.Context, sel ast.SelectionS
 			}
 		case "provenance":
 			out.Values[i] = ec._LineageStep_provenance(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._LineageStep_origin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -30,17 +30,21 @@ type ImportParams struct {
 	// the worker keeps; MaxImport the import's budget, likewise.
 	MaxNote   int64 `json:"maxNote,omitempty"`
 	MaxImport int64 `json:"maxImport,omitempty"`
+	// Columns names a table format's columns (store.ImportOptions).
+	Columns string `json:"columns,omitempty"`
 }
 
 // NewImportParams are the parameters of an import job with these options.
 func NewImportParams(o store.ImportOptions) ImportParams {
 	return ImportParams{Corpus: o.Corpus, TagSet: o.TagSet, Format: o.Format, Split: o.Split,
-		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote, MaxImport: o.MaxImport}
+		Set: o.Set, Kind: o.Kind, CorpusKind: o.CorpusKind, Replace: o.Replace, MaxNote: o.MaxNote, MaxImport: o.MaxImport,
+		Columns: o.Columns}
 }
 
 func (p ImportParams) options() store.ImportOptions {
 	return store.ImportOptions{Corpus: p.Corpus, TagSet: p.TagSet, Format: p.Format, Split: p.Split,
-		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote, MaxImport: p.MaxImport}
+		Set: p.Set, Kind: p.Kind, CorpusKind: p.CorpusKind, Replace: p.Replace, MaxNote: p.MaxNote, MaxImport: p.MaxImport,
+		Columns: p.Columns}
 }
 
 // Validate checks an import's parameters before it is queued.
@@ -66,9 +70,11 @@ func (m *Manager) EnqueueImport(ctx context.Context, p ImportParams, src formats
 	if err := opt.WithinBudget(src); err != nil {
 		return nil, err
 	}
-	if _, err := store.ReleaseDefaults(&opt, src); err != nil {
+	if _, _, err := store.ImportFormat(&opt, src); err != nil {
 		return nil, err
 	}
+	// The job reads the files in the format found now.
+	p.Format = opt.Format
 	format, err := formats.Lookup(cmp.Or(opt.Format, formats.Default))
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
@@ -153,7 +159,7 @@ func importFiles(ctx context.Context, run *Run) (Result, error) {
 	run.DropInputOnSuccess(a.ID)
 	return resultOf(ImportResult{Corpus: res.Corpus.ID, CorpusName: res.Corpus.Name, CreatedCorpus: res.CreatedCorpus,
 		Documents: res.Documents, Spans: res.Spans, Replaced: res.Replaced, WithoutSpans: res.WithoutSpans, Moved: res.Moved,
-		Skipped: res.Skipped, Format: res.Format,
+		Skipped: res.Skipped, Format: res.Format, Ignored: res.Ignored,
 		// As the user named it, not as a member of the stored input.
 		FromRelease: strings.TrimPrefix(res.FromRelease, a.Name+":")})
 }

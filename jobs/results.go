@@ -33,6 +33,9 @@ type ImportResult struct {
 	Format        string `json:"format"`
 	// FromRelease is the release.json that gave the format or tag set.
 	FromRelease string `json:"fromRelease,omitempty"`
+	// Ignored counts what the files held that the import could not keep,
+	// by kind (brat's attributes and relations).
+	Ignored map[string]int `json:"ignored,omitempty"`
 }
 
 // DeriveResult is the corpus a derive job wrote.

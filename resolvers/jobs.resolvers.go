@@ -160,6 +160,9 @@ func (r *queryResolver) Lineage(ctx context.Context, id int) ([]*model.LineageSt
 		if st.CodeVersion != "" {
 			ls.CodeVersion = &st.CodeVersion
 		}
+		if st.Origin != "" {
+			ls.Origin = &st.Origin
+		}
 		if st.JobID != 0 {
 			if ls.Job, err = r.client.Job.Get(ctx, st.JobID); err != nil && !ent.IsNotFound(err) {
 				return nil, err

@@ -127,8 +127,11 @@ func TestNothingRealReachesAResearcher(t *testing.T) {
 	var id struct{ CorpusByName struct{ ID string } }
 	researcher.MustPost(`{ corpusByName(name: "shared-notes") { id } }`, &id)
 	var lineage map[string]any
-	researcher.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance parameters } }`, &lineage, client.Var("id", id.CorpusByName.ID))
+	researcher.MustPost(`query($id: ID!) { lineage(id: $id) { kind name provenance origin parameters job { id } } }`, &lineage, client.Var("id", id.CorpusByName.ID))
 	assertClean("lineage", asJSON(lineage))
+	// She is told how the corpus came, not from what or by which run.
+	require.Contains(t, asJSON(lineage), `"origin":"resynthesis"`)
+	require.Contains(t, asJSON(lineage), `"job":null`)
 
 	// An annotator reads provenance and lineage as a researcher does: one
 	// assigned the surrogate corpus, and one with no corpus reading the

@@ -146,7 +146,7 @@ func TestUploadsInFlightBounded(t *testing.T) {
 		w := multipart.NewWriter(&b)
 		w.WriteField("operations", string(ops))
 		w.WriteField("map", `{"0": ["variables.files.0"]}`)
-		f, _ := w.CreateFormFile("0", "notes.txt") // a file i2b2 refuses: the request ends quickly
+		f, _ := w.CreateFormFile("0", "notes.pdf") // a file no format reads: the request ends quickly
 		f.Write([]byte("x"))
 		w.Close()
 		return send(&b, w.FormDataContentType())
@@ -165,7 +165,7 @@ func TestUploadsInFlightBounded(t *testing.T) {
 	assert.Contains(t, resp.Errors[0].Message, "busy with 1 uploads")
 
 	require.NoError(t, mw.WriteField("map", `{"0": ["variables.files.0"]}`))
-	f, err := mw.CreateFormFile("0", "notes.txt")
+	f, err := mw.CreateFormFile("0", "notes.pdf")
 	require.NoError(t, err)
 	_, err = f.Write([]byte("x"))
 	require.NoError(t, err)

@@ -59,6 +59,10 @@ type Config struct {
 	RatePerSecond, RateBurst int
 	// RequestTimeout bounds a request that is not a stream (websocket, SSE).
 	RequestTimeout time.Duration
+	// LogRequests logs every request at level info; otherwise at debug,
+	// which a server's default level leaves out (a dashboard's page load is
+	// dozens of requests).
+	LogRequests bool
 	// Clock refills the rate limit's buckets; nil is the wall clock (tests
 	// move one on by hand rather than sleep).
 	Clock Clock
@@ -86,7 +90,7 @@ func NewServer(logger *slog.Logger, cfg Config, st *store.Store, jm *jobs.Manage
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(cfg.RatePerSecond, cfg.RateBurst, cfg.Clock)
 	addRoutes(mux, logger, cfg, st, jm, limiter)
-	return markRequests(logRequests(logger, limitRequests(cfg, limiter, mux)))
+	return markRequests(logRequests(logger, cfg.LogRequests, limitRequests(cfg, limiter, mux)))
 }
 
 // markRequests marks every request's context as a request's before anything
@@ -207,12 +211,16 @@ func (r *statusRecorder) Flush() {
 	}
 }
 
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+func logRequests(logger *slog.Logger, all bool, next http.Handler) http.Handler {
+	level := slog.LevelDebug
+	if all {
+		level = slog.LevelInfo
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		logger.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }

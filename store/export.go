@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/auth"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/formats"
 )
@@ -63,10 +64,22 @@ func (s *Store) ExportTo(ctx context.Context, opt ExportOptions, create func(nam
 			return err
 		}
 	}
+	// For a researcher, named by patient where the format names a note by
+	// its id alone, so that her re-import keeps the patients (a surrogate
+	// corpus's ids are pseudonyms that do not say them). A curator's export
+	// keeps the corpus's ids, which an annotation layer imported back into
+	// the corpus must match.
+	var byPatient func(*pipeline.Document)
+	if !auth.SeesSources(ctx) {
+		byPatient = f.PatientNames()
+	}
 	out := formats.NewStream(f, sinkCreate(create))
 	if err := s.EachBatch(ctx, c, opt.Set, split, batchOf(f), func(docs []pipeline.Document) error {
 		for i := range docs {
 			rename(&docs[i])
+			if byPatient != nil {
+				byPatient(&docs[i])
+			}
 		}
 		return classify(out.Write(docs))
 	}); err != nil {

@@ -58,6 +58,9 @@ type ImportOptions struct {
 	// MaxImport is the most bytes the files may hold once decompressed, all
 	// together (0: formats.DefaultMaxImport): see WithinBudget.
 	MaxImport int64
+	// Columns names the header's column of each field of a table format
+	// ("id=note_id,text=note_text": formats.ParseColumns).
+	Columns string
 	// Resume continues an import an earlier attempt began (a job's retry
 	// after its worker died): a document the corpus already holds with the
 	// same text and the same spans in the set is taken as written by that
@@ -98,10 +101,16 @@ type ImportResult struct {
 	SkippedNames []string
 	// Dropped counts the spans a derived corpus's mapping dropped.
 	Dropped int
+	// Ignored counts, by kind, what the files held that a document cannot
+	// keep (brat's attributes and relations), and which the import lost.
+	Ignored map[string]int
 	// Format is the format the files were read in; FromRelease, if not
 	// empty, the release.json that gave it or the new corpus's tag set
 	// (the options left them out).
 	Format, FromRelease string
+	// Detected, when the options named no format and no release gave one,
+	// is what chose the format from the files (formats.Detect).
+	Detected *formats.Detected
 }
 
 // Validate checks what it can of the options without a database: the
@@ -131,6 +140,9 @@ func (opt *ImportOptions) defaults() error {
 	}
 	if _, err := formats.Lookup(opt.Format); err != nil {
 		return apperr.New(apperr.Invalid, "format: %v", err)
+	}
+	if _, err := formats.ParseColumns(opt.Columns); err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
 	}
 	if opt.Set == "" {
 		opt.Set = "gold"
@@ -180,7 +192,7 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	if err := opt.WithinBudget(src); err != nil {
 		return nil, err
 	}
-	fromRelease, err := ReleaseDefaults(&opt, src)
+	fromRelease, detected, err := ImportFormat(&opt, src)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +222,8 @@ func (s *Store) ImportFrom(ctx context.Context, opt ImportOptions, src formats.S
 	}
 	res, err := im.run(ctx)
 	if res != nil {
-		res.Skipped, res.SkippedNames = files.skippedFiles, files.skipped
-		res.Format, res.FromRelease = opt.Format, fromRelease
+		res.Skipped, res.SkippedNames, res.Ignored = files.skippedFiles, files.skipped, files.ignored
+		res.Format, res.FromRelease, res.Detected = opt.Format, fromRelease, detected
 	}
 	return res, err
 }
@@ -227,6 +239,8 @@ type fileReader struct {
 	// the first few, and how many.
 	skipped      []string
 	skippedFiles int
+	// What the latest reading could not keep, by kind.
+	ignored map[string]int
 }
 
 // newFileReader reads src in format under opt, checking labels against ts.
@@ -248,13 +262,19 @@ func newFileReader(src formats.Source, format *formats.Format, opt ImportOptions
 			r.skipped = append(r.skipped, file)
 		}
 		r.skippedFiles++
-	}, KeepGoing: maxFileErrors, MaxNote: opt.MaxNote}
+	}, KeepGoing: maxFileErrors, MaxNote: opt.MaxNote, Dropped: func(kind string) {
+		if r.ignored == nil {
+			r.ignored = map[string]int{}
+		}
+		r.ignored[kind]++
+	}}
+	r.read.Columns, _ = formats.ParseColumns(opt.Columns) // checked by defaults
 	return r
 }
 
 // scan gives fn every document of the files, in order.
 func (r *fileReader) scan(fn func(pipeline.Document) error) error {
-	r.skipped, r.skippedFiles = r.skipped[:0], 0
+	r.skipped, r.skippedFiles, r.ignored = r.skipped[:0], 0, nil
 	var fnErr error
 	err := r.format.Scan(r.src, r.read, func(d pipeline.Document) error {
 		fnErr = fn(d)
@@ -270,6 +290,25 @@ func (r *fileReader) scan(fn func(pipeline.Document) error) error {
 		return apperr.Wrap(apperr.NotFound, err)
 	}
 	return apperr.Wrap(apperr.Invalid, err)
+}
+
+// ImportFormat fills in the format opt leaves out: a release archive's
+// (ReleaseDefaults, whose file it returns), else the one Detect finds that
+// reads the files (returned), else formats.Default.
+func ImportFormat(opt *ImportOptions, src formats.Source) (string, *formats.Detected, error) {
+	fromRelease, err := ReleaseDefaults(opt, src)
+	if err != nil || opt.Format != "" {
+		return fromRelease, nil, err
+	}
+	d, ok, err := formats.Detect(src)
+	if err != nil {
+		return "", nil, apperr.Wrap(apperr.Invalid, err)
+	}
+	if !ok {
+		return fromRelease, nil, nil
+	}
+	opt.Format = d.Format
+	return fromRelease, &d, nil
 }
 
 // ReleaseDefaults fills in what opt leaves out, the format and the tag set

@@ -19,6 +19,7 @@ type LineageStep struct {
 	ID          int
 	Name        string
 	Provenance  map[string]any // the object's own record of how it was made
+	Origin      string         // how a corpus came (its origin), "" for other kinds
 	JobID       int            // 0 if no job made it
 	CodeVersion string
 	Parameters  map[string]any // the job's parameters (seed, policy, config, ...)
@@ -56,7 +57,7 @@ func (s *Store) Lineage(ctx context.Context, id int) ([]LineageStep, error) {
 			if err != nil {
 				return hiddenOK(err)
 			}
-			step.Name, step.Provenance = c.Name, CorpusProvenance(ctx, c.Provenance)
+			step.Name, step.Provenance, step.Origin = c.Name, CorpusProvenance(ctx, c.Provenance), string(c.Origin)
 			step.JobID = intOf(step.Provenance["job"])
 			if from, ok := step.Provenance["from"].(string); ok { // the source only for who may read it
 				next = append(next, func() error { return visitCorpusNamed(from) })

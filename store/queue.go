@@ -56,14 +56,18 @@ func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelN
 	if err != nil {
 		return nil, apperr.New(apperr.Internal, "model %s: %v", row.Name, err)
 	}
-	var open []struct {
-		DocumentID int                     `json:"document_id"`
-		Status     documentprogress.Status `json:"status"`
-	}
+	var open []openDocument
 	if err := s.Client.DocumentProgress.Query().
 		Where(documentprogress.AnnotationSetID(set.ID), documentprogress.StatusNEQ(documentprogress.StatusDone)).
 		Select(documentprogress.FieldDocumentID, documentprogress.FieldStatus).Scan(ctx, &open); err != nil {
 		return nil, err
+	}
+	if len(open) == 0 {
+		// A set nobody was assigned notes of (gold, as imported) has no
+		// progress rows: every note of the corpus not done is open.
+		if open, err = s.unassignedOpen(ctx, c.ID, set.ID); err != nil {
+			return nil, err
+		}
 	}
 	type scored struct {
 		id     int
@@ -136,4 +140,28 @@ func (s *Store) DoneDocuments(ctx context.Context, c *ent.Corpus, setName string
 		done[id] = true
 	}
 	return done, nil
+}
+
+// openDocument is a document of an annotation queue and its progress.
+type openDocument = struct {
+	DocumentID int                     `json:"document_id"`
+	Status     documentprogress.Status `json:"status"`
+}
+
+// unassignedOpen lists every document of a corpus as open in
+// a set that has no progress rows (todo).
+func (s *Store) unassignedOpen(ctx context.Context, corpusID, setID int) ([]openDocument, error) {
+	assigned, err := s.Client.DocumentProgress.Query().Where(documentprogress.AnnotationSetID(setID)).Exist(ctx)
+	if err != nil || assigned {
+		return nil, err // every row is done: nothing is open
+	}
+	ids, err := s.Client.Document.Query().Where(document.CorpusID(corpusID)).Order(ent.Asc(document.FieldID)).IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	open := make([]openDocument, len(ids))
+	for i, id := range ids {
+		open[i] = openDocument{DocumentID: id, Status: documentprogress.StatusTodo}
+	}
+	return open, nil
 }

@@ -71,6 +71,11 @@ func testAnnotationQueue(t *testing.T, b storetest.Backend) {
 	queue, err := st.AnnotationQueue(curator, "c", set.Name, "crf", 1000)
 	require.NoError(t, err)
 	require.Len(t, queue, len(all)-1, "every note but the one done")
+	// The gold set, which nobody was assigned notes of: every note is open.
+	gold, err := st.AnnotationQueue(curator, "c", "gold", "crf", 1000)
+	require.NoError(t, err)
+	require.Len(t, gold, len(all), "every note of a set without assignments")
+	assert.Equal(t, "hard", gold[0].Document.ExternalID)
 	assert.Equal(t, "hard", queue[0].Document.ExternalID, "the unfamiliar note first")
 	want, err := tm.Uncertainty(ctx, all, 1)
 	require.NoError(t, err)

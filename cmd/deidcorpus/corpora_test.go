@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +37,15 @@ func TestCorpora(t *testing.T) {
 
 	code, _, errs = cli(t, "corpora", "extra", "--db", db)
 	assert.Equal(t, 2, code, errs)
+}
+
+// models alone lists the models, as corpora alone lists the corpora.
+func TestModelsAloneLists(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	code, _, errs := cli(t, "import", "--db", db, "--corpus", "orig", "--tagset", "i2b2-2014", "../../testdata/i2b2")
+	require.Equal(t, 0, code, errs)
+	code, alone, errs := cli(t, "models", "--db", db)
+	require.Equal(t, 0, code, errs)
+	_, list, _ := cli(t, "models", "list", "--db", db)
+	assert.Equal(t, list, alone)
 }

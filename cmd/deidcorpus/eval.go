@@ -100,7 +100,15 @@ func setupEval(e *env, fs *flag.FlagSet) action {
 		// As the i2b2 script does, only documents on both sides are scored;
 		// said on stderr, so that stdout stays the script's.
 		warnUnpaired(e.stderr, "gold", "system output", report.GoldOnly)
-		warnUnpaired(e.stderr, "system", "gold", report.SystemOnly)
+		// A system document without spans that the gold does not list is
+		// a note without PHI on either side (PhysioNet's gold lists only
+		// notes with PHI): nothing to score, and nothing wrong.
+		blank, unpaired := withoutSpans(report.SystemOnly, systems)
+		warnUnpaired(e.stderr, "system", "gold", unpaired)
+		if len(blank) > 0 {
+			fmt.Fprintf(e.stderr, "deidcorpus eval: %s without PHI on either side (the gold does not list them, the system found none): nothing to score there\n",
+				counted(len(blank), "note"))
+		}
 		out := evalOutput{Report: report}
 		if *compare != "" {
 			others, err := readDocuments(f, *compare)
@@ -141,6 +149,22 @@ func warnUnpaired(w io.Writer, side, lacking string, ids []string) {
 		return
 	}
 	fmt.Fprintf(w, "deidcorpus eval: not scored, for want of %s: %s (%s)\n", lacking, counted(len(ids), side+" document"), someIDs(ids))
+}
+
+// withoutSpans splits ids into those of docs without spans and the others.
+func withoutSpans(ids []string, docs []pipeline.Document) (blank, others []string) {
+	spans := map[string]int{}
+	for _, d := range docs {
+		spans[d.ID] = len(d.Spans)
+	}
+	for _, id := range ids {
+		if spans[id] == 0 {
+			blank = append(blank, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	return blank, others
 }
 
 // someIDs lists the first five document ids.

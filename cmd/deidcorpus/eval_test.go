@@ -104,6 +104,9 @@ func TestEvalPhysioNetOffsetsOnly(t *testing.T) {
 	code, out, errOut := runCLI(t, "eval", "--format", "physionet", "--gold", filepath.Join(dir, "id.deid"), "--system", filepath.Join(dir, "GSoutput", "id.phi"))
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Num of true positives = 1720\n\nNum of false positives = 546\n\nNum of false negatives = 59\n")
+	// Notes without PHI are not in the gold: said as such, not as a failure.
+	assert.NotContains(t, errOut, "not scored")
+	assert.Regexp(t, `\d+ notes without PHI on either side`, errOut)
 }
 
 func TestEvalBadInputIsInvalid(t *testing.T) {
@@ -116,7 +119,7 @@ func TestEvalBadInputIsInvalid(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"eval", "--gold", dir}, 2, "both --gold and --system are required"},
-		{[]string{"eval", "--gold", dir, "--system", dir, "--format", "nope"}, 2, `--format: unknown format "nope" (known: brat, conll, i2b2,`},
+		{[]string{"eval", "--gold", dir, "--system", dir, "--format", "nope"}, 2, `--format: unknown format "nope" (known: brat, conll, csv, i2b2,`},
 		{[]string{"eval", "--gold", dir, "--system", dir, "--metric", "f2"}, 2, `--metric "f2"`},
 		{[]string{"eval", "--gold", dir, "--system", dir}, 2, "100-01.xml:1: tag DATE [0:9]: end 9 is past the end of the text"},
 		{[]string{"eval", "--gold", filepath.Join(dir, "missing"), "--system", dir}, 3, "no such file"},

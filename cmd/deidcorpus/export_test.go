@@ -21,7 +21,7 @@ func TestUnknownFormatNamesTheFlag(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, _, errs = cli(t, "release", "create", "--db", db, "--corpus", "a", "--name", "r", "--version", "1.0.0")
 	require.Equal(t, 0, code, errs)
-	known := "(known: brat, conll, i2b2, i2b2-2006, jsonl, mimic, physionet)"
+	known := "(known: brat, conll, csv, i2b2, i2b2-2006, jsonl, mimic, omop, physionet)"
 	for _, c := range []struct {
 		args []string
 		out  string // what must not be made

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -30,6 +31,8 @@ func init() {
 			"deidcorpus import --corpus notes --set annotator2 --kind annotator --format brat second-pass/",
 			"deidcorpus import --corpus meddocan --tagset meddocan --format brat --split train meddocan/train/brat/",
 			"deidcorpus import --corpus notes-back notes-1.0.0.zip   # a release archive: its format, tag set and splits",
+			"deidcorpus import --corpus ehr --format csv --columns id=note_id,patient=person_id,date=note_date,type=note_title,text=note_text notes.csv",
+			"deidcorpus import --corpus cdm --format omop note.csv note_nlp.csv   # OMOP CDM NOTE (and NOTE_NLP spans)",
 		},
 		setup: setupImport,
 	})
@@ -49,6 +52,8 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		"holds no real PHI (researchers can see it)")
 	replace := fs.Bool("replace", false, "overwrite documents that exist instead of failing")
 	async := fs.Bool("async", false, "store the files with a queued import job, print its id and return")
+	columns := fs.String("columns", "", "for --format csv, the header's column of each field, FIELD=HEADER,... (fields: "+
+		strings.Join(formats.CSVFields, ", ")+"); a field not named is read from the column of its own name")
 	maxNote := maxNoteFlag(fs)
 	maxImport := maxImportFlag(fs)
 	return func(ctx context.Context, args []string) error {
@@ -56,7 +61,7 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 			return usageErr("--corpus and at least one PATH are required")
 		}
 		opt := store.ImportOptions{Corpus: *corpus, TagSet: *tagset, Format: *format, Split: *split, Set: *set, Kind: *kind,
-			CorpusKind: *corpusKind, Replace: *replace, MaxNote: int64(*maxNote), MaxImport: int64(*maxImport)}
+			CorpusKind: *corpusKind, Replace: *replace, MaxNote: int64(*maxNote), MaxImport: int64(*maxImport), Columns: *columns}
 		// Checked before the database is opened: a refused import leaves
 		// no new, empty database behind.
 		if *format != "" {
@@ -96,6 +101,11 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		opt.Progress = update
 		res, err := st.ImportFrom(ctx, opt, files)
 		finish()
+		if res != nil && res.Detected != nil {
+			d := res.Detected
+			fmt.Fprintf(e.stderr, "format %s, found from the files (%s of %s); give --format to read them otherwise\n", d.Format,
+				counted(d.Files, "file"), strings.Join(d.Exts, " and "))
+		}
 		if errors.Is(err, formats.ErrNoDocuments) && apperr.CodeOf(err) == apperr.Invalid {
 			return apperr.New(apperr.Invalid, "no %s documents in %s", cmp.Or(*format, formats.Default), strings.Join(args, ", "))
 		}
@@ -137,6 +147,9 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 				strings.Join(res.SkippedNames, ", "), more)
 		}
 		fmt.Fprintln(e.stdout)
+		if len(res.Ignored) > 0 {
+			fmt.Fprintln(e.stderr, "warning: "+notKept(res.Ignored))
+		}
 		if res.CreatedCorpus && *tagset == "" && res.Corpus.Tagset == phi.Open {
 			// The import succeeded: advice that cannot be computed is no error.
 			if labels, err := st.Labels(ctx, res.Corpus, *set); err == nil {
@@ -148,6 +161,16 @@ func setupImport(e *env, fs *flag.FlagSet) action {
 		}
 		return nil
 	}
+}
+
+// notKept says what an import's files held that it could not keep.
+func notKept(ignored map[string]int) string {
+	var parts []string
+	for _, kind := range slices.Sorted(maps.Keys(ignored)) {
+		parts = append(parts, counted(ignored[kind], kind))
+	}
+	return fmt.Sprintf("not kept: %s (deidcorpus keeps text-bound spans and their notes only; the files still hold them)",
+		strings.Join(parts, ", "))
 }
 
 // hintTagSet says, after a new corpus of the open tag set (--tagset not

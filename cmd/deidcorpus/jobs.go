@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -83,8 +84,11 @@ func workerFlags(fs *flag.FlagSet) (concurrency *int, staleAfter *time.Duration)
 
 // openServing opens the store for a long-running process (serve, worker),
 // with JSON logs, and says where the mapping keys come from.
-func openServing(ctx context.Context, e *env, dsn string) (*store.Store, *slog.Logger, error) {
-	logger := slog.New(slog.NewJSONHandler(e.stderr, nil))
+func openServing(ctx context.Context, e *env, dsn string, logFormat string) (*store.Store, *slog.Logger, error) {
+	logger, err := newLogger(e.stderr, logFormat)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := openDB(ctx, e, dsn, logger)
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +98,22 @@ func openServing(ctx context.Context, e *env, dsn string) (*store.Store, *slog.L
 		return nil, nil, err
 	}
 	return st, logger, nil
+}
+
+// logFormatFlag is --log-format of the commands that serve.
+func logFormatFlag(fs *flag.FlagSet) *string {
+	return fs.String("log-format", "text", "log lines as text (key=value) or json (one object a line, for a log collector)")
+}
+
+// newLogger writes log lines to w in the format --log-format names.
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, usageErr("--log-format: %q is neither text nor json", format)
 }
 
 func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work bool, concurrency int, staleAfter time.Duration) (*jobs.Manager, error) {
@@ -107,9 +127,10 @@ func openManager(ctx context.Context, st *store.Store, logger *slog.Logger, work
 
 func setupWorker(e *env, fs *flag.FlagSet) action {
 	db := serviceDBFlag(fs, e)
+	logFormat := logFormatFlag(fs)
 	concurrency, staleAfter := workerFlags(fs)
 	return func(ctx context.Context, args []string) error {
-		st, logger, err := openServing(ctx, e, *db)
+		st, logger, err := openServing(ctx, e, *db, *logFormat)
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,9 @@ func summarize(w io.Writer, j *ent.Job) error {
 			fmt.Fprintf(w, "; %s skipped", counted(r.Skipped, "file"))
 		}
 		fmt.Fprintln(w)
+		if len(r.Ignored) > 0 {
+			fmt.Fprintln(w, notKept(r.Ignored))
+		}
 	case *jobs.DeriveResult:
 		dropped := ""
 		if r.Dropped > 0 {

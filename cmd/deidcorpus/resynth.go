@@ -22,8 +22,9 @@ func init() {
 	register(&command{
 		name:    "resynth",
 		summary: "write a surrogate corpus: PHI replaced by consistent surrogates, checked for leaks; a failed check quarantines it",
-		args:    "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async]",
+		args:    "--corpus NAME --out NAME [--set gold] [--policy FILE] [--seed N] [--async] | --print-policy",
 		examples: []string{
+			"deidcorpus resynth --print-policy > policy.json   # the default policy, to copy and change",
 			"deidcorpus resynth --corpus demo --out demo-surrogate --seed 7",
 			"deidcorpus resynth --corpus notes --out notes-r --policy policy.json --async",
 			"deidcorpus resynth --corpus big --out big-r --parts 4 --db postgres://...   # 4 worker processes share it",
@@ -42,8 +43,13 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	asJSON := jsonFlag(fs)
+	printPolicy := fs.Bool("print-policy", false, "print the default policy (JSON; every type's strategy and scope) and return")
 	parts := fs.Int("parts", 0, "split the job into N parts of whole patients that every worker process takes (2-64; each reads the source again: for workers on machines of their own, on PostgreSQL)")
 	return func(ctx context.Context, args []string) error {
+		if *printPolicy {
+			_, err := e.stdout.Write(surrogate.DefaultPolicyJSON())
+			return err
+		}
 		if *corpus == "" || *out == "" {
 			return usageErr("--corpus and --out are required")
 		}

@@ -43,7 +43,7 @@ func TestSurrogateIDsArePseudonyms(t *testing.T) {
 		assert.Regexp(t, `^[1-9]\d{17}$`, p.Surrogate)
 		if p.Kind == "document" {
 			docs[p.Source] = p.Surrogate
-			assert.Contains(t, names, p.Surrogate+".xml")
+			assert.Contains(t, names, p.Surrogate+".xml", "a curator's export keeps the corpus's ids")
 		}
 	}
 	assert.Len(t, docs, len(sourceIDs))
@@ -79,6 +79,24 @@ func TestSurrogateIDsArePseudonyms(t *testing.T) {
 	assert.Equal(t, 5, code, errs)
 	code, _, errs = cli(t, "export", "--db", db, "--corpus", "surr", "--out", filepath.Join(out, "rita"), "--token", token)
 	assert.Equal(t, 0, code, errs, "a researcher exports the surrogate corpus as it is")
+}
+
+// A researcher's export of a shared surrogate corpus re-imports with its
+// patients, in every format: 3 notes of 2 patients, not of 3.
+func TestResearchersExportKeepsThePatients(t *testing.T) {
+	db := resynthesizedDB(t)
+	token := researcherToken(t, db)
+	out := t.TempDir()
+	for _, format := range []string{"brat", "i2b2", "conll", "i2b2-2006", "jsonl", "csv", "omop"} {
+		dir := filepath.Join(out, format)
+		code, _, errs := cli(t, "export", "--db", db, "--corpus", "surr", "--format", format, "--out", dir, "--token", token)
+		require.Equal(t, 0, code, errs)
+		code, _, errs = cli(t, "import", "--db", db, "--corpus", "back-"+format, "--format", format, dir)
+		require.Equal(t, 0, code, errs)
+		code, stdout, errs := cli(t, "stats", "--db", db, "--corpus", "back-"+format)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, stdout, "3 documents, 2 patients", format)
+	}
 }
 
 func fileNames(t *testing.T, dir string) []string {

@@ -44,6 +44,8 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 	cfg := server.DefaultConfig
 	maxNote := maxNoteFlag(fs)
 	maxImport := maxImportFlag(fs)
+	logFormat := logFormatFlag(fs)
+	fs.BoolVar(&cfg.LogRequests, "log-requests", false, "log every request (a dashboard's page load is dozens); otherwise requests are logged at debug level only")
 	fs.IntVar(&cfg.MaxUploads, "max-uploads", cfg.MaxUploads, "uploads the server takes at once (each may hold a few MB in memory); "+
 		"one more waits a few seconds, then is refused with 429")
 	return func(ctx context.Context, args []string) error {
@@ -63,7 +65,7 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer ln.Close()
-		st, logger, err := openServing(ctx, e, *db)
+		st, logger, err := openServing(ctx, e, *db, *logFormat)
 		if err != nil {
 			return err
 		}
@@ -71,7 +73,8 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		if *tokenFile == "" {
 			*tokenFile = adminTokenFile(*db)
 		}
-		if err := firstAdmin(ctx, e, st, logger, *db, *tokenFile); err != nil {
+		madeAdmin, err := firstAdmin(ctx, e, st, logger, *db, *tokenFile)
+		if err != nil {
 			return err
 		}
 		if *demo {
@@ -110,15 +113,7 @@ func setupServe(e *env, fs *flag.FlagSet) action {
 		}
 		url := "http://" + displayAddr(ln.Addr())
 		logger.Info("serving", "dashboard", url+"/", "graphql", url+"/graphql", "ide", url+"/graphiql/", "db", st.Dialect)
-		fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
-		if token, err := os.ReadFile(*tokenFile); err == nil {
-			if *demo {
-				// The demo is one command: its link signs the browser in as the admin.
-				fmt.Fprintf(e.stderr, "open the dashboard signed in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
-			} else {
-				fmt.Fprintf(e.stderr, "the admin's API token is in %s (sign in with it, or add accounts: deidcorpus users -h)\n", *tokenFile)
-			}
-		}
+		serveSummary(e, st, url, *tokenFile, *demo || madeAdmin)
 
 		errc := make(chan error, 1)
 		go func() { errc <- srv.Serve(ln) }()
@@ -154,34 +149,34 @@ func adminTokenFile(dsn string) string {
 // owner only), saying where. When the admin's name is taken by an account
 // that is disabled or of another role, it prints the commands that make it
 // an admin again.
-func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, db, path string) error {
+func firstAdmin(ctx context.Context, e *env, st *store.Store, logger *slog.Logger, db, path string) (bool, error) {
 	token, err := st.EnsureAdmin(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if token == "" { // an admin exists, or the name is taken: say so if none can manage accounts
 		if ok, err := st.HasAdmin(ctx); err != nil || ok {
-			return err
+			return false, err
 		}
 		logger.Warn("no enabled admin account: accounts cannot be managed from the API or the dashboard")
 		fmt.Fprintf(e.stderr, "deidcorpus serve: no enabled admin account, and the account %q is disabled or no admin; make it one with:\n"+
 			"  deidcorpus users set %s --enable --role admin --db %s\n  deidcorpus tokens create --user %s --db %s\n",
 			store.FirstAdminName, store.FirstAdminName, db, store.FirstAdminName, db)
-		return nil
+		return false, nil
 	}
 	// Through a new file renamed into place: owner-only from the start, and
 	// a stale file of an older database is replaced whole.
 	tmp := path + ".new"
 	os.Remove(tmp)
 	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write the first admin's token: %w (give --admin-token-file)", err)
+		return false, fmt.Errorf("write the first admin's token: %w (give --admin-token-file)", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write the first admin's token: %w", err)
+		return false, fmt.Errorf("write the first admin's token: %w", err)
 	}
 	logger.Info("made the admin account", "user", store.FirstAdminName, "token_file", path)
 	fmt.Fprintf(e.stderr, "no admin account yet: made the account %q (admin); its API token is in %s\n", store.FirstAdminName, path)
-	return nil
+	return true, nil
 }
 
 // displayAddr makes a listen address clickable: ":8080" becomes
@@ -195,4 +190,25 @@ func displayAddr(a net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// serveSummary tells the person who started the server, in a few lines above
+// the log, where it is, how to sign in (a link that signs the browser in as
+// the admin on a first start or the demo's, else where the token is and how
+// to make one) and which key file to back up.
+func serveSummary(e *env, st *store.Store, url, tokenFile string, link bool) {
+	fmt.Fprintf(e.stderr, "deidcorpus serving on %s (dashboard %s/, GraphQL %s/graphql, IDE %s/graphiql/)\n", url, url, url, url)
+	token, err := os.ReadFile(tokenFile)
+	switch {
+	case err == nil && link:
+		fmt.Fprintf(e.stderr, "  sign in as admin: %s/#token=%s\n", url, strings.TrimSpace(string(token)))
+	case err == nil:
+		fmt.Fprintf(e.stderr, "  sign in with the admin's token in %s (%s/#token=TOKEN), or make one: deidcorpus tokens create --user NAME\n", tokenFile, url)
+	default:
+		fmt.Fprintf(e.stderr, "  sign in with a token: deidcorpus tokens create --user NAME (accounts: deidcorpus users -h)\n")
+	}
+	if r, err := st.KeyRing(); err == nil && r.Path != "" {
+		fmt.Fprintf(e.stderr, "  the key file %s encrypts the surrogate mappings: back it up, never with the database's backups\n", r.Path)
+	}
+	fmt.Fprintf(e.stderr, "  requests are logged with --log-requests only; Ctrl-C stops\n")
 }

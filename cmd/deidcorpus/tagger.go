@@ -59,7 +59,11 @@ func init() {
 	})
 	register(&command{
 		name:    "models",
-		summary: "the taggers: list them, register an external one, export a model file",
+		summary: "the taggers: list them (as models list does), register an external one, export a model file",
+		args:    "[--json]",
+		// Alone, it lists, as corpora does.
+		examples: []string{"deidcorpus models"},
+		setup:    setupModelsList,
 		subs: []*command{{
 			name:     "list",
 			summary:  "list the models: built-in CRFs with their training corpus, external taggers with their endpoint",

@@ -188,7 +188,9 @@ type LineageStep struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"`
 	// The object's own record of how it was made.
-	Provenance  map[string]any `json:"provenance,omitempty"`
+	Provenance map[string]any `json:"provenance,omitempty"`
+	// How a corpus came (import, created, derived, resynthesis, synth, demo), which a viewer may know when the job that made it is not shown to them; null for other kinds.
+	Origin      *string        `json:"origin,omitempty"`
 	Job         *ent.Job       `json:"job,omitempty"`
 	Parameters  map[string]any `json:"parameters,omitempty"`
 	CodeVersion *string        `json:"codeVersion,omitempty"`

@@ -22,7 +22,7 @@ func init() {
 		Exts: []string{".txt", ".ann"},
 		Doc: "BRAT standoff: NAME.txt with the text and NAME.ann with text-bound annotations (T lines, code-point offsets); " +
 			"fragments split only by whitespace become one span, other discontinuous spans are an error; " +
-			"AnnotatorNotes become span comments; relations, events, attributes and normalizations are ignored",
+			"AnnotatorNotes become span comments; relations, events, attributes and normalizations are not kept (the import counts them)",
 		Read:       ReadBRAT,
 		ScanSource: scanBRAT,
 		Write:      WriteBRAT,
@@ -40,7 +40,8 @@ func init() {
 //     annotation is an error, since one span cannot hold it;
 //   - AnnotatorNotes (#) on a T annotation become the span's comment;
 //   - relations (R), events (E), attributes (A, M), normalizations (N) and
-//     equivalences (*) carry no PHI span of their own and are ignored.
+//     equivalences (*) carry no PHI span of their own and are not kept:
+//     opt.Dropped is told of each.
 func ReadBRAT(files []File, opt ReadOptions) ([]pipeline.Document, error) {
 	var docs []pipeline.Document
 	err := scanBRAT(Files(files), opt, func(d pipeline.Document) error {
@@ -248,7 +249,11 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 				notes = append(notes, bratNote{line: n, target: target, text: note})
 			}
 		case 'R', 'E', 'A', 'M', 'N', '*':
-			// No span of their own: see ReadBRAT.
+			// No span of their own (see ReadBRAT): the import says how
+			// many it lost.
+			if opt.Dropped != nil {
+				opt.Dropped(bratKinds[id[0]])
+			}
 		default:
 			return doc, errorf(ann.where(), n, id, "unknown annotation kind %q (want T, R, E, A, M, N, * or #)", id[:1])
 		}
@@ -266,6 +271,9 @@ func ReadBRATPair(txt File, ann *File, opt ReadOptions) (pipeline.Document, erro
 	}
 	return doc, finishFlat(&doc, ann.where(), lines, opt)
 }
+
+// bratKinds names the annotations a document cannot keep.
+var bratKinds = map[byte]string{'R': "relation", 'E': "event", 'A': "attribute", 'M': "attribute", 'N': "normalization", '*': "equivalence"}
 
 type bratNote struct {
 	line         int

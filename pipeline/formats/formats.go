@@ -171,6 +171,9 @@ type Format struct {
 	// Exts are the file extensions the reader consumes (with the dot); files
 	// with other extensions in a directory or archive are ignored.
 	Exts []string
+	// Only, if set, narrows the files of Exts the format reads to those
+	// it says (OMOP's tables, by name).
+	Only func(name string) bool
 	Doc  string
 	// Read parses files into documents; a document's spans are sorted.
 	Read func(files []File, opt ReadOptions) ([]pipeline.Document, error)
@@ -191,6 +194,9 @@ type Format struct {
 	// the per-note limit (ReadOptions.MaxNote), which bounds each of its
 	// documents' text instead.
 	ManyNotes bool
+	// Patients: the format carries each note's patient beside its id (a
+	// field, a column), rather than in its file's name (PatientNames).
+	Patients bool
 	// RebuildsText: the format keeps tokens, not the text, which Read
 	// rebuilds (whitespace lost), so a document read back is not the one
 	// written.
@@ -326,7 +332,9 @@ func hasExt(name string, exts []string) bool {
 
 // Reads reports whether a file of the name is one the format reads (its
 // extension is one of Exts).
-func (f *Format) Reads(name string) bool { return hasExt(name, f.Exts) }
+func (f *Format) Reads(name string) bool {
+	return hasExt(name, f.Exts) && (f.Only == nil || f.Only(name))
+}
 
 // Scan parses the documents of src and gives them to fn in Read's order,
 // one file in memory at a time when the format has ReadFile or ScanFile, a
@@ -343,7 +351,9 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 		n       int      // how many were
 		exts    = map[string]bool{}
 	)
+	readings := 0 // a format may read its source twice (omop): skipped files are told once
 	sifted := func(yield func(File) error) error {
+		readings++
 		return src(func(file File) error {
 			if f.Reads(file.Name) {
 				read = true
@@ -351,6 +361,9 @@ func (f *Format) Scan(src Source, opt ReadOptions, fn func(pipeline.Document) er
 			}
 			if err := f.Refuses(file); err != nil {
 				return err
+			}
+			if readings > 1 {
+				return nil
 			}
 			if opt.Skipped != nil {
 				opt.Skipped(file.where())

@@ -47,6 +47,14 @@ type ReadOptions struct {
 	// text, its file in a format of a file per note (annotations included),
 	// its line in JSON Lines. Scan checks it as it reads.
 	MaxNote int64
+	// Columns names, for a format of tables (csv), the header's column
+	// that gives each field (ParseColumns); a field not named is read from
+	// the column of its own name.
+	Columns map[string]string
+	// Dropped, when set, is told of what a file held that a document
+	// cannot keep (brat's attributes and relations), by kind, so that the
+	// import can say so.
+	Dropped func(kind string)
 }
 
 // ReadI2B2 parses i2b2 2014 XML files (files with other extensions are

@@ -26,6 +26,7 @@ func init() {
 		ScanFile: scanJSONL,
 		Write:    WriteJSONL,
 		Batched:  true,
+		Patients: true,
 	})
 }
 

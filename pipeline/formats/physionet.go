@@ -25,6 +25,7 @@ func init() {
 		Read:      ReadPhysioNet,
 		Write:     WritePhysioNet,
 		ManyNotes: true,
+		Patients:  true,
 	})
 }
 

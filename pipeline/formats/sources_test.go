@@ -72,7 +72,7 @@ func TestScanErrorsNameTheGivenPath(t *testing.T) {
 			"jl/notes.txt: format i2b2 reads .xml files only (try --format brat or --format mimic)"},
 		{"directory of other formats' files", "i2b2", []string{"jl/"},
 			"no i2b2 documents in the given input, only files it does not read: jl/documents.jsonl, jl/notes.ann, jl/notes.txt " +
-				"and 1 more; format i2b2 reads .xml files only (try --format brat or --format jsonl or --format mimic)"},
+				"and 1 more; format i2b2 reads .xml files only (try --format brat or --format csv or --format jsonl or --format mimic)"},
 		{"other files in a directory skipped", "jsonl", []string{"jl/"}, ""},
 		{"empty directory", "i2b2", []string{"empty/"}, ErrNoDocuments.Error()},
 	}

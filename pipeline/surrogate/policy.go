@@ -406,7 +406,7 @@ func (p *Policy) Validate() error {
 	for _, t := range keys {
 		r := p.Types[t]
 		if !strategies[r.Strategy] {
-			return fmt.Errorf("%w: type %s: unknown strategy %q", ErrPolicy, t, r.Strategy)
+			return fmt.Errorf("%w: type %s: %s", ErrPolicy, t, unknownStrategy(r.Strategy))
 		}
 		if r.Scope != ScopePatient && r.Scope != ScopeCorpus && r.Scope != ScopeMention {
 			return fmt.Errorf("%w: type %s: scope %q: want patient, corpus or mention", ErrPolicy, t, r.Scope)

@@ -8,7 +8,7 @@ import { h, href, card, date } from './dom.js';
 import { statusBadge } from './jobs.js';
 
 const LINEAGE = `query Lineage($id: ID!) {
-  lineage(id: $id) { kind id name provenance parameters codeVersion job { id kind status codeVersion createdAt finishedAt } }
+  lineage(id: $id) { kind id name provenance origin parameters codeVersion job { id kind status codeVersion createdAt finishedAt } }
 }`;
 
 /** The page of a lineage step, or null. */
@@ -64,6 +64,22 @@ function keyValues(map, cls, skip = () => false) {
     h('dd', { title: typeof v === 'object' && v !== null ? readable(v, k) : undefined }, value(v, k)))));
 }
 
+// How a corpus came, in words, when no job the viewer may see made it (a
+// researcher does not see the resynthesis run, nor its source).
+const ORIGINS = {
+  import: 'imported',
+  created: 'created empty, then filled',
+  derived: 'derived through a tag-set mapping',
+  resynthesis: 'made by resynthesis (its run and its source are not shown to you)',
+  synth: 'synthesized',
+  demo: 'loaded with the demo',
+};
+
+function madeBy(step) {
+  if (step.kind === 'Release') return 'frozen by createRelease';
+  return ORIGINS[step.origin] || 'made by no job (imported or loaded)';
+}
+
 function stepView(step, i) {
   const link = stepLink(step);
   const name = link ? h('a', { href: link, class: 'step-link' }, step.name) : h('span', { class: 'step-name' }, step.name);
@@ -80,7 +96,7 @@ function stepView(step, i) {
         'made by job ', h('a', { href: href(['runs'], { kind: j.kind }), title: `Runs of kind ${j.kind}` }, `#${j.id}`),
         ` (${j.kind}) `, statusBadge(j.status),
         j.finishedAt ? h('span', { class: 'muted' }, ` finished ${date(j.finishedAt)}`) : null)
-      : h('div', { class: 'step-job muted' }, step.kind === 'Release' ? 'frozen by createRelease' : 'made by no job (imported or loaded)'),
+      : h('div', { class: 'step-job muted' }, madeBy(step)),
     keyValues(step.parameters, 'params'),
     prov,
     code ? h('div', { class: 'code-version' }, 'code version ', h('code', {}, code)) : null);
