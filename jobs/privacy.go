@@ -104,6 +104,30 @@ func (p CalibrationParams) Validate() error {
 	return nil
 }
 
+// calibrates says whether a training job calibrates its model's privacy
+// point: unless asked not to, and, when the folds were not asked for, only
+// where the training data has a patient for each fold of the default (a
+// handful of notes still trains a model, without a privacy point: the
+// reason is returned for the result). Folds asked for on too few patients
+// are an invalid request.
+func (p TrainParams) calibrates(docs []pipeline.Document) (bool, string, error) {
+	if p.NoCalibration {
+		return false, "", nil
+	}
+	patients := map[string]bool{}
+	for _, d := range docs {
+		patients[cmp.Or(d.Patient, d.ID)] = true
+	}
+	folds := cmp.Or(p.Calibration.Folds, calibrate.DefaultFolds)
+	switch {
+	case len(patients) >= folds:
+		return true, "", nil
+	case p.Calibration.Folds != 0:
+		return false, "", apperr.New(apperr.Invalid, "calibration folds: %d, but the training data has %d patients", folds, len(patients))
+	}
+	return false, fmt.Sprintf("%d patients, fewer than the calibration's %d folds: no privacy point (deidcorpus models calibrate once there are more)", len(patients), folds), nil
+}
+
 // calibrateModel runs calibration for a model trained on docs with cfg and
 // stores it in the model's metadata; progress reports on a scale of
 // trainScale.

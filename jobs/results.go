@@ -88,6 +88,10 @@ type TrainMetrics struct {
 	Loss        float64 `json:"loss"`
 	Seconds     float64 `json:"seconds"`
 	CodeVersion string  `json:"codeVersion"`
+	// Uncalibrated says why a default training made no privacy point
+	// (too few patients for the calibration's folds); "" when it made one
+	// or was asked not to.
+	Uncalibrated string `json:"uncalibrated,omitempty"`
 }
 
 // TagResult is the annotation set a tag job wrote and, where the corpus has

@@ -85,9 +85,13 @@ func train(ctx context.Context, run *Run) (Result, error) {
 		return nil, err
 	}
 	start := time.Now()
+	calibrate, uncalibrated, err := p.calibrates(docs)
+	if err != nil {
+		return nil, err
+	}
 	// With calibration, training is the first half of the bar.
 	scale := trainScale
-	if !p.NoCalibration {
+	if calibrate {
 		scale *= 2
 	}
 	m, err := tagger.Train(ctx, docs, cfg, func(pr tagger.Progress) {
@@ -100,7 +104,7 @@ func train(ctx context.Context, run *Run) (Result, error) {
 		}
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	if !p.NoCalibration {
+	if calibrate {
 		if err := calibrateModel(ctx, m, docs, p.Calibration, func(done int, msg string) { run.Progress(trainScale+done, scale, msg) }); err != nil {
 			return nil, err
 		}
@@ -116,7 +120,7 @@ func train(ctx context.Context, run *Run) (Result, error) {
 	}
 	metrics := TrainMetrics{Documents: m.Meta.Documents, Tokens: m.Meta.Tokens, Spans: m.Meta.Spans,
 		Attributes: m.Meta.Attributes, Features: m.Meta.Features, Iterations: m.Meta.Iterations,
-		Loss: m.Meta.Loss, Seconds: time.Since(start).Seconds(), CodeVersion: version.String()}
+		Loss: m.Meta.Loss, Seconds: time.Since(start).Seconds(), CodeVersion: version.String(), Uncalibrated: uncalibrated}
 	saved, err := run.Store.SaveModel(ctx, run.Job.ID, p.Model, func(mc *ent.ModelCreate) *ent.ModelCreate {
 		return mc.SetKind(model.KindCrf).SetLabels(types).SetConfig(toJSONObject(cfg)).
 			SetTrainingCorpus(p.Corpus).SetTrainingCorpusID(c.ID).SetTrainingSplit(p.Split).SetTrainingSet(p.Set).

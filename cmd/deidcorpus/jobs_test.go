@@ -28,9 +28,9 @@ func TestJobErrorsKeepTheirExitStatus(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 
 	// More folds than patients: refused before a job is queued.
-	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "50")
+	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "cv", "--corpus", "a", "--k", "10")
 	assert.Equal(t, 2, code, errs)
-	assert.Contains(t, errs, "50 folds, but split train of corpus \"a\" has 2 patients")
+	assert.Contains(t, errs, "10 folds, but split train of corpus \"a\" has 2 patients")
 	assert.NotContains(t, errs, "job ")
 	// A flag the kind does not read is refused, not silently ignored.
 	code, _, errs = cli(t, "experiment", "--db", db, "--kind", "curve", "--corpus", "a", "--k", "5", "--shares", "0.5")

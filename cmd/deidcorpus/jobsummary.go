@@ -53,6 +53,9 @@ func summarize(w io.Writer, j *ent.Job) error {
 		fmt.Fprintf(w, "trained model %q (hash %s) in job %d: %s, %s, %s; %s, %d features; %d iterations, loss %.1f; %s\n",
 			r.ModelName, r.Hash, j.ID, counted(m.Documents, "document"), counted(m.Tokens, "token"), counted(m.Spans, "span"),
 			counted(m.Attributes, "attribute"), m.Features, m.Iterations, m.Loss, seconds(m.Seconds))
+		if m.Uncalibrated != "" {
+			fmt.Fprintf(w, "not calibrated: %s\n", m.Uncalibrated)
+		}
 	case *jobs.TagResult:
 		summarizeTag(w, j, r)
 	case *jobs.ExperimentResult:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"deidcorpus/ent"
 	"deidcorpus/ent/artifact"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/keys"
 	"deidcorpus/internal/shared"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/formats"
@@ -239,7 +241,10 @@ func TestJobsResumeAfterSIGKILL(t *testing.T) {
 func TestTwoWorkersSharePostgresQueue(t *testing.T) {
 	dsn := storetest.DSN(t, storetest.Postgres)
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
+	// Original corpora are sealed under the key ring: the test's store and
+	// both workers share one key, as a deployment's processes do.
+	t.Setenv("DEIDCORPUS_KEY", base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, keys.KeySize)))
+	st, err := store.Open(ctx, dsn, storetest.SharedKey())
 	require.NoError(t, err)
 	defer st.Close()
 	files, err := formats.ReadPaths("../../testdata/i2b2")

@@ -48,6 +48,11 @@ var (
 	spanishTitles = setOf("don", "dona")
 )
 
+// IsTitle says whether word is a title or form of address in any language
+// the packs know (Mr, Dra, Sra): a tagger that takes one for a name's value
+// is told by it.
+func IsTitle(word string) bool { return titles[fold(word)] }
+
 func isTitle(folded, lang string) bool {
 	return titles[folded] && (lang == "es" || !spanishTitles[folded])
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode"
 
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/surrogate"
 )
 
 // The privacy point. The balanced point keeps the CRF's best label path; the
@@ -93,7 +96,7 @@ func (m *Model) PrivacyAt(scored []Scored, t float64, n Nets) ([]pipeline.Docume
 	tagged := make([]*taggedDoc, len(scored))
 	for i := range scored {
 		td := *scored[i].td
-		td.pred = privacySpans(td.pred, td.pO, td.pType, t)
+		m.privacyPass(&td, t)
 		tagged[i], docs[i] = &td, scored[i].Balanced
 	}
 	rep := m.applyNets(docs, tagged, n)
@@ -171,4 +174,52 @@ func privacySpans(pred []tokSpan, pO []float32, pType []int32, t float64) []tokS
 		merged = append(merged, s)
 	}
 	return merged
+}
+
+// privacyPass turns td's balanced spans into the privacy rule's at
+// threshold t: the runs the rule adds, trimmed as the balanced spans are,
+// less those that hold no word but a title.
+func (m *Model) privacyPass(td *taggedDoc, t float64) {
+	balanced := td.pred
+	td.pred = privacySpans(td.pred, td.pO, td.pType, t)
+	m.trim(td)
+	td.pred = m.dropBare(td, balanced)
+}
+
+// dropBare removes the spans the privacy rule added that hold no word but
+// a title ("Mr", "Dr"), a word of one or two letters or punctuation: the rule's low threshold takes the
+// title beside a name, and a title replaced as if it were the name leaves
+// every other "Mr" of the notes looking like a leaked original, while it
+// hides nobody. The balanced spans are kept as they were.
+func (m *Model) dropBare(td *taggedDoc, balanced []tokSpan) []tokSpan {
+	out := td.pred[:0]
+	for _, p := range td.pred {
+		if slices.Contains(balanced, p) || m.holdsAWord(td, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// holdsAWord says whether span p has a token that is a number, or a word of
+// three letters or more and no title (a form of address, or a word the
+// model learnt comes before a type).
+func (m *Model) holdsAWord(td *taggedDoc, p tokSpan) bool {
+	for i := p.first; i < p.last; i++ {
+		w := td.tk.Word(i)
+		if n := runesAll(w, unicode.IsLetter); !isWordy(w) || (n > 0 && n < 3) {
+			continue // punctuation, or an initial or a short word ("He", "of") alone
+		}
+		title := surrogate.IsTitle(w)
+		for _, ts := range m.learnt.Titles {
+			if slices.Contains(ts, strings.ToLower(w)) {
+				title = true
+				break
+			}
+		}
+		if !title {
+			return true
+		}
+	}
+	return false
 }

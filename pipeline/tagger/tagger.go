@@ -515,7 +515,7 @@ func (m *Model) TagReport(ctx context.Context, docs []pipeline.Document, opt Tag
 	var rep NetReport
 	if privacy {
 		for _, td := range tagged {
-			td.pred = privacySpans(td.pred, td.pO, td.pType, opt.Threshold)
+			m.privacyPass(td, opt.Threshold)
 		}
 		var nets Nets
 		if m.Meta.Calibration != nil {
