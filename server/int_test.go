@@ -50,7 +50,12 @@ func TestIntIs32Bits(t *testing.T) {
 		assert.Contains(t, errs[0].Message, tc.argument+" is ", tc.query)
 		assert.Contains(t, errs[0].Message, "out of the range of a GraphQL Int (-2147483648 to 2147483647)", tc.query)
 	}
-	// The bounds themselves are Ints.
-	assert.Empty(t, post(`{ corpora(first: 2147483647) { totalCount } }`))
-	assert.Empty(t, post(`query($n: Int) { corpora(first: $n) { totalCount } }`, client.Var("n", 2147483647)))
+	// The bounds themselves are Ints, refused by the page cap, not the Int
+	// check; the cap itself is a page.
+	for _, errs := range [][]gqlError{post(`{ corpora(first: 2147483647) { totalCount } }`),
+		post(`query($n: Int) { corpora(first: $n) { totalCount } }`, client.Var("n", 2147483647))} {
+		require.Len(t, errs, 1)
+		assert.Contains(t, errs[0].Message, "a page holds 1 to 1000 rows")
+	}
+	assert.Empty(t, post(`{ corpora(first: 1000) { totalCount } }`))
 }

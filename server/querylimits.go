@@ -193,16 +193,16 @@ func checkPages(set ast.SelectionSet, frags ast.FragmentDefinitionList, vars map
 }
 
 // intArg reads an Int argument as a literal (int64) or a variable (as its
-// transport decoded it) gives it; a number past int's range is taken as the
-// largest, which no cap allows.
+// transport decoded it) gives it; a number past a GraphQL Int's range is
+// left to the Int check, whose error names the range.
 func intArg(v any) (int, bool) {
 	switch n := v.(type) {
 	case int:
-		return n, true
+		return n, n >= math.MinInt32 && n <= math.MaxInt32
 	case int64:
-		return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+		return int(n), n >= math.MinInt32 && n <= math.MaxInt32
 	case float64:
-		return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+		return int(n), n >= math.MinInt32 && n <= math.MaxInt32
 	case json.Number:
 		if f, err := n.Float64(); err == nil {
 			return intArg(f)

@@ -114,7 +114,7 @@ func TestGraphQLCorpusAPI(t *testing.T) {
 			wf, err := os.Open(wrong)
 			require.NoError(t, err)
 			defer wf.Close()
-			err = c.Post(`mutation($files: [Upload!]!) { importDocuments(input: {corpus: "other"}, files: $files) { documents } }`,
+			err = c.Post(`mutation($files: [Upload!]!) { importDocuments(input: {corpus: "other", format: "i2b2"}, files: $files) { documents } }`,
 				&map[string]any{}, client.Var("files", []*os.File{wf}), client.WithFiles())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "notes.jsonl: format i2b2 reads .xml files only (try --format jsonl)")

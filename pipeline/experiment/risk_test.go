@@ -80,7 +80,10 @@ func TestResidualRiskCountsWhatTheSystemMissed(t *testing.T) {
 	require.Equal(t, 1.0, p.Recall)
 	require.InDelta(t, float64(locations)/float64(all), p.Precision, 1e-12)
 	d := out.Distinguishability
-	require.Equal(t, all, d.Originals, "every original: the leaked and the replaced")
+	// Every original, the leaked and the replaced, but those of which
+	// propagation replaced a part (a word of another patient's name in a
+	// missed location): the classifier reads whole values.
+	require.Equal(t, all-r.Partial, d.Originals, "every original: the leaked and the replaced")
 	require.Equal(t, all-locations, d.Surrogates)
 	require.Equal(t, 5, d.Folds)
 	require.NotEmpty(t, d.Features)
