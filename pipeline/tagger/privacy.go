@@ -177,12 +177,11 @@ func privacySpans(pred []tokSpan, pO []float32, pType []int32, t float64) []tokS
 }
 
 // privacyPass turns td's balanced spans into the privacy rule's at
-// threshold t: the runs the rule adds, trimmed as the balanced spans are,
-// less those that hold no word but a title.
+// threshold t: the runs the rule adds, less those that hold no word but a
+// title.
 func (m *Model) privacyPass(td *taggedDoc, t float64) {
 	balanced := td.pred
 	td.pred = privacySpans(td.pred, td.pO, td.pType, t)
-	m.trim(td)
 	td.pred = m.dropBare(td, balanced)
 }
 
