@@ -145,7 +145,12 @@ func TestOriginalsSealedAtRest(t *testing.T) {
 			// 16.8 M positions): sealed values (38 characters or more) are
 			// taken out first.
 			raw = sealedRun.ReplaceAll(raw, []byte{0})
-			assert.Empty(t, leaked(raw, originals), "original values in a copy of the database")
+			// The file also holds binary ciphertext (sealed artifacts and
+			// chunks): a given 4-character string turns up in a few MB of
+			// random bytes about once in 4,000 files, and with a thousand
+			// originals in one run of five; 6 characters, once in 70 M.
+			// The source corpus's rows above were searched for every original.
+			assert.Empty(t, leaked(raw, atLeast(originals, 6)), "original values in a copy of the database")
 			assert.NotEmpty(t, leaked(raw, surrogateValues), "the search finds the clear surrogates")
 
 			// Read through the store, they are all there.
@@ -325,4 +330,15 @@ func TestOriginalsSealedOnUpgrade(t *testing.T) {
 		}
 	}
 	assert.Empty(t, leaked(sealedRun.ReplaceAll(raw, []byte{0}), originals), "originals left in the upgraded file (free pages included)")
+}
+
+// atLeast keeps the values of n characters or more.
+func atLeast(values []string, n int) []string {
+	var out []string
+	for _, v := range values {
+		if len([]rune(v)) >= n {
+			out = append(out, v)
+		}
+	}
+	return out
 }
