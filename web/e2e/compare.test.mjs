@@ -41,7 +41,7 @@ function startServer() {
     server.stderr.on('data', (chunk) => {
       serverLog += chunk;
       const m = serverLog.match(/serving on (http:\/\/\S+)/);
-      const l = serverLog.match(/signed in as admin: (http:\/\/\S+#token=(\S+))/);
+      const l = serverLog.match(/sign in as admin: (http:\/\/\S+#token=(\S+))/);
       if (m && l) {
         clearTimeout(timer);
         link = l[1];

@@ -47,7 +47,7 @@ async function startServer() {
       if (serverLog.length > 1e6) serverLog = serverLog.slice(-5e5);
       // The address, then the link that signs the browser in as the admin.
       const m = serverLog.match(/serving on (http:\/\/\S+)/);
-      const link = serverLog.match(/signed in as admin: (http:\/\/\S+#token=(\S+))/);
+      const link = serverLog.match(/sign in as admin: (http:\/\/\S+#token=(\S+))/);
       if (m && link) {
         clearTimeout(timer);
         adminLink = link[1];
