@@ -34,7 +34,7 @@ type TrainParams struct {
 	// Calibration tunes the privacy point's calibration, which training
 	// runs unless NoCalibration (a model that then tags at the balanced
 	// point only, until models calibrate).
-	Calibration   CalibrationParams `json:"calibration,omitempty"`
+	Calibration   CalibrationParams `json:"calibration,omitzero"`
 	NoCalibration bool              `json:"noCalibration,omitempty"`
 }
 
