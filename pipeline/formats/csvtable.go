@@ -178,3 +178,14 @@ func plainNewlines(text string, offsets []int) (string, []int) {
 	}
 	return b.String(), out
 }
+
+// requireColumns refuses a header without one of cols, naming the OMOP
+// table (name) that has it.
+func (t *table) requireColumns(name string, cols ...string) error {
+	for _, c := range cols {
+		if t.col(c) < 0 {
+			return errorf(t.file, 1, c, "no such column in the header: %s has it", name)
+		}
+	}
+	return nil
+}

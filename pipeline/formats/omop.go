@@ -138,10 +138,8 @@ func readNoteNLP(src Source, opt ReadOptions) (map[string][]omopSpan, error) {
 		if err != nil {
 			return err
 		}
-		for _, c := range []string{"note_id", "offset", "lexical_variant", "term_modifiers"} {
-			if t.col(c) < 0 {
-				return errorf(t.file, 1, c, "no such column in the header: NOTE_NLP has it")
-			}
+		if err := t.requireColumns("NOTE_NLP", "note_id", "offset", "lexical_variant", "term_modifiers"); err != nil {
+			return err
 		}
 		for {
 			rec, line, err := t.next()
@@ -203,10 +201,8 @@ func scanNote(f File, r io.Reader, opt ReadOptions, spans map[string][]omopSpan,
 	if err != nil {
 		return err
 	}
-	for _, c := range []string{"note_id", "person_id", "note_text"} {
-		if t.col(c) < 0 {
-			return errorf(t.file, 1, c, "no such column in the header: NOTE has it")
-		}
+	if err := t.requireColumns("NOTE", "note_id", "person_id", "note_text"); err != nil {
+		return err
 	}
 	for {
 		rec, line, err := t.next()
