@@ -64,3 +64,13 @@ func Long(tb testing.TB, what string) {
 		tb.Skipf("set %s=1 to %s", LongEnv, what)
 	}
 }
+
+// NotUnderRace skips tb under the race detector, for a test whose work is
+// single-threaded and long (training on real notes): .ci/run runs it in a
+// step without the detector, named by step.
+func NotUnderRace(tb testing.TB, step string) {
+	tb.Helper()
+	if RaceEnabled {
+		tb.Skipf("single-threaded and ten times slower under -race: .ci/run runs it without the detector (%s)", step)
+	}
+}

@@ -60,13 +60,13 @@ func realCorpora(t *testing.T) []testCorpus {
 
 func TestRealCorporaPassTheirCheck(t *testing.T) {
 	keys := 20
-	if raceEnabled {
+	if shared.RaceEnabled {
 		keys = 1
 	}
 	words := knownWords(t)
 	for _, c := range realCorpora(t) {
 		t.Run(c.name, func(t *testing.T) {
-			if raceEnabled && !strings.HasSuffix(c.name, "-dev") && !strings.HasSuffix(c.name, "-dev-own") {
+			if shared.RaceEnabled && !strings.HasSuffix(c.name, "-dev") && !strings.HasSuffix(c.name, "-dev-own") {
 				t.Skip("under the race detector only the dev corpora run (the check's concurrency is the same); .ci/run runs every corpus without it")
 			}
 			pol := DefaultPolicy()
@@ -307,7 +307,7 @@ func TestIncrementalRunsStayConsistent(t *testing.T) {
 		// Under the race detector, 5 seeds and the two of the 200 whose
 		// second run redraws a stored corpus value (stalePatient's drop
 		// path: without it they leak); .ci/run runs all 200 without it.
-		if !raceEnabled || seed <= 5 || seed == 149 || seed == 172 {
+		if !shared.RaceEnabled || seed <= 5 || seed == 149 || seed == 172 {
 			seeds = append(seeds, seed)
 		}
 	}

@@ -38,6 +38,7 @@ func smallConfig() Config {
 // A small model trained on a slice of MEDDOCAN train must already tag dev
 // sensibly.
 func TestTrainOnASliceTagsDev(t *testing.T) {
+	shared.NotUnderRace(t, "tagger accuracy bar")
 	train := readMeddocan(t, "train")[:60]
 	dev := readMeddocan(t, "dev")[:30]
 	m, err := Train(context.Background(), train, smallConfig(), nil)
@@ -409,6 +410,7 @@ func TestEmptyDocumentsAndNoSpans(t *testing.T) {
 // PruneBelow in magnitude, with their features' weights and the
 // transitions unchanged, and what is dropped changes no decision here.
 func TestPruneBelowDropsOnlyNegligibleAttributes(t *testing.T) {
+	shared.NotUnderRace(t, "tagger accuracy bar")
 	docs := readMeddocan(t, "train")[:15]
 	cfg := DefaultConfig()
 	cfg.Training.MaxIterations = 20

@@ -1,5 +1,0 @@
-//go:build !race
-
-package surrogate
-
-const raceEnabled = false
