@@ -39,6 +39,21 @@ const at = (doc, s) => {
   return { start: i, end: i + s.length };
 };
 
+// A Spanish note of the MEDDOCAN tag set, whose long type names are what
+// overflowed the palette.
+const SPANISH = {
+  text: 'Nombre: Ernesto Rivera Bueno. Médico: Estefanía Romero Selas NºCol: 28 28 20943.\n'
+    + 'Ingresa en el Hospital Universitario Reina Sofía de Córdoba el 17/06/2016; vehículo 4521-KLM.\n',
+  tags: [['Ernesto Rivera Bueno', 'NAME', 'NOMBRE_SUJETO_ASISTENCIA'], ['Estefanía Romero Selas', 'NAME', 'NOMBRE_PERSONAL_SANITARIO'],
+    ['28 28 20943', 'ID', 'ID_TITULACION_PERSONAL_SANITARIO'], ['Hospital Universitario Reina Sofía', 'LOCATION', 'HOSPITAL'],
+    ['Córdoba', 'LOCATION', 'TERRITORIO'], ['17/06/2016', 'DATE', 'FECHAS'], ['4521-KLM', 'ID', 'IDENTIF_VEHICULOS_NRSERIE_PLACAS']],
+};
+const atIn = (text, s) => {
+  const i = text.indexOf(s);
+  assert.ok(i >= 0, s);
+  return { start: [...text.slice(0, i)].length, end: [...text.slice(0, i)].length + [...s].length };
+};
+
 let tmp, bin, db, server, serverLog = '', base, browser, adminToken;
 const tokens = {};
 const ids = {}; // external id -> document id (ward)
@@ -111,6 +126,11 @@ before(async () => {
   await writeFile(join(long, '200-01.xml'), xml(ln.text, ln.tags));
   cli('import', '--corpus', 'ward', '--tagset', 'i2b2-2014', '--split', 'dev', ward);
   cli('import', '--corpus', 'long', '--tagset', 'i2b2-2014', '--split', 'dev', long);
+  const clinica = join(tmp, 'clinica');
+  await mkdir(clinica);
+  const es = SPANISH;
+  await writeFile(join(clinica, '300-01.xml'), xml(es.text, es.tags.map(([s, category, type]) => ({ category, type, ...atIn(es.text, s) }))));
+  cli('import', '--corpus', 'clinica', '--tagset', 'meddocan', '--split', 'dev', clinica);
   base = await startServer();
   adminToken = (await readFile(`${db}.admin-token`, 'utf8')).trim();
   for (const [name, role] of [['ann', 'annotator'], ['bob', 'annotator'], ['cur', 'curator'], ['res', 'researcher']]) {
@@ -482,4 +502,56 @@ test('the loop on MEDDOCAN dev notes: annotate by keyboard, disagree, adjudicate
   const { agreement } = await gql('{ agreement(corpus: "mdev", sets: ["m:ann", "m:bob"]) { f1 } }', {}, tokens.cur);
   await cur.waitForFunction((f1) => document.querySelector('#adj-agreement td.f1')?.innerText === f1, `${(100 * agreement[0].f1).toFixed(1)}%`);
   await cur.context().close();
+});
+
+test('the annotate view reads as brat does at 800 and 1,366 px, for the i2b2 and MEDDOCAN tag sets; keys are mnemonic and a user may change them', async () => {
+  const p = await signedIn(adminToken);
+  const { documents } = await gql('{ documents(first: 10, where: {hasCorpusWith: {nameIn: ["clinica", "ward"]}}) { edges { node { id externalID } } } }');
+  const byID = Object.fromEntries(documents.edges.map((e) => [e.node.externalID, e.node.id]));
+  // ward's notes as ann annotated them above; clinica's gold.
+  for (const [corpus, set, doc, types] of [['ward', 'batch%3Aann', '100-01', ['PATIENT', 'DOCTOR']], ['clinica', 'gold', '300-01', ['NOMBRE_SUJETO_ASISTENCIA', 'NOMBRE_PERSONAL_SANITARIO']]]) {
+    await open(p, `#/corpus/${corpus}/annotate?set=${set}&doc=${encodeURIComponent(byID[doc])}`, 'corpus/:name/annotate');
+    for (const width of [800, 1366]) {
+      await p.setViewportSize({ width, height: 900 });
+      await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+      const layout = await p.evaluate(() => {
+        const outside = [...document.querySelectorAll('header *, main *')].filter((el) => {
+          const r = el.getBoundingClientRect();
+          return r.width > 0 && r.right > document.documentElement.clientWidth + 1;
+        }).map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+        return { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, outside };
+      });
+      assert.ok(layout.scroll <= layout.client, `${corpus} at ${width} px: the page is ${layout.scroll} px wide in ${layout.client} (${layout.outside.slice(0, 5).join(', ')})`);
+      assert.deepEqual(layout.outside, [], `${corpus} at ${width} px: nothing reaches past the window`);
+      await p.screenshot({ path: join(shots, `annotate-${corpus}-${width}.png`), fullPage: true });
+    }
+    // Every span shows its type on its first stretch, and the two kinds of
+    // name differ in colour.
+    const marks = await p.evaluate(() => [...document.querySelectorAll('mark.phi[data-label]')].map((m) => ({
+      label: m.dataset.label, before: getComputedStyle(m, '::before').content, color: getComputedStyle(m).getPropertyValue('--c').trim(),
+    })));
+    const spans = await p.evaluate(() => new Set([...document.querySelectorAll('mark.phi')].map((m) => m.dataset.id)).size);
+    assert.equal(marks.length, spans, `${corpus}: a label on every span`);
+    for (const m of marks) assert.equal(m.before, JSON.stringify(m.label), `${corpus}: the label of a ${m.label} span is drawn`);
+    const colorOf = (type) => marks.find((m) => m.label === type)?.color;
+    assert.ok(colorOf(types[0]) && colorOf(types[0]) !== colorOf(types[1]), `${corpus}: ${types.join(' and ')} differ in colour`);
+  }
+  // The i2b2 keys are the types' letters (p and d are commands: Shift).
+  await open(p, `#/corpus/ward/annotate?set=gold&doc=${encodeURIComponent(byID['100-01'])}`, 'corpus/:name/annotate');
+  assert.equal(await keyOf(p, 'PATIENT'), 'P');
+  assert.equal(await keyOf(p, 'HOSPITAL'), 'h');
+  assert.equal(await keyOf(p, 'CITY'), 'c');
+  // A user's own key for a type is kept for the tag set, and used.
+  await p.locator('details.keys-form summary').click();
+  await p.locator('input[data-type="AGE"]').fill('d');
+  await p.locator('#type-keys-form button[type="submit"]').click();
+  assert.match(await p.locator('#type-keys-form [role="alert"]').innerText(), /AGE: “d” cannot be a type’s key/);
+  await p.locator('input[data-type="AGE"]').fill('9');
+  await p.locator('#type-keys-form button[type="submit"]').click();
+  assert.equal(await keyOf(p, 'AGE'), '9');
+  await p.reload();
+  await p.waitForFunction(() => document.getElementById('main')?.dataset.route === 'corpus/:name/annotate');
+  await p.locator('button.type-key[data-type="AGE"]').waitFor();
+  assert.equal(await keyOf(p, 'AGE'), '9', 'kept in this browser');
+  await p.context().close();
 });

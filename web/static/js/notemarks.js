@@ -93,15 +93,42 @@ export function trim({ start, end }, chars) {
   return end > start ? { start, end } : null;
 }
 
-// Keys for types: digits, then letters the views leave free (j k n p u x d
-// a are commands).
-const TYPE_KEYS = '1234567890bcefghilmoqrstvwyz';
+// Keys the views keep for commands (j k n p u x d a, the span's edges);
+// a type's key is any other single character.
+export const COMMAND_KEYS = new Set([...'jknpuxda[]{}']);
 
-/** typeKeys gives [{key, type, category}] for a tag set's types (those past the keys get none). */
-export function typeKeys(categories) {
-  const out = [];
-  for (const c of categories) for (const t of c.types) out.push({ key: TYPE_KEYS[out.length] || '', type: t, category: c.name });
-  return out;
+/**
+ * typeKeys gives [{key, type, category}] for a tag set's types, each key
+ * mnemonic where it can be: the type's first letter if free, else that
+ * letter in upper case (Shift), else its next free letter (lower, then
+ * upper case), then a digit; a type past all of them gets none. chosen ({type: key}), the keys a user set for this tag
+ * set, come first where they are valid and free.
+ */
+export function typeKeys(categories, chosen = {}) {
+  const all = [];
+  for (const c of categories) for (const t of c.types) all.push({ key: '', type: t, category: c.name });
+  const used = new Set(COMMAND_KEYS);
+  for (const k of all) {
+    const want = chosen[k.type];
+    if (typeof want === 'string' && validTypeKey(want) && !used.has(want)) {
+      k.key = want;
+      used.add(want);
+    }
+  }
+  for (const k of all) {
+    if (k.key) continue;
+    const letters = [...k.type.toLowerCase()].filter((ch) => /\p{Ll}/u.test(ch));
+    const upper = letters.map((ch) => ch.toUpperCase());
+    const candidates = [letters[0], upper[0], ...letters.slice(1), ...upper.slice(1), ...'1234567890'].filter(Boolean);
+    k.key = candidates.find((ch) => !used.has(ch)) || '';
+    if (k.key) used.add(k.key);
+  }
+  return all;
+}
+
+/** validTypeKey tells whether key may be a type's: one printable character that is no command. */
+export function validTypeKey(key) {
+  return [...key].length === 1 && /\S/u.test(key) && !COMMAND_KEYS.has(key);
 }
 
 /** typing tells whether a key event belongs to a form control or carries a shortcut modifier. */

@@ -1,7 +1,8 @@
 // #/corpus/:name/annotate?set=&doc= — annotating by hand, keyboard first.
 // Without a set: the sets this account may edit (an annotator's own, or any
 // for curators) and their progress. With one: a note, its spans in the set
-// coloured by category; select text and press a type's key to add a span,
+// coloured by type and labelled as brat shows them; select text and press a
+// type's key (mnemonic, and the user's own per tag set) to add a span,
 // click a span (or j/k) to pick it, a type's key to change it, x to remove
 // it, [ ] { } to move its edges; n/p the next and previous note, d done, u
 // undo. The screen changes at once; edits go to the server one after
@@ -11,9 +12,9 @@
 
 import { gql, ApiError, notFound } from '../api.js';
 import { h, href, card, breadcrumbs, table, num } from '../dom.js';
-import { categoryColor } from '../colors.js';
+import { categoryColor, typeColors } from '../colors.js';
 import { codePointIndex } from '../overlay.js';
-import { note, drawNote, selectionIn, trim, typeKeys, typing, timeKey, keysCard } from '../notemarks.js';
+import { note, drawNote, selectionIn, trim, typeKeys, validTypeKey, typing, timeKey, keysCard } from '../notemarks.js';
 import { account } from '../session.js';
 import { seesAllCorpora } from '../roles.js';
 
@@ -90,8 +91,9 @@ let tmpID = 0;
 class Annotator {
   constructor({ name, set, docs, tagset, doc, signal }) {
     Object.assign(this, { name, set, docs, signal });
-    this.keys = tagset ? typeKeys(tagset.categories) : [];
-    this.byKey = new Map(this.keys.filter((k) => k.key).map((k) => [k.key, k]));
+    this.tagset = tagset;
+    this.colors = tagset ? typeColors(tagset.categories) : new Map();
+    this.setKeys(tagset ? typeKeys(tagset.categories, chosenKeys(tagset.name)) : []);
     this.queue = Promise.resolve();
     this.pending = 0;
     this.load(doc);
@@ -102,7 +104,9 @@ class Annotator {
     this.statusLine = h('p', { class: 'annotate-status', id: 'annotate-status', role: 'status' });
     this.message = h('div', { id: 'annotate-message', 'aria-live': 'polite' });
     this.selectedCard = h('div', { id: 'annotate-selected' });
-    this.counts = h('div', { id: 'annotate-counts' });
+    this.countLine = h('p', { class: 'muted', id: 'annotate-counts' });
+    this.spanList = h('ol', { class: 'span-list', id: 'span-list' });
+    this.counts = h('div', {}, this.countLine, this.spanList);
     const at = docs.indexOf(doc.id);
     const go = (i) => (docs[i] ? h('a', { class: 'button', href: this.docLink(docs[i]), rel: i < at ? 'prev' : 'next' }, i < at ? '← previous (p)' : 'next (n) →') : null);
     this.view = h('div', { class: 'page annotate-page', 'data-set': set.name, 'data-doc': doc.id },
@@ -114,7 +118,7 @@ class Annotator {
       this.message,
       h('div', { class: 'doc-layout' },
         this.noteWrap,
-        h('aside', { class: 'doc-side' }, card('Selected', this.selectedCard), this.palette(), card('Spans', this.counts), keysCard(ANNOTATE_KEYS))));
+        h('aside', { class: 'doc-side' }, card('Selected', this.selectedCard), this.typesCard = this.palette(), card('Spans', this.counts), keysCard(ANNOTATE_KEYS))));
     this.draw();
     document.addEventListener('keydown', (e) => this.key(e), { signal });
   }
@@ -133,11 +137,60 @@ class Annotator {
     this.selected = this.spans.find((s) => s.id === this.selected?.id) || null;
   }
 
+  setKeys(keys) {
+    this.keys = keys;
+    this.byKey = new Map(keys.filter((k) => k.key).map((k) => [k.key, k]));
+  }
+
+  colorOf(s) {
+    return this.colors.get(s.type) || categoryColor(s.category);
+  }
+
   palette() {
     if (!this.keys.length) return card('Types', h('p', { class: 'muted' }, 'This corpus’s tag set is open: it names no types to offer.'));
     return card('Types', h('ul', { class: 'type-keys', id: 'type-keys' }, this.keys.map((k) => h('li', {},
-      h('button', { type: 'button', class: 'type-key', 'data-type': k.type, vars: { '--c': categoryColor(k.category) }, onclick: () => this.applyType(k) },
-        k.key ? h('kbd', {}, k.key) : null, ' ', k.type)))));
+      h('button', { type: 'button', class: 'type-key', 'data-type': k.type, title: `${k.category} / ${k.type}`, vars: { '--c': this.colorOf(k) }, onclick: () => this.applyType(k) },
+        k.key ? h('kbd', {}, k.key) : null, ' ', h('span', { class: 'type-name' }, k.type))))),
+    this.keysForm());
+  }
+
+  /** keysForm lets the user choose the types' keys, kept in this browser per tag set. */
+  keysForm() {
+    const inputs = this.keys.map((k) => h('input', { type: 'text', maxlength: 2, size: 2, value: k.key, 'data-type': k.type, 'aria-label': `Key of ${k.type}`, autocomplete: 'off' }));
+    const error = h('p', { class: 'error-inline', role: 'alert', hidden: true });
+    const save = (e) => {
+      e.preventDefault();
+      const chosen = {};
+      const seen = new Map();
+      for (const input of inputs) {
+        const key = input.value.trim();
+        if (!key) continue;
+        if (!validTypeKey(key)) return showError(`${input.dataset.type}: “${key}” cannot be a type’s key (one character, not one of the commands j k n p u x d a [ ] { }).`);
+        if (seen.has(key)) return showError(`“${key}” is the key of both ${seen.get(key)} and ${input.dataset.type}.`);
+        seen.set(key, input.dataset.type);
+        chosen[input.dataset.type] = key;
+      }
+      saveKeys(this.tagset.name, chosen);
+      this.retype(typeKeys(this.tagset.categories, chosen));
+    };
+    const showError = (msg) => { error.textContent = msg; error.hidden = false; };
+    const reset = () => {
+      saveKeys(this.tagset.name, {});
+      this.retype(typeKeys(this.tagset.categories));
+    };
+    return h('details', { class: 'keys-form' }, h('summary', {}, 'Change keys'),
+      h('form', { id: 'type-keys-form', onsubmit: save },
+        h('p', { class: 'muted' }, `Keys of the ${this.tagset.name} tag set, kept in this browser. A type left empty gets the first free letter of its name.`),
+        h('ul', { class: 'key-inputs' }, inputs.map((input) => h('li', {}, h('label', {}, input, ' ', input.dataset.type)))),
+        error,
+        h('p', {}, h('button', { type: 'submit' }, 'Save keys'), ' ', h('button', { type: 'button', onclick: reset }, 'Back to the default'))));
+  }
+
+  retype(keys) {
+    this.setKeys(keys);
+    const card = this.palette();
+    this.typesCard.replaceWith(card);
+    this.typesCard = card;
   }
 
   // ---- drawing
@@ -147,8 +200,9 @@ class Annotator {
     this.reloaded = false;
     drawNote(this.note, this.doc.text, this.idx, this.spans, (s, first) => ({
       class: s === sel ? 'phi selected' : 'phi', 'data-id': s.id, 'data-type': s.type, 'data-tip': `${s.category} / ${s.type}`,
-      id: first ? `span-${s.id}` : undefined, vars: { '--c': categoryColor(s.category) },
+      id: first ? `span-${s.id}` : undefined, 'data-label': first ? s.type : undefined, vars: { '--c': this.colorOf(s) },
     }));
+    this.drawSpans();
     // A line kept as it was may still show a pick drawSelection made since.
     this.drawSelection();
   }
@@ -176,7 +230,17 @@ class Annotator {
       : [h('p', { class: 'muted' }, 'Nothing: select text and press a type’s key, or click a span.')]));
     const byType = new Map();
     for (const s of this.spans) byType.set(s.type, (byType.get(s.type) || 0) + 1);
-    this.counts.replaceChildren(h('p', { class: 'muted' }, [...byType].sort().map(([t, n]) => `${t} ${n}`).join(' · ') || 'None yet.'));
+    this.countLine.replaceChildren([...byType].sort().map(([t, n]) => `${t} ${n}`).join(' · ') || 'None yet.');
+    for (const li of this.spanList.querySelectorAll('li.selected')) li.classList.remove('selected');
+    if (sel) this.spanList.querySelector(`button[data-id="${CSS.escape(String(sel.id))}"]`)?.parentElement.classList.add('selected');
+  }
+
+  /** drawSpans lists the spans in text order, each a button that picks it (drawn with the note, not on every pick). */
+  drawSpans() {
+    const order = [...this.spans].sort((a, b) => a.start - b.start || a.end - b.end);
+    this.spanList.replaceChildren(...order.map((s) => h('li', {},
+      h('button', { type: 'button', class: 'span-pick', 'data-id': s.id, vars: { '--c': this.colorOf(s) }, onclick: () => this.pick(s) },
+        h('span', { class: 'type-name' }, s.type), ' ', h('span', { class: 'span-text' }, this.chars.slice(s.start, s.end).join(''))))));
   }
 
   scrollToSelected() {
@@ -199,7 +263,11 @@ class Annotator {
     if (this.textSel) return; // a drag ending on a mark selects text, not the span
     const m = e.target.closest('mark[data-id]');
     if (!m) return;
-    this.selected = this.spans.find((s) => String(s.id) === m.dataset.id) || null;
+    this.pick(this.spans.find((s) => String(s.id) === m.dataset.id) || null);
+  }
+
+  pick(span) {
+    this.selected = span;
     this.drawSelection();
   }
 
@@ -211,10 +279,9 @@ class Annotator {
     let handled = true;
     if (this.byKey.has(k)) this.applyType(this.byKey.get(k));
     else if (k === 'j' || k === 'k') this.step(k === 'j' ? 1 : -1);
-    else if (k === ']' && sel) this.edge(sel, sel.start, sel.end + 1);
-    else if (k === '}' && sel) this.edge(sel, sel.start, sel.end - 1);
-    else if (k === '[' && sel) this.edge(sel, sel.start - 1, sel.end);
-    else if (k === '{' && sel) this.edge(sel, sel.start + 1, sel.end);
+    else if ((k === ']' || k === '[') && sel) this.grow(sel, k === ']' ? 1 : -1);
+    else if (k === '}' && sel) this.shrink(sel, { start: sel.start, end: sel.end - 1 });
+    else if (k === '{' && sel) this.shrink(sel, { start: sel.start + 1, end: sel.end });
     else if ((k === 'x' || k === 'Delete' || k === 'Backspace') && sel) this.remove(sel);
     else if (k === 'Escape') { this.selected = null; this.textSel = null; getSelection()?.removeAllRanges(); this.drawSelection(); }
     else if (k === 'd') this.edit({ kind: 'status', status: this.status === 'done' ? 'in_progress' : 'done' });
@@ -258,6 +325,25 @@ class Annotator {
     }
   }
 
+  /**
+   * grow moves span's end (d > 0) or start (d < 0) by a character, past any
+   * white space, so that an edge never rests on a space: ] from “Hale” in
+   * “Hale, 54” takes the comma, ] again “, 5”.
+   */
+  grow(span, d) {
+    const space = (i) => /\s/.test(this.chars[i]);
+    let i = d > 0 ? span.end : span.start - 1;
+    while (i >= 0 && i < this.chars.length && space(i)) i += d;
+    if (d > 0) this.edge(span, span.start, i + 1);
+    else this.edge(span, i, span.end);
+  }
+
+  /** shrink moves span to r, trimmed of white space at its edges (nothing when that leaves no text). */
+  shrink(span, r) {
+    const t = trim(r, this.chars);
+    if (t) this.edge(span, t.start, t.end);
+  }
+
   edge(span, start, end) {
     if (start < 0 || end > this.chars.length || end <= start) return;
     span.start = start;
@@ -276,6 +362,7 @@ class Annotator {
   /** edit shows op at once and queues its write after those before it. */
   edit(op) {
     if (op.kind === 'status') this.status = op.status;
+    this.say(''); // what the last edit said ("Undone.", a reload) is old news
     this.pending++;
     this.draw();
     this.queue = this.queue.then(() => this.write(op, 0)).then(async () => {
@@ -348,7 +435,7 @@ class Annotator {
     const was = String(op.span.id);
     Object.assign(op.span, edit.span);
     if (was !== String(edit.span.id)) {
-      for (const m of this.noteWrap.querySelectorAll(`mark[data-id="${CSS.escape(was)}"]`)) {
+      for (const m of this.view.querySelectorAll(`mark[data-id="${CSS.escape(was)}"], button.span-pick[data-id="${CSS.escape(was)}"]`)) {
         m.dataset.id = edit.span.id;
         if (m.id) m.id = `span-${edit.span.id}`;
       }
@@ -403,10 +490,32 @@ function describe(op) {
   }
 }
 
+// The keys a user chose for a tag set's types ({type: key}), kept in this
+// browser (Change keys); a store that refuses (private mode) keeps none.
+const keysItem = (tagset) => `deidcorpus.typeKeys.${tagset}`;
+
+function chosenKeys(tagset) {
+  try {
+    const v = JSON.parse(localStorage.getItem(keysItem(tagset)) || '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function saveKeys(tagset, chosen) {
+  try {
+    if (Object.keys(chosen).length) localStorage.setItem(keysItem(tagset), JSON.stringify(chosen));
+    else localStorage.removeItem(keysItem(tagset));
+  } catch {
+    // kept for this page only
+  }
+}
+
 const ANNOTATE_KEYS = [
-  ['1…9 0 b c …', 'the type by its key: adds the selected text, or changes the picked span'],
+  ['a type’s key', 'shown beside it under Types (its first free letter; Shift for a capital): adds the selected text, or changes the picked span'],
   ['j / k', 'pick the next / previous span'],
-  [']  }', 'extend / shrink the span’s end by a character'],
+  [']  }', 'extend / shrink the span’s end by a character (past spaces)'],
   ['[  {', 'extend / shrink its start'],
   ['x, Delete', 'remove the picked span'],
   ['Esc', 'pick nothing'],
