@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -25,6 +26,34 @@ func (s *Store) Job(ctx context.Context, id int) (*ent.Job, error) {
 		return nil, apperr.New(apperr.NotFound, "no job %d", id)
 	}
 	return j, err
+}
+
+// jobIDSpace is the width of each table's range of ids: ent gives every
+// table ids of its own, so a job's id is the job table's offset plus its
+// short number, counting jobs from 1 (the dashboard shows that number).
+const jobIDSpace = 1 << 32
+
+// JobIDs turns the short job numbers among ids (those below the width of a
+// table's range) into job ids, in place; a full id stays as it is. With no
+// job yet there is nothing to number, and ids stay as they are.
+func (s *Store) JobIDs(ctx context.Context, ids []int) error {
+	if !slices.ContainsFunc(ids, func(id int) bool { return id > 0 && id < jobIDSpace }) {
+		return nil
+	}
+	first, err := s.Client.Job.Query().FirstID(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	offset := first - first%jobIDSpace
+	for i, id := range ids {
+		if id > 0 && id < jobIDSpace {
+			ids[i] = offset + id
+		}
+	}
+	return nil
 }
 
 // JobsByID returns the jobs with these ids that exist, in no order.

@@ -36,9 +36,9 @@ func init() {
 			setup: setupJobsList,
 		}, {
 			name:     "show",
-			summary:  "print one job: its status, progress, error and what it made (--json: the job whole)",
+			summary:  "print one job (by the dashboard's short number or its full id): its status, progress, error and what it made (--json: the job whole)",
 			args:     "ID [--json]",
-			examples: []string{"deidcorpus jobs show 42", "deidcorpus jobs show 42 --json"},
+			examples: []string{"deidcorpus jobs show 42", "deidcorpus jobs show 21474836522 --json"},
 			setup:    setupJobsOne("show"),
 		}, {
 			name:     "cancel",
@@ -149,8 +149,9 @@ func setupWorker(e *env, fs *flag.FlagSet) action {
 	}
 }
 
-// openJobs opens the store and the job manager for a jobs subcommand; one
-// job's id is checked against what the viewer may change.
+// openJobs opens the store and the job manager for a jobs subcommand,
+// turning the short job numbers among ids into job ids; one job's id is
+// checked against what the viewer may change.
 func openJobs(ctx context.Context, e *env, db, sub string, ids []int) (*store.Store, context.Context, *jobs.Manager, error) {
 	op, opArgs := "cli.jobs", map[string]any{"subcommand": sub}
 	if (sub == "cancel" || sub == "retry") && len(ids) == 1 {
@@ -158,6 +159,10 @@ func openJobs(ctx context.Context, e *env, db, sub string, ids []int) (*store.St
 	}
 	st, ctx, err := openStore(ctx, e, db, op, opArgs)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := st.JobIDs(ctx, ids); err != nil { // the dashboard's short numbers, in place
+		st.Close()
 		return nil, nil, nil, err
 	}
 	m, err := openManager(ctx, st, nil, false, 0, 0)

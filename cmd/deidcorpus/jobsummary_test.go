@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,14 @@ func TestWaitingCommandsSummarizeOrGiveJSON(t *testing.T) {
 	code, out, errs = cli(t, "jobs", "show", "--db", db, id)
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `^job `+id+` \(train\): succeeded\nqueued by local:\S+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\ntrained model "crf1" `, out)
+	// The dashboard's short number (the id less the job table's offset)
+	// names the same job.
+	full, err := strconv.Atoi(id)
+	require.NoError(t, err)
+	require.Greater(t, full, 1<<32, "ent numbers each table's ids apart")
+	code, short, errs := cli(t, "jobs", "show", "--db", db, strconv.Itoa(full%(1<<32)))
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, out, short)
 	code, out, errs = cli(t, "jobs", "show", "--db", db, id, "--json")
 	require.Equal(t, 0, code, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &j), out)

@@ -644,6 +644,32 @@ test('evaluations and models pages list what the runs made', async () => {
   await shot('models.png');
 });
 
+test('every page fits a window 800 px wide and one of 1,366 px: nothing reaches past it', async () => {
+  const routes = [['', 'home'], ['compare', 'compare'], ['corpus/demo', 'corpus/:name'], ['corpus/demo-twin', 'corpus/:name'], ['runs', 'runs'],
+    ['evaluations', 'evaluations'], ['models', 'models'], ['models/demo-crf', 'models/:name'], ['releases', 'releases'],
+    ['releases/demo-twin@1.0.0', 'releases/:ref'], ['audit', 'audit'], ['accounts', 'accounts'], ['settings', 'settings']];
+  try {
+    for (const width of [800, 1366]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [path, route] of routes) {
+        await ready(route, () => page.evaluate((h) => { location.hash = h; }, `#/${path}?w=${width}`));
+        const over = await page.evaluate(() => {
+          const w = document.documentElement.clientWidth;
+          const outside = [...document.querySelectorAll('body *')].filter((el) => {
+            const r = el.getBoundingClientRect();
+            return r.width > 0 && r.right > w + 1 && !el.closest('.table-wrap, pre, .chart-scroll');
+          }).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')}`);
+          return { scroll: document.documentElement.scrollWidth, w, outside: outside.slice(0, 6) };
+        });
+        assert.ok(over.scroll <= over.w && !over.outside.length, `#/${path} at ${width} px: ${over.scroll} px wide in ${over.w}; past the window: ${over.outside.join(', ')}`);
+      }
+      await shot(`runs-${width}.png`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1360, height: 900 });
+  }
+});
+
 test('two taggings compared with significance tests', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=tag'; }));
   const before = await jobIds();

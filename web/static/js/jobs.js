@@ -8,6 +8,13 @@ import { h, href, num } from './dom.js';
 import { downloadButton } from './downloads.js';
 import { can } from './roles.js';
 
+/**
+ * jobNumber is a job's short number, its place among jobs counting from 1:
+ * its id less the job table's offset (ent gives each table ids of its own,
+ * 2^32 apart, so ids run to 11 digits). The command line takes either.
+ */
+export const jobNumber = (id) => String(BigInt(id) % (1n << 32n));
+
 // What a finished job made, by its kind's type (Job.output): the fields
 // resultLinks reads. A tagging's evaluation may be null where an
 // evaluation's is not, hence its aliases.

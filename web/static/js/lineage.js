@@ -5,7 +5,7 @@
 
 import { gql, schema } from './api.js';
 import { h, href, card, date } from './dom.js';
-import { statusBadge } from './jobs.js';
+import { statusBadge, jobNumber } from './jobs.js';
 
 const LINEAGE = `query Lineage($id: ID!) {
   lineage(id: $id) { kind id name provenance origin parameters codeVersion job { id kind status codeVersion createdAt finishedAt } }
@@ -93,7 +93,7 @@ function stepView(step, i) {
       i === 0 ? h('span', { class: 'muted' }, ' (this page)') : null),
     j
       ? h('div', { class: 'step-job', 'data-job': j.id, 'data-status': j.status },
-        'made by job ', h('a', { href: href(['runs'], { kind: j.kind }), title: `Runs of kind ${j.kind}` }, `#${j.id}`),
+        'made by job ', h('a', { href: href(['runs'], { kind: j.kind }), title: `Runs of kind ${j.kind}` }, `#${jobNumber(j.id)}`),
         ` (${j.kind}) `, statusBadge(j.status),
         j.finishedAt ? h('span', { class: 'muted' }, ` finished ${date(j.finishedAt)}`) : null)
       : h('div', { class: 'step-job muted' }, madeBy(step)),

@@ -6,7 +6,7 @@
 
 import { gql, notFound } from '../api.js';
 import { h, num, href, card, table, figures, breadcrumbs } from '../dom.js';
-import { JOB_FIELDS } from '../jobs.js';
+import { JOB_FIELDS, jobNumber } from '../jobs.js';
 
 const JOB = `query RiskJob($id: ID!) { jobs(where: {id: $id}) { edges { node { ${JOB_FIELDS} } } } }`;
 
@@ -38,7 +38,7 @@ export async function render({ params, signal, title }) {
   const pt = Object.fromEntries((parrot.byType || []).map((t) => [t.type, t]));
   const at = Object.fromEntries((dist.byType || []).map((t) => [t.label, t]));
   return h('div', { class: 'page risk-page' },
-    breadcrumbs([['Runs', '#/runs'], [`Residual risk #${job.id}`]]),
+    breadcrumbs([['Runs', '#/runs'], [`Residual risk #${jobNumber(job.id)}`]]),
     h('h1', {}, `Residual risk of ${r.corpus}`, h('span', { class: 'tag' }, r.system)),
     h('p', { class: 'meta' }, `${r.released} · seed ${r.seed} · intervals: ${num(r.bootstrap)} patient resamples`),
     figures([

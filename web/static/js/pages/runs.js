@@ -4,7 +4,7 @@
 
 import { gql } from '../api.js';
 import { h, date, href, card, field } from '../dom.js';
-import { JOB_FIELDS, FINAL, STATUSES, progressBar, statusBadge, resultLinks, describe, watch } from '../jobs.js';
+import { JOB_FIELDS, FINAL, STATUSES, progressBar, statusBadge, resultLinks, describe, watch, jobNumber } from '../jobs.js';
 import { can, seesAllCorpora } from '../roles.js';
 import { account } from '../session.js';
 import { isSurrogate } from '../corpus-kind.js';
@@ -100,7 +100,7 @@ export async function render({ query, signal, title }) {
       upsert(j);
       if (verb === 'retry') follow(j);
     } catch (e) {
-      flash(rows.get(job.id), `Could not ${verb} job ${job.id}: ${e.message}`);
+      flash(rows.get(job.id), `Could not ${verb} job ${jobNumber(job.id)}: ${e.message}`);
     }
   };
   const cancel = (job) => act(CANCEL, job, 'cancel');
@@ -181,7 +181,7 @@ function jobRow(job, { cancel, retry }) {
   const canCancel = !FINAL.has(job.status) && !job.cancelRequested;
   const canRetry = job.status === 'failed' || job.status === 'cancelled';
   return h('tr', { 'data-job': job.id, 'data-status': job.status, 'data-kind': job.kind },
-    h('th', { scope: 'row' }, job.id),
+    h('th', { scope: 'row', title: `job id ${job.id}` }, jobNumber(job.id)),
     h('td', {}, job.kind),
     h('td', { class: 'what' }, describe(job)),
     h('td', {}, statusBadge(job.status), job.cancelRequested && !FINAL.has(job.status) ? h('span', { class: 'muted' }, ' stopping…') : null),
@@ -191,8 +191,8 @@ function jobRow(job, { cancel, retry }) {
     h('td', { class: 'message' }, job.error ? h('span', { class: 'job-error' }, job.error) : job.message),
     h('td', { class: 'result' }, FINAL.has(job.status) ? resultLinks(job).flatMap((l, i) => (i ? [' · ', l] : [l])) : null),
     h('td', { class: 'row-actions' },
-      canCancel ? h('button', { type: 'button', 'data-action': 'cancel', onclick: () => cancel(job), 'aria-label': `Cancel job ${job.id}` }, 'Cancel') : null,
-      canRetry ? h('button', { type: 'button', 'data-action': 'retry', onclick: () => retry(job), 'aria-label': `Retry job ${job.id}` }, 'Retry') : null));
+      canCancel ? h('button', { type: 'button', 'data-action': 'cancel', onclick: () => cancel(job), 'aria-label': `Cancel job ${jobNumber(job.id)}` }, 'Cancel') : null,
+      canRetry ? h('button', { type: 'button', 'data-action': 'retry', onclick: () => retry(job), 'aria-label': `Retry job ${jobNumber(job.id)}` }, 'Retry') : null));
 }
 
 // ---- forms -----------------------------------------------------------------
@@ -242,7 +242,7 @@ function runForm(kind, name, fields, vars, onStarted, refresh) {
       try {
         const { $query, ...variables } = v;
         const { job } = await gql($query || START[kind], variables);
-        status.textContent = `Started job ${job.id}.`;
+        status.textContent = `Started job ${jobNumber(job.id)}.`;
         onStarted(job);
       } catch (err) {
         status.className = 'form-status error-inline';
