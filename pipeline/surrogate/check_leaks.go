@@ -11,14 +11,14 @@ import (
 
 // replacedValues is the set of a patient's replaced originals, each with the
 // type of its first span, and the parts of their names: what a leak is.
-func replacedValues(pairs []spanPair, lang string) *valueSet {
+func replacedValues(pairs []spanPair, pol *Policy, lang string) *valueSet {
 	vals := newValueSet()
 	for _, pr := range pairs {
 		if pr.class != replacedSpan {
 			continue
 		}
 		vals.addTyped(pr.o.Text, pr.o.Type)
-		if pr.rule.Strategy == Name {
+		if pol.searchedAsName(pr.rule, pr.o.Category, pr.o.Type) {
 			for _, part := range nameParts(pr.o.Text, lang) {
 				vals.addTyped(part, pr.o.Type)
 			}

@@ -36,7 +36,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 	pc.kept, kept = keptValues(ps.pairs)
 	pc.seen = surrogatesByValue(ps.pairs, ps.scope)
 	pc.origPatterns, pc.surPatterns = namePatterns(ps.pairs)
-	replaced := replacedValues(ps.pairs, rd.lang)
+	replaced := replacedValues(ps.pairs, pol, rd.lang)
 	equalToOriginal(ps, res.Docs, replaced, docs, pol)
 	days, shifted := shift[ps.patient]
 	pc.datesChecked = checkIntervals(ps, res.Docs, days, rd, docs)
@@ -51,7 +51,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			}
 		}
 	}
-	parts := partValues(ps.pairs, func(w string) bool { return across.wide.common(w) || writtenLower(w, texts) }, rd.lang)
+	parts := partValues(ps.pairs, pol, func(w string) bool { return across.wide.common(w) || writtenLower(w, texts) }, rd.lang)
 	for v := range kept.m {
 		delete(replaced.m, v)
 		delete(parts.m, v)

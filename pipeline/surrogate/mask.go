@@ -125,6 +125,14 @@ func plainLabel(s string) bool {
 	return n > 0 && n <= maxLabel && strings.TrimSpace(s) == s
 }
 
+// searchedAsName reports whether a label's values are names whose parts
+// (a surname alone, a name without its first name) are propagated and
+// looked for by the check: the name strategy's, and a name category's
+// masked, which a surname left alone beside "[PATIENT]" would give away.
+func (p *Policy) searchedAsName(r Rule, category, typ string) bool {
+	return r.Strategy == Name || masks[r.Strategy] && p.categoryOf(category, typ) == "NAME"
+}
+
 // maskLabel is the label a placeholder or hash writes for a span: the
 // rule's label, else the span's type. A type the policy names is its tag
 // set's code ("DATE" is no copy of the surname Date); any other label is a

@@ -239,3 +239,39 @@ func TestPolicyMaskOptions(t *testing.T) {
 		}
 	}
 }
+
+// A masked name's parts are a name's: the gold's miss of the surname alone
+// is masked as the name is, in English and Spanish, and the check looks
+// for it.
+func TestMaskedNamePartsArePropagated(t *testing.T) {
+	for _, c := range []struct {
+		lang, text, name, want string
+	}{
+		{"en", "Harlan Valdez came in today. Later Valdez said he was better.", "Harlan Valdez",
+			"[PATIENT] came in today. Later [PATIENT] said he was better."},
+		{"es", "Acude Pilar Gómez Núñez a consulta. Gómez Núñez refiere dolor.", "Pilar Gómez Núñez",
+			"Acude [PATIENT] a consulta. [PATIENT] refiere dolor."},
+	} {
+		pol := maskPolicy(t, c.lang, Rule{Strategy: Placeholder})
+		doc := noteDoc(t, "p", c.text, [2]string{"PATIENT", c.name})
+		res, err := New(pol, nil, 1).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Docs[0].Text; got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.lang, got, c.want)
+		}
+		if rep := assertClean(t, []pipeline.Document{doc}, res, pol); !rep.OK() || len(rep.Propagated) != 1 {
+			t.Errorf("%s: ok %v, propagated %v", c.lang, rep.OK(), rep.Propagated)
+		}
+		// Left in place, the surname is what the check finds.
+		left := *res
+		left.Docs = []pipeline.Document{doc}
+		left.Docs[0].Spans = res.Docs[0].Spans[:1]
+		left.Docs[0].Text = strings.Replace(c.text, c.name, res.Docs[0].Spans[0].Text, 1)
+		left.Propagated = nil
+		if rep := Check([]pipeline.Document{doc}, &left, pol); len(rep.Unannotated) != 1 {
+			t.Errorf("%s: the surname left alone: unannotated %+v", c.lang, rep.Unannotated)
+		}
+	}
+}

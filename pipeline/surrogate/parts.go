@@ -210,7 +210,7 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 			continue
 		}
 		w.add(s.Text, s.Category, s.Type, false)
-		if rule.Strategy != Name {
+		if !pol.searchedAsName(rule, s.Category, s.Type) {
 			continue
 		}
 		if run := nameRun(s.Text, lang); run != "" {
