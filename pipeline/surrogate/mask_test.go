@@ -112,8 +112,8 @@ func TestMaskStrategies(t *testing.T) {
 }
 
 // A hash is the same for a value (in any case) throughout its scope, and
-// another in another scope or under another key; a later run keeps the
-// stored one whatever its seed.
+// another in another scope, mention or under another key; a later run
+// keeps the stored one whatever its seed.
 func TestHashIsKeyedAndStable(t *testing.T) {
 	a := noteDoc(t, "a", "Harlan Valdez saw Dr. Okafor. HARLAN VALDEZ left.",
 		[2]string{"PATIENT", "Harlan Valdez"}, [2]string{"DOCTOR", "Okafor"}, [2]string{"PATIENT", "HARLAN VALDEZ"})
@@ -145,6 +145,10 @@ func TestHashIsKeyedAndStable(t *testing.T) {
 	again := run(2, Store{Mappings: one.Mappings})
 	if again.Docs[0].Text != one.Docs[0].Text || again.Docs[1].Text != one.Docs[1].Text {
 		t.Errorf("a later run with another seed rewrote the stored hashes:\n%s\n%s", again.Docs[0].Text, one.Docs[0].Text)
+	}
+	pol.Types["PATIENT"] = Rule{Strategy: Hash, Scope: ScopeMention}
+	if mention := run(1, Store{}).Docs[0].Spans; mention[0].Text == mention[2].Text {
+		t.Errorf("mention scope: two mentions share %s", mention[0].Text)
 	}
 	if v := valueHash(1, ScopeCorpus, "DOCTOR", "okafor"); "DOCTOR-"+v != sa[1].Text || valueHash(1, ScopeCorpus, "DOCTOR", "OKAFOR") != v {
 		t.Errorf("the doctor's hash is %s, not HMAC(seed 1, corpus, DOCTOR, okafor) = %s", sa[1].Text, v)
