@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -79,12 +80,7 @@ const (
 // strategy, and holds what it must.
 func (r Rule) checkMask() error {
 	only := func(field string, set bool, strategies ...string) error {
-		for _, s := range strategies {
-			if r.Strategy == s {
-				return nil
-			}
-		}
-		if set {
+		if set && !slices.Contains(strategies, r.Strategy) {
 			return fmt.Errorf("%s is an option of %s, not of strategy %q", field, strings.Join(strategies, " and "), r.Strategy)
 		}
 		return nil
