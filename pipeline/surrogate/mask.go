@@ -66,7 +66,7 @@ const (
 	// kept: a value's length is no part of what a reader learns.
 	redactLength = 5
 	// hashHex is how many hex digits of the HMAC a hash mask writes: 40
-	// bits, which two of 10,000 values of a type share once in 220,000
+	// bits, which two of 10,000 values of a type share once in 22,000
 	// corpora.
 	hashHex = 10
 	// neutralLabel is a mask's label where its own would hold a value of
