@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"deidcorpus/apperr"
 	"deidcorpus/ent/job"
@@ -43,12 +44,16 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 	seed := fs.Uint64("seed", 1, "random seed: the same input, policy and seed give the same output byte for byte")
 	async := fs.Bool("async", false, "queue the job, print its id and return")
 	asJSON := jsonFlag(fs)
-	printPolicy := fs.Bool("print-policy", false, "print the default policy (JSON; every type's strategy and scope) and return")
+	printPolicy := fs.Bool("print-policy", false, "print the default policy (JSON; every type's strategy and scope), then on stderr the strategies and masking options, and return")
 	parts := fs.Int("parts", 0, "split the job into N parts of whole patients that every worker process takes (2-64; each reads the source again: for workers on machines of their own, on PostgreSQL)")
 	return func(ctx context.Context, args []string) error {
 		if *printPolicy {
-			_, err := e.stdout.Write(surrogate.DefaultPolicyJSON())
-			return err
+			if _, err := e.stdout.Write(surrogate.DefaultPolicyJSON()); err != nil {
+				return err
+			}
+			// On stderr, so that the JSON redirected to a file stays a policy.
+			fmt.Fprintf(e.stderr, "strategies: %s\n%s\n", strings.Join(surrogate.Strategies(), ", "), surrogate.MaskOptions())
+			return nil
 		}
 		if *corpus == "" || *out == "" {
 			return usageErr("--corpus and --out are required")

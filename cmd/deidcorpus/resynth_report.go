@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -188,6 +190,13 @@ func printCheckReport(e *env, corpus string, r *surrogate.Report, review []surro
 		"%d source ids, %d inconsistent, %d interval errors, %d equal to an original, %d in note fields; %d unannotated finds, %d for review\n",
 		corpus, verdict, counted(r.Documents, "document"), counted(r.Spans, "span"), r.Replaced, r.DatesChecked, len(r.Misaligned), len(r.Leaks), len(r.Identifiers),
 		len(r.Inconsistent), len(r.IntervalErrors), len(r.EqualToOriginal), len(r.Metadata), len(r.Unannotated), len(review))
+	if len(r.Strategies) > 0 { // a report saved before the counts were kept has none
+		var by []string
+		for _, st := range slices.Sorted(maps.Keys(r.Strategies)) {
+			by = append(by, fmt.Sprintf("%s %d", st, r.Strategies[st]))
+		}
+		fmt.Fprintf(e.stdout, "replaced by strategy: %s\n", strings.Join(by, ", "))
+	}
 	section := func(title, header string, n int, row func(tw *tabwriter.Writer, i int)) {
 		if n == 0 {
 			return

@@ -20,6 +20,9 @@ type Report struct {
 	Documents int `json:"documents"`
 	Spans     int `json:"spans"`
 	Replaced  int `json:"replaced"` // spans whose text changed
+	// Strategies counts the spans replaced by each strategy: how many
+	// values were surrogates, how many masks.
+	Strategies map[string]int `json:"strategies"`
 
 	Misaligned []SpanProblem `json:"misaligned"` // a span's Text differs from the text at its offsets
 	// Leaks are replaced original values found in the output, as whole token
@@ -73,6 +76,9 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	p.Identifiers, p.Kept, p.Inconsistent = orEmpty(p.Identifiers), orEmpty(p.Kept), orEmpty(p.Inconsistent)
 	p.IntervalErrors, p.EqualToOriginal, p.NamePatterns = orEmpty(p.IntervalErrors), orEmpty(p.EqualToOriginal), orEmpty(p.NamePatterns)
 	p.Metadata, p.Incoherent = orEmpty(p.Metadata), orEmpty(p.Incoherent)
+	if p.Strategies == nil {
+		p.Strategies = map[string]int{}
+	}
 	return json.Marshal(p)
 }
 
@@ -326,6 +332,7 @@ func (c *Checker) Merge(st CheckState) {
 	r.Documents += p.Documents
 	r.Spans += p.Spans
 	r.Replaced += p.Replaced
+	c.addStrategies(p.Strategies)
 	r.DatesChecked += p.DatesChecked
 	r.Review += p.Review
 	r.Misaligned = append(r.Misaligned, p.Misaligned...)
@@ -420,6 +427,7 @@ func patientGroups(byID map[string]*pipeline.Document, out []pipeline.Document) 
 func (c *Checker) addPatient(pc patientCheck) {
 	c.r.Spans += pc.spans
 	c.r.Replaced += pc.replaced
+	c.addStrategies(pc.strategies)
 	c.r.DatesChecked += pc.datesChecked
 	for k, n := range pc.kept {
 		c.kept[k] += n
@@ -440,6 +448,16 @@ func (c *Checker) addPatient(pc patientCheck) {
 	}
 	for _, p := range pc.surPatterns {
 		c.surPatterns[p]++
+	}
+}
+
+// addStrategies adds counts of spans replaced by strategy.
+func (c *Checker) addStrategies(counts map[string]int) {
+	for st, n := range counts {
+		if c.r.Strategies == nil {
+			c.r.Strategies = map[string]int{}
+		}
+		c.r.Strategies[st] += n
 	}
 }
 
@@ -476,6 +494,7 @@ func (c *Checker) addDocuments(byID map[string]*pipeline.Document, res *Result, 
 // Report returns what the check found in every part added.
 func (c *Checker) Report() *Report {
 	r := *c.r
+	r.Strategies = maps.Clone(c.r.Strategies)
 	seen := append(slices.Clone(c.seenProblems), c.seen.inconsistencies()...)
 	mapped := append(slices.Clone(c.mapProblems), c.corpusMaps.inconsistencies()...)
 	for _, in := range [][]Inconsistency{seen, mapped} {

@@ -11,14 +11,14 @@ import (
 
 // replacedValues is the set of a patient's replaced originals, each with the
 // type of its first span, and the parts of their names: what a leak is.
-func replacedValues(pairs []spanPair, lang string) *valueSet {
+func replacedValues(pairs []spanPair, pol *Policy, lang string) *valueSet {
 	vals := newValueSet()
 	for _, pr := range pairs {
 		if pr.class != replacedSpan {
 			continue
 		}
 		vals.addTyped(pr.o.Text, pr.o.Type)
-		if pr.rule.Strategy == Name {
+		if pol.searchedAsName(pr.rule, pr.o.Category, pr.o.Type) {
 			for _, part := range nameParts(pr.o.Text, lang) {
 				vals.addTyped(part, pr.o.Type)
 			}
@@ -141,14 +141,14 @@ func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, 
 			}
 			bs, be := toks[i].start, toks[j].end
 			l := Leak{Patient: patient, Doc: d.ID, Value: d.Text[bs:be], Start: ix.CodePoint(bs), End: ix.CodePoint(be)}
-			touched := 0 // the spans the find overlaps
+			touched, at := 0, -1 // the spans the find overlaps, and the last of them
 			for k, s := range spans {
 				if bs < s[1] && s[0] < be {
 					touched++
-					l.Type = d.Spans[k].Type
+					l.Type, at = d.Spans[k].Type, k
 				}
 			}
-			if touched > 1 && joinsSurrogates(toks[i:j+1], spans) {
+			if touched > 1 && joinsSurrogates(toks[i:j+1], spans) || touched == 1 && inMaskCode(d, at, spans[at], bs, be, pol) {
 				return true
 			}
 			if touched > 0 {
@@ -160,6 +160,16 @@ func scan(patient string, d pipeline.Document, toks []scanToken, folded []byte, 
 		})
 	}
 	return out
+}
+
+// inMaskCode reports whether a find lies in the label of span k's mask
+// where that label is a code (Policy.maskCode): "[DATE]" spells the
+// surname Date, and copies nothing.
+func inMaskCode(d pipeline.Document, k int, bytes [2]int, bs, be int, pol *Policy) bool {
+	s := d.Spans[k]
+	s.Text = d.Text[bytes[0]:bytes[1]]
+	ls, le, ok := pol.maskCode(s)
+	return ok && bytes[0]+ls <= bs && be <= bytes[0]+le
 }
 
 // joinsSurrogates reports whether every token of a find lies inside one of

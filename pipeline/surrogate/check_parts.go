@@ -14,10 +14,10 @@ import (
 // common word is a find only after a title, which propagation replaces and
 // the check does not look for; a word found in capitals, "ELISA", is not
 // a find of the name "Elisa".)
-func partValues(pairs []spanPair, common func(w string) bool, lang string) *valueSet {
+func partValues(pairs []spanPair, pol *Policy, common func(w string) bool, lang string) *valueSet {
 	vals := newValueSet()
 	for _, pr := range pairs {
-		if pr.class != replacedSpan || pr.rule.Strategy != Name {
+		if pr.class != replacedSpan || !pol.searchedAsName(pr.rule, pr.o.Category, pr.o.Type) {
 			continue
 		}
 		for _, p := range partWords(pr.o.Text, lang, common) {

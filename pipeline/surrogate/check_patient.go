@@ -14,6 +14,7 @@ type docCheck struct {
 // patientCheck is what the check counted in one patient's documents.
 type patientCheck struct {
 	spans, replaced, datesChecked int
+	strategies                    map[string]int // spans replaced, by strategy
 	kept                          map[[2]string]int
 	seen                          map[[3]string]map[string]bool // scope, type, folded original -> folded surrogates
 	origPatterns, surPatterns     []string                      // of each name span
@@ -29,13 +30,14 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 		docs[di].misaligned = misaligned(d, byID[d.ID])
 	}
 	ps := pairSpans(byID, res.Docs, idx, pol, rd, keptForReview)
-	pc := patientCheck{spans: len(ps.pairs), replaced: countReplaced(ps.pairs)}
+	pc := patientCheck{spans: len(ps.pairs)}
+	pc.replaced, pc.strategies = countReplaced(ps.pairs)
 	var kept *valueSet
 	pc.kept, kept = keptValues(ps.pairs)
 	pc.seen = surrogatesByValue(ps.pairs, ps.scope)
 	pc.origPatterns, pc.surPatterns = namePatterns(ps.pairs)
-	replaced := replacedValues(ps.pairs, rd.lang)
-	equalToOriginal(ps, res.Docs, replaced, docs)
+	replaced := replacedValues(ps.pairs, pol, rd.lang)
+	equalToOriginal(ps, res.Docs, replaced, docs, pol)
 	days, shifted := shift[ps.patient]
 	pc.datesChecked = checkIntervals(ps, res.Docs, days, rd, docs)
 	// A value kept in one span of a patient's records (an age under 90, a
@@ -49,7 +51,7 @@ func checkPatient(byID map[string]*pipeline.Document, res *Result, idx []int, do
 			}
 		}
 	}
-	parts := partValues(ps.pairs, func(w string) bool { return across.wide.common(w) || writtenLower(w, texts) }, rd.lang)
+	parts := partValues(ps.pairs, pol, func(w string) bool { return across.wide.common(w) || writtenLower(w, texts) }, rd.lang)
 	for v := range kept.m {
 		delete(replaced.m, v)
 		delete(parts.m, v)
@@ -130,15 +132,17 @@ func pairSpans(byID map[string]*pipeline.Document, out []pipeline.Document, idx 
 	return ps
 }
 
-// countReplaced counts the spans whose text the run changed.
-func countReplaced(pairs []spanPair) int {
-	n := 0
+// countReplaced counts the spans whose text the run changed, in all and by
+// strategy.
+func countReplaced(pairs []spanPair) (int, map[string]int) {
+	n, by := 0, map[string]int{}
 	for _, pr := range pairs {
 		if pr.o.Text != pr.s.Text {
 			n++
+			by[pr.rule.Strategy]++
 		}
 	}
-	return n
+	return n, by
 }
 
 // scanDocument looks for a patient's replaced values and identifiers in one

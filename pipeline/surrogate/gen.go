@@ -85,6 +85,8 @@ func (g *gen) surrogate(d *pipeline.Document, s pipeline.Span, rule Rule, before
 		tab = g.mentionTable()
 	}
 	switch rule.Strategy {
+	case Redact, Placeholder, Hash:
+		return g.mask(tab, d, s, rule)
 	case Name:
 		return g.name(tab, s, before)
 	case Username:

@@ -198,7 +198,7 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 	w.lower.observe(d.Text)
 	for _, s := range d.Spans {
 		rule := pol.Rule(s.Category, s.Type)
-		if rule.Strategy != Name && !wideStrategies[rule.Strategy] || rule.kept(s.Text) {
+		if !pol.searchedWide(rule, s.Category, s.Type) || rule.kept(s.Text) {
 			continue
 		}
 		for _, t := range tokens(s.Text) {
@@ -210,7 +210,7 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 			continue
 		}
 		w.add(s.Text, s.Category, s.Type, false)
-		if rule.Strategy != Name {
+		if !pol.searchedAsName(rule, s.Category, s.Type) {
 			continue
 		}
 		if run := nameRun(s.Text, lang); run != "" {
@@ -222,6 +222,17 @@ func (w *corpusWide) observe(d *pipeline.Document, pol *Policy, lang string) {
 			}
 		}
 	}
+}
+
+// searchedWide reports whether a label's values are searched across the
+// corpus: names, institutions and places, replaced or masked (a masked
+// patient's name in another patient's note is masked there too).
+func (p *Policy) searchedWide(rule Rule, category, typ string) bool {
+	if rule.Strategy == Name || wideStrategies[rule.Strategy] {
+		return true
+	}
+	c := p.categoryOf(category, typ)
+	return masks[rule.Strategy] && (c == "NAME" || c == "LOCATION")
 }
 
 // keptAnywhere reports whether a rule of the policy keeps a value (the home

@@ -51,7 +51,7 @@ const (
 var strategies = map[string]bool{Keep: true, Name: true, Username: true, DateShift: true, DateShuffle: true,
 	Age: true, Street: true, City: true, StateS: true, ZIP: true, CountryS: true, HospitalS: true,
 	Organization: true, Profession: true, DepartmentS: true, Shape: true, Phone: true, Email: true, URL: true,
-	IP: true, SSN: true, SSNMask: true}
+	IP: true, SSN: true, SSNMask: true, Redact: true, Placeholder: true, Hash: true}
 
 // Which surnames surrogates may be (Policy.Surnames).
 const (
@@ -95,6 +95,15 @@ type Rule struct {
 	// Spain, español, española; the United States for English notes).
 	// The check lists kept values as kept, not as leaks.
 	Keep []string `json:"keep,omitempty"`
+	// The options of the masking strategies (mask.go): Redact's Mask, one
+	// character ("*" when empty), and KeepLength, a mask as long as the
+	// value (else of redactLength characters); Placeholder's Format
+	// (brackets, mimic, angle or philter); the Label a placeholder or a hash writes
+	// instead of the span's type.
+	Mask       string `json:"mask,omitempty"`
+	KeepLength bool   `json:"keepLength,omitempty"`
+	Format     string `json:"format,omitempty"`
+	Label      string `json:"label,omitempty"`
 }
 
 // KeepHome is the Keep entry that names the notes' home country.
@@ -410,6 +419,9 @@ func (p *Policy) Validate() error {
 		}
 		if r.Scope != ScopePatient && r.Scope != ScopeCorpus && r.Scope != ScopeMention {
 			return fmt.Errorf("%w: type %s: scope %q: want patient, corpus or mention", ErrPolicy, t, r.Scope)
+		}
+		if err := r.checkMask(); err != nil {
+			return fmt.Errorf("%w: type %s: %w", ErrPolicy, t, err)
 		}
 	}
 	return nil

@@ -84,7 +84,7 @@ func (g *gen) missValues(docs []pipeline.Document, p patientGroup) *misses {
 				continue
 			}
 			add(s, s.Text, 0)
-			if pol.Rule(s.Category, s.Type).Strategy == Name {
+			if pol.searchedAsName(pol.Rule(s.Category, s.Type), s.Category, s.Type) {
 				names = append(names, s)
 			}
 		}
@@ -235,8 +235,8 @@ func (g *gen) propagate(d *pipeline.Document) []occurrence {
 		text := d.Text[o.bs:o.be]
 		s := o.of
 		rule := g.e.r.Policy.Rule(s.Category, s.Type)
-		if rule.Strategy == Name || fold(text) == fold(s.Text) {
-			s.Text = text // its own case; a name is replaced word by word
+		if rule.Strategy == Name || rule.Strategy == Redact || fold(text) == fold(s.Text) {
+			s.Text = text // its own case; a name is replaced word by word, a redaction as long as the occurrence
 		}
 		s.Start, s.End = o.cs, o.ce
 		o.sur = g.surrogate(d, s, rule, d.Text[max(0, o.bs-16):o.bs])
