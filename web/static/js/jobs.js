@@ -50,7 +50,7 @@ export function progressBar(job) {
     class: `progress s-${job.status}${f === null ? ' indeterminate' : ''}`,
     role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 100,
     'aria-valuenow': f === null ? undefined : Math.round(100 * f),
-    'aria-label': `Job ${job.id} progress`,
+    'aria-label': `Job ${jobNumber(job.id)} progress`,
     'data-progress': f === null ? '' : String(f),
     vars: { '--p': f === null ? '0%' : `${(100 * f).toFixed(1)}%` },
   }, h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar' })), h('span', { class: 'pct' }, pctText));
@@ -76,7 +76,7 @@ export function resultLinks(job) {
   if (r.corpusName) out.push(h('a', { href: href(['corpus', r.corpusName]) }, `Corpus ${r.corpusName}`));
   if (r.artifact != null) {
     out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.artifact)}`,
-      `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`, { class: 'result-download', 'aria-label': `Download the result of job ${job.id}` }));
+      `Download${r.bytes ? ` (${num(Math.round(r.bytes / 1024))} KB)` : ''}`, { class: 'result-download', 'aria-label': `Download the result of job ${jobNumber(job.id)}` }));
   }
   if (r.checkReport && can('checkReport')) { // 0: no report
     out.push(downloadButton(`/download/artifacts/${encodeURIComponent(r.checkReport)}`, 'Check report (PHI)',

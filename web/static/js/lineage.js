@@ -49,6 +49,29 @@ export function readable(v, key = '') {
   return parts.length ? parts.join(', ') : '—';
 }
 
+// A provenance's keys in words (the corpus page's Provenance line); a key
+// not named here shows as it is.
+const PROVENANCE_WORDS = {
+  source: 'source', format: 'format', file: 'file', note: 'note', patients: 'patients', documents: 'notes',
+  seed: 'seed', from: 'made from', set: 'from annotation set', tagset: 'tag set', policy: 'policy', language: 'language',
+  labels: 'label rules', newMappings: 'new surrogate values', reused: 'surrogates reused from', redonePatients: 'patients redrawn',
+  unannotatedDocuments: 'notes without annotations, by split', idScope: 'note ids', codeVersion: 'code version',
+};
+const SOURCES = { synth: 'synthesized by deidcorpus', resynthesis: 'resynthesis of another corpus', import: 'imported', demo: 'the demo' };
+
+/**
+ * provenanceList writes a corpus's provenance for people: each key in
+ * words, values readable, keys another card shows (skip) left out.
+ */
+export function provenanceList(p, { skip = () => false, link = () => null } = {}) {
+  const entries = Object.entries(p || {}).filter(([k, v]) => !skip(k, v) && v !== undefined);
+  if (!entries.length) return null;
+  return h('dl', { class: 'kv provenance-list' }, entries.map(([k, v]) => h('div', { 'data-key': k },
+    h('dt', {}, PROVENANCE_WORDS[k] || k),
+    h('dd', { title: typeof v === 'object' && v !== null ? readable(v, k) : undefined },
+      link(k, v) || (k === 'source' && SOURCES[v] ? SOURCES[v] : value(v, k))))));
+}
+
 function value(v, key) {
   const s = readable(v, key);
   return s.length > 160 ? `${s.slice(0, 157)}…` : s;

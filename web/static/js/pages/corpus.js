@@ -5,8 +5,9 @@ import { gql, notFound } from '../api.js';
 import { h, num, pct, dec, href, table, card, figures, breadcrumbs } from '../dom.js';
 import { barChart } from '../charts.js';
 import { categoryColor } from '../colors.js';
-import { provenanceCard, readable } from '../lineage.js';
+import { provenanceCard, provenanceList } from '../lineage.js';
 import { downloadButton } from '../downloads.js';
+import { jobNumber } from '../jobs.js';
 import { originalOf } from '../corpus-kind.js';
 import { quarantineBadge } from './corpora.js';
 import { can } from '../roles.js';
@@ -90,12 +91,14 @@ function provenance(corpus) {
   const p = corpus.provenance;
   if (!p || !Object.keys(p).length) return null;
   const surrogate = Boolean(originalOf(corpus));
-  const value = (k, v) => (surrogate && k === 'from' && typeof v === 'string'
-    ? h('a', { href: href(['corpus', v]) }, v)
-    : h('span', { class: 'value' }, readable(v, k)));
-  return h('p', { class: 'provenance' }, 'Provenance: ',
-    Object.entries(p).filter(([k]) => !(surrogate && (k === 'check' || k === 'runs')))
-      .map(([k, v], i) => [i ? ' · ' : '', h('span', {}, `${k}: `, value(k, v))]));
+  // The check and the runs have cards of their own; ids and the job are
+  // the Provenance card's.
+  const hidden = new Set(surrogate ? ['check', 'runs', 'fromID', 'job'] : ['fromID', 'job']);
+  return h('section', { class: 'provenance' }, h('h2', { class: 'visually-hidden' }, 'How this corpus was made'),
+    provenanceList(p, {
+      skip: (k) => hidden.has(k),
+      link: (k, v) => (surrogate && k === 'from' && typeof v === 'string' ? h('a', { href: href(['corpus', v]) }, v) : null),
+    }));
 }
 
 // The counts of a check that add up over runs (each run checks the notes it
@@ -134,7 +137,7 @@ function checkCard(p) {
       // count of the source's values (release.PublicProvenance).
       c.spans === undefined ? `PHI in ${num(c.documents)} documents replaced by resynthesis` : `${num(c.replaced)} of ${num(c.spans)} spans in ${num(c.documents)} documents replaced`,
       ...(p.from ? [' from ', h('a', { href: href(['corpus', p.from]) }, p.from)] : []),
-      runs.length > 1 ? ` in ${runs.length} runs (below)` : (p.from ? ` by job ${run.job ?? '?'} (seed ${run.seed ?? '?'})` : ''), '.'),
+      runs.length > 1 ? ` in ${runs.length} runs (below)` : (p.from ? ` by job ${run.job ? jobNumber(run.job) : '?'} (seed ${run.seed ?? '?'})` : ''), '.'),
     h('div', { class: 'grid' },
       table([
         { label: 'Check', value: (r) => r[0] },
@@ -168,7 +171,7 @@ function checkCard(p) {
 function runsTable(runs) {
   const findings = (c) => ['leaks', 'identifiers', 'misaligned', 'inconsistent', 'intervalErrors', 'metadata'].reduce((a, k) => a + (c?.[k] || 0), 0);
   return table([
-    { label: 'Run', value: (r) => (r.job ? `job ${r.job}` : '—') },
+    { label: 'Run', value: (r) => (r.job ? `job ${jobNumber(r.job)}` : '—') },
     { label: 'Seed', num: true, value: (r) => (r.seed ?? '—') },
     { label: 'Documents', num: true, value: (r) => num(r.check?.documents) },
     { label: 'Spans replaced', num: true, value: (r) => (r.check?.spans === undefined ? '—' : `${num(r.check.replaced)} of ${num(r.check.spans)}`) },

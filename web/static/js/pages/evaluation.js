@@ -8,6 +8,7 @@ import { h, num, pct, date, href, card, table, figures, breadcrumbs } from '../d
 import { barChart, heatmap, prCurve } from '../charts.js';
 import { categoryColor, ERROR_KINDS } from '../colors.js';
 import { provenanceCard } from '../lineage.js';
+import { jobNumber } from '../jobs.js';
 
 const EVALUATION = `query Evaluation($id: ID!) {
   evaluations(where: {id: $id}) { edges { node {
@@ -37,7 +38,7 @@ export async function render({ params, signal, title }) {
         h('a', { class: 'button', href: href(['corpus', ev.corpus.name], { set: ev.systemSet }) }, 'System set’s statistics'),
         h('a', { class: 'button', href: href(['evaluations'], { corpus: ev.corpus.name }) }, 'Compare with another…'))),
     h('p', { class: 'meta' }, `Evaluation #${ev.id} · ${num(r.documents)} documents scored · created ${date(ev.createdAt)}`,
-      ev.jobID ? [' by job ', h('a', { href: href(['runs']) }, String(ev.jobID))] : '',
+      ev.jobID ? [' by job ', h('a', { href: href(['runs']) }, jobNumber(ev.jobID))] : '',
       r.hipaa_list ? ` · HIPAA list: ${r.hipaa_list}` : '', r.hipaa_only_analyses ? ' · analyses cover HIPAA tags only' : ''),
     notScored(r),
     figures([

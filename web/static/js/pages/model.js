@@ -11,6 +11,13 @@ const MODEL = `query Model($name: String!) {
   } } }
 }`;
 
+// The training figures' keys in words; a key not named shows as it is.
+const FIGURES = {
+  documents: 'notes trained on', tokens: 'tokens', spans: 'PHI spans', attributes: 'attributes (distinct feature values)',
+  features: 'features (attribute and label pairs with a weight)', iterations: 'L-BFGS iterations', loss: 'final loss',
+  seconds: 'training time, seconds', codeVersion: 'code version', pruned: 'attributes pruned', uncalibrated: 'no privacy point, because',
+};
+
 const metric = (m, k, d) => (typeof m?.[k] === 'number' ? (d === undefined ? num(m[k]) : m[k].toFixed(d)) : '—');
 
 export async function render({ params, signal, title }) {
@@ -45,7 +52,7 @@ export async function render({ params, signal, title }) {
     h('div', { class: 'grid' },
       card('Labels', m.labels?.length ? h('p', { class: 'labels' }, m.labels.join(', ')) : h('p', { class: 'muted' }, 'Any label.')),
       other.length ? card('Training figures', table([
-        { label: 'Figure', value: ([k]) => k },
+        { label: 'Figure', value: ([k]) => FIGURES[k] || k },
         { label: 'Value', num: true, value: ([, v]) => (typeof v === 'number' ? (Number.isInteger(v) ? num(v) : v.toFixed(4)) : String(v)) },
       ], other, { cls: 'compact' })) : null),
     await lineage);
