@@ -555,3 +555,34 @@ test('the annotate view reads as brat does at 800 and 1,366 px, for the i2b2 and
   assert.equal(await keyOf(p, 'AGE'), '9', 'kept in this browser');
   await p.context().close();
 });
+
+test('a curator assigns a batch from the Assign form; Adjudicate with too few sets ticked says why', async () => {
+  const cur = await signedIn(tokens.cur);
+  await open(cur, '#/corpus/clinica/annotate', 'corpus/:name/annotate');
+  const gold = cur.locator('.annotate-sets tr', { hasText: 'gold' }).first();
+  assert.match(await gold.innerText(), /every note/, 'a set nobody was assigned or edited counts every note');
+  await open(cur, '#/corpus/ward/annotate', 'corpus/:name/annotate');
+  await cur.locator('#assign-set').fill('second');
+  await cur.locator('#assign-annotators').fill('ann');
+  await cur.locator('#assign-split').selectOption('dev');
+  await cur.locator('#assign-form button[type="submit"]').click();
+  await cur.waitForFunction(() => /Assigned|Could not/.test(document.getElementById('assign-status').innerText));
+  assert.match(await cur.locator('#assign-status').innerText(), /^Assigned 3 notes to each of ann: second:ann\.$/);
+  const { corpusByName } = await gql('{ corpusByName(name: "ward") { annotationSets { name annotator progress { status } } } }');
+  const made = corpusByName.annotationSets.find((s) => s.name === 'second:ann');
+  assert.equal(made?.annotator, 'ann');
+  assert.equal(made.progress.length, 3);
+  // An unknown annotator is the server's refusal, shown beside the form.
+  await cur.locator('#assign-set').fill('third');
+  await cur.locator('#assign-annotators').fill('nobody-here');
+  await cur.locator('#assign-form button[type="submit"]').click();
+  await cur.waitForFunction(() => /Could not assign/.test(document.getElementById('assign-status').innerText));
+
+  await open(cur, '#/corpus/ward/adjudicate', 'corpus/:name/adjudicate');
+  await cur.locator('#adj-form button[type="submit"]').click();
+  assert.equal(await cur.locator('#adj-choose-problem').innerText(), 'Tick the sets to compare: two or more.');
+  await cur.locator('#adj-form input[value="batch:ann"]').check();
+  await cur.locator('#adj-form button[type="submit"]').click();
+  assert.match(await cur.locator('#adj-choose-problem').innerText(), /Tick a second set/);
+  await cur.context().close();
+});

@@ -42,6 +42,7 @@ const RULES = {
   // and adjudication of several sets into one.
   annotate: [annotating, 'Annotating', 'Mutation.addSpan'],
   adjudicate: [curators, 'Adjudicating', 'Query.disagreements'],
+  assign: [curators, 'Assigning documents to annotators', 'Mutation.assignDocuments'],
   // Runs on what the account sees.
   train: [everyone, 'Training', 'Mutation.startTraining'],
   tag: [everyone, 'Tagging', 'Mutation.startTagging'],

@@ -66,6 +66,7 @@ export async function render({ params, query, signal, title }) {
 function chooser(name, all, chosen, into, problem) {
   const boxes = all.map((s) => h('label', { class: 'inline' },
     h('input', { type: 'checkbox', name: 'set', value: s.name, checked: chosen.includes(s.name) }), ` ${s.name} (${s.kind}${s.annotator ? ', ' + s.annotator : ''}) `));
+  const say = h('p', { class: 'warn', role: 'alert', id: 'adj-choose-problem', hidden: true });
   const target = h('select', { id: 'adj-into', name: 'into' }, all.map((s) => h('option', { value: s.name, selected: s.name === (into || 'gold') }, s.name)));
   return h('div', { class: 'page adjudicate-choose' },
     breadcrumbs([['Corpora', '#/'], [name, href(['corpus', name])], ['Adjudicate']]),
@@ -76,9 +77,19 @@ function chooser(name, all, chosen, into, problem) {
       onsubmit: (e) => {
         e.preventDefault();
         const sets = boxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+        const problem = sets.length < 2
+          ? (sets.length ? 'Tick a second set: adjudicating compares two sets or more.' : 'Tick the sets to compare: two or more.')
+          : sets.includes(target.value) ? `Decisions cannot go into ${target.value}, one of the sets compared: choose another target.` : '';
+        if (problem) {
+          // Said here, at once, beside the form.
+          say.textContent = problem;
+          say.hidden = false;
+          return;
+        }
         location.hash = href(['corpus', name, 'adjudicate'], { sets: sets.join(','), into: target.value });
       },
     }, h('fieldset', {}, h('legend', {}, 'Compare'), boxes),
+    say,
     h('label', {}, 'Write decisions into ', target),
     h('div', {}, h('button', { type: 'submit' }, 'Adjudicate')))));
 }

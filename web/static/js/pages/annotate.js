@@ -16,7 +16,7 @@ import { categoryColor, typeColors } from '../colors.js';
 import { codePointIndex } from '../overlay.js';
 import { note, drawNote, selectionIn, trim, typeKeys, validTypeKey, typing, timeKey, keysCard } from '../notemarks.js';
 import { account } from '../session.js';
-import { seesAllCorpora } from '../roles.js';
+import { seesAllCorpora, can } from '../roles.js';
 
 const SETS = `query AnnotationSets($name: String!) {
   corpusByName(name: $name) { id name tagset annotationSets { id name kind annotator progress { documentID status version } } }
@@ -37,6 +37,7 @@ const REMOVE = `mutation RemoveSpan($span: ID!, $v: Int!) { removeSpan(span: $sp
 const STATUS = `mutation SetStatus($set: ID!, $doc: ID!, $s: AnnotationStatus!, $v: Int!) {
   setDocumentStatus(set: $set, document: $doc, status: $s, version: $v) { status version }
 }`;
+const ASSIGN = `mutation Assign($input: AssignInput!) { assignDocuments(input: $input) { id name annotator progress { documentID } } }`;
 const UNDO = `mutation Undo($set: ID!, $doc: ID!, $v: Int!) { undoEdit(set: $set, document: $doc, version: $v) { ${EDIT} } }`;
 
 /** editable lists the sets the signed-in account may edit. */
@@ -55,7 +56,7 @@ export async function render({ params, query, signal, title }) {
   const sets = editable(corpus.annotationSets || []);
   if (!query.set) {
     title(`Annotate · ${name}`);
-    return setsView(name, sets);
+    return setsView(name, sets, corpus.annotationSets || []);
   }
   const set = sets.find((s) => s.name === query.set);
   if (!set) throw notFound(`You may not annotate a set “${query.set}” of corpus “${name}”${seesAllCorpora() ? '' : ' (an annotator edits only the sets assigned to it)'}.`);
@@ -70,8 +71,11 @@ export async function render({ params, query, signal, title }) {
   return new Annotator({ name, set, docs, tagset, doc, signal }).view;
 }
 
-function setsView(name, sets) {
+function setsView(name, sets, corpusSets) {
   const count = (s, st) => s.progress.filter((p) => p.status === st).length;
+  // A set nobody was assigned (gold, a tagging's) counts every note of the
+  // corpus, not the none of its assignments.
+  const assigned = (s) => s.progress.length > 0;
   return h('div', { class: 'page annotate-sets' },
     breadcrumbs([['Corpora', '#/'], [name, href(['corpus', name])], ['Annotate']]),
     h('h1', {}, `Annotate ${name}`),
@@ -79,10 +83,58 @@ function setsView(name, sets) {
       { label: 'Set', value: (s) => h('a', { href: href(['corpus', name, 'annotate'], { set: s.name }) }, s.name) },
       { label: 'Kind', value: (s) => s.kind },
       { label: 'Annotator', value: (s) => s.annotator || '—' },
-      { label: 'Notes', num: true, value: (s) => num(s.progress.length) },
-      { label: 'Done', num: true, value: (s) => num(count(s, 'done')) },
-      { label: 'In progress', num: true, value: (s) => num(count(s, 'in_progress')) },
-    ], sets, { empty: seesAllCorpora() ? 'This corpus has no annotation sets.' : 'No set of this corpus is assigned to you: a curator assigns documents (assignDocuments).' })));
+      { label: 'Notes', num: true, value: (s) => (assigned(s) ? num(s.progress.length) : 'every note') },
+      { label: 'Done', num: true, value: (s) => (assigned(s) ? num(count(s, 'done')) : '—') },
+      { label: 'In progress', num: true, value: (s) => (assigned(s) ? num(count(s, 'in_progress')) : '—') },
+    ], sets, { empty: seesAllCorpora() ? 'This corpus has no annotation sets.' : 'No set of this corpus is assigned to you: a curator assigns documents (Assign, on this page, or deidcorpus annotate assign).' })),
+    can('assign') ? assignForm(name, corpusSets) : null);
+}
+
+/**
+ * assignForm is the curator's Assign card: a batch of the corpus's notes
+ * (by split, note type or patients) to annotators, each into a set of its
+ * own named BATCH:ACCOUNT, optionally starting from a tagging run's spans.
+ */
+function assignForm(name, corpusSets) {
+  const field = (label, input, hint) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
+  const batch = h('input', { id: 'assign-set', required: true, placeholder: 'e.g. batch1', autocomplete: 'off' });
+  const annotators = h('input', { id: 'assign-annotators', required: true, placeholder: 'e.g. ann, bob', autocomplete: 'off' });
+  const split = h('select', { id: 'assign-split' }, [['', 'any'], ['train', 'train'], ['dev', 'dev'], ['test', 'test']].map(([v, l]) => h('option', { value: v }, l)));
+  const noteType = h('input', { id: 'assign-note-type', placeholder: 'any', autocomplete: 'off' });
+  const patients = h('input', { id: 'assign-patients', placeholder: 'any (ids, comma separated)', autocomplete: 'off' });
+  const pre = h('select', { id: 'assign-preannotate' }, [h('option', { value: '' }, 'none: empty sets'),
+    ...corpusSets.filter((s) => s.kind !== 'annotator').map((s) => h('option', { value: s.name }, `${s.name} (${s.kind})`))]);
+  const open = h('input', { id: 'assign-open', type: 'checkbox' });
+  const status = h('p', { id: 'assign-status', role: 'status' });
+  const list = (v) => v.split(',').map((x) => x.trim()).filter(Boolean);
+  const submit = async (e) => {
+    e.preventDefault();
+    status.className = '';
+    status.textContent = 'Assigning…';
+    const input = { corpus: name, set: batch.value.trim(), annotators: list(annotators.value), open: open.checked };
+    if (split.value) input.split = split.value;
+    if (noteType.value.trim()) input.noteType = noteType.value.trim();
+    if (list(patients.value).length) input.patients = list(patients.value);
+    if (pre.value) input.preannotateFrom = pre.value;
+    try {
+      const { assignDocuments: made } = await gql(ASSIGN, { input });
+      status.className = 'note-ok';
+      status.replaceChildren(`Assigned ${num(made[0]?.progress.length ?? 0)} notes to each of ${made.map((s) => s.annotator).join(', ')}: `,
+        ...made.flatMap((s, i) => [i ? ', ' : '', h('a', { href: href(['corpus', name, 'annotate'], { set: s.name }) }, s.name)]), '.');
+    } catch (err) {
+      status.className = 'error-inline';
+      status.textContent = `Could not assign: ${err.message}`;
+    }
+  };
+  return card('Assign notes to annotators', h('form', { id: 'assign-form', class: 'run-form', onsubmit: submit },
+    h('p', { class: 'muted' }, 'Each annotator gets a set of its own, BATCH:ACCOUNT, blind to the others unless open; the notes not yet in the batch, chosen by split, note type or patients.'),
+    h('div', { class: 'fields' },
+      field('Batch', batch), field('Annotators', annotators, 'accounts with the annotator role, assigned this corpus'),
+      field('Split', split), field('Note type', noteType), field('Patients', patients),
+      field('Start from the spans of', pre, 'a tagging run’s set: pre-annotation')),
+    h('p', {}, h('label', { class: 'inline' }, open, ' open: the annotators also read the corpus’s other sets')),
+    h('p', {}, h('button', { type: 'submit' }, 'Assign')),
+    status));
 }
 
 let tmpID = 0;
