@@ -29123,7 +29123,7 @@ func (ec *executionContext) unmarshalInputImportInput(ctx context.Context, obj a
 		asMap["replace"] = false
 	}
 
-	fieldsInOrder := [...]string{"corpus", "tagset", "kind", "format", "split", "set", "replace"}
+	fieldsInOrder := [...]string{"corpus", "tagset", "kind", "format", "columns", "split", "set", "replace"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29158,6 +29158,13 @@ func (ec *executionContext) unmarshalInputImportInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Format = data
+		case "columns":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("columns"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Columns = data
 		case "split":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("split"))
 			data, err := ec.unmarshalODocumentSplit2ᚖdeidcorpusᚋentᚋdocumentᚐSplit(ctx, v)

@@ -135,6 +135,9 @@ func (r *Resolver) importOptions(input model.ImportInput) store.ImportOptions {
 	if input.Split != nil {
 		opt.Split = string(*input.Split)
 	}
+	if input.Columns != nil {
+		opt.Columns = *input.Columns
+	}
 	return opt
 }
 

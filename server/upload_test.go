@@ -225,3 +225,32 @@ func TestUploadOfUnknownLengthIsSpooled(t *testing.T) {
 	require.Len(t, resp.Errors, 1)
 	assert.Contains(t, resp.Errors[0].Message, "failed to create temp file")
 }
+
+// A CSV export of an EHR with its own column names imports through GraphQL
+// when the columns are named; without them, the error names what is missing.
+func TestImportCSVColumnsThroughGraphQL(t *testing.T) {
+	ctx := context.Background()
+	st, ts, _ := newServer(t, storetest.SQLite)
+	csv := upload{"notes.csv", []byte("NOTE_ID,PERSON_ID,NOTE_TEXT\n" +
+		"n1,p1,\"Seen on 2089-03-14, \"\"stable\"\".\"\n" +
+		"n2,p1,Follow-up.\n" +
+		"n3,p2,\"Two\nlines.\"\n")}
+	const mutation = `mutation($files: [Upload!]!) { importDocuments(input: {corpus: "ehr", tagset: "open", format: "csv"%s}, files: $files) { documents } }`
+	out := postFiles(t, ts, fmt.Sprintf(mutation, ""), false, csv)
+	require.NotEmpty(t, out.Errors, "the header has no column named id or text")
+	assert.Contains(t, out.Errors[0].Message, "notes.csv")
+	out = postFiles(t, ts, fmt.Sprintf(mutation, `, columns: "id=NOTE_ID,patient=PERSON_ID,text=NOTE_TEXT"`), false, csv)
+	require.Empty(t, out.Errors)
+	c, err := st.CorpusByName(ctx, "ehr")
+	require.NoError(t, err)
+	docs, err := st.LoadDocuments(ctx, c, "gold")
+	require.NoError(t, err)
+	require.Len(t, docs, 3)
+	byID := map[string]pipeline.Document{}
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	assert.Equal(t, `Seen on 2089-03-14, "stable".`, byID["n1"].Text)
+	assert.Equal(t, "p1", byID["n2"].Patient)
+	assert.Equal(t, "Two\nlines.", byID["n3"].Text)
+}

@@ -154,6 +154,10 @@ type ImportInput struct {
 	// release.json names (and its tag set, for a new corpus, where tagset is not
 	// given), else "i2b2".
 	Format *string `json:"format,omitempty"`
+	// A table format's columns (csv, omop): field=column pairs, comma separated,
+	// e.g. "id=note_id,patient=person_id,text=note_text"; the header's names
+	// when null.
+	Columns *string `json:"columns,omitempty"`
 	// Split to give every imported document.
 	Split *document.Split `json:"split,omitempty"`
 	// Annotation set the files' spans go to.

@@ -670,6 +670,26 @@ test('every page fits a window 800 px wide and one of 1,366 px: nothing reaches 
   }
 });
 
+test('notes imported from the Corpora page: a CSV whose columns are named, followed to its corpus; a bad file says which', async () => {
+  await ready('home', () => page.evaluate(() => { location.hash = '#/?import'; }));
+  const csv = 'NOTE_ID,PERSON_ID,NOTE_TEXT\nn1,p1,"Seen by Dr. Adams on 2089-03-14."\nn2,p1,Follow-up.\nn3,p2,"Two\nlines."\n';
+  await page.locator('#import-files').setInputFiles({ name: 'ehr.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.locator('#import-corpus').fill('ehr-notes');
+  await page.locator('#import-tagset').selectOption('open');
+  await page.locator('#import-format').selectOption('csv');
+  await page.locator('#import-form button[type="submit"]').click();
+  await page.waitForFunction(() => /Could not|failed/.test(document.getElementById('import-status').innerText));
+  assert.match(await page.locator('#import-status').innerText(), /ehr\.csv/, 'the error names the file');
+  await page.locator('#import-columns').fill('id=NOTE_ID,patient=PERSON_ID,text=NOTE_TEXT');
+  await page.locator('#import-form button[type="submit"]').click();
+  await page.waitForFunction(() => /succeeded/.test(document.getElementById('import-status').innerText), null, { timeout: 30_000 });
+  const link = page.locator('#import-status a', { hasText: 'ehr-notes' });
+  assert.equal(await link.getAttribute('href'), '#/corpus/ehr-notes');
+  const { corpusByName } = await gql('{ corpusByName(name: "ehr-notes") { patients { totalCount } documents { totalCount } } }');
+  assert.deepEqual(corpusByName, { patients: { totalCount: 2 }, documents: { totalCount: 3 } });
+  await shot('import.png');
+});
+
 test('two taggings compared with significance tests', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=tag'; }));
   const before = await jobIds();
@@ -1403,10 +1423,14 @@ test('an evaluation of a MEDDOCAN corpus opens on its own metric, with every con
 
 test('a surrogate corpus’s provenance reads as words, not JSON', async () => {
   await ready('corpus/:name', () => page.evaluate((n) => { location.hash = `#/corpus/${encodeURIComponent(n)}`; }, surrogate));
-  const prov = await page.locator('p.provenance').innerText();
+  const prov = await page.locator('section.provenance').innerText();
   assert.doesNotMatch(prov, /[{}"]|\bnull\b/, prov);
-  assert.match(prov, /policy: built-in/);
-  assert.match(prov, /labels: [A-Z/_-]+: \S+/);
+  const dd = (key) => page.locator(`section.provenance [data-key="${key}"] dd`).innerText();
+  const dt = (key) => page.locator(`section.provenance [data-key="${key}"] dt`).innerText();
+  assert.match(await dd('policy'), /^built-in/);
+  assert.equal(await dt('labels'), 'label rules', 'keys in words');
+  assert.match(await dd('labels'), /^[A-Z/_-]+: \S+/);
+  assert.equal(await dt('from'), 'made from');
 });
 
 test('no script errors on the account pages', () => {

@@ -63,13 +63,13 @@ function authHeaders(t = token()) {
  * {data, errors} and the caller decides. as sends another token than the
  * stored one (to try a token before keeping it).
  */
-export async function gql(query, variables = {}, { signal, partial = false, as } = {}) {
+export async function gql(query, variables = {}, { signal, partial = false, as, files } = {}) {
   let res;
   try {
     res = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...authHeaders(as ?? token()) },
-      body: JSON.stringify({ query, variables }),
+      headers: { ...(files ? {} : { 'Content-Type': 'application/json' }), Accept: 'application/json', ...authHeaders(as ?? token()) },
+      body: files ? multipart(query, variables, files) : JSON.stringify({ query, variables }),
       signal,
     });
   } catch (e) {
@@ -91,6 +91,19 @@ export async function gql(query, variables = {}, { signal, partial = false, as }
   }
   if (!res.ok || !body.data) throw new ApiError(`The server answered ${res.status} ${res.statusText}.`, { status: res.status });
   return body.data;
+}
+
+/**
+ * multipart is a GraphQL multipart request (the spec gqlgen reads): the
+ * operation with variables.files as nulls, the map from each part to its
+ * place, and the files; the browser sets the boundary.
+ */
+function multipart(query, variables, files) {
+  const form = new FormData();
+  form.append('operations', JSON.stringify({ query, variables: { ...variables, files: files.map(() => null) } }));
+  form.append('map', JSON.stringify(Object.fromEntries(files.map((_, i) => [String(i), [`variables.files.${i}`]]))));
+  files.forEach((f, i) => form.append(String(i), f, f.name));
+  return form;
 }
 
 /** filenameOf reads the file name of a Content-Disposition header. */

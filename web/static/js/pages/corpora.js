@@ -2,6 +2,7 @@
 
 import { gql } from '../api.js';
 import { h, num, date, href, table, card } from '../dom.js';
+import { JOB_FIELDS, progressBar, statusBadge, resultLinks, watch, jobNumber, FINAL } from '../jobs.js';
 import { account } from '../session.js';
 import { can } from '../roles.js';
 import { isSurrogate } from '../corpus-kind.js';
@@ -52,7 +53,71 @@ export async function render({ signal, title }) {
         { label: 'Source', value: source },
         { label: 'Created', value: (c) => date(c.createdAt) },
       ], corpora, { cls: 'corpora', caption: `${num(data.corpora.totalCount)} corpora` }))
-      : card(null, emptyState()));
+      : card(null, emptyState()),
+    can('import') ? importForm(corpora.map((c) => c.name), signal) : null);
+}
+
+const FORMATS = 'query ImportFormats { formats { name description } tagSets { name } }';
+const START_IMPORT = `mutation StartImport($input: ImportInput!, $files: [Upload!]!) { job: startImport(input: $input, files: $files) { ${JOB_FIELDS} } }`;
+
+/**
+ * importForm is the Import card: files (single files or .zip archives) into
+ * a new or existing corpus, as a background job followed here; the format
+ * is detected from the files unless chosen, and a table format (csv, omop)
+ * takes its columns.
+ */
+function importForm(names, signal) {
+  const field = (label, input, hint) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
+  const files = h('input', { id: 'import-files', type: 'file', multiple: true, required: true });
+  const corpus = h('input', { id: 'import-corpus', required: true, list: 'import-corpora', autocomplete: 'off', placeholder: 'new or existing', pattern: '[A-Za-z0-9._\\-]+', title: 'Letters, digits, dot, dash and underscore' });
+  const corpora = h('datalist', { id: 'import-corpora' }, names.map((n) => h('option', { value: n })));
+  const tagset = h('select', { id: 'import-tagset' }, h('option', { value: '' }, 'the corpus’s, or the files’'));
+  const format = h('select', { id: 'import-format' }, h('option', { value: '' }, 'detected from the files'));
+  const columns = h('input', { id: 'import-columns', autocomplete: 'off', placeholder: 'id=note_id,patient=person_id,text=note_text' });
+  const split = h('select', { id: 'import-split' }, [['', 'the files’'], ['train', 'train'], ['dev', 'dev'], ['test', 'test']].map(([v, l]) => h('option', { value: v }, l)));
+  const kind = h('select', { id: 'import-kind' }, h('option', { value: '' }, 'original (real PHI)'), h('option', { value: 'surrogate' }, 'surrogate (PHI already replaced)'));
+  const status = h('div', { id: 'import-status', role: 'status' });
+  const submit = h('button', { type: 'submit' }, 'Import');
+  gql(FORMATS, {}, { signal }).then((d) => {
+    tagset.append(...d.tagSets.map((t) => h('option', { value: t.name }, t.name)));
+    format.append(...d.formats.map((f) => h('option', { value: f.name, title: f.description }, f.name)));
+  }).catch(() => { /* the defaults still import */ });
+  const onSubmit = async (e) => {
+    e.preventDefault();
+    const input = { corpus: corpus.value.trim() };
+    if (tagset.value) input.tagset = tagset.value;
+    if (format.value) input.format = format.value;
+    if (columns.value.trim()) input.columns = columns.value.trim();
+    if (split.value) input.split = split.value;
+    if (kind.value) input.kind = kind.value;
+    submit.disabled = true;
+    status.className = '';
+    status.textContent = 'Uploading…';
+    try {
+      const { job } = await gql(START_IMPORT, { input }, { signal, files: [...files.files] });
+      const show = (j) => {
+        status.replaceChildren(h('p', {}, `Import job ${jobNumber(j.id)} `, statusBadge(j.status), ' ', j.error || j.message || ''), progressBar(j),
+          FINAL.has(j.status) ? h('p', {}, resultLinks(j).flatMap((l, i) => (i ? [' · ', l] : [l]))) : null);
+        if (j.status === 'failed') status.className = 'error-inline';
+      };
+      show(job);
+      watch(job.id, { signal, update: show });
+    } catch (err) {
+      status.className = 'error-inline';
+      status.textContent = `Could not import: ${err.message}`;
+    } finally {
+      submit.disabled = false;
+    }
+  };
+  return card('Import notes', h('form', { id: 'import-form', class: 'run-form', onsubmit: onSubmit },
+    h('p', { class: 'muted' }, 'Single files or .zip archives: i2b2 XML, brat, CSV, OMOP NOTE, JSONL and the other formats the server reads. All or nothing: a bad file changes nothing and says which file and line.'),
+    h('div', { class: 'fields' },
+      field('Files', files), field('Corpus', corpus, 'a new name makes a corpus'), corpora,
+      field('Tag set', tagset, 'of a new corpus; open takes any label'), field('Format', format),
+      field('Columns', columns, 'csv and omop only: field=column pairs, when the header’s names differ'),
+      field('Split', split), field('Kind', kind)),
+    h('div', { class: 'form-actions' }, submit),
+    status));
 }
 
 /** The badge of a corpus whose resynthesis check failed, or null. */
