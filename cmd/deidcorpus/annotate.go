@@ -205,13 +205,13 @@ func setupAnnotateQueue(e *env, fs *flag.FlagSet) action {
 			return nil
 		}
 		tw := tabwriter.NewWriter(e.stdout, 2, 8, 2, ' ', 0)
-		head := "#\tDOCUMENT\tID\tSPLIT\tNOTE TYPE\tSTATUS"
+		head := "#\tDOCUMENT\tSPLIT\tNOTE TYPE\tSTATUS"
 		if *modelName != "" {
 			head += "\tTOKENS\tUNCERTAINTY (NATS)"
 		}
 		fmt.Fprintln(tw, head)
 		for i, r := range rows {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s", i+1, r.Document, r.ID, r.Split, r.NoteType, r.Status)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s", i+1, r.Document, r.Split, r.NoteType, r.Status)
 			if *modelName != "" {
 				fmt.Fprintf(tw, "\t%d\t%.3f", r.Tokens, r.Uncertainty)
 			}
