@@ -158,8 +158,8 @@ func setupAnnotateQueue(e *env, fs *flag.FlagSet) action {
 		if *set == "" {
 			return usageErr("annotate queue needs --set")
 		}
-		if err := store.CheckPage("--first", *first); err != nil {
-			return usageError{err}
+		if *first < 1 || *first > store.MaxPage {
+			return usageErr("--first %d is out of range: list 1 to %d notes", *first, store.MaxPage)
 		}
 		name := *set
 		if *annotator != "" {

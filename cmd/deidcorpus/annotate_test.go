@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,9 +94,28 @@ func TestAnnotateCommands(t *testing.T) {
 	out = ok("annotate", "queue", "--corpus", "notes", "--set", "b1", "--annotator", "ann")
 	assert.Equal(t, 2, strings.Count(out, "\n"), "a header and the one note not done:\n"+out)
 	assert.Contains(t, out, "101-02")
+	// With a model (a few iterations), the notes it is least sure of first.
+	cfg := filepath.Join(t.TempDir(), "crf.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"training": {"max_iterations": 5}}`), 0o600))
+	ok("train", "--corpus", "notes", "--model", "crf-1", "--split", "all", "--config", cfg, "--no-calibration")
+	out = ok("annotate", "queue", "--corpus", "notes", "--set", "gold", "--model", "crf-1", "--json")
+	var queued []struct {
+		Document    string
+		Tokens      int
+		Uncertainty float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &queued))
+	require.Len(t, queued, 3)
+	for i, q := range queued {
+		assert.Positive(t, q.Tokens, q.Document)
+		assert.Positive(t, q.Uncertainty, q.Document)
+		if i > 0 {
+			assert.GreaterOrEqual(t, queued[i-1].Uncertainty, q.Uncertainty, "most uncertain first")
+		}
+	}
 	out = ok("annotate", "queue", "--corpus", "notes", "--set", "gold", "--first", "2")
 	assert.Equal(t, 3, strings.Count(out, "\n"), "gold, assigned to nobody: every note is open, the first two listed:\n"+out)
-	fails(2, "--first: 0 is out of range", "annotate", "queue", "--corpus", "notes", "--set", "gold", "--first", "0")
+	fails(2, "--first 0 is out of range: list 1 to 1000 notes", "annotate", "queue", "--corpus", "notes", "--set", "gold", "--first", "0")
 	fails(3, `no model named "crf-9"`, "annotate", "queue", "--corpus", "notes", "--set", "gold", "--model", "crf-9")
 	fails(3, `corpus "notes" has no annotation set "b1:carl"`, "annotate", "queue", "--corpus", "notes", "--set", "b1", "--annotator", "carl")
 
