@@ -103,7 +103,8 @@ func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelN
 }
 
 // OpenQueue is AnnotationQueue without a model: the first documents of the
-// set not done, in document order, with no uncertainty.
+// set not done, in document order, with no uncertainty, and without their
+// text (which nothing scores).
 func (s *Store) OpenQueue(ctx context.Context, corpusName, setName string, first int) ([]*QueuedDocument, error) {
 	open, err := s.queueOpen(ctx, corpusName, setName, first)
 	if err != nil {
@@ -114,7 +115,9 @@ func (s *Store) OpenQueue(ctx context.Context, corpusName, setName string, first
 	for i, o := range open {
 		ids[i] = o.DocumentID
 	}
-	rows, err := s.Client.Document.Query().Where(document.IDIn(ids...)).Order(ent.Asc(document.FieldID)).All(ctx)
+	rows, err := s.Client.Document.Query().Where(document.IDIn(ids...)).Order(ent.Asc(document.FieldID)).
+		Select(document.FieldID, document.FieldCorpusID, document.FieldPatientID, document.FieldExternalID,
+			document.FieldSplit, document.FieldNoteType).All(ctx)
 	if err != nil {
 		return nil, err
 	}
