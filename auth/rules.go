@@ -162,6 +162,12 @@ var rules = map[string]Rule{
 	"cli.audit":            {Roles: admins},
 	"cli.users":            {Roles: admins},
 	"cli.tokens":           {Roles: everyone, Self: "user"},
+
+	// annotate assign, queue and agreement act under their GraphQL
+	// operations' rules; a set's progress has no root field of its own.
+	"cli.annotate.status": {Roles: annotating, Corpora: []string{"corpus"}},
+	// Cuts a corpus into train, dev and test by patient.
+	"cli.split": {Roles: curators, Corpora: []string{"corpus"}},
 }
 
 // RuleFor returns the rule of an operation.

@@ -29,6 +29,9 @@ type Assignment struct {
 	Split      string
 	NoteType   string
 	Documents  []int // document ids
+	// Limit keeps the first Limit matching documents (by id); 0 keeps all.
+	// Alone it chooses the corpus's first documents. At most MaxAssign.
+	Limit int
 	// PreannotateFrom names a set of the corpus (a tagging run's output)
 	// whose spans each newly assigned document starts with; "" starts
 	// empty. The set's provenance says which.
@@ -37,6 +40,9 @@ type Assignment struct {
 	// other's); without it they read their own only (auth/filter.go).
 	Open bool
 }
+
+// MaxAssign is the most documents an assignment's Limit may ask for.
+const MaxAssign = 10_000
 
 // AssignDocuments gives the batch to each annotator: its set is made where
 // missing, each document not yet in it gets its progress (todo, version 0)
@@ -126,12 +132,18 @@ func (s *Store) selectDocuments(ctx context.Context, c *ent.Corpus, a Assignment
 	if len(a.Documents) > 0 {
 		where = append(where, func(q *ent.DocumentQuery) { q.Where(document.IDIn(a.Documents...)) })
 	}
-	if len(where) == 0 {
-		return nil, apperr.New(apperr.Invalid, "assignment: choose the documents by patients, split, note type or ids")
+	if a.Limit < 0 || a.Limit > MaxAssign {
+		return nil, apperr.New(apperr.Invalid, "assignment: count %d is out of range: assign 1 to %d documents at a time", a.Limit, MaxAssign)
+	}
+	if len(where) == 0 && a.Limit == 0 {
+		return nil, apperr.New(apperr.Invalid, "assignment: choose the documents by patients, split, note type, ids or a count")
 	}
 	q := s.Client.Document.Query().Where(document.CorpusID(c.ID))
 	for _, w := range where {
 		w(q)
+	}
+	if a.Limit > 0 {
+		q.Limit(a.Limit)
 	}
 	docs, err := q.Order(ent.Asc(document.FieldID)).
 		Select(document.FieldID, document.FieldSplit, document.FieldNoteType).All(ctx)

@@ -62,7 +62,7 @@ func TestAssignDocuments(t *testing.T) {
 	assert.Equal(t, apperr.Invalid, apperr.CodeOf(err))
 	assert.ErrorContains(t, err, `stranger is not an annotator of corpus "c"`)
 	_, err = st.AssignDocuments(curator, store.Assignment{Corpus: "c", Set: "b1", Annotators: []string{"ann"}})
-	assert.ErrorContains(t, err, "choose the documents by patients, split, note type or ids")
+	assert.ErrorContains(t, err, "choose the documents by patients, split, note type, ids or a count")
 	_, err = st.AssignDocuments(curator, store.Assignment{Corpus: "c", Set: "b1", Annotators: []string{"ann"}, NoteType: "no such type"})
 	assert.ErrorContains(t, err, `no document of corpus "c" matches`)
 

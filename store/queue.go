@@ -34,14 +34,7 @@ type QueuedDocument struct {
 // batch and a score per document whatever the set's size; the scoring runs
 // at tagging speed and ends with ctx.
 func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelName string, first int) ([]*QueuedDocument, error) {
-	if err := CheckPage("first", first); err != nil {
-		return nil, err
-	}
-	c, err := s.CorpusByName(ctx, corpusName)
-	if err != nil {
-		return nil, err
-	}
-	set, err := s.AnnotationSet(ctx, c, setName)
+	open, err := s.queueOpen(ctx, corpusName, setName, first)
 	if err != nil {
 		return nil, err
 	}
@@ -55,19 +48,6 @@ func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelN
 	m, err := tagger.Load(bytes.NewReader(row.Artifact))
 	if err != nil {
 		return nil, apperr.New(apperr.Internal, "model %s: %v", row.Name, err)
-	}
-	var open []openDocument
-	if err := s.Client.DocumentProgress.Query().
-		Where(documentprogress.AnnotationSetID(set.ID), documentprogress.StatusNEQ(documentprogress.StatusDone)).
-		Select(documentprogress.FieldDocumentID, documentprogress.FieldStatus).Scan(ctx, &open); err != nil {
-		return nil, err
-	}
-	if len(open) == 0 {
-		// A set nobody was assigned notes of (gold, as imported) has no
-		// progress rows: every note of the corpus not done is open.
-		if open, err = s.unassignedOpen(ctx, c.ID, set.ID); err != nil {
-			return nil, err
-		}
 	}
 	type scored struct {
 		id     int
@@ -120,6 +100,64 @@ func (s *Store) AnnotationQueue(ctx context.Context, corpusName, setName, modelN
 		}
 	}
 	return out, nil
+}
+
+// OpenQueue is AnnotationQueue without a model: the first documents of the
+// set not done, in document order, with no uncertainty, and without their
+// text (which nothing scores).
+func (s *Store) OpenQueue(ctx context.Context, corpusName, setName string, first int) ([]*QueuedDocument, error) {
+	open, err := s.queueOpen(ctx, corpusName, setName, first)
+	if err != nil {
+		return nil, err
+	}
+	open = open[:min(first, len(open))]
+	ids := make([]int, len(open))
+	for i, o := range open {
+		ids[i] = o.DocumentID
+	}
+	rows, err := s.Client.Document.Query().Where(document.IDIn(ids...)).Order(ent.Asc(document.FieldID)).
+		Select(document.FieldID, document.FieldCorpusID, document.FieldPatientID, document.FieldExternalID,
+			document.FieldSplit, document.FieldNoteType).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	status := make(map[int]documentprogress.Status, len(open))
+	for _, o := range open {
+		status[o.DocumentID] = o.Status
+	}
+	out := make([]*QueuedDocument, len(rows))
+	for i, r := range rows {
+		out[i] = &QueuedDocument{Document: r, Status: status[r.ID]}
+	}
+	return out, nil
+}
+
+// queueOpen checks a queue's arguments and lists the set's documents not
+// done, in document order: those assigned to it, or for a set nobody was
+// assigned notes of (gold, as imported) every note of the corpus.
+func (s *Store) queueOpen(ctx context.Context, corpusName, setName string, first int) ([]openDocument, error) {
+	if err := CheckPage("first", first); err != nil {
+		return nil, err
+	}
+	c, err := s.CorpusByName(ctx, corpusName)
+	if err != nil {
+		return nil, err
+	}
+	set, err := s.AnnotationSet(ctx, c, setName)
+	if err != nil {
+		return nil, err
+	}
+	var open []openDocument
+	if err := s.Client.DocumentProgress.Query().
+		Where(documentprogress.AnnotationSetID(set.ID), documentprogress.StatusNEQ(documentprogress.StatusDone)).
+		Order(ent.Asc(documentprogress.FieldDocumentID)).
+		Select(documentprogress.FieldDocumentID, documentprogress.FieldStatus).Scan(ctx, &open); err != nil {
+		return nil, err
+	}
+	if len(open) == 0 {
+		return s.unassignedOpen(ctx, c.ID, set.ID)
+	}
+	return open, nil
 }
 
 // DoneDocuments returns the external ids of the documents marked done in a

@@ -65,7 +65,7 @@ func loadDemo(ctx context.Context, st *store.Store) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("import generated notes: %w", err)
 	}
-	return true, nil
+	return true, loadDemoAnnotation(ctx, st)
 }
 
 // runDemoJobs makes, through the ordinary jobs (on the Runs page with their

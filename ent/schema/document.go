@@ -30,7 +30,8 @@ func (Document) Fields() []ent.Field {
 		field.Int("record_order").Default(0).
 			Comment("position in the patient's record set, from 1; 0 if unknown").
 			Annotations(entgql.OrderField("RECORD_ORDER")),
-		// Split and note type never change: the spans keep copies of them.
+		// Split and note type change only with the copies the spans keep of
+		// them, by the store alone (a replacing import, deidcorpus split).
 		field.String("note_type").Default("").Immutable().
 			Annotations(entgql.OrderField("NOTE_TYPE")),
 		field.Time("created").Optional().Nillable().

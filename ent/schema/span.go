@@ -27,7 +27,7 @@ func (Span) Fields() []ent.Field {
 		field.String("type").Annotations(entgql.OrderField("TYPE")),
 		field.String("comment").Default(""),
 		field.String("source_id").Default("").Comment(`the tag's id in the source file ("P3", "T12")`),
-		// Copies of the document's split and note type (both immutable), so
+		// Copies of the document's split and note type (moved with it), so
 		// that the statistics group a set's spans by them without looking
 		// up every span's document.
 		field.String("split").Default("").Immutable().Annotations(entgql.Skip()).
