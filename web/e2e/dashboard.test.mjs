@@ -690,6 +690,24 @@ test('notes imported from the Corpora page: a CSV whose columns are named, follo
   await shot('import.png');
 });
 
+test('the demo ships two annotators who disagree: Adjudicate offers their sets, and their open notes rank by the model\'s uncertainty', async () => {
+  await ready('corpus/:name/annotate', () => page.evaluate(() => { location.hash = '#/corpus/demo/annotate'; }));
+  const rows = await page.locator('.annotate-sets table tbody tr th, .annotate-sets table tbody tr td:first-child').allInnerTexts();
+  assert.ok(rows.some((r) => /:demo-ann$/.test(r)) && rows.some((r) => /:demo-bob$/.test(r)), `the demo's annotator sets are listed: ${rows}`);
+  const set = (await page.locator('#queue-set option').allInnerTexts()).find((n) => n.endsWith(':demo-bob'));
+  await page.locator('#queue-set').selectOption(set);
+  await page.locator('#queue-model').selectOption('demo-crf');
+  await page.locator('#queue-form button[type="submit"]').click();
+  await page.waitForFunction(() => document.querySelector('#queue-out table, #queue-out .empty, #queue-out [role="alert"]'));
+  const nats = await page.locator('#queue-out table tbody tr td:last-child').allInnerTexts();
+  assert.ok(nats.length > 0, 'demo-bob has notes left to do');
+  const values = nats.map(Number);
+  assert.deepEqual(values, [...values].sort((a, b) => b - a), 'the most uncertain note first');
+  await ready('corpus/:name/adjudicate', () => page.evaluate(() => { location.hash = '#/corpus/demo/adjudicate'; }));
+  const offered = await page.locator('#adj-form input[name="set"]').evaluateAll((xs) => xs.map((x) => x.value));
+  assert.ok(offered.filter((n) => /:demo-(ann|bob)$/.test(n)).length === 2, `Adjudicate offers both annotators' sets: ${offered}`);
+});
+
 test('two taggings compared with significance tests', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=tag'; }));
   const before = await jobIds();

@@ -87,7 +87,47 @@ function setsView(name, sets, corpusSets) {
       { label: 'Done', num: true, value: (s) => (assigned(s) ? num(count(s, 'done')) : '—') },
       { label: 'In progress', num: true, value: (s) => (assigned(s) ? num(count(s, 'in_progress')) : '—') },
     ], sets, { empty: seesAllCorpora() ? 'This corpus has no annotation sets.' : 'No set of this corpus is assigned to you: a curator assigns documents (Assign, on this page, or deidcorpus annotate assign).' })),
+    sets.length ? queueCard(name, sets) : null,
     can('assign') ? assignForm(name, corpusSets) : null);
+}
+
+const MODELS = 'query QueueModels { models(first: 200) { edges { node { name kind } } } }';
+const QUEUE = `query Queue($corpus: String!, $set: String!, $model: String!) {
+  annotationQueue(corpus: $corpus, set: $set, model: $model, first: 20) { document { id externalID noteType } status tokens uncertainty }
+}`;
+
+/**
+ * queueCard orders a set's open notes by a model's uncertainty (the sum of
+ * its tokens' label entropy): the notes worth annotating first, each a link
+ * into the set.
+ */
+function queueCard(name, sets) {
+  const set = h('select', { id: 'queue-set' }, sets.map((s) => h('option', { value: s.name }, s.name)));
+  const model = h('select', { id: 'queue-model', required: true });
+  const out = h('div', { id: 'queue-out', 'aria-live': 'polite' });
+  gql(MODELS).then((d) => {
+    const built = d.models.edges.map((e) => e.node).filter((m) => m.kind !== 'external');
+    model.replaceChildren(...built.map((m) => h('option', { value: m.name }, m.name)));
+    if (!built.length) out.replaceChildren(h('p', { class: 'muted' }, 'No model to rank by yet: train one on the Runs page.'));
+  }).catch(() => {});
+  const submit = async (e) => {
+    e.preventDefault();
+    out.replaceChildren(h('p', { class: 'muted' }, 'Ranking…'));
+    try {
+      const { annotationQueue: q } = await gql(QUEUE, { corpus: name, set: set.value, model: model.value });
+      out.replaceChildren(table([
+        { label: 'Note', value: (x) => h('a', { href: href(['corpus', name, 'annotate'], { set: set.value, doc: x.document.id }) }, x.document.externalID) },
+        { label: 'Type', value: (x) => x.document.noteType || '—' },
+        { label: 'Status', value: (x) => STATUS_LABEL[x.status] || x.status },
+        { label: 'Tokens', num: true, value: (x) => num(x.tokens) },
+        { label: 'Uncertainty (nats)', num: true, value: (x) => x.uncertainty.toFixed(1) },
+      ], q, { cls: 'compact queue', empty: 'Every note of the set is done.' }));
+    } catch (err) {
+      out.replaceChildren(h('p', { class: 'error-inline', role: 'alert' }, `Could not rank: ${err.message}`));
+    }
+  };
+  return card('What to annotate next', h('form', { id: 'queue-form', class: 'controls', onsubmit: submit },
+    h('label', {}, 'Set ', set), h('label', {}, 'ranked by the uncertainty of model ', model), h('button', { type: 'submit' }, 'Rank')), out);
 }
 
 /**
