@@ -1,10 +1,13 @@
 package release
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -153,8 +156,7 @@ func (d Datasheet) Markdown() string {
 	if m, ok := d.Provenance["mapping"]; ok {
 		fmt.Fprintf(&b, "Derived from `%v` with the tag-set mapping `%v` (%v).\n\n", d.Provenance["from"], m, d.Provenance["mappingHash"])
 	}
-	prov, _ := json.MarshalIndent(PublicProvenance(d.Provenance), "", "  ")
-	fmt.Fprintf(&b, "```json\n%s\n```\n\n", prov)
+	writeProvenance(&b, PublicProvenance(d.Provenance))
 
 	if len(d.Evaluations) > 0 {
 		b.WriteString("## Evaluations on this corpus\n\n| gold | system | metric | P | R | F1 |\n|---|---|---|---:|---:|---:|\n")
@@ -175,6 +177,109 @@ func (d Datasheet) Markdown() string {
 	}
 	b.WriteString("Verify an archive of this release with `deidcorpus release verify FILE.zip`: it recomputes every file's SHA-256 against MANIFEST and every document's content hash against the root hash.\n")
 	return b.String()
+}
+
+// provenanceWords names a provenance's keys in words, in the order the
+// datasheet lists them; a key not named here follows, as it is.
+var provenanceWords = []struct{ key, words string }{
+	{"source", "made by"}, {"from", "derived from"}, {"mapping", "tag-set mapping"}, {"mappingHash", "mapping's hash"},
+	{"format", "format"}, {"note", "note"}, {"patients", "patients"}, {"documents", "notes"}, {"tagset", "tag set"},
+	{"set", "from the annotation set"}, {"language", "language"}, {"policy", "policy"}, {"labels", "label rules"},
+	{"parts", "parts"}, {"unannotatedFinds", "originals found outside the gold spans"}, {"unannotatedNotes", "notes holding them"},
+	{"seed", "seed"}, {"codeVersion", "code version"},
+}
+
+// sources says what a provenance's source means.
+var sources = map[string]string{"resynthesis": "resynthesis (PHI replaced by surrogates)", "synth": "synthesis (no real PHI)",
+	"import": "import", "demo": "the demo"}
+
+// writeProvenance writes a provenance as a table in words; the check has
+// its sentence above, and a custom policy, data by nature, follows as JSON.
+func writeProvenance(b *strings.Builder, prov map[string]any) {
+	named := map[string]bool{"check": true}
+	var rows [][2]string
+	add := func(k string, words string) {
+		named[k] = true
+		if v, ok := prov[k]; ok {
+			rows = append(rows, [2]string{words, provenanceValue(k, v)})
+		}
+	}
+	for _, w := range provenanceWords {
+		add(w.key, w.words)
+	}
+	var rest []string
+	for k := range prov {
+		if !named[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		add(k, k)
+	}
+	if len(rows) > 0 {
+		b.WriteString("| | |\n|---|---|\n")
+		for _, r := range rows {
+			fmt.Fprintf(b, "| %s | %s |\n", r[0], cell(r[1]))
+		}
+		b.WriteString("\n")
+	}
+	if p, ok := prov["policy"].(map[string]any); ok && len(p) > 0 {
+		js, _ := json.MarshalIndent(p, "", "  ")
+		fmt.Fprintf(b, "The policy, as given:\n\n```json\n%s\n```\n\n", js)
+	}
+}
+
+// cell keeps a value inside its Markdown table cell.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}
+
+// provenanceValue writes one provenance value for people: label rules as
+// "LABEL: strategy", a missing policy as the built-in one, other maps as
+// "key value" pairs.
+func provenanceValue(key string, v any) string {
+	switch x := v.(type) {
+	case nil:
+		if key == "policy" {
+			return "built-in (the papers')"
+		}
+		return "none"
+	case string:
+		if key == "source" && sources[x] != "" {
+			return sources[x]
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case map[string]any:
+		if key == "policy" {
+			return "custom (below)"
+		}
+		keys := slices.Sorted(maps.Keys(x))
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, k+" "+provenanceValue(k, x[k]))
+		}
+		return strings.Join(parts, ", ")
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			if r, ok := e.(map[string]any); ok && r["Label"] != nil {
+				strategy, _ := r["Strategy"].(string)
+				rule := fmt.Sprintf("%v: %s", r["Label"], cmp.Or(strategy, "kept"))
+				if via, _ := r["Via"].(string); via != "" {
+					rule += fmt.Sprintf(" (via %s as %v)", via, r["As"])
+				}
+				parts = append(parts, rule)
+				continue
+			}
+			parts = append(parts, provenanceValue("", e))
+		}
+		return strings.Join(parts, "; ")
+	default:
+		return fmt.Sprint(v)
+	}
 }
 
 // UnannotatedKey is the provenance key under which a surrogate corpus

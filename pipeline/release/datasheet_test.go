@@ -61,3 +61,28 @@ func TestDatasheetLabels(t *testing.T) {
 		t.Errorf("the datasheet lacks the category and type:\n%s", sheet)
 	}
 }
+
+// A datasheet's provenance reads in words, and a shared surrogate corpus's
+// names neither its source nor its seed; a custom policy follows as JSON.
+func TestDatasheetProvenanceInWords(t *testing.T) {
+	prov := map[string]any{"source": "resynthesis", "from": "ward-original", "seed": 7.0, "policy": nil, "language": "es",
+		"labels": []any{map[string]any{"Label": "NAME/PATIENT", "Strategy": "name"}, map[string]any{"Label": "AGE/AGE", "Strategy": ""}},
+		"check":  map[string]any{"ok": true}}
+	sheet := Datasheet{Name: "n", Version: "1.0.0", Provenance: prov}.Markdown()
+	for _, want := range []string{"| made by | resynthesis (PHI replaced by surrogates) |", "| policy | built-in (the papers') |",
+		"| language | es |", "| label rules | NAME/PATIENT: name; AGE/AGE: kept |"} {
+		if !strings.Contains(sheet, want) {
+			t.Errorf("the datasheet lacks %q:\n%s", want, sheet)
+		}
+	}
+	for _, never := range []string{"ward-original", "seed", "```json"} {
+		if strings.Contains(sheet, never) {
+			t.Errorf("the datasheet holds %q:\n%s", never, sheet)
+		}
+	}
+	prov["policy"] = map[string]any{"types": map[string]any{"DATE": map[string]any{"strategy": "shift"}}}
+	sheet = Datasheet{Name: "n", Version: "1.0.0", Provenance: prov}.Markdown()
+	if !strings.Contains(sheet, "| policy | custom (below) |") || !strings.Contains(sheet, "The policy, as given:\n\n```json\n{\n  \"types\"") {
+		t.Errorf("a custom policy is not given whole:\n%s", sheet)
+	}
+}

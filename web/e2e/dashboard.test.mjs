@@ -958,11 +958,12 @@ test('a release of the demo corpus made from the form is listed, and its datashe
   assert.equal(await page.locator('.figures .documents').innerText(), n);
   const sheet = page.locator('.datasheet');
   assert.match(await sheet.locator('p', { hasText: 'documents of' }).innerText(), new RegExp(`^${r.documents} documents of \\d+ patients`));
-  // The Markdown is rendered: headings, tables, the provenance code block.
+  // The Markdown is rendered: headings, tables, the provenance in words.
   assert.equal(await sheet.locator('h3').first().innerText(), r.ref);
   assert.ok(await sheet.locator('h4', { hasText: 'PHI by type' }).isVisible());
-  assert.ok(await sheet.locator('table').count() >= 3, 'the datasheet tables are tables');
-  assert.equal(await sheet.locator('pre.code').count(), 1);
+  assert.ok(await sheet.locator('table').count() >= 4, 'the datasheet tables are tables');
+  assert.equal(await sheet.locator('pre.code').count(), 0, 'provenance in words, not JSON');
+  assert.match(await sheet.locator('tr', { hasText: 'made by' }).innerText(), /made by\s+synthesis \(no real PHI\)/);
   assert.equal(await sheet.locator('tr', { hasText: 'root hash (SHA-256)' }).locator('code').innerText(), r.rootHash);
   assert.equal(await sheet.evaluate((el) => el.innerHTML.includes('```') || el.innerHTML.includes('|---')), false, 'no raw Markdown left');
   // Provenance: the release, then the corpus it froze, linked.
