@@ -60,6 +60,11 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 				assert.Equal(t, 0, code, "%s %s: %s", c.name, h, errs)
 				assert.Equal(t, want, out, "%s %s", c.name, h)
 			}
+			if len(words) == 2 { // a subcommand: "GROUP help SUB" too
+				code, out, errs := cli(t, words[0], "help", words[1])
+				assert.Equal(t, 0, code, "%s help %s: %s", words[0], words[1], errs)
+				assert.Equal(t, want, out, "%s help %s", words[0], words[1])
+			}
 
 			if c.setup != nil {
 				require.NotEmpty(t, c.examples)

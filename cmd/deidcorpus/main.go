@@ -176,6 +176,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		usage(stdout)
 		return 0
 	}
+	if c, ok := commands[args[0]]; ok && c.setup == nil && len(args) > 2 && args[1] == "help" {
+		args = append([]string{"help", args[0]}, args[2:]...) // "jobs help show" is "help jobs show"
+	}
 	if args[0] == "help" {
 		c, rest, err := find(args[1:])
 		if err == nil && len(rest) > 0 {
