@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		usage(stdout)
 		return 0
 	}
-	if c, ok := commands[args[0]]; ok && c.setup == nil && len(args) > 2 && args[1] == "help" {
+	if c, ok := commands[args[0]]; ok && len(c.subs) > 0 && len(args) > 2 && args[1] == "help" {
 		args = append([]string{"help", args[0]}, args[2:]...) // "jobs help show" is "help jobs show"
 	}
 	if args[0] == "help" {
