@@ -214,8 +214,9 @@ func spelled(vals *valueSet, v, typ, text string, bs, be int, pol *Policy) bool 
 		if strings.ContainsAny(w, "\n\r") {
 			return false
 		}
-		if pol.Rule("", typ).Strategy == Age {
-			// An age is a number of years: "95 yo", "95-year-old", "aged 95".
+		if pol.Rule("", typ).Strategy == Age || pol.categoryOf("", typ) == "AGE" {
+			// An age, replaced or masked, is a number of years: "95 yo",
+			// "95-year-old", "aged 95"; not the 84 of "BP 142/84".
 			next := fold(nextWord(text[be:]))
 			prevWords := strings.Fields(fold(text[max(0, bs-12):bs]))
 			prev := ""

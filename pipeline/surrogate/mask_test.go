@@ -279,3 +279,29 @@ func TestMaskedNamePartsArePropagated(t *testing.T) {
 		}
 	}
 }
+
+// A masked age is a number of years as a replaced one is: the 84 of a blood
+// pressure elsewhere in the note is no unannotated original, "84 years" is.
+func TestMaskedAgeIsSearchedAsAnAge(t *testing.T) {
+	pol := DefaultPolicy()
+	pol.Types["AGE"] = Rule{Strategy: Placeholder, Scope: ScopePatient}
+	if err := pol.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"Patient aged 84 seen. BP 142/84, HR 96.", 0},
+		{"Patient aged 84 seen. She says she is 84 years old.", 1},
+	} {
+		doc := noteDoc(t, "p", c.text, [2]string{"AGE", "84"})
+		res, err := New(pol, nil, 1).Run([]pipeline.Document{doc}, Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := Check([]pipeline.Document{doc}, res, pol); len(rep.Unannotated) != c.want {
+			t.Errorf("%q: %d unannotated finds %+v, want %d", c.text, len(rep.Unannotated), rep.Unannotated, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package surrogate
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -330,6 +331,14 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	var def Policy
 	if err := json.Unmarshal(defaultPolicy, &def); err != nil {
 		return nil, err
+	}
+	for t, r := range p.Types {
+		// A rule may leave its scope out: the default policy's for the
+		// type, else one per patient (as a person's values are).
+		if r.Scope == "" {
+			r.Scope = cmp.Or(def.Types[t].Scope, ScopePatient)
+			p.Types[t] = r
+		}
 	}
 	for t, r := range def.Types {
 		if _, ok := p.Types[t]; !ok {

@@ -140,3 +140,21 @@ func TestDateShiftEitherWay(t *testing.T) {
 		t.Errorf("either with bounds around 0: %v", err)
 	}
 }
+
+// A rule may leave its scope out, as a newcomer writes one: it takes the
+// default policy's scope for its type, else one per patient.
+func TestPolicyRuleWithoutScope(t *testing.T) {
+	p, err := ParsePolicy([]byte(`{"types": {"AGE": {"strategy": "placeholder"}, "DOCTOR": {"strategy": "hash"}, "MY_OWN_TYPE": {"strategy": "redact"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultPolicy()
+	for typ, want := range map[string]string{"AGE": def.Types["AGE"].Scope, "DOCTOR": def.Types["DOCTOR"].Scope, "MY_OWN_TYPE": ScopePatient} {
+		if got := p.Types[typ].Scope; got != want || got == "" {
+			t.Errorf("%s: scope %q, want %q", typ, got, want)
+		}
+	}
+	if def.Types["DOCTOR"].Scope != ScopeCorpus {
+		t.Errorf("the default policy's DOCTOR scope is %q: this test meant one that is not the patient's", def.Types["DOCTOR"].Scope)
+	}
+}

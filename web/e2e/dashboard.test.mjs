@@ -734,6 +734,27 @@ test('two taggings compared with significance tests', async () => {
 
 let surrogate; // the surrogate corpus's name
 
+test('resynthesis from the form with a policy of its own: broken JSON is named at once, a placeholder for ages reaches the surrogate text', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize&policy'; }));
+  await page.selectOption('#resynth-corpus', corpus.name);
+  await page.fill('#resynth-out', 'masked-ages');
+  await page.fill('#resynth-policy', '{"types": {"AGE": {"strategy": "placeholder"}');
+  await page.click('#form-resynthesize button[type="submit"]');
+  assert.match(await page.locator('#form-resynthesize .form-status').innerText(), /^Policy: .*JSON/);
+  await page.fill('#resynth-policy', '{"types": {"AGE": {"strategy": "placeholder"}}}');
+  const before = await jobIds();
+  await page.click('#form-resynthesize button[type="submit"]');
+  try {
+    const { row } = await finishedRow('resynthesize', before);
+    assert.equal(await row.getAttribute('data-status'), 'succeeded', `resynthesis: ${await row.innerText()}`);
+    const { documents } = await gql('{ documents(first: 200, where: {hasCorpusWith: {name: "masked-ages"}}) { edges { node { text annotations(set: "gold") { type text } } } } }');
+    const ages = documents.edges.flatMap((e) => e.node.annotations).filter((a) => a.type === 'AGE');
+    assert.ok(ages.length > 0 && ages.every((a) => a.text === '[AGE]'), `every age is [AGE]: ${ages.slice(0, 3).map((a) => a.text)}`);
+  } finally {
+    await gql('mutation { deleteCorpus(name: "masked-ages") }').catch(() => {});
+  }
+});
+
 test('resynthesis from the form: the surrogate corpus shows its check, and the original beside a surrogate note', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }));
   const before = await jobIds();

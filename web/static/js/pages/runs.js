@@ -347,17 +347,48 @@ function tagForm(state, onStarted) {
   });
 }
 
+/**
+ * policyField is a resynthesis policy given as JSON, typed or read from a
+ * file (as resynth --policy FILE takes it; resynth --print-policy prints the
+ * built-in one to start from); empty is the built-in policy. value() throws
+ * a message naming where the JSON breaks.
+ */
+function policyField(id) {
+  const text = h('textarea', { id, rows: 3, spellcheck: 'false', placeholder: '{"types": {"AGE": {"strategy": "placeholder"}, "EMAIL": {"strategy": "redact"}}}' });
+  const file = h('input', { id: `${id}-file`, type: 'file', accept: '.json,application/json', 'aria-label': 'Read the policy from a file',
+    onchange: async () => { if (file.files[0]) text.value = await file.files[0].text(); } });
+  const el = h('div', { class: 'field field-wide' }, h('label', { for: id }, 'Policy (JSON)'), text, file,
+    h('small', { class: 'muted' }, 'optional: the built-in policy when empty; per type a surrogate strategy, keep, or the masks redact, placeholder and hash (docs/resynthesis.md)'));
+  const value = () => {
+    const t = text.value.trim();
+    if (!t) return null;
+    try {
+      const v = JSON.parse(t);
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('a policy is a JSON object');
+      return v;
+    } catch (e) {
+      throw new Error(`Policy: ${e.message}`);
+    }
+  };
+  return { el, value };
+}
+
 function resynthForm(state, onStarted) {
   const corpus = corpusSelect(state, 'resynth-corpus', () => { if (!out.dataset.touched) out.value = `${corpus.sel.value}-surrogate`; });
   const out = h('input', { id: 'resynth-out', required: true, autocomplete: 'off', oninput: () => { out.dataset.touched = '1'; } });
   const seed = h('input', { id: 'resynth-seed', type: 'number', step: 1, value: 1 });
+  const policy = policyField('resynth-policy');
   return runForm('resynthesize', 'resynthesis', [
     field('Corpus', corpus.sel), field('Surrogate corpus', out, 'created, or extended with new notes'), field('Seed', seed),
+    policy.el,
   ], () => {
     const n = Number(seed.value || 1);
     if (!Number.isInteger(n)) throw new Error('The seed must be a whole number.');
     if (!out.value.trim()) throw new Error('Name the surrogate corpus.');
-    return { input: { corpus: corpus.sel.value, out: out.value.trim(), seed: n } };
+    const input = { corpus: corpus.sel.value, out: out.value.trim(), seed: n };
+    const p = policy.value();
+    if (p) input.policy = p;
+    return { input };
   }, onStarted, () => { corpus.refill(); if (!out.dataset.touched) out.value = `${corpus.sel.value}-surrogate`; });
 }
 
