@@ -76,6 +76,15 @@ func (p DeidentifyParams) check(ctx context.Context, st *store.Store, job int) (
 	} else if n == 0 {
 		return nil, st.NoDocumentsIn(ctx, c, "")
 	}
+	out, err := st.CorpusByName(ctx, p.Out)
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+	case err != nil:
+		return nil, err
+	case job == 0 || !writtenBy(out, job):
+		return nil, apperr.New(apperr.Conflict, "corpus %q exists: deidentify writes a new surrogate corpus; choose another --out "+
+			"(new notes of a corpus deidentified before: tag them and resynth into it)", p.Out)
+	}
 	row, err := st.ModelByName(ctx, p.Model)
 	if err != nil {
 		return nil, err
@@ -92,18 +101,14 @@ func (p DeidentifyParams) check(ctx context.Context, st *store.Store, job int) (
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Invalid, err)
 	}
-	out, err := st.CorpusByName(ctx, p.Out)
-	switch {
-	case apperr.CodeOf(err) == apperr.NotFound:
-		return risk, nil
-	case err != nil:
-		return nil, err
-	}
-	if m := store.InProgress(out); job != 0 && (m != nil && m.Job == job || finishedRun(out, job) != nil) {
-		return risk, nil // this job's own, from an earlier attempt
-	}
-	return nil, apperr.New(apperr.Conflict, "corpus %q exists: deidentify writes a new surrogate corpus; choose another --out "+
-		"(new notes of a corpus deidentified before: tag them and resynth into it)", p.Out)
+	return risk, nil
+}
+
+// writtenBy says whether job began or finished writing corpus out (an
+// earlier attempt of a retried job).
+func writtenBy(out *ent.Corpus, job int) bool {
+	m := store.InProgress(out)
+	return m != nil && m.Job == job || finishedRun(out, job) != nil
 }
 
 // privacyEstimate is model name's held-out estimate of the risk at its
