@@ -146,6 +146,7 @@ var rules = map[string]Rule{
 	"cli.corpora":          {Roles: everyone},
 	"cli.derive":           {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":          {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.deidentify":       {Roles: curators, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.resynth.resolve":  {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":            {Roles: everyone, Corpora: []string{"corpus"}, NewModels: []string{"model"}},
 	"cli.tag":              {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},
