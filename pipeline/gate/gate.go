@@ -89,9 +89,10 @@ func Check(corpus string, runs []Run) error {
 		}
 		if ceiling, ok := r.Ceiling(); ok && t.Risk.NoteLeakRate > ceiling {
 			return fmt.Errorf("corpus %q: notes with a leaked value, %.4f (95%% CI %.4f to %.4f; the held-out estimate of %s), "+
-				"are above the policy's maxNoteLeakRate %.4f: it cannot be released for outside sharing (a higher target recall, "+
-				"or a model trained on more annotated notes, lowers the estimate)",
-				corpus, t.Risk.NoteLeakRate, t.Risk.NoteLeakRateCI.Low, t.Risk.NoteLeakRateCI.High, t.what(), ceiling)
+				"are above the policy's maxNoteLeakRate %.4f: it cannot be released for outside sharing (calibrating the model at a "+
+				"higher target recall, deidcorpus models calibrate --model %s --target-recall R, or training it on more annotated "+
+				"notes may lower the estimate; deidentify again with the new model)",
+				corpus, t.Risk.NoteLeakRate, t.Risk.NoteLeakRateCI.Low, t.Risk.NoteLeakRateCI.High, t.what(), ceiling, t.Model)
 		}
 	}
 	return nil
