@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
-	"deidcorpus/apperr"
 	"deidcorpus/ent"
-	"deidcorpus/ent/job"
 	"deidcorpus/jobs"
-	"deidcorpus/pipeline/surrogate"
 )
 
 func init() {
@@ -57,24 +53,13 @@ func setupDeidentify(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, p, *async)
-		if errors.Is(err, surrogate.ErrPolicy) && *policyFile != "" {
-			return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err)
-		}
-		if err != nil || *async {
-			return err
-		}
-		if err := finished(e, j, *asJSON); err != nil {
-			return err
-		}
-		r, err := jobs.DecodeResult[jobs.DeidentifyResult](j)
-		if err != nil || r == nil || r.Resynthesis.Check == nil {
-			return err
-		}
-		if !r.Resynthesis.Check.OK || j.Status == job.StatusCheckFailed {
-			return checkFailed(*out, r.Resynthesis.Check, r.Resynthesis.CheckReport)
-		}
-		return nil
+		return runSurrogateJob(ctx, e, st, p, *policyFile, *out, *async, *asJSON, func(j *ent.Job) (*jobs.ResynthesizeResult, error) {
+			r, err := jobs.DecodeResult[jobs.DeidentifyResult](j)
+			if r == nil {
+				return nil, err
+			}
+			return &r.Resynthesis, err
+		})
 	}
 }
 
