@@ -248,18 +248,27 @@ func deidentify(ctx context.Context, run *Run) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, resynthErr := resynthesize(ctx, rs)
-	if out == nil {
+	written, resynthErr := resynthesize(ctx, rs)
+	if written == nil {
 		return nil, resynthErr
 	}
-	if err := decodeParams(out, &res.Resynthesis); err != nil {
+	if err := decodeParams(written, &res.Resynthesis); err != nil {
 		return nil, err
 	}
 	res.Corpus = res.Resynthesis.Corpus
-	pol, _, _ := p.resynthesis(0).policy() // validated
-	res.MaxNoteLeakRate = pol.MaxNoteLeakRate
-	gated := gate.Run{Tagger: &gate.Tagger{Risk: risk}, Policy: &gate.Policy{MaxNoteLeakRate: pol.MaxNoteLeakRate}}
-	res.Shareable = gate.Check(p.Out, []gate.Run{gated}) == nil && res.Resynthesis.Check != nil && res.Resynthesis.Check.OK
+	// What the release gate will read: the corpus's own record.
+	out, err := st.CorpusByName(ctx, p.Out)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := gate.Runs(out.Provenance)
+	if err != nil {
+		return nil, apperr.New(apperr.Internal, "corpus %q: %v", p.Out, err)
+	}
+	if ceiling, ok := runs[0].Ceiling(); ok {
+		res.MaxNoteLeakRate = &ceiling
+	}
+	res.Shareable = gate.Check(p.Out, runs) == nil && res.Resynthesis.Check != nil && res.Resynthesis.Check.OK
 	result, err := resultOf(res)
 	if err != nil {
 		return nil, err
