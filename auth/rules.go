@@ -96,6 +96,8 @@ var rules = map[string]Rule{
 	"Mutation.startDerive":      {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.deleteCorpus":     {Roles: curators, Corpora: []string{"name"}},
 	"Mutation.startResynthesis": {Roles: curators, Corpora: []string{"input.corpus"}},
+	// Tags with the model, then resynthesizes as startResynthesis does.
+	"Mutation.deidentify": {Roles: curators, Corpora: []string{"input.corpus"}, Models: []string{"input.model"}},
 	// Lifts a quarantine: the curator vouches that the findings are no PHI.
 	"Mutation.resolveCheckFindings": {Roles: curators, Corpora: []string{"corpus"}},
 	"Mutation.createRelease":        {Roles: curators, Corpora: []string{"input.corpus"}},
@@ -144,6 +146,7 @@ var rules = map[string]Rule{
 	"cli.corpora":          {Roles: everyone},
 	"cli.derive":           {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.resynth":          {Roles: curators, Corpora: []string{"corpus"}},
+	"cli.deidentify":       {Roles: curators, Corpora: []string{"corpus"}, Models: []string{"model"}},
 	"cli.resynth.resolve":  {Roles: curators, Corpora: []string{"corpus"}},
 	"cli.train":            {Roles: everyone, Corpora: []string{"corpus"}, NewModels: []string{"model"}},
 	"cli.tag":              {Roles: everyone, Corpora: []string{"corpus"}, Models: []string{"model"}},

@@ -20,6 +20,7 @@ import (
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/stats"
 	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 	"embed"
 	"errors"
@@ -51,6 +52,7 @@ type ResolverRoot interface {
 	CorpusStatistics() CorpusStatisticsResolver
 	Document() DocumentResolver
 	Evaluation() EvaluationResolver
+	HeldOutRisk() HeldOutRiskResolver
 	Job() JobResolver
 	Model() ModelResolver
 	Mutation() MutationResolver
@@ -283,6 +285,16 @@ type ComplexityRoot struct {
 		Recall    func(childComplexity int) int
 	}
 
+	DeidentifyOutput struct {
+		Corpus          func(childComplexity int) int
+		CorpusName      func(childComplexity int) int
+		MaxNoteLeakRate func(childComplexity int) int
+		Resynthesis     func(childComplexity int) int
+		Risk            func(childComplexity int) int
+		Shareable       func(childComplexity int) int
+		Tagging         func(childComplexity int) int
+	}
+
 	DeriveOutput struct {
 		Corpus        func(childComplexity int) int
 		CorpusName    func(childComplexity int) int
@@ -411,6 +423,21 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 	}
 
+	HeldOutRisk struct {
+		CharRecall            func(childComplexity int) int
+		Documents             func(childComplexity int) int
+		NoteDirectRate        func(childComplexity int) int
+		NoteDirectRateCI      func(childComplexity int) int
+		NoteLeakRate          func(childComplexity int) int
+		NoteLeakRateCI        func(childComplexity int) int
+		Point                 func(childComplexity int) int
+		SpanPrecision         func(childComplexity int) int
+		TargetRecall          func(childComplexity int) int
+		Values                func(childComplexity int) int
+		ValuesLeakedPer1000   func(childComplexity int) int
+		ValuesLeakedPer1000CI func(childComplexity int) int
+	}
+
 	IDPair struct {
 		Kind      func(childComplexity int) int
 		Source    func(childComplexity int) int
@@ -442,6 +469,11 @@ type ComplexityRoot struct {
 		Skipped       func(childComplexity int) int
 		Spans         func(childComplexity int) int
 		WithoutSpans  func(childComplexity int) int
+	}
+
+	Interval struct {
+		High func(childComplexity int) int
+		Low  func(childComplexity int) int
 	}
 
 	Job struct {
@@ -528,6 +560,7 @@ type ComplexityRoot struct {
 		CreateRelease         func(childComplexity int, input model.ReleaseInput) int
 		CreateToken           func(childComplexity int, user *string, name string, expiresInDays *int) int
 		CreateUser            func(childComplexity int, name string, role user.Role) int
+		Deidentify            func(childComplexity int, input model.DeidentifyInput) int
 		DeleteCorpus          func(childComplexity int, name string) int
 		DeriveCorpus          func(childComplexity int, corpus string, out string, mapping *string, mappingText *string, set string) int
 		ExportCorpus          func(childComplexity int, corpus string, set string, format string, split *document.Split) int
@@ -887,6 +920,9 @@ type DocumentResolver interface {
 type EvaluationResolver interface {
 	Report(ctx context.Context, obj *ent.Evaluation) (map[string]any, error)
 }
+type HeldOutRiskResolver interface {
+	Point(ctx context.Context, obj *tagger.HeldOutRisk) (string, error)
+}
 type JobResolver interface {
 	Progress(ctx context.Context, obj *ent.Job) (*float64, error)
 	Output(ctx context.Context, obj *ent.Job) (jobs.Output, error)
@@ -924,6 +960,7 @@ type MutationResolver interface {
 	RegisterExternalModel(ctx context.Context, name string, endpoint string, labels []string) (*ent.Model, error)
 	StartExperiment(ctx context.Context, input model.ExperimentInput) (*ent.Job, error)
 	StartResynthesis(ctx context.Context, input model.ResynthesisInput) (*ent.Job, error)
+	Deidentify(ctx context.Context, input model.DeidentifyInput) (*ent.Job, error)
 	ResolveCheckFindings(ctx context.Context, corpus string, reason string) (*ent.Corpus, error)
 	CreateRelease(ctx context.Context, input model.ReleaseInput) (*ent.Release, error)
 }
@@ -1933,6 +1970,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CurvePoint.Recall(childComplexity), true
 
+	case "DeidentifyOutput.corpus":
+		if e.ComplexityRoot.DeidentifyOutput.Corpus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.Corpus(childComplexity), true
+	case "DeidentifyOutput.corpusName":
+		if e.ComplexityRoot.DeidentifyOutput.CorpusName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.CorpusName(childComplexity), true
+	case "DeidentifyOutput.maxNoteLeakRate":
+		if e.ComplexityRoot.DeidentifyOutput.MaxNoteLeakRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.MaxNoteLeakRate(childComplexity), true
+	case "DeidentifyOutput.resynthesis":
+		if e.ComplexityRoot.DeidentifyOutput.Resynthesis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.Resynthesis(childComplexity), true
+	case "DeidentifyOutput.risk":
+		if e.ComplexityRoot.DeidentifyOutput.Risk == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.Risk(childComplexity), true
+	case "DeidentifyOutput.shareable":
+		if e.ComplexityRoot.DeidentifyOutput.Shareable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.Shareable(childComplexity), true
+	case "DeidentifyOutput.tagging":
+		if e.ComplexityRoot.DeidentifyOutput.Tagging == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeidentifyOutput.Tagging(childComplexity), true
+
 	case "DeriveOutput.corpus":
 		if e.ComplexityRoot.DeriveOutput.Corpus == nil {
 			break
@@ -2478,6 +2558,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FormatInfo.Name(childComplexity), true
 
+	case "HeldOutRisk.charRecall":
+		if e.ComplexityRoot.HeldOutRisk.CharRecall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.CharRecall(childComplexity), true
+	case "HeldOutRisk.documents":
+		if e.ComplexityRoot.HeldOutRisk.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.Documents(childComplexity), true
+	case "HeldOutRisk.noteDirectRate":
+		if e.ComplexityRoot.HeldOutRisk.NoteDirectRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.NoteDirectRate(childComplexity), true
+	case "HeldOutRisk.noteDirectRateCI":
+		if e.ComplexityRoot.HeldOutRisk.NoteDirectRateCI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.NoteDirectRateCI(childComplexity), true
+	case "HeldOutRisk.noteLeakRate":
+		if e.ComplexityRoot.HeldOutRisk.NoteLeakRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.NoteLeakRate(childComplexity), true
+	case "HeldOutRisk.noteLeakRateCI":
+		if e.ComplexityRoot.HeldOutRisk.NoteLeakRateCI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.NoteLeakRateCI(childComplexity), true
+	case "HeldOutRisk.point":
+		if e.ComplexityRoot.HeldOutRisk.Point == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.Point(childComplexity), true
+	case "HeldOutRisk.spanPrecision":
+		if e.ComplexityRoot.HeldOutRisk.SpanPrecision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.SpanPrecision(childComplexity), true
+	case "HeldOutRisk.targetRecall":
+		if e.ComplexityRoot.HeldOutRisk.TargetRecall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.TargetRecall(childComplexity), true
+	case "HeldOutRisk.values":
+		if e.ComplexityRoot.HeldOutRisk.Values == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.Values(childComplexity), true
+	case "HeldOutRisk.valuesLeakedPer1000":
+		if e.ComplexityRoot.HeldOutRisk.ValuesLeakedPer1000 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.ValuesLeakedPer1000(childComplexity), true
+	case "HeldOutRisk.valuesLeakedPer1000CI":
+		if e.ComplexityRoot.HeldOutRisk.ValuesLeakedPer1000CI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOutRisk.ValuesLeakedPer1000CI(childComplexity), true
+
 	case "IDPair.kind":
 		if e.ComplexityRoot.IDPair.Kind == nil {
 			break
@@ -2624,6 +2777,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ImportResult.WithoutSpans(childComplexity), true
+
+	case "Interval.high":
+		if e.ComplexityRoot.Interval.High == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interval.High(childComplexity), true
+	case "Interval.low":
+		if e.ComplexityRoot.Interval.Low == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Interval.Low(childComplexity), true
 
 	case "Job.attempts":
 		if e.ComplexityRoot.Job.Attempts == nil {
@@ -3054,6 +3220,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateUser(childComplexity, args["name"].(string), args["role"].(user.Role)), true
+	case "Mutation.deidentify":
+		if e.ComplexityRoot.Mutation.Deidentify == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deidentify_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Deidentify(childComplexity, args["input"].(model.DeidentifyInput)), true
 	case "Mutation.deleteCorpus":
 		if e.ComplexityRoot.Mutation.DeleteCorpus == nil {
 			break
@@ -4740,6 +4917,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputChangeSpanInput,
 		ec.unmarshalInputCorpusOrder,
 		ec.unmarshalInputCorpusWhereInput,
+		ec.unmarshalInputDeidentifyInput,
 		ec.unmarshalInputDocumentOrder,
 		ec.unmarshalInputDocumentWhereInput,
 		ec.unmarshalInputEvaluationInput,
@@ -5474,6 +5652,36 @@ func (ec *executionContext) childFields_FormatInfo(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type FormatInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_HeldOutRisk(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "point":
+		return ec.fieldContext_HeldOutRisk_point(ctx, field)
+	case "targetRecall":
+		return ec.fieldContext_HeldOutRisk_targetRecall(ctx, field)
+	case "documents":
+		return ec.fieldContext_HeldOutRisk_documents(ctx, field)
+	case "values":
+		return ec.fieldContext_HeldOutRisk_values(ctx, field)
+	case "valuesLeakedPer1000":
+		return ec.fieldContext_HeldOutRisk_valuesLeakedPer1000(ctx, field)
+	case "valuesLeakedPer1000CI":
+		return ec.fieldContext_HeldOutRisk_valuesLeakedPer1000CI(ctx, field)
+	case "noteLeakRate":
+		return ec.fieldContext_HeldOutRisk_noteLeakRate(ctx, field)
+	case "noteLeakRateCI":
+		return ec.fieldContext_HeldOutRisk_noteLeakRateCI(ctx, field)
+	case "noteDirectRate":
+		return ec.fieldContext_HeldOutRisk_noteDirectRate(ctx, field)
+	case "noteDirectRateCI":
+		return ec.fieldContext_HeldOutRisk_noteDirectRateCI(ctx, field)
+	case "charRecall":
+		return ec.fieldContext_HeldOutRisk_charRecall(ctx, field)
+	case "spanPrecision":
+		return ec.fieldContext_HeldOutRisk_spanPrecision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeldOutRisk", field.Name)
+}
+
 func (ec *executionContext) childFields_IDPair(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "kind":
@@ -5510,6 +5718,16 @@ func (ec *executionContext) childFields_ImportResult(ctx context.Context, field 
 		return ec.fieldContext_ImportResult_fromRelease(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportResult", field.Name)
+}
+
+func (ec *executionContext) childFields_Interval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "low":
+		return ec.fieldContext_Interval_low(ctx, field)
+	case "high":
+		return ec.fieldContext_Interval_high(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Interval", field.Name)
 }
 
 func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5894,6 +6112,40 @@ func (ec *executionContext) childFields_ReleaseEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ResynthesizeOutput(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "corpus":
+		return ec.fieldContext_ResynthesizeOutput_corpus(ctx, field)
+	case "corpusName":
+		return ec.fieldContext_ResynthesizeOutput_corpusName(ctx, field)
+	case "documents":
+		return ec.fieldContext_ResynthesizeOutput_documents(ctx, field)
+	case "written":
+		return ec.fieldContext_ResynthesizeOutput_written(ctx, field)
+	case "redonePatients":
+		return ec.fieldContext_ResynthesizeOutput_redonePatients(ctx, field)
+	case "newMappings":
+		return ec.fieldContext_ResynthesizeOutput_newMappings(ctx, field)
+	case "reused":
+		return ec.fieldContext_ResynthesizeOutput_reused(ctx, field)
+	case "redo":
+		return ec.fieldContext_ResynthesizeOutput_redo(ctx, field)
+	case "check":
+		return ec.fieldContext_ResynthesizeOutput_check(ctx, field)
+	case "checkReport":
+		return ec.fieldContext_ResynthesizeOutput_checkReport(ctx, field)
+	case "saved":
+		return ec.fieldContext_ResynthesizeOutput_saved(ctx, field)
+	case "checkStatus":
+		return ec.fieldContext_ResynthesizeOutput_checkStatus(ctx, field)
+	case "checkFindings":
+		return ec.fieldContext_ResynthesizeOutput_checkFindings(ctx, field)
+	case "message":
+		return ec.fieldContext_ResynthesizeOutput_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResynthesizeOutput", field.Name)
+}
+
 func (ec *executionContext) childFields_ReusedState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "job":
@@ -6016,6 +6268,28 @@ func (ec *executionContext) childFields_TagCategory(ctx context.Context, field g
 		return ec.fieldContext_TagCategory_types(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TagCategory", field.Name)
+}
+
+func (ec *executionContext) childFields_TagOutput(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "annotationSet":
+		return ec.fieldContext_TagOutput_annotationSet(ctx, field)
+	case "setName":
+		return ec.fieldContext_TagOutput_setName(ctx, field)
+	case "documents":
+		return ec.fieldContext_TagOutput_documents(ctx, field)
+	case "evaluation":
+		return ec.fieldContext_TagOutput_evaluation(ctx, field)
+	case "precision":
+		return ec.fieldContext_TagOutput_precision(ctx, field)
+	case "recall":
+		return ec.fieldContext_TagOutput_recall(ctx, field)
+	case "f1":
+		return ec.fieldContext_TagOutput_f1(ctx, field)
+	case "curve":
+		return ec.fieldContext_TagOutput_curve(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagOutput", field.Name)
 }
 
 func (ec *executionContext) childFields_TagSetInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6757,6 +7031,20 @@ func (ec *executionContext) field_Mutation_createUser_args(ctx context.Context, 
 		return nil, err
 	}
 	args["role"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deidentify_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeidentifyInput, error) {
+			return ec.unmarshalNDeidentifyInput2deidcorpusᚋgraphᚋmodelᚐDeidentifyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -12183,6 +12471,194 @@ func (ec *executionContext) fieldContext_CurvePoint_f1(_ context.Context, field 
 	return graphql.NewScalarFieldContext("CurvePoint", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _DeidentifyOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_corpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Corpus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_corpus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeidentifyOutput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DeidentifyOutput_corpusName(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_corpusName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorpusName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_corpusName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeidentifyOutput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeidentifyOutput_tagging(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_tagging(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tagging, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v jobs.TagResult) graphql.Marshaler {
+			return ec.marshalNTagOutput2deidcorpusᚋjobsᚐTagResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_tagging(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeidentifyOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagOutput(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeidentifyOutput_resynthesis(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_resynthesis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resynthesis, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v jobs.ResynthesizeResult) graphql.Marshaler {
+			return ec.marshalNResynthesizeOutput2deidcorpusᚋjobsᚐResynthesizeResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_resynthesis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeidentifyOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResynthesizeOutput(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeidentifyOutput_risk(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_risk(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Risk, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v tagger.HeldOutRisk) graphql.Marshaler {
+			return ec.marshalNHeldOutRisk2deidcorpusᚋpipelineᚋtaggerᚐHeldOutRisk(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_risk(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeidentifyOutput",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldOutRisk(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeidentifyOutput_maxNoteLeakRate(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_maxNoteLeakRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxNoteLeakRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_maxNoteLeakRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeidentifyOutput", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DeidentifyOutput_shareable(ctx context.Context, field graphql.CollectedField, obj *jobs.DeidentifyResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeidentifyOutput_shareable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shareable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeidentifyOutput_shareable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeidentifyOutput", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _DeriveOutput_corpus(ctx context.Context, field graphql.CollectedField, obj *jobs.DeriveResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14323,6 +14799,309 @@ func (ec *executionContext) fieldContext_FormatInfo_description(_ context.Contex
 	return graphql.NewScalarFieldContext("FormatInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _HeldOutRisk_point(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_point(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HeldOutRisk().Point(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_point(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_targetRecall(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_targetRecall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetRecall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_targetRecall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_documents(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_documents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Documents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_values(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_values(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Values, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_valuesLeakedPer1000(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_valuesLeakedPer1000(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValuesLeakedPer1000, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_valuesLeakedPer1000(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_valuesLeakedPer1000CI(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_valuesLeakedPer1000CI(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValuesLeakedPer1000CI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v evaluate.Interval) graphql.Marshaler {
+			return ec.marshalNInterval2deidcorpusᚋpipelineᚋevaluateᚐInterval(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_valuesLeakedPer1000CI(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeldOutRisk",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeldOutRisk_noteLeakRate(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_noteLeakRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoteLeakRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_noteLeakRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_noteLeakRateCI(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_noteLeakRateCI(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoteLeakRateCI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v evaluate.Interval) graphql.Marshaler {
+			return ec.marshalNInterval2deidcorpusᚋpipelineᚋevaluateᚐInterval(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_noteLeakRateCI(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeldOutRisk",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeldOutRisk_noteDirectRate(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_noteDirectRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoteDirectRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_noteDirectRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_noteDirectRateCI(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_noteDirectRateCI(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoteDirectRateCI, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v evaluate.Interval) graphql.Marshaler {
+			return ec.marshalNInterval2deidcorpusᚋpipelineᚋevaluateᚐInterval(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_noteDirectRateCI(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeldOutRisk",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Interval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeldOutRisk_charRecall(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_charRecall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CharRecall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_charRecall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeldOutRisk_spanPrecision(ctx context.Context, field graphql.CollectedField, obj *tagger.HeldOutRisk) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOutRisk_spanPrecision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpanPrecision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOutRisk_spanPrecision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOutRisk", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _IDPair_kind(ctx context.Context, field graphql.CollectedField, obj *store.IDPair) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14882,6 +15661,52 @@ func (ec *executionContext) _ImportResult_fromRelease(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ImportResult_fromRelease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Interval_low(ctx context.Context, field graphql.CollectedField, obj *evaluate.Interval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interval_low(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Low, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interval_low(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interval", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Interval_high(ctx context.Context, field graphql.CollectedField, obj *evaluate.Interval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Interval_high(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.High, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Interval_high(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Interval", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *ent.Job) (ret graphql.Marshaler) {
@@ -17413,6 +18238,50 @@ func (ec *executionContext) fieldContext_Mutation_startResynthesis(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_startResynthesis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deidentify(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deidentify(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Deidentify(ctx, fc.Args["input"].(model.DeidentifyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deidentify(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deidentify_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27181,6 +28050,75 @@ func (ec *executionContext) unmarshalInputCorpusWhereInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeidentifyInput(ctx context.Context, obj any) (model.DeidentifyInput, error) {
+	var it model.DeidentifyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["seed"]; !present {
+		asMap["seed"] = 1
+	}
+
+	fieldsInOrder := [...]string{"corpus", "model", "out", "policy", "targetRecall", "seed"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "corpus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("corpus"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Corpus = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "out":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("out"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Out = data
+		case "policy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("policy"))
+			data, err := ec.unmarshalOMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Policy = data
+		case "targetRecall":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetRecall"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetRecall = data
+		case "seed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seed"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seed = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDocumentOrder(ctx context.Context, obj any) (ent.DocumentOrder, error) {
 	var it ent.DocumentOrder
 	if obj == nil {
@@ -34439,6 +35377,13 @@ func (ec *executionContext) _JobOutput(ctx context.Context, sel ast.SelectionSet
 			return graphql.Null
 		}
 		return ec._DeriveOutput(ctx, sel, obj)
+	case jobs.DeidentifyResult:
+		return ec._DeidentifyOutput(ctx, sel, &obj)
+	case *jobs.DeidentifyResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DeidentifyOutput(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -36364,6 +37309,74 @@ func (ec *executionContext) _CurvePoint(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var deidentifyOutputImplementors = []string{"DeidentifyOutput", "JobOutput"}
+
+func (ec *executionContext) _DeidentifyOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.DeidentifyResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deidentifyOutputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeidentifyOutput")
+		case "corpus":
+			out.Values[i] = ec._DeidentifyOutput_corpus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "corpusName":
+			out.Values[i] = ec._DeidentifyOutput_corpusName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tagging":
+			out.Values[i] = ec._DeidentifyOutput_tagging(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resynthesis":
+			out.Values[i] = ec._DeidentifyOutput_resynthesis(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "risk":
+			out.Values[i] = ec._DeidentifyOutput_risk(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxNoteLeakRate":
+			out.Values[i] = ec._DeidentifyOutput_maxNoteLeakRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "shareable":
+			out.Values[i] = ec._DeidentifyOutput_shareable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deriveOutputImplementors = []string{"DeriveOutput", "JobOutput"}
 
 func (ec *executionContext) _DeriveOutput(ctx context.Context, sel ast.SelectionSet, obj *jobs.DeriveResult) graphql.Marshaler {
@@ -37487,6 +38500,132 @@ func (ec *executionContext) _FormatInfo(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var heldOutRiskImplementors = []string{"HeldOutRisk"}
+
+func (ec *executionContext) _HeldOutRisk(ctx context.Context, sel ast.SelectionSet, obj *tagger.HeldOutRisk) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heldOutRiskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeldOutRisk")
+		case "point":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HeldOutRisk_point(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "targetRecall":
+			out.Values[i] = ec._HeldOutRisk_targetRecall(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "documents":
+			out.Values[i] = ec._HeldOutRisk_documents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "values":
+			out.Values[i] = ec._HeldOutRisk_values(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "valuesLeakedPer1000":
+			out.Values[i] = ec._HeldOutRisk_valuesLeakedPer1000(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "valuesLeakedPer1000CI":
+			out.Values[i] = ec._HeldOutRisk_valuesLeakedPer1000CI(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "noteLeakRate":
+			out.Values[i] = ec._HeldOutRisk_noteLeakRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "noteLeakRateCI":
+			out.Values[i] = ec._HeldOutRisk_noteLeakRateCI(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "noteDirectRate":
+			out.Values[i] = ec._HeldOutRisk_noteDirectRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "noteDirectRateCI":
+			out.Values[i] = ec._HeldOutRisk_noteDirectRateCI(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "charRecall":
+			out.Values[i] = ec._HeldOutRisk_charRecall(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spanPrecision":
+			out.Values[i] = ec._HeldOutRisk_spanPrecision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var iDPairImplementors = []string{"IDPair"}
 
 func (ec *executionContext) _IDPair(ctx context.Context, sel ast.SelectionSet, obj *store.IDPair) graphql.Marshaler {
@@ -37683,6 +38822,49 @@ func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.Selection
 		case "fromRelease":
 			out.Values[i] = ec._ImportResult_fromRelease(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var intervalImplementors = []string{"Interval"}
+
+func (ec *executionContext) _Interval(ctx context.Context, sel ast.SelectionSet, obj *evaluate.Interval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, intervalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Interval")
+		case "low":
+			out.Values[i] = ec._Interval_low(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "high":
+			out.Values[i] = ec._Interval_high(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -38515,6 +39697,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "startResynthesis":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startResynthesis(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deidentify":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deidentify(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -42525,6 +43714,11 @@ func (ec *executionContext) marshalNCurvePoint2deidcorpusᚋpipelineᚋevaluate�
 	return ec._CurvePoint(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNDeidentifyInput2deidcorpusᚋgraphᚋmodelᚐDeidentifyInput(ctx context.Context, v any) (model.DeidentifyInput, error) {
+	res, err := ec.unmarshalInputDeidentifyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNDisagreementGroup2ᚕᚖdeidcorpusᚋstoreᚐDisagreementGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.DisagreementGroup) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -42715,6 +43909,10 @@ func (ec *executionContext) marshalNFormatInfo2ᚖdeidcorpusᚋgraphᚋmodelᚐF
 	return ec._FormatInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNHeldOutRisk2deidcorpusᚋpipelineᚋtaggerᚐHeldOutRisk(ctx context.Context, sel ast.SelectionSet, v tagger.HeldOutRisk) graphql.Marshaler {
+	return ec._HeldOutRisk(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNID2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalIntID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -42831,6 +44029,10 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNInterval2deidcorpusᚋpipelineᚋevaluateᚐInterval(ctx context.Context, sel ast.SelectionSet, v evaluate.Interval) graphql.Marshaler {
+	return ec._Interval(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNJob2ᚖdeidcorpusᚋentᚐJob(ctx context.Context, sel ast.SelectionSet, v *ent.Job) graphql.Marshaler {
@@ -43257,6 +44459,10 @@ func (ec *executionContext) unmarshalNResynthesisInput2deidcorpusᚋgraphᚋmode
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNResynthesizeOutput2deidcorpusᚋjobsᚐResynthesizeResult(ctx context.Context, sel ast.SelectionSet, v jobs.ResynthesizeResult) graphql.Marshaler {
+	return ec._ResynthesizeOutput(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNReusedState2deidcorpusᚋpipelineᚋsurrogateᚐReuse(ctx context.Context, sel ast.SelectionSet, v surrogate.Reuse) graphql.Marshaler {
 	return ec._ReusedState(ctx, sel, &v)
 }
@@ -43499,6 +44705,10 @@ func (ec *executionContext) marshalNTagCategory2ᚖdeidcorpusᚋgraphᚋmodelᚐ
 		return graphql.Null
 	}
 	return ec._TagCategory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTagOutput2deidcorpusᚋjobsᚐTagResult(ctx context.Context, sel ast.SelectionSet, v jobs.TagResult) graphql.Marshaler {
+	return ec._TagOutput(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNTagSetInfo2ᚕᚖdeidcorpusᚋgraphᚋmodelᚐTagSetInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TagSetInfo) graphql.Marshaler {

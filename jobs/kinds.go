@@ -97,6 +97,7 @@ func Handlers() map[string]Handler {
 		CalibrateParams{}.JobKind():    calibrateJob,
 		ExperimentParams{}.JobKind():   runExperiment,
 		PartParams{}.JobKind():         runPart,
+		DeidentifyParams{}.JobKind():   deidentify,
 	}
 }
 
@@ -114,6 +115,7 @@ var queuedBy = map[string]string{
 	CalibrateParams{}.JobKind():    "Mutation.startTraining",
 	TagParams{}.JobKind():          "Mutation.startTagging",
 	ExperimentParams{}.JobKind():   "Mutation.startExperiment",
+	DeidentifyParams{}.JobKind():   "Mutation.deidentify",
 }
 
 // Splits are the kinds whose jobs are cut into parts that every worker

@@ -215,6 +215,7 @@ func init() {
 		func() Output { return new(TrainResult) }, func() Output { return new(TagResult) },
 		func() Output { return new(ExperimentResult) }, func() Output { return new(ResynthesizeResult) },
 		func() Output { return new(PingResult) }, func() Output { return new(CalibrateResult) },
+		func() Output { return new(DeidentifyResult) },
 	} {
 		outputs[o().JobKind()] = o
 	}

@@ -15,6 +15,7 @@ import (
 	"deidcorpus/ent/corpus"
 	"deidcorpus/internal/seqs"
 	"deidcorpus/pipeline"
+	"deidcorpus/pipeline/gate"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/pipeline/surrogate"
@@ -483,6 +484,14 @@ func (r *resynthesis) finish(ctx context.Context, run *Run, target *ent.Corpus, 
 	}
 	if p.Parts >= 2 {
 		prov["parts"] = p.Parts
+	}
+	// A tagger's spans leave what it missed in the text: the run records
+	// which tagger, and its held-out estimate of that risk, for the release
+	// gate (pipeline/gate) and the datasheet.
+	if t, err := taggerOf(ctx, st, r.src, p.Set); err != nil {
+		return nil, err
+	} else if t != nil {
+		prov[gate.Key] = t
 	}
 	for _, l := range report.Unannotated {
 		r.unannotated[r.names.Doc(l.Doc)]++

@@ -15,6 +15,7 @@ import (
 	"deidcorpus/auth"
 	"deidcorpus/ent"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/jsonmap"
 	"deidcorpus/store"
 	"deidcorpus/version"
 )
@@ -30,6 +31,25 @@ type Run struct {
 	done, total int
 	message     string
 	dropInput   int // see DropInputOnSuccess
+
+	// of, for a stage of a job made of other kinds' work (deidentify),
+	// is the job's own run: the stage's progress, done of its total, is
+	// placed between from and from+width on of's scale of grand.
+	of                 *Run
+	from, width, grand int
+}
+
+// stage is a run of job's handler for one stage of it, with params of
+// another kind (deidentify's tagging and resynthesis): the stage's
+// progress moves r's bar between from and from+width of grand.
+func (r *Run) stage(params Params, from, width, grand int) (*Run, error) {
+	p, err := jsonmap.Of(params)
+	if err != nil {
+		return nil, err
+	}
+	j := *r.Job
+	j.Params = p
+	return &Run{Job: &j, Store: r.Store, Logger: r.Logger, manager: r.manager, of: r, from: from, width: width, grand: grand}, nil
 }
 
 // DropInputOnSuccess has the stored input artifact id deleted when the job
@@ -62,6 +82,14 @@ func decodeParams(params map[string]any, v any) error {
 // Progress records how far the job is; the heartbeat writes it to the job
 // row, so calling it often is cheap.
 func (r *Run) Progress(done, total int, message string) {
+	if r.of != nil {
+		at := r.from
+		if total > 0 {
+			at += r.width * min(done, total) / total
+		}
+		r.of.Progress(at, r.grand, message)
+		return
+	}
 	r.mu.Lock()
 	r.done, r.total = done, total
 	if message != "" {

@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
 )
 
 // TestDecide: a job attempt's outcome from its handler's error, why its
@@ -39,5 +41,35 @@ func TestDecide(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.want, decide(c.a))
 		})
+	}
+}
+
+// A job made of stages (deidentify) has one bar: each stage's progress,
+// on its own scale, moves the job's between the stage's bounds, never past
+// them, so that the bar only moves forward and its time left holds.
+func TestStagesShareOneBar(t *testing.T) {
+	run := &Run{Job: &ent.Job{ID: 1, Params: map[string]any{}}}
+	tag, err := run.stage(TagParams{Model: "m", Corpus: "c"}, 0, 10, 30)
+	require.NoError(t, err)
+	assert.Equal(t, "m", tag.Job.Params["model"], "a stage reads its own kind's parameters")
+	assert.Empty(t, run.Job.Params, "the job's own are unchanged")
+	resynth, err := run.stage(ResynthesizeParams{Corpus: "c", Out: "o"}, 10, 20, 30)
+	require.NoError(t, err)
+	for _, step := range []struct {
+		r           *Run
+		done, total int
+		msg         string
+		want        int
+		wantMsg     string
+	}{
+		{tag, 0, 10, "tagging", 0, "tagging"}, {tag, 5, 10, "", 5, "tagging"}, {tag, 10, 10, "", 10, "tagging"},
+		{resynth, 0, 0, "planning", 10, "planning"}, {resynth, 3, 6, "reading", 20, "reading"},
+		{resynth, 9, 6, "", 30, "reading"}, // a stage never moves the bar past its bounds
+	} {
+		step.r.Progress(step.done, step.total, step.msg)
+		done, total, msg := run.snapshot()
+		assert.Equal(t, step.want, done, "%+v", step)
+		assert.Equal(t, 30, total)
+		assert.Equal(t, step.wantMsg, msg)
 	}
 }

@@ -16,12 +16,18 @@ import (
 	"deidcorpus/internal/jsonmap"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/evaluate"
+	"deidcorpus/pipeline/tagger"
 	"deidcorpus/store"
 )
 
 // Report is the resolver for the report field.
 func (r *evaluationResolver) Report(ctx context.Context, obj *ent.Evaluation) (map[string]any, error) {
 	return jsonmap.Decode(obj.Report)
+}
+
+// Point is the resolver for the point field.
+func (r *heldOutRiskResolver) Point(ctx context.Context, obj *tagger.HeldOutRisk) (string, error) {
+	return string(obj.Point), nil
 }
 
 // Progress is the resolver for the progress field.
@@ -143,6 +149,18 @@ func (r *mutationResolver) StartResynthesis(ctx context.Context, input model.Res
 	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
 }
 
+// Deidentify is the resolver for the deidentify field.
+func (r *mutationResolver) Deidentify(ctx context.Context, input model.DeidentifyInput) (*ent.Job, error) {
+	p := jobs.DeidentifyParams{Corpus: input.Corpus, Model: input.Model, Out: input.Out, Seed: uint64(input.Seed)}
+	if input.Policy != nil {
+		p.Policy = input.Policy
+	}
+	if input.TargetRecall != nil {
+		p.TargetRecall = *input.TargetRecall
+	}
+	return r.jobs.Enqueue(ctx, p, auth.Name(ctx), nil)
+}
+
 // ResolveCheckFindings is the resolver for the resolveCheckFindings field.
 func (r *mutationResolver) ResolveCheckFindings(ctx context.Context, corpus string, reason string) (*ent.Corpus, error) {
 	return r.store.ResolveCheckFindings(ctx, corpus, reason, auth.Name(ctx))
@@ -244,6 +262,9 @@ func (r *surrogateMappingResolver) Original(ctx context.Context, obj *ent.Surrog
 	return r.store.MappingOriginal(ctx, obj)
 }
 
+// HeldOutRisk returns graph.HeldOutRiskResolver implementation.
+func (r *Resolver) HeldOutRisk() graph.HeldOutRiskResolver { return &heldOutRiskResolver{r} }
+
 // Subscription returns graph.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
@@ -253,6 +274,7 @@ func (r *Resolver) SurrogateMapping() graph.SurrogateMappingResolver {
 }
 
 type (
+	heldOutRiskResolver      struct{ *Resolver }
 	subscriptionResolver     struct{ *Resolver }
 	surrogateMappingResolver struct{ *Resolver }
 )

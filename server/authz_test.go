@@ -295,6 +295,8 @@ func authzCases() []authzCase {
 			}},
 		{op: "Mutation.startResynthesis", allowed: "AC", query: `mutation($o: String!) { startResynthesis(input: {corpus: "orig", out: $o}) { id } }`,
 			vars: func(_ *authzFixture, r auth.Role) map[string]any { return map[string]any{"o": "resynth-" + string(r)} }},
+		// A conflict for those allowed: the surrogate corpus exists.
+		{op: "Mutation.deidentify", allowed: "AC", query: `mutation { deidentify(input: {corpus: "orig", model: "ext", out: "surr"}) { id } }`},
 		// A conflict for those allowed: the corpus passed its check.
 		{op: "Mutation.resolveCheckFindings", allowed: "AC", query: `mutation { resolveCheckFindings(corpus: "surr", reason: "reviewed") { name } }`},
 		{op: "Mutation.createRelease", allowed: "AC", query: `mutation($n: String!) { createRelease(input: {corpus: "surr", name: $n, version: "1.0.0"}) { ref } }`,

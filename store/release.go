@@ -20,6 +20,7 @@ import (
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
 	"deidcorpus/pipeline/formats"
+	"deidcorpus/pipeline/gate"
 	"deidcorpus/pipeline/release"
 	"deidcorpus/version"
 )
@@ -255,6 +256,14 @@ func shareable(c *ent.Corpus, accept string) error {
 	if c.CheckStatus != corpus.CheckStatusPassed && c.CheckStatus != corpus.CheckStatusResolved {
 		return apperr.New(apperr.Invalid, "corpus %q has no resynthesis check report: it cannot be released for outside sharing", c.Name)
 	}
+	// A tagger's spans: only with its held-out estimate, under the policy's ceiling.
+	runs, err := gate.Runs(c.Provenance)
+	if err != nil {
+		return apperr.New(apperr.Internal, "corpus %q: %v", c.Name, err)
+	}
+	if err := gate.Check(c.Name, runs); err != nil {
+		return apperr.Wrap(apperr.Invalid, err)
+	}
 	finds, docs := release.UnannotatedTotal(c.Provenance)
 	if finds > 0 && accept != "" && strings.TrimSpace(accept) == "" {
 		return apperr.New(apperr.Invalid, "the reason for sharing the unannotated finds of corpus %q is blank", c.Name)
@@ -302,6 +311,17 @@ func (s *Store) datasheet(ctx context.Context, c *ent.Corpus, st *Statistics, op
 	for _, e := range evs {
 		d.Evaluations = append(d.Evaluations, release.EvaluationLine{Gold: e.GoldSet, System: e.SystemSet,
 			Metric: e.Metric, Precision: e.Precision, Recall: e.Recall, F1: e.F1})
+	}
+	if c.Kind == corpus.KindSurrogate {
+		runs, err := gate.Runs(c.Provenance)
+		if err != nil {
+			return d, apperr.New(apperr.Internal, "corpus %q: %v", c.Name, err)
+		}
+		for _, r := range runs {
+			if r.Tagger != nil {
+				d.Tagged = append(d.Tagged, r)
+			}
+		}
 	}
 	d.ResidualRisk, err = s.residualRisk(ctx, c)
 	return d, err

@@ -70,6 +70,8 @@ func summarize(w io.Writer, j *ent.Job) error {
 		fmt.Fprintf(w, "pong: %v\n", r.Pong)
 	case *jobs.CalibrateResult:
 		summarizeCalibration(w, r)
+	case *jobs.DeidentifyResult:
+		summarizeDeidentify(w, j, r)
 	}
 	return nil
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	"deidcorpus/apperr"
+	"deidcorpus/ent"
 	"deidcorpus/ent/job"
 	"deidcorpus/internal/strictjson"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline/phi"
 	"deidcorpus/pipeline/resources"
 	"deidcorpus/pipeline/surrogate"
+	"deidcorpus/store"
 )
 
 func init() {
@@ -71,25 +73,34 @@ func setupResynth(e *env, fs *flag.FlagSet) action {
 			return err
 		}
 		defer st.Close()
-		j, err := runJob(ctx, e, st, p, *async)
-		if errors.Is(err, surrogate.ErrPolicy) && *policyFile != "" {
-			return apperr.New(apperr.Invalid, "%s: %v", *policyFile, err) // its names, checked against the corpus
-		}
-		if err != nil || *async {
-			return err
-		}
-		if err := finished(e, j, *asJSON); err != nil {
-			return err
-		}
-		r, err := jobs.DecodeResult[jobs.ResynthesizeResult](j)
-		if err != nil || r == nil || r.Check == nil {
-			return err
-		}
-		if !r.Check.OK || j.Status == job.StatusCheckFailed {
-			return checkFailed(*out, r.Check, r.CheckReport)
-		}
-		return nil
+		return runSurrogateJob(ctx, e, st, p, *policyFile, *out, *async, *asJSON, jobs.DecodeResult[jobs.ResynthesizeResult])
 	}
+}
+
+// runSurrogateJob runs a job that writes surrogate corpus out (resynth,
+// deidentify) and prints it; a policy's error names policyFile, and a
+// check that failed is the command's error. resynthesis reads the job's
+// resynthesis result.
+func runSurrogateJob(ctx context.Context, e *env, st *store.Store, p jobs.Params, policyFile, out string, async, asJSON bool,
+	resynthesis func(*ent.Job) (*jobs.ResynthesizeResult, error)) error {
+	j, err := runJob(ctx, e, st, p, async)
+	if errors.Is(err, surrogate.ErrPolicy) && policyFile != "" {
+		return apperr.New(apperr.Invalid, "%s: %v", policyFile, err) // its names, checked against the corpus
+	}
+	if err != nil || async {
+		return err
+	}
+	if err := finished(e, j, asJSON); err != nil {
+		return err
+	}
+	r, err := resynthesis(j)
+	if err != nil || r == nil || r.Check == nil {
+		return err
+	}
+	if !r.Check.OK || j.Status == job.StatusCheckFailed {
+		return checkFailed(out, r.Check, r.CheckReport)
+	}
+	return nil
 }
 
 // number prints a JSON number from a job result (decoded as float64) as an

@@ -89,6 +89,20 @@ type CorpusStatistics struct {
 	NamePatterns []*stats.PatternCount `json:"namePatterns"`
 }
 
+type DeidentifyInput struct {
+	// The notes to de-identify.
+	Corpus string `json:"corpus"`
+	// A built-in model with a calibrated privacy point.
+	Model string `json:"model"`
+	// The surrogate corpus to write: a new name.
+	Out string `json:"out"`
+	// A resynthesis policy, as startResynthesis takes it (the default when null); maxNoteLeakRate is its ceiling on notes with a leaked value.
+	Policy map[string]any `json:"policy,omitempty"`
+	// The recall of PHI characters to tag at; the model's calibrated one when null, and not below it.
+	TargetRecall *float64 `json:"targetRecall,omitempty"`
+	Seed         int      `json:"seed"`
+}
+
 type Download struct {
 	URL      string `json:"url"`
 	Filename string `json:"filename"`

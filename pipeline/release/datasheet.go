@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"deidcorpus/pipeline/gate"
 )
 
 // Datasheet is what a release's DATASHEET.md tells a reader: what the corpus
@@ -34,6 +36,9 @@ type Datasheet struct {
 	// set, is the residual-risk experiment that measured that set against
 	// gold (SPEC section 10); nil when none did.
 	ResidualRisk *RiskLine
+	// Tagged are the resynthesis runs that replaced a tagger's spans, each
+	// with the tagger's held-out estimate of the risk left (gate.Run.Words).
+	Tagged []gate.Run
 }
 
 // RiskLine is the headline of a residual-risk experiment: the leaks of the
@@ -167,8 +172,14 @@ func (d Datasheet) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(d.Tagged) > 0 || d.ResidualRisk != nil {
+		b.WriteString("## Residual risk\n\n")
+	}
+	for _, r := range d.Tagged {
+		fmt.Fprintf(&b, "%s\n\n", r.Words())
+	}
 	if r := d.ResidualRisk; r != nil {
-		fmt.Fprintf(&b, "## Residual risk\n\nThe annotation set `%s` that resynthesis replaced was measured against the gold of `%s` "+
+		fmt.Fprintf(&b, "The annotation set `%s` that resynthesis replaced was measured against the gold of `%s` "+
 			"(residual-risk experiment, job %d, seed %d): %d of %d gold spans (%.4f, 95%% CI %.4f to %.4f) were missed and stand in the "+
 			"surrogate text as they were, in %d of %d notes. A simulated parrot attack (Carrell et al. 2019: recall 0.68, precision 0.52) "+
 			"found them with recall %.3f and precision %.3f; a classifier told a leaked original from a surrogate with ROC AUC %.3f "+
@@ -186,7 +197,7 @@ var provenanceWords = []struct{ key, words string }{
 	{"format", "format"}, {"note", "note"}, {"patients", "patients"}, {"documents", "notes"}, {"tagset", "tag set"},
 	{"set", "from the annotation set"}, {"language", "language"}, {"policy", "policy"}, {"labels", "label rules"},
 	{"parts", "parts"}, {"unannotatedFinds", "originals found outside the gold spans"}, {"unannotatedNotes", "notes holding them"},
-	{"seed", "seed"}, {"codeVersion", "code version"},
+	{"tagger", "tagged by"}, {"seed", "seed"}, {"codeVersion", "code version"},
 }
 
 // sources says what a provenance's source means.
@@ -357,7 +368,7 @@ func PublicProvenance(prov map[string]any) map[string]any {
 // that PublicProvenance keeps.
 var (
 	publicResynthesis = map[string]bool{"source": true, "set": true, "policy": true, "codeVersion": true,
-		"language": true, "documents": true, "labels": true, "parts": true}
+		"language": true, "documents": true, "labels": true, "parts": true, gate.Key: true}
 	publicCheck = map[string]bool{"ok": true, "documents": true, "misaligned": true, "leaks": true, "identifiers": true,
 		"inconsistent": true, "intervalErrors": true, "equalToOriginal": true, "metadata": true, "unannotated": true,
 		"datesChecked": true, "review": true}

@@ -3,6 +3,9 @@ package release
 import (
 	"strings"
 	"testing"
+
+	"deidcorpus/pipeline/gate"
+	"deidcorpus/pipeline/tagger"
 )
 
 // A datasheet states a surrogate corpus's check, and says plainly when the
@@ -84,5 +87,27 @@ func TestDatasheetProvenanceInWords(t *testing.T) {
 	sheet = Datasheet{Name: "n", Version: "1.0.0", Provenance: prov}.Markdown()
 	if !strings.Contains(sheet, "| policy | custom (below) |") || !strings.Contains(sheet, "The policy, as given:\n\n```json\n{\n  \"types\"") {
 		t.Errorf("a custom policy is not given whole:\n%s", sheet)
+	}
+}
+
+// A corpus made from a tagger's spans has a residual-risk section in words,
+// and the public provenance keeps the tagger's record (no source name).
+func TestDatasheetStatesATaggersRisk(t *testing.T) {
+	tagged := gate.Run{Tagger: &gate.Tagger{Set: "deidentify-4", Model: "crf1", Point: tagger.Privacy, Folds: 5,
+		Risk: &tagger.HeldOutRisk{Point: tagger.Privacy, NoteLeakRate: 0.012}}}
+	d := Datasheet{Name: "n", Version: "1.0.0", Tagged: []gate.Run{tagged},
+		Provenance: map[string]any{"source": "resynthesis", "from": "ward", gate.Key: map[string]any{"model": "crf1"}}}
+	sheet := d.Markdown()
+	for _, want := range []string{"## Residual risk\n\nThe PHI that resynthesis replaced in these notes was found by a tagger",
+		"1.20% of notes hold at least one", "| tagged by | model crf1 |"} {
+		if !strings.Contains(sheet, want) {
+			t.Errorf("the datasheet lacks %q:\n%s", want, sheet)
+		}
+	}
+	if strings.Contains(sheet, "ward") {
+		t.Errorf("the datasheet names the source corpus:\n%s", sheet)
+	}
+	if strings.Contains(Datasheet{Name: "n", Version: "1.0.0"}.Markdown(), "Residual risk") {
+		t.Error("a datasheet without a tagger or an experiment has a residual-risk section")
 	}
 }

@@ -211,6 +211,11 @@ type Policy struct {
 	// no annotated value of the corpus ("Alta de Amparo Ybarrondo" is
 	// neither). Other types become Neutral.
 	NoteTypes NoteTypeRule `json:"noteTypes"`
+	// MaxNoteLeakRate, when set, is the share of notes with a leaked value
+	// above which a surrogate corpus made from a tagger's spans may not be
+	// shared: the release gate (pipeline/gate) compares it with the
+	// tagger's held-out estimate.
+	MaxNoteLeakRate *float64 `json:"maxNoteLeakRate,omitempty"`
 
 	labels *labelMapper // resolves Mapping or MappingText; made by Validate
 }
@@ -402,6 +407,9 @@ func (p *Policy) Validate() error {
 	}
 	if err := p.checkResources(); err != nil {
 		return err
+	}
+	if r := p.MaxNoteLeakRate; r != nil && !(*r >= 0 && *r <= 1) {
+		return fmt.Errorf("%w: maxNoteLeakRate %g: want a share of notes in [0, 1], such as 0.01", ErrPolicy, *r)
 	}
 	if p.MappingText != "" && p.Mapping != "" {
 		return fmt.Errorf("%w: give mapping (auto, none or a built-in mapping's name) or mappingText, not both", ErrPolicy)

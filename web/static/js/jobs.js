@@ -25,6 +25,7 @@ const OUTPUT_FIELDS = `output { __typename
   ... on ImportOutput { corpusName }
   ... on DeriveOutput { corpusName }
   ... on ResynthesizeOutput { corpusName checkReport message }
+  ... on DeidentifyOutput { corpusName shareable maxNoteLeakRate heldOut: risk { noteLeakRate noteDirectRate valuesLeakedPer1000 } }
   ... on ExportOutput { artifact bytes } }`;
 
 export const JOB_FIELDS = `id kind status progress progressDone progressTotal message error attempts
@@ -86,6 +87,14 @@ export function resultLinks(job) {
     out.push(h('a', { href: href(['risk', String(job.id)]), class: 'result-risk' },
       `Residual risk (parrot precision ${r.parrot?.precision?.toFixed(3)}, AUC ${r.distinguishability?.auc?.toFixed(3)})`));
   }
+  if (r.heldOut) {
+    // deidentify: the risk the surrogate corpus may still hold.
+    const pct = (x) => `${(100 * x).toFixed(2)}%`;
+    const ceiling = typeof r.maxNoteLeakRate === 'number' ? `; the policy allows ${pct(r.maxNoteLeakRate)}` : '';
+    out.push(h('span', { class: 'result-risk-left', title: 'The model’s held-out estimate at its privacy point, stated in the corpus’s provenance and datasheet.' },
+      `Risk left: notes with a leak ${pct(r.heldOut.noteLeakRate)}, with a direct identifier ${pct(r.heldOut.noteDirectRate)}${ceiling}`
+      + (r.shareable ? '' : ' — not shareable as it is')));
+  }
   if (r.message) out.push(h('span', { class: 'muted' }, r.message));
   return out;
 }
@@ -98,6 +107,7 @@ export function describe(job) {
     case 'tag': return `${p.corpus}${p.split ? '/' + p.split : ''} with ${p.model}`;
     case 'evaluate': return `${p.corpus}: ${p.system} vs ${p.gold || 'gold'}${p.metric ? ` (${p.metric})` : ''}`;
     case 'resynthesize': return `${p.corpus} → ${p.out} (seed ${p.seed ?? 1})`;
+    case 'deidentify': return `${p.corpus} → ${p.out} with ${p.model}${p.targetRecall ? `, recall ${p.targetRecall}` : ''} (seed ${p.seed ?? 1})`;
     case 'export': return `${p.corpus}/${p.set || 'gold'} as ${p.format || 'i2b2'}`;
     case 'derive': return `${p.corpus}/${p.set || 'gold'} → ${p.out} by ${p.mapping || p.mappingLabel?.split(/[\\/]/).pop() || 'an uploaded mapping'}`;
     default: return Object.entries(p).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ');

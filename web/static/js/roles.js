@@ -34,6 +34,7 @@ const RULES = {
   checkReport: [curators, 'The full resynthesis check report', 'Query.checkReport'],
   surrogateMappings: [curators, 'Surrogate mappings', 'Query.surrogateMappings'],
   resynthesize: [curators, 'Resynthesis', 'Mutation.startResynthesis'],
+  deidentify: [curators, 'De-identification (tagging, then resynthesis)', 'Mutation.deidentify'],
   createRelease: [curators, 'Creating a release', 'Mutation.createRelease'],
   registerModel: [curators, 'Registering an external tagger', 'Mutation.registerExternalModel'],
   createCorpus: [curators, 'Creating or deriving a corpus', 'Mutation.createCorpus'],

@@ -27,6 +27,7 @@ const START = {
   train: `mutation($input: TrainingInput!) { job: startTraining(input: $input) { ${JOB_FIELDS} } }`,
   tag: `mutation($input: TaggingInput!) { job: startTagging(input: $input) { ${JOB_FIELDS} } }`,
   resynthesize: `mutation($input: ResynthesisInput!) { job: startResynthesis(input: $input) { ${JOB_FIELDS} } }`,
+  deidentify: `mutation($input: DeidentifyInput!) { job: deidentify(input: $input) { ${JOB_FIELDS} } }`,
   evaluate: `mutation($input: EvaluationInput!) { job: startEvaluation(input: $input) { ${JOB_FIELDS} } }`,
   export: `mutation($corpus: String!, $set: String!, $format: String!) { job: startExport(corpus: $corpus, set: $set, format: $format) { ${JOB_FIELDS} } }`,
 };
@@ -127,7 +128,7 @@ export async function render({ query, signal, title }) {
     } catch { /* keep the old lists */ }
   };
   // Only the runs the role may start (resynthesis is for curators).
-  const makers = { train: trainForm, tag: tagForm, resynthesize: resynthForm, evaluate: evaluateForm, export: exportForm };
+  const makers = { train: trainForm, tag: tagForm, resynthesize: resynthForm, deidentify: deidentifyForm, evaluate: evaluateForm, export: exportForm };
   const startable = Object.keys(START).filter((k) => can(k));
   for (const k of startable) forms[k] = makers[k](state, started);
   if (query.model && forms.tag) {
@@ -135,7 +136,7 @@ export async function render({ query, signal, title }) {
     if ([...m.options].some((o) => o.value === query.model)) m.value = query.model;
   }
 
-  const labels = { train: 'Training', tag: 'Tagging', resynthesize: 'Resynthesis', evaluate: 'Evaluation', export: 'Export' };
+  const labels = { train: 'Training', tag: 'Tagging', resynthesize: 'Resynthesis', deidentify: 'De-identify', evaluate: 'Evaluation', export: 'Export' };
   let chosen = startable.includes(query.start) ? query.start : startable[0];
   const tabs = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Kind of run to start' });
   const show = (kind) => {
@@ -390,6 +391,41 @@ function resynthForm(state, onStarted) {
     if (p) input.policy = p;
     return { input };
   }, onStarted, () => { corpus.refill(); if (!out.dataset.touched) out.value = `${corpus.sel.value}-surrogate`; });
+}
+
+// deidentifyForm starts the hospital's path in one job: notes nobody
+// annotated, tagged at a calibrated model's privacy point, resynthesized
+// and checked; the job's result states the risk left.
+function deidentifyForm(state, onStarted) {
+  const model = h('select', { id: 'deid-model', required: true });
+  const corpus = corpusSelect(state, 'deid-corpus', () => { if (!out.dataset.touched) out.value = `${corpus.sel.value}-deid`; });
+  const out = h('input', { id: 'deid-out', required: true, autocomplete: 'off', oninput: () => { out.dataset.touched = '1'; } });
+  const target = h('input', { id: 'deid-target', type: 'number', step: 'any', min: '0.5', max: '1', placeholder: 'the model’s calibrated one (default)', autocomplete: 'off' });
+  const seed = h('input', { id: 'deid-seed', type: 'number', step: 1, value: 1 });
+  const noModels = h('p', { class: 'muted', hidden: true }, 'No built-in model yet: train one first (Training); training calibrates its privacy point.');
+  return runForm('deidentify', 'de-identification', [
+    field('Notes', corpus.sel), field('Model', model, 'a built-in model with a calibrated privacy point'),
+    field('Surrogate corpus', out, 'a new corpus'), field('Target recall', target, 'optional: recall of PHI characters, not below the calibrated one'),
+    field('Seed', seed), noModels,
+  ], () => {
+    if (!model.value) throw new Error('Choose a model (train one first if there is none).');
+    if (!out.value.trim()) throw new Error('Name the surrogate corpus.');
+    const n = Number(seed.value || 1);
+    if (!Number.isInteger(n)) throw new Error('The seed must be a whole number.');
+    const input = { corpus: corpus.sel.value, model: model.value, out: out.value.trim(), seed: n };
+    if (target.value !== '') {
+      const r = Number(target.value);
+      if (!(r > 0.5 && r <= 1)) throw new Error('Target recall: a fraction in (0.5, 1], such as 0.995.');
+      input.targetRecall = r;
+    }
+    return { input };
+  }, onStarted, () => {
+    corpus.refill();
+    if (!out.dataset.touched) out.value = `${corpus.sel.value}-deid`;
+    const builtin = state.models.filter((m) => m.kind !== 'external');
+    fillSelect(model, builtin.map((m) => ({ value: m.name, label: `${m.name}${m.trainingCorpus ? ' (' + m.trainingCorpus + ')' : ''}` })));
+    noModels.hidden = builtin.length > 0;
+  });
 }
 
 function evaluateForm(state, onStarted) {
