@@ -755,6 +755,31 @@ test('resynthesis from the form with a policy of its own: broken JSON is named a
   }
 });
 
+test('de-identification from the form: the demo\'s notes tagged at demo-crf\'s privacy point, resynthesized, the risk left stated', async () => {
+  await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=deidentify'; }));
+  await page.selectOption('#deid-corpus', corpus.name);
+  await page.selectOption('#deid-model', 'demo-crf');
+  await page.fill('#deid-out', 'demo-deid');
+  await page.fill('#deid-target', '0.5'); // the browser's own bounds let 0.5 through; the form's (0.5, 1] does not
+  await page.click('#form-deidentify button[type="submit"]');
+  assert.match(await page.locator('#form-deidentify .form-status').innerText(), /Target recall: a fraction in \(0\.5, 1\]/);
+  await page.fill('#deid-target', '');
+  await page.fill('#deid-policy', '{"maxNoteLeakRate": 0.5}');
+  const before = await jobIds();
+  await page.click('#form-deidentify button[type="submit"]');
+  try {
+    const { row } = await finishedRow('deidentify', before, 60_000);
+    const status = await row.getAttribute('data-status');
+    assert.ok(['succeeded', 'check_failed'].includes(status), `deidentify: ${await row.innerText()}`);
+    const { corpusByName } = await gql('{ corpusByName(name: "demo-deid") { kind documents { totalCount } provenance } }');
+    assert.equal(corpusByName.kind, 'surrogate');
+    assert.ok(corpusByName.documents.totalCount > 0);
+    assert.equal(corpusByName.provenance.tagger?.model, 'demo-crf', 'the corpus records the tagger whose spans it replaced');
+  } finally {
+    await gql('mutation { deleteCorpus(name: "demo-deid") }').catch(() => {});
+  }
+});
+
 test('resynthesis from the form: the surrogate corpus shows its check, and the original beside a surrogate note', async () => {
   await ready('runs', () => page.evaluate(() => { location.hash = '#/runs?start=resynthesize'; }));
   const before = await jobIds();

@@ -403,10 +403,11 @@ function deidentifyForm(state, onStarted) {
   const target = h('input', { id: 'deid-target', type: 'number', step: 'any', min: '0.5', max: '1', placeholder: 'the model’s calibrated one (default)', autocomplete: 'off' });
   const seed = h('input', { id: 'deid-seed', type: 'number', step: 1, value: 1 });
   const noModels = h('p', { class: 'muted', hidden: true }, 'No built-in model yet: train one first (Training); training calibrates its privacy point.');
+  const policy = policyField('deid-policy');
   return runForm('deidentify', 'de-identification', [
     field('Notes', corpus.sel), field('Model', model, 'a built-in model with a calibrated privacy point'),
     field('Surrogate corpus', out, 'a new corpus'), field('Target recall', target, 'optional: recall of PHI characters, not below the calibrated one'),
-    field('Seed', seed), noModels,
+    field('Seed', seed), noModels, policy.el,
   ], () => {
     if (!model.value) throw new Error('Choose a model (train one first if there is none).');
     if (!out.value.trim()) throw new Error('Name the surrogate corpus.');
@@ -418,6 +419,8 @@ function deidentifyForm(state, onStarted) {
       if (!(r > 0.5 && r <= 1)) throw new Error('Target recall: a fraction in (0.5, 1], such as 0.995.');
       input.targetRecall = r;
     }
+    const p = policy.value();
+    if (p) input.policy = p; // maxNoteLeakRate: the ceiling sharing keeps to
     return { input };
   }, onStarted, () => {
     corpus.refill();
