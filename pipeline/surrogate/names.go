@@ -299,14 +299,18 @@ func (e *engine) isSurname(w string) bool   { return e.res.IsSurname(w) || e.en.
 func (e *engine) surelyFirstName(w string) bool {
 	return e.res.IsFirstName(w) || e.en.IsFirstName(w) && !e.isSurname(w)
 }
-func (e *engine) sexOf(w string) (resources.Sex, bool) {
-	if sex, ok := e.res.SexOf(w); ok {
+func (e *engine) sexOf(w string) (resources.Sex, bool) { return sexOfName(e.res, e.en, w, e.lang) }
+
+// sexOfName is the sex of a given name by the pack's lists, else the
+// English lists, else its ending (guessSex, not known).
+func sexOfName(res, en *resources.Set, w, lang string) (resources.Sex, bool) {
+	if sex, ok := res.SexOf(w); ok {
 		return sex, true
 	}
-	if sex, ok := e.en.SexOf(w); ok {
+	if sex, ok := en.SexOf(w); ok {
 		return sex, true
 	}
-	return guessSex(w, e.lang), false
+	return guessSex(w, lang), false
 }
 
 // guessSex tells the sex of a given name no list knows by its ending, in a

@@ -27,6 +27,7 @@ func wordKeyOf(typ, word string) valueKey { return keyOfString(typ + "\x01" + wo
 type valueEntry struct {
 	v    corpusValue
 	pats []int32
+	said uint8 // for a name, the sexes the titles before its occurrences say, a bit each (see titleBits)
 }
 
 // valueTable holds valueEntries by key, in blocks that are never moved:
