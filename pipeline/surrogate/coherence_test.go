@@ -189,16 +189,24 @@ func TestNameUnderAnEmailTypeIsNotKept(t *testing.T) {
 func TestCheckFindsIncoherence(t *testing.T) {
 	c := newCoherence(runPolicy(), "es")
 	note := func(text string, parts ...[2]string) pipeline.Document { return noteDoc(t, "n", text, parts...) }
-	orig := note("Vive en Málaga 29009, España. Dra. Ana López Gil.",
-		[2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "29009"}, [2]string{"PAIS", "España"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Ana López Gil"})
+	orig := note("Vive en Málaga 29009, España. Dra. Ana López Gil. NºCol: 29 29 70367. Dr. Nora Ruiz Gil.",
+		[2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "29009"}, [2]string{"PAIS", "España"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Ana López Gil"},
+		[2]string{"ID_TITULACION_PERSONAL_SANITARIO", "29 29 70367"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Nora Ruiz Gil"})
+	// "Dr. Nora": a woman's name (by the English lists) under a man's
+	// title in the original, whose surrogate may keep her sex.
+	doctor := func(first, col string) [][2]string {
+		return [][2]string{{"NOMBRE_PERSONAL_SANITARIO", first + " Pérez Sanz"}, {"ID_TITULACION_PERSONAL_SANITARIO", col}, {"NOMBRE_PERSONAL_SANITARIO", "Marta Ruiz Gil"}}
+	}
 	for _, c2 := range []struct {
 		text  string
 		parts [][2]string
 		kinds string
 	}{
-		{"Vive en Vigo 28001, Egipto. Dra. Juan Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "28001"}, {"PAIS", "Egipto"}, {"NOMBRE_PERSONAL_SANITARIO", "Juan Pérez Sanz"}},
-			"postal code,country,title"},
-		{"Vive en Vigo 36201, España. Dra. Rosa Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "36201"}, {"PAIS", "España"}, {"NOMBRE_PERSONAL_SANITARIO", "Rosa Pérez Sanz"}},
+		{"Vive en Vigo 28001, Egipto. Dra. Juan Pérez Sanz. NºCol: 28 28 11111. Dr. Marta Ruiz Gil.",
+			append([][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "28001"}, {"PAIS", "Egipto"}}, doctor("Juan", "28 28 11111")...),
+			"postal code,country,title,province digits"},
+		{"Vive en Vigo 36201, España. Dra. Rosa Pérez Sanz. NºCol: 36 36 11111. Dr. Marta Ruiz Gil.",
+			append([][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "36201"}, {"PAIS", "España"}}, doctor("Rosa", "36 36 11111")...),
 			""},
 	} {
 		var kinds []string
