@@ -102,7 +102,7 @@ func (c coherence) disagree(d pipeline.Document, town, i int) (string, bool) {
 		if _, _, ok := collegiatePrefix(v, c.lang); ok {
 			return "province digits", !c.res.CityProvinceHasZIP(t, v[:2])
 		}
-	case strategy == CountryS:
+	case strategy == CountryS && !birthCountry(d.Text, s):
 		home, ok := c.res.CountryOf(homeCountries[c.lang])
 		country, known := c.res.CountryOf(v)
 		return "country", ok && known && country != home
@@ -143,4 +143,21 @@ func (c coherence) titleDisagrees(d pipeline.Document, i int, guessed bool) bool
 		known = true
 	}
 	return known && own != resources.Either && own != sex
+}
+
+// birthCountry reports whether a country span follows the label of a
+// birth country or a nationality ("País de nacimiento: Bolivia"), which is
+// not its note's address's, whatever town is written beside it.
+func birthCountry(text string, s pipeline.Span) bool {
+	rs := []rune(text)
+	if s.Start > len(rs) {
+		return false
+	}
+	before := strings.ToLower(string(rs[max(0, s.Start-24):s.Start]))
+	for _, w := range []string{"nacimiento", "nacionalidad", "natural de", "birth", "nationality", "born in"} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	return false
 }

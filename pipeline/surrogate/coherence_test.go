@@ -224,3 +224,45 @@ func TestCheckFindsIncoherence(t *testing.T) {
 		t.Errorf("found %+v where the original disagreed", found)
 	}
 }
+
+// "Localidad/ Provincia: Madrid. CP: 28822." and, for the doctor, "28822
+// Coslada. Madrid (España)" (S0004-06142009000800010-1) became "Cádiz" with
+// "11972" and "11972 Zaragoza. Cádiz": the code followed the patient's
+// town, Coslada was drawn apart. Towns of one province stay of one; a town
+// written with its province after a full stop ("31010 Barañain. Navarra",
+// S1137-66272009000300015-1) is that province's.
+func TestTownsOfOneProvinceStayOfOne(t *testing.T) {
+	text := "Domicilio: Calle Estrella, 27.\nLocalidad/ Provincia: Madrid.\nCP: 28822.\nPaís: España.\n" +
+		"Remitido por: Dr. Luís Miguel Herranz Fernández Servicio de Urología Hospital del Henares Avda. Marie Curie s/n 28822 Coslada. Madrid (España). luismiguel.her@terra.es"
+	doc := noteDoc(t, "S0004-06142009000800010-1", text,
+		[2]string{"CALLE", "Calle Estrella, 27"}, [2]string{"TERRITORIO", "Madrid"}, [2]string{"TERRITORIO", "28822"}, [2]string{"PAIS", "España"},
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "Luís Miguel Herranz Fernández"}, [2]string{"HOSPITAL", "Hospital del Henares"},
+		[2]string{"CALLE", "Avda. Marie Curie s/n"}, [2]string{"TERRITORIO", "28822"}, [2]string{"TERRITORIO", "Coslada"},
+		[2]string{"TERRITORIO", "Madrid"}, [2]string{"PAIS", "España"}, [2]string{"CORREO_ELECTRONICO", "luismiguel.her@terra.es"})
+	text2 := "Localidad/ Provincia: Pamplona.\nCP: 31010.\nRemitido por: Rocío Milena Pabón Meneses Servicio de Neurofisiología Clínica " +
+		"Hospital Virgen del Camino Ronda Cendea de Zizur, 58-2ºC 31010 Barañain. Navarra Tfno.+34679802102"
+	doc2 := noteDoc(t, "S1137-66272009000300015-1", text2,
+		[2]string{"TERRITORIO", "Pamplona"}, [2]string{"TERRITORIO", "31010"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Rocío Milena Pabón Meneses"},
+		[2]string{"HOSPITAL", "Hospital Virgen del Camino"}, [2]string{"CALLE", "Ronda Cendea de Zizur, 58-2ºC"}, [2]string{"TERRITORIO", "31010"},
+		[2]string{"TERRITORIO", "Barañain"}, [2]string{"TERRITORIO", "Navarra"})
+	es := resources.ForLanguage("es")
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := runNote(t, seed, doc)
+		out, out2 := res.Docs[0], runNote(t, seed, doc2).Docs[0]
+		town, code, coslada, province := out.Spans[1].Text, out.Spans[7].Text, out.Spans[8].Text, out.Spans[9].Text
+		if out.Spans[2].Text != code || province != town {
+			t.Errorf("seed %d: one patient's %q and %q became %q and %q, %q and %q", seed, "28822", "Madrid", out.Spans[2].Text, code, town, province)
+		}
+		if !es.CityProvinceHasZIP(coslada, code) {
+			t.Errorf("seed %d: %q %q. %q: the code is of another province than its town", seed, code, coslada, province)
+		}
+		if rep := Check([]pipeline.Document{doc}, res, runPolicy()); len(rep.Incoherent) > 0 {
+			t.Errorf("seed %d: the check finds %+v", seed, rep.Incoherent)
+		}
+		// The lists hold few towns of some provinces: the code may then be
+		// of another (a finding), the town and its province agree.
+		if nav := out2.Spans[7].Text; !es.CityIsIn(out2.Spans[6].Text, nav) {
+			t.Errorf("seed %d: %q. %q: the town is not in the province after it", seed, out2.Spans[6].Text, nav)
+		}
+	}
+}

@@ -82,7 +82,11 @@ const bigCity = 100
 // names, by how many of its patients' records name each (MEDDOCAN's
 // notes name Madrid three times as often as its population would say).
 func (g *gen) city(orig string) resources.Place {
-	if st, ok := g.siblingState(orig); ok {
+	st, ok := g.codeState(orig)
+	if !ok {
+		st, ok = g.siblingState(orig)
+	}
+	if ok {
 		if p, ok := g.cityIn(st, orig); ok {
 			return p
 		}
@@ -138,6 +142,32 @@ func (g *gen) siblingState(orig string) (string, bool) {
 	return "", false
 }
 
+// codeState returns the province of the surrogate of a Spanish postal code
+// beside the town being drawn, where one is drawn: a town follows its code
+// as the code follows its town ("Colonia Narvarte ... 03020. México, D.F.":
+// the code drawn first for the first town, the others drawn after it).
+func (g *gen) codeState(orig string) (string, bool) {
+	if g.e.lang != "es" || g.span.Text != orig {
+		return "", false
+	}
+	z, ok := g.nearPostalCode()
+	if !ok {
+		return "", false
+	}
+	m, ok := g.tab.get(z.Type, z.Text)
+	if !ok || len(m.Surrogate) < 2 {
+		return "", false
+	}
+	st, ok := g.e.res.StateOf(m.Surrogate[:2])
+	return st.Name, ok
+}
+
+// nearPostalCode returns the five-digit code nearest the current span
+// within addressReach.
+func (g *gen) nearPostalCode() (pipeline.Span, bool) {
+	return g.nearest(func(a pipeline.Span) bool { t := strings.TrimSpace(a.Text); return len(t) == 5 && isDigits(t) })
+}
+
 // origState is the province of an original town: its listed place's, the
 // province the patient's records write right after it, or the province
 // whose number starts the postal code beside it ("33423 Soto de Llanera").
@@ -154,23 +184,25 @@ func (g *gen) origState(orig string) (resources.State, bool) {
 	if g.e.lang != "es" || g.span.Text != orig {
 		return resources.State{}, false
 	}
-	if z, ok := g.nearest(func(a pipeline.Span) bool { t := strings.TrimSpace(a.Text); return len(t) == 5 && isDigits(t) }); ok {
+	if z, ok := g.nearPostalCode(); ok {
 		return res.StateOf(strings.TrimSpace(z.Text)[:2])
 	}
 	return resources.State{}, false
 }
 
-// cityIn draws a place of a state by population, of as many words as orig
-// in four tries where one is drawn.
+// cityIn draws a place of a state by population among those no other town
+// of the scope has become and that may replace orig, of as many words as
+// orig in four tries where one is drawn.
 func (g *gen) cityIn(state, orig string) (resources.Place, bool) {
 	places := g.e.res.Places()
-	in := g.e.res.PlacesIn(state)
-	if len(in) == 0 {
-		return resources.Place{}, false
-	}
 	var w weighted
-	for _, i := range in {
-		w.add(i, max(places[i].Population, 1))
+	for _, i := range g.e.res.PlacesIn(state) {
+		if c := places[i].City; fold(c) != fold(orig) && !g.tab.isTaken(g.span.Type, c) && !g.leaks(c, City) {
+			w.add(i, max(places[i].Population, 1))
+		}
+	}
+	if len(w.idx) == 0 {
+		return resources.Place{}, false
 	}
 	p := places[w.draw(g.rng)]
 	for range 3 {
