@@ -266,3 +266,27 @@ func TestTownsOfOneProvinceStayOfOne(t *testing.T) {
 		}
 	}
 }
+
+// "jpcresta@adinet.com" (S1130-05582003000600004-3) holds no whole name
+// word of its doctor, Juan Pascual Crestanello Nese, and became
+// "adriana.lorenzo@uma.es" beside a doctor renamed otherwise: an address
+// without name words is built from the new name of the doctor written
+// before it, initials and first surname as the original's letters are.
+func TestAddressFollowsTheDoctorBeforeIt(t *testing.T) {
+	text := "Correspondencia: Dr. Juan Pascual Crestanello Nese. C/ Alfredo Navarro 3102, Apto. 116 Montevideo 11600, Uruguay. jpcresta@adinet.com"
+	doc := noteDoc(t, "S1130-05582003000600004-3", text,
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "Juan Pascual Crestanello Nese"}, [2]string{"CALLE", "C/ Alfredo Navarro 3102, Apto. 116"},
+		[2]string{"TERRITORIO", "Montevideo"}, [2]string{"TERRITORIO", "11600"}, [2]string{"PAIS", "Uruguay"},
+		[2]string{"CORREO_ELECTRONICO", "jpcresta@adinet.com"})
+	for seed := uint64(1); seed <= 10; seed++ {
+		out := runNote(t, seed, doc).Docs[0]
+		words := strings.Fields(out.Spans[0].Text)
+		if len(words) != 4 {
+			t.Fatalf("seed %d: %q: want four words", seed, out.Spans[0].Text)
+		}
+		want := asciiWord(words[0])[:1] + asciiWord(words[1])[:1] + asciiWord(words[2])
+		if mail := out.Spans[5].Text; !strings.HasPrefix(mail, want+"@") {
+			t.Errorf("seed %d: %q beside %q, want %s@...", seed, mail, out.Spans[0].Text, want)
+		}
+	}
+}

@@ -374,6 +374,9 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 		e := addPat(valueKeyOf(sp.Type, sp.Text))
 		if !e.v.named || s.lessValue(&v, &e.v) {
 			e.v = v
+			if rule.Strategy == Email {
+				e.owner = ownerBefore(d, sp, s.e.r.Policy)
+			}
 		}
 		if rule.Strategy == Name {
 			if rs == nil {
@@ -454,7 +457,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		s.valuePatients(v, func(p int32) {
 			corpusGen.excls = append(corpusGen.excls, s.sets[p])
 		})
-		corpusGen.planSaid = saidSex(s.values.at(i).said)
+		corpusGen.planSaid, corpusGen.planOwner = saidSex(s.values.at(i).said), s.values.at(i).owner
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
 	// What only the plan reads is let go before pass 2: the occurrences of

@@ -1,5 +1,7 @@
 package surrogate
 
+import "deidcorpus/pipeline"
+
 import "hash/maphash"
 
 // valueKey names a corpus-scope value (its type and folded text, as the
@@ -28,6 +30,9 @@ type valueEntry struct {
 	v    corpusValue
 	pats []int32
 	said uint8 // for a name, the sexes the titles before its occurrences say, a bit each (see titleBits)
+	// owner is, for an address, the name written before its occurrence v
+	// (see ownerBefore): whose address it is.
+	owner pipeline.Span
 }
 
 // valueTable holds valueEntries by key, in blocks that are never moved:
