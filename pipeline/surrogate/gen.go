@@ -46,7 +46,7 @@ type gen struct {
 	planSaid resources.Sex
 	// planOwner is, for an address the plan draws, the name written before
 	// it in its note (see ownerBefore).
-	planOwner pipeline.Span
+	planOwner *pipeline.Span
 	// noteSex is the patient's sex the words of note noteSexOf say (see contextSex).
 	noteSexOf string
 	noteSex   resources.Sex

@@ -143,17 +143,21 @@ func (g *gen) followName(orig string) (string, bool) {
 const ownerReach = 160
 
 // ownerBefore returns the corpus-scope name span (a doctor's) nearest
-// before span s of d within ownerReach: the person an address written there
-// most likely belongs to, whose name the plan draws before the address.
-func ownerBefore(d *pipeline.Document, s pipeline.Span, pol *Policy) pipeline.Span {
-	var best pipeline.Span
-	for _, a := range d.Spans {
-		if r := pol.Rule(a.Category, a.Type); a.End <= s.Start && s.Start-a.End <= ownerReach && a.End > best.End &&
+// before span s of d within ownerReach, or nil: the person an address
+// written there most likely belongs to, whose name the plan draws before
+// the address.
+func ownerBefore(d *pipeline.Document, s pipeline.Span, pol *Policy) *pipeline.Span {
+	var best *pipeline.Span
+	for i, a := range d.Spans {
+		if r := pol.Rule(a.Category, a.Type); a.End <= s.Start && s.Start-a.End <= ownerReach && (best == nil || a.End > best.End) &&
 			r.Strategy == Name && r.Scope == ScopeCorpus {
-			best = a
+			best = &d.Spans[i]
 		}
 	}
-	return pipeline.Span{Text: best.Text, Category: best.Category, Type: best.Type}
+	if best == nil {
+		return nil
+	}
+	return &pipeline.Span{Text: best.Text, Category: best.Category, Type: best.Type}
 }
 
 // ownerAddress writes an address whose local part holds no name word
@@ -164,12 +168,11 @@ func ownerBefore(d *pipeline.Document, s pipeline.Span, pol *Policy) pipeline.Sp
 // local part has no run of four letters.
 func (g *gen) ownerAddress(orig string) (string, bool) {
 	at := strings.LastIndexByte(orig, '@')
-	owner := g.planOwner
 	local := orig[:at]
-	if owner.Text == "" || !hasLetterRun(local, 4) {
+	if g.planOwner == nil || !hasLetterRun(local, 4) {
 		return "", false
 	}
-	sur := strings.Fields(g.name(g.tab, owner, ""))
+	sur := strings.Fields(g.name(g.tab, *g.planOwner, ""))
 	var words []string
 	for _, w := range sur {
 		if a := asciiWord(w); len(a) > 1 {

@@ -31,8 +31,9 @@ type valueEntry struct {
 	pats []int32
 	said uint8 // for a name, the sexes the titles before its occurrences say, a bit each (see titleBits)
 	// owner is, for an address, the name written before its occurrence v
-	// (see ownerBefore): whose address it is.
-	owner pipeline.Span
+	// (see ownerBefore): whose address it is; nil for other values, so that
+	// the corpus's many name words cost a pointer.
+	owner *pipeline.Span
 }
 
 // valueTable holds valueEntries by key, in blocks that are never moved:
