@@ -121,6 +121,7 @@ type Set struct {
 	places     []Place
 	byZIP      map[string]int
 	cities     map[string][]int // folded city -> its places, the most populous first
+	inState    map[string][]int // folded state name -> its places, in list order
 	states     []State
 	stateIndex map[string]int // folded name or abbreviation -> index
 
@@ -368,6 +369,10 @@ func load(site map[string]string, lang string) (*Set, error) {
 		}
 		s.places = append(s.places, p)
 	}
+	s.inState = map[string][]int{}
+	for i, p := range s.places {
+		s.inState[Fold(p.State)] = append(s.inState[Fold(p.State)], i)
+	}
 	s.stateIndex = map[string]int{}
 	for _, r := range l.rows("states.tsv", 2) {
 		for _, name := range r { // the name, its abbreviation, then any other names it goes by
@@ -549,6 +554,10 @@ func (s *Set) PlaceOfCity(name string) (Place, bool) {
 	}
 	return s.places[same[0]], true
 }
+
+// PlacesIn returns the indexes in Places of the places of a state or
+// province, named as a Place names it.
+func (s *Set) PlacesIn(state string) []int { return s.inState[Fold(state)] }
 
 // CityHasZIP reports whether a place of a city's name has the postal code.
 func (s *Set) CityHasZIP(name, zip string) bool {

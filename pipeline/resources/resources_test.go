@@ -203,3 +203,18 @@ func TestSpanishPack(t *testing.T) {
 }
 
 var entity = regexp.MustCompile(`&(#[0-9]+|[a-z]+);`)
+
+// The Spanish surnames are written with their accents (issue 62: notes
+// write "Expósito", "Lázaro", "Mejías", "Cáceres"; surrogates without them
+// gave themselves away), whether an ending tells the accent or not.
+func TestSpanishSurnamesWrittenWithAccents(t *testing.T) {
+	written := map[string]string{}
+	for _, n := range ForLanguage("es").Surnames() {
+		written[Fold(n.Text)] = n.Text
+	}
+	for _, want := range []string{"Expósito", "Lázaro", "Cáceres", "Mejías", "Herrerías", "Cánovas", "Ginés", "Sánchez", "Martín", "Ruiz", "García"} {
+		if got, ok := written[Fold(want)]; !ok || got != want {
+			t.Errorf("%s is written %q", want, got)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 
 // Incoherence is a note whose surrogate parts disagree where the original's
 // agreed: Kind "postal code" (a code of another province than its town's),
+// "province digits" (a collegiate number of another province than its
+// town's),
 // "province" (a town outside the province written beside it), "country" (a
 // town of the pack's country beside another) or "title" (a title and a
 // first name of the other sex). Parts are the surrogate texts that disagree.
@@ -28,13 +30,13 @@ type Incoherence struct {
 // coherence checks the parts of one note's surrogate (out) against each
 // other, where the same parts of its original (orig) agreed.
 type coherence struct {
-	pol  *Policy
-	res  *resources.Set
-	lang string
+	pol     *Policy
+	res, en *resources.Set
+	lang    string
 }
 
 func newCoherence(pol *Policy, lang string) coherence {
-	return coherence{pol: pol, res: resources.ForLanguage(lang), lang: lang}
+	return coherence{pol: pol, res: resources.ForLanguage(lang), en: resources.ForLanguage("en"), lang: lang}
 }
 
 // incoherences returns the disagreements of one note's surrogate; out's
@@ -54,7 +56,7 @@ func (c coherence) incoherences(orig, out pipeline.Document) []Incoherence {
 				}
 			}
 		}
-		if c.pol.Rule(s.Category, s.Type).Strategy == Name && c.titleDisagrees(out, i) && !c.titleDisagrees(orig, i) {
+		if c.pol.Rule(s.Category, s.Type).Strategy == Name && c.titleDisagrees(out, i, false) && !c.titleDisagrees(orig, i, true) {
 			found = append(found, Incoherence{Doc: out.ID, Kind: "title", Start: s.Start, End: s.End, Parts: []string{s.Text}})
 		}
 	}
@@ -96,7 +98,11 @@ func (c coherence) disagree(d pipeline.Document, town, i int) (string, bool) {
 	switch {
 	case (strategy == ZIP || strategy == City) && isZIP(v) && len(v) == 5 && c.lang == "es":
 		return "postal code", !c.res.CityProvinceHasZIP(t, v)
-	case strategy == CountryS:
+	case strategy == Shape && c.lang == "es":
+		if _, _, ok := collegiatePrefix(v, c.lang); ok {
+			return "province digits", !c.res.CityProvinceHasZIP(t, v[:2])
+		}
+	case strategy == CountryS && !birthCountry(d.Text, s):
 		home, ok := c.res.CountryOf(homeCountries[c.lang])
 		country, known := c.res.CountryOf(v)
 		return "country", ok && known && country != home
@@ -109,8 +115,11 @@ func (c coherence) disagree(d pipeline.Document, town, i int) (string, bool) {
 }
 
 // titleDisagrees reports whether name span i of d follows (or holds) a title
-// of one sex and its first name word is a name only of the other.
-func (c coherence) titleDisagrees(d pipeline.Document, i int) bool {
+// of one sex and its first name word is a name only of the other. An
+// original's name is read as the generator reads it (guessed: by the
+// pack's lists, the English lists, its ending): "Dr. Nora" is a woman
+// under a man's title, whose surrogate may keep her sex.
+func (c coherence) titleDisagrees(d pipeline.Document, i int, guessed bool) bool {
 	s := d.Spans[i]
 	rs := []rune(d.Text)
 	before := string(rs[max(0, s.Start-12):s.Start])
@@ -129,5 +138,26 @@ func (c coherence) titleDisagrees(d pipeline.Document, i int) bool {
 		return false
 	}
 	own, known := c.res.SexOf(words[0])
+	if guessed {
+		own, _ = sexOfName(c.res, c.en, words[0], c.lang)
+		known = true
+	}
 	return known && own != resources.Either && own != sex
+}
+
+// birthCountry reports whether a country span follows the label of a
+// birth country or a nationality ("País de nacimiento: Bolivia"), which is
+// not its note's address's, whatever town is written beside it.
+func birthCountry(text string, s pipeline.Span) bool {
+	rs := []rune(text)
+	if s.Start > len(rs) {
+		return false
+	}
+	before := strings.ToLower(string(rs[max(0, s.Start-24):s.Start]))
+	for _, w := range []string{"nacimiento", "nacionalidad", "natural de", "birth", "nationality", "born in"} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	return false
 }

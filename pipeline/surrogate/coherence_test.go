@@ -189,16 +189,24 @@ func TestNameUnderAnEmailTypeIsNotKept(t *testing.T) {
 func TestCheckFindsIncoherence(t *testing.T) {
 	c := newCoherence(runPolicy(), "es")
 	note := func(text string, parts ...[2]string) pipeline.Document { return noteDoc(t, "n", text, parts...) }
-	orig := note("Vive en Málaga 29009, España. Dra. Ana López Gil.",
-		[2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "29009"}, [2]string{"PAIS", "España"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Ana López Gil"})
+	orig := note("Vive en Málaga 29009, España. Dra. Ana López Gil. NºCol: 29 29 70367. Dr. Nora Ruiz Gil.",
+		[2]string{"TERRITORIO", "Málaga"}, [2]string{"TERRITORIO", "29009"}, [2]string{"PAIS", "España"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Ana López Gil"},
+		[2]string{"ID_TITULACION_PERSONAL_SANITARIO", "29 29 70367"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Nora Ruiz Gil"})
+	// "Dr. Nora": a woman's name (by the English lists) under a man's
+	// title in the original, whose surrogate may keep her sex.
+	doctor := func(first, col string) [][2]string {
+		return [][2]string{{"NOMBRE_PERSONAL_SANITARIO", first + " Pérez Sanz"}, {"ID_TITULACION_PERSONAL_SANITARIO", col}, {"NOMBRE_PERSONAL_SANITARIO", "Marta Ruiz Gil"}}
+	}
 	for _, c2 := range []struct {
 		text  string
 		parts [][2]string
 		kinds string
 	}{
-		{"Vive en Vigo 28001, Egipto. Dra. Juan Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "28001"}, {"PAIS", "Egipto"}, {"NOMBRE_PERSONAL_SANITARIO", "Juan Pérez Sanz"}},
-			"postal code,country,title"},
-		{"Vive en Vigo 36201, España. Dra. Rosa Pérez Sanz.", [][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "36201"}, {"PAIS", "España"}, {"NOMBRE_PERSONAL_SANITARIO", "Rosa Pérez Sanz"}},
+		{"Vive en Vigo 28001, Egipto. Dra. Juan Pérez Sanz. NºCol: 28 28 11111. Dr. Marta Ruiz Gil.",
+			append([][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "28001"}, {"PAIS", "Egipto"}}, doctor("Juan", "28 28 11111")...),
+			"postal code,country,title,province digits"},
+		{"Vive en Vigo 36201, España. Dra. Rosa Pérez Sanz. NºCol: 36 36 11111. Dr. Marta Ruiz Gil.",
+			append([][2]string{{"TERRITORIO", "Vigo"}, {"TERRITORIO", "36201"}, {"PAIS", "España"}}, doctor("Rosa", "36 36 11111")...),
 			""},
 	} {
 		var kinds []string
@@ -214,5 +222,108 @@ func TestCheckFindsIncoherence(t *testing.T) {
 	out := note("Vive en Vigo 28001, Chile.", [2]string{"TERRITORIO", "Vigo"}, [2]string{"TERRITORIO", "28001"}, [2]string{"PAIS", "Chile"})
 	if found := c.incoherences(bad, out); len(found) > 0 {
 		t.Errorf("found %+v where the original disagreed", found)
+	}
+}
+
+// "Localidad/ Provincia: Madrid. CP: 28822." and, for the doctor, "28822
+// Coslada. Madrid (España)" (S0004-06142009000800010-1) became "Cádiz" with
+// "11972" and "11972 Zaragoza. Cádiz": the code followed the patient's
+// town, Coslada was drawn apart. Towns of one province stay of one; a town
+// written with its province after a full stop ("31010 Barañain. Navarra",
+// S1137-66272009000300015-1) is that province's.
+func TestTownsOfOneProvinceStayOfOne(t *testing.T) {
+	text := "Domicilio: Calle Estrella, 27.\nLocalidad/ Provincia: Madrid.\nCP: 28822.\nPaís: España.\n" +
+		"Remitido por: Dr. Luís Miguel Herranz Fernández Servicio de Urología Hospital del Henares Avda. Marie Curie s/n 28822 Coslada. Madrid (España). luismiguel.her@terra.es"
+	doc := noteDoc(t, "S0004-06142009000800010-1", text,
+		[2]string{"CALLE", "Calle Estrella, 27"}, [2]string{"TERRITORIO", "Madrid"}, [2]string{"TERRITORIO", "28822"}, [2]string{"PAIS", "España"},
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "Luís Miguel Herranz Fernández"}, [2]string{"HOSPITAL", "Hospital del Henares"},
+		[2]string{"CALLE", "Avda. Marie Curie s/n"}, [2]string{"TERRITORIO", "28822"}, [2]string{"TERRITORIO", "Coslada"},
+		[2]string{"TERRITORIO", "Madrid"}, [2]string{"PAIS", "España"}, [2]string{"CORREO_ELECTRONICO", "luismiguel.her@terra.es"})
+	text2 := "Localidad/ Provincia: Pamplona.\nCP: 31010.\nRemitido por: Rocío Milena Pabón Meneses Servicio de Neurofisiología Clínica " +
+		"Hospital Virgen del Camino Ronda Cendea de Zizur, 58-2ºC 31010 Barañain. Navarra Tfno.+34679802102"
+	doc2 := noteDoc(t, "S1137-66272009000300015-1", text2,
+		[2]string{"TERRITORIO", "Pamplona"}, [2]string{"TERRITORIO", "31010"}, [2]string{"NOMBRE_PERSONAL_SANITARIO", "Rocío Milena Pabón Meneses"},
+		[2]string{"HOSPITAL", "Hospital Virgen del Camino"}, [2]string{"CALLE", "Ronda Cendea de Zizur, 58-2ºC"}, [2]string{"TERRITORIO", "31010"},
+		[2]string{"TERRITORIO", "Barañain"}, [2]string{"TERRITORIO", "Navarra"})
+	es := resources.ForLanguage("es")
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := runNote(t, seed, doc)
+		out, out2 := res.Docs[0], runNote(t, seed, doc2).Docs[0]
+		town, code, coslada, province := out.Spans[1].Text, out.Spans[7].Text, out.Spans[8].Text, out.Spans[9].Text
+		if out.Spans[2].Text != code || province != town {
+			t.Errorf("seed %d: one patient's %q and %q became %q and %q, %q and %q", seed, "28822", "Madrid", out.Spans[2].Text, code, town, province)
+		}
+		if !es.CityProvinceHasZIP(coslada, code) {
+			t.Errorf("seed %d: %q %q. %q: the code is of another province than its town", seed, code, coslada, province)
+		}
+		if rep := Check([]pipeline.Document{doc}, res, runPolicy()); len(rep.Incoherent) > 0 {
+			t.Errorf("seed %d: the check finds %+v", seed, rep.Incoherent)
+		}
+		// The lists hold few towns of some provinces: the code may then be
+		// of another (a finding), the town and its province agree.
+		if nav := out2.Spans[7].Text; !es.CityIsIn(out2.Spans[6].Text, nav) {
+			t.Errorf("seed %d: %q. %q: the town is not in the province after it", seed, out2.Spans[6].Text, nav)
+		}
+	}
+}
+
+// "jpcresta@adinet.com" (S1130-05582003000600004-3) holds no whole name
+// word of its doctor, Juan Pascual Crestanello Nese, and became
+// "adriana.lorenzo@uma.es" beside a doctor renamed otherwise: an address
+// without name words is built from the new name of the doctor written
+// before it, initials and first surname as the original's letters are.
+func TestAddressFollowsTheDoctorBeforeIt(t *testing.T) {
+	text := "Correspondencia: Dr. Juan Pascual Crestanello Nese. C/ Alfredo Navarro 3102, Apto. 116 Montevideo 11600, Uruguay. jpcresta@adinet.com"
+	doc := noteDoc(t, "S1130-05582003000600004-3", text,
+		[2]string{"NOMBRE_PERSONAL_SANITARIO", "Juan Pascual Crestanello Nese"}, [2]string{"CALLE", "C/ Alfredo Navarro 3102, Apto. 116"},
+		[2]string{"TERRITORIO", "Montevideo"}, [2]string{"TERRITORIO", "11600"}, [2]string{"PAIS", "Uruguay"},
+		[2]string{"CORREO_ELECTRONICO", "jpcresta@adinet.com"})
+	for seed := uint64(1); seed <= 10; seed++ {
+		out := runNote(t, seed, doc).Docs[0]
+		words := strings.Fields(out.Spans[0].Text)
+		if len(words) != 4 {
+			t.Fatalf("seed %d: %q: want four words", seed, out.Spans[0].Text)
+		}
+		want := asciiWord(words[0])[:1] + asciiWord(words[1])[:1] + asciiWord(words[2])
+		if mail := out.Spans[5].Text; !strings.HasPrefix(mail, want+"@") {
+			t.Errorf("seed %d: %q beside %q, want %s@...", seed, mail, out.Spans[0].Text, want)
+		}
+	}
+}
+
+// "José Antonio Cánovas Ivorra" became "Benjamín Germán Lungu Díaz", "Karra
+// Amillano Párraga" "Alba Gheorghe Rubio": INE's list holds the surnames of
+// Spain's residents of every origin. A Spanish surname is replaced by one
+// written as Spanish surnames are; a foreign one may be.
+func TestSpanishSurnamesStaySpanish(t *testing.T) {
+	for w, want := range map[string]bool{"Lungu": true, "Gheorghe": true, "Munteanu": true, "Mihai": true, "Wang": true, "Zhang": true,
+		"Xu": true, "Craciun": true, "Malik": true, "García": false, "Azpiazu": false, "Verdu": false, "Aranburu": false, "Ivorra": false, "Bonache": false} {
+		if got := foreignSurname(w); got != want {
+			t.Errorf("foreignSurname(%q) = %v, want %v", w, got, want)
+		}
+	}
+	// Drawn near its frequency, a rare Spanish surname met the Romanian and
+	// Chinese ones of its rank: a note of doctors with such surnames.
+	var b strings.Builder
+	var parts [][2]string
+	sur := resources.ForLanguage("es").Surnames()
+	for k := 1500; k < 3500 && len(parts) < 150; k += 2 {
+		a, c := sur[k].Text, sur[k+1].Text
+		if foreignSurname(a) || foreignSurname(c) {
+			continue
+		}
+		name := "Ana " + a + " " + c
+		b.WriteString("Dra. " + name + ". ")
+		parts = append(parts, [2]string{"NOMBRE_PERSONAL_SANITARIO", name})
+	}
+	doc := noteDoc(t, "S0365-66912007000300011-1", b.String(), parts...)
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, s := range runNote(t, seed, doc).Docs[0].Spans {
+			for _, w := range strings.Fields(s.Text)[1:] {
+				if foreignSurname(w) {
+					t.Errorf("seed %d: %q", seed, s.Text)
+				}
+			}
+		}
 	}
 }

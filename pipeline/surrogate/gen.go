@@ -41,6 +41,12 @@ type gen struct {
 	doc          *pipeline.Document
 	span         pipeline.Span
 
+	// planSaid is the sex the titles before a corpus-scope name's
+	// occurrences say, for the plan, which draws it without its text.
+	planSaid resources.Sex
+	// planOwner is, for an address the plan draws, the name written before
+	// it in its note (see ownerBefore).
+	planOwner *pipeline.Span
 	// noteSex is the patient's sex the words of note noteSexOf say (see contextSex).
 	noteSexOf string
 	noteSex   resources.Sex

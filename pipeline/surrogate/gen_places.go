@@ -82,6 +82,15 @@ const bigCity = 100
 // names, by how many of its patients' records name each (MEDDOCAN's
 // notes name Madrid three times as often as its population would say).
 func (g *gen) city(orig string) resources.Place {
+	st, ok := g.codeState(orig)
+	if !ok {
+		st, ok = g.siblingState(orig)
+	}
+	if ok {
+		if p, ok := g.cityIn(st, orig); ok {
+			return p
+		}
+	}
 	if len(g.e.cityPool.values) > 0 && g.rng.IntN(4) > 0 {
 		for range 4 {
 			if p, ok := g.e.cityPool.draw(g.rng); ok && wordCount(p.City) == wordCount(orig) {
@@ -94,6 +103,115 @@ func (g *gen) city(orig string) resources.Place {
 		w = g.e.pools.places[0]
 	}
 	return g.e.res.Places()[w.draw(g.rng)]
+}
+
+// siblingState returns the state (province) of the surrogate of another
+// town of the patient's records in orig's own province, where one is
+// drawn: towns of one province stay of one province ("28822 Coslada.
+// Madrid" beside the patient's "Madrid" became "11972 Zaragoza. Cádiz",
+// Madrid's code following Madrid's surrogate, Cádiz, and Coslada drawn
+// apart). The first town of a province drawn decides; a town the lists do
+// not know is of the province written right after it.
+func (g *gen) siblingState(orig string) (string, bool) {
+	res := g.e.res
+	own, ok := g.origState(orig)
+	if !ok {
+		return "", false
+	}
+	for _, a := range g.patientCities() {
+		if fold(a.Text) == fold(orig) {
+			continue
+		}
+		if p, ok := res.PlaceOfCity(a.Text); !ok || !res.CityIsIn(p.City, own.Name) {
+			continue
+		}
+		m, ok := g.tab.get(a.Type, a.Text)
+		if !ok && g.corpus != nil {
+			m, ok = g.corpus.get(a.Type, a.Text)
+		}
+		if !ok {
+			continue
+		}
+		if p, ok := res.PlaceOfCity(m.Surrogate); ok {
+			return p.State, true
+		}
+		if st, ok := res.StateOf(m.Surrogate); ok { // a province written as a town ("Coslada. Madrid")
+			return st.Name, true
+		}
+	}
+	return "", false
+}
+
+// codeState returns the province of the surrogate of a Spanish postal code
+// beside the town being drawn, where one is drawn: a town follows its code
+// as the code follows its town ("Colonia Narvarte ... 03020. México, D.F.":
+// the code drawn first for the first town, the others drawn after it).
+func (g *gen) codeState(orig string) (string, bool) {
+	if g.e.lang != "es" || g.span.Text != orig {
+		return "", false
+	}
+	z, ok := g.nearPostalCode()
+	if !ok {
+		return "", false
+	}
+	m, ok := g.tab.get(z.Type, z.Text)
+	if !ok || len(m.Surrogate) < 2 {
+		return "", false
+	}
+	st, ok := g.e.res.StateOf(m.Surrogate[:2])
+	return st.Name, ok
+}
+
+// nearPostalCode returns the five-digit code nearest the current span
+// within addressReach.
+func (g *gen) nearPostalCode() (pipeline.Span, bool) {
+	return g.nearest(func(a pipeline.Span) bool { t := strings.TrimSpace(a.Text); return len(t) == 5 && isDigits(t) })
+}
+
+// origState is the province of an original town: its listed place's, the
+// province the patient's records write right after it, or the province
+// whose number starts the postal code beside it ("33423 Soto de Llanera").
+func (g *gen) origState(orig string) (resources.State, bool) {
+	res := g.e.res
+	if p, ok := res.PlaceOfCity(orig); ok {
+		return res.StateOf(p.State)
+	}
+	for _, prov := range slices.Sorted(maps.Keys(g.provinceCity)) {
+		if fold(g.provinceCity[prov].Text) == fold(orig) {
+			return res.StateOf(prov)
+		}
+	}
+	if g.e.lang != "es" || g.span.Text != orig {
+		return resources.State{}, false
+	}
+	if z, ok := g.nearPostalCode(); ok {
+		return res.StateOf(strings.TrimSpace(z.Text)[:2])
+	}
+	return resources.State{}, false
+}
+
+// cityIn draws a place of a state by population among those no other town
+// of the scope has become and that may replace orig, of as many words as
+// orig in four tries where one is drawn.
+func (g *gen) cityIn(state, orig string) (resources.Place, bool) {
+	places := g.e.res.Places()
+	var w weighted
+	for _, i := range g.e.res.PlacesIn(state) {
+		if c := places[i].City; fold(c) != fold(orig) && !g.tab.isTaken(g.span.Type, c) && !g.leaks(c, City) {
+			w.add(i, max(places[i].Population, 1))
+		}
+	}
+	if len(w.idx) == 0 {
+		return resources.Place{}, false
+	}
+	p := places[w.draw(g.rng)]
+	for range 3 {
+		if wordCount(p.City) == wordCount(orig) {
+			break
+		}
+		p = places[w.draw(g.rng)]
+	}
+	return p, true
 }
 
 // countryPrefixed returns the postal code of one written after its
@@ -191,27 +309,49 @@ func (g *gen) surrogateCityOf(zip string) (place resources.Place, own, ok bool) 
 		// place.
 		switch listed := res.IsCity(a.Text); {
 		case !listed || res.CityHasZIP(a.Text, zip):
-			place, ok = g.surrogatePlace(a)
-			return place, true, ok && len(place.ZIPs) > 0
+			if place, ok = g.surrogatePlace(a); ok && len(place.ZIPs) > 0 {
+				return place, true, true
+			}
 		case res.CityProvinceHasZIP(a.Text, zip):
-			place, ok = g.surrogatePlace(a)
-			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
+			if place, ok = g.surrogatePlace(a); ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3 {
+				return place, false, true
+			}
 		}
 	}
+	if a, ok := g.nearProvinceOf(zip); ok {
+		// "Las Palmas. CP: 35002": the province's number, its surrogate's.
+		if place, ok = g.surrogatePlace(a); ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3 {
+			return place, false, true
+		}
+	}
+	// A town whose surrogate is a province ("Madrid" of "Coslada. Madrid")
+	// has no place to take a code from: the next town is asked.
 	cities := g.patientCities()
 	for _, a := range cities {
 		if res.CityHasZIP(a.Text, zip) {
-			place, ok = g.surrogatePlace(a)
-			return place, true, ok
+			if place, ok = g.surrogatePlace(a); ok {
+				return place, true, true
+			}
 		}
 	}
 	for _, a := range cities {
 		if res.CityProvinceHasZIP(a.Text, zip) {
-			place, ok = g.surrogatePlace(a)
-			return place, false, ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3
+			if place, ok = g.surrogatePlace(a); ok && len(place.ZIPs) > 0 && len(place.ZIPs[0]) == 3 {
+				return place, false, true
+			}
 		}
 	}
 	return resources.Place{}, false, false
+}
+
+// nearProvinceOf returns the Spanish province written near the current
+// span whose number a postal code starts with.
+func (g *gen) nearProvinceOf(zip string) (pipeline.Span, bool) {
+	res := g.e.res
+	return g.nearest(func(a pipeline.Span) bool {
+		st, ok := res.StateOf(a.Text)
+		return ok && g.placeKind(a.Text) == statePlace && isDigits(st.Abbr) && strings.HasPrefix(zip, st.Abbr)
+	})
 }
 
 // provinceOfCity returns, for a state or province, the state of the
@@ -289,12 +429,29 @@ func (g *gen) patientCities() []pipeline.Span {
 // surrogatePlace returns the listed place of a city span's surrogate,
 // drawing the surrogate if no span has yet; a postal code it draws beside
 // is none of its own (inCityOf).
+//
+// A surrogate that is a Spanish province ("Madrid" of "Coslada. Madrid"
+// became "Castellón") is the province's place: its number, no town of the
+// same name elsewhere (a Castellón of Málaga).
 func (g *gen) surrogatePlace(a pipeline.Span) (resources.Place, bool) {
+	res := g.e.res
+	sur := g.placeSurrogate(a)
+	p, ok := res.PlaceOfCity(sur)
+	if st, isState := res.StateOf(sur); isState && isDigits(st.Abbr) && (!ok || !res.CityIsIn(sur, st.Name)) {
+		return resources.Place{State: st.Name, ZIPs: []string{st.Abbr + "0"}}, true
+	}
+	return p, ok
+}
+
+// placeSurrogate returns the surrogate of a place span, drawing it if no
+// span has yet; a postal code it draws beside is none of its own
+// (inCityOf).
+func (g *gen) placeSurrogate(a pipeline.Span) string {
 	doc, span := g.doc, g.span
 	g.inCityOf = true
 	sur := g.surrogate(doc, a, g.e.r.Policy.Rule(a.Category, a.Type), "")
 	g.doc, g.span, g.inCityOf = doc, span, false
-	return g.e.res.PlaceOfCity(sur)
+	return sur
 }
 
 // addressReach is how far from a town, in code points, a postal code or a
@@ -305,11 +462,17 @@ const addressReach = 100
 // nearCity returns the town of the current note nearest the current span,
 // within addressReach: the one its postal code and country go with.
 func (g *gen) nearCity() (pipeline.Span, bool) {
+	return g.nearest(func(a pipeline.Span) bool { return g.placeKind(a.Text) == cityPlace })
+}
+
+// nearest returns the span of the current note under the City strategy
+// nearest the current span, within addressReach, that ok accepts.
+func (g *gen) nearest(ok func(pipeline.Span) bool) (pipeline.Span, bool) {
 	var best pipeline.Span
 	bestD := addressReach + 1
 	pol := g.e.r.Policy
 	for _, a := range g.doc.Spans {
-		if a.Start == g.span.Start || pol.Rule(a.Category, a.Type).Strategy != City || g.placeKind(a.Text) != cityPlace {
+		if a.Start == g.span.Start || pol.Rule(a.Category, a.Type).Strategy != City || !ok(a) {
 			continue
 		}
 		d := g.span.Start - a.End

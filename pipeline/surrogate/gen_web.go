@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
 )
 
@@ -81,7 +82,7 @@ func (g *gen) followName(orig string) (string, bool) {
 		}
 	}
 	if len(hits) == 0 {
-		return "", false
+		return g.ownerAddress(orig)
 	}
 	slices.SortFunc(hits, func(a, b found) int { return a.start - b.start })
 	var b strings.Builder
@@ -133,6 +134,88 @@ func (g *gen) followName(orig string) (string, bool) {
 	}
 	rest(local[prev:], g.tab, false)
 	return b.String() + "@" + g.domain(orig[at+1:], false), true
+}
+
+// ownerReach is how far before an address, in code points, the name of
+// the person it belongs to is looked for ("Dr. Juan Pascual Crestanello
+// Nese. C/ Alfredo Navarro 3102, Apto. 116 Montevideo 11600, Uruguay.
+// jpcresta@adinet.com.uy").
+const ownerReach = 160
+
+// ownerBefore returns the corpus-scope name span (a doctor's) nearest
+// before span s of d within ownerReach, or nil: the person an address
+// written there most likely belongs to, whose name the plan draws before
+// the address.
+func ownerBefore(d *pipeline.Document, s pipeline.Span, pol *Policy) *pipeline.Span {
+	var best *pipeline.Span
+	for i, a := range d.Spans {
+		if r := pol.Rule(a.Category, a.Type); a.End <= s.Start && s.Start-a.End <= ownerReach && (best == nil || a.End > best.End) &&
+			r.Strategy == Name && r.Scope == ScopeCorpus {
+			best = &d.Spans[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &pipeline.Span{Text: best.Text, Category: best.Category, Type: best.Type}
+}
+
+// ownerAddress writes an address whose local part holds no name word
+// ("jpcresta" of Juan Pascual Crestanello Nese's) after the new name of the
+// person written before it (planOwner): initials of the given names and the
+// first surname, or given name and surname joined by the original's
+// separator, its digits redrawn; false without such a person or where the
+// local part has no run of four letters.
+func (g *gen) ownerAddress(orig string) (string, bool) {
+	at := strings.LastIndexByte(orig, '@')
+	local := orig[:at]
+	if g.planOwner == nil || !hasLetterRun(local, 4) {
+		return "", false
+	}
+	sur := strings.Fields(g.name(g.tab, *g.planOwner, ""))
+	var words []string
+	for _, w := range sur {
+		if a := asciiWord(w); len(a) > 1 {
+			words = append(words, a)
+		}
+	}
+	if len(words) < 2 {
+		return "", false
+	}
+	surnames := 1
+	if len(words) >= 3 {
+		surnames = 2
+	}
+	given, last := words[:len(words)-surnames], words[len(words)-surnames]
+	var b strings.Builder
+	if sep := strings.IndexAny(local, "._-"); sep > 0 {
+		b.WriteString(given[0] + local[sep:sep+1] + last)
+	} else {
+		for _, w := range given {
+			b.WriteByte(w[0])
+		}
+		b.WriteString(last)
+	}
+	if d := digitsOf(local); d != "" {
+		b.WriteString(g.shape(d))
+	}
+	return withCase(b.String(), caseOf(local)) + "@" + g.domain(orig[at+1:], false), true
+}
+
+// hasLetterRun reports whether s holds n ASCII letters in a row.
+func hasLetterRun(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			run++
+			if run >= n {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // prefixOf returns the surrogate of the name word of words that run starts

@@ -299,15 +299,46 @@ func (e *engine) isSurname(w string) bool   { return e.res.IsSurname(w) || e.en.
 func (e *engine) surelyFirstName(w string) bool {
 	return e.res.IsFirstName(w) || e.en.IsFirstName(w) && !e.isSurname(w)
 }
-func (e *engine) sexOf(w string) (resources.Sex, bool) {
-	if sex, ok := e.res.SexOf(w); ok {
+func (e *engine) sexOf(w string) (resources.Sex, bool) { return sexOfName(e.res, e.en, w, e.lang) }
+
+// sexOfName is the sex of a given name by the pack's lists, else the
+// English lists, else its ending (guessSex, not known).
+func sexOfName(res, en *resources.Set, w, lang string) (resources.Sex, bool) {
+	if sex, ok := res.SexOf(w); ok {
 		return sex, true
 	}
-	if sex, ok := e.en.SexOf(w); ok {
+	if sex, ok := en.SexOf(w); ok {
 		return sex, true
 	}
-	return guessSex(w, e.lang), false
+	return guessSex(w, lang), false
 }
+
+// foreignSurname reports whether a surname of INE's list is written as
+// names of other languages are and Spanish ones are not: Romanian endings
+// ("Popescu", "Lungu", "Munteanu", "Craciun", "Gheorghe"), a consonant
+// before a final u other than the Basque "-zu" and the Catalan "-rdu"
+// ("Azpiazu", "Verdu"), a final "ng" or "k", a "w", an initial "zh" or
+// "x" ("Wang", "Zhang", "Xu", "Malik", "Jallow").
+func foreignSurname(w string) bool {
+	f := fold(w)
+	n := len(f)
+	if n < 2 {
+		return false
+	}
+	switch {
+	case romanianSurnames[f], strings.HasSuffix(f, "ghe"), strings.HasSuffix(f, "ciun"),
+		strings.HasSuffix(f, "ng"), strings.HasSuffix(f, "k"), strings.ContainsRune(f, 'w'),
+		strings.HasPrefix(f, "zh"), strings.HasPrefix(f, "x"):
+		return true
+	case f[n-1] == 'u':
+		c := f[n-2]
+		return strings.IndexByte("bcdfgklmnpstv", c) >= 0 && !strings.HasSuffix(f, "rdu")
+	}
+	return false
+}
+
+// romanianSurnames are Romanian surnames of INE's list that no ending tells.
+var romanianSurnames = setOf("mihai", "mihaila", "iordache", "enache", "costache", "mihalache", "dumitrache", "dumitrescu", "stoica")
 
 // guessSex tells the sex of a given name no list knows by its ending, in a
 // language whose names mark it: Spanish names in -a and -ión are women's
@@ -368,13 +399,18 @@ func (g *gen) nameWord(tab *table, s pipeline.Span, w nameWord, ctx sexContext) 
 	// both Luis; the English lists come only when the pack has no name left
 	// that the records it goes to do not hold.
 	orig := fold(w.text)
+	// A Spanish surname is replaced by a Spanish one: INE's list holds the
+	// surnames of Spain's residents ("Mihai", "Lungu", "Wang"), which stood
+	// out beside a Spanish first name (issue 62).
+	nativeSurname := w.role == roleLast && g.e.lang == "es" && g.e.res.IsSurname(w.text) && !foreignSurname(w.text)
 	fits := func(c string, st nameStep) bool {
 		f := fold(c)
 		// No surrogate surname is any original surname of the corpus, and no
 		// surrogate word a name word of the records it goes to (Deleger et al.).
 		// No first name a surname ("Nombre: Delafuente").
 		return f != orig && (st.corpusNames || !(w.role == roleLast && g.e.names[f] || g.e.orig.hasToken(f))) &&
-			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c)) && (w.role == roleLast || g.e.surelyFirstName(c))
+			!g.excludedWord(f) && (st.shared || !tab.isTaken(s.Type, c)) && (w.role == roleLast || g.e.surelyFirstName(c)) &&
+			!(nativeSurname && foreignSurname(c))
 	}
 	own, english := pool, g.e.enPools.first[sex]
 	if w.role == roleLast {

@@ -133,6 +133,10 @@ func (g *gen) contextSex(ws []nameWord, s pipeline.Span, before string) sexConte
 	var ctx sexContext
 	if sex, ok := titleBefore(ws, before, g.e.lang); ok {
 		ctx.said = sex
+	} else if sex, ok := g.titleElsewhere(ws, s); ok {
+		ctx.said = sex
+	} else if g.planSaid != resources.Either {
+		ctx.said = g.planSaid
 	} else if g.e.lang == "es" && g.e.r.Policy.Rule(s.Category, s.Type).Scope == ScopePatient {
 		if g.noteSexOf != g.doc.ID {
 			g.noteSexOf = g.doc.ID
@@ -154,6 +158,50 @@ func (g *gen) contextSex(ws []nameWord, s pipeline.Span, before string) sexConte
 		break
 	}
 	return ctx
+}
+
+// titleBits returns a bit for the sex a title before a name span says
+// (1<<Female or 1<<Male), or 0: the titles of a corpus-scope name's
+// occurrences, gathered before the plan draws it (saidSex).
+func titleBits(rs []rune, sp pipeline.Span, lang string) uint8 {
+	if sp.Start > len(rs) {
+		return 0
+	}
+	if sex, ok := titleBefore(splitName(sp.Text, lang), string(rs[max(0, sp.Start-16):sp.Start]), lang); ok {
+		return 1 << sex
+	}
+	return 0
+}
+
+// saidSex is the sex titleBits gathered say, where they say only one.
+func saidSex(bits uint8) resources.Sex {
+	switch bits {
+	case 1 << resources.Female:
+		return resources.Female
+	case 1 << resources.Male:
+		return resources.Male
+	}
+	return resources.Either
+}
+
+// titleElsewhere is the sex a title says before a mention of the same name
+// in the note ("Dra. Itziar Palacios" in the signature, "Itziar Palacios"
+// in the address): the name's mentions draw one sex. The corpus plan draws
+// a name without the text before it: its note's title decides there too.
+func (g *gen) titleElsewhere(ws []nameWord, s pipeline.Span) (resources.Sex, bool) {
+	for _, o := range g.doc.Spans {
+		if o.Type != s.Type || fold(o.Text) != fold(s.Text) {
+			continue
+		}
+		rs := []rune(g.doc.Text)
+		if o.Start > len(rs) {
+			continue
+		}
+		if sex, ok := titleBefore(ws, string(rs[max(0, o.Start-16):o.Start]), g.e.lang); ok {
+			return sex, true
+		}
+	}
+	return resources.Either, false
 }
 
 // sexFor returns the sex a first name's surrogate is drawn for and the key

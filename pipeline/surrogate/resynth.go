@@ -429,9 +429,10 @@ func (g *gen) addressPairs(docs []pipeline.Document, p patientGroup) map[string]
 const maxAddressGap = 4
 
 // addressGap reports whether the text between two spans is what separates
-// a city from its province: spaces, a comma, a bracket, a slash or a dash.
+// a city from its province: spaces, a comma, a full stop ("Barañain.
+// Navarra"), a bracket, a slash or a dash.
 func addressGap(between string) bool {
-	return strings.Trim(between, " ,(/-\t") == ""
+	return strings.Trim(between, " ,.(/-\t") == ""
 }
 
 // codePoints returns text's code points [start, end).

@@ -363,6 +363,7 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 		}
 		return e
 	}
+	var rs []rune // the text's code points, once a name needs the title before it
 	for _, sp := range d.Spans {
 		rule := s.e.r.Policy.Rule(sp.Category, sp.Type)
 		if rule.Scope != ScopeCorpus || rule.kept(sp.Text) || patientOnly[rule.Strategy] {
@@ -370,10 +371,18 @@ func (s *Stream) observeValues(d *pipeline.Document, context bool) {
 		}
 		v := corpusValue{doc: d.ID, text: sp.Text, start: int32(sp.Start), end: int32(sp.End),
 			patient: pi, label: s.valueLabel(sp.Category, sp.Type), context: context, named: true}
-		if e := addPat(valueKeyOf(sp.Type, sp.Text)); !e.v.named || s.lessValue(&v, &e.v) {
+		e := addPat(valueKeyOf(sp.Type, sp.Text))
+		if !e.v.named || s.lessValue(&v, &e.v) {
 			e.v = v
+			if rule.Strategy == Email {
+				e.owner = ownerBefore(d, sp, s.e.r.Policy)
+			}
 		}
 		if rule.Strategy == Name {
+			if rs == nil {
+				rs = []rune(d.Text)
+			}
+			e.said |= titleBits(rs, sp, s.e.lang)
 			for _, w := range nameWords(sp.Text, s.e.lang) {
 				addPat(wordKeyOf(sp.Type, w))
 			}
@@ -448,6 +457,7 @@ func (s *Stream) Plan(force []string) (*Result, error) {
 		s.valuePatients(v, func(p int32) {
 			corpusGen.excls = append(corpusGen.excls, s.sets[p])
 		})
+		corpusGen.planSaid, corpusGen.planOwner = saidSex(s.values.at(i).said), s.values.at(i).owner
 		corpusGen.surrogate(v.doc, v.span, v.rule, "")
 	}
 	// What only the plan reads is let go before pass 2: the occurrences of

@@ -1,5 +1,7 @@
 package surrogate
 
+import "deidcorpus/pipeline"
+
 import "hash/maphash"
 
 // valueKey names a corpus-scope value (its type and folded text, as the
@@ -27,6 +29,11 @@ func wordKeyOf(typ, word string) valueKey { return keyOfString(typ + "\x01" + wo
 type valueEntry struct {
 	v    corpusValue
 	pats []int32
+	said uint8 // for a name, the sexes the titles before its occurrences say, a bit each (see titleBits)
+	// owner is, for an address, the name written before its occurrence v
+	// (see ownerBefore): whose address it is; nil for other values, so that
+	// the corpus's many name words cost a pointer.
+	owner *pipeline.Span
 }
 
 // valueTable holds valueEntries by key, in blocks that are never moved:

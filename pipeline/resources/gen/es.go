@@ -689,11 +689,28 @@ func (g *gen) spanishSurnames(faker []string) []string {
 		seen[n] = true
 		name, ok := written[foldES(n)]
 		if !ok {
+			name, ok = stressedES[n]
+		}
+		if !ok {
 			name = accented(strings.ToUpper(n[:1]) + n[1:])
 		}
 		out = append(out, name+"\t"+strconv.FormatFloat(top*math.Pow(float64(i+1), -exp), 'f', 5, 64))
 	}
 	return out
+}
+
+// stressedES are surnames of INE's list whose accent no ending tells,
+// stressed on the third syllable from the end ("Lázaro", "Expósito") or on
+// the last before an s ("Ginés"), which the notes write with it (issue 62:
+// "Exposito", "Lazaro" gave surrogates away).
+var stressedES = map[string]string{
+	"lazaro": "Lázaro", "arevalo": "Arévalo", "camara": "Cámara", "canovas": "Cánovas", "cespedes": "Céspedes",
+	"rodenas": "Ródenas", "alamo": "Álamo", "barcena": "Bárcena", "barcenas": "Bárcenas", "paramo": "Páramo",
+	"tortola": "Tórtola", "jativa": "Játiva", "exposito": "Expósito", "abalos": "Ábalos", "agueda": "Águeda",
+	"angeles": "Ángeles", "alava": "Álava", "fabregas": "Fábregas", "gomara": "Gómara", "marmol": "Mármol",
+	"mugica": "Múgica", "rabago": "Rábago", "tarrega": "Tárrega", "tebar": "Tébar", "ubeda": "Úbeda",
+	"zarate": "Zárate", "aguila": "Águila", "alvaro": "Álvaro", "gongora": "Góngora", "gines": "Ginés",
+	"quiros": "Quirós", "aragones": "Aragonés", "frances": "Francés",
 }
 
 // titleWords are surnames a reader of a name takes for a title or a
