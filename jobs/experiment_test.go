@@ -15,6 +15,7 @@ import (
 	"deidcorpus/ent/document"
 	"deidcorpus/ent/documentprogress"
 	"deidcorpus/ent/job"
+	"deidcorpus/internal/shared"
 	"deidcorpus/jobs"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/experiment"
@@ -148,6 +149,7 @@ func TestExperimentJobCrossValidationAndErrors(t *testing.T) {
 }
 
 func TestExperimentJobResidualRisk(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	for _, b := range storetest.Backends(t) {
 		t.Run(string(b), func(t *testing.T) { residualRiskJob(t, b) })
 	}

@@ -72,6 +72,7 @@ func countMeddocan(t *testing.T, dir string) meddocanSide {
 // made here from the files (to 1e-6); the name patterns add up to the name
 // spans.
 func TestCompareMEDDOCANTrainDev(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	trainDir := shared.Path(t, "meddocan-i2b2/train")
 	devDir := shared.Path(t, "meddocan-i2b2/dev")
 	train, dev := countMeddocan(t, trainDir), countMeddocan(t, devDir)

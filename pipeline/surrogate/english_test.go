@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline"
 	"deidcorpus/pipeline/resources"
 )
@@ -119,6 +120,7 @@ func englishCorpus(nPatients int) []pipeline.Document {
 }
 
 func TestEnglishLongitudinal(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	docs := englishCorpus(500)
 	pol := DefaultPolicy()
 	res, err := New(pol, nil, 11).Run(docs, Store{})

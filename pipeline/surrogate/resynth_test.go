@@ -80,6 +80,7 @@ func assertClean(t *testing.T, orig []pipeline.Document, res *Result, pol *Polic
 }
 
 func TestMEDDOCAN(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	docs := meddocan(t)
 	pol := DefaultPolicy()
 	res, err := New(pol, nil, 1).Run(docs, Store{})

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"deidcorpus/internal/shared"
 	"deidcorpus/pipeline/resources"
 )
 
@@ -42,6 +43,7 @@ func TestPacksLexiconJoinsTheLanguages(t *testing.T) {
 // lists' own entries, written in capitals, and every phrase of up to four
 // words of MEDDOCAN notes (most in no list).
 func TestResourceLexiconIndexAnswersAsTheLists(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	for _, name := range []string{ResourcesLexicon, PacksLexicon} {
 		lex, _ := lookupLexicon(name)
 		l := lex.(*resourceLexicon)

@@ -38,7 +38,7 @@ func smallConfig() Config {
 // A small model trained on a slice of MEDDOCAN train must already tag dev
 // sensibly.
 func TestTrainOnASliceTagsDev(t *testing.T) {
-	shared.NotUnderRace(t, "tagger accuracy bar")
+	shared.NotUnderRace(t, "single-threaded tests")
 	train := readMeddocan(t, "train")[:60]
 	dev := readMeddocan(t, "dev")[:30]
 	m, err := Train(context.Background(), train, smallConfig(), nil)
@@ -171,6 +171,7 @@ func TestReadConfig(t *testing.T) {
 // The recall bias trades precision for recall: a large positive bias finds
 // at least as many spans.
 func TestRecallBiasRaisesRecall(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	docs := readMeddocan(t, "train")[:20]
 	cfg := DefaultConfig()
 	cfg.Training.MaxIterations = 15
@@ -410,7 +411,7 @@ func TestEmptyDocumentsAndNoSpans(t *testing.T) {
 // PruneBelow in magnitude, with their features' weights and the
 // transitions unchanged, and what is dropped changes no decision here.
 func TestPruneBelowDropsOnlyNegligibleAttributes(t *testing.T) {
-	shared.NotUnderRace(t, "tagger accuracy bar")
+	shared.NotUnderRace(t, "single-threaded tests")
 	docs := readMeddocan(t, "train")[:15]
 	cfg := DefaultConfig()
 	cfg.Training.MaxIterations = 20
