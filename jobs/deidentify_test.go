@@ -262,6 +262,7 @@ func TestReleaseGateKnowsTheRisk(t *testing.T) {
 // deidentify on a small slice of MEDDOCAN dev, with a tiny model trained on
 // a slice of train (skipped without the shared data).
 func TestDeidentifyMeddocanDev(t *testing.T) {
+	shared.NotUnderRace(t, "single-threaded tests")
 	read := func(split string, n int) []pipeline.Document {
 		files, err := formats.ReadPaths(shared.Path(t, "meddocan/corpus/"+split+"/xml"))
 		require.NoError(t, err)
