@@ -11,7 +11,7 @@
 // reloaded and the same edit made again on top, and the view says so.
 
 import { gql, ApiError, notFound } from '../api.js';
-import { h, href, card, breadcrumbs, table, num } from '../dom.js';
+import { h, href, card, breadcrumbs, table, num, field } from '../dom.js';
 import { categoryColor, typeColors } from '../colors.js';
 import { codePointIndex } from '../overlay.js';
 import { note, drawNote, selectionIn, trim, typeKeys, validTypeKey, typing, timeKey, keysCard } from '../notemarks.js';
@@ -136,7 +136,6 @@ function queueCard(name, sets) {
  * own named BATCH:ACCOUNT, optionally starting from a tagging run's spans.
  */
 function assignForm(name, corpusSets) {
-  const field = (label, input, hint) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
   const batch = h('input', { id: 'assign-set', required: true, placeholder: 'e.g. batch1', autocomplete: 'off' });
   const annotators = h('input', { id: 'assign-annotators', required: true, placeholder: 'e.g. ann, bob', autocomplete: 'off' });
   const split = h('select', { id: 'assign-split' }, [['', 'any'], ['train', 'train'], ['dev', 'dev'], ['test', 'test']].map(([v, l]) => h('option', { value: v }, l)));

@@ -1,7 +1,7 @@
 // #/ — every corpus with its counts.
 
 import { gql } from '../api.js';
-import { h, num, date, href, table, card } from '../dom.js';
+import { h, num, date, href, table, card, field } from '../dom.js';
 import { JOB_FIELDS, progressBar, statusBadge, resultLinks, watch, jobNumber, FINAL } from '../jobs.js';
 import { account } from '../session.js';
 import { can } from '../roles.js';
@@ -67,7 +67,6 @@ const START_IMPORT = `mutation StartImport($input: ImportInput!, $files: [Upload
  * takes its columns.
  */
 function importForm(names, signal) {
-  const field = (label, input, hint) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input, hint ? h('small', { class: 'muted' }, hint) : null);
   const files = h('input', { id: 'import-files', type: 'file', multiple: true, required: true });
   const corpus = h('input', { id: 'import-corpus', required: true, list: 'import-corpora', autocomplete: 'off', placeholder: 'new or existing', pattern: '[A-Za-z0-9._\\-]+', title: 'Letters, digits, dot, dash and underscore' });
   const corpora = h('datalist', { id: 'import-corpora' }, names.map((n) => h('option', { value: n })));

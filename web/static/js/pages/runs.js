@@ -358,8 +358,9 @@ function policyField(id) {
   const text = h('textarea', { id, rows: 3, spellcheck: 'false', placeholder: '{"types": {"AGE": {"strategy": "placeholder"}, "EMAIL": {"strategy": "redact"}}}' });
   const file = h('input', { id: `${id}-file`, type: 'file', accept: '.json,application/json', 'aria-label': 'Read the policy from a file',
     onchange: async () => { if (file.files[0]) text.value = await file.files[0].text(); } });
-  const el = h('div', { class: 'field field-wide' }, h('label', { for: id }, 'Policy (JSON)'), text, file,
-    h('small', { class: 'muted' }, 'optional: the built-in policy when empty; per type a surrogate strategy, keep, or the masks redact, placeholder and hash (docs/resynthesis.md)'));
+  const el = field('Policy (JSON)', text, 'optional: the built-in policy when empty; per type a surrogate strategy, keep, or the masks redact, placeholder and hash (docs/resynthesis.md)');
+  el.classList.add('field-wide');
+  el.append(file);
   const value = () => {
     const t = text.value.trim();
     if (!t) return null;
